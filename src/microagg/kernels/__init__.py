@@ -1,0 +1,1 @@
+"""numba kernels shared by several methods (compiled lazily, cached on disk)."""

@@ -1,0 +1,83 @@
+"""Brute-force nearest / farthest primitives over a compacted set of rows (numba)."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True, inline="always")
+def sqdist(a, b):
+    s = 0.0
+    for t in range(a.shape[0]):
+        diff = a[t] - b[t]
+        s += diff * diff
+    return s
+
+
+@njit(cache=True, nogil=True)
+def mean_rows(X, m):
+    """Mean of the first m rows of X."""
+    d = X.shape[1]
+    c = np.zeros(d)
+    for i in range(m):
+        for t in range(d):
+            c[t] += X[i, t]
+    for t in range(d):
+        c[t] /= m
+    return c
+
+
+@njit(cache=True, nogil=True)
+def sqdist_to_point(X, m, p, out):
+    """out[i] = |X[i] − p|² for the first m rows."""
+    for i in range(m):
+        out[i] = sqdist(X[i], p)
+
+
+@njit(cache=True, nogil=True)
+def argmax_first(v, m):
+    """Index of the largest of v[:m]; the first one on ties."""
+    best = 0
+    for i in range(1, m):
+        if v[i] > v[best]:
+            best = i
+    return best
+
+
+@njit(cache=True, nogil=True)
+def k_smallest(v, m, k, out):
+    """Positions of the k smallest of v[:m] in increasing order; ties by lower position."""
+    bd = np.full(k, np.inf)
+    filled = 0
+    for i in range(m):
+        x = v[i]
+        if filled < k or x < bd[k - 1]:
+            j = filled if filled < k else k - 1
+            while j > 0 and bd[j - 1] > x:
+                if j < k:
+                    bd[j] = bd[j - 1]
+                    out[j] = out[j - 1]
+                j -= 1
+            bd[j] = x
+            out[j] = i
+            if filled < k:
+                filled += 1
+    return out
+
+
+@njit(cache=True, nogil=True)
+def compact(X, idx, m, removed):
+    """Stable in-place removal of rows flagged in removed[:m]; returns the new count."""
+    w = 0
+    d = X.shape[1]
+    for i in range(m):
+        if not removed[i]:
+            if w != i:
+                for t in range(d):
+                    X[w, t] = X[i, t]
+                idx[w] = idx[i]
+            w += 1
+    for i in range(m):
+        removed[i] = False
+    return w

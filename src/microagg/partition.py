@@ -1,0 +1,123 @@
+"""Partition core: labels -> sizes, centroids, SSE, SST; validity; relabelling.
+
+A partition is an int64 label array of shape (n,) (one group id per record) or, for
+methods that microaggregate each variable on its own (individual ranking), of shape
+(n, d) with one label column per variable. Every helper here accepts both shapes.
+All statistics are computed without an n×n matrix: memory is O(n·d).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "InvalidPartitionError",
+    "relabel",
+    "group_sizes",
+    "centroids",
+    "group_means",
+    "sse",
+    "sst",
+    "information_loss",
+    "check_partition",
+    "aggregate",
+]
+
+
+class InvalidPartitionError(RuntimeError):
+    """A method returned labels that are not a valid k-partition (a bug in that method)."""
+
+
+def relabel(labels: np.ndarray) -> np.ndarray:
+    """Renumber group ids 0..g-1 in order of first appearance (per column for 2-D labels)."""
+    labels = np.asarray(labels)
+    if labels.ndim == 2:
+        return np.column_stack([relabel(labels[:, j]) for j in range(labels.shape[1])])
+    _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
+    order = np.argsort(np.argsort(first, kind="stable"), kind="stable")
+    return order[inverse.ravel()].astype(np.int64)
+
+
+def group_sizes(labels: np.ndarray) -> np.ndarray:
+    """Sizes of groups 0..g-1 (labels must be 0..g-1, see ``relabel``); 1-D labels only."""
+    return np.bincount(np.asarray(labels, dtype=np.int64).ravel())
+
+
+def group_means(X: np.ndarray, labels: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """(g, d) group means for 1-D labels 0..g-1, optionally weighted by ``weights`` (n,)."""
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim == 1:
+        X = X[:, None]
+    labels = np.asarray(labels, dtype=np.int64)
+    g = int(labels.max()) + 1 if labels.size else 0
+    w = np.ones(len(X)) if weights is None else np.asarray(weights, dtype=np.float64)
+    denom = np.bincount(labels, weights=w, minlength=g)
+    out = np.empty((g, X.shape[1]))
+    for j in range(X.shape[1]):
+        out[:, j] = np.bincount(labels, weights=w * X[:, j], minlength=g) / denom
+    return out
+
+
+centroids = group_means
+
+
+def aggregate(X: np.ndarray, labels: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """Each record's values replaced by its group's (optionally weighted) mean.
+
+    With 2-D labels (individual ranking) column j uses labels[:, j].
+    """
+    X = np.asarray(X, dtype=np.float64)
+    labels = np.asarray(labels, dtype=np.int64)
+    if labels.ndim == 2:
+        out = np.empty_like(X)
+        for j in range(X.shape[1]):
+            out[:, j] = group_means(X[:, [j]], labels[:, j], weights)[labels[:, j], 0]
+        return out
+    return group_means(X, labels, weights)[labels]
+
+
+def sse(X: np.ndarray, labels: np.ndarray) -> float:
+    """Within-group sum of squared Euclidean distances to the group centroids."""
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim == 1:
+        X = X[:, None]
+    labels = np.asarray(labels, dtype=np.int64)
+    return float(np.sum((X - aggregate(X, labels)) ** 2))
+
+
+def sst(X: np.ndarray) -> float:
+    """Total sum of squares about the overall mean."""
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim == 1:
+        X = X[:, None]
+    return float(np.sum((X - X.mean(axis=0)) ** 2))
+
+
+def information_loss(X: np.ndarray, labels: np.ndarray) -> float:
+    """IL = 100·SSE/SST in percent (0 when every column is constant)."""
+    total = sst(X)
+    return 0.0 if total == 0.0 else 100.0 * sse(X, labels) / total
+
+
+def check_partition(labels: np.ndarray, n: int, k: int, method: str = "method") -> np.ndarray:
+    """Validate and relabel: every record has a group and every group has >= k records.
+
+    Raises InvalidPartitionError naming the method otherwise; returns relabelled int64 labels.
+    """
+    labels = np.asarray(labels)
+    if labels.ndim not in (1, 2) or labels.shape[0] != n:
+        raise InvalidPartitionError(f"{method} returned labels of shape {labels.shape}, expected ({n},)")
+    if not np.issubdtype(labels.dtype, np.integer):
+        raise InvalidPartitionError(f"{method} returned non-integer labels ({labels.dtype})")
+    if labels.size and labels.min() < 0:
+        raise InvalidPartitionError(f"{method} left {(labels < 0).sum()} records without a group")
+    labels = relabel(labels)
+    cols = labels.T if labels.ndim == 2 else labels[None, :]
+    for col in cols:
+        sizes = group_sizes(col)
+        if sizes.size and sizes.min() < k:
+            raise InvalidPartitionError(
+                f"{method} returned {(sizes < k).sum()} group(s) with fewer than k={k} records "
+                f"(smallest {sizes.min()})"
+            )
+    return labels
