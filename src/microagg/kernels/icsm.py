@@ -1,0 +1,450 @@
+"""Numba kernels of the ICSM local search (Mortazavi & Jalili 2015) and of the tour methods.
+
+Every move is evaluated with exact SSE deltas computed on the fly from the records and the
+cluster centroids (no (n+c)² weight matrix): memory stays O(n·d + c·d).
+
+* R1(x, G_q, y) = |x−c_q|² − |y−c_q|² − |x−y|²/m_q: SSE change of G_q (size m_q) when x
+  replaces y (ICSM Eq. 3, rewritten exactly).
+* R2(x, G_q) = m_q/(m_q+1)·|x−c_q|²: x joins G_q (Eq. 5), +inf if m_q ≥ 2k−1.
+* R3(G_p, x) = −m_p/(m_p−1)·|x−c_p|²: x leaves its own group G_p (Eq. 6), +inf if m_p ≤ k.
+
+A 1-opt migration is R2 + R3, a 2-opt exchange R1 + R1 (Eq. 4), an n-opt cyclic shift a cycle
+of such edges through distinct groups (Eq. 8); every one of them is exact because each group
+involved changes once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .nearest import sqdist
+
+MIGRATE = 0
+EXCHANGE = 1
+
+
+@njit(cache=True, nogil=True)
+def group_stats(X, labels, g):
+    """(sizes, centroids, start, members): CSR member lists of groups 0..g-1."""
+    n, d = X.shape
+    sizes = np.zeros(g, dtype=np.int64)
+    cent = np.zeros((g, d))
+    for i in range(n):
+        p = labels[i]
+        sizes[p] += 1
+        for t in range(d):
+            cent[p, t] += X[i, t]
+    for p in range(g):
+        for t in range(d):
+            cent[p, t] /= sizes[p]
+    start = np.zeros(g + 1, dtype=np.int64)
+    for p in range(g):
+        start[p + 1] = start[p] + sizes[p]
+    fill = start[:-1].copy()
+    members = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        p = labels[i]
+        members[fill[p]] = i
+        fill[p] += 1
+    return sizes, cent, start, members
+
+
+@njit(cache=True, nogil=True)
+def npn_tour(X):
+    """Nearest point next: start at the record farthest from the centroid, then always the
+    nearest unvisited record (ties: lowest index). O(n²·d) time, O(n·d) memory."""
+    n, d = X.shape
+    c = np.zeros(d)
+    for i in range(n):
+        for t in range(d):
+            c[t] += X[i, t]
+    for t in range(d):
+        c[t] /= n
+    cur = 0
+    best = -1.0
+    for i in range(n):
+        v = sqdist(X[i], c)
+        if v > best:
+            best, cur = v, i
+    rem = np.empty(n, dtype=np.int64)  # unvisited records, kept in increasing index order
+    m = 0
+    for i in range(n):
+        if i != cur:
+            rem[m] = i
+            m += 1
+    tour = np.empty(n, dtype=np.int64)
+    tour[0] = cur
+    for step in range(1, n):
+        bj, bd = 0, np.inf
+        for j in range(m):
+            v = sqdist(X[rem[j]], X[cur])
+            if v < bd:
+                bd, bj = v, j
+        cur = rem[bj]
+        tour[step] = cur
+        for j in range(bj, m - 1):  # stable removal keeps the lowest-index tie rule
+            rem[j] = rem[j + 1]
+        m -= 1
+    return tour
+
+
+@njit(cache=True, nogil=True)
+def groups_tour(X, labels, g, formation_order):
+    """A tour visiting the groups one after another, each group's records consecutively.
+
+    ICSM §4.2 (MDAV-MHM style): start with the group holding the record farthest from the
+    centroid, entering it at that record; inside a group go nearest point next; the next group
+    is the unvisited group holding the record nearest to the last record placed (NPN over
+    groups), entered at that record. formation_order=True visits groups 0, 1, 2, ... instead
+    (MDAV's formation order), entering each at its record nearest to the last one placed.
+    O(n·g·d + n·k·d) time, O(n) extra memory.
+    """
+    n, d = X.shape
+    sizes, cent, start, members = group_stats(X, labels, g)
+    mean = np.zeros(d)
+    for i in range(n):
+        for t in range(d):
+            mean[t] += X[i, t]
+    for t in range(d):
+        mean[t] /= n
+    placed = np.zeros(n, dtype=np.bool_)
+    gdone = np.zeros(g, dtype=np.bool_)
+    tour = np.empty(n, dtype=np.int64)
+    pos = 0
+    entry = 0
+    best = -1.0
+    if formation_order:
+        for a in range(start[0], start[1]):
+            v = sqdist(X[members[a]], mean)
+            if v > best:
+                best, entry = v, members[a]
+    else:
+        for i in range(n):
+            v = sqdist(X[i], mean)
+            if v > best:
+                best, entry = v, i
+    for step in range(g):
+        p = labels[entry]
+        # stitch group p, nearest point next from the entry record
+        cur = entry
+        tour[pos] = cur
+        pos += 1
+        placed[cur] = True
+        for _ in range(sizes[p] - 1):
+            bj, bd = -1, np.inf
+            for a in range(start[p], start[p + 1]):
+                j = members[a]
+                if not placed[j]:
+                    v = sqdist(X[j], X[cur])
+                    if v < bd:
+                        bd, bj = v, j
+            cur = bj
+            tour[pos] = cur
+            pos += 1
+            placed[cur] = True
+        gdone[p] = True
+        if step == g - 1:
+            break
+        bj, bd = -1, np.inf
+        if formation_order:
+            q = p + 1
+            for a in range(start[q], start[q + 1]):
+                j = members[a]
+                v = sqdist(X[j], X[cur])
+                if v < bd:
+                    bd, bj = v, j
+        else:
+            for j in range(n):
+                if not gdone[labels[j]]:
+                    v = sqdist(X[j], X[cur])
+                    if v < bd:
+                        bd, bj = v, j
+        entry = bj
+    return tour
+
+
+@njit(cache=True, nogil=True)
+def _pool_insert(pool_delta, pool_kind, pool_a, pool_b, count, delta, kind, a, b):
+    """Keep the len(pool) most negative moves; returns the new count."""
+    size = pool_delta.shape[0]
+    if count < size:
+        j = count
+        count += 1
+    else:
+        j = 0
+        for t in range(1, size):
+            if pool_delta[t] > pool_delta[j]:
+                j = t
+        if pool_delta[j] <= delta:
+            return count
+    pool_delta[j] = delta
+    pool_kind[j] = kind
+    pool_a[j] = a
+    pool_b[j] = b
+    return count
+
+
+@njit(cache=True, nogil=True)
+def simple_heuristic(X, labels, g, k, pool_size, tol):
+    """SimpleHeuristic (ICSM Algorithm 3): one scan for negative 2-cycles of H, then a greedy
+    application of the pool that touches no group twice.
+
+    Scans every pair of groups once: 1-opt migrations (R2 + R3, Eqs. 5, 6) and 2-opt exchanges
+    (R1 + R1, Eqs. 3, 4). The pool keeps the pool_size most negative moves (the paper adds the
+    first p_n it finds; the best p_n give lower SSE). labels are updated in place.
+    Returns (moves applied as rows (kind, a, b, delta), number of negative moves seen):
+    kind 0 moves record a to group b, kind 1 exchanges the groups of records a and b.
+    """
+    n, d = X.shape
+    sizes, cent, start, members = group_stats(X, labels, g)
+    dself = np.empty(n)
+    for i in range(n):
+        dself[i] = sqdist(X[i], cent[labels[i]])
+    hi = 2 * k - 1
+    pool_delta = np.empty(pool_size)
+    pool_kind = np.empty(pool_size, dtype=np.int64)
+    pool_a = np.empty(pool_size, dtype=np.int64)
+    pool_b = np.empty(pool_size, dtype=np.int64)
+    count = 0
+    found = 0
+    worst = 0.0  # pool threshold once full
+    maxm = 0
+    for p in range(g):
+        if sizes[p] > maxm:
+            maxm = sizes[p]
+    gx = np.empty(maxm)
+    gy = np.empty(maxm)
+    for p in range(g):
+        mp = sizes[p]
+        for q in range(p + 1, g):
+            mq = sizes[q]
+            for a in range(mp):
+                x = members[start[p] + a]
+                dq = sqdist(X[x], cent[q])
+                gx[a] = dq - dself[x]
+                if mp > k and mq < hi:
+                    delta = mq / (mq + 1.0) * dq - mp / (mp - 1.0) * dself[x]
+                    if delta < -tol:
+                        found += 1
+                        if count < pool_size or delta < worst:
+                            count = _pool_insert(pool_delta, pool_kind, pool_a, pool_b, count, delta, MIGRATE, x, q)
+                            if count == pool_size:
+                                worst = pool_delta.max()
+            for b in range(mq):
+                y = members[start[q] + b]
+                dp = sqdist(X[y], cent[p])
+                gy[b] = dp - dself[y]
+                if mq > k and mp < hi:
+                    delta = mp / (mp + 1.0) * dp - mq / (mq - 1.0) * dself[y]
+                    if delta < -tol:
+                        found += 1
+                        if count < pool_size or delta < worst:
+                            count = _pool_insert(pool_delta, pool_kind, pool_a, pool_b, count, delta, MIGRATE, y, p)
+                            if count == pool_size:
+                                worst = pool_delta.max()
+            # exchange (Eq. 4): R1(x, G_q, y) + R1(y, G_p, x) = gx + gy − |x−y|²·(1/mp + 1/mq)
+            w = 1.0 / mp + 1.0 / mq
+            for a in range(mp):
+                x = members[start[p] + a]
+                for b in range(mq):
+                    s = gx[a] + gy[b]
+                    y = members[start[q] + b]
+                    delta = s - w * sqdist(X[x], X[y])
+                    if delta < -tol:
+                        found += 1
+                        if count < pool_size or delta < worst:
+                            count = _pool_insert(pool_delta, pool_kind, pool_a, pool_b, count, delta, EXCHANGE, x, y)
+                            if count == pool_size:
+                                worst = pool_delta.max()
+    order = np.argsort(pool_delta[:count], kind="mergesort")
+    touched = np.zeros(g, dtype=np.bool_)
+    applied = np.empty((count, 4))
+    m = 0
+    for t in order:
+        a = pool_a[t]
+        b = pool_b[t]
+        if pool_kind[t] == MIGRATE:
+            p, q = labels[a], b
+        else:
+            p, q = labels[a], labels[b]
+        if touched[p] or touched[q]:
+            continue
+        touched[p] = True
+        touched[q] = True
+        if pool_kind[t] == MIGRATE:
+            labels[a] = q
+        else:
+            labels[a] = q
+            labels[b] = p
+        applied[m, 0] = pool_kind[t]
+        applied[m, 1] = a
+        applied[m, 2] = b
+        applied[m, 3] = pool_delta[t]
+        m += 1
+    return applied[:m], found
+
+
+@njit(cache=True, nogil=True)
+def group_scores(X, labels, g, sizes, cent):
+    """Score(G_p) of ICSM Eq. 7: Σ R1 over all edges leaving G_p's records minus Σ over edges
+    entering them, in closed form. With S_pq = Σ_{x∈G_p}|x−c_q|² = SSE_p + m_p|c_p−c_q|²,
+    Σ_{x∈G_p, y∈G_q} R1(x, G_q, y) = (m_q−1)·S_pq − m_p·SSE_q·(1 + 1/m_q). O(n·d + g²·d)."""
+    n, d = X.shape
+    gsse = np.zeros(g)
+    for i in range(n):
+        gsse[labels[i]] += sqdist(X[i], cent[labels[i]])
+    score = np.zeros(g)
+    for p in range(g):
+        mp = sizes[p]
+        for q in range(p + 1, g):
+            mq = sizes[q]
+            cc = sqdist(cent[p], cent[q])
+            out_pq = (mq - 1.0) * (gsse[p] + mp * cc) - mp * gsse[q] * (1.0 + 1.0 / mq)
+            out_qp = (mp - 1.0) * (gsse[q] + mq * cc) - mq * gsse[p] * (1.0 + 1.0 / mp)
+            score[p] += out_pq - out_qp
+            score[q] += out_qp - out_pq
+    return score
+
+
+@njit(cache=True, nogil=True)
+def complex_heuristic(X, labels, g, k, tol, tries):
+    """ComplexHeuristic (ICSM Algorithm 4): one negative cycle of the ranked acyclic graph H′.
+
+    G_s is the group of lowest Score (Eq. 7); groups are ranked by the distance of their
+    centroid to G_s's; H′ keeps the edges of Eq. 8 from lower to higher rank, so a path meets
+    each group at most once and every cycle closed back into G_s is a valid cyclic shift.
+    From each source (every record of G_s and the node G_s) a DAG shortest-path sweep in rank
+    order (edge weights computed on the fly, O((n+g)²·d) per source, O(n + g) memory) checks
+    the closing edge of every node reached. The most negative cycle found is applied.
+    tries > 1 (an extension) falls back to the groups of next-lowest Score, in order, when G_s
+    yields no negative cycle. labels are updated in place.
+    Returns (cycle nodes in order: record i as i, group p as n + p; cycle cost); an empty
+    cycle when none is negative.
+    """
+    n, d = X.shape
+    hi = 2 * k - 1
+    sizes, cent, start, members = group_stats(X, labels, g)
+    dself = np.empty(n)
+    for i in range(n):
+        dself[i] = sqdist(X[i], cent[labels[i]])
+    score = group_scores(X, labels, g, sizes, cent)
+    candidates = np.argsort(score, kind="mergesort")
+    distR = np.empty(n)
+    predR = np.empty(n, dtype=np.int64)
+    distC = np.empty(g)
+    predC = np.empty(g, dtype=np.int64)
+    proc = np.empty(n, dtype=np.int64)
+    acc = np.empty(n)
+    dq = np.empty(n)
+    gdist = np.empty(g)
+    best_cost = -tol
+    best_cycle = np.empty(0, dtype=np.int64)
+    for attempt in range(min(tries, g)):
+        s = candidates[attempt]
+        ms = sizes[s]
+        for q in range(g):
+            gdist[q] = sqdist(cent[q], cent[s])
+        gdist[s] = -1.0
+        rank_order = np.argsort(gdist, kind="mergesort")  # rank 0 is G_s
+        for src in range(ms + 1):
+            source_is_record = src < ms
+            xs = members[start[s] + src] if source_is_record else -1
+            for i in range(n):
+                distR[i] = np.inf
+            for q in range(g):
+                distC[q] = np.inf
+            nproc = 0
+            bestC = np.inf
+            bestC_node = -1
+            if source_is_record:
+                distR[xs] = 0.0
+                proc[0] = xs
+                nproc = 1
+            else:
+                bestC = 0.0
+                bestC_node = n + s
+            for r in range(1, g):
+                q = rank_order[r]
+                mq = sizes[q]
+                for j in range(nproc):
+                    dq[j] = sqdist(X[proc[j]], cent[q])
+                    acc[j] = distR[proc[j]] + dq[j]
+                # records of G_q: reached from a record (R1) or from a group node (R3)
+                for b in range(start[q], start[q + 1]):
+                    y = members[b]
+                    bv = np.inf
+                    bp = -1
+                    if mq > k and bestC < np.inf:
+                        bv = bestC - mq / (mq - 1.0) * dself[y]
+                        bp = bestC_node
+                    for j in range(nproc):
+                        v = acc[j] - dself[y] - sqdist(X[proc[j]], X[y]) / mq
+                        if v < bv:
+                            bv, bp = v, proc[j]
+                    distR[y] = bv
+                    predR[y] = bp
+                # the node G_q: a record joins it (R2)
+                if mq < hi:
+                    bv = np.inf
+                    bp = -1
+                    for j in range(nproc):
+                        v = distR[proc[j]] + mq / (mq + 1.0) * dq[j]
+                        if v < bv:
+                            bv, bp = v, proc[j]
+                    distC[q] = bv
+                    predC[q] = bp
+                # closing edges back to the source (weights of H)
+                end = -1
+                for b in range(start[q], start[q + 1]):
+                    y = members[b]
+                    if distR[y] == np.inf:
+                        continue
+                    if source_is_record:
+                        close = sqdist(X[y], cent[s]) - dself[xs] - sqdist(X[y], X[xs]) / ms
+                    elif ms < hi:
+                        close = ms / (ms + 1.0) * sqdist(X[y], cent[s])
+                    else:
+                        continue
+                    if distR[y] + close < best_cost:
+                        best_cost = distR[y] + close
+                        end = y
+                if source_is_record and ms > k and distC[q] < np.inf:
+                    close = -ms / (ms - 1.0) * dself[xs]
+                    if distC[q] + close < best_cost:
+                        best_cost = distC[q] + close
+                        end = n + q
+                if end >= 0:
+                    length = 0
+                    v = end
+                    while True:
+                        length += 1
+                        if v == (xs if source_is_record else n + s):
+                            break
+                        v = predR[v] if v < n else predC[v - n]
+                    best_cycle = np.empty(length, dtype=np.int64)
+                    v = end
+                    for t in range(length - 1, -1, -1):
+                        best_cycle[t] = v
+                        if t > 0:
+                            v = predR[v] if v < n else predC[v - n]
+                # the nodes of G_q become available to higher ranks
+                for b in range(start[q], start[q + 1]):
+                    y = members[b]
+                    if distR[y] < np.inf:
+                        proc[nproc] = y
+                        nproc += 1
+                if distC[q] < bestC:
+                    bestC = distC[q]
+                    bestC_node = n + q
+        if best_cycle.shape[0] > 0:
+            break
+    if best_cycle.shape[0] > 0:
+        old = labels.copy()
+        L = best_cycle.shape[0]
+        for t in range(L):
+            u = best_cycle[t]
+            v = best_cycle[(t + 1) % L]
+            if u < n:
+                labels[u] = old[v] if v < n else v - n
+    return best_cycle, best_cost
