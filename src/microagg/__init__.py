@@ -5,12 +5,7 @@ from __future__ import annotations
 from . import datasets
 from .api import Result, microaggregate
 from .measures import information_loss
-from .methods import names as _method_names
+from . import methods  # callable: microagg.methods() lists the registered names
 
 __version__ = "0.1.0"
 __all__ = ["microaggregate", "Result", "methods", "datasets", "information_loss", "__version__"]
-
-
-def methods() -> list[str]:
-    """Names of all registered methods."""
-    return _method_names()

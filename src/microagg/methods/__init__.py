@@ -15,6 +15,8 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+import sys
+import types
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -149,3 +151,13 @@ def run(
     if not isinstance(out, MethodOutput):
         out = MethodOutput(np.asarray(out))
     return out
+
+
+class _RegistryModule(types.ModuleType):
+    """Lets ``microagg.methods()`` list the names while ``microagg.methods.run`` etc. stay usable."""
+
+    def __call__(self) -> list[str]:
+        return names()
+
+
+sys.modules[__name__].__class__ = _RegistryModule
