@@ -55,7 +55,7 @@ def ward_adjacent_1d(xs, k):
         mean[g] = s / (end - g)
         nxt[g] = end
         prv[g] = starts[t - 1] if t > 0 else -1
-    n_small = m - 2 * k
+    n_small = m - 2 * k if k > 1 else 0  # the singletons between the two end groups
     heap = [(0.0, 0, 0)]
     heap.pop()
     for t in range(len(starts) - 1):
