@@ -1,0 +1,349 @@
+"""A KD-tree with deletions for exact nearest / farthest queries (numba).
+
+Built once over the records; deleting a record shrinks its leaf's alive range and refits the
+bounding boxes up to the root, so boxes stay tight as MDAV peels the data from the outside.
+Queries are branch-and-bound over box bounds and return EXACTLY what a brute-force scan in
+record-index order returns:
+
+* distances are computed by the same ``sqdist`` (same operations, same order) as the plain loops;
+* box bounds are computed with the same operation order, and IEEE rounding is monotone, so a box
+  bound is a true bound on every computed distance inside the box; a small relative margin is
+  added anyway and pruning is strict, so exact ties are never pruned;
+* ties are broken explicitly by the lower original record index.
+
+The tree is a tuple of arrays ``T`` (numba-friendly, cacheable):
+``(Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent)`` where ``Xt`` holds the
+records in tree order, ``oidx[p]`` the original index at tree position ``p``, ``pos_of[i]`` the
+position of record ``i``, ``leaf_of[p]`` the leaf holding position ``p``; node ``v`` covers
+positions ``start[v] ..``; for a leaf the alive records are ``start[v] .. start[v]+cnt[v]-1``;
+``cnt[v]`` is the number of alive records under ``v``; ``left[v] < 0`` marks a leaf.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .nearest import sqdist
+
+_LB_SCALE = 1.0 - 1e-12  # safety margins: prune less, never wrongly
+_UB_SCALE = 1.0 + 1e-12
+STACK = 256
+
+
+@njit(cache=True, nogil=True)
+def _select(perm, X, dim, a, b, kth):
+    """Reorder perm[a:b] so that perm[kth] holds the kth smallest by X[:, dim] (3-way quickselect)."""
+    while b - a > 1:
+        mid = (a + b) // 2
+        # median of three pivot value
+        x0 = X[perm[a], dim]
+        x1 = X[perm[mid], dim]
+        x2 = X[perm[b - 1], dim]
+        if x0 > x1:
+            x0, x1 = x1, x0
+        if x1 > x2:
+            x1 = x2
+        if x0 > x1:
+            x1 = x0
+        pivot = x1
+        # Dutch flag: [a, lt) < pivot, [lt, i) == pivot, (gt, b) > pivot
+        lt, i, gt = a, a, b - 1
+        while i <= gt:
+            v = X[perm[i], dim]
+            if v < pivot:
+                perm[lt], perm[i] = perm[i], perm[lt]
+                lt += 1
+                i += 1
+            elif v > pivot:
+                perm[gt], perm[i] = perm[i], perm[gt]
+                gt -= 1
+            else:
+                i += 1
+        if kth < lt:
+            b = lt
+        elif kth > gt:
+            a = gt + 1
+        else:
+            return
+
+
+@njit(cache=True, nogil=True)
+def _refit_leaf(Xt, lo, hi, start, cnt, v):
+    d = Xt.shape[1]
+    s = start[v]
+    for t in range(d):
+        lo[v, t] = np.inf
+        hi[v, t] = -np.inf
+    for p in range(s, s + cnt[v]):
+        for t in range(d):
+            x = Xt[p, t]
+            if x < lo[v, t]:
+                lo[v, t] = x
+            if x > hi[v, t]:
+                hi[v, t] = x
+
+
+@njit(cache=True, nogil=True)
+def _refit_inner(lo, hi, cnt, left, right, v):
+    d = lo.shape[1]
+    a, b = left[v], right[v]
+    for t in range(d):
+        lv, hv = np.inf, -np.inf
+        if cnt[a] > 0:
+            lv, hv = lo[a, t], hi[a, t]
+        if cnt[b] > 0:
+            if lo[b, t] < lv:
+                lv = lo[b, t]
+            if hi[b, t] > hv:
+                hv = hi[b, t]
+        lo[v, t] = lv
+        hi[v, t] = hv
+
+
+@njit(cache=True, nogil=True)
+def build(X, leaf_size):
+    """KD-tree over the rows of X: median splits along the widest side of each node's box."""
+    n, d = X.shape
+    perm = np.arange(n)
+    max_nodes = 4 * (n // max(1, leaf_size // 2) + 1) + 1
+    lo = np.empty((max_nodes, d))
+    hi = np.empty((max_nodes, d))
+    start = np.zeros(max_nodes, dtype=np.int64)
+    end = np.zeros(max_nodes, dtype=np.int64)
+    cnt = np.zeros(max_nodes, dtype=np.int64)
+    left = np.full(max_nodes, -1, dtype=np.int64)
+    right = np.full(max_nodes, -1, dtype=np.int64)
+    parent = np.full(max_nodes, -1, dtype=np.int64)
+    leaf_of = np.zeros(n, dtype=np.int64)
+    start[0], end[0] = 0, n
+    nodes = 1
+    stack = np.empty(STACK, dtype=np.int64)
+    stack[0] = 0
+    top = 1
+    order = np.empty(max_nodes, dtype=np.int64)  # nodes in creation order (parents first)
+    norder = 0
+    while top > 0:
+        top -= 1
+        v = stack[top]
+        order[norder] = v
+        norder += 1
+        a, b = start[v], end[v]
+        cnt[v] = b - a
+        for t in range(d):
+            lo[v, t] = np.inf
+            hi[v, t] = -np.inf
+        for p in range(a, b):
+            i = perm[p]
+            for t in range(d):
+                x = X[i, t]
+                if x < lo[v, t]:
+                    lo[v, t] = x
+                if x > hi[v, t]:
+                    hi[v, t] = x
+        if b - a <= leaf_size:
+            for p in range(a, b):
+                leaf_of[p] = v
+            continue
+        dim, wide = 0, -1.0
+        for t in range(d):
+            w = hi[v, t] - lo[v, t]
+            if w > wide:
+                wide, dim = w, t
+        mid = (a + b) // 2
+        _select(perm, X, dim, a, b, mid)
+        l, r = nodes, nodes + 1
+        nodes += 2
+        left[v], right[v] = l, r
+        parent[l], parent[r] = v, v
+        start[l], end[l] = a, mid
+        start[r], end[r] = mid, b
+        stack[top] = r
+        stack[top + 1] = l
+        top += 2
+    Xt = np.empty((n, d))
+    pos_of = np.empty(n, dtype=np.int64)
+    for p in range(n):
+        for t in range(d):
+            Xt[p, t] = X[perm[p], t]
+        pos_of[perm[p]] = p
+    return (Xt, perm, pos_of, leaf_of, lo[:nodes].copy(), hi[:nodes].copy(), start[:nodes].copy(),
+            cnt[:nodes].copy(), left[:nodes].copy(), right[:nodes].copy(), parent[:nodes].copy())
+
+
+@njit(cache=True, nogil=True)
+def delete(T, i):
+    """Remove record i (original index) from the tree; it must be alive."""
+    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent = T
+    d = Xt.shape[1]
+    p = pos_of[i]
+    v = leaf_of[p]
+    last = start[v] + cnt[v] - 1
+    if p != last:  # swap with the leaf's last alive record
+        j = oidx[last]
+        for t in range(d):
+            tmp = Xt[p, t]
+            Xt[p, t] = Xt[last, t]
+            Xt[last, t] = tmp
+        oidx[p], oidx[last] = j, i
+        pos_of[j], pos_of[i] = p, last
+    cnt[v] -= 1
+    _refit_leaf(Xt, lo, hi, start, cnt, v)
+    v = parent[v]
+    while v >= 0:
+        cnt[v] -= 1
+        _refit_inner(lo, hi, cnt, left, right, v)
+        v = parent[v]
+
+
+@njit(cache=True, nogil=True)
+def is_alive(T, i):
+    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent = T
+    p = pos_of[i]
+    return p < start[leaf_of[p]] + cnt[leaf_of[p]]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _box_lb(lo, hi, v, q):
+    s = 0.0
+    for t in range(q.shape[0]):
+        x = q[t]
+        if x < lo[v, t]:
+            diff = lo[v, t] - x
+            s += diff * diff
+        elif x > hi[v, t]:
+            diff = x - hi[v, t]
+            s += diff * diff
+    return s
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _box_ub(lo, hi, v, q):
+    s = 0.0
+    for t in range(q.shape[0]):
+        a = q[t] - lo[v, t]
+        b = hi[v, t] - q[t]
+        diff = a if a > b else b
+        s += diff * diff
+    return s
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _excluded(i, excl, nexcl):
+    for e in range(nexcl):
+        if excl[e] == i:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def knn(T, q, k, out_idx, out_d, excl, nexcl):
+    """The k alive records nearest to q, by (squared distance, original index), into out_*.
+
+    Records listed in excl[:nexcl] are skipped. Returns how many were found (< k if fewer alive).
+    """
+    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent = T
+    filled = 0
+    for j in range(k):
+        out_d[j] = np.inf
+        out_idx[j] = -1
+    stack = np.empty(STACK, dtype=np.int64)
+    bound = np.empty(STACK)
+    stack[0] = 0
+    bound[0] = 0.0
+    top = 1
+    while top > 0:
+        top -= 1
+        v = stack[top]
+        if filled == k and bound[top] * _LB_SCALE > out_d[k - 1]:
+            continue
+        if left[v] < 0:
+            s = start[v]
+            for p in range(s, s + cnt[v]):
+                dd = sqdist(Xt[p], q)
+                i = oidx[p]
+                if filled == k and (dd > out_d[k - 1] or (dd == out_d[k - 1] and i > out_idx[k - 1])):
+                    continue
+                if nexcl > 0 and _excluded(i, excl, nexcl):
+                    continue
+                j = filled if filled < k else k - 1
+                while j > 0 and (out_d[j - 1] > dd or (out_d[j - 1] == dd and out_idx[j - 1] > i)):
+                    out_d[j] = out_d[j - 1]
+                    out_idx[j] = out_idx[j - 1]
+                    j -= 1
+                out_d[j] = dd
+                out_idx[j] = i
+                if filled < k:
+                    filled += 1
+            continue
+        a, b = left[v], right[v]
+        la = _box_lb(lo, hi, a, q) if cnt[a] > 0 else np.inf
+        lb = _box_lb(lo, hi, b, q) if cnt[b] > 0 else np.inf
+        if la > lb:  # push the farther child first so the nearer is explored first
+            a, b, la, lb = b, a, lb, la
+        if lb < np.inf:
+            stack[top] = b
+            bound[top] = lb
+            top += 1
+        if la < np.inf:
+            stack[top] = a
+            bound[top] = la
+            top += 1
+    return filled
+
+
+@njit(cache=True, nogil=True)
+def farthest(T, q, excl, nexcl):
+    """(original index, squared distance) of the alive record farthest from q; lowest index on ties.
+
+    Records listed in excl[:nexcl] are skipped; (-1, -1.0) when none is alive.
+    """
+    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent = T
+    best_i, best_d = -1, -1.0
+    stack = np.empty(STACK, dtype=np.int64)
+    bound = np.empty(STACK)
+    stack[0] = 0
+    bound[0] = np.inf
+    top = 1
+    while top > 0:
+        top -= 1
+        v = stack[top]
+        if bound[top] * _UB_SCALE < best_d:
+            continue
+        if left[v] < 0:
+            s = start[v]
+            for p in range(s, s + cnt[v]):
+                dd = sqdist(Xt[p], q)
+                i = oidx[p]
+                if dd > best_d or (dd == best_d and i < best_i):
+                    if nexcl > 0 and _excluded(i, excl, nexcl):
+                        continue
+                    best_d, best_i = dd, i
+            continue
+        a, b = left[v], right[v]
+        ua = _box_ub(lo, hi, a, q) if cnt[a] > 0 else -np.inf
+        ub = _box_ub(lo, hi, b, q) if cnt[b] > 0 else -np.inf
+        if ua < ub:  # explore the child that may hold the farther records first
+            a, b, ua, ub = b, a, ub, ua
+        if ub > -np.inf:
+            stack[top] = b
+            bound[top] = ub
+            top += 1
+        if ua > -np.inf:
+            stack[top] = a
+            bound[top] = ua
+            top += 1
+    return best_i, best_d
+
+
+@njit(cache=True, nogil=True)
+def alive_indices(T):
+    """Original indices of the alive records, ascending."""
+    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent = T
+    n = Xt.shape[0]
+    mark = np.zeros(n, dtype=np.bool_)
+    for v in range(left.shape[0]):
+        if left[v] < 0:
+            for p in range(start[v], start[v] + cnt[v]):
+                mark[oidx[p]] = True
+    return np.nonzero(mark)[0]
