@@ -23,7 +23,7 @@ from . import MethodOutput, register
 from .tour import check_size, regroup
 
 # moves with |ΔSSE| below this (relative to SST) are ignored: they are rounding noise
-_REL_TOL = 1e-12
+_REL_TOL = 1e-10
 
 
 class _Clock:

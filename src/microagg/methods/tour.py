@@ -36,7 +36,9 @@ def regroup(X: np.ndarray, labels: np.ndarray, k: int, formation_order: bool = F
     """ICSM Algorithm 2 lines 5–6: the assignment as a tour (each group's records consecutive,
     groups visited nearest point next), then Tour2Assignment. Every group of k..2k−1 records
     stays a feasible segment, so the SSE never increases."""
-    labels = np.asarray(labels, dtype=np.int64)
+    # drop empty groups (a perturbed assignment may have some), keeping the label order
+    _, labels = np.unique(np.asarray(labels, dtype=np.int64), return_inverse=True)
+    labels = labels.ravel().astype(np.int64)
     g = int(labels.max()) + 1
     tour = groups_tour(X, labels, g, formation_order)
     return cut_tour(X, tour, k)

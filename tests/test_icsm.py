@@ -1,0 +1,163 @@
+"""ICSM local search and the tour methods (Mortazavi & Jalili 2015): mdav-mhm, npn-mhm, icsm."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import microagg
+from microagg.kernels.icsm import complex_heuristic, npn_tour, simple_heuristic
+from microagg.kernels.segments import optimal_cyclic_labels
+from microagg.methods import run
+from microagg.methods.icsm import icsm_search, perturb
+from microagg.methods.tour import regroup
+from microagg.partition import check_partition, group_sizes, information_loss, relabel, sse
+
+
+def _standardise(X):
+    std = X.std(axis=0)
+    return np.ascontiguousarray((X - X.mean(axis=0)) / np.where(std > 0, std, 1.0))
+
+
+@st.composite
+def datasets(draw, min_k=1, max_k=6, max_n=200, max_d=8):
+    """(X, k): n in [k, max_n], d in [1, max_d]; small-integer data give ties and duplicated rows."""
+    k = draw(st.integers(min_k, max_k))
+    n = draw(st.integers(k, max(k, max_n)))
+    d = draw(st.integers(1, max_d))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    kind = draw(st.sampled_from(["normal", "ties", "clusters"]))
+    if kind == "normal":
+        X = rng.normal(size=(n, d))
+    elif kind == "ties":
+        X = rng.integers(-2, 3, size=(n, d)).astype(float)
+    else:
+        X = rng.normal(size=(max(1, n // 15), d))[rng.integers(0, max(1, n // 15), n)] * 5 + rng.normal(size=(n, d))
+    return _standardise(X), k
+
+
+def _brute_cyclic_cut(Xo, k):
+    """Minimum SSE over every cut of the cyclic sequence into consecutive groups of k..2k−1."""
+    n = len(Xo)
+    best = np.inf
+    for r in range(1, n + 1):
+        for starts in itertools.combinations(range(n), r):
+            lengths = [(starts[(i + 1) % r] - starts[i]) % n or n for i in range(r)]
+            if min(lengths) < k or max(lengths) > 2 * k - 1:
+                continue
+            labels = np.empty(n, dtype=np.int64)
+            for gid, (s, length) in enumerate(zip(starts, lengths)):
+                labels[[(s + t) % n for t in range(length)]] = gid
+            best = min(best, sse(Xo, labels))
+    return best
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 12), st.integers(1, 3), st.integers(0, 2**32 - 1), st.booleans())
+def test_tour2assignment_equals_brute_force_cyclic_cut(k, n, d, seed, ties):
+    if n < k:
+        n = k
+    rng = np.random.default_rng(seed)
+    Xo = rng.integers(-2, 3, size=(n, d)).astype(float) if ties else rng.normal(size=(n, d))
+    cost, labels = optimal_cyclic_labels(Xo, k)
+    brute = _brute_cyclic_cut(Xo, k)
+    if n < k:
+        return
+    assert cost == pytest.approx(brute, rel=1e-9, abs=1e-9)
+    assert sse(Xo, labels) == pytest.approx(cost, rel=1e-9, abs=1e-9)
+    sizes = group_sizes(relabel(labels))
+    assert sizes.min() >= k and (n < k or sizes.max() <= max(2 * k - 1, 1))
+
+
+@settings(max_examples=25, deadline=None)
+@given(datasets(min_k=2))
+def test_every_applied_move_keeps_sizes_and_strictly_lowers_sse(data):
+    X, k = data
+    trace = []
+    out = icsm_search(X, k, trace=trace, complex_tries=2)
+    labels = check_partition(out.labels, len(X), k)
+    assert trace, "the debug hook recorded nothing"
+    if len(X) >= 2 * k:
+        hi = 2 * k - 1
+        for before, after in zip(trace, trace[1:]):
+            assert k <= after["min_size"] and after["max_size"] <= hi
+            if after["step"] == "tour":  # Tour2Assignment never increases SSE
+                assert after["sse"] <= before["sse"] + 1e-9 * max(1.0, before["sse"])
+            else:  # migrate / exchange / cycle: strictly lower, by exactly the computed delta
+                assert after["sse"] < before["sse"]
+                assert after["sse"] - before["sse"] == pytest.approx(after["delta"], rel=1e-6, abs=1e-8)
+        assert sse(X, labels) <= trace[0]["sse"] + 1e-9
+
+
+@settings(max_examples=25, deadline=None)
+@given(datasets(min_k=2, max_d=5), st.integers(0, 2**32 - 1))
+def test_moves_are_exact_from_random_partitions(data, seed):
+    """Simple and complex heuristics from a perturbed start: reported deltas equal the SSE change."""
+    X, k = data
+    if len(X) < 2 * k:
+        return
+    _, labels = regroup(X, perturb(run("mdav", X, k).labels, 10, np.random.default_rng(seed)), k)
+    g = int(labels.max()) + 1
+    before = sse(X, labels)
+    applied, _ = simple_heuristic(X, labels, g, k, 50, 0.0)
+    assert sse(X, labels) - before == pytest.approx(applied[:, 3].sum(), rel=1e-6, abs=1e-8)
+    sizes = group_sizes(labels)
+    assert sizes.min() >= k and sizes.max() <= 2 * k - 1
+    before = sse(X, labels)
+    cycle, gain = complex_heuristic(X, labels, g, k, 0.0, g)
+    if len(cycle):
+        assert gain < 0
+        assert sse(X, labels) - before == pytest.approx(gain, rel=1e-6, abs=1e-8)
+    sizes = group_sizes(labels)
+    assert len(sizes) == g and sizes.min() >= k and sizes.max() <= 2 * k - 1
+
+
+@settings(max_examples=30, deadline=None)
+@given(datasets())
+def test_tour_methods_give_valid_partitions(data):
+    X, k = data
+    n = len(X)
+    tour = npn_tour(X)
+    assert sorted(tour) == list(range(n))
+    for name in ("mdav-mhm", "npn-mhm"):
+        labels = check_partition(run(name, X, k).labels, n, k, name)
+        if n >= 2 * k:
+            assert group_sizes(labels).max() <= 2 * k - 1
+    # mdav-mhm regroups MDAV's groups: never worse than MDAV
+    assert sse(X, run("mdav-mhm", X, k).labels) <= sse(X, run("mdav", X, k).labels) + 1e-9
+
+
+def test_icsm_is_deterministic_with_seed_and_restarts_help():
+    rng = np.random.default_rng(3)
+    X = _standardise(rng.normal(size=(150, 4)))
+    a = run("icsm", X, 3, seed=7, restarts=4).labels
+    b = run("icsm", X, 3, seed=7, restarts=4).labels
+    assert np.array_equal(a, b)
+    plain = run("icsm", X, 3).labels
+    assert sse(X, a) <= sse(X, plain) + 1e-12
+
+
+def test_icsm_options_and_anytime():
+    rng = np.random.default_rng(0)
+    X = _standardise(rng.normal(size=(120, 3)))
+    mdav_sse = sse(X, run("mdav", X, 4).labels)
+    for params in ({"time_limit": 0.0}, {"max_iterations": 1}, {"init": "npn-mhm"}, {"restart_from": "init", "restarts": 2}):
+        labels = check_partition(run("icsm", X, 4, **params).labels, len(X), 4)
+        if "init" not in params:
+            assert sse(X, labels) <= mdav_sse + 1e-9
+    for bad in ({"pool_size": 0}, {"init": "icsm"}, {"restart_from": "x"}, {"init": "nope"}):
+        with pytest.raises(ValueError):
+            run("icsm", X, 4, **bad)
+    with pytest.raises(ValueError):
+        run("npn-mhm", X[:2], 3)
+
+
+def test_reference_values_on_bundled_data():
+    df = microagg.datasets.load("tarragona")
+    X = _standardise(df.to_numpy(float))
+    assert information_loss(X, run("mdav-mhm", X, 5).labels) < 22.46  # below MDAV
+    assert information_loss(X, run("icsm", X, 5).labels) <= 20.69  # paper Table 2
