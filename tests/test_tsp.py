@@ -1,0 +1,137 @@
+"""MF-TSP and TSP-MHM: valid partitions, determinism, path kernels, neighbourhood counts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from microagg import datasets, microaggregate, partition
+from microagg.kernels.tsp import build_paths, nearest_neighbour_path, path_length
+from microagg.methods import run
+from microagg.methods.tsp import candidate_neighbours, greedy_groups
+
+METHODS = ["mf-tsp", "tsp-mhm"]
+
+
+@st.composite
+def data_and_k(draw):
+    """Random data with duplicated rows and tied coordinates (values on a coarse grid)."""
+    k = draw(st.integers(1, 6))
+    n = draw(st.integers(k, 120))
+    d = draw(st.integers(1, 8))
+    seed = draw(st.integers(0, 2**31 - 1))
+    rng = np.random.default_rng(seed)
+    X = rng.integers(-3, 4, size=(n, d)).astype(np.float64)
+    dup = rng.random(n) < 0.3  # some rows copy an earlier row exactly
+    for i in np.flatnonzero(dup):
+        X[i] = X[rng.integers(0, i + 1)]
+    return np.ascontiguousarray(X), k
+
+
+@pytest.mark.parametrize("method", METHODS)
+@settings(max_examples=40, deadline=None)
+@given(case=data_and_k())
+def test_valid_partition_with_ties_and_duplicates(method, case):
+    X, k = case
+    out = run(method, X, k, seed=1)
+    labels = partition.check_partition(out.labels, len(X), k, method)
+    sizes = partition.group_sizes(labels)
+    assert sizes.max() <= max(2 * k - 1, 1)  # both keep groups within k..2k−1
+    assert sizes.sum() == len(X)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_deterministic_with_seed(method):
+    X = np.random.default_rng(3).normal(size=(150, 4))
+    a = run(method, X, 3, seed=7).labels
+    b = run(method, X, 3, seed=7).labels
+    np.testing.assert_array_equal(a, b)
+
+
+def test_mf_tsp_subset_of_paths_is_seeded():
+    X = np.random.default_rng(4).normal(size=(120, 3))
+    a = run("mf-tsp", X, 4, seed=2, n_paths=30)
+    b = run("mf-tsp", X, 4, seed=2, n_paths=30)
+    np.testing.assert_array_equal(a.labels, b.labels)
+    assert a.extras["paths"] == 30
+    partition.check_partition(a.labels, len(X), 4)
+
+
+def test_paths_are_permutations_from_their_start_and_no_longer_than_nearest_neighbour():
+    X = np.random.default_rng(5).normal(size=(90, 5))
+    neigh = candidate_neighbours(X, 8)
+    n = len(X)
+    unused = np.zeros((1, 1), dtype=np.int32)
+    for closed in (False, True):
+        for s in (0, 17, 89):
+            path = np.empty(n, dtype=np.int64)
+            build_paths(X, neigh, np.array([s]), closed, 0, unused, path)
+            assert path[0] == s
+            assert sorted(path) == list(range(n))
+            nn = np.empty(n, dtype=np.int64)
+            w = [np.empty(n, dtype=np.int64) for _ in range(3)]
+            nearest_neighbour_path(X, neigh, s, nn, *w)
+            assert path_length(X, path, closed) <= path_length(X, nn, closed) + 1e-9
+
+
+def test_neighbourhood_counts_match_a_brute_force_recount():
+    X = np.random.default_rng(6).normal(size=(40, 3))
+    n, k = len(X), 4
+    neigh = candidate_neighbours(X, 6)
+    starts = np.arange(n)
+    N = np.zeros((n, n), dtype=np.int32)
+    path = np.empty(n, dtype=np.int64)
+    assert build_paths(X, neigh, starts, False, k, N, path) == n
+    # brute force: keep every path, count pairs within k−1 positions
+    brute = np.zeros((n, n), dtype=np.int64)
+    unused = np.zeros((1, 1), dtype=np.int32)
+    for s in starts:
+        build_paths(X, neigh, np.array([s]), False, 0, unused, path)
+        place = np.empty(n, dtype=np.int64)
+        place[path] = np.arange(n)
+        gap = np.abs(place[:, None] - place[None, :])
+        brute += (gap >= 1) & (gap <= k - 1)
+    np.testing.assert_array_equal(N, brute)
+
+
+def test_greedy_on_the_papers_toy_example():
+    """Table I records with Table V's counts: the first group is the Com8/Com10/Com11 cluster."""
+    T = np.array(
+        [[790, 55], [710, 44], [730, 32], [810, 17], [950, 3], [510, 25],
+         [400, 45], [330, 50], [510, 5], [760, 52], [50, 12]], dtype=np.float64,
+    )
+    X = np.ascontiguousarray((T - T.mean(0)) / T.std(0))
+    N = np.array(
+        [[0, 11, 11, 8, 11, 0, 1, 0, 1, 1, 1], [11, 0, 10, 2, 10, 3, 2, 0, 4, 1, 1],
+         [11, 10, 0, 9, 3, 5, 1, 1, 1, 0, 3], [8, 2, 9, 0, 3, 8, 4, 1, 4, 2, 3],
+         [11, 10, 3, 3, 0, 6, 2, 1, 6, 1, 2], [0, 3, 5, 8, 6, 0, 7, 4, 7, 1, 3],
+         [1, 2, 1, 4, 2, 7, 0, 6, 5, 10, 9], [0, 0, 1, 1, 1, 4, 6, 0, 10, 11, 8],
+         [1, 4, 1, 4, 6, 7, 5, 10, 0, 6, 3], [1, 1, 0, 2, 1, 1, 10, 11, 6, 0, 11],
+         [1, 1, 3, 3, 2, 3, 9, 8, 3, 11, 0]], dtype=np.int32,
+    )
+    labels, g = greedy_groups(X, N, 3, 2, 0)
+    assert g == 3
+    assert set(np.flatnonzero(labels == 0)) == {7, 9, 10}  # Com8, Com10, Com11 (Table VI)
+    assert (labels < 0).sum() == 2
+
+
+@pytest.mark.parametrize("k, mf_tsp_bound, mdav_il", [(3, 6.00, 5.69), (10, 25.49, 14.16)])
+def test_census_reference_values(k, mf_tsp_bound, mdav_il):
+    """mf-tsp within 5% of the paper's Table IX or better; tsp-mhm better than MDAV."""
+    df = datasets.load("census")
+    assert microaggregate(df, k=k, method="mf-tsp", seed=0).information_loss <= 1.05 * mf_tsp_bound
+    assert microaggregate(df, k=k, method="tsp-mhm", seed=0).information_loss < mdav_il
+
+
+def test_bad_parameters_raise_value_error():
+    X = np.random.default_rng(0).normal(size=(20, 2))
+    with pytest.raises(ValueError):
+        run("mf-tsp", X, 3, extension="diagonal")
+    with pytest.raises(ValueError):
+        run("mf-tsp", X, 3, n_paths=0)
+    with pytest.raises(ValueError):
+        run("tsp-mhm", X, 3, n_starts=0)
+    with pytest.raises(ValueError):
+        run("tsp-mhm", X, 3, smoothing=0)
