@@ -56,6 +56,7 @@ class Result:
         ]
         if self.lower_bound is not None:
             lines.append(f"lower bound {self.lower_bound_il:.4f}% (SSE {self.lower_bound:.6g}), gap {self.gap:.3f}%")
+        lines.extend(self._extras_lines())
         if self.per_variable:
             lines.append(
                 "warning: each variable was grouped on its own (individual ranking); combinations of "
@@ -63,6 +64,32 @@ class Result:
             )
         lines.append(f"{self.seconds:.3f} s")
         return "\n".join(lines)
+
+
+    def _extras_lines(self) -> list[str]:
+        """Human-readable lines for the facts in ``extras`` (portfolio, weights, merged strata)."""
+        lines = []
+        portfolios = [("", self.extras)] if "portfolio" in self.extras else [
+            (f"stratum {s['stratum']}: ", s["extras"]) for s in self.extras.get("strata", [])
+            if "portfolio" in s.get("extras", {})
+        ]
+        for prefix, ex in portfolios:
+            lines.append(f"{prefix}auto: winner {ex['winner']}")
+            for row in ex["portfolio"]:
+                if row.get("status") == "ok":
+                    bound = f", lower bound IL {row['lower_bound_il']:.4f}%" if "lower_bound_il" in row else ""
+                    mark = "*" if row["method"] == ex["winner"] else " "
+                    lines.append(f"  {mark} {row['method']:14s} IL {row['il']:.4f}%  {row['seconds']:.2f} s{bound}")
+                else:
+                    lines.append(f"    {row['method']:14s} {row.get('status')}")
+        if "weighted_information_loss" in self.extras:
+            lines.append(f"variable weights {self.extras['weights']}; weighted information loss "
+                         f"{self.extras['weighted_information_loss']:.4f}%")
+        if "sample_weight" in self.extras:
+            lines.append(f"group means weighted by sample weight {self.extras['sample_weight']}")
+        for m in self.extras.get("merged_strata", []):
+            lines.append(f"stratum {m['stratum']} ({m['size']} records < k) merged into {m['merged_into']}")
+        return lines
 
 
 def _as_frame(data, columns):
@@ -82,9 +109,9 @@ def _as_frame(data, columns):
     raise InputError(f"unsupported input type {type(data).__name__}: pass a DataFrame, an ndarray or a file path")
 
 
-def _fit_labels(Z, k, method, seed, time_limit, params):
+def _fit_labels(Z, k, method, seed, time_limit, params, progress=False):
     """Run the method and validate its labels; returns (labels, MethodOutput)."""
-    out = registry.run(method, Z, k, seed=seed, time_limit=time_limit, **params)
+    out = registry.run(method, Z, k, seed=seed, time_limit=time_limit, progress=progress, **params)
     return check_partition(out.labels, len(Z), k, method), out
 
 
@@ -99,6 +126,11 @@ def microaggregate(
     strata=None,
     block_size: int | None = None,
     scheduler=None,
+    *,
+    weights=None,
+    sample_weight=None,
+    merge_small_strata: bool = False,
+    progress: bool = False,
     **params,
 ) -> Result:
     """Microaggregate ``data`` so that every group of quasi-identifier values has >= k records.
@@ -108,7 +140,21 @@ def microaggregate(
     method: a registered method name (``microagg.methods()``); ``params`` go to it and unknown
         ones are an error. standardize=False runs the method on raw values (SSE, SST and the
         bound are then in raw units). strata: column name(s); groups never cross strata.
+    merge_small_strata: a stratum with fewer than k records is an error naming it, unless this is
+        True: then it is merged with the stratum whose QI centroid is nearest (repeatedly, the
+        smallest first); the merges are listed in ``Result.extras["merged_strata"]``.
+    weights: variable weights for the distance, one positive number per QI column (a sequence in
+        column order, or a mapping column -> weight; columns left out of a mapping weigh 1).
+        Standardised column j is multiplied by sqrt(w_j) before the method, so the method
+        minimises sum_j w_j * SSE_j. The reported IL/SSE stay on the unweighted standardised
+        columns; the weighted IL is in ``extras["weighted_information_loss"]`` and a proven bound
+        on the weighted SSE is converted into a bound on the unweighted SSE by dividing by max w_j.
+    sample_weight: sampling weights (a column name, or an array with one positive weight per
+        record) for weighted group means; the grouping itself is unchanged, IL is measured
+        against the published (weighted) means.
+    progress: let the method show its progress (the CLI shows a progress bar).
     block_size / scheduler: partitioned mode (see ``microagg.scale``).
+    Every option is either honoured or rejected with an InputError; none is silently ignored.
     Returns a Result; the protected data are the same kind as the input, with the same rows in
     the same order and every non-QI column unchanged.
     """
@@ -119,19 +165,36 @@ def microaggregate(
     missing = [s for s in strata_cols if s not in df.columns]
     if missing:
         raise InputError(f"unknown strata column(s): {', '.join(map(str, missing))}")
-    cols = select_columns(df, columns, exclude=strata_cols)
+    if not isinstance(merge_small_strata, (bool, np.bool_)):
+        raise InputError(f"merge_small_strata must be True or False, got {merge_small_strata!r}")
+    if merge_small_strata and not strata_cols:
+        raise InputError("merge_small_strata needs strata: pass the stratum column(s) with strata=")
+    sw_col = sample_weight if isinstance(sample_weight, str) else None
+    if sw_col is not None and sw_col not in df.columns:
+        raise InputError(f"unknown sample_weight column: {sw_col}")
+    if sw_col is not None and sw_col in strata_cols:
+        raise InputError(f"column {sw_col} cannot be both sample weight and stratum")
+    cols = select_columns(df, columns, exclude=strata_cols + ([sw_col] if sw_col is not None else []))
     overlap = [c for c in cols if c in strata_cols]
     if overlap:
         raise InputError(f"column(s) {', '.join(map(str, overlap))} cannot be both quasi-identifier and stratum")
+    if sw_col is not None and sw_col in cols:
+        raise InputError(f"column {sw_col} cannot be both quasi-identifier and sample weight")
     X = quasi_identifiers(df, cols)
     n = len(X)
     k = check_k(k, n)
+    w = _variable_weights(weights, cols, info)
+    sw = _sample_weights(sample_weight, df, n)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
         raise InputError(f"seed must be a non-negative integer, got {seed!r}")
     if time_limit is not None and not time_limit > 0:
         raise InputError(f"time_limit must be positive, got {time_limit!r}")
+    if not isinstance(progress, (bool, np.bool_)):
+        raise InputError(f"progress must be True or False, got {progress!r}")
     scaler = Standardizer.fit(X, cols, standardize)
     Z = scaler.transform(X)
+    # variable weights: the method sees sqrt(w_j)-scaled columns (minimises sum_j w_j SSE_j)
+    Zw = Z if w is None else np.ascontiguousarray(Z * np.sqrt(w))
 
     lower_bound = None
     extras: dict = {}
@@ -140,25 +203,41 @@ def microaggregate(
             raise InputError("strata and the partitioned mode (block_size / scheduler) cannot be combined yet")
         from .scale import partitioned_labels
 
-        labels = partitioned_labels(Z, k, method, block_size=block_size, scheduler=scheduler,
+        labels = partitioned_labels(Zw, k, method, block_size=block_size, scheduler=scheduler,
                                     seed=seed, time_limit=time_limit, **params)
         labels = check_partition(labels, n, k, f"{method} (partitioned)")
     elif strata_cols:
-        labels, lower_bound = _fit_strata(df, strata_cols, Z, k, method, seed, time_limit, params, info)
+        labels, lower_bound, strata_extras = _fit_strata(
+            df, strata_cols, Zw, k, method, seed, time_limit, params, info, merge_small_strata, progress
+        )
+        extras.update(strata_extras)
     else:
-        labels, out = _fit_labels(Z, k, method, seed, time_limit, params)
+        labels, out = _fit_labels(Zw, k, method, seed, time_limit, params, progress)
         lower_bound = out.lower_bound
         extras.update(out.extras)
 
-    total_sse = sse(Z, labels)
+    protected_values = aggregate(X, labels, sw)
+    if sw is None:
+        total_sse = sse(Z, labels)
+    else:  # the published values are weighted means: measure the loss against them
+        total_sse = float(np.sum((Z - scaler.transform(protected_values)) ** 2))
     total_sst = sst(Z)
     il = 0.0 if total_sst == 0 else 100.0 * total_sse / total_sst
+    if w is not None:
+        extras["weights"] = {str(c): float(v) for c, v in zip(cols, w)}
+        w_sst = sst(Zw)
+        w_sse = sse(Zw, labels) if sw is None else float(np.sum(w * (Z - scaler.transform(protected_values)) ** 2))
+        extras["weighted_information_loss"] = 0.0 if w_sst == 0 else 100.0 * w_sse / w_sst
+        if lower_bound is not None:  # SSE >= SSE_w / max(w) >= bound_w / max(w)
+            extras["weighted_lower_bound"] = float(lower_bound)
+            lower_bound = float(lower_bound) / float(w.max())
+    if sw is not None:
+        extras["sample_weight"] = sw_col if sw_col is not None else "array"
     gap = None
     if lower_bound is not None:
         lower_bound = min(float(lower_bound), total_sse)
         gap = 0.0 if total_sse == 0 else 100.0 * (total_sse - lower_bound) / total_sse
 
-    protected_values = aggregate(X, labels)
     if kind == "array":
         out_data = protected_values
     else:
@@ -185,30 +264,143 @@ def microaggregate(
     )
 
 
-def _fit_strata(df, strata_cols, Z, k, method, seed, time_limit, params, info):
-    """Run the method inside each stratum; groups never cross strata. Bounds add up."""
+def _variable_weights(weights, cols, info) -> np.ndarray | None:
+    """One positive finite weight per QI column, or None; every bad weight vector is an InputError."""
+    if weights is None:
+        return None
+    if isinstance(weights, dict):
+        unknown = [c for c in weights if c not in cols]
+        if unknown:
+            raise InputError(f"weights given for column(s) that are not quasi-identifiers: "
+                             f"{', '.join(map(str, unknown))}")
+        values = [weights.get(c, 1.0) for c in cols]
+    elif isinstance(weights, (str, bytes)):
+        raise InputError("weights must be numbers (one per quasi-identifier column) or a column -> weight mapping")
+    else:
+        values = list(np.ravel(np.asarray(weights, dtype=object)))
+        if len(values) != len(cols):
+            raise InputError(f"weights has {len(values)} value(s) but there are {len(cols)} "
+                             f"quasi-identifier columns ({', '.join(map(str, cols))})")
+    try:
+        w = np.array([float(v) for v in values], dtype=np.float64)
+        if any(isinstance(v, (bool, np.bool_)) for v in values):
+            raise TypeError
+    except (TypeError, ValueError):
+        raise InputError(f"weights must be numbers, got {values!r}") from None
+    bad = [f"{cols[j]}={values[j]!r}" for j in range(len(w)) if not (np.isfinite(w[j]) and w[j] > 0)]
+    if bad:
+        raise InputError(f"weights must be positive and finite: {', '.join(bad)}")
+    if info.per_variable:
+        raise InputError(f"weights have no effect with method {info.name!r}, which groups each variable on its own")
+    if len(cols) == 1:
+        raise InputError("weights have no effect with a single quasi-identifier column")
+    return w
+
+
+def _sample_weights(sample_weight, df, n) -> np.ndarray | None:
+    """Sampling weights as a positive finite float array of length n, or None."""
+    if sample_weight is None:
+        return None
+    if isinstance(sample_weight, str):
+        col = df[sample_weight]
+        if not pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
+            raise InputError(f"sample_weight column {sample_weight} is not numeric")
+        sw = col.to_numpy(dtype=np.float64, na_value=np.nan)
+        where = f"sample_weight column {sample_weight}"
+    else:
+        try:
+            sw = np.asarray(sample_weight, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise InputError("sample_weight must be a column name or an array of numbers") from None
+        where = "sample_weight"
+        if sw.ndim != 1 or len(sw) != n:
+            raise InputError(f"{where} must have one value per record ({n}), got shape {sw.shape}")
+    bad = ~(np.isfinite(sw) & (sw > 0))
+    if bad.any():
+        raise InputError(f"{where} must be positive and finite: {int(bad.sum())} bad value(s), "
+                         f"first at row {int(np.flatnonzero(bad)[0])}")
+    return sw
+
+
+def _stratum_name(key, n_cols) -> str:
+    return str(key if n_cols > 1 else key[0])
+
+
+def _merge_small(codes, names, Z, k):
+    """Merge strata smaller than k into the stratum whose centroid is nearest, smallest first.
+
+    Returns (codes, names, merges); centroids are those of the data the method sees.
+    """
+    S = len(names)
+    counts = np.bincount(codes, minlength=S).astype(np.float64)
+    sums = np.zeros((S, Z.shape[1]))
+    np.add.at(sums, codes, Z)
+    active = counts > 0
+    target = np.arange(S)
+    merges = []
+    while True:
+        small = np.flatnonzero(active & (counts < k))
+        if small.size == 0 or active.sum() < 2:
+            break
+        s = int(small[np.argmin(counts[small])])
+        others = np.flatnonzero(active)
+        others = others[others != s]
+        cent = sums[others] / counts[others, None]
+        t = int(others[np.argmin(((cent - sums[s] / counts[s]) ** 2).sum(axis=1))])
+        merges.append({"stratum": names[s], "size": int(counts[s]), "merged_into": names[t]})
+        counts[t] += counts[s]
+        sums[t] += sums[s]
+        counts[s] = 0
+        active[s] = False
+        target[target == s] = t
+        names[t] = f"{names[t]}+{names[s]}"
+    return target[codes], names, merges
+
+
+def _fit_strata(df, strata_cols, Z, k, method, seed, time_limit, params, info, merge_small=False, progress=False):
+    """Run the method inside each stratum; groups never cross strata. Bounds add up.
+
+    Returns (labels, lower bound or None, extras); ``time_limit`` is shared among the strata in
+    proportion to their sizes.
+    """
     keys = df[strata_cols].astype("object").where(df[strata_cols].notna(), "<missing>")
     codes, uniques = pd.factorize(pd.MultiIndex.from_frame(keys))
+    names = [_stratum_name(u, len(strata_cols)) for u in uniques]
+    merges = []
     counts = np.bincount(codes)
     small = np.flatnonzero(counts < k)
-    if small.size:
-        names = [str(uniques[i] if len(strata_cols) > 1 else uniques[i][0]) for i in small[:5]]
+    if small.size and merge_small:
+        codes, names, merges = _merge_small(codes, names, Z, k)
+    elif small.size:
+        listed = [f"{names[i]} ({counts[i]} records)" for i in small[:5]]
         raise InputError(
-            f"{small.size} stratum/strata smaller than k={k}: {', '.join(names)}"
+            f"{small.size} stratum/strata smaller than k={k}: {', '.join(listed)}"
             + (" ..." if small.size > 5 else "")
+            + "; merge them with merge_small_strata=True (--merge-small-strata)"
         )
     n = len(Z)
     labels = np.full((n, Z.shape[1]) if info.per_variable else n, -1, dtype=np.int64)
     offset = 0
     bound = 0.0
     have_bound = True
-    for s in range(len(uniques)):
+    per_stratum = []
+    for s in np.unique(codes):
         rows = np.flatnonzero(codes == s)
-        lab, out = _fit_labels(Z[rows], k, method, seed, time_limit, params)
+        share = None if time_limit is None else time_limit * len(rows) / n
+        lab, out = _fit_labels(Z[rows], k, method, seed, share, params, progress)
         labels[rows] = lab + offset
         offset = int(labels[rows].max()) + 1
         if out.lower_bound is None:
             have_bound = False
         else:
             bound += out.lower_bound
-    return relabel(labels), (bound if have_bound else None)
+        entry = {"stratum": names[s], "records": int(len(rows)), "sse": sse(Z[rows], lab)}
+        if out.lower_bound is not None:
+            entry["lower_bound"] = float(out.lower_bound)
+        if out.extras:
+            entry["extras"] = out.extras
+        per_stratum.append(entry)
+    extras = {"strata": per_stratum}
+    if merges:
+        extras["merged_strata"] = merges
+    return relabel(labels), (bound if have_bound else None), extras

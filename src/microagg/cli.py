@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
+import json
+import math
 import os
 import sys
 import tempfile
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -68,39 +72,241 @@ def write_table(df, path: Path, source: Path | None = None) -> None:
             df.to_csv(tmp, index=False)
         else:
             df.to_parquet(tmp, index=False)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the usual permissions
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
 
 
+def check_output_path(path: Path, source: Path | None = None) -> Path:
+    """Fail before any work if the output cannot be written (wrong suffix, missing folder, = input)."""
+    path = Path(path)
+    if source is not None and path.resolve() == Path(source).resolve():
+        raise UserError(f"refusing to write the output over the input file {path}")
+    if path.suffix.lower() not in (".csv", ".parquet", ".pq"):
+        raise UserError(f"output must end in .csv or .parquet, got {path.name}")
+    if not path.parent.exists():
+        raise UserError(f"output folder does not exist: {path.parent}")
+    return path
+
+
+def parse_weights(text: str | None):
+    """--weights: "2,1,0.5" (one per QI column, in order) or "AGE=2,INCOME=0.5" (others weigh 1)."""
+    if text is None:
+        return None
+    items = [t.strip() for t in text.split(",")]
+    if not all(items):
+        raise UserError(f"--weights has an empty item: {text!r}")
+    named = ["=" in t for t in items]
+    if any(named) and not all(named):
+        raise UserError(f"--weights mixes NAME=VALUE and plain values: {text!r}")
+
+    def number(raw, what):
+        try:
+            value = float(raw)
+        except ValueError:
+            raise UserError(f"--weights: {what} is not a number: {raw!r}") from None
+        return value
+
+    if all(named):
+        pairs = [t.split("=", 1) for t in items]
+        names = [a.strip() for a, _ in pairs]
+        if len(set(names)) != len(names):
+            raise UserError(f"--weights names a column twice: {text!r}")
+        return {a.strip(): number(b.strip(), f"the weight of {a.strip()}") for a, b in pairs}
+    return [number(t, "a weight") for t in items]
+
+
+def _to_json(obj):
+    """JSON-safe copy: numpy scalars/arrays to Python, non-finite floats to None."""
+    if isinstance(obj, dict):
+        return {str(k): _to_json(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_to_json(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return _to_json(obj.tolist())
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        return float(obj) if math.isfinite(obj) else None
+    if isinstance(obj, (np.bool_,)):
+        return bool(obj)
+    if obj is None or isinstance(obj, (str, int, bool)):
+        return obj
+    return str(obj)
+
+
+def print_json(obj) -> None:
+    print(json.dumps(_to_json(obj), ensure_ascii=False))
+
+
+@contextlib.contextmanager
+def progress_display(enabled: bool, description: str, time_limit: float | None):
+    """A rich progress bar on stderr while a method runs: filled by elapsed/time_limit, else a spinner."""
+    if not enabled:
+        yield
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    prog = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
+                    console=Console(file=sys.stderr), transient=True)
+    task = prog.add_task(description, total=time_limit)
+    stop = threading.Event()
+
+    def tick():
+        t0 = time.perf_counter()
+        while not stop.wait(0.2):
+            if time_limit is not None:
+                prog.update(task, completed=min(time.perf_counter() - t0, time_limit))
+
+    thread = threading.Thread(target=tick, daemon=True)
+    with prog:
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
+
+
+def result_record(res, output=None, report=None) -> dict:
+    """The machine-readable summary of a Result (``--json``)."""
+    sizes = np.concatenate(res.group_sizes) if res.per_variable else np.asarray(res.group_sizes)
+    return {
+        "method": res.method,
+        "k": res.k,
+        "records": int(len(res.labels)),
+        "columns": [str(c) for c in res.columns],
+        "params": res.params,
+        "information_loss": res.information_loss,
+        "sse": res.sse,
+        "sst": res.sst,
+        "lower_bound": res.lower_bound,
+        "lower_bound_il": res.lower_bound_il,
+        "gap": res.gap,
+        "groups": int(len(sizes)),
+        "group_size_min": int(sizes.min()),
+        "group_size_max": int(sizes.max()),
+        "per_variable": res.per_variable,
+        "seconds": res.seconds,
+        "extras": res.extras,
+        "output": None if output is None else str(output),
+        "report": None if report is None else str(report),
+    }
+
+
+def _out_of_core(args, src: Path, params: dict):
+    """The scale engineer's out-of-core path for Parquet datasets (directories) with --block-size, if any."""
+    if args.block_size is None or not (src.is_dir() or src.suffix.lower() in (".parquet", ".pq")):
+        return None
+    try:
+        from .scale import protect_out_of_core
+    except ImportError:
+        return None
+    return protect_out_of_core
+
+
 def cmd_protect(args) -> int:
     params = dict(parse_param(p) for p in args.param)
+    for name in ("seed", "time_limit", "progress", "weights", "sample_weight", "strata", "columns", "k"):
+        if name in params:
+            raise UserError(f"--param {name}=... is not a method parameter: use the --{name.replace('_', '-')} option")
     src = Path(args.input)
-    out = Path(args.output)
-    if out.resolve() == src.resolve():
-        raise UserError(f"refusing to write the output over the input file {out}")
+    out = check_output_path(Path(args.output), src)
+    report_path = None
+    if args.report is not None:
+        from .report import check_report_path
+
+        report_path = check_report_path(args.report)
+        if report_path.resolve() in (src.resolve(), out.resolve()):
+            raise UserError(f"refusing to write the report over the input or output file {report_path}")
+    if not 0 <= args.interval_p <= 100:
+        raise UserError(f"--interval-p must be in [0, 100], got {args.interval_p}")
+    weights = parse_weights(args.weights)
+    strata = [c.strip() for c in args.strata.split(",") if c.strip()] if args.strata else None
+    if args.merge_small_strata and not strata:
+        raise UserError("--merge-small-strata needs --strata")
+    show = not args.quiet
+    if not src.exists():
+        raise UserError(f"input file not found: {src}")
+    if src.is_dir() and args.block_size is not None and _out_of_core(args, src, params) is not None:
+        return _protect_out_of_core(args, src, out, params, weights, strata)
     df = read_table(src)
-    res = microaggregate(
-        df,
-        k=args.k,
-        method=args.method,
-        columns=args.columns,
-        seed=args.seed,
-        standardize=not args.raw,
-        time_limit=args.time_limit,
-        strata=args.strata.split(",") if args.strata else None,
-        block_size=args.block_size,
-        scheduler=args.scheduler,
-        **params,
-    )
+    partitioned = args.block_size is not None or args.scheduler is not None
+    own_bar = args.method == "auto" and not partitioned  # auto draws its own bar over its members
+    with contextlib.redirect_stdout(sys.stderr):  # method chatter never pollutes stdout (--json)
+        with progress_display(show and not own_bar, f"microagg {args.method}", args.time_limit):
+            res = microaggregate(
+                df,
+                k=args.k,
+                method=args.method,
+                columns=args.columns,
+                seed=args.seed,
+                standardize=not args.raw,
+                time_limit=args.time_limit,
+                strata=strata,
+                block_size=args.block_size,
+                scheduler=args.scheduler,
+                weights=weights,
+                sample_weight=args.sample_weight,
+                merge_small_strata=args.merge_small_strata,
+                progress=show and not partitioned,
+                **params,
+            )
+    report_text = None
+    if report_path is not None:
+        from .report import render_report
+
+        settings = {"input": str(src), "output": str(out), "seed": args.seed, "time limit (s)": args.time_limit,
+                    "strata": ", ".join(strata) if strata else None, "standardised": not args.raw,
+                    "block size": args.block_size}
+        report_text = render_report(res, df, settings, p=args.interval_p)
     write_table(res.data, out, src)
-    print(res.summary())
-    print(f"written: {out}")
+    if report_text is not None:
+        from .report import atomic_write_text
+
+        atomic_write_text(report_path, report_text)
+    if args.json:
+        print_json(result_record(res, out, report_path))
+    else:
+        print(res.summary())
+        print(f"written: {out}")
+        if report_path is not None:
+            print(f"report: {report_path}")
+    return 0
+
+
+def _protect_out_of_core(args, src, out, params, weights, strata):
+    """Directory (Parquet dataset) input with --block-size: delegate to scale.protect_out_of_core."""
+    from .scale import protect_out_of_core
+
+    if strata or weights is not None or args.sample_weight or args.report or args.raw:
+        raise UserError("--strata, --weights, --sample-weight, --report and --raw are not available for "
+                        "out-of-core (Parquet dataset) input")
+    with contextlib.redirect_stdout(sys.stderr):
+        with progress_display(not args.quiet, f"microagg {args.method} (out of core)", args.time_limit):
+            summary = protect_out_of_core(src, out, k=args.k, method=args.method, columns=args.columns,
+                                          seed=args.seed, time_limit=args.time_limit,
+                                          block_size=args.block_size, scheduler=args.scheduler, **params)
+    if args.json:
+        print_json(summary if isinstance(summary, dict) else {"output": str(out), "summary": str(summary)})
+    else:
+        if summary is not None:
+            print(summary if not isinstance(summary, dict) else
+                  "\n".join(f"{k}: {v}" for k, v in _to_json(summary).items()))
+        print(f"written: {out}")
     return 0
 
 
 def cmd_evaluate(args) -> int:
+    if not 0 <= args.interval_p <= 100:
+        raise UserError(f"--interval-p must be in [0, 100], got {args.interval_p}")
+    if args.k is not None and args.k < 1:
+        raise UserError(f"-k must be at least 1, got {args.k}")
     orig = read_table(args.original)
     prot = read_table(args.protected)
     if len(orig) != len(prot):
@@ -109,6 +315,9 @@ def cmd_evaluate(args) -> int:
     missing = [c for c in cols if c not in prot.columns]
     if missing:
         raise UserError(f"column(s) missing from the protected file: {', '.join(map(str, missing))}")
+    bad = [c for c in cols if not np.issubdtype(prot[c].dtype, np.number)]
+    if bad:
+        raise UserError(f"column(s) not numeric in the protected file: {', '.join(map(str, bad))}")
     if args.columns is None:  # default: the numeric columns the protection changed
         changed = [c for c in cols if not np.array_equal(orig[c].to_numpy(), prot[c].to_numpy())]
         cols = changed or cols
@@ -116,21 +325,43 @@ def cmd_evaluate(args) -> int:
     Xp = prot[cols].to_numpy(np.float64)
     if not (np.isfinite(X).all() and np.isfinite(Xp).all()):
         raise UserError("missing or infinite values in the compared columns")
-    report = measures.utility_report(X, Xp)
+    with progress_display(not args.quiet and not args.json, "evaluating", None):
+        report = measures.utility_report(X, Xp)
+        risk = measures.risk_report(X, Xp, args.interval_p)
+    anonymous = None if args.k is None else bool(report["smallest_group"] >= args.k)
+    if args.json:
+        print_json({"columns": [str(c) for c in cols], "records": len(X), "utility": report, "risk": risk,
+                    "k": args.k, "k_anonymous": anonymous})
+        return 0
     print(f"quasi-identifiers: {', '.join(map(str, cols))}")
-    print(f"information loss (IL, %):            {report['information_loss']:.4f}")
-    print(f"correlation discrepancy Δr (mean/sd): {report['delta_r_mean']:.4f} / {report['delta_r_std']:.4f}")
-    print(f"first-PC weight change ΔW (%):       {report['delta_w']:.3f}")
-    print(f"variance on first PC (%FPC):         {report['fpc_percent_original']:.2f} -> "
+    print("utility / information loss")
+    print(f"  information loss (IL, %):              {report['information_loss']:.4f}")
+    print(f"  IL1s (Yancey et al. 2002):             {report['il1s']:.4f}")
+    print(f"  correlation discrepancy Δr (mean/sd):  {report['delta_r_mean']:.4f} / {report['delta_r_std']:.4f}")
+    print(f"  covariance discrepancy (MAE / var. %): {report['covariance_mae']:.4f} / "
+          f"{report['covariance_variation_percent']:.2f}")
+    print(f"  relative eigenvalue discrepancy (%):   {report['eigenvalue_discrepancy_percent']:.2f}")
+    print(f"  first-PC weight change ΔW (%):         {report['delta_w']:.3f}")
+    print(f"  variance on first PC (%FPC):           {report['fpc_percent_original']:.2f} -> "
           f"{report['fpc_percent_protected']:.2f}")
-    print(f"smallest group of identical QI values: {report['smallest_group']}"
-          + ("" if args.k is None else ("  (k-anonymous)" if report["smallest_group"] >= args.k
-                                         else f"  (NOT {args.k}-anonymous)")))
+    print("disclosure risk")
+    print(f"  distance-based record linkage (%):     {100 * risk['record_linkage_dbrl']:.2f}")
+    print(f"  interval disclosure, p = {args.interval_p:g}% (%):  {100 * risk['interval_disclosure']:.2f}")
+    print(f"  smallest group of identical QI values: {report['smallest_group']}"
+          + ("" if args.k is None else ("  (k-anonymous)" if anonymous else f"  (NOT {args.k}-anonymous)")))
     return 0
 
 
 def cmd_methods(args) -> int:
-    for info in registry.all_methods():
+    infos = registry.all_methods()
+    if args.json:
+        print_json({"methods": [
+            {"name": i.name, "family": i.family, "paper": i.paper, "complexity": i.complexity,
+             "variable_size": i.variable_size, "multivariate": i.multivariate, "randomized": i.randomized,
+             "per_variable": i.per_variable, "summary": i.summary, "params": i.params}
+            for i in infos]})
+        return 0
+    for info in infos:
         size = "variable" if info.variable_size else "fixed"
         kind = "per-variable" if info.per_variable else ("multivariate" if info.multivariate else "univariate")
         print(f"{info.name:20s} {info.family:12s} {kind:13s} {size:8s} {info.summary}")
@@ -183,6 +414,16 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--scheduler", default=None, help="partitioned mode: Dask scheduler or cluster address")
     pr.add_argument("--raw", action="store_true", help="do not standardise (run on raw values)")
     pr.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="method parameter")
+    pr.add_argument("--merge-small-strata", action="store_true",
+                    help="merge a stratum smaller than k into the stratum with the nearest QI centroid")
+    pr.add_argument("--weights", metavar="W1,W2,..|COL=W,..",
+                    help="variable weights for the distance, one positive number per QI column")
+    pr.add_argument("--sample-weight", metavar="COLUMN", help="sampling-weight column for weighted group means")
+    pr.add_argument("--report", metavar="REPORT.html", help="write a self-contained HTML report (atomically)")
+    pr.add_argument("--interval-p", type=float, default=10.0, metavar="P",
+                    help="rank-interval percentage for interval disclosure in the report (default 10)")
+    pr.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    pr.add_argument("--json", action="store_true", help="print one JSON object on stdout instead of the summary")
     pr.set_defaults(func=cmd_protect)
 
     ev = sub.add_parser("evaluate", help="compare an original and a protected file")
@@ -190,10 +431,15 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("protected")
     ev.add_argument("--columns", help="quasi-identifier columns (default: the numeric columns that changed)")
     ev.add_argument("-k", type=int, default=None, help="check k-anonymity of the published QI values")
+    ev.add_argument("-p", "--interval-p", type=float, default=10.0, metavar="P",
+                    help="rank-interval percentage for interval disclosure (default 10)")
+    ev.add_argument("-q", "--quiet", action="store_true", help="no progress display")
+    ev.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     ev.set_defaults(func=cmd_evaluate)
 
     me = sub.add_parser("methods", help="list the registered methods")
     me.add_argument("-v", "--verbose", action="store_true")
+    me.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     me.set_defaults(func=cmd_methods)
 
     de = sub.add_parser("demo", help="run every method on a bundled data set")
@@ -217,6 +463,10 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("microagg: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. piped into head: not an error of ours
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")
+        return 0
 
 
 if __name__ == "__main__":

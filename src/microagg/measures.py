@@ -1,13 +1,18 @@
 """Information loss, utility and disclosure-risk measures.
 
 All measures take the original and the protected quasi-identifier values as (n, d) arrays in
-the same row order (DataFrames are accepted and converted).
+the same row order (DataFrames are accepted and converted). Measures that need a common scale
+standardise BOTH files with the ORIGINAL's mean and population standard deviation, so that a
+loss of variance in the protected file shows up instead of being standardised away.
+Memory stays O(n·d) (no n×n distance matrix): record linkage uses a KD-tree.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+
+from scipy.spatial import cKDTree
 
 from .partition import information_loss as _il
 
@@ -19,6 +24,12 @@ __all__ = [
     "smallest_group",
     "is_k_anonymous",
     "utility_report",
+    "il1s",
+    "covariance_discrepancy",
+    "eigenvalue_discrepancy",
+    "distance_linkage_risk",
+    "interval_disclosure_risk",
+    "risk_report",
 ]
 
 
@@ -97,16 +108,151 @@ def is_k_anonymous(Xp, k: int) -> bool:
     return smallest_group(Xp) >= k
 
 
-def utility_report(X, Xp, labels=None) -> dict:
-    """The standard figures comparing original and protected QI values."""
-    X, Xp = _values(X), _values(Xp)
-    Z = _zscores(X)
-    sst = float(np.sum(Z**2))
+def _common_scale(X: np.ndarray, Xp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Both files standardised with the original's mean and population standard deviation."""
+    if X.shape != Xp.shape:
+        raise ValueError(f"original and protected values differ in shape: {X.shape} and {Xp.shape}")
     mean = X.mean(axis=0)
     std = X.std(axis=0)
-    Zp = (Xp - mean) / np.where(std == 0, 1.0, std)
+    std = np.where(std == 0, 1.0, std)
+    return (X - mean) / std, (Xp - mean) / std
+
+
+def il1s(X, Xp) -> float:
+    """IL1s: mean over records and variables of |x_ij − x'_ij| / (√2·S_j).
+
+    Yancey, Winkler & Creecy (2002), "Disclosure risk assessment in perturbative microdata
+    protection", LNCS 2316, pp. 135–152; the same measure as sdcMicro's ``dUtility(method="IL1s")``.
+    S_j is the sample standard deviation (n − 1) of original variable j; constant variables
+    (S_j = 0) contribute 0 when unchanged and are otherwise measured in raw units.
+    """
+    X, Xp = _values(X), _values(Xp)
+    if X.shape != Xp.shape:
+        raise ValueError(f"original and protected values differ in shape: {X.shape} and {Xp.shape}")
+    S = X.std(axis=0, ddof=1) if len(X) > 1 else np.zeros(X.shape[1])
+    S = np.where(S > 0, S, 1.0)
+    return float(np.mean(np.abs(X - Xp) / (np.sqrt(2.0) * S)))
+
+
+def covariance_discrepancy(X, Xp) -> tuple[float, float]:
+    """(mean absolute error, mean variation in %) between the covariance matrices, over i ≤ j.
+
+    Domingo-Ferrer & Torra (2001), "A quantitative comparison of disclosure control methods
+    for microdata", in Confidentiality, Disclosure and Data Access, pp. 111–133 (the IL
+    measures on V and V'): MAE = mean |v_ij − v'_ij| and mean variation = 100·mean |v_ij −
+    v'_ij| / |v_ij| over the d(d+1)/2 entries on and above the diagonal. Both files are first
+    standardised with the original's mean and standard deviation (so V is the original's
+    correlation matrix and the scale is comparable across variables); entries with v_ij = 0
+    are left out of the mean variation.
+    """
+    Z, Zp = _common_scale(_values(X), _values(Xp))
+    iu = np.triu_indices(Z.shape[1])
+    V = np.atleast_2d(np.cov(Z, rowvar=False, bias=True))[iu]
+    Vp = np.atleast_2d(np.cov(Zp, rowvar=False, bias=True))[iu]
+    diff = np.abs(V - Vp)
+    nz = np.abs(V) > 1e-12
+    return float(diff.mean()), float(100.0 * np.mean(diff[nz] / np.abs(V[nz]))) if nz.any() else 0.0
+
+
+def eigenvalue_discrepancy(X, Xp) -> float:
+    """Relative eigenvalue discrepancy in %: 100·mean_i |λ_i − λ'_i| / λ_i.
+
+    The eigenvalues λ (descending) of the covariance matrix of the original and λ' of the
+    protected data, both standardised with the original's mean and standard deviation (λ are
+    then the eigenvalues of the original's correlation matrix). This is the "eigen" utility
+    measure of sdcMicro (Templ, Kowarik & Meindl 2015, J. Stat. Softw. 67(4); ``dUtility(method=
+    "eigen")``), which reports the sum Σ|λ_i − λ'_i|/λ_i; we report the mean in percent so that
+    it does not grow with the number of variables. Eigenvalues below 1e-12·λ_1 are left out.
+    """
+    Z, Zp = _common_scale(_values(X), _values(Xp))
+    lam = np.sort(np.linalg.eigvalsh(np.atleast_2d(np.cov(Z, rowvar=False, bias=True))))[::-1]
+    lam_p = np.sort(np.linalg.eigvalsh(np.atleast_2d(np.cov(Zp, rowvar=False, bias=True))))[::-1]
+    keep = lam > 1e-12 * max(lam[0], 1e-300)
+    if not keep.any():
+        return 0.0
+    return float(100.0 * np.mean(np.abs(lam[keep] - lam_p[keep]) / lam[keep]))
+
+
+def distance_linkage_risk(X, Xp) -> float:
+    """Distance-based record linkage (DBRL): share (0..1) of original records linked to their own protected record.
+
+    Domingo-Ferrer & Torra (2001), "A quantitative comparison of disclosure control methods
+    for microdata" (and Pagliuca & Seri 1999): each original record is linked to the protected
+    record at the smallest Euclidean distance, on variables standardised with the original's
+    mean and standard deviation; the risk is the share of correct links. Ties: when the own
+    record is among the t protected records at the nearest distance (as always happens after
+    microaggregation, where a whole group publishes the same values) the link is correct with
+    probability 1/t, and 1/t is counted. Distances within 1e-9 (relative) of the nearest count
+    as tied. KD-tree (scipy cKDTree): O(n log n) time on low-dimensional data, O(n·d) memory.
+    """
+    Z, Zp = _common_scale(_values(X), _values(Xp))
+    n = len(Z)
+    if n == 0:
+        return 0.0
+    tree = cKDTree(Zp)
+    nearest, _ = tree.query(Z, k=1)
+    own = np.sqrt(np.sum((Z - Zp) ** 2, axis=1))
+    tol = 1e-9 * np.maximum(1.0, nearest)
+    hit = own <= nearest + tol
+    if not hit.any():
+        return 0.0
+    # number of protected records tied at the nearest distance (counts only: no n×n lists)
+    ties = tree.query_ball_point(Z[hit], r=nearest[hit] + tol[hit], return_length=True)
+    return float(np.sum(1.0 / np.maximum(ties, 1)) / n)
+
+
+def interval_disclosure_risk(X, Xp, p: float = 10.0) -> float:
+    """Interval disclosure by rank intervals: share (0..1) of original values inside their protected value's interval.
+
+    Domingo-Ferrer & Torra (2001), "A quantitative comparison of disclosure control methods
+    for microdata", and Mateo-Sanz, Sebé & Domingo-Ferrer (2004), "Outlier protection in
+    continuous microdata masking", LNCS 3050: each protected variable is ranked and around each
+    protected value x'_ij an interval is built whose ranks differ by at most p% of n from the
+    value's rank; the risk is the share of original values x_ij that fall inside the interval
+    around their own protected value, averaged over all values. Tied protected values (a
+    group's common mean) share the whole block of ranks they occupy, and the interval extends
+    ⌊p·n/100⌋ ranks below the block's first and above its last rank (the conservative reading:
+    it can only raise the risk). p = 10 is the usual choice.
+    """
+    X, Xp = _values(X), _values(Xp)
+    if X.shape != Xp.shape:
+        raise ValueError(f"original and protected values differ in shape: {X.shape} and {Xp.shape}")
+    if not (0 <= p <= 100):
+        raise ValueError(f"the rank interval percentage p must be in [0, 100], got {p!r}")
+    n, d = X.shape
+    if n == 0:
+        return 0.0
+    m = int(np.floor(p * n / 100.0))
+    inside = 0
+    for j in range(d):
+        ordered = np.sort(Xp[:, j])
+        first = np.searchsorted(ordered, Xp[:, j], side="left")
+        last = np.searchsorted(ordered, Xp[:, j], side="right") - 1
+        lo = ordered[np.maximum(first - m, 0)]
+        hi = ordered[np.minimum(last + m, n - 1)]
+        inside += int(np.count_nonzero((X[:, j] >= lo) & (X[:, j] <= hi)))
+    return inside / (n * d)
+
+
+def risk_report(X, Xp, p: float = 10.0) -> dict:
+    """Disclosure-risk figures: DBRL and interval disclosure (both as shares in 0..1)."""
+    X, Xp = _values(X), _values(Xp)
+    return {
+        "record_linkage_dbrl": distance_linkage_risk(X, Xp),
+        "interval_disclosure": interval_disclosure_risk(X, Xp, p),
+        "interval_disclosure_p": float(p),
+        "smallest_group": smallest_group(Xp),
+    }
+
+
+def utility_report(X, Xp, labels=None) -> dict:
+    """The standard figures comparing original and protected QI values (utility / information loss)."""
+    X, Xp = _values(X), _values(Xp)
+    Z, Zp = _common_scale(X, Xp)
+    sst = float(np.sum(Z**2))
     sse = float(np.sum((Z - Zp) ** 2))
     dr, sdr = correlation_discrepancy(X, Xp)
+    cov_mae, cov_var = covariance_discrepancy(X, Xp)
     out = {
         "information_loss": 0.0 if sst == 0 else 100.0 * sse / sst,
         "delta_r_mean": dr,
@@ -115,5 +261,9 @@ def utility_report(X, Xp, labels=None) -> dict:
         "fpc_percent_original": fpc_variance_percent(X),
         "fpc_percent_protected": fpc_variance_percent(Xp),
         "smallest_group": smallest_group(Xp),
+        "il1s": il1s(X, Xp),
+        "covariance_mae": cov_mae,
+        "covariance_variation_percent": cov_var,
+        "eigenvalue_discrepancy_percent": eigenvalue_discrepancy(X, Xp),
     }
     return out

@@ -1,0 +1,351 @@
+"""Self-contained HTML report of one protection run: parameters, IL, bound, figures, risk.
+
+The figures are hand-written inline SVG (no plotting library, no script, no network access
+needed to view the file): a group-size histogram, original-versus-protected scatter on the
+first two principal components, and the correlation matrices before and after. The file is
+written atomically (temporary file in the target folder, then rename).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import measures
+from .partition import group_sizes as _group_sizes
+
+__all__ = ["render_report", "write_report", "atomic_write_text", "check_report_path"]
+
+_MAX_POINTS = 4000  # scatter points per series; larger data are subsampled (seeded, stated in the caption)
+
+_CSS = """
+body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:2rem auto;max-width:1100px;
+color:#222;line-height:1.4;padding:0 1rem}
+h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;margin:.5rem 0}td,th{padding:.2rem .7rem;border-bottom:1px solid #eee;
+text-align:left;vertical-align:top}th{background:#f6f6f6}td.num{text-align:right;font-variant-numeric:tabular-nums}
+figure{display:inline-block;margin:.5rem 1rem .5rem 0;vertical-align:top}
+figcaption{font-size:.85rem;color:#555;max-width:520px}
+.winner{font-weight:bold}.warn{color:#a40000}.small{font-size:.85rem;color:#555}
+svg text{font-family:system-ui,sans-serif}
+"""
+
+
+def _esc(x) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def _fmt(x, digits=4) -> str:
+    if x is None:
+        return "—"
+    if isinstance(x, (float, np.floating)):
+        return f"{x:.{digits}f}"
+    return _esc(x)
+
+
+def _values(data, columns) -> np.ndarray:
+    if isinstance(data, pd.DataFrame):
+        return data[list(columns)].to_numpy(dtype=np.float64)
+    A = np.asarray(data, dtype=np.float64)
+    A = A[:, None] if A.ndim == 1 else A
+    return A[:, list(columns)] if A.shape[1] != len(columns) else A
+
+
+def _axis_ticks(lo: float, hi: float, count: int = 5) -> np.ndarray:
+    if not np.isfinite(lo) or not np.isfinite(hi) or hi <= lo:
+        return np.array([lo])
+    raw = (hi - lo) / count
+    mag = 10 ** np.floor(np.log10(raw))
+    step = min((s * mag for s in (1, 2, 2.5, 5, 10) if s * mag >= raw), default=raw)
+    start = np.ceil(lo / step) * step
+    return np.round(np.arange(start, hi + step * 1e-9, step) / step) * step + 0.0  # no "-0" labels
+
+
+def _svg_histogram(sizes: np.ndarray, k: int) -> str:
+    """Bar chart of how many groups have each size."""
+    counts = np.bincount(sizes)
+    xs = np.flatnonzero(counts)
+    lo, hi = int(xs.min()), int(xs.max())
+    values = list(range(lo, hi + 1))
+    W, H, L, B, T, R = 520, 300, 60, 45, 20, 15
+    pw, ph = W - L - R, H - B - T
+    top = max(int(counts.max()), 1)
+    bw = pw / len(values)
+    parts = [f'<svg id="svg-group-sizes" xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
+             f'viewBox="0 0 {W} {H}" role="img" aria-label="group-size histogram">',
+             f'<rect x="{L}" y="{T}" width="{pw}" height="{ph}" fill="#fafafa" stroke="#ccc"/>']
+    for t in _axis_ticks(0, top):
+        y = T + ph - ph * t / top
+        parts.append(f'<line x1="{L}" x2="{L + pw}" y1="{y:.1f}" y2="{y:.1f}" stroke="#e4e4e4"/>'
+                     f'<text x="{L - 6}" y="{y + 4:.1f}" font-size="11" text-anchor="end">{t:g}</text>')
+    for i, v in enumerate(values):
+        c = int(counts[v]) if v < len(counts) else 0
+        h = ph * c / top
+        x = L + i * bw
+        parts.append(f'<rect class="bar" x="{x + bw * 0.1:.1f}" y="{T + ph - h:.1f}" width="{bw * 0.8:.1f}" '
+                     f'height="{h:.1f}" fill="{"#2b6cb0" if v >= k else "#c53030"}"><title>size {v}: {c} '
+                     f'group(s)</title></rect>')
+        if len(values) <= 30 or i % max(1, len(values) // 15) == 0:
+            parts.append(f'<text x="{x + bw / 2:.1f}" y="{T + ph + 16}" font-size="11" '
+                         f'text-anchor="middle">{v}</text>')
+    parts.append(f'<text x="{L + pw / 2}" y="{H - 6}" font-size="12" text-anchor="middle">group size</text>'
+                 f'<text x="14" y="{T + ph / 2}" font-size="12" text-anchor="middle" '
+                 f'transform="rotate(-90 14 {T + ph / 2})">number of groups</text></svg>')
+    return "".join(parts)
+
+
+def _principal_axes(Z: np.ndarray) -> np.ndarray:
+    """(d, 2) loadings of the first two principal components of the standardised original."""
+    d = Z.shape[1]
+    if d == 1:
+        return np.array([[1.0, 0.0]])
+    vals, vecs = np.linalg.eigh(np.cov(Z, rowvar=False, bias=True))
+    axes = vecs[:, ::-1][:, :2]
+    # a fixed sign for reproducible pictures: the largest loading of each axis is positive
+    signs = np.sign(axes[np.argmax(np.abs(axes), axis=0), [0, 1]])
+    return axes * np.where(signs == 0, 1.0, signs)
+
+
+def _svg_scatter(Z: np.ndarray, Zp: np.ndarray, seed: int = 0) -> tuple[str, int]:
+    """Original (blue) and protected (orange) records on the original's first two PCs."""
+    A = _principal_axes(Z)
+    P, Pp = Z @ A, Zp @ A
+    n = len(P)
+    idx = np.arange(n)
+    if n > _MAX_POINTS:
+        idx = np.sort(np.random.default_rng(seed).choice(n, _MAX_POINTS, replace=False))
+    both = np.vstack([P[idx], Pp[idx]])
+    lo, hi = both.min(axis=0), both.max(axis=0)
+    span = np.where(hi > lo, hi - lo, 1.0)
+    lo, hi = lo - 0.04 * span, hi + 0.04 * span
+    span = hi - lo
+    W, H, L, B, T, R = 520, 420, 55, 45, 20, 15
+    pw, ph = W - L - R, H - B - T
+
+    def sx(v):
+        return L + pw * (v - lo[0]) / span[0]
+
+    def sy(v):
+        return T + ph - ph * (v - lo[1]) / span[1]
+
+    parts = [f'<svg id="svg-pca-scatter" xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
+             f'viewBox="0 0 {W} {H}" role="img" aria-label="original versus protected on the first two '
+             f'principal components">',
+             f'<rect x="{L}" y="{T}" width="{pw}" height="{ph}" fill="#fafafa" stroke="#ccc"/>']
+    for t in _axis_ticks(lo[0], hi[0]):
+        parts.append(f'<text x="{sx(t):.1f}" y="{T + ph + 15}" font-size="11" text-anchor="middle">{t:g}</text>')
+    for t in _axis_ticks(lo[1], hi[1]):
+        parts.append(f'<text x="{L - 6}" y="{sy(t) + 4:.1f}" font-size="11" text-anchor="end">{t:g}</text>')
+    for cls, pts, colour, r in (("orig", P[idx], "#2b6cb0", 2.2), ("prot", Pp[idx], "#dd6b20", 2.2)):
+        parts.append(f'<g class="series-{cls}" fill="{colour}" fill-opacity="0.55">')
+        parts.extend(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="{r}"/>' for x, y in pts)
+        parts.append("</g>")
+    parts.append(
+        f'<rect x="{L + 10}" y="{T + 8}" width="10" height="10" fill="#2b6cb0"/>'
+        f'<text x="{L + 25}" y="{T + 17}" font-size="12">original</text>'
+        f'<rect x="{L + 95}" y="{T + 8}" width="10" height="10" fill="#dd6b20"/>'
+        f'<text x="{L + 110}" y="{T + 17}" font-size="12">protected</text>'
+        f'<text x="{L + pw / 2}" y="{H - 8}" font-size="12" text-anchor="middle">first principal component</text>'
+        f'<text x="14" y="{T + ph / 2}" font-size="12" text-anchor="middle" '
+        f'transform="rotate(-90 14 {T + ph / 2})">second principal component</text></svg>')
+    return "".join(parts), len(idx)
+
+
+def _colour(r: float) -> str:
+    """Diverging blue (−1) – white (0) – red (+1)."""
+    r = float(np.clip(r, -1, 1))
+    if r >= 0:
+        return f"rgb(255,{int(255 * (1 - r))},{int(255 * (1 - r))})"
+    return f"rgb({int(255 * (1 + r))},{int(255 * (1 + r))},255)"
+
+
+def _svg_heatmap(R: np.ndarray, names: list[str], ident: str, label: str) -> str:
+    d = len(names)
+    cell = max(14, min(36, 420 // max(d, 1)))
+    L, T = 110, 20
+    W, H = L + cell * d + 10, T + cell * d + 100
+    parts = [f'<svg id="{ident}" xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
+             f'viewBox="0 0 {W} {H}" role="img" aria-label="{_esc(label)}">']
+    for i in range(d):
+        parts.append(f'<text x="{L - 4}" y="{T + cell * i + cell / 2 + 4:.1f}" font-size="10" '
+                     f'text-anchor="end">{_esc(names[i])[:16]}</text>')
+        x = L + cell * i + cell / 2
+        parts.append(f'<text x="{x:.1f}" y="{T + cell * d + 6}" font-size="10" text-anchor="end" '
+                     f'transform="rotate(-60 {x:.1f} {T + cell * d + 6})">{_esc(names[i])[:16]}</text>')
+        for j in range(d):
+            parts.append(f'<rect class="cell" x="{L + cell * j}" y="{T + cell * i}" width="{cell}" height="{cell}" '
+                         f'fill="{_colour(R[i, j])}" stroke="#fff"><title>{_esc(names[i])} × {_esc(names[j])}: '
+                         f'{R[i, j]:.3f}</title></rect>')
+            if cell >= 26:
+                parts.append(f'<text x="{L + cell * j + cell / 2}" y="{T + cell * i + cell / 2 + 3}" font-size="8" '
+                             f'text-anchor="middle">{R[i, j]:.2f}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _correlation(X: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        R = np.atleast_2d(np.corrcoef(X, rowvar=False))
+    return np.nan_to_num(R, nan=0.0)
+
+
+def _table(rows, header=None) -> str:
+    out = ["<table>"]
+    if header:
+        out.append("<tr>" + "".join(f"<th>{_esc(h)}</th>" for h in header) + "</tr>")
+    for row in rows:
+        cls = ""
+        if isinstance(row, tuple) and len(row) and isinstance(row[0], dict):
+            cls, row = row[0].get("class", ""), row[1:]
+        cells = "".join(f'<td class="num">{_fmt(c)}</td>' if isinstance(c, (int, float, np.number))
+                        and not isinstance(c, bool) else f"<td>{_fmt(c)}</td>" for c in row)
+        out.append(f'<tr class="{cls}">{cells}</tr>' if cls else f"<tr>{cells}</tr>")
+    out.append("</table>")
+    return "".join(out)
+
+
+def render_report(result, original, settings: dict | None = None, *, p: float = 10.0) -> str:
+    """The report as an HTML string.
+
+    ``result``: a ``microagg.Result``; ``original``: the data passed to ``microaggregate`` (same
+    rows, a DataFrame or an array holding the result's QI columns); ``settings``: further
+    run parameters to list (input file, seed, time limit, strata, ...); ``p``: the rank-interval
+    percentage of the interval-disclosure measure.
+    """
+    cols = list(result.columns)
+    X = _values(original, cols)
+    Xp = _values(result.data, cols)
+    if X.shape != Xp.shape:
+        raise ValueError(f"the original ({X.shape}) and protected ({Xp.shape}) QI values differ in shape")
+    names = [str(c) for c in cols]
+    mean, std = X.mean(axis=0), X.std(axis=0)
+    std = np.where(std == 0, 1.0, std)
+    Z, Zp = (X - mean) / std, (Xp - mean) / std
+    utility = measures.utility_report(X, Xp)
+    risk = measures.risk_report(X, Xp, p)
+
+    sizes = np.concatenate(result.group_sizes) if result.per_variable else np.asarray(result.group_sizes)
+    params = [("method", result.method), ("k", result.k), ("records", len(X)),
+              ("quasi-identifiers", ", ".join(names))]
+    params += [(f"parameter {k}", json.dumps(v, default=str)) for k, v in result.params.items()]
+    params += [(k, json.dumps(v, default=str) if not isinstance(v, str) else v) for k, v in (settings or {}).items()
+               if v is not None]
+    if "weights" in result.extras:
+        params.append(("variable weights", json.dumps(result.extras["weights"])))
+    if "sample_weight" in result.extras:
+        params.append(("sample weight", result.extras["sample_weight"]))
+    for m in result.extras.get("merged_strata", []):
+        params.append(("merged stratum", f"{m['stratum']} ({m['size']} records) into {m['merged_into']}"))
+
+    figures = [("IL (%)", result.information_loss), ("SSE", result.sse), ("SST", result.sst)]
+    if "weighted_information_loss" in result.extras:
+        figures.append(("weighted IL (%)", result.extras["weighted_information_loss"]))
+    figures.append(("lower bound on IL (%)", result.lower_bound_il if result.lower_bound is not None else "not known"))
+    if result.gap is not None:
+        figures.append(("gap to the bound (%)", result.gap))
+    figures += [("groups", int(len(sizes))), ("group sizes", f"{int(sizes.min())} … {int(sizes.max())}"),
+                ("seconds", result.seconds)]
+
+    portfolio_html = ""
+    if "portfolio" in result.extras:
+        rows = []
+        for r in result.extras["portfolio"]:
+            mark = {"class": "winner"} if r["method"] == result.extras.get("winner") else {}
+            rows.append((mark, r["method"], r.get("il"), r.get("lower_bound_il"), r.get("seconds"), r.get("status")))
+        portfolio_html = (f"<h2>Portfolio (auto)</h2><p>winner: <b>{_esc(result.extras.get('winner'))}</b></p>"
+                          + _table(rows, ["method", "IL (%)", "lower bound IL (%)", "seconds", "status"]))
+
+    util_rows = [
+        ("information loss IL (%)", utility["information_loss"], "100·SSE/SST on z-scores"),
+        ("IL1s", utility["il1s"], "Yancey, Winkler & Creecy 2002"),
+        ("correlation discrepancy Δr (mean)", utility["delta_r_mean"], "Domingo-Ferrer & Mateo-Sanz 2002"),
+        ("covariance discrepancy (MAE)", utility["covariance_mae"], "Domingo-Ferrer & Torra 2001"),
+        ("covariance mean variation (%)", utility["covariance_variation_percent"], "Domingo-Ferrer & Torra 2001"),
+        ("relative eigenvalue discrepancy (%)", utility["eigenvalue_discrepancy_percent"], "sdcMicro 'eigen'"),
+        ("first-PC weight change ΔW (%)", utility["delta_w"], "Domingo-Ferrer & Mateo-Sanz 2002"),
+        ("variance on first PC, original → protected (%)",
+         f"{utility['fpc_percent_original']:.2f} → {utility['fpc_percent_protected']:.2f}", ""),
+    ]
+    risk_rows = [
+        ("distance-based record linkage (DBRL, %)", 100 * risk["record_linkage_dbrl"],
+         "share of records whose nearest protected record is their own (ties count 1/t)"),
+        (f"interval disclosure at p = {p:g}% (%)", 100 * risk["interval_disclosure"],
+         "share of original values inside the rank interval of their protected value"),
+        ("smallest group of identical published QI values", risk["smallest_group"],
+         "k-anonymous" if risk["smallest_group"] >= result.k else "NOT k-anonymous"),
+    ]
+    warn = ""
+    if result.per_variable:
+        warn = ('<p class="warn">Each variable was grouped on its own: combinations of values are NOT '
+                'k-anonymous and the disclosure risk is higher than with multivariate methods.</p>')
+
+    scatter, shown = _svg_scatter(Z, Zp)
+    scatter_note = "" if shown == len(X) else f" ({shown} of {len(X)} records shown, chosen at random)"
+    R, Rp = _correlation(X), _correlation(Xp)
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
+    body = f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>microagg report: {_esc(result.method)}, k = {result.k}</title><style>{_CSS}</style></head>
+<body>
+<h1>Microaggregation report</h1>
+<p class="small">microagg, {stamp}. Self-contained: figures are inline SVG.</p>
+{warn}
+<h2>Parameters</h2>{_table(params)}
+<h2>Information loss</h2>{_table(figures)}
+{portfolio_html}
+<h2>Disclosure risk</h2>{_table(risk_rows, ["measure", "value", "meaning"])}
+<h2>Utility</h2>{_table(util_rows, ["measure", "value", "reference"])}
+<h2>Figures</h2>
+<figure id="fig-group-sizes">{_svg_histogram(sizes, result.k)}
+<figcaption>Group sizes: number of groups of each size (red: below k, which never happens in a valid
+partition).</figcaption></figure>
+<figure id="fig-pca-scatter">{scatter}
+<figcaption>Original (blue) and protected (orange) records projected on the first two principal components
+of the standardised original quasi-identifiers{scatter_note}.</figcaption></figure>
+<figure id="fig-corr-original">{_svg_heatmap(R, names, "svg-corr-original", "correlation matrix, original")}
+<figcaption>Correlation matrix of the original quasi-identifiers (blue −1, white 0, red +1).</figcaption></figure>
+<figure id="fig-corr-protected">{_svg_heatmap(Rp, names, "svg-corr-protected", "correlation matrix, protected")}
+<figcaption>Correlation matrix of the protected quasi-identifiers.</figcaption></figure>
+</body></html>
+"""
+    return body
+
+
+def atomic_write_text(path, text: str) -> Path:
+    """Write ``text`` to ``path`` atomically (temporary file in the same folder, then rename)."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the usual permissions
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path
+
+
+def check_report_path(path) -> Path:
+    """The report path, if it can be written (.html, existing folder); ValueError otherwise."""
+    path = Path(path)
+    if path.suffix.lower() not in (".html", ".htm"):
+        raise ValueError(f"the report must end in .html, got {path.name}")
+    if not path.parent.exists():
+        raise ValueError(f"report folder does not exist: {path.parent}")
+    return path
+
+
+def write_report(path, result, original, settings: dict | None = None, *, p: float = 10.0) -> Path:
+    """Render the report and write it atomically to ``path`` (.html); returns the path."""
+    path = check_report_path(path)
+    return atomic_write_text(path, render_report(result, original, settings, p=p))
