@@ -39,3 +39,15 @@ def md_table(headers: list[str], rows: list[list]) -> str:
     out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
     return "\n".join(out)
+
+
+def update_readme(marker: str, text: str) -> None:
+    """Replace the README block between <!-- marker:start --> and <!-- marker:end --> with text."""
+    readme = Path(__file__).resolve().parent.parent / "README.md"
+    s = readme.read_text()
+    start, end = f"<!-- {marker}:start -->", f"<!-- {marker}:end -->"
+    if start not in s or end not in s:
+        raise SystemExit(f"README.md has no {start} ... {end} block")
+    head, rest = s.split(start, 1)
+    _, tail = rest.split(end, 1)
+    readme.write_text(f"{head}{start}\n{text.rstrip()}\n{end}{tail}")

@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from _common import md_table, write_results
+from _common import md_table, update_readme, write_results
 
 
 def main() -> None:
@@ -32,6 +32,7 @@ def main() -> None:
     md = ("Plain MDAV (numba, one thread), i.i.d. Gaussian data.\n\n"
           + md_table(["n", "d", "k", "seconds", "IL %"], table))
     write_results("mdav_timing", rows, md)
+    update_readme("mdav-timing", md + "\n\nProduced by `python benchmarks/mdav_timing.py`.")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from _common import md_table, write_results
+from _common import md_table, update_readme, write_results
 
 
 def data(n: int, seed: int = 0) -> np.ndarray:
@@ -65,6 +65,8 @@ def main(quick: bool = False) -> None:
           "microagg1d relative to microagg's `univariate-optimal` (positive = microagg1d worse).\n\n"
           + md_table(headers, table))
     write_results("univariate" + ("_quick" if quick else ""), rows, md)
+    if not quick:
+        update_readme("univariate", md + "\n\nProduced by `python benchmarks/univariate.py`.")
 
 
 if __name__ == "__main__":
