@@ -1,0 +1,423 @@
+"""Pricing kernels for column generation (numba): clusters of fixed size eta with the most
+negative reduced cost  rc(C) = SSE(C) − Σ_{i∈C} π_i  (eq. (10) of the column-generation paper).
+
+Facts used throughout (x̄_S = centroid of S, m = |S|):
+- rc(C) = min_z Σ_{i∈C} (‖x_i − z‖² − π_i)  (the centroid minimises the sum of squares);
+- completion bound: for S ⊂ T, |T| = eta,
+      rc(T) ≥ rc(S) + Σ_{i∈T\\S} [ (m/eta)·‖x_i − x̄_S‖² − π_i ]
+  (share m‖z − x̄_S‖² equally among the eta − m new members and minimise each term over z);
+  with m = eta − 1 it is exact: adding i raises the SSE by ((eta−1)/eta)·‖x_i − x̄_S‖²;
+- radius: if s is the member of T with the largest dual, every i ∈ T has
+      ‖x_i − x_s‖² < eta·((eta − 1)·π_s + π_i + G)   whenever rc(T) < G, G ≥ 0,
+  so the exact search from seed s is limited to a ball (found with a KD-tree by the caller).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def column_costs(X, ptr, members):
+    """SSE of each column c = members[ptr[c]:ptr[c+1]] (the cost w_C of eq. (8))."""
+    ncol = ptr.shape[0] - 1
+    d = X.shape[1]
+    out = np.empty(ncol)
+    cent = np.empty(d)
+    for c in range(ncol):
+        a, b = ptr[c], ptr[c + 1]
+        for t in range(d):
+            cent[t] = 0.0
+        for p in range(a, b):
+            for t in range(d):
+                cent[t] += X[members[p], t]
+        for t in range(d):
+            cent[t] /= b - a
+        s = 0.0
+        for p in range(a, b):
+            for t in range(d):
+                diff = X[members[p], t] - cent[t]
+                s += diff * diff
+        out[c] = s
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _cluster_rc(X, pi, members, size):
+    d = X.shape[1]
+    cent = np.zeros(d)
+    ps = 0.0
+    for q in range(size):
+        ps += pi[members[q]]
+        for t in range(d):
+            cent[t] += X[members[q], t]
+    for t in range(d):
+        cent[t] /= size
+    s = 0.0
+    for q in range(size):
+        for t in range(d):
+            diff = X[members[q], t] - cent[t]
+            s += diff * diff
+    return s - ps
+
+
+@njit(cache=True, nogil=True)
+def greedy_pricing(X, pi, eta, thr):
+    """The paper's SolveHeuristicPricing (Section 5.1): disjoint clusters of size eta.
+
+    Nodes in descending order of π; a cluster starts at the first unassigned node and grows
+    by the unassigned w minimising Σ_{e∈[w:C]} c_e/eta − π_w/(eta − 1) (c_e squared
+    distance), exactly as written in the paper. Clusters with rc < thr are kept and their
+    nodes leave U; otherwise only the start node leaves U. Returns (members (m, eta), rc (m,)).
+    """
+    n, d = X.shape
+    order = np.argsort(-pi, kind="mergesort")
+    unassigned = np.ones(n, dtype=np.bool_)
+    acc = np.zeros(n)
+    out = np.empty((n // eta + 1, eta), dtype=np.int64)
+    rcs = np.empty(n // eta + 1)
+    found = 0
+    left = n
+    members = np.empty(eta, dtype=np.int64)
+    for v in order:
+        if left < eta:
+            break
+        if not unassigned[v]:
+            continue
+        unassigned[v] = False
+        left -= 1
+        members[0] = v
+        for w in range(n):
+            acc[w] = 0.0
+        size = 1
+        in_c = np.zeros(n, dtype=np.bool_)
+        in_c[v] = True
+        while size < eta:
+            last = members[size - 1]
+            best, bv = -1, np.inf
+            for w in range(n):
+                if unassigned[w] and not in_c[w]:
+                    s = 0.0
+                    for t in range(d):
+                        diff = X[w, t] - X[last, t]
+                        s += diff * diff
+                    acc[w] += s
+                    val = acc[w] / eta - pi[w] / (eta - 1)
+                    if val < bv:
+                        bv, best = val, w
+            if best < 0:
+                break
+            members[size] = best
+            in_c[best] = True
+            size += 1
+        if size < eta:
+            break
+        rc = _cluster_rc(X, pi, members, eta)
+        if rc < thr:
+            for q in range(eta):
+                out[found, q] = members[q]
+                if unassigned[members[q]]:
+                    unassigned[members[q]] = False
+                    left -= 1
+            rcs[found] = rc
+            found += 1
+    return out[:found], rcs[:found]
+
+
+@njit(cache=True, nogil=True)
+def alternating_pricing(X, pi, eta, starts, thr, max_iter):
+    """Alternate centre z and the eta records minimising ‖x_i − z‖² − π_i (a k-means-like
+    descent on rc(C) = min_z Σ_{i∈C}(‖x_i − z‖² − π_i)), from each start point z.
+
+    Returns (members (m, eta), rc (m,)) of the distinct local minima with rc < thr.
+    """
+    n, d = X.shape
+    ns = starts.shape[0]
+    out = np.empty((ns, eta), dtype=np.int64)
+    rcs = np.empty(ns)
+    found = 0
+    z = np.empty(d)
+    val = np.empty(n)
+    cur = np.empty(eta, dtype=np.int64)
+    prev = np.empty(eta, dtype=np.int64)
+    for s in range(ns):
+        for t in range(d):
+            z[t] = starts[s, t]
+        for q in range(eta):
+            prev[q] = -1
+        for it in range(max_iter):
+            for i in range(n):
+                acc = -pi[i]
+                for t in range(d):
+                    diff = X[i, t] - z[t]
+                    acc += diff * diff
+                val[i] = acc
+            part = np.argsort(val)[:eta]
+            cur[:] = np.sort(part)
+            same = True
+            for q in range(eta):
+                if cur[q] != prev[q]:
+                    same = False
+            if same:
+                break
+            prev[:] = cur
+            for t in range(d):
+                z[t] = 0.0
+            for q in range(eta):
+                for t in range(d):
+                    z[t] += X[cur[q], t]
+            for t in range(d):
+                z[t] /= eta
+        rc = _cluster_rc(X, pi, cur, eta)
+        if rc < thr:
+            dup = False
+            for f in range(found):
+                eq = True
+                for q in range(eta):
+                    if out[f, q] != cur[q]:
+                        eq = False
+                        break
+                if eq:
+                    dup = True
+                    break
+            if not dup:
+                out[found] = cur
+                rcs[found] = rc
+                found += 1
+    return out[:found], rcs[:found]
+
+
+@njit(cache=True, nogil=True)
+def bnb_pricing(X, pi, eta, seeds, nbr_ptr, nbr_idx, thr, collect_all, max_cols, max_nodes):
+    """Exact pricing by branch-and-bound over members, one seed at a time.
+
+    Seed seeds[j] is the member with the largest dual (callers rank records by π); its
+    candidates nbr_idx[nbr_ptr[j]:nbr_ptr[j+1]] are the later-ranked records of its ball.
+    A node S is pruned when rc(S) + (sum of the smallest completion terms) ≥ threshold.
+    collect_all=False: per seed, the cluster of minimum rc < thr (threshold tightens);
+    collect_all=True: every cluster with rc < thr (column enumeration); when max_cols are
+    stored the threshold drops to their median rc and the ones above are discarded, so at the
+    end the output holds exactly the clusters with rc < the returned threshold.
+    Returns (members, rcs, count, seeds_done, nodes, threshold, best_rc); seeds_done < len(seeds)
+    when max_nodes ran out (the search over the remaining seeds was not made).
+    """
+    d = X.shape[1]
+    out = np.empty((max_cols, eta), dtype=np.int64)
+    rcs = np.empty(max_cols)
+    count = 0
+    nodes = 0
+    best_all = np.inf
+    sumv = np.empty((eta + 1, d))
+    sumsq = np.empty(eta + 1)
+    pis = np.empty(eta + 1)
+    chosen = np.empty(eta, dtype=np.int64)  # record ids of the members by level
+    lastpos = np.empty(eta + 1, dtype=np.int64)
+    nextpos = np.empty(eta + 1, dtype=np.int64)
+    rcl = np.empty(eta + 1)
+    seed_best = np.empty(eta, dtype=np.int64)
+    small = np.empty(eta)
+    seeds_done = 0
+    for j in range(seeds.shape[0]):
+        if nodes >= max_nodes:
+            break
+        s = seeds[j]
+        a, b = nbr_ptr[j], nbr_ptr[j + 1]
+        L = b - a
+        if L < eta - 1:
+            seeds_done += 1
+            continue
+        cand = nbr_idx[a:b]
+        # order candidates by their root completion term (good members first)
+        g0 = np.empty(L)
+        for p in range(L):
+            acc = -pi[cand[p]]
+            for t in range(d):
+                diff = X[cand[p], t] - X[s, t]
+                acc += diff * diff / eta
+            g0[p] = acc
+        o = np.argsort(g0)
+        cand = cand[o]
+        g = np.empty((eta + 1, L))
+        cb = np.empty((eta + 1, L))
+        local_thr = thr
+        found_seed = False
+        chosen[0] = s
+        for t in range(d):
+            sumv[1, t] = X[s, t]
+        sumsq[1] = 0.0
+        for t in range(d):
+            sumsq[1] += X[s, t] * X[s, t]
+        pis[1] = pi[s]
+        lastpos[1] = -1
+        m = 1
+        expand = True
+        while m >= 1:
+            if expand:
+                expand = False
+                nodes += 1
+                # node S with m members: completion terms and child bounds
+                ss = 0.0
+                for t in range(d):
+                    ss += sumv[m, t] * sumv[m, t]
+                rcS = sumsq[m] - ss / m - pis[m]
+                rcl[m] = rcS
+                r = eta - m
+                start = lastpos[m] + 1
+                for p in range(start, L):
+                    i = cand[p]
+                    acc = 0.0
+                    for t in range(d):
+                        diff = X[i, t] - sumv[m, t] / m
+                        acc += diff * diff
+                    g[m, p] = (m / eta) * acc - pi[i]
+                # child bound: rcS + g[p] + sum of the r-1 smallest g[q], q > p
+                nsm = 0
+                ssum = 0.0
+                for p in range(L - 1, start - 1, -1):
+                    if nsm >= r - 1:
+                        cb[m, p] = rcS + g[m, p] + ssum
+                    else:
+                        cb[m, p] = np.inf
+                    # insert g[m, p] into the r-1 smallest
+                    if r - 1 > 0:
+                        x = g[m, p]
+                        if nsm < r - 1:
+                            q = nsm
+                            while q > 0 and small[q - 1] > x:
+                                small[q] = small[q - 1]
+                                q -= 1
+                            small[q] = x
+                            nsm += 1
+                            ssum += x
+                        elif x < small[r - 2]:
+                            ssum += x - small[r - 2]
+                            q = r - 2
+                            while q > 0 and small[q - 1] > x:
+                                small[q] = small[q - 1]
+                                q -= 1
+                            small[q] = x
+                nextpos[m] = start
+            # next child of level m
+            p = nextpos[m]
+            while p < L and not (cb[m, p] < local_thr):
+                p += 1
+            if p >= L or nodes >= max_nodes:
+                m -= 1
+                continue
+            nextpos[m] = p + 1
+            if m == eta - 1:
+                rc = cb[m, p]  # exact at the last member
+                if collect_all:
+                    if count == max_cols:
+                        # buffer full: lower the threshold to the median and drop the rest
+                        thr = np.sort(rcs[:count])[count // 2]
+                        local_thr = thr
+                        w = 0
+                        for c in range(count):
+                            if rcs[c] < thr:
+                                out[w] = out[c]
+                                rcs[w] = rcs[c]
+                                w += 1
+                        count = w
+                        if not (rc < thr):
+                            continue
+                    for q in range(m):
+                        out[count, q] = chosen[q]
+                    out[count, m] = cand[p]
+                    rcs[count] = rc
+                    count += 1
+                else:
+                    local_thr = rc
+                    found_seed = True
+                    for q in range(m):
+                        seed_best[q] = chosen[q]
+                    seed_best[m] = cand[p]
+                if rc < best_all:
+                    best_all = rc
+                continue
+            i = cand[p]
+            chosen[m] = i
+            for t in range(d):
+                sumv[m + 1, t] = sumv[m, t] + X[i, t]
+            acc = 0.0
+            for t in range(d):
+                acc += X[i, t] * X[i, t]
+            sumsq[m + 1] = sumsq[m] + acc
+            pis[m + 1] = pis[m] + pi[i]
+            lastpos[m + 1] = p
+            m += 1
+            expand = True
+        if found_seed and count < max_cols:
+            out[count] = seed_best
+            rcs[count] = local_thr
+            count += 1
+        if nodes >= max_nodes:
+            break  # this seed may not be finished: not counted as done
+        seeds_done += 1
+    return out[:count], rcs[:count], count, seeds_done, nodes, thr, best_all
+
+
+@njit(cache=True, nogil=True)
+def enumeration_pricing(X, pi, eta, first_lo, first_hi, thr, max_cols):
+    """The paper's SolveCompleteEnumeration: every eta-subset whose smallest index is in
+    [first_lo, first_hi), by nested loops (an index odometer), rc from running sums.
+
+    Returns (members, rcs, count, best_members, best_rc, overflow): the clusters with rc < thr
+    (up to max_cols) and the overall minimum.
+    """
+    n, d = X.shape
+    out = np.empty((max_cols, eta), dtype=np.int64)
+    rcs = np.empty(max_cols)
+    count = 0
+    overflow = False
+    best = np.full(eta, -1, dtype=np.int64)
+    best_rc = np.inf
+    idx = np.empty(eta, dtype=np.int64)
+    sumv = np.zeros((eta + 1, d))
+    sumsq = np.zeros(eta + 1)
+    pis = np.zeros(eta + 1)
+    for f in range(first_lo, min(first_hi, n - eta + 1)):
+        idx[0] = f
+        level = 1
+        for t in range(d):
+            sumv[1, t] = X[f, t]
+        sumsq[1] = np.dot(X[f], X[f])
+        pis[1] = pi[f]
+        idx[1] = f  # incremented before use
+        while level >= 1:
+            if level == 1 and eta == 1:
+                break
+            idx[level] += 1
+            if idx[level] > n - (eta - level):
+                level -= 1
+                continue
+            i = idx[level]
+            for t in range(d):
+                sumv[level + 1, t] = sumv[level, t] + X[i, t]
+            sumsq[level + 1] = sumsq[level] + np.dot(X[i], X[i])
+            pis[level + 1] = pis[level] + pi[i]
+            if level + 1 == eta:
+                ss = 0.0
+                for t in range(d):
+                    ss += sumv[eta, t] * sumv[eta, t]
+                rc = sumsq[eta] - ss / eta - pis[eta]
+                if rc < best_rc:
+                    best_rc = rc
+                    best[:] = idx
+                if rc < thr:
+                    if count < max_cols:
+                        out[count] = idx
+                        rcs[count] = rc
+                        count += 1
+                    else:
+                        overflow = True
+            else:
+                level += 1
+                idx[level] = idx[level - 1]
+        if eta == 1:
+            rc = -pi[f]
+            if rc < best_rc:
+                best_rc = rc
+                best[0] = f
+    return out[:count], rcs[:count], count, best, best_rc, overflow

@@ -1,0 +1,760 @@
+"""Column generation for microaggregation with a proven lower bound on the optimal SSE.
+
+Paper: Aloise, Hansen & ... "column-generation.txt" (set-partitioning model (9), cluster
+cost w_C = SSE of C (8), pricing per fixed size eta (10), ILP (14) with the node-to-node
+inequalities (12), SolveHeuristicPricing, SimpleRoundingHeuristic, RoundingMSTHeuristic and
+MicroaggregationHeuristicMP, Section 5).
+
+Lower bound. For any duals π and the minimum reduced cost rc*_eta of the clusters of each
+size eta = k..2k−1, every partition P into such clusters has
+    SSE(P) = Σ_i π_i + Σ_{C∈P} rc(C) ≥ Σ_i π_i + n·min(0, min_eta rc*_eta / eta)
+(the Lagrangian bound; optimal partitions only use sizes k..2k−1, Proposition 2.2). At
+convergence (no negative column) it equals the LP value. It is used only when every
+rc*_eta is known exactly (complete exact pricing). After convergence, if the best partition
+is above the bound by G, every cluster of a better partition has rc < G − (its share), so
+enumerating all clusters with rc < UB − Σπ and solving the integral master over them proves
+the optimum (the bound then equals the best SSE); this closing step is ours, not the paper's.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+
+import highspy
+import numpy as np
+from numba import njit
+from scipy.spatial import cKDTree
+
+from ..kernels.pricing import (
+    alternating_pricing,
+    bnb_pricing,
+    column_costs,
+    enumeration_pricing,
+    greedy_pricing,
+)
+from ..partition import check_partition, relabel, sse
+from . import MethodOutput, register
+from . import run as run_method
+
+
+# --------------------------------------------------------------------------------------
+# rounding heuristics (Section 5.2)
+
+
+@njit(cache=True, nogil=True)
+def _add_remaining_nodes(X, labels, g):
+    """AddRemainingNodes: each record with label −1 joins the group (0..g−1) with the
+    nearest centroid (centroids of the groups before any record is added)."""
+    n, d = X.shape
+    cent = np.zeros((g, d))
+    cnt = np.zeros(g)
+    for i in range(n):
+        if labels[i] >= 0:
+            cnt[labels[i]] += 1
+            for t in range(d):
+                cent[labels[i], t] += X[i, t]
+    for h in range(g):
+        for t in range(d):
+            cent[h, t] /= max(cnt[h], 1.0)
+    for i in range(n):
+        if labels[i] < 0:
+            best, bd = 0, np.inf
+            for h in range(g):
+                if cnt[h] == 0:
+                    continue
+                s = 0.0
+                for t in range(d):
+                    diff = X[i, t] - cent[h, t]
+                    s += diff * diff
+                if s < bd:
+                    bd, best = s, h
+            labels[i] = best
+
+
+@njit(cache=True, nogil=True)
+def _simple_rounding(X, k, ptr, members, order):
+    """SimpleRoundingHeuristic: columns by decreasing x_C, disjoint ones taken while at least
+    2k records are unassigned; k..2k−1 leftovers form a cluster, others join the nearest."""
+    n = X.shape[0]
+    labels = np.full(n, -1, dtype=np.int64)
+    left = n
+    g = 0
+    for c in order:
+        if left < 2 * k:
+            break
+        ok = True
+        for p in range(ptr[c], ptr[c + 1]):
+            if labels[members[p]] >= 0:
+                ok = False
+                break
+        if not ok:
+            continue
+        for p in range(ptr[c], ptr[c + 1]):
+            labels[members[p]] = g
+        left -= ptr[c + 1] - ptr[c]
+        g += 1
+    if left > 0:
+        if (k <= left <= 2 * k - 1) or g == 0:
+            for i in range(n):
+                if labels[i] < 0:
+                    labels[i] = g
+            g += 1
+        else:
+            _add_remaining_nodes(X, labels, g)
+    return labels
+
+
+@njit(cache=True, nogil=True)
+def _find(parent, i):
+    while parent[i] != i:
+        parent[i] = parent[parent[i]]
+        i = parent[i]
+    return i
+
+
+@njit(cache=True, nogil=True)
+def _mst_rounding(X, k, ptr, members, x, maxcl):
+    """RoundingMSTHeuristic for one maxcl: z_ij = Σ_{C∋i,j} x_C, edges by decreasing z_ij glue
+    clusters while the union has at most maxcl records. Clusters left smaller than k are
+    dissolved and their records join the nearest valid cluster (a repair the paper does not
+    make: it discards such roundings). Returns labels, or all −1 when nothing is valid."""
+    n = X.shape[0]
+    ncol = ptr.shape[0] - 1
+    npairs = 0
+    for c in range(ncol):
+        if x[c] > 1e-9:
+            s = ptr[c + 1] - ptr[c]
+            npairs += s * (s - 1) // 2
+    keys = np.empty(npairs, dtype=np.int64)
+    w = np.empty(npairs)
+    q = 0
+    for c in range(ncol):
+        if x[c] > 1e-9:
+            for a in range(ptr[c], ptr[c + 1]):
+                for b in range(a + 1, ptr[c + 1]):
+                    i, j = members[a], members[b]
+                    if i > j:
+                        i, j = j, i
+                    keys[q] = i * n + j
+                    w[q] = x[c]
+                    q += 1
+    o = np.argsort(keys, kind="mergesort")
+    uk = np.empty(npairs, dtype=np.int64)
+    uw = np.empty(npairs)
+    m = 0
+    for t in range(npairs):
+        if m > 0 and uk[m - 1] == keys[o[t]]:
+            uw[m - 1] += w[o[t]]
+        else:
+            uk[m] = keys[o[t]]
+            uw[m] = w[o[t]]
+            m += 1
+    oe = np.argsort(-uw[:m], kind="mergesort")
+    parent = np.arange(n)
+    size = np.ones(n, dtype=np.int64)
+    for t in oe:
+        i, j = uk[t] // n, uk[t] % n
+        ri, rj = _find(parent, i), _find(parent, j)
+        if ri != rj and size[ri] + size[rj] <= maxcl:
+            parent[rj] = ri
+            size[ri] += size[rj]
+    labels = np.full(n, -1, dtype=np.int64)
+    root_label = np.full(n, -1, dtype=np.int64)
+    g = 0
+    for i in range(n):
+        r = _find(parent, i)
+        if size[r] >= k:
+            if root_label[r] < 0:
+                root_label[r] = g
+                g += 1
+            labels[i] = root_label[r]
+    if g == 0:
+        return np.full(n, -1, dtype=np.int64)
+    _add_remaining_nodes(X, labels, g)
+    return labels
+
+
+# --------------------------------------------------------------------------------------
+# the restricted master LP (9), grown with addCols and re-solved warm
+
+
+class _Master:
+    def __init__(self, X: np.ndarray):
+        self.X = X
+        self.n = len(X)
+        self.h = highspy.Highs()
+        self.h.setOptionValue("output_flag", False)
+        ones = np.ones(self.n)
+        self.h.addRows(self.n, ones, ones, 0, np.zeros(1, np.int32), np.zeros(0, np.int32), np.zeros(0))
+        self.keys: set[bytes] = set()
+        self.ptr = np.zeros(1, dtype=np.int64)
+        self.members = np.zeros(0, dtype=np.int64)
+        self.costs = np.zeros(0)
+
+    @property
+    def ncols(self) -> int:
+        return len(self.costs)
+
+    def add(self, clusters) -> int:
+        """Add the clusters (iterables of record ids) not yet in the master; returns how many."""
+        new = []
+        for c in clusters:
+            c = np.unique(np.asarray(c, dtype=np.int64))
+            key = c.tobytes()
+            if key not in self.keys:
+                self.keys.add(key)
+                new.append(c)
+        if not new:
+            return 0
+        sizes = np.fromiter((len(c) for c in new), dtype=np.int64, count=len(new))
+        flat = np.concatenate(new)
+        ptr = np.concatenate([[0], np.cumsum(sizes)])
+        costs = column_costs(self.X, ptr, flat)
+        self.h.addCols(
+            len(new), costs, np.zeros(len(new)), np.full(len(new), highspy.kHighsInf),
+            len(flat), ptr[:-1].astype(np.int32), flat.astype(np.int32), np.ones(len(flat)),
+        )
+        self.members = np.concatenate([self.members, flat])
+        self.ptr = np.concatenate([self.ptr, ptr[1:] + self.ptr[-1]])
+        self.costs = np.concatenate([self.costs, costs])
+        return len(new)
+
+    def solve(self, time_limit: float = np.inf):
+        """(LP value, x, π) of the restricted master; None if stopped by the time limit."""
+        self.h.setOptionValue("time_limit", float(time_limit) if np.isfinite(time_limit) else highspy.kHighsInf)
+        self.h.run()
+        status = self.h.getModelStatus()
+        if status == highspy.HighsModelStatus.kTimeLimit:
+            return None
+        if status != highspy.HighsModelStatus.kOptimal:
+            raise RuntimeError(f"master LP not solved to optimality: {self.h.modelStatusToString(status)}")
+        sol = self.h.getSolution()
+        x = np.asarray(sol.col_value, dtype=np.float64)
+        pi = np.asarray(sol.row_dual, dtype=np.float64)
+        return float(self.h.getInfo().objective_function_value), x, pi
+
+    def solve_integral(self, time_limit: float, incumbent: np.ndarray | None, abs_gap: float = 0.0):
+        """The integral master over the current columns (HiGHS MIP), stopped when the gap to
+        its own bound is at most abs_gap.
+
+        Returns (labels or None, objective, dual bound, optimal?)."""
+        mip = highspy.Highs()
+        mip.setOptionValue("output_flag", False)
+        mip.passModel(self.h.getLp())
+        ncol = self.ncols
+        mip.changeColsIntegrality(
+            ncol, np.arange(ncol, dtype=np.int32), np.full(ncol, highspy.HighsVarType.kInteger)
+        )
+        mip.setOptionValue("time_limit", max(float(time_limit), 0.1))
+        mip.setOptionValue("mip_rel_gap", 1e-9)
+        mip.setOptionValue("mip_abs_gap", float(abs_gap))
+        if incumbent is not None:
+            sol = highspy.HighsSolution()
+            sol.col_value = list(incumbent)
+            sol.value_valid = True
+            try:
+                mip.setSolution(sol)
+            except Exception:  # older highspy: no warm start, not needed for correctness
+                pass
+        mip.run()
+        info = mip.getInfo()
+        status = mip.getModelStatus()
+        optimal = status == highspy.HighsModelStatus.kOptimal
+        dual_bound = float(info.mip_dual_bound)
+        if info.primal_solution_status < 2:  # no feasible solution
+            return None, np.inf, dual_bound, optimal
+        xv = np.asarray(mip.getSolution().col_value)
+        return self.labels_from(xv), float(info.objective_function_value), dual_bound, optimal
+
+    def labels_from(self, x: np.ndarray) -> np.ndarray | None:
+        """Labels from an integral x (columns with x > 0.5), None if they do not partition."""
+        labels = np.full(self.n, -1, dtype=np.int64)
+        for g, c in enumerate(np.flatnonzero(x > 0.5)):
+            mem = self.members[self.ptr[c]:self.ptr[c + 1]]
+            if (labels[mem] >= 0).any():
+                return None
+            labels[mem] = g
+        return None if (labels < 0).any() else labels
+
+    def indicator(self, labels: np.ndarray) -> np.ndarray:
+        """x with 1 on the columns of the partition ``labels`` (all must be in the master)."""
+        x = np.zeros(self.ncols)
+        index = {self.members[self.ptr[c]:self.ptr[c + 1]].tobytes(): c for c in range(self.ncols)}
+        for mem in _groups(labels):
+            x[index[np.sort(mem).tobytes()]] = 1.0
+        return x
+
+
+def _groups(labels: np.ndarray) -> list[np.ndarray]:
+    labels = relabel(labels)
+    order = np.argsort(labels, kind="stable")
+    cuts = np.flatnonzero(np.diff(labels[order])) + 1
+    return np.split(order, cuts)
+
+
+# --------------------------------------------------------------------------------------
+# pricing
+
+
+class _Pricer:
+    """Pricing for sizes eta = k..2k−1: heuristics, then an exact method."""
+
+    def __init__(self, X, k, exact_pricing, deadline, max_nodes):
+        self.X, self.k = X, k
+        self.n = len(X)
+        self.exact = exact_pricing
+        self.deadline = deadline
+        self.max_nodes = max_nodes
+        self.tree = cKDTree(X) if exact_pricing == "bnb" else None
+
+    def time_left(self) -> float:
+        return np.inf if self.deadline is None else self.deadline - time.perf_counter()
+
+    def heuristic(self, pi, thr, starts):
+        """Paper's greedy, then alternating centre/members from ``starts``; lists of clusters."""
+        cols, rcs = [], []
+        for eta in range(self.k, 2 * self.k):
+            if eta > self.n:
+                break
+            m, r = greedy_pricing(self.X, pi, eta, thr)
+            cols += list(m)
+            rcs += list(r)
+            m, r = alternating_pricing(self.X, pi, eta, starts, thr, 20)
+            cols += list(m)
+            rcs += list(r)
+        return cols, np.asarray(rcs)
+
+    def exact_eta(self, pi, eta, thr, collect_all=False, max_cols=200_000):
+        """Exact pricing for size eta: (clusters with rc < thr, their rc, rc* lower bound or
+        None when the search could not be completed, overflow)."""
+        if eta > self.n:
+            return [], np.zeros(0), np.inf, False
+        if self.exact == "enumeration":
+            return self._enumerate(pi, eta, thr, collect_all, max_cols)
+        if self.exact == "ilp":
+            return self._ilp(pi, eta, thr, collect_all, max_cols)
+        return self._bnb(pi, eta, thr, collect_all, max_cols)
+
+    def enumerate_below(self, pi, thr, max_cols):
+        """Every cluster of size k..2k−1 with rc < G' for the largest G' ≤ thr that keeps at
+        most ~max_cols of them. Returns (clusters, rcs, G'), all None when out of time."""
+        per_eta = max(max_cols // self.k, 1)
+        while True:
+            cols, rcs, g = [], [], thr
+            for eta in range(self.k, 2 * self.k):
+                self.last_threshold = g
+                c2, r2, lb_eta, ovf = self.exact_eta(pi, eta, g, collect_all=True, max_cols=per_eta)
+                if lb_eta is None:
+                    return None, None, None
+                if ovf:  # enumeration / ilp: no adaptive threshold, retry lower
+                    g = None
+                    break
+                g = min(g, self.last_threshold)
+                cols += list(c2)
+                rcs += list(r2)
+            if g is None:
+                thr /= 2.0
+                continue
+            rcs = np.asarray(rcs)
+            keep = np.flatnonzero(rcs < g)
+            return [cols[i] for i in keep], rcs[keep], g
+
+    def _bnb(self, pi, eta, thr, collect_all, max_cols):
+        X, n = self.X, self.n
+        gpos = max(thr, 0.0)
+        order = np.argsort(-pi, kind="stable")
+        rank = np.empty(n, dtype=np.int64)
+        rank[order] = np.arange(n)
+        seeds_all = order[eta * pi[order] + gpos > 0]
+        cols, rcs = [], []
+        cols_arr, rcs_arr = np.zeros((0, eta), dtype=np.int64), np.zeros(0)
+        best = np.inf
+        complete = True
+        chunk = 128
+        for lo in range(0, len(seeds_all), chunk):
+            if self.time_left() <= 0:
+                complete = False
+                break
+            seeds = seeds_all[lo:lo + chunk]
+            radii = np.sqrt(eta * (eta * pi[seeds] + gpos)) * (1 + 1e-9) + 1e-12
+            lists = self.tree.query_ball_point(X[seeds], r=radii, return_sorted=False)
+            lengths = np.fromiter((len(a) for a in lists), dtype=np.int64, count=len(lists))
+            flat = np.fromiter(itertools.chain.from_iterable(lists), dtype=np.int64, count=int(lengths.sum()))
+            owner = np.repeat(seeds, lengths)
+            d2 = np.einsum("ij,ij->i", X[flat] - X[owner], X[flat] - X[owner])
+            keep = (rank[flat] > rank[owner]) & (
+                d2 < eta * ((eta - 1) * pi[owner] + pi[flat] + gpos) * (1 + 1e-9) + 1e-12
+            )
+            counts = np.bincount(np.repeat(np.arange(len(seeds)), lengths)[keep], minlength=len(seeds))
+            nptr = np.concatenate([[0], np.cumsum(counts)])
+            room = max_cols if collect_all else len(seeds)
+            m, r, cnt, done, nodes, thr_out, b = bnb_pricing(
+                X, pi, eta, seeds, nptr, flat[keep], thr, collect_all, max(room, 1), self.max_nodes
+            )
+            best = min(best, b)
+            if collect_all:
+                # one shared buffer: keep what is below the (possibly lowered) threshold
+                thr = thr_out
+                allc = np.concatenate([cols_arr, m]) if len(cols_arr) else m
+                allr = np.concatenate([rcs_arr, r])
+                if len(allr) > max_cols:
+                    thr = min(thr, np.sort(allr)[max_cols // 2])
+                keep_c = allr < thr
+                cols_arr, rcs_arr = allc[keep_c], allr[keep_c]
+            else:
+                cols += list(m)
+                rcs += list(r)
+            if done < len(seeds):
+                complete = False
+                break
+        self.last_threshold = thr
+        if collect_all:
+            cols, rcs = list(cols_arr), list(rcs_arr)
+        rc_lb = min(best, thr) if complete else None
+        return cols, np.asarray(rcs), rc_lb, False
+
+    def _enumerate(self, pi, eta, thr, collect_all, max_cols):
+        cols, rcs = [], []
+        best = np.inf
+        best_members = None
+        complete = True
+        overflow = False
+        step = max(1, self.n // 16)
+        for lo in range(0, self.n, step):
+            if self.time_left() <= 0:
+                complete = False
+                break
+            m, r, cnt, bm, brc, ovf = enumeration_pricing(self.X, pi, eta, lo, lo + step, thr, max_cols)
+            overflow |= ovf
+            if collect_all:
+                cols += list(m)
+                rcs += list(r)
+            if brc < best:
+                best, best_members = brc, bm.copy()
+        if not collect_all and best < thr:
+            cols, rcs = [best_members], [best]  # the paper returns the minimum cluster
+        return cols, np.asarray(rcs), (min(best, thr) if complete else None), overflow
+
+    def _ilp(self, pi, eta, thr, collect_all, max_cols):
+        """Pricing ILP (14): edge variables z_e, fixed size (11), node-to-node inequalities (12)."""
+        X, n = self.X, self.n
+        iu, ju = np.triu_indices(n, 1)
+        ne = len(iu)
+        c_e = np.einsum("ij,ij->i", X[iu] - X[ju], X[iu] - X[ju])
+        cost = c_e / eta - (pi[iu] + pi[ju]) / (eta - 1)
+        edge_id = np.full((n, n), -1, dtype=np.int64)
+        edge_id[iu, ju] = np.arange(ne)
+        edge_id[ju, iu] = np.arange(ne)
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        h.addCols(ne, cost, np.zeros(ne), np.ones(ne), 0, np.zeros(ne, np.int32), np.zeros(0, np.int32), np.zeros(0))
+        h.changeColsIntegrality(ne, np.arange(ne, dtype=np.int32), np.full(ne, highspy.HighsVarType.kInteger))
+        size = eta * (eta - 1) / 2
+        h.addRow(size, size, ne, np.arange(ne, dtype=np.int32), np.ones(ne))
+        if eta > 2:
+            # (12) for ordered (i, j): Σ_{e∈δ(i)\ij} z_e − (eta−2) z_ij ≥ 0
+            starts, idx, val = [], [], []
+            pos = 0
+            for i in range(n):
+                inc = edge_id[i][edge_id[i] >= 0]
+                for j in range(n):
+                    if j == i:
+                        continue
+                    e = edge_id[i, j]
+                    starts.append(pos)
+                    idx.append(inc)
+                    v = np.ones(len(inc))
+                    v[inc == e] = -(eta - 2)
+                    val.append(v)
+                    pos += len(inc)
+            nr = len(starts)
+            h.addRows(nr, np.zeros(nr), np.full(nr, highspy.kHighsInf), pos,
+                      np.asarray(starts, np.int32), np.concatenate(idx).astype(np.int32), np.concatenate(val))
+        left = self.time_left()
+        if np.isfinite(left):
+            h.setOptionValue("time_limit", max(left, 0.1))
+        h.setOptionValue("mip_rel_gap", 1e-9)
+        h.run()
+        info = h.getInfo()
+        optimal = h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+        rc_lb = min(float(info.mip_dual_bound), thr) if optimal or info.mip_dual_bound > -np.inf else None
+        if not optimal:
+            rc_lb = None
+        cols, rcs = [], []
+        if info.primal_solution_status >= 2:
+            z = np.asarray(h.getSolution().col_value) > 0.5
+            members = np.unique(np.concatenate([iu[z], ju[z]]))
+            val = float(info.objective_function_value)
+            if len(members) == eta and val < thr:
+                cols, rcs = [members], [val]
+        return cols, np.asarray(rcs), rc_lb, False
+
+
+def _disjoint_families(cols, rcs, n, max_families=3):
+    """Greedy disjoint selections by increasing rc/size, repeated on what is left."""
+    order = np.argsort(rcs / np.fromiter((len(c) for c in cols), float, count=len(cols)), kind="stable")
+    chosen = []
+    remaining = list(order)
+    for _ in range(max_families):
+        used = np.zeros(n, dtype=bool)
+        rest = []
+        for c in remaining:
+            mem = cols[c]
+            if used[mem].any():
+                rest.append(c)
+            else:
+                used[mem] = True
+                chosen.append(cols[c])
+        remaining = rest
+        if not remaining:
+            break
+    return chosen
+
+
+# --------------------------------------------------------------------------------------
+
+
+def _parse_init(init) -> list[str]:
+    if init is None or init == "":
+        return []
+    if isinstance(init, str):
+        return [s.strip() for s in init.split(",") if s.strip()]
+    return [str(s) for s in init]
+
+
+@register(
+    "colgen",
+    family="column generation",
+    paper="column-generation.txt (set partitioning + column generation, Section 5)",
+    complexity="exponential worst case (exact pricing); per round O(n²·d·k) pricing heuristics + LP; "
+    "O(n·d + columns·k) memory",
+    variable_size=True,
+)
+def colgen(
+    X,
+    k,
+    *,
+    seed=None,
+    time_limit=None,
+    progress=False,
+    init="",
+    exact_pricing="bnb",
+    max_rounds=None,
+    close_gap=True,
+    final_mip=True,
+    mip_time_limit=60.0,
+    max_enumerated=50_000,
+    primal_columns=3_000,
+    max_nodes=5_000_000,
+):
+    """Column generation over clusters of size k..2k−1 with a proven lower bound on the optimal SSE.
+
+    The restricted master (9) (cost w_C = SSE of C, eq. (8)) starts from the groups of mdav,
+    vmdav and the methods named in ``init`` (list or comma string), is solved by HiGHS and
+    grown with addCols. Pricing per size eta: the paper's SolveHeuristicPricing, then an
+    alternating centre/members descent on rc(C) = min_z Σ(‖x_i − z‖² − π_i); when both find
+    nothing, an exact method: exact_pricing='bnb' (KD-tree ball around the largest-dual
+    member + branch-and-bound with completion bounds; ours), 'enumeration' (the paper's
+    complete enumeration) or 'ilp' (the paper's ILP (14) with node-to-node inequalities (12),
+    solved by HiGHS; only for small n). Many disjoint negative columns are added per round.
+    Every round runs SimpleRoundingHeuristic and RoundingMSTHeuristic on the LP solution
+    (MSTH repairs undersized clusters instead of discarding the rounding: lower SSE). At the
+    end the integral master is solved by HiGHS (``final_mip``), and with ``close_gap`` all
+    clusters with reduced cost below the remaining gap are enumerated first so that the MIP
+    proves optimality. The lower bound is the Lagrangian bound Σπ + n·min(0, min rc*_eta/eta),
+    computed only from complete exact pricing (the LP value at convergence); returned as
+    MethodOutput.lower_bound (None if no bound was proven within ``time_limit``).
+    Ambiguities: the paper stops pricing at the first eta with a column; we price every eta
+    (more columns per round, needed for the bound).
+    """
+    t0 = time.perf_counter()
+    deadline = None if time_limit is None else t0 + float(time_limit)
+    if exact_pricing not in ("bnb", "enumeration", "ilp"):
+        raise ValueError("colgen exact_pricing must be 'bnb', 'enumeration' or 'ilp'")
+    if max_rounds is not None and max_rounds < 1:
+        raise ValueError("colgen max_rounds must be at least 1")
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    n = len(X)
+    k = int(k)
+
+    def left() -> float:
+        return np.inf if deadline is None else deadline - time.perf_counter()
+
+    if k <= 1 or n < 2 * k:
+        labels = np.arange(n, dtype=np.int64) if k <= 1 else np.zeros(n, dtype=np.int64)
+        val = sse(X, labels)
+        return MethodOutput(labels, lower_bound=val, extras={"colgen_proven_optimal": True})
+
+    # initial partitions (MicroaggregationHeuristicMP steps 1–4)
+    init_names = ["mdav", "vmdav"] + [m for m in _parse_init(init) if m not in ("mdav", "vmdav", "colgen")]
+    init_sse = {}
+    best_labels, best_sse, best_from = None, np.inf, None
+    partitions = []
+    for name in init_names:
+        remaining = left()
+        tl = None if not np.isfinite(remaining) else max(remaining * 0.3, 0.05)
+        out = run_method(name, X, k, seed=seed, time_limit=tl)
+        lab = check_partition(out.labels, n, k, name)
+        val = sse(X, lab)
+        init_sse[name] = val
+        partitions.append(lab)
+        if val < best_sse:
+            best_labels, best_sse, best_from = lab, val, name
+
+    master = _Master(X)
+    for lab in partitions:
+        master.add(_groups(lab))
+    pricer = _Pricer(X, k, exact_pricing, deadline, max_nodes)
+    tol = 1e-9 * max(best_sse / n, 1e-12)
+    thr = -tol
+
+    lower_bound = None
+    rounds = 0
+    converged = False
+    lp_integral = False
+    lp_value = None
+    pi = None
+    heur_best = {"srh": np.inf, "msth": np.inf}
+    last_exact_round = 0
+    history = []
+
+    def offer(lab, source):
+        nonlocal best_labels, best_sse, best_from
+        if lab is None or (lab < 0).any():
+            return
+        val = sse(X, lab)
+        if source in heur_best:
+            heur_best[source] = min(heur_best[source], val)
+        master.add(_groups(lab))
+        if val < best_sse - 1e-12 * max(best_sse, 1.0):
+            best_labels, best_sse, best_from = relabel(lab), val, source
+
+    while True:
+        if left() <= 0 or (max_rounds is not None and rounds >= max_rounds):
+            break
+        solved = master.solve(left())
+        if solved is None:
+            break
+        rounds += 1
+        lp_value, x, pi = solved
+        frac = np.abs(x - np.round(x)).max() if len(x) else 0.0
+        lp_integral = frac < 1e-6
+        if lp_integral:
+            offer(master.labels_from(x), "lp")
+        else:
+            order = np.lexsort((master.costs / np.diff(master.ptr), -x))
+            offer(_simple_rounding(X, k, master.ptr, master.members, order), "srh")
+            for maxcl in range(k + 1, 2 * k):
+                offer(_mst_rounding(X, k, master.ptr, master.members, x, maxcl), "msth")
+        # pricing: heuristics first
+        support = np.flatnonzero(x > 1e-9)
+        pos = np.flatnonzero(pi > 0)
+        starts = X[pos[np.argsort(-pi[pos], kind="stable")][:2000]]
+        cols, rcs = pricer.heuristic(pi, thr, starts)
+        need_exact = len(cols) == 0 or (rounds - last_exact_round >= 25) or (
+            lower_bound is None and deadline is not None and left() < 0.25 * float(time_limit)
+        )
+        rc_star = None
+        if need_exact:
+            last_exact_round = rounds
+            rc_star = []
+            for eta in range(k, 2 * k):
+                c2, r2, lb_eta, _ = pricer.exact_eta(pi, eta, thr)
+                cols += c2
+                rcs = np.concatenate([rcs, r2])
+                if lb_eta is None:
+                    rc_star = None
+                    break
+                rc_star.append(lb_eta / eta)
+            if rc_star is not None:
+                lag = float(pi.sum()) + n * min(0.0, min(rc_star))
+                if lower_bound is None or lag > lower_bound:
+                    lower_bound = lag
+        history.append((rounds, lp_value, len(cols), lower_bound, best_sse))
+        if progress:
+            print(f"colgen round {rounds}: LP {lp_value:.6g}, columns {master.ncols}, new {len(cols)}, "
+                  f"bound {lower_bound}, best {best_sse:.6g}, {time.perf_counter() - t0:.1f} s")
+        if not cols:
+            converged = rc_star is not None
+            break
+        master.add(_disjoint_families(cols, rcs, n))
+        del support
+
+    # closing (ours): with converged duals π, a partition P costs Σπ + Σ_{C∈P} rc(C) and every
+    # rc(C) ≥ rc*; so if P uses a cluster with rc ≥ G' it costs ≥ Σπ + G' + corr. Enumerate all
+    # clusters with rc < G' (G' as large as max_enumerated allows, at most UB − Σπ), solve the
+    # integral master over them: OPT ≥ min(MIP bound, Σπ + G' + corr); G' = UB − Σπ proves OPT.
+    if final_mip and left() > 0 and master.ncols > 0 and not (converged and close_gap) and not (
+        lower_bound is not None and best_sse - lower_bound <= 1e-9 * max(best_sse, 1e-300)
+    ):
+        # the integral master over the generated columns (primal side, Section 5.2 + MIP)
+        tl = min(0.5 * left(), mip_time_limit) if mip_time_limit is not None else left()
+        lab, obj, dual_bound, optimal = master.solve_integral(
+            tl if np.isfinite(tl) else 1e9, master.indicator(best_labels)
+        )
+        offer(lab, "mip")
+        if progress:
+            print(f"colgen MIP over {master.ncols} columns: {'optimal' if optimal else 'stopped'}, best "
+                  f"{best_sse:.6g}, {time.perf_counter() - t0:.1f} s")
+    closing = []
+    if converged and final_mip and close_gap:
+        pi_sum = float(pi.sum())
+        corr = n * min(0.0, min(rc_star))
+        last_g = None
+        for _ in range(3):
+            proven = lower_bound is not None and best_sse - lower_bound <= 1e-9 * max(best_sse, 1e-300)
+            if proven or left() <= 0:
+                break
+            gap_full = best_sse - pi_sum - corr + tol
+            enumerated, enum_rc, g_try = pricer.enumerate_below(pi, gap_full, max_enumerated)
+            if enumerated is None or (last_g is not None and g_try <= last_g * (1 + 1e-12)):
+                break
+            last_g = g_try
+            # primal: the integral master over the columns of smallest rc, solved to the end
+            few = np.argsort(enum_rc, kind="stable")[:primal_columns]
+            master.add([enumerated[i] for i in few])
+            tl = min(0.3 * left(), mip_time_limit) if mip_time_limit is not None else 0.3 * left()
+            lab, obj, dual_bound, optimal = master.solve_integral(
+                tl if np.isfinite(tl) else 1e9, master.indicator(best_labels)
+            )
+            offer(lab, "mip")
+            if progress:
+                print(f"colgen MIP over {master.ncols} columns: {'optimal' if optimal else 'stopped'}, best "
+                      f"{best_sse:.6g}, {time.perf_counter() - t0:.1f} s")
+            # bound: the integral master over every cluster with rc < G'
+            master.add(enumerated)
+            tl = min(left(), mip_time_limit) if mip_time_limit is not None else left()
+            target = pi_sum + g_try + corr  # no MIP bound above this value can be used
+            lab, obj, dual_bound, optimal = master.solve_integral(
+                tl if np.isfinite(tl) else 1e9, master.indicator(best_labels), max(best_sse - target, 0.0)
+            )
+            offer(lab, "mip")
+            mip_bound = min(dual_bound, best_sse)
+            cand = min(mip_bound, pi_sum + g_try + corr)
+            closing.append({"threshold": g_try, "columns": len(enumerated), "mip_optimal": bool(optimal),
+                            "mip_bound": mip_bound, "bound": cand, "best": best_sse})
+            if progress:
+                print(f"colgen closing: threshold {g_try:.4g}, {len(enumerated)} columns, MIP "
+                      f"{'optimal' if optimal else 'stopped'}, bound {cand:.6g}, best {best_sse:.6g}, "
+                      f"{time.perf_counter() - t0:.1f} s")
+            if lower_bound is None or cand > lower_bound:
+                lower_bound = cand
+    if lower_bound is not None:
+        lower_bound = min(lower_bound, best_sse)
+    proven = lower_bound is not None and best_sse - lower_bound <= 1e-9 * max(best_sse, 1e-300)
+    extras = {
+        "colgen_rounds": rounds,
+        "colgen_columns": master.ncols,
+        "colgen_lp_value": lp_value,
+        "colgen_converged": converged,
+        "colgen_lp_integral": bool(lp_integral and converged),
+        "colgen_proven_optimal": bool(proven),
+        "colgen_best_from": best_from,
+        "colgen_init_sse": init_sse,
+        "colgen_srh_sse": heur_best["srh"],
+        "colgen_msth_sse": heur_best["msth"],
+        "colgen_closing": closing,
+        "colgen_seconds": time.perf_counter() - t0,
+    }
+    return MethodOutput(best_labels, lower_bound=lower_bound, extras=extras)
