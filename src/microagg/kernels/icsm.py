@@ -215,15 +215,33 @@ def simple_heuristic(X, labels, g, k, pool_size, tol):
             maxm = sizes[p]
     gx = np.empty(maxm)
     gy = np.empty(maxm)
+    radius = np.zeros(g)  # max distance of a member to its centroid
+    for i in range(n):
+        r = np.sqrt(dself[i])
+        if r > radius[labels[i]]:
+            radius[labels[i]] = r
     for p in range(g):
         mp = sizes[p]
+        rp = radius[p]
         for q in range(p + 1, g):
             mq = sizes[q]
+            # skip group pairs whose moves provably cannot lower SSE (triangle inequality):
+            # |x−c_q| ≥ D − r_p;  gx ≥ D² − 2·D·r_p;  |x−y| ≤ r_p + D + r_q
+            rq = radius[q]
+            D = np.sqrt(sqdist(cent[p], cent[q]))
+            w = 1.0 / mp + 1.0 / mq
+            skip_exchange = 2.0 * D * D - 2.0 * D * (rp + rq) - w * (rp + rq + D) ** 2 > 0.0
+            fp = max(D - rp, 0.0)
+            fq = max(D - rq, 0.0)
+            skip_pq = mp <= k or mq >= hi or mq / (mq + 1.0) * fp * fp - mp / (mp - 1.0) * rp * rp > 0.0
+            skip_qp = mq <= k or mp >= hi or mp / (mp + 1.0) * fq * fq - mq / (mq - 1.0) * rq * rq > 0.0
+            if skip_exchange and skip_pq and skip_qp:
+                continue
             for a in range(mp):
                 x = members[start[p] + a]
                 dq = sqdist(X[x], cent[q])
                 gx[a] = dq - dself[x]
-                if mp > k and mq < hi:
+                if not skip_pq:
                     delta = mq / (mq + 1.0) * dq - mp / (mp - 1.0) * dself[x]
                     if delta < -tol:
                         found += 1
@@ -235,7 +253,7 @@ def simple_heuristic(X, labels, g, k, pool_size, tol):
                 y = members[start[q] + b]
                 dp = sqdist(X[y], cent[p])
                 gy[b] = dp - dself[y]
-                if mq > k and mp < hi:
+                if not skip_qp:
                     delta = mp / (mp + 1.0) * dp - mq / (mq - 1.0) * dself[y]
                     if delta < -tol:
                         found += 1
@@ -244,7 +262,8 @@ def simple_heuristic(X, labels, g, k, pool_size, tol):
                             if count == pool_size:
                                 worst = pool_delta.max()
             # exchange (Eq. 4): R1(x, G_q, y) + R1(y, G_p, x) = gx + gy − |x−y|²·(1/mp + 1/mq)
-            w = 1.0 / mp + 1.0 / mq
+            if skip_exchange:
+                continue
             for a in range(mp):
                 x = members[start[p] + a]
                 for b in range(mq):
@@ -335,8 +354,17 @@ def complex_heuristic(X, labels, g, k, tol, tries):
     distC = np.empty(g)
     predC = np.empty(g, dtype=np.int64)
     proc = np.empty(n, dtype=np.int64)
-    acc = np.empty(n)
-    dq = np.empty(n)
+    pg_group = np.empty(g, dtype=np.int64)
+    pg_lo = np.empty(g, dtype=np.int64)
+    pg_hi = np.empty(g, dtype=np.int64)
+    pg_min = np.empty(g)
+    glb = np.empty(g)
+    tlow = np.empty(g)
+    radius = np.zeros(g)
+    for i in range(n):
+        r = np.sqrt(dself[i])
+        if r > radius[labels[i]]:
+            radius[labels[i]] = r
     gdist = np.empty(g)
     best_cost = -tol
     best_cycle = np.empty(0, dtype=np.int64)
@@ -355,43 +383,85 @@ def complex_heuristic(X, labels, g, k, tol, tries):
             for q in range(g):
                 distC[q] = np.inf
             nproc = 0
+            npg = 0  # processed groups: records proc[pg_lo[t]:pg_hi[t]] of group pg_group[t]
             bestC = np.inf
             bestC_node = -1
             if source_is_record:
                 distR[xs] = 0.0
                 proc[0] = xs
                 nproc = 1
+                pg_group[0], pg_lo[0], pg_hi[0], pg_min[0] = s, 0, 1, 0.0
+                npg = 1
             else:
                 bestC = 0.0
                 bestC_node = n + s
             for r in range(1, g):
                 q = rank_order[r]
                 mq = sizes[q]
-                for j in range(nproc):
-                    dq[j] = sqdist(X[proc[j]], cent[q])
-                    acc[j] = distR[proc[j]] + dq[j]
-                # records of G_q: reached from a record (R1) or from a group node (R3)
-                for b in range(start[q], start[q + 1]):
-                    y = members[b]
-                    bv = np.inf
-                    bp = -1
+                rq = radius[q]
+                mq_start = start[q]
+                # x reaches y ∈ G_q at distR[x] + dq − dself[y] − |x−y|²/m_q with dq = |x−c_q|²;
+                # as |x−y| ≤ √dq + r_q, distR[x] + h(√dq), h(t) = t² − (t + r_q)²/m_q, bounds that
+                # value + dself[y] from below for every y. Per processed group P, √dq ≥ t_P =
+                # max(|c_P − c_q| − r_P, 0) and h is convex with its minimum at r_q/(m_q − 1).
+                tmin = rq / (mq - 1.0) if mq > 1 else 0.0
+                for t in range(npg):
+                    D = np.sqrt(sqdist(cent[pg_group[t]], cent[q]))
+                    tl = max(D - radius[pg_group[t]], 0.0)
+                    tlow[t] = tl
+                    tt = max(tl, tmin)
+                    glb[t] = pg_min[t] + tt * tt - (tt + rq) ** 2 / mq
+                # records of G_q: reached from a group node (R3) or from a record (R1)
+                threshold = -np.inf
+                for b in range(mq):
+                    y = members[mq_start + b]
+                    distR[y] = np.inf
+                    predR[y] = -1
                     if mq > k and bestC < np.inf:
-                        bv = bestC - mq / (mq - 1.0) * dself[y]
-                        bp = bestC_node
-                    for j in range(nproc):
-                        v = acc[j] - dself[y] - sqdist(X[proc[j]], X[y]) / mq
-                        if v < bv:
-                            bv, bp = v, proc[j]
-                    distR[y] = bv
-                    predR[y] = bp
-                # the node G_q: a record joins it (R2)
+                        distR[y] = bestC - mq / (mq - 1.0) * dself[y]
+                        predR[y] = bestC_node
+                    if distR[y] + dself[y] > threshold:
+                        threshold = distR[y] + dself[y]
+                tfirst = -1
+                for t in range(npg):
+                    if tfirst < 0 or glb[t] < glb[tfirst]:
+                        tfirst = t
+                for step in range(npg):
+                    # the group of lowest bound first (it sets a tight threshold), then the rest
+                    t = tfirst if step == 0 else (step - 1 if step - 1 < tfirst else step)
+                    if glb[t] >= threshold:
+                        continue
+                    for j in range(pg_lo[t], pg_hi[t]):
+                        x = proc[j]
+                        dqx = sqdist(X[x], cent[q])
+                        e = np.sqrt(dqx) + rq
+                        accx = distR[x] + dqx
+                        if accx - e * e / mq >= threshold:
+                            continue
+                        threshold = -np.inf
+                        for b in range(mq):
+                            y = members[mq_start + b]
+                            v = accx - dself[y] - sqdist(X[x], X[y]) / mq
+                            if v < distR[y]:
+                                distR[y] = v
+                                predR[y] = x
+                            if distR[y] + dself[y] > threshold:
+                                threshold = distR[y] + dself[y]
+                # the node G_q: a record joins it (R2), bound distR[x] + m_q/(m_q+1)·t_P²
                 if mq < hi:
                     bv = np.inf
                     bp = -1
-                    for j in range(nproc):
-                        v = distR[proc[j]] + mq / (mq + 1.0) * dq[j]
-                        if v < bv:
-                            bv, bp = v, proc[j]
+                    w2 = mq / (mq + 1.0)
+                    for t in range(npg):
+                        if pg_min[t] + w2 * tlow[t] * tlow[t] >= bv:
+                            continue
+                        for j in range(pg_lo[t], pg_hi[t]):
+                            x = proc[j]
+                            if distR[x] >= bv:
+                                continue
+                            v = distR[x] + w2 * sqdist(X[x], cent[q])
+                            if v < bv:
+                                bv, bp = v, x
                     distC[q] = bv
                     predC[q] = bp
                 # closing edges back to the source (weights of H)
@@ -429,11 +499,18 @@ def complex_heuristic(X, labels, g, k, tol, tries):
                         if t > 0:
                             v = predR[v] if v < n else predC[v - n]
                 # the nodes of G_q become available to higher ranks
+                lo = nproc
+                gm = np.inf
                 for b in range(start[q], start[q + 1]):
                     y = members[b]
                     if distR[y] < np.inf:
                         proc[nproc] = y
                         nproc += 1
+                        if distR[y] < gm:
+                            gm = distR[y]
+                if nproc > lo:
+                    pg_group[npg], pg_lo[npg], pg_hi[npg], pg_min[npg] = q, lo, nproc, gm
+                    npg += 1
                 if distC[q] < bestC:
                     bestC = distC[q]
                     bestC_node = n + q
