@@ -185,7 +185,7 @@ def icsm_search(X, k, *, init="mdav", seed=None, time_limit=None, max_iterations
     randomized=True,
 )
 def icsm(X, k, *, seed=None, time_limit=None, progress=False, init="mdav", max_iterations=None,
-         pool_size=100, complex_tries=1, restarts=0, perturbation=20, restart_from="best"):
+         pool_size=100, complex_tries=5, restarts=0, perturbation=20, restart_from="best"):
     """ICSM local search: tour regrouping, 1-opt/2-opt moves and n-opt negative cycles from a start partition.
 
     Mortazavi & Jalili 2015, Algorithm 2. ``init`` names any registered method for the start
