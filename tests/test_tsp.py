@@ -67,7 +67,7 @@ def test_paths_are_permutations_from_their_start_and_no_longer_than_nearest_neig
     for closed in (False, True):
         for s in (0, 17, 89):
             path = np.empty(n, dtype=np.int64)
-            build_paths(X, neigh, np.array([s]), closed, 0, unused, path)
+            build_paths(X, neigh, 8, 8, np.array([s]), closed, 0, unused, path)
             assert path[0] == s
             assert sorted(path) == list(range(n))
             nn = np.empty(n, dtype=np.int64)
@@ -83,12 +83,12 @@ def test_neighbourhood_counts_match_a_brute_force_recount():
     starts = np.arange(n)
     N = np.zeros((n, n), dtype=np.int32)
     path = np.empty(n, dtype=np.int64)
-    assert build_paths(X, neigh, starts, False, k, N, path) == n
+    assert build_paths(X, neigh, 6, 6, starts, False, k, N, path) == n
     # brute force: keep every path, count pairs within k−1 positions
     brute = np.zeros((n, n), dtype=np.int64)
     unused = np.zeros((1, 1), dtype=np.int32)
     for s in starts:
-        build_paths(X, neigh, np.array([s]), False, 0, unused, path)
+        build_paths(X, neigh, 6, 6, np.array([s]), False, 0, unused, path)
         place = np.empty(n, dtype=np.int64)
         place[path] = np.arange(n)
         gap = np.abs(place[:, None] - place[None, :])

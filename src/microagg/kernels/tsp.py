@@ -116,16 +116,16 @@ def nearest_neighbour_path(X, neigh, start, path, pos, unvisited, upos):
 
 
 @njit(cache=True, nogil=True)
-def improve(X, neigh, path, pos, closed, queue, inq):
+def improve(X, neigh, K, K_or, path, pos, closed, queue, inq):
     """2-opt + Or-opt local search with don't-look bits until no active record improves.
 
-    path/pos are modified in place; position 0 is fixed. queue/inq are O(n) work arrays.
+    2-opt tries the first K candidates of each record, Or-opt the first K_or. path/pos are
+    modified in place; position 0 is fixed. queue/inq are O(n) work arrays.
     Returns the number of moves applied.
     """
     n = path.shape[0]
     if n < 5:
         return 0
-    K = neigh.shape[1]
     for i in range(n):
         queue[i] = path[i]
         inq[path[i]] = True
@@ -215,7 +215,7 @@ def improve(X, neigh, path, pos, closed, queue, inq):
                     for endside in range(2):
                         end = u if endside == 0 else v
                         other = v if endside == 0 else u
-                        for q in range(K):
+                        for q in range(K_or):
                             c = neigh[end, q]
                             dce = _dist(X, c, end)
                             if dce >= g_rem - best_gain:
@@ -304,7 +304,7 @@ def path_length(X, path, closed):
 
 
 @njit(cache=True, nogil=True)
-def build_paths(X, neigh, starts, closed, k, N, last_path):
+def build_paths(X, neigh, K, K_or, starts, closed, k, N, last_path):
     """Improved TSP paths (or tours) from each start record, counted into N as they are built.
 
     For each start s: nearest neighbour from s, then 2-opt + Or-opt with s fixed first; an open
@@ -323,7 +323,7 @@ def build_paths(X, neigh, starts, closed, k, N, last_path):
     built = 0
     for start in starts:
         nearest_neighbour_path(X, neigh, start, path, pos, w1, w2)
-        improve(X, neigh, path, pos, closed, w1, inq)
+        improve(X, neigh, K, K_or, path, pos, closed, w1, inq)
         for p in range(n):
             a = path[p]
             for q in range(p + 1, min(n, p + k)):

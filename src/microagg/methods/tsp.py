@@ -23,6 +23,7 @@ from . import MethodOutput, register
 
 _EXTENSIONS = {"pair": 0, "max": 1, "sum": 2}
 _BATCH = 16  # paths per kernel call between time-limit checks
+_NN_CANDIDATES = 24  # candidate list width for nearest neighbour (fewer full scans); 2-opt/Or-opt use `neighbours`
 
 
 def candidate_neighbours(X: np.ndarray, K: int) -> np.ndarray:
@@ -239,7 +240,8 @@ def mf_tsp(X, k, *, seed=None, time_limit=None, progress=False, n_paths=None, ne
         labels = np.zeros(n, dtype=np.int64) if k > 1 else np.arange(n, dtype=np.int64)
         return MethodOutput(labels, extras={"paths": 0})
     X = np.ascontiguousarray(X, dtype=np.float64)
-    neigh = candidate_neighbours(X, neighbours)
+    neigh = candidate_neighbours(X, max(int(neighbours), _NN_CANDIDATES))
+    K = min(int(neighbours), neigh.shape[1])
     order = np.random.default_rng(seed).permutation(n)
     if n_paths is not None:
         order = order[: min(int(n_paths), n)]
@@ -247,7 +249,7 @@ def mf_tsp(X, k, *, seed=None, time_limit=None, progress=False, n_paths=None, ne
     path = np.empty(n, dtype=np.int64)
     done = 0
     for b in range(0, len(order), _BATCH):
-        done += build_paths(X, neigh, order[b : b + _BATCH], False, k, N, path)
+        done += build_paths(X, neigh, K, K, order[b : b + _BATCH], False, k, N, path)
         if progress:
             print(f"mf-tsp: {done}/{len(order)} paths", flush=True)
         if time_limit is not None and time.perf_counter() - t0 > time_limit:
@@ -302,7 +304,8 @@ def tsp_mhm(X, k, *, seed=None, time_limit=None, progress=False, n_starts=10, sm
     if m > 1:
         _, idx = cKDTree(X).query(X, k=m)
         Y = np.ascontiguousarray(X[idx].mean(axis=1))
-    neigh = candidate_neighbours(Y, neighbours)
+    neigh = candidate_neighbours(Y, max(int(neighbours), _NN_CANDIDATES))
+    K = min(int(neighbours), neigh.shape[1])
     far = int(np.argmax(((X - X.mean(axis=0)) ** 2).sum(axis=1)))
     rng = np.random.default_rng(seed)
     others = rng.permutation(np.delete(np.arange(n), far))
@@ -311,7 +314,7 @@ def tsp_mhm(X, k, *, seed=None, time_limit=None, progress=False, n_starts=10, sm
     tour = np.empty(n, dtype=np.int64)
     best_cost, best_labels, tours = np.inf, None, 0
     for s in starts:
-        build_paths(Y, neigh, np.array([s], dtype=np.int64), True, 0, unused, tour)
+        build_paths(Y, neigh, K, K, np.array([s], dtype=np.int64), True, 0, unused, tour)
         cost, by_position = optimal_cyclic_labels(X[tour], k)
         tours += 1
         if cost < best_cost:
