@@ -121,7 +121,8 @@ def test_bnb_pricing_matches_complete_enumeration():
         n, d, eta = 16, 3, 3 + trial % 3
         X = rng.normal(size=(n, d))
         pi = rng.uniform(-0.5, 2.0, size=n)
-        _, _, _, _, best_enum, _ = enumeration_pricing(X, pi, eta, 0, n, 0.0, 10)
+        no_cuts = (np.zeros(n + 1, np.int64), np.zeros(0, np.int64), np.zeros(0))
+        _, _, _, _, best_enum, _ = enumeration_pricing(X, pi, eta, 0, n, 0.0, 10, *no_cuts)
         order = np.argsort(-pi, kind="stable")
         rank = np.empty(n, dtype=np.int64)
         rank[order] = np.arange(n)
@@ -130,7 +131,7 @@ def test_bnb_pricing_matches_complete_enumeration():
         ptr = np.concatenate([[0], np.cumsum([len(a) for a in nbr])]).astype(np.int64)
         flat = np.concatenate(nbr)
         thr = 1e9  # find the minimum whatever its sign
-        _, rcs, cnt, done, _, _, best = bnb_pricing(X, pi, eta, seeds, ptr, flat, thr, False, n, 10**9)
+        _, rcs, cnt, done, _, _, best = bnb_pricing(X, pi, eta, seeds, ptr, flat, thr, False, n, 10**9, *no_cuts)
         assert done == n
         assert best == pytest.approx(best_enum, abs=1e-9)
 

@@ -44,6 +44,25 @@ def column_costs(X, ptr, members):
 
 
 @njit(cache=True, nogil=True)
+def cut_penalty(members, size, cptr, ccut, cpen, hits):
+    """Σ of −σ_S over the subset-row cuts S (3 records each) meeting the cluster in >= 2
+    records; cptr/ccut: record -> cuts (CSR), cpen[S] = −σ_S >= 0; hits: zeroed scratch."""
+    pen = 0.0
+    for q in range(size):
+        i = members[q]
+        for p in range(cptr[i], cptr[i + 1]):
+            c = ccut[p]
+            hits[c] += 1
+            if hits[c] == 2:
+                pen += cpen[c]
+    for q in range(size):
+        i = members[q]
+        for p in range(cptr[i], cptr[i + 1]):
+            hits[ccut[p]] = 0
+    return pen
+
+
+@njit(cache=True, nogil=True)
 def _cluster_rc(X, pi, members, size):
     d = X.shape[1]
     cent = np.zeros(d)
@@ -63,7 +82,7 @@ def _cluster_rc(X, pi, members, size):
 
 
 @njit(cache=True, nogil=True)
-def greedy_pricing(X, pi, eta, thr):
+def greedy_pricing(X, pi, eta, thr, cptr, ccut, cpen):
     """The paper's SolveHeuristicPricing (Section 5.1): disjoint clusters of size eta.
 
     Nodes in descending order of π; a cluster starts at the first unassigned node and grows
@@ -80,6 +99,7 @@ def greedy_pricing(X, pi, eta, thr):
     found = 0
     left = n
     members = np.empty(eta, dtype=np.int64)
+    hits = np.zeros(cpen.shape[0], dtype=np.int64)
     for v in order:
         if left < eta:
             break
@@ -113,7 +133,7 @@ def greedy_pricing(X, pi, eta, thr):
             size += 1
         if size < eta:
             break
-        rc = _cluster_rc(X, pi, members, eta)
+        rc = _cluster_rc(X, pi, members, eta) + cut_penalty(members, eta, cptr, ccut, cpen, hits)
         if rc < thr:
             for q in range(eta):
                 out[found, q] = members[q]
@@ -126,7 +146,7 @@ def greedy_pricing(X, pi, eta, thr):
 
 
 @njit(cache=True, nogil=True)
-def alternating_pricing(X, pi, eta, starts, thr, max_iter):
+def alternating_pricing(X, pi, eta, starts, thr, max_iter, cptr, ccut, cpen):
     """Alternate centre z and the eta records minimising ‖x_i − z‖² − π_i (a k-means-like
     descent on rc(C) = min_z Σ_{i∈C}(‖x_i − z‖² − π_i)), from each start point z.
 
@@ -141,6 +161,7 @@ def alternating_pricing(X, pi, eta, starts, thr, max_iter):
     val = np.empty(n)
     cur = np.empty(eta, dtype=np.int64)
     prev = np.empty(eta, dtype=np.int64)
+    hits = np.zeros(cpen.shape[0], dtype=np.int64)
     for s in range(ns):
         for t in range(d):
             z[t] = starts[s, t]
@@ -169,7 +190,7 @@ def alternating_pricing(X, pi, eta, starts, thr, max_iter):
                     z[t] += X[cur[q], t]
             for t in range(d):
                 z[t] /= eta
-        rc = _cluster_rc(X, pi, cur, eta)
+        rc = _cluster_rc(X, pi, cur, eta) + cut_penalty(cur, eta, cptr, ccut, cpen, hits)
         if rc < thr:
             dup = False
             for f in range(found):
@@ -189,7 +210,7 @@ def alternating_pricing(X, pi, eta, starts, thr, max_iter):
 
 
 @njit(cache=True, nogil=True)
-def bnb_pricing(X, pi, eta, seeds, nbr_ptr, nbr_idx, thr, collect_all, max_cols, max_nodes):
+def bnb_pricing(X, pi, eta, seeds, nbr_ptr, nbr_idx, thr, collect_all, max_cols, max_nodes, cptr, ccut, cpen):
     """Exact pricing by branch-and-bound over members, one seed at a time.
 
     Seed seeds[j] is the member with the largest dual (callers rank records by π); its
@@ -217,6 +238,8 @@ def bnb_pricing(X, pi, eta, seeds, nbr_ptr, nbr_idx, thr, collect_all, max_cols,
     rcl = np.empty(eta + 1)
     seed_best = np.empty(eta, dtype=np.int64)
     small = np.empty(eta)
+    hits = np.zeros(cpen.shape[0], dtype=np.int64)
+    with_cuts = cpen.shape[0] > 0
     seeds_done = 0
     for j in range(seeds.shape[0]):
         if nodes >= max_nodes:
@@ -307,7 +330,12 @@ def bnb_pricing(X, pi, eta, seeds, nbr_ptr, nbr_idx, thr, collect_all, max_cols,
                 continue
             nextpos[m] = p + 1
             if m == eta - 1:
-                rc = cb[m, p]  # exact at the last member
+                rc = cb[m, p]  # exact at the last member (cut penalties are >= 0: added now)
+                if with_cuts:
+                    chosen[m] = cand[p]
+                    rc += cut_penalty(chosen, eta, cptr, ccut, cpen, hits)
+                    if not (rc < local_thr):
+                        continue
                 if collect_all:
                     if count == max_cols:
                         # buffer full: lower the threshold to the median and drop the rest
@@ -359,7 +387,7 @@ def bnb_pricing(X, pi, eta, seeds, nbr_ptr, nbr_idx, thr, collect_all, max_cols,
 
 
 @njit(cache=True, nogil=True)
-def enumeration_pricing(X, pi, eta, first_lo, first_hi, thr, max_cols):
+def enumeration_pricing(X, pi, eta, first_lo, first_hi, thr, max_cols, cptr, ccut, cpen):
     """The paper's SolveCompleteEnumeration: every eta-subset whose smallest index is in
     [first_lo, first_hi), by nested loops (an index odometer), rc from running sums.
 
@@ -377,6 +405,7 @@ def enumeration_pricing(X, pi, eta, first_lo, first_hi, thr, max_cols):
     sumv = np.zeros((eta + 1, d))
     sumsq = np.zeros(eta + 1)
     pis = np.zeros(eta + 1)
+    hits = np.zeros(cpen.shape[0], dtype=np.int64)
     for f in range(first_lo, min(first_hi, n - eta + 1)):
         idx[0] = f
         level = 1
@@ -402,6 +431,8 @@ def enumeration_pricing(X, pi, eta, first_lo, first_hi, thr, max_cols):
                 for t in range(d):
                     ss += sumv[eta, t] * sumv[eta, t]
                 rc = sumsq[eta] - ss / eta - pis[eta]
+                if cpen.shape[0] > 0:
+                    rc += cut_penalty(idx, eta, cptr, ccut, cpen, hits)
                 if rc < best_rc:
                     best_rc = rc
                     best[:] = idx

@@ -24,6 +24,7 @@ import time
 import highspy
 import numpy as np
 from numba import njit
+from scipy import sparse
 from scipy.spatial import cKDTree
 
 from ..kernels.pricing import (
@@ -175,6 +176,73 @@ def _mst_rounding(X, k, ptr, members, x, maxcl):
     return labels
 
 
+@njit(cache=True, nogil=True)
+def _separate_subset_rows(n, ptr, members, x, min_violation):
+    """Violated subset-row cuts on triples: Σ_{C: |C∩S|>=2} x_C > 1 (Jepsen et al. 2008), over
+    the support columns (ptr, members, x > 0). Triples are found around a record a whose
+    support columns reach b and c. Returns (triples (m, 3), lhs (m,))."""
+    ncol = ptr.shape[0] - 1
+    cnt = np.zeros(n + 1, dtype=np.int64)
+    for c in range(ncol):
+        for p in range(ptr[c], ptr[c + 1]):
+            cnt[members[p] + 1] += 1
+    rptr = np.cumsum(cnt)
+    rcol = np.empty(rptr[n], dtype=np.int64)
+    fill = rptr[:-1].copy()
+    for c in range(ncol):
+        for p in range(ptr[c], ptr[c + 1]):
+            rcol[fill[members[p]]] = c
+            fill[members[p]] += 1
+    out = np.empty((4 * n, 3), dtype=np.int64)
+    lhs_out = np.empty(4 * n)
+    found = 0
+    seen = np.full(n, -1, dtype=np.int64)
+    nb = np.empty(n, dtype=np.int64)
+    for a in range(n):
+        m = 0
+        for q in range(rptr[a], rptr[a + 1]):
+            c = rcol[q]
+            for p in range(ptr[c], ptr[c + 1]):
+                b = members[p]
+                if b != a and seen[b] != a:
+                    seen[b] = a
+                    nb[m] = b
+                    m += 1
+        for u in range(m):
+            for v in range(u + 1, m):
+                b, c2 = nb[u], nb[v]
+                # count each triple once: a must be its smallest record among centres found
+                if not (a < b and a < c2):
+                    continue
+                lhs = 0.0
+                for q in range(rptr[a], rptr[a + 1]):
+                    c = rcol[q]
+                    hit = 0
+                    for p in range(ptr[c], ptr[c + 1]):
+                        if members[p] == b or members[p] == c2:
+                            hit += 1
+                    if hit >= 1:
+                        lhs += x[c]
+                for q in range(rptr[b], rptr[b + 1]):
+                    c = rcol[q]
+                    has_a = False
+                    has_c = False
+                    for p in range(ptr[c], ptr[c + 1]):
+                        if members[p] == a:
+                            has_a = True
+                        elif members[p] == c2:
+                            has_c = True
+                    if has_c and not has_a:
+                        lhs += x[c]
+                if lhs > 1.0 + min_violation and found < out.shape[0]:
+                    out[found, 0] = a
+                    out[found, 1] = min(b, c2)
+                    out[found, 2] = max(b, c2)
+                    lhs_out[found] = lhs
+                    found += 1
+    return out[:found], lhs_out[:found]
+
+
 # --------------------------------------------------------------------------------------
 # the restricted master LP (9), grown with addCols and re-solved warm
 
@@ -191,10 +259,58 @@ class _Master:
         self.ptr = np.zeros(1, dtype=np.int64)
         self.members = np.zeros(0, dtype=np.int64)
         self.costs = np.zeros(0)
+        self.cuts = np.zeros((0, 3), dtype=np.int64)  # subset-row cuts: Σ_{C: |C∩S|>=2} x_C <= 1
+        self.cut_keys: set[tuple] = set()
+
+    def _incidence(self, ptr, members):
+        ncol = len(ptr) - 1
+        return sparse.csr_matrix(
+            (np.ones(len(members)), members, ptr), shape=(ncol, self.n)
+        )
+
+    def _cut_hits(self, ptr, members, cuts):
+        """(column, cut) pairs where the column holds >= 2 records of the cut."""
+        if len(cuts) == 0 or len(ptr) <= 1:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        M = sparse.csr_matrix(
+            (np.ones(cuts.size), cuts.ravel(), np.arange(0, cuts.size + 1, 3)), shape=(len(cuts), self.n)
+        ).T.tocsr()
+        hits = (self._incidence(ptr, members) @ M).tocoo()
+        keep = hits.data >= 2
+        return hits.row[keep].astype(np.int64), hits.col[keep].astype(np.int64)
+
+    def add_cuts(self, triples) -> int:
+        new = [t for t in (tuple(sorted(map(int, t))) for t in triples) if t not in self.cut_keys]
+        if not new:
+            return 0
+        self.cut_keys.update(new)
+        new = np.asarray(new, dtype=np.int64)
+        cols, cuts = self._cut_hits(self.ptr, self.members, new)
+        order = np.lexsort((cols, cuts))
+        cols, cuts = cols[order], cuts[order]
+        starts = np.searchsorted(cuts, np.arange(len(new)))
+        self.h.addRows(len(new), np.full(len(new), -highspy.kHighsInf), np.ones(len(new)), len(cols),
+                       starts.astype(np.int32), cols.astype(np.int32), np.ones(len(cols)))
+        self.cuts = np.concatenate([self.cuts, new])
+        return len(new)
+
+    def cut_arrays(self, sigma):
+        """record -> cuts CSR and penalties −σ_S >= 0 for the pricing kernels."""
+        nc = len(self.cuts)
+        if nc == 0:
+            return np.zeros(self.n + 1, np.int64), np.zeros(0, np.int64), np.zeros(0)
+        rec = self.cuts.ravel()
+        cut = np.repeat(np.arange(nc), 3)
+        order = np.argsort(rec, kind="stable")
+        cptr = np.concatenate([[0], np.cumsum(np.bincount(rec, minlength=self.n))]).astype(np.int64)
+        return cptr, cut[order].astype(np.int64), np.maximum(-sigma, 0.0)
 
     @property
     def ncols(self) -> int:
         return len(self.costs)
+
+    def has(self, c) -> bool:
+        return np.unique(np.asarray(c, dtype=np.int64)).tobytes() in self.keys
 
     def add(self, clusters) -> int:
         """Add the clusters (iterables of record ids) not yet in the master; returns how many."""
@@ -211,9 +327,18 @@ class _Master:
         flat = np.concatenate(new)
         ptr = np.concatenate([[0], np.cumsum(sizes)])
         costs = column_costs(self.X, ptr, flat)
+        if len(self.cuts):
+            hc, hk = self._cut_hits(ptr, flat, self.cuts)
+            rows = np.concatenate([flat, self.n + hk])
+            owner = np.concatenate([np.repeat(np.arange(len(new)), sizes), hc])
+            order = np.argsort(owner, kind="stable")
+            rows = rows[order]
+            cstarts = np.searchsorted(owner[order], np.arange(len(new)))
+        else:
+            rows, cstarts = flat, ptr[:-1]
         self.h.addCols(
             len(new), costs, np.zeros(len(new)), np.full(len(new), highspy.kHighsInf),
-            len(flat), ptr[:-1].astype(np.int32), flat.astype(np.int32), np.ones(len(flat)),
+            len(rows), cstarts.astype(np.int32), rows.astype(np.int32), np.ones(len(rows)),
         )
         self.members = np.concatenate([self.members, flat])
         self.ptr = np.concatenate([self.ptr, ptr[1:] + self.ptr[-1]])
@@ -231,10 +356,12 @@ class _Master:
             raise RuntimeError(f"master LP not solved to optimality: {self.h.modelStatusToString(status)}")
         sol = self.h.getSolution()
         x = np.asarray(sol.col_value, dtype=np.float64)
-        pi = np.asarray(sol.row_dual, dtype=np.float64)
-        return float(self.h.getInfo().objective_function_value), x, pi
+        duals = np.asarray(sol.row_dual, dtype=np.float64)
+        sigma = np.minimum(duals[self.n:], 0.0)  # <= rows of a minimisation: σ <= 0
+        return float(self.h.getInfo().objective_function_value), x, duals[:self.n], sigma
 
-    def solve_integral(self, time_limit: float, incumbent: np.ndarray | None, abs_gap: float = 0.0):
+    def solve_integral(self, time_limit: float, incumbent: np.ndarray | None, abs_gap: float = 0.0,
+                       primal: bool = False):
         """The integral master over the current columns (HiGHS MIP), stopped when the gap to
         its own bound is at most abs_gap.
 
@@ -243,6 +370,11 @@ class _Master:
         mip.setOptionValue("output_flag", False)
         mip.passModel(self.h.getLp())
         ncol = self.ncols
+        if primal:
+            # looking for good partitions: cut rows only slow the MIP down; more heuristics
+            if len(self.cuts):
+                mip.deleteRows(len(self.cuts), np.arange(self.n, self.n + len(self.cuts), dtype=np.int32))
+            mip.setOptionValue("mip_heuristic_effort", 0.3)
         mip.changeColsIntegrality(
             ncol, np.arange(ncol, dtype=np.int32), np.full(ncol, highspy.HighsVarType.kInteger)
         )
@@ -307,6 +439,10 @@ class _Pricer:
         self.deadline = deadline
         self.max_nodes = max_nodes
         self.tree = cKDTree(X) if exact_pricing == "bnb" else None
+        self.set_cuts(np.zeros(self.n + 1, np.int64), np.zeros(0, np.int64), np.zeros(0))
+
+    def set_cuts(self, cptr, ccut, cpen):
+        self.cuts = (cptr, ccut, cpen)
 
     def time_left(self) -> float:
         return np.inf if self.deadline is None else self.deadline - time.perf_counter()
@@ -317,10 +453,10 @@ class _Pricer:
         for eta in range(self.k, 2 * self.k):
             if eta > self.n:
                 break
-            m, r = greedy_pricing(self.X, pi, eta, thr)
+            m, r = greedy_pricing(self.X, pi, eta, thr, *self.cuts)
             cols += list(m)
             rcs += list(r)
-            m, r = alternating_pricing(self.X, pi, eta, starts, thr, 20)
+            m, r = alternating_pricing(self.X, pi, eta, starts, thr, 20, *self.cuts)
             cols += list(m)
             rcs += list(r)
         return cols, np.asarray(rcs)
@@ -390,7 +526,7 @@ class _Pricer:
             nptr = np.concatenate([[0], np.cumsum(counts)])
             room = max_cols if collect_all else len(seeds)
             m, r, cnt, done, nodes, thr_out, b = bnb_pricing(
-                X, pi, eta, seeds, nptr, flat[keep], thr, collect_all, max(room, 1), self.max_nodes
+                X, pi, eta, seeds, nptr, flat[keep], thr, collect_all, max(room, 1), self.max_nodes, *self.cuts
             )
             best = min(best, b)
             if collect_all:
@@ -425,7 +561,7 @@ class _Pricer:
             if self.time_left() <= 0:
                 complete = False
                 break
-            m, r, cnt, bm, brc, ovf = enumeration_pricing(self.X, pi, eta, lo, lo + step, thr, max_cols)
+            m, r, cnt, bm, brc, ovf = enumeration_pricing(self.X, pi, eta, lo, lo + step, thr, max_cols, *self.cuts)
             overflow |= ovf
             if collect_all:
                 cols += list(m)
@@ -547,6 +683,8 @@ def colgen(
     max_enumerated=50_000,
     primal_columns=3_000,
     max_nodes=5_000_000,
+    cuts=True,
+    max_cut_rounds=30,
 ):
     """Column generation over clusters of size k..2k−1 with a proven lower bound on the optimal SSE.
 
@@ -565,6 +703,11 @@ def colgen(
     proves optimality. The lower bound is the Lagrangian bound Σπ + n·min(0, min rc*_eta/eta),
     computed only from complete exact pricing (the LP value at convergence); returned as
     MethodOutput.lower_bound (None if no bound was proven within ``time_limit``).
+    With ``cuts`` (ours, not the paper's), once no column prices out, violated subset-row cuts
+    Σ_{C: |C∩S|>=2} x_C <= 1 on triples S are added to the master (up to ``max_cut_rounds``
+    rounds) and column generation resumes with their duals σ_S <= 0 charged to the clusters
+    meeting S in two records; the bound becomes Σπ + Σσ + n·min(0, min rc*_eta/eta). Not used
+    with exact_pricing='ilp'.
     Ambiguities: the paper stops pricing at the first eta with a column; we price every eta
     (more columns per round, needed for the bound).
     """
@@ -572,6 +715,7 @@ def colgen(
     deadline = None if time_limit is None else t0 + float(time_limit)
     if exact_pricing not in ("bnb", "enumeration", "ilp"):
         raise ValueError("colgen exact_pricing must be 'bnb', 'enumeration' or 'ilp'")
+    cuts = bool(cuts) and exact_pricing != "ilp"  # the pricing ILP (14) has no cut duals
     if max_rounds is not None and max_rounds < 1:
         raise ValueError("colgen max_rounds must be at least 1")
     X = np.ascontiguousarray(X, dtype=np.float64)
@@ -630,6 +774,8 @@ def colgen(
         if val < best_sse - 1e-12 * max(best_sse, 1.0):
             best_labels, best_sse, best_from = relabel(lab), val, source
 
+    cut_rounds = 0
+    dual_const = 0.0  # Σπ + Σσ: the LP value of the current duals
     while True:
         if left() <= 0 or (max_rounds is not None and rounds >= max_rounds):
             break
@@ -637,7 +783,9 @@ def colgen(
         if solved is None:
             break
         rounds += 1
-        lp_value, x, pi = solved
+        lp_value, x, pi, sigma = solved
+        dual_const = float(pi.sum() + sigma.sum())
+        pricer.set_cuts(*master.cut_arrays(sigma))
         frac = np.abs(x - np.round(x)).max() if len(x) else 0.0
         lp_integral = frac < 1e-6
         if lp_integral:
@@ -647,11 +795,13 @@ def colgen(
             offer(_simple_rounding(X, k, master.ptr, master.members, order), "srh")
             for maxcl in range(k + 1, 2 * k):
                 offer(_mst_rounding(X, k, master.ptr, master.members, x, maxcl), "msth")
-        # pricing: heuristics first
-        support = np.flatnonzero(x > 1e-9)
+        # pricing: heuristics first; columns already in the master (rc ≈ 0 within the LP
+        # tolerances) are not new
         pos = np.flatnonzero(pi > 0)
         starts = X[pos[np.argsort(-pi[pos], kind="stable")][:2000]]
         cols, rcs = pricer.heuristic(pi, thr, starts)
+        fresh = [i for i, c in enumerate(cols) if not master.has(c)]
+        cols, rcs = [cols[i] for i in fresh], rcs[fresh]
         need_exact = len(cols) == 0 or (rounds - last_exact_round >= 25) or (
             lower_bound is None and deadline is not None and left() < 0.25 * float(time_limit)
         )
@@ -661,25 +811,39 @@ def colgen(
             rc_star = []
             for eta in range(k, 2 * k):
                 c2, r2, lb_eta, _ = pricer.exact_eta(pi, eta, thr)
-                cols += c2
-                rcs = np.concatenate([rcs, r2])
+                fresh = [i for i, c in enumerate(c2) if not master.has(c)]
+                cols += [c2[i] for i in fresh]
+                rcs = np.concatenate([rcs, np.asarray(r2)[fresh]])
                 if lb_eta is None:
                     rc_star = None
                     break
                 rc_star.append(lb_eta / eta)
             if rc_star is not None:
-                lag = float(pi.sum()) + n * min(0.0, min(rc_star))
+                lag = dual_const + n * min(0.0, min(rc_star))
                 if lower_bound is None or lag > lower_bound:
                     lower_bound = lag
         history.append((rounds, lp_value, len(cols), lower_bound, best_sse))
         if progress:
-            print(f"colgen round {rounds}: LP {lp_value:.6g}, columns {master.ncols}, new {len(cols)}, "
-                  f"bound {lower_bound}, best {best_sse:.6g}, {time.perf_counter() - t0:.1f} s")
+            print(f"colgen round {rounds}: LP {lp_value:.6g}, columns {master.ncols}, cuts {len(master.cuts)}, "
+                  f"new {len(cols)}, bound {lower_bound}, best {best_sse:.6g}, {time.perf_counter() - t0:.1f} s")
         if not cols:
-            converged = rc_star is not None
+            if rc_star is None:
+                break
+            # the LP over all columns is solved: strengthen it with subset-row cuts
+            proven_now = best_sse - lower_bound <= 1e-9 * max(best_sse, 1e-300)
+            if cuts and not lp_integral and not proven_now and cut_rounds < max_cut_rounds:
+                sup = np.flatnonzero(x > 1e-9)
+                sptr = np.concatenate([[0], np.cumsum(np.diff(master.ptr)[sup])]).astype(np.int64)
+                smem = np.concatenate([master.members[master.ptr[c]:master.ptr[c + 1]] for c in sup])
+                triples, lhs = _separate_subset_rows(n, sptr, smem, x[sup], 1e-4)
+                if len(triples):
+                    best_first = np.argsort(-lhs, kind="stable")[: max(n // 4, 10)]
+                    if master.add_cuts(triples[best_first]) > 0:
+                        cut_rounds += 1
+                        continue
+            converged = True
             break
         master.add(_disjoint_families(cols, rcs, n))
-        del support
 
     # closing (ours): with converged duals π, a partition P costs Σπ + Σ_{C∈P} rc(C) and every
     # rc(C) ≥ rc*; so if P uses a cluster with rc ≥ G' it costs ≥ Σπ + G' + corr. Enumerate all
@@ -691,7 +855,7 @@ def colgen(
         # the integral master over the generated columns (primal side, Section 5.2 + MIP)
         tl = min(0.5 * left(), mip_time_limit) if mip_time_limit is not None else left()
         lab, obj, dual_bound, optimal = master.solve_integral(
-            tl if np.isfinite(tl) else 1e9, master.indicator(best_labels)
+            tl if np.isfinite(tl) else 1e9, master.indicator(best_labels), primal=True
         )
         offer(lab, "mip")
         if progress:
@@ -699,7 +863,7 @@ def colgen(
                   f"{best_sse:.6g}, {time.perf_counter() - t0:.1f} s")
     closing = []
     if converged and final_mip and close_gap:
-        pi_sum = float(pi.sum())
+        pi_sum = dual_const  # Σπ + Σσ (σ <= 0 and every cut row is <= 1 for a partition)
         corr = n * min(0.0, min(rc_star))
         last_g = None
         for _ in range(3):
@@ -714,9 +878,9 @@ def colgen(
             # primal: the integral master over the columns of smallest rc, solved to the end
             few = np.argsort(enum_rc, kind="stable")[:primal_columns]
             master.add([enumerated[i] for i in few])
-            tl = min(0.3 * left(), mip_time_limit) if mip_time_limit is not None else 0.3 * left()
+            tl = min(0.4 * left(), mip_time_limit) if mip_time_limit is not None else 0.4 * left()
             lab, obj, dual_bound, optimal = master.solve_integral(
-                tl if np.isfinite(tl) else 1e9, master.indicator(best_labels)
+                tl if np.isfinite(tl) else 1e9, master.indicator(best_labels), primal=True
             )
             offer(lab, "mip")
             if progress:
@@ -755,6 +919,7 @@ def colgen(
         "colgen_srh_sse": heur_best["srh"],
         "colgen_msth_sse": heur_best["msth"],
         "colgen_closing": closing,
+        "colgen_cuts": len(master.cuts),
         "colgen_seconds": time.perf_counter() - t0,
     }
     return MethodOutput(best_labels, lower_bound=lower_bound, extras=extras)
