@@ -59,10 +59,12 @@ def _connected(x, labels):
 
 
 @settings(max_examples=40, deadline=None)
-@given(datasets(), st.sampled_from(["md", "pv", "sz", "fpc"]), st.sampled_from(["ascending", "descending"]))
-def test_kward_valid(data, criterion, order):
+@given(datasets(), st.sampled_from(["md", "pv", "sz", "fpc"]), st.sampled_from(["ascending", "descending"]),
+       st.sampled_from(["seed", "centroid"]), st.booleans())
+def test_kward_valid(data, criterion, order, grow, recompute):
     X, k = data
-    out = registry.run("kward", X, k, criterion=criterion, order=order, variable=X.shape[1] - 1)
+    out = registry.run("kward", X, k, criterion=criterion, order=order, variable=X.shape[1] - 1, grow=grow,
+                       recompute=recompute)
     _valid(out.labels, len(X), k)
 
 
@@ -241,10 +243,13 @@ def tarragona():
 
 
 def test_kward_reproduces_table3(tarragona):
-    """Uk-W(SZ) 19.16 / 24.31 and Uk-W(FPC) 15.87 / 21.58 (paper's Table 3, k = 3 / 4)."""
+    """Uk-W(SZ) 19.16 / 24.31, Uk-W(FPC) 15.87 / 21.58, Uk-W(MD) 21.13 - 21.24 (paper's Table 3, k = 3 / 4)."""
     X = tarragona
-    for k, crit, ref in [(3, "sz", 19.16), (4, "sz", 24.31), (3, "fpc", 15.87), (4, "fpc", 21.58)]:
-        assert information_loss(X, registry.run("kward", X, k, criterion=crit).labels) == pytest.approx(ref, abs=0.006)
+    for k, params, ref in [(3, {"criterion": "sz"}, 19.16), (4, {"criterion": "sz"}, 24.31),
+                           (3, {"criterion": "fpc"}, 15.87), (4, {"criterion": "fpc"}, 21.58),
+                           (4, {"criterion": "md", "grow": "centroid"}, 21.13),
+                           (4, {"criterion": "md", "grow": "centroid", "order": "descending"}, 21.24)]:
+        assert information_loss(X, registry.run("kward", X, k, **params).labels) == pytest.approx(ref, abs=0.006)
 
 
 def test_univariate_kward_reproduces_table1(tarragona):
@@ -278,6 +283,7 @@ def test_registry_metadata():
         ("kward", {"criterion": "xx"}),
         ("kward", {"order": "up"}),
         ("kward", {"criterion": "pv", "variable": 9}),
+        ("kward", {"grow": "mean"}),
         ("genetic", {"criterion": "B"}),
         ("genetic", {"pcross": 1.5}),
         ("genetic", {"maxgen": 0}),
