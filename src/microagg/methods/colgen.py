@@ -1,9 +1,11 @@
 """Column generation for microaggregation with a proven lower bound on the optimal SSE.
 
-Paper: Aloise, Hansen & ... "column-generation.txt" (set-partitioning model (9), cluster
-cost w_C = SSE of C (8), pricing per fixed size eta (10), ILP (14) with the node-to-node
+Paper: ../shared/papers/column-generation.txt (set-partitioning model (9), cluster cost
+w_C = SSE of C (8), pricing per fixed size eta (10), ILP (14) with the node-to-node
 inequalities (12), SolveHeuristicPricing, SimpleRoundingHeuristic, RoundingMSTHeuristic and
-MicroaggregationHeuristicMP, Section 5).
+MicroaggregationHeuristicMP, Section 5). Beyond the paper (ours): exact pricing by
+branch-and-bound in a KD-tree ball, subset-row cuts, and a closing enumeration + MIP that
+turns the LP bound into a proof of optimality when the gap is small.
 
 Lower bound. For any duals π and the minimum reduced cost rc*_eta of the clusters of each
 size eta = k..2k−1, every partition P into such clusters has
