@@ -70,7 +70,7 @@ def projected(X, k, *, seed=None, time_limit=None, progress=False, projection="f
 )
 def individual_ranking(X, k, *, seed=None, time_limit=None, progress=False, univariate="univariate-optimal",
                        univariate_params=None):
-    """Individual ranking: each variable microaggregated on its own; labels (n, d), one partition per column.
+    """Individual ranking: each variable grouped on its own (labels (n, d)); NOT k-anonymous, higher disclosure risk.
 
     HIGHER DISCLOSURE RISK (paper §6): the published records are NOT k-anonymous as combinations
     of values, since each variable has its own grouping. Individual ranking preserves more
