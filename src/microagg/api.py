@@ -322,8 +322,11 @@ def _sample_weights(sample_weight, df, n) -> np.ndarray | None:
     return sw
 
 
-def _stratum_name(key, n_cols) -> str:
-    return str(key if n_cols > 1 else key[0])
+def _stratum_name(key, strata_cols) -> str:
+    """'value' for one stratum column, 'col1=v1, col2=v2' for several."""
+    if len(strata_cols) == 1:
+        return str(key[0])
+    return ", ".join(f"{c}={v}" for c, v in zip(strata_cols, key))
 
 
 def _merge_small(codes, names, Z, k):
@@ -337,6 +340,7 @@ def _merge_small(codes, names, Z, k):
     np.add.at(sums, codes, Z)
     active = counts > 0
     target = np.arange(S)
+    members = [[name] for name in names]
     merges = []
     while True:
         small = np.flatnonzero(active & (counts < k))
@@ -354,7 +358,8 @@ def _merge_small(codes, names, Z, k):
         active[s] = False
         target[target == s] = t
         names[t] = f"{names[t]}+{names[s]}"
-    return target[codes], names, merges
+        members[t] += members[s]
+    return target[codes], names, members, merges
 
 
 def _fit_strata(df, strata_cols, Z, k, method, seed, time_limit, params, info, merge_small=False, progress=False):
@@ -365,12 +370,13 @@ def _fit_strata(df, strata_cols, Z, k, method, seed, time_limit, params, info, m
     """
     keys = df[strata_cols].astype("object").where(df[strata_cols].notna(), "<missing>")
     codes, uniques = pd.factorize(pd.MultiIndex.from_frame(keys))
-    names = [_stratum_name(u, len(strata_cols)) for u in uniques]
+    names = [_stratum_name(u, strata_cols) for u in uniques]
+    members = [[name] for name in names]
     merges = []
     counts = np.bincount(codes)
     small = np.flatnonzero(counts < k)
     if small.size and merge_small:
-        codes, names, merges = _merge_small(codes, names, Z, k)
+        codes, names, members, merges = _merge_small(codes, names, Z, k)
     elif small.size:
         listed = [f"{names[i]} ({counts[i]} records)" for i in small[:5]]
         raise InputError(
@@ -394,7 +400,7 @@ def _fit_strata(df, strata_cols, Z, k, method, seed, time_limit, params, info, m
             have_bound = False
         else:
             bound += out.lower_bound
-        entry = {"stratum": names[s], "records": int(len(rows)), "sse": sse(Z[rows], lab)}
+        entry = {"stratum": names[s], "members": members[s], "records": int(len(rows)), "sse": sse(Z[rows], lab)}
         if out.lower_bound is not None:
             entry["lower_bound"] = float(out.lower_bound)
         if out.extras:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import time
+import warnings
 
 import numpy as np
 
@@ -18,16 +19,19 @@ from ..partition import InvalidPartitionError, check_partition, sse
 #: Fast-to-strong order: the cheap constructive heuristics first, the local search (anytime,
 #: it gets the budget that is left) last. Only the registered ones are used.
 DEFAULT_PORTFOLIO = ("mdav", "vmdav", "mdav-mhm", "md", "kward", "tsp-mhm", "icsm")
+#: Column generation closes the portfolio on small data, where it usually proves a lower bound
+#: on the optimal SSE within seconds (so the report can state how far from optimal we are).
+COLGEN_MAX_N = 300
 #: For one quasi-identifier the optimal univariate partition (Hansen & Mukherjee) is exact.
 DEFAULT_UNIVARIATE = ("univariate-optimal",)
 #: Budget (seconds) when ``time_limit`` is None.
 DEFAULT_BUDGET = 60.0
 
 
-def _portfolio(portfolio, d: int) -> list[str]:
+def _portfolio(portfolio, n: int, d: int) -> list[str]:
     """The members to run, validated: registered, not auto, not per-variable, univariate only if d == 1."""
     if portfolio is None:
-        wanted = DEFAULT_UNIVARIATE if d == 1 else DEFAULT_PORTFOLIO
+        wanted = DEFAULT_UNIVARIATE if d == 1 else DEFAULT_PORTFOLIO + (("colgen",) if n <= COLGEN_MAX_N else ())
         known = set(names())
         members = [m for m in wanted if m in known]
         if not members:  # fall back to every suitable registered method
@@ -99,8 +103,9 @@ def auto(X, k, *, seed=None, time_limit=None, progress=False, portfolio=None, me
     """Portfolio: run several registered methods within the time budget and keep the lowest-SSE partition.
 
     ``portfolio``: method names (list or comma-separated string) run in the given order; the
-    default is the fast-to-strong set mdav, vmdav, mdav-mhm, md, kward, tsp-mhm, icsm (those that
-    are registered), or univariate-optimal when there is one quasi-identifier. ``member_params``:
+    default is the fast-to-strong set mdav, vmdav, mdav-mhm, md, kward, tsp-mhm, icsm, plus colgen
+    when n <= 300 (for its lower bound), of those that are registered; univariate-optimal (exact)
+    when there is one quasi-identifier. ``member_params``:
     {method: {param: value}} passed to the members. ``time_limit`` is the total budget (default
     60 s when None): each member gets an equal share of what is left (anytime members such as
     icsm and colgen stop at their share and return their best partition; the others run to
@@ -112,7 +117,7 @@ def auto(X, k, *, seed=None, time_limit=None, progress=False, portfolio=None, me
     ``extras["winner"]`` names the winner.
     """
     n, d = X.shape
-    members = _portfolio(portfolio, d)
+    members = _portfolio(portfolio, n, d)
     if member_params is None:
         member_params = {}
     if not isinstance(member_params, dict) or any(not isinstance(v, dict) for v in member_params.values()):
@@ -136,13 +141,17 @@ def auto(X, k, *, seed=None, time_limit=None, progress=False, portfolio=None, me
             share = max(left, 0.0) / (len(members) - i)
             bar.step(f"{name} (best {winner or '-'})")
             t = time.perf_counter()
-            out = run(name, X, k, seed=seed, time_limit=max(share, 1e-3), progress=False,
-                      **member_params.get(name, {}))
             try:
+                out = run(name, X, k, seed=seed, time_limit=max(share, 1e-3), progress=False,
+                          **member_params.get(name, {}))
                 labels = check_partition(out.labels, n, k, name)
-            except InvalidPartitionError as exc:  # a member's bug must not sink the portfolio
-                rows.append({"method": name, "status": f"invalid partition: {exc}",
-                             "seconds": time.perf_counter() - t})
+            except ValueError:  # a bad parameter for a member is the user's error: report it
+                raise
+            except Exception as exc:  # a member's bug must not sink the portfolio: skip it, loudly
+                first_line = (str(exc).splitlines() or [""])[0]
+                status = f"failed: {type(exc).__name__}: {first_line}"
+                warnings.warn(f"auto: member {name} {status}", RuntimeWarning, stacklevel=2)
+                rows.append({"method": name, "status": status, "seconds": time.perf_counter() - t})
                 bar.step(f"{name} failed", 1)
                 continue
             value = sse(X, labels)
