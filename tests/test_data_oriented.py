@@ -297,3 +297,10 @@ def test_bad_parameters_raise_value_error(name, params):
     X = _standardise(np.random.default_rng(0).normal(size=(30, 1 if name == "genetic" else 3)))
     with pytest.raises(ValueError):
         registry.run(name, X, 3, **params)
+
+
+def test_kward_time_limit_keeps_a_valid_partition():
+    X = _standardise(np.random.default_rng(1).normal(size=(400, 3)))
+    out = registry.run("kward", X, 3, time_limit=1e-9)
+    labels = check_partition(out.labels, len(X), 3)
+    assert out.extras["ward_passes"] == 1 and group_sizes(labels).min() >= 3

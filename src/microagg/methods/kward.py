@@ -16,6 +16,8 @@ Ward's merging itself always works on the unprojected data.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from ..kernels.ward import farthest_pair, ward_adjacent_1d, ward_nn_chain
@@ -111,8 +113,12 @@ def _end_groups(Xs: np.ndarray, k: int, criterion: str, order: str, variable: in
 
 
 def kward_labels(X: np.ndarray, k: int, criterion: str = "md", order: str = "ascending", variable: int = 0,
-                 recompute: bool = False, grow: str = "seed"):
-    """Labels of Algorithm 1 on X (1-D data: adjacent Ward on the sorted values); also the number of passes."""
+                 recompute: bool = False, grow: str = "seed", deadline: float | None = None):
+    """Labels of Algorithm 1 on X (1-D data: adjacent Ward on the sorted values); also the number of passes.
+
+    Past ``deadline`` (time.perf_counter() value) no further pass starts after the first: groups still
+    waiting to be split are kept whole, which is a valid k-partition with some groups of 2k or more.
+    """
     n, d = X.shape
     scores = None
     if d > 1 and criterion != "md" and not recompute:
@@ -127,7 +133,8 @@ def kward_labels(X: np.ndarray, k: int, criterion: str = "md", order: str = "asc
     while stack:
         rows = stack.pop()
         m = len(rows)
-        if m < 2 * k:  # a final group of k..2k−1 (Proposition 1)
+        if m < 2 * k or (passes > 0 and deadline is not None and time.perf_counter() > deadline):
+            # a final group of k..2k−1 (Proposition 1), or a larger one when time is up
             labels[rows] = next_label
             next_label += 1
             continue
@@ -191,11 +198,14 @@ def kward(X, k, *, seed=None, time_limit=None, progress=False, criterion="md", o
     1-D, O(m²·d) in d > 1 (plus O(m²·d) for the farthest pair with 'md'); the recursion repeats a
     pass on every group of >= 2k records, so the total is typically O(n²·d) and at worst
     O(n³·d/k) (the paper's expression (8): one group of k split off per pass). Memory O(n·d).
+    time_limit: once exceeded no pass after the first starts and groups not yet split stay whole (a valid
+    partition, some groups of 2k or more); a pass already running is not interrupted.
     """
     check_axis_params("criterion", X, criterion, CRITERIA, order, variable)
     if not isinstance(recompute, (bool, np.bool_)):
         raise ValueError(f"recompute must be True or False, got {recompute!r}")
     if grow not in ("centroid", "seed"):
         raise ValueError(f"grow must be 'centroid' or 'seed', got {grow!r}")
-    labels, passes = kward_labels(X, k, criterion, order, int(variable), bool(recompute), grow)
+    deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
+    labels, passes = kward_labels(X, k, criterion, order, int(variable), bool(recompute), grow, deadline)
     return MethodOutput(labels, extras={"ward_passes": passes})
