@@ -873,7 +873,12 @@ def colgen(
             if proven or left() <= 0:
                 break
             gap_full = best_sse - pi_sum - corr + tol
-            enumerated, enum_rc, g_try = pricer.enumerate_below(pi, gap_full, max_enumerated)
+            # HiGHS may overrun its time limit on large MIPs (presolve, root LP): scale the
+            # enumerated set with the time left
+            budget = max_enumerated if not np.isfinite(left()) else int(min(max_enumerated, 2000 * left()))
+            if budget < 500:
+                break
+            enumerated, enum_rc, g_try = pricer.enumerate_below(pi, gap_full, budget)
             if enumerated is None or (last_g is not None and g_try <= last_g * (1 + 1e-12)):
                 break
             last_g = g_try
@@ -889,6 +894,8 @@ def colgen(
                 print(f"colgen MIP over {master.ncols} columns: {'optimal' if optimal else 'stopped'}, best "
                       f"{best_sse:.6g}, {time.perf_counter() - t0:.1f} s")
             # bound: the integral master over every cluster with rc < G'
+            if left() < 1.0:
+                break
             master.add(enumerated)
             tl = min(left(), mip_time_limit) if mip_time_limit is not None else left()
             target = pi_sum + g_try + corr  # no MIP bound above this value can be used
