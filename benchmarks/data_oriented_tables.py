@@ -230,8 +230,8 @@ def notes(uni, multi, d):
     """Where ours differ from the paper and why (the counts are computed, the explanations are ours)."""
     exact = {k: {c: sum(round(uni[k]["il"][c][j], 2) == PAPER_TABLE1[k][c][j] for j in range(d)) for c in UNIVARIATE}
              for k in KS}
-    within = {k: sum(uni[k]["ga_spread"][c][j][0] - 0.005 <= PAPER_TABLE1[k][c][j] for c in ("A", "M") for j in range(d))
-              for k in KS}
+    within = {k: sum(uni[k]["ga_spread"][c][j][0] - 0.005 <= PAPER_TABLE1[k][c][j]
+                     for c in ("A", "M") for j in range(d)) for k in KS}
     sdr_ok = sum(round(uni[k]["utility"][c][4], 4) == PAPER_TABLE2[k][c][1] for k in KS for c in ("F", "k-W"))
     out = ["\n## Where ours differ from the paper, and why\n"]
     out.append(

@@ -85,7 +85,8 @@ def test_genetic_valid(data, criterion, seed):
 def test_projected_valid(data, projection, univariate):
     X, k = data
     params = {"maxgen": 10} if univariate == "genetic" else None
-    out = registry.run("projected", X, k, seed=1, projection=projection, univariate=univariate, univariate_params=params)
+    out = registry.run("projected", X, k, seed=1, projection=projection, univariate=univariate,
+                       univariate_params=params)
     _valid(out.labels, len(X), k)
 
 

@@ -22,11 +22,15 @@ PROJECTIONS = ("pv", "sz", "fpc")
 def _check_univariate(univariate: str, univariate_params) -> dict:
     info = get(univariate)  # ValueError listing the known names
     if info.per_variable or univariate == "projected":
-        raise ValueError(f"univariate must be a method that gives one partition of a single variable, got {univariate!r}")
+        raise ValueError(
+            f"univariate must be a method that gives one partition of a single variable, got {univariate!r}"
+        )
     if univariate_params is None:
         return {}
     if not isinstance(univariate_params, dict):
-        raise ValueError(f"univariate_params must be a dict of the univariate method's parameters, got {univariate_params!r}")
+        raise ValueError(
+            f"univariate_params must be a dict of the univariate method's parameters, got {univariate_params!r}"
+        )
     return dict(univariate_params)
 
 
