@@ -145,7 +145,8 @@ def test_icsm_options_and_anytime():
     rng = np.random.default_rng(0)
     X = _standardise(rng.normal(size=(120, 3)))
     mdav_sse = sse(X, run("mdav", X, 4).labels)
-    for params in ({"time_limit": 0.0}, {"max_iterations": 1}, {"init": "npn-mhm"}, {"restart_from": "init", "restarts": 2}):
+    for params in ({"time_limit": 0.0}, {"max_iterations": 1}, {"init": "npn-mhm"}, {"restart_from": "init", "restarts": 2},
+                   {"scope": "local", "restarts": 2}, {"restart_complex_tries": 3, "restarts": 1}):
         labels = check_partition(run("icsm", X, 4, **params).labels, len(X), 4)
         if "init" not in params:
             assert sse(X, labels) <= mdav_sse + 1e-9
