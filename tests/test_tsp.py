@@ -111,8 +111,8 @@ def test_greedy_on_the_papers_toy_example():
          [1, 4, 1, 4, 6, 7, 5, 10, 0, 6, 3], [1, 1, 0, 2, 1, 1, 10, 11, 6, 0, 11],
          [1, 1, 3, 3, 2, 3, 9, 8, 3, 11, 0]], dtype=np.int32,
     )
-    labels, g = greedy_groups(X, N, 3, 2, 0)
-    assert g == 3
+    labels, g, g_literal = greedy_groups(X, N, 3)
+    assert (g, g_literal) == (3, 2)  # 11 -> 8 -> 5 (line 11 stops here) -> 2 leftovers
     assert set(np.flatnonzero(labels == 0)) == {7, 9, 10}  # Com8, Com10, Com11 (Table VI)
     assert (labels < 0).sum() == 2
 

@@ -147,54 +147,33 @@ def improve(X, neigh, K, K_or, path, pos, closed, queue, inq):
         m_e = 0
         m_j = 0
         m_fwd = True
-        # --- 2-opt, new edge a-c replacing a's successor edge (and c's)
-        d1 = _edge(X, a, _next(path, i, closed))
-        for q in range(K):
-            c = neigh[a, q]
-            dac = _dist(X, a, c)
-            if dac >= d1:
-                break
-            j = pos[c]
-            if i < j:
-                lo, hi = i + 1, j
+        # --- 2-opt: new edge a-c replacing a's successor (side 0) or predecessor (side 1) edge
+        for side in range(2):
+            if side == 0:
+                d1 = _edge(X, a, _next(path, i, closed))
             else:
-                lo, hi = j + 1, i
-            if lo >= hi:
-                continue
-            P = path[lo - 1]
-            nx = _next(path, hi, closed)
-            g = _dist(X, P, path[lo]) + _edge(X, path[hi], nx) - _dist(X, P, path[hi]) - _edge(X, path[lo], nx)
-            if g > best_gain:
-                best_gain = g
-                kind = 1
-                m_l = lo
-                m_r = hi
-        # --- 2-opt, new edge a-c replacing a's predecessor edge (and c's)
-        d1 = _edge(X, _prev(path, i, closed), a)
-        for q in range(K):
-            c = neigh[a, q]
-            dac = _dist(X, a, c)
-            if dac >= d1:
-                break
-            j = pos[c]
-            if i < j:
-                lo, hi = i, j - 1
-            else:
-                lo, hi = j, i - 1
-            if lo == 0:
-                if not closed:
+                d1 = _edge(X, _prev(path, i, closed), a)
+            for q in range(K):
+                c = neigh[a, q]
+                if _dist(X, a, c) >= d1:
+                    break
+                j = pos[c]
+                lo = min(i, j) + 1 - side
+                hi = max(i, j) - side
+                if lo == 0:
+                    if not closed:
+                        continue
+                    lo, hi = hi + 1, n - 1  # the complementary reversal, same cycle
+                if lo >= hi:
                     continue
-                lo, hi = hi + 1, n - 1  # the complementary reversal, same cycle
-            if lo >= hi:
-                continue
-            P = path[lo - 1]
-            nx = _next(path, hi, closed)
-            g = _dist(X, P, path[lo]) + _edge(X, path[hi], nx) - _dist(X, P, path[hi]) - _edge(X, path[lo], nx)
-            if g > best_gain:
-                best_gain = g
-                kind = 1
-                m_l = lo
-                m_r = hi
+                P = path[lo - 1]
+                nx = _next(path, hi, closed)
+                g = _dist(X, P, path[lo]) + _edge(X, path[hi], nx) - _dist(X, P, path[hi]) - _edge(X, path[lo], nx)
+                if g > best_gain:
+                    best_gain = g
+                    kind = 1
+                    m_l = lo
+                    m_r = hi
         # --- Or-opt: segments of 1..3 records with a at one end
         if n >= 8:
             for L in range(1, 4):
@@ -223,34 +202,28 @@ def improve(X, neigh, K, K_or, path, pos, closed, queue, inq):
                             jc = pos[c]
                             if s <= jc <= e:
                                 continue
-                            # insert after c: c, end, ..., other, next(c)
-                            jj = jc
-                            if not (s - 1 <= jj <= e):
-                                nj = _next(path, jj, closed)
-                                g = g_rem - (dce + _edge(X, other, nj) - _edge(X, c, nj))
-                                if g > best_gain:
-                                    best_gain = g
-                                    kind = 2
-                                    m_s = s
-                                    m_e = e
-                                    m_j = jj
-                                    m_fwd = end == u
-                            # insert before c: prev(c), other, ..., end, c
-                            jj = jc - 1
-                            if jj < 0:
-                                if not closed:
+                            for before in range(2):
+                                # after c: c, end, ..., other, next(c); before c: prev(c), other, ..., end, c
+                                jj = jc - before
+                                if jj < 0:
+                                    if not closed:
+                                        continue
+                                    jj = n - 1
+                                if s - 1 <= jj <= e:
                                     continue
-                                jj = n - 1
-                            if not (s - 1 <= jj <= e):
-                                pj = path[jj]
-                                g = g_rem - (_dist(X, pj, other) + dce - _dist(X, pj, c))
+                                if before == 0:
+                                    nj = _next(path, jj, closed)
+                                    g = g_rem - (dce + _edge(X, other, nj) - _edge(X, c, nj))
+                                else:
+                                    pj = path[jj]
+                                    g = g_rem - (_dist(X, pj, other) + dce - _dist(X, pj, c))
                                 if g > best_gain:
                                     best_gain = g
                                     kind = 2
                                     m_s = s
                                     m_e = e
                                     m_j = jj
-                                    m_fwd = other == u
+                                    m_fwd = (end == u) == (before == 0)
         if kind == 0:
             continue
         moves += 1

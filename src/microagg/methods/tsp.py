@@ -13,7 +13,6 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from numba import njit
 from scipy.spatial import cKDTree
 
 from ..kernels.segments import optimal_cyclic_labels
@@ -21,7 +20,7 @@ from ..kernels.tsp import build_paths
 from ..partition import group_means, sse
 from . import MethodOutput, register
 
-_EXTENSIONS = {"pair": 0, "max": 1, "sum": 2}
+_EXTENSIONS = ("pair", "max", "sum")
 _BATCH = 16  # paths per kernel call between time-limit checks
 _NN_CANDIDATES = 24  # candidate list width for nearest neighbour (fewer full scans); 2-opt/Or-opt use `neighbours`
 
@@ -40,140 +39,76 @@ def candidate_neighbours(X: np.ndarray, K: int) -> np.ndarray:
     return np.ascontiguousarray(idx[keep].reshape(n, K))
 
 
-@njit(cache=True, nogil=True)
-def _sqd(X, a, b):
-    s = 0.0
-    for t in range(X.shape[1]):
-        diff = X[a, t] - X[b, t]
-        s += diff * diff
-    return s
+def _row_best(X, N, active, rows, block=256):
+    """(value, partner) of the largest N[i, j] over active j ≠ i for each i in rows; ties go to
+    the j nearest to i (the first such j on equal distances). Rows in blocks: O(block·n) memory."""
+    vals = np.empty(len(rows), dtype=np.int64)
+    args = np.empty(len(rows), dtype=np.int64)
+    for b in range(0, len(rows), block):
+        sub = rows[b : b + block]
+        M = np.where(active, N[sub], -1)
+        M[np.arange(len(sub)), sub] = -1
+        v = M.max(axis=1)
+        hit = M == v[:, None]
+        vals[b : b + block] = v
+        args[b : b + block] = hit.argmax(axis=1)
+        for r in np.flatnonzero(hit.sum(axis=1) > 1):
+            ties = np.flatnonzero(hit[r])
+            args[b + r] = ties[np.argmin(((X[ties] - X[sub[r]]) ** 2).sum(axis=1))]
+    return vals, args
 
 
-@njit(cache=True, nogil=True)
-def _row_best(X, N, active, i, row_val, row_arg):
-    """Largest N[i, j] over active j ≠ i; ties to the record nearest to i."""
-    bv = -1
-    bj = -1
-    bd = np.inf
-    for j in range(N.shape[0]):
-        if j == i or not active[j]:
-            continue
-        v = N[i, j]
-        if v > bv:
-            bv = v
-            bj = j
-            bd = -1.0  # distance computed only if a tie needs it
-        elif v == bv:
-            if bd < 0:
-                bd = _sqd(X, i, bj)
-            dj = _sqd(X, i, j)
-            if dj < bd:
-                bj = j
-                bd = dj
-    row_val[i] = bv
-    row_arg[i] = bj
+def greedy_groups(X, N, k, extension="pair"):
+    """MF-TSP Algorithm 1 lines 11-24: greedy groups of k from the count matrix N.
 
+    Seed (line 12): the largest cell N[i, j] among unassigned records. Ties (frequent: many pairs
+    are neighbours on every path) go to the record i farthest from the centroid of the unassigned
+    records, as in MDAV, paired with the nearest of its tied partners j. Extension (lines 14-22),
+    k−2 times, by the unassigned record x with the largest score, ties to the record nearest the
+    group's centroid: 'pair' (the paper's row i / column j maxima) scores max(N[i, x], N[x, j]);
+    'max' the maximum over all members' rows; 'sum' the sum over them. Assigned records leave N
+    (line 23); each row's best cell is cached and recomputed only when its partner leaves.
 
-@njit(cache=True, nogil=True)
-def greedy_groups(X, N, k, stop, extension):
-    """MF-TSP Algorithm 1 lines 11-24: groups of k while more than ``stop`` records remain.
-
-    Seed (line 12): the largest cell N[i, j] among unassigned records. Ties (frequent) go to the
-    record i farthest from the centroid of the unassigned records, as in MDAV, paired with its
-    nearest record j among the tied cells of its row. Extension (lines 14-22), k−2 times, by the
-    unassigned record x with the largest score, ties to the record nearest the group's centroid:
-    extension 0 ('pair', the paper's row i / column j maxima) scores max(N[i, x], N[x, j]) for the
-    seed pair; 1 ('max') the maximum over all members' rows; 2 ('sum') the sum over them.
-    Assigned records leave N (line 23). Returns (labels, −1 for unassigned; number of groups).
+    Groups are made while at least k records remain. Returns (labels with −1 for the fewer than
+    k leftovers, number of groups, number of groups made while more than 2k−1 remained, i.e.
+    where the literal line 11 stops).
     """
-    n, d = X.shape
+    n = len(X)
     labels = np.full(n, -1, dtype=np.int64)
-    active = np.ones(n, dtype=np.bool_)
-    row_val = np.empty(n, dtype=np.int64)
-    row_arg = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        _row_best(X, N, active, i, row_val, row_arg)
-    members = np.empty(k, dtype=np.int64)
-    cent = np.empty(d)
-    total = np.zeros(d)  # sum of the unassigned records
-    for i in range(n):
-        for t in range(d):
-            total[t] += X[i, t]
-    remaining = n
-    g = 0
-    while remaining > stop and remaining >= k:
-        bv = -1
-        for i in range(n):
-            if not active[i]:
-                continue
-            if row_arg[i] < 0 or not active[row_arg[i]]:
-                _row_best(X, N, active, i, row_val, row_arg)
-            if row_val[i] > bv:
-                bv = row_val[i]
-        bi = -1
-        bd = -1.0
-        for i in range(n):
-            if active[i] and row_val[i] == bv:
-                di = 0.0
-                for t in range(d):
-                    diff = X[i, t] - total[t] / remaining
-                    di += diff * diff
-                if di > bd:
-                    bd = di
-                    bi = i
-        members[0] = bi
-        members[1] = row_arg[bi]
-        size = 2
-        for m in range(2):
-            active[members[m]] = False
-        for t in range(d):
-            cent[t] = 0.5 * (X[members[0], t] + X[members[1], t])
-        while size < k:
-            bx = -1
-            bs = -1
-            bd = np.inf
-            for x in range(n):
-                if not active[x]:
-                    continue
-                if extension == 0:
-                    s = max(N[members[0], x], N[members[1], x])
-                elif extension == 1:
-                    s = 0
-                    for m in range(size):
-                        s = max(s, N[members[m], x])
-                else:
-                    s = 0
-                    for m in range(size):
-                        s += N[members[m], x]
-                if s > bs:
-                    bs = s
-                    bx = x
-                    bd = -1.0
-                elif s == bs:
-                    if bd < 0:
-                        bd = 0.0
-                        for t in range(d):
-                            diff = X[bx, t] - cent[t]
-                            bd += diff * diff
-                    dx = 0.0
-                    for t in range(d):
-                        diff = X[x, t] - cent[t]
-                        dx += diff * diff
-                    if dx < bd:
-                        bx = x
-                        bd = dx
-            members[size] = bx
-            active[bx] = False
-            size += 1
-            for t in range(d):
-                cent[t] += (X[bx, t] - cent[t]) / size
-        for m in range(size):
-            labels[members[m]] = g
-            for t in range(d):
-                total[t] -= X[members[m], t]
-        remaining -= size
+    active = np.ones(n, dtype=bool)
+    row_val, row_arg = _row_best(X, N, active, np.arange(n))
+    total = X.sum(axis=0)  # of the unassigned records
+    remaining, g, g_literal = n, 0, 0
+    while remaining >= k:
+        if remaining > 2 * k - 1:
+            g_literal = g + 1
+        stale = np.flatnonzero(active & ~active[row_arg])
+        if len(stale):
+            row_val[stale], row_arg[stale] = _row_best(X, N, active, stale)
+        best = row_val[active].max()
+        tied = np.flatnonzero(active & (row_val == best))
+        i = int(tied[np.argmax(((X[tied] - total / remaining) ** 2).sum(axis=1))])
+        members = [i, int(row_arg[i])]
+        active[members] = False
+        cent = 0.5 * (X[members[0]] + X[members[1]])
+        while len(members) < k:
+            if extension == "pair":
+                score = np.maximum(N[members[0]], N[members[1]]).astype(np.int64)
+            elif extension == "max":
+                score = N[members].max(axis=0).astype(np.int64)
+            else:
+                score = N[members].sum(axis=0, dtype=np.int64)
+            score[~active] = -1
+            ties = np.flatnonzero(score == score.max())
+            x = int(ties[np.argmin(((X[ties] - cent) ** 2).sum(axis=1))]) if len(ties) > 1 else int(ties[0])
+            members.append(x)
+            active[x] = False
+            cent = cent + (X[x] - cent) / len(members)
+        labels[members] = g
+        total = total - X[members].sum(axis=0)
+        remaining -= k
         g += 1
-    return labels, g
+    return labels, g, g_literal
 
 
 def _finish(X: np.ndarray, labels: np.ndarray, g: int, k: int) -> np.ndarray:
@@ -254,13 +189,14 @@ def mf_tsp(X, k, *, seed=None, time_limit=None, progress=False, n_paths=None, ne
             print(f"mf-tsp: {done}/{len(order)} paths", flush=True)
         if time_limit is not None and time.perf_counter() - t0 > time_limit:
             break
+    labels, g, g_literal = greedy_groups(X, N, k, extension)
+    literal = labels.copy()
+    literal[literal >= g_literal] = -1  # Algorithm 1 line 11: stop at 2k−1 remaining records
     best, best_sse = None, np.inf
-    for stop in (2 * k - 1, k - 1):  # Algorithm 1 line 11 / the toy example's ending
-        labels, g = greedy_groups(X, N, k, stop, _EXTENSIONS[extension])
-        labels = _finish(X, labels, g, k)
-        value = sse(X, labels)
+    for candidate in (_finish(X, literal, g_literal, k), _finish(X, labels, g, k)):
+        value = sse(X, candidate)
         if value < best_sse:
-            best, best_sse = labels, value
+            best, best_sse = candidate, value
     return MethodOutput(best, extras={"paths": done})
 
 
