@@ -117,12 +117,21 @@ def test_greedy_on_the_papers_toy_example():
     assert (labels < 0).sum() == 2
 
 
-@pytest.mark.parametrize("k, mf_tsp_bound, mdav_il", [(3, 6.00, 5.69), (10, 25.49, 14.16)])
-def test_census_reference_values(k, mf_tsp_bound, mdav_il):
-    """mf-tsp within 5% of the paper's Table IX or better; tsp-mhm better than MDAV."""
+def test_census_reference_values():
+    """The tightest cells: mf-tsp k=3 within 5% of Table IX's 6.00; tsp-mhm k=10 below MDAV's 14.16."""
     df = datasets.load("census")
-    assert microaggregate(df, k=k, method="mf-tsp", seed=0).information_loss <= 1.05 * mf_tsp_bound
-    assert microaggregate(df, k=k, method="tsp-mhm", seed=0).information_loss < mdav_il
+    assert microaggregate(df, k=3, method="mf-tsp", seed=0).information_loss <= 1.05 * 6.00
+    assert microaggregate(df, k=10, method="tsp-mhm", seed=0).information_loss < 14.16
+
+
+def test_time_limit_stops_adding_paths_but_keeps_a_valid_partition():
+    X = np.random.default_rng(8).normal(size=(100, 3))
+    out = run("mf-tsp", X, 3, seed=0, time_limit=0.0)
+    assert out.extras["paths"] == 16  # one batch is always built
+    partition.check_partition(out.labels, len(X), 3)
+    out = run("tsp-mhm", X, 3, seed=0, time_limit=0.0)
+    assert out.extras["tours"] == 1
+    partition.check_partition(out.labels, len(X), 3)
 
 
 def test_bad_parameters_raise_value_error():
