@@ -55,7 +55,8 @@ def main(quick: bool = False) -> None:
                 s = sse(X, labels)
                 row[f"microagg1d_{m}_seconds"] = t
                 row[f"microagg1d_{m}_sse_excess_percent"] = 100 * (s - sse_ours) / sse_ours
-                cells += [f"{t:.2f}", f"{100 * (s - sse_ours) / sse_ours:+.4f}%"]
+                excess = 100 * (s - sse_ours) / sse_ours
+                cells += [f"{t:.2f}", "equal" if abs(excess) < 1e-9 else f"{excess:+.4f}%"]
             rows.append(row)
             table.append(cells)
             print(cells, flush=True)
