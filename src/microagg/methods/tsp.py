@@ -208,7 +208,7 @@ def mf_tsp(X, k, *, seed=None, time_limit=None, progress=False, n_paths=None, ne
     "tsp-mhm",
     family="tsp",
     paper="MF-TSP paper's future work (variable size); Tour2Assignment from the ICSM paper (Algorithm 5)",
-    complexity="O(S·(n·K·d·I + n·k·d)) time for S tours, O(n·(d + K)) memory",
+    complexity="O(S·(n²·d + n·k²·d)) time for S tours (nearest-neighbour scans, 2k−1 cuts), O(n·(d + K)) memory",
     variable_size=True,
     randomized=True,
 )
