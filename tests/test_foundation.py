@@ -93,7 +93,7 @@ def test_univariate_fixed_is_fixed_size_and_never_beats_optimal(seed, k, n):
     # groups are intervals of the sorted values (ties may straddle a boundary)
     lo = np.array([x[fixed == g].min() for g in range(len(sizes))])
     hi = np.array([x[fixed == g].max() for g in range(len(sizes))])
-    by_lo = np.argsort(lo)
+    by_lo = np.lexsort((hi, lo))
     assert (hi[by_lo][:-1] <= lo[by_lo][1:]).all()
 
 
