@@ -149,8 +149,19 @@ def kward_labels(X: np.ndarray, k: int, criterion: str = "md", order: str = "asc
             Xs = np.ascontiguousarray(X[rows])
             sub_scores = None if scores is None else scores[rows]
             sub = ward_nn_chain(Xs, _end_groups(Xs, k, criterion, order, variable, sub_scores, grow), k)
-        for g in range(int(sub.max()) + 1):
-            stack.append(rows[sub == g])
+        # groups of k..2k−1 are final; larger ones go back on the stack (step 3). Vectorised: a
+        # pass over m records can give ~m/k groups.
+        sizes = np.bincount(sub)
+        final = sizes < 2 * k
+        new_ids = np.full(len(sizes), -1, dtype=np.int64)
+        new_ids[final] = next_label + np.arange(int(final.sum()))
+        next_label += int(final.sum())
+        done = final[sub]
+        labels[rows[done]] = new_ids[sub[done]]
+        if not done.all():
+            big_rows, big_sub = rows[~done], sub[~done]
+            by_group = np.argsort(big_sub, kind="stable")
+            stack.extend(np.split(big_rows[by_group], np.cumsum(sizes[~final])[:-1]))
     return labels, passes
 
 
