@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import platform
+import subprocess
 import time
 from pathlib import Path
 
@@ -145,6 +146,8 @@ def main():
         + (f" --eia-paths {args.eia_paths}" if args.eia_paths else "")
         + (" --skip-eia-full" if args.skip_eia_full else ""),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared, loaded)",
+        "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                 cwd=Path(__file__).resolve().parent).stdout.strip(),
         "microagg_version": getattr(microagg, "__version__", "unknown"),
         "paper_table_ix": PAPER_TABLE_IX,
     }
