@@ -88,6 +88,7 @@ def test_report_lists_merged_strata_weights_and_per_stratum_portfolio(protected)
     df, res, _, _ = protected
     html = render_report(res, df)
     assert "fig-group-sizes" in html
+    assert ">Strata</h2>" in html and "north" in html and "south" in html
     w = microagg.microaggregate(df, k=3, weights=[2.0] + [1.0] * 12, columns=list(df.columns[:13]))
     html = render_report(w, df)
     assert "variable weights" in html and "weighted IL (%)" in html

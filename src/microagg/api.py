@@ -191,6 +191,8 @@ def microaggregate(
         raise InputError(f"time_limit must be positive, got {time_limit!r}")
     if not isinstance(progress, (bool, np.bool_)):
         raise InputError(f"progress must be True or False, got {progress!r}")
+    if not isinstance(standardize, (bool, np.bool_)):
+        raise InputError(f"standardize must be True or False, got {standardize!r}")
     scaler = Standardizer.fit(X, cols, standardize)
     Z = scaler.transform(X)
     # variable weights: the method sees sqrt(w_j)-scaled columns (minimises sum_j w_j SSE_j)
@@ -385,6 +387,10 @@ def _fit_strata(df, strata_cols, Z, k, method, seed, time_limit, params, info, m
             + "; merge them with merge_small_strata=True (--merge-small-strata)"
         )
     n = len(Z)
+    if time_limit is None and info.name == "auto":  # auto's default budget is for the whole run, not per stratum
+        from .methods.auto import DEFAULT_BUDGET
+
+        time_limit = DEFAULT_BUDGET
     labels = np.full((n, Z.shape[1]) if info.per_variable else n, -1, dtype=np.int64)
     offset = 0
     bound = 0.0

@@ -262,6 +262,15 @@ def render_report(result, original, settings: dict | None = None, *, p: float = 
         portfolio_html = (f"<h2>Portfolio (auto)</h2><p>winner: <b>{_esc(result.extras.get('winner'))}</b></p>"
                           + _table(rows, ["method", "IL (%)", "lower bound IL (%)", "seconds", "status"]))
 
+    strata_html = ""
+    if result.extras.get("strata"):
+        rows = []
+        for e in result.extras["strata"]:
+            ex = e.get("extras", {})
+            rows.append((e["stratum"], e["records"], e["sse"], e.get("lower_bound"), ex.get("winner", "")))
+        strata_html = ("<h2>Strata</h2><p>Groups never cross strata; SSE on the (weighted) standardised data "
+                       "the method saw.</p>" + _table(rows, ["stratum", "records", "SSE", "lower bound", "auto winner"]))
+
     util_rows = [
         ("information loss IL (%)", utility["information_loss"], "100·SSE/SST on z-scores"),
         ("IL1s", utility["il1s"], "Yancey, Winkler & Creecy 2002"),
@@ -300,6 +309,7 @@ def render_report(result, original, settings: dict | None = None, *, p: float = 
 <h2>Parameters</h2>{_table(params)}
 <h2>Information loss</h2>{_table(figures)}
 {portfolio_html}
+{strata_html}
 <h2>Disclosure risk</h2>{_table(risk_rows, ["measure", "value", "meaning"])}
 <h2>Utility</h2>{_table(util_rows, ["measure", "value", "reference"])}
 <h2>Figures</h2>
