@@ -305,3 +305,16 @@ def test_kward_time_limit_keeps_a_valid_partition():
     out = registry.run("kward", X, 3, time_limit=1e-9)
     labels = check_partition(out.labels, len(X), 3)
     assert out.extras["ward_passes"] == 1 and group_sizes(labels).min() >= 3
+
+
+@settings(max_examples=30, deadline=None)
+@given(datasets(), st.sampled_from(["univariate-fixed", "kward", "univariate-optimal"]))
+def test_projected_keeps_the_univariate_cut(data, univariate):
+    """Re-cutting ties in record order leaves the SSE along the projection unchanged."""
+    from microagg.methods.kward import projection_scores
+
+    X, k = data
+    scores = projection_scores(X, "pv", 0)
+    along_axis = sse(scores, registry.run(univariate, scores[:, None], k).labels)
+    labels = registry.run("projected", X, k, projection="pv", univariate=univariate).labels
+    assert sse(scores, labels) == pytest.approx(along_axis, rel=1e-9, abs=1e-9)

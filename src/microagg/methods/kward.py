@@ -22,9 +22,14 @@ import numpy as np
 
 from ..kernels.ward import farthest_pair, ward_adjacent_1d, ward_nn_chain
 from . import MethodOutput, register
-from .univariate import labels_from_order, sorted_order
+from .univariate import labels_from_order
 
 CRITERIA = ("pv", "sz", "fpc", "md")
+
+
+def stable_order(x: np.ndarray) -> np.ndarray:
+    """Ascending order; equal values keep record order, so ties are resolved the same way everywhere."""
+    return np.argsort(x, kind="stable")
 ORDERS = ("ascending", "descending")
 
 
@@ -106,7 +111,7 @@ def _end_groups(Xs: np.ndarray, k: int, criterion: str, order: str, variable: in
         return init
     if scores is None:
         scores = projection_scores(Xs, criterion, variable)
-    ranked = sorted_order(scores if order == "ascending" else -scores)
+    ranked = stable_order(scores if order == "ascending" else -scores)
     init[ranked[:k]] = 0
     init[ranked[m - k:]] = 1
     return init
@@ -141,7 +146,7 @@ def kward_labels(X: np.ndarray, k: int, criterion: str = "md", order: str = "asc
         passes += 1
         if univariate:
             x = X[rows, 0]
-            order_ = sorted_order(x)
+            order_ = stable_order(x)
             if order == "descending":
                 order_ = order_[::-1]
             sub = labels_from_order(order_, ward_adjacent_1d(np.ascontiguousarray(x[order_]), k))

@@ -13,8 +13,10 @@ import time
 
 import numpy as np
 
+from ..partition import group_means, relabel, sse
 from . import MethodOutput, get, register, run
-from .kward import check_axis_params, projection_scores
+from .kward import check_axis_params, projection_scores, stable_order
+from .univariate import labels_from_order
 
 PROJECTIONS = ("pv", "sz", "fpc")
 
@@ -32,6 +34,23 @@ def _check_univariate(univariate: str, univariate_params) -> dict:
             f"univariate_params must be a dict of the univariate method's parameters, got {univariate_params!r}"
         )
     return dict(univariate_params)
+
+
+def ties_in_record_order(scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """The same cut of the ranked scores, with records of equal score taken in record order.
+
+    Univariate methods cut the sorted scores into runs; which of several records with equal scores
+    falls on each side of a cut depends on the sort they used, and changes the multivariate loss.
+    Re-cutting the stable order into runs of the same sizes gives the same projected SSE and a
+    result that does not depend on sort internals. Labels that are not such a cut are returned as is.
+    """
+    labels = relabel(np.asarray(labels))
+    sizes = np.bincount(labels)
+    means = group_means(scores, labels)[:, 0]
+    runs = np.lexsort((sizes, means))
+    recut = labels_from_order(stable_order(scores), np.repeat(np.arange(len(sizes)), sizes[runs]))
+    before = sse(scores, labels)
+    return recut if sse(scores, recut) <= before + 1e-9 * max(1.0, before) else labels
 
 
 @register(
@@ -53,7 +72,8 @@ def projected(X, k, *, seed=None, time_limit=None, progress=False, projection="f
     'univariate-fixed' (PF) and 'kward' (Pk-W), or 'genetic', or 'univariate-optimal' (default:
     the least SSE along the chosen axis, Hansen & Mukherjee); univariate_params go to it. The
     projection adds its own information loss to the loss of the grouping (§5); the paper shows
-    methods on unprojected data ('md', 'kward' on X) losing much less.
+    methods on unprojected data ('md', 'kward' on X) losing much less. Records with equal scores are
+    taken in record order at group boundaries (the cut itself is the univariate method's).
     """
     check_axis_params("projection", X, projection, PROJECTIONS, order, variable)
     params = _check_univariate(univariate, univariate_params)
@@ -61,7 +81,7 @@ def projected(X, k, *, seed=None, time_limit=None, progress=False, projection="f
     if order == "descending":
         scores = -scores
     out = run(univariate, scores[:, None], k, seed=seed, time_limit=time_limit, progress=progress, **params)
-    return MethodOutput(out.labels, extras=dict(out.extras))
+    return MethodOutput(ties_in_record_order(scores, out.labels), extras=dict(out.extras))
 
 
 @register(
