@@ -199,17 +199,6 @@ def result_record(res, output=None, report=None) -> dict:
     }
 
 
-def _out_of_core(args, src: Path, params: dict):
-    """The scale engineer's out-of-core path for Parquet datasets (directories) with --block-size, if any."""
-    if args.block_size is None or not (src.is_dir() or src.suffix.lower() in (".parquet", ".pq")):
-        return None
-    try:
-        from .scale import protect_out_of_core
-    except ImportError:
-        return None
-    return protect_out_of_core
-
-
 def cmd_protect(args) -> int:
     params = dict(parse_param(p) for p in args.param)
     for name in ("seed", "time_limit", "progress", "weights", "sample_weight", "strata", "columns", "k"):
@@ -231,10 +220,6 @@ def cmd_protect(args) -> int:
     if args.merge_small_strata and not strata:
         raise UserError("--merge-small-strata needs --strata")
     show = not args.quiet
-    if not src.exists():
-        raise UserError(f"input file not found: {src}")
-    if src.is_dir() and args.block_size is not None and _out_of_core(args, src, params) is not None:
-        return _protect_out_of_core(args, src, out, params, weights, strata)
     df = read_table(src)
     partitioned = args.block_size is not None or args.scheduler is not None
     own_bar = args.method == "auto" and not partitioned  # auto draws its own bar over its members
@@ -277,28 +262,6 @@ def cmd_protect(args) -> int:
         print(f"written: {out}")
         if report_path is not None:
             print(f"report: {report_path}")
-    return 0
-
-
-def _protect_out_of_core(args, src, out, params, weights, strata):
-    """Directory (Parquet dataset) input with --block-size: delegate to scale.protect_out_of_core."""
-    from .scale import protect_out_of_core
-
-    if strata or weights is not None or args.sample_weight or args.report or args.raw:
-        raise UserError("--strata, --weights, --sample-weight, --report and --raw are not available for "
-                        "out-of-core (Parquet dataset) input")
-    with contextlib.redirect_stdout(sys.stderr):
-        with progress_display(not args.quiet, f"microagg {args.method} (out of core)", args.time_limit):
-            summary = protect_out_of_core(src, out, k=args.k, method=args.method, columns=args.columns,
-                                          seed=args.seed, time_limit=args.time_limit,
-                                          block_size=args.block_size, scheduler=args.scheduler, **params)
-    if args.json:
-        print_json(summary if isinstance(summary, dict) else {"output": str(out), "summary": str(summary)})
-    else:
-        if summary is not None:
-            print(summary if not isinstance(summary, dict) else
-                  "\n".join(f"{k}: {v}" for k, v in _to_json(summary).items()))
-        print(f"written: {out}")
     return 0
 
 
