@@ -399,3 +399,22 @@ def test_reports_contain_every_measure():
     assert 0 <= risk["record_linkage_dbrl"] <= 1 / 3 + 1e-12
     assert 0 <= risk["interval_disclosure"] <= 1
     assert risk["smallest_group"] >= 3
+
+
+def test_options_sdcmicro_ignores_are_honoured_or_rejected_here():
+    """sdcMicro issues #266 (measure='median' silently gave means) and #267 (strata had no effect with MDAV)."""
+    df = _strata_frame()
+    with pytest.raises(ValueError, match="no parameter measure"):
+        microagg.microaggregate(df, k=3, columns=["x", "y"], measure="median")
+    # strata assigned at random: plain MDAV mixes them, MDAV within strata never does
+    mixed = pd.DataFrame(make_data(8, 60, 2), columns=["x", "y"])
+    mixed["region"] = np.random.default_rng(8).choice(["n", "s"], 60)
+    plain = microagg.microaggregate(mixed, k=3, columns=["x", "y"])
+    strat = microagg.microaggregate(mixed, k=3, columns=["x", "y"], strata="region")
+    regions = mixed["region"].to_numpy()
+    assert any(len(set(regions[plain.labels == g])) > 1 for g in np.unique(plain.labels))
+    assert all(len(set(regions[strat.labels == g])) == 1 for g in np.unique(strat.labels))
+    with pytest.raises(InputError, match="standardize"):
+        microagg.microaggregate(df, k=3, columns=["x", "y"], standardize="no")
+    with pytest.raises(InputError, match="progress"):
+        microagg.microaggregate(df, k=3, columns=["x", "y"], progress="yes")
