@@ -73,6 +73,11 @@ class Result:
             (f"stratum {s['stratum']}: ", s["extras"]) for s in self.extras.get("strata", [])
             if "portfolio" in s.get("extras", {})
         ]
+        if len(portfolios) > 3:  # many strata: one line each
+            for prefix, ex in portfolios:
+                ok = [r for r in ex["portfolio"] if r.get("status") == "ok"]
+                lines.append(f"{prefix}auto: winner {ex['winner']} of {len(ok)} member(s)")
+            portfolios = []
         for prefix, ex in portfolios:
             lines.append(f"{prefix}auto: winner {ex['winner']}")
             for row in ex["portfolio"]:
