@@ -12,11 +12,14 @@ record-index order returns:
 * ties are broken explicitly by the lower original record index.
 
 The tree is a tuple of arrays ``T`` (numba-friendly, cacheable):
-``(Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent)`` where ``Xt`` holds the
+``(Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist)`` where ``Xt`` holds the
 records in tree order, ``oidx[p]`` the original index at tree position ``p``, ``pos_of[i]`` the
 position of record ``i``, ``leaf_of[p]`` the leaf holding position ``p``; node ``v`` covers
 positions ``start[v] ..``; for a leaf the alive records are ``start[v] .. start[v]+cnt[v]-1``;
 ``cnt[v]`` is the number of alive records under ``v``; ``left[v] < 0`` marks a leaf.
+Each node also has a bounding ball: ``center[v]`` (its box's midpoint at build time), radius
+``rad[v]`` (refit on deletion) and ``cdist[v]``, the distance from its parent's center. In many
+dimensions the ball bound is much tighter than the box bound for farthest queries.
 """
 
 from __future__ import annotations
@@ -26,8 +29,8 @@ from numba import njit
 
 from .nearest import sqdist
 
-_LB_SCALE = 1.0 - 1e-12  # safety margins: prune less, never wrongly
-_UB_SCALE = 1.0 + 1e-12
+_LB_SCALE = 1.0 - 1e-9  # safety margins (relative): prune less, never wrongly
+_UB_SCALE = 1.0 + 1e-9
 STACK = 256
 
 
@@ -167,14 +170,48 @@ def build(X, leaf_size):
         for t in range(d):
             Xt[p, t] = X[perm[p], t]
         pos_of[perm[p]] = p
-    return (Xt, perm, pos_of, leaf_of, lo[:nodes].copy(), hi[:nodes].copy(), start[:nodes].copy(),
-            cnt[:nodes].copy(), left[:nodes].copy(), right[:nodes].copy(), parent[:nodes].copy())
+    center = np.empty((nodes, d))
+    for v in range(nodes):
+        for t in range(d):
+            center[v, t] = 0.5 * (lo[v, t] + hi[v, t])
+    cdist = np.zeros(nodes)
+    for v in range(1, nodes):
+        cdist[v] = np.sqrt(sqdist(center[v], center[parent[v]]))
+    rad = np.zeros(nodes)
+    T = (Xt, perm, pos_of, leaf_of, lo[:nodes].copy(), hi[:nodes].copy(), start[:nodes].copy(),
+         cnt[:nodes].copy(), left[:nodes].copy(), right[:nodes].copy(), parent[:nodes].copy(),
+         center, rad, cdist)
+    for j in range(norder - 1, -1, -1):  # children before parents
+        _refit_ball(T, order[j])
+    return T
+
+
+@njit(cache=True, nogil=True)
+def _refit_ball(T, v):
+    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist = T
+    r = 0.0
+    if left[v] < 0:
+        for p in range(start[v], start[v] + cnt[v]):
+            dd = sqdist(Xt[p], center[v])
+            if dd > r:
+                r = dd
+        rad[v] = np.sqrt(r) * _UB_SCALE
+    else:
+        for c in (left[v], right[v]):
+            if cnt[c] > 0:
+                rc = cdist[c] + rad[c]
+                if rc > r:
+                    r = rc
+        rad[v] = r * _UB_SCALE
 
 
 @njit(cache=True, nogil=True)
 def delete(T, i):
-    """Remove record i (original index) from the tree; it must be alive."""
-    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent = T
+    """Remove record i (original index) from the tree; it must be alive.
+
+    Boxes and balls are refitted upwards only while they change; alive counts always.
+    """
+    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist = T
     d = Xt.shape[1]
     p = pos_of[i]
     v = leaf_of[p]
@@ -188,17 +225,43 @@ def delete(T, i):
         oidx[p], oidx[last] = j, i
         pos_of[j], pos_of[i] = p, last
     cnt[v] -= 1
-    _refit_leaf(Xt, lo, hi, start, cnt, v)
+    # the deleted record touched the leaf's box or ball only if it lay on their boundary
+    touches = cnt[v] == 0 or sqdist(Xt[last], center[v]) * _UB_SCALE >= rad[v] * rad[v] * _LB_SCALE
+    for t in range(d):
+        x = Xt[last, t]
+        if x == lo[v, t] or x == hi[v, t]:
+            touches = True
+    if touches:
+        _refit_leaf(Xt, lo, hi, start, cnt, v)
+        _refit_ball(T, v)
     v = parent[v]
     while v >= 0:
         cnt[v] -= 1
-        _refit_inner(lo, hi, cnt, left, right, v)
+        if touches:
+            r0 = rad[v]
+            changed = False
+            a, b = left[v], right[v]
+            for t in range(d):
+                lv, hv = np.inf, -np.inf
+                if cnt[a] > 0:
+                    lv, hv = lo[a, t], hi[a, t]
+                if cnt[b] > 0:
+                    if lo[b, t] < lv:
+                        lv = lo[b, t]
+                    if hi[b, t] > hv:
+                        hv = hi[b, t]
+                if lv != lo[v, t] or hv != hi[v, t]:
+                    changed = True
+                    lo[v, t] = lv
+                    hi[v, t] = hv
+            _refit_ball(T, v)
+            touches = changed or rad[v] != r0
         v = parent[v]
 
 
 @njit(cache=True, nogil=True)
 def is_alive(T, i):
-    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent = T
+    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist = T
     p = pos_of[i]
     return p < start[leaf_of[p]] + cnt[leaf_of[p]]
 
@@ -229,6 +292,34 @@ def _box_ub(lo, hi, v, q):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _lower(T, v, q, kth):
+    """Lower bound on the squared distance from q to node v's records (box, then ball if needed)."""
+    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist = T
+    box = _box_lb(lo, hi, v, q)
+    if box * _LB_SCALE > kth:
+        return box
+    dq = np.sqrt(sqdist(q, center[v]))
+    gap = dq - rad[v] - 1e-9 * (dq + rad[v])  # absolute slack: the difference may cancel
+    if gap > 0.0:
+        ball = gap * gap
+        if ball > box:
+            return ball
+    return box
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _upper(T, v, q, best):
+    """Upper bound on the squared distance from q to node v's records (box, then ball if needed)."""
+    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist = T
+    box = _box_ub(lo, hi, v, q)
+    if box * _UB_SCALE < best:
+        return box
+    reach = np.sqrt(sqdist(q, center[v])) + rad[v]
+    ball = reach * reach * _UB_SCALE
+    return ball if ball < box else box
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _excluded(i, excl, nexcl):
     for e in range(nexcl):
         if excl[e] == i:
@@ -242,7 +333,7 @@ def knn(T, q, k, out_idx, out_d, excl, nexcl):
 
     Records listed in excl[:nexcl] are skipped. Returns how many were found (< k if fewer alive).
     """
-    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent = T
+    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist = T
     filled = 0
     for j in range(k):
         out_d[j] = np.inf
@@ -277,8 +368,9 @@ def knn(T, q, k, out_idx, out_d, excl, nexcl):
                     filled += 1
             continue
         a, b = left[v], right[v]
-        la = _box_lb(lo, hi, a, q) if cnt[a] > 0 else np.inf
-        lb = _box_lb(lo, hi, b, q) if cnt[b] > 0 else np.inf
+        kth = out_d[k - 1]
+        la = _lower(T, a, q, kth) if cnt[a] > 0 else np.inf
+        lb = _lower(T, b, q, kth) if cnt[b] > 0 else np.inf
         if la > lb:  # push the farther child first so the nearer is explored first
             a, b, la, lb = b, a, lb, la
         if lb < np.inf:
@@ -298,7 +390,7 @@ def farthest(T, q, excl, nexcl):
 
     Records listed in excl[:nexcl] are skipped; (-1, -1.0) when none is alive.
     """
-    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent = T
+    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist = T
     best_i, best_d = -1, -1.0
     stack = np.empty(STACK, dtype=np.int64)
     bound = np.empty(STACK)
@@ -321,8 +413,8 @@ def farthest(T, q, excl, nexcl):
                     best_d, best_i = dd, i
             continue
         a, b = left[v], right[v]
-        ua = _box_ub(lo, hi, a, q) if cnt[a] > 0 else -np.inf
-        ub = _box_ub(lo, hi, b, q) if cnt[b] > 0 else -np.inf
+        ua = _upper(T, a, q, best_d) if cnt[a] > 0 else -np.inf
+        ub = _upper(T, b, q, best_d) if cnt[b] > 0 else -np.inf
         if ua < ub:  # explore the child that may hold the farther records first
             a, b, ua, ub = b, a, ub, ua
         if ub > -np.inf:
@@ -339,7 +431,7 @@ def farthest(T, q, excl, nexcl):
 @njit(cache=True, nogil=True)
 def alive_indices(T):
     """Original indices of the alive records, ascending."""
-    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent = T
+    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist = T
     n = Xt.shape[0]
     mark = np.zeros(n, dtype=np.bool_)
     for v in range(left.shape[0]):
@@ -347,3 +439,59 @@ def alive_indices(T):
             for p in range(start[v], start[v] + cnt[v]):
                 mark[oidx[p]] = True
     return np.nonzero(mark)[0]
+
+
+@njit(cache=True, nogil=True)
+def radial_build(X, members, anchor):
+    """Records ``members`` sorted by decreasing distance from ``anchor``: (Xa, idx, rho).
+
+    A farthest query from q near the anchor only scans the records with
+    rho + |q − anchor| >= the best distance so far (triangle inequality).
+    """
+    L = members.shape[0]
+    d = X.shape[1]
+    rho = np.empty(L)
+    for j in range(L):
+        rho[j] = -np.sqrt(sqdist(X[members[j]], anchor))
+    order = np.argsort(rho)  # decreasing distance
+    Xa = np.empty((L, d))
+    idx = np.empty(L, dtype=np.int64)
+    rs = np.empty(L)
+    for j in range(L):
+        i = members[order[j]]
+        idx[j] = i
+        rs[j] = -rho[order[j]]
+        for t in range(d):
+            Xa[j, t] = X[i, t]
+    head = np.zeros(1, dtype=np.int64)  # entries before head[0] are all dead
+    return Xa, idx, rs, head
+
+
+@njit(cache=True, nogil=True)
+def radial_farthest(R, anchor, alive, q):
+    """(index, squared distance, entries scanned) of the alive record farthest from q.
+
+    A leading run of dead entries is skipped once and for all (MDAV removes the outermost
+    records first, so they pile up at the top of the list).
+
+    R = radial_build(...) over a superset of the alive records; lowest index on ties.
+    """
+    Xa, idx, rho, head = R
+    delta = np.sqrt(sqdist(q, anchor))
+    best_i, best_d, best_r = -1, -1.0, -1.0
+    L = idx.shape[0]
+    j = head[0]
+    while j < L and not alive[idx[j]]:
+        j += 1
+    head[0] = j
+    while j < L:
+        if (rho[j] + delta) * _UB_SCALE < best_r:
+            break
+        i = idx[j]
+        if alive[i]:
+            dd = sqdist(Xa[j], q)
+            if dd > best_d or (dd == best_d and i < best_i):
+                best_d, best_i = dd, i
+                best_r = np.sqrt(dd)
+        j += 1
+    return best_i, best_d, j - head[0]

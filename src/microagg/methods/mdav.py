@@ -142,23 +142,49 @@ def mdav_kernel(X, k, classic):
 
 
 @njit(cache=True, nogil=True)
-def _tree_take_group(T, X, q, k, labels, g, s, comp, members, dbuf, excl):
+def _tree_take_group(T, X, q, k, labels, g, s, comp, members, dbuf, excl, alive):
     """The k alive records nearest to q become group g (removed from the tree and the sum)."""
     kdtree.knn(T, q, k, members, dbuf, excl, 0)
     for j in range(k):
         i = members[j]
         labels[i] = g
+        alive[i] = False
         running_sum_add(s, comp, X[i], -1.0)
         kdtree.delete(T, i)
 
 
 @njit(cache=True, nogil=True)
+def _farthest_from_centroid(X, T, R, anchor, alive, c, m, work):
+    """Farthest alive record from the centroid c via the radial list around anchor.
+
+    The centroid drifts slowly, so few records pass the triangle-inequality test; the list is
+    rebuilt around the current centroid (alive records only) once the scans since the last
+    rebuild have cost more than a rebuild.
+    """
+    r, _, scanned = kdtree.radial_farthest(R, anchor, alive, c)
+    work += scanned
+    if work > 8 * R[1].shape[0] + 1000:
+        anchor[:] = c
+        R = kdtree.radial_build(X, kdtree.alive_indices(T), anchor)
+        work = 0
+    return r, R, work
+
+
+@njit(cache=True, nogil=True)
 def mdav_tree_kernel(X, k, classic, leaf_size):
-    """mdav_kernel with KD-tree queries: the same labels, bit for bit."""
+    """mdav_kernel with a KD-tree and a radial list: the same labels, bit for bit.
+
+    Farthest-from-centroid queries use the radial list (records sorted by distance to a nearby
+    anchor); nearest-k and farthest-from-a-record queries use the KD-tree.
+    """
     n, d = X.shape
     labels = np.full(n, -1, dtype=np.int64)
+    alive = np.ones(n, dtype=np.bool_)
     T = kdtree.build(X, leaf_size)
     s, comp = running_sum_init(X)
+    anchor = running_mean(s, comp, n)
+    R = kdtree.radial_build(X, np.arange(n), anchor)
+    work = 0
     members = np.empty(k, dtype=np.int64)
     dbuf = np.empty(k)
     excl = np.empty(1, dtype=np.int64)
@@ -167,19 +193,19 @@ def mdav_tree_kernel(X, k, classic, leaf_size):
     stop = 3 * k if classic else 2 * k
     while m >= stop:
         c = running_mean(s, comp, m)
-        r, _ = kdtree.farthest(T, c, excl, 0)
+        r, R, work = _farthest_from_centroid(X, T, R, anchor, alive, c, m, work)
         xr = X[r].copy()
-        _tree_take_group(T, X, xr, k, labels, g, s, comp, members, dbuf, excl)
+        _tree_take_group(T, X, xr, k, labels, g, s, comp, members, dbuf, excl, alive)
         g += 1
         m -= k
         r, _ = kdtree.farthest(T, xr, excl, 0)
-        _tree_take_group(T, X, X[r].copy(), k, labels, g, s, comp, members, dbuf, excl)
+        _tree_take_group(T, X, X[r].copy(), k, labels, g, s, comp, members, dbuf, excl, alive)
         g += 1
         m -= k
     if classic and m >= 2 * k:
         c = running_mean(s, comp, m)
-        r, _ = kdtree.farthest(T, c, excl, 0)
-        _tree_take_group(T, X, X[r].copy(), k, labels, g, s, comp, members, dbuf, excl)
+        r, R, work = _farthest_from_centroid(X, T, R, anchor, alive, c, m, work)
+        _tree_take_group(T, X, X[r].copy(), k, labels, g, s, comp, members, dbuf, excl, alive)
         g += 1
         m -= k
     rest = kdtree.alive_indices(T)
@@ -301,8 +327,12 @@ def vmdav_tree_kernel(X, k, gamma, global_centroid, leaf_size):
     """
     n, d = X.shape
     labels = np.full(n, -1, dtype=np.int64)
+    alive = np.ones(n, dtype=np.bool_)
     T = kdtree.build(X, leaf_size)
     s, comp = running_sum_init(X)
+    anchor = running_mean(s, comp, n)
+    R = kdtree.radial_build(X, np.arange(n), anchor)
+    work = 0
     members = np.empty(2 * k - 1, dtype=np.int64)
     dbuf = np.empty(k)
     one_i = np.empty(1, dtype=np.int64)
@@ -314,8 +344,8 @@ def vmdav_tree_kernel(X, k, gamma, global_centroid, leaf_size):
     while m >= k:
         if not global_centroid:
             c = running_mean(s, comp, m)
-        r, _ = kdtree.farthest(T, c, excl, 0)
-        _tree_take_group(T, X, X[r].copy(), k, labels, g, s, comp, members, dbuf, excl)
+        r, R, work = _farthest_from_centroid(X, T, R, anchor, alive, c, m, work)
+        _tree_take_group(T, X, X[r].copy(), k, labels, g, s, comp, members, dbuf, excl, alive)
         m -= k
         size = k
         while size < 2 * k - 1 and m > 0:
@@ -333,6 +363,7 @@ def vmdav_tree_kernel(X, k, gamma, global_centroid, leaf_size):
             members[size] = e
             size += 1
             labels[e] = g
+            alive[e] = False
             running_sum_add(s, comp, X[e], -1.0)
             kdtree.delete(T, e)
             m -= 1
