@@ -107,7 +107,8 @@ def individual_ranking(X, k, *, seed=None, time_limit=None, progress=False, univ
     univariate: the registered method applied to each column ('univariate-fixed' F, 'kward' k-W,
     'genetic' A / M, or 'univariate-optimal', the default, least SSE per column); univariate_params
     go to it. With a seed, column j gets its own seed drawn from SeedSequence(seed), so a
-    randomised univariate method is reproducible; time_limit is shared out over the columns.
+    randomised univariate method is reproducible; time_limit is shared out over the columns. Equal
+    values at a group boundary are taken in record order (as in ``projected``).
     """
     params = _check_univariate(univariate, univariate_params)
     n, d = X.shape
@@ -117,5 +118,5 @@ def individual_ranking(X, k, *, seed=None, time_limit=None, progress=False, univ
     for j in range(d):
         share = None if deadline is None else max(deadline - time.perf_counter(), 1e-3) / (d - j)
         out = run(univariate, X[:, [j]], k, seed=seeds[j], time_limit=share, progress=progress, **params)
-        labels[:, j] = np.asarray(out.labels).ravel()
+        labels[:, j] = ties_in_record_order(X[:, j], np.asarray(out.labels).ravel())
     return labels
