@@ -1,0 +1,99 @@
+"""The KD-tree MDAV / V-MDAV kernels return exactly the plain loops' labels."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import microagg
+from microagg.kernels import kdtree
+from microagg.methods.mdav import mdav_kernel, mdav_tree_kernel, vmdav_kernel, vmdav_tree_kernel
+from microagg.partition import check_partition
+
+
+def _data(seed, n, d, kind):
+    rng = np.random.default_rng(seed)
+    if kind == "gauss":
+        X = rng.normal(size=(n, d))
+    elif kind == "grid":  # many exact ties and duplicated rows
+        X = rng.integers(0, 3, size=(n, d)).astype(float)
+    else:  # duplicated rows of a few distinct records
+        base = rng.normal(size=(max(1, n // 4), d))
+        X = base[rng.integers(0, len(base), n)]
+    return np.ascontiguousarray(X)
+
+
+cases = st.tuples(st.integers(0, 10**6), st.integers(1, 200), st.integers(1, 8), st.integers(1, 6),
+                  st.sampled_from(["gauss", "grid", "dup"]), st.sampled_from([1, 2, 5, 16]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(cases)
+def test_tree_mdav_equals_plain(case):
+    seed, n, d, k, kind, leaf = case
+    if k > n:
+        return
+    X = _data(seed, n, d, kind)
+    for classic in (True, False):
+        plain = mdav_kernel(X, k, classic)
+        tree = mdav_tree_kernel(X, k, classic, leaf)
+        assert np.array_equal(plain, tree)
+        check_partition(tree, n, k)
+
+
+@settings(max_examples=40, deadline=None)
+@given(cases, st.sampled_from([0.0, 0.2, 1.0, 3.0]))
+def test_tree_vmdav_equals_plain(case, gamma):
+    seed, n, d, k, kind, leaf = case
+    if k > n:
+        return
+    X = _data(seed, n, d, kind)
+    for global_centroid in (False, True):
+        plain = vmdav_kernel(X, k, gamma, global_centroid)
+        tree = vmdav_tree_kernel(X, k, gamma, global_centroid, leaf)
+        assert np.array_equal(plain, tree)
+        check_partition(tree, n, k)
+
+
+@pytest.mark.parametrize("kind", ["gauss", "grid", "dup"])
+def test_tree_equals_plain_larger(kind):
+    X = _data(7, 3000, 5, kind)
+    for k in (2, 3, 7):
+        assert np.array_equal(mdav_kernel(X, k, True), mdav_tree_kernel(X, k, True, 8))
+    assert np.array_equal(vmdav_kernel(X, 3, 0.2, False), vmdav_tree_kernel(X, 3, 0.2, False, 8))
+
+
+def test_registered_algorithms_agree_on_census():
+    df = microagg.datasets.load("census")
+    plain = microagg.microaggregate(df, k=3, method="mdav", algorithm="plain")
+    tree = microagg.microaggregate(df, k=3, method="mdav", algorithm="tree")
+    assert np.array_equal(plain.labels, tree.labels)
+    assert round(tree.information_loss, 2) == 5.69
+    v_plain = microagg.microaggregate(df, k=3, method="vmdav", algorithm="plain")
+    v_tree = microagg.microaggregate(df, k=3, method="vmdav", algorithm="tree")
+    assert np.array_equal(v_plain.labels, v_tree.labels)
+
+
+def test_bad_algorithm():
+    with pytest.raises(ValueError):
+        microagg.methods.run("mdav", np.zeros((5, 2)), 2, algorithm="quantum")
+
+
+def test_tree_queries_match_brute_force():
+    rng = np.random.default_rng(3)
+    X = np.ascontiguousarray(rng.integers(0, 4, size=(400, 3)).astype(float))
+    T = kdtree.build(X, 4)
+    alive = np.ones(len(X), dtype=bool)
+    for i in rng.permutation(len(X))[:300]:
+        kdtree.delete(T, i)
+        alive[i] = False
+    ids = np.flatnonzero(alive)
+    assert np.array_equal(kdtree.alive_indices(T), ids)
+    excl = np.empty(1, dtype=np.int64)
+    out_i, out_d = np.empty(5, dtype=np.int64), np.empty(5)
+    for q in rng.normal(1.5, 1.5, size=(50, 3)):
+        dist = ((X[ids] - q) ** 2).sum(1)
+        order = np.lexsort((ids, dist))
+        assert kdtree.knn(T, q, 5, out_i, out_d, excl, 0) == 5
+        assert np.array_equal(out_i, ids[order[:5]])
+        far = np.lexsort((ids, -dist))[0]
+        assert kdtree.farthest(T, q, excl, 0)[0] == ids[far]
