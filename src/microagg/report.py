@@ -19,7 +19,6 @@ import numpy as np
 import pandas as pd
 
 from . import measures
-from .partition import group_sizes as _group_sizes
 
 __all__ = ["render_report", "write_report", "atomic_write_text", "check_report_path"]
 
