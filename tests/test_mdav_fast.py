@@ -97,3 +97,17 @@ def test_tree_queries_match_brute_force():
         assert np.array_equal(out_i, ids[order[:5]])
         far = np.lexsort((ids, -dist))[0]
         assert kdtree.farthest(T, q, excl, 0)[0] == ids[far]
+
+
+@settings(max_examples=40, deadline=None)
+@given(cases)
+def test_tree_md_equals_plain(case):
+    from microagg.methods.maxdist import md_kernel
+
+    seed, n, d, k, kind, leaf = case
+    if n < k:
+        return
+    X = _data(seed, n, d, kind)
+    for by_centroid in (True, False):
+        for both in (True, False):
+            assert np.array_equal(md_kernel(X, k, by_centroid, both, False), md_kernel(X, k, by_centroid, both, True))

@@ -11,8 +11,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..kernels import kdtree
 from ..kernels.nearest import sqdist
 from . import register
+
+LEAF_SIZE = 12
 
 
 @njit(cache=True, nogil=True)
@@ -28,7 +31,16 @@ def _farthest(X, alive, i):
 
 
 @njit(cache=True, nogil=True)
-def _farthest_pair(X, alive, far, fard):
+def _farthest_alive(X, alive, i, T, use_tree, excl):
+    """_farthest through the KD-tree (same answer: lowest index among the farthest) when use_tree."""
+    if use_tree:
+        excl[0] = i
+        return kdtree.farthest(T, X[i], excl, 1)
+    return _farthest(X, alive, i)
+
+
+@njit(cache=True, nogil=True)
+def _farthest_pair(X, alive, far, fard, T, use_tree, excl):
     """One end r of the most distant alive pair (r, far[r]).
 
     fard[i] is i's distance to its farthest partner when last computed; removals only lower the
@@ -43,7 +55,7 @@ def _farthest_pair(X, alive, far, fard):
                 best, r = fard[i], i
         if alive[far[r]]:
             return r
-        far[r], fard[r] = _farthest(X, alive, r)
+        far[r], fard[r] = _farthest_alive(X, alive, r, T, use_tree, excl)
 
 
 @njit(cache=True, nogil=True)
@@ -101,18 +113,22 @@ def _pair(X, alive, a, b, k, by_centroid):
 
 
 @njit(cache=True, nogil=True)
-def md_kernel(X, k, by_centroid, both_orders):
+def md_kernel(X, k, by_centroid, both_orders, use_tree=False):
+    """Algorithm 2. use_tree: farthest-partner (re)scans go through a KD-tree with deletions
+    (kernels.kdtree, exact: same partner, lowest index on ties) instead of a full scan."""
     n, d = X.shape
     labels = np.full(n, -1, dtype=np.int64)
     alive = np.ones(n, dtype=np.bool_)
     far = np.empty(n, dtype=np.int64)
     fard = np.empty(n)
+    T = kdtree.build(X[: (n if use_tree else 1)], LEAF_SIZE)
+    excl = np.empty(1, dtype=np.int64)
     for i in range(n):
-        far[i], fard[i] = _farthest(X, alive, i)
+        far[i], fard[i] = _farthest_alive(X, alive, i, T, use_tree, excl)
     m = n
     g = 0
     while m >= 3 * k:
-        r = _farthest_pair(X, alive, far, fard)
+        r = _farthest_pair(X, alive, far, fard, T, use_tree, excl)
         s = far[r]
         sse_rs, ga, gb = _pair(X, alive, r, s, k, by_centroid)
         if both_orders:
@@ -125,12 +141,17 @@ def md_kernel(X, k, by_centroid, both_orders):
         for i in gb:
             labels[i] = g + 1
             alive[i] = False
+        if use_tree:
+            for i in ga:
+                kdtree.delete(T, i)
+            for i in gb:
+                kdtree.delete(T, i)
         g += 2
         m -= 2 * k
     # Steps 3-4: m < 3k remain. With 2k..3k-1 one more group around the farthest pair's end,
     # so that every group keeps k..2k-1 records; k..2k-1 form the last group.
     if m >= 2 * k:
-        r = _farthest_pair(X, alive, far, fard)
+        r = _farthest_pair(X, alive, far, fard, T, use_tree, excl)
         ga = np.empty(k, dtype=np.int64)
         _grow(X, alive, r, k, by_centroid, ga)
         for i in ga:
@@ -151,7 +172,7 @@ def md_kernel(X, k, by_centroid, both_orders):
     complexity="O(n²·d) start, then about O(n²·d/k); O(n·d) memory",
     variable_size=False,
 )
-def md(X, k, *, seed=None, time_limit=None, progress=False, grow="centroid", start="best"):
+def md(X, k, *, seed=None, time_limit=None, progress=False, grow="centroid", start="best", algorithm="auto"):
     """Multivariate fixed-size microaggregation around the two most distant records (Algorithm 2).
 
     Each round takes the two most distant remaining records x_r, x_s and forms a group of k around
@@ -164,9 +185,14 @@ def md(X, k, *, seed=None, time_limit=None, progress=False, grow="centroid", sta
     k = 10 on census and tarragona), so it is the default; try both on your data. When fewer than 3k records
     remain, 2k..3k−1 give one more group of k plus a last group, k..2k−1 give the last group, so
     groups have k..2k−1 records (the paper's step 4, fewer than k leftovers, then cannot occur).
+    algorithm='tree' finds farthest partners with a KD-tree with deletions (same labels as
+    'plain', the full scans); 'auto' uses the tree from 500 records on.
     """
     if grow not in ("centroid", "seed"):
         raise ValueError("md grow must be 'centroid' or 'seed'")
     if start not in ("best", "r"):
         raise ValueError("md start must be 'best' or 'r'")
-    return md_kernel(X, k, grow == "centroid", start == "best")
+    if algorithm not in ("auto", "plain", "tree"):
+        raise ValueError("algorithm must be 'auto', 'plain' or 'tree'")
+    use_tree = algorithm == "tree" or (algorithm == "auto" and len(X) >= 500)
+    return md_kernel(X, k, grow == "centroid", start == "best", use_tree)
