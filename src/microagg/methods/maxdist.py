@@ -186,7 +186,7 @@ def md(X, k, *, seed=None, time_limit=None, progress=False, grow="centroid", sta
     remain, 2k..3k−1 give one more group of k plus a last group, k..2k−1 give the last group, so
     groups have k..2k−1 records (the paper's step 4, fewer than k leftovers, then cannot occur).
     algorithm='tree' finds farthest partners with a KD-tree with deletions (same labels as
-    'plain', the full scans); 'auto' uses the tree from 500 records on.
+    'plain', the full scans); 'auto' uses the tree from 2000 records on.
     """
     if grow not in ("centroid", "seed"):
         raise ValueError("md grow must be 'centroid' or 'seed'")
@@ -194,5 +194,5 @@ def md(X, k, *, seed=None, time_limit=None, progress=False, grow="centroid", sta
         raise ValueError("md start must be 'best' or 'r'")
     if algorithm not in ("auto", "plain", "tree"):
         raise ValueError("algorithm must be 'auto', 'plain' or 'tree'")
-    use_tree = algorithm == "tree" or (algorithm == "auto" and len(X) >= 500)
+    use_tree = algorithm == "tree" or (algorithm == "auto" and len(X) >= 2000)
     return md_kernel(X, k, grow == "centroid", start == "best", use_tree)
