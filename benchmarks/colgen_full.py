@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
+import sys
 import time
 
 import microagg
@@ -21,7 +23,29 @@ from _common import RESULTS, md_table, write_results
 NAME = "colgen_full"
 
 
+def one(data, k, time_limit, init):
+    df = microagg.datasets.load(data)
+    t0 = time.perf_counter()
+    res = microagg.microaggregate(df, k=k, method="colgen", time_limit=time_limit, init=init, progress=True)
+    seconds = time.perf_counter() - t0
+    ex = res.extras
+    init_il = {m: 100.0 * v / res.sst for m, v in ex["colgen_init_sse"].items()}
+    row = {
+        "data": data, "n": len(df), "k": k, "time_limit": time_limit, "init": init.split(","),
+        "il": res.information_loss, "sse": res.sse, "sst": res.sst,
+        "lower_bound": res.lower_bound, "bound_il": res.lower_bound_il, "gap": res.gap,
+        "init_il": init_il, "best_from": ex["colgen_best_from"],
+        "lp_value": ex["colgen_lp_value"], "converged": ex["colgen_converged"],
+        "rounds": ex["colgen_rounds"], "columns": ex["colgen_columns"], "cuts": ex["colgen_cuts"],
+        "seconds": seconds,
+    }
+    print("ROW " + json.dumps(row), flush=True)
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--one":
+        one(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), sys.argv[5])
+        return
     ap = argparse.ArgumentParser()
     ap.add_argument("--time-limit", type=float, default=300.0)
     ap.add_argument("--ks", default="3,5,10")
@@ -41,21 +65,18 @@ def main():
         for k in [int(v) for v in args.ks.split(",")]:
             if (data, k) in done:
                 continue
-            t0 = time.perf_counter()
-            res = microagg.microaggregate(df, k=k, method="colgen", time_limit=args.time_limit,
-                                          init=",".join(init), progress=True)
-            seconds = time.perf_counter() - t0
-            ex = res.extras
-            init_il = {m: 100.0 * v / res.sst for m, v in ex["colgen_init_sse"].items()}
-            row = {
-                "data": data, "n": len(df), "k": k, "time_limit": args.time_limit, "init": init,
-                "il": res.information_loss, "sse": res.sse, "sst": res.sst,
-                "lower_bound": res.lower_bound, "bound_il": res.lower_bound_il, "gap": res.gap,
-                "init_il": init_il, "best_from": ex["colgen_best_from"],
-                "lp_value": ex["colgen_lp_value"], "converged": ex["colgen_converged"],
-                "rounds": ex["colgen_rounds"], "columns": ex["colgen_columns"], "cuts": ex["colgen_cuts"],
-                "seconds": seconds,
-            }
+            row = None
+            for attempt in range(2):  # each run in its own process: a crash loses one run, not all
+                proc = subprocess.run([sys.executable, __file__, "--one", data, str(k), str(args.time_limit),
+                                       ",".join(init)], capture_output=True, text=True)
+                lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("ROW ")]
+                if lines:
+                    row = json.loads(lines[-1][4:])
+                    row["attempts"] = attempt + 1
+                    break
+                print(f"{data} k={k}: run failed (exit {proc.returncode}); {proc.stderr[-300:]}", flush=True)
+            if row is None:
+                continue
             rows.append(row)
             print(json.dumps(row), flush=True)
             RESULTS.mkdir(parents=True, exist_ok=True)

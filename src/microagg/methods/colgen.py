@@ -256,7 +256,7 @@ class _Master:
         self.h = highspy.Highs()
         self.h.setOptionValue("output_flag", False)
         ones = np.ones(self.n)
-        self.h.addRows(self.n, ones, ones, 0, np.zeros(1, np.int32), np.zeros(0, np.int32), np.zeros(0))
+        self.h.addRows(self.n, ones, ones, 0, np.zeros(self.n, np.int32), np.zeros(0, np.int32), np.zeros(0))
         self.keys: set[bytes] = set()
         self.ptr = np.zeros(1, dtype=np.int64)
         self.members = np.zeros(0, dtype=np.int64)
@@ -796,7 +796,10 @@ def colgen(
             order = np.lexsort((master.costs / np.diff(master.ptr), -x))
             offer(_simple_rounding(X, k, master.ptr, master.members, order), "srh")
             for maxcl in range(k + 1, 2 * k):
-                offer(_mst_rounding(X, k, master.ptr, master.members, x, maxcl), "msth")
+                # offer() may have added columns since the LP was solved: they have x = 0
+                x_all = np.zeros(master.ncols)
+                x_all[:len(x)] = x
+                offer(_mst_rounding(X, k, master.ptr, master.members, x_all, maxcl), "msth")
         # pricing: heuristics first; columns already in the master (rc ≈ 0 within the LP
         # tolerances) are not new
         pos = np.flatnonzero(pi > 0)
