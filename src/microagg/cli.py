@@ -13,7 +13,6 @@ import json
 import math
 import os
 import sys
-import tempfile
 import threading
 import time
 import warnings
@@ -25,6 +24,7 @@ from . import datasets, measures
 from . import methods as registry
 from .api import microaggregate
 from .preprocess import InputError, read_table, select_columns
+from .report import atomic_write
 
 EXIT_USER_ERROR = 2
 
@@ -65,20 +65,10 @@ def write_table(df, path: Path, source: Path | None = None) -> None:
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".parquet", ".pq"):
         raise UserError(f"output must end in .csv or .parquet, got {path.name}")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        if suffix == ".csv":
-            df.to_csv(tmp, index=False)
-        else:
-            df.to_parquet(tmp, index=False)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the usual permissions
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    if suffix == ".csv":
+        atomic_write(path, lambda tmp: df.to_csv(tmp, index=False))
+    else:
+        atomic_write(path, lambda tmp: df.to_parquet(tmp, index=False))
 
 
 def check_output_path(path: Path, source: Path | None = None) -> Path:

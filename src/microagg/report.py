@@ -20,7 +20,7 @@ import pandas as pd
 
 from . import measures
 
-__all__ = ["render_report", "write_report", "atomic_write_text", "check_report_path"]
+__all__ = ["render_report", "write_report", "atomic_write", "atomic_write_text", "check_report_path"]
 
 _MAX_POINTS = 4000  # scatter points per series; larger data are subsampled (seeded, stated in the caption)
 
@@ -327,13 +327,14 @@ of the standardised original quasi-identifiers{scatter_note}.</figcaption></figu
     return body
 
 
-def atomic_write_text(path, text: str) -> Path:
-    """Write ``text`` to ``path`` atomically (temporary file in the same folder, then rename)."""
+def atomic_write(path, write) -> Path:
+    """Write a file atomically: ``write(tmp_path)`` fills a temporary file in the same folder,
+    which then replaces ``path`` in one rename, so readers never see a half-written file."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        write(tmp)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the usual permissions
@@ -342,6 +343,11 @@ def atomic_write_text(path, text: str) -> Path:
         if os.path.exists(tmp):
             os.unlink(tmp)
     return path
+
+
+def atomic_write_text(path, text: str) -> Path:
+    """Write ``text`` to ``path`` atomically (temporary file in the same folder, then rename)."""
+    return atomic_write(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
 
 
 def check_report_path(path) -> Path:
