@@ -917,7 +917,8 @@ def colgen(
             if lower_bound is None or cand > lower_bound:
                 lower_bound = cand
     if lower_bound is not None:
-        lower_bound = min(lower_bound, best_sse)
+        # SSE >= 0: a negative Lagrangian bound (poor early duals) is replaced by the trivial 0
+        lower_bound = min(max(lower_bound, 0.0), best_sse)
     proven = lower_bound is not None and best_sse - lower_bound <= 1e-9 * max(best_sse, 1e-300)
     extras = {
         "colgen_rounds": rounds,
