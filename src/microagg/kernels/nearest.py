@@ -81,3 +81,33 @@ def compact(X, idx, m, removed):
     for i in range(m):
         removed[i] = False
     return w
+
+
+@njit(cache=True, nogil=True)
+def join_nearest_centroid(X, labels, g):
+    """Records labelled −1 join the non-empty group 0..g−1 with the nearest centroid.
+
+    Centroids are those of the records already labelled, computed once before any record
+    joins, so the result does not depend on the order of the joining records (MDAV's last
+    step; the column-generation paper's AddRemainingNodes).
+    """
+    n, d = X.shape
+    cent = np.zeros((g, d))
+    cnt = np.zeros(g)
+    for i in range(n):
+        if labels[i] >= 0:
+            cnt[labels[i]] += 1
+            for t in range(d):
+                cent[labels[i], t] += X[i, t]
+    for h in range(g):
+        for t in range(d):
+            cent[h, t] /= max(cnt[h], 1.0)
+    for i in range(n):
+        if labels[i] < 0:
+            best, bd = 0, np.inf
+            for h in range(g):
+                if cnt[h] > 0:
+                    dd = sqdist(X[i], cent[h])
+                    if dd < bd:
+                        bd, best = dd, h
+            labels[i] = best

@@ -29,6 +29,7 @@ from numba import njit
 from scipy import sparse
 from scipy.spatial import cKDTree
 
+from ..kernels.nearest import join_nearest_centroid
 from ..kernels.pricing import (
     alternating_pricing,
     bnb_pricing,
@@ -43,36 +44,6 @@ from . import run as run_method
 
 # --------------------------------------------------------------------------------------
 # rounding heuristics (Section 5.2)
-
-
-@njit(cache=True, nogil=True)
-def _add_remaining_nodes(X, labels, g):
-    """AddRemainingNodes: each record with label −1 joins the group (0..g−1) with the
-    nearest centroid (centroids of the groups before any record is added)."""
-    n, d = X.shape
-    cent = np.zeros((g, d))
-    cnt = np.zeros(g)
-    for i in range(n):
-        if labels[i] >= 0:
-            cnt[labels[i]] += 1
-            for t in range(d):
-                cent[labels[i], t] += X[i, t]
-    for h in range(g):
-        for t in range(d):
-            cent[h, t] /= max(cnt[h], 1.0)
-    for i in range(n):
-        if labels[i] < 0:
-            best, bd = 0, np.inf
-            for h in range(g):
-                if cnt[h] == 0:
-                    continue
-                s = 0.0
-                for t in range(d):
-                    diff = X[i, t] - cent[h, t]
-                    s += diff * diff
-                if s < bd:
-                    bd, best = s, h
-            labels[i] = best
 
 
 @njit(cache=True, nogil=True)
@@ -104,7 +75,7 @@ def _simple_rounding(X, k, ptr, members, order):
                     labels[i] = g
             g += 1
         else:
-            _add_remaining_nodes(X, labels, g)
+            join_nearest_centroid(X, labels, g)  # AddRemainingNodes
     return labels
 
 
@@ -174,7 +145,7 @@ def _mst_rounding(X, k, ptr, members, x, maxcl):
             labels[i] = root_label[r]
     if g == 0:
         return np.full(n, -1, dtype=np.int64)
-    _add_remaining_nodes(X, labels, g)
+    join_nearest_centroid(X, labels, g)  # AddRemainingNodes
     return labels
 
 

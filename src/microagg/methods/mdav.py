@@ -16,7 +16,15 @@ import numpy as np
 from numba import njit
 
 from ..kernels import kdtree
-from ..kernels.nearest import argmax_first, compact, k_smallest, mean_rows, sqdist, sqdist_to_point
+from ..kernels.nearest import (
+    argmax_first,
+    compact,
+    join_nearest_centroid,
+    k_smallest,
+    mean_rows,
+    sqdist,
+    sqdist_to_point,
+)
 from . import register
 
 TREE_MIN_N = 3000  # algorithm='auto' switches to the tree from this many records on
@@ -62,29 +70,6 @@ def _take_group(Xr, idx, m, pos, labels, g, removed, s, comp):
         removed[p] = True
         running_sum_add(s, comp, Xr[p], -1.0)
     return compact(Xr, idx, m, removed)
-
-
-@njit(cache=True, nogil=True)
-def _assign_to_nearest_centroid(X, labels, idx, m, g):
-    """Records idx[:m] (unassigned) each join the group whose centroid is nearest."""
-    n, d = X.shape
-    cent = np.zeros((g, d))
-    cnt = np.zeros(g)
-    for i in range(n):
-        if labels[i] >= 0:
-            cnt[labels[i]] += 1
-            for t in range(d):
-                cent[labels[i], t] += X[i, t]
-    for h in range(g):
-        for t in range(d):
-            cent[h, t] /= cnt[h]
-    for j in range(m):
-        best, bd = 0, np.inf
-        for h in range(g):
-            dd = sqdist(X[idx[j]], cent[h])
-            if dd < bd:
-                bd, best = dd, h
-        labels[idx[j]] = best
 
 
 @njit(cache=True, nogil=True)
@@ -137,7 +122,7 @@ def mdav_kernel(X, k, classic):
             labels[idx[j]] = g
         g += 1
     elif m > 0:
-        _assign_to_nearest_centroid(X, labels, idx, m, g)
+        join_nearest_centroid(X, labels, g)
     return labels
 
 
@@ -214,7 +199,7 @@ def mdav_tree_kernel(X, k, classic, leaf_size):
             labels[i] = g
         g += 1
     elif m > 0:
-        _assign_to_nearest_centroid(X, labels, rest, m, g)
+        join_nearest_centroid(X, labels, g)
     return labels
 
 
@@ -314,7 +299,7 @@ def vmdav_kernel(X, k, gamma, global_centroid):
             m = compact(Xr, idx, m, removed)
         g += 1
     if m > 0:
-        _assign_to_nearest_centroid(X, labels, idx, m, g)
+        join_nearest_centroid(X, labels, g)
     return labels
 
 
@@ -369,7 +354,7 @@ def vmdav_tree_kernel(X, k, gamma, global_centroid, leaf_size):
             m -= 1
         g += 1
     if m > 0:
-        _assign_to_nearest_centroid(X, labels, kdtree.alive_indices(T), m, g)
+        join_nearest_centroid(X, labels, g)
     return labels
 
 
