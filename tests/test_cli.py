@@ -111,3 +111,20 @@ def test_constant_column_warns_once_and_succeeds(tmp_path):
     proc = run_cli("protect", src, "-o", tmp_path / "o.csv", "-k", "3")
     assert proc.returncode == 0
     assert proc.stderr.count("constant") == 1
+
+
+def test_out_of_core_writes_every_row_in_order_to_a_new_folder(tmp_path, capsys):
+    src = tmp_path / "in.parquet"
+    df = microagg.datasets.load("tarragona").copy()
+    df["name"] = [f"firm{i}" for i in range(len(df))]
+    df.to_parquet(src)
+    out = tmp_path / "protected"
+    assert main(["protect", str(src), "-o", str(out), "-k", "3", "--out-of-core", "--block-size", "300",
+                 "--scheduler", "synchronous"]) == 0
+    res = pd.read_parquet(out)
+    assert len(res) == len(df) and (res["name"].to_numpy() == df["name"].to_numpy()).all()
+    assert microagg.measures.smallest_group(res[df.columns[:13]]) >= 3
+    capsys.readouterr()
+    assert main(["protect", str(src), "-o", str(out), "-k", "3", "--out-of-core", "--block-size", "300"]) == 2
+    assert "already exists" in capsys.readouterr().err
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".protected.")]

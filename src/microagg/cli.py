@@ -13,6 +13,7 @@ import json
 import math
 import os
 import sys
+import tempfile
 import threading
 import time
 import warnings
@@ -189,11 +190,60 @@ def result_record(res, output=None, report=None) -> dict:
     }
 
 
+def protect_out_of_core_cli(args, params) -> int:
+    """--out-of-core: stream a Parquet dataset or CSV through the partitioned mode (scale.py) into a
+    new folder of Parquet partitions. The folder appears complete or not at all (written under a
+    temporary name in the same parent folder, then renamed)."""
+    import shutil
+
+    from .scale import protect_out_of_core
+
+    unsupported = [flag for flag, on in (
+        ("--report", args.report), ("--strata", args.strata), ("--weights", args.weights),
+        ("--sample-weight", args.sample_weight), ("--merge-small-strata", args.merge_small_strata),
+        ("--raw", args.raw), ("--time-limit", args.time_limit)) if on]
+    if unsupported:
+        raise UserError(f"--out-of-core does not support {', '.join(unsupported)} yet")
+    src, out = Path(args.input), Path(args.output)
+    if not src.exists():
+        raise UserError(f"input file not found: {src}")
+    if out.exists():
+        raise UserError(f"output folder already exists: {out} (choose a new folder name)")
+    if not out.parent.exists():
+        raise UserError(f"output folder's parent does not exist: {out.parent}")
+    if args.block_size is None:
+        raise UserError("--out-of-core needs --block-size (records per block, e.g. 5000)")
+    columns = [c.strip() for c in args.columns.split(",") if c.strip()] if args.columns else None
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        summary = protect_out_of_core(src, tmp, k=args.k, method=args.method, columns=columns,
+                                      block_size=args.block_size, scheduler=args.scheduler,
+                                      seed=args.seed, **params)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o777 & ~umask)  # mkdtemp creates 0700; give the usual permissions
+        os.rename(tmp, out)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    summary = {k: (v if isinstance(v, (int, float, str, list, bool)) or v is None else str(v))
+               for k, v in summary.items() if k != "files"}
+    if args.json:
+        print(json.dumps({"output": str(out), **summary}))
+    else:
+        for key, value in summary.items():
+            print(f"{key}: {value}")
+        print(f"written: {out}/")
+    return 0
+
+
 def cmd_protect(args) -> int:
     params = dict(parse_param(p) for p in args.param)
     for name in ("seed", "time_limit", "progress", "weights", "sample_weight", "strata", "columns", "k"):
         if name in params:
             raise UserError(f"--param {name}=... is not a method parameter: use the --{name.replace('_', '-')} option")
+    if args.out_of_core:
+        return protect_out_of_core_cli(args, params)
     src = Path(args.input)
     out = check_output_path(Path(args.output), src)
     report_path = None
@@ -396,6 +446,9 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--strata", help="comma-separated categorical columns; groups never cross strata")
     pr.add_argument("--block-size", type=int, default=None, help="partitioned mode: records per block")
     pr.add_argument("--scheduler", default=None, help="partitioned mode: Dask scheduler or cluster address")
+    pr.add_argument("--out-of-core", action="store_true",
+                    help="stream a Parquet dataset or CSV larger than memory in chunks (needs --block-size); "
+                         "OUTPUT is a new folder of Parquet partitions")
     pr.add_argument("--raw", action="store_true", help="do not standardise (run on raw values)")
     pr.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="method parameter")
     pr.add_argument("--merge-small-strata", action="store_true",

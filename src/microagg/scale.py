@@ -157,9 +157,13 @@ def _chunks(input_path: str, columns, chunk_rows: int):
 
 
 def _qi_columns(input_path, columns, chunk_rows):
+    import pandas as pd
+
     first = next(_chunks(input_path, None, min(chunk_rows, 1000)))
     if columns is None:
-        cols = [c for c in first.columns if np.issubdtype(first[c].dtype, np.number)]
+        # pandas' own test: numpy's issubdtype raises on pandas extension dtypes (strings)
+        cols = [c for c in first.columns
+                if pd.api.types.is_numeric_dtype(first[c]) and not pd.api.types.is_bool_dtype(first[c])]
     else:
         cols = list(columns)
         missing = [c for c in cols if c not in first.columns]
