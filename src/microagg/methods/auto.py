@@ -116,7 +116,8 @@ def auto(X, k, *, seed=None, time_limit=None, progress=False, portfolio=None, me
     quasi-identifier. ``member_params``:
     {method: {param: value}} passed to the members. ``time_limit`` is the total budget (default
     60 s when None): each member gets an equal share of what is left (anytime members such as
-    icsm and colgen stop at their share and return their best partition; the others run to
+    icsm and colgen stop at their share and return their best partition; icsm starts from the best
+    member so far unless ``member_params`` gives it an ``init``; the others run to
     completion); once the budget is spent the remaining members are skipped, but the first
     member always runs so there is always a valid partition. Each member's labels are checked
     (check_partition) and the valid partition with the lowest SSE is returned, so auto is never
@@ -150,8 +151,10 @@ def auto(X, k, *, seed=None, time_limit=None, progress=False, portfolio=None, me
             bar.step(f"{name} (best {winner or '-'})")
             t = time.perf_counter()
             try:
-                out = run(name, X, k, seed=seed, time_limit=max(share, 1e-3), progress=False,
-                          **member_params.get(name, {}))
+                params = dict(member_params.get(name, {}))
+                if name == "icsm" and "init" not in params and winner is not None:
+                    params["init"] = winner  # improve the best partition so far, not MDAV's
+                out = run(name, X, k, seed=seed, time_limit=max(share, 1e-3), progress=False, **params)
                 labels = check_partition(out.labels, n, k, name)
             except ValueError:  # a bad parameter for a member is the user's error: report it
                 raise
