@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .nearest import sqdist
+from .nearest import mean_rows, sqdist
 
 MIGRATE = 0
 EXCHANGE = 1
@@ -55,12 +55,7 @@ def npn_tour(X):
     """Nearest point next: start at the record farthest from the centroid, then always the
     nearest unvisited record (ties: lowest index). O(n²·d) time, O(n·d) memory."""
     n, d = X.shape
-    c = np.zeros(d)
-    for i in range(n):
-        for t in range(d):
-            c[t] += X[i, t]
-    for t in range(d):
-        c[t] /= n
+    c = mean_rows(X, n)
     cur = 0
     best = -1.0
     for i in range(n):
