@@ -51,8 +51,8 @@ def main() -> None:
           f"and is not k-anonymous.\n\n" + md_table(headers, table))
     write_results("il_table", rows, md)
     if not args.no_readme and args.methods is None:
-        update_readme("il-table", md + "\n\nProduced by `python benchmarks/il_table.py` "
-                      "(results in `benchmarks/results/il_table.md`).")
+        update_readme("il-table", md + f"\n\nProduced by `python benchmarks/il_table.py --time-limit "
+                      f"{args.time_limit:g}` (results in `benchmarks/results/il_table.md`).")
 
 
 if __name__ == "__main__":
