@@ -97,12 +97,7 @@ def groups_tour(X, labels, g, formation_order):
     """
     n, d = X.shape
     sizes, cent, start, members = group_stats(X, labels, g)
-    mean = np.zeros(d)
-    for i in range(n):
-        for t in range(d):
-            mean[t] += X[i, t]
-    for t in range(d):
-        mean[t] /= n
+    mean = mean_rows(X, n)
     placed = np.zeros(n, dtype=np.bool_)
     gdone = np.zeros(g, dtype=np.bool_)
     tour = np.empty(n, dtype=np.int64)
