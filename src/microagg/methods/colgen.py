@@ -821,6 +821,17 @@ def colgen(
             break
         master.add(_disjoint_families(cols, rcs, n))
 
+    def primal_mip(tl):
+        """The integral master over the generated columns, warm-started from the best partition,
+        within ``tl`` seconds; its solution is offered."""
+        lab, _, _, optimal = master.solve_integral(
+            tl if np.isfinite(tl) else 1e9, master.indicator(best_labels), primal=True
+        )
+        offer(lab, "mip")
+        if progress:
+            print(f"colgen MIP over {master.ncols} columns: {'optimal' if optimal else 'stopped'}, best "
+                  f"{best_sse:.6g}, {time.perf_counter() - t0:.1f} s")
+
     # closing (ours): with converged duals π, a partition P costs Σπ + Σ_{C∈P} rc(C) and every
     # rc(C) ≥ rc*; so if P uses a cluster with rc ≥ G' it costs ≥ Σπ + G' + corr. Enumerate all
     # clusters with rc < G' (G' as large as max_enumerated allows, at most UB − Σπ), solve the
@@ -829,14 +840,7 @@ def colgen(
         lower_bound is not None and best_sse - lower_bound <= 1e-9 * max(best_sse, 1e-300)
     ):
         # the integral master over the generated columns (primal side, Section 5.2 + MIP)
-        tl = min(0.5 * left(), mip_time_limit) if mip_time_limit is not None else left()
-        lab, obj, dual_bound, optimal = master.solve_integral(
-            tl if np.isfinite(tl) else 1e9, master.indicator(best_labels), primal=True
-        )
-        offer(lab, "mip")
-        if progress:
-            print(f"colgen MIP over {master.ncols} columns: {'optimal' if optimal else 'stopped'}, best "
-                  f"{best_sse:.6g}, {time.perf_counter() - t0:.1f} s")
+        primal_mip(min(0.5 * left(), mip_time_limit) if mip_time_limit is not None else left())
     closing = []
     if converged and final_mip and close_gap:
         pi_sum = dual_const  # Σπ + Σσ (σ <= 0 and every cut row is <= 1 for a partition)
@@ -859,14 +863,7 @@ def colgen(
             # primal: the integral master over the columns of smallest rc, solved to the end
             few = np.argsort(enum_rc, kind="stable")[:primal_columns]
             master.add([enumerated[i] for i in few])
-            tl = min(0.4 * left(), mip_time_limit) if mip_time_limit is not None else 0.4 * left()
-            lab, obj, dual_bound, optimal = master.solve_integral(
-                tl if np.isfinite(tl) else 1e9, master.indicator(best_labels), primal=True
-            )
-            offer(lab, "mip")
-            if progress:
-                print(f"colgen MIP over {master.ncols} columns: {'optimal' if optimal else 'stopped'}, best "
-                      f"{best_sse:.6g}, {time.perf_counter() - t0:.1f} s")
+            primal_mip(min(0.4 * left(), mip_time_limit) if mip_time_limit is not None else 0.4 * left())
             # bound: the integral master over every cluster with rc < G'
             if left() < 1.0:
                 break
