@@ -151,6 +151,21 @@ def test_time_limit_is_honoured_and_bound_returned():
         assert out.lower_bound <= val
 
 
+def test_time_limit_is_honoured_strictly_on_mid_size_input():
+    # a correctness contract, not a speed benchmark: the slack is generous for a loaded machine
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(300, 4))
+    run("colgen", X[:20], 3, time_limit=0.5)  # numba kernels loaded from the cache first
+    t0 = time.perf_counter()
+    out = run("colgen", X, 3, time_limit=3.0)
+    elapsed = time.perf_counter() - t0
+    labels = check_partition(out.labels, len(X), 3, "colgen")
+    val = sse(X, labels)
+    assert elapsed < 3.0 + 2.5
+    if out.lower_bound is not None:
+        assert out.lower_bound <= val + 1e-9 * max(val, 1.0)
+
+
 def test_pipeline_reports_bound_and_gap():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 3))

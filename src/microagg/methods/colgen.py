@@ -220,6 +220,15 @@ def _separate_subset_rows(n, ptr, members, x, min_violation):
 # the restricted master LP (9), grown with addCols and re-solved warm
 
 
+def _set_time_limit(h: highspy.Highs, seconds: float) -> None:
+    """Let the next h.run() last at most ``seconds``. HiGHS (1.x) compares its time_limit
+    with the run time accumulated over ALL runs of the object, so the limit is offset by it."""
+    if not np.isfinite(seconds):
+        h.setOptionValue("time_limit", highspy.kHighsInf)
+    else:
+        h.setOptionValue("time_limit", float(h.getRunTime()) + max(float(seconds), 0.0))
+
+
 class _Master:
     def __init__(self, X: np.ndarray):
         self.X = X
@@ -320,7 +329,7 @@ class _Master:
 
     def solve(self, time_limit: float = np.inf):
         """(LP value, x, π) of the restricted master; None if stopped by the time limit."""
-        self.h.setOptionValue("time_limit", float(time_limit) if np.isfinite(time_limit) else highspy.kHighsInf)
+        _set_time_limit(self.h, time_limit)
         self.h.run()
         status = self.h.getModelStatus()
         if status == highspy.HighsModelStatus.kTimeLimit:
@@ -351,7 +360,7 @@ class _Master:
         mip.changeColsIntegrality(
             ncol, np.arange(ncol, dtype=np.int32), np.full(ncol, highspy.HighsVarType.kInteger)
         )
-        mip.setOptionValue("time_limit", max(float(time_limit), 0.1))
+        _set_time_limit(mip, max(float(time_limit), 0.05))
         mip.setOptionValue("mip_rel_gap", 1e-9)
         mip.setOptionValue("mip_abs_gap", float(abs_gap))
         if incumbent is not None:
@@ -411,8 +420,14 @@ class _Pricer:
         self.exact = exact_pricing
         self.deadline = deadline
         self.max_nodes = max_nodes
+        self.node_rate = 100_000.0  # first guess; measured on every slice
         self.tree = cKDTree(X) if exact_pricing == "bnb" else None
         self.set_cuts(np.zeros(self.n + 1, np.int64), np.zeros(0, np.int64), np.zeros(0))
+
+    def _measured(self, nodes: int, seconds: float) -> None:
+        """Update the branch-and-bound node rate (nodes per second, smoothed)."""
+        if nodes >= 1_000 and seconds > 1e-4:
+            self.node_rate = 0.5 * self.node_rate + 0.5 * nodes / seconds
 
     def set_cuts(self, cptr, ccut, cpen):
         self.cuts = (cptr, ccut, cpen)
@@ -423,15 +438,21 @@ class _Pricer:
     def heuristic(self, pi, thr, starts):
         """Paper's greedy, then alternating centre/members from ``starts``; lists of clusters."""
         cols, rcs = [], []
+        # the alternating descent costs O(starts·n·d) per eta (~1 s at n = 1080, eta = 19):
+        # run it on chunks of starts and stop at the deadline (a heuristic may stop anywhere)
+        chunk = max(16, 200_000 // max(self.n, 1))
         for eta in range(self.k, 2 * self.k):
-            if eta > self.n:
+            if eta > self.n or self.time_left() <= 0:
                 break
             m, r = greedy_pricing(self.X, pi, eta, thr, *self.cuts)
             cols += list(m)
             rcs += list(r)
-            m, r = alternating_pricing(self.X, pi, eta, starts, thr, 20, *self.cuts)
-            cols += list(m)
-            rcs += list(r)
+            for lo in range(0, len(starts), chunk):
+                if self.time_left() <= 0:
+                    break
+                m, r = alternating_pricing(self.X, pi, eta, starts[lo:lo + chunk], thr, 20, *self.cuts)
+                cols += list(m)
+                rcs += list(r)
         return cols, np.asarray(rcs)
 
     def exact_eta(self, pi, eta, thr, collect_all=False, max_cols=200_000):
@@ -497,25 +518,50 @@ class _Pricer:
             )
             counts = np.bincount(np.repeat(np.arange(len(seeds)), lengths)[keep], minlength=len(seeds))
             nptr = np.concatenate([[0], np.cumsum(counts)])
-            room = max_cols if collect_all else len(seeds)
-            m, r, cnt, done, nodes, thr_out, b = bnb_pricing(
-                X, pi, eta, seeds, nptr, flat[keep], thr, collect_all, max(room, 1), self.max_nodes, *self.cuts
-            )
-            best = min(best, b)
-            if collect_all:
-                # one shared buffer: keep what is below the (possibly lowered) threshold
-                thr = thr_out
-                allc = np.concatenate([cols_arr, m]) if len(cols_arr) else m
-                allr = np.concatenate([rcs_arr, r])
-                if len(allr) > max_cols:
-                    thr = min(thr, np.sort(allr)[max_cols // 2])
-                keep_c = allr < thr
-                cols_arr, rcs_arr = allc[keep_c], allr[keep_c]
-            else:
-                cols += list(m)
-                rcs += list(r)
-            if done < len(seeds):
-                complete = False
+            nbr = flat[keep]
+            pos = 0
+            used = 0  # nodes spent on this chunk of seeds (capped by max_nodes)
+            boost = 1.0
+            while pos < len(seeds):
+                # numba cannot read the clock: the search runs in slices of a node budget
+                # worth ~0.2 s at the measured node rate, the clock is checked between slices
+                if self.time_left() <= 0 or used >= self.max_nodes:
+                    complete = False
+                    break
+                budget = self.max_nodes - used
+                if self.deadline is not None:  # without a deadline: one call (deterministic)
+                    budget = int(min(budget, max(2_000, boost * self.node_rate * min(0.2, self.time_left()))))
+                sub = seeds[pos:]
+                room = max_cols if collect_all else len(sub)
+                tic = time.perf_counter()
+                m, r, cnt, done, nodes, thr_out, b = bnb_pricing(
+                    X, pi, eta, sub, nptr[pos:] - nptr[pos], nbr[nptr[pos]:], thr, collect_all, max(room, 1),
+                    budget, *self.cuts
+                )
+                self._measured(nodes, time.perf_counter() - tic)
+                used += nodes
+                if done < len(sub) and len(m):
+                    # the interrupted seed is searched again from scratch: drop its clusters
+                    # (each cluster's first member is its seed) so they are not listed twice
+                    mine = m[:, 0] == sub[done]
+                    m, r = m[~mine], r[~mine]
+                best = min(best, b)
+                if collect_all:
+                    # one shared buffer: keep what is below the (possibly lowered) threshold
+                    thr = thr_out
+                    allc = np.concatenate([cols_arr, m]) if len(cols_arr) else m
+                    allr = np.concatenate([rcs_arr, r])
+                    if len(allr) > max_cols:
+                        thr = min(thr, np.sort(allr)[max_cols // 2])
+                    keep_c = allr < thr
+                    cols_arr, rcs_arr = allc[keep_c], allr[keep_c]
+                else:
+                    cols += list(m)
+                    rcs += list(r)
+                pos += done
+                # one seed larger than the slice: double the slice until it fits
+                boost = boost * 2.0 if done == 0 else 1.0
+            if not complete:
                 break
         self.last_threshold = thr
         if collect_all:
@@ -529,7 +575,7 @@ class _Pricer:
         best_members = None
         complete = True
         overflow = False
-        step = max(1, self.n // 16)
+        step = 1  # one smallest index per call: the deadline is checked between calls
         for lo in range(0, self.n, step):
             if self.time_left() <= 0:
                 complete = False
@@ -580,9 +626,7 @@ class _Pricer:
             nr = len(starts)
             h.addRows(nr, np.zeros(nr), np.full(nr, highspy.kHighsInf), pos,
                       np.asarray(starts, np.int32), np.concatenate(idx).astype(np.int32), np.concatenate(val))
-        left = self.time_left()
-        if np.isfinite(left):
-            h.setOptionValue("time_limit", max(left, 0.1))
+        _set_time_limit(h, max(self.time_left(), 0.05))
         h.setOptionValue("mip_rel_gap", 1e-9)
         h.run()
         info = h.getInfo()
