@@ -196,7 +196,7 @@ def simple_heuristic(X, labels, g, k, pool_size, tol):
     pool_kind = np.empty(pool_size, dtype=np.int64)
     pool_a = np.empty(pool_size, dtype=np.int64)
     pool_b = np.empty(pool_size, dtype=np.int64)
-    count = 0
+    count = np.int64(0)  # np.int64: literal 0/kind constants would compile _pool_insert 4 times
     found = 0
     worst = 0.0  # pool threshold once full
     maxm = 0
@@ -236,7 +236,7 @@ def simple_heuristic(X, labels, g, k, pool_size, tol):
                     if delta < -tol:
                         found += 1
                         if count < pool_size or delta < worst:
-                            count = _pool_insert(pool_delta, pool_kind, pool_a, pool_b, count, delta, MIGRATE, x, q)
+                            count = _pool_insert(pool_delta, pool_kind, pool_a, pool_b, count, delta, np.int64(MIGRATE), x, q)
                             if count == pool_size:
                                 worst = pool_delta.max()
             for b in range(mq):
@@ -248,7 +248,7 @@ def simple_heuristic(X, labels, g, k, pool_size, tol):
                     if delta < -tol:
                         found += 1
                         if count < pool_size or delta < worst:
-                            count = _pool_insert(pool_delta, pool_kind, pool_a, pool_b, count, delta, MIGRATE, y, p)
+                            count = _pool_insert(pool_delta, pool_kind, pool_a, pool_b, count, delta, np.int64(MIGRATE), y, p)
                             if count == pool_size:
                                 worst = pool_delta.max()
             # exchange (Eq. 4): R1(x, G_q, y) + R1(y, G_p, x) = gx + gy − |x−y|²·(1/mp + 1/mq)
@@ -263,7 +263,7 @@ def simple_heuristic(X, labels, g, k, pool_size, tol):
                     if delta < -tol:
                         found += 1
                         if count < pool_size or delta < worst:
-                            count = _pool_insert(pool_delta, pool_kind, pool_a, pool_b, count, delta, EXCHANGE, x, y)
+                            count = _pool_insert(pool_delta, pool_kind, pool_a, pool_b, count, delta, np.int64(EXCHANGE), x, y)
                             if count == pool_size:
                                 worst = pool_delta.max()
     order = np.argsort(pool_delta[:count], kind="mergesort")

@@ -6,7 +6,7 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def sqdist(a, b):
     s = 0.0
     for t in range(a.shape[0]):

@@ -141,11 +141,13 @@ def improve(X, neigh, K, K_or, path, pos, closed, queue, inq):
         i = pos[a]
         best_gain = _EPS
         kind = 0  # 1: 2-opt reversal [l, r]; 2: Or-opt segment [s, e] after j
-        m_l = 0
-        m_r = 0
-        m_s = 0
-        m_e = 0
-        m_j = 0
+        # np.int64(0), not 0: a literal start would make numba compile _reverse/_next once per
+        # literal/int64 combination
+        m_l = np.int64(0)
+        m_r = np.int64(0)
+        m_s = np.int64(0)
+        m_e = np.int64(0)
+        m_j = np.int64(0)
         m_fwd = True
         # --- 2-opt: new edge a-c replacing a's successor (side 0) or predecessor (side 1) edge
         for side in range(2):
@@ -304,5 +306,6 @@ def build_paths(X, neigh, K, K_or, starts, closed, k, N, last_path):
                 N[a, b] += 1
                 N[b, a] += 1
         built += 1
-    last_path[:] = path
+    for p in range(n):  # an element loop: slice assignment compiles a shape-error message formatter
+        last_path[p] = path[p]
     return built

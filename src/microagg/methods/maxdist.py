@@ -21,7 +21,7 @@ LEAF_SIZE = 12
 @njit(cache=True, nogil=True)
 def _farthest(X, alive, i):
     n = X.shape[0]
-    best, bd = -1, -1.0
+    best, bd = np.int64(-1), -1.0  # np.int64: a literal -1 would compile callers twice
     for j in range(n):
         if alive[j] and j != i:
             dd = sqdist(X[i], X[j])
@@ -31,16 +31,17 @@ def _farthest(X, alive, i):
 
 
 @njit(cache=True, nogil=True)
-def _farthest_alive(X, alive, i, T, use_tree, excl):
-    """_farthest through the KD-tree (same answer: lowest index among the farthest) when use_tree."""
-    if use_tree:
+def _farthest_alive(X, alive, i, T, excl):
+    """_farthest through the KD-tree T (same answer: lowest index among the farthest); a full
+    scan when T is None (numba then prunes the tree branch: the tree is compiled only if used)."""
+    if T is not None:
         excl[0] = i
         return kdtree.farthest(T, X[i], excl, 1)
     return _farthest(X, alive, i)
 
 
 @njit(cache=True, nogil=True)
-def _farthest_pair(X, alive, far, fard, T, use_tree, excl):
+def _farthest_pair(X, alive, far, fard, T, excl):
     """One end r of the most distant alive pair (r, far[r]).
 
     fard[i] is i's distance to its farthest partner when last computed; removals only lower the
@@ -49,13 +50,13 @@ def _farthest_pair(X, alive, far, fard, T, use_tree, excl):
     """
     n = X.shape[0]
     while True:
-        r, best = -1, -1.0
+        r, best = np.int64(-1), -1.0
         for i in range(n):
             if alive[i] and fard[i] > best:
                 best, r = fard[i], i
         if alive[far[r]]:
             return r
-        far[r], fard[r] = _farthest_alive(X, alive, r, T, use_tree, excl)
+        far[r], fard[r] = _farthest_alive(X, alive, r, T, excl)
 
 
 @njit(cache=True, nogil=True)
@@ -67,7 +68,7 @@ def _grow(X, alive, seed_idx, k, by_centroid, out):
     taken[seed_idx] = True
     c = X[seed_idx].copy()
     for size in range(1, k):
-        best, bd = -1, np.inf
+        best, bd = np.int64(-1), np.inf
         for j in range(n):
             if alive[j] and not taken[j]:
                 dd = sqdist(X[j], c)
@@ -112,23 +113,29 @@ def _pair(X, alive, a, b, k, by_centroid):
     return _group_sse(X, ga) + _group_sse(X, gb), ga, gb
 
 
-@njit(cache=True, nogil=True)
 def md_kernel(X, k, by_centroid, both_orders, use_tree=False):
     """Algorithm 2. use_tree: farthest-partner (re)scans go through a KD-tree with deletions
     (kernels.kdtree, exact: same partner, lowest index on ties) instead of a full scan."""
+    return _md_groups(X, k, by_centroid, both_orders, kdtree.build(X, LEAF_SIZE) if use_tree else None)
+
+
+@njit(cache=True, nogil=True)
+def _md_groups(X, k, by_centroid, both_orders, T=None):
+    """Algorithm 2. With a KD-tree T of X (kernels.kdtree.build), farthest-partner (re)scans go
+    through the tree with deletions (exact: same partner, lowest index on ties) instead of a
+    full scan. T=None compiles a kernel without any tree code (numba prunes those branches)."""
     n, d = X.shape
     labels = np.full(n, -1, dtype=np.int64)
     alive = np.ones(n, dtype=np.bool_)
     far = np.empty(n, dtype=np.int64)
     fard = np.empty(n)
-    T = kdtree.build(X[: (n if use_tree else 1)], LEAF_SIZE)
     excl = np.empty(1, dtype=np.int64)
     for i in range(n):
-        far[i], fard[i] = _farthest_alive(X, alive, i, T, use_tree, excl)
+        far[i], fard[i] = _farthest_alive(X, alive, i, T, excl)
     m = n
     g = 0
     while m >= 3 * k:
-        r = _farthest_pair(X, alive, far, fard, T, use_tree, excl)
+        r = _farthest_pair(X, alive, far, fard, T, excl)
         s = far[r]
         sse_rs, ga, gb = _pair(X, alive, r, s, k, by_centroid)
         if both_orders:
@@ -141,7 +148,7 @@ def md_kernel(X, k, by_centroid, both_orders, use_tree=False):
         for i in gb:
             labels[i] = g + 1
             alive[i] = False
-        if use_tree:
+        if T is not None:
             for i in ga:
                 kdtree.delete(T, i)
             for i in gb:
@@ -151,7 +158,7 @@ def md_kernel(X, k, by_centroid, both_orders, use_tree=False):
     # Steps 3-4: m < 3k remain. With 2k..3k-1 one more group around the farthest pair's end,
     # so that every group keeps k..2k-1 records; k..2k-1 form the last group.
     if m >= 2 * k:
-        r = _farthest_pair(X, alive, far, fard, T, use_tree, excl)
+        r = _farthest_pair(X, alive, far, fard, T, excl)
         ga = np.empty(k, dtype=np.int64)
         _grow(X, alive, r, k, by_centroid, ga)
         for i in ga:
