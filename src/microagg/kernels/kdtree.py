@@ -107,8 +107,18 @@ def _refit_inner(lo, hi, cnt, left, right, v):
 @njit(cache=True, nogil=True)
 def build(X, leaf_size):
     """KD-tree over the rows of X: median splits along the widest side of each node's box."""
-    n, d = X.shape
-    perm = np.arange(n)
+    return build_subset(X, np.arange(X.shape[0]), leaf_size)
+
+
+@njit(cache=True, nogil=True)
+def build_subset(X, members, leaf_size):
+    """KD-tree over the rows ``members`` of X (original indices kept: ties break the same way).
+
+    Rebuilding over the alive records once many are deleted keeps the leaves full and the
+    boxes tight (a tree with mostly empty leaves visits a node per record).
+    """
+    n, d = members.shape[0], X.shape[1]
+    perm = members.copy()
     max_nodes = 4 * (n // max(1, leaf_size // 2) + 1) + 1
     lo = np.empty((max_nodes, d))
     hi = np.empty((max_nodes, d))
@@ -165,7 +175,7 @@ def build(X, leaf_size):
         stack[top + 1] = l
         top += 2
     Xt = np.empty((n, d))
-    pos_of = np.empty(n, dtype=np.int64)
+    pos_of = np.full(X.shape[0], -1, dtype=np.int64)
     for p in range(n):
         for t in range(d):
             Xt[p, t] = X[perm[p], t]
@@ -263,7 +273,7 @@ def delete(T, i):
 def is_alive(T, i):
     Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist = T
     p = pos_of[i]
-    return p < start[leaf_of[p]] + cnt[leaf_of[p]]
+    return p >= 0 and p < start[leaf_of[p]] + cnt[leaf_of[p]]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -432,8 +442,7 @@ def farthest(T, q, excl, nexcl):
 def alive_indices(T):
     """Original indices of the alive records, ascending."""
     Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist = T
-    n = Xt.shape[0]
-    mark = np.zeros(n, dtype=np.bool_)
+    mark = np.zeros(pos_of.shape[0], dtype=np.bool_)
     for v in range(left.shape[0]):
         if left[v] < 0:
             for p in range(start[v], start[v] + cnt[v]):

@@ -29,6 +29,7 @@ from . import register
 
 TREE_MIN_N = 3000  # algorithm='auto' switches to the tree from this many records on
 LEAF_SIZE = 12
+REBUILD_BELOW = 0.6  # rebuild the KD-tree over the alive records when fewer remain than this fraction
 
 
 @njit(cache=True, nogil=True)
@@ -166,6 +167,7 @@ def mdav_tree_kernel(X, k, classic, leaf_size):
     labels = np.full(n, -1, dtype=np.int64)
     alive = np.ones(n, dtype=np.bool_)
     T = kdtree.build(X, leaf_size)
+    built = n
     s, comp = running_sum_init(X)
     anchor = running_mean(s, comp, n)
     R = kdtree.radial_build(X, np.arange(n), anchor)
@@ -187,6 +189,9 @@ def mdav_tree_kernel(X, k, classic, leaf_size):
         _tree_take_group(T, X, X[r].copy(), k, labels, g, s, comp, members, dbuf, excl, alive)
         g += 1
         m -= k
+        if m < REBUILD_BELOW * built:
+            T = kdtree.build_subset(X, kdtree.alive_indices(T), leaf_size)
+            built = m
     if classic and m >= 2 * k:
         c = running_mean(s, comp, m)
         r, R, work = _farthest_from_centroid(X, T, R, anchor, alive, c, m, work)
