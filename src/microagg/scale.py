@@ -27,6 +27,10 @@ import time
 import numpy as np
 
 DEFAULT_BLOCK_SIZE = 10_000
+# share of the groups (worst by mean squared distance to their centroid) pooled across blocks and
+# microaggregated again; measured on census-like data (benchmarks/partitioned_il.py)
+DEFAULT_REPOOL = 0.03
+POOL_SEED_TAG = 2**31 - 1  # the pool's seed stream, apart from the blocks' (numbered from 0)
 
 
 def _min_block(k: int, block_size) -> int:
@@ -103,7 +107,8 @@ def _compute(tasks: list, scheduler):
     return list(dask.compute(*tasks, scheduler=scheduler))  # a distributed.Client
 
 
-def partitioned_labels(Z, k, method, *, block_size, scheduler=None, seed=None, time_limit=None, **params):
+def partitioned_labels(Z, k, method, *, block_size, scheduler=None, seed=None, time_limit=None,
+                       repool=DEFAULT_REPOOL, **params):
     """Labels from microaggregating spatially coherent blocks of Z independently, on Dask.
 
     Z: standardised (n, d) array. Every block holds at least max(k, block_size) records
@@ -111,15 +116,51 @@ def partitioned_labels(Z, k, method, *, block_size, scheduler=None, seed=None, t
     each block gets a seed derived from (seed, block number) and the same time_limit.
     scheduler: None (Dask's local threaded scheduler; the numba kernels release the GIL),
     'threads', 'processes', 'synchronous', a dask.distributed Client, or a scheduler address.
-    """
-    import dask
 
+    repool: after the blocks, the records of this share of the groups with the largest mean
+    squared distance to their centroid (the records a block left without good partners: the
+    remainders of dense clusters, the records by a cut) are pooled across all blocks and
+    microaggregated again, in blocks if the pool is large; the new groups replace the old ones
+    only if their SSE is lower. 0 turns it off.
+    """
     Z = np.ascontiguousarray(Z, dtype=np.float64)
     if Z.ndim != 2:
         raise ValueError("Z must be a 2-D array")
-    n = len(Z)
+    if not 0.0 <= float(repool) <= 1.0:
+        raise ValueError(f"repool must be a share between 0 and 1, got {repool!r}")
     min_size = _min_block(k, block_size)
     blocks = spatial_blocks(Z, min_size)
+    labels = _blockwise_labels(Z, k, method, blocks, scheduler, seed, time_limit, params)
+    if repool > 0 and len(blocks) > 1:
+        labels = _repool_worst(Z, labels, k, method, min_size, float(repool), scheduler, seed, time_limit, params)
+    return labels
+
+
+def _repool_worst(Z, labels, k, method, min_size, share, scheduler, seed, time_limit, params):
+    from .partition import group_sizes, group_sse, relabel
+
+    g_sse = group_sse(Z, labels)
+    spread = g_sse / group_sizes(labels)
+    n_worst = int(np.ceil(share * len(spread)))
+    worst = np.zeros(len(spread), dtype=bool)
+    worst[np.argsort(-spread, kind="stable")[:n_worst]] = True
+    pool = np.flatnonzero(worst[labels])
+    if len(pool) < 2 * k:
+        return labels
+    Zp = Z[pool]
+    pool_seed = _block_seed(seed, POOL_SEED_TAG)
+    sub = _blockwise_labels(Zp, k, method, spatial_blocks(Zp, min_size), scheduler, pool_seed, time_limit, params)
+    if group_sse(Zp, sub).sum() >= g_sse[worst].sum():
+        return labels
+    out = labels.copy()
+    out[pool] = sub + int(labels.max()) + 1
+    return relabel(out)
+
+
+def _blockwise_labels(Z, k, method, blocks, scheduler, seed, time_limit, params):
+    import dask
+
+    n = len(Z)
     if len(blocks) == 1:
         tasks = [dask.delayed(_run_block, pure=False)(Z, k, method, seed, time_limit, params)]
     else:
