@@ -81,6 +81,20 @@ def test_optimal_and_bound_equal_brute_force(inst):
     assert out.lower_bound == pytest.approx(opt, abs=tol)
 
 
+@settings(max_examples=10, deadline=None)
+@given(tiny_instances(), st.sampled_from([0.3, 0.8]))
+def test_smoothing_keeps_optimum_and_bound(inst, alpha):
+    # Wentges smoothing changes the pricing point, never the result at convergence
+    X, k = inst
+    opt = brute_force_optimum(X, k)
+    out = run("colgen", X, k, smoothing=alpha)
+    got = sse(X, check_partition(out.labels, len(X), k, "colgen"))
+    tol = 1e-7 * max(opt, 1.0)
+    assert got == pytest.approx(opt, abs=tol)
+    assert out.lower_bound is not None and out.lower_bound <= got + 1e-12
+    assert out.lower_bound == pytest.approx(opt, abs=tol)
+
+
 @pytest.mark.parametrize("exact", ["enumeration", "ilp"])
 def test_paper_exact_pricing_variants_reach_the_optimum(exact):
     rng = np.random.default_rng(7)
@@ -134,6 +148,23 @@ def test_bnb_pricing_matches_complete_enumeration():
         _, rcs, cnt, done, _, _, best = bnb_pricing(X, pi, eta, seeds, ptr, flat, thr, False, n, 10**9, *no_cuts)
         assert done == n
         assert best == pytest.approx(best_enum, abs=1e-9)
+
+
+@pytest.mark.parametrize("threshold", [-1e-9, 0.3])
+def test_ball_limited_exact_pricing_finds_the_minimum(threshold):
+    # the KD-tree ball (radius from the duals) must never cut off the most negative cluster
+    from microagg.methods.colgen import _Pricer
+
+    rng = np.random.default_rng(9)
+    no_cuts = (np.zeros(41, np.int64), np.zeros(0, np.int64), np.zeros(0))
+    for trial in range(8):
+        X = rng.normal(size=(40, 2 + trial % 3))
+        pi = rng.uniform(-0.3, 1.5, size=40) * (0.2 + trial / 4)
+        for eta in (3, 4, 5):
+            _, _, _, _, best_enum, _ = enumeration_pricing(X, pi, eta, 0, 40, 0.0, 10, *no_cuts)
+            pricer = _Pricer(X, 3, "bnb", None, 10**9)
+            _, _, rc_lb, _ = pricer.exact_eta(pi, eta, threshold)
+            assert rc_lb == pytest.approx(min(best_enum, threshold), abs=1e-9)
 
 
 def test_time_limit_is_honoured_and_bound_returned():
@@ -190,3 +221,5 @@ def test_bad_parameters():
         run("colgen", X, 3, exact_pricing="cplex")
     with pytest.raises(ValueError):
         run("colgen", X, 3, init="no-such-method")
+    with pytest.raises(ValueError):
+        run("colgen", X, 3, smoothing=1.0)

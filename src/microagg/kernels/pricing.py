@@ -8,7 +8,8 @@ Facts used throughout (x̄_S = centroid of S, m = |S|):
   (share m‖z − x̄_S‖² equally among the eta − m new members and minimise each term over z);
   with m = eta − 1 it is exact: adding i raises the SSE by ((eta−1)/eta)·‖x_i − x̄_S‖²;
 - radius: if s is the member of T with the largest dual, every i ∈ T has
-      ‖x_i − x_s‖² < eta·((eta − 1)·π_s + π_i + G)   whenever rc(T) < G, G ≥ 0,
+      ‖x_i − x_s‖² < 2·((eta − 1)·π_s + π_i + G)   whenever rc(T) < G, G ≥ 0
+  (SSE(T) ≥ ‖x_i − c‖² + ‖x_s − c‖² ≥ ‖x_i − x_s‖²/2 and Σ_T π ≤ (eta − 1)·π_s + π_i),
   so the exact search from seed s is limited to a ball (found with a KD-tree by the caller).
 """
 
@@ -40,6 +41,22 @@ def column_costs(X, ptr, members):
                 diff = X[members[p], t] - cent[t]
                 s += diff * diff
         out[c] = s
+    return out
+
+
+@njit(cache=True, nogil=True)
+def column_rcs(X, pi, ptr, members, cptr, ccut, cpen):
+    """Reduced cost SSE(C) − Σ_{i∈C} π_i + (cut penalties) of each column
+    c = members[ptr[c]:ptr[c+1]] (cptr/ccut/cpen as in cut_penalty)."""
+    ncol = ptr.shape[0] - 1
+    out = column_costs(X, ptr, members)
+    hits = np.zeros(cpen.shape[0], dtype=np.int64)
+    for c in range(ncol):
+        a, b = ptr[c], ptr[c + 1]
+        for p in range(a, b):
+            out[c] -= pi[members[p]]
+        if cpen.shape[0] > 0:
+            out[c] += cut_penalty(members[a:b], b - a, cptr, ccut, cpen, hits)
     return out
 
 

@@ -34,6 +34,7 @@ from ..kernels.pricing import (
     alternating_pricing,
     bnb_pricing,
     column_costs,
+    column_rcs,
     enumeration_pricing,
     greedy_pricing,
 )
@@ -411,6 +412,9 @@ def _groups(labels: np.ndarray) -> list[np.ndarray]:
 # pricing
 
 
+_RADIUS_FACTOR = 2.0  # see _Pricer._bnb (was eta before: valid, but eta/2 times looser)
+
+
 class _Pricer:
     """Pricing for sizes eta = k..2k−1: heuristics, then an exact method."""
 
@@ -507,14 +511,17 @@ class _Pricer:
                 complete = False
                 break
             seeds = seeds_all[lo:lo + chunk]
-            radii = np.sqrt(eta * (eta * pi[seeds] + gpos)) * (1 + 1e-9) + 1e-12
+            # ball of the members of a cluster T with rc(T) < G around its largest-dual member s:
+            # SSE(T) ≥ ‖x_i − x_s‖²/2 (two of its points) and Σ_T π ≤ (eta−1)·π_s + π_i, so
+            # ‖x_i − x_s‖² < 2·((eta−1)·π_s + π_i + G) ≤ 2·(eta·π_s + G)
+            radii = np.sqrt(_RADIUS_FACTOR * (eta * pi[seeds] + gpos)) * (1 + 1e-9) + 1e-12
             lists = self.tree.query_ball_point(X[seeds], r=radii, return_sorted=False)
             lengths = np.fromiter((len(a) for a in lists), dtype=np.int64, count=len(lists))
             flat = np.fromiter(itertools.chain.from_iterable(lists), dtype=np.int64, count=int(lengths.sum()))
             owner = np.repeat(seeds, lengths)
             d2 = np.einsum("ij,ij->i", X[flat] - X[owner], X[flat] - X[owner])
             keep = (rank[flat] > rank[owner]) & (
-                d2 < eta * ((eta - 1) * pi[owner] + pi[flat] + gpos) * (1 + 1e-9) + 1e-12
+                d2 < _RADIUS_FACTOR * ((eta - 1) * pi[owner] + pi[flat] + gpos) * (1 + 1e-9) + 1e-12
             )
             counts = np.bincount(np.repeat(np.arange(len(seeds)), lengths)[keep], minlength=len(seeds))
             nptr = np.concatenate([[0], np.cumsum(counts)])
@@ -702,6 +709,7 @@ def colgen(
     max_nodes=5_000_000,
     cuts=True,
     max_cut_rounds=30,
+    smoothing=0.0,
 ):
     """Column generation over clusters of size k..2k−1 with a proven lower bound on the optimal SSE.
 
@@ -725,6 +733,12 @@ def colgen(
     rounds) and column generation resumes with their duals σ_S <= 0 charged to the clusters
     meeting S in two records; the bound becomes Σπ + Σσ + n·min(0, min rc*_eta/eta). Not used
     with exact_pricing='ilp'.
+    With ``smoothing`` = α > 0 (Wentges dual smoothing; not in the paper), pricing is done at
+    π_s = α·π_center + (1−α)·π_LP, π_center being the duals of the best Lagrangian bound so far
+    (before any bound: the previous pricing point, Neame's rule); only columns with negative
+    reduced cost at π_LP are added, and when there is none (a mis-price) the round prices again
+    at π_LP. The periodic exact pass is then made at π_s: the Lagrangian bound is valid at any
+    duals, and smoothed duals often give a better one than the LP's extreme-point duals.
     Ambiguities: the paper stops pricing at the first eta with a column; we price every eta
     (more columns per round, needed for the bound).
     """
@@ -733,6 +747,9 @@ def colgen(
     if exact_pricing not in ("bnb", "enumeration", "ilp"):
         raise ValueError("colgen exact_pricing must be 'bnb', 'enumeration' or 'ilp'")
     cuts = bool(cuts) and exact_pricing != "ilp"  # the pricing ILP (14) has no cut duals
+    if not 0.0 <= float(smoothing) < 1.0:
+        raise ValueError("colgen smoothing must be in [0, 1)")
+    smoothing = float(smoothing)
     if max_rounds is not None and max_rounds < 1:
         raise ValueError("colgen max_rounds must be at least 1")
     X = np.ascontiguousarray(X, dtype=np.float64)
@@ -791,6 +808,58 @@ def colgen(
         if val < best_sse - 1e-12 * max(best_sse, 1.0):
             best_labels, best_sse, best_from = relabel(lab), val, source
 
+    center = None  # (π, σ) of the best Lagrangian bound so far: the smoothing centre
+    center_bound = -np.inf
+    mispriced = 0
+    exact_passes = [0, 0]  # complete, started
+
+    def price_at(p_pi, p_sigma, force_exact):
+        """Columns with rc < thr at the duals (p_pi, p_sigma): heuristics, then the exact pass
+        when they find nothing new (force_exact=None) or when force_exact. Returns (columns, rc,
+        rc* per size / eta or None when no complete exact pass was made)."""
+        nonlocal last_exact_round
+        pricer.set_cuts(*master.cut_arrays(p_sigma))
+        pos = np.flatnonzero(p_pi > 0)
+        starts = X[pos[np.argsort(-p_pi[pos], kind="stable")][:2000]]
+        cols, rcs = pricer.heuristic(p_pi, thr, starts)
+        fresh = [i for i, c in enumerate(cols) if not master.has(c)]
+        cols, rcs = [cols[i] for i in fresh], rcs[fresh]
+        exact = (len(cols) == 0 or (rounds - last_exact_round >= 25) or (
+            lower_bound is None and deadline is not None and left() < 0.25 * float(time_limit)
+        )) if force_exact is None else force_exact
+        if not exact:
+            return cols, rcs, None
+        last_exact_round = rounds
+        exact_passes[1] += 1
+        star = []
+        for eta in range(k, 2 * k):
+            c2, r2, lb_eta, _ = pricer.exact_eta(p_pi, eta, thr)
+            fresh = [i for i, c in enumerate(c2) if not master.has(c)]
+            cols += [c2[i] for i in fresh]
+            rcs = np.concatenate([rcs, np.asarray(r2)[fresh]])
+            if lb_eta is None:
+                return cols, rcs, None
+            star.append(lb_eta / eta)
+        exact_passes[0] += 1
+        return cols, rcs, star
+
+    def record_bound(p_pi, p_sigma, star):
+        """Lagrangian bound at any duals (π, σ <= 0) from a complete exact pass; a better one
+        moves the smoothing centre there."""
+        nonlocal lower_bound, center, center_bound
+        lag = float(p_pi.sum() + p_sigma.sum()) + n * min(0.0, min(star))
+        if lower_bound is None or lag > lower_bound:
+            lower_bound = lag
+        if lag > center_bound:
+            center, center_bound = (p_pi.copy(), p_sigma.copy()), lag
+
+    def reduced_costs(cols, p_pi, cut_arrays):
+        cptr, ccut, cpen = cut_arrays
+        sizes = np.fromiter((len(c) for c in cols), dtype=np.int64, count=len(cols))
+        flat = np.concatenate(cols).astype(np.int64)
+        cptr_c = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        return column_rcs(X, p_pi, cptr_c, flat, cptr, ccut, cpen)
+
     cut_rounds = 0
     dual_const = 0.0  # Σπ + Σσ: the LP value of the current duals
     while True:
@@ -802,7 +871,6 @@ def colgen(
         rounds += 1
         lp_value, x, pi, sigma = solved
         dual_const = float(pi.sum() + sigma.sum())
-        pricer.set_cuts(*master.cut_arrays(sigma))
         frac = np.abs(x - np.round(x)).max() if len(x) else 0.0
         lp_integral = frac < 1e-6
         if lp_integral:
@@ -816,33 +884,39 @@ def colgen(
                 x_all[:len(x)] = x
                 offer(_mst_rounding(X, k, master.ptr, master.members, x_all, maxcl), "msth")
         # pricing: heuristics first; columns already in the master (rc ≈ 0 within the LP
-        # tolerances) are not new
-        pos = np.flatnonzero(pi > 0)
-        starts = X[pos[np.argsort(-pi[pos], kind="stable")][:2000]]
-        cols, rcs = pricer.heuristic(pi, thr, starts)
-        fresh = [i for i, c in enumerate(cols) if not master.has(c)]
-        cols, rcs = [cols[i] for i in fresh], rcs[fresh]
-        need_exact = len(cols) == 0 or (rounds - last_exact_round >= 25) or (
+        # tolerances) are not new. With smoothing (Wentges), price at
+        # π_s = α·π_center + (1−α)·π_LP and keep the columns negative at π_LP; none = a mis-price,
+        # and the round prices again at π_LP (so "no column" still means LP optimality).
+        periodic_exact = (rounds - last_exact_round >= 25) or (
             lower_bound is None and deadline is not None and left() < 0.25 * float(time_limit)
         )
         rc_star = None
-        if need_exact:
-            last_exact_round = rounds
-            rc_star = []
-            for eta in range(k, 2 * k):
-                c2, r2, lb_eta, _ = pricer.exact_eta(pi, eta, thr)
-                fresh = [i for i, c in enumerate(c2) if not master.has(c)]
-                cols += [c2[i] for i in fresh]
-                rcs = np.concatenate([rcs, np.asarray(r2)[fresh]])
-                if lb_eta is None:
-                    rc_star = None
-                    break
-                rc_star.append(lb_eta / eta)
+        smoothed = smoothing > 0 and center is not None
+        if smoothed:
+            c_pi, c_sigma = center
+            c_sigma = np.concatenate([c_sigma, np.zeros(len(sigma) - len(c_sigma))])  # new cuts: σ = 0
+            s_pi = smoothing * c_pi + (1.0 - smoothing) * pi
+            s_sigma = smoothing * c_sigma + (1.0 - smoothing) * sigma
+            cols, rcs, s_star = price_at(s_pi, s_sigma, periodic_exact)
+            if s_star is not None:
+                last_exact_round = rounds
+                record_bound(s_pi, s_sigma, s_star)
+            if cols:  # reduced costs at the LP duals decide which columns are useful
+                rc_lp = reduced_costs(cols, pi, master.cut_arrays(sigma))
+                keep = np.flatnonzero(rc_lp < thr)
+                cols, rcs = [cols[i] for i in keep], rc_lp[keep]
+            if not cols:
+                mispriced += 1
+                smoothed = False
+        if not smoothed:
+            cols, rcs, rc_star = price_at(pi, sigma, None)
             if rc_star is not None:
-                lag = dual_const + n * min(0.0, min(rc_star))
-                if lower_bound is None or lag > lower_bound:
-                    lower_bound = lag
-        history.append((rounds, lp_value, len(cols), lower_bound, best_sse))
+                last_exact_round = rounds
+                record_bound(pi, sigma, rc_star)
+        if smoothing > 0 and center_bound == -np.inf:
+            # no bound yet: smooth towards the last pricing point (Neame's rule)
+            center = (s_pi, s_sigma) if smoothed else (pi.copy(), sigma.copy())
+        history.append((rounds, time.perf_counter() - t0, lp_value, len(cols), lower_bound, best_sse))
         if progress:
             print(f"colgen round {rounds}: LP {lp_value:.6g}, columns {master.ncols}, cuts {len(master.cuts)}, "
                   f"new {len(cols)}, bound {lower_bound}, best {best_sse:.6g}, {time.perf_counter() - t0:.1f} s")
@@ -945,6 +1019,10 @@ def colgen(
         "colgen_msth_sse": heur_best["msth"],
         "colgen_closing": closing,
         "colgen_cuts": len(master.cuts),
+        "colgen_mispriced": mispriced,
+        "colgen_smoothing": smoothing,
+        "colgen_exact_passes": {"complete": exact_passes[0], "started": exact_passes[1]},
+        "colgen_history": history,  # (round, seconds, LP value, new columns, bound, best SSE)
         "colgen_seconds": time.perf_counter() - t0,
     }
     return MethodOutput(best_labels, lower_bound=lower_bound, extras=extras)
