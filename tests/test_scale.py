@@ -6,25 +6,87 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import microagg
-from microagg.partition import check_partition
-from microagg.scale import partitioned_labels, protect_out_of_core, spatial_blocks
+from microagg.partition import check_partition, group_sizes, sse
+from microagg.scale import (_block_seed, _gap_cut, _slab_cuts, partitioned_labels, protect_out_of_core,
+                            refine_labels, spatial_blocks)
+
+
+def _records(seed, n, d, dup):
+    Z = np.random.default_rng(seed).normal(size=(n, d))
+    return np.round(Z) if dup else Z  # dup: many duplicate rows and tied projections
 
 
 @settings(max_examples=25, deadline=None)
 @given(st.integers(0, 10**6), st.integers(1, 300), st.integers(1, 6), st.integers(1, 5), st.integers(1, 60),
-       st.booleans())
-def test_partitioned_labels_valid(seed, n, d, k, block_size, dup):
+       st.booleans(), st.sampled_from([0.0, 0.05, 1.0]))
+def test_partitioned_labels_valid(seed, n, d, k, block_size, dup, refine):
     if k > n:
         return
-    rng = np.random.default_rng(seed)
-    Z = rng.normal(size=(n, d))
-    if dup:
-        Z = np.round(Z)
-    labels = partitioned_labels(Z, k, "mdav", block_size=block_size, scheduler="synchronous")
+    Z = _records(seed, n, d, dup)
+    labels = partitioned_labels(Z, k, "mdav", block_size=block_size, scheduler="synchronous", refine=refine)
     assert labels.shape == (n,)
     check_partition(labels, n, k)
     for b in spatial_blocks(Z, max(k, block_size)):
         assert len(b) >= min(n, max(k, block_size))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10**6), st.integers(2, 400), st.integers(1, 5), st.integers(1, 5), st.booleans(),
+       st.floats(0.0, 1.0), st.integers(1, 3))
+def test_refine_keeps_a_valid_partition_and_lowers_sse(seed, n, d, k, dup, share, passes):
+    if 2 * k > n:
+        return
+    Z = _records(seed, n, d, dup)
+    rng = np.random.default_rng(seed + 1)
+    # a valid but poor start: random groups of k records, the last one taking the rest
+    start = np.minimum(rng.permutation(n) // k, n // k - 1)
+    labels = refine_labels(Z, start, k, share=share, passes=passes)
+    assert labels.shape == (n,) and labels.min() == 0
+    assert np.array_equal(np.unique(labels), np.arange(labels.max() + 1))
+    check_partition(labels, n, k)
+    assert sse(Z, labels) <= sse(Z, start) * (1 + 1e-12) + 1e-12
+    assert np.array_equal(labels, refine_labels(Z, start, k, share=share, passes=passes))  # deterministic
+
+
+def test_refine_dissolves_groups_mixing_clusters():
+    # three far-apart clusters of 4, 5 and 6 near-duplicates; k = 3: the pure optimum keeps
+    # each cluster to itself (groups of 4, 5, 3 + 3)
+    rng = np.random.default_rng(0)
+    centres = np.array([[0.0, 0.0], [10.0, 0.0], [0.0, 10.0]])
+    cluster = np.repeat([0, 1, 2], [4, 5, 6])
+    Z = centres[cluster] + 0.01 * rng.normal(size=(15, 2))
+    # MDAV-like chains: a cluster's remainder grouped with the next cluster's records
+    start = np.array([0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4])
+    labels = refine_labels(Z, start, 3, share=1.0)
+    check_partition(labels, 15, 3)
+    for g in np.unique(labels):
+        assert len(set(cluster[labels == g])) == 1
+    assert sse(Z, labels) < 0.01 * sse(Z, start)
+
+
+def test_refine_leaves_groups_alone_without_room():
+    # k = 2: every group of the start already has 2k − 1 = 3 records, so nothing can join one
+    Z = np.arange(9, dtype=float)[:, None]
+    start = np.array([0, 0, 1, 1, 2, 2, 0, 1, 2])
+    assert np.array_equal(refine_labels(Z, start, 2, share=1.0), start)
+
+
+def test_cuts_pass_between_clusters():
+    # clusters of 50 near-duplicates along a line, unequal gaps: every cut falls between clusters
+    # (blocks of at least 100, so a cluster boundary is always within reach of a cut)
+    rng = np.random.default_rng(1)
+    centres = np.cumsum(rng.uniform(1, 3, size=40))
+    cluster = rng.permutation(np.repeat(np.arange(40), 50))
+    Z = np.column_stack([centres[cluster] + 0.01 * rng.normal(size=2000), 0.01 * rng.normal(size=2000)])
+    blocks = spatial_blocks(Z, 100)
+    assert len(blocks) > 4
+    for b in blocks:
+        assert 100 <= len(b) < 200
+    block_of = np.empty(2000, dtype=int)
+    for i, b in enumerate(blocks):
+        block_of[b] = i
+    for c in range(40):
+        assert len(set(block_of[cluster == c])) == 1
 
 
 def test_blocks_cover_every_row_once():
@@ -33,6 +95,31 @@ def test_blocks_cover_every_row_once():
     allrows = np.sort(np.concatenate(blocks))
     assert np.array_equal(allrows, np.arange(1000))
     assert all(70 <= len(b) < 140 for b in blocks)
+
+
+def test_blocks_of_identical_rows_are_balanced():
+    # no gap anywhere: every cut at the median, as without the gap search
+    blocks = spatial_blocks(np.ones((1000, 3)), 100)
+    assert sorted(len(b) for b in blocks) == [125] * 8
+
+
+def test_gap_cut_prefers_widest_gap_then_target():
+    proj = np.array([0.0, 1.0, 2.0, 5.0, 6.0, 7.0, 8.0])
+    assert _gap_cut(proj, 1, 6, 3.5) == 3  # the gap 2 -> 5
+    assert _gap_cut(np.zeros(8), 1, 7, 5.2) == 5  # all gaps zero: nearest the target
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(0, 10**6), st.integers(1, 2000), st.integers(1, 50), st.integers(1, 8), st.booleans())
+def test_slab_cuts_keep_every_slab_large_enough(seed, n, min_size, slab_blocks, dup):
+    proj = np.sort(_records(seed, n, 1, dup)[:, 0])
+    nslabs = max(1, n // (slab_blocks * min_size))
+    if nslabs * min_size > n:
+        return
+    cuts = _slab_cuts(proj, nslabs, min_size)
+    sizes = np.diff(np.concatenate(([0], cuts, [n])))
+    assert len(sizes) == nslabs and sizes.sum() == n
+    assert sizes.min() >= min_size
 
 
 @pytest.mark.parametrize("scheduler", [None, "threads", "synchronous"])
@@ -45,17 +132,53 @@ def test_microaggregate_partitioned(scheduler):
     assert res.information_loss >= full.information_loss * 0.8
 
 
-def test_partitioned_any_method_and_seed():
+def test_partitioned_same_labels_on_every_scheduler_and_any_method_with_seed():
     df = microagg.datasets.load("tarragona")
-    a = microagg.microaggregate(df, k=4, method="vmdav", block_size=300, scheduler="synchronous", seed=1)
-    b = microagg.microaggregate(df, k=4, method="vmdav", block_size=300, scheduler="synchronous", seed=1)
-    assert np.array_equal(a.labels, b.labels)
-    check_partition(a.labels, len(df), 4)
+    runs = [microagg.microaggregate(df, k=4, method="vmdav", block_size=300, scheduler=s, seed=1).labels
+            for s in ("synchronous", "threads", "synchronous")]
+    assert np.array_equal(runs[0], runs[1]) and np.array_equal(runs[0], runs[2])
+    check_partition(runs[0], len(df), 4)
 
 
-def test_bad_block_size():
+def test_refinement_repairs_blocked_clusters():
+    # census-like: census records resampled with 1% noise, so tight clusters of ~10 records
+    # that blocks of 400 cut and leave remainders of
+    df = microagg.datasets.load("census").select_dtypes("number")
+    Z0 = ((df - df.mean()) / df.std(ddof=0)).to_numpy()
+    rng = np.random.default_rng(0)
+    Z = Z0[rng.integers(0, len(Z0), 6000)] + 0.01 * rng.normal(size=(6000, Z0.shape[1]))
+    plain = partitioned_labels(Z, 3, "mdav", block_size=400, refine=0, scheduler="synchronous")
+    refined = partitioned_labels(Z, 3, "mdav", block_size=400, scheduler="synchronous")
+    check_partition(refined, len(Z), 3)
+    full = microagg.methods.run("mdav", Z, 3).labels
+    assert sse(Z, refined) < 0.7 * sse(Z, plain)
+    assert sse(Z, refined) < sse(Z, full)
+
+
+def test_partitioned_per_variable_method():
+    Z = np.random.default_rng(2).normal(size=(500, 3))
+    labels = partitioned_labels(Z, 3, "individual-ranking", block_size=100, scheduler="synchronous")
+    assert labels.shape == (500, 3)
+    check_partition(labels, 500, 3)
+
+
+@pytest.mark.parametrize("kwargs", [{"block_size": 0}, {"block_size": 10, "refine": 1.5},
+                                    {"block_size": 10, "refine": True}])
+def test_bad_arguments(kwargs):
     with pytest.raises(ValueError):
-        partitioned_labels(np.zeros((10, 2)), 2, "mdav", block_size=0)
+        partitioned_labels(np.zeros((10, 2)), 2, "mdav", **kwargs)
+
+
+def _write_input(tmp_path, df, fmt):
+    if fmt == "parquet":
+        src = tmp_path / "in"
+        src.mkdir()
+        df.iloc[:1700].to_parquet(src / "part-0.parquet")
+        df.iloc[1700:].to_parquet(src / "part-1.parquet")
+    else:
+        src = tmp_path / "in.csv"
+        df.to_csv(src, index=False)
+    return src
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "csv"])
@@ -65,14 +188,7 @@ def test_out_of_core(tmp_path, fmt):
     df = pd.DataFrame(rng.normal(size=(n, 3)), columns=["a", "b", "c"])
     df["name"] = [f"r{i}" for i in range(n)]
     df["a"] = np.round(df["a"], 1)  # ties
-    if fmt == "parquet":
-        src = tmp_path / "in"
-        src.mkdir()
-        df.iloc[:1700].to_parquet(src / "part-0.parquet")
-        df.iloc[1700:].to_parquet(src / "part-1.parquet")
-    else:
-        src = tmp_path / "in.csv"
-        df.to_csv(src, index=False)
+    src = _write_input(tmp_path, df, fmt)
     out = tmp_path / "out"
     summary = protect_out_of_core(src, out, k=3, columns=["a", "b", "c"], block_size=200, chunk_rows=700,
                                   slab_blocks=3)
@@ -88,6 +204,28 @@ def test_out_of_core(tmp_path, fmt):
     assert np.allclose(res[["a", "b", "c"]].mean(), df[["a", "b", "c"]].mean())
 
 
+def test_out_of_core_one_slab_is_the_in_memory_algorithm(tmp_path):
+    rng = np.random.default_rng(6)
+    df = pd.DataFrame(rng.normal(size=(2500, 3)) * [1, 5, 20], columns=["a", "b", "c"])
+    src = _write_input(tmp_path, df, "parquet")
+    summary = protect_out_of_core(src, tmp_path / "out", k=3, block_size=200, chunk_rows=600, slab_blocks=100,
+                                  seed=4)
+    assert summary["slabs"] == 1
+    X = df.to_numpy()
+    Z = (X - X.mean(axis=0)) / X.std(axis=0)
+    labels = partitioned_labels(Z, 3, "mdav", block_size=200, seed=_block_seed(4, 0), scheduler="synchronous")
+    assert summary["groups"] == len(group_sizes(labels))
+    assert summary["sse"] == pytest.approx(sse(Z, labels), rel=1e-9)
+
+
 def test_out_of_core_bad_input(tmp_path):
     with pytest.raises(ValueError):
         protect_out_of_core(tmp_path / "missing.parquet", tmp_path / "o", k=3, block_size=10)
+    src = tmp_path / "in.csv"
+    pd.DataFrame({"a": np.arange(50.0), "b": np.arange(50.0) % 7}).to_csv(src, index=False)
+    for method, params, message in (("nosuch", {}, "unknown method"),
+                                    ("individual-ranking", {}, "one group per attribute"),
+                                    ("mdav", {"refine": 2}, "refine must be"),
+                                    ("mdav", {"gamma": 0.2}, "no parameter gamma")):
+        with pytest.raises(ValueError, match=message):
+            protect_out_of_core(src, tmp_path / "o", k=3, block_size=10, method=method, **params)
