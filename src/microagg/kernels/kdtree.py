@@ -12,7 +12,9 @@ record-index order returns:
 * ties are broken explicitly by the lower original record index.
 
 The tree is a tuple of arrays ``T`` (numba-friendly, cacheable):
-``(Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist)`` where ``Xt`` holds the
+``(Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist, anchor, r2, mu,
+cosb)``
+where ``Xt`` holds the
 records in tree order, ``oidx[p]`` the original index at tree position ``p``, ``pos_of[i]`` the
 position of record ``i``, ``leaf_of[p]`` the leaf holding position ``p``; node ``v`` covers
 positions ``start[v] ..``; for a leaf the alive records are ``start[v] .. start[v]+cnt[v]-1``;
@@ -20,6 +22,17 @@ positions ``start[v] ..``; for a leaf the alive records are ``start[v] .. start[
 Each node also has a bounding ball: ``center[v]`` (its box's midpoint at build time), radius
 ``rad[v]`` (refit on deletion) and ``cdist[v]``, the distance from its parent's center. In many
 dimensions the ball bound is much tighter than the box bound for farthest queries.
+``anchor`` is the mean of the records at build time and ``r2[v]`` the largest squared distance
+from the anchor among node ``v``'s alive records (refit on deletion). Farthest queries bound
+‖x − q‖² = ‖x − a‖² + ‖q − a‖² − 2·(x − a)·(q − a) by r2[v] + ‖q − a‖² + the maximum of the
+linear term over the node's box or ball: far tighter than the box or ball alone in many
+dimensions (about 6× fewer records scanned on 10-d Gaussian data), because the box's far corner
+and the ball's far side are much farther from q than any record.
+Shell trees (``build_subset`` with shell_weight > 0, for farthest queries) also carry a *cone*
+per node: ``mu[v]`` the unit mean direction of its records seen from the anchor and ``cosb[v]``
+the cosine of the largest angle between a record's direction and mu[v], computed at build time
+and left as they are on deletion (a subset stays inside the cone). For plain trees mu has no
+rows and cosb is empty.
 """
 
 from __future__ import annotations
@@ -32,6 +45,7 @@ from .nearest import sqdist
 _LB_SCALE = 1.0 - 1e-9  # safety margins (relative): prune less, never wrongly
 _UB_SCALE = 1.0 + 1e-9
 STACK = 256
+SHELL_WEIGHT = 8.0  # build_subset's shell weight for farthest-query trees (measured: 4 → 900 visits, 8 → 125)
 
 
 @njit(cache=True, nogil=True)
@@ -107,18 +121,36 @@ def _refit_inner(lo, hi, cnt, left, right, v):
 @njit(cache=True, nogil=True)
 def build(X, leaf_size):
     """KD-tree over the rows of X: median splits along the widest side of each node's box."""
-    return build_subset(X, np.arange(X.shape[0]), leaf_size)
+    return build_subset(X, np.arange(X.shape[0]), leaf_size, 0.0)
 
 
 @njit(cache=True, nogil=True)
-def build_subset(X, members, leaf_size):
+def build_subset(X, members, leaf_size, shell_weight):
     """KD-tree over the rows ``members`` of X (original indices kept: ties break the same way).
 
     Rebuilding over the alive records once many are deleted keeps the leaves full and the
     boxes tight (a tree with mostly empty leaves visits a node per record).
+
+    shell_weight > 0 makes a *shell tree*: the distance ρ = ‖x − anchor‖ competes with the
+    coordinates as a split key, weighted by shell_weight (a node is split at its median ρ when
+    shell_weight·(ρ range) is wider than every coordinate range). Its nodes are thin shells
+    around the anchor cut into boxes, so the anchor split bound (``_upper``) is tight and a
+    farthest query visits few nodes: on 10^6 10-d Gaussian records about 125 instead of 3400
+    with weight 8; nearest-neighbour queries are better served by the plain tree (about 1.4×
+    fewer visits there), so MDAV keeps one tree of each kind.
     """
     n, d = members.shape[0], X.shape[1]
     perm = members.copy()
+    anchor = np.zeros(d)
+    for j in range(n):
+        for t in range(d):
+            anchor[t] += X[members[j], t]
+    for t in range(d):
+        anchor[t] /= max(n, 1)
+    rho = np.zeros((X.shape[0] if shell_weight > 0 else 0, 1))  # ρ per original index
+    if shell_weight > 0:
+        for j in range(n):
+            rho[members[j], 0] = np.sqrt(sqdist(X[members[j]], anchor))
     max_nodes = 4 * (n // max(1, leaf_size // 2) + 1) + 1
     lo = np.empty((max_nodes, d))
     hi = np.empty((max_nodes, d))
@@ -164,7 +196,18 @@ def build_subset(X, members, leaf_size):
             if w > wide:
                 wide, dim = w, t
         mid = (a + b) // 2
-        _select(perm, X, dim, a, b, mid)
+        if shell_weight > 0:
+            rlo, rhi = np.inf, -np.inf
+            for p in range(a, b):
+                r = rho[perm[p], 0]
+                rlo = min(rlo, r)
+                rhi = max(rhi, r)
+            if shell_weight * (rhi - rlo) > wide:
+                dim = -1
+        if dim < 0:
+            _select(perm, rho, 0, a, b, mid)
+        else:
+            _select(perm, X, dim, a, b, mid)
         l, r = nodes, nodes + 1
         nodes += 2
         left[v], right[v] = l, r
@@ -188,17 +231,82 @@ def build_subset(X, members, leaf_size):
     for v in range(1, nodes):
         cdist[v] = np.sqrt(sqdist(center[v], center[parent[v]]))
     rad = np.zeros(nodes)
+    r2 = np.zeros(nodes)
+    if shell_weight > 0:
+        mu, cosb = _cones(Xt, anchor, start[:nodes], end[:nodes])
+    else:
+        mu, cosb = np.zeros((0, d)), np.zeros(0)
     T = (Xt, perm, pos_of, leaf_of, lo[:nodes].copy(), hi[:nodes].copy(), start[:nodes].copy(),
          cnt[:nodes].copy(), left[:nodes].copy(), right[:nodes].copy(), parent[:nodes].copy(),
-         center, rad, cdist)
+         center, rad, cdist, anchor, r2, mu, cosb)
     for j in range(norder - 1, -1, -1):  # children before parents
         _refit_ball(T, order[j])
+        _refit_r2(T, order[j])
     return T
 
 
 @njit(cache=True, nogil=True)
+def _cones(Xt, anchor, start, end):
+    """Per node (records Xt[start[v]:end[v]]): the unit mean direction mu[v] of the records'
+    directions from the anchor and cosb[v], the smallest cosine between such a direction and
+    mu[v], lowered by a margin for rounding. Records at the anchor have no direction and are
+    skipped (their linear term is 0). A node with no mean direction gets cosb = −1 (no cone)."""
+    n, d = Xt.shape
+    nodes = start.shape[0]
+    U = np.zeros((n, d))
+    for p in range(n):
+        rr = np.sqrt(sqdist(Xt[p], anchor))
+        if rr > 0:
+            for t in range(d):
+                U[p, t] = (Xt[p, t] - anchor[t]) / rr
+    mu = np.zeros((nodes, d))
+    cosb = np.full(nodes, -1.0)
+    for v in range(nodes):
+        for p in range(start[v], end[v]):
+            for t in range(d):
+                mu[v, t] += U[p, t]
+        norm = 0.0
+        for t in range(d):
+            norm += mu[v, t] * mu[v, t]
+        norm = np.sqrt(norm)
+        if norm <= 1e-9 * (end[v] - start[v]):
+            for t in range(d):
+                mu[v, t] = 0.0
+            continue
+        for t in range(d):
+            mu[v, t] /= norm
+        low = 1.0
+        for p in range(start[v], end[v]):
+            c, uu = 0.0, 0.0
+            for t in range(d):
+                c += U[p, t] * mu[v, t]
+                uu += U[p, t] * U[p, t]
+            if uu > 0 and c < low:
+                low = c
+        cosb[v] = max(-1.0, low - 1e-9)
+    return mu, cosb
+
+
+@njit(cache=True, nogil=True)
+def _refit_r2(T, v):
+    """r2[v] = largest squared distance from the anchor among v's alive records."""
+    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist, anchor, r2, mu, cosb = T
+    m = 0.0
+    if left[v] < 0:
+        for p in range(start[v], start[v] + cnt[v]):
+            dd = sqdist(Xt[p], anchor)
+            if dd > m:
+                m = dd
+    else:
+        for c in (left[v], right[v]):
+            if cnt[c] > 0 and r2[c] > m:
+                m = r2[c]
+    r2[v] = m
+
+
+@njit(cache=True, nogil=True)
 def _refit_ball(T, v):
-    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist = T
+    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist, anchor, r2, mu, cosb = T
     r = 0.0
     if left[v] < 0:
         for p in range(start[v], start[v] + cnt[v]):
@@ -221,7 +329,7 @@ def delete(T, i):
 
     Boxes and balls are refitted upwards only while they change; alive counts always.
     """
-    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist = T
+    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist, anchor, r2, mu, cosb = T
     d = Xt.shape[1]
     p = pos_of[i]
     v = leaf_of[p]
@@ -244,9 +352,17 @@ def delete(T, i):
     if touches:
         _refit_leaf(Xt, lo, hi, start, cnt, v)
         _refit_ball(T, v)
+    # r2 changes only if the deleted record was the leaf's farthest from the anchor
+    r2_moves = sqdist(Xt[last], anchor) >= r2[v]
+    if r2_moves:
+        _refit_r2(T, v)
     v = parent[v]
     while v >= 0:
         cnt[v] -= 1
+        if r2_moves:
+            old = r2[v]
+            _refit_r2(T, v)
+            r2_moves = r2[v] != old
         if touches:
             r0 = rad[v]
             changed = False
@@ -271,7 +387,7 @@ def delete(T, i):
 
 @njit(cache=True, nogil=True)
 def is_alive(T, i):
-    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist = T
+    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist, anchor, r2, mu, cosb = T
     p = pos_of[i]
     return p >= 0 and p < start[leaf_of[p]] + cnt[leaf_of[p]]
 
@@ -304,7 +420,7 @@ def _box_ub(lo, hi, v, q):
 @njit(cache=True, nogil=True, inline="always")
 def _lower(T, v, q, kth):
     """Lower bound on the squared distance from q to node v's records (box, then ball if needed)."""
-    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist = T
+    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist, anchor, r2, mu, cosb = T
     box = _box_lb(lo, hi, v, q)
     if box * _LB_SCALE > kth:
         return box
@@ -318,15 +434,56 @@ def _lower(T, v, q, kth):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _upper(T, v, q, best):
-    """Upper bound on the squared distance from q to node v's records (box, then ball if needed)."""
-    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist = T
-    box = _box_ub(lo, hi, v, q)
-    if box * _UB_SCALE < best:
-        return box
+def _upper(T, v, q, u, uu, un, best):
+    """Upper bound on the squared distance from q to node v's records, u = q − anchor, un = ‖u‖.
+
+    The smallest of: the box bound; the anchor split r2[v] + ‖u‖² + max over the box of
+    −2·(x − a)·u; the cone bound r2[v] + ‖u‖² + 2·√r2[v]·‖u‖·cos(max(0, ∠(−u, mu[v]) − β))
+    (shell trees; β the cone's half-angle); the ball bound. Each is computed only while the
+    cheaper ones cannot prune. The anchor bounds get a rounding margin relative to the
+    magnitudes of their terms (the cone's sine comes from √(1 − c²), hence its larger margin).
+    """
+    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist, anchor, r2, mu, cosb = T
+    box = 0.0
+    lin = 0.0
+    mag = 0.0
+    for t in range(q.shape[0]):
+        a = q[t] - lo[v, t]
+        b = hi[v, t] - q[t]
+        diff = a if a > b else b
+        box += diff * diff
+        l1 = -2.0 * (lo[v, t] - anchor[t]) * u[t]
+        l2 = -2.0 * (hi[v, t] - anchor[t]) * u[t]
+        if l1 > l2:
+            lin += l1
+            mag += abs(l1)
+        else:
+            lin += l2
+            mag += abs(l2)
+    split = r2[v] + uu + lin + 1e-9 * (r2[v] + uu + mag)
+    bound = box * _UB_SCALE
+    if split < bound:
+        bound = split
+    if bound < best:
+        return bound
+    if mu.shape[0] > 0 and un > 0 and cosb[v] > -1.0:
+        ct = 0.0  # cos ∠(−u, mu[v])
+        for t in range(q.shape[0]):
+            ct -= mu[v, t] * u[t]
+        ct = min(1.0, max(-1.0, ct / un))
+        cb = cosb[v]
+        c = 1.0
+        if ct < cb:  # outside the cone: cos(θ − β) = cos θ cos β + sin θ sin β
+            c = ct * cb + np.sqrt(max(0.0, 1.0 - ct * ct)) * np.sqrt(max(0.0, 1.0 - cb * cb))
+        reach = 2.0 * np.sqrt(r2[v]) * un
+        cone = r2[v] + uu + reach * max(c, 0.0) + 1e-7 * (r2[v] + uu + reach)
+        if cone < bound:
+            bound = cone
+            if bound < best:
+                return bound
     reach = np.sqrt(sqdist(q, center[v])) + rad[v]
     ball = reach * reach * _UB_SCALE
-    return ball if ball < box else box
+    return ball if ball < bound else bound
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -343,7 +500,7 @@ def knn(T, q, k, out_idx, out_d, excl, nexcl):
 
     Records listed in excl[:nexcl] are skipped. Returns how many were found (< k if fewer alive).
     """
-    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist = T
+    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist, anchor, r2, mu, cosb = T
     filled = 0
     for j in range(k):
         out_d[j] = np.inf
@@ -400,8 +557,11 @@ def farthest(T, q, excl, nexcl):
 
     Records listed in excl[:nexcl] are skipped; (-1, -1.0) when none is alive.
     """
-    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist = T
+    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist, anchor, r2, mu, cosb = T
     best_i, best_d = -1, -1.0
+    u = q - anchor
+    uu = sqdist(q, anchor)
+    un = np.sqrt(uu)
     stack = np.empty(STACK, dtype=np.int64)
     bound = np.empty(STACK)
     stack[0] = 0
@@ -410,7 +570,7 @@ def farthest(T, q, excl, nexcl):
     while top > 0:
         top -= 1
         v = stack[top]
-        if bound[top] * _UB_SCALE < best_d:
+        if bound[top] < best_d:
             continue
         if left[v] < 0:
             s = start[v]
@@ -423,8 +583,8 @@ def farthest(T, q, excl, nexcl):
                     best_d, best_i = dd, i
             continue
         a, b = left[v], right[v]
-        ua = _upper(T, a, q, best_d) if cnt[a] > 0 else -np.inf
-        ub = _upper(T, b, q, best_d) if cnt[b] > 0 else -np.inf
+        ua = _upper(T, a, q, u, uu, un, best_d) if cnt[a] > 0 else -np.inf
+        ub = _upper(T, b, q, u, uu, un, best_d) if cnt[b] > 0 else -np.inf
         if ua < ub:  # explore the child that may hold the farther records first
             a, b, ua, ub = b, a, ub, ua
         if ub > -np.inf:
@@ -441,7 +601,7 @@ def farthest(T, q, excl, nexcl):
 @njit(cache=True, nogil=True)
 def alive_indices(T):
     """Original indices of the alive records, ascending."""
-    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist = T
+    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist, anchor, r2, mu, cosb = T
     mark = np.zeros(pos_of.shape[0], dtype=np.bool_)
     for v in range(left.shape[0]):
         if left[v] < 0:
