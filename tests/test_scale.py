@@ -7,8 +7,8 @@ from hypothesis import given, settings, strategies as st
 
 import microagg
 from microagg.partition import check_partition, group_sizes, sse
-from microagg.scale import (_block_seed, _gap_cut, _slab_cuts, partitioned_labels, protect_out_of_core,
-                            refine_labels, spatial_blocks)
+from microagg.scale import (SLAB_CUT_WINDOW, _block_seed, _gap_cut, _slab_bounds, partitioned_labels,
+                            protect_out_of_core, refine_labels, spatial_blocks)
 
 
 def _records(seed, n, d, dup):
@@ -110,16 +110,19 @@ def test_gap_cut_prefers_widest_gap_then_target():
 
 
 @settings(max_examples=50, deadline=None)
-@given(st.integers(0, 10**6), st.integers(1, 2000), st.integers(1, 50), st.integers(1, 8), st.booleans())
-def test_slab_cuts_keep_every_slab_large_enough(seed, n, min_size, slab_blocks, dup):
-    proj = np.sort(_records(seed, n, 1, dup)[:, 0])
-    nslabs = max(1, n // (slab_blocks * min_size))
-    if nslabs * min_size > n:
+@given(st.integers(0, 10**6), st.integers(1, 2000), st.integers(1, 3), st.integers(1, 50), st.integers(0, 6),
+       st.booleans())
+def test_slabs_hold_every_record_once_and_enough_of_them(seed, n, d, min_size, levels, dup):
+    if n < min_size:
         return
-    cuts = _slab_cuts(proj, nslabs, min_size)
-    sizes = np.diff(np.concatenate(([0], cuts, [n])))
-    assert len(sizes) == nslabs and sizes.sum() == n
+    P = _records(seed, n, d, dup).astype(np.float32)
+    order, bounds = _slab_bounds(P, min_size, levels)
+    assert np.array_equal(np.sort(order), np.arange(n))
+    sizes = np.diff(bounds)
+    assert bounds[0] == 0 and bounds[-1] == n and len(sizes) <= 2**levels
     assert sizes.min() >= min_size
+    if levels and n * (0.5 - SLAB_CUT_WINDOW) ** (levels - 1) >= 2 * min_size:  # every slab large enough to cut
+        assert len(sizes) == 2**levels
 
 
 @pytest.mark.parametrize("scheduler", [None, "threads", "synchronous"])

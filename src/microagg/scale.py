@@ -12,9 +12,9 @@ partition of all records whatever the method.
 
 ``protect_out_of_core`` does the same for data larger than memory, read from a Parquet dataset
 or a CSV file in chunks: pass 1 computes the global means, deviations and covariance; pass 2
-projects every record on the first principal axis (one float per record) and cuts the order
-along that axis into slabs of about ``slab_blocks`` blocks (each cut at the widest gap near its
-equal-count position, as the blocks' cuts); pass 3 spills each slab's standardised
+projects every record on the L leading principal axes (L floats per record) and bisects the
+records L times, level j across axis j, at the widest gap near the median as the blocks are
+cut, into 2^L slabs of about ``slab_blocks`` blocks; pass 3 spills each slab's standardised
 quasi-identifiers to disk; each slab is then one Dask task (partitioned microaggregation inside
 the slab) returning labels and group means; pass 4 writes the output in input order, one
 Parquet file per input chunk, quasi-identifiers replaced by their group's mean and every other
@@ -44,6 +44,9 @@ REFINE_NEIGHBOURS = 8  # nearest group centroids tried for each record
 REFINE_EPS = 3.0
 # a cut is placed at the widest gap within ±CUT_WINDOW·(block length) of the median
 CUT_WINDOW = 0.25
+# slabs (out of core) are cut nearer the median: on smooth data the widest gap sits at the window's
+# edge, and 1:3 cuts compound over the levels into slabs far larger than the others
+SLAB_CUT_WINDOW = 0.1
 
 
 def _min_block(k: int, block_size) -> int:
@@ -86,14 +89,20 @@ def spatial_blocks(Z: np.ndarray, min_size: int) -> list[np.ndarray]:
             continue
         proj = Z[idx] @ _principal_axis(Z[idx])
         order = np.argsort(proj, kind="stable")
-        m = len(idx)
-        lo = max(min_size, int(np.ceil(m * (0.5 - CUT_WINDOW))))
-        hi = max(lo, min(m - min_size, int(np.floor(m * (0.5 + CUT_WINDOW)))))
-        cut = _gap_cut(proj[order], lo, hi, m / 2)
+        cut = _bisect(proj[order], min_size, CUT_WINDOW)
         stack.append(idx[order[cut:]])
         stack.append(idx[order[:cut]])
     out.sort(key=lambda b: b[0] if len(b) else -1)
     return out
+
+
+def _bisect(sorted_proj: np.ndarray, min_size: int, window: float) -> int:
+    """Cut of m >= 2·min_size sorted projections in two parts of min_size records or more, at the
+    widest gap within ±window·m of the median."""
+    m = len(sorted_proj)
+    lo = max(min_size, int(np.ceil(m * (0.5 - window))))
+    hi = max(lo, min(m - min_size, int(np.floor(m * (0.5 + window)))))
+    return _gap_cut(sorted_proj, lo, hi, m / 2)
 
 
 def _gap_cut(sorted_proj: np.ndarray, lo: int, hi: int, target: float) -> int:
@@ -414,20 +423,26 @@ def _qi_columns(input_path, columns, chunk_rows):
     return cols
 
 
-def _slab_cuts(sorted_proj: np.ndarray, nslabs: int, min_size: int) -> np.ndarray:
-    """nslabs − 1 cut positions in the sorted projections, each at the widest gap within
-    ±CUT_WINDOW·(slab length) of its equal-count position (as the blocks' cuts), every slab
-    keeping at least min_size records."""
-    n = len(sorted_proj)
-    length = n / nslabs
-    cuts = np.empty(nslabs - 1, dtype=np.int64)
-    prev = 0
-    for s in range(1, nslabs):
-        target = s * length
-        lo = max(prev + min_size, int(np.ceil(target - CUT_WINDOW * length)))
-        hi = max(lo, min(n - (nslabs - s) * min_size, int(np.floor(target + CUT_WINDOW * length))))
-        prev = cuts[s - 1] = _gap_cut(sorted_proj, lo, hi, target)
-    return cuts
+def _slab_bounds(P: np.ndarray, min_size: int, levels: int) -> tuple[np.ndarray, np.ndarray]:
+    """Slabs by recursive bisection, as the blocks but across the global principal axes: level j
+    cuts every slab of 2·min_size records or more in two (``_bisect`` with SLAB_CUT_WINDOW) along
+    column j mod P.shape[1] of P (projections on the principal axes, largest variance first).
+    Returns (order, bounds): slab s holds the records order[bounds[s]:bounds[s+1]]."""
+    n = len(P)
+    order = np.arange(n)
+    bounds = [0, n]
+    for j in range(levels):
+        proj = P[:, j % P.shape[1]]
+        cut_bounds = [0]
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            if b - a >= 2 * min_size:
+                seg = order[a:b]
+                seg = seg[np.argsort(proj[seg], kind="stable")]
+                order[a:b] = seg
+                cut_bounds.append(a + _bisect(proj[seg], min_size, SLAB_CUT_WINDOW))
+            cut_bounds.append(b)
+        bounds = cut_bounds
+    return order, np.asarray(bounds, dtype=np.int64)
 
 
 def _check_slab_method(method: str, params: dict) -> None:
@@ -471,10 +486,9 @@ def protect_out_of_core(input_path, output_dir, *, k, method="mdav", columns=Non
     """Microaggregate a Parquet dataset or CSV larger than memory; write Parquet partitions.
 
     Reads the input four times in chunks of chunk_rows (see the module docstring). Slabs of
-    slab_blocks·max(k, block_size) records along the first principal axis are the Dask tasks
-    (scheduler as in partitioned_labels; with a distributed cluster the workers must see the
+    about slab_blocks·max(k, block_size) to twice as many records are the Dask tasks (scheduler as in partitioned_labels; with a distributed cluster the workers must see the
     spill directory, which lives inside output_dir). Returns a summary dict.
-    Memory on the driver: O(n) for the projections and labels plus one chunk.
+    Memory on the driver: O(n·log(slabs)) for the projections, O(n) for the labels, plus one chunk.
     """
     import pandas as pd
     import dask
@@ -513,21 +527,22 @@ def protect_out_of_core(input_path, output_dir, *, k, method="mdav", columns=Non
     std[std == 0] = 1.0
     corr = m2 / n / np.outer(std, std)
     _, vecs = np.linalg.eigh(corr)
-    axis = vecs[:, -1]
+    # 2^levels slabs of slab_blocks·min_size to 2·slab_blocks·min_size records when cuts are even
+    levels = int(np.log2(n // (slab_blocks * min_size))) if n >= 2 * slab_blocks * min_size else 0
+    axes = vecs[:, ::-1][:, :min(levels, d)]  # largest variance first; more levels cycle through them
 
-    # pass 2: projection of every record on the principal axis -> slab of every record
-    proj = np.empty(n)
+    # pass 2: projections on the principal axes (float32: they only place the cuts) -> slabs
+    P = np.empty((n, axes.shape[1]), dtype=np.float32)
     pos = 0
     for df in _chunks(input_path, cols, chunk_rows):
         Z = (df[cols].to_numpy(dtype=np.float64) - mean) / std
-        proj[pos:pos + len(Z)] = Z @ axis
+        P[pos:pos + len(Z)] = Z @ axes
         pos += len(Z)
-    nslabs = max(1, n // (slab_blocks * min_size))
-    order = np.argsort(proj, kind="stable")
-    cuts = _slab_cuts(proj[order], nslabs, min_size)
-    del proj
+    order, bounds = _slab_bounds(P, min_size, levels)
+    del P
+    nslabs = len(bounds) - 1
     slab_of = np.empty(n, dtype=np.int32)
-    slab_of[order] = np.repeat(np.arange(nslabs, dtype=np.int32), np.diff(np.concatenate(([0], cuts, [n]))))
+    slab_of[order] = np.repeat(np.arange(nslabs, dtype=np.int32), np.diff(bounds))
     del order
 
     # pass 3: spill standardised quasi-identifiers per slab
