@@ -552,6 +552,103 @@ def knn(T, q, k, out_idx, out_d, excl, nexcl):
 
 
 @njit(cache=True, nogil=True)
+def nearest_to_any(T, X, members, nmem, excl, nexcl):
+    """(original index, squared distance) of the alive record nearest to any of the records
+    members[:nmem] of X, by (min over members of sqdist(record, member), original index); the
+    records in excl[:nexcl] are skipped. One traversal instead of one 1-NN query per member: a
+    node's bound is the smallest of its bounds to the members. (-1, inf) when none is alive."""
+    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist, anchor, r2, mu, cosb = T
+    best_i, best_d = -1, np.inf
+    stack = np.empty(STACK, dtype=np.int64)
+    bound = np.empty(STACK)
+    stack[0] = 0
+    bound[0] = 0.0
+    top = 1
+    while top > 0:
+        top -= 1
+        v = stack[top]
+        if bound[top] * _LB_SCALE > best_d:
+            continue
+        if left[v] < 0:
+            for p in range(start[v], start[v] + cnt[v]):
+                dd = np.inf
+                for j in range(nmem):
+                    dj = sqdist(Xt[p], X[members[j]])
+                    if dj < dd:
+                        dd = dj
+                i = oidx[p]
+                if dd < best_d or (dd == best_d and i < best_i):
+                    if nexcl > 0 and _excluded(i, excl, nexcl):
+                        continue
+                    best_d, best_i = dd, i
+            continue
+        a, b = left[v], right[v]
+        la, lb = np.inf, np.inf
+        for j in range(nmem):
+            q = X[members[j]]
+            if cnt[a] > 0:
+                la = min(la, _lower(T, a, q, best_d))
+            if cnt[b] > 0:
+                lb = min(lb, _lower(T, b, q, best_d))
+        if la > lb:  # push the farther child first so the nearer is explored first
+            a, b, la, lb = b, a, lb, la
+        if lb < np.inf:
+            stack[top] = b
+            bound[top] = lb
+            top += 1
+        if la < np.inf:
+            stack[top] = a
+            bound[top] = la
+            top += 1
+    return best_i, best_d
+
+
+@njit(cache=True, nogil=True)
+def has_witness(T, q, excl, nexcl, din, gamma):
+    """Whether some alive record x outside excl[:nexcl] has not (√din < gamma·√sqdist(x, q)).
+
+    V-MDAV extends a group by e only if √d_in < gamma·√d_out, d_out being e's squared distance
+    to its nearest other unassigned record; any such witness x shows d_out ≤ sqdist(x, e) and
+    so, √ and the product being monotone in floating point too, rejects the extension exactly.
+    The search stops at the first witness (usually in e's own leaf); nodes whose lower bound
+    already satisfies the inequality hold none and are pruned.
+    """
+    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist, anchor, r2, mu, cosb = T
+    root_din = np.sqrt(din)
+    stack = np.empty(STACK, dtype=np.int64)
+    bound = np.empty(STACK)
+    stack[0] = 0
+    bound[0] = 0.0
+    top = 1
+    while top > 0:
+        top -= 1
+        v = stack[top]
+        if root_din < gamma * np.sqrt(bound[top] * _LB_SCALE):
+            continue
+        if left[v] < 0:
+            for p in range(start[v], start[v] + cnt[v]):
+                if not (root_din < gamma * np.sqrt(sqdist(Xt[p], q))):
+                    if nexcl > 0 and _excluded(oidx[p], excl, nexcl):
+                        continue
+                    return True
+            continue
+        a, b = left[v], right[v]
+        la = _lower(T, a, q, np.inf) if cnt[a] > 0 else np.inf
+        lb = _lower(T, b, q, np.inf) if cnt[b] > 0 else np.inf
+        if la > lb:
+            a, b, la, lb = b, a, lb, la
+        if lb < np.inf:
+            stack[top] = b
+            bound[top] = lb
+            top += 1
+        if la < np.inf:
+            stack[top] = a
+            bound[top] = la
+            top += 1
+    return False
+
+
+@njit(cache=True, nogil=True)
 def farthest(T, q, excl, nexcl):
     """(original index, squared distance) of the alive record farthest from q; lowest index on ties.
 

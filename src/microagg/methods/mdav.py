@@ -330,8 +330,8 @@ def vmdav_kernel(X, k, gamma, global_centroid):
 def vmdav_tree_kernel(X, k, gamma, global_centroid, leaf_size):
     """vmdav_kernel with KD-tree queries: the same labels, bit for bit.
 
-    The record nearest to the group (smallest d_in, lowest index on ties) is the
-    lexicographically smallest (distance, index) among the members' nearest alive records.
+    The record nearest to the group (smallest d_in, lowest index on ties) comes from one
+    nearest-to-any-member query (kernels.kdtree.nearest_to_any).
     """
     n, d = X.shape
     labels = np.full(n, -1, dtype=np.int64)
@@ -343,8 +343,6 @@ def vmdav_tree_kernel(X, k, gamma, global_centroid, leaf_size):
     work = 0
     members = np.empty(2 * k - 1, dtype=np.int64)
     dbuf = np.empty(k)
-    one_i = np.empty(1, dtype=np.int64)
-    one_d = np.empty(1)
     excl = np.empty(1, dtype=np.int64)
     m = n
     g = 0
@@ -357,16 +355,12 @@ def vmdav_tree_kernel(X, k, gamma, global_centroid, leaf_size):
         m -= k
         size = k
         while size < 2 * k - 1 and m > 0:
-            e, din = -1, np.inf
-            for q in range(size):
-                if kdtree.knn(T, X[members[q]], 1, one_i, one_d, excl, 0) == 1:
-                    if one_d[0] < din or (one_d[0] == din and one_i[0] < e):
-                        e, din = one_i[0], one_d[0]
+            e, din = kdtree.nearest_to_any(T, X, members, size, excl, 0)
             excl[0] = e
-            dout = np.inf
-            if kdtree.knn(T, X[e], 1, one_i, one_d, excl, 1) == 1:
-                dout = one_d[0]
-            if not (np.sqrt(din) < gamma * np.sqrt(dout)):
+            if m == 1:  # e is the last unassigned record: d_out = inf, as in the plain loop
+                if not (np.sqrt(din) < gamma * np.sqrt(np.inf)):
+                    break
+            elif kdtree.has_witness(T, X[e], excl, 1, din, gamma):  # not √din < gamma·√dout
                 break
             members[size] = e
             size += 1
