@@ -32,6 +32,8 @@ import time
 import numpy as np
 from numba import njit
 
+from .kernels.icsm import group_sums
+
 DEFAULT_BLOCK_SIZE = 10_000
 # share of the groups (worst by mean squared distance to their centroid) that the refinement tries
 # to dissolve or shrink; measured on census-like data (benchmarks/partitioned_il.py)
@@ -221,21 +223,7 @@ def _refine_kernel(Z, labels, g, k, candidates, nbr_start, nbr, tol):
     """
     n, d = Z.shape
     full = 2 * k - 1
-    sizes = np.zeros(g, dtype=np.int64)
-    sums = np.zeros((g, d))
-    for i in range(n):
-        p = labels[i]
-        sizes[p] += 1
-        for t in range(d):
-            sums[p, t] += Z[i, t]
-    start = np.zeros(g + 1, dtype=np.int64)
-    for p in range(g):
-        start[p + 1] = start[p] + sizes[p]
-    fill = start[:-1].copy()
-    members = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        members[fill[labels[i]]] = i
-        fill[labels[i]] += 1
+    sizes, sums, start, members = group_sums(Z, labels, g)
     changed = np.zeros(g, dtype=np.bool_)  # member lists of changed groups are stale
     picked = np.zeros(g, dtype=np.int64)  # records promised to a group by the dissolve being planned
     target = np.empty(max(1, sizes.max()), dtype=np.int64)

@@ -25,19 +25,17 @@ EXCHANGE = 1
 
 
 @njit(cache=True, nogil=True)
-def group_stats(X, labels, g):
-    """(sizes, centroids, start, members): CSR member lists of groups 0..g-1."""
+def group_sums(X, labels, g):
+    """(sizes, sums, start, members): per-group sizes and coordinate sums, and CSR member lists
+    (members[start[p]:start[p+1]] of group p, in record order) of groups 0..g-1."""
     n, d = X.shape
     sizes = np.zeros(g, dtype=np.int64)
-    cent = np.zeros((g, d))
+    sums = np.zeros((g, d))
     for i in range(n):
         p = labels[i]
         sizes[p] += 1
         for t in range(d):
-            cent[p, t] += X[i, t]
-    for p in range(g):
-        for t in range(d):
-            cent[p, t] /= sizes[p]
+            sums[p, t] += X[i, t]
     start = np.zeros(g + 1, dtype=np.int64)
     for p in range(g):
         start[p + 1] = start[p] + sizes[p]
@@ -47,6 +45,16 @@ def group_stats(X, labels, g):
         p = labels[i]
         members[fill[p]] = i
         fill[p] += 1
+    return sizes, sums, start, members
+
+
+@njit(cache=True, nogil=True)
+def group_stats(X, labels, g):
+    """(sizes, centroids, start, members): group_sums with the sums divided by the sizes."""
+    sizes, cent, start, members = group_sums(X, labels, g)
+    for p in range(g):
+        for t in range(X.shape[1]):
+            cent[p, t] /= sizes[p]
     return sizes, cent, start, members
 
 
