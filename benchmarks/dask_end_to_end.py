@@ -24,7 +24,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import RESULTS, machine, md_table  # noqa: E402
+from _common import RESULTS, machine, md_table, update_readme  # noqa: E402
 
 
 def worker_usage():
@@ -114,6 +114,10 @@ def main():
         json.dump({"machine": meta, "rows": [result]}, f, indent=2)
     with open(os.path.join(RESULTS, f"{args.out}.md"), "w") as f:
         f.write(text)
+    if args.out == "dask_end_to_end":
+        update_readme("dask-end-to-end", table + f"\n\nProduced by `python benchmarks/dask_end_to_end.py` on "
+                      f"{meta['date_utc']} UTC, load average {meta['load_average_1min']} at the end (details in "
+                      "`benchmarks/results/dask_end_to_end.md`).")
     shutil.rmtree(tmp, ignore_errors=True)
 
 

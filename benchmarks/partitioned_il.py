@@ -26,7 +26,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import RESULTS, md_table, write_results  # noqa: E402
+from _common import RESULTS, md_table, update_readme, write_results  # noqa: E402
 
 
 def main():
@@ -36,7 +36,12 @@ def main():
     # the bundled data have fewer than 2·1000 records except eia: smaller blocks split them too
     ap.add_argument("--bundled-blocks", default="250,500,1000,5000,20000")
     ap.add_argument("--k", type=int, default=3)
+    ap.add_argument("--render", action="store_true", help="rewrite the tables from results/partitioned_il.json")
     args = ap.parse_args()
+    if args.render:
+        with open(os.path.join(RESULTS, "partitioned_il.json")) as f:
+            write(json.load(f)["rows"], results=False)
+        return
     import microagg
     from microagg.methods import run
     from microagg.partition import information_loss
@@ -82,7 +87,8 @@ def main():
     write(rows)
 
 
-def write(rows):
+def write(rows, results=True):
+    """Results files (unless results=False: --render) and the README block."""
     table = md_table(
         ["data", "n", "block size", "blocks", "IL MDAV", "IL MDAV + refine", "IL partitioned, no refine",
          "IL partitioned", "penalty vs MDAV", "penalty vs MDAV + refine", "penalty, no refine, vs MDAV",
@@ -102,7 +108,19 @@ def write(rows):
             "Census-like: records resampled from the z-scored census data with 1% Gaussian noise (13 "
             "attributes). With n < 2B there is one block (census and tarragona are split only at B = 250 and "
             "500).\n\n" + table)
-    write_results("partitioned_il", rows, text)
+    if results:
+        write_results("partitioned_il", rows, text)
+    big = [r for r in rows if r["block_size"] == 5000 or r["data"] == "census-like"]
+    compact = md_table(
+        ["data", "n", "block size", "IL MDAV", "IL partitioned", "vs MDAV", "vs MDAV + same refinement",
+         "blocks only (refine=0) vs MDAV"],
+        [[r["data"], f"{r['n']:,}", f"{r['block_size']:,}", f"{r['il_full']:.5g}", f"{r['il_partitioned']:.5g}",
+          f"{r['penalty_vs_full_pct']:+.2f}%", f"{r['penalty_vs_full_refined_pct']:+.2f}%",
+          f"{r['penalty_unrefined_vs_full_pct']:+.2f}%"] for r in big])
+    update_readme("partitioned-il", "Partitioned MDAV (k = 3) against unpartitioned MDAV; IL relative differences "
+                  "(negative = lower IL). The bundled data sets are a single block at 5k.\n\n" + compact
+                  + "\n\nProduced by `python benchmarks/partitioned_il.py` (all block sizes, seconds and the "
+                  "machine's load in `benchmarks/results/partitioned_il.md`).")
 
 
 if __name__ == "__main__":
