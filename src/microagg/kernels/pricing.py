@@ -3,14 +3,25 @@ negative reduced cost  rc(C) = SSE(C) − Σ_{i∈C} π_i  (eq. (10) of the colu
 
 Facts used throughout (x̄_S = centroid of S, m = |S|):
 - rc(C) = min_z Σ_{i∈C} (‖x_i − z‖² − π_i)  (the centroid minimises the sum of squares);
-- completion bound: for S ⊂ T, |T| = eta,
-      rc(T) ≥ rc(S) + Σ_{i∈T\\S} [ (m/eta)·‖x_i − x̄_S‖² − π_i ]
-  (share m‖z − x̄_S‖² equally among the eta − m new members and minimise each term over z);
-  with m = eta − 1 it is exact: adding i raises the SSE by ((eta−1)/eta)·‖x_i − x̄_S‖²;
+- completion bound: for S ⊂ T, |T| = eta, R = T \\ S, r = |R| = eta − m,
+      SSE(T) = SSE(S) + (m/eta)·Σ_{i∈R} ‖x_i − x̄_S‖² + (r/eta)·SSE(R)
+  (SSE(T) = SSE(S) + SSE(R) + (m·r/eta)‖x̄_S − x̄_R‖² and Σ_{i∈R}‖x_i − x̄_S‖² = SSE(R) +
+  r‖x̄_R − x̄_S‖²), and SSE(R) = (1/(2r))·Σ_{i,j∈R} ‖x_i − x_j‖² ≥ (1/(2r))·Σ_{i∈R} D_i(r−1),
+  D_i(t) = the sum of the t smallest squared distances from i to other records. Hence
+      rc(T) ≥ rc(S) + Σ_{i∈R} [ (m/eta)·‖x_i − x̄_S‖² + D_i(r−1)/(2·eta) − π_i ],
+  minimised by the r smallest terms; with m = eta − 1 (D_i(0) = 0) it is exact;
+- the same with S = ∅ and m = 0: every cluster T of size eta has
+      rc(T) ≥ Σ_{i∈T} [ D_i(eta−1)/(2·eta) − π_i ];
+  so π_i = D_i(k−1)/(2k) is a feasible dual of the master (9) (D_i(t)/(t+1) grows with t:
+  rc ≥ 0 for every size eta ≥ k), whose value Σπ is a lower bound on the optimal SSE;
 - radius: if s is the member of T with the largest dual, every i ∈ T has
-      ‖x_i − x_s‖² < 2·((eta − 1)·π_s + π_i + G)   whenever rc(T) < G, G ≥ 0
-  (SSE(T) ≥ ‖x_i − c‖² + ‖x_s − c‖² ≥ ‖x_i − x_s‖²/2 and Σ_T π ≤ (eta − 1)·π_s + π_i),
-  so the exact search from seed s is limited to a ball (found with a KD-tree by the caller).
+      ‖x_i − x_s‖² < 2·(π_s + π_i + P_s + G)   whenever rc(T) < G, G ≥ 0
+  (SSE(T) ≥ ‖x_i − c‖² + ‖x_s − c‖² ≥ ‖x_i − x_s‖²/2, and Σ_T π ≤ π_s + π_i + P_s with P_s
+  the sum of the eta − 2 largest duals ranked after s, at most (eta − 2)·π_s), so the exact
+  search from seed s is limited to a ball (found with a KD-tree by the caller);
+- a search cut short still proves a bound: every cluster below a node S has rc ≥ the node's
+  bound, so the minimum bound over the open (unexplored) nodes bounds all that was not
+  searched (bnb_pricing).
 """
 
 from __future__ import annotations
@@ -227,22 +238,39 @@ def alternating_pricing(X, pi, eta, starts, thr, max_iter, cptr, ccut, cpen):
 
 
 @njit(cache=True, nogil=True)
-def bnb_pricing(X, pi, eta, seeds, nbr_ptr, nbr_idx, thr, collect_all, max_cols, max_nodes, cptr, ccut, cpen):
+def bnb_pricing(X, pi, eta, seeds, nbr_ptr, nbr_idx, thr, collect_all, max_cols, max_nodes, seed_nodes, knn_sum,
+                retry_step, max_attempts, cptr, ccut, cpen):
     """Exact pricing by branch-and-bound over members, one seed at a time.
 
     Seed seeds[j] is the member with the largest dual (callers rank records by π); its
     candidates nbr_idx[nbr_ptr[j]:nbr_ptr[j+1]] are the later-ranked records of its ball.
-    A node S is pruned when rc(S) + (sum of the smallest completion terms) ≥ threshold.
-    collect_all=False: per seed, the cluster of minimum rc < thr (threshold tightens);
+    A node S (m members) bounds its subtree by rc(S) + the sum of the r = eta − m smallest
+    completion terms (m/eta)·‖x_i − x̄_S‖² + D_i(r−1)/(2·eta) − π_i (module docstring;
+    knn_sum[i, t] = D_i(t)); it is pruned when that is ≥ the threshold.
+    collect_all=False: per seed, the cluster of minimum rc < thr (threshold tightens). A seed
+    whose search exceeds seed_nodes nodes is cut short (max_nodes only stops the call between
+    seeds, so the cut never depends on where a call starts): the minimum bound over its open
+    nodes (the unexplored children along the current path) is then a lower bound on the rc of
+    the clusters not searched, and min(that, best rc found, threshold) bounds the rc of EVERY
+    cluster of size eta whose largest-dual member is the seed (pruned nodes are ≥ the
+    threshold). A cut search is then retried (up to max_attempts in all) with the lower
+    threshold tau = min(thr, best found) − retry_step·4^attempt: fewer nodes are below it, and
+    a retry that completes proves rc ≥ min(tau, best found). seed_lb[j] is the best of these
+    bounds; seed_exact[j] says whether the first search was complete (no cluster with rc < thr
+    missed).
     collect_all=True: every cluster with rc < thr (column enumeration); when max_cols are
     stored the threshold drops to their median rc and the ones above are discarded, so at the
-    end the output holds exactly the clusters with rc < the returned threshold.
-    Returns (members, rcs, count, seeds_done, nodes, threshold, best_rc); seeds_done < len(seeds)
-    when max_nodes ran out (the search over the remaining seeds was not made).
+    end the output holds exactly the clusters with rc < the returned threshold. A seed cut
+    short by max_nodes or seed_nodes is not counted as done (to be searched again).
+    Returns (members, rcs, count, seeds_done, nodes, threshold, best_rc, seed_lb, seed_exact);
+    seeds_done < len(seeds) when max_nodes ran out (the remaining seeds were not searched).
     """
     d = X.shape[1]
+    ns = seeds.shape[0]
     out = np.empty((max_cols, eta), dtype=np.int64)
     rcs = np.empty(max_cols)
+    seed_lb = np.full(ns, np.inf)
+    seed_exact = np.zeros(ns, dtype=np.bool_)
     count = 0
     nodes = 0
     best_all = np.inf
@@ -250,7 +278,6 @@ def bnb_pricing(X, pi, eta, seeds, nbr_ptr, nbr_idx, thr, collect_all, max_cols,
     sumsq = np.empty(eta + 1)
     pis = np.empty(eta + 1)
     chosen = np.empty(eta, dtype=np.int64)  # record ids of the members by level
-    lastpos = np.empty(eta + 1, dtype=np.int64)
     nextpos = np.empty(eta + 1, dtype=np.int64)
     rcl = np.empty(eta + 1)
     seed_best = np.empty(eta, dtype=np.int64)
@@ -258,13 +285,15 @@ def bnb_pricing(X, pi, eta, seeds, nbr_ptr, nbr_idx, thr, collect_all, max_cols,
     hits = np.zeros(cpen.shape[0], dtype=np.int64)
     with_cuts = cpen.shape[0] > 0
     seeds_done = 0
-    for j in range(seeds.shape[0]):
+    for j in range(ns):
         if nodes >= max_nodes:
             break
         s = seeds[j]
         a, b = nbr_ptr[j], nbr_ptr[j + 1]
         L = b - a
         if L < eta - 1:
+            seed_lb[j] = thr  # no cluster of size eta here
+            seed_exact[j] = True
             seeds_done += 1
             continue
         cand = nbr_idx[a:b]
@@ -280,127 +309,186 @@ def bnb_pricing(X, pi, eta, seeds, nbr_ptr, nbr_idx, thr, collect_all, max_cols,
         cand = cand[o]
         g = np.empty((eta + 1, L))
         cb = np.empty((eta + 1, L))
+        sm2 = np.empty((eta + 1, L))
+        lst = np.empty((eta + 1, L), dtype=np.int64)
+        ln = np.empty(eta + 1, dtype=np.int64)
         local_thr = thr
         found_seed = False
-        chosen[0] = s
-        for t in range(d):
-            sumv[1, t] = X[s, t]
-        sumsq[1] = 0.0
-        for t in range(d):
-            sumsq[1] += X[s, t] * X[s, t]
-        pis[1] = pi[s]
-        lastpos[1] = -1
-        m = 1
-        expand = True
-        while m >= 1:
-            if expand:
-                expand = False
-                nodes += 1
-                # node S with m members: completion terms and child bounds
-                ss = 0.0
-                for t in range(d):
-                    ss += sumv[m, t] * sumv[m, t]
-                rcS = sumsq[m] - ss / m - pis[m]
-                rcl[m] = rcS
-                r = eta - m
-                start = lastpos[m] + 1
-                for p in range(start, L):
-                    i = cand[p]
-                    acc = 0.0
-                    for t in range(d):
-                        diff = X[i, t] - sumv[m, t] / m
-                        acc += diff * diff
-                    g[m, p] = (m / eta) * acc - pi[i]
-                # child bound: rcS + g[p] + sum of the r-1 smallest g[q], q > p
-                nsm = 0
-                ssum = 0.0
-                for p in range(L - 1, start - 1, -1):
-                    if nsm >= r - 1:
-                        cb[m, p] = rcS + g[m, p] + ssum
-                    else:
-                        cb[m, p] = np.inf
-                    # insert g[m, p] into the r-1 smallest
-                    if r - 1 > 0:
-                        x = g[m, p]
-                        if nsm < r - 1:
-                            q = nsm
-                            while q > 0 and small[q - 1] > x:
-                                small[q] = small[q - 1]
-                                q -= 1
-                            small[q] = x
-                            nsm += 1
-                            ssum += x
-                        elif x < small[r - 2]:
-                            ssum += x - small[r - 2]
-                            q = r - 2
-                            while q > 0 and small[q - 1] > x:
-                                small[q] = small[q - 1]
-                                q -= 1
-                            small[q] = x
-                nextpos[m] = start
-            # next child of level m
-            p = nextpos[m]
-            while p < L and not (cb[m, p] < local_thr):
-                p += 1
-            if p >= L or nodes >= max_nodes:
-                m -= 1
-                continue
-            nextpos[m] = p + 1
-            if m == eta - 1:
-                rc = cb[m, p]  # exact at the last member (cut penalties are >= 0: added now)
-                if with_cuts:
-                    chosen[m] = cand[p]
-                    rc += cut_penalty(chosen, eta, cptr, ccut, cpen, hits)
-                    if not (rc < local_thr):
-                        continue
-                if collect_all:
-                    if count == max_cols:
-                        # buffer full: lower the threshold to the median and drop the rest
-                        thr = np.sort(rcs[:count])[count // 2]
-                        local_thr = thr
-                        w = 0
-                        for c in range(count):
-                            if rcs[c] < thr:
-                                out[w] = out[c]
-                                rcs[w] = rcs[c]
-                                w += 1
-                        count = w
-                        if not (rc < thr):
-                            continue
-                    for q in range(m):
-                        out[count, q] = chosen[q]
-                    out[count, m] = cand[p]
-                    rcs[count] = rc
-                    count += 1
-                else:
-                    local_thr = rc
-                    found_seed = True
-                    for q in range(m):
-                        seed_best[q] = chosen[q]
-                    seed_best[m] = cand[p]
-                if rc < best_all:
-                    best_all = rc
-                continue
-            i = cand[p]
-            chosen[m] = i
+        best_seed = np.inf
+        lb_seed = -np.inf
+        exact_seed = False
+        aborted = False
+        tau = thr
+        for attempt in range(max_attempts):
+            local_thr = tau
+            chosen[0] = s
             for t in range(d):
-                sumv[m + 1, t] = sumv[m, t] + X[i, t]
-            acc = 0.0
+                sumv[1, t] = X[s, t]
+            sumsq[1] = 0.0
             for t in range(d):
-                acc += X[i, t] * X[i, t]
-            sumsq[m + 1] = sumsq[m] + acc
-            pis[m + 1] = pis[m] + pi[i]
-            lastpos[m + 1] = p
-            m += 1
+                sumsq[1] += X[s, t] * X[s, t]
+            pis[1] = pi[s]
+            for t in range(L):
+                lst[1, t] = t
+            ln[1] = L
+            m = 1
             expand = True
+            seed_start = nodes
+            open_min = np.inf
+            truncated = False
+            while m >= 1:
+                if expand:
+                    expand = False
+                    nodes += 1
+                    # node S with m members and its candidate list lst[m, :ln[m]] (positions in
+                    # cand): completion terms, child bounds, and for each child the sum of the
+                    # r − 2 smallest later terms (to filter the child's own list)
+                    ss = 0.0
+                    for t in range(d):
+                        ss += sumv[m, t] * sumv[m, t]
+                    rcS = sumsq[m] - ss / m - pis[m]
+                    rcl[m] = rcS
+                    r = eta - m
+                    lm = ln[m]
+                    for u in range(lm):
+                        i = cand[lst[m, u]]
+                        acc = 0.0
+                        for t in range(d):
+                            diff = X[i, t] - sumv[m, t] / m
+                            acc += diff * diff
+                        # completion term; D_i(r−1)/(2·eta) bounds i's share of SSE(R)
+                        g[m, u] = (m / eta) * acc + knn_sum[i, r - 1] / (2.0 * eta) - pi[i]
+                    # child bound: rcS + g[u] + sum of the r-1 smallest g[u'], u' > u
+                    nsm = 0
+                    ssum = 0.0
+                    for u in range(lm - 1, -1, -1):
+                        if nsm >= r - 1:
+                            cb[m, u] = rcS + g[m, u] + ssum
+                            sm2[m, u] = ssum - small[r - 2] if r >= 2 else 0.0
+                        else:
+                            cb[m, u] = np.inf
+                            sm2[m, u] = 0.0
+                        # insert g[m, u] into the r-1 smallest
+                        if r - 1 > 0:
+                            x = g[m, u]
+                            if nsm < r - 1:
+                                q = nsm
+                                while q > 0 and small[q - 1] > x:
+                                    small[q] = small[q - 1]
+                                    q -= 1
+                                small[q] = x
+                                nsm += 1
+                                ssum += x
+                            elif x < small[r - 2]:
+                                ssum += x - small[r - 2]
+                                q = r - 2
+                                while q > 0 and small[q - 1] > x:
+                                    small[q] = small[q - 1]
+                                    q -= 1
+                                small[q] = x
+                    nextpos[m] = 0
+                # next child of level m
+                u = nextpos[m]
+                lm = ln[m]
+                while u < lm and not (cb[m, u] < local_thr):
+                    u += 1
+                if u >= lm:
+                    m -= 1
+                    continue
+                if nodes - seed_start >= seed_nodes or (collect_all and nodes >= max_nodes):
+                    if collect_all:
+                        aborted = True
+                        break
+                    # cut short: every unsearched cluster lies below an open child of the path
+                    for lv in range(1, m + 1):
+                        for q in range(nextpos[lv], ln[lv]):
+                            if cb[lv, q] < open_min:
+                                open_min = cb[lv, q]
+                    truncated = True
+                    break
+                nextpos[m] = u + 1
+                p = lst[m, u]
+                if m == eta - 1:
+                    rc = cb[m, u]  # exact at the last member (cut penalties are >= 0: added now)
+                    if with_cuts:
+                        chosen[m] = cand[p]
+                        rc += cut_penalty(chosen, eta, cptr, ccut, cpen, hits)
+                        if not (rc < local_thr):
+                            continue
+                    if collect_all:
+                        if count == max_cols:
+                            # buffer full: lower the threshold to the median and drop the rest
+                            thr = np.sort(rcs[:count])[count // 2]
+                            local_thr = thr
+                            w = 0
+                            for c in range(count):
+                                if rcs[c] < thr:
+                                    out[w] = out[c]
+                                    rcs[w] = rcs[c]
+                                    w += 1
+                            count = w
+                            if not (rc < thr):
+                                continue
+                        for q in range(m):
+                            out[count, q] = chosen[q]
+                        out[count, m] = cand[p]
+                        rcs[count] = rc
+                        count += 1
+                    else:
+                        local_thr = rc
+                        best_seed = rc
+                        found_seed = True
+                        for q in range(m):
+                            seed_best[q] = chosen[q]
+                        seed_best[m] = cand[p]
+                    if rc < best_all:
+                        best_all = rc
+                    continue
+                i = cand[p]
+                chosen[m] = i
+                for t in range(d):
+                    sumv[m + 1, t] = sumv[m, t] + X[i, t]
+                acc = 0.0
+                for t in range(d):
+                    acc += X[i, t] * X[i, t]
+                sumsq[m + 1] = sumsq[m] + acc
+                pis[m + 1] = pis[m] + pi[i]
+                # the child's list: later candidates q that can still complete a cluster below
+                # the threshold with S ∪ {p}: rcS + g[p] + g[q] + (r − 2 smallest later terms,
+                # q possibly among them: a valid, weaker test) < threshold
+                cut_q = local_thr - rcl[m] - g[m, u] - sm2[m, u]
+                w = 0
+                for q in range(u + 1, lm):
+                    if g[m, q] < cut_q:
+                        lst[m + 1, w] = lst[m, q]
+                        w += 1
+                ln[m + 1] = w
+                m += 1
+                expand = True
+            att_lb = min(local_thr, open_min)
+            if att_lb > lb_seed:
+                lb_seed = att_lb
+            if aborted or not truncated:
+                exact_seed = not aborted and attempt == 0
+                break
+            if collect_all or retry_step <= 0.0:
+                break
+            # cut short: prove a weaker bound tau with a smaller tree (nodes ≥ tau are pruned)
+            tau = min(thr, best_seed) - retry_step * 4.0 ** attempt
+            if tau <= lb_seed:
+                break
+        if aborted:
+            break  # this seed is not finished: not counted as done
         if found_seed and count < max_cols:
             out[count] = seed_best
-            rcs[count] = local_thr
+            rcs[count] = best_seed
             count += 1
-        if nodes >= max_nodes:
-            break  # this seed may not be finished: not counted as done
+        seed_lb[j] = lb_seed
+        if lb_seed < best_all:
+            best_all = lb_seed
+        seed_exact[j] = exact_seed
         seeds_done += 1
-    return out[:count], rcs[:count], count, seeds_done, nodes, thr, best_all
+    return out[:count], rcs[:count], count, seeds_done, nodes, thr, best_all, seed_lb, seed_exact
 
 
 @njit(cache=True, nogil=True)

@@ -7,15 +7,29 @@ MicroaggregationHeuristicMP, Section 5). Beyond the paper (ours): exact pricing 
 branch-and-bound in a KD-tree ball, subset-row cuts, and a closing enumeration + MIP that
 turns the LP bound into a proof of optimality when the gap is small.
 
-Lower bound. For any duals π and the minimum reduced cost rc*_eta of the clusters of each
-size eta = k..2k−1, every partition P into such clusters has
-    SSE(P) = Σ_i π_i + Σ_{C∈P} rc(C) ≥ Σ_i π_i + n·min(0, min_eta rc*_eta / eta)
-(the Lagrangian bound; optimal partitions only use sizes k..2k−1, Proposition 2.2). At
-convergence (no negative column) it equals the LP value. It is used only when every
-rc*_eta is known exactly (complete exact pricing). After convergence, if the best partition
+Lower bound. For any duals π, every partition P into clusters of sizes k..2k−1 (optimal
+partitions only use those, Proposition 2.2) has SSE(P) = Σ_i π_i + Σ_{C∈P} rc(C), and
+rc(C) = Σ_{i∈C} rc(C)/|C|; so with ρ_i ≤ rc(C)/|C| for every cluster C ∋ i,
+    SSE(P) ≥ Σ_i π_i + Σ_i ρ_i                                 (per-record Lagrangian bound)
+which is at least the paper-style Σπ + n·min(0, min_eta rc*_eta / eta). The issue allows a
+proven bound on rc*_eta instead of its value: the branch-and-bound pricing gives every seed
+(the largest-dual member of a cluster) a proven bound even when its search is cut short
+(kernels/pricing.py), and ρ_i is the smallest such bound over the seeds whose ball holds i,
+divided by eta. So every completed exact pass yields a bound, at any duals; at convergence
+(no negative column, no seed cut short) it equals the LP value. Before any LP, the feasible
+dual π_i = D_i(k−1)/(2k) (D_i(t): the t smallest squared distances from i, kernels/pricing.py)
+gives the bound Σπ (the k-nearest-neighbour bound). After convergence, if the best partition
 is above the bound by G, every cluster of a better partition has rc < G − (its share), so
-enumerating all clusters with rc < UB − Σπ and solving the integral master over them proves
-the optimum (the bound then equals the best SSE); this closing step is ours, not the paper's.
+enumerating all clusters with rc < UB − Σπ − Σρ and solving the integral master over them
+proves the optimum (the bound then equals the best SSE); this closing step is ours.
+
+Time limit. Every step checks the clock: the master LPs and MIPs get the time left (HiGHS
+limits; MIPs 80 % of it, as HiGHS can overrun), the numba kernels run in slices (pricing
+heuristics by chunks of starts, branch-and-bound by node budgets from the measured node rate),
+the init methods get 30 % of the time left (icsm honours it; mdav, vmdav take milliseconds).
+Measured slack with numba's cache warm: ≤ max(0.5 s, 10 % of the limit)
+(benchmarks/results/colgen_time_limit.md). The first call after installing or editing the
+kernels compiles them (seconds, not covered).
 """
 
 from __future__ import annotations
@@ -236,6 +250,11 @@ class _Master:
         self.n = len(X)
         self.h = highspy.Highs()
         self.h.setOptionValue("output_flag", False)
+        self.h.setOptionValue("threads", 1)
+        # primal simplex: after addCols the last basis stays primal feasible. The default (dual)
+        # simplex stalls on the degenerate early masters: census k = 5, 120 s, it spent 93 s in
+        # 14 LPs (43 000 iterations for the last one); primal: 19 s in 46 LPs
+        self.h.setOptionValue("simplex_strategy", 4)
         ones = np.ones(self.n)
         self.h.addRows(self.n, ones, ones, 0, np.zeros(self.n, np.int32), np.zeros(0, np.int32), np.zeros(0))
         self.keys: set[bytes] = set()
@@ -351,6 +370,7 @@ class _Master:
         Returns (labels or None, objective, dual bound, optimal?)."""
         mip = highspy.Highs()
         mip.setOptionValue("output_flag", False)
+        mip.setOptionValue("threads", 1)
         mip.passModel(self.h.getLp())
         ncol = self.ncols
         if primal:
@@ -412,25 +432,64 @@ def _groups(labels: np.ndarray) -> list[np.ndarray]:
 # pricing
 
 
-_RADIUS_FACTOR = 2.0  # see _Pricer._bnb (was eta before: valid, but eta/2 times looser)
+_RADIUS_FACTOR = 2.0  # see _Pricer._bnb
+
+
+def knn_sums(X: np.ndarray, t_max: int) -> np.ndarray:
+    """D[i, t] = sum of the t smallest squared distances from record i to the OTHER records,
+    t = 0..t_max (the D_i(t) of kernels/pricing.py). The neighbours come from a KD-tree; the
+    squared distances are recomputed exactly and the sums scaled down by 1e-12 relative, so
+    that rounding can never make the bounds built on them invalid."""
+    n = len(X)
+    t_max = min(int(t_max), n - 1)
+    _, idx = cKDTree(X).query(X, k=t_max + 1)
+    idx = np.asarray(idx).reshape(n, t_max + 1)
+    d2 = np.einsum("ijk,ijk->ij", X[idx] - X[:, None, :], X[idx] - X[:, None, :])
+    d2 = np.sort(d2, axis=1)[:, 1:]  # drop one zero: the record itself (or an identical one)
+    out = np.zeros((n, t_max + 1))
+    out[:, 1:] = np.cumsum(d2, axis=1) * (1.0 - 1e-12)
+    return out
+
+
+class _Exact:
+    """Result of one exact pricing call for one size eta.
+
+    cols, rcs: clusters with rc < thr found; lb: lower bound on the rc of every cluster of
+    size eta (None: no bound, out of time); rho: per record i, a lower bound on the rc of
+    every cluster of size eta containing i (None: only lb); exact: the search was complete
+    (no seed cut short), so no cluster with rc < thr was missed; overflow: enumeration buffer
+    full."""
+
+    __slots__ = ("cols", "rcs", "lb", "rho", "exact", "overflow")
+
+    def __init__(self, cols, rcs, lb, rho=None, exact=True, overflow=False):
+        self.cols, self.rcs, self.lb, self.rho, self.exact, self.overflow = cols, rcs, lb, rho, exact, overflow
 
 
 class _Pricer:
     """Pricing for sizes eta = k..2k−1: heuristics, then an exact method."""
 
-    def __init__(self, X, k, exact_pricing, deadline, max_nodes):
+    def __init__(self, X, k, exact_pricing, deadline, max_nodes, seed_nodes):
         self.X, self.k = X, k
         self.n = len(X)
         self.exact = exact_pricing
         self.deadline = deadline
-        self.max_nodes = max_nodes
-        self.node_rate = 100_000.0  # first guess; measured on every slice
+        self.max_nodes = max_nodes  # per call when enumerating all columns below a threshold
+        self.seed_nodes = seed_nodes  # per seed when pricing (grown when a pass is cut short)
+        self.pass_deadline = None  # after it, a pricing pass only computes root bounds (fast)
+        self.stats = {"seeds": 0, "cut_short": 0, "nodes": 0}  # exact pricing (bnb), all passes
+        # a seed cut short is searched again with thresholds lowered by retry_unit·eta·4^j
+        # (bnb_pricing); the unit is set by the caller from the scale of the SSE
+        self.retry_unit = 0.0
+        self.max_attempts = 8
+        self.node_rate = 20_000.0  # first guess (nodes per second); measured on every slice
         self.tree = cKDTree(X) if exact_pricing == "bnb" else None
+        self.knn_sum = knn_sums(X, 2 * k - 2)
         self.set_cuts(np.zeros(self.n + 1, np.int64), np.zeros(0, np.int64), np.zeros(0))
 
     def _measured(self, nodes: int, seconds: float) -> None:
         """Update the branch-and-bound node rate (nodes per second, smoothed)."""
-        if nodes >= 1_000 and seconds > 1e-4:
+        if nodes >= 1_000 and seconds > 1e-3:
             self.node_rate = 0.5 * self.node_rate + 0.5 * nodes / seconds
 
     def set_cuts(self, cptr, ccut, cpen):
@@ -459,11 +518,10 @@ class _Pricer:
                 rcs += list(r)
         return cols, np.asarray(rcs)
 
-    def exact_eta(self, pi, eta, thr, collect_all=False, max_cols=200_000):
-        """Exact pricing for size eta: (clusters with rc < thr, their rc, rc* lower bound or
-        None when the search could not be completed, overflow)."""
+    def exact_eta(self, pi, eta, thr, collect_all=False, max_cols=200_000) -> _Exact:
+        """Exact pricing for size eta at the duals pi (cut penalties from set_cuts)."""
         if eta > self.n:
-            return [], np.zeros(0), np.inf, False
+            return _Exact([], np.zeros(0), np.inf, np.full(self.n, np.inf))
         if self.exact == "enumeration":
             return self._enumerate(pi, eta, thr, collect_all, max_cols)
         if self.exact == "ilp":
@@ -478,15 +536,15 @@ class _Pricer:
             cols, rcs, g = [], [], thr
             for eta in range(self.k, 2 * self.k):
                 self.last_threshold = g
-                c2, r2, lb_eta, ovf = self.exact_eta(pi, eta, g, collect_all=True, max_cols=per_eta)
-                if lb_eta is None:
+                res = self.exact_eta(pi, eta, g, collect_all=True, max_cols=per_eta)
+                if res.lb is None or not res.exact:
                     return None, None, None
-                if ovf:  # enumeration / ilp: no adaptive threshold, retry lower
+                if res.overflow:  # enumeration / ilp: no adaptive threshold, retry lower
                     g = None
                     break
                 g = min(g, self.last_threshold)
-                cols += list(c2)
-                rcs += list(r2)
+                cols += list(res.cols)
+                rcs += list(res.rcs)
             if g is None:
                 thr /= 2.0
                 continue
@@ -495,59 +553,95 @@ class _Pricer:
             return [cols[i] for i in keep], rcs[keep], g
 
     def _bnb(self, pi, eta, thr, collect_all, max_cols):
+        """Branch-and-bound from every seed s (the member of largest dual) in its KD-tree ball.
+
+        Pricing (collect_all=False): each seed gets at most self.seed_nodes nodes; a seed cut
+        short still yields a proven lower bound (its open nodes), so the pass always ends with
+        valid bounds: lb on every cluster of size eta and rho_i on those containing record i
+        (the minimum of the seed bounds over the seeds whose ball holds i; thr when there is
+        none: such clusters have rc ≥ max(thr, 0), see the ball below). The pass is exact when
+        no seed was cut. Out of time: lb = None. collect_all: every cluster with rc < thr
+        (searched to the end; lb = None when that could not be done in time / max_nodes).
+        """
         X, n = self.X, self.n
         gpos = max(thr, 0.0)
         order = np.argsort(-pi, kind="stable")
         rank = np.empty(n, dtype=np.int64)
         rank[order] = np.arange(n)
-        seeds_all = order[eta * pi[order] + gpos > 0]
+        # next[r, t]: the sum of the t largest duals ranked after rank r (a bound on the duals
+        # of the other members of a cluster headed by the record of rank r)
+        prefix = np.concatenate([[0.0], np.cumsum(pi[order])])
+
+        def next_sum(r, t):
+            return prefix[np.minimum(r + 1 + t, n)] - prefix[r + 1]
+
+        # a cluster T with rc(T) < G has Σ_T π > SSE(T) − G ≥ −G and Σ_T π ≤ π_s + next(s, eta−1)
+        seeds_all = order[pi[order] + next_sum(np.arange(n), eta - 1) + gpos > 0]
         cols, rcs = [], []
         cols_arr, rcs_arr = np.zeros((0, eta), dtype=np.int64), np.zeros(0)
         best = np.inf
-        complete = True
+        rho = np.full(n, float(thr))
+        complete = True  # every seed processed (searched to the end or cut with a bound)
+        exact = True  # no seed cut short
         chunk = 128
+        huge = np.iinfo(np.int64).max // 4
+        used = 0  # nodes spent in this call (collect_all: capped by max_nodes)
         for lo in range(0, len(seeds_all), chunk):
             if self.time_left() <= 0:
                 complete = False
                 break
             seeds = seeds_all[lo:lo + chunk]
             # ball of the members of a cluster T with rc(T) < G around its largest-dual member s:
-            # SSE(T) ≥ ‖x_i − x_s‖²/2 (two of its points) and Σ_T π ≤ (eta−1)·π_s + π_i, so
-            # ‖x_i − x_s‖² < 2·((eta−1)·π_s + π_i + G) ≤ 2·(eta·π_s + G)
-            radii = np.sqrt(_RADIUS_FACTOR * (eta * pi[seeds] + gpos)) * (1 + 1e-9) + 1e-12
+            # SSE(T) ≥ ‖x_i − x_s‖²/2 (two of its points) and Σ_T π ≤ π_s + π_i + next(s, eta−2)
+            # (the eta − 2 others rank after s), so, with π_i ≤ π_s,
+            # ‖x_i − x_s‖² < 2·(π_s + π_i + next(s, eta−2) + G) ≤ 2·(2·π_s + next(s, eta−2) + G)
+            others = pi[seeds] + next_sum(rank[seeds], eta - 2) + gpos
+            radii = np.sqrt(np.maximum(_RADIUS_FACTOR * (pi[seeds] + others), 0.0)) * (1 + 1e-9) + 1e-12
             lists = self.tree.query_ball_point(X[seeds], r=radii, return_sorted=False)
             lengths = np.fromiter((len(a) for a in lists), dtype=np.int64, count=len(lists))
             flat = np.fromiter(itertools.chain.from_iterable(lists), dtype=np.int64, count=int(lengths.sum()))
-            owner = np.repeat(seeds, lengths)
+            owner_pos = np.repeat(np.arange(len(seeds)), lengths)
+            owner = seeds[owner_pos]
             d2 = np.einsum("ij,ij->i", X[flat] - X[owner], X[flat] - X[owner])
             keep = (rank[flat] > rank[owner]) & (
-                d2 < _RADIUS_FACTOR * ((eta - 1) * pi[owner] + pi[flat] + gpos) * (1 + 1e-9) + 1e-12
+                d2 < _RADIUS_FACTOR * (others[owner_pos] + pi[flat]) * (1 + 1e-9) + 1e-12
             )
-            counts = np.bincount(np.repeat(np.arange(len(seeds)), lengths)[keep], minlength=len(seeds))
+            counts = np.bincount(owner_pos[keep], minlength=len(seeds))
             nptr = np.concatenate([[0], np.cumsum(counts)])
             nbr = flat[keep]
             pos = 0
-            used = 0  # nodes spent on this chunk of seeds (capped by max_nodes)
             boost = 1.0
             while pos < len(seeds):
                 # numba cannot read the clock: the search runs in slices of a node budget
                 # worth ~0.2 s at the measured node rate, the clock is checked between slices
-                if self.time_left() <= 0 or used >= self.max_nodes:
+                tl = self.time_left()
+                if tl <= 0 or (collect_all and used >= self.max_nodes):
                     complete = False
                     break
-                budget = self.max_nodes - used
+                if collect_all:
+                    seed_budget = huge
+                    budget = self.max_nodes - used
+                else:
+                    seed_budget = self.seed_nodes
+                    budget = huge
                 if self.deadline is not None:  # without a deadline: one call (deterministic)
-                    budget = int(min(budget, max(2_000, boost * self.node_rate * min(0.2, self.time_left()))))
+                    # the call stops starting seeds after ~0.2 s of nodes; a seed started runs
+                    # to its own budget, which near the pass deadline shrinks to the time left
+                    # (after it: 1 node, the root bound, so that the pass still ends with bounds)
+                    budget = int(min(budget, max(1_000, self.node_rate * min(boost * 0.2, tl))))
+                    if not collect_all:
+                        pass_left = tl if self.pass_deadline is None else self.pass_deadline - time.perf_counter()
+                        seed_budget = int(max(1, min(seed_budget, self.node_rate * min(tl, pass_left))))
                 sub = seeds[pos:]
                 room = max_cols if collect_all else len(sub)
                 tic = time.perf_counter()
-                m, r, cnt, done, nodes, thr_out, b = bnb_pricing(
+                m, r, cnt, done, nodes, thr_out, b, seed_lb, seed_exact = bnb_pricing(
                     X, pi, eta, sub, nptr[pos:] - nptr[pos], nbr[nptr[pos]:], thr, collect_all, max(room, 1),
-                    budget, *self.cuts
+                    budget, seed_budget, self.knn_sum, self.retry_unit * eta, self.max_attempts, *self.cuts
                 )
                 self._measured(nodes, time.perf_counter() - tic)
                 used += nodes
-                if done < len(sub) and len(m):
+                if collect_all and done < len(sub) and len(m):
                     # the interrupted seed is searched again from scratch: drop its clusters
                     # (each cluster's first member is its seed) so they are not listed twice
                     mine = m[:, 0] == sub[done]
@@ -565,16 +659,31 @@ class _Pricer:
                 else:
                     cols += list(m)
                     rcs += list(r)
+                    exact &= bool(seed_exact[:done].all())
+                    self.stats["seeds"] += done
+                    self.stats["cut_short"] += int(done - seed_exact[:done].sum())
+                    self.stats["nodes"] += nodes
+                    # per-record bounds: a seed's bound holds for every cluster it heads, so
+                    # for the seed and every record of its ball
+                    lbs = seed_lb[:done]
+                    low = np.flatnonzero(lbs < thr)
+                    if len(low):
+                        np.minimum.at(rho, sub[low], lbs[low])
+                        a_, b_ = nptr[pos + low], nptr[pos + low + 1]
+                        members = np.concatenate([nbr[u:v] for u, v in zip(a_, b_)])
+                        np.minimum.at(rho, members, np.repeat(lbs[low], b_ - a_))
                 pos += done
-                # one seed larger than the slice: double the slice until it fits
+                # collect_all: one seed larger than the slice: double the slice until it fits
                 boost = boost * 2.0 if done == 0 else 1.0
             if not complete:
                 break
         self.last_threshold = thr
         if collect_all:
             cols, rcs = list(cols_arr), list(rcs_arr)
-        rc_lb = min(best, thr) if complete else None
-        return cols, np.asarray(rcs), rc_lb, False
+            return _Exact(cols, np.asarray(rcs), min(best, thr) if complete else None, exact=complete)
+        if not complete:
+            return _Exact(cols, np.asarray(rcs), None, None, exact=False)
+        return _Exact(cols, np.asarray(rcs), float(min(best, thr, rho.min(initial=np.inf))), rho, exact=exact)
 
     def _enumerate(self, pi, eta, thr, collect_all, max_cols):
         cols, rcs = [], []
@@ -596,7 +705,8 @@ class _Pricer:
                 best, best_members = brc, bm.copy()
         if not collect_all and best < thr:
             cols, rcs = [best_members], [best]  # the paper returns the minimum cluster
-        return cols, np.asarray(rcs), (min(best, thr) if complete else None), overflow
+        lb = min(best, thr) if complete else None
+        return _Exact(cols, np.asarray(rcs), lb, None if lb is None else np.full(self.n, lb), complete, overflow)
 
     def _ilp(self, pi, eta, thr, collect_all, max_cols):
         """Pricing ILP (14): edge variables z_e, fixed size (11), node-to-node inequalities (12)."""
@@ -610,6 +720,7 @@ class _Pricer:
         edge_id[ju, iu] = np.arange(ne)
         h = highspy.Highs()
         h.setOptionValue("output_flag", False)
+        h.setOptionValue("threads", 1)
         h.addCols(ne, cost, np.zeros(ne), np.ones(ne), 0, np.zeros(ne, np.int32), np.zeros(0, np.int32), np.zeros(0))
         h.changeColsIntegrality(ne, np.arange(ne, dtype=np.int32), np.full(ne, highspy.HighsVarType.kInteger))
         size = eta * (eta - 1) / 2
@@ -638,9 +749,9 @@ class _Pricer:
         h.run()
         info = h.getInfo()
         optimal = h.getModelStatus() == highspy.HighsModelStatus.kOptimal
-        rc_lb = min(float(info.mip_dual_bound), thr) if optimal or info.mip_dual_bound > -np.inf else None
-        if not optimal:
-            rc_lb = None
+        # a MIP stopped early still has a valid dual bound on the minimum rc
+        dual = float(info.mip_dual_bound)
+        rc_lb = min(dual, thr) if np.isfinite(dual) else None
         cols, rcs = [], []
         if info.primal_solution_status >= 2:
             z = np.asarray(h.getSolution().col_value) > 0.5
@@ -648,7 +759,7 @@ class _Pricer:
             val = float(info.objective_function_value)
             if len(members) == eta and val < thr:
                 cols, rcs = [members], [val]
-        return cols, np.asarray(rcs), rc_lb, False
+        return _Exact(cols, np.asarray(rcs), rc_lb, None if rc_lb is None else np.full(n, rc_lb), optimal)
 
 
 def _disjoint_families(cols, rcs, n, max_families=3):
@@ -707,6 +818,8 @@ def colgen(
     max_enumerated=50_000,
     primal_columns=3_000,
     max_nodes=5_000_000,
+    seed_nodes=20_000,
+    alternating_starts=300,
     cuts=True,
     max_cut_rounds=30,
     smoothing=0.0,
@@ -714,31 +827,36 @@ def colgen(
     """Column generation over clusters of size k..2k−1 with a proven lower bound on the optimal SSE.
 
     The restricted master (9) (cost w_C = SSE of C, eq. (8)) starts from the groups of mdav,
-    vmdav and the methods named in ``init`` (list or comma string), is solved by HiGHS and
-    grown with addCols. Pricing per size eta: the paper's SolveHeuristicPricing, then an
-    alternating centre/members descent on rc(C) = min_z Σ(‖x_i − z‖² − π_i); when both find
-    nothing, an exact method: exact_pricing='bnb' (KD-tree ball around the largest-dual
-    member + branch-and-bound with completion bounds; ours), 'enumeration' (the paper's
-    complete enumeration) or 'ilp' (the paper's ILP (14) with node-to-node inequalities (12),
-    solved by HiGHS; only for small n). Many disjoint negative columns are added per round.
-    Every round runs SimpleRoundingHeuristic and RoundingMSTHeuristic on the LP solution
-    (MSTH repairs undersized clusters instead of discarding the rounding: lower SSE). At the
-    end the integral master is solved by HiGHS (``final_mip``), and with ``close_gap`` all
+    vmdav and the methods named in ``init`` (list or comma string), is solved by HiGHS (primal
+    simplex, one thread) and grown with addCols. Pricing per size eta: the paper's
+    SolveHeuristicPricing, then an alternating centre/members descent on
+    rc(C) = min_z Σ(‖x_i − z‖² − π_i) from the ``alternating_starts`` largest duals; when both
+    find nothing (and periodically, for the bound), an exact method: exact_pricing='bnb'
+    (KD-tree ball around the largest-dual member + branch-and-bound with completion bounds,
+    at most ``seed_nodes`` nodes per seed before it is cut short with a proven bound and
+    retried at lower thresholds; the budget grows 4× whenever a pass finds no column but cut a
+    seed; ours), 'enumeration' (the paper's complete enumeration) or 'ilp' (the paper's ILP
+    (14) with node-to-node inequalities (12), solved by HiGHS; only for small n). Many disjoint
+    negative columns are added per round (3 disjoint families; up to 50 while the LP value
+    stalls). Every round runs SimpleRoundingHeuristic and RoundingMSTHeuristic on the LP
+    solution (MSTH repairs undersized clusters instead of discarding the rounding: lower SSE).
+    At the end the integral master over the generated columns is solved by HiGHS
+    (``final_mip``, at most ``mip_time_limit`` s; a run stopped by ``time_limit`` keeps
+    min(10 %, mip_time_limit) of it for this), and after convergence, with ``close_gap``, all
     clusters with reduced cost below the remaining gap are enumerated first so that the MIP
-    proves optimality. The lower bound is the Lagrangian bound Σπ + n·min(0, min rc*_eta/eta),
-    computed only from complete exact pricing (the LP value at convergence); returned as
-    MethodOutput.lower_bound (None if no bound was proven within ``time_limit``).
+    proves optimality. The lower bound (module docstring) is returned as
+    MethodOutput.lower_bound: the per-record Lagrangian bound of the best exact pass, the LP
+    value at convergence, the closing MIP's bound, or at least the k-nearest-neighbour bound.
     With ``cuts`` (ours, not the paper's), once no column prices out, violated subset-row cuts
     Σ_{C: |C∩S|>=2} x_C <= 1 on triples S are added to the master (up to ``max_cut_rounds``
     rounds) and column generation resumes with their duals σ_S <= 0 charged to the clusters
-    meeting S in two records; the bound becomes Σπ + Σσ + n·min(0, min rc*_eta/eta). Not used
-    with exact_pricing='ilp'.
+    meeting S in two records; the bound becomes Σπ + Σσ + Σρ. Not used with
+    exact_pricing='ilp'.
     With ``smoothing`` = α > 0 (Wentges dual smoothing; not in the paper), pricing is done at
     π_s = α·π_center + (1−α)·π_LP, π_center being the duals of the best Lagrangian bound so far
-    (before any bound: the previous pricing point, Neame's rule); only columns with negative
-    reduced cost at π_LP are added, and when there is none (a mis-price) the round prices again
-    at π_LP. The periodic exact pass is then made at π_s: the Lagrangian bound is valid at any
-    duals, and smoothed duals often give a better one than the LP's extreme-point duals.
+    (at first the k-nearest-neighbour dual); only columns with negative reduced cost at π_LP
+    are added, and when there is none (a mis-price) the round prices again at π_LP. The exact
+    pass is then made at π_s: the Lagrangian bound is valid at any duals.
     Ambiguities: the paper stops pricing at the first eta with a column; we price every eta
     (more columns per round, needed for the bound).
     """
@@ -752,6 +870,8 @@ def colgen(
     smoothing = float(smoothing)
     if max_rounds is not None and max_rounds < 1:
         raise ValueError("colgen max_rounds must be at least 1")
+    if int(seed_nodes) < 1:
+        raise ValueError("colgen seed_nodes must be at least 1")
     X = np.ascontiguousarray(X, dtype=np.float64)
     n = len(X)
     k = int(k)
@@ -764,7 +884,8 @@ def colgen(
         val = sse(X, labels)
         return MethodOutput(labels, lower_bound=val, extras={"colgen_proven_optimal": True})
 
-    # initial partitions (MicroaggregationHeuristicMP steps 1–4)
+    # initial partitions (MicroaggregationHeuristicMP steps 1–4); an init method with a time
+    # limit of its own (icsm, ...) gets 30 % of what is left
     init_names = ["mdav", "vmdav"] + [m for m in _parse_init(init) if m not in ("mdav", "vmdav", "colgen")]
     init_sse = {}
     best_labels, best_sse, best_from = None, np.inf, None
@@ -780,21 +901,27 @@ def colgen(
         if val < best_sse:
             best_labels, best_sse, best_from = lab, val, name
 
+    init_seconds = time.perf_counter() - t0
     master = _Master(X)
     for lab in partitions:
         master.add(_groups(lab))
-    pricer = _Pricer(X, k, exact_pricing, deadline, max_nodes)
+    pricer = _Pricer(X, k, exact_pricing, deadline, max_nodes, int(seed_nodes))
+    pricer.retry_unit = 1e-3 * best_sse / n  # 0.1 % of the mean SSE per record
     tol = 1e-9 * max(best_sse / n, 1e-12)
     thr = -tol
 
-    lower_bound = None
+    # a dual solution feasible from the start (kernels/pricing.py): π_i = D_i(k−1)/(2k) gives
+    # every cluster rc ≥ 0, so Σπ is a lower bound before any LP is solved
+    pi_knn = pricer.knn_sum[:, k - 1] / (2.0 * k)
+    lower_bound = float(pi_knn.sum())
+    bound_from = "knn"
     rounds = 0
     converged = False
     lp_integral = False
     lp_value = None
     pi = None
     heur_best = {"srh": np.inf, "msth": np.inf}
-    last_exact_round = 0
+    last_exact = {"round": 0, "end": t0, "seconds": None}
     history = []
 
     def offer(lab, source):
@@ -808,48 +935,82 @@ def colgen(
         if val < best_sse - 1e-12 * max(best_sse, 1.0):
             best_labels, best_sse, best_from = relabel(lab), val, source
 
-    center = None  # (π, σ) of the best Lagrangian bound so far: the smoothing centre
-    center_bound = -np.inf
+    # (π, σ) of the best Lagrangian bound so far: the smoothing centre
+    center, center_bound = (pi_knn, np.zeros(0)), lower_bound
     mispriced = 0
-    exact_passes = [0, 0]  # complete, started
+    exact_passes = {"complete": 0, "exact": 0, "started": 0}
+    lagrangian_found = False
+    phase = {"init": init_seconds, "lp": 0.0, "rounding": 0.0, "heuristic_pricing": 0.0, "exact_pricing": 0.0,
+             "mip_and_closing": 0.0}
+
+    def exact_due() -> bool:
+        """A periodic exact pass (for the bound) before the heuristics stop finding columns:
+        every 25 rounds, or once the time since the last one is 4 times its duration (and at
+        least 10 % of the time limit), or with 25 % of the time left and no pricing bound yet.
+        It searches deep for 5 % of the time left, then takes root bounds (see price_at)."""
+        if rounds - last_exact["round"] >= 25:
+            return True
+        if deadline is None:
+            return False
+        since = time.perf_counter() - last_exact["end"]
+        if last_exact["seconds"] is not None and since >= max(4.0 * last_exact["seconds"], 0.1 * float(time_limit)):
+            return True
+        return not lagrangian_found and left() < 0.25 * float(time_limit)
 
     def price_at(p_pi, p_sigma, force_exact):
         """Columns with rc < thr at the duals (p_pi, p_sigma): heuristics, then the exact pass
-        when they find nothing new (force_exact=None) or when force_exact. Returns (columns, rc,
-        rc* per size / eta or None when no complete exact pass was made)."""
-        nonlocal last_exact_round
+        when they find nothing new (force_exact=None) or when force_exact. Returns (columns,
+        rc, rho, exact): rho[i] ≤ rc(C)/|C| for every cluster C ∋ i (None when no exact pass
+        was completed), exact = no seed of the exact pass was cut short."""
         pricer.set_cuts(*master.cut_arrays(p_sigma))
         pos = np.flatnonzero(p_pi > 0)
-        starts = X[pos[np.argsort(-p_pi[pos], kind="stable")][:2000]]
+        starts = X[pos[np.argsort(-p_pi[pos], kind="stable")][:alternating_starts]]
+        tic = time.perf_counter()
         cols, rcs = pricer.heuristic(p_pi, thr, starts)
         fresh = [i for i, c in enumerate(cols) if not master.has(c)]
         cols, rcs = [cols[i] for i in fresh], rcs[fresh]
-        exact = (len(cols) == 0 or (rounds - last_exact_round >= 25) or (
-            lower_bound is None and deadline is not None and left() < 0.25 * float(time_limit)
-        )) if force_exact is None else force_exact
-        if not exact:
-            return cols, rcs, None
-        last_exact_round = rounds
-        exact_passes[1] += 1
-        star = []
+        phase["heuristic_pricing"] += time.perf_counter() - tic
+        run_exact = (len(cols) == 0 or exact_due()) if force_exact is None else force_exact
+        if not run_exact or left() <= 0:
+            return cols, rcs, None, False
+        tic = time.perf_counter()
+        if deadline is not None:
+            # deep search until the pass deadline, root bounds after it (~0.03 s per size at
+            # n = 1080): a pass needed for columns may use the time left, a periodic one 5 %
+            reserve = max(0.1 * left(), 0.03 * k)
+            allowance = left() - reserve if len(cols) == 0 else 0.05 * left()
+            pricer.pass_deadline = tic + max(allowance, 0.0)
+        last_exact["round"] = rounds
+        exact_passes["started"] += 1
+        rho = np.full(n, np.inf)
+        all_exact = True
         for eta in range(k, 2 * k):
-            c2, r2, lb_eta, _ = pricer.exact_eta(p_pi, eta, thr)
-            fresh = [i for i, c in enumerate(c2) if not master.has(c)]
-            cols += [c2[i] for i in fresh]
-            rcs = np.concatenate([rcs, np.asarray(r2)[fresh]])
-            if lb_eta is None:
-                return cols, rcs, None
-            star.append(lb_eta / eta)
-        exact_passes[0] += 1
-        return cols, rcs, star
+            res = pricer.exact_eta(p_pi, eta, thr)
+            fresh = [i for i, c in enumerate(res.cols) if not master.has(c)]
+            cols += [res.cols[i] for i in fresh]
+            rcs = np.concatenate([rcs, np.asarray(res.rcs)[fresh]])
+            if res.lb is None:
+                phase["exact_pricing"] += time.perf_counter() - tic
+                return cols, rcs, None, False
+            rho = np.minimum(rho, res.rho / eta)
+            all_exact &= res.exact
+        last_exact["end"] = time.perf_counter()
+        phase["exact_pricing"] += last_exact["end"] - tic
+        last_exact["seconds"] = last_exact["end"] - tic
+        exact_passes["complete"] += 1
+        exact_passes["exact"] += int(all_exact)
+        return cols, rcs, rho, all_exact
 
-    def record_bound(p_pi, p_sigma, star):
-        """Lagrangian bound at any duals (π, σ <= 0) from a complete exact pass; a better one
-        moves the smoothing centre there."""
-        nonlocal lower_bound, center, center_bound
-        lag = float(p_pi.sum() + p_sigma.sum()) + n * min(0.0, min(star))
-        if lower_bound is None or lag > lower_bound:
-            lower_bound = lag
+    def record_bound(p_pi, p_sigma, rho):
+        """Lagrangian bound at any duals (π, σ <= 0) from a completed exact pass:
+        SSE(P) = Σπ + Σ_S σ_S·(Σ_{C: |C∩S|>=2} x_C) + Σ_{C∈P} rc(C) ≥ Σπ + Σσ + Σ_i ρ_i, as every
+        cut row is ≤ 1 and record i lies in one cluster C of P, rc(C) = Σ_{i∈C} rc(C)/|C|.
+        A better bound moves the smoothing centre there."""
+        nonlocal lower_bound, center, center_bound, bound_from, lagrangian_found
+        lagrangian_found = True
+        lag = float(p_pi.sum() + p_sigma.sum()) + float(np.minimum(rho, 0.0).sum())
+        if lag > lower_bound:
+            lower_bound, bound_from = lag, "lagrangian"
         if lag > center_bound:
             center, center_bound = (p_pi.copy(), p_sigma.copy()), lag
 
@@ -861,11 +1022,22 @@ def colgen(
         return column_rcs(X, p_pi, cptr_c, flat, cptr, ccut, cpen)
 
     cut_rounds = 0
+    deepened = 0
+    prev_lp = None
+    # a run stopped by the time limit before convergence keeps some time for the integral master
+    # over the generated columns (the primal side): the loop ends that much earlier
+    end_deadline = deadline
+    if deadline is not None and final_mip:
+        deadline = end_deadline - min(0.1 * float(time_limit), mip_time_limit or np.inf)
+        pricer.deadline = deadline
+    rho_lp = None  # per-record rc bounds of the last exact pass at the LP duals
     dual_const = 0.0  # Σπ + Σσ: the LP value of the current duals
     while True:
         if left() <= 0 or (max_rounds is not None and rounds >= max_rounds):
             break
+        tic = time.perf_counter()
         solved = master.solve(left())
+        phase["lp"] += time.perf_counter() - tic
         if solved is None:
             break
         rounds += 1
@@ -873,34 +1045,34 @@ def colgen(
         dual_const = float(pi.sum() + sigma.sum())
         frac = np.abs(x - np.round(x)).max() if len(x) else 0.0
         lp_integral = frac < 1e-6
+        tic = time.perf_counter()
         if lp_integral:
             offer(master.labels_from(x), "lp")
         else:
             order = np.lexsort((master.costs / np.diff(master.ptr), -x))
             offer(_simple_rounding(X, k, master.ptr, master.members, order), "srh")
             for maxcl in range(k + 1, 2 * k):
+                if left() <= 0:
+                    break
                 # offer() may have added columns since the LP was solved: they have x = 0
                 x_all = np.zeros(master.ncols)
                 x_all[:len(x)] = x
                 offer(_mst_rounding(X, k, master.ptr, master.members, x_all, maxcl), "msth")
+        phase["rounding"] += time.perf_counter() - tic
         # pricing: heuristics first; columns already in the master (rc ≈ 0 within the LP
         # tolerances) are not new. With smoothing (Wentges), price at
         # π_s = α·π_center + (1−α)·π_LP and keep the columns negative at π_LP; none = a mis-price,
         # and the round prices again at π_LP (so "no column" still means LP optimality).
-        periodic_exact = (rounds - last_exact_round >= 25) or (
-            lower_bound is None and deadline is not None and left() < 0.25 * float(time_limit)
-        )
-        rc_star = None
-        smoothed = smoothing > 0 and center is not None
+        rho, pass_exact = None, False
+        smoothed = smoothing > 0
         if smoothed:
             c_pi, c_sigma = center
             c_sigma = np.concatenate([c_sigma, np.zeros(len(sigma) - len(c_sigma))])  # new cuts: σ = 0
             s_pi = smoothing * c_pi + (1.0 - smoothing) * pi
             s_sigma = smoothing * c_sigma + (1.0 - smoothing) * sigma
-            cols, rcs, s_star = price_at(s_pi, s_sigma, periodic_exact)
-            if s_star is not None:
-                last_exact_round = rounds
-                record_bound(s_pi, s_sigma, s_star)
+            cols, rcs, s_rho, _ = price_at(s_pi, s_sigma, None)
+            if s_rho is not None:
+                record_bound(s_pi, s_sigma, s_rho)
             if cols:  # reduced costs at the LP duals decide which columns are useful
                 rc_lp = reduced_costs(cols, pi, master.cut_arrays(sigma))
                 keep = np.flatnonzero(rc_lp < thr)
@@ -909,20 +1081,22 @@ def colgen(
                 mispriced += 1
                 smoothed = False
         if not smoothed:
-            cols, rcs, rc_star = price_at(pi, sigma, None)
-            if rc_star is not None:
-                last_exact_round = rounds
-                record_bound(pi, sigma, rc_star)
-        if smoothing > 0 and center_bound == -np.inf:
-            # no bound yet: smooth towards the last pricing point (Neame's rule)
-            center = (s_pi, s_sigma) if smoothed else (pi.copy(), sigma.copy())
+            cols, rcs, rho, pass_exact = price_at(pi, sigma, None)
+            if rho is not None:
+                record_bound(pi, sigma, rho)
+                rho_lp = rho
         history.append((rounds, time.perf_counter() - t0, lp_value, len(cols), lower_bound, best_sse))
         if progress:
             print(f"colgen round {rounds}: LP {lp_value:.6g}, columns {master.ncols}, cuts {len(master.cuts)}, "
-                  f"new {len(cols)}, bound {lower_bound}, best {best_sse:.6g}, {time.perf_counter() - t0:.1f} s")
+                  f"new {len(cols)}, bound {lower_bound:.6g}, best {best_sse:.6g}, {time.perf_counter() - t0:.1f} s")
         if not cols:
-            if rc_star is None:
-                break
+            if rho is None:
+                break  # out of time
+            if not pass_exact:
+                # no column found, but some seeds were cut short: search deeper
+                pricer.seed_nodes *= 4
+                deepened += 1
+                continue
             # the LP over all columns is solved: strengthen it with subset-row cuts
             proven_now = best_sse - lower_bound <= 1e-9 * max(best_sse, 1e-300)
             if cuts and not lp_integral and not proven_now and cut_rounds < max_cut_rounds:
@@ -937,7 +1111,18 @@ def colgen(
                         continue
             converged = True
             break
-        master.add(_disjoint_families(cols, rcs, n))
+        tic = time.perf_counter()
+        # a stalled (degenerate) master needs many columns before its value moves: census,
+        # k = 10, 120 s, 3 families per round: no LP progress in 24 rounds; all columns: it
+        # moves after 17 rounds
+        stalled = prev_lp is not None and lp_value >= prev_lp - 1e-9 * abs(prev_lp)
+        master.add(_disjoint_families(cols, rcs, n, max_families=50 if stalled else 3))
+        prev_lp = lp_value
+        phase["lp"] += time.perf_counter() - tic
+
+    deadline = end_deadline
+    pricer.deadline = deadline
+    tic_end = time.perf_counter()
 
     def primal_mip(tl):
         """The integral master over the generated columns, warm-started from the best partition,
@@ -950,22 +1135,24 @@ def colgen(
             print(f"colgen MIP over {master.ncols} columns: {'optimal' if optimal else 'stopped'}, best "
                   f"{best_sse:.6g}, {time.perf_counter() - t0:.1f} s")
 
-    # closing (ours): with converged duals π, a partition P costs Σπ + Σ_{C∈P} rc(C) and every
-    # rc(C) ≥ rc*; so if P uses a cluster with rc ≥ G' it costs ≥ Σπ + G' + corr. Enumerate all
-    # clusters with rc < G' (G' as large as max_enumerated allows, at most UB − Σπ), solve the
-    # integral master over them: OPT ≥ min(MIP bound, Σπ + G' + corr); G' = UB − Σπ proves OPT.
+    # closing (ours): with converged duals π, a partition P costs Σπ + Σσ + Σ_{C∈P} rc(C) at
+    # least, and every record i contributes rc(C)/|C| ≥ ρ_i; so if P uses a cluster with
+    # rc ≥ G' it costs ≥ Σπ + Σσ + G' + Σρ. Enumerate all clusters with rc < G' (G' as large
+    # as max_enumerated allows, at most UB − Σπ − Σσ − Σρ), solve the integral master over
+    # them: OPT ≥ min(MIP bound, Σπ + Σσ + G' + Σρ); the largest G' proves OPT.
     if final_mip and left() > 0 and master.ncols > 0 and not (converged and close_gap) and not (
-        lower_bound is not None and best_sse - lower_bound <= 1e-9 * max(best_sse, 1e-300)
+        best_sse - lower_bound <= 1e-9 * max(best_sse, 1e-300)
     ):
         # the integral master over the generated columns (primal side, Section 5.2 + MIP)
-        primal_mip(min(0.5 * left(), mip_time_limit) if mip_time_limit is not None else left())
+        # HiGHS may overrun a MIP time limit by a fraction (root LP, presolve): 80 % of the rest
+        primal_mip(min(0.8 * left(), mip_time_limit) if mip_time_limit is not None else 0.8 * left())
     closing = []
     if converged and final_mip and close_gap:
         pi_sum = dual_const  # Σπ + Σσ (σ <= 0 and every cut row is <= 1 for a partition)
-        corr = n * min(0.0, min(rc_star))
+        corr = float(np.minimum(rho_lp, 0.0).sum())
         last_g = None
         for _ in range(3):
-            proven = lower_bound is not None and best_sse - lower_bound <= 1e-9 * max(best_sse, 1e-300)
+            proven = best_sse - lower_bound <= 1e-9 * max(best_sse, 1e-300)
             if proven or left() <= 0:
                 break
             gap_full = best_sse - pi_sum - corr + tol
@@ -986,7 +1173,7 @@ def colgen(
             if left() < 1.0:
                 break
             master.add(enumerated)
-            tl = min(left(), mip_time_limit) if mip_time_limit is not None else left()
+            tl = min(0.8 * left(), mip_time_limit) if mip_time_limit is not None else 0.8 * left()
             target = pi_sum + g_try + corr  # no MIP bound above this value can be used
             lab, obj, dual_bound, optimal = master.solve_integral(
                 tl if np.isfinite(tl) else 1e9, master.indicator(best_labels), max(best_sse - target, 0.0)
@@ -1000,12 +1187,12 @@ def colgen(
                 print(f"colgen closing: threshold {g_try:.4g}, {len(enumerated)} columns, MIP "
                       f"{'optimal' if optimal else 'stopped'}, bound {cand:.6g}, best {best_sse:.6g}, "
                       f"{time.perf_counter() - t0:.1f} s")
-            if lower_bound is None or cand > lower_bound:
-                lower_bound = cand
-    if lower_bound is not None:
-        # SSE >= 0: a negative Lagrangian bound (poor early duals) is replaced by the trivial 0
-        lower_bound = min(max(lower_bound, 0.0), best_sse)
-    proven = lower_bound is not None and best_sse - lower_bound <= 1e-9 * max(best_sse, 1e-300)
+            if cand > lower_bound:
+                lower_bound, bound_from = cand, "closing"
+    phase["mip_and_closing"] = time.perf_counter() - tic_end
+    # SSE >= 0, and no bound above the best SSE can be proven (rounding in the last digits)
+    lower_bound = min(max(lower_bound, 0.0), best_sse)
+    proven = best_sse - lower_bound <= 1e-9 * max(best_sse, 1e-300)
     extras = {
         "colgen_rounds": rounds,
         "colgen_columns": master.ncols,
@@ -1014,6 +1201,8 @@ def colgen(
         "colgen_lp_integral": bool(lp_integral and converged),
         "colgen_proven_optimal": bool(proven),
         "colgen_best_from": best_from,
+        "colgen_bound_from": bound_from,
+        "colgen_knn_bound": float(pi_knn.sum()),
         "colgen_init_sse": init_sse,
         "colgen_srh_sse": heur_best["srh"],
         "colgen_msth_sse": heur_best["msth"],
@@ -1021,7 +1210,11 @@ def colgen(
         "colgen_cuts": len(master.cuts),
         "colgen_mispriced": mispriced,
         "colgen_smoothing": smoothing,
-        "colgen_exact_passes": {"complete": exact_passes[0], "started": exact_passes[1]},
+        "colgen_exact_passes": exact_passes,
+        "colgen_seed_nodes": pricer.seed_nodes,
+        "colgen_bnb_stats": pricer.stats,
+        "colgen_deepened": deepened,
+        "colgen_phase_seconds": phase,
         "colgen_history": history,  # (round, seconds, LP value, new columns, bound, best SSE)
         "colgen_seconds": time.perf_counter() - t0,
     }
