@@ -287,16 +287,24 @@ def _cones(Xt, anchor, start, end):
     return mu, cosb
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _max_sqdist(Xt, a, b, point):
+    """Largest squared distance from point among the rows Xt[a:b] (0 if none)."""
+    m = 0.0
+    for p in range(a, b):
+        dd = sqdist(Xt[p], point)
+        if dd > m:
+            m = dd
+    return m
+
+
 @njit(cache=True, nogil=True)
 def _refit_r2(T, v):
     """r2[v] = largest squared distance from the anchor among v's alive records."""
     Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist, anchor, r2, mu, cosb = T
     m = 0.0
     if left[v] < 0:
-        for p in range(start[v], start[v] + cnt[v]):
-            dd = sqdist(Xt[p], anchor)
-            if dd > m:
-                m = dd
+        m = _max_sqdist(Xt, start[v], start[v] + cnt[v], anchor)
     else:
         for c in (left[v], right[v]):
             if cnt[c] > 0 and r2[c] > m:
@@ -309,11 +317,7 @@ def _refit_ball(T, v):
     Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist, anchor, r2, mu, cosb = T
     r = 0.0
     if left[v] < 0:
-        for p in range(start[v], start[v] + cnt[v]):
-            dd = sqdist(Xt[p], center[v])
-            if dd > r:
-                r = dd
-        rad[v] = np.sqrt(r) * _UB_SCALE
+        rad[v] = np.sqrt(_max_sqdist(Xt, start[v], start[v] + cnt[v], center[v])) * _UB_SCALE
     else:
         for c in (left[v], right[v]):
             if cnt[c] > 0:
@@ -407,17 +411,6 @@ def _box_lb(lo, hi, v, q):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _box_ub(lo, hi, v, q):
-    s = 0.0
-    for t in range(q.shape[0]):
-        a = q[t] - lo[v, t]
-        b = hi[v, t] - q[t]
-        diff = a if a > b else b
-        s += diff * diff
-    return s
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _lower(T, v, q, kth):
     """Lower bound on the squared distance from q to node v's records (box, then ball if needed)."""
     Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist, anchor, r2, mu, cosb = T
@@ -487,6 +480,35 @@ def _upper(T, v, q, u, uu, un, best):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _push(stack, bound, top, v, bv):
+    """Push node v with its bound on the traversal stack; returns the new top."""
+    stack[top] = v
+    bound[top] = bv
+    return top + 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _new_stack(root_bound):
+    """(stack, bound, top) of a traversal holding the root with root_bound."""
+    stack = np.empty(STACK, dtype=np.int64)
+    bound = np.empty(STACK)
+    return stack, bound, _push(stack, bound, 0, 0, root_bound)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _push_nearer_last(stack, bound, top, a, b, la, lb):
+    """Push children a, b with lower bounds la, lb (inf = empty), the nearer last so that it is
+    explored first; returns the new top."""
+    if la > lb:
+        a, b, la, lb = b, a, lb, la
+    if lb < np.inf:
+        top = _push(stack, bound, top, b, lb)
+    if la < np.inf:
+        top = _push(stack, bound, top, a, la)
+    return top
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _excluded(i, excl, nexcl):
     for e in range(nexcl):
         if excl[e] == i:
@@ -505,11 +527,7 @@ def knn(T, q, k, out_idx, out_d, excl, nexcl):
     for j in range(k):
         out_d[j] = np.inf
         out_idx[j] = -1
-    stack = np.empty(STACK, dtype=np.int64)
-    bound = np.empty(STACK)
-    stack[0] = 0
-    bound[0] = 0.0
-    top = 1
+    stack, bound, top = _new_stack(0.0)
     while top > 0:
         top -= 1
         v = stack[top]
@@ -538,16 +556,7 @@ def knn(T, q, k, out_idx, out_d, excl, nexcl):
         kth = out_d[k - 1]
         la = _lower(T, a, q, kth) if cnt[a] > 0 else np.inf
         lb = _lower(T, b, q, kth) if cnt[b] > 0 else np.inf
-        if la > lb:  # push the farther child first so the nearer is explored first
-            a, b, la, lb = b, a, lb, la
-        if lb < np.inf:
-            stack[top] = b
-            bound[top] = lb
-            top += 1
-        if la < np.inf:
-            stack[top] = a
-            bound[top] = la
-            top += 1
+        top = _push_nearer_last(stack, bound, top, a, b, la, lb)
     return filled
 
 
@@ -559,11 +568,7 @@ def nearest_to_any(T, X, members, nmem, excl, nexcl):
     node's bound is the smallest of its bounds to the members. (-1, inf) when none is alive."""
     Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist, anchor, r2, mu, cosb = T
     best_i, best_d = -1, np.inf
-    stack = np.empty(STACK, dtype=np.int64)
-    bound = np.empty(STACK)
-    stack[0] = 0
-    bound[0] = 0.0
-    top = 1
+    stack, bound, top = _new_stack(0.0)
     while top > 0:
         top -= 1
         v = stack[top]
@@ -590,16 +595,7 @@ def nearest_to_any(T, X, members, nmem, excl, nexcl):
                 la = min(la, _lower(T, a, q, best_d))
             if cnt[b] > 0:
                 lb = min(lb, _lower(T, b, q, best_d))
-        if la > lb:  # push the farther child first so the nearer is explored first
-            a, b, la, lb = b, a, lb, la
-        if lb < np.inf:
-            stack[top] = b
-            bound[top] = lb
-            top += 1
-        if la < np.inf:
-            stack[top] = a
-            bound[top] = la
-            top += 1
+        top = _push_nearer_last(stack, bound, top, a, b, la, lb)
     return best_i, best_d
 
 
@@ -615,11 +611,7 @@ def has_witness(T, q, excl, nexcl, din, gamma):
     """
     Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist, anchor, r2, mu, cosb = T
     root_din = np.sqrt(din)
-    stack = np.empty(STACK, dtype=np.int64)
-    bound = np.empty(STACK)
-    stack[0] = 0
-    bound[0] = 0.0
-    top = 1
+    stack, bound, top = _new_stack(0.0)
     while top > 0:
         top -= 1
         v = stack[top]
@@ -635,16 +627,7 @@ def has_witness(T, q, excl, nexcl, din, gamma):
         a, b = left[v], right[v]
         la = _lower(T, a, q, np.inf) if cnt[a] > 0 else np.inf
         lb = _lower(T, b, q, np.inf) if cnt[b] > 0 else np.inf
-        if la > lb:
-            a, b, la, lb = b, a, lb, la
-        if lb < np.inf:
-            stack[top] = b
-            bound[top] = lb
-            top += 1
-        if la < np.inf:
-            stack[top] = a
-            bound[top] = la
-            top += 1
+        top = _push_nearer_last(stack, bound, top, a, b, la, lb)
     return False
 
 
@@ -659,11 +642,7 @@ def farthest(T, q, excl, nexcl):
     u = q - anchor
     uu = sqdist(q, anchor)
     un = np.sqrt(uu)
-    stack = np.empty(STACK, dtype=np.int64)
-    bound = np.empty(STACK)
-    stack[0] = 0
-    bound[0] = np.inf
-    top = 1
+    stack, bound, top = _new_stack(np.inf)
     while top > 0:
         top -= 1
         v = stack[top]
@@ -685,13 +664,9 @@ def farthest(T, q, excl, nexcl):
         if ua < ub:  # explore the child that may hold the farther records first
             a, b, ua, ub = b, a, ub, ua
         if ub > -np.inf:
-            stack[top] = b
-            bound[top] = ub
-            top += 1
+            top = _push(stack, bound, top, b, ub)
         if ua > -np.inf:
-            stack[top] = a
-            bound[top] = ua
-            top += 1
+            top = _push(stack, bound, top, a, ua)
     return best_i, best_d
 
 
