@@ -232,3 +232,29 @@ def test_out_of_core_bad_input(tmp_path):
                                     ("mdav", {"gamma": 0.2}, "no parameter gamma")):
         with pytest.raises(ValueError, match=message):
             protect_out_of_core(src, tmp_path / "o", k=3, block_size=10, method=method, **params)
+
+
+def test_distributed_cluster_by_client_and_by_address(tmp_path):
+    # the scheduler= / --scheduler contract with a real dask.distributed cluster (in-process here,
+    # so that the test is quick): a Client object and its address give the same labels as the
+    # synchronous scheduler, in the API and from the command line
+    from distributed import Client, LocalCluster
+
+    from microagg.cli import main
+
+    df = microagg.datasets.load("tarragona")
+    expected = microagg.microaggregate(df, k=3, method="mdav", block_size=300, seed=2,
+                                       scheduler="synchronous").labels
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        by_client = microagg.microaggregate(df, k=3, method="mdav", block_size=300, seed=2, scheduler=client)
+        by_address = microagg.microaggregate(df, k=3, method="mdav", block_size=300, seed=2,
+                                             scheduler=cluster.scheduler_address)
+        src, out = tmp_path / "in.csv", tmp_path / "out.csv"
+        df.to_csv(src, index=False)
+        assert main(["protect", str(src), "-o", str(out), "-k", "3", "--block-size", "300", "--seed", "2",
+                     "--scheduler", cluster.scheduler_address, "-q"]) == 0
+    assert np.array_equal(by_client.labels, expected) and np.array_equal(by_address.labels, expected)
+    published = pd.read_csv(out)
+    assert len(published) == len(df)
+    assert np.allclose(published.to_numpy(), by_client.data.to_numpy())
