@@ -158,7 +158,7 @@ def test_bnb_pricing_matches_complete_enumeration():
         seeds, _, ptr, flat = _all_later(pi)
         thr = 1e9  # find the minimum whatever its sign
         out = bnb_pricing(X, pi, eta, seeds, ptr, flat, thr, False, n, 10**9, 10**9, knn_sums(X, eta), 0.0, 1,
-                          *no_cuts)
+                          np.full(n, np.inf), *no_cuts)
         done, best, seed_lb, seed_exact = out[3], out[6], out[7], out[8]
         assert done == n and seed_exact.all()
         assert best == pytest.approx(best_enum, abs=1e-9)
@@ -198,15 +198,20 @@ def test_truncated_bnb_seed_bounds_are_valid(seed, eta, seed_nodes, thr, ties, r
     pi = rng.uniform(-0.2, 1.5, size=n) * rng.uniform(0.1, 2.0)
     no_cuts = (np.zeros(n + 1, np.int64), np.zeros(0, np.int64), np.zeros(0))
     seeds, rank, ptr, flat = _all_later(pi)
+    rec_min = np.full(n, np.inf)
     out = bnb_pricing(X, pi, eta, seeds, ptr, flat, thr, False, n, 10**9, seed_nodes, knn_sums(X, eta),
-                      retry_step, 8, *no_cuts)
-    members, rcs, done, seed_lb, seed_exact = out[0], out[1], out[3], out[7], out[8]
+                      retry_step, 8, rec_min, *no_cuts)
+    members, rcs, done, seed_lb, seed_exact, seed_tau = out[0], out[1], out[3], out[7], out[8], out[9]
     assert done == n
     true_min = np.full(n, np.inf)
     for c in itertools.combinations(range(n), eta):
         head = min(c, key=lambda i: rank[i])
         j = rank[head]
-        true_min[j] = min(true_min[j], _rc(X, pi, c))
+        r = _rc(X, pi, c)
+        true_min[j] = min(true_min[j], r)
+        if not np.isnan(seed_tau[j]):  # a completed search: per-record bound min(rec_min, tau)
+            assert all(min(rec_min[i], seed_tau[j]) <= r + 1e-9 for i in c)
+        assert all(rec_min[i] <= r + 1e-9 for i in c if r < min(seed_tau[j], thr) - 1e-9)
     assert (seed_lb <= true_min + 1e-9).all()
     for j in np.flatnonzero(seed_exact):  # complete seeds: the bound is min(thr, true minimum)
         assert seed_lb[j] == pytest.approx(min(thr, true_min[j]), abs=1e-9)

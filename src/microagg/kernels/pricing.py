@@ -239,7 +239,7 @@ def alternating_pricing(X, pi, eta, starts, thr, max_iter, cptr, ccut, cpen):
 
 @njit(cache=True, nogil=True)
 def bnb_pricing(X, pi, eta, seeds, nbr_ptr, nbr_idx, thr, collect_all, max_cols, max_nodes, seed_nodes, knn_sum,
-                retry_step, max_attempts, cptr, ccut, cpen):
+                retry_step, max_attempts, rec_min, cptr, ccut, cpen):
     """Exact pricing by branch-and-bound over members, one seed at a time.
 
     Seed seeds[j] is the member with the largest dual (callers rank records by π); its
@@ -247,7 +247,9 @@ def bnb_pricing(X, pi, eta, seeds, nbr_ptr, nbr_idx, thr, collect_all, max_cols,
     A node S (m members) bounds its subtree by rc(S) + the sum of the r = eta − m smallest
     completion terms (m/eta)·‖x_i − x̄_S‖² + D_i(r−1)/(2·eta) − π_i (module docstring;
     knn_sum[i, t] = D_i(t)); it is pruned when that is ≥ the threshold.
-    collect_all=False: per seed, the cluster of minimum rc < thr (threshold tightens). A seed
+    collect_all=False: per seed, the cluster of minimum rc < thr; rec_min[i] (updated in place)
+    becomes the minimum rc of the clusters found below the threshold that hold record i (the
+    threshold does not tighten on a find, so every cluster below it is found). A seed
     whose search exceeds seed_nodes nodes is cut short (max_nodes only stops the call between
     seeds, so the cut never depends on where a call starts): the minimum bound over its open
     nodes (the unexplored children along the current path) is then a lower bound on the rc of
@@ -257,12 +259,13 @@ def bnb_pricing(X, pi, eta, seeds, nbr_ptr, nbr_idx, thr, collect_all, max_cols,
     threshold tau = min(thr, best found) − retry_step·4^attempt: fewer nodes are below it, and
     a retry that completes proves rc ≥ min(tau, best found). seed_lb[j] is the best of these
     bounds; seed_exact[j] says whether the first search was complete (no cluster with rc < thr
-    missed).
+    missed); seed_tau[j] is the threshold of the search that completed (NaN if none did): then
+    every cluster headed by the seed and holding record i has rc ≥ min(rec_min[i], seed_tau[j]).
     collect_all=True: every cluster with rc < thr (column enumeration); when max_cols are
     stored the threshold drops to their median rc and the ones above are discarded, so at the
     end the output holds exactly the clusters with rc < the returned threshold. A seed cut
     short by max_nodes or seed_nodes is not counted as done (to be searched again).
-    Returns (members, rcs, count, seeds_done, nodes, threshold, best_rc, seed_lb, seed_exact);
+    Returns (members, rcs, count, seeds_done, nodes, threshold, best_rc, seed_lb, seed_exact, seed_tau);
     seeds_done < len(seeds) when max_nodes ran out (the remaining seeds were not searched).
     """
     d = X.shape[1]
@@ -271,6 +274,7 @@ def bnb_pricing(X, pi, eta, seeds, nbr_ptr, nbr_idx, thr, collect_all, max_cols,
     rcs = np.empty(max_cols)
     seed_lb = np.full(ns, np.inf)
     seed_exact = np.zeros(ns, dtype=np.bool_)
+    seed_tau = np.full(ns, np.nan)
     count = 0
     nodes = 0
     best_all = np.inf
@@ -435,12 +439,17 @@ def bnb_pricing(X, pi, eta, seeds, nbr_ptr, nbr_idx, thr, collect_all, max_cols,
                         rcs[count] = rc
                         count += 1
                     else:
-                        local_thr = rc
-                        best_seed = rc
-                        found_seed = True
-                        for q in range(m):
-                            seed_best[q] = chosen[q]
-                        seed_best[m] = cand[p]
+                        # no tightening of the threshold: every cluster below it is visited, so
+                        # that rec_min holds, per record, the minimum rc of those it belongs to
+                        chosen[m] = cand[p]
+                        for q in range(eta):
+                            if rc < rec_min[chosen[q]]:
+                                rec_min[chosen[q]] = rc
+                        if rc < best_seed:
+                            best_seed = rc
+                            found_seed = True
+                            for q in range(eta):
+                                seed_best[q] = chosen[q]
                     if rc < best_all:
                         best_all = rc
                     continue
@@ -465,11 +474,13 @@ def bnb_pricing(X, pi, eta, seeds, nbr_ptr, nbr_idx, thr, collect_all, max_cols,
                 ln[m + 1] = w
                 m += 1
                 expand = True
-            att_lb = min(local_thr, open_min)
+            att_lb = min(local_thr, open_min, best_seed)
             if att_lb > lb_seed:
                 lb_seed = att_lb
             if aborted or not truncated:
                 exact_seed = not aborted and attempt == 0
+                if not aborted:
+                    seed_tau[j] = local_thr
                 break
             if collect_all or retry_step <= 0.0:
                 break
@@ -488,7 +499,7 @@ def bnb_pricing(X, pi, eta, seeds, nbr_ptr, nbr_idx, thr, collect_all, max_cols,
             best_all = lb_seed
         seed_exact[j] = exact_seed
         seeds_done += 1
-    return out[:count], rcs[:count], count, seeds_done, nodes, thr, best_all, seed_lb, seed_exact
+    return out[:count], rcs[:count], count, seeds_done, nodes, thr, best_all, seed_lb, seed_exact, seed_tau
 
 
 @njit(cache=True, nogil=True)

@@ -558,9 +558,10 @@ class _Pricer:
         Pricing (collect_all=False): each seed gets at most self.seed_nodes nodes; a seed cut
         short still yields a proven lower bound (its open nodes), so the pass always ends with
         valid bounds: lb on every cluster of size eta and rho_i on those containing record i
-        (the minimum of the seed bounds over the seeds whose ball holds i; thr when there is
-        none: such clusters have rc ≥ max(thr, 0), see the ball below). The pass is exact when
-        no seed was cut. Out of time: lb = None. collect_all: every cluster with rc < thr
+        (over the seeds whose ball holds i: the least rc found below the threshold, and for the
+        rest the seed's threshold or bound, raised to the root bound with i forced in; thr when
+        no ball holds i: such clusters have rc ≥ max(thr, 0), see the ball below). The pass is
+        exact when no seed was cut. Out of time: lb = None. collect_all: every cluster with rc < thr
         (searched to the end; lb = None when that could not be done in time / max_nodes).
         """
         X, n = self.X, self.n
@@ -581,6 +582,7 @@ class _Pricer:
         cols_arr, rcs_arr = np.zeros((0, eta), dtype=np.int64), np.zeros(0)
         best = np.inf
         rho = np.full(n, float(thr))
+        rec_min = np.full(n, np.inf)  # per record: the least rc of the clusters found below thr
         complete = True  # every seed processed (searched to the end or cut with a bound)
         exact = True  # no seed cut short
         chunk = 128
@@ -635,9 +637,10 @@ class _Pricer:
                 sub = seeds[pos:]
                 room = max_cols if collect_all else len(sub)
                 tic = time.perf_counter()
-                m, r, cnt, done, nodes, thr_out, b, seed_lb, seed_exact = bnb_pricing(
+                m, r, cnt, done, nodes, thr_out, b, seed_lb, seed_exact, seed_tau = bnb_pricing(
                     X, pi, eta, sub, nptr[pos:] - nptr[pos], nbr[nptr[pos]:], thr, collect_all, max(room, 1),
-                    budget, seed_budget, self.knn_sum, self.retry_unit * eta, self.max_attempts, *self.cuts
+                    budget, seed_budget, self.knn_sum, self.retry_unit * eta, self.max_attempts, rec_min,
+                    *self.cuts
                 )
                 self._measured(nodes, time.perf_counter() - tic)
                 used += nodes
@@ -663,15 +666,16 @@ class _Pricer:
                     self.stats["seeds"] += done
                     self.stats["cut_short"] += int(done - seed_exact[:done].sum())
                     self.stats["nodes"] += nodes
-                    # per-record bounds: a seed's bound holds for every cluster it heads, so
-                    # for the seed and every record of its ball
-                    lbs = seed_lb[:done]
-                    low = np.flatnonzero(lbs < thr)
-                    if len(low):
-                        np.minimum.at(rho, sub[low], lbs[low])
-                        a_, b_ = nptr[pos + low], nptr[pos + low + 1]
-                        members = np.concatenate([nbr[u:v] for u, v in zip(a_, b_)])
-                        np.minimum.at(rho, members, np.repeat(lbs[low], b_ - a_))
+                    # per-record bounds on the clusters headed by seed s and holding record i:
+                    # the clusters found below the threshold are in rec_min (applied at the end);
+                    # the others have rc ≥ the threshold of the search that completed (seed_tau),
+                    # or, if none did, ≥ the seed's bound; and rc ≥ the root bound with i forced in
+                    floor = np.where(np.isnan(seed_tau[:done]), seed_lb[:done], seed_tau[:done])
+                    for j in np.flatnonzero(floor < thr):
+                        sj = sub[j]
+                        rho[sj] = min(rho[sj], floor[j])
+                        ball = nbr[nptr[pos + j]:nptr[pos + j + 1]]
+                        rho[ball] = np.minimum(rho[ball], np.maximum(floor[j], self._root_bounds(pi, eta, sj, ball)))
                 pos += done
                 # collect_all: one seed larger than the slice: double the slice until it fits
                 boost = boost * 2.0 if done == 0 else 1.0
@@ -683,7 +687,26 @@ class _Pricer:
             return _Exact(cols, np.asarray(rcs), min(best, thr) if complete else None, exact=complete)
         if not complete:
             return _Exact(cols, np.asarray(rcs), None, None, exact=False)
+        rho = np.minimum(rho, rec_min)
         return _Exact(cols, np.asarray(rcs), float(min(best, thr, rho.min(initial=np.inf))), rho, exact=exact)
+
+    def _root_bounds(self, pi, eta, s, ball):
+        """For each candidate i of seed s: a lower bound on rc(T) over the clusters T of size
+        eta holding s and i whose other members come from ``ball``: the root bound of
+        kernels/pricing.py with i forced in, −π_s + g_i + (the eta − 2 smallest g_j, j ≠ i),
+        g_j = ‖x_j − x_s‖²/eta + D_j(eta−2)/(2·eta) − π_j."""
+        X = self.X
+        diff = X[ball] - X[s]
+        g = np.einsum("ij,ij->i", diff, diff) / eta + self.knn_sum[ball, eta - 2] / (2.0 * eta) - pi[ball]
+        if len(ball) < eta - 1:
+            return np.full(len(ball), np.inf)  # no cluster of size eta
+        if eta == 2:
+            return g - pi[s]
+        gs = np.partition(g, eta - 2)[: eta - 1]
+        gs.sort()
+        small = gs[: eta - 2].sum()  # the eta − 2 smallest; without i if i is among them
+        excl = np.where(g <= gs[eta - 3], small - g + gs[eta - 2], small)
+        return -pi[s] + g + excl
 
     def _enumerate(self, pi, eta, thr, collect_all, max_cols):
         cols, rcs = [], []
