@@ -6,7 +6,7 @@ results; a run ends earlier when it proves optimality or its closing step ends).
 (``--init``, default: icsm and mdav-mhm when registered). IL = 100·SSE/SST on z-scores.
 
 Usage: python benchmarks/colgen_full.py [--time-limit 300] [--time-limit-k 5:600,10:600] [--ks 3,5,10]
-       [--data census,tarragona] [--init icsm,mdav-mhm] [--mip-time-limit 300] [--resume]
+       [--data census,tarragona] [--init icsm,mdav-mhm] [--mip-time-limit 300] [--resume] [--render]
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import sys
 import time
 
 import microagg
-from _common import RESULTS, md_table, write_results
+from _common import RESULTS, md_table, update_readme, write_results
 
 NAME = "colgen_full"
 
@@ -63,7 +63,11 @@ def main():
     ap.add_argument("--mip-time-limit", type=float, default=300.0,
                     help="colgen's mip_time_limit (the integral master at the end)")
     ap.add_argument("--resume", action="store_true")
+    ap.add_argument("--render", action="store_true", help="rewrite the tables from results/colgen_full.json")
     args = ap.parse_args()
+    if args.render:
+        write(json.loads((RESULTS / f"{NAME}.json").read_text())["rows"], results=False)
+        return
     per_k = {int(a): float(b) for a, b in (t.split(":") for t in args.time_limit_k.split(",") if t)}
     known = set(microagg.methods())
     init = [m for m in args.init.split(",") if m and m in known]
@@ -93,6 +97,11 @@ def main():
             rows.append(row)
             print(json.dumps(row), flush=True)
             rows = _merge_saved(path, rows)
+    write(rows)
+
+
+def write(rows, results=True):
+    """results/colgen_full.{json,md} (unless results=False: --render) and the README block."""
     body = []
     for r in rows:
         best_init = min(r["init_il"].items(), key=lambda t: t[1])
@@ -121,7 +130,20 @@ def main():
         md_table(["data", "k", "time limit s", "IL", "bound IL", "gap %", "bound from", "kNN bound IL", "MDAV IL",
                   "best initial IL", "LP converged", "rounds", "columns", "cuts", "exact passes", "seconds"], body),
     ])
-    write_results(NAME, rows, text)
+    if results:
+        write_results(NAME, rows, text)
+    compact = md_table(
+        ["data", "k", "IL colgen", "bound IL", "gap %", "MDAV IL", "best initial IL", "seconds"],
+        [[r["data"], r["k"], f"{r['il']:.4f}", "–" if r["bound_il"] is None else f"{r['bound_il']:.4f}",
+          "–" if r["gap"] is None else f"{r['gap']:.3f}", f"{r['init_il']['mdav']:.4f}",
+          "{} {:.4f}".format(*min(r["init_il"].items(), key=lambda t: t[1])), f"{r['seconds']:.0f}"]
+         for r in rows])
+    limits = sorted({r["time_limit"] for r in rows})
+    update_readme("colgen-full", "Column generation on the full data: the best IL found, the proven lower bound on "
+                  "the optimal SSE as IL and the gap 100·(SSE − bound)/SSE, time limit "
+                  + ", ".join(f"{t:g}" for t in limits) + " s per run (initial columns from mdav, vmdav, icsm "
+                  "and mdav-mhm).\n\n" + compact + "\n\nProduced by `python benchmarks/colgen_full.py` (rounds, "
+                  "columns, bound sources and the machine's load in `benchmarks/results/colgen_full.md`).")
 
 
 def _merge_saved(path, rows):
