@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import microagg
 from microagg.kernels.pricing import bnb_pricing, enumeration_pricing
-from microagg.methods.colgen import knn_sums
+from microagg.methods.colgen import _split_oversized, knn_sums
 from microagg.methods import run
 from microagg.partition import check_partition, sse
 
@@ -327,3 +327,35 @@ def test_bad_parameters():
         run("colgen", X, 3, init="no-such-method")
     with pytest.raises(ValueError):
         run("colgen", X, 3, smoothing=1.0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), k=st.integers(2, 5), groups=st.integers(1, 6), ties=st.booleans())
+def test_split_oversized_groups(seed, k, groups, ties):
+    """Groups of 2k or more are cut into groups of k..2k−1; the SSE never rises; groups below
+    2k keep their records together."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(k, 5 * k, size=groups)
+    labels = np.repeat(np.arange(groups), sizes)
+    rng.shuffle(labels)
+    X = rng.normal(size=(len(labels), 3))
+    if ties:
+        X = np.round(X)
+    out = _split_oversized(X, labels, k)
+    check_partition(out, len(labels), k, "split")
+    new_sizes = np.bincount(out)
+    assert new_sizes[new_sizes > 0].max() <= 2 * k - 1
+    assert sse(X, out) <= sse(X, labels) + 1e-9
+    for g in np.flatnonzero(sizes < 2 * k):  # untouched
+        assert len(np.unique(out[labels == g])) == 1
+    for g in range(groups):  # a split group's records stay among themselves
+        assert not set(out[labels == g]) & set(out[labels != g])
+
+
+def test_colgen_never_returns_a_group_of_2k():
+    """Whatever the time limit stops on (a rounding heuristic's repair can glue 2k records or
+    more), the returned groups have k..2k−1 records."""
+    df = microagg.datasets.load("tarragona")
+    for tl in (0.5, 2.0):
+        res = microagg.microaggregate(df, k=3, method="colgen", time_limit=tl)
+        assert res.group_sizes.max() <= 5 and res.group_sizes.min() >= 3

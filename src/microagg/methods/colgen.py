@@ -44,6 +44,7 @@ from scipy import sparse
 from scipy.spatial import cKDTree
 
 from ..kernels.nearest import join_nearest_centroid
+from .mdav import mdav_kernel
 from ..kernels.pricing import (
     alternating_pricing,
     bnb_pricing,
@@ -91,6 +92,24 @@ def _simple_rounding(X, k, ptr, members, order):
             g += 1
         else:
             join_nearest_centroid(X, labels, g)  # AddRemainingNodes
+    return labels
+
+
+def _split_oversized(X, labels, k):
+    """Groups of 2k records or more (SRH's AddRemainingNodes, the MSTH repair and some initial
+    methods make them) split by MDAV inside the group into groups of k..2k−1. Splitting never
+    raises the SSE: SSE(A ∪ B) = SSE(A) + SSE(B) + |A||B|/(|A| + |B|)·‖x̄_A − x̄_B‖²."""
+    sizes = np.bincount(labels)
+    big = np.flatnonzero(sizes >= 2 * k)
+    if len(big) == 0:
+        return labels
+    labels = labels.copy()
+    g = len(sizes)
+    for b in big:
+        idx = np.flatnonzero(labels == b)
+        sub = mdav_kernel(np.ascontiguousarray(X[idx]), k, True)
+        labels[idx] = np.where(sub == 0, b, g + sub - 1)
+        g += int(sub.max())
     return labels
 
 
@@ -922,8 +941,9 @@ def colgen(
         tl = None if not np.isfinite(remaining) else max(remaining * 0.3, 0.05)
         out = run_method(name, X, k, seed=seed, time_limit=tl)
         lab = check_partition(out.labels, n, k, name)
+        init_sse[name] = sse(X, lab)
+        lab = _split_oversized(X, lab, k)
         val = sse(X, lab)
-        init_sse[name] = val
         partitions.append(lab)
         if val < best_sse:
             best_labels, best_sse, best_from = lab, val, name
@@ -955,9 +975,10 @@ def colgen(
         nonlocal best_labels, best_sse, best_from
         if lab is None or (lab < 0).any():
             return
+        if source in heur_best:  # the paper's heuristic as it is (Tables 3–4 report it)
+            heur_best[source] = min(heur_best[source], sse(X, lab))
+        lab = _split_oversized(X, lab, k)
         val = sse(X, lab)
-        if source in heur_best:
-            heur_best[source] = min(heur_best[source], val)
         master.add(_groups(lab))
         if val < best_sse - 1e-12 * max(best_sse, 1.0):
             best_labels, best_sse, best_from = relabel(lab), val, source
