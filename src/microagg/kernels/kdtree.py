@@ -125,6 +125,13 @@ def build(X, leaf_size):
 
 
 @njit(cache=True, nogil=True)
+def build_pair(X, members, leaf_size):
+    """(T, F) over the records ``members``: a plain KD-tree T for nearest-neighbour queries and a
+    shell tree F for farthest queries (each kind serves its query best, see build_subset)."""
+    return build_subset(X, members, leaf_size, 0.0), build_subset(X, members, leaf_size, SHELL_WEIGHT)
+
+
+@njit(cache=True, nogil=True)
 def build_subset(X, members, leaf_size, shell_weight):
     """KD-tree over the rows ``members`` of X (original indices kept: ties break the same way).
 

@@ -44,7 +44,6 @@ from scipy import sparse
 from scipy.spatial import cKDTree
 
 from ..kernels.nearest import join_nearest_centroid
-from .mdav import mdav_kernel
 from ..kernels.pricing import (
     alternating_pricing,
     bnb_pricing,
@@ -56,6 +55,7 @@ from ..kernels.pricing import (
 from ..partition import check_partition, relabel, sse
 from . import MethodOutput, register
 from . import run as run_method
+from .mdav import mdav_kernel
 
 
 # --------------------------------------------------------------------------------------
@@ -714,11 +714,11 @@ class _Pricer:
         eta holding s and i whose other members come from ``ball``: the root bound of
         kernels/pricing.py with i forced in, −π_s + g_i + (the eta − 2 smallest g_j, j ≠ i),
         g_j = ‖x_j − x_s‖²/eta + D_j(eta−2)/(2·eta) − π_j."""
+        if len(ball) < eta - 1:
+            return np.full(len(ball), np.inf)  # no cluster of size eta
         X = self.X
         diff = X[ball] - X[s]
         g = np.einsum("ij,ij->i", diff, diff) / eta + self.knn_sum[ball, eta - 2] / (2.0 * eta) - pi[ball]
-        if len(ball) < eta - 1:
-            return np.full(len(ball), np.inf)  # no cluster of size eta
         if eta == 2:
             return g - pi[s]
         gs = np.partition(g, eta - 2)[: eta - 1]

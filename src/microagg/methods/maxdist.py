@@ -190,9 +190,8 @@ def md_kernel(X, k, by_centroid, both_orders, use_tree=False):
     docstring): a KD-tree for nearest and a shell tree for farthest queries, both with deletions."""
     if not use_tree:
         return _md_groups(X, k, by_centroid, both_orders)
-    members = np.arange(len(X))
-    return _md_groups(X, k, by_centroid, both_orders, kdtree.build_subset(X, members, LEAF_SIZE, 0.0),
-                      kdtree.build_subset(X, members, LEAF_SIZE, kdtree.SHELL_WEIGHT))
+    T, F = kdtree.build_pair(X, np.arange(len(X)), LEAF_SIZE)
+    return _md_groups(X, k, by_centroid, both_orders, T, F)
 
 
 @njit(cache=True, nogil=True)

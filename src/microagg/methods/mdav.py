@@ -148,14 +148,6 @@ def _trees_take_group(T, F, X, q, k, labels, g, s, comp, members, dbuf, excl, al
 
 
 @njit(cache=True, nogil=True)
-def _build_trees(X, members, leaf_size):
-    """(T, F): a plain KD-tree for nearest-neighbour queries and a shell tree for farthest
-    queries (kernels.kdtree.build_subset), over the records ``members``."""
-    return (kdtree.build_subset(X, members, leaf_size, 0.0),
-            kdtree.build_subset(X, members, leaf_size, kdtree.SHELL_WEIGHT))
-
-
-@njit(cache=True, nogil=True)
 def _farthest_from_centroid(X, T, R, anchor, alive, c, m, work):
     """Farthest alive record from the centroid c via the radial list around anchor.
 
@@ -184,7 +176,7 @@ def mdav_tree_kernel(X, k, classic, leaf_size):
     n, d = X.shape
     labels = np.full(n, -1, dtype=np.int64)
     alive = np.ones(n, dtype=np.bool_)
-    T, F = _build_trees(X, np.arange(n), leaf_size)
+    T, F = kdtree.build_pair(X, np.arange(n), leaf_size)
     built = n
     s, comp = running_sum_init(X)
     anchor = running_mean(s, comp, n)
@@ -208,7 +200,7 @@ def mdav_tree_kernel(X, k, classic, leaf_size):
         g += 1
         m -= k
         if m < REBUILD_BELOW * built:
-            T, F = _build_trees(X, kdtree.alive_indices(T), leaf_size)
+            T, F = kdtree.build_pair(X, kdtree.alive_indices(T), leaf_size)
             built = m
     if classic and m >= 2 * k:
         c = running_mean(s, comp, m)
