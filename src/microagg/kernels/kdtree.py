@@ -39,6 +39,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from .kbest import kbest_admits, kbest_insert
 from .nearest import sqdist
 
 __all__ = ["KDTree", "build", "build_pair", "build_subset", "delete", "knn", "nearest_to_any", "has_witness",
@@ -533,19 +534,11 @@ def knn(T, q, k, out_idx, out_d, excl, nexcl):
             for p in range(s, s + cnt[v]):
                 dd = sqdist(Xt[p], q)
                 i = oidx[p]
-                if filled == k and (dd > out_d[k - 1] or (dd == out_d[k - 1] and i > out_idx[k - 1])):
+                if not kbest_admits(out_d, out_idx, k, filled, dd, i):
                     continue
                 if nexcl > 0 and _excluded(i, excl, nexcl):
                     continue
-                j = filled if filled < k else k - 1
-                while j > 0 and (out_d[j - 1] > dd or (out_d[j - 1] == dd and out_idx[j - 1] > i)):
-                    out_d[j] = out_d[j - 1]
-                    out_idx[j] = out_idx[j - 1]
-                    j -= 1
-                out_d[j] = dd
-                out_idx[j] = i
-                if filled < k:
-                    filled += 1
+                filled = kbest_insert(out_d, out_idx, k, filled, dd, i)
             continue
         a, b = left[v], right[v]
         kth = out_d[k - 1]
