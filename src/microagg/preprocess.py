@@ -34,17 +34,15 @@ _FEW_TOKENS = 5
 
 def looks_like_identifier(name, values) -> str | None:
     """Why column ``name`` looks like a record identifier (None if it does not): its name (id, ID,
-    *_id, ident, ...) or its values (distinct integers that run like a record number: the range
-    is less than twice the number of records)."""
+    *_id, ident, ...) or its values (a running number: n distinct integers filling a range of n)."""
     text = str(name)
     if re.search(r"(?:^|[_\W])(?:[hp]?id|ident|identifier|key|nr|no)(?:$|[_\W])", text, re.IGNORECASE) \
             or re.search(r"[a-z0-9](?:Id|ID)$", text) or text.lower() == "id":
         return "its name says identifier"
     col = values
     if pd.api.types.is_integer_dtype(col.dtype) and len(col) >= 10 and col.is_unique:
-        lo, hi = int(col.min()), int(col.max())
-        if hi - lo < 2 * len(col):
-            return "its values are distinct integers like a record number"
+        if int(col.max()) - int(col.min()) + 1 == len(col):
+            return "its values are the distinct integers of a running number"
     return None
 
 
