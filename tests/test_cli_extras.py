@@ -174,7 +174,7 @@ def test_report_and_output_paths_checked_before_running(data_csv, tmp_path, caps
     out = tmp_path / "out.csv"
     assert main(["protect", str(data_csv), "-o", str(out), "-k", "3", "--columns", QI,
                  "--report", str(out)]) == 2
-    assert main(["protect", str(data_csv), "-o", str(tmp_path / "o.txt"), "-k", "3", "--columns", QI]) == 2
+    assert main(["protect", str(data_csv), "-o", str(tmp_path / "o.json"), "-k", "3", "--columns", QI]) == 2
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data.csv"]
 
 

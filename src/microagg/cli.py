@@ -227,14 +227,22 @@ def stdout_to_stderr():
 
 @contextlib.contextmanager
 def progress_bar(enabled: bool, time_limit, description: str):
-    """The one progress channel of the run: a bar on stderr (microagg.progress), or nothing."""
-    if not enabled:
+    """The one progress channel of the run: a bar on stderr (microagg.progress) when stderr is a
+    terminal, or nothing (a log file or a pipe gets no bar)."""
+    if not enabled or not _isatty(sys.stderr):
         yield None
         return
     from .progress import stderr_bar
 
     with stderr_bar(time_limit, description) as callback:
         yield callback
+
+
+def _isatty(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 # --- commands --------------------------------------------------------------------------------
@@ -595,29 +603,43 @@ def _run_in_worker(args) -> int:
 
 
 def main(argv=None) -> int:
-    def show_warning(message, category, filename, lineno, file=None, line=None):
-        print(f"microagg: warning: {message}", file=sys.stderr)
+    """Run the command line; returns the exit status. Warnings are shown (one line each, on
+    stderr) when the command ends, and only if it did not fail on a user error, whose one line is
+    then all that stderr holds."""
+    shown: list = []
+
+    def keep_warning(message, category, filename, lineno, file=None, line=None):
+        text = f"microagg: warning: {message}"
+        if text not in shown:
+            shown.append(text)
 
     saved_show = warnings.showwarning
-    warnings.showwarning = show_warning
+    warnings.showwarning = keep_warning
+    code = EXIT_INTERNAL_ERROR
     try:
         try:
             args = build_parser().parse_args(argv)
         except UserError as exc:
             print(f"microagg: error: {_one_line(exc)}", file=sys.stderr)
-            return EXIT_USER_ERROR
+            code = EXIT_USER_ERROR
+            return code
         if threading.current_thread() is not threading.main_thread():
-            return _run_command(args)
+            code = _run_command(args)
+            return code
         handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
         for s in handlers:
             signal.signal(s, _on_signal)
         try:
-            return _run_in_worker(args)
+            code = _run_in_worker(args)
+            return code
         finally:
             for s, h in handlers.items():
                 signal.signal(s, h)
     finally:
         warnings.showwarning = saved_show
+        if code != EXIT_USER_ERROR:
+            for text in shown:
+                print(text, file=sys.stderr)
 
 
 if __name__ == "__main__":
