@@ -247,40 +247,71 @@ def _isatty(stream) -> bool:
 
 # --- commands --------------------------------------------------------------------------------
 
+def _out_of_core_sample(src: Path, rows: int = 1000):
+    """The first rows of a Parquet dataset or CSV, to apply the column rules before any pass."""
+    import glob
+
+    import pandas as pd
+
+    if src.is_dir() or src.suffix.lower() in (".parquet", ".pq"):
+        import pyarrow.parquet as pq
+
+        files = [str(src)] if src.is_file() else sorted(glob.glob(str(src / "**" / "*.parquet"), recursive=True))
+        if not files:
+            raise UserError(f"no Parquet files found in {src}")
+        try:
+            return next(pq.ParquetFile(files[0]).iter_batches(batch_size=rows)).to_pandas()
+        except (OSError, ValueError, StopIteration) as exc:
+            raise UserError(f"cannot read {files[0]}: {_one_line(exc)}") from None
+    try:
+        return pd.read_csv(src, nrows=rows)
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read {src.name}: {_one_line(exc)}") from None
+
+
 def protect_out_of_core_cli(args, params) -> int:
     """--out-of-core: stream a Parquet dataset or CSV through the partitioned mode (scale.py) into a
-    new folder of Parquet partitions. The folder appears complete or not at all."""
+    new folder of Parquet partitions. Every check runs before the first pass over the data; the
+    folder appears complete or not at all."""
     from . import io
 
     unsupported = [flag for flag, on in (
-        ("--report", args.report), ("--strata", args.strata), ("--weights", args.weights),
-        ("--sample-weight", args.sample_weight), ("--merge-small-strata", args.merge_small_strata),
-        ("--raw", args.raw), ("--time-limit", args.time_limit), ("--sep", args.sep),
-        ("--decimal", args.decimal), ("--encoding", args.encoding), ("--missing", args.missing)) if on]
+        ("--report", args.report), ("--weights", args.weights), ("--sample-weight", args.sample_weight),
+        ("--raw", args.raw), ("--sep", args.sep), ("--decimal", args.decimal), ("--encoding", args.encoding),
+        ("--missing", args.missing)) if on]
     if unsupported:
         raise UserError(f"--out-of-core does not support {', '.join(unsupported)} yet")
     if args.k < 2:
         raise UserError(f"k must be at least 2, got {args.k}")
     if args.block_size is None:
         raise UserError("--out-of-core needs --block-size (records per block, e.g. 5000)")
-    if args.block_size < 2 * args.k:
-        raise UserError(f"--block-size must be at least 2k = {2 * args.k}, got {args.block_size}")
     src, out = Path(args.input), Path(args.output)
     if not src.exists():
         raise UserError(f"input file not found: {src}")
     if io.format_of(src) not in ("csv", "parquet"):
         raise UserError(f"--out-of-core reads CSV or Parquet, not {src.name}")
     io.check_output_path(out, src, folder=True)
-    columns = _names(args.columns)
+    strata = _names(args.strata)
+    if args.merge_small_strata and not strata:
+        raise UserError("--merge-small-strata needs --strata")
+    from .preprocess import select_columns
+
+    sample = _out_of_core_sample(src)
+    unknown = [c for c in strata or () if c not in sample.columns]
+    if unknown:
+        raise UserError(f"unknown strata column(s): {', '.join(unknown)}")
+    columns = select_columns(sample, _names(args.columns), exclude=strata or ())
     from .scale import protect_out_of_core
 
     box = {}
 
     def fill(tmp):
-        with stdout_to_stderr():
+        with stdout_to_stderr(), progress_bar(not args.quiet, args.time_limit, f"microagg {args.method}") as bar:
             box["summary"] = protect_out_of_core(src, tmp, k=args.k, method=args.method, columns=columns,
                                                  block_size=args.block_size, scheduler=args.scheduler,
-                                                 seed=args.seed, **params)
+                                                 seed=args.seed, time_limit=args.time_limit, progress=bar,
+                                                 strata=strata, merge_small_strata=args.merge_small_strata,
+                                                 **params)
 
     io.atomic_folder(out, fill)
     summary = {k: (v if isinstance(v, (int, float, str, list, bool)) or v is None else str(v))
