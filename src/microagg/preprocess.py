@@ -40,6 +40,8 @@ def looks_like_identifier(name, values) -> str | None:
             or re.search(r"[a-z0-9](?:Id|ID)$", text) or text.lower() == "id":
         return "its name says identifier"
     col = values
+    if not isinstance(name, str):  # an array's positional columns: no names, no guessing
+        return None
     if pd.api.types.is_integer_dtype(col.dtype) and len(col) >= 10 and col.is_unique:
         if int(col.max()) - int(col.min()) + 1 == len(col):
             return "its values are the distinct integers of a running number"
