@@ -428,3 +428,29 @@ def test_parquet_typed_frames_keep_every_non_qi_column(tmp_path_factory, data):
         if c != "q":
             pd.testing.assert_series_equal(back[c], df[c])
     assert_k_anonymous(back, ["q"], k)
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".dta", ".sav", ".xpt", ".xlsx", ".csv.gz"])
+def test_csv_converts_to_every_writable_format_keeping_text_columns(tmp_path, suffix):
+    import pyreadstat
+
+    src = tmp_path / "in.csv"
+    src.write_text("a,code,c\n" + "".join(f"{i % 4},{'-' if i == 2 else f'{i:03d}'},{i * 1.5}\n" for i in range(9)))
+    table = io.read(src)
+    published = protect_table(table, ["a", "c"])
+    out = tmp_path / f"out{suffix}"
+    io.write(table, out, published)
+    readers = {".parquet": pd.read_parquet, ".dta": pd.read_stata, ".sav": lambda p: pyreadstat.read_sav(str(p))[0],
+               ".xpt": lambda p: pyreadstat.read_xport(str(p))[0], ".csv.gz": lambda p: pd.read_csv(p, dtype={"code": str}),
+               ".xlsx": lambda p: pd.read_excel(p, dtype={"code": str})}
+    back = readers[suffix](out)
+    assert list(back["code"].astype(str)) == ["000", "001", "-", "003", "004", "005", "006", "007", "008"]
+    assert_k_anonymous(back, ["a", "c"], 3)
+
+
+def test_damaged_typed_files_are_one_line_input_errors(tmp_path):
+    for name in ("bad.xlsx", "bad.parquet", "bad.dta", "bad.sav", "bad.xpt"):
+        p = tmp_path / name
+        p.write_bytes(b"not really a file of this kind")
+        with pytest.raises(InputError, match=f"cannot read {name}"):
+            io.read(p)

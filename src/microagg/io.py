@@ -242,9 +242,11 @@ def read(path, *, sep: str | None = None, decimal: str | None = None, encoding: 
             table = _read_excel(p, sheet)
     except InputError:
         raise
-    except (OSError, ValueError, UnicodeError, EOFError, KeyError, IndexError) as exc:
-        text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise InputError(f"cannot read {p.name}: {text}") from None
+    except MemoryError:
+        raise
+    except Exception as exc:  # a damaged or foreign file, as the format's library reports it
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"cannot read {p.name} as {fmt}: {text}") from None
     if fmt != "csv" and missing:
         table.frame = _declare_missing(table.frame, missing)
     if len(table.frame) == 0:
@@ -264,12 +266,39 @@ def write(table: Table, path, published: dict) -> Path:
         return atomic_write(path, lambda tmp: Path(tmp).write_bytes(data))
     if fmt == "excel" and table.format == "excel":
         return atomic_write(path, lambda tmp: _write_excel_in_place(table, published, tmp))
-    frame = _published_frame(table.original if table.original is not None else table.frame, published)
+    if table.duplicates:
+        raise InputError(f"cannot write {path.name}: column name(s) {', '.join(map(repr, table.duplicates))} occur "
+                         f"more than once in {table.path.name}; only a file of the input's format keeps them")
+    source = table.original if table.original is not None else _text_frame(table)
+    frame = _published_frame(source, published)
     writers = {"csv": _write_csv_frame, "parquet": _write_parquet, "stata": _write_stata,
                "spss": _write_spss, "xpt": _write_xpt, "excel": _write_excel_frame}
     meta = table.meta if table.format == fmt or (table.format in ("spss", "stata", "xpt", "sas7bdat")
                                                   and fmt in ("spss", "stata", "xpt")) else {}
-    return atomic_write(path, lambda tmp: writers[fmt](frame, tmp, meta, path, published))
+
+    def fill(tmp):
+        try:
+            writers[fmt](frame, tmp, meta, path, published)
+        except InputError:
+            raise
+        except (ValueError, TypeError, OverflowError) as exc:  # the data do not fit the format's rules
+            text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise InputError(f"cannot write {path.name} as {fmt}: {text}") from None
+
+    return atomic_write(path, fill)
+
+
+def _text_frame(table: Table):
+    """A CSV table as a frame for another format: numeric columns typed, every other column the
+    exact text of its cells (a column with stray tokens stays text)."""
+    import pandas as pd
+
+    frame = table.frame.copy()
+    for name in frame.columns:
+        if frame[name].dtype == object:
+            j = table.header.index(name)
+            frame[name] = pd.Series([_unquote(table.records[i][j]) for i in table.data_rows], dtype=object)
+    return frame
 
 
 # --- CSV: text kept field by field ------------------------------------------------------------
@@ -762,20 +791,17 @@ def _labels_for(meta, frame, published):
 
 
 def _write_stata(frame, tmp, meta, path, published) -> None:
-    import warnings
-
     frame = frame.copy()
     for c in frame.columns:  # Stata has no 64-bit integers: int64 columns that fit go to int32
         if str(frame[c].dtype) == "int64" and len(frame) and frame[c].abs().max() < 2 ** 31 - 1:
             frame[c] = frame[c].astype("int32")
     labels = {c: {int(k): v for k, v in m.items()} for c, m in _labels_for(meta, frame, published).items()
               if all(float(k).is_integer() for k in m)}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # pandas notes type conversions it makes for Stata
-        frame.to_stata(tmp, write_index=False, version=118,
-                       variable_labels={k: v for k, v in (meta.get("column_labels") or {}).items()
-                                        if k in frame.columns} or None,
-                       value_labels=labels or None, data_label=meta.get("file_label"))
+    # pandas warns of what Stata cannot hold (renamed columns, lost precision): the user sees it
+    frame.to_stata(tmp, write_index=False, version=118,
+                   variable_labels={k: v for k, v in (meta.get("column_labels") or {}).items()
+                                    if k in frame.columns} or None,
+                   value_labels=labels or None, data_label=meta.get("file_label"))
 
 
 def _write_spss(frame, tmp, meta, path, published) -> None:
@@ -807,8 +833,12 @@ def _write_xpt(frame, tmp, meta, path, published) -> None:
 
 
 def _write_excel_frame(frame, tmp, meta, path, published) -> None:
+    import io as stdio
+
     _need("openpyxl", "writing Excel files")
-    frame.to_excel(tmp, index=False, engine="openpyxl")
+    buffer = stdio.BytesIO()  # pandas picks the engine by suffix, and the temporary file's is .tmp
+    frame.to_excel(buffer, index=False, engine="openpyxl")
+    Path(tmp).write_bytes(buffer.getvalue())
 
 
 def _write_excel_in_place(table: Table, published: dict, tmp) -> None:
