@@ -276,3 +276,20 @@ def test_json_is_exactly_one_document_with_highs_methods(tmp_path, method):
 
     record = json.loads(proc.stdout)
     assert record["method"] == method and record["group_size_min"] >= 3
+
+
+def test_stata_file_through_the_cli_keeps_labels(tmp_path, capsys):
+    import pyreadstat
+
+    rng = np.random.default_rng(2)
+    df = pd.DataFrame({"age": rng.integers(18, 80, 30).astype(np.int16), "income": rng.normal(3000, 500, 30),
+                       "sex": rng.integers(1, 3, 30).astype(np.int8)})
+    src, out = tmp_path / "in.dta", tmp_path / "out.dta"
+    df.to_stata(src, write_index=False, value_labels={"sex": {1: "male", 2: "female"}},
+                variable_labels={"income": "Monthly income"})
+    assert main(["protect", str(src), "-o", str(out), "-k", "3", "--columns", "age,income", "-q"]) == 0
+    back, meta = pyreadstat.read_dta(str(out))
+    assert meta.variable_value_labels["sex"] == {1: "male", 2: "female"}
+    assert meta.column_names_to_labels["income"] == "Monthly income"
+    assert (back["sex"].to_numpy() == df["sex"].to_numpy()).all()
+    assert microagg.measures.smallest_group(back[["age", "income"]]) >= 3

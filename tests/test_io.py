@@ -454,3 +454,12 @@ def test_damaged_typed_files_are_one_line_input_errors(tmp_path):
         p.write_bytes(b"not really a file of this kind")
         with pytest.raises(InputError, match=f"cannot read {name}"):
             io.read(p)
+
+
+@pytest.mark.parametrize("encoding,bom", [("utf-16-le", b"\xff\xfe"), ("utf-16-be", b"\xfe\xff")])
+def test_utf16_files_keep_their_byte_order(tmp_path, encoding, bom):
+    src = tmp_path / "in.csv"
+    src.write_bytes(bom + "name\tv\nÅsa\t1\nÖrjan\t2\nZoë\t4\nXi\t5\n".encode(encoding))
+    table = io.read(src)
+    io.write(table, tmp_path / "out.csv", {"v": np.array([1.5, 1.5, 4.5, 4.5])})
+    assert (tmp_path / "out.csv").read_bytes() == bom + "name\tv\nÅsa\t1.5\nÖrjan\t1.5\nZoë\t4.5\nXi\t4.5\n".encode(encoding)

@@ -327,8 +327,12 @@ def _decode(raw: bytes, encoding: str | None, name: str):
         return text, encoding, False
     if raw.startswith(b"\xef\xbb\xbf"):
         return raw[3:].decode("utf-8"), "utf-8", True
-    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return raw.decode("utf-16"), "utf-16", False  # the codec writes its BOM back itself
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16 by its BOM, written back in the same byte order
+        enc = "utf-16-le" if raw.startswith(b"\xff\xfe") else "utf-16-be"
+        try:
+            return raw[2:].decode(enc), enc, True
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{name} is not valid {enc} (byte {exc.start + 2})") from None
     for enc in ("utf-8", "cp1252", "latin-1"):  # latin-1 decodes any byte: the last resort
         try:
             return raw.decode(enc), enc, False
