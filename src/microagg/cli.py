@@ -44,20 +44,6 @@ class _Parser(argparse.ArgumentParser):
 
 # --- option parsing (all before any work) ------------------------------------------------------
 
-def _literal(raw: str):
-    import ast
-
-    lowered = raw.lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    if lowered in ("none", "null"):
-        return None
-    try:
-        return ast.literal_eval(raw)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        return raw
-
-
 def parse_param(text: str) -> tuple[str, str]:
     """NAME=VALUE -> (name, raw text); the value is typed by the method's declaration."""
     if "=" not in text:
@@ -78,20 +64,15 @@ def method_params(method: str, texts) -> dict:
     from . import methods as registry
 
     info = registry.get(method)
-    raw = dict(parse_param(t) for t in texts)
-    values = {}
-    for name, text in raw.items():
-        declared = info.params.get(name) if isinstance(info.params, dict) else None
-        parse = getattr(declared, "parse", None)
-        values[name] = parse(text, method) if parse is not None else _literal(text)
-    validate = getattr(info, "validate", None)
-    if callable(validate):
-        validate(values)
-    else:  # the registry before declared parameters: names only
-        unknown = sorted(set(values) - set(info.params))
-        if unknown:
-            raise UserError(f"method {method!r} has no parameter {', '.join(unknown)} "
-                            f"(its parameters: {', '.join(info.params) or 'none'})")
+    raw: dict = {}
+    for text in texts:
+        name, value = parse_param(text)
+        if name in raw:
+            raise UserError(f"--param {name} is given twice")
+        raw[name] = value
+    values = {name: info.params[name].parse(text, method) if name in info.params else text
+              for name, text in raw.items()}
+    info.validate(values)  # unknown names, types, ranges, choices: one ParameterError
     return values
 
 
@@ -470,8 +451,7 @@ def cmd_methods(args) -> int:
     infos = registry.all_methods()
 
     def params_of(info) -> dict:
-        defaults = getattr(info, "defaults", None)
-        return dict(defaults) if isinstance(defaults, dict) else dict(info.params)
+        return dict(info.defaults)
 
     if args.json:
         print_json({"methods": [
@@ -582,16 +562,11 @@ def _one_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def _user_error_types() -> tuple:
-    """Exactly the user errors: ours, argparse's (as UserError), and the library's InputError family."""
-    return (InputError,)
-
-
 def _run_command(args) -> int:
     """Run the command; map its outcome to an exit status (in the thread that runs it)."""
     try:
         return args.func(args)
-    except _user_error_types() as exc:
+    except InputError as exc:  # exactly the user errors: ours, argparse's, the library's family
         print(f"microagg: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_USER_ERROR
     except BrokenPipeError:  # e.g. piped into head: not an error of ours
