@@ -480,7 +480,7 @@ def cmd_demo(args) -> int:
     if args.k < 2:
         raise UserError(f"k must be at least 2, got {args.k}")
     _check_time_limit(args.time_limit)
-    run_demo(args.dataset, args.k, args.time_limit)
+    run_demo(args.dataset, args.k, args.time_limit, quiet_stdout=stdout_to_stderr)
     return 0
 
 

@@ -114,8 +114,11 @@ def run_demo_tasks(tasks: dict, needs: dict, run, workers: int) -> list:
     return rows
 
 
-def run_demo(dataset: str, k: int, time_limit) -> None:
-    """Run every method on ``dataset`` and print the table (stdout); the status line is on stderr."""
+def run_demo(dataset: str, k: int, time_limit, quiet_stdout=None) -> None:
+    """Run every method on ``dataset`` and print the table (stdout); the status line is on stderr.
+    ``quiet_stdout``: a context manager that keeps third-party output (HiGHS' banner, also from
+    the worker processes, which inherit the file descriptors) off stdout while the methods run."""
+    import contextlib
     from functools import partial
 
     from rich.console import Console
@@ -127,7 +130,8 @@ def run_demo(dataset: str, k: int, time_limit) -> None:
     workers = min(len(tasks), os.cpu_count() or 1)
     # numba compiles on one thread and a fresh install has nothing cached: the tasks run in
     # parallel worker processes, which write numba's on-disk cache (fast on later runs)
-    with Console(stderr=True).status("running every method (the first run also compiles them)"):
+    with quiet_stdout() if quiet_stdout is not None else contextlib.nullcontext(), \
+            Console(stderr=True).status("running every method (the first run also compiles them)"):
         rows = {row[0]: row for row in run_demo_tasks(tasks, needs, run, workers)}
     table = Table(title=f"microagg demo: {dataset} ({len(df)}×{df.shape[1]}), k = {k}")
     for col in ("method", "IL %", "lower bound %", "seconds", "note"):

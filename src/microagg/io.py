@@ -347,8 +347,9 @@ def _field_pattern(sep: str, quote: str):
     return re.compile(rf"[^{s}{q}\n]*(?:{q}(?:[^{q}]|{q}{q})*{q}[^{s}{q}\n]*)*")
 
 
-def _split_records(text: str, sep: str, quote: str = '"'):
-    """Raw fields and terminator of every record. Quoted fields may hold separators and line breaks."""
+def _split_records(text: str, sep: str, quote: str = '"', lenient: bool = False):
+    """Raw fields and terminator of every record. Quoted fields may hold separators and line breaks.
+    ``lenient``: stop at an unclosed quote instead of failing (sniffing a cut-off head)."""
     field_re = _field_pattern(sep, quote)
     records, ends = [], []
     pos, n = 0, len(text)
@@ -374,6 +375,8 @@ def _split_records(text: str, sep: str, quote: str = '"'):
                 pos, end = pos + 1, "\n"
             elif pos >= n:
                 end = ""
+            elif lenient:
+                break
             else:
                 line_no = text.count("\n", 0, pos) + 1
                 raise InputError(f"unclosed quote near line {line_no}")
@@ -399,10 +402,7 @@ def _sniff_sep(text: str, quote: str = '"') -> str:
     head = head if cut < 0 or len(text) <= 65536 else head[:cut]
     best, best_fields = ",", 1
     for sep in _SEPARATORS:
-        try:
-            records, _ = _split_records(head, sep, quote)
-        except InputError:
-            continue
+        records, _ = _split_records(head, sep, quote, lenient=True)
         counts = {len(r) for r in records if r != [""]}
         if len(counts) == 1:
             fields = counts.pop()
