@@ -117,10 +117,11 @@ def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=()) -> li
                 continue
             numbers, tokens = _tokens(col, missing)
             if numbers and not tokens:
-                if any(isinstance(v, int) and abs(v) >= 2 ** 63 for v in col.to_numpy(dtype=object)):
-                    cols.append(c)  # integers beyond int64: quasi_identifiers names the problem
-                else:  # e.g. codes with leading zeros (00123), read as text
+                if any(isinstance(v, str) and _number(v, missing)[1] for v in col.to_numpy(dtype=object)):
+                    # numbers written as text, e.g. codes with leading zeros (00123)
                     skipped.append((c, "its numbers are stored as text, such as codes with leading zeros"))
+                else:  # numbers with declared-missing tokens, or integers beyond int64: checked as QIs
+                    cols.append(c)
             elif numbers and len(tokens) <= _FEW_TOKENS and numbers >= sum(tokens.values()):
                 listed = ", ".join(f"{t!r} ({k}x)" for t, k in sorted(tokens.items(), key=lambda x: -x[1]))
                 raise InputError(
