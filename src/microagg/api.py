@@ -108,7 +108,7 @@ class Result:
         return lines
 
 
-def _as_frame(data):
+def _as_frame(data, missing=()):
     """(DataFrame, kind, shape) for a DataFrame, ndarray or path input; kind says how to give it back."""
     if isinstance(data, pd.DataFrame):
         return data, "frame", data.shape
@@ -119,7 +119,7 @@ def _as_frame(data):
             raise InputError(f"array input must be real numbers (integer or float), got dtype {data.dtype}")
         return pd.DataFrame(data.reshape(len(data), -1)), "array", data.shape
     if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
-        return read_table(data), "frame", None
+        return read_table(data, missing=missing), "frame", None
     raise InputError(f"unsupported input type {type(data).__name__}: pass a DataFrame, an ndarray or a file path")
 
 
@@ -182,6 +182,17 @@ def _run_method(Z, k, info, params, seed, deadline, progress, block_size, schedu
     return check_partition(out.labels, len(Z), k, info.name), out
 
 
+def _missing_tokens(missing) -> tuple:
+    """``missing=``: a token or a sequence of tokens (text), as a tuple; anything else is an InputError."""
+    if missing is None:
+        return ()
+    if isinstance(missing, str):
+        return (missing,)
+    if not isinstance(missing, (list, tuple, set, frozenset)) or not all(isinstance(t, str) for t in missing):
+        raise ParameterError(f"missing must be a token or a list of tokens (text), got {missing!r}")
+    return tuple(missing)
+
+
 def microaggregate(
     data,
     k: int = 3,
@@ -199,6 +210,7 @@ def microaggregate(
     merge_small_strata: bool = False,
     progress=False,
     refine: float | None = None,
+    missing=(),
     **params,
 ) -> Result:
     """Microaggregate ``data`` so that every group of quasi-identifier values has >= k records.
@@ -232,6 +244,8 @@ def microaggregate(
     progress: True draws a progress bar on stderr; a callable receives
         ``progress(stage, fraction, message)`` (``microagg.progress``).
     block_size / scheduler / refine: partitioned mode (see ``microagg.scale``).
+    missing: text tokens that mean "missing" (e.g. ``["-", "n/a"]``); a missing value in a QI
+        column is still an error, other columns are left as they are (``microagg.preprocess``).
     Every option is either honoured or rejected with an InputError; none is silently ignored.
     Returns a Result; the protected data are the same kind and shape as the input, with the same
     rows in the same order and every non-QI column unchanged.
@@ -241,7 +255,8 @@ def microaggregate(
     strata_cols = _check_options(k, seed, time_limit, standardize, progress, merge_small_strata, strata,
                                  block_size, scheduler, columns, refine)
     deadline = Deadline(time_limit)  # the whole call's budget (the checks above take microseconds)
-    df, kind, shape = _as_frame(data)
+    missing_tokens = _missing_tokens(missing)
+    df, kind, shape = _as_frame(data, missing_tokens)
     if kind == "array" and isinstance(columns, str):
         raise ParameterError("columns of an array are positions (integers), not names")
     missing = [s for s in strata_cols if s not in df.columns]
@@ -252,13 +267,14 @@ def microaggregate(
         raise InputError(f"unknown sample_weight column: {sw_col}")
     if sw_col is not None and sw_col in strata_cols:
         raise InputError(f"column {sw_col} cannot be both sample weight and stratum")
-    cols = select_columns(df, columns, exclude=strata_cols + ([sw_col] if sw_col is not None else []))
+    cols = select_columns(df, columns, exclude=strata_cols + ([sw_col] if sw_col is not None else []),
+                          missing=missing_tokens)
     overlap = [c for c in cols if c in strata_cols]
     if overlap:
         raise InputError(f"column(s) {', '.join(map(str, overlap))} cannot be both quasi-identifier and stratum")
     if sw_col is not None and sw_col in cols:
         raise InputError(f"column {sw_col} cannot be both quasi-identifier and sample weight")
-    X = quasi_identifiers(df, cols)
+    X = quasi_identifiers(df, cols, missing=missing_tokens)
     n = len(X)
     k = check_k(k, n)
     w = _variable_weights(weights, cols, info)
