@@ -463,3 +463,17 @@ def test_utf16_files_keep_their_byte_order(tmp_path, encoding, bom):
     table = io.read(src)
     io.write(table, tmp_path / "out.csv", {"v": np.array([1.5, 1.5, 4.5, 4.5])})
     assert (tmp_path / "out.csv").read_bytes() == bom + "name\tv\nÅsa\t1.5\nÖrjan\t1.5\nZoë\t4.5\nXi\t4.5\n".encode(encoding)
+
+
+def test_api_missing_tokens():
+    df = pd.DataFrame({"a": [1, 2, "-", 4, 5.5, 6], "b": np.arange(6.0), "note": ["n/a", "x", "", "NA", "y", "-"]},
+                      dtype=object).astype({"b": float})
+    with pytest.raises(InputError, match="column a is numeric except for '-'"):
+        microagg.microaggregate(df, k=3)
+    with pytest.raises(InputError, match=r"a \(1 rows\)"):
+        microagg.microaggregate(df, k=3, missing="-")
+    res = microagg.microaggregate(df, k=3, columns=["b"], missing=["-"])
+    pd.testing.assert_series_equal(res.data["a"], df["a"])
+    pd.testing.assert_series_equal(res.data["note"], df["note"])
+    with pytest.raises(InputError, match="missing must be"):
+        microagg.microaggregate(df, k=3, columns=["b"], missing=5)
