@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .partition import information_loss as _il
+from .partition import sst as _sst
 from .preprocess import Standardizer, principal_axes, zscores
 
 __all__ = [
@@ -248,8 +249,8 @@ def utility_report(X, Xp, labels=None, scaler=None) -> dict:
     """
     X, Xp = _values(X), _values(Xp)
     Z, Zp = _common_scale(X, Xp, scaler)
-    sst = float(np.sum((Z - Z.mean(axis=0)) ** 2))
-    sse = float(np.sum((Z - Zp) ** 2))
+    sst = _sst(Z)
+    sse = float(np.sum((Z - Zp) ** 2))  # to the published values (not always the group means)
     dr, sdr = correlation_discrepancy(X, Xp)
     cov_mae, cov_var = covariance_discrepancy(X, Xp)
     out = {

@@ -118,8 +118,6 @@ def kward_labels(X: np.ndarray, k: int, criterion: str = "md", order: str = "asc
     if d > 1 and criterion != "md" and not recompute:
         scores = projection_scores(X, criterion, variable)
     labels = np.zeros(n, dtype=np.int64)
-    if n < 2 * k:
-        return labels, 0
     next_label = 0
     passes = 0
     stack = [np.arange(n)]
