@@ -1,28 +1,26 @@
-"""microagg: microaggregation for statistical disclosure control of numeric microdata."""
+"""microagg: microaggregation for statistical disclosure control of numeric microdata.
+
+The heavy parts (pandas, scipy, numba) load when first used, so ``import microagg`` and the
+command line start at once.
+"""
 
 from __future__ import annotations
 
-import importlib
+from . import methods  # callable: microagg.methods() lists the registered names
+from .errors import InputError, ParameterError
 
 __version__ = "0.1.0"
-__all__ = ["microaggregate", "Result", "methods", "datasets", "information_loss", "__version__"]
+__all__ = ["microaggregate", "Result", "methods", "datasets", "information_loss", "InputError", "ParameterError",
+           "__version__"]
 
-#: Public names and the module that holds each. They are imported on first use (PEP 562), so
-#: ``import microagg`` and the command line start without loading numpy, pandas or numba.
 _LAZY = {"microaggregate": ".api", "Result": ".api", "information_loss": ".measures"}
-_SUBMODULES = ("methods", "datasets", "io", "api", "measures", "preprocess", "partition", "report", "scale")
 
 
 def __getattr__(name):
+    import importlib
+
     if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
-    elif name in _SUBMODULES:
-        value = importlib.import_module(f".{name}", __name__)  # methods: callable, lists the names
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES))
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    if name in ("datasets", "measures", "scale", "report", "partition", "preprocess", "api", "io"):
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'microagg' has no attribute {name!r}")
