@@ -250,7 +250,7 @@ def test_signal_mid_run_exits_cleanly_leaving_no_file(tmp_path, signum, code, wo
 
     src = tmp_path / "big.csv"
     rng = np.random.default_rng(0)
-    pd.DataFrame(rng.normal(size=(4000, 3)), columns=["a", "b", "c"]).to_csv(src, index=False)
+    pd.DataFrame(rng.normal(size=(8000, 3)), columns=["a", "b", "c"]).to_csv(src, index=False)  # icsm runs ~20 s
     proc = subprocess.Popen([sys.executable, "-m", "microagg.cli", "protect", str(src), "-o", str(tmp_path / "o.csv"),
                              "-k", "3", "--method", "icsm", "--time-limit", "30", "-q"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
