@@ -28,7 +28,8 @@ def read_table(path: str | Path, **options) -> pd.DataFrame:
     return io.read(path, **options).frame
 
 
-#: At most this many distinct non-numeric tokens make a column "numeric except for a few tokens".
+#: A column with numbers in the majority and at most this many distinct other tokens (or with
+#: numbers in 90 % of its cells) is "numeric except for a few tokens": an error, never silent text.
 _FEW_TOKENS = 5
 
 
@@ -122,8 +123,12 @@ def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=()) -> li
                     skipped.append((c, "its numbers are stored as text, such as codes with leading zeros"))
                 else:  # numbers with declared-missing tokens, or integers beyond int64: checked as QIs
                     cols.append(c)
-            elif numbers and len(tokens) <= _FEW_TOKENS and numbers >= sum(tokens.values()):
-                listed = ", ".join(f"{t!r} ({k}x)" for t, k in sorted(tokens.items(), key=lambda x: -x[1]))
+            elif numbers and numbers >= sum(tokens.values()) and (
+                    len(tokens) <= _FEW_TOKENS or numbers >= 9 * sum(tokens.values())):
+                ranked = sorted(tokens.items(), key=lambda x: -x[1])
+                listed = ", ".join(f"{t!r} ({k}x)" for t, k in ranked[:_FEW_TOKENS])
+                if len(ranked) > _FEW_TOKENS:
+                    listed += f" and {len(ranked) - _FEW_TOKENS} more"
                 raise InputError(
                     f"column {c} is numeric except for {listed}: declare the token(s) missing "
                     f"(--missing / missing=) or name the quasi-identifiers (--columns / columns=)")
