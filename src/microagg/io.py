@@ -229,10 +229,14 @@ def read(path, *, sep: str | None = None, decimal: str | None = None, encoding: 
     fmt = format_of(p)
     if fmt != "csv" and (sep is not None or decimal is not None or encoding is not None):
         raise InputError(f"--sep, --decimal and --encoding apply to CSV files, not to {p.name}")
+    missing = (missing,) if isinstance(missing, str) else tuple(missing or ())
+    if fmt == "csv":
+        try:
+            return _read_csv(p, sep, decimal, encoding, missing)
+        except OSError as exc:
+            raise InputError(f"cannot read {p.name}: {exc.strerror or exc}") from None
     try:
-        if fmt == "csv":
-            table = _read_csv(p, sep, decimal, encoding, tuple(missing))
-        elif fmt == "parquet":
+        if fmt == "parquet":
             table = _read_parquet(p)
         elif fmt == "stata":
             table = _read_stata(p)
@@ -247,7 +251,7 @@ def read(path, *, sep: str | None = None, decimal: str | None = None, encoding: 
     except Exception as exc:  # a damaged or foreign file, as the format's library reports it
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"cannot read {p.name} as {fmt}: {text}") from None
-    if fmt != "csv" and missing:
+    if missing:
         table.frame = _declare_missing(table.frame, missing)
     if len(table.frame) == 0:
         raise InputError(f"input has no data rows: {p}")
