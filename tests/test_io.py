@@ -477,3 +477,43 @@ def test_api_missing_tokens():
     pd.testing.assert_series_equal(res.data["note"], df["note"])
     with pytest.raises(InputError, match="missing must be"):
         microagg.microaggregate(df, k=3, columns=["b"], missing=5)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), st.sampled_from([".dta", ".sav"]))
+def test_stata_and_spss_typed_frames_keep_every_non_qi_column(tmp_path_factory, data, suffix):
+    import pyreadstat
+
+    n = data.draw(st.integers(6, 16))
+    k = data.draw(st.integers(2, 3))
+    kinds = ["int8", "int16", "int32", "float32", "float64", "str"] if suffix == ".dta" else ["float64", "str"]
+    dtypes = data.draw(st.lists(st.sampled_from(kinds), min_size=1, max_size=4))
+    frame = {}
+    for j, dt in enumerate(dtypes):
+        if dt == "str":
+            frame[f"c{j}"] = data.draw(st.lists(st.text(alphabet="abc xyz09", min_size=1, max_size=5),
+                                                min_size=n, max_size=n))
+        elif dt.startswith("int"):
+            frame[f"c{j}"] = np.array(data.draw(st.lists(st.integers(-100, 100), min_size=n, max_size=n)), dtype=dt)
+        else:
+            frame[f"c{j}"] = np.array(data.draw(st.lists(st.floats(-1e6, 1e6, width=32), min_size=n, max_size=n)),
+                                      dtype=dt)
+    frame["q"] = np.array(data.draw(st.lists(st.floats(-1e6, 1e6), min_size=n, max_size=n)))
+    df = pd.DataFrame(frame)
+    folder = tmp_path_factory.mktemp("typed")
+    src, out = folder / f"in{suffix}", folder / f"out{suffix}"
+    if suffix == ".dta":
+        df.to_stata(src, write_index=False, version=118)
+    else:
+        pyreadstat.write_sav(df, str(src))
+    table = io.read(src)
+    published = protect_table(table, ["q"], k)
+    io.write(table, out, published)
+    if suffix == ".dta":
+        before, after = pd.read_stata(src), pd.read_stata(out)
+    else:
+        before, after = pyreadstat.read_sav(str(src))[0], pyreadstat.read_sav(str(out))[0]
+    for c in df.columns:
+        if c != "q":
+            pd.testing.assert_series_equal(after[c], before[c])
+    assert_k_anonymous(after, ["q"], k)
