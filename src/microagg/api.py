@@ -191,7 +191,7 @@ def _run_method(Z, k, info, params, seed, deadline, progress, block_size, schedu
 
 
 def _missing_tokens(missing) -> tuple:
-    """``missing=``: a token or a sequence of tokens (text), as a tuple; anything else is an InputError."""
+    """``missing=``: a token or a sequence of tokens (text), as a tuple; anything else is a ParameterError."""
     if missing is None:
         return ()
     if isinstance(missing, str):
