@@ -517,3 +517,25 @@ def test_stata_and_spss_typed_frames_keep_every_non_qi_column(tmp_path_factory, 
         if c != "q":
             pd.testing.assert_series_equal(after[c], before[c])
     assert_k_anonymous(after, ["q"], k)
+
+
+def test_stata_extended_missing_values_are_not_lost_silently(tmp_path):
+    import pyreadstat
+
+    df = pd.DataFrame({"a": [1.0, 2.0, "a", 4.0, 5.0, 6.0], "b": [1.5, 2.0, 3.0, 4.0, 5.0, 6.0]})
+    src = tmp_path / "in.dta"
+    pyreadstat.write_dta(df, str(src), missing_user_values={"a": ["a"]})
+    table = io.read(src)
+    with pytest.warns(UserWarning, match=r"column\(s\) a hold Stata extended missing values"):
+        io.write(table, tmp_path / "out.dta", protect_table(table, ["b"]))
+
+
+def test_text_typed_qi_column_is_published_as_numbers(tmp_path):
+    df = pd.DataFrame({"code": ["1", "2", "3", "4", "5", "6"], "x": np.arange(6.0)})
+    src = tmp_path / "in.parquet"
+    df.to_parquet(src, index=False)
+    table = io.read(src)
+    io.write(table, tmp_path / "out.parquet", protect_table(table, ["code"]))
+    back = pd.read_parquet(tmp_path / "out.parquet")
+    assert back["code"].dtype == np.float64 and (back["x"] == df["x"]).all()
+    assert_k_anonymous(back, ["code"], 3)

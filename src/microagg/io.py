@@ -273,6 +273,13 @@ def write(table: Table, path, published: dict) -> Path:
     if table.duplicates:
         raise InputError(f"cannot write {path.name}: column name(s) {', '.join(map(repr, table.duplicates))} occur "
                          f"more than once in {table.path.name}; only a file of the input's format keeps them")
+    extended = [c for c in table.meta.get("extended_missing", ()) if c not in published]
+    if extended:
+        import warnings
+
+        warnings.warn(f"column(s) {', '.join(map(str, extended))} hold Stata extended missing values (.a to .z): "
+                      "they are written as '.' (the Stata writer keeps only the plain missing value)",
+                      UserWarning, stacklevel=2)
     source = table.original if table.original is not None else _text_frame(table)
     frame = _published_frame(source, published)
     writers = {"csv": _write_csv_frame, "parquet": _write_parquet, "stata": _write_stata,
@@ -680,8 +687,19 @@ def _read_stata(p: Path) -> Table:
                           preserve_dtypes=True)
     _, m = pyreadstat.read_dta(str(p), metadataonly=True)
     meta = {"column_labels": {k: v for k, v in m.column_names_to_labels.items() if v},
-            "value_labels": m.variable_value_labels, "file_label": m.file_label or None}
+            "value_labels": m.variable_value_labels, "file_label": m.file_label or None,
+            "extended_missing": _stata_extended_missing(p)}
     return _typed_table(frame, "stata", p, meta)
+
+
+def _stata_extended_missing(p: Path) -> list:
+    """Columns holding Stata's extended missing values (.a to .z): pandas writes them back as '.'."""
+    import pandas as pd
+    from pandas.io.stata import StataMissingValue
+
+    check = pd.read_stata(p, convert_categoricals=False, convert_dates=False, convert_missing=True)
+    return [c for c in check.columns if check[c].dtype == object
+            and any(isinstance(v, StataMissingValue) and v.string != "." for v in check[c])]
 
 
 def _read_readstat(p: Path, fmt: str) -> Table:
@@ -740,15 +758,16 @@ def _published_frame(frame, published: dict):
     """A copy of ``frame`` with the QI columns replaced: the column's integer dtype is kept when
     every published value is integral and fits it, else float64."""
     import numpy as np
+    import pandas as pd
 
     out = frame.copy()
     for name, values in published.items():
         values = np.asarray(values, dtype=np.float64)
         dtype = frame[name].dtype
-        if np.issubdtype(dtype, np.integer) and _integral(values):
-            info = np.iinfo(dtype)
+        if pd.api.types.is_integer_dtype(dtype) and _integral(values):  # numpy or nullable integers
+            info = np.iinfo(getattr(dtype, "numpy_dtype", dtype))
             if values.min() >= info.min and values.max() <= info.max:
-                out[name] = values.astype(dtype)
+                out[name] = values.astype(getattr(dtype, "numpy_dtype", dtype))
                 continue
         out[name] = values
     return out
