@@ -539,3 +539,24 @@ def test_text_typed_qi_column_is_published_as_numbers(tmp_path):
     back = pd.read_parquet(tmp_path / "out.parquet")
     assert back["code"].dtype == np.float64 and (back["x"] == df["x"]).all()
     assert_k_anonymous(back, ["code"], 3)
+
+
+def test_excel_sheet_is_chosen_and_a_missing_sheet_named(tmp_path):
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    wb.active.title = "cover"
+    wb.active["A1"] = "survey 2024"
+    ws = wb.create_sheet("data")
+    ws.append(["x", "label"])
+    for i in range(6):
+        ws.append([i * 1.5, f"r{i}"])
+    src = tmp_path / "in.xlsx"
+    wb.save(src)
+    table = io.read(src, sheet="data")
+    io.write(table, tmp_path / "out.xlsx", protect_table(table, ["x"]))
+    back = openpyxl.load_workbook(tmp_path / "out.xlsx")
+    assert back["cover"]["A1"].value == "survey 2024"
+    assert [c.value for c in back["data"]["B"]][1:] == [f"r{i}" for i in range(6)]
+    with pytest.raises(InputError, match="no sheet 'nope' in in.xlsx; its sheets: cover, data"):
+        io.read(src, sheet="nope")

@@ -120,7 +120,7 @@ def _check_interval_p(value) -> None:
 
 
 def _read_options(args) -> dict:
-    return {"sep": args.sep, "decimal": args.decimal, "encoding": args.encoding,
+    return {"sep": args.sep, "decimal": args.decimal, "encoding": args.encoding, "sheet": args.sheet,
             "missing": tuple(t for t in (args.missing or "").split(",") if t.strip())}
 
 
@@ -259,7 +259,7 @@ def protect_out_of_core_cli(args, params) -> int:
     unsupported = [flag for flag, on in (
         ("--report", args.report), ("--weights", args.weights), ("--sample-weight", args.sample_weight),
         ("--raw", args.raw), ("--sep", args.sep), ("--decimal", args.decimal), ("--encoding", args.encoding),
-        ("--missing", args.missing)) if on]
+        ("--missing", args.missing), ("--sheet", args.sheet)) if on]
     if unsupported:
         raise UserError(f"--out-of-core does not support {', '.join(unsupported)} yet")
     if args.k < 2:
@@ -488,6 +488,7 @@ def _add_read_options(p) -> None:
     p.add_argument("--sep", help="CSV field separator (default: detected among , ; tab |); 'tab' for a tab")
     p.add_argument("--decimal", choices=(".", ","), help="CSV decimal mark (default: detected)")
     p.add_argument("--encoding", help="CSV text encoding (default: UTF-8 with or without BOM, else cp1252/latin-1)")
+    p.add_argument("--sheet", help="Excel: the worksheet to read (default: the first)")
     p.add_argument("--missing", metavar="TOKEN,...",
                    help="text tokens that mean 'missing' (e.g. '-,.,n/a'); a missing value in a "
                         "quasi-identifier is still an error, other columns are written unchanged")

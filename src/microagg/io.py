@@ -229,6 +229,8 @@ def read(path, *, sep: str | None = None, decimal: str | None = None, encoding: 
     fmt = format_of(p)
     if fmt != "csv" and (sep is not None or decimal is not None or encoding is not None):
         raise InputError(f"--sep, --decimal and --encoding apply to CSV files, not to {p.name}")
+    if fmt != "excel" and sheet is not None:
+        raise InputError(f"--sheet applies to Excel files, not to {p.name}")
     missing = (missing,) if isinstance(missing, str) else tuple(missing or ())
     if fmt == "csv":
         try:
@@ -730,6 +732,8 @@ def _read_excel(p: Path, sheet) -> Table:
     openpyxl = _need("openpyxl", "reading Excel files")
     wb = openpyxl.load_workbook(p, read_only=True, data_only=True)
     try:
+        if sheet is not None and sheet not in wb.sheetnames:
+            raise InputError(f"no sheet {sheet!r} in {p.name}; its sheets: {', '.join(wb.sheetnames)}")
         ws = wb.worksheets[0] if sheet is None else wb[sheet]
         rows = list(ws.iter_rows(values_only=True))
         title = ws.title
