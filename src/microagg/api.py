@@ -16,6 +16,7 @@ import pandas as pd
 from . import methods as registry
 from .partition import aggregate, check_partition, group_sizes, relabel, sse, sst
 from .preprocess import InputError, check_k, read_table
+from .measures import categorical_report
 from .representatives import check_aggregation, publish
 from .transforms import check_options, embed, method_matrix, select_qi
 
@@ -96,6 +97,9 @@ class Result:
             lines.append(f"group means weighted by sample weight {self.extras['sample_weight']}")
         if "aggregation" in self.extras:
             lines.append(self.extras["representatives_note"])
+        for c, m in self.extras.get("categories", {}).items():
+            lines.append(f"categorical {c}: {100 * m['changed_share']:.2f}% of values changed, "
+                         f"distribution distance (TVD) {m['distribution_tvd']:.4f}")
         if self.extras.get("distance", "euclidean") != "euclidean":
             lines.append(f"distance {self.extras['distance']}: the methods grouped the records on whitened "
                          "continuous columns; IL is on z-scores")
@@ -288,6 +292,11 @@ def microaggregate(
         out_data = df.copy()
         for c in cols:  # categorical columns keep their dtype and publish existing categories
             out_data[c] = emb.published_column(c, published_numeric, published_codes, df[c])
+    if emb.heterogeneous:  # per categorical column: share of changed values, distribution distance
+        extras["categories"] = categorical_report(
+            df[emb.categorical_columns],
+            pd.DataFrame({c: emb.published_column(c, published_numeric, published_codes, df[c])
+                          for c in emb.categorical_columns}, index=df.index))
     sizes = [group_sizes(labels[:, j]) for j in range(labels.shape[1])] if labels.ndim == 2 else group_sizes(labels)
     return Result(
         data=out_data,
