@@ -280,6 +280,8 @@ def cmd_protect(args) -> int:
                 sample_weight=args.sample_weight,
                 merge_small_strata=args.merge_small_strata,
                 progress=show and not partitioned,
+                categorical=args.categorical, ordinal=args.ordinal, distance=args.distance,
+                aggregation=args.aggregation, trim=args.trim,
                 **params,
             )
     report_text = None
@@ -527,6 +529,11 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--weights", metavar="W1,W2,..|COL=W,..",
                     help="variable weights for the distance, one positive number per QI column")
     pr.add_argument("--sample-weight", metavar="COLUMN", help="sampling-weight column for weighted group means")
+    pr.add_argument("--categorical", metavar="A,B", help="nominal quasi-identifier columns (publish the group's mode)")
+    pr.add_argument("--ordinal", metavar="C,D", help="ordinal quasi-identifier columns (publish the median category)")
+    pr.add_argument("--distance", default="euclidean", help="euclidean | mahalanobis | robust (MCD covariance)")
+    pr.add_argument("--aggregation", default="mean", help="continuous representative: mean | median | trimmed | onestep")
+    pr.add_argument("--trim", type=float, default=0.1, help="share trimmed at each end with --aggregation trimmed")
     pr.add_argument("--report", metavar="REPORT.html", help="write a self-contained HTML report (atomically)")
     pr.add_argument("--interval-p", type=float, default=10.0, metavar="P",
                     help="rank-interval percentage for interval disclosure in the report (default 10)")
