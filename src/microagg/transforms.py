@@ -221,8 +221,8 @@ class Embedding:
         col_codes = codes[:, self.categorical_columns.index(c)]
         if original is not None and isinstance(original.dtype, pd.CategoricalDtype):
             return pd.Categorical.from_codes(col_codes, dtype=original.dtype)
-        values = self.levels[c].take(col_codes)
-        return values.to_numpy() if original is None else values.to_numpy().astype(original.dtype, copy=False)
+        values = self.levels[c].take(col_codes).to_numpy()
+        return values if original is None else pd.Series(values, index=original.index).astype(original.dtype)
 
 
 def embed(df: pd.DataFrame, cols: list, kinds: dict, standardize: bool = True) -> Embedding:
