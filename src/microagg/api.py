@@ -217,9 +217,9 @@ def microaggregate(
     if sw_col is not None and sw_col in cols:
         raise InputError(f"column {sw_col} cannot be both quasi-identifier and sample weight")
     _check_heterogeneous(info, kinds, distance, weights)
-    emb = embed(df, cols, kinds, standardize)
     n = len(df)
     k = check_k(k, n)
+    emb = embed(df, cols, kinds, standardize)
     w = _variable_weights(weights, cols, info)
     sw = _sample_weights(sample_weight, df, n)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
