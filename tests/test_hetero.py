@@ -228,8 +228,9 @@ def test_bound_converted_to_published_units():
     df = microagg.datasets.load("tarragona").iloc[:12, :3]
     res = microagg.microaggregate(df, k=3, method="colgen", distance="mahalanobis", aggregation="median",
                                   time_limit=20)
-    if res.lower_bound is not None:
-        assert res.lower_bound <= res.sse + 1e-9
+    assert res.lower_bound is not None and "whitened_lower_bound" in res.extras
+    assert res.lower_bound <= res.sse + 1e-9
+    assert res.lower_bound <= res.extras["whitened_lower_bound"] + 1e-9  # scaled by min(λ_min, 1)
 
 
 # --- distances ----------------------------------------------------------------------------------------
@@ -348,3 +349,20 @@ def test_category_measures():
     Xp = pd.DataFrame({"v": [1.5, 1.5, 3.5, 3.5], "c": b})
     out = utility_report(X, Xp, categorical=["c"])
     assert out["categorical"]["c"]["changed_share"] == pytest.approx(0.5) and "information_loss" in out
+
+
+def test_cli_flags(tmp_path, capsys):
+    from microagg.cli import main
+
+    src = microagg.datasets.path("testdata")
+    out = tmp_path / "out.csv"
+    assert main(["protect", str(src), "-o", str(out), "-k", "3", "--columns", "expend,income,savings,sex,age",
+                 "--categorical", "sex", "--ordinal", "age", "--strata", "urbrur", "--distance", "robust",
+                 "--aggregation", "trimmed", "--trim", "0.3", "-q"]) == 0
+    assert "median category (ordinal)" in capsys.readouterr().out
+    got = pd.read_csv(out)
+    original = pd.read_csv(src)
+    cols = ["expend", "income", "savings", "sex", "age"]
+    assert got[cols].astype(str).value_counts().min() >= 3
+    assert set(got["sex"]) <= set(original["sex"]) and set(got["age"]) <= set(original["age"])
+    assert main(["protect", str(src), "-o", str(out), "-k", "3", "--aggregation", "mode", "-q"]) == 2
