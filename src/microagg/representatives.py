@@ -207,11 +207,18 @@ def publish(emb, labels: np.ndarray, aggregation: str = "mean", trim: float = DE
         col_labels = labels[:, emb.columns.index(c)] if labels.ndim == 2 else labels
         pick = median_category if emb.kinds[c] == "ordinal" else mode_category
         codes[:, j] = pick(emb.codes[:, j], col_labels, weights)[col_labels]
-    numeric = np.empty_like(emb.numeric)
+    # every statistic here is affine equivariant: values near the float64 limits are aggregated on
+    # their z-scores and mapped back, so that sums never overflow (the Standardizer's ``unit``)
+    safe = getattr(emb.scaler, "unit", None) is not None
+    base = emb.scaler.transform(emb.numeric) if safe else emb.numeric
+    numeric = np.zeros_like(emb.numeric)
     for j, c in enumerate(emb.numeric_columns):
         if emb.kinds[c] == "continuous":
             col_labels = labels[:, emb.columns.index(c)] if labels.ndim == 2 else labels
-            numeric[:, j] = continuous(emb.numeric[:, [j]], col_labels, aggregation, trim, weights)[col_labels, 0]
-        else:  # ordinal: its rank is its published category code
+            numeric[:, j] = continuous(base[:, [j]], col_labels, aggregation, trim, weights)[col_labels, 0]
+    if safe:
+        numeric = emb.scaler.inverse(numeric)
+    for j, c in enumerate(emb.numeric_columns):
+        if emb.kinds[c] == "ordinal":  # its rank is its published category code
             numeric[:, j] = codes[:, emb.categorical_columns.index(c)]
     return numeric, codes
