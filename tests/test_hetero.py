@@ -366,3 +366,23 @@ def test_cli_flags(tmp_path, capsys):
     assert got[cols].astype(str).value_counts().min() >= 3
     assert set(got["sex"]) <= set(original["sex"]) and set(got["age"]) <= set(original["age"])
     assert main(["protect", str(src), "-o", str(out), "-k", "3", "--aggregation", "mode", "-q"]) == 2
+
+
+def test_report_with_text_categories():
+    from microagg.report import render_report
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.normal(size=60), "y": rng.normal(size=60),
+                       "c": rng.choice(["red", "green", "blue"], size=60)})
+    res = microagg.microaggregate(df, k=3, columns=["x", "y", "c"], categorical=["c"])
+    html = render_report(res, df)
+    assert "categorical c" in html and "k-anonymous" in html
+
+
+def test_array_input_with_a_categorical_position():
+    rng = np.random.default_rng(2)
+    A = np.column_stack([rng.normal(size=30), rng.integers(0, 3, size=30)])
+    res = microagg.microaggregate(A, k=3, categorical=[1])
+    assert isinstance(res.data, np.ndarray) and res.data.shape == A.shape
+    assert set(res.data[:, 1]) <= set(A[:, 1])
+    assert pd.DataFrame(res.data).astype(str).value_counts().min() >= 3

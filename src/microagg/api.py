@@ -47,6 +47,8 @@ class Result:
     extras: dict = field(default_factory=dict)
     scaler: Standardizer | None = None  # the run's standardisation of the QI columns
     standardized: np.ndarray | None = None  # the QI columns as the run measured them (scaler applied)
+    # with categorical QIs, ``standardized`` is the Gower-type embedding (microagg.transforms) and
+    # ``scaler`` z-scores only the continuous values and ordinal ranks
 
     def measured(self, values) -> np.ndarray:
         """QI values (n, d) in the units the run measured IL in (its own scaler)."""
