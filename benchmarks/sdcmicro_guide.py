@@ -30,6 +30,7 @@ HERE = Path(__file__).resolve().parent
 RESULT = HERE / "results" / "sdcmicro_guide.json"
 GUIDE = HERE.parent / "docs" / "sdcmicro.md"
 BEGIN, END = "<!-- sdcmicro-guide:begin -->", "<!-- sdcmicro-guide:end -->"
+OUTLIER_BEGIN, OUTLIER_END = "<!-- sdcmicro-outlier:begin -->", "<!-- sdcmicro-outlier:end -->"
 
 NUM = ["expend", "income", "savings"]
 
@@ -110,6 +111,35 @@ def run() -> list[dict]:
     return rows
 
 
+def outlier_check() -> list[dict]:
+    """One gross outlier (record 10's income times 1000 the maximum): how much do the groups of
+    the other 4579 records move? Adjusted Rand index between their labels with and without it
+    (1: same groups)."""
+    from sklearn.metrics import adjusted_rand_score
+
+    df = microagg.datasets.load("testdata")
+    dirty = df.copy()
+    dirty.loc[10, "income"] = df["income"].max() * 1000
+    others = np.arange(len(df)) != 10
+    rows = []
+    for distance in ("euclidean", "mahalanobis", "robust"):
+        for method in ("mdav", "vmdav"):
+            a = microagg.microaggregate(df, k=3, method=method, columns=NUM, distance=distance).labels
+            b = microagg.microaggregate(dirty, k=3, method=method, columns=NUM, distance=distance).labels
+            rows.append({"distance": distance, "method": method,
+                         "ari_other_records": float(adjusted_rand_score(a[others], b[others]))})
+            print(f"outlier: {distance:11s} {method:5s} ARI of the other records {rows[-1]['ari_other_records']:.4f}")
+    return rows
+
+
+def render_outlier(rows: list[dict]) -> str:
+    lines = ["| distance | mdav | vmdav |", "|---|---|---|"]
+    for distance in ("euclidean", "mahalanobis", "robust"):
+        got = {r["method"]: r["ari_other_records"] for r in rows if r["distance"] == distance}
+        lines.append(f"| `{distance}` | {got['mdav']:.4f} | {got['vmdav']:.4f} |")
+    return "\n".join(lines)
+
+
 def render(rows: list[dict]) -> str:
     lines = ["| sdcMicro | microagg | IL % | IL1s | smallest |", "|---|---|---|---|---|"]
     for r in rows:
@@ -127,17 +157,20 @@ def main() -> None:
     ap.add_argument("--no-run", action="store_true", help="render from the committed results only")
     args = ap.parse_args()
     if args.no_run:
-        rows = json.loads(RESULT.read_text())["rows"]
+        saved = json.loads(RESULT.read_text())
+        rows, outliers = saved["rows"], saved["outlier"]
     else:
-        rows = run()
+        rows, outliers = run(), outlier_check()
         RESULT.parent.mkdir(exist_ok=True)
         RESULT.write_text(json.dumps({"data": "testdata (4580 records)", "k": 3, "strata": "urbrur",
                                       "microagg_version": getattr(microagg, "__version__", None),
-                                      "rows": rows}, indent=1) + "\n")
+                                      "rows": rows, "outlier": outliers}, indent=1) + "\n")
     if args.render:
         text = GUIDE.read_text()
-        a, b = text.index(BEGIN) + len(BEGIN), text.index(END)
-        GUIDE.write_text(text[:a] + "\n" + render(rows) + "\n" + text[b:])
+        for begin, end, block in ((BEGIN, END, render(rows)), (OUTLIER_BEGIN, OUTLIER_END, render_outlier(outliers))):
+            a, b = text.index(begin) + len(begin), text.index(end)
+            text = text[:a] + "\n" + block + "\n" + text[b:]
+        GUIDE.write_text(text)
 
 
 if __name__ == "__main__":
