@@ -243,6 +243,9 @@ def cmd_protect(args) -> int:
         if name in params:
             raise UserError(f"--param {name}=... is not a method parameter: use the --{name.replace('_', '-')} option")
     if args.out_of_core:
+        if args.categorical or args.ordinal or args.distance != "euclidean" or args.aggregation != "mean":
+            raise UserError("--out-of-core takes continuous columns and group means only: drop --categorical, "
+                            "--ordinal, --distance and --aggregation, or run without --out-of-core")
         return protect_out_of_core_cli(args, params)
     src = Path(args.input)
     out = check_output_path(Path(args.output), src)
