@@ -216,7 +216,7 @@ def microaggregate(
     ordinal=None,
     distance: str = "euclidean",
     aggregation: str = "mean",
-    trim: float = 0.1,
+    trim: float | None = None,
     **params,
 ) -> Result:
     """Microaggregate ``data`` so that every group of quasi-identifier values has >= k records.
@@ -259,7 +259,7 @@ def microaggregate(
     distance: "euclidean" (z-scores), "mahalanobis" or "robust" (MCD covariance, as sdcMicro's
         rmd): the continuous part is whitened before the method (``transforms.whiten``).
     aggregation / trim: what a group publishes for continuous columns: "mean", "median",
-        "trimmed" (``trim`` per end, default 0.1) or "onestep" (``microagg.representatives``),
+        "trimmed" (``trim``: share per end, None = 0.1) or "onestep" (``microagg.representatives``),
         weighted by ``sample_weight``. IL and the bound are measured against the published
         values; ``extras["sse_to_group_means"]`` gives the SSE to the group means for comparison.
     Every option is either honoured or rejected with an InputError; none is silently ignored.

@@ -536,7 +536,7 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--ordinal", metavar="C,D", help="ordinal quasi-identifier columns (publish the median category)")
     pr.add_argument("--distance", default="euclidean", help="euclidean | mahalanobis | robust (MCD covariance)")
     pr.add_argument("--aggregation", default="mean", help="continuous representative: mean | median | trimmed | onestep")
-    pr.add_argument("--trim", type=float, default=0.1, help="share trimmed at each end with --aggregation trimmed")
+    pr.add_argument("--trim", type=float, default=None, help="share trimmed at each end with --aggregation trimmed (0.1)")
     pr.add_argument("--report", metavar="REPORT.html", help="write a self-contained HTML report (atomically)")
     pr.add_argument("--interval-p", type=float, default=10.0, metavar="P",
                     help="rank-interval percentage for interval disclosure in the report (default 10)")

@@ -45,10 +45,18 @@ MAD_CONSISTENCY = 1.4826
 _MEDIAN, _TRIMMED, _ONESTEP, _LOWER_MEDIAN = 0, 1, 2, 3
 
 
-def check_aggregation(aggregation="mean", trim=DEFAULT_TRIM) -> tuple[str, float]:
-    """Validate ``aggregation`` and ``trim`` before any data work (ParameterError)."""
+def check_aggregation(aggregation="mean", trim=None) -> tuple[str, float]:
+    """Validate ``aggregation`` and ``trim`` before any data work (ParameterError).
+
+    trim=None means DEFAULT_TRIM; a trim given with another aggregation than "trimmed" is an
+    error rather than silently unused.
+    """
     if not isinstance(aggregation, str) or aggregation not in AGGREGATIONS:
         raise ParameterError(f"aggregation must be one of {', '.join(AGGREGATIONS)}, got {aggregation!r}")
+    if trim is None:
+        return aggregation, DEFAULT_TRIM
+    if aggregation != "trimmed":
+        raise ParameterError(f"trim applies to aggregation='trimmed' only (aggregation is {aggregation!r})")
     if isinstance(trim, (bool, np.bool_)) or not isinstance(trim, (int, float, np.integer, np.floating)):
         raise ParameterError(f"trim must be a number in [0, 0.5), got {trim!r}")
     if not 0.0 <= float(trim) < 0.5:
