@@ -388,3 +388,20 @@ def test_array_input_with_a_categorical_position():
     assert isinstance(res.data, np.ndarray) and res.data.shape == A.shape
     assert set(res.data[:, 1]) <= set(A[:, 1])
     assert pd.DataFrame(res.data).astype(str).value_counts().min() >= 3
+
+
+def test_ordinal_levels_declared_by_mapping():
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame({"x": rng.normal(size=40), "grade": rng.choice(["low", "mid", "high"], size=40)})
+    order = ["low", "mid", "high"]
+    res = microagg.microaggregate(df, k=4, columns=["x", "grade"], ordinal={"grade": order})
+    rank = df["grade"].map(order.index).to_numpy()
+    for rows in group_rows(res.labels):
+        published = res.data["grade"].iloc[rows].unique()
+        assert len(published) == 1
+        m = order.index(published[0])
+        assert (rank[rows] < m).sum() <= len(rows) / 2 and (rank[rows] > m).sum() <= len(rows) / 2
+    with pytest.raises(InputError, match="outside its declared levels"):
+        microagg.microaggregate(df, k=4, columns=["x", "grade"], ordinal={"grade": ["low", "mid"]})
+    with pytest.raises(ParameterError, match="lowest first"):
+        microagg.microaggregate(df, k=4, columns=["x", "grade"], ordinal={"grade": "low"})

@@ -250,7 +250,8 @@ def microaggregate(
     progress: True draws a progress bar on stderr; a callable receives
         ``progress(stage, fraction, message)`` (``microagg.progress``).
     block_size / scheduler / refine: partitioned mode (see ``microagg.scale``).
-    categorical / ordinal: QI columns (names) that are nominal / ordinal; undeclared columns take
+    categorical / ordinal: QI columns (names) that are nominal / ordinal (``ordinal`` may also map
+        a column to its levels, lowest first: {"grade": ["low", "mid", "high"]}); undeclared columns take
         their kind from the dtype (pandas Categorical unordered -> nominal, ordered -> ordinal, bool
         -> nominal, numbers -> continuous). The method sees the Gower-type embedding of
         ``microagg.transforms``; nominal columns publish the group's mode, ordinal ones its median
@@ -294,7 +295,7 @@ def microaggregate(
     _check_heterogeneous(info, kinds, distance, weights)
     n = len(df)
     k = check_k(k, n)
-    emb = embed(df, cols, kinds, standardize)
+    emb = embed(df, cols, kinds, standardize, ordinal)
     w = _variable_weights(weights, cols, info)
     sw = _sample_weights(sample_weight, df, n)
     scaler, Z = emb.scaler, emb.matrix  # z-scores of the continuous columns, Gower-type embedding of the rest

@@ -63,10 +63,26 @@ def _column_list(value, name) -> list:
     return out
 
 
-def check_options(categorical=None, ordinal=None, distance="euclidean") -> tuple[list, list, str]:
-    """Validate the QI-kind and distance options before any data work (ParameterError)."""
+def check_options(categorical=None, ordinal=None, distance="euclidean") -> tuple[list, dict, str]:
+    """Validate the QI-kind and distance options before any data work (ParameterError).
+
+    ``ordinal`` is a list of column names, or a mapping column -> its levels from lowest to
+    highest (None: the dtype's or the sorted order). Returns (categorical columns, ordinal column
+    -> levels or None, distance).
+    """
     cat = _column_list(categorical, "categorical")
-    ordl = _column_list(ordinal, "ordinal")
+    if isinstance(ordinal, dict):
+        ordl = {}
+        for c, levels in ordinal.items():
+            if levels is not None:
+                if isinstance(levels, (str, bytes)) or not hasattr(levels, "__iter__"):
+                    raise ParameterError(f"ordinal levels of {c} must be a list (lowest first), got {levels!r}")
+                levels = list(levels)
+                if not levels or len(set(map(repr, levels))) != len(levels):
+                    raise ParameterError(f"ordinal levels of {c} must be distinct and not empty, got {levels!r}")
+            ordl[c] = levels
+    else:
+        ordl = dict.fromkeys(_column_list(ordinal, "ordinal"))
     both = [c for c in cat if c in ordl]
     if both:
         raise ParameterError(f"column(s) declared both categorical and ordinal: {', '.join(map(str, both))}")
@@ -225,17 +241,28 @@ class Embedding:
         return values if original is None else pd.Series(values, index=original.index).astype(original.dtype)
 
 
-def embed(df: pd.DataFrame, cols: list, kinds: dict, standardize: bool = True) -> Embedding:
-    """Build the Embedding of ``df[cols]``; missing values are an InputError naming the columns."""
+def embed(df: pd.DataFrame, cols: list, kinds: dict, standardize: bool = True, levels=None) -> Embedding:
+    """Build the Embedding of ``df[cols]``; missing values are an InputError naming the columns.
+
+    levels: column -> declared levels (lowest first) of ordinal columns, overriding ``_levels``;
+    a value outside them is an InputError.
+    """
+    declared = {c: v for c, v in (levels or {}).items() if v is not None}
     categorical = [c for c in cols if kinds[c] != "continuous"]
     continuous = [c for c in cols if kinds[c] == "continuous"]
     X = quasi_identifiers(df, continuous) if continuous else np.empty((len(df), 0))
     levels, code_cols, missing = {}, [], []
     for c in categorical:
-        lev = _levels(df[c])
-        codes = pd.Categorical(df[c], categories=lev).codes if not isinstance(df[c].dtype, pd.CategoricalDtype) \
-            else df[c].cat.codes.to_numpy()
+        lev = pd.Index(declared[c]) if c in declared else _levels(df[c])
+        if isinstance(df[c].dtype, pd.CategoricalDtype) and c not in declared:
+            codes = df[c].cat.codes.to_numpy()
+        else:
+            codes = lev.get_indexer(pd.Index(np.asarray(df[c], dtype=object)))  # -1: missing or undeclared
         codes = np.asarray(codes, dtype=np.int64)
+        outside = (codes < 0) & df[c].notna().to_numpy()
+        if outside.any():
+            raise InputError(f"ordinal column {c} has value(s) outside its declared levels: "
+                             f"{', '.join(map(repr, pd.unique(df[c][outside])[:5]))}")
         if (codes < 0).any():
             missing.append(f"{c} ({int((codes < 0).sum())} rows)")
         levels[c] = lev
