@@ -182,6 +182,14 @@ def _check_options(k, seed, time_limit, standardize, progress, merge_small_strat
     return strata_cols
 
 
+def _check_not_duplicated(names, duplicated) -> None:
+    """A column named twice in the header cannot be used as a QI, stratum or weight (which one?)."""
+    twice = sorted({str(c) for c in names if c in duplicated})
+    if twice:
+        raise InputError(f"column name(s) {', '.join(twice)} appear more than once in the data; rename them "
+                         "to use them as quasi-identifiers, strata or weights")
+
+
 def _run_method(Z, k, info, params, seed, deadline, progress, block_size, scheduler, refine):
     """One method run (partitioned when block_size / scheduler is given), labels checked."""
     if block_size is not None or scheduler is not None:
@@ -276,6 +284,7 @@ def microaggregate(
     aggregation, trim = check_aggregation(aggregation, trim)
     deadline = Deadline(time_limit)  # the whole call's budget (the checks above take microseconds)
     df, kind, shape = _as_frame(data)
+    duplicated = set(df.columns[df.columns.duplicated()])
     if kind == "array" and isinstance(columns, str):
         raise ParameterError("columns of an array are positions (integers), not names")
     missing = [s for s in strata_cols if s not in df.columns]
@@ -286,6 +295,12 @@ def microaggregate(
         raise InputError(f"unknown sample_weight column: {sw_col}")
     if sw_col is not None and sw_col in strata_cols:
         raise InputError(f"column {sw_col} cannot be both sample weight and stratum")
+    named = strata_cols + ([sw_col] if sw_col is not None else [])
+    named += [c.strip() for c in columns.split(",")] if isinstance(columns, str) else list(columns or [])
+    _check_not_duplicated(named, duplicated)
+    if duplicated and columns is None:  # which of the twins would be protected? the user says
+        raise InputError(f"column name(s) {', '.join(sorted(map(str, duplicated)))} appear more than once in the "
+                         "data: name the quasi-identifier columns with columns= (--columns)")
     cols, kinds = select_qi(df, columns, strata_cols + ([sw_col] if sw_col is not None else []), categorical, ordinal)
     overlap = [c for c in cols if c in strata_cols]
     if overlap:

@@ -29,7 +29,6 @@ Both are always categories present in the group.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from .errors import ParameterError
 from .partition import group_means
@@ -41,8 +40,6 @@ AGGREGATIONS = ("mean", "median", "trimmed", "onestep")
 DEFAULT_TRIM = 0.1
 ONESTEP_CONSTANT = 3.0 / 1.486
 MAD_CONSISTENCY = 1.4826
-
-_MEDIAN, _TRIMMED, _ONESTEP, _LOWER_MEDIAN = 0, 1, 2, 3
 
 
 def check_aggregation(aggregation="mean", trim=None) -> tuple[str, float]:
@@ -64,88 +61,18 @@ def check_aggregation(aggregation="mean", trim=None) -> tuple[str, float]:
     return aggregation, float(trim)
 
 
-@njit(cache=True, nogil=True)
-def _weighted_median(x, w, average):
-    """x sorted ascending; sdcMicro's weightedQuantile(probs=0.5) (lower value if not average)."""
-    total = 0.0
-    for i in range(len(w)):
-        total += w[i]
-    half = 0.5 * total
-    tol = 1e-12 * total
-    c = 0.0
-    for i in range(len(x)):
-        c += w[i]
-        if c >= half - tol:
-            if average and abs(c - half) <= tol and i + 1 < len(x):
-                return 0.5 * (x[i] + x[i + 1])
-            return x[i]
-    return x[len(x) - 1]
+def _by_group(x, labels, weights, statistic: str, trim=0.0) -> np.ndarray:
+    """(g,) statistic ("median", "lower_median", "trimmed", "onestep") of x within each group 0..g-1."""
+    from .kernels import location  # numba loads on first use
 
-
-@njit(cache=True, nogil=True)
-def _trimmed_mean(x, w, trim):
-    """x sorted ascending; drop whole records from each end while the dropped weight <= trim·W."""
-    m = len(x)
-    total = 0.0
-    for i in range(m):
-        total += w[i]
-    cut = trim * total + 1e-12 * total
-    lo, dropped = 0, 0.0
-    while lo < m - 1 and dropped + w[lo] <= cut:
-        dropped += w[lo]
-        lo += 1
-    hi, dropped = m - 1, 0.0
-    while hi > lo and dropped + w[hi] <= cut:
-        dropped += w[hi]
-        hi -= 1
-    s, sw = 0.0, 0.0
-    for i in range(lo, hi + 1):
-        s += w[i] * x[i]
-        sw += w[i]
-    return s / sw
-
-
-@njit(cache=True, nogil=True)
-def _onestep(x, w, constant, consistency):
-    med = _weighted_median(x, w, True)
-    dev = np.abs(x - med)
-    order = np.argsort(dev, kind="mergesort")
-    mad = consistency * _weighted_median(dev[order], w[order], True)
-    lo, hi = med - constant * mad, med + constant * mad
-    s, sw = 0.0, 0.0
-    for i in range(len(x)):
-        v = min(max(x[i], lo), hi)
-        s += w[i] * v
-        sw += w[i]
-    return s / sw
-
-
-@njit(cache=True, nogil=True)
-def _segment_statistic(x, w, starts, stat, trim, constant, consistency):
-    """The statistic of each segment x[starts[s]:starts[s+1]] (sorted ascending within segments)."""
-    g = len(starts) - 1
-    out = np.empty(g)
-    for s in range(g):
-        a, b = starts[s], starts[s + 1]
-        if stat == _MEDIAN:
-            out[s] = _weighted_median(x[a:b], w[a:b], True)
-        elif stat == _LOWER_MEDIAN:
-            out[s] = _weighted_median(x[a:b], w[a:b], False)
-        elif stat == _TRIMMED:
-            out[s] = _trimmed_mean(x[a:b], w[a:b], trim)
-        else:
-            out[s] = _onestep(x[a:b], w[a:b], constant, consistency)
-    return out
-
-
-def _by_group(x, labels, weights, stat, trim=0.0) -> np.ndarray:
-    """(g,) statistic of x within each group 0..g-1 (labels relabelled 0..g-1)."""
+    stat = {"median": location.MEDIAN, "lower_median": location.LOWER_MEDIAN, "trimmed": location.TRIMMED,
+            "onestep": location.ONESTEP}[statistic]
     order = np.lexsort((x, labels))
     sorted_labels = labels[order]
     g = int(labels.max()) + 1 if labels.size else 0
     starts = np.searchsorted(sorted_labels, np.arange(g + 1)).astype(np.int64)
     w = np.ones(len(x)) if weights is None else np.asarray(weights, dtype=np.float64)
-    return _segment_statistic(np.ascontiguousarray(x[order], dtype=np.float64), np.ascontiguousarray(w[order]),
+    return location.segment_statistic(np.ascontiguousarray(x[order], dtype=np.float64), np.ascontiguousarray(w[order]),
                               starts, stat, float(trim), ONESTEP_CONSTANT, MAD_CONSISTENCY)
 
 
@@ -156,11 +83,10 @@ def continuous(X: np.ndarray, labels: np.ndarray, aggregation: str = "mean", tri
     labels = np.asarray(labels, dtype=np.int64)
     if aggregation == "mean":
         return group_means(X, labels, weights)
-    stat = {"median": _MEDIAN, "trimmed": _TRIMMED, "onestep": _ONESTEP}[aggregation]
     g = int(labels.max()) + 1 if labels.size else 0
     out = np.empty((g, X.shape[1]))
     for j in range(X.shape[1]):
-        out[:, j] = _by_group(X[:, j], labels, weights, stat, trim)
+        out[:, j] = _by_group(X[:, j], labels, weights, aggregation, trim)
     return out
 
 
@@ -181,7 +107,7 @@ def median_category(codes: np.ndarray, labels: np.ndarray, weights: np.ndarray |
     """(g,) weighted median category code of each group (lower category at exactly half the weight)."""
     codes = np.asarray(codes, dtype=np.int64)
     return _by_group(codes.astype(np.float64), np.asarray(labels, dtype=np.int64), weights,
-                     _LOWER_MEDIAN).astype(np.int64)
+                     "lower_median").astype(np.int64)
 
 
 def mode_category(codes: np.ndarray, labels: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
