@@ -117,6 +117,9 @@ def mode_category(codes: np.ndarray, labels: np.ndarray, weights: np.ndarray | N
     w = np.ones(len(codes)) if weights is None else np.asarray(weights, dtype=np.float64)
     pairs, inverse = np.unique(np.column_stack([labels, codes]), axis=0, return_inverse=True)
     counts = np.bincount(inverse.ravel(), weights=w, minlength=len(pairs))
+    # shares of the group's weight, rounded so that sums of the same weights in another order tie
+    totals = np.bincount(labels, weights=w)
+    counts = np.round(counts / totals[pairs[:, 0]], 12)
     # per group: the largest count, then the smallest code (np.lexsort: last key is primary)
     best = np.lexsort((pairs[:, 1], -counts, pairs[:, 0]))
     first = np.ones(len(best), dtype=bool)
