@@ -405,3 +405,13 @@ def test_ordinal_levels_declared_by_mapping():
         microagg.microaggregate(df, k=4, columns=["x", "grade"], ordinal={"grade": ["low", "mid"]})
     with pytest.raises(ParameterError, match="lowest first"):
         microagg.microaggregate(df, k=4, columns=["x", "grade"], ordinal={"grade": "low"})
+
+
+def test_weighted_ties_survive_float_sums():
+    labels = np.zeros(3, dtype=np.int64)
+    # 0.1 + 0.2 != 0.3 in floating point, but the two categories weigh the same
+    assert reps.mode_category(np.array([1, 1, 0]), labels, np.array([0.1, 0.2, 0.3]))[0] == 0
+    assert reps.mode_category(np.array([0, 0, 1]), labels, np.array([0.1, 0.2, 0.3]))[0] == 0
+    # exactly half the weight at the lower category: the lower one is the median category
+    assert reps.median_category(np.array([0, 1, 2]), labels, np.array([0.1, 0.2, 0.3]))[0] == 1
+    assert reps.median_category(np.array([0, 2]), np.zeros(2, dtype=np.int64), np.array([1.0, 1.0]))[0] == 0
