@@ -137,20 +137,23 @@ def mixed_frames(draw):
         "colour": pd.Categorical(rare),
         "code": rng.integers(1, 4, size=n),  # integer codes declared nominal
         "other": np.arange(n),
+        "region": pd.Categorical(rng.choice(["north", "south"], size=n)),
     })
     weights = rng.integers(1, 5, size=n).astype(float) if draw(st.booleans()) else None
-    return df, k, weights
+    strata = "region" if draw(st.booleans()) else None
+    return df, k, weights, strata
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mixed_frames(), st.sampled_from(["mdav", "vmdav"]), st.sampled_from(reps.AGGREGATIONS),
        st.sampled_from(transforms.DISTANCES))
 def test_mixed_frames_k_anonymous_and_representatives(frame, method, aggregation, distance):
-    df, k, weights = frame
+    df, k, weights, strata = frame
     before = df.copy()
     cols = ["x", "y", "grade", "colour", "code"]
-    res = microagg.microaggregate(df, k=k, method=method, columns=cols, categorical=["code"],
-                                  aggregation=aggregation, distance=distance, sample_weight=weights, seed=3)
+    run = dict(k=k, method=method, columns=cols, categorical=["code"], aggregation=aggregation, distance=distance,
+               sample_weight=weights, seed=3, strata=strata, merge_small_strata=strata is not None)
+    res = microagg.microaggregate(df, **run)
     pd.testing.assert_frame_equal(df, before)  # input untouched
     out = res.data
     # valid partition; every published combination occurs >= k times
@@ -159,6 +162,7 @@ def test_mixed_frames_k_anonymous_and_representatives(frame, method, aggregation
     assert combos.min() >= k
     # non-QI columns unchanged; dtypes kept; categories are existing ones
     pd.testing.assert_series_equal(out["other"], df["other"])
+    pd.testing.assert_series_equal(out["region"], df["region"])
     assert out["grade"].dtype == df["grade"].dtype and out["colour"].dtype == df["colour"].dtype
     assert out["code"].dtype == df["code"].dtype
     for c in ("grade", "colour", "code"):
@@ -191,8 +195,7 @@ def test_mixed_frames_k_anonymous_and_representatives(frame, method, aggregation
         elif weights is None:
             assert px[0] == pytest.approx(brute_onestep(x))
     # same seed, same result
-    again = microagg.microaggregate(df, k=k, method=method, columns=cols, categorical=["code"],
-                                    aggregation=aggregation, distance=distance, sample_weight=weights, seed=3)
+    again = microagg.microaggregate(df, **run)
     np.testing.assert_array_equal(again.labels, res.labels)
     pd.testing.assert_frame_equal(again.data, res.data)
 
