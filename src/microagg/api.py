@@ -51,7 +51,11 @@ class Result:
     # ``scaler`` z-scores only the continuous values and ordinal ranks
 
     def measured(self, values) -> np.ndarray:
-        """QI values (n, d) in the units the run measured IL in (its own scaler)."""
+        """Continuous QI values (n, d) in the units the run measured IL in (its own scaler).
+
+        With categorical QIs the run measured the embedding, which is ``standardized`` itself."""
+        if any(kind != "continuous" for kind in self.extras.get("kinds", {}).values()):
+            raise InputError("measured() maps continuous QI values; with categorical QIs use Result.standardized")
         return self.scaler.transform(np.asarray(values, dtype=np.float64))
 
     @property
