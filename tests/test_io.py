@@ -465,18 +465,14 @@ def test_utf16_files_keep_their_byte_order(tmp_path, encoding, bom):
     assert (tmp_path / "out.csv").read_bytes() == bom + "name\tv\nÅsa\t1.5\nÖrjan\t1.5\nZoë\t4.5\nXi\t4.5\n".encode(encoding)
 
 
-def test_api_missing_tokens():
+def test_missing_tokens_in_the_column_rules():
     df = pd.DataFrame({"a": [1, 2, "-", 4, 5.5, 6], "b": np.arange(6.0), "note": ["n/a", "x", "", "NA", "y", "-"]},
                       dtype=object).astype({"b": float})
     with pytest.raises(InputError, match="column a is numeric except for '-'"):
-        microagg.microaggregate(df, k=3)
+        select_columns(df)
+    assert select_columns(df, missing=["-"]) == ["a", "b"]
     with pytest.raises(InputError, match=r"a \(1 rows\)"):
-        microagg.microaggregate(df, k=3, missing="-")
-    res = microagg.microaggregate(df, k=3, columns=["b"], missing=["-"])
-    pd.testing.assert_series_equal(res.data["a"], df["a"])
-    pd.testing.assert_series_equal(res.data["note"], df["note"])
-    with pytest.raises(InputError, match="missing must be"):
-        microagg.microaggregate(df, k=3, columns=["b"], missing=5)
+        quasi_identifiers(df, ["a", "b"], missing=["-"])
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])

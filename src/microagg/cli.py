@@ -317,6 +317,9 @@ def cmd_protect(args) -> int:
         raise UserError(f"--block-size must be a positive number of records, got {args.block_size}")
     params = method_params(args.method, args.param)
     if args.out_of_core:
+        if args.categorical or args.ordinal or args.distance != "euclidean" or args.aggregation != "mean":
+            raise UserError("--out-of-core takes continuous columns and group means only: drop --categorical, "
+                            "--ordinal, --distance and --aggregation, or run without --out-of-core")
         return protect_out_of_core_cli(args, params)
     src = Path(args.input)
     if not src.exists():
@@ -342,6 +345,7 @@ def cmd_protect(args) -> int:
     table.check_columns(columns)
     table.check_columns(strata, "stratum")
     table.check_columns([args.sample_weight] if args.sample_weight else [], "sample weight")
+    table.check_columns((_names(args.categorical) or []) + (_names(args.ordinal) or []))
     show = not args.quiet
     from .api import microaggregate
 
@@ -361,6 +365,8 @@ def cmd_protect(args) -> int:
             sample_weight=args.sample_weight,
             merge_small_strata=args.merge_small_strata,
             progress=callback if callback is not None else False,
+            categorical=args.categorical, ordinal=args.ordinal, distance=args.distance,
+            aggregation=args.aggregation, trim=args.trim,
             **params,
         )
         report_text = None
@@ -522,6 +528,11 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--weights", metavar="W1,W2,..|COL=W,..",
                     help="variable weights for the distance, one positive number per QI column")
     pr.add_argument("--sample-weight", metavar="COLUMN", help="sampling-weight column for weighted group means")
+    pr.add_argument("--categorical", metavar="A,B", help="nominal quasi-identifier columns (publish the group's mode)")
+    pr.add_argument("--ordinal", metavar="C,D", help="ordinal quasi-identifier columns (publish the median category)")
+    pr.add_argument("--distance", default="euclidean", help="euclidean | mahalanobis | robust (MCD covariance)")
+    pr.add_argument("--aggregation", default="mean", help="continuous representative: mean | median | trimmed | onestep")
+    pr.add_argument("--trim", type=float, default=None, help="share trimmed at each end with --aggregation trimmed (0.1)")
     pr.add_argument("--report", metavar="REPORT.html", help="write a self-contained HTML report (atomically)")
     pr.add_argument("--interval-p", type=float, default=10.0, metavar="P",
                     help="rank-interval percentage for interval disclosure in the report (default 10)")

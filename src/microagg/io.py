@@ -574,6 +574,21 @@ def _plain_numbers(values, decimal):
     return out
 
 
+def _is_numeric(values) -> bool:
+    """Published values that are numbers (a continuous or numeric-coded QI), not categories."""
+    import numpy as np
+
+    dtype = getattr(values, "dtype", None)
+    if dtype is not None and dtype != object:
+        return np.issubdtype(dtype, np.number) and not np.issubdtype(dtype, np.bool_)
+    return all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+               for v in values)
+
+
+def _is_missing(v) -> bool:
+    return v is None or (isinstance(v, float) and v != v)
+
+
 def _format_number(value: float, integer: bool, decimal: str) -> str:
     v = float(value)
     if integer and v.is_integer() and abs(v) < 2.0 ** 63:
@@ -591,10 +606,12 @@ def _csv_bytes(table: Table, published: dict, gz: bool) -> bytes:
     for name, values in published.items():
         j = index[name]
         raw = [table.records[i][j] for i in table.data_rows]
-        integer = all(_INTEGER.fullmatch(_unquote(f)) for f in raw if _unquote(f).strip())
+        numeric = _is_numeric(values)
+        integer = numeric and all(_INTEGER.fullmatch(_unquote(f)) for f in raw if _unquote(f).strip())
         for i, f, v in zip(table.data_rows, raw, values):
-            text = _format_number(v, integer, d.decimal)
-            if f.startswith(q) or d.sep in text or q in text:
+            # a categorical QI publishes one of the column's own values (its text); numbers are formatted
+            text = _format_number(v, integer, d.decimal) if numeric else ("" if _is_missing(v) else str(v))
+            if f.startswith(q) or d.sep in text or q in text or "\n" in text or "\r" in text:
                 text = q + text.replace(q, q + q) + q
             records[i][j] = text
     body = "".join(d.sep.join(r) + e for r, e in zip(records, table.ends))
@@ -766,8 +783,14 @@ def _published_frame(frame, published: dict):
 
     out = frame.copy()
     for name, values in published.items():
-        values = np.asarray(values, dtype=np.float64)
         dtype = frame[name].dtype
+        if not _is_numeric(values):  # a categorical QI: the group's category, in the column's own dtype
+            try:
+                out[name] = pd.Series(list(values), index=out.index, dtype=dtype)
+            except (TypeError, ValueError):
+                out[name] = pd.Series(list(values), index=out.index, dtype=object)
+            continue
+        values = np.asarray(values, dtype=np.float64)
         if pd.api.types.is_integer_dtype(dtype) and _integral(values):  # numpy or nullable integers
             info = np.iinfo(getattr(dtype, "numpy_dtype", dtype))
             if values.min() >= info.min and values.max() <= info.max:
@@ -792,7 +815,12 @@ def _write_parquet(frame, tmp, meta, path, published) -> None:
     fields, arrays = [], []
     for i, f in enumerate(schema):
         if f.name in published:
-            arr = pa.array(frame[f.name].to_numpy())
+            arr = pa.Array.from_pandas(frame[f.name])
+            if not _is_numeric(published[f.name]):  # a category: in the column's own Arrow type if it fits
+                try:
+                    arr = arr.cast(f.type)
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+                    pass
             fields.append(pa.field(f.name, arr.type, f.nullable, f.metadata))
         else:
             arr = original.column(i)
@@ -816,7 +844,8 @@ def _labels_for(meta, frame, published):
     value labels (codes) are dropped when a value is no longer integral."""
     labels = {}
     for col, mapping in (meta.get("value_labels") or {}).items():
-        if col in frame.columns and not (col in published and not _integral(published[col])):
+        if col in frame.columns and not (col in published and _is_numeric(published[col])
+                                         and not _integral(published[col])):
             labels[col] = mapping
     return labels
 
@@ -838,7 +867,8 @@ def _write_stata(frame, tmp, meta, path, published) -> None:
 def _write_spss(frame, tmp, meta, path, published) -> None:
     pyreadstat = _need("pyreadstat", "writing SPSS files")
     formats = {k: v for k, v in (meta.get("formats") or {}).items()
-               if k in frame.columns and not (k in published and not _integral(published[k]))}
+               if k in frame.columns and not (k in published and _is_numeric(published[k])
+                                              and not _integral(published[k]))}
     notes = meta.get("notes")
     kwargs = dict(
         column_labels={k: v for k, v in (meta.get("column_labels") or {}).items() if k in frame.columns} or None,
@@ -882,7 +912,11 @@ def _write_excel_in_place(table: Table, published: dict, tmp) -> None:
     for name, values in published.items():
         integer = name in table.meta.get("integer_columns", ())
         j = column_of[name]
+        numeric = _is_numeric(values)
         for i, v in enumerate(values):
+            if not numeric:  # a category: the cell value as it was in the column
+                ws.cell(row=i + 2, column=j).value = None if _is_missing(v) else v
+                continue
             v = float(v)
             ws.cell(row=i + 2, column=j).value = int(v) if integer and v.is_integer() else v
     wb.save(tmp)

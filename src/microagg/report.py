@@ -218,7 +218,12 @@ def render_report(result, original, settings: dict | None = None, *, p: float = 
     run parameters to list (input file, seed, time limit, strata, ...); ``p``: the rank-interval
     percentage of the interval-disclosure measure.
     """
-    cols = list(result.columns)
+    kinds = result.extras.get("kinds", {})  # categorical QIs: measured apart (extras["categories"])
+    cols = [c for c in result.columns if kinds.get(str(c), "continuous") == "continuous"]
+    if not cols:
+        from .errors import InputError
+
+        raise InputError("the HTML report needs at least one continuous quasi-identifier column")
     X = _values(original, cols)
     Xp = _values(result.data, cols)
     if X.shape != Xp.shape:
@@ -228,8 +233,14 @@ def render_report(result, original, settings: dict | None = None, *, p: float = 
     # utility table's IL is the run's IL (raw units with standardize=False)
     zscale = Standardizer.fit(X, warn=False)
     Z, Zp = zscale.transform(X), zscale.transform(Xp)
-    utility = measures.utility_report(X, Xp, scaler=result.scaler)
+    heterogeneous = len(cols) < len(result.columns)  # the run's scaler also covers ordinal ranks
+    utility = measures.utility_report(X, Xp, scaler=None if heterogeneous else result.scaler)
     risk = measures.risk_report(X, Xp, p)
+    if heterogeneous:  # IL and k-anonymity are about every QI column, categorical ones included
+        utility["information_loss"] = result.information_loss
+        published = result.data[list(result.columns)] if isinstance(result.data, pd.DataFrame) else \
+            pd.DataFrame(np.asarray(result.data).reshape(len(result.labels), -1)[:, list(result.columns)])
+        risk["smallest_group"] = int(published.astype(str).value_counts().min())
 
     sizes = np.concatenate(result.group_sizes) if result.per_variable else np.asarray(result.group_sizes)
     params = [("method", result.method), ("k", result.k), ("records", len(X)),
@@ -290,6 +301,12 @@ def render_report(result, original, settings: dict | None = None, *, p: float = 
         ("smallest group of identical published QI values", risk["smallest_group"],
          "k-anonymous" if risk["smallest_group"] >= result.k else "NOT k-anonymous"),
     ]
+    for c, m in result.extras.get("categories", {}).items():
+        util_rows.append((f"categorical {c}: values changed (%) / distribution distance (TVD)",
+                          f"{100 * m['changed_share']:.2f} / {m['distribution_tvd']:.4f}",
+                          "share of records whose category changed; ½·Σ|p − p′| over the categories"))
+    if "representatives_note" in result.extras:
+        figures.append(("representatives", result.extras["representatives_note"]))
     warn = ""
     if result.per_variable:
         warn = ('<p class="warn">Each variable was grouped on its own: combinations of values are NOT '
