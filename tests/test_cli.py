@@ -294,3 +294,18 @@ def test_stata_file_through_the_cli_keeps_labels(tmp_path, capsys):
     assert meta.column_names_to_labels["income"] == "Monthly income"
     assert (back["sex"].to_numpy() == df["sex"].to_numpy()).all()
     assert microagg.measures.smallest_group(back[["age", "income"]]) >= 3
+
+
+def test_categorical_qi_in_a_csv_publishes_categories_as_text(tmp_path, capsys):
+    rng = np.random.default_rng(4)
+    regions = rng.choice(["north", "south", "east, coast"], 24)
+    lines = "".join(f'{i:03d},"{r}",{rng.integers(20, 70)}\n' for i, r in enumerate(regions))
+    src, out = tmp_path / "in.csv", tmp_path / "out.csv"
+    src.write_text("code,region,age\n" + lines)
+    assert main(["protect", str(src), "-o", str(out), "-k", "3", "--columns", "region,age",
+                 "--categorical", "region", "-q"]) == 0
+    res = pd.read_csv(out, dtype={"code": str})
+    assert list(res["code"]) == [f"{i:03d}" for i in range(24)]
+    assert set(res["region"]) <= {"north", "south", "east, coast"}
+    assert res.groupby(["region", "age"]).size().min() >= 3
+    assert out.read_text().splitlines()[1].split(",")[1].startswith('"')  # the quoted field stays quoted

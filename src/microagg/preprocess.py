@@ -86,6 +86,17 @@ def _tokens(col: pd.Series, missing=()) -> tuple[int, dict]:
     return numbers, tokens
 
 
+def first_non_number(col: pd.Series, missing=()) -> tuple[int, object] | None:
+    """(row counted from 1, value) of the first cell of a text column that is neither a number nor
+    missing; None when every cell is one (the column is numbers written as text)."""
+    missing = {str(t).strip() for t in (missing or ())}
+    for i, v in enumerate(col.to_numpy(dtype=object)):
+        is_missing, is_number, _ = _number(v, missing)
+        if not (is_missing or is_number):
+            return i + 1, v
+    return None
+
+
 def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=()) -> list[str]:
     """The quasi-identifier columns.
 
@@ -166,10 +177,9 @@ def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=()) -> li
             continue
         if not _is_text_column(col):
             raise InputError(f"quasi-identifier column {c} is not numeric (dtype {col.dtype})")
-        for i, v in enumerate(col.to_numpy(dtype=object)):
-            is_missing, is_number, _ = _number(v, missing)
-            if not (is_missing or is_number):
-                raise InputError(f"quasi-identifier column {c} is not numeric: row {i + 1} holds {v!r}")
+        bad = first_non_number(col, missing)
+        if bad is not None:
+            raise InputError(f"quasi-identifier column {c} is not numeric: row {bad[0]} holds {bad[1]!r}")
     return columns
 
 
