@@ -97,7 +97,7 @@ def first_non_number(col: pd.Series, missing=()) -> tuple[int, object] | None:
     return None
 
 
-def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=()) -> list[str]:
+def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=(), allow_empty: bool = False) -> list[str]:
     """The quasi-identifier columns.
 
     ``columns`` given: those columns, each of which must be numeric (a text cell that is not a
@@ -105,6 +105,7 @@ def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=()) -> li
     except columns that look like identifiers (skipped with a warning naming them); a column
     numeric but for a few tokens (``-``, ``.``, ``n/a``, ...) is an error naming the column and the
     tokens. ``missing``: text tokens that mean "missing" (a QI holding them is still an error).
+    ``allow_empty``: no numeric column is not an error (other QIs were declared).
     """
     missing = {str(t).strip() for t in (missing or ())}
     if columns is None:
@@ -147,7 +148,7 @@ def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=()) -> li
             warnings.warn(f"column {c} looks like an identifier or code ({why}): it is not protected; "
                           f"name it in --columns / columns= to use it as a quasi-identifier, "
                           f"or remove it before publishing", UserWarning, stacklevel=3)
-        if not cols:
+        if not cols and not allow_empty:
             raise InputError("no numeric columns to use as quasi-identifiers")
         return cols
     if isinstance(columns, str):

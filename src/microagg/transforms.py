@@ -135,8 +135,8 @@ def select_qi(df: pd.DataFrame, columns, exclude, categorical=(), ordinal=()) ->
                          "but used as stratum or sample weight")
     if columns is None:
         if declared:
-            numeric = [c for c in df.columns if c not in set(exclude) and c not in declared
-                       and pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])]
+            # the default numeric columns under the same rules (identifiers, stray tokens) as without declarations
+            numeric = select_columns(df, None, list(exclude) + declared, allow_empty=True)
             cols = [c for c in df.columns if c in set(numeric) | set(declared)]
         else:
             cols = select_columns(df, None, exclude)
