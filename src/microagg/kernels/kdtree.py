@@ -11,25 +11,24 @@ record-index order returns:
   added anyway and pruning is strict, so exact ties are never pruned;
 * ties are broken explicitly by the lower original record index.
 
-The tree ``T`` is a ``KDTree``, a named tuple of arrays (numba reads its fields by name in
-nopython mode, and caches functions taking it): ``T.Xt`` holds the records in tree order,
-``oidx[p]`` the original index at tree position ``p``, ``pos_of[i]`` the position of record ``i``, ``leaf_of[p]`` the leaf holding position ``p``; node ``v`` covers
-positions ``start[v] ..``; for a leaf the alive records are ``start[v] .. start[v]+cnt[v]-1``;
-``cnt[v]`` is the number of alive records under ``v``; ``left[v] < 0`` marks a leaf.
-Each node also has a bounding ball: ``center[v]`` (its box's midpoint at build time), radius
-``rad[v]`` (refit on deletion) and ``cdist[v]``, the distance from its parent's center. In many
-dimensions the ball bound is much tighter than the box bound for farthest queries.
-``anchor`` is the mean of the records at build time and ``r2[v]`` the largest squared distance
-from the anchor among node ``v``'s alive records (refit on deletion). Farthest queries bound
-‖x − q‖² = ‖x − a‖² + ‖q − a‖² − 2·(x − a)·(q − a) by r2[v] + ‖q − a‖² + the maximum of the
-linear term over the node's box or ball: far tighter than the box or ball alone in many
-dimensions (about 6× fewer records scanned on 10-d Gaussian data), because the box's far corner
-and the ball's far side are much farther from q than any record.
-Shell trees (``build_subset`` with shell_weight > 0, for farthest queries) also carry a *cone*
-per node: ``mu[v]`` the unit mean direction of its records seen from the anchor and ``cosb[v]``
-the cosine of the largest angle between a record's direction and mu[v], computed at build time
-and left as they are on deletion (a subset stays inside the cone). For plain trees mu has no
-rows and cosb is empty.
+The tree ``T`` is a ``KDTree``, a named tuple of arrays (numba reads its fields by name in nopython
+mode, and caches functions taking it): ``T.Xt`` holds the records in tree order, ``oidx[p]`` the
+original index at tree position ``p``, ``pos_of[i]`` the position of record ``i``, ``leaf_of[p]``
+the leaf holding position ``p``; node ``v`` covers positions ``start[v] ..``; for a leaf the alive
+records are ``start[v] .. start[v]+cnt[v]-1``; ``cnt[v]`` is the number of alive records under
+``v``; ``left[v] < 0`` marks a leaf. Each node also has a bounding ball: ``center[v]`` (its box's
+midpoint at build time), radius ``rad[v]`` (refit on deletion) and ``cdist[v]``, the distance from
+its parent's center. In many dimensions the ball bound is much tighter than the box bound for
+farthest queries. ``anchor`` is the mean of the records at build time and ``r2[v]`` the largest
+squared distance from the anchor among node ``v``'s alive records (refit on deletion). Farthest
+queries bound ‖x − q‖² = ‖x − a‖² + ‖q − a‖² − 2·(x − a)·(q − a) by r2[v] + ‖q − a‖² + the maximum
+of the linear term over the node's box or ball: far tighter than the box or ball alone in many
+dimensions (about 6× fewer records scanned on 10-d Gaussian data), because the box's far corner and
+the ball's far side are much farther from q than any record. Shell trees (``build_subset`` with
+shell_weight > 0, for farthest queries) also carry a *cone* per node: ``mu[v]`` the unit mean
+direction of its records seen from the anchor and ``cosb[v]`` the cosine of the largest angle
+between a record's direction and mu[v], computed at build time and left as they are on deletion (a
+subset stays inside the cone). For plain trees mu has no rows and cosb is empty.
 """
 
 from __future__ import annotations
