@@ -159,6 +159,16 @@ def test_progress_reaches_the_callback_on_every_path(mode):
     assert all(0.0 <= f <= 1.0 for f in fractions)
 
 
+def test_methods_never_print(capfd):
+    X = np.random.default_rng(3).normal(size=(40, 3))
+    for name in methods.names():
+        info = methods.get(name)
+        data = X[:, :1] if not info.multivariate else X
+        microagg.microaggregate(data, k=3, method=name, time_limit=1, progress=lambda *a: None)
+    out, _ = capfd.readouterr()
+    assert out == ""
+
+
 @pytest.mark.parametrize("standardize", [True, False])
 def test_report_information_loss_is_the_runs(standardize):
     from microagg.report import render_report
