@@ -307,9 +307,9 @@ def microaggregate(
     duplicated = set(df.columns[df.columns.duplicated()])
     if kind == "array" and isinstance(columns, str):
         raise ParameterError("columns of an array are positions (integers), not names")
-    missing = [s for s in strata_cols if s not in df.columns]
-    if missing:
-        raise InputError(f"unknown strata column(s): {', '.join(map(str, missing))}")
+    unknown_strata = [s for s in strata_cols if s not in df.columns]
+    if unknown_strata:
+        raise InputError(f"unknown strata column(s): {', '.join(map(str, unknown_strata))}")
     sw_col = sample_weight if isinstance(sample_weight, str) else None
     if sw_col is not None and sw_col not in df.columns:
         raise InputError(f"unknown sample_weight column: {sw_col}")
