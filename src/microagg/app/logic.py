@@ -1,0 +1,521 @@
+"""What the app does, without the web framework: reading, column profiles, run specifications,
+the "reproduce" snippets, the run worker process and the figures shown for a run.
+
+Everything here is plain Python and testable without a browser (tests/test_app.py). The Shiny
+page (``microagg.app.page``) only wires these functions to inputs and outputs.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import pickle
+import queue as queue_module
+import re
+import shlex
+import time
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+# Suffixes the app can write back; any other input format is exported as CSV.
+_WRITABLE = (".csv", ".parquet", ".pq")
+_ID_NAME = re.compile(r"(^|[^a-z])(id|ids|hid|pid|key)$|^id[^a-z]|^(row|record|person|household)_?(no|num|number|nr)$",
+                      re.IGNORECASE)
+
+
+def one_line(exc: BaseException) -> str:
+    """The message shown for an error: one line, never a traceback.
+
+    A user error (InputError, ValueError, ...) shows its own first line; anything else is named as
+    an internal error with its type, so a bug is recognisable without leaking a traceback.
+    """
+    from ..preprocess import InputError
+
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if isinstance(exc, (InputError, ValueError, TypeError, FileNotFoundError, PermissionError)):
+        return text
+    return f"internal error ({type(exc).__name__}): {text}"
+
+
+# ---------------------------------------------------------------------------- reading and writing
+def read_input(path) -> pd.DataFrame:
+    """Read a data file in any format the CLI reads (the one reading function of the app)."""
+    try:  # the io helper's readers (Stata, SPSS, SAS, Excel, ...) once they exist
+        from ..io import read_table
+    except ImportError:
+        from ..preprocess import read_table
+    return read_table(path)
+
+
+def output_suffix(input_name: str) -> str:
+    """The suffix of the protected file: the input's own when the app can write it, else .csv."""
+    suffix = Path(input_name).suffix.lower()
+    try:
+        from ..io import WRITERS  # type: ignore[attr-defined]
+
+        if suffix in WRITERS:
+            return suffix
+    except ImportError:
+        pass
+    return suffix if suffix in _WRITABLE else ".csv"
+
+
+def write_output(df: pd.DataFrame, path) -> Path:
+    """Write ``df`` in the format given by ``path``'s suffix."""
+    path = Path(path)
+    try:
+        from ..io import write_table  # type: ignore[attr-defined]
+
+        write_table(df, path)
+        return path
+    except ImportError:
+        pass
+    if path.suffix.lower() in (".parquet", ".pq"):
+        df.to_parquet(path, index=False)
+    else:
+        df.to_csv(path, index=False)
+    return path
+
+
+def dataset_names() -> list[str]:
+    """The bundled data sets (census, tarragona, eia, and testdata once it is bundled)."""
+    from .. import datasets
+
+    return list(datasets.names())
+
+
+def dataset_path(name: str) -> Path:
+    from .. import datasets
+
+    return Path(str(datasets.path(name)))
+
+
+# ---------------------------------------------------------------------------- column profile
+@dataclass
+class ColumnProfile:
+    name: Any
+    dtype: str
+    distinct: int
+    missing: int
+    numeric: bool
+    id_like: bool
+    suggested: bool  # suggested as a quasi-identifier
+    note: str
+
+
+def is_id_like(name, series: pd.Series) -> bool:
+    """An identifier rather than an attribute: named like one (id, hid, ..._id, UTILITYID), or
+    integers that number the records (all distinct and consecutive)."""
+    if _ID_NAME.search(str(name)) or str(name).lower().endswith("id"):
+        return True
+    if pd.api.types.is_integer_dtype(series) and not pd.api.types.is_bool_dtype(series) and len(series) > 1:
+        values = series.dropna()
+        if values.is_unique and len(values) == len(series):
+            return int(values.max()) - int(values.min()) + 1 == len(values)
+    return False
+
+
+def profile(df: pd.DataFrame, few_values: int = 20) -> list[ColumnProfile]:
+    """Each column's type, number of distinct values and missing values, and whether it is
+    suggested as a quasi-identifier: numeric, not an identifier, with at least ``few_values``
+    distinct values (fewer look like category codes), without missing values."""
+    rows = []
+    n = len(df)
+    for c in df.columns:
+        s = df[c]
+        numeric = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
+        distinct = int(s.nunique(dropna=True))
+        missing = int(s.isna().sum())
+        id_like = is_id_like(c, s)
+        notes = []
+        if id_like:
+            notes.append("looks like an identifier")
+        if numeric and distinct < few_values and not id_like:
+            notes.append("few values: a category code?" if distinct > 1 else "constant")
+        if missing:
+            notes.append(f"{missing} missing")
+        if not numeric:
+            notes.append("not numeric: strata only")
+        suggested = numeric and not id_like and distinct >= min(few_values, max(n // 2, 2)) and not missing
+        rows.append(ColumnProfile(c, str(s.dtype), distinct, missing, numeric, id_like, suggested, "; ".join(notes)))
+    return rows
+
+
+# ---------------------------------------------------------------------------- method parameters
+def method_params(info) -> dict:
+    """name -> Param of a registered method (the registry's declarations)."""
+    out = {}
+    for name, p in info.params.items():
+        if not hasattr(p, "kind"):  # TEMPORARY until the run contract lands: params were name -> default
+            from types import SimpleNamespace
+
+            kind = {bool: "bool", int: "int", float: "float", str: "str"}.get(type(p), "object")
+            p = SimpleNamespace(name=name, kind=kind, default=p, doc="", choices=None, nullable=p is None,
+                                constraint=lambda: "", parse=lambda text, method, d=p: _literal(text))
+        out[name] = p
+    return out
+
+
+def _literal(text):
+    import ast
+
+    try:
+        return ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError):
+        return text.strip()
+
+
+def parse_param_text(param, text: str, method: str):
+    """A parameter's value from an input box's text, typed by its declaration; '' is the default."""
+    if text is None or str(text).strip() == "":
+        return param.default
+    return param.parse(str(text), method)
+
+
+def parse_weights(text: str | None, columns: list) -> dict | None:
+    """Variable weights typed as "COL=W, COL=W" (others weigh 1) or "W1, W2, ..." in QI order."""
+    from ..preprocess import InputError
+
+    if text is None or not text.strip():
+        return None
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    named = ["=" in t for t in items]
+    if any(named) and not all(named):
+        raise InputError(f"variable weights mix NAME=VALUE and plain values: {text!r}")
+    try:
+        if all(named):
+            out = {}
+            for t in items:
+                name, value = t.rsplit("=", 1)
+                out[name.strip()] = float(value)
+            return out
+        values = [float(t) for t in items]
+    except ValueError:
+        raise InputError(f"variable weights must be numbers: {text!r}") from None
+    if len(values) != len(columns):
+        raise InputError(f"{len(values)} variable weight(s) for {len(columns)} quasi-identifier column(s)")
+    return {c: v for c, v in zip(columns, values)}
+
+
+# ---------------------------------------------------------------------------- run specification
+@dataclass
+class RunSpec:
+    """Everything one protection run needs; picklable (sent to the worker process)."""
+
+    input_path: str  # the file read (an upload, a bundled data set's file, or the FILE argument)
+    input_name: str  # the name the user knows it by (upload's file name, data set name)
+    k: int
+    method: str
+    columns: list
+    dataset: str | None = None  # bundled data set name, for the Python snippet
+    strata: list = field(default_factory=list)
+    sample_weight: Any = None
+    weights: dict | None = None
+    params: dict = field(default_factory=dict)  # only the ones that differ from the defaults
+    time_limit: float | None = None
+    seed: int = 0
+    shown_path: str | None = None  # the input as the user names it in a command (default input_name)
+
+    def api_kwargs(self) -> dict:
+        kw: dict = {"k": self.k, "method": self.method, "columns": list(self.columns), "seed": self.seed}
+        if self.time_limit is not None:
+            kw["time_limit"] = self.time_limit
+        if self.strata:
+            kw["strata"] = list(self.strata)
+        if self.sample_weight is not None:
+            kw["sample_weight"] = self.sample_weight
+        if self.weights:
+            kw["weights"] = dict(self.weights)
+        kw.update(self.params)
+        return kw
+
+    def output_name(self) -> str:
+        stem = Path(self.input_name).stem or "data"
+        return f"{stem}-{self.method}-k{self.k}{output_suffix(self.input_name)}"
+
+    def cli_command(self) -> str:
+        """The ``microagg protect`` command that gives the same output."""
+        q = shlex.quote
+        parts = ["microagg", "protect", q(self.shown_path or self.input_name), "-o", q(self.output_name()), "-k", str(self.k),
+                 "--method", q(self.method), "--columns", q(",".join(map(str, self.columns))),
+                 "--seed", str(self.seed)]
+        if self.time_limit is not None:
+            parts += ["--time-limit", f"{self.time_limit:g}"]
+        if self.strata:
+            parts += ["--strata", q(",".join(map(str, self.strata)))]
+        if self.sample_weight is not None:
+            parts += ["--sample-weight", q(str(self.sample_weight))]
+        if self.weights:
+            parts += ["--weights", q(",".join(f"{c}={w:g}" for c, w in self.weights.items()))]
+        for name, value in self.params.items():
+            parts += ["--param", q(f"{name}={_cli_value(value)}")]
+        return " ".join(parts)
+
+    def python_snippet(self) -> str:
+        """The Python call that gives the same output."""
+        load = (f"df = microagg.datasets.load({self.dataset!r})" if self.dataset
+                else f"df = microagg.preprocess.read_table({self.shown_path or self.input_name!r})")
+        args = ",\n    ".join(f"{k}={v!r}" for k, v in self.api_kwargs().items())
+        return (f"import microagg\n{load}\nres = microagg.microaggregate(\n    df,\n    {args},\n)\n"
+                f"res.data.to_csv({Path(self.output_name()).with_suffix('.csv').name!r}, index=False)\n"
+                f"print(res.summary())")
+
+    def reproduce_text(self) -> str:
+        note = ("# A time limit makes iterative methods depend on the machine's speed: the same command\n"
+                "# can stop at a different point on another machine or under another load.\n"
+                if self.time_limit is not None else "")
+        return f"# command line\n{note}{self.cli_command()}\n\n# Python\n{self.python_snippet()}\n"
+
+
+def _cli_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "none"
+    return str(value) if isinstance(value, (int, float, str)) else repr(value)
+
+
+# ---------------------------------------------------------------------------- figures of a run
+def run_figures(res, original: pd.DataFrame, p: float = 10.0) -> dict:
+    """The numbers the app shows for a finished run (JSON-safe floats and ints)."""
+    from .. import measures
+
+    cols = list(res.columns)
+    X = original[cols].to_numpy(dtype=np.float64)
+    Xp = res.data[cols].to_numpy(dtype=np.float64)
+    sizes = np.concatenate(res.group_sizes) if res.per_variable else np.asarray(res.group_sizes)
+    utility = measures.utility_report(X, Xp)
+    risk = measures.risk_report(X, Xp, p)
+    out = {
+        "information_loss": float(res.information_loss),
+        "sse": float(res.sse),
+        "sst": float(res.sst),
+        "lower_bound_il": None if res.lower_bound_il is None else float(res.lower_bound_il),
+        "gap": None if res.gap is None else float(res.gap),
+        "groups": int(len(sizes)),
+        "group_size_min": int(sizes.min()),
+        "group_size_max": int(sizes.max()),
+        "seconds": float(res.seconds),
+        "records": int(len(res.labels)),
+        "utility": {k: _plain(v) for k, v in utility.items()},
+        "risk": {k: _plain(v) for k, v in risk.items()},
+        "per_variable": bool(res.per_variable),
+    }
+    if "weighted_information_loss" in res.extras:
+        out["weighted_information_loss"] = float(res.extras["weighted_information_loss"])
+    if "portfolio" in res.extras:
+        out["portfolio"] = [{k: _plain(v) for k, v in row.items()} for row in res.extras["portfolio"]]
+        out["winner"] = res.extras.get("winner")
+    return out
+
+
+def _plain(v):
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        return float(v) if math.isfinite(v) else None
+    if isinstance(v, np.bool_):
+        return bool(v)
+    return v
+
+
+# ---------------------------------------------------------------------------- the worker process
+def _worker(spec: RunSpec, workdir: str, run_id: int, events) -> None:
+    """Run one protection in this (spawned) process and report through ``events``:
+    ("progress", stage, fraction, message, elapsed), then ("done", figures) or ("error", message).
+    The Result is pickled to ``workdir/run-<id>.pkl`` and the HTML report written next to it."""
+    t0 = time.perf_counter()
+    try:
+        from .. import api
+        from ..report import render_report
+
+        last = [0.0]
+
+        def progress(stage, fraction=None, message=""):
+            now = time.perf_counter()
+            if now - last[0] >= 0.2 or (fraction is not None and fraction >= 1):
+                last[0] = now
+                events.put(("progress", str(stage), None if fraction is None else float(fraction),
+                            str(message), now - t0))
+
+        events.put(("progress", "reading the data", None, "", 0.0))
+        df = read_input(spec.input_path)
+        events.put(("progress", spec.method, None, "", time.perf_counter() - t0))
+        res = api.microaggregate(df, progress=_progress_argument(progress), **spec.api_kwargs())
+        events.put(("progress", "measures and report", None, "", time.perf_counter() - t0))
+        figures = run_figures(res, df)
+        settings = {"input": spec.input_name, "seed": spec.seed, "time limit (s)": spec.time_limit,
+                    "strata": ", ".join(map(str, spec.strata)) if spec.strata else None}
+        report = render_report(res, df, settings)
+        base = Path(workdir) / f"run-{run_id}"
+        base.with_suffix(".html").write_text(report, encoding="utf-8")
+        with open(base.with_suffix(".pkl"), "wb") as fh:
+            pickle.dump(res, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        events.put(("done", figures))
+    except BaseException as exc:  # noqa: BLE001 - everything becomes one line for the page
+        events.put(("error", one_line(exc)))
+
+
+def _progress_argument(callback):
+    """The progress callback where the API takes one (the run contract), else False."""
+    try:
+        from .. import progress as _contract  # noqa: F401  (present once the contract has landed)
+    except ImportError:
+        return False
+    return callback
+
+
+class RunHandle:
+    """One protection running in a spawned process; ``poll()`` drains its events, ``cancel()``
+    terminates it (works inside a numba kernel, where no Python code can check a flag)."""
+
+    def __init__(self, spec: RunSpec, workdir, run_id: int):
+        ctx = multiprocessing.get_context("spawn")
+        self.spec = spec
+        self.run_id = run_id
+        self.workdir = Path(workdir)
+        self.events = ctx.Queue()
+        self.started = time.perf_counter()
+        self.state = "running"  # running | done | error | cancelled
+        self.stage, self.fraction, self.message = "starting", None, ""
+        self.figures: dict | None = None
+        self.error: str | None = None
+        self.process = ctx.Process(target=_worker, args=(spec, str(workdir), run_id, self.events), daemon=True)
+        self.process.start()
+        _LIVE.add(self)
+
+    @property
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.started
+
+    @property
+    def report_path(self) -> Path:
+        return self.workdir / f"run-{self.run_id}.html"
+
+    @property
+    def result_path(self) -> Path:
+        return self.workdir / f"run-{self.run_id}.pkl"
+
+    def poll(self) -> str:
+        """Read every pending event; returns the state."""
+        if self.state != "running":
+            return self.state
+        while True:
+            try:
+                event = self.events.get_nowait()
+            except (queue_module.Empty, OSError, EOFError):
+                break
+            if event[0] == "progress":
+                _, self.stage, self.fraction, self.message, _ = event
+            elif event[0] == "done":
+                self.figures, self.state = event[1], "done"
+            elif event[0] == "error":
+                self.error, self.state = event[1], "error"
+        if self.state == "running" and not self.process.is_alive():
+            # the process ended without a last word: give the queue a moment, then report it
+            try:
+                event = self.events.get(timeout=0.5)
+                self.events.put(event)
+                return self.poll()
+            except (queue_module.Empty, OSError, EOFError):
+                self.error = f"the run stopped unexpectedly (exit code {self.process.exitcode})"
+                self.state = "error"
+        if self.state != "running":
+            self.process.join(timeout=5)
+        return self.state
+
+    def cancel(self) -> None:
+        if self.state == "running":
+            self.process.terminate()
+            self.process.join(timeout=5)
+            if self.process.is_alive():
+                self.process.kill()
+                self.process.join(timeout=5)
+            self.state = "cancelled"
+        self.events.close()
+
+    def load_result(self):
+        with open(self.result_path, "rb") as fh:
+            return pickle.load(fh)
+
+
+_LIVE: "weakref.WeakSet[RunHandle]" = weakref.WeakSet()
+
+
+def stop_all_runs() -> None:
+    """Terminate every run still going (the server is stopping)."""
+    for handle in list(_LIVE):
+        handle.cancel()
+
+
+def history_row(run_id: int, spec: RunSpec, handle: RunHandle) -> dict:
+    """One line of the session's history table."""
+    f = handle.figures or {}
+    risk = f.get("risk", {})
+    return {
+        "run": run_id,
+        "data": spec.input_name,
+        "method": spec.method,
+        "k": spec.k,
+        "IL %": f.get("information_loss"),
+        "record linkage %": None if risk.get("record_linkage_dbrl") is None else 100 * risk["record_linkage_dbrl"],
+        "interval disclosure %": None if risk.get("interval_disclosure") is None
+        else 100 * risk["interval_disclosure"],
+        "seconds": f.get("seconds", handle.elapsed),
+        "status": handle.state if handle.state != "error" else f"error: {handle.error}",
+    }
+
+
+COMPARE_ROWS = (
+    ("method", lambda s, f: s.method),
+    ("k", lambda s, f: s.k),
+    ("quasi-identifiers", lambda s, f: ", ".join(map(str, s.columns))),
+    ("parameters", lambda s, f: ", ".join(f"{k}={v}" for k, v in s.params.items()) or "defaults"),
+    ("IL %", lambda s, f: f["information_loss"]),
+    ("lower bound IL %", lambda s, f: f["lower_bound_il"]),
+    ("gap %", lambda s, f: f["gap"]),
+    ("groups", lambda s, f: f["groups"]),
+    ("group sizes", lambda s, f: f"{f['group_size_min']} … {f['group_size_max']}"),
+    ("IL1s", lambda s, f: f["utility"].get("il1s")),
+    ("correlation discrepancy Δr", lambda s, f: f["utility"].get("delta_r_mean")),
+    ("eigenvalue discrepancy %", lambda s, f: f["utility"].get("eigenvalue_discrepancy_percent")),
+    ("record linkage %", lambda s, f: _percent(f["risk"].get("record_linkage_dbrl"))),
+    ("interval disclosure %", lambda s, f: _percent(f["risk"].get("interval_disclosure"))),
+    ("smallest group of identical QI values", lambda s, f: f["risk"].get("smallest_group")),
+    ("seconds", lambda s, f: f["seconds"]),
+)
+
+
+def _percent(x):
+    return None if x is None else 100 * x
+
+
+def compare_table(a: tuple, b: tuple) -> list[tuple]:
+    """(label, value of run a, value of run b) for two finished runs given as (spec, figures)."""
+    return [(label, get(*a), get(*b)) for label, get in COMPARE_ROWS]
+
+
+def fmt(x, digits: int = 4) -> str:
+    if x is None:
+        return "—"
+    if isinstance(x, float):
+        return f"{x:.{digits}f}"
+    return str(x)
+
+
+def private_workdir() -> Path:
+    """A folder only this user can read (mode 0700), for uploads, results and reports."""
+    import tempfile
+
+    return Path(tempfile.mkdtemp(prefix="microagg-app-"))
+
+
+def cleanup_workdir(path) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
