@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -187,12 +188,16 @@ def _listening_addresses(port: int) -> list[str]:
 def app_server(tmp_path):
     env = dict(os.environ, PYTHONPATH=f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
                PYTHONUNBUFFERED="1")
+    temp = Path(tempfile.gettempdir())
+    before = set(temp.glob("microagg-app-*"))
     proc = subprocess.Popen([sys.executable, "-m", "microagg.cli", "app", "--no-browser"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()
         match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
         assert match, f"no address printed: {line!r} {proc.stderr.read() if proc.poll() is not None else ''}"
+        private = set(temp.glob("microagg-app-*")) - before
+        assert len(private) == 1 and (next(iter(private)).stat().st_mode & 0o777) == 0o700
         yield match.group(0), int(match.group(1))
     finally:
         proc.terminate()
@@ -201,6 +206,8 @@ def app_server(tmp_path):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+    assert proc.returncode == 0, proc.stderr.read()
+    assert not any(p.exists() for p in private), "the private folder outlived the app"
 
 
 @pytest.fixture

@@ -8,7 +8,9 @@ and Cancel stops a run at once, even inside a compiled kernel.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
+import signal
 import socket
 import sys
 import tempfile
@@ -96,8 +98,20 @@ def serve(file: str | None = None, *, host: str = "127.0.0.1", port: int = 0, op
         sock.bind((host, port))
         port = sock.getsockname()[1]
         app = UploadLimit(build_app(workdir, file, max_upload_mb), int(max_upload_mb * 1024 * 1024))
-        config = uvicorn.Config(app, log_level="warning", lifespan="off")
-        server = uvicorn.Server(config)
+        class Server(uvicorn.Server):
+            @contextlib.contextmanager
+            def capture_signals(self):
+                # stop gracefully on Ctrl+C / SIGTERM and return (uvicorn would re-raise the signal
+                # after shutting down, killing the process before the private folder is removed)
+                previous = {s: signal.signal(s, self.handle_exit) for s in (signal.SIGINT, signal.SIGTERM)}
+                try:
+                    yield
+                finally:
+                    for s, handler in previous.items():
+                        signal.signal(s, handler)
+
+        config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=3)
+        server = Server(config)
         shown = f"[{host}]" if ":" in host else host
         url = f"http://{shown}:{port}/"
         print(f"microagg app: {url}  (Ctrl+C stops it)", flush=True)

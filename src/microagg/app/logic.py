@@ -405,29 +405,38 @@ class RunHandle:
         """Read every pending event; returns the state."""
         if self.state != "running":
             return self.state
-        while True:
+        while self.state == "running":
             try:
-                event = self.events.get_nowait()
+                self._handle(self.events.get_nowait())
             except (queue_module.Empty, OSError, EOFError):
                 break
-            if event[0] == "progress":
-                _, self.stage, self.fraction, self.message, _ = event
-            elif event[0] == "done":
-                self.figures, self.state = event[1], "done"
-            elif event[0] == "error":
-                self.error, self.state = event[1], "error"
         if self.state == "running" and not self.process.is_alive():
-            # the process ended without a last word: give the queue a moment, then report it
+            # the process has ended: its last event may still be in the pipe for a moment
             try:
-                event = self.events.get(timeout=0.5)
-                self.events.put(event)
-                return self.poll()
+                while self.state == "running":
+                    self._handle(self.events.get(timeout=0.5))
             except (queue_module.Empty, OSError, EOFError):
                 self.error = f"the run stopped unexpectedly (exit code {self.process.exitcode})"
                 self.state = "error"
         if self.state != "running":
             self.process.join(timeout=5)
+            self._close_events()
         return self.state
+
+    def _handle(self, event) -> None:
+        if event[0] == "progress":
+            _, self.stage, self.fraction, self.message, _ = event
+        elif event[0] == "done":
+            self.figures, self.state = event[1], "done"
+        elif event[0] == "error":
+            self.error, self.state = event[1], "error"
+
+    def _close_events(self) -> None:
+        """Release the queue (its semaphores) once the run is over."""
+        if self.events is not None:
+            self.events.close()
+            self.events.join_thread()
+            self.events = None
 
     def cancel(self) -> None:
         if self.state == "running":
@@ -437,7 +446,7 @@ class RunHandle:
                 self.process.kill()
                 self.process.join(timeout=5)
             self.state = "cancelled"
-        self.events.close()
+        self._close_events()
 
     def load_result(self):
         with open(self.result_path, "rb") as fh:

@@ -14,6 +14,10 @@ from shiny import App, reactive, render, ui
 
 from . import logic
 
+# shiny renamed these (1.x): use the new names where they exist
+_download = getattr(render, "download_button", render.download)
+_update_navset = getattr(ui, "update_navset", getattr(ui, "update_navs", None))
+
 _CSS = """
 body{padding-bottom:3rem}
 .one-line-error{color:#a40000;font-weight:600;margin:.5rem 0;white-space:pre-wrap}
@@ -333,7 +337,7 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
                 runs.set(list(runs.get()))
                 if state == "done":
                     shown_run.set(str(handle.run_id))
-                    ui.update_navs("tabs", selected="results")
+                    _update_navset("tabs", selected="results")
                 elif state == "error":
                     show_error(handle.error)
 
@@ -419,7 +423,7 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
             done = {str(rid): (spec, h) for rid, spec, h in finished()}
             return done[input.result_run()]
 
-        @render.download(filename=lambda: _chosen()[0].output_name())
+        @_download(filename=lambda: _chosen()[0].output_name())
         def download_data():
             spec, handle = _chosen()
             res = handle.load_result()
@@ -428,11 +432,11 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
             logic.write_output(res.data, path)
             return str(path)
 
-        @render.download(filename=lambda: f"report-run-{_chosen()[1].run_id}.html")
+        @_download(filename=lambda: f"report-run-{_chosen()[1].run_id}.html")
         def download_report():
             return str(_chosen()[1].report_path)
 
-        @render.download(filename=lambda: f"reproduce-run-{_chosen()[1].run_id}.txt")
+        @_download(filename=lambda: f"reproduce-run-{_chosen()[1].run_id}.txt")
         def download_reproduce():
             yield _chosen()[0].reproduce_text()
 
@@ -474,7 +478,7 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
             key = input.compare_a() if which == "a" else input.compare_b()
             shown_run.set(key)
             ui.update_select("result_run", selected=key)
-            ui.update_navs("tabs", selected="results")
+            _update_navset("tabs", selected="results")
 
         @reactive.effect
         @reactive.event(input.export_a)
