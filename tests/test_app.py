@@ -7,6 +7,7 @@ MICROAGG_SCREENSHOTS=DIR it saves the README's screenshots into DIR.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -148,12 +149,15 @@ def test_loopback_and_upload_limit():
     assert calls == ["/session/abc/upload/def"]
 
 
-def test_cli_app_refuses_a_remote_host_without_the_flag(capsys):
+def test_cli_app_errors_are_one_line(capsys, tmp_path):
     from microagg import cli
 
-    assert cli.main(["app", "--host", "0.0.0.0", "--no-browser"]) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "--allow-remote" in err
+    for argv, words in ((["app", "--host", "0.0.0.0", "--no-browser"], "--allow-remote"),
+                        (["app", str(tmp_path / "missing.csv"), "--no-browser"], "not found"),
+                        (["app", "--max-upload-mb", "0", "--no-browser"], "max-upload-mb")):
+        assert cli.main(argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and words in err, err
 
 
 # ---------------------------------------------------------------------------- the browser
@@ -184,13 +188,15 @@ def _listening_addresses(port: int) -> list[str]:
     return found
 
 
-@pytest.fixture
-def app_server(tmp_path):
+@contextlib.contextmanager
+def running_app(*args):
+    """``microagg app --no-browser ARGS`` in a subprocess: yields (url, port); checks at the end
+    that it stopped cleanly and removed its private folder."""
     env = dict(os.environ, PYTHONPATH=f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
                PYTHONUNBUFFERED="1")
     temp = Path(tempfile.gettempdir())
     before = set(temp.glob("microagg-app-*"))
-    proc = subprocess.Popen([sys.executable, "-m", "microagg.cli", "app", "--no-browser"], env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "microagg.cli", "app", "--no-browser", *args], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()
@@ -208,6 +214,12 @@ def app_server(tmp_path):
             proc.wait()
     assert proc.returncode == 0, proc.stderr.read()
     assert not any(p.exists() for p in private), "the private folder outlived the app"
+
+
+@pytest.fixture
+def app_server():
+    with running_app() as server:
+        yield server
 
 
 @pytest.fixture
@@ -308,8 +320,12 @@ class Page:
         return self.wait(secs).until(done)
 
 
-@pytest.mark.skipif(_chromium() is None or not Path("/usr/bin/chromedriver").exists(),
-                    reason="Debian's chromium and chromium-driver are not installed (.ci/run installs them)")
+needs_chromium = pytest.mark.skipif(
+    _chromium() is None or not Path("/usr/bin/chromedriver").exists(),
+    reason="Debian's chromium and chromium-driver are not installed (.ci/run installs them)")
+
+
+@needs_chromium
 def test_app_end_to_end_in_headless_chromium(app_server, browser, tmp_path):
     pytest.importorskip("shiny")
     url, port = app_server
@@ -415,3 +431,22 @@ def test_app_end_to_end_in_headless_chromium(app_server, browser, tmp_path):
     assert got["id"].equals(hostile["id"]) and got["note"].equals(hostile["note"])
     assert microagg.measures.smallest_group(got[[evil, "age"]].to_numpy()) >= 4
     assert _listening_addresses(port) == ["127.0.0.1"]
+
+
+@needs_chromium
+def test_upload_over_the_limit_is_refused(browser, tmp_path):
+    big = tmp_path / "big.csv"
+    microagg.datasets.load("census").to_csv(big, index=False)  # about 80 kB
+    small = tmp_path / "small.csv"
+    microagg.datasets.load("census").head(20).to_csv(small, index=False)
+    assert big.stat().st_size > 20_000 > small.stat().st_size
+    with running_app("--max-upload-mb", "0.02") as (url, _):
+        page = Page(browser, None)
+        browser.get(url)
+        page.el("#upload").send_keys(str(big))
+        page.text_of("#upload-limit", lambda t: "larger than the upload limit of 0.02 MB" in t, 20)
+        time.sleep(1.0)
+        assert not browser.find_elements(page.By.CSS_SELECTOR, "#data-name")
+        browser.refresh()
+        page.el("#upload").send_keys(str(small))
+        page.text_of("#data-name", lambda t: t == "small.csv", 20)

@@ -397,6 +397,17 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
             parts = [tags.h4(f"Run {key}: {spec.method}, k = {spec.k}"),
                      tags.p("IL = ", tags.b(f"{f['information_loss']:.6f}", id="il-value"), " %"),
                      _table(None, figures, table_id="result-figures")]
+            u, r = f["utility"], f["risk"]
+            measures = [
+                ("record linkage risk, DBRL (%)", _pct(r.get("record_linkage_dbrl"))),
+                ("interval disclosure risk, p = 10% (%)", _pct(r.get("interval_disclosure"))),
+                ("smallest group of identical published QI values", r.get("smallest_group")),
+                ("IL1s", u.get("il1s")),
+                ("correlation discrepancy Δr (mean)", u.get("delta_r_mean")),
+                ("relative eigenvalue discrepancy (%)", u.get("eigenvalue_discrepancy_percent")),
+                ("first-PC weight change ΔW (%)", u.get("delta_w")),
+            ]
+            parts += [tags.h5("Disclosure risk and utility"), _table(None, measures, table_id="result-measures")]
             if f.get("per_variable"):
                 parts.append(tags.p("Each variable was grouped on its own: combinations of values are NOT "
                                     "k-anonymous.", class_="one-line-error"))
@@ -498,6 +509,10 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
         session.on_ended(_ended)
 
     return App(app_ui, server)
+
+
+def _pct(x):
+    return None if x is None else 100 * x
 
 
 def _param_id(method: str, name: str) -> str:
