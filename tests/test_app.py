@@ -409,7 +409,8 @@ def test_app_end_to_end_in_headless_chromium(app_server, browser, tmp_path):
     rng = np.random.default_rng(1)
     n = 40
     hostile = pd.DataFrame({"id": np.arange(n), evil: rng.normal(size=n).round(3), "age": rng.integers(18, 90, n),
-                            "note": ["<b>bold</b>&amp;"] * n})
+                            "note": ["<b>bold</b>&amp;"] * n, "region": rng.choice(["north", "south"], n),
+                            "w": rng.choice([1.0, 2.0, 3.5], n)})
     hostile_csv = tmp_path / "hostile.csv"
     hostile.to_csv(hostile_csv, index=False)
     page.tab("data")
@@ -423,12 +424,24 @@ def test_app_end_to_end_in_headless_chromium(app_server, browser, tmp_path):
                                          if b.is_displayed()])
     labels = [b.find_element(By.XPATH, "..").text for b in boxes]
     assert any(evil in t for t in labels) and any("identifier" in t for t in labels)
+    # with a stratum, a sample weight and a variable weight, as the API would do it
+    from selenium.webdriver.support.ui import Select
+
+    Select(page.el("#strata")).select_by_visible_text("region")
+    Select(page.el("#sample_weight")).select_by_visible_text("w")
+    page.type_into("#weights", "age=2")
     page.type_into("#k", "4")
     page.run_and_wait(4)
     assert browser.execute_script("return window.__pwned === undefined")
     got = pd.read_csv(page.download("download_data", ".csv"))
-    assert got["id"].equals(hostile["id"]) and got["note"].equals(hostile["note"])
-    assert microagg.measures.smallest_group(got[[evil, "age"]].to_numpy()) >= 4
+    for column in ("id", "note", "region", "w"):  # not quasi-identifiers: unchanged
+        assert got[column].equals(hostile[column])
+    qi = [evil, "age"]
+    assert microagg.measures.smallest_group(got[qi].to_numpy()) >= 4
+    assert (got.groupby(qi)["region"].nunique() == 1).all()  # groups never cross strata
+    api = microagg.microaggregate(hostile, k=4, method="mdav", columns=qi, strata=["region"], sample_weight="w",
+                                  weights={"age": 2.0})
+    np.testing.assert_allclose(got[qi].to_numpy(), api.data[qi].to_numpy(), rtol=1e-12)
     assert _listening_addresses(port) == ["127.0.0.1"]
 
 
