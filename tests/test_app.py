@@ -247,6 +247,13 @@ def browser(tmp_path):
         driver.quit()
 
 
+def _ignore_stale(check, driver, stale):
+    try:
+        return check(driver)
+    except stale:  # an output re-rendered while it was read
+        return False
+
+
 class Page:
     """Small helpers to drive the app's page."""
 
@@ -255,6 +262,7 @@ class Page:
         from selenium.webdriver.support.ui import WebDriverWait
 
         self.d, self.By, self.shots = driver, By, shots
+        self.run_clicks = 0  # the page marks an error with the Run click it belongs to
         self.wait = lambda secs=90: WebDriverWait(driver, secs, poll_frequency=0.1)
 
     def el(self, css, secs=30):
@@ -271,7 +279,7 @@ class Page:
                 return False
         return self.wait(secs).until(check)
 
-    def click(self, css, secs=15):
+    def click(self, css, secs=40):
         """Click once the element can take it (a tab's pane fades in; an output re-renders)."""
         from selenium.common.exceptions import WebDriverException
 
@@ -305,9 +313,27 @@ class Page:
             self.d.execute_script("window.scrollTo(0, 0);")
             self.d.save_screenshot(str(Path(self.shots) / name))
 
-    def run_and_wait(self, run_number, secs=240):
+    def run(self):
         self.click("#run")
-        self.text_of("#result_detail h4", lambda t: t.startswith(f"Run {run_number}:"), secs)
+        self.run_clicks += 1
+
+    def error_of_last_run(self, secs=60):
+        return self.text_of(f'#error-line[data-run="{self.run_clicks}"]', lambda t: len(t) > 0, secs)
+
+    def run_and_wait(self, run_number, secs=240):
+        self.run()
+
+        def finished(d):
+            error = d.find_elements(self.By.CSS_SELECTOR, f'#error-line[data-run="{self.run_clicks}"]')
+            if error and error[0].text:
+                return "error: " + error[0].text
+            heads = d.find_elements(self.By.CSS_SELECTOR, "#result_detail h4")
+            return heads and heads[0].text.startswith(f"Run {run_number}:")
+
+        from selenium.common.exceptions import StaleElementReferenceException
+
+        outcome = self.wait(secs).until(lambda d: _ignore_stale(finished, d, StaleElementReferenceException))
+        assert outcome is True, outcome
         return float(self.el("#il-value").text)
 
     def download(self, button_id, suffix, secs=30):
@@ -389,7 +415,7 @@ def test_app_end_to_end_in_headless_chromium(app_server, browser, tmp_path):
     page.tab("protect")
     page.select("#method", "colgen")
     page.type_into("#time_limit", "600")
-    page.click("#run")
+    page.run()
     page.text_of("#run-status", lambda t: t.startswith("running colgen"))
     time.sleep(1.5)
     page.shot("app-running.png")
@@ -397,12 +423,19 @@ def test_app_end_to_end_in_headless_chromium(app_server, browser, tmp_path):
     page.text_of("#run-status", lambda t: "cancelled" in t, 20)
     page.type_into("#time_limit", "")
 
-    # an error is one line, without a traceback
+    # errors are one line, without a traceback: k larger than the data, a parameter out of its range
     page.type_into("#k", "5000")
     page.select("#method", "mdav")
-    page.click("#run")
-    message = page.text_of("#error-line", lambda t: len(t) > 0, 60)
+    page.run()
+    message = page.error_of_last_run()
     assert "\n" not in message and "Traceback" not in browser.page_source and "5000" in message
+    page.type_into("#k", "3")
+    page.select("#method", "vmdav")
+    page.type_into("#param_vmdav__gamma", "-1")
+    page.run()
+    message = page.error_of_last_run()
+    assert "\n" not in message and "gamma" in message and ">= 0" in message and "Traceback" not in browser.page_source
+    page.select("#method", "mdav")
 
     # a file whose column name and values carry HTML: shown as text, never run
     evil = '<img src=x onerror="window.__pwned=1">'

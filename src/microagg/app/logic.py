@@ -149,25 +149,7 @@ def profile(df: pd.DataFrame, few_values: int = 20) -> list[ColumnProfile]:
 # ---------------------------------------------------------------------------- method parameters
 def method_params(info) -> dict:
     """name -> Param of a registered method (the registry's declarations)."""
-    out = {}
-    for name, p in info.params.items():
-        if not hasattr(p, "kind"):  # TEMPORARY until the run contract lands: params were name -> default
-            from types import SimpleNamespace
-
-            kind = {bool: "bool", int: "int", float: "float", str: "str"}.get(type(p), "object")
-            p = SimpleNamespace(name=name, kind=kind, default=p, doc="", choices=None, nullable=p is None,
-                                constraint=lambda: "", parse=lambda text, method, d=p: _literal(text))
-        out[name] = p
-    return out
-
-
-def _literal(text):
-    import ast
-
-    try:
-        return ast.literal_eval(text.strip())
-    except (ValueError, SyntaxError):
-        return text.strip()
+    return dict(info.params)
 
 
 def parse_param_text(param, text: str, method: str):
@@ -346,7 +328,7 @@ def _worker(spec: RunSpec, workdir: str, run_id: int, events) -> None:
         events.put(("progress", "reading the data", None, "", 0.0))
         df = read_input(spec.input_path)
         events.put(("progress", spec.method, None, "", time.perf_counter() - t0))
-        res = api.microaggregate(df, progress=_progress_argument(progress), **spec.api_kwargs())
+        res = api.microaggregate(df, progress=progress, **spec.api_kwargs())
         events.put(("progress", "measures and report", None, "", time.perf_counter() - t0))
         figures = run_figures(res, df)
         settings = {"input": spec.input_name, "seed": spec.seed, "time limit (s)": spec.time_limit,
@@ -359,15 +341,6 @@ def _worker(spec: RunSpec, workdir: str, run_id: int, events) -> None:
         events.put(("done", figures))
     except BaseException as exc:  # noqa: BLE001 - everything becomes one line for the page
         events.put(("error", one_line(exc)))
-
-
-def _progress_argument(callback):
-    """The progress callback where the API takes one (the run contract), else False."""
-    try:
-        from .. import progress as _contract  # noqa: F401  (present once the contract has landed)
-    except ImportError:
-        return False
-    return callback
 
 
 class RunHandle:

@@ -120,7 +120,7 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
         session_dir = Path(workdir) / f"session-{session.id}"
         session_dir.mkdir(mode=0o700, exist_ok=True)
         loaded = reactive.Value(None)  # dict: df, path, name, dataset, profile
-        error = reactive.Value("")
+        error = reactive.Value(("", 0))  # (one-line message, the Run click it belongs to)
         active = reactive.Value(None)  # the RunHandle of the current run
         runs = reactive.Value([])  # [(run_id, spec, handle)] in order
         tick = reactive.Value(0)
@@ -129,7 +129,9 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
         counter = itertools.count(1)
 
         def show_error(message: str) -> None:
-            error.set(message)
+            with reactive.isolate():
+                clicks = input.run() or 0
+            error.set((message, clicks))
 
         def load(path, name, dataset=None, shown=None) -> None:
             try:
@@ -169,8 +171,9 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
 
         @render.ui
         def error_line():
-            message = error.get()
-            return ui.div(message, id="error-line", class_="one-line-error") if message else None
+            message, clicks = error.get()
+            return ui.div(message, id="error-line", class_="one-line-error",
+                          data_run=str(clicks)) if message else None
 
         @render.ui
         def data_summary():
@@ -225,10 +228,19 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
             info = registry.get(input.method())
             items = [ui.p(info.summary, class_="muted", id="method-summary"),
                      ui.p(f"{info.family}; {info.complexity}; {info.paper}", class_="muted")]
+            if not info.interruptible:
+                items.append(ui.p("It may run past the time limit (it cannot stop inside a step); Cancel "
+                                  "always stops it.", class_="muted"))
+            if info.per_variable:
+                items.append(ui.p("It groups each variable on its own: the published records are NOT "
+                                  "k-anonymous.", class_="one-line-error"))
             for name, p in logic.method_params(info).items():
                 ident = _param_id(info.name, name)
-                label = f"{name}: {p.doc} ({p.constraint()})"
-                if p.kind == "bool" and not p.nullable:
+                label = f"{name}: {p.doc} ({p.constraint()}; default {p.default!r})"
+                if p.kind in ("int", "float") and not p.nullable and p.choices is None:
+                    items.append(ui.input_numeric(ident, label, p.default, min=p.low, max=p.high,
+                                                  step=1 if p.kind == "int" else None))
+                elif p.kind == "bool" and not p.nullable:
                     items.append(ui.input_checkbox(ident, label, bool(p.default)))
                 elif p.choices is not None and not p.nullable:
                     items.append(ui.input_select(ident, label, {str(c): str(c) for c in p.choices},
@@ -248,19 +260,19 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
                 raw = input[_param_id(info.name, name)]() if _param_id(info.name, name) in input else None
                 if raw is None:
                     continue
-                if p.kind == "bool" and not p.nullable:
+                if p.kind in ("int", "float") and not isinstance(raw, str):  # a numeric input
+                    value = raw
+                elif p.kind == "bool" and not p.nullable:
                     value = bool(raw)
                 elif (p.choices is not None or p.kind == "method") and not p.nullable:
                     value = next((c for c in (p.choices or ()) if str(c) == raw), raw)
                 else:
                     value = logic.parse_param_text(p, raw, info.name)
-                if value != p.default or type(value) is not type(p.default):
-                    out[name] = value
-            from .. import methods as reg
-
-            if hasattr(reg, "validate_params"):
-                reg.validate_params(info.name, out)
-            return out
+                out[name] = value
+            values = registry.validate_params(info.name, out)  # typed and checked (ParameterError)
+            return {name: values[name] for name in out
+                    if values[name] != info.params[name].default
+                    or type(values[name]) is not type(info.params[name].default)}
 
         def _spec() -> logic.RunSpec:
             from ..preprocess import InputError, check_k
