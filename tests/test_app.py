@@ -310,7 +310,8 @@ class Page:
     def shot(self, name):
         if self.shots:
             Path(self.shots).mkdir(parents=True, exist_ok=True)
-            self.d.execute_script("window.scrollTo(0, 0);")
+            self.d.execute_script("document.documentElement.style.scrollBehavior = 'auto'; window.scrollTo(0, 0);")
+            time.sleep(0.3)
             self.d.save_screenshot(str(Path(self.shots) / name))
 
     def run(self):
@@ -379,14 +380,21 @@ def test_app_end_to_end_in_headless_chromium(app_server, browser, tmp_path):
     page.select("#method", "mdav")
     page.text_of("#method-summary", lambda t: len(t) > 0)
     il_mdav = page.run_and_wait(1, 240)
+    assert page.el("#result_detail h4").text == "Run 1: mdav, k = 3, census.csv"
     expected = microagg.microaggregate(census, k=3, method="mdav")
     assert round(il_mdav, 4) == round(expected.information_loss, 4)
     reproduce = page.el("#reproduce").text
     assert "microagg protect" in reproduce and "--method mdav" in reproduce and "-k 3" in reproduce
-    browser.switch_to.frame(page.el("#report-frame"))
-    assert page.el("#svg-group-sizes") and page.el("#svg-pca-scatter")
-    browser.switch_to.default_content()
     page.shot("app-results.png")
+    browser.execute_script("document.getElementById('report-frame').scrollIntoView();")
+    browser.switch_to.frame(page.el("#report-frame"))
+    browser.execute_script("document.getElementById('fig-group-sizes').scrollIntoView();")
+    assert page.el("#svg-group-sizes") and page.el("#svg-pca-scatter")
+    if page.shots:
+        time.sleep(0.3)
+        browser.switch_to.default_content()
+        browser.save_screenshot(str(Path(page.shots) / "app-figures.png"))
+    browser.switch_to.default_content()
 
     # run 2: icsm, then compare the two
     page.tab("protect")

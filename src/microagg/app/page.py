@@ -28,7 +28,7 @@ table.mtable td.num{text-align:right;font-variant-numeric:tabular-nums}
 .muted{color:#666;font-size:.9rem}
 .progress-line{font-variant-numeric:tabular-nums;margin:.5rem 0}
 iframe.report{width:100%;height:1400px;border:1px solid #ddd}
-pre.reproduce{background:#f6f6f6;padding:.6rem;white-space:pre-wrap}
+pre.reproduce{background:#f6f6f6;padding:.6rem;white-space:pre-wrap;overflow-wrap:anywhere}
 .section{margin-top:1rem}
 """
 
@@ -161,6 +161,7 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
             target.parent.mkdir(mode=0o700)
             Path(f["datapath"]).replace(target)
             load(target, Path(f["name"]).name)
+            ui.update_select("dataset", selected="")
 
         @reactive.effect
         @reactive.event(input.dataset)
@@ -406,9 +407,6 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
                        ("records", f["records"]), ("seconds", f["seconds"])]
             if "weighted_information_loss" in f:
                 figures.insert(1, ("weighted IL (%)", f["weighted_information_loss"]))
-            parts = [tags.h4(f"Run {key}: {spec.method}, k = {spec.k}"),
-                     tags.p("IL = ", tags.b(f"{f['information_loss']:.6f}", id="il-value"), " %"),
-                     _table(None, figures, table_id="result-figures")]
             u, r = f["utility"], f["risk"]
             measures = [
                 ("record linkage risk, DBRL (%)", _pct(r.get("record_linkage_dbrl"))),
@@ -419,23 +417,31 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
                 ("relative eigenvalue discrepancy (%)", u.get("eigenvalue_discrepancy_percent")),
                 ("first-PC weight change ΔW (%)", u.get("delta_w")),
             ]
-            parts += [tags.h5("Disclosure risk and utility"), _table(None, measures, table_id="result-measures")]
-            if f.get("per_variable"):
-                parts.append(tags.p("Each variable was grouped on its own: combinations of values are NOT "
-                                    "k-anonymous.", class_="one-line-error"))
-            if f.get("portfolio"):
-                rows = [(("* " if r.get("method") == f.get("winner") else "") + str(r.get("method")),
-                         r.get("il"), r.get("lower_bound_il"), r.get("seconds"), r.get("status"))
-                        for r in f["portfolio"]]
-                parts += [tags.h5("Portfolio (auto)"),
-                          _table(["method", "IL (%)", "lower bound IL (%)", "seconds", "status"], rows,
-                                 table_id="portfolio-table")]
-            parts += [
+            export = [
                 tags.h5("Export"),
                 ui.download_button("download_data", f"Protected data ({logic.output_suffix(spec.input_name)})"),
                 " ", ui.download_button("download_report", "HTML report"),
                 " ", ui.download_button("download_reproduce", "Reproduce (.txt)"),
                 tags.pre(spec.reproduce_text(), class_="reproduce", id="reproduce"),
+            ]
+            parts = [tags.h4(f"Run {key}: {spec.method}, k = {spec.k}, {spec.input_name}"),
+                     tags.p("IL = ", tags.b(f"{f['information_loss']:.6f}", id="il-value"), " %")]
+            if f.get("per_variable"):
+                parts.append(tags.p("Each variable was grouped on its own: combinations of values are NOT "
+                                    "k-anonymous.", class_="one-line-error"))
+            parts.append(ui.row(
+                ui.column(3, tags.h5("Information loss"), _table(None, figures, table_id="result-figures")),
+                ui.column(4, tags.h5("Disclosure risk and utility"),
+                          _table(None, measures, table_id="result-measures")),
+                ui.column(5, *export)))
+            if f.get("portfolio"):
+                rows = [(("* " if r.get("method") == f.get("winner") else "") + str(r.get("method")),
+                         r.get("il"), r.get("lower_bound_il"), r.get("seconds"), r.get("status"))
+                        for r in f["portfolio"]]
+                parts += [tags.h5("Portfolio (auto; * the winner)"),
+                          _table(["method", "IL (%)", "lower bound IL (%)", "seconds", "status"], rows,
+                                 table_id="portfolio-table")]
+            parts += [
                 tags.h5("Report: measures and figures"),
                 tags.iframe(srcdoc=handle.report_path.read_text(encoding="utf-8"), sandbox="", class_="report",
                             id="report-frame", title="report"),
