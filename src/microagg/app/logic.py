@@ -43,38 +43,59 @@ def one_line(exc: BaseException) -> str:
 
 
 # ---------------------------------------------------------------------------- reading and writing
+def _io():
+    """``microagg.io`` (readers and writers for CSV, Parquet, Stata, SPSS, SAS, Excel that keep
+    everything but the protected cells), or None where it is not there yet."""
+    try:
+        from .. import io
+    except ImportError:
+        return None
+    return io if hasattr(io, "read") and hasattr(io, "write") else None
+
+
 def read_input(path) -> pd.DataFrame:
     """Read a data file in any format the CLI reads (the one reading function of the app)."""
-    try:  # the io helper's readers (Stata, SPSS, SAS, Excel, ...) once they exist
-        from ..io import read_table
-    except ImportError:
-        from ..preprocess import read_table
+    io = _io()
+    if io is not None:
+        return io.read(path).frame
+    from ..preprocess import read_table
+
     return read_table(path)
 
 
-def output_suffix(input_name: str) -> str:
-    """The suffix of the protected file: the input's own when the app can write it, else .csv."""
-    suffix = Path(input_name).suffix.lower()
-    try:
-        from ..io import WRITERS  # type: ignore[attr-defined]
+# Suffixes written back in the input's own format (longest first: ".csv.gz" before ".gz").
+_IO_SUFFIXES = (".csv.gz", ".tsv.gz", ".txt.gz", ".tab.gz", ".csv", ".tsv", ".txt", ".tab", ".parquet", ".pq",
+                ".dta", ".sav", ".zsav", ".xpt", ".xlsx")
+_READ_ONLY_AS = {".sas7bdat": ".xpt"}  # SAS data sets are written as SAS transport files
 
-        if suffix in WRITERS:
+
+def output_suffix(input_name: str) -> str:
+    """The suffix of the protected file: the input's own where it can be written, else .csv."""
+    name = str(input_name).lower()
+    if _io() is None:
+        suffix = Path(name).suffix
+        return suffix if suffix in _WRITABLE else ".csv"
+    for suffix in _IO_SUFFIXES:
+        if name.endswith(suffix):
             return suffix
-    except ImportError:
-        pass
-    return suffix if suffix in _WRITABLE else ".csv"
+    return _READ_ONLY_AS.get(Path(name).suffix, ".csv")
+
+
+def write_protected(input_path, res, path) -> Path:
+    """Write the protected data to ``path``: with ``microagg.io`` a copy of the input file in which
+    only the quasi-identifier cells changed (formats, labels, text of the other cells kept);
+    without it, the protected frame as CSV or Parquet."""
+    path = Path(path)
+    io = _io()
+    if io is not None:
+        published = {c: res.data[c].to_numpy(dtype=np.float64) for c in res.columns}
+        return io.write(io.read(input_path), path, published)
+    return write_output(res.data, path)
 
 
 def write_output(df: pd.DataFrame, path) -> Path:
-    """Write ``df`` in the format given by ``path``'s suffix."""
+    """Write a frame as CSV or Parquet, by ``path``'s suffix."""
     path = Path(path)
-    try:
-        from ..io import write_table  # type: ignore[attr-defined]
-
-        write_table(df, path)
-        return path
-    except ImportError:
-        pass
     if path.suffix.lower() in (".parquet", ".pq"):
         df.to_parquet(path, index=False)
     else:
@@ -217,8 +238,10 @@ class RunSpec:
         return kw
 
     def output_name(self) -> str:
-        stem = Path(self.input_name).stem or "data"
-        return f"{stem}-{self.method}-k{self.k}{output_suffix(self.input_name)}"
+        suffix = output_suffix(self.input_name)
+        name = Path(self.input_name).name
+        stem = name[: -len(suffix)] if name.lower().endswith(suffix) else Path(name).stem
+        return f"{stem or 'data'}-{self.method}-k{self.k}{suffix}"
 
     def cli_command(self) -> str:
         """The ``microagg protect`` command that gives the same output."""

@@ -458,7 +458,7 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
             res = handle.load_result()
             path = session_dir / f"export-{handle.run_id}" / spec.output_name()
             path.parent.mkdir(mode=0o700, exist_ok=True)
-            logic.write_output(res.data, path)
+            logic.write_protected(spec.input_path, res, path)
             return str(path)
 
         @_download(filename=lambda: f"report-run-{_chosen()[1].run_id}.html")
