@@ -427,8 +427,16 @@ def test_app_end_to_end_in_headless_chromium(app_server, browser, tmp_path):
     page.text_of("#run-status", lambda t: t.startswith("running colgen"))
     time.sleep(1.5)
     page.shot("app-running.png")
+    page.run()  # one run at a time
+    assert "already" in page.error_of_last_run(20)
+    page.tab("compare")  # the page answers while the run goes on
+    page.text_of("#history-table", lambda t: "colgen" in t and "running" in t, 20)
+    page.tab("protect")
     page.click("#cancel")
     page.text_of("#run-status", lambda t: "cancelled" in t, 20)
+    page.tab("compare")
+    page.text_of("#history-table", lambda t: "cancelled" in t, 20)
+    page.tab("protect")
     page.type_into("#time_limit", "")
 
     # errors are one line, without a traceback: k larger than the data, a parameter out of its range

@@ -377,6 +377,7 @@ class RunHandle:
         self.workdir = Path(workdir)
         self.events = ctx.Queue()
         self.started = time.perf_counter()
+        self.ended: float | None = None
         self.state = "running"  # running | done | error | cancelled
         self.stage, self.fraction, self.message = "starting", None, ""
         self.figures: dict | None = None
@@ -387,7 +388,9 @@ class RunHandle:
 
     @property
     def elapsed(self) -> float:
-        return time.perf_counter() - self.started
+        """Seconds since the start, until the run ended."""
+        end = self.ended if self.ended is not None else time.perf_counter()
+        return end - self.started
 
     @property
     def report_path(self) -> Path:
@@ -429,6 +432,8 @@ class RunHandle:
 
     def _close_events(self) -> None:
         """Release the queue (its semaphores) once the run is over."""
+        if self.ended is None:
+            self.ended = time.perf_counter()
         if self.events is not None:
             self.events.close()
             self.events.join_thread()
