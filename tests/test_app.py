@@ -149,6 +149,18 @@ def test_loopback_and_upload_limit():
     assert calls == ["/session/abc/upload/def"]
 
 
+def test_cli_app_without_the_framework_says_how_to_install_it(capsys, monkeypatch):
+    import importlib.util
+
+    from microagg import cli
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "shiny" else real(name, *a))
+    assert cli.main(["app", "--no-browser"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and 'pip install "microagg[app]"' in err
+
+
 def test_cli_app_errors_are_one_line(capsys, tmp_path):
     from microagg import cli
 
@@ -495,19 +507,22 @@ def test_app_end_to_end_in_headless_chromium(app_server, browser, tmp_path):
 
 
 @needs_chromium
-def test_upload_over_the_limit_is_refused(browser, tmp_path):
+def test_file_argument_and_upload_limit(browser, tmp_path):
     big = tmp_path / "big.csv"
     microagg.datasets.load("census").to_csv(big, index=False)  # about 80 kB
     small = tmp_path / "small.csv"
     microagg.datasets.load("census").head(20).to_csv(small, index=False)
     assert big.stat().st_size > 20_000 > small.stat().st_size
-    with running_app("--max-upload-mb", "0.02") as (url, _):
+    with running_app(str(small), "--max-upload-mb", "0.02") as (url, _):
         page = Page(browser, None)
         browser.get(url)
+        page.text_of("#data-name", lambda t: t == "small.csv", 20)  # the FILE argument, loaded at start
         page.el("#upload").send_keys(str(big))
         page.text_of("#upload-limit", lambda t: "larger than the upload limit of 0.02 MB" in t, 20)
         time.sleep(1.0)
-        assert not browser.find_elements(page.By.CSS_SELECTOR, "#data-name")
+        assert page.el("#data-name").text == "small.csv"  # still the file loaded before
         browser.refresh()
-        page.el("#upload").send_keys(str(small))
-        page.text_of("#data-name", lambda t: t == "small.csv", 20)
+        tiny = tmp_path / "tiny.csv"
+        shutil.copy(small, tiny)
+        page.el("#upload").send_keys(str(tiny))  # under the limit: accepted
+        page.text_of("#data-name", lambda t: t == "tiny.csv", 20)

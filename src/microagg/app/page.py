@@ -6,6 +6,7 @@ htmltools tags, which escape it; the HTML report is shown in a sandboxed iframe 
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from pathlib import Path
 
@@ -133,22 +134,26 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
                 clicks = input.run() or 0
             error.set((message, clicks))
 
-        def load(path, name, dataset=None, shown=None) -> None:
+        async def load(path, name, dataset=None, shown=None) -> None:
+            """Read a file off the event loop (a large file does not stall other sessions)."""
             try:
-                df = logic.read_input(path)
+                df = await asyncio.to_thread(logic.read_input, path)
+                prof = await asyncio.to_thread(logic.profile, df)
             except Exception as exc:  # noqa: BLE001
                 show_error(logic.one_line(exc))
                 return
             loaded.set({"df": df, "path": str(path), "name": name, "dataset": dataset, "shown": shown,
-                        "profile": logic.profile(df)})
+                        "profile": prof})
             show_error("")
 
-        if initial_file:
-            load(initial_file, Path(initial_file).name, shown=initial_file)
+        @reactive.effect
+        async def _initial():
+            if initial_file:
+                await load(initial_file, Path(initial_file).name, shown=initial_file)
 
         @reactive.effect
         @reactive.event(input.upload)
-        def _upload():
+        async def _upload():
             files = input.upload()
             if not files:
                 return
@@ -157,18 +162,20 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
                 show_error(f"the file is larger than the upload limit of {max_upload_mb:g} MB")
                 return
             # keep the user's file name (its suffix says the format) inside the private folder
-            target = session_dir / f"upload-{next(counter)}" / Path(f["name"]).name
+            name = Path(f["name"]).name or "upload"
+            target = session_dir / f"upload-{next(counter)}" / name
             target.parent.mkdir(mode=0o700)
             Path(f["datapath"]).replace(target)
-            load(target, Path(f["name"]).name)
+            await load(target, name)
             ui.update_select("dataset", selected="")
 
         @reactive.effect
         @reactive.event(input.dataset)
-        def _dataset():
+        async def _dataset():
             name = input.dataset()
             if name:
-                load(logic.dataset_path(name), name, dataset=name, shown=str(logic.dataset_path(name)))
+                path = logic.dataset_path(name)
+                await load(path, name, dataset=name, shown=str(path))
 
         @render.ui
         def error_line():
