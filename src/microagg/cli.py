@@ -243,6 +243,9 @@ def cmd_protect(args) -> int:
         if name in params:
             raise UserError(f"--param {name}=... is not a method parameter: use the --{name.replace('_', '-')} option")
     if args.out_of_core:
+        if args.categorical or args.ordinal or args.distance != "euclidean" or args.aggregation != "mean":
+            raise UserError("--out-of-core takes continuous columns and group means only: drop --categorical, "
+                            "--ordinal, --distance and --aggregation, or run without --out-of-core")
         return protect_out_of_core_cli(args, params)
     src = Path(args.input)
     out = check_output_path(Path(args.output), src)
@@ -280,6 +283,8 @@ def cmd_protect(args) -> int:
                 sample_weight=args.sample_weight,
                 merge_small_strata=args.merge_small_strata,
                 progress=show and not partitioned,
+                categorical=args.categorical, ordinal=args.ordinal, distance=args.distance,
+                aggregation=args.aggregation, trim=args.trim,
                 **params,
             )
     report_text = None
@@ -361,7 +366,9 @@ def cmd_methods(args) -> int:
         print_json({"methods": [
             {"name": i.name, "family": i.family, "paper": i.paper, "complexity": i.complexity,
              "variable_size": i.variable_size, "multivariate": i.multivariate, "randomized": i.randomized,
-             "per_variable": i.per_variable, "summary": i.summary, "params": i.params}
+             "per_variable": i.per_variable, "interruptible": i.interruptible, "summary": i.summary,
+             "params": {name: {"kind": p.kind, "default": p.default, "constraint": p.constraint(), "doc": p.doc}
+                        for name, p in i.params.items()}}
             for i in infos]})
         return 0
     for info in infos:
@@ -370,8 +377,10 @@ def cmd_methods(args) -> int:
         print(f"{info.name:20s} {info.family:12s} {kind:13s} {size:8s} {info.summary}")
         if args.verbose:
             print(f"{'':20s} paper: {info.paper}; {info.complexity}")
-            if info.params:
-                print(f"{'':20s} params: " + ", ".join(f"{k}={v!r}" for k, v in info.params.items()))
+            if not info.interruptible:
+                print(f"{'':20s} runs to completion: it does not stop at the time limit")
+            for p in info.params.values():
+                print(f"{'':20s} --param {p.describe()}")
     return 0
 
 
@@ -540,6 +549,11 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--weights", metavar="W1,W2,..|COL=W,..",
                     help="variable weights for the distance, one positive number per QI column")
     pr.add_argument("--sample-weight", metavar="COLUMN", help="sampling-weight column for weighted group means")
+    pr.add_argument("--categorical", metavar="A,B", help="nominal quasi-identifier columns (publish the group's mode)")
+    pr.add_argument("--ordinal", metavar="C,D", help="ordinal quasi-identifier columns (publish the median category)")
+    pr.add_argument("--distance", default="euclidean", help="euclidean | mahalanobis | robust (MCD covariance)")
+    pr.add_argument("--aggregation", default="mean", help="continuous representative: mean | median | trimmed | onestep")
+    pr.add_argument("--trim", type=float, default=None, help="share trimmed at each end with --aggregation trimmed (0.1)")
     pr.add_argument("--report", metavar="REPORT.html", help="write a self-contained HTML report (atomically)")
     pr.add_argument("--interval-p", type=float, default=10.0, metavar="P",
                     help="rank-interval percentage for interval disclosure in the report (default 10)")

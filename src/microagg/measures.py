@@ -10,11 +10,10 @@ Memory stays O(n·d) (no n×n distance matrix): record linkage uses a KD-tree.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
-
-from scipy.spatial import cKDTree
 
 from .partition import information_loss as _il
+from .partition import sst as _sst
+from .preprocess import Standardizer, principal_axes, zscores
 
 __all__ = [
     "information_loss",
@@ -30,23 +29,21 @@ __all__ = [
     "distance_linkage_risk",
     "interval_disclosure_risk",
     "risk_report",
+    "category_change_rate",
+    "category_distribution_distance",
+    "categorical_report",
 ]
 
 
 def _values(A) -> np.ndarray:
-    A = A.to_numpy(dtype=np.float64) if isinstance(A, pd.DataFrame) else np.asarray(A, dtype=np.float64)
+    A = A.to_numpy(dtype=np.float64) if hasattr(A, "to_numpy") else np.asarray(A, dtype=np.float64)
     return A[:, None] if A.ndim == 1 else A
-
-
-def _zscores(X: np.ndarray) -> np.ndarray:
-    std = X.std(axis=0)
-    return (X - X.mean(axis=0)) / np.where(std == 0, 1.0, std)
 
 
 def information_loss(X, labels, standardize: bool = True) -> float:
     """IL = 100·SSE/SST in percent, on z-scored columns by default (the standard figure)."""
     X = _values(X)
-    return _il(_zscores(X) if standardize else X, labels)
+    return _il(zscores(X) if standardize else X, labels)
 
 
 def _correlation(X: np.ndarray) -> np.ndarray:
@@ -70,9 +67,9 @@ def correlation_discrepancy(X, Xp) -> tuple[float, float]:
 
 def _first_pc(X: np.ndarray) -> tuple[np.ndarray, float]:
     """Loadings of the first principal component of the standardised variables, and its share."""
-    vals, vecs = np.linalg.eigh(_correlation(X))
-    w = vecs[:, -1]
-    return w, float(vals[-1] / vals.sum()) if vals.sum() > 0 else 0.0
+    vals, axes = principal_axes(zscores(X), X.shape[1])
+    total = vals.sum()
+    return axes[:, 0], float(vals[0] / total) if total > 0 else 0.0
 
 
 def pc_weight_change(X, Xp) -> float:
@@ -108,14 +105,14 @@ def is_k_anonymous(Xp, k: int) -> bool:
     return smallest_group(Xp) >= k
 
 
-def _common_scale(X: np.ndarray, Xp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Both files standardised with the original's mean and population standard deviation."""
+def _common_scale(X: np.ndarray, Xp: np.ndarray, scaler=None) -> tuple[np.ndarray, np.ndarray]:
+    """Both files on one scale: ``scaler`` (a run's ``Standardizer``) if given, else the original's
+    mean and population standard deviation."""
     if X.shape != Xp.shape:
         raise ValueError(f"original and protected values differ in shape: {X.shape} and {Xp.shape}")
-    mean = X.mean(axis=0)
-    std = X.std(axis=0)
-    std = np.where(std == 0, 1.0, std)
-    return (X - mean) / std, (Xp - mean) / std
+    if scaler is None:
+        scaler = Standardizer.fit(X, warn=False)
+    return scaler.transform(X), scaler.transform(Xp)
 
 
 def il1s(X, Xp) -> float:
@@ -185,6 +182,8 @@ def distance_linkage_risk(X, Xp) -> float:
     probability 1/t, and 1/t is counted. Distances within 1e-9 (relative) of the nearest count
     as tied. KD-tree (scipy cKDTree): O(n log n) time on low-dimensional data, O(n·d) memory.
     """
+    from scipy.spatial import cKDTree
+
     Z, Zp = _common_scale(_values(X), _values(Xp))
     n = len(Z)
     if n == 0:
@@ -245,12 +244,29 @@ def risk_report(X, Xp, p: float = 10.0) -> dict:
     }
 
 
-def utility_report(X, Xp, labels=None) -> dict:
-    """The standard figures comparing original and protected QI values (utility / information loss)."""
+def utility_report(X, Xp, labels=None, scaler=None, categorical=()) -> dict:
+    """The standard figures comparing original and protected QI values (utility / information loss).
+
+    ``scaler``: a run's ``Standardizer`` (``Result.scaler``), so that the information loss is the
+    run's own (raw units with standardize=False); default: z-scores of the original.
+    categorical: names of categorical QI columns (X and Xp are then DataFrames); they are measured
+    by ``categorical_report`` (under "categorical") and the other figures use the other columns
+    (z-scores of the original: a run's scaler also covers ordinal ranks, so it is not used).
+    """
+    if categorical:
+        import pandas as pd
+
+        categorical = list(categorical)
+        if not (isinstance(X, pd.DataFrame) and isinstance(Xp, pd.DataFrame)):
+            raise ValueError("categorical columns are named: pass the original and protected data as DataFrames")
+        rest = [c for c in X.columns if c not in categorical]
+        out = utility_report(X[rest], Xp[rest], labels) if rest else {}
+        out["categorical"] = categorical_report(X[categorical], Xp[categorical])
+        return out
     X, Xp = _values(X), _values(Xp)
-    Z, Zp = _common_scale(X, Xp)
-    sst = float(np.sum(Z**2))
-    sse = float(np.sum((Z - Zp) ** 2))
+    Z, Zp = _common_scale(X, Xp, scaler)
+    sst = _sst(Z)
+    sse = float(np.sum((Z - Zp) ** 2))  # to the published values (not always the group means)
     dr, sdr = correlation_discrepancy(X, Xp)
     cov_mae, cov_var = covariance_discrepancy(X, Xp)
     out = {
@@ -267,3 +283,46 @@ def utility_report(X, Xp, labels=None) -> dict:
         "eigenvalue_discrepancy_percent": eigenvalue_discrepancy(X, Xp),
     }
     return out
+
+
+# --- categorical quasi-identifiers -------------------------------------------------------------
+
+
+def category_change_rate(original, protected) -> float:
+    """Share (0..1) of records whose category changed (one categorical column, same row order)."""
+    import pandas as pd
+
+    a = pd.Series(original).reset_index(drop=True)
+    b = pd.Series(protected).reset_index(drop=True)
+    if len(a) != len(b):
+        raise ValueError(f"original and protected columns differ in length: {len(a)} and {len(b)}")
+    if len(a) == 0:
+        return 0.0
+    same = a.astype(object).to_numpy() == b.astype(object).to_numpy()
+    return float(1.0 - np.mean(same))
+
+
+def category_distribution_distance(original, protected) -> float:
+    """Total variation distance (0..1) between the category frequencies before and after.
+
+    TVD = ½·Σ_c |p_c − p'_c| over the categories of either column: the largest difference, over
+    all sets of categories, between the share of records in the set before and after (0: the
+    marginal distribution is preserved; 1: disjoint supports).
+    """
+    import pandas as pd
+
+    p = pd.Series(original).astype(object).value_counts(normalize=True)
+    q = pd.Series(protected).astype(object).value_counts(normalize=True)
+    p, q = p.align(q, fill_value=0.0)
+    return float(0.5 * np.abs(p.to_numpy() - q.to_numpy()).sum())
+
+
+def categorical_report(original, protected) -> dict:
+    """Per categorical column of the DataFrames: share of changed values, total variation distance of the frequencies."""
+    return {
+        str(c): {
+            "changed_share": category_change_rate(original[c], protected[c]),
+            "distribution_tvd": category_distribution_distance(original[c], protected[c]),
+        }
+        for c in original.columns
+    }

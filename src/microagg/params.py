@@ -62,7 +62,7 @@ class Param:
             text += " " + " and ".join(b for b in (lo, hi) if b) if (lo or hi) else ""
         else:
             text = {"bool": "true or false", "str": "a string", "method": "a registered method name",
-                    "object": "a value as described"}[self.kind]
+                    "object": "see its description"}[self.kind]
         return text + (" or None" if self.nullable else "")
 
     def describe(self) -> str:

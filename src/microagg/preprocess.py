@@ -15,7 +15,8 @@ import pandas as pd
 
 from .errors import InputError
 
-__all__ = ["InputError", "read_table", "select_columns", "quasi_identifiers", "Standardizer", "zscores", "check_k"]
+__all__ = ["InputError", "read_table", "select_columns", "quasi_identifiers", "Standardizer", "zscores",
+           "principal_axes", "check_k"]
 
 
 def read_table(path: str | Path) -> pd.DataFrame:
@@ -153,3 +154,27 @@ def zscores(X: np.ndarray) -> np.ndarray:
     if X.ndim == 1:
         X = X[:, None]
     return Standardizer.fit(X, warn=False).transform(X)
+
+
+def principal_axes(Z: np.ndarray, count: int = 1, sign: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(eigenvalues, axes): the ``count`` leading eigenvalues (descending) of the covariance of the
+    rows of Z and their unit eigenvectors as columns (d, count). The one home of principal axes.
+
+    sign: None leaves LAPACK's signs; 'sum' makes each axis's loadings sum >= 0; 'largest' makes
+    each axis's largest loading positive (reproducible pictures). Degenerate input (fewer than two
+    rows, non-finite or all-zero covariance) gives the coordinate axes and zero eigenvalues.
+    """
+    Z = np.asarray(Z, dtype=np.float64)
+    d = Z.shape[1]
+    count = min(count, d)
+    C = np.atleast_2d(np.cov(Z, rowvar=False, bias=True)) if len(Z) > 1 else np.zeros((d, d))
+    if not np.all(np.isfinite(C)) or not C.any():
+        return np.zeros(count), np.eye(d)[:, :count]
+    vals, vecs = np.linalg.eigh(C)
+    vals, axes = vals[::-1][:count], vecs[:, ::-1][:, :count]
+    if sign == "sum":
+        axes = axes * np.where(axes.sum(axis=0) < 0, -1.0, 1.0)
+    elif sign == "largest":
+        top = axes[np.argmax(np.abs(axes), axis=0), np.arange(count)]
+        axes = axes * np.where(top < 0, -1.0, 1.0)
+    return vals, axes

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from . import measures
+from .preprocess import Standardizer
 
 __all__ = ["render_report", "write_report", "atomic_write", "atomic_write_text", "check_report_path"]
 
@@ -101,15 +102,13 @@ def _svg_histogram(sizes: np.ndarray, k: int) -> str:
 
 
 def _principal_axes(Z: np.ndarray) -> np.ndarray:
-    """(d, 2) loadings of the first two principal components of the standardised original."""
-    d = Z.shape[1]
-    if d == 1:
+    """(d, 2) loadings of the first two principal components of the standardised original, each
+    axis's largest loading positive (reproducible pictures)."""
+    from .preprocess import principal_axes
+
+    if Z.shape[1] == 1:
         return np.array([[1.0, 0.0]])
-    vals, vecs = np.linalg.eigh(np.cov(Z, rowvar=False, bias=True))
-    axes = vecs[:, ::-1][:, :2]
-    # a fixed sign for reproducible pictures: the largest loading of each axis is positive
-    signs = np.sign(axes[np.argmax(np.abs(axes), axis=0), [0, 1]])
-    return axes * np.where(signs == 0, 1.0, signs)
+    return principal_axes(Z, 2, sign="largest")[1]
 
 
 def _svg_scatter(Z: np.ndarray, Zp: np.ndarray, seed: int = 0) -> tuple[str, int]:
@@ -218,17 +217,29 @@ def render_report(result, original, settings: dict | None = None, *, p: float = 
     run parameters to list (input file, seed, time limit, strata, ...); ``p``: the rank-interval
     percentage of the interval-disclosure measure.
     """
-    cols = list(result.columns)
+    kinds = result.extras.get("kinds", {})  # categorical QIs: measured apart (extras["categories"])
+    cols = [c for c in result.columns if kinds.get(str(c), "continuous") == "continuous"]
+    if not cols:
+        from .errors import InputError
+
+        raise InputError("the HTML report needs at least one continuous quasi-identifier column")
     X = _values(original, cols)
     Xp = _values(result.data, cols)
     if X.shape != Xp.shape:
         raise ValueError(f"the original ({X.shape}) and protected ({Xp.shape}) QI values differ in shape")
     names = [str(c) for c in cols]
-    mean, std = X.mean(axis=0), X.std(axis=0)
-    std = np.where(std == 0, 1.0, std)
-    Z, Zp = (X - mean) / std, (Xp - mean) / std
-    utility = measures.utility_report(X, Xp)
+    # the pictures are on z-scores of the original; the figures on the run's own scale, so the
+    # utility table's IL is the run's IL (raw units with standardize=False)
+    zscale = Standardizer.fit(X, warn=False)
+    Z, Zp = zscale.transform(X), zscale.transform(Xp)
+    heterogeneous = len(cols) < len(result.columns)  # the run's scaler also covers ordinal ranks
+    utility = measures.utility_report(X, Xp, scaler=None if heterogeneous else result.scaler)
     risk = measures.risk_report(X, Xp, p)
+    if heterogeneous:  # IL and k-anonymity are about every QI column, categorical ones included
+        utility["information_loss"] = result.information_loss
+        published = result.data[list(result.columns)] if isinstance(result.data, pd.DataFrame) else \
+            pd.DataFrame(np.asarray(result.data).reshape(len(result.labels), -1)[:, list(result.columns)])
+        risk["smallest_group"] = int(published.astype(str).value_counts().min())
 
     sizes = np.concatenate(result.group_sizes) if result.per_variable else np.asarray(result.group_sizes)
     params = [("method", result.method), ("k", result.k), ("records", len(X)),
@@ -289,6 +300,12 @@ def render_report(result, original, settings: dict | None = None, *, p: float = 
         ("smallest group of identical published QI values", risk["smallest_group"],
          "k-anonymous" if risk["smallest_group"] >= result.k else "NOT k-anonymous"),
     ]
+    for c, m in result.extras.get("categories", {}).items():
+        util_rows.append((f"categorical {c}: values changed (%) / distribution distance (TVD)",
+                          f"{100 * m['changed_share']:.2f} / {m['distribution_tvd']:.4f}",
+                          "share of records whose category changed; ½·Σ|p − p′| over the categories"))
+    if "representatives_note" in result.extras:
+        figures.append(("representatives", result.extras["representatives_note"]))
     warn = ""
     if result.per_variable:
         warn = ('<p class="warn">Each variable was grouped on its own: combinations of values are NOT '

@@ -96,12 +96,9 @@ class BlockClock:
 
 def _principal_axis(Z: np.ndarray) -> np.ndarray:
     """Unit eigenvector of the largest eigenvalue of the covariance of Z's rows."""
-    C = np.cov(Z, rowvar=False, bias=True) if len(Z) > 1 else np.eye(Z.shape[1])
-    C = np.atleast_2d(C)
-    if not np.all(np.isfinite(C)) or not C.any():
-        return np.eye(Z.shape[1])[0]
-    _, vecs = np.linalg.eigh(C)
-    return vecs[:, -1]
+    from .preprocess import principal_axes
+
+    return principal_axes(Z, 1)[1][:, 0]
 
 
 def spatial_blocks(Z: np.ndarray, min_size: int) -> list[np.ndarray]:

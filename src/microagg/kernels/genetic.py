@@ -11,6 +11,7 @@ import numpy as np
 from numba import njit
 
 from ..methods.univariate import fixed_size_by_rank
+from ..partition import sst as total_sum_of_squares
 from .segments import path_cut
 
 
@@ -148,7 +149,7 @@ def genetic_by_rank(xs, k, rng, *, pcross, pmut, maxgen, population_size, criter
     pop[0, 1:][np.diff(fixed) != 0] = 1
     for j in range(1, population_size):
         _random_string(xs2, k, rng.random(n // k + 1), pop[j])
-    sst = float(np.sum((xs - xs.mean()) ** 2))
+    sst = total_sum_of_squares(xs)
 
     def evaluate(strings):
         return np.array([_string_sse(xs, s) for s in strings])

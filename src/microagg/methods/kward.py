@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.ward import farthest_pair, ward_adjacent_1d, ward_nn_chain
 from ..errors import ParameterError
 from ..params import Param
 from . import MethodOutput, register
@@ -33,37 +32,21 @@ def stable_order(x: np.ndarray) -> np.ndarray:
 ORDERS = ("ascending", "descending")
 
 
-def zscores(X: np.ndarray) -> np.ndarray:
-    """Columns standardised to mean 0 and population std 1 (constant columns become 0)."""
-    std = X.std(axis=0)
-    return (X - X.mean(axis=0)) / np.where(std > 0, std, 1.0)
-
-
-def first_principal_axis(Z: np.ndarray) -> np.ndarray:
-    """Unit first principal axis of the z-scored data Z, signed so that its loadings sum >= 0."""
-    if Z.shape[0] < 2 or not np.any(Z):
-        v = np.zeros(Z.shape[1])
-        v[0] = 1.0
-        return v
-    # the leading right singular vector of Z is the leading eigenvector of the correlation matrix
-    _, _, vt = np.linalg.svd(Z, full_matrices=False)
-    v = vt[0]
-    return -v if v.sum() < 0 else v
-
-
 def projection_scores(X: np.ndarray, projection: str, variable: int = 0) -> np.ndarray:
     """One score per record: 'pv' a variable, 'sz' the sum of z-scores, 'fpc' the first principal component.
 
     The scores are computed on z-scores of X (X as given by the pipeline is already standardised,
     so this only matters for raw input); 'fpc' is the principal component of the correlation matrix.
     """
+    from ..preprocess import principal_axes, zscores
+
     if projection == "pv":
         return X[:, variable].astype(np.float64)
     Z = zscores(X)
     if projection == "sz":
         return Z.sum(axis=1)
     if projection == "fpc":
-        return Z @ first_principal_axis(Z)
+        return Z @ principal_axes(Z, 1, sign="sum")[1][:, 0]
     raise ValueError(f"projection must be one of 'pv', 'sz', 'fpc', got {projection!r}")
 
 
@@ -101,6 +84,8 @@ def _end_groups(Xs: np.ndarray, k: int, criterion: str, order: str, variable: in
     m = len(Xs)
     init = np.full(m, -1, dtype=np.int64)
     if criterion == "md":
+        from ..kernels.ward import farthest_pair
+
         r, s = farthest_pair(Xs)
         first, last = (r, s) if order == "ascending" else (s, r)
         free = np.ones(m, dtype=np.bool_)
@@ -126,13 +111,13 @@ def kward_labels(X: np.ndarray, k: int, criterion: str = "md", order: str = "asc
     Past ``deadline`` (a clock.Deadline) no further pass starts after the first: groups still
     waiting to be split are kept whole, which is a valid k-partition with some groups of 2k or more.
     """
+    from ..kernels.ward import ward_adjacent_1d, ward_nn_chain
+
     n, d = X.shape
     scores = None
     if d > 1 and criterion != "md" and not recompute:
         scores = projection_scores(X, criterion, variable)
     labels = np.zeros(n, dtype=np.int64)
-    if n < 2 * k:
-        return labels, 0
     next_label = 0
     passes = 0
     stack = [np.arange(n)]
