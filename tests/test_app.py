@@ -503,6 +503,35 @@ def test_app_end_to_end_in_headless_chromium(app_server, browser, tmp_path):
     api = microagg.microaggregate(hostile, k=4, method="mdav", columns=qi, strata=["region"], sample_weight="w",
                                   weights={"age": 2.0})
     np.testing.assert_allclose(got[qi].to_numpy(), api.data[qi].to_numpy(), rtol=1e-12)
+
+    # a bundled data set with categorical columns (testdata): a nominal QI; the reproduce command
+    # run from the command line gives the file the app exports
+    page.tab("data")
+    page.select("#dataset", "testdata")
+    page.text_of("#data-name", lambda t: t == "testdata")
+    page.tab("protect")
+    page.wait().until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#columns input")) >= 14)
+    boxes = {b.find_element(By.XPATH, "..").text.split()[0]: b
+             for b in browser.find_elements(By.CSS_SELECTOR, "#columns input")}
+    assert {name for name, b in boxes.items() if b.is_selected()} == {"age", "expend", "income", "savings"}
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].click();", boxes["sex"])
+    page.type_into("#k", "3")
+    il = page.run_and_wait(5)
+    testdata = microagg.datasets.load("testdata")
+    qi = ["sex", "age", "expend", "income", "savings"]
+    api = microagg.microaggregate(testdata, k=3, method="mdav", columns=qi, categorical=["sex"])
+    assert round(il, 4) == round(api.information_loss, 4)
+    command = page.el("#reproduce").text.split("# Python")[0].strip().splitlines()[-1]
+    assert "--categorical sex" in command
+    import shlex
+
+    from microagg import cli
+
+    argv = shlex.split(command)[1:]
+    argv[argv.index("-o") + 1] = str(tmp_path / "from-cli.csv")
+    assert cli.main(argv + ["-q"]) == 0
+    exported = pd.read_csv(page.download("download_data", ".csv"))
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "from-cli.csv"), exported)
     assert _listening_addresses(port) == ["127.0.0.1"]
 
 

@@ -7,6 +7,7 @@ page (``microagg.app.page``) only wires these functions to inputs and outputs.
 
 from __future__ import annotations
 
+import html
 import math
 import multiprocessing
 import pickle
@@ -34,7 +35,7 @@ def one_line(exc: BaseException) -> str:
     A user error (InputError, ValueError, ...) shows its own first line; anything else is named as
     an internal error with its type, so a bug is recognisable without leaking a traceback.
     """
-    from ..preprocess import InputError
+    from ..errors import InputError
 
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     if isinstance(exc, (InputError, ValueError, TypeError, FileNotFoundError, PermissionError)):
@@ -88,7 +89,10 @@ def write_protected(input_path, res, path) -> Path:
     path = Path(path)
     io = _io()
     if io is not None:
-        published = {c: res.data[c].to_numpy(dtype=np.float64) for c in res.columns}
+        kinds = res.extras.get("kinds", {})
+        published = {c: res.data[c].to_numpy(dtype=np.float64)
+                     if kinds.get(str(c), "continuous") == "continuous" else res.data[c].to_numpy()
+                     for c in res.columns}
         return io.write(io.read(input_path), path, published)
     return write_output(res.data, path)
 
@@ -101,6 +105,21 @@ def write_output(df: pd.DataFrame, path) -> Path:
     else:
         df.to_csv(path, index=False)
     return path
+
+
+def load_input(spec) -> pd.DataFrame:
+    """The data of a run: a bundled data set with its dtypes, else the file read."""
+    if spec.dataset:
+        from .. import datasets
+
+        return datasets.load(spec.dataset)
+    return read_input(spec.input_path)
+
+
+def dataset_roles(name: str) -> dict:
+    from .. import datasets
+
+    return datasets.roles(name) if hasattr(datasets, "roles") else {}
 
 
 def dataset_names() -> list[str]:
@@ -123,7 +142,8 @@ class ColumnProfile:
     dtype: str
     distinct: int
     missing: int
-    numeric: bool
+    numeric: bool  # numbers (a continuous quasi-identifier unless declared a category)
+    kind: str  # "continuous", "nominal", "ordinal", "text" or "other": what the column can be as a QI
     id_like: bool
     suggested: bool  # suggested as a quasi-identifier
     note: str
@@ -141,29 +161,52 @@ def is_id_like(name, series: pd.Series) -> bool:
     return False
 
 
-def profile(df: pd.DataFrame, few_values: int = 20) -> list[ColumnProfile]:
+def column_kind(series: pd.Series) -> str:
+    """What a column is as a quasi-identifier by its dtype (as ``microaggregate`` reads it)."""
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        return "ordinal" if series.dtype.ordered else "nominal"
+    if pd.api.types.is_bool_dtype(series):
+        return "nominal"
+    if pd.api.types.is_numeric_dtype(series):
+        return "continuous"
+    if pd.api.types.is_object_dtype(series) or pd.api.types.is_string_dtype(series):
+        return "text"
+    return "other"
+
+
+def profile(df: pd.DataFrame, few_values: int = 20, roles: dict | None = None) -> list[ColumnProfile]:
     """Each column's type, number of distinct values and missing values, and whether it is
     suggested as a quasi-identifier: numeric, not an identifier, with at least ``few_values``
-    distinct values (fewer look like category codes), without missing values."""
+    distinct values (fewer look like category codes), without missing values. ``roles`` (a
+    bundled data set's ``datasets.roles``) marks identifiers and weights."""
     rows = []
     n = len(df)
+    roles = roles or {}
     for c in df.columns:
         s = df[c]
-        numeric = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
+        kind = column_kind(s)
+        numeric = kind == "continuous"
         distinct = int(s.nunique(dropna=True))
         missing = int(s.isna().sum())
-        id_like = is_id_like(c, s)
+        role = roles.get(str(c))
+        id_like = role == "id" or (role is None and is_id_like(c, s))
         notes = []
         if id_like:
-            notes.append("looks like an identifier")
-        if numeric and distinct < few_values and not id_like:
-            notes.append("few values: a category code?" if distinct > 1 else "constant")
+            notes.append("looks like an identifier" if role is None else "an identifier")
+        if role == "weight":
+            notes.append("a weight")
+        if numeric and distinct < few_values and not id_like and role != "weight":
+            notes.append("few values: a category code? (declare it nominal)" if distinct > 1 else "constant")
+        if kind in ("nominal", "ordinal"):
+            notes.append(f"categorical ({kind})")
+        elif kind == "text":
+            notes.append("text: a stratum, or a nominal quasi-identifier")
         if missing:
             notes.append(f"{missing} missing")
-        if not numeric:
-            notes.append("not numeric: strata only")
-        suggested = numeric and not id_like and distinct >= min(few_values, max(n // 2, 2)) and not missing
-        rows.append(ColumnProfile(c, str(s.dtype), distinct, missing, numeric, id_like, suggested, "; ".join(notes)))
+        suggested = (numeric and not id_like and role != "weight" and not missing
+                     and distinct >= min(few_values, max(n // 2, 2)))
+        rows.append(ColumnProfile(c, str(s.dtype), distinct, missing, numeric, kind, id_like, suggested,
+                                  "; ".join(notes)))
     return rows
 
 
@@ -182,7 +225,7 @@ def parse_param_text(param, text: str, method: str):
 
 def parse_weights(text: str | None, columns: list) -> dict | None:
     """Variable weights typed as "COL=W, COL=W" (others weigh 1) or "W1, W2, ..." in QI order."""
-    from ..preprocess import InputError
+    from ..errors import InputError
 
     if text is None or not text.strip():
         return None
@@ -223,6 +266,11 @@ class RunSpec:
     time_limit: float | None = None
     seed: int = 0
     shown_path: str | None = None  # the input as the user names it in a command (default input_name)
+    categorical: list = field(default_factory=list)  # nominal QI columns (declared)
+    ordinal: list = field(default_factory=list)  # ordinal QI columns (declared)
+    distance: str = "euclidean"
+    aggregation: str = "mean"
+    trim: float | None = None
 
     def api_kwargs(self) -> dict:
         kw: dict = {"k": self.k, "method": self.method, "columns": list(self.columns), "seed": self.seed}
@@ -234,6 +282,16 @@ class RunSpec:
             kw["sample_weight"] = self.sample_weight
         if self.weights:
             kw["weights"] = dict(self.weights)
+        if self.categorical:
+            kw["categorical"] = list(self.categorical)
+        if self.ordinal:
+            kw["ordinal"] = list(self.ordinal)
+        if self.distance != "euclidean":
+            kw["distance"] = self.distance
+        if self.aggregation != "mean":
+            kw["aggregation"] = self.aggregation
+        if self.trim is not None:
+            kw["trim"] = self.trim
         kw.update(self.params)
         return kw
 
@@ -257,6 +315,16 @@ class RunSpec:
             parts += ["--sample-weight", q(str(self.sample_weight))]
         if self.weights:
             parts += ["--weights", q(",".join(f"{c}={w:g}" for c, w in self.weights.items()))]
+        if self.categorical:
+            parts += ["--categorical", q(",".join(map(str, self.categorical)))]
+        if self.ordinal:
+            parts += ["--ordinal", q(",".join(map(str, self.ordinal)))]
+        if self.distance != "euclidean":
+            parts += ["--distance", q(self.distance)]
+        if self.aggregation != "mean":
+            parts += ["--aggregation", q(self.aggregation)]
+        if self.trim is not None:
+            parts += ["--trim", f"{self.trim:g}"]
         for name, value in self.params.items():
             parts += ["--param", q(f"{name}={_cli_value(value)}")]
         return " ".join(parts)
@@ -287,15 +355,26 @@ def _cli_value(value) -> str:
 
 # ---------------------------------------------------------------------------- figures of a run
 def run_figures(res, original: pd.DataFrame, p: float = 10.0) -> dict:
-    """The numbers the app shows for a finished run (JSON-safe floats and ints)."""
+    """The numbers the app shows for a finished run (JSON-safe floats and ints).
+
+    The utility and risk measures are those of the HTML report (``microagg.report``): on the
+    continuous QI columns, with IL and the smallest group of identical published values over
+    every QI column when some are categorical."""
     from .. import measures
 
-    cols = list(res.columns)
-    X = original[cols].to_numpy(dtype=np.float64)
-    Xp = res.data[cols].to_numpy(dtype=np.float64)
+    kinds = res.extras.get("kinds", {})
+    continuous = [c for c in res.columns if kinds.get(str(c), "continuous") == "continuous"]
+    heterogeneous = len(continuous) < len(res.columns)
     sizes = np.concatenate(res.group_sizes) if res.per_variable else np.asarray(res.group_sizes)
-    utility = measures.utility_report(X, Xp)
-    risk = measures.risk_report(X, Xp, p)
+    utility, risk = {}, {}
+    if continuous:
+        X = original[continuous].to_numpy(dtype=np.float64)
+        Xp = res.data[continuous].to_numpy(dtype=np.float64)
+        utility = measures.utility_report(X, Xp, scaler=None if heterogeneous else res.scaler)
+        risk = measures.risk_report(X, Xp, p)
+    if heterogeneous:
+        utility["information_loss"] = res.information_loss
+        risk["smallest_group"] = int(res.data[list(res.columns)].astype(str).value_counts().min())
     out = {
         "information_loss": float(res.information_loss),
         "sse": float(res.sse),
@@ -310,6 +389,7 @@ def run_figures(res, original: pd.DataFrame, p: float = 10.0) -> dict:
         "utility": {k: _plain(v) for k, v in utility.items()},
         "risk": {k: _plain(v) for k, v in risk.items()},
         "per_variable": bool(res.per_variable),
+        "categories": {c: {k: _plain(v) for k, v in m.items()} for c, m in res.extras.get("categories", {}).items()},
     }
     if "weighted_information_loss" in res.extras:
         out["weighted_information_loss"] = float(res.extras["weighted_information_loss"])
@@ -337,6 +417,7 @@ def _worker(spec: RunSpec, workdir: str, run_id: int, events) -> None:
     t0 = time.perf_counter()
     try:
         from .. import api
+        from ..errors import InputError
         from ..report import render_report
 
         last = [0.0]
@@ -349,14 +430,17 @@ def _worker(spec: RunSpec, workdir: str, run_id: int, events) -> None:
                             str(message), now - t0))
 
         events.put(("progress", "reading the data", None, "", 0.0))
-        df = read_input(spec.input_path)
+        df = load_input(spec)
         events.put(("progress", spec.method, None, "", time.perf_counter() - t0))
         res = api.microaggregate(df, progress=progress, **spec.api_kwargs())
         events.put(("progress", "measures and report", None, "", time.perf_counter() - t0))
         figures = run_figures(res, df)
         settings = {"input": spec.input_name, "seed": spec.seed, "time limit (s)": spec.time_limit,
                     "strata": ", ".join(map(str, spec.strata)) if spec.strata else None}
-        report = render_report(res, df, settings)
+        try:
+            report = render_report(res, df, settings)
+        except InputError as exc:  # e.g. no continuous QI column to draw
+            report = f"<!DOCTYPE html><html><body><p>No report: {html.escape(one_line(exc))}</p></body></html>"
         base = Path(workdir) / f"run-{run_id}"
         base.with_suffix(".html").write_text(report, encoding="utf-8")
         with open(base.with_suffix(".pkl"), "wb") as fh:

@@ -137,8 +137,14 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
         async def load(path, name, dataset=None, shown=None) -> None:
             """Read a file off the event loop (a large file does not stall other sessions)."""
             try:
-                df = await asyncio.to_thread(logic.read_input, path)
-                prof = await asyncio.to_thread(logic.profile, df)
+                if dataset:
+                    df = await asyncio.to_thread(logic.load_input, logic.RunSpec(str(path), name, 2, "", [],
+                                                                                   dataset=dataset))
+                    roles = logic.dataset_roles(dataset)
+                else:
+                    df = await asyncio.to_thread(logic.read_input, path)
+                    roles = None
+                prof = await asyncio.to_thread(logic.profile, df, 20, roles)
             except Exception as exc:  # noqa: BLE001
                 show_error(logic.one_line(exc))
                 return
@@ -213,11 +219,18 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
             choices, prof = _choices()
             if not prof:
                 return ui.p("Load data first (tab 1).", class_="muted")
-            numeric = {i: (f"{p.name}  (identifier?)" if p.id_like else str(p.name))
-                       for i, p in zip(choices, prof) if p.numeric}
+            def label(p):
+                marks = [] if p.kind == "continuous" else [p.kind]
+                if p.id_like:
+                    marks.append("identifier?")
+                return f"{p.name}  ({', '.join(marks)})" if marks else str(p.name)
+
+            usable = {i: label(p) for i, p in zip(choices, prof) if p.kind != "other"}
             selected = [i for i, p in zip(choices, prof) if p.suggested]
-            return ui.input_checkbox_group("columns", "Quasi-identifiers (numeric columns)", numeric,
-                                           selected=selected)
+            return TagList(
+                ui.input_checkbox_group("columns", "Quasi-identifiers", usable, selected=selected),
+                ui.p("Numbers are continuous unless declared nominal or ordinal (right); text columns are "
+                     "nominal.", class_="muted"))
 
         @render.ui
         def roles_ui():
@@ -226,9 +239,20 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
                 return None
             numeric = {i: str(p.name) for i, p in zip(choices, prof) if p.numeric}
             return TagList(
-                ui.input_select("strata", "Strata (groups never cross them)", choices, multiple=True, size="6"),
+                ui.input_select("strata", "Strata (groups never cross them)", choices, multiple=True, size="5"),
                 ui.input_select("sample_weight", "Sample weight column", {"": "(none)", **numeric}),
                 ui.input_text("weights", "Variable weights (COLUMN=W, … ; others weigh 1)", ""),
+                ui.input_select("nominal", "Numeric QI columns that are nominal codes", numeric, multiple=True,
+                                size="4"),
+                ui.input_select("ordinal", "Numeric QI columns that are ordinal codes", numeric, multiple=True,
+                                size="4"),
+                ui.input_select("distance", "Distance", {"euclidean": "euclidean (z-scores)",
+                                                         "mahalanobis": "mahalanobis",
+                                                         "robust": "robust (MCD covariance)"}),
+                ui.input_select("aggregation", "A group publishes (continuous columns)",
+                                {"mean": "mean", "median": "median", "trimmed": "trimmed mean",
+                                 "onestep": "one-step (robust)"}),
+                ui.input_text("trim", "Trimmed share at each end (trimmed mean; blank: 0.1)", ""),
             )
 
         @render.ui
@@ -310,7 +334,28 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
             strata = [names[i] for i in (input.strata() or ())] if "strata" in input else []
             sw = input.sample_weight() if "sample_weight" in input else ""
             weights = logic.parse_weights(input.weights() if "weights" in input else "", columns)
+            kind_of = {p.name: p.kind for p in d["profile"]}
+            declared_nominal = [names[i] for i in (input.nominal() or ())] if "nominal" in input else []
+            declared_ordinal = [names[i] for i in (input.ordinal() or ())] if "ordinal" in input else []
+            both = set(declared_nominal) & set(declared_ordinal)
+            if both:
+                raise InputError(f"column(s) {', '.join(map(str, both))} cannot be both nominal and ordinal")
+            outside = [c for c in declared_nominal + declared_ordinal if c not in columns]
+            if outside:
+                raise InputError(f"declared nominal/ordinal column(s) {', '.join(map(str, outside))} are not "
+                                 "selected as quasi-identifiers")
+            # declared explicitly (also the dtype's categories), so the command line reproduces the run
+            categorical = [c for c in columns if c in declared_nominal or kind_of[c] in ("nominal", "text")]
+            ordinal = [c for c in columns if c in declared_ordinal or kind_of[c] == "ordinal"]
+            trim_text = (input.trim() or "").strip() if "trim" in input else ""
+            try:
+                trim = float(trim_text) if trim_text else None
+            except ValueError:
+                raise InputError(f"the trimmed share must be a number, got {trim_text!r}") from None
             return logic.RunSpec(
+                categorical=categorical, ordinal=ordinal,
+                distance=input.distance() if "distance" in input else "euclidean",
+                aggregation=input.aggregation() if "aggregation" in input else "mean", trim=trim,
                 input_path=d["path"], input_name=d["name"], dataset=d["dataset"], k=int(k), method=info.name,
                 columns=columns, strata=strata, sample_weight=names[sw] if sw else None, weights=weights,
                 params=_param_values(info), time_limit=time_limit, seed=int(seed), shown_path=d["shown"])
