@@ -49,6 +49,33 @@ def test_profile_flags_identifiers_and_suggests_continuous_columns():
     assert prof["income"].distinct == n and prof["sex"].distinct == 2
 
 
+def test_profile_reads_kinds_from_dtypes_and_roles():
+    df = microagg.datasets.load("testdata")
+    prof = {p.name: p for p in logic.profile(df, roles=microagg.datasets.roles("testdata"))}
+    assert {name for name, p in prof.items() if p.suggested} == {"age", "expend", "income", "savings"}
+    assert prof["sex"].kind == "nominal" and not prof["sex"].numeric
+    assert prof["ori_hid"].id_like and "a weight" in prof["household_weights"].note
+    text = pd.DataFrame({"t": ["a", "b"], "o": pd.Categorical(["x", "y"], ordered=True), "b": [True, False]})
+    assert [logic.column_kind(text[c]) for c in text] == ["text", "ordinal", "nominal"]
+
+
+def test_reproduce_command_with_categorical_options(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    df = microagg.datasets.load("testdata").head(300)
+    df.to_csv("survey.csv", index=False)
+    spec = logic.RunSpec(input_path="survey.csv", input_name="survey.csv", k=3, method="mdav",
+                         columns=["sex", "relat", "age", "income"], categorical=["sex"], ordinal=["relat"],
+                         aggregation="median", distance="robust")
+    res = microagg.microaggregate(pd.read_csv("survey.csv"), **spec.api_kwargs())
+    from microagg import cli
+
+    import shlex
+
+    assert cli.main(shlex.split(spec.cli_command())[1:] + ["-q"]) == 0
+    pd.testing.assert_frame_equal(pd.read_csv(spec.output_name()), res.data.astype({"sex": int, "relat": int}),
+                                  check_dtype=False)
+
+
 def test_reproduce_command_gives_the_apps_output(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # an upload is named by its file name, in the user's folder
     src = tmp_path / "in put.csv"
@@ -166,7 +193,8 @@ def test_cli_app_errors_are_one_line(capsys, tmp_path):
 
     for argv, words in ((["app", "--host", "0.0.0.0", "--no-browser"], "--allow-remote"),
                         (["app", str(tmp_path / "missing.csv"), "--no-browser"], "not found"),
-                        (["app", "--max-upload-mb", "0", "--no-browser"], "max-upload-mb")):
+                        (["app", "--max-upload-mb", "0", "--no-browser"], "max-upload-mb"),
+                        (["app", "--host", "192.0.2.1", "--allow-remote", "--no-browser"], "cannot listen")):
         assert cli.main(argv) == 2
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and words in err, err

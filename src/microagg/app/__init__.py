@@ -86,17 +86,20 @@ def serve(file: str | None = None, *, host: str = "127.0.0.1", port: int = 0, op
         raise ValueError(f"--max-upload-mb must be positive, got {max_upload_mb:g}")
     if file is not None:
         logic.read_input(file)  # a bad FILE is one error line before the server starts
-    if not is_loopback(host):
-        print(f"microagg app: warning: serving on {host}: anyone who can reach this machine on the port "
-              "can upload data and read results", file=sys.stderr)
     workdir = logic.private_workdir()
     tempfile.tempdir = str(workdir)  # Shiny's upload folders go inside the private folder too
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
+        try:
+            sock.bind((host, port))
+        except OSError as exc:  # port taken, address not on this machine: one line, exit 2
+            raise ValueError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
         port = sock.getsockname()[1]
+        if not is_loopback(host):
+            print(f"microagg app: warning: serving on {host}: anyone who can reach this machine on port {port} "
+                  "can upload data and read the results", file=sys.stderr)
         app = UploadLimit(build_app(workdir, file, max_upload_mb), int(max_upload_mb * 1024 * 1024))
         class Server(uvicorn.Server):
             @contextlib.contextmanager
