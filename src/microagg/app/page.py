@@ -416,6 +416,10 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
                     return ui.div(f"run {done[-1].run_id} cancelled", id="run-status", class_="progress-line")
                 return ui.div("ready", id="run-status", class_="progress-line")
             limit = handle.spec.time_limit
+            if limit is None and handle.spec.method == "auto":  # auto's own default budget
+                from ..methods.auto import DEFAULT_BUDGET
+
+                limit = DEFAULT_BUDGET
             elapsed = handle.elapsed
             text = f"running {handle.spec.method}: {handle.stage}"
             if handle.message:
