@@ -134,6 +134,14 @@ def test_run_handle_runs_and_cancels(tmp_path):
     assert handle.figures["information_loss"] == pytest.approx(expected.information_loss, rel=1e-12)
     assert handle.load_result().data.equals(expected.data)
     assert "<svg" in handle.report_path.read_text()
+    assert handle.figures["warnings"] == []
+    constant = tmp_path / "c.csv"
+    df.assign(C=7).to_csv(constant, index=False)
+    warned = logic.RunHandle(logic.RunSpec(str(constant), "c.csv", k=3, method="mdav", columns=["AGI", "C"]),
+                             tmp_path, 4)
+    while warned.poll() == "running":
+        time.sleep(0.1)
+    assert any("constant" in w for w in warned.figures["warnings"]), warned.figures["warnings"]
     bad = logic.RunHandle(logic.RunSpec(str(src), "d.csv", k=5000, method="mdav", columns=["AGI"]), tmp_path, 2)
     while bad.poll() == "running":
         time.sleep(0.1)

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import html
 import math
+import os
 import multiprocessing
 import pickle
 import queue as queue_module
 import re
 import shlex
 import time
+import warnings
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,6 +107,13 @@ def write_output(df: pd.DataFrame, path) -> Path:
     else:
         df.to_csv(path, index=False)
     return path
+
+
+def _silence_stdout() -> None:
+    """A run's process prints nothing on the app's terminal (solver banners write to fd 1)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.close(devnull)
 
 
 def load_input(spec) -> pd.DataFrame:
@@ -429,12 +438,16 @@ def _worker(spec: RunSpec, workdir: str, run_id: int, events) -> None:
                 events.put(("progress", str(stage), None if fraction is None else float(fraction),
                             str(message), now - t0))
 
+        _silence_stdout()
         events.put(("progress", "reading the data", None, "", 0.0))
-        df = load_input(spec)
-        events.put(("progress", spec.method, None, "", time.perf_counter() - t0))
-        res = api.microaggregate(df, progress=progress, **spec.api_kwargs())
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            df = load_input(spec)
+            events.put(("progress", spec.method, None, "", time.perf_counter() - t0))
+            res = api.microaggregate(df, progress=progress, **spec.api_kwargs())
         events.put(("progress", "measures and report", None, "", time.perf_counter() - t0))
         figures = run_figures(res, df)
+        figures["warnings"] = list(dict.fromkeys(one_line(w.message) for w in caught))
         settings = {"input": spec.input_name, "seed": spec.seed, "time limit (s)": spec.time_limit,
                     "strata": ", ".join(map(str, spec.strata)) if spec.strata else None}
         try:

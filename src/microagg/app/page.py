@@ -27,6 +27,7 @@ table.mtable td,table.mtable th{padding:.2rem .6rem;border-bottom:1px solid #e4e
 table.mtable th{background:#f6f6f6}
 table.mtable td.num{text-align:right;font-variant-numeric:tabular-nums}
 .muted{color:#666;font-size:.9rem}
+.warning-line{color:#8a5a00}
 .progress-line{font-variant-numeric:tabular-nums;margin:.5rem 0}
 iframe.report{width:100%;height:1400px;border:1px solid #ddd}
 pre.reproduce{background:#f6f6f6;padding:.6rem;white-space:pre-wrap;overflow-wrap:anywhere}
@@ -482,6 +483,8 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
             ]
             parts = [tags.h4(f"Run {key}: {spec.method}, k = {spec.k}, {spec.input_name}"),
                      tags.p("IL = ", tags.b(f"{f['information_loss']:.6f}", id="il-value"), " %")]
+            for message in f.get("warnings", []):
+                parts.append(tags.p("warning: ", message, class_="warning-line"))
             if f.get("per_variable"):
                 parts.append(tags.p("Each variable was grouped on its own: combinations of values are NOT "
                                     "k-anonymous.", class_="one-line-error"))
