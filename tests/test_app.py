@@ -203,7 +203,9 @@ def test_cli_app_errors_are_one_line(capsys, tmp_path):
                         (["app", str(tmp_path / "missing.csv"), "--no-browser"], "not found"),
                         (["app", "--max-upload-mb", "0", "--no-browser"], "max-upload-mb"),
                         (["app", "--host", "192.0.2.1", "--allow-remote", "--no-browser"], "cannot listen")):
+        before = tempfile.gettempdir()
         assert cli.main(argv) == 2
+        assert tempfile.gettempdir() == before  # the process's temporary folder is left as it was
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and words in err, err
 

@@ -87,6 +87,7 @@ def serve(file: str | None = None, *, host: str = "127.0.0.1", port: int = 0, op
     if file is not None:
         logic.read_input(file)  # a bad FILE is one error line before the server starts
     workdir = logic.private_workdir()
+    previous_tempdir = tempfile.tempdir
     tempfile.tempdir = str(workdir)  # Shiny's upload folders go inside the private folder too
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -124,5 +125,6 @@ def serve(file: str | None = None, *, host: str = "127.0.0.1", port: int = 0, op
     finally:
         sock.close()
         logic.stop_all_runs()
+        tempfile.tempdir = previous_tempdir
         logic.cleanup_workdir(workdir)
     return 0
