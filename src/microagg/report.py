@@ -11,7 +11,6 @@ from __future__ import annotations
 import html
 import json
 import os
-import tempfile
 import time
 from pathlib import Path
 
@@ -19,6 +18,8 @@ import numpy as np
 import pandas as pd
 
 from . import measures
+from .errors import InputError
+from .io import atomic_write, atomic_write_text  # noqa: F401  (their home is io; kept importable here)
 from .preprocess import Standardizer
 
 __all__ = ["render_report", "write_report", "atomic_write", "atomic_write_text", "check_report_path"]
@@ -344,36 +345,18 @@ of the standardised original quasi-identifiers{scatter_note}.</figcaption></figu
     return body
 
 
-def atomic_write(path, write) -> Path:
-    """Write a file atomically: ``write(tmp_path)`` fills a temporary file in the same folder,
-    which then replaces ``path`` in one rename, so readers never see a half-written file."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        write(tmp)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the usual permissions
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return path
-
-
-def atomic_write_text(path, text: str) -> Path:
-    """Write ``text`` to ``path`` atomically (temporary file in the same folder, then rename)."""
-    return atomic_write(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
-
-
 def check_report_path(path) -> Path:
-    """The report path, if it can be written (.html, existing folder); ValueError otherwise."""
+    """The report path, if it can be written (.html, existing writable folder, not a directory);
+    InputError otherwise."""
     path = Path(path)
     if path.suffix.lower() not in (".html", ".htm"):
-        raise ValueError(f"the report must end in .html, got {path.name}")
+        raise InputError(f"the report must end in .html, got {path.name}")
     if not path.parent.exists():
-        raise ValueError(f"report folder does not exist: {path.parent}")
+        raise InputError(f"report folder does not exist: {path.parent}")
+    if path.is_dir():
+        raise InputError(f"the report is a directory: {path}")
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        raise InputError(f"report folder is not writable: {path.parent}")
     return path
 
 

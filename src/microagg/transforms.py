@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError, ParameterError
-from .preprocess import Standardizer, quasi_identifiers, select_columns
+from .preprocess import Standardizer, first_non_number, quasi_identifiers, select_columns
 
 __all__ = ["KINDS", "DISTANCES", "NOMINAL_WEIGHT", "check_options", "column_kinds", "select_qi",
            "Embedding", "embed", "whiten"]
@@ -111,9 +111,11 @@ def column_kinds(df: pd.DataFrame, cols: list, categorical=(), ordinal=()) -> di
             kinds[c] = "nominal"
         elif pd.api.types.is_numeric_dtype(s):
             kinds[c] = "continuous"
+        elif (bad := first_non_number(s)) is None:  # numbers written as text (issue 14): continuous
+            kinds[c] = "continuous"
         else:
-            raise InputError(f"quasi-identifier column {c} is not numeric: declare it with "
-                             f"categorical= or ordinal= (--categorical / --ordinal)")
+            raise InputError(f"quasi-identifier column {c} is not numeric: row {bad[0]} holds {bad[1]!r}; "
+                             f"declare it with categorical= or ordinal= (--categorical / --ordinal)")
     return kinds
 
 
@@ -133,8 +135,8 @@ def select_qi(df: pd.DataFrame, columns, exclude, categorical=(), ordinal=()) ->
                          "but used as stratum or sample weight")
     if columns is None:
         if declared:
-            numeric = [c for c in df.columns if c not in set(exclude) and c not in declared
-                       and pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])]
+            # the default numeric columns under the same rules (identifiers, stray tokens) as without declarations
+            numeric = select_columns(df, None, list(exclude) + declared, allow_empty=True)
             cols = [c for c in df.columns if c in set(numeric) | set(declared)]
         else:
             cols = select_columns(df, None, exclude)

@@ -91,10 +91,7 @@ def write_protected(input_path, res, path) -> Path:
     path = Path(path)
     io = _io()
     if io is not None:
-        kinds = res.extras.get("kinds", {})
-        published = {c: res.data[c].to_numpy(dtype=np.float64)
-                     if kinds.get(str(c), "continuous") == "continuous" else res.data[c].to_numpy()
-                     for c in res.columns}
+        published = {c: res.data[c].to_numpy() for c in res.columns}  # as `microagg protect` writes
         return io.write(io.read(input_path), path, published)
     return write_output(res.data, path)
 
