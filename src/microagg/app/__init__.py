@@ -77,16 +77,18 @@ def serve(file: str | None = None, *, host: str = "127.0.0.1", port: int = 0, op
     """Run the app until interrupted; returns an exit status. ``port=0`` picks a free port."""
     import uvicorn
 
+    from ..errors import InputError
     from . import logic
     from .page import build_app
 
     if not is_loopback(host) and not allow_remote:
-        raise ValueError(f"--host {host} is not a loopback address: add --allow-remote to serve other machines")
+        raise InputError(f"--host {host} is not a loopback address: add --allow-remote to serve other machines")
     if not max_upload_mb > 0:
-        raise ValueError(f"--max-upload-mb must be positive, got {max_upload_mb:g}")
+        raise InputError(f"--max-upload-mb must be positive, got {max_upload_mb:g}")
     if file is not None:
         logic.read_input(file)  # a bad FILE is one error line before the server starts
     workdir = logic.private_workdir()
+    _register_temporary(workdir, True)
     previous_tempdir = tempfile.tempdir
     tempfile.tempdir = str(workdir)  # Shiny's upload folders go inside the private folder too
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -96,7 +98,7 @@ def serve(file: str | None = None, *, host: str = "127.0.0.1", port: int = 0, op
         try:
             sock.bind((host, port))
         except OSError as exc:  # port taken, address not on this machine: one line, exit 2
-            raise ValueError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+            raise InputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
         port = sock.getsockname()[1]
         if not is_loopback(host):
             print(f"microagg app: warning: serving on {host}: anyone who can reach this machine on port {port} "
@@ -105,8 +107,13 @@ def serve(file: str | None = None, *, host: str = "127.0.0.1", port: int = 0, op
         class Server(uvicorn.Server):
             @contextlib.contextmanager
             def capture_signals(self):
-                # stop gracefully on Ctrl+C / SIGTERM and return (uvicorn would re-raise the signal
-                # after shutting down, killing the process before the private folder is removed)
+                # In the main thread: stop gracefully on Ctrl+C / SIGTERM and return (uvicorn would
+                # re-raise the signal after shutting down, before the private folder is removed).
+                # In another thread (the CLI runs commands in a worker thread), the main thread's
+                # handler exits the process and removes the registered private folder.
+                if threading.current_thread() is not threading.main_thread():
+                    yield
+                    return
                 previous = {s: signal.signal(s, self.handle_exit) for s in (signal.SIGINT, signal.SIGTERM)}
                 try:
                     yield
@@ -127,4 +134,15 @@ def serve(file: str | None = None, *, host: str = "127.0.0.1", port: int = 0, op
         logic.stop_all_runs()
         tempfile.tempdir = previous_tempdir
         logic.cleanup_workdir(workdir)
+        _register_temporary(workdir, False)
     return 0
+
+
+def _register_temporary(path, on: bool) -> None:
+    """Put the private folder in ``microagg.io``'s list of temporaries, which the command line's
+    Ctrl+C / SIGTERM handler removes before it exits the process."""
+    from .. import io
+
+    hook = getattr(io, "_register" if on else "_unregister", None)  # TODO: a public io hook
+    if hook is not None:
+        hook(path)

@@ -106,6 +106,21 @@ def write_output(df: pd.DataFrame, path) -> Path:
     return path
 
 
+def _exit_with_parent() -> None:
+    """End this run's process when the app's process is gone (killed, or exited at a signal
+    without the chance to terminate its runs): no orphan keeps computing."""
+    import threading
+
+    parent = os.getppid()
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
 def _silence_stdout() -> None:
     """A run's process prints nothing on the app's terminal (solver banners write to fd 1)."""
     devnull = os.open(os.devnull, os.O_WRONLY)
@@ -435,6 +450,7 @@ def _worker(spec: RunSpec, workdir: str, run_id: int, events) -> None:
                 events.put(("progress", str(stage), None if fraction is None else float(fraction),
                             str(message), now - t0))
 
+        _exit_with_parent()
         _silence_stdout()
         events.put(("progress", "reading the data", None, "", 0.0))
         with warnings.catch_warnings(record=True) as caught:
