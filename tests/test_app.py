@@ -121,6 +121,29 @@ def test_output_format_follows_the_input(tmp_path):
         pd.testing.assert_frame_equal(logic.read_input(path), df, check_dtype=False)
 
 
+@pytest.mark.parametrize("suffix", [".dta", ".xlsx", ".sav"])
+def test_export_keeps_the_input_format(tmp_path, suffix):
+    df = microagg.datasets.load("tarragona").head(60).rename(columns=lambda c: c.replace(".", "_"))
+    df["label"] = [f"firm {i}" for i in range(60)]
+    src = tmp_path / f"firms{suffix}"
+    if suffix == ".dta":
+        df.to_stata(src, write_index=False)
+    elif suffix == ".xlsx":
+        df.to_excel(src, index=False)
+    else:
+        pytest.importorskip("pyreadstat").write_sav(df, str(src))
+    frame = logic.read_input(src)
+    qi = list(frame.columns[:3])
+    spec = logic.RunSpec(str(src), src.name, k=3, method="mdav", columns=qi)
+    assert spec.output_name() == f"firms-mdav-k3{suffix}"
+    res = microagg.microaggregate(frame, **spec.api_kwargs())
+    out = logic.write_protected(src, res, tmp_path / spec.output_name())
+    back = logic.read_input(out)
+    np.testing.assert_allclose(back[qi].to_numpy(np.float64), res.data[qi].to_numpy(np.float64), rtol=1e-9)
+    assert back["label"].tolist() == frame["label"].tolist()
+    assert microagg.measures.smallest_group(back[qi].to_numpy(np.float64)) >= 3
+
+
 def test_run_handle_runs_and_cancels(tmp_path):
     src = tmp_path / "d.csv"
     df = microagg.datasets.load("census")
