@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import html
 import math
-import os
 import multiprocessing
+import os
 import pickle
 import queue as queue_module
 import re
@@ -25,8 +25,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-# Suffixes the app can write back; any other input format is exported as CSV.
-_WRITABLE = (".csv", ".parquet", ".pq")
 _ID_NAME = re.compile(r"(^|[^a-z])(id|ids|hid|pid|key)$|^id[^a-z]|^(row|record|person|household)_?(no|num|number|nr)$",
                       re.IGNORECASE)
 
@@ -46,24 +44,11 @@ def one_line(exc: BaseException) -> str:
 
 
 # ---------------------------------------------------------------------------- reading and writing
-def _io():
-    """``microagg.io`` (readers and writers for CSV, Parquet, Stata, SPSS, SAS, Excel that keep
-    everything but the protected cells), or None where it is not there yet."""
-    try:
-        from .. import io
-    except ImportError:
-        return None
-    return io if hasattr(io, "read") and hasattr(io, "write") else None
-
-
 def read_input(path) -> pd.DataFrame:
     """Read a data file in any format the CLI reads (the one reading function of the app)."""
-    io = _io()
-    if io is not None:
-        return io.read(path).frame
-    from ..preprocess import read_table
+    from .. import io
 
-    return read_table(path)
+    return io.read(path).frame
 
 
 # Suffixes written back in the input's own format (longest first: ".csv.gz" before ".gz").
@@ -75,9 +60,6 @@ _READ_ONLY_AS = {".sas7bdat": ".xpt"}  # SAS data sets are written as SAS transp
 def output_suffix(input_name: str) -> str:
     """The suffix of the protected file: the input's own where it can be written, else .csv."""
     name = str(input_name).lower()
-    if _io() is None:
-        suffix = Path(name).suffix
-        return suffix if suffix in _WRITABLE else ".csv"
     for suffix in _IO_SUFFIXES:
         if name.endswith(suffix):
             return suffix
@@ -85,25 +67,12 @@ def output_suffix(input_name: str) -> str:
 
 
 def write_protected(input_path, res, path) -> Path:
-    """Write the protected data to ``path``: with ``microagg.io`` a copy of the input file in which
-    only the quasi-identifier cells changed (formats, labels, text of the other cells kept);
-    without it, the protected frame as CSV or Parquet."""
-    path = Path(path)
-    io = _io()
-    if io is not None:
-        published = {c: res.data[c].to_numpy() for c in res.columns}  # as `microagg protect` writes
-        return io.write(io.read(input_path), path, published)
-    return write_output(res.data, path)
+    """Write the protected data to ``path`` as ``microagg protect`` does: a copy of the input file
+    in which only the quasi-identifier cells changed (formats, labels, text of the other cells kept)."""
+    from .. import io
 
-
-def write_output(df: pd.DataFrame, path) -> Path:
-    """Write a frame as CSV or Parquet, by ``path``'s suffix."""
-    path = Path(path)
-    if path.suffix.lower() in (".parquet", ".pq"):
-        df.to_parquet(path, index=False)
-    else:
-        df.to_csv(path, index=False)
-    return path
+    published = {c: res.data[c].to_numpy() for c in res.columns}
+    return io.write(io.read(input_path), Path(path), published)
 
 
 def _exit_with_parent() -> None:
