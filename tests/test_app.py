@@ -95,10 +95,12 @@ def test_reproduce_command_gives_the_apps_output(tmp_path, monkeypatch):
     argv = shlex.split(cmd)[1:]
     assert cli.main(argv + ["-q"]) == 0
     np.testing.assert_allclose(pd.read_csv(out)[cols].to_numpy(), res.data[cols].to_numpy(), rtol=1e-12)
-    snippet = spec.python_snippet()
+    from_cli = out.read_bytes()
+    out.unlink()
     namespace: dict = {}
-    exec(snippet.replace("print(res.summary())", "").replace(f"res.data.to_csv({Path(spec.output_name()).with_suffix('.csv').name!r}, index=False)", ""), namespace)  # noqa: S102
+    exec(spec.python_snippet().replace("print(res.summary())", ""), namespace)  # noqa: S102
     assert namespace["res"].information_loss == pytest.approx(res.information_loss, rel=1e-12)
+    assert out.read_bytes() == from_cli  # the Python call writes the very file the command writes
 
 
 def test_weights_text_and_one_line_errors():

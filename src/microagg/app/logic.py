@@ -321,17 +321,25 @@ class RunSpec:
 
     def python_snippet(self) -> str:
         """The Python call that gives the same output."""
-        load = (f"df = microagg.datasets.load({self.dataset!r})" if self.dataset
-                else f"df = microagg.preprocess.read_table({self.shown_path or self.input_name!r})")
         args = ",\n    ".join(f"{k}={v!r}" for k, v in self.api_kwargs().items())
-        return (f"import microagg\n{load}\nres = microagg.microaggregate(\n    df,\n    {args},\n)\n"
-                f"res.data.to_csv({Path(self.output_name()).with_suffix('.csv').name!r}, index=False)\n"
-                f"print(res.summary())")
+        call = f"res = microagg.microaggregate(\n    df,\n    {args},\n)\n"
+        if self.dataset:
+            return (f"import microagg\ndf = microagg.datasets.load({self.dataset!r})\n{call}"
+                    f"res.data.to_csv({Path(self.output_name()).with_suffix('.csv').name!r}, index=False)\n"
+                    "print(res.summary())")
+        return (f"import microagg\ntable = microagg.io.read({self.shown_path or self.input_name!r})\n"
+                f"df = table.frame\n{call}"
+                "# a copy of the input in which only the quasi-identifier cells change\n"
+                f"microagg.io.write(table, {self.output_name()!r}, {{c: res.data[c].to_numpy() for c in res.columns}})\n"
+                "print(res.summary())")
 
     def reproduce_text(self) -> str:
         note = ("# A time limit makes iterative methods depend on the machine's speed: the same command\n"
                 "# can stop at a different point on another machine or under another load.\n"
                 if self.time_limit is not None else "")
+        listed = list(self.columns) + list(self.strata) + list(self.categorical) + list(self.ordinal)
+        if any("," in str(c) for c in listed):  # the command line splits column lists at commas
+            note += "# A column name holds a comma, which the command line cannot list: use the Python call.\n"
         return f"# command line\n{note}{self.cli_command()}\n\n# Python\n{self.python_snippet()}\n"
 
 
