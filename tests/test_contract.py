@@ -220,3 +220,15 @@ def test_trivial_case_is_answered_once_with_its_exact_bound():
     out = methods.run("mdav", X, 3)
     assert out.extras.get("trivial") and np.all(out.labels == 0)
     assert out.lower_bound == pytest.approx(((X - X.mean(axis=0)) ** 2).sum())
+
+
+def test_missing_tokens_in_the_api():
+    df = pd.DataFrame({"a": ["1.5", "2", "-", "4", "5", "6"], "b": [1.0, 2, 3, 4, 5, 6]})
+    with pytest.raises(InputError, match=r"numeric except for '-'"):
+        microagg.microaggregate(df, k=3)
+    with pytest.raises(InputError, match="missing or infinite values in quasi-identifier column.*a"):
+        microagg.microaggregate(df, k=3, columns=["a"], missing="-")
+    res = microagg.microaggregate(df, k=3, columns=["b"], missing=["-"])
+    assert res.data["a"].tolist() == df["a"].tolist()  # a non-QI column keeps its text
+    with pytest.raises(ParameterError, match="missing must be text tokens"):
+        microagg.microaggregate(df, k=3, columns=["b"], missing=5)

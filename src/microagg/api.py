@@ -186,6 +186,17 @@ def _check_options(k, seed, time_limit, standardize, progress, merge_small_strat
     return strata_cols
 
 
+def _missing_tokens(missing) -> tuple:
+    """``missing=``: None, a comma-separated string or a list of strings."""
+    if missing is None:
+        return ()
+    if isinstance(missing, str):
+        missing = missing.split(",")
+    if not isinstance(missing, (list, tuple)) or any(not isinstance(t, str) for t in missing):
+        raise ParameterError(f"missing must be text tokens (a list or a comma-separated string), got {missing!r}")
+    return tuple(t.strip() for t in missing if t.strip())
+
+
 def _check_not_duplicated(names, duplicated) -> None:
     """A column named twice in the header cannot be used as a QI, stratum or weight (which one?)."""
     twice = sorted({str(c) for c in names if c in duplicated})
@@ -229,6 +240,7 @@ def microaggregate(
     distance: str = "euclidean",
     aggregation: str = "mean",
     trim: float | None = None,
+    missing=None,
     **params,
 ) -> Result:
     """Microaggregate ``data`` so that every group of quasi-identifier values has >= k records.
@@ -275,6 +287,9 @@ def microaggregate(
         "trimmed" (``trim``: share per end, None = 0.1) or "onestep" (``microagg.representatives``),
         weighted by ``sample_weight``. IL and the bound are measured against the published
         values; ``extras["sse_to_group_means"]`` gives the SSE to the group means for comparison.
+    missing: text tokens that mean "missing" in text columns (a list, or comma-separated), e.g.
+        ["-", ".", "n/a"]: a column numeric but for these tokens is numeric (and, as a QI, an
+        error naming its missing cells); without it such a column is an error naming the tokens.
     Every option is either honoured or rejected with an InputError; none is silently ignored.
     Returns a Result; the protected data are the same kind and shape as the input, with the same
     rows in the same order and every non-QI column unchanged.
@@ -286,6 +301,7 @@ def microaggregate(
     # heterogeneous QIs, distance and aggregation: options validated before any data work
     categorical, ordinal, distance = check_options(categorical, ordinal, distance)
     aggregation, trim = check_aggregation(aggregation, trim)
+    missing_tokens = _missing_tokens(missing)
     deadline = Deadline(time_limit)  # the whole call's budget (the checks above take microseconds)
     df, kind, shape = _as_frame(data)
     duplicated = set(df.columns[df.columns.duplicated()])
@@ -305,7 +321,8 @@ def microaggregate(
     if duplicated and columns is None:  # which of the twins would be protected? the user says
         raise InputError(f"column name(s) {', '.join(sorted(map(str, duplicated)))} appear more than once in the "
                          "data: name the quasi-identifier columns with columns= (--columns)")
-    cols, kinds = select_qi(df, columns, strata_cols + ([sw_col] if sw_col is not None else []), categorical, ordinal)
+    cols, kinds = select_qi(df, columns, strata_cols + ([sw_col] if sw_col is not None else []), categorical, ordinal,
+                            missing_tokens)
     overlap = [c for c in cols if c in strata_cols]
     if overlap:
         raise InputError(f"column(s) {', '.join(map(str, overlap))} cannot be both quasi-identifier and stratum")
@@ -314,7 +331,7 @@ def microaggregate(
     _check_heterogeneous(info, kinds, distance, weights)
     n = len(df)
     k = check_k(k, n)
-    emb = embed(df, cols, kinds, standardize, ordinal)
+    emb = embed(df, cols, kinds, standardize, ordinal, missing=missing_tokens)
     w = _variable_weights(weights, cols, info)
     sw = _sample_weights(sample_weight, df, n)
     scaler, Z = emb.scaler, emb.matrix  # z-scores of the continuous columns, Gower-type embedding of the rest

@@ -91,7 +91,7 @@ def check_options(categorical=None, ordinal=None, distance="euclidean") -> tuple
     return cat, ordl, distance
 
 
-def column_kinds(df: pd.DataFrame, cols: list, categorical=(), ordinal=()) -> dict:
+def column_kinds(df: pd.DataFrame, cols: list, categorical=(), ordinal=(), missing=()) -> dict:
     """Kind of each QI column: declared first, else from its pandas dtype.
 
     Declared ``categorical`` -> nominal, ``ordinal`` -> ordinal. Undeclared: an unordered
@@ -111,7 +111,7 @@ def column_kinds(df: pd.DataFrame, cols: list, categorical=(), ordinal=()) -> di
             kinds[c] = "nominal"
         elif pd.api.types.is_numeric_dtype(s):
             kinds[c] = "continuous"
-        elif (bad := first_non_number(s)) is None:  # numbers written as text (issue 14): continuous
+        elif (bad := first_non_number(s, set(missing))) is None:  # numbers written as text (issue 14): continuous
             kinds[c] = "continuous"
         else:
             raise InputError(f"quasi-identifier column {c} is not numeric: row {bad[0]} holds {bad[1]!r}; "
@@ -119,7 +119,7 @@ def column_kinds(df: pd.DataFrame, cols: list, categorical=(), ordinal=()) -> di
     return kinds
 
 
-def select_qi(df: pd.DataFrame, columns, exclude, categorical=(), ordinal=()) -> tuple[list, dict]:
+def select_qi(df: pd.DataFrame, columns, exclude, categorical=(), ordinal=(), missing=()) -> tuple[list, dict]:
     """(QI columns, kinds). Default columns: every numeric column plus the declared ones.
 
     Columns declared categorical / ordinal must be quasi-identifiers: when ``columns`` is given
@@ -136,10 +136,10 @@ def select_qi(df: pd.DataFrame, columns, exclude, categorical=(), ordinal=()) ->
     if columns is None:
         if declared:
             # the default numeric columns under the same rules (identifiers, stray tokens) as without declarations
-            numeric = select_columns(df, None, list(exclude) + declared, allow_empty=True)
+            numeric = select_columns(df, None, list(exclude) + declared, missing=missing, allow_empty=True)
             cols = [c for c in df.columns if c in set(numeric) | set(declared)]
         else:
-            cols = select_columns(df, None, exclude)
+            cols = select_columns(df, None, exclude, missing=missing)
     else:
         if isinstance(columns, str):
             columns = [c.strip() for c in columns.split(",") if c.strip()]
@@ -153,7 +153,7 @@ def select_qi(df: pd.DataFrame, columns, exclude, categorical=(), ordinal=()) ->
             raise InputError(f"column(s) declared categorical/ordinal but not among the quasi-identifier "
                              f"columns: {', '.join(map(str, outside))}")
         cols = columns
-    return cols, column_kinds(df, cols, categorical, ordinal)
+    return cols, column_kinds(df, cols, categorical, ordinal, missing)
 
 
 def _levels(s: pd.Series) -> pd.Index:
@@ -243,7 +243,8 @@ class Embedding:
         return values if original is None else pd.Series(values, index=original.index).astype(original.dtype)
 
 
-def embed(df: pd.DataFrame, cols: list, kinds: dict, standardize: bool = True, levels=None) -> Embedding:
+def embed(df: pd.DataFrame, cols: list, kinds: dict, standardize: bool = True, levels=None,
+          missing=()) -> Embedding:
     """Build the Embedding of ``df[cols]``; missing values are an InputError naming the columns.
 
     levels: column -> declared levels (lowest first) of ordinal columns, overriding ``_levels``;
@@ -252,7 +253,7 @@ def embed(df: pd.DataFrame, cols: list, kinds: dict, standardize: bool = True, l
     declared = {c: v for c, v in (levels or {}).items() if v is not None}
     categorical = [c for c in cols if kinds[c] != "continuous"]
     continuous = [c for c in cols if kinds[c] == "continuous"]
-    X = quasi_identifiers(df, continuous) if continuous else np.empty((len(df), 0))
+    X = quasi_identifiers(df, continuous, missing) if continuous else np.empty((len(df), 0))
     levels, code_cols, missing = {}, [], []
     for c in categorical:
         lev = pd.Index(declared[c]) if c in declared else _levels(df[c])
