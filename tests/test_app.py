@@ -172,6 +172,14 @@ def test_run_handle_runs_and_cancels(tmp_path):
     while bad.poll() == "running":
         time.sleep(0.1)
     assert bad.state == "error" and "\n" not in bad.error and "k" in bad.error
+    auto = logic.RunHandle(logic.RunSpec(str(src), "d.csv", k=3, method="auto", columns=list(df.columns),
+                                         time_limit=3), tmp_path, 5)
+    while auto.poll() == "running":
+        time.sleep(0.1)
+    portfolio = auto.figures["portfolio"]
+    assert auto.figures["winner"] in {row["method"] for row in portfolio}
+    assert min(row["il"] for row in portfolio if row.get("status") == "ok") == pytest.approx(
+        auto.figures["information_loss"], rel=1e-9)
     slow = logic.RunHandle(logic.RunSpec(str(src), "d.csv", k=3, method="colgen", columns=list(df.columns),
                                          time_limit=600), tmp_path, 3)
     time.sleep(1.0)
