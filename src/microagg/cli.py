@@ -490,6 +490,19 @@ def cmd_demo(args) -> int:
     return 0
 
 
+def cmd_app(args) -> int:
+    """microagg app: the local web app (microagg.app), imported only when asked for."""
+    import importlib.util
+
+    if importlib.util.find_spec("shiny") is None:
+        print('microagg: error: the app needs its extra: pip install "microagg[app]"', file=sys.stderr)
+        return EXIT_USER_ERROR
+    from .app import serve
+
+    return serve(args.file, host=args.host, port=args.port, open_browser=not args.no_browser,
+                 allow_remote=args.allow_remote, max_upload_mb=args.max_upload_mb)
+
+
 def _add_read_options(p) -> None:
     p.add_argument("--sep", help="CSV field separator (default: detected among , ; tab |); 'tab' for a tab")
     p.add_argument("--decimal", choices=(".", ","), help="CSV decimal mark (default: detected)")
@@ -564,6 +577,15 @@ def build_parser() -> argparse.ArgumentParser:
     de.add_argument("--time-limit", type=float, default=1.0, metavar="SECONDS",
                     help="budget for each iterative method (default 1)")
     de.set_defaults(func=cmd_demo)
+
+    ap = sub.add_parser("app", help="open the point-and-click web app in the browser")
+    ap.add_argument("file", nargs="?", help="a data file to load at start")
+    ap.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    ap.add_argument("--no-browser", action="store_true", help="do not open the browser")
+    ap.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, this machine only)")
+    ap.add_argument("--allow-remote", action="store_true", help="allow a --host other machines can reach")
+    ap.add_argument("--max-upload-mb", type=float, default=2048.0, metavar="N", help="upload limit (default 2048)")
+    ap.set_defaults(func=cmd_app)
     return p
 
 
