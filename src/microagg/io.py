@@ -74,12 +74,14 @@ _TEMPORARIES: set = set()
 _TEMP_LOCK = threading.Lock()
 
 
-def _register(path) -> None:
+def register_temporary(path) -> None:
+    """Have ``remove_temporaries`` (the command line's Ctrl+C / SIGTERM handler) remove ``path``
+    if the process is interrupted before ``unregister_temporary(path)``."""
     with _TEMP_LOCK:
         _TEMPORARIES.add(str(path))
 
 
-def _unregister(path) -> None:
+def unregister_temporary(path) -> None:
     with _TEMP_LOCK:
         _TEMPORARIES.discard(str(path))
 
@@ -111,7 +113,7 @@ def atomic_write(path, write) -> Path:
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
-    _register(tmp)
+    register_temporary(tmp)
     try:
         write(tmp)
         _usual_mode(tmp, 0o666)
@@ -119,7 +121,7 @@ def atomic_write(path, write) -> Path:
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-        _unregister(tmp)
+        unregister_temporary(tmp)
     return path
 
 
@@ -133,7 +135,7 @@ def atomic_folder(path, fill) -> Path:
     which is then renamed; ``path`` must not exist."""
     path = Path(path)
     tmp = tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent)
-    _register(tmp)
+    register_temporary(tmp)
     try:
         fill(Path(tmp))
         _usual_mode(tmp, 0o777)
@@ -141,7 +143,7 @@ def atomic_folder(path, fill) -> Path:
     finally:
         if os.path.exists(tmp):
             shutil.rmtree(tmp, ignore_errors=True)
-        _unregister(tmp)
+        unregister_temporary(tmp)
     return path
 
 

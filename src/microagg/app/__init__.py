@@ -143,6 +143,4 @@ def _register_temporary(path, on: bool) -> None:
     Ctrl+C / SIGTERM handler removes before it exits the process."""
     from .. import io
 
-    hook = getattr(io, "_register" if on else "_unregister", None)  # TODO: a public io hook
-    if hook is not None:
-        hook(path)
+    (io.register_temporary if on else io.unregister_temporary)(path)
