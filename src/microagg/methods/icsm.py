@@ -27,6 +27,8 @@ from .tour import regroup
 _REL_TOL = 1e-10
 #: share of the deadline an initial method named by ``init`` may use (the search gets the rest)
 INIT_SHARE = 0.3
+#: with several starts, the first one's weight in the time rule (the others weigh 1 each)
+FIRST_START_WEIGHT = 4.0
 
 
 def _replay(X, before, applied, k, trace):
@@ -169,8 +171,11 @@ def icsm_search(X, k, *, deadline=None, progress=silent, init="mdav", seed=None,
     starts = init if isinstance(init, list) else [init]
     best_sse, best, first_start, init_sse = np.inf, None, None, np.inf
     rounds, run_sse = [], []
+    # several starts share the budget by the clock's rule, the first (primary) start weighing
+    # FIRST_START_WEIGHT: auto's first start is MDAV's partition, what icsm alone would search from
+    weights = [FIRST_START_WEIGHT] + [1.0] * (len(starts) - 1)
     for i, one in enumerate(starts):
-        part = deadline.share(1, len(starts) - i)  # several starts share the budget (clock rule)
+        part = deadline.share(weights[i], sum(weights[i:]))
         start = _start_labels(X, k, one, seed, part, progress)
         if first_start is None:
             first_start = start
