@@ -24,6 +24,7 @@ import numpy as np
 from numba import njit
 
 from .icsm import group_sums
+from .kdtree import build, delete, knn
 
 MIGRATE = 0
 EXCHANGE = 1
@@ -239,3 +240,104 @@ def sweep(X, labels, sizes, sums, slots, pos, nbr, order, k, tol, max_moves, dis
                 total += delta
                 moves += 1
     return total, moves, nlog
+
+
+@njit(cache=True, nogil=True)
+def group_tour(X, sizes, sums, slots, nbr, first, leaf_size):
+    """Records as a path through the groups (ICSM Algorithm 2's tour, in O(n·K·k·d + g·log g)):
+    start at group ``first``; walk each group nearest point next from its entry record; the next
+    group is the unvisited neighbour group (nbr) holding the record nearest to the last record
+    placed, entered there; when every neighbour is visited, the unvisited group whose centroid
+    is nearest to that record (a KD-tree over the centroids, with deletions). Every group is
+    consecutive on the path, so the optimal cut of the path (Tour2Assignment) is never worse
+    than the partition it came from."""
+    n, d = X.shape
+    g = sizes.shape[0]
+    alive = np.flatnonzero(sizes > 0)
+    cent = np.empty((alive.shape[0], d))
+    for r in range(alive.shape[0]):
+        for t in range(d):
+            cent[r, t] = sums[alive[r], t] / sizes[alive[r]]
+    row_of = np.full(g, -1, dtype=np.int64)
+    for r in range(alive.shape[0]):
+        row_of[alive[r]] = r
+    T = build(cent, leaf_size)
+    visited = np.zeros(g, dtype=np.bool_)
+    tour = np.empty(n, dtype=np.int64)
+    out_idx = np.empty(1, dtype=np.int64)
+    out_d = np.empty(1)
+    excl = np.empty(0, dtype=np.int64)
+    placed = np.zeros(n, dtype=np.bool_)
+    p = first
+    entry = slots[first, 0]
+    at = 0
+    while True:
+        visited[p] = True
+        delete(T, row_of[p])
+        cur = entry
+        tour[at] = cur
+        at += 1
+        placed[cur] = True
+        for _ in range(sizes[p] - 1):
+            bj, bd = -1, np.inf
+            for a in range(sizes[p]):
+                j = slots[p, a]
+                if not placed[j]:
+                    v = _sq(X, j, cur)
+                    if v < bd:
+                        bd, bj = v, j
+            cur = bj
+            tour[at] = cur
+            at += 1
+            placed[cur] = True
+        if at == n:
+            break
+        bq, bj, bd = -1, -1, np.inf
+        for c in range(nbr.shape[1]):
+            q = nbr[p, c]
+            if q < 0 or visited[q] or sizes[q] == 0:
+                continue
+            for a in range(sizes[q]):
+                v = _sq(X, slots[q, a], cur)
+                if v < bd:
+                    bq, bj, bd = q, slots[q, a], v
+        if bq < 0:
+            knn(T, X[cur], 1, out_idx, out_d, excl, 0)
+            bq = alive[out_idx[0]]
+            for a in range(sizes[bq]):
+                v = _sq(X, slots[bq, a], cur)
+                if v < bd:
+                    bj, bd = slots[bq, a], v
+        p, entry = bq, bj
+    return tour
+
+
+@njit(cache=True, nogil=True)
+def neighbour_groups(labels, sizes, slots, record_knn, K):
+    """(g, K) candidate neighbour groups: for each group, the first K distinct other groups met
+    among its members' nearest records, rank by rank (−1 where fewer). O(n·K_r + g·K)."""
+    g = sizes.shape[0]
+    nbr = np.full((g, K), -1, dtype=np.int64)
+    for p in range(g):
+        m = sizes[p]
+        if m == 0:
+            continue
+        c = 0
+        for r in range(record_knn.shape[1]):
+            for a in range(m):
+                q = labels[record_knn[slots[p, a], r]]
+                if q == p:
+                    continue
+                seen = False
+                for e in range(c):
+                    if nbr[p, e] == q:
+                        seen = True
+                        break
+                if not seen:
+                    nbr[p, c] = q
+                    c += 1
+                    if c == K:
+                        break
+            if c == K:
+                break
+    return nbr

@@ -21,14 +21,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.neighbourhood import build_state, sweep
+from ..kernels.neighbourhood import build_state, group_tour, neighbour_groups, sweep
+from ..kernels.segments import optimal_path_labels
 from ..partition import relabel, sse
 
 # moves with |ΔSSE| below this (relative to SST) are ignored: rounding noise
 REL_TOL = 1e-10
 NEIGHBOURS = 8
+RECORD_NEIGHBOURS = 8  # nearest records per record, from which the neighbour groups are read
 MAX_MOVES = 4  # moves a group applies per visit before the sweep moves on
 SLICE = 20_000  # groups per kernel call between two deadline checks
+MIN_GAIN = 1e-4  # a round lowering SSE by less than this share ends the search
+# neighbour queries within a factor 1 + NEIGHBOUR_EPS of the exact distances: the neighbours only
+# propose candidate moves, evaluated exactly; exact queries cost ~5x more in 8-d
+NEIGHBOUR_EPS = 1.0
 
 
 def _valid_start(X, labels, k):
@@ -44,6 +50,15 @@ def _valid_start(X, labels, k):
     return labels
 
 
+def _record_knn(X, K):
+    """(n, K) each record's K nearest other records (approximate, NEIGHBOUR_EPS), computed once."""
+    from scipy.spatial import cKDTree
+
+    m = min(K + 1, len(X))
+    _, near = cKDTree(X).query(X, k=m, eps=NEIGHBOUR_EPS)
+    return np.ascontiguousarray(near[:, 1:], dtype=np.int64)
+
+
 def _neighbour_graph(sizes, sums, K):
     """(g, K) ids of the K groups nearest to each group's centroid (−1: none / empty group)."""
     from scipy.spatial import cKDTree
@@ -55,7 +70,7 @@ def _neighbour_graph(sizes, sums, K):
     if m < 2:
         return nbr
     cent = sums[alive] / sizes[alive, None]
-    _, near = cKDTree(cent).query(cent, k=m)
+    _, near = cKDTree(cent).query(cent, k=m, eps=NEIGHBOUR_EPS)
     near = alive[near]
     # drop the group itself (usually first; with duplicate centroids maybe elsewhere)
     own = near == alive[:, None]
@@ -64,35 +79,41 @@ def _neighbour_graph(sizes, sums, K):
     return nbr
 
 
-def neighbourhood_search(X, k, labels, *, deadline=None, progress=None, neighbours=NEIGHBOURS,
-                         max_sweeps=None, dissolve=True, trace=None):
-    """Local search from the valid partition ``labels``; returns (labels 0..g'−1, stats dict).
+def tour_regroup(X, k, sizes, sums, slots, nbr, first):
+    """(SSE, labels): the partition's groups strung into a path (``group_tour``) and the path cut
+    optimally into groups of k..2k−1 (Tour2Assignment, ICSM Algorithm 5, path version)."""
+    from .mdav import LEAF_SIZE
 
-    ``trace`` (a list) receives one dict per applied move (kind, records / group, exact delta)
-    for the tests; it caps the kernel's move log at 10^6 entries.
-    """
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    n = len(X)
-    labels = _valid_start(X, labels, k)
-    start_sse = sse(X, labels)
-    tol = REL_TOL * max(float(np.sum((X - X.mean(axis=0)) ** 2)), 1e-300)
-    g = int(labels.max()) + 1
-    sizes, sums, slots, pos = build_state(X, labels, g, k)
-    log = np.empty((1_000_000 if trace is not None else 0, 4))
-    active = np.arange(g, dtype=np.int64)
-    sweeps, moves_total, gained = 0, 0, 0.0
-    stopped = "converged"
-    while len(active) and (max_sweeps is None or sweeps < max_sweeps):
-        nbr = _neighbour_graph(sizes, sums, neighbours)
+    tour = group_tour(X, sizes, sums, slots, nbr, first, LEAF_SIZE)
+    cost, by_position = optimal_path_labels(X[tour], k)
+    out = np.empty(len(X), dtype=np.int64)
+    out[tour] = by_position
+    return cost, out
+
+
+def _changed_groups(old, new, g_new):
+    """Mask of the groups of ``new`` whose member set is not a group of ``old``."""
+    lo = np.full(g_new, len(old), dtype=np.int64)
+    hi = np.full(g_new, -1, dtype=np.int64)
+    np.minimum.at(lo, new, old)
+    np.maximum.at(hi, new, old)
+    return ~((lo == hi) & (np.bincount(new, minlength=g_new) == np.bincount(old)[lo]))
+
+
+def _sweeps(X, k, labels, state, nbr, active, deadline, tol, dissolve, log, trace):
+    """Sweeps over ``active`` groups, then over the groups near a change, until none changes
+    (or the deadline). Returns (SSE change, moves, sweeps, stopped at the deadline)."""
+    sizes, sums, slots, pos = state
+    g = len(sizes)
+    gained, moves_total, sweeps = 0.0, 0, 0
+    while len(active):
         changed = np.zeros(g, dtype=np.bool_)
         moves = 0
         for lo in range(0, len(active), SLICE):
             if deadline is not None and deadline.expired():
-                stopped = "deadline"
-                break
-            nlog = 0
+                return gained, moves_total + moves, sweeps, True
             delta, m, nlog = sweep(X, labels, sizes, sums, slots, pos, nbr, active[lo:lo + SLICE], k, tol,
-                                   MAX_MOVES, dissolve, changed, log, nlog)
+                                   MAX_MOVES, dissolve, changed, log, 0)
             gained += delta
             moves += m
             if trace is not None:
@@ -101,15 +122,74 @@ def neighbourhood_search(X, k, labels, *, deadline=None, progress=None, neighbou
                                   "delta": float(dl)})
         sweeps += 1
         moves_total += moves
-        if progress is not None:
-            progress("lsearch", None, f"sweep {sweeps}: {moves} moves, SSE {start_sse + gained:.6g}")
-        if stopped == "deadline" or moves == 0:
+        if moves == 0:
             break
-        # next sweep: the groups that changed and those that list a changed group as a neighbour
+        # next: the groups that changed and those that list a changed group as a neighbour
         touched = changed | (changed[np.maximum(nbr, 0)] & (nbr >= 0)).any(axis=1)
-        touched &= sizes > 0
-        active = np.flatnonzero(touched).astype(np.int64)
+        active = np.flatnonzero(touched & (sizes > 0)).astype(np.int64)
+    return gained, moves_total, sweeps, False
+
+
+def neighbourhood_search(X, k, labels, *, seed=None, deadline=None, progress=None, neighbours=NEIGHBOURS,
+                         rounds=None, regroup=True, dissolve=True, min_gain=MIN_GAIN, trace=None):
+    """Local search from the valid partition ``labels``; returns (labels 0..g'−1, stats dict).
+
+    One round: sweeps of exact moves between neighbour groups until none applies, then (with
+    ``regroup``) the groups strung into a path from a random group (``seed``) and cut optimally
+    (``tour_regroup``), which is never worse. Rounds repeat until one lowers SSE by less than
+    ``min_gain`` (relative), ``rounds`` rounds, or the deadline. ``trace`` (a list) receives one
+    dict per applied move (kind, records / group, exact delta) and per regrouping, for the tests.
+    """
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    labels = _valid_start(X, labels, k)
+    start_sse = current = sse(X, labels)
+    tol = REL_TOL * max(float(np.sum((X - X.mean(axis=0)) ** 2)), 1e-300)
+    rng = np.random.default_rng(seed)
+    log = np.empty((1_000_000 if trace is not None else 0, 4))
+    g = int(labels.max()) + 1
+    record_knn = _record_knn(X, RECORD_NEIGHBOURS)
+    active = np.arange(g, dtype=np.int64)
+    done, moves_total, sweeps_total, regroups = 0, 0, 0, 0
+    stopped = "converged"
+    while rounds is None or done < rounds:
+        state = build_state(X, labels, g, k)
+        nbr = neighbour_groups(labels, state[0], state[2], record_knn, neighbours)
+        gained, moves, sweeps, out_of_time = _sweeps(X, k, labels, state, nbr, active, deadline, tol, dissolve,
+                                                     log, trace)
+        round_start = current
+        current += gained
+        moves_total += moves
+        sweeps_total += sweeps
+        done += 1
+        if progress is not None:
+            progress("lsearch", None, f"round {done}: {moves} moves in {sweeps} sweeps, SSE {current:.6g}")
+        if out_of_time:
+            stopped = "deadline"
+            break
+        if not regroup:
+            break
+        if deadline is not None and deadline.expired():
+            stopped = "deadline"
+            break
+        sizes, sums, slots, _ = state
+        alive = np.flatnonzero(sizes > 0)
+        cost, new = tour_regroup(X, k, sizes, sums, slots, nbr, int(alive[rng.integers(len(alive))]))
+        regroups += 1
+        if cost < current - tol:
+            old = relabel(labels)
+            labels = relabel(new)
+            g = int(labels.max()) + 1
+            active = np.flatnonzero(_changed_groups(old, labels, g)).astype(np.int64)
+            if trace is not None:
+                trace.append({"kind": "regroup", "a": -1, "b": -1, "delta": cost - current})
+            current = cost
+        else:
+            labels = relabel(labels)
+            g = int(labels.max()) + 1
+            active = np.empty(0, dtype=np.int64)
+        if round_start - current < min_gain * round_start:
+            break
     out = relabel(labels)
-    stats = {"sse_start": start_sse, "sse": start_sse + gained, "sweeps": sweeps, "moves": moves_total,
-             "stopped": stopped, "groups": int(np.count_nonzero(sizes))}
+    stats = {"sse_start": start_sse, "sse": current, "rounds": done, "sweeps": sweeps_total, "moves": moves_total,
+             "regroups": regroups, "stopped": stopped, "groups": int(out.max()) + 1}
     return out, stats
