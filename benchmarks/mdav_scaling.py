@@ -47,7 +47,7 @@ def child(kind: str, n: int, algorithm: str, labels_path: str | None):
 
     import numpy as np
 
-    from microagg.methods.mdav import mdav_kernel, mdav_tree_kernel, LEAF_SIZE
+    from microagg.kernels.mdav import mdav_kernel, mdav_tree_kernel, LEAF_SIZE
 
     X = make_data(kind, n)
     small = np.ascontiguousarray(X[:50])

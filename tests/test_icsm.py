@@ -24,7 +24,7 @@ def _standardise(X):
 
 
 @st.composite
-def datasets(draw, min_k=1, max_k=6, max_n=200, max_d=8):
+def datasets(draw, min_k=2, max_k=6, max_n=200, max_d=8):
     """(X, k): n in [k, max_n], d in [1, max_d]; small-integer data give ties and duplicated rows."""
     k = draw(st.integers(min_k, max_k))
     n = draw(st.integers(k, max(k, max_n)))

@@ -6,7 +6,7 @@ from hypothesis import given, settings, strategies as st
 
 import microagg
 from microagg.kernels import kdtree
-from microagg.methods.mdav import mdav_kernel, mdav_tree_kernel, vmdav_kernel, vmdav_tree_kernel
+from microagg.kernels.mdav import mdav_kernel, mdav_tree_kernel, vmdav_kernel, vmdav_tree_kernel
 from microagg.partition import check_partition
 
 
@@ -104,7 +104,7 @@ def test_tree_queries_match_brute_force():
 @settings(max_examples=40, deadline=None)
 @given(cases)
 def test_tree_md_equals_plain(case):
-    from microagg.methods.maxdist import md_kernel
+    from microagg.kernels.maxdist import md_kernel
 
     seed, n, d, k, kind, leaf = case
     if n < k:

@@ -17,7 +17,7 @@ def _records(seed, n, d, dup):
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.integers(0, 10**6), st.integers(1, 300), st.integers(1, 6), st.integers(1, 5), st.integers(1, 60),
+@given(st.integers(0, 10**6), st.integers(1, 300), st.integers(1, 6), st.integers(2, 5), st.integers(1, 60),
        st.booleans(), st.sampled_from([0.0, 0.05, 1.0]))
 def test_partitioned_labels_valid(seed, n, d, k, block_size, dup, refine):
     if k > n:

@@ -6,7 +6,8 @@ input -> QI columns, validation -> z-scores -> [strata] -> method(X, k) -> label
 
 from __future__ import annotations
 
-import time
+import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,8 +15,12 @@ import numpy as np
 import pandas as pd
 
 from . import methods as registry
+from .clock import Deadline
+from .errors import InputError, ParameterError
 from .partition import aggregate, check_partition, group_sizes, relabel, sse, sst
-from .preprocess import InputError, Standardizer, check_k, quasi_identifiers, read_table, select_columns
+from .preprocess import Standardizer, check_k, quasi_identifiers, read_table, select_columns
+from .progress import channel, part
+from .strata import stratum_codes
 
 __all__ = ["Result", "microaggregate"]
 
@@ -37,6 +42,12 @@ class Result:
     columns: list
     per_variable: bool = False  # labels (n, d): each QI column grouped on its own
     extras: dict = field(default_factory=dict)
+    scaler: Standardizer | None = None  # the run's standardisation of the QI columns
+    standardized: np.ndarray | None = None  # the QI columns as the run measured them (scaler applied)
+
+    def measured(self, values) -> np.ndarray:
+        """QI values (n, d) in the units the run measured IL in (its own scaler)."""
+        return self.scaler.transform(np.asarray(values, dtype=np.float64))
 
     @property
     def lower_bound_il(self) -> float | None:
@@ -97,27 +108,86 @@ class Result:
         return lines
 
 
-def _as_frame(data, columns):
-    """(DataFrame, kind) for a DataFrame, ndarray or path input."""
+def _as_frame(data):
+    """(DataFrame, kind, shape) for a DataFrame, ndarray or path input; kind says how to give it back."""
     if isinstance(data, pd.DataFrame):
-        return data, "frame"
+        return data, "frame", data.shape
     if isinstance(data, np.ndarray):
-        if data.ndim == 1:
-            data = data[:, None]
-        if data.ndim != 2:
-            raise InputError(f"array input must be 2-D (records × attributes), got {data.ndim}-D")
-        if not np.issubdtype(data.dtype, np.number) or np.issubdtype(data.dtype, np.bool_):
-            raise InputError(f"array input must be numeric, got dtype {data.dtype}")
-        return pd.DataFrame(data), "array"
+        if data.ndim not in (1, 2):
+            raise InputError(f"array input must be 1-D or 2-D (records × attributes), got {data.ndim}-D")
+        if data.dtype.kind not in "iuf":
+            raise InputError(f"array input must be real numbers (integer or float), got dtype {data.dtype}")
+        return pd.DataFrame(data.reshape(len(data), -1)), "array", data.shape
     if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
-        return read_table(data), "frame"
+        return read_table(data), "frame", None
     raise InputError(f"unsupported input type {type(data).__name__}: pass a DataFrame, an ndarray or a file path")
 
 
-def _fit_labels(Z, k, method, seed, time_limit, params, progress=False):
-    """Run the method and validate its labels; returns (labels, MethodOutput)."""
-    out = registry.run(method, Z, k, seed=seed, time_limit=time_limit, progress=progress, **params)
-    return check_partition(out.labels, len(Z), k, method), out
+def _check_options(k, seed, time_limit, standardize, progress, merge_small_strata, strata, block_size,
+                   scheduler, columns, refine) -> list:
+    """Every option that does not need the data, checked before the data are touched.
+
+    Returns the strata columns as a list.
+    """
+    check_k(k)
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise ParameterError(f"seed must be a non-negative integer or None, got {seed!r}")
+    if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real)
+                                   or not math.isfinite(time_limit) or time_limit <= 0):
+        raise ParameterError(f"time_limit must be a positive number of seconds or None, got {time_limit!r}")
+    for name, value in (("standardize", standardize), ("merge_small_strata", merge_small_strata)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise ParameterError(f"{name} must be True or False, got {value!r}")
+    if not (isinstance(progress, (bool, np.bool_)) or progress is None or callable(progress)):
+        raise ParameterError(f"progress must be True, False or a callable, got {progress!r}")
+    if strata is None:
+        strata_cols = []
+    elif isinstance(strata, (str, int)) and not isinstance(strata, bool):
+        strata_cols = [strata]
+    elif isinstance(strata, (list, tuple)) and strata and all(isinstance(c, (str, int)) for c in strata):
+        strata_cols = list(strata)
+    else:
+        raise ParameterError(f"strata must be a column name or a list of column names, got {strata!r}")
+    if merge_small_strata and not strata_cols:
+        raise ParameterError("merge_small_strata needs strata: pass the stratum column(s) with strata=")
+    if block_size is not None and (isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer))
+                                   or block_size < 1):
+        raise ParameterError(f"block_size must be a positive integer or None, got {block_size!r}")
+    if refine is not None:
+        if block_size is None and scheduler is None:
+            raise ParameterError("refine applies to the partitioned mode: pass block_size= (or scheduler=) too")
+        if isinstance(refine, bool) or not isinstance(refine, numbers.Real) or not 0 <= refine <= 1:
+            raise ParameterError(f"refine must be a share between 0 and 1, got {refine!r}")
+    if columns is not None and not isinstance(columns, str):
+        if isinstance(columns, (list, tuple, pd.Index)):
+            bad = [c for c in columns if isinstance(c, (bool, float)) or not isinstance(c, (str, int, np.integer))]
+            if bad:
+                raise ParameterError(f"columns must be column names or positions, got {bad[0]!r}")
+        else:
+            raise ParameterError(f"columns must be a column name, a comma-separated string or a list of names, "
+                                 f"got {columns!r}")
+    return strata_cols
+
+
+def _check_not_duplicated(names, duplicated) -> None:
+    """A column named twice in the header cannot be used as a QI, stratum or weight (which one?)."""
+    twice = sorted({str(c) for c in names if c in duplicated})
+    if twice:
+        raise InputError(f"column name(s) {', '.join(twice)} appear more than once in the data; rename them "
+                         "to use them as quasi-identifiers, strata or weights")
+
+
+def _run_method(Z, k, info, params, seed, deadline, progress, block_size, scheduler, refine):
+    """One method run (partitioned when block_size / scheduler is given), labels checked."""
+    if block_size is not None or scheduler is not None:
+        from .scale import DEFAULT_REFINE, partitioned_labels
+
+        labels = partitioned_labels(Z, k, info.name, block_size=block_size, scheduler=scheduler, seed=seed,
+                                    deadline=deadline, progress=progress,
+                                    refine=DEFAULT_REFINE if refine is None else refine, **params)
+        return check_partition(labels, len(Z), k, f"{info.name} (partitioned)"), registry.MethodOutput(labels)
+    out = registry.run(info.name, Z, k, seed=seed, deadline=deadline, progress=progress, **params)
+    return check_partition(out.labels, len(Z), k, info.name), out
 
 
 def microaggregate(
@@ -135,16 +205,26 @@ def microaggregate(
     weights=None,
     sample_weight=None,
     merge_small_strata: bool = False,
-    progress: bool = False,
+    progress=False,
+    refine: float | None = None,
     **params,
 ) -> Result:
     """Microaggregate ``data`` so that every group of quasi-identifier values has >= k records.
 
-    data: pandas DataFrame, 2-D numpy array, or a CSV / Parquet path.
-    columns: quasi-identifier columns (default: every numeric column, strata columns excluded).
-    method: a registered method name (``microagg.methods()``); ``params`` go to it and unknown
-        ones are an error. standardize=False runs the method on raw values (SSE, SST and the
-        bound are then in raw units). strata: column name(s); groups never cross strata.
+    data: pandas DataFrame, 1-D or 2-D numpy array, or a file path (``microagg.io`` formats).
+    columns: quasi-identifier columns (default: every numeric column, strata columns excluded);
+        for an ndarray, column positions.
+    method: a registered method name (``microagg.methods()``); ``params`` are its declared
+        parameters (``microagg methods -v``), validated before any data work: a bad one raises
+        ``ParameterError`` (an ``InputError``). standardize=False runs the method on raw values
+        (SSE, SST and the bound are then in raw units).
+    time_limit: the wall-clock budget of the whole call, in seconds (None: no limit; ``auto``
+        then takes 60 s). Strata, blocks, portfolio members and initial methods share it by
+        one rule (``microagg.clock``). Methods registered as not interruptible (mdav, md, ...)
+        run to completion; anytime methods overshoot by at most about max(0.5 s, 10 %) on our
+        measurements (benchmarks/results/colgen_time_limit.md).
+    strata: column name(s); groups never cross strata (also in the partitioned mode, where
+        blocks are cut inside strata).
     merge_small_strata: a stratum with fewer than k records is an error naming it, unless this is
         True: then it is merged with the stratum whose QI centroid is nearest (repeatedly, the
         smallest first); the merges are listed in ``Result.extras["merged_strata"]``.
@@ -157,28 +237,36 @@ def microaggregate(
     sample_weight: sampling weights (a column name, or an array with one positive weight per
         record) for weighted group means; the grouping itself is unchanged, IL is measured
         against the published (weighted) means.
-    progress: let the method show its progress (the CLI shows a progress bar).
-    block_size / scheduler: partitioned mode (see ``microagg.scale``).
+    progress: True draws a progress bar on stderr; a callable receives
+        ``progress(stage, fraction, message)`` (``microagg.progress``).
+    block_size / scheduler / refine: partitioned mode (see ``microagg.scale``).
     Every option is either honoured or rejected with an InputError; none is silently ignored.
-    Returns a Result; the protected data are the same kind as the input, with the same rows in
-    the same order and every non-QI column unchanged.
+    Returns a Result; the protected data are the same kind and shape as the input, with the same
+    rows in the same order and every non-QI column unchanged.
     """
-    t0 = time.perf_counter()
     info = registry.get(method)
-    df, kind = _as_frame(data, columns)
-    strata_cols = [] if strata is None else ([strata] if isinstance(strata, str) else list(strata))
+    method_params = info.validate(params)
+    strata_cols = _check_options(k, seed, time_limit, standardize, progress, merge_small_strata, strata,
+                                 block_size, scheduler, columns, refine)
+    deadline = Deadline(time_limit)  # the whole call's budget (the checks above take microseconds)
+    df, kind, shape = _as_frame(data)
+    duplicated = set(df.columns[df.columns.duplicated()])
+    if kind == "array" and isinstance(columns, str):
+        raise ParameterError("columns of an array are positions (integers), not names")
     missing = [s for s in strata_cols if s not in df.columns]
     if missing:
         raise InputError(f"unknown strata column(s): {', '.join(map(str, missing))}")
-    if not isinstance(merge_small_strata, (bool, np.bool_)):
-        raise InputError(f"merge_small_strata must be True or False, got {merge_small_strata!r}")
-    if merge_small_strata and not strata_cols:
-        raise InputError("merge_small_strata needs strata: pass the stratum column(s) with strata=")
     sw_col = sample_weight if isinstance(sample_weight, str) else None
     if sw_col is not None and sw_col not in df.columns:
         raise InputError(f"unknown sample_weight column: {sw_col}")
     if sw_col is not None and sw_col in strata_cols:
         raise InputError(f"column {sw_col} cannot be both sample weight and stratum")
+    named = strata_cols + ([sw_col] if sw_col is not None else [])
+    named += [c.strip() for c in columns.split(",")] if isinstance(columns, str) else list(columns or [])
+    _check_not_duplicated(named, duplicated)
+    if duplicated and columns is None:  # which of the twins would be protected? the user says
+        raise InputError(f"column name(s) {', '.join(sorted(map(str, duplicated)))} appear more than once in the "
+                         "data: name the quasi-identifier columns with columns= (--columns)")
     cols = select_columns(df, columns, exclude=strata_cols + ([sw_col] if sw_col is not None else []))
     overlap = [c for c in cols if c in strata_cols]
     if overlap:
@@ -190,14 +278,6 @@ def microaggregate(
     k = check_k(k, n)
     w = _variable_weights(weights, cols, info)
     sw = _sample_weights(sample_weight, df, n)
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
-        raise InputError(f"seed must be a non-negative integer, got {seed!r}")
-    if time_limit is not None and not time_limit > 0:
-        raise InputError(f"time_limit must be positive, got {time_limit!r}")
-    if not isinstance(progress, (bool, np.bool_)):
-        raise InputError(f"progress must be True or False, got {progress!r}")
-    if not isinstance(standardize, (bool, np.bool_)):
-        raise InputError(f"standardize must be True or False, got {standardize!r}")
     scaler = Standardizer.fit(X, cols, standardize)
     Z = scaler.transform(X)
     # variable weights: the method sees sqrt(w_j)-scaled columns (minimises sum_j w_j SSE_j)
@@ -205,35 +285,27 @@ def microaggregate(
 
     lower_bound = None
     extras: dict = {}
-    if block_size is not None or scheduler is not None:
+    with channel(progress, time_limit, f"microagg {method}") as report:
         if strata_cols:
-            raise InputError("strata and the partitioned mode (block_size / scheduler) cannot be combined yet")
-        from .scale import partitioned_labels
+            labels, lower_bound, strata_extras = _fit_strata(
+                df, strata_cols, Zw, k, info, method_params, seed, deadline, report, merge_small_strata,
+                block_size, scheduler, refine)
+            extras.update(strata_extras)
+        else:
+            labels, out = _run_method(Zw, k, info, method_params, seed, deadline, report, block_size, scheduler,
+                                      refine)
+            lower_bound = out.lower_bound
+            extras.update(out.extras)
 
-        labels = partitioned_labels(Zw, k, method, block_size=block_size, scheduler=scheduler,
-                                    seed=seed, time_limit=time_limit, **params)
-        labels = check_partition(labels, n, k, f"{method} (partitioned)")
-    elif strata_cols:
-        labels, lower_bound, strata_extras = _fit_strata(
-            df, strata_cols, Zw, k, method, seed, time_limit, params, info, merge_small_strata, progress
-        )
-        extras.update(strata_extras)
-    else:
-        labels, out = _fit_labels(Zw, k, method, seed, time_limit, params, progress)
-        lower_bound = out.lower_bound
-        extras.update(out.extras)
-
-    protected_values = aggregate(X, labels, sw)
-    if sw is None:
-        total_sse = sse(Z, labels)
-    else:  # the published values are weighted means: measure the loss against them
-        total_sse = float(np.sum((Z - scaler.transform(protected_values)) ** 2))
+    protected_values = published_means(X, Z, labels, scaler, sw)
+    Zp = scaler.transform(protected_values)
+    total_sse = float(np.sum((Z - Zp) ** 2)) if sw is not None else sse(Z, labels)
     total_sst = sst(Z)
     il = 0.0 if total_sst == 0 else 100.0 * total_sse / total_sst
     if w is not None:
         extras["weights"] = {str(c): float(v) for c, v in zip(cols, w)}
         w_sst = sst(Zw)
-        w_sse = sse(Zw, labels) if sw is None else float(np.sum(w * (Z - scaler.transform(protected_values)) ** 2))
+        w_sse = sse(Zw, labels) if sw is None else float(np.sum(w * (Z - Zp) ** 2))
         extras["weighted_information_loss"] = 0.0 if w_sst == 0 else 100.0 * w_sse / w_sst
         if lower_bound is not None:  # SSE >= SSE_w / max(w) >= bound_w / max(w)
             extras["weighted_lower_bound"] = float(lower_bound)
@@ -245,12 +317,7 @@ def microaggregate(
         lower_bound = min(float(lower_bound), total_sse)
         gap = 0.0 if total_sse == 0 else 100.0 * (total_sse - lower_bound) / total_sse
 
-    if kind == "array":
-        out_data = protected_values
-    else:
-        out_data = df.copy()
-        for j, c in enumerate(cols):
-            out_data[c] = protected_values[:, j]
+    out_data = _published_data(df, kind, shape, cols, protected_values)
     sizes = [group_sizes(labels[:, j]) for j in range(labels.shape[1])] if labels.ndim == 2 else group_sizes(labels)
     return Result(
         data=out_data,
@@ -262,13 +329,38 @@ def microaggregate(
         gap=gap,
         method=method,
         params=dict(params),
-        seconds=time.perf_counter() - t0,
+        seconds=deadline.elapsed(),
         group_sizes=sizes,
         k=k,
         columns=cols,
         per_variable=info.per_variable,
         extras=extras,
+        scaler=scaler,
+        standardized=Z,
     )
+
+
+def published_means(X, Z, labels, scaler, sample_weight=None) -> np.ndarray:
+    """Each record's published QI values (its group's mean, sample-weighted if given), original units.
+
+    Computed on X directly when that is safe, else (values near the float64 limits) on the
+    standardised Z and mapped back, so that sums never overflow.
+    """
+    if scaler.unit is None:
+        return aggregate(X, labels, sample_weight)
+    return scaler.inverse(aggregate(Z, labels, sample_weight))
+
+
+def _published_data(df, kind, shape, cols, values):
+    """The protected data in the input's kind and shape: only the QI columns change."""
+    if kind == "array":
+        out = df.to_numpy(dtype=np.float64, copy=True)
+        out[:, [df.columns.get_loc(c) for c in cols]] = values
+        return out.reshape(shape)
+    out = df.copy()
+    for j, c in enumerate(cols):
+        out[c] = values[:, j]
+    return out
 
 
 def _variable_weights(weights, cols, info) -> np.ndarray | None:
@@ -329,95 +421,44 @@ def _sample_weights(sample_weight, df, n) -> np.ndarray | None:
     return sw
 
 
-def _stratum_name(key, strata_cols) -> str:
-    """'value' for one stratum column, 'col1=v1, col2=v2' for several."""
-    if len(strata_cols) == 1:
-        return str(key[0])
-    return ", ".join(f"{c}={v}" for c, v in zip(strata_cols, key))
-
-
-def _merge_small(codes, names, Z, k):
-    """Merge strata smaller than k into the stratum whose centroid is nearest, smallest first.
-
-    Returns (codes, names, merges); centroids are those of the data the method sees.
-    """
-    S = len(names)
-    counts = np.bincount(codes, minlength=S).astype(np.float64)
-    sums = np.zeros((S, Z.shape[1]))
-    np.add.at(sums, codes, Z)
-    active = counts > 0
-    target = np.arange(S)
-    members = [[name] for name in names]
-    merges = []
-    while True:
-        small = np.flatnonzero(active & (counts < k))
-        if small.size == 0 or active.sum() < 2:
-            break
-        s = int(small[np.argmin(counts[small])])
-        others = np.flatnonzero(active)
-        others = others[others != s]
-        cent = sums[others] / counts[others, None]
-        t = int(others[np.argmin(((cent - sums[s] / counts[s]) ** 2).sum(axis=1))])
-        merges.append({"stratum": names[s], "size": int(counts[s]), "merged_into": names[t]})
-        counts[t] += counts[s]
-        sums[t] += sums[s]
-        counts[s] = 0
-        active[s] = False
-        target[target == s] = t
-        names[t] = f"{names[t]}+{names[s]}"
-        members[t] += members[s]
-    return target[codes], names, members, merges
-
-
-def _fit_strata(df, strata_cols, Z, k, method, seed, time_limit, params, info, merge_small=False, progress=False):
+def _fit_strata(df, strata_cols, Z, k, info, params, seed, deadline, progress, merge_small, block_size, scheduler,
+                refine):
     """Run the method inside each stratum; groups never cross strata. Bounds add up.
 
-    Returns (labels, lower bound or None, extras); ``time_limit`` is shared among the strata in
-    proportion to their sizes.
+    Each stratum gets ``deadline.share(its records, records still to do)``; with block_size the
+    partitioned mode runs inside each stratum, so blocks are cut inside strata.
+    Returns (labels, lower bound or None, extras).
     """
-    keys = df[strata_cols].astype("object").where(df[strata_cols].notna(), "<missing>")
-    codes, uniques = pd.factorize(pd.MultiIndex.from_frame(keys))
-    names = [_stratum_name(u, strata_cols) for u in uniques]
-    members = [[name] for name in names]
-    merges = []
-    counts = np.bincount(codes)
-    small = np.flatnonzero(counts < k)
-    if small.size and merge_small:
-        codes, names, members, merges = _merge_small(codes, names, Z, k)
-    elif small.size:
-        listed = [f"{names[i]} ({counts[i]} records)" for i in small[:5]]
-        raise InputError(
-            f"{small.size} stratum/strata smaller than k={k}: {', '.join(listed)}"
-            + (" ..." if small.size > 5 else "")
-            + "; merge them with merge_small_strata=True (--merge-small-strata)"
-        )
-    n = len(Z)
-    if time_limit is None and info.name == "auto":  # auto's default budget is for the whole run, not per stratum
+    strata = stratum_codes(df, strata_cols, Z, k, merge_small)
+    if not deadline.bounded and info.name == "auto":  # auto's default budget is for the whole run
         from .methods.auto import DEFAULT_BUDGET
 
-        time_limit = DEFAULT_BUDGET
+        deadline = Deadline(DEFAULT_BUDGET)
+    n = len(Z)
     labels = np.full((n, Z.shape[1]) if info.per_variable else n, -1, dtype=np.int64)
-    offset = 0
-    bound = 0.0
-    have_bound = True
+    offset, todo = 0, n
+    bound, have_bound = 0.0, True
     per_stratum = []
-    for s in np.unique(codes):
-        rows = np.flatnonzero(codes == s)
-        share = None if time_limit is None else time_limit * len(rows) / n
-        lab, out = _fit_labels(Z[rows], k, method, seed, share, params, progress)
+    for code, rows in strata.rows():
+        name = strata.names[code]
+        report = part(progress, (n - todo) / n, (n - todo + len(rows)) / n, prefix=f"stratum {name}: ")
+        lab, out = _run_method(Z[rows], k, info, params, seed, deadline.share(len(rows), todo), report,
+                               block_size, scheduler, refine)
+        todo -= len(rows)
         labels[rows] = lab + offset
         offset = int(labels[rows].max()) + 1
         if out.lower_bound is None:
             have_bound = False
         else:
             bound += out.lower_bound
-        entry = {"stratum": names[s], "members": members[s], "records": int(len(rows)), "sse": sse(Z[rows], lab)}
+        entry = {"stratum": name, "members": strata.members[code], "records": int(len(rows)),
+                 "sse": sse(Z[rows], lab)}
         if out.lower_bound is not None:
             entry["lower_bound"] = float(out.lower_bound)
         if out.extras:
             entry["extras"] = out.extras
         per_stratum.append(entry)
     extras = {"strata": per_stratum}
-    if merges:
-        extras["merged_strata"] = merges
+    if strata.merges:
+        extras["merged_strata"] = strata.merges
     return relabel(labels), (bound if have_bound else None), extras

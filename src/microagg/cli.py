@@ -361,7 +361,9 @@ def cmd_methods(args) -> int:
         print_json({"methods": [
             {"name": i.name, "family": i.family, "paper": i.paper, "complexity": i.complexity,
              "variable_size": i.variable_size, "multivariate": i.multivariate, "randomized": i.randomized,
-             "per_variable": i.per_variable, "summary": i.summary, "params": i.params}
+             "per_variable": i.per_variable, "interruptible": i.interruptible, "summary": i.summary,
+             "params": {name: {"kind": p.kind, "default": p.default, "constraint": p.constraint(), "doc": p.doc}
+                        for name, p in i.params.items()}}
             for i in infos]})
         return 0
     for info in infos:
@@ -370,8 +372,10 @@ def cmd_methods(args) -> int:
         print(f"{info.name:20s} {info.family:12s} {kind:13s} {size:8s} {info.summary}")
         if args.verbose:
             print(f"{'':20s} paper: {info.paper}; {info.complexity}")
-            if info.params:
-                print(f"{'':20s} params: " + ", ".join(f"{k}={v!r}" for k, v in info.params.items()))
+            if not info.interruptible:
+                print(f"{'':20s} runs to completion: it does not stop at the time limit")
+            for p in info.params.values():
+                print(f"{'':20s} --param {p.describe()}")
     return 0
 
 

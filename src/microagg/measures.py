@@ -10,11 +10,10 @@ Memory stays O(n·d) (no n×n distance matrix): record linkage uses a KD-tree.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
-
-from scipy.spatial import cKDTree
 
 from .partition import information_loss as _il
+from .partition import sst as _sst
+from .preprocess import Standardizer, principal_axes, zscores
 
 __all__ = [
     "information_loss",
@@ -34,19 +33,14 @@ __all__ = [
 
 
 def _values(A) -> np.ndarray:
-    A = A.to_numpy(dtype=np.float64) if isinstance(A, pd.DataFrame) else np.asarray(A, dtype=np.float64)
+    A = A.to_numpy(dtype=np.float64) if hasattr(A, "to_numpy") else np.asarray(A, dtype=np.float64)
     return A[:, None] if A.ndim == 1 else A
-
-
-def _zscores(X: np.ndarray) -> np.ndarray:
-    std = X.std(axis=0)
-    return (X - X.mean(axis=0)) / np.where(std == 0, 1.0, std)
 
 
 def information_loss(X, labels, standardize: bool = True) -> float:
     """IL = 100·SSE/SST in percent, on z-scored columns by default (the standard figure)."""
     X = _values(X)
-    return _il(_zscores(X) if standardize else X, labels)
+    return _il(zscores(X) if standardize else X, labels)
 
 
 def _correlation(X: np.ndarray) -> np.ndarray:
@@ -70,9 +64,9 @@ def correlation_discrepancy(X, Xp) -> tuple[float, float]:
 
 def _first_pc(X: np.ndarray) -> tuple[np.ndarray, float]:
     """Loadings of the first principal component of the standardised variables, and its share."""
-    vals, vecs = np.linalg.eigh(_correlation(X))
-    w = vecs[:, -1]
-    return w, float(vals[-1] / vals.sum()) if vals.sum() > 0 else 0.0
+    vals, axes = principal_axes(zscores(X), X.shape[1])
+    total = vals.sum()
+    return axes[:, 0], float(vals[0] / total) if total > 0 else 0.0
 
 
 def pc_weight_change(X, Xp) -> float:
@@ -108,14 +102,14 @@ def is_k_anonymous(Xp, k: int) -> bool:
     return smallest_group(Xp) >= k
 
 
-def _common_scale(X: np.ndarray, Xp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Both files standardised with the original's mean and population standard deviation."""
+def _common_scale(X: np.ndarray, Xp: np.ndarray, scaler=None) -> tuple[np.ndarray, np.ndarray]:
+    """Both files on one scale: ``scaler`` (a run's ``Standardizer``) if given, else the original's
+    mean and population standard deviation."""
     if X.shape != Xp.shape:
         raise ValueError(f"original and protected values differ in shape: {X.shape} and {Xp.shape}")
-    mean = X.mean(axis=0)
-    std = X.std(axis=0)
-    std = np.where(std == 0, 1.0, std)
-    return (X - mean) / std, (Xp - mean) / std
+    if scaler is None:
+        scaler = Standardizer.fit(X, warn=False)
+    return scaler.transform(X), scaler.transform(Xp)
 
 
 def il1s(X, Xp) -> float:
@@ -185,6 +179,8 @@ def distance_linkage_risk(X, Xp) -> float:
     probability 1/t, and 1/t is counted. Distances within 1e-9 (relative) of the nearest count
     as tied. KD-tree (scipy cKDTree): O(n log n) time on low-dimensional data, O(n·d) memory.
     """
+    from scipy.spatial import cKDTree
+
     Z, Zp = _common_scale(_values(X), _values(Xp))
     n = len(Z)
     if n == 0:
@@ -245,12 +241,16 @@ def risk_report(X, Xp, p: float = 10.0) -> dict:
     }
 
 
-def utility_report(X, Xp, labels=None) -> dict:
-    """The standard figures comparing original and protected QI values (utility / information loss)."""
+def utility_report(X, Xp, labels=None, scaler=None) -> dict:
+    """The standard figures comparing original and protected QI values (utility / information loss).
+
+    ``scaler``: a run's ``Standardizer`` (``Result.scaler``), so that the information loss is the
+    run's own (raw units with standardize=False); default: z-scores of the original.
+    """
     X, Xp = _values(X), _values(Xp)
-    Z, Zp = _common_scale(X, Xp)
-    sst = float(np.sum(Z**2))
-    sse = float(np.sum((Z - Zp) ** 2))
+    Z, Zp = _common_scale(X, Xp, scaler)
+    sst = _sst(Z)
+    sse = float(np.sum((Z - Zp) ** 2))  # to the published values (not always the group means)
     dr, sdr = correlation_discrepancy(X, Xp)
     cov_mae, cov_var = covariance_discrepancy(X, Xp)
     out = {

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from . import measures
+from .preprocess import Standardizer
 
 __all__ = ["render_report", "write_report", "atomic_write", "atomic_write_text", "check_report_path"]
 
@@ -101,15 +102,13 @@ def _svg_histogram(sizes: np.ndarray, k: int) -> str:
 
 
 def _principal_axes(Z: np.ndarray) -> np.ndarray:
-    """(d, 2) loadings of the first two principal components of the standardised original."""
-    d = Z.shape[1]
-    if d == 1:
+    """(d, 2) loadings of the first two principal components of the standardised original, each
+    axis's largest loading positive (reproducible pictures)."""
+    from .preprocess import principal_axes
+
+    if Z.shape[1] == 1:
         return np.array([[1.0, 0.0]])
-    vals, vecs = np.linalg.eigh(np.cov(Z, rowvar=False, bias=True))
-    axes = vecs[:, ::-1][:, :2]
-    # a fixed sign for reproducible pictures: the largest loading of each axis is positive
-    signs = np.sign(axes[np.argmax(np.abs(axes), axis=0), [0, 1]])
-    return axes * np.where(signs == 0, 1.0, signs)
+    return principal_axes(Z, 2, sign="largest")[1]
 
 
 def _svg_scatter(Z: np.ndarray, Zp: np.ndarray, seed: int = 0) -> tuple[str, int]:
@@ -224,10 +223,11 @@ def render_report(result, original, settings: dict | None = None, *, p: float = 
     if X.shape != Xp.shape:
         raise ValueError(f"the original ({X.shape}) and protected ({Xp.shape}) QI values differ in shape")
     names = [str(c) for c in cols]
-    mean, std = X.mean(axis=0), X.std(axis=0)
-    std = np.where(std == 0, 1.0, std)
-    Z, Zp = (X - mean) / std, (Xp - mean) / std
-    utility = measures.utility_report(X, Xp)
+    # the pictures are on z-scores of the original; the figures on the run's own scale, so the
+    # utility table's IL is the run's IL (raw units with standardize=False)
+    zscale = Standardizer.fit(X, warn=False)
+    Z, Zp = zscale.transform(X), zscale.transform(Xp)
+    utility = measures.utility_report(X, Xp, scaler=result.scaler)
     risk = measures.risk_report(X, Xp, p)
 
     sizes = np.concatenate(result.group_sizes) if result.per_variable else np.asarray(result.group_sizes)

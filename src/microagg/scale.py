@@ -27,12 +27,16 @@ import glob
 import os
 import shutil
 import tempfile
+import threading
 import time
 
 import numpy as np
 from numba import njit
 
+from .clock import Deadline
+from .errors import ParameterError
 from .kernels.icsm import group_sums
+from .progress import as_callback, silent
 
 DEFAULT_BLOCK_SIZE = 10_000
 # share of the groups (worst by mean squared distance to their centroid) that the refinement tries
@@ -55,23 +59,46 @@ def _min_block(k: int, block_size) -> int:
     if block_size is None:
         block_size = DEFAULT_BLOCK_SIZE
     if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) or block_size < 1:
-        raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
+        raise ParameterError(f"block_size must be a positive integer, got {block_size!r}")
     return max(int(k), int(block_size))
 
 
 def _check_share(refine) -> None:
     if isinstance(refine, bool) or not isinstance(refine, (int, float, np.integer, np.floating)) or not 0 <= refine <= 1:
-        raise ValueError(f"refine must be a share between 0 and 1, got {refine!r}")
+        raise ParameterError(f"refine must be a share between 0 and 1, got {refine!r}")
+
+
+class BlockClock:
+    """The time rule for blocks that run in parallel on ``workers`` workers: a block starting now
+    gets ``deadline.share(workers · its records, records not yet started)`` (the rule of
+    ``microagg.clock``, with the parallelism counted). Thread-safe; a copy sent to another
+    process (Dask's process or distributed schedulers) counts from the records at sending time."""
+
+    def __init__(self, deadline: Deadline, records: int, workers: int):
+        self.deadline = deadline
+        self.pending = records
+        self.workers = max(int(workers), 1)
+        self._lock = threading.Lock()
+
+    def start(self, records: int) -> Deadline:
+        with self._lock:
+            child = self.deadline.share(min(self.workers * records, self.pending), self.pending)
+            self.pending = max(self.pending - records, 0)
+        return child
+
+    def __getstate__(self):
+        return {"deadline": self.deadline, "pending": self.pending, "workers": self.workers}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
 
 def _principal_axis(Z: np.ndarray) -> np.ndarray:
     """Unit eigenvector of the largest eigenvalue of the covariance of Z's rows."""
-    C = np.cov(Z, rowvar=False, bias=True) if len(Z) > 1 else np.eye(Z.shape[1])
-    C = np.atleast_2d(C)
-    if not np.all(np.isfinite(C)) or not C.any():
-        return np.eye(Z.shape[1])[0]
-    _, vecs = np.linalg.eigh(C)
-    return vecs[:, -1]
+    from .preprocess import principal_axes
+
+    return principal_axes(Z, 1)[1][:, 0]
 
 
 def spatial_blocks(Z: np.ndarray, min_size: int) -> list[np.ndarray]:
@@ -121,42 +148,79 @@ def _block_seed(seed, b: int):
     return int(np.random.SeedSequence([int(seed), b]).generate_state(1)[0])
 
 
-def _run_block(Zb: np.ndarray, k: int, method: str, seed, time_limit, params: dict, refine: float) -> np.ndarray:
+def _run_block(Zb: np.ndarray, k: int, method: str, seed, clock: BlockClock, params: dict, refine: float) -> np.ndarray:
     """One Dask task: the method on one block, then the refinement inside the block."""
     from .methods import run
     from .partition import relabel
 
     Zb = np.ascontiguousarray(Zb, dtype=np.float64)
-    out = run(method, Zb, k, seed=seed, time_limit=time_limit, **params)
+    out = run(method, Zb, k, seed=seed, deadline=clock.start(len(Zb)), **params)
     labels = relabel(np.asarray(out.labels, dtype=np.int64))  # 0..g-1 so blocks can be offset
     if refine > 0 and labels.ndim == 1:
         labels = refine_labels(Zb, labels, k, share=refine)
     return labels
 
 
-def _compute(tasks: list, scheduler):
-    """dask.compute with scheduler None (local threads), a name, a Client or an address string."""
+LOCAL_SCHEDULERS = ("threads", "processes", "synchronous", "sync", "single-threaded")
+
+
+def _workers(scheduler) -> int:
+    """How many tasks run at once on ``scheduler`` (for the time rule)."""
+    if scheduler in ("synchronous", "sync", "single-threaded"):
+        return 1
+    if scheduler is None or isinstance(scheduler, str) and scheduler in LOCAL_SCHEDULERS:
+        return os.cpu_count() or 1
+    try:  # a distributed Client: its worker threads
+        return max(sum(scheduler.nthreads().values()), 1)
+    except Exception:  # an address: unknown until connected; count one
+        return 1
+
+
+def _compute(tasks: list, scheduler, progress=silent, stage="blocks"):
+    """The tasks' results in order, on scheduler None (local threads), a name, a Client or an
+    address; ``progress(stage, done / total)`` as tasks finish (on the caller's side)."""
     import dask
 
-    if scheduler is None:
-        return list(dask.compute(*tasks, scheduler="threads"))
+    total = len(tasks)
+    if scheduler is None or isinstance(scheduler, str) and scheduler in LOCAL_SCHEDULERS:
+        from dask.callbacks import Callback
+
+        done = [0]
+        keys = {t.key for t in tasks}
+
+        def posttask(key, result, dsk, state, worker_id):
+            if key in keys:
+                done[0] += 1
+                progress(stage, done[0] / total, f"{done[0]} of {total}")
+
+        with Callback(posttask=posttask):
+            return list(dask.compute(*tasks, scheduler=scheduler or "threads"))
     if isinstance(scheduler, str):
-        if scheduler in ("threads", "processes", "synchronous", "sync", "single-threaded"):
-            return list(dask.compute(*tasks, scheduler=scheduler))
         from distributed import Client
 
         with Client(scheduler) as client:
-            return list(dask.compute(*tasks, scheduler=client))
-    return list(dask.compute(*tasks, scheduler=scheduler))  # a distributed.Client
+            return _compute_on(client, tasks, progress, stage)
+    return _compute_on(scheduler, tasks, progress, stage)  # a distributed.Client
 
 
-def partitioned_labels(Z, k, method, *, block_size, scheduler=None, seed=None, time_limit=None,
-                       refine=DEFAULT_REFINE, **params):
+def _compute_on(client, tasks, progress, stage):
+    from distributed import as_completed
+
+    futures = client.compute(tasks)
+    for i, _ in enumerate(as_completed(futures), start=1):
+        progress(stage, i / len(futures), f"{i} of {len(futures)}")
+    return client.gather(futures)
+
+
+def partitioned_labels(Z, k, method, *, block_size, scheduler=None, seed=None, time_limit=None, deadline=None,
+                       progress=None, refine=DEFAULT_REFINE, **params):
     """Labels from microaggregating spatially coherent blocks of Z independently, on Dask.
 
     Z: standardised (n, d) array. Every block holds at least max(k, block_size) records
     (block_size=None means 10 000). method is any registered method name with its params;
-    each block gets a seed derived from (seed, block number) and the same time_limit.
+    each block gets a seed derived from (seed, block number). ``deadline`` (or ``time_limit``
+    seconds) is the budget of the whole call, shared among the blocks by ``BlockClock``'s rule.
+    ``progress`` hears of every finished block.
     scheduler: None (Dask's local threaded scheduler; the numba kernels release the GIL),
     'threads', 'processes', 'synchronous', a dask.distributed Client, or a scheduler address.
 
@@ -165,28 +229,37 @@ def partitioned_labels(Z, k, method, *, block_size, scheduler=None, seed=None, t
     block (in the block's Dask task), then across blocks (on the caller). With one block the result is the method's followed by the refinement; 0 leaves
     the method's groups as they are.
     """
+    from .methods import get
+    from .preprocess import check_k
+
     Z = np.ascontiguousarray(Z, dtype=np.float64)
     if Z.ndim != 2:
         raise ValueError("Z must be a 2-D array")
+    k = check_k(k, len(Z))
     _check_share(refine)
+    params = get(method).validate(params)  # before any block is cut
     min_size = _min_block(k, block_size)
+    deadline = Deadline(time_limit) if deadline is None else deadline
+    progress = as_callback(progress)
+    progress("blocks", 0.0, "cutting blocks")
     blocks = spatial_blocks(Z, min_size)
-    labels = _blockwise_labels(Z, k, method, blocks, scheduler, seed, time_limit, params, float(refine))
+    clock = BlockClock(deadline, len(Z), _workers(scheduler) if len(blocks) > 1 else 1)
+    labels = _blockwise_labels(Z, k, method, blocks, scheduler, seed, clock, params, float(refine), progress)
     if refine > 0 and len(blocks) > 1 and labels.ndim == 1:
         labels = refine_labels(Z, labels, k, share=float(refine))
     return labels
 
 
-def _blockwise_labels(Z, k, method, blocks, scheduler, seed, time_limit, params, refine):
+def _blockwise_labels(Z, k, method, blocks, scheduler, seed, clock, params, refine, progress):
     import dask
 
     run_block = dask.delayed(_run_block, pure=False)
     if len(blocks) == 1:
-        tasks = [run_block(Z, k, method, seed, time_limit, params, refine)]
+        tasks = [run_block(Z, k, method, seed, clock, params, refine)]
     else:
-        tasks = [run_block(Z[b], k, method, _block_seed(seed, i), time_limit, params, refine)
+        tasks = [run_block(Z[b], k, method, _block_seed(seed, i), clock, params, refine)
                  for i, b in enumerate(blocks)]
-    results = _compute(tasks, scheduler)
+    results = _compute(tasks, scheduler, progress, f"{method} on {len(blocks)} block(s)")
     # per-variable methods (individual ranking) give one label column per attribute
     labels = np.empty((len(Z),) + results[0].shape[1:], dtype=np.int64)
     offset = 0
@@ -433,23 +506,21 @@ def _slab_bounds(P: np.ndarray, min_size: int, levels: int) -> tuple[np.ndarray,
     return order, np.asarray(bounds, dtype=np.int64)
 
 
-def _check_slab_method(method: str, params: dict) -> None:
+def _check_slab_method(method: str, params: dict) -> dict:
+    """The method's parameters, validated; per-variable methods cannot be written one mean per record."""
     from .methods import get
 
-    info = get(method)  # ValueError naming the known methods
+    info = get(method)  # ParameterError naming the known methods
     if info.per_variable:
-        raise ValueError(f"method {method!r} gives one group per attribute; the out-of-core mode writes "
-                         "one group mean per record and does not support it")
-    _check_share(params.get("refine", DEFAULT_REFINE))
-    unknown = sorted(set(params) - set(info.params) - {"refine"})
-    if unknown:
-        raise ValueError(f"method {method!r} has no parameter {', '.join(unknown)} "
-                         f"(its parameters: {', '.join(info.params) or 'none'})")
+        raise ParameterError(f"method {method!r} gives one group per attribute; the out-of-core mode writes "
+                             "one group mean per record and does not support it")
+    return info.validate(params)
 
 
-def _slab_task(slab_dir: str, k: int, method: str, block_size, seed, params: dict):
-    """Microaggregate one spilled slab; returns (rows, labels 0..g-1, group means (std units), sse)."""
-    from .partition import sse
+def _slab_task(slab_dir: str, k: int, method: str, block_size, seed, params: dict, refine: float,
+               clock: BlockClock):
+    """Microaggregate one spilled slab; returns (rows, labels 0..g-1, group means (std units), sse, min size)."""
+    from .partition import group_means, sse
 
     parts = sorted(glob.glob(os.path.join(slab_dir, "*.npz")))
     Zs, rows = [], []
@@ -459,48 +530,94 @@ def _slab_task(slab_dir: str, k: int, method: str, block_size, seed, params: dic
             rows.append(f["rows"])
     Z = np.concatenate(Zs)
     rows = np.concatenate(rows)
-    labels = partitioned_labels(Z, k, method, block_size=block_size, scheduler="synchronous",
-                                seed=seed, **params)
-    g = int(labels.max()) + 1
-    counts = np.bincount(labels, minlength=g).astype(np.float64)
-    means = np.zeros((g, Z.shape[1]))
-    for t in range(Z.shape[1]):
-        means[:, t] = np.bincount(labels, weights=Z[:, t], minlength=g) / counts
-    return rows, labels, means, float(sse(Z, labels)), int(counts.min())
+    labels = partitioned_labels(Z, k, method, block_size=block_size, scheduler="synchronous", seed=seed,
+                                deadline=clock.start(len(Z)), refine=refine, **params)
+    return rows, labels, group_means(Z, labels), float(sse(Z, labels)), int(np.bincount(labels).min())
+
+
+def _strata_pass(input_path, strata, cols, chunk_rows, k, merge_small_strata):
+    """Stratum code per record (int32, input order) for the out-of-core mode and the merges: small
+    strata are reported, or merged (``strata.merge_plan``, on the centroids of the raw QI values,
+    summed in the same pass)."""
+    from .errors import InputError
+    from .strata import merge_plan
+
+    index: dict = {}
+    codes, sums = [], {}
+    for df in _chunks(input_path, list(strata) + cols, chunk_rows):
+        keys = df[list(strata)].astype("object").where(df[list(strata)].notna(), "<missing>")
+        c = np.fromiter((index.setdefault(t, len(index)) for t in keys.itertuples(index=False, name=None)),
+                        dtype=np.int64, count=len(df))
+        X = df[cols].to_numpy(dtype=np.float64)
+        for s in np.unique(c):
+            sums[s] = sums.get(s, 0.0) + X[c == s].sum(axis=0)
+        codes.append(c)
+    codes = np.concatenate(codes) if codes else np.zeros(0, dtype=np.int64)
+    names = [str(t[0]) if len(strata) == 1 else ", ".join(f"{a}={b}" for a, b in zip(strata, t)) for t in index]
+    counts = np.bincount(codes, minlength=len(names))
+    small = np.flatnonzero(counts < k)
+    if small.size and not merge_small_strata:
+        listed = [f"{names[i]} ({counts[i]} records)" for i in small[:5]]
+        raise InputError(f"{small.size} stratum/strata smaller than k={k}: {', '.join(listed)}; merge them with "
+                         "merge_small_strata=True (--merge-small-strata)")
+    merges = []
+    if small.size:
+        target, _, _, merges = merge_plan(counts, np.array([sums[s] for s in range(len(names))]), names, k)
+        codes = target[codes]
+    return codes.astype(np.int32), merges
 
 
 def protect_out_of_core(input_path, output_dir, *, k, method="mdav", columns=None, block_size,
-                        scheduler=None, seed=0, chunk_rows=1_000_000, slab_blocks=32, **params):
+                        scheduler=None, seed=0, chunk_rows=1_000_000, slab_blocks=32, time_limit=None,
+                        progress=None, strata=None, merge_small_strata=False, refine=DEFAULT_REFINE, **params):
     """Microaggregate a Parquet dataset or CSV larger than memory; write Parquet partitions.
 
     Reads the input four times in chunks of chunk_rows (see the module docstring). Slabs of
     about slab_blocks·max(k, block_size) to twice as many records are the Dask tasks
     (scheduler as in partitioned_labels; with a distributed cluster the workers must see the
-    spill directory, which lives inside output_dir). Returns a summary dict.
+    spill directory, which lives inside output_dir). ``strata``: column name(s); slabs (and so
+    blocks and groups) are cut inside each stratum; strata smaller than k are an error or, with
+    merge_small_strata, merged into the stratum with the nearest centroid. ``time_limit`` is the
+    budget of the whole call, shared among the slabs by ``BlockClock``'s rule; ``progress``
+    hears of each pass and each finished slab. Every parameter is checked before the first pass.
+    Returns a summary dict.
     Memory on the driver: O(n·log(slabs)) for the projections, O(n) for the labels and the
     group means (2.1 GB peak at 10^7 × 10, benchmarks/results/dask_end_to_end.md), plus one chunk.
     """
-    import pandas as pd
     import dask
 
-    t0 = time.perf_counter()
+    from .preprocess import check_k
+
+    deadline = Deadline(time_limit)
+    progress = as_callback(progress)
     input_path = os.fspath(input_path)
     output_dir = os.fspath(output_dir)
-    if not os.path.exists(input_path):
-        raise ValueError(f"input {input_path} does not exist")
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k must be a positive integer, got {k!r}")
+    k = check_k(k)
     min_size = _min_block(k, block_size)
-    _check_slab_method(method, params)  # before the passes over the data, not in the first slab task
+    params = _check_slab_method(method, params)  # before the passes over the data, not in the first slab task
+    _check_share(refine)
+    strata = [] if strata is None else ([strata] if isinstance(strata, str) else list(strata))
+    if not os.path.exists(input_path):
+        from .errors import InputError
+
+        raise InputError(f"input {input_path} does not exist")
     cols = _qi_columns(input_path, columns, chunk_rows)
+    overlap = [c for c in cols if c in strata]
+    if overlap and columns is None:
+        cols = [c for c in cols if c not in strata]
+    elif overlap:
+        raise ParameterError(f"column(s) {', '.join(map(str, overlap))} cannot be both quasi-identifier and stratum")
     d = len(cols)
 
     # pass 1: global count, mean, population std (chunk-wise merge) and covariance
+    progress("pass 1 of 4", 0.0, "means and covariance")
     n, mean, m2 = 0, np.zeros(d), np.zeros((d, d))
     for df in _chunks(input_path, cols, chunk_rows):
         X = df[cols].to_numpy(dtype=np.float64)
         if not np.isfinite(X).all():
-            raise ValueError("quasi-identifier columns contain missing or infinite values")
+            from .errors import InputError
+
+            raise InputError("quasi-identifier columns contain missing or infinite values")
         nb = len(X)
         if nb == 0:
             continue
@@ -511,31 +628,42 @@ def protect_out_of_core(input_path, output_dir, *, k, method="mdav", columns=Non
         m2 += Xc.T @ Xc + np.outer(delta, delta) * (n * nb / tot)
         mean += delta * (nb / tot)
         n = tot
-    if n < k:
-        raise ValueError(f"k={k} is larger than the number of records ({n})")
+    check_k(k, n)
+    stratum, merges = (_strata_pass(input_path, strata, cols, chunk_rows, k, merge_small_strata) if strata
+                       else (np.zeros(n, dtype=np.int32), []))
     std = np.sqrt(np.diag(m2) / n)
     std[std == 0] = 1.0
     corr = m2 / n / np.outer(std, std)
     _, vecs = np.linalg.eigh(corr)
     # 2^levels slabs of slab_blocks·min_size to 2·slab_blocks·min_size records when cuts are even
-    levels = int(np.log2(n // (slab_blocks * min_size))) if n >= 2 * slab_blocks * min_size else 0
-    axes = vecs[:, ::-1][:, :min(levels, d)]  # largest variance first; more levels cycle through them
+    sizes = np.bincount(stratum)
+    levels_of = [int(np.log2(m // (slab_blocks * min_size))) if m >= 2 * slab_blocks * min_size else 0
+                 for m in sizes]
+    levels = max(levels_of) if levels_of else 0
+    axes = vecs[:, ::-1][:, :min(levels, d)] if levels else vecs[:, ::-1][:, :0]
 
     # pass 2: projections on the principal axes (float32: they only place the cuts) -> slabs
+    progress("pass 2 of 4", 0.25, "cutting slabs")
     P = np.empty((n, axes.shape[1]), dtype=np.float32)
     pos = 0
     for df in _chunks(input_path, cols, chunk_rows):
         Z = (df[cols].to_numpy(dtype=np.float64) - mean) / std
         P[pos:pos + len(Z)] = Z @ axes
         pos += len(Z)
-    order, bounds = _slab_bounds(P, min_size, levels)
-    del P
-    nslabs = len(bounds) - 1
     slab_of = np.empty(n, dtype=np.int32)
-    slab_of[order] = np.repeat(np.arange(nslabs, dtype=np.int32), np.diff(bounds))
-    del order
+    nslabs = 0
+    for s_code, m in enumerate(sizes):
+        if m == 0:
+            continue
+        members = np.flatnonzero(stratum == s_code)
+        order, bounds = _slab_bounds(P[members], min_size, levels_of[s_code])
+        cuts = len(bounds) - 1
+        slab_of[members[order]] = nslabs + np.repeat(np.arange(cuts, dtype=np.int32), np.diff(bounds))
+        nslabs += cuts
+    del P
 
     # pass 3: spill standardised quasi-identifiers per slab
+    progress("pass 3 of 4", 0.5, f"spilling {nslabs} slab(s)")
     os.makedirs(output_dir, exist_ok=True)
     spill = tempfile.mkdtemp(prefix=".spill-", dir=output_dir)
     try:
@@ -552,11 +680,13 @@ def protect_out_of_core(input_path, output_dir, *, k, method="mdav", columns=Non
             pos += len(Z)
         del slab_of
 
-        # Dask: one task per slab
+        # Dask: one task per slab, sharing the time budget
+        clock = BlockClock(deadline, n, _workers(scheduler) if nslabs > 1 else 1)
         tasks = [dask.delayed(_slab_task, pure=False)(os.path.join(spill, f"slab-{s:06d}"), k, method,
-                                                      block_size, _block_seed(seed, s), params)
+                                                      block_size, _block_seed(seed, s), params, float(refine),
+                                                      clock)
                  for s in range(nslabs)]
-        results = _compute(tasks, scheduler)
+        results = _compute(tasks, scheduler, progress, "slabs")
 
         labels = np.empty(n, dtype=np.int64)
         all_means = []
@@ -572,6 +702,7 @@ def protect_out_of_core(input_path, output_dir, *, k, method="mdav", columns=Non
         del all_means
 
         # pass 4: output in input order
+        progress("pass 4 of 4", 0.9, "writing")
         files = []
         pos = 0
         for j, df in enumerate(_chunks(input_path, None, chunk_rows)):
@@ -586,7 +717,7 @@ def protect_out_of_core(input_path, output_dir, *, k, method="mdav", columns=Non
     finally:
         shutil.rmtree(spill, ignore_errors=True)
     sst = float(n * np.count_nonzero(np.diag(m2) > 0))
-    return {
+    summary = {
         "records": int(n),
         "columns": cols,
         "k": int(k),
@@ -598,5 +729,9 @@ def protect_out_of_core(input_path, output_dir, *, k, method="mdav", columns=Non
         "sse": total_sse,
         "information_loss": 0.0 if sst == 0 else 100.0 * total_sse / sst,
         "files": files,
-        "seconds": time.perf_counter() - t0,
+        "seconds": deadline.elapsed(),
     }
+    if strata:
+        summary["strata"] = strata
+        summary["merged_strata"] = merges
+    return summary

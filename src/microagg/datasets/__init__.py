@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from importlib import resources
 
-import pandas as pd
-
 __all__ = ["load", "names", "path"]
 
 _FILES = {"census": "census.csv", "tarragona": "tarragona.csv", "eia": "eia.csv"}
@@ -27,5 +25,7 @@ def path(name: str):
 
 def load(name: str) -> pd.DataFrame:
     """Load a bundled data set: 'census' (1080×13), 'tarragona' (834×13) or 'eia' (4092×11)."""
+    import pandas as pd
+
     with resources.as_file(path(name)) as p:
         return pd.read_csv(p)

@@ -2,12 +2,23 @@
 
 Every method is a plain function over a standardised float64 array::
 
-    fit(X: ndarray[n, d], k: int, *, seed=None, time_limit=None, progress=False, **params)
+    fit(X: ndarray[n, d], k: int, *, seed, deadline, progress, **params)
         -> labels (int64[n], or int64[n, d] for per-variable methods) | MethodOutput
 
-Methods never see files, DataFrames or column names. A module in this package registers
-its functions with ``@register(...)``; modules are discovered automatically, so a new
-method is one new function registered once and nothing else changes.
+``deadline`` is a ``microagg.clock.Deadline`` (the share of the whole call's time budget this
+method may use), ``progress`` a callback ``progress(stage, fraction=None, message="")``
+(``microagg.progress``). The method's own parameters are declared once, with ``params=`` at
+registration (``microagg.params.Param``: type, range or choices, default, meaning); the
+function names them as keyword-only arguments without defaults, and ``run`` validates a call's
+values and fills in the defaults before the method starts. Methods never see files, DataFrames
+or column names, never validate their parameters again, and never print.
+
+``run`` also owns what every method shares: k is checked once (2 <= k <= n), and the trivial
+case n < 2k (the only valid partition is one group, which is optimal) is answered without
+calling the method, with its exact SSE as the lower bound.
+
+A module in this package registers its functions with ``@register(...)``; modules are
+discovered automatically, so a new method is one new function registered once.
 """
 
 from __future__ import annotations
@@ -22,7 +33,16 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["MethodInfo", "MethodOutput", "register", "get", "names", "all_methods", "run"]
+from ..clock import Deadline
+from ..errors import InputError, ParameterError
+from ..params import Param, validate
+from ..progress import as_callback
+
+__all__ = ["MethodInfo", "MethodOutput", "Param", "register", "get", "names", "all_methods", "run",
+           "validate_params"]
+
+#: Arguments every method receives from ``run``; everything else is a declared parameter.
+COMMON_ARGUMENTS = ("seed", "deadline", "progress")
 
 
 @dataclass
@@ -46,17 +66,27 @@ class MethodInfo:
     randomized: bool = False  # True: the result depends on ``seed``
     per_variable: bool = False  # True: labels have shape (n, d)
     summary: str = ""
+    params: dict = field(default_factory=dict)  # name -> Param, in declaration order
+    interruptible: bool = True  # False: may run past its deadline (it cannot stop inside a step)
+    categorical: bool = True  # False: cannot take categorical quasi-identifiers
+    check_together: Callable[[dict], dict] | None = None  # checks that involve several parameters
 
     @property
-    def params(self) -> dict[str, Any]:
-        """Method-specific keyword parameters and their defaults."""
-        common = {"seed", "time_limit", "progress"}
-        sig = inspect.signature(self.func)
-        return {
-            p.name: p.default
-            for p in sig.parameters.values()
-            if p.kind is p.KEYWORD_ONLY and p.name not in common
-        }
+    def defaults(self) -> dict[str, Any]:
+        """Each declared parameter's default."""
+        return {name: p.default for name, p in self.params.items()}
+
+    def validate(self, params: dict) -> dict:
+        """All parameters for a call: the given ones validated, defaults for the rest (ParameterError)."""
+        values = validate(self.name, self.params, params)
+        if self.check_together is not None:
+            try:
+                values = self.check_together(values)
+            except ParameterError:
+                raise
+            except (ValueError, TypeError) as exc:
+                raise ParameterError(f"method {self.name!r}: {exc}") from None
+        return values
 
 
 _REGISTRY: dict[str, MethodInfo] = {}
@@ -73,16 +103,32 @@ def register(
     multivariate: bool = True,
     randomized: bool = False,
     per_variable: bool = False,
+    params: tuple = (),
+    interruptible: bool = True,
+    categorical: bool = True,
+    check_together: Callable[[dict], dict] | None = None,
 ):
-    """Decorator registering ``func`` under ``name``; its docstring's first line is the summary."""
+    """Decorator registering ``func`` under ``name``; its docstring's first line is the summary.
+
+    ``params``: the method's ``Param`` declarations; the function must take exactly these names
+    (plus seed, deadline, progress) as keyword-only arguments. ``interruptible=False`` declares a
+    method that may overrun its deadline. ``check_together(values) -> values`` checks what involves
+    several parameters (it raises ValueError / ParameterError), still before any data work.
+    """
 
     def deco(func):
         if name in _REGISTRY and _REGISTRY[name].func is not func:
             raise ValueError(f"method {name!r} registered twice")
+        declared = {p.name: p for p in params}
+        sig = inspect.signature(func)
+        keywords = [p.name for p in sig.parameters.values() if p.kind is p.KEYWORD_ONLY]
+        expected = list(COMMON_ARGUMENTS) + list(declared)
+        if sorted(keywords) != sorted(expected):  # one declaration, no second list of defaults
+            raise TypeError(f"method {name!r}: keyword arguments {keywords} do not match the declared {expected}")
         summary = (inspect.getdoc(func) or "").split("\n")[0]
         _REGISTRY[name] = MethodInfo(
             name, func, family, paper, complexity, variable_size, multivariate, randomized,
-            per_variable, summary,
+            per_variable, summary, declared, interruptible, categorical, check_together,
         )
         return func
 
@@ -111,12 +157,19 @@ def all_methods() -> list[MethodInfo]:
 
 
 def get(name: str) -> MethodInfo:
-    """The registered method ``name``; ValueError listing the known names otherwise."""
+    """The registered method ``name``; ParameterError listing the known names otherwise."""
     _load_all()
+    if not isinstance(name, str):
+        raise ParameterError(f"method must be a method name (a string), got {name!r}")
     try:
         return _REGISTRY[name]
     except KeyError:
-        raise ValueError(f"unknown method {name!r}; known methods: {', '.join(names())}") from None
+        raise ParameterError(f"unknown method {name!r}; known methods: {', '.join(names())}") from None
+
+
+def validate_params(name: str, params: dict) -> dict:
+    """Validate a call's parameters for method ``name`` before any data work (ParameterError)."""
+    return get(name).validate(params)
 
 
 def run(
@@ -126,28 +179,43 @@ def run(
     *,
     seed: int | None = None,
     time_limit: float | None = None,
-    progress: bool = False,
+    deadline: Deadline | None = None,
+    progress=None,
     **params,
 ) -> MethodOutput:
-    """Run method ``name`` on standardised X; reject unknown parameters with a clear error.
+    """Run method ``name`` on standardised X within ``deadline`` (or ``time_limit`` seconds).
 
-    The returned labels are not yet validated: callers check them with
-    ``partition.check_partition`` (the pipeline always does).
+    Parameters are validated against the declarations (ParameterError) and k against n
+    (InputError) before the method starts. The returned labels are not yet validated: callers
+    check them with ``partition.check_partition`` (the pipeline always does).
     """
     info = get(name)
+    values = info.validate(params)
     X = np.ascontiguousarray(X, dtype=np.float64)
     if X.ndim != 2:
-        raise ValueError("methods take a 2-D array (n records × d attributes)")
+        raise InputError("methods take a 2-D array (n records × d attributes)")
+    n = len(X)
+    from ..preprocess import check_k
+
+    k = check_k(k, n)
     if not info.multivariate and X.shape[1] != 1:
-        raise ValueError(
+        raise InputError(
             f"method {name!r} is univariate but the data have {X.shape[1]} quasi-identifier columns; "
             "select one column, or use 'projected' or 'individual-ranking'"
         )
-    unknown = sorted(set(params) - set(info.params))
-    if unknown:
-        known = ", ".join(info.params) or "none"
-        raise ValueError(f"method {name!r} has no parameter {', '.join(unknown)} (its parameters: {known})")
-    out = info.func(X, int(k), seed=seed, time_limit=time_limit, progress=progress, **params)
+    if deadline is None:
+        deadline = Deadline(time_limit)
+    elif time_limit is not None:
+        raise TypeError("pass time_limit or deadline, not both")
+    if n < 2 * k and info.family != "portfolio":  # one group is the only valid partition (and so
+        # optimal): no method needed; a portfolio still runs its members, whose runs answer it here
+        from ..partition import sse
+
+        shape = (n, X.shape[1]) if info.per_variable else (n,)
+        labels = np.zeros(shape, dtype=np.int64)
+        bound = None if info.per_variable else sse(X, labels)
+        return MethodOutput(labels, lower_bound=bound, extras={"trivial": True})
+    out = info.func(X, k, seed=seed, deadline=deadline, progress=as_callback(progress), **values)
     if not isinstance(out, MethodOutput):
         out = MethodOutput(np.asarray(out))
     return out

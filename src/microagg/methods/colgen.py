@@ -52,10 +52,11 @@ from ..kernels.pricing import (
     enumeration_pricing,
     greedy_pricing,
 )
+from ..kernels.mdav import mdav_kernel
+from ..params import Param
 from ..partition import check_partition, relabel, sse
 from . import MethodOutput, register
 from . import run as run_method
-from .mdav import mdav_kernel
 
 
 # --------------------------------------------------------------------------------------
@@ -829,11 +830,19 @@ def _disjoint_families(cols, rcs, n, max_families=3):
 
 
 def _parse_init(init) -> list[str]:
+    """Initial methods: a list or comma-separated string of registered method names."""
+    from . import get
+
     if init is None or init == "":
         return []
     if isinstance(init, str):
-        return [s.strip() for s in init.split(",") if s.strip()]
-    return [str(s) for s in init]
+        init = [s.strip() for s in init.split(",") if s.strip()]
+    if not isinstance(init, (list, tuple)) or any(not isinstance(s, str) for s in init):
+        raise ValueError(f"init must be method names (a list or comma-separated string), got {init!r}")
+    for name in init:
+        if get(name).per_variable:
+            raise ValueError(f"init method {name!r} groups each variable on its own")
+    return list(init)
 
 
 @register(
@@ -843,29 +852,30 @@ def _parse_init(init) -> list[str]:
     complexity="exponential worst case (exact pricing); per round O(n²·d·k) pricing heuristics + LP; "
     "O(n·d + columns·k) memory",
     variable_size=True,
+    params=(
+        Param("init", "object", "", "further initial methods besides mdav and vmdav (names, a list or "
+              "comma-separated); each gets 30 % of the time left", check=_parse_init),
+        Param("exact_pricing", "str", "bnb", "exact pricer: 'bnb' branch-and-bound in a KD-tree ball (ours), "
+              "'enumeration' or 'ilp' (the paper's)", choices=("bnb", "enumeration", "ilp")),
+        Param("max_rounds", "int", None, "column-generation rounds at most", low=1, nullable=True),
+        Param("close_gap", "bool", True, "after convergence, enumerate the clusters below the gap and prove the "
+              "optimum with the integral master"),
+        Param("final_mip", "bool", True, "solve the integral master over the generated columns at the end"),
+        Param("mip_time_limit", "float", 60.0, "seconds for the final MIP at most", low=0.0, nullable=True),
+        Param("max_enumerated", "int", 50_000, "clusters enumerated by the closing step at most", low=1),
+        Param("primal_columns", "int", 3_000, "columns kept for the primal MIP", low=1),
+        Param("max_nodes", "int", 5_000_000, "branch-and-bound nodes per exact pass at most", low=1),
+        Param("seed_nodes", "int", 20_000, "branch-and-bound nodes per seed before it is cut short", low=1),
+        Param("alternating_starts", "int", 300, "starts of the alternating pricing heuristic", low=0),
+        Param("cuts", "bool", True, "subset-row cuts on triples once no column prices out (not with 'ilp')"),
+        Param("max_cut_rounds", "int", 30, "rounds of subset-row cuts at most", low=0),
+        Param("smoothing", "float", 0.0, "Wentges dual smoothing α (measured slower here)", low=0.0, high=1.0,
+              high_open=True),
+    ),
 )
-def colgen(
-    X,
-    k,
-    *,
-    seed=None,
-    time_limit=None,
-    progress=False,
-    init="",
-    exact_pricing="bnb",
-    max_rounds=None,
-    close_gap=True,
-    final_mip=True,
-    mip_time_limit=60.0,
-    max_enumerated=50_000,
-    primal_columns=3_000,
-    max_nodes=5_000_000,
-    seed_nodes=20_000,
-    alternating_starts=300,
-    cuts=True,
-    max_cut_rounds=30,
-    smoothing=0.0,
-):
+def colgen(X, k, *, seed, deadline, progress, init, exact_pricing, max_rounds, close_gap, final_mip, mip_time_limit,
+           max_enumerated, primal_columns, max_nodes, seed_nodes, alternating_starts, cuts, max_cut_rounds,
+           smoothing):
     """Column generation over clusters of size k..2k−1 with a proven lower bound on the optimal SSE.
 
     The restricted master (9) (cost w_C = SSE of C, eq. (8)) starts from the groups of mdav,
@@ -906,29 +916,16 @@ def colgen(
     Ambiguities: the paper stops pricing at the first eta with a column; we price every eta
     (more columns per round, needed for the bound).
     """
+    # the driver keeps its own perf_counter deadline, taken from the run's Deadline
+    time_limit = deadline.seconds()
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + float(time_limit)
-    if exact_pricing not in ("bnb", "enumeration", "ilp"):
-        raise ValueError("colgen exact_pricing must be 'bnb', 'enumeration' or 'ilp'")
-    cuts = bool(cuts) and exact_pricing != "ilp"  # the pricing ILP (14) has no cut duals
-    if not 0.0 <= float(smoothing) < 1.0:
-        raise ValueError("colgen smoothing must be in [0, 1)")
-    smoothing = float(smoothing)
-    if max_rounds is not None and max_rounds < 1:
-        raise ValueError("colgen max_rounds must be at least 1")
-    if int(seed_nodes) < 1:
-        raise ValueError("colgen seed_nodes must be at least 1")
+    cuts = cuts and exact_pricing != "ilp"  # the pricing ILP (14) has no cut duals
     X = np.ascontiguousarray(X, dtype=np.float64)
     n = len(X)
-    k = int(k)
 
     def left() -> float:
         return np.inf if deadline is None else deadline - time.perf_counter()
-
-    if k <= 1 or n < 2 * k:
-        labels = np.arange(n, dtype=np.int64) if k <= 1 else np.zeros(n, dtype=np.int64)
-        val = sse(X, labels)
-        return MethodOutput(labels, lower_bound=val, extras={"colgen_proven_optimal": True})
 
     # initial partitions (MicroaggregationHeuristicMP steps 1–4); an init method with a time
     # limit of its own (icsm, ...) gets 30 % of what is left
@@ -1134,9 +1131,7 @@ def colgen(
                 record_bound(pi, sigma, rho)
                 rho_lp = rho
         history.append((rounds, time.perf_counter() - t0, lp_value, len(cols), lower_bound, best_sse))
-        if progress:
-            print(f"colgen round {rounds}: LP {lp_value:.6g}, columns {master.ncols}, cuts {len(master.cuts)}, "
-                  f"new {len(cols)}, bound {lower_bound:.6g}, best {best_sse:.6g}, {time.perf_counter() - t0:.1f} s")
+        progress("colgen", None, f"round {rounds}: LP {lp_value:.6g}, bound {lower_bound:.6g}, best {best_sse:.6g}")
         if not cols:
             if rho is None:
                 break  # out of time
@@ -1179,9 +1174,8 @@ def colgen(
             tl if np.isfinite(tl) else 1e9, master.indicator(best_labels), primal=True
         )
         offer(lab, "mip")
-        if progress:
-            print(f"colgen MIP over {master.ncols} columns: {'optimal' if optimal else 'stopped'}, best "
-                  f"{best_sse:.6g}, {time.perf_counter() - t0:.1f} s")
+        progress("colgen", None, f"MIP over {master.ncols} columns: {'optimal' if optimal else 'stopped'}, "
+                 f"best {best_sse:.6g}")
 
     # closing (ours): with converged duals π, a partition P costs Σπ + Σσ + Σ_{C∈P} rc(C) at
     # least, and every record i contributes rc(C)/|C| ≥ ρ_i; so if P uses a cluster with
@@ -1231,10 +1225,8 @@ def colgen(
             cand = min(mip_bound, pi_sum + g_try + corr)
             closing.append({"threshold": g_try, "columns": len(enumerated), "mip_optimal": bool(optimal),
                             "mip_bound": mip_bound, "bound": cand, "best": best_sse})
-            if progress:
-                print(f"colgen closing: threshold {g_try:.4g}, {len(enumerated)} columns, MIP "
-                      f"{'optimal' if optimal else 'stopped'}, bound {cand:.6g}, best {best_sse:.6g}, "
-                      f"{time.perf_counter() - t0:.1f} s")
+            progress("colgen", None, f"closing: threshold {g_try:.4g}, {len(enumerated)} columns, bound {cand:.6g}, "
+                     f"best {best_sse:.6g}")
             if cand > lower_bound:
                 lower_bound, bound_from = cand, "closing"
     phase["mip_and_closing"] = time.perf_counter() - tic_end

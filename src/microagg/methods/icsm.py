@@ -5,7 +5,7 @@ Algorithm 2 of the paper: start from a partition (MDAV by default), then repeat
               1-opt migrations and 2-opt exchanges, a pool of the p_n best, applied greedily
               without touching a group twice) until nothing changes;
   ComplexHeuristic (Algorithm 4: one negative cycle of the ranked acyclic graph H′, an n-opt
-  cyclic shift) until nothing changes, max_iterations rounds or time_limit.
+  cyclic shift) until nothing changes, max_iterations rounds or the deadline.
 Every applied move has an exact, strictly negative SSE delta and keeps all groups within
 k..2k−1; Tour2Assignment never increases SSE. Restarts (§5.3) perturb a partition and search
 again; the best valid partition found is returned at any time (anytime algorithm).
@@ -13,25 +13,20 @@ again; the best valid partition found is returned at any time (anytime algorithm
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
-from ..kernels.icsm import complex_heuristic, simple_heuristic
-from ..partition import check_partition, group_sizes, relabel, sse
+from ..clock import Deadline
+from ..errors import ParameterError
+from ..params import Param
+from ..partition import check_partition, group_sizes, relabel, sse, sst
+from ..progress import silent
 from . import MethodOutput, register
-from .tour import check_size, regroup
+from .tour import regroup
 
 # moves with |ΔSSE| below this (relative to SST) are ignored: they are rounding noise
 _REL_TOL = 1e-10
-
-
-class _Clock:
-    def __init__(self, time_limit):
-        self.deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
-
-    def out(self) -> bool:
-        return self.deadline is not None and time.perf_counter() >= self.deadline
+#: share of the deadline an initial method named by ``init`` may use (the search gets the rest)
+INIT_SHARE = 0.3
 
 
 def _replay(X, before, applied, k, trace):
@@ -57,7 +52,7 @@ def _trace_state(X, labels, step, trace, delta=float("nan")):
                   "min_size": int(sizes.min()), "max_size": int(sizes.max())})
 
 
-def local_search(X, k, labels, *, clock, max_iterations=None, pool_size=100, complex_tries=1,
+def local_search(X, k, labels, *, deadline, max_iterations=None, pool_size=100, complex_tries=1,
                  tol=0.0, regroup_every=True, trace=None):
     """ICSM Algorithm 2 from ``labels`` (any assignment: the first Tour2Assignment makes it a
     partition into groups of k..2k−1). Returns (sse, labels, iterations), iterations counting
@@ -66,13 +61,15 @@ def local_search(X, k, labels, *, clock, max_iterations=None, pool_size=100, com
     regroup_every=True regroups (tour + Tour2Assignment) before every SimpleHeuristic pass as
     Algorithm 2 does; False regroups only once the simple moves are exhausted (the restarts use
     this: far fewer Tour2Assignment calls for the same local optimum conditions)."""
+    from ..kernels.icsm import complex_heuristic, simple_heuristic
+
     cost, labels = regroup(X, labels, k)
     if trace is not None:
         _trace_state(X, labels, "tour", trace)
     iterations = 0
 
     def done():
-        return clock.out() or (max_iterations is not None and iterations >= max_iterations)
+        return deadline.expired() or (max_iterations is not None and iterations >= max_iterations)
 
     while not done():
         # inner loop: Tour2Assignment + SimpleHeuristic until no change (Algorithm 2, lines 4–8)
@@ -137,41 +134,42 @@ def perturb(labels, count, rng, X=None):
     return labels
 
 
-def icsm_search(X, k, *, init="mdav", seed=None, time_limit=None, max_iterations=None, pool_size=100,
-                complex_tries=5, restarts=0, perturbation=20, restart_from="best", scope="global",
-                restart_complex_tries=1, trace=None):
-    """The ICSM driver behind the registered method; ``trace`` (a list) receives one record per
-    applied move / regrouping with the SSE and group sizes after it (a debug hook for tests)."""
+def check_init(init):
+    """``init``: a registered method name other than icsm, or labels (one group id per record)."""
+    if isinstance(init, str):
+        from . import get
+
+        if init == "icsm":
+            raise ValueError("icsm cannot start from itself; choose another init method")
+        if get(init).per_variable:
+            raise ValueError(f"init {init!r} groups each variable on its own: not a start partition")
+        return init
+    labels = np.asarray(init)
+    if labels.ndim != 1 or not np.issubdtype(labels.dtype, np.integer) or labels.size == 0:
+        raise ValueError("init must be a method name or a 1-D array of integer group labels")
+    return labels.astype(np.int64)
+
+
+def icsm_search(X, k, *, deadline=None, progress=silent, init="mdav", seed=None, max_iterations=None,
+                pool_size=100, complex_tries=5, restarts=0, perturbation=20, restart_from="best",
+                scope="global", restart_complex_tries=1, trace=None):
+    """The ICSM driver behind the registered method (parameters validated by the registry);
+    ``trace`` (a list) receives one record per applied move / regrouping with the SSE and group
+    sizes after it (a debug hook for tests). An initial method gets INIT_SHARE of the deadline."""
     X = np.ascontiguousarray(X, dtype=np.float64)
     n = len(X)
-    check_size(n, k)
-    if pool_size < 1:
-        raise ValueError("icsm pool_size must be at least 1")
-    if complex_tries < 0:
-        raise ValueError("icsm complex_tries must be >= 0")
-    if restarts < 0 or perturbation < 1:
-        raise ValueError("icsm restarts must be >= 0 and perturbation >= 1")
-    if restart_from not in ("best", "init"):
-        raise ValueError("icsm restart_from must be 'best' or 'init'")
-    if restart_complex_tries < 0:
-        raise ValueError("icsm restart_complex_tries must be >= 0")
-    if scope not in ("local", "global"):
-        raise ValueError("icsm scope must be 'local' or 'global'")
-    if max_iterations is not None and max_iterations < 0:
-        raise ValueError("icsm max_iterations must be >= 0 or None")
-    if init == "icsm":
-        raise ValueError("icsm cannot start from itself; choose another init method")
-    clock = _Clock(time_limit)
-    tol = _REL_TOL * max(float(np.sum((X - X.mean(axis=0)) ** 2)), 1e-300)
+    deadline = Deadline.of(deadline)
+    tol = _REL_TOL * max(sst(X), 1e-300)
 
     if isinstance(init, str):
         from . import run
 
-        start = np.asarray(run(init, X, k, seed=seed, time_limit=time_limit).labels, dtype=np.int64)
+        progress("icsm", 0.0, f"initial partition ({init})")
+        start = np.asarray(run(init, X, k, seed=seed, deadline=deadline.share(INIT_SHARE)).labels, dtype=np.int64)
     else:
         start = np.asarray(init, dtype=np.int64)
     if start.shape != (n,):
-        raise ValueError("icsm init labels must have one entry per record")
+        raise ParameterError(f"icsm init labels must have one entry per record ({n}), got shape {start.shape}")
     start = relabel(start)
     best_sse, best = np.inf, None
     if group_sizes(start).min() >= k:  # a valid start is already an answer
@@ -179,7 +177,8 @@ def icsm_search(X, k, *, init="mdav", seed=None, time_limit=None, max_iterations
     init_sse = best_sse
 
     rounds = []
-    cur_sse, cur, it = local_search(X, k, start, clock=clock, max_iterations=max_iterations,
+    progress("icsm", None, "local search")
+    cur_sse, cur, it = local_search(X, k, start, deadline=deadline, max_iterations=max_iterations,
                                     pool_size=pool_size, complex_tries=complex_tries, tol=tol, trace=trace)
     rounds.append(it)
     if cur_sse < best_sse:
@@ -188,11 +187,12 @@ def icsm_search(X, k, *, init="mdav", seed=None, time_limit=None, max_iterations
     rng = np.random.default_rng(seed)
     base = best if restart_from == "best" else relabel(start)
     done_restarts = 0
-    for _ in range(restarts):
-        if clock.out():
+    for r in range(restarts):
+        if deadline.expired():
             break
+        progress("icsm", None, f"restart {r + 1} of {restarts}, best SSE {best_sse:.6g}")
         cand = perturb(base, perturbation, rng, X if scope == "local" else None)
-        cur_sse, cur, it = local_search(X, k, cand, clock=clock, max_iterations=max_iterations,
+        cur_sse, cur, it = local_search(X, k, cand, deadline=deadline, max_iterations=max_iterations,
                                         pool_size=pool_size, complex_tries=restart_complex_tries, tol=tol,
                                         regroup_every=False)
         done_restarts += 1
@@ -214,10 +214,24 @@ def icsm_search(X, k, *, init="mdav", seed=None, time_limit=None, max_iterations
     complexity="O(n²·d) time per iteration, O(n·d) memory",
     variable_size=True,
     randomized=True,
+    params=(
+        Param("init", "object", "mdav", "start partition: a registered method name (it gets 30 % of the time "
+              "budget) or labels, one group id per record", check=check_init),
+        Param("max_iterations", "int", None, "rounds per run at most (None: until no change)", low=0, nullable=True),
+        Param("pool_size", "int", 100, "p_n: the most negative simple moves kept per pass", low=1),
+        Param("complex_tries", "int", 5, "groups tried as G_s when looking for a negative cycle (1 = the paper)",
+              low=0),
+        Param("restarts", "int", 0, "perturbation restarts (§5.3)", low=0),
+        Param("perturbation", "int", 20, "records that change group in a restart", low=1),
+        Param("restart_from", "str", "best", "restart from the best partition so far or from the start",
+              choices=("best", "init")),
+        Param("scope", "str", "global", "'global': random records to random groups (the paper); 'local': the "
+              "records nearest a random record swap groups", choices=("local", "global")),
+        Param("restart_complex_tries", "int", 1, "complex_tries inside restarts", low=0),
+    ),
 )
-def icsm(X, k, *, seed=None, time_limit=None, progress=False, init="mdav", max_iterations=None,
-         pool_size=100, complex_tries=5, restarts=0, perturbation=20, restart_from="best", scope="global",
-         restart_complex_tries=1):
+def icsm(X, k, *, seed, deadline, progress, init, max_iterations, pool_size, complex_tries, restarts,
+         perturbation, restart_from, scope, restart_complex_tries):
     """ICSM local search: tour regrouping, 1-opt/2-opt moves and n-opt negative cycles from a start partition.
 
     Mortazavi & Jalili 2015, Algorithm 2. ``init`` names any registered method for the start
@@ -241,9 +255,10 @@ def icsm(X, k, *, seed=None, time_limit=None, progress=False, init="mdav", max_i
     or from the start (``'init'``, the paper), regroups only when the simple moves are exhausted
     and uses ``restart_complex_tries`` (default 1): more restarts per second beat deeper ones.
     Stops on no change, ``max_iterations`` rounds per run,
-    or ``time_limit``; always returns the best valid partition found.
+    or the deadline; always returns the best valid partition found.
     """
-    return icsm_search(X, k, init=init, seed=seed, time_limit=time_limit, max_iterations=max_iterations,
+    return icsm_search(X, k, deadline=deadline, progress=progress, init=init, seed=seed,
+                       max_iterations=max_iterations,
                        pool_size=pool_size, complex_tries=complex_tries, restarts=restarts,
                        perturbation=perturbation, restart_from=restart_from, scope=scope,
                        restart_complex_tries=restart_complex_tries)

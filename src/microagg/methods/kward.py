@@ -16,11 +16,10 @@ Ward's merging itself always works on the unprojected data.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
-from ..kernels.ward import farthest_pair, ward_adjacent_1d, ward_nn_chain
+from ..errors import ParameterError
+from ..params import Param
 from . import MethodOutput, register
 from .univariate import labels_from_order
 
@@ -33,47 +32,33 @@ def stable_order(x: np.ndarray) -> np.ndarray:
 ORDERS = ("ascending", "descending")
 
 
-def zscores(X: np.ndarray) -> np.ndarray:
-    """Columns standardised to mean 0 and population std 1 (constant columns become 0)."""
-    std = X.std(axis=0)
-    return (X - X.mean(axis=0)) / np.where(std > 0, std, 1.0)
-
-
-def first_principal_axis(Z: np.ndarray) -> np.ndarray:
-    """Unit first principal axis of the z-scored data Z, signed so that its loadings sum >= 0."""
-    if Z.shape[0] < 2 or not np.any(Z):
-        v = np.zeros(Z.shape[1])
-        v[0] = 1.0
-        return v
-    # the leading right singular vector of Z is the leading eigenvector of the correlation matrix
-    _, _, vt = np.linalg.svd(Z, full_matrices=False)
-    v = vt[0]
-    return -v if v.sum() < 0 else v
-
-
 def projection_scores(X: np.ndarray, projection: str, variable: int = 0) -> np.ndarray:
     """One score per record: 'pv' a variable, 'sz' the sum of z-scores, 'fpc' the first principal component.
 
     The scores are computed on z-scores of X (X as given by the pipeline is already standardised,
     so this only matters for raw input); 'fpc' is the principal component of the correlation matrix.
     """
+    from ..preprocess import principal_axes, zscores
+
     if projection == "pv":
         return X[:, variable].astype(np.float64)
     Z = zscores(X)
     if projection == "sz":
         return Z.sum(axis=1)
     if projection == "fpc":
-        return Z @ first_principal_axis(Z)
+        return Z @ principal_axes(Z, 1, sign="sum")[1][:, 0]
     raise ValueError(f"projection must be one of 'pv', 'sz', 'fpc', got {projection!r}")
 
 
-def check_axis_params(name: str, X: np.ndarray, choice: str, choices, order: str, variable) -> None:
-    if choice not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {choice!r}")
-    if order not in ORDERS:
-        raise ValueError(f"order must be 'ascending' or 'descending', got {order!r}")
-    if isinstance(variable, bool) or not isinstance(variable, (int, np.integer)) or not 0 <= variable < X.shape[1]:
-        raise ValueError(f"variable must be a column index in 0..{X.shape[1] - 1}, got {variable!r}")
+ORDER = Param("order", "str", "ascending", "which end is 'first' (for the projections only ties change)",
+              choices=ORDERS)
+VARIABLE = Param("variable", "int", 0, "column index for criterion / projection 'pv'", low=0)
+
+
+def check_variable(X: np.ndarray, variable: int) -> None:
+    """The 'pv' column index must exist (the declaration checks only that it is >= 0)."""
+    if variable >= X.shape[1]:
+        raise ParameterError(f"parameter variable must be a column index in 0..{X.shape[1] - 1}, got {variable!r}")
 
 
 def _grow_group(Xs: np.ndarray, start: int, k: int, free: np.ndarray, by_centroid: bool) -> np.ndarray:
@@ -99,6 +84,8 @@ def _end_groups(Xs: np.ndarray, k: int, criterion: str, order: str, variable: in
     m = len(Xs)
     init = np.full(m, -1, dtype=np.int64)
     if criterion == "md":
+        from ..kernels.ward import farthest_pair
+
         r, s = farthest_pair(Xs)
         first, last = (r, s) if order == "ascending" else (s, r)
         free = np.ones(m, dtype=np.bool_)
@@ -118,19 +105,19 @@ def _end_groups(Xs: np.ndarray, k: int, criterion: str, order: str, variable: in
 
 
 def kward_labels(X: np.ndarray, k: int, criterion: str = "md", order: str = "ascending", variable: int = 0,
-                 recompute: bool = False, grow: str = "seed", deadline: float | None = None):
+                 recompute: bool = False, grow: str = "seed", deadline=None):
     """Labels of Algorithm 1 on X (1-D data: adjacent Ward on the sorted values); also the number of passes.
 
-    Past ``deadline`` (time.perf_counter() value) no further pass starts after the first: groups still
+    Past ``deadline`` (a clock.Deadline) no further pass starts after the first: groups still
     waiting to be split are kept whole, which is a valid k-partition with some groups of 2k or more.
     """
+    from ..kernels.ward import ward_adjacent_1d, ward_nn_chain
+
     n, d = X.shape
     scores = None
     if d > 1 and criterion != "md" and not recompute:
         scores = projection_scores(X, criterion, variable)
     labels = np.zeros(n, dtype=np.int64)
-    if n < 2 * k:
-        return labels, 0
     next_label = 0
     passes = 0
     stack = [np.arange(n)]
@@ -138,7 +125,7 @@ def kward_labels(X: np.ndarray, k: int, criterion: str = "md", order: str = "asc
     while stack:
         rows = stack.pop()
         m = len(rows)
-        if m < 2 * k or (passes > 0 and deadline is not None and time.perf_counter() > deadline):
+        if m < 2 * k or (passes > 0 and deadline is not None and deadline.expired()):
             # a final group of k..2k−1 (Proposition 1), or a larger one when time is up
             labels[rows] = next_label
             next_label += 1
@@ -177,9 +164,17 @@ def kward_labels(X: np.ndarray, k: int, criterion: str = "md", order: str = "asc
     complexity="per Ward pass over m records: O(m log m) (1-D) or O(m²·d) (d > 1) time; O(n·d) memory; "
     "recursion on groups of >= 2k: typically a few passes, worst case O(n/k) passes",
     variable_size=True,
+    params=(
+        Param("criterion", "str", "md", "step 1's end groups: 'pv' column ``variable``, 'sz' sum of z-scores, "
+              "'fpc' first principal component, 'md' the two most distant records", choices=CRITERIA),
+        ORDER,
+        VARIABLE,
+        Param("recompute", "bool", False, "recompute the projection on each group in the recursion"),
+        Param("grow", "str", "seed", "with 'md': 'seed' the k−1 records nearest the extreme, 'centroid' one by "
+              "one the record nearest to the growing group's mean", choices=("centroid", "seed")),
+    ),
 )
-def kward(X, k, *, seed=None, time_limit=None, progress=False, criterion="md", order="ascending", variable=0,
-          recompute=False, grow="seed"):
+def kward(X, k, *, seed, deadline, progress, criterion, order, variable, recompute, grow):
     """k-Ward (Algorithm 1): Ward merging from the two end groups, never joining two groups of >= k.
 
     Univariate data (d = 1, §4.1): the end groups are the k smallest and k largest values; Ward
@@ -214,14 +209,10 @@ def kward(X, k, *, seed=None, time_limit=None, progress=False, criterion="md", o
     1-D, O(m²·d) in d > 1 (plus O(m²·d) for the farthest pair with 'md'); the recursion repeats a
     pass on every group of >= 2k records, so the total is typically O(n²·d) and at worst
     O(n³·d/k) (the paper's expression (8): one group of k split off per pass). Memory O(n·d).
-    time_limit: once exceeded no pass after the first starts and groups not yet split stay whole (a valid
+    deadline: once expired no pass after the first starts and groups not yet split stay whole (a valid
     partition, some groups of 2k or more); a pass already running is not interrupted.
     """
-    check_axis_params("criterion", X, criterion, CRITERIA, order, variable)
-    if not isinstance(recompute, (bool, np.bool_)):
-        raise ValueError(f"recompute must be True or False, got {recompute!r}")
-    if grow not in ("centroid", "seed"):
-        raise ValueError(f"grow must be 'centroid' or 'seed', got {grow!r}")
-    deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
-    labels, passes = kward_labels(X, k, criterion, order, int(variable), bool(recompute), grow, deadline)
+    check_variable(X, variable)
+    progress("kward", None, f"{len(X)} records")
+    labels, passes = kward_labels(X, k, criterion, order, variable, recompute, grow, deadline)
     return MethodOutput(labels, extras={"ward_passes": passes})

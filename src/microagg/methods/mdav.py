@@ -1,227 +1,14 @@
-"""The MDAV family: MDAV and V-MDAV, each as a plain loop and as an exact KD-tree version.
-
-The plain kernels are O(n²·d/k) loops over a compacted copy of the remaining records; they stay
-as the reference. The tree kernels (``algorithm='tree'``) return exactly the same labels: the
-same distances are computed by the same arithmetic, candidates are only pruned by conservative
-box bounds (``kernels.kdtree``), and ties are broken towards the lower record index everywhere
-(farthest record, nearest neighbours). The centroid of the remaining records is kept as a
-compensated (Neumaier) running sum in both versions, updated in the same order (the members of
-each new group in order of their distance to the group's seed), so both see bit-identical
-centroids; it is also more accurate than re-summing the remaining records in floating point.
-"""
+"""The MDAV family: MDAV and V-MDAV (kernels in ``kernels/mdav.py``, imported when a method runs,
+so listing the registry stays light)."""
 
 from __future__ import annotations
 
-import numpy as np
-from numba import njit
-
-from ..kernels import kdtree
-from ..kernels.nearest import (
-    argmax_first,
-    compact,
-    join_nearest_centroid,
-    k_smallest,
-    mean_rows,
-    sqdist,
-    sqdist_to_point,
-)
+from ..params import Param
 from . import register
 
-TREE_MIN_N = 3000  # algorithm='auto' switches to the tree from this many records on
-LEAF_SIZE = 32  # measured: 32-64 beat 8-12 on census-like and Gaussian data (leaf scans are cheap, node visits are not)
-REBUILD_BELOW = 0.6  # rebuild the KD-tree over the alive records when fewer remain than this fraction
-
-
-@njit(cache=True, nogil=True)
-def running_sum_init(X):
-    """Compensated column sums of X in row order: (sum, compensation)."""
-    d = X.shape[1]
-    s = np.zeros(d)
-    comp = np.zeros(d)
-    for i in range(X.shape[0]):
-        running_sum_add(s, comp, X[i], 1.0)
-    return s, comp
-
-
-@njit(cache=True, nogil=True, inline="always")
-def running_sum_add(s, comp, x, sign):
-    """Neumaier-compensated s += sign·x, coordinate-wise (sign is +1 or -1)."""
-    for t in range(s.shape[0]):
-        v = sign * x[t]
-        u = s[t] + v
-        if abs(s[t]) >= abs(v):
-            comp[t] += (s[t] - u) + v
-        else:
-            comp[t] += (v - u) + s[t]
-        s[t] = u
-
-
-@njit(cache=True, nogil=True)
-def running_mean(s, comp, m):
-    c = np.empty(s.shape[0])
-    for t in range(s.shape[0]):
-        c[t] = (s[t] + comp[t]) / m
-    return c
-
-
-@njit(cache=True, nogil=True)
-def _take_group(Xr, idx, m, pos, labels, g, removed, s, comp):
-    for p in pos:
-        labels[idx[p]] = g
-        removed[p] = True
-        running_sum_add(s, comp, Xr[p], -1.0)
-    return compact(Xr, idx, m, removed)
-
-
-@njit(cache=True, nogil=True)
-def mdav_kernel(X, k, classic):
-    """MDAV (ICSM Algorithm 1; Domingo-Ferrer & Torra 2005), plain O(n²·d/k) reference loop.
-
-    classic=True: pairs of groups while >= 3k remain, then one group around the farthest
-    record and one of the rest if >= 2k remain, else one group of the rest.
-    classic=False: the ICSM paper's wording, pairs while >= 2k remain, a last group of k..2k-1,
-    fewer than k leftovers join their nearest group.
-    """
-    n, d = X.shape
-    labels = np.full(n, -1, dtype=np.int64)
-    Xr = X.copy()
-    idx = np.arange(n)
-    dist = np.empty(n)
-    removed = np.zeros(n, dtype=np.bool_)
-    pos = np.empty(k, dtype=np.int64)
-    s, comp = running_sum_init(X)
-    m = n
-    g = 0
-    stop = 3 * k if classic else 2 * k
-    while m >= stop:
-        c = running_mean(s, comp, m)
-        sqdist_to_point(Xr, m, c, dist)
-        r = argmax_first(dist, m)
-        xr = Xr[r].copy()
-        sqdist_to_point(Xr, m, xr, dist)
-        k_smallest(dist, m, k, pos)
-        m = _take_group(Xr, idx, m, pos, labels, g, removed, s, comp)
-        g += 1
-        sqdist_to_point(Xr, m, xr, dist)
-        r = argmax_first(dist, m)
-        xs = Xr[r].copy()
-        sqdist_to_point(Xr, m, xs, dist)
-        k_smallest(dist, m, k, pos)
-        m = _take_group(Xr, idx, m, pos, labels, g, removed, s, comp)
-        g += 1
-    if classic and m >= 2 * k:
-        c = running_mean(s, comp, m)
-        sqdist_to_point(Xr, m, c, dist)
-        r = argmax_first(dist, m)
-        xr = Xr[r].copy()
-        sqdist_to_point(Xr, m, xr, dist)
-        k_smallest(dist, m, k, pos)
-        m = _take_group(Xr, idx, m, pos, labels, g, removed, s, comp)
-        g += 1
-    if m >= k or g == 0:
-        for j in range(m):
-            labels[idx[j]] = g
-        g += 1
-    elif m > 0:
-        join_nearest_centroid(X, labels, g)
-    return labels
-
-
-@njit(cache=True, nogil=True)
-def _tree_take_group(T, X, q, k, labels, g, s, comp, members, dbuf, excl, alive):
-    """The k alive records nearest to q become group g (removed from the tree and the sum)."""
-    kdtree.knn(T, q, k, members, dbuf, excl, 0)
-    for j in range(k):
-        i = members[j]
-        labels[i] = g
-        alive[i] = False
-        running_sum_add(s, comp, X[i], -1.0)
-        kdtree.delete(T, i)
-
-
-@njit(cache=True, nogil=True)
-def _trees_take_group(T, F, X, q, k, labels, g, s, comp, members, dbuf, excl, alive):
-    """_tree_take_group, the group also removed from the shell tree F."""
-    _tree_take_group(T, X, q, k, labels, g, s, comp, members, dbuf, excl, alive)
-    for j in range(k):
-        kdtree.delete(F, members[j])
-
-
-@njit(cache=True, nogil=True)
-def _farthest_from_centroid(X, T, R, anchor, alive, c, m, work):
-    """Farthest alive record from the centroid c via the radial list around anchor.
-
-    The centroid drifts slowly, so few records pass the triangle-inequality test; the list is
-    rebuilt around the current centroid (alive records only) once the scans since the last
-    rebuild have cost more than a rebuild.
-    """
-    r, _, scanned = kdtree.radial_farthest(R, anchor, alive, c)
-    work += scanned
-    if work > 8 * R[1].shape[0] + 1000:
-        anchor[:] = c
-        R = kdtree.radial_build(X, kdtree.alive_indices(T), anchor)
-        work = 0
-    return r, R, work
-
-
-@njit(cache=True, nogil=True)
-def mdav_tree_kernel(X, k, classic, leaf_size):
-    """mdav_kernel with KD-trees and a radial list: the same labels, bit for bit.
-
-    Farthest-from-centroid queries use the radial list (records sorted by distance to a nearby
-    anchor), nearest-k queries a KD-tree, farthest-from-a-record queries a shell tree; both
-    trees are rebuilt over the remaining records whenever their number has fallen below
-    REBUILD_BELOW of the last build.
-    """
-    n, d = X.shape
-    labels = np.full(n, -1, dtype=np.int64)
-    alive = np.ones(n, dtype=np.bool_)
-    T, F = kdtree.build_pair(X, np.arange(n), leaf_size)
-    built = n
-    s, comp = running_sum_init(X)
-    anchor = running_mean(s, comp, n)
-    R = kdtree.radial_build(X, np.arange(n), anchor)
-    work = 0
-    members = np.empty(k, dtype=np.int64)
-    dbuf = np.empty(k)
-    excl = np.empty(1, dtype=np.int64)
-    m = n
-    g = 0
-    stop = 3 * k if classic else 2 * k
-    while m >= stop:
-        c = running_mean(s, comp, m)
-        r, R, work = _farthest_from_centroid(X, T, R, anchor, alive, c, m, work)
-        xr = X[r].copy()
-        _trees_take_group(T, F, X, xr, k, labels, g, s, comp, members, dbuf, excl, alive)
-        g += 1
-        m -= k
-        r, _ = kdtree.farthest(F, xr, excl, 0)
-        _trees_take_group(T, F, X, X[r].copy(), k, labels, g, s, comp, members, dbuf, excl, alive)
-        g += 1
-        m -= k
-        if m < REBUILD_BELOW * built:
-            T, F = kdtree.build_pair(X, kdtree.alive_indices(T), leaf_size)
-            built = m
-    if classic and m >= 2 * k:
-        c = running_mean(s, comp, m)
-        r, R, work = _farthest_from_centroid(X, T, R, anchor, alive, c, m, work)
-        _trees_take_group(T, F, X, X[r].copy(), k, labels, g, s, comp, members, dbuf, excl, alive)
-        g += 1
-        m -= k
-    rest = kdtree.alive_indices(T)
-    if m >= k or g == 0:
-        for i in rest:
-            labels[i] = g
-        g += 1
-    elif m > 0:
-        join_nearest_centroid(X, labels, g)
-    return labels
-
-
-def _use_tree(algorithm, n):
-    if algorithm not in ("auto", "plain", "tree"):
-        raise ValueError("algorithm must be 'auto', 'plain' or 'tree'")
-    return algorithm == "tree" or (algorithm == "auto" and n >= TREE_MIN_N)
+ALGORITHM = Param("algorithm", "str", "auto",
+                  "kernel: 'plain' O(n²·d/k) reference loop, 'tree' exact KD-tree version (same labels), "
+                  "'auto' the tree from 3000 records on", choices=("auto", "plain", "tree"))
 
 
 @register(
@@ -230,8 +17,16 @@ def _use_tree(algorithm, n):
     paper="Domingo-Ferrer & Torra 2005; ICSM paper Algorithm 1",
     complexity="O(n²·d/k) time worst case (KD-tree pruning: far less on real data), O(n·d) memory",
     variable_size=False,
+    interruptible=False,
+    params=(
+        Param("variant", "str", "classic",
+              "'classic': pairs of groups while at least 3k records remain (reproduces the published IL); "
+              "'icsm': the ICSM paper's Algorithm 1 wording (pairs while 2k remain, leftovers to the "
+              "nearest group)", choices=("classic", "icsm")),
+        ALGORITHM,
+    ),
 )
-def mdav(X, k, *, seed=None, time_limit=None, progress=False, variant="classic", algorithm="auto"):
+def mdav(X, k, *, seed, deadline, progress, variant, algorithm):
     """Maximum Distance to Average Vector: fixed-size groups around extreme records.
 
     variant='classic' is the standard MDAV (pairs of groups while at least 3k records remain),
@@ -239,132 +34,13 @@ def mdav(X, k, *, seed=None, time_limit=None, progress=False, variant="classic",
     variant='icsm' follows the ICSM paper's Algorithm 1 wording literally (pairs while 2k remain,
     leftovers to the nearest group). algorithm='plain' is the O(n²·d/k) reference loop,
     'tree' the exact KD-tree version (same labels: branch-and-bound nearest / farthest queries
-    on a tree with deletions), 'auto' the tree from 3000 records on.
+    on a tree with deletions), 'auto' the tree from 3000 records on. Runs to completion (one
+    kernel call): it does not watch the deadline.
     """
-    if variant not in ("classic", "icsm"):
-        raise ValueError("mdav variant must be 'classic' or 'icsm'")
-    if _use_tree(algorithm, len(X)):
-        return mdav_tree_kernel(X, k, variant == "classic", LEAF_SIZE)
-    return mdav_kernel(X, k, variant == "classic")
+    from ..kernels.mdav import mdav_labels
 
-
-@njit(cache=True, nogil=True)
-def vmdav_kernel(X, k, gamma, global_centroid):
-    """V-MDAV, plain O(n²·d/k) reference loop."""
-    n, d = X.shape
-    labels = np.full(n, -1, dtype=np.int64)
-    Xr = X.copy()
-    idx = np.arange(n)
-    dist = np.empty(n)
-    din = np.empty(n)  # squared distance of each remaining record to the current group
-    removed = np.zeros(n, dtype=np.bool_)
-    pos = np.empty(k, dtype=np.int64)
-    s, comp = running_sum_init(X)
-    m = n
-    g = 0
-    c = mean_rows(Xr, m)
-    while m >= k:
-        if not global_centroid:
-            c = running_mean(s, comp, m)
-        sqdist_to_point(Xr, m, c, dist)
-        r = argmax_first(dist, m)
-        xr = Xr[r].copy()
-        sqdist_to_point(Xr, m, xr, dist)
-        k_smallest(dist, m, k, pos)
-        m = _take_group(Xr, idx, m, pos, labels, g, removed, s, comp)
-        for i in range(m):
-            din[i] = np.inf
-        members = np.empty(2 * k - 1, dtype=np.int64)
-        size = 0
-        for i in range(n):
-            if labels[i] == g:
-                members[size] = i
-                size += 1
-        for i in range(m):
-            for q in range(size):
-                dd = sqdist(Xr[i], X[members[q]])
-                if dd < din[i]:
-                    din[i] = dd
-        # V-MDAV group extension: nearest unassigned e joins while d_in(e) < gamma·d_out(e)
-        while size < 2 * k - 1 and m > 0:
-            e = 0
-            for i in range(1, m):
-                if din[i] < din[e]:
-                    e = i
-            dout = np.inf
-            for i in range(m):
-                if i != e:
-                    dd = sqdist(Xr[i], Xr[e])
-                    if dd < dout:
-                        dout = dd
-            if not (np.sqrt(din[e]) < gamma * np.sqrt(dout)):
-                break
-            xe = Xr[e].copy()
-            members[size] = idx[e]
-            size += 1
-            labels[idx[e]] = g
-            removed[e] = True
-            running_sum_add(s, comp, xe, -1.0)
-            m2 = 0
-            for i in range(m):
-                if not removed[i]:
-                    dd = sqdist(Xr[i], xe)
-                    din[m2] = din[i] if din[i] < dd else dd
-                    m2 += 1
-            m = compact(Xr, idx, m, removed)
-        g += 1
-    if m > 0:
-        join_nearest_centroid(X, labels, g)
-    return labels
-
-
-@njit(cache=True, nogil=True)
-def vmdav_tree_kernel(X, k, gamma, global_centroid, leaf_size):
-    """vmdav_kernel with KD-tree queries: the same labels, bit for bit.
-
-    The record nearest to the group (smallest d_in, lowest index on ties) comes from one
-    nearest-to-any-member query (kernels.kdtree.nearest_to_any).
-    """
-    n, d = X.shape
-    labels = np.full(n, -1, dtype=np.int64)
-    alive = np.ones(n, dtype=np.bool_)
-    T = kdtree.build(X, leaf_size)
-    s, comp = running_sum_init(X)
-    anchor = running_mean(s, comp, n)
-    R = kdtree.radial_build(X, np.arange(n), anchor)
-    work = 0
-    members = np.empty(2 * k - 1, dtype=np.int64)
-    dbuf = np.empty(k)
-    excl = np.empty(1, dtype=np.int64)
-    m = n
-    g = 0
-    c = mean_rows(X, n)
-    while m >= k:
-        if not global_centroid:
-            c = running_mean(s, comp, m)
-        r, R, work = _farthest_from_centroid(X, T, R, anchor, alive, c, m, work)
-        _tree_take_group(T, X, X[r].copy(), k, labels, g, s, comp, members, dbuf, excl, alive)
-        m -= k
-        size = k
-        while size < 2 * k - 1 and m > 0:
-            e, din = kdtree.nearest_to_any(T, X, members, size, excl, 0)
-            excl[0] = e
-            if m == 1:  # e is the last unassigned record: d_out = inf, as in the plain loop
-                if not (np.sqrt(din) < gamma * np.sqrt(np.inf)):
-                    break
-            elif kdtree.has_witness(T, X[e], excl, 1, din, gamma):  # not √din < gamma·√dout
-                break
-            members[size] = e
-            size += 1
-            labels[e] = g
-            alive[e] = False
-            running_sum_add(s, comp, X[e], -1.0)
-            kdtree.delete(T, e)
-            m -= 1
-        g += 1
-    if m > 0:
-        join_nearest_centroid(X, labels, g)
-    return labels
+    progress("mdav", None, f"{len(X)} records")
+    return mdav_labels(X, k, variant == "classic", algorithm)
 
 
 @register(
@@ -373,9 +49,17 @@ def vmdav_tree_kernel(X, k, gamma, global_centroid, leaf_size):
     paper="Solanas & Martínez-Ballesté 2006 (V-MDAV)",
     complexity="O(n²·d/k) time worst case (KD-tree pruning: far less on real data), O(n·d) memory",
     variable_size=True,
+    interruptible=False,
+    params=(
+        Param("gamma", "float", 0.2, "extension factor γ: the nearest unassigned record e joins the group "
+              "while d_in(e) < γ·d_out(e)", low=0.0),
+        Param("centroid", "str", "remaining",
+              "'remaining': the centroid of the unassigned records for every group, as MDAV; 'global': "
+              "the centroid of the whole data set", choices=("remaining", "global")),
+        ALGORITHM,
+    ),
 )
-def vmdav(X, k, *, seed=None, time_limit=None, progress=False, gamma=0.2, centroid="remaining",
-          algorithm="auto"):
+def vmdav(X, k, *, seed, deadline, progress, gamma, centroid, algorithm):
     """V-MDAV: MDAV groups of k extended up to 2k−1 while d_in(e) < gamma·d_out(e).
 
     After a group of k is formed around the record farthest from the centroid, the unassigned
@@ -387,10 +71,7 @@ def vmdav(X, k, *, seed=None, time_limit=None, progress=False, gamma=0.2, centro
     algorithm: 'plain' reference loop, 'tree' exact KD-tree version (same labels), 'auto' the
     tree from 3000 records on.
     """
-    if gamma < 0:
-        raise ValueError("vmdav gamma must be >= 0")
-    if centroid not in ("remaining", "global"):
-        raise ValueError("vmdav centroid must be 'remaining' or 'global'")
-    if _use_tree(algorithm, len(X)):
-        return vmdav_tree_kernel(X, k, float(gamma), centroid == "global", LEAF_SIZE)
-    return vmdav_kernel(X, k, float(gamma), centroid == "global")
+    from ..kernels.mdav import vmdav_labels
+
+    progress("vmdav", None, f"{len(X)} records")
+    return vmdav_labels(X, k, gamma, centroid == "global", algorithm)

@@ -9,31 +9,37 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from ..partition import group_means, relabel, sse
+from ..params import Param
 from . import MethodOutput, get, register, run
-from .kward import check_axis_params, projection_scores, stable_order
+from .kward import ORDER, VARIABLE, check_variable, projection_scores, stable_order
 from .univariate import labels_from_order
 
 PROJECTIONS = ("pv", "sz", "fpc")
 
 
-def _check_univariate(univariate: str, univariate_params) -> dict:
-    info = get(univariate)  # ValueError listing the known names
+UNIVARIATE = (
+    Param("univariate", "method", "univariate-optimal", "the registered method run on each single variable "
+          "('univariate-fixed', 'kward', 'genetic', 'univariate-optimal')"),
+    Param("univariate_params", "object", None, "parameters of the univariate method, a mapping", nullable=True),
+)
+
+
+def _check_univariate(values: dict) -> dict:
+    """The univariate method must give one partition of one variable; its parameters are validated
+    against its own declarations."""
+    univariate = values["univariate"]
+    info = get(univariate)
     if info.per_variable or univariate == "projected":
-        raise ValueError(
-            f"univariate must be a method that gives one partition of a single variable, got {univariate!r}"
-        )
-    if univariate_params is None:
-        return {}
-    if not isinstance(univariate_params, dict):
-        raise ValueError(
-            f"univariate_params must be a dict of the univariate method's parameters, got {univariate_params!r}"
-        )
-    return dict(univariate_params)
+        raise ValueError(f"univariate must be a method that gives one partition of a single variable, "
+                         f"got {univariate!r}")
+    params = values["univariate_params"]
+    if params is not None and not isinstance(params, dict):
+        raise ValueError(f"univariate_params must be a mapping of the univariate method's parameters, got {params!r}")
+    values["univariate_params"] = info.validate(dict(params or {}))
+    return values
 
 
 def ties_in_record_order(scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
@@ -59,9 +65,15 @@ def ties_in_record_order(scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
     paper="Domingo-Ferrer & Mateo-Sanz 2002 (data-oriented paper), §5 (projected data)",
     complexity="O(n·d²) projection plus the univariate method on n values (O(n log n) for the defaults)",
     variable_size=True,
+    params=(
+        Param("projection", "str", "fpc", "the axis: 'pv' column ``variable``, 'sz' sum of z-scores, 'fpc' first "
+              "principal component of the correlation matrix", choices=PROJECTIONS),
+        ORDER,
+        VARIABLE,
+    ) + UNIVARIATE,
+    check_together=_check_univariate,
 )
-def projected(X, k, *, seed=None, time_limit=None, progress=False, projection="fpc", order="ascending",
-              variable=0, univariate="univariate-optimal", univariate_params=None):
+def projected(X, k, *, seed, deadline, progress, projection, order, variable, univariate, univariate_params):
     """Multivariate microaggregation on projected data: rank the records on one axis, cut univariately.
 
     projection: 'pv' column ``variable``; 'sz' the sum of the z-scores of all columns; 'fpc' the
@@ -75,12 +87,11 @@ def projected(X, k, *, seed=None, time_limit=None, progress=False, projection="f
     methods on unprojected data ('md', 'kward' on X) losing much less. Records with equal scores are
     taken in record order at group boundaries (the cut itself is the univariate method's).
     """
-    check_axis_params("projection", X, projection, PROJECTIONS, order, variable)
-    params = _check_univariate(univariate, univariate_params)
-    scores = projection_scores(X, projection, int(variable))
+    check_variable(X, variable)
+    scores = projection_scores(X, projection, variable)
     if order == "descending":
         scores = -scores
-    out = run(univariate, scores[:, None], k, seed=seed, time_limit=time_limit, progress=progress, **params)
+    out = run(univariate, scores[:, None], k, seed=seed, deadline=deadline, progress=progress, **univariate_params)
     return MethodOutput(ties_in_record_order(scores, out.labels), extras=dict(out.extras))
 
 
@@ -91,9 +102,11 @@ def projected(X, k, *, seed=None, time_limit=None, progress=False, projection="f
     complexity="d runs of the univariate method on n values (O(d·n log n) for the defaults), O(n·d) memory",
     variable_size=True,
     per_variable=True,
+    categorical=False,
+    params=UNIVARIATE,
+    check_together=_check_univariate,
 )
-def individual_ranking(X, k, *, seed=None, time_limit=None, progress=False, univariate="univariate-optimal",
-                       univariate_params=None):
+def individual_ranking(X, k, *, seed, deadline, progress, univariate, univariate_params):
     """Individual ranking: each variable grouped on its own (labels (n, d)); NOT k-anonymous, higher disclosure risk.
 
     HIGHER DISCLOSURE RISK (paper §6): the published records are NOT k-anonymous as combinations
@@ -107,16 +120,15 @@ def individual_ranking(X, k, *, seed=None, time_limit=None, progress=False, univ
     univariate: the registered method applied to each column ('univariate-fixed' F, 'kward' k-W,
     'genetic' A / M, or 'univariate-optimal', the default, least SSE per column); univariate_params
     go to it. With a seed, column j gets its own seed drawn from SeedSequence(seed), so a
-    randomised univariate method is reproducible; time_limit is shared out over the columns. Equal
+    randomised univariate method is reproducible; the deadline is shared out over the columns. Equal
     values at a group boundary are taken in record order (as in ``projected``).
     """
-    params = _check_univariate(univariate, univariate_params)
     n, d = X.shape
     seeds = [None] * d if seed is None else [int(s) for s in np.random.SeedSequence(seed).generate_state(d)]
-    deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
     labels = np.empty((n, d), dtype=np.int64)
     for j in range(d):
-        share = None if deadline is None else max(deadline - time.perf_counter(), 1e-3) / (d - j)
-        out = run(univariate, X[:, [j]], k, seed=seeds[j], time_limit=share, progress=progress, **params)
+        progress("individual-ranking", j / d, f"variable {j + 1} of {d}")
+        out = run(univariate, X[:, [j]], k, seed=seeds[j], deadline=deadline.share(1, d - j),
+                  **univariate_params)
         labels[:, j] = ties_in_record_order(X[:, j], np.asarray(out.labels).ravel())
     return labels

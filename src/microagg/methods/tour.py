@@ -11,21 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.icsm import groups_tour, npn_tour
-from ..kernels.segments import optimal_cyclic_labels
+from ..params import Param
 from . import register
-from .mdav import mdav_kernel
-
-
-def check_size(n: int, k: int) -> None:
-    if k < 1:
-        raise ValueError(f"k must be at least 1, got {k}")
-    if n < k:
-        raise ValueError(f"cannot form a group of k={k} from {n} records")
 
 
 def cut_tour(X: np.ndarray, tour: np.ndarray, k: int) -> tuple[float, np.ndarray]:
     """Tour2Assignment: (SSE, labels per record) of the optimal cut of the cyclic tour."""
+    from ..kernels.segments import optimal_cyclic_labels
+
     cost, by_position = optimal_cyclic_labels(X[tour], k)
     labels = np.empty(len(tour), dtype=np.int64)
     labels[tour] = by_position
@@ -36,6 +29,8 @@ def regroup(X: np.ndarray, labels: np.ndarray, k: int, formation_order: bool = F
     """ICSM Algorithm 2 lines 5–6: the assignment as a tour (each group's records consecutive,
     groups visited nearest point next), then Tour2Assignment. Every group of k..2k−1 records
     stays a feasible segment, so the SSE never increases."""
+    from ..kernels.icsm import groups_tour
+
     # drop empty groups (a perturbed assignment may have some), keeping the label order
     _, labels = np.unique(np.asarray(labels, dtype=np.int64), return_inverse=True)
     labels = labels.ravel().astype(np.int64)
@@ -50,8 +45,11 @@ def regroup(X: np.ndarray, labels: np.ndarray, k: int, formation_order: bool = F
     paper="Domingo-Ferrer et al. 2006 (MDAV-MHM); ICSM paper §4.2, Algorithm 5",
     complexity="O(n²·d/k + n·k²·d) time, O(n·d) memory",
     variable_size=True,
+    interruptible=False,
+    params=(Param("order", "str", "npn", "'npn': groups visited nearest point next from the farthest record's "
+                  "group (ICSM §4.2); 'formation': MDAV's formation order", choices=("npn", "formation")),),
 )
-def mdav_mhm(X, k, *, seed=None, time_limit=None, progress=False, order="npn"):
+def mdav_mhm(X, k, *, seed, deadline, progress, order):
     """MDAV's groups stitched into a tour, cut optimally into groups of k..2k−1 (Tour2Assignment).
 
     order='npn' (default, ICSM §4.2): start with the group holding the record farthest from the
@@ -61,10 +59,11 @@ def mdav_mhm(X, k, *, seed=None, time_limit=None, progress=False, order="npn"):
     opposite extremes of the data, so its tour is longer and its SSE higher on census, tarragona
     and eia, hence not the default.
     """
-    if order not in ("npn", "formation"):
-        raise ValueError("mdav-mhm order must be 'npn' or 'formation'")
-    check_size(len(X), k)
-    labels = mdav_kernel(X, k, True)
+    from ..kernels.mdav import mdav_labels
+
+    progress("mdav-mhm", None, "MDAV")
+    labels = mdav_labels(X, k)  # the exact tree kernel from 3000 records on
+    progress("mdav-mhm", 0.5, "tour and Tour2Assignment")
     return regroup(X, labels, k, order == "formation")[1]
 
 
@@ -74,9 +73,12 @@ def mdav_mhm(X, k, *, seed=None, time_limit=None, progress=False, order="npn"):
     paper="Domingo-Ferrer et al. 2006 (NPN-MHM); ICSM paper §4.2, Algorithm 5",
     complexity="O(n²·d + n·k²·d) time, O(n·d) memory",
     variable_size=True,
+    interruptible=False,
 )
-def npn_mhm(X, k, *, seed=None, time_limit=None, progress=False):
+def npn_mhm(X, k, *, seed, deadline, progress):
     """Nearest-point-next tour from the record farthest from the centroid, cut optimally (Tour2Assignment)."""
-    check_size(len(X), k)
+    from ..kernels.icsm import npn_tour
+
+    progress("npn-mhm", None, "nearest-point-next tour")
     tour = npn_tour(X)
     return cut_tour(X, tour, k)[1]

@@ -10,13 +10,9 @@ ICSM paper, ``kernels.segments.optimal_cyclic_labels``).
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
-from scipy.spatial import cKDTree
 
-from ..kernels.segments import optimal_cyclic_labels
-from ..kernels.tsp import build_paths
+from ..params import Param
 from ..partition import group_means, sse
 from . import MethodOutput, register
 
@@ -30,6 +26,8 @@ def candidate_neighbours(X: np.ndarray, K: int) -> np.ndarray:
 
     Duplicated rows may list each other in any order; a record is never its own candidate.
     """
+    from scipy.spatial import cKDTree
+
     n = len(X)
     K = max(1, min(int(K), n - 1))
     _, idx = cKDTree(X).query(X, k=K + 1)
@@ -124,11 +122,7 @@ def _finish(X: np.ndarray, labels: np.ndarray, g: int, k: int) -> np.ndarray:
     return labels
 
 
-def _check_common(k: int, neighbours: int) -> None:
-    if k < 1:
-        raise ValueError("k must be at least 1")
-    if int(neighbours) < 1:
-        raise ValueError("neighbours must be at least 1")
+NEIGHBOURS = Param("neighbours", "int", 10, "K: candidate neighbours per record for 2-opt and Or-opt", low=1)
 
 
 @register(
@@ -137,8 +131,15 @@ def _check_common(k: int, neighbours: int) -> None:
     paper="MF-TSP: multivariate microaggregation with fixed group size based on the TSP (mf-tsp.txt, Algorithm 1)",
     complexity="O(P·n²·d) time for P paths (P = n by default: O(n³)), O(n²) memory (n×n int32 count matrix)",
     variable_size=False,
+    params=(
+        Param("n_paths", "int", None, "paths built, from seed-ed random start records (None: all n, the paper)",
+              low=1, nullable=True),
+        NEIGHBOURS,
+        Param("extension", "str", "pair", "how a group grows: 'pair' row/column maximum (the paper), 'max' / "
+              "'sum' of N over all current members", choices=_EXTENSIONS),
+    ),
 )
-def mf_tsp(X, k, *, seed=None, time_limit=None, progress=False, n_paths=None, neighbours=10, extension="pair"):
+def mf_tsp(X, k, *, seed, deadline, progress, n_paths, neighbours, extension):
     """MF-TSP: groups of k from how often records stand within k−1 places on Hamiltonian paths.
 
     Algorithm 1 of the paper: for every start record s, a short Hamiltonian path starting at s
@@ -165,19 +166,12 @@ def mf_tsp(X, k, *, seed=None, time_limit=None, progress=False, n_paths=None, ne
 
     ``n_paths`` (default None = all n start records, as in the paper) limits the number of
     paths, from start records in a ``seed``-ed random order, to bound the O(n³)-like time on
-    large files; ``time_limit`` stops adding paths once exceeded (at least one batch of 16
+    large files; the deadline stops adding paths once expired (at least one batch of 16
     paths is always built). With all paths and no time limit the result does not depend on seed.
     """
+    from ..kernels.tsp import build_paths
+
     n = len(X)
-    _check_common(k, neighbours)
-    if extension not in _EXTENSIONS:
-        raise ValueError("mf-tsp extension must be 'pair', 'max' or 'sum'")
-    if n_paths is not None and int(n_paths) < 1:
-        raise ValueError("mf-tsp n_paths must be at least 1 (or None for all records)")
-    t0 = time.perf_counter()
-    if n < 2 * k or k == 1:
-        labels = np.zeros(n, dtype=np.int64) if k > 1 else np.arange(n, dtype=np.int64)
-        return MethodOutput(labels, extras={"paths": 0})
     X = np.ascontiguousarray(X, dtype=np.float64)
     neigh = candidate_neighbours(X, max(int(neighbours), _NN_CANDIDATES))
     K = min(int(neighbours), neigh.shape[1])
@@ -189,9 +183,8 @@ def mf_tsp(X, k, *, seed=None, time_limit=None, progress=False, n_paths=None, ne
     done = 0
     for b in range(0, len(order), _BATCH):
         done += build_paths(X, neigh, K, K, order[b : b + _BATCH], False, k, N, path)
-        if progress:
-            print(f"mf-tsp: {done}/{len(order)} paths", flush=True)
-        if time_limit is not None and time.perf_counter() - t0 > time_limit:
+        progress("mf-tsp", done / len(order), f"{done}/{len(order)} paths")
+        if deadline.expired():
             break
     labels, g, g_literal = greedy_groups(X, N, k, extension)
     literal = labels.copy()
@@ -211,8 +204,14 @@ def mf_tsp(X, k, *, seed=None, time_limit=None, progress=False, n_paths=None, ne
     complexity="O(S·(n²·d + n·k²·d)) time for S tours (nearest-neighbour scans, 2k−1 cuts), O(n·(d + K)) memory",
     variable_size=True,
     randomized=True,
+    params=(
+        Param("n_starts", "int", 10, "tours tried (the first from the record farthest from the centroid)", low=1),
+        Param("smoothing", "int", None, "tours built through each record's mean with its smoothing − 1 nearest "
+              "neighbours (None: ⌊k/2⌋ + 1; 1: off)", low=1, nullable=True),
+        NEIGHBOURS,
+    ),
 )
-def tsp_mhm(X, k, *, seed=None, time_limit=None, progress=False, n_starts=10, smoothing=None, neighbours=10):
+def tsp_mhm(X, k, *, seed, deadline, progress, n_starts, smoothing, neighbours):
     """TSP-MHM: a short closed tour of all records, cut optimally into groups of k..2k−1.
 
     The variable-size variant the MF-TSP paper names as future work: each tour is built by
@@ -226,18 +225,14 @@ def tsp_mhm(X, k, *, seed=None, time_limit=None, progress=False, n_starts=10, sm
     tours in 13 dimensions run in strands, so groups of 10 consecutive records are elongated
     (census k=10: IL 15.2 at best over 40 tours, worse than MDAV's 14.16); on the smoothed
     cloud records of one compact neighbourhood sit together on the tour (13.4-13.8).
-    ``time_limit`` stops starting new tours (the first is always finished).
+    The deadline stops starting new tours (the first is always finished).
     """
+    from scipy.spatial import cKDTree
+
+    from ..kernels.segments import optimal_cyclic_labels
+    from ..kernels.tsp import build_paths
+
     n = len(X)
-    _check_common(k, neighbours)
-    if int(n_starts) < 1:
-        raise ValueError("tsp-mhm n_starts must be at least 1")
-    if smoothing is not None and int(smoothing) < 1:
-        raise ValueError("tsp-mhm smoothing must be at least 1 (or None for ⌊k/2⌋ + 1)")
-    if n < 2 * k or k == 1:
-        labels = np.zeros(n, dtype=np.int64) if k > 1 else np.arange(n, dtype=np.int64)
-        return labels
-    t0 = time.perf_counter()
     X = np.ascontiguousarray(X, dtype=np.float64)
     m = k // 2 + 1 if smoothing is None else min(int(smoothing), n)
     Y = X
@@ -261,8 +256,7 @@ def tsp_mhm(X, k, *, seed=None, time_limit=None, progress=False, n_starts=10, sm
             best_cost = cost
             best_labels = np.empty(n, dtype=np.int64)
             best_labels[tour] = by_position
-        if progress:
-            print(f"tsp-mhm: tour {tours}/{len(starts)}, best SSE {best_cost:.4f}", flush=True)
-        if time_limit is not None and time.perf_counter() - t0 > time_limit:
+        progress("tsp-mhm", tours / len(starts), f"tour {tours}/{len(starts)}, best SSE {best_cost:.4f}")
+        if deadline.expired():
             break
     return MethodOutput(best_labels, extras={"tours": tours, "smoothing": m})

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.segments import optimal_path_labels
+from ..params import Param
 from . import register
 
 
@@ -35,9 +35,13 @@ def labels_from_order(order: np.ndarray, labels_by_rank: np.ndarray) -> np.ndarr
     complexity="O(n log n + n·k) time, O(n) memory",
     variable_size=True,
     multivariate=False,
+    interruptible=False,
+    categorical=False,
 )
-def univariate_optimal(X, k, *, seed=None, time_limit=None, progress=False):
+def univariate_optimal(X, k, *, seed, deadline, progress):
     """Optimal univariate microaggregation: shortest path over the sorted values, groups of k..2k−1."""
+    from ..kernels.segments import optimal_path_labels
+
     x = X[:, 0]
     order = sorted_order(x)
     _, by_rank = optimal_path_labels(x[order], k)
@@ -78,7 +82,7 @@ def fixed_size_by_rank(xs: np.ndarray, k: int, placement: str = "best") -> np.nd
     elif placement == "mode":
         jbest = int(np.argmin(xs[j * k + k + r - 1] - xs[j * k]))
     else:
-        raise ValueError("univariate-fixed placement must be 'best' or 'mode'")
+        raise ValueError(f"unknown placement {placement!r}")
     ranks = np.arange(n)
     ids = np.where(ranks < jbest * k, ranks // k, np.where(ranks < jbest * k + k + r, jbest, (ranks - r) // k))
     return ids.astype(np.int64)
@@ -91,8 +95,12 @@ def fixed_size_by_rank(xs: np.ndarray, k: int, placement: str = "best") -> np.nd
     complexity="O(n log n) time, O(n) memory",
     variable_size=False,
     multivariate=False,
+    interruptible=False,
+    categorical=False,
+    params=(Param("placement", "str", "best", "where the larger group (k + n mod k values) goes: 'best' where it "
+                  "gives the lowest SSE, 'mode' the densest window of k + r values", choices=("best", "mode")),),
 )
-def univariate_fixed(X, k, *, seed=None, time_limit=None, progress=False, placement="best"):
+def univariate_fixed(X, k, *, seed, deadline, progress, placement):
     """Fixed-size univariate microaggregation: sorted groups of k, the larger one around the mode."""
     x = X[:, 0]
     order = sorted_order(x)

@@ -1,0 +1,72 @@
+"""One clock for a run: ``time_limit`` is the wall-clock budget of the whole call.
+
+A ``Deadline`` is created once, from the caller's ``time_limit``, and handed down. Whatever
+divides the run (strata, blocks, portfolio members, an initial method inside a local search)
+takes a child with ``share``, the one rule for sharing time:
+
+    a sub-task worth ``weight`` of the ``remaining_weight`` still to do gets
+    ``remaining_seconds · weight / remaining_weight``, starting now, and never ends after its parent.
+
+Time a sub-task leaves unused therefore flows to the ones after it. A child of an unbounded
+deadline is unbounded. Methods ask ``expired()`` between steps; a method that cannot stop inside
+a step declares ``interruptible=False`` at registration (see ``microagg.methods``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+__all__ = ["Deadline"]
+
+
+class Deadline:
+    """An absolute end time on the monotonic clock (``None``: no limit)."""
+
+    __slots__ = ("end", "start")
+
+    def __init__(self, time_limit: float | None = None):
+        self.start = time.monotonic()
+        self.end = None if time_limit is None else self.start + max(float(time_limit), 0.0)
+
+    @classmethod
+    def of(cls, value) -> "Deadline":
+        """A Deadline from a Deadline (itself), a number of seconds or None (unbounded)."""
+        return value if isinstance(value, Deadline) else cls(value)
+
+    @property
+    def bounded(self) -> bool:
+        return self.end is not None
+
+    def remaining(self) -> float:
+        """Seconds left (``inf`` when unbounded, 0 once expired)."""
+        return math.inf if self.end is None else max(self.end - time.monotonic(), 0.0)
+
+    def seconds(self) -> float | None:
+        """Seconds left, or None when unbounded (for libraries that take a time limit)."""
+        return None if self.end is None else self.remaining()
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.start
+
+    def expired(self) -> bool:
+        return self.end is not None and time.monotonic() >= self.end
+
+    def share(self, weight: float, remaining_weight: float = 1.0) -> "Deadline":
+        """Child deadline for a sub-task worth ``weight`` of ``remaining_weight`` (module docstring)."""
+        child = Deadline.__new__(Deadline)
+        child.start = time.monotonic()
+        if self.end is None:
+            child.end = None
+        else:
+            part = 1.0 if remaining_weight <= 0 else min(max(weight / remaining_weight, 0.0), 1.0)
+            child.end = min(self.end, child.start + self.remaining() * part)
+        return child
+
+    def __reduce__(self):
+        # crossing a process boundary (Dask workers): the monotonic clock is per process, so
+        # send what is left and restart it on arrival
+        return (Deadline, (self.seconds(),))
+
+    def __repr__(self) -> str:
+        return "Deadline(unbounded)" if self.end is None else f"Deadline({self.remaining():.3f} s left)"
