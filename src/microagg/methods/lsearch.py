@@ -21,9 +21,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..clock import Deadline
+from ..errors import ParameterError
+from ..params import Param
 from ..kernels.neighbourhood import build_state, group_tour, neighbour_groups, sweep
+from ..kernels.mdav import LEAF_SIZE
 from ..kernels.segments import optimal_path_labels
-from ..partition import relabel, sse
+from ..partition import check_partition, relabel, sse, sst
+from . import MethodOutput, register
 
 # moves with |ΔSSE| below this (relative to SST) are ignored: rounding noise
 REL_TOL = 1e-10
@@ -82,8 +87,6 @@ def _neighbour_graph(sizes, sums, K):
 def tour_regroup(X, k, sizes, sums, slots, nbr, first):
     """(SSE, labels): the partition's groups strung into a path (``group_tour``) and the path cut
     optimally into groups of k..2k−1 (Tour2Assignment, ICSM Algorithm 5, path version)."""
-    from .mdav import LEAF_SIZE
-
     tour = group_tour(X, sizes, sums, slots, nbr, first, LEAF_SIZE)
     cost, by_position = optimal_path_labels(X[tour], k)
     out = np.empty(len(X), dtype=np.int64)
@@ -143,7 +146,7 @@ def neighbourhood_search(X, k, labels, *, seed=None, deadline=None, progress=Non
     X = np.ascontiguousarray(X, dtype=np.float64)
     labels = _valid_start(X, labels, k)
     start_sse = current = sse(X, labels)
-    tol = REL_TOL * max(float(np.sum((X - X.mean(axis=0)) ** 2)), 1e-300)
+    tol = REL_TOL * max(sst(X), 1e-300)
     rng = np.random.default_rng(seed)
     log = np.empty((1_000_000 if trace is not None else 0, 4))
     g = int(labels.max()) + 1
@@ -193,3 +196,81 @@ def neighbourhood_search(X, k, labels, *, seed=None, deadline=None, progress=Non
     stats = {"sse_start": start_sse, "sse": current, "rounds": done, "sweeps": sweeps_total, "moves": moves_total,
              "regroups": regroups, "stopped": stopped, "groups": int(out.max()) + 1}
     return out, stats
+
+
+#: share of a bounded deadline the initial method named by ``init`` may use
+INIT_SHARE = 0.5
+
+
+def _check_init(init):
+    """``init``: a registered method name other than lsearch, or labels (one group id per record)."""
+    from .icsm import check_init
+
+    if isinstance(init, str) and init == "lsearch":
+        raise ValueError("lsearch cannot start from itself; choose another init method")
+    return check_init(init)
+
+
+@register(
+    "lsearch",
+    family="local-search",
+    paper="Mortazavi & Jalili 2015 (ICSM) moves and Tour2Assignment, restricted to neighbour groups",
+    complexity="O(n·K·k·d) per sweep, O(n·log n) per tour regrouping, O(n·(d + K)) memory",
+    variable_size=True,
+    params=(
+        Param("init", "object", "mdav", "start partition: a registered method name or labels, one group id "
+              "per record (groups of 2k or more are split by MDAV)", check=_check_init),
+        Param("effort", "float", 3.0, "the search stops after effort × the initial method's seconds "
+              "(None: only convergence or the time limit stop it)", low=0.0, nullable=True),
+        Param("neighbours", "int", NEIGHBOURS, "K: neighbour groups each group tries moves with", low=1),
+        Param("rounds", "int", None, "rounds (sweeps + one tour regrouping) at most (None: until "
+              "converged)", low=1, nullable=True),
+        Param("min_gain", "float", MIN_GAIN, "a round lowering SSE by less than this share ends the search",
+              low=0.0),
+        Param("regroup", "bool", True, "regroup along a tour through the groups after each round's sweeps"),
+        Param("dissolve", "bool", True, "try dissolving each group into its neighbour groups"),
+    ),
+    interruptible=True,
+)
+def lsearch(X, k, *, seed, deadline, progress, init, effort, neighbours, rounds, min_gain, regroup, dissolve):
+    """Local search that scales: ICSM's exact moves between neighbour groups and tour regroupings.
+
+    From ``init``'s partition (MDAV by default), rounds of (1) sweeps in which every group
+    applies its best exact 1-opt migration (ICSM Eqs. 5, 6) or 2-opt exchange (Eqs. 3, 4) with
+    its K nearest groups, or dissolves into them, while one lowers SSE, and (2) a tour through
+    the groups (each group's records consecutive, the next group the neighbour holding the
+    record nearest to the last one) cut optimally into groups of k..2k−1 (Tour2Assignment,
+    ICSM Algorithm 5), which is never worse. Neighbour groups are read from a k-NN graph of the
+    records computed once. A sweep costs O(n·K·k·d), not ICSM's O(n²·d). Anytime: stops at
+    convergence (a round gaining less than ``min_gain``), after ``rounds``, after ``effort`` ×
+    the initial method's time, or at the deadline, with a valid partition never worse than the
+    start. Deterministic for a given ``seed`` (it picks each tour's first group).
+    """
+    n = len(X)
+    deadline = Deadline.of(deadline)
+    if isinstance(init, str):
+        progress("lsearch", 0.0, f"initial partition ({init})")
+        clock = Deadline(None)
+        from . import run
+
+        start = run(init, X, k, seed=seed, deadline=deadline.share(INIT_SHARE)).labels
+        init_seconds = clock.elapsed()
+    else:
+        start, init_seconds = init, None
+    start = np.asarray(start, dtype=np.int64)
+    if start.shape != (n,):
+        raise ParameterError(f"lsearch init labels must have one entry per record ({n}), got shape {start.shape}")
+    limit = deadline.seconds()
+    if effort is not None and init_seconds is not None:
+        limit = effort * init_seconds if limit is None else min(limit, effort * init_seconds)
+    search_deadline = Deadline(limit)
+    if limit is None:
+        report = progress
+    else:
+        def report(stage, fraction=None, message=""):
+            progress(stage, min(search_deadline.elapsed() / max(limit, 1e-9), 1.0), message)
+    labels, stats = neighbourhood_search(X, k, start, seed=seed, deadline=search_deadline, progress=report,
+                                         neighbours=neighbours, rounds=rounds, regroup=regroup, dissolve=dissolve,
+                                         min_gain=min_gain)
+    stats["init_seconds"] = init_seconds
+    return MethodOutput(check_partition(labels, n, k, "lsearch"), extras=stats)
