@@ -51,3 +51,101 @@ def make_data(n: int, seed: int = 0) -> np.ndarray:
     X[:, 3:5] = np.clip(np.round(2.0 * X[:, 3:5]), -6, 6)  # integer columns with ties
     X = (X - X.mean(axis=0)) / X.std(axis=0)
     return np.ascontiguousarray(X)
+
+
+def measure(n: int, k: int, seed: int) -> dict:
+    """MDAV, then lsearch from MDAV's labels, timed in this process; lsearch's seconds are MDAV's
+    plus the search's (what ``run('lsearch')`` costs, without computing MDAV twice)."""
+    from microagg.methods import run
+    from microagg.partition import group_sizes, information_loss
+
+    X = make_data(n, seed)
+    t0 = time.perf_counter()
+    mdav = run("mdav", X, k).labels
+    t_mdav = time.perf_counter() - t0
+    load_mdav = os.getloadavg()[0]
+    t0 = time.perf_counter()
+    out = run("lsearch", X, k, seed=seed, init=mdav)
+    t_search = time.perf_counter() - t0
+    il_mdav, il_ls = information_loss(X, mdav), information_loss(X, out.labels)
+    sizes = group_sizes(out.labels)
+    return {"n": n, "k": k, "seed": seed, "il_mdav": il_mdav, "il_lsearch": il_ls,
+            "il_change": il_ls / il_mdav - 1.0, "seconds_mdav": t_mdav, "seconds_lsearch": t_mdav + t_search,
+            "time_ratio": (t_mdav + t_search) / t_mdav, "rounds": out.extras["rounds"],
+            "moves": out.extras["moves"], "stopped": out.extras["stopped"], "min_group": int(sizes.min()),
+            "max_group": int(sizes.max()), "load_mdav": round(load_mdav, 2),
+            "load_lsearch": round(os.getloadavg()[0], 2)}
+
+
+def write(rows: list[dict], results: bool = True) -> None:
+    rows = sorted(rows, key=lambda r: r["n"])
+    table = md_table(
+        ["n", "IL MDAV", "IL lsearch", "IL vs MDAV", "s MDAV", "s lsearch (incl. MDAV)", "time ratio", "rounds",
+         "load (1 min)"],
+        [[f"{r['n']:,}", f"{r['il_mdav']:.4f}", f"{r['il_lsearch']:.4f}", f"{100 * r['il_change']:+.2f}%",
+          f"{r['seconds_mdav']:.1f}", f"{r['seconds_lsearch']:.1f}", f"{r['time_ratio']:.2f}×", r["rounds"],
+          f"{r['load_mdav']:.1f} / {r['load_lsearch']:.1f}"] for r in rows])
+    text = ("`lsearch` (default parameters, started from MDAV's labels) against exact MDAV, k = 3, on a "
+            "30-cluster Gaussian mixture in 8-d with three log-normal columns and two integer columns with "
+            "ties (generator in `benchmarks/large_local_search.py`). Both timed in one process per n; "
+            "lsearch's seconds include MDAV's. Load: 1-minute load average of the 2-core machine after "
+            "MDAV / after lsearch.\n\n" + table +
+            "\n\n![IL and seconds against n](benchmarks/results/large_local_search.png)\n\n"
+            "Produced by `python benchmarks/large_local_search.py` (rows in "
+            "`benchmarks/results/large_local_search.json`).")
+    if results:
+        write_results(NAME, rows, table)
+    update_readme("large-local-search", text)
+    plot(rows)
+
+
+def plot(rows: list[dict]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n = [r["n"] for r in rows]
+    fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.6))
+    a.plot(n, [r["il_mdav"] for r in rows], "o-", label="mdav")
+    a.plot(n, [r["il_lsearch"] for r in rows], "s-", label="lsearch")
+    a.set(xscale="log", xlabel="records n", ylabel="information loss (%)", title="IL (k = 3)")
+    b.plot(n, [r["seconds_mdav"] for r in rows], "o-", label="mdav")
+    b.plot(n, [r["seconds_lsearch"] for r in rows], "s-", label="lsearch (incl. mdav)")
+    b.set(xscale="log", yscale="log", xlabel="records n", ylabel="wall seconds", title="time")
+    for ax in (a, b):
+        ax.grid(alpha=0.3)
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(RESULTS / f"{NAME}.png", dpi=110)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="1e4,1e5,1e6")
+    ap.add_argument("--k", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--merge", action="store_true", help="keep committed rows of other sizes")
+    ap.add_argument("--render", action="store_true", help="rewrite the README block and figure from the json")
+    args = ap.parse_args()
+    path = RESULTS / f"{NAME}.json"
+    if args.render:
+        write(json.loads(path.read_text())["rows"], results=False)
+        return
+    sizes = [int(float(s)) for s in args.sizes.split(",")]
+    rows = []
+    if args.merge and path.exists():
+        rows = [r for r in json.loads(path.read_text())["rows"] if r["n"] not in sizes]
+    from microagg.methods import run
+
+    warm = make_data(2000, 1)  # compile the kernels outside the timings
+    run("lsearch", warm, args.k, seed=0)
+    for n in sizes:
+        row = measure(n, args.k, args.seed)
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+        write(rows)
+
+
+if __name__ == "__main__":
+    main()
