@@ -161,3 +161,15 @@ def test_bad_init_rejected():
         run("lsearch", np.zeros((10, 2)), 2, init="lsearch")
     with pytest.raises(ParameterError):
         run("lsearch", np.random.default_rng(0).normal(size=(10, 2)), 2, init=np.zeros(3, dtype=int))
+
+
+def test_partitioned_mode_searches_across_blocks(monkeypatch):
+    import microagg.scale as scale
+
+    rng = np.random.default_rng(6)
+    X = _standardise(rng.normal(size=(30, 3))[rng.integers(0, 30, 2000)] * 3 + rng.normal(size=(2000, 3)))
+    with_search = scale.partitioned_labels(X, 3, "mdav", block_size=300, scheduler="synchronous", seed=0)
+    monkeypatch.setattr(scale, "_search_across_blocks", lambda Z, labels, *args: labels)
+    blocks_only = scale.partitioned_labels(X, 3, "mdav", block_size=300, scheduler="synchronous", seed=0)
+    _check_sizes(with_search, 3)
+    assert sse(X, with_search) < sse(X, blocks_only)
