@@ -227,8 +227,10 @@ def _check_init(init):
     "lsearch",
     family="local-search",
     paper="Mortazavi & Jalili 2015 (ICSM) moves and Tour2Assignment, restricted to neighbour groups",
-    complexity="O(n·K·k·d) per sweep, O(n·log n) per tour regrouping, O(n·(d + K)) memory",
+    complexity="O(n·log n) for the record k-NN graph, O(n·K·k·d) per sweep and per tour regrouping, "
+               "O(n·(d + K)) memory",
     variable_size=True,
+    randomized=True,
     params=(
         Param("init", "object", "mdav", "start partition: a registered method name or labels, one group id "
               "per record (groups of 2k or more are split by MDAV)", check=_check_init),
