@@ -1,20 +1,26 @@
-"""Neighbourhood local search: ICSM's exact moves between nearby groups only, O(n·K) per sweep.
+"""Neighbourhood local search (``lsearch``): ICSM's exact moves between nearby groups only.
 
-ICSM (Mortazavi & Jalili 2015, Algorithm 3) compares every pair of groups, O(n²) per pass. Most
-pairs are far apart and no move between them can lower SSE, so here each group p only tries
-moves with its K nearest groups by centroid (a k-NN graph over the groups): 1-opt migrations
-(Eqs. 5, 6), 2-opt exchanges (Eqs. 3, 4) and the dissolution of p into those groups; each
-group applies its best move while one lowers SSE, exactly (``kernels/neighbourhood.py``).
+ICSM (Mortazavi & Jalili 2015, Algorithm 2) compares every pair of groups, O(n²·d) per pass.
+Most pairs are far apart and no move between them can lower SSE, so here each group p only
+tries moves with K candidate neighbour groups: 1-opt migrations (Eqs. 5, 6), 2-opt exchanges
+(Eqs. 3, 4) and the dissolution of p into those groups; each group applies its best move while
+one lowers SSE, every delta exact (``kernels/neighbourhood.py``). One sweep costs O(n·K·k·d).
 
-The k-NN graph is rebuilt before every sweep from the current centroids (a scipy cKDTree over
-the centroids of the non-empty groups, O(g·log g)): during a sweep centroids drift only by the
-moves of that sweep and every delta is computed from the current centroids anyway, so a stale
-graph only means a candidate pair is missed for one sweep, never a wrong delta. After the first
-sweep only the groups near a change are visited again (a group whose own and neighbours'
-members did not change has no new improving move). The search stops when a sweep changes
-nothing, after ``max_sweeps`` sweeps or at the deadline (checked between slices of groups), and
-returns the current partition, which is always valid (every group in k..2k−1) and never worse
-than the start.
+Neighbour groups: a k-NN graph of the records (scipy cKDTree, approximate within 1 + eps; it
+only proposes candidates) is computed once, O(n·log n) time and O(n·K) memory; before every
+round each group's neighbours are read from its members' nearest records (the first K other
+groups met, nearest rank first), O(n·K), so they follow the records as groups change. Within
+a round the graph is not refreshed: every delta is computed from the current sums anyway, so a
+stale neighbour only costs a missed candidate, never a wrong delta. After the first sweep of a
+round only the groups near a change are visited again.
+
+Each round ends with a tour regrouping (ICSM Algorithm 2, lines 5–6, made scalable): the
+groups strung into a path, each next group the neighbour group holding the record nearest to
+the last one placed (a KD-tree over the centroids when every neighbour is visited), and the
+path cut optimally into groups of k..2k−1 (Tour2Assignment), which is never worse and opens
+new moves for the next round's sweeps. The search stops at convergence, after ``rounds``, or
+at the deadline (checked between slices of groups and between rounds), and returns the current
+partition: always valid (every group in k..2k−1) and never worse than the start.
 """
 
 from __future__ import annotations
@@ -66,26 +72,6 @@ def _record_knn(X, K):
     m = min(K + 1, len(X))
     _, near = cKDTree(X).query(X, k=m, eps=NEIGHBOUR_EPS)
     return np.ascontiguousarray(near[:, 1:], dtype=np.int64)
-
-
-def _neighbour_graph(sizes, sums, K):
-    """(g, K) ids of the K groups nearest to each group's centroid (−1: none / empty group)."""
-    from scipy.spatial import cKDTree
-
-    g = len(sizes)
-    alive = np.flatnonzero(sizes > 0)
-    nbr = np.full((g, K), -1, dtype=np.int64)
-    m = min(K + 1, len(alive))
-    if m < 2:
-        return nbr
-    cent = sums[alive] / sizes[alive, None]
-    _, near = cKDTree(cent).query(cent, k=m, eps=NEIGHBOUR_EPS)
-    near = alive[near]
-    # drop the group itself (usually first; with duplicate centroids maybe elsewhere)
-    own = near == alive[:, None]
-    keep = np.where(own.any(axis=1)[:, None], ~own, np.arange(m)[None, :] < m - 1)
-    nbr[alive, : m - 1] = near[keep].reshape(len(alive), m - 1)
-    return nbr
 
 
 def tour_regroup(X, k, sizes, sums, slots, nbr, first):
