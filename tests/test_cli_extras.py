@@ -154,6 +154,12 @@ def test_methods_json_lists_the_registry(cli):
     (["--method", "auto", "--param", "portfolio=mdav,nope"], "unknown method"),
     (["--method", "auto", "--param", "portfolio=individual-ranking"], "each variable on its own"),
     (["--param", "seed=1"], "--seed option"),
+    (["--method", "vmdav", "--param", "gamma=abc"], "gamma must be a number >= 0, got 'abc'"),
+    (["--method", "vmdav", "--param", "gamma=nan"], "gamma must be a finite number"),
+    (["--method", "vmdav", "--param", "gamma=[1,2]"], "gamma must be a number"),
+    (["--method", "vmdav", "--param", "gamma=-1"], "gamma must be a number >= 0"),
+    (["--method", "vmdav", "--param", "gamma"], "NAME=VALUE"),
+    (["--method", "vmdav", "--param", "nope=1"], "no parameter nope"),
     (["--method", "auto", "--param", "member_params={'vmdav': {'gamma': 2}}", "--param", "portfolio=mdav"],
      "not in the portfolio"),
 ])
@@ -174,7 +180,7 @@ def test_report_and_output_paths_checked_before_running(data_csv, tmp_path, caps
     out = tmp_path / "out.csv"
     assert main(["protect", str(data_csv), "-o", str(out), "-k", "3", "--columns", QI,
                  "--report", str(out)]) == 2
-    assert main(["protect", str(data_csv), "-o", str(tmp_path / "o.txt"), "-k", "3", "--columns", QI]) == 2
+    assert main(["protect", str(data_csv), "-o", str(tmp_path / "o.json"), "-k", "3", "--columns", QI]) == 2
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data.csv"]
 
 

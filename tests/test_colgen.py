@@ -4,8 +4,12 @@ partitions, lower_bound ≤ SSE, exact pricing kernels against complete enumerat
 from __future__ import annotations
 
 import itertools
+import os
+import subprocess
+import sys
 import time
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -359,3 +363,20 @@ def test_colgen_never_returns_a_group_of_2k():
     for tl in (0.5, 2.0):
         res = microagg.microaggregate(df, k=3, method="colgen", time_limit=tl)
         assert res.group_sizes.max() <= 5 and res.group_sizes.min() >= 3
+
+
+def test_colgen_prints_nothing_on_stdout():
+    # HiGHS prints a banner when the first Highs() is made; stdout may carry a JSON document
+    # (protect --json), so it must stay empty: run in a fresh process, where the banner would come
+    src = str(Path(microagg.__file__).resolve().parents[1])
+    code = (
+        "import numpy as np\n"
+        "from microagg.methods import run\n"
+        "X = np.random.default_rng(3).normal(size=(30, 3))\n"
+        "out = run('colgen', X, 3, seed=0)\n"
+        "print('labels', len(out.labels))\n"
+    )
+    env = dict(os.environ, PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "labels 30\n"

@@ -159,6 +159,16 @@ def test_progress_reaches_the_callback_on_every_path(mode):
     assert all(0.0 <= f <= 1.0 for f in fractions)
 
 
+def test_methods_never_print(capfd):
+    X = np.random.default_rng(3).normal(size=(40, 3))
+    for name in methods.names():
+        info = methods.get(name)
+        data = X[:, :1] if not info.multivariate else X
+        microagg.microaggregate(data, k=3, method=name, time_limit=1, progress=lambda *a: None)
+    out, _ = capfd.readouterr()
+    assert out == ""
+
+
 @pytest.mark.parametrize("standardize", [True, False])
 def test_report_information_loss_is_the_runs(standardize):
     from microagg.report import render_report
@@ -220,3 +230,15 @@ def test_trivial_case_is_answered_once_with_its_exact_bound():
     out = methods.run("mdav", X, 3)
     assert out.extras.get("trivial") and np.all(out.labels == 0)
     assert out.lower_bound == pytest.approx(((X - X.mean(axis=0)) ** 2).sum())
+
+
+def test_missing_tokens_in_the_api():
+    df = pd.DataFrame({"a": ["1.5", "2", "-", "4", "5", "6"], "b": [1.0, 2, 3, 4, 5, 6]})
+    with pytest.raises(InputError, match=r"numeric except for '-'"):
+        microagg.microaggregate(df, k=3)
+    with pytest.raises(InputError, match="missing or infinite values in quasi-identifier column.*a"):
+        microagg.microaggregate(df, k=3, columns=["a"], missing="-")
+    res = microagg.microaggregate(df, k=3, columns=["b"], missing=["-"])
+    assert res.data["a"].tolist() == df["a"].tolist()  # a non-QI column keeps its text
+    with pytest.raises(ParameterError, match="missing must be text tokens"):
+        microagg.microaggregate(df, k=3, columns=["b"], missing=5)

@@ -17,10 +17,13 @@ import pandas as pd
 from . import methods as registry
 from .clock import Deadline
 from .errors import InputError, ParameterError
-from .partition import aggregate, check_partition, group_sizes, relabel, sse, sst
-from .preprocess import Standardizer, check_k, quasi_identifiers, read_table, select_columns
+from .partition import check_partition, group_sizes, relabel, sse, sst
+from .measures import categorical_report
+from .preprocess import Standardizer, check_k, read_table
 from .progress import channel, part
+from .representatives import check_aggregation, publish
 from .strata import stratum_codes
+from .transforms import check_options, embed, method_matrix, select_qi
 
 __all__ = ["Result", "microaggregate"]
 
@@ -44,9 +47,15 @@ class Result:
     extras: dict = field(default_factory=dict)
     scaler: Standardizer | None = None  # the run's standardisation of the QI columns
     standardized: np.ndarray | None = None  # the QI columns as the run measured them (scaler applied)
+    # with categorical QIs, ``standardized`` is the Gower-type embedding (microagg.transforms) and
+    # ``scaler`` z-scores only the continuous values and ordinal ranks
 
     def measured(self, values) -> np.ndarray:
-        """QI values (n, d) in the units the run measured IL in (its own scaler)."""
+        """Continuous QI values (n, d) in the units the run measured IL in (its own scaler).
+
+        With categorical QIs the run measured the embedding, which is ``standardized`` itself."""
+        if any(kind != "continuous" for kind in self.extras.get("kinds", {}).values()):
+            raise InputError("measured() maps continuous QI values; with categorical QIs use Result.standardized")
         return self.scaler.transform(np.asarray(values, dtype=np.float64))
 
     @property
@@ -103,6 +112,14 @@ class Result:
                          f"{self.extras['weighted_information_loss']:.4f}%")
         if "sample_weight" in self.extras:
             lines.append(f"group means weighted by sample weight {self.extras['sample_weight']}")
+        if "aggregation" in self.extras:
+            lines.append(self.extras["representatives_note"])
+        for c, m in self.extras.get("categories", {}).items():
+            lines.append(f"categorical {c}: {100 * m['changed_share']:.2f}% of values changed, "
+                         f"distribution distance (TVD) {m['distribution_tvd']:.4f}")
+        if self.extras.get("distance", "euclidean") != "euclidean":
+            lines.append(f"distance {self.extras['distance']}: the methods grouped the records on whitened "
+                         "continuous columns; IL is on z-scores")
         for m in self.extras.get("merged_strata", []):
             lines.append(f"stratum {m['stratum']} ({m['size']} records < k) merged into {m['merged_into']}")
         return lines
@@ -169,6 +186,17 @@ def _check_options(k, seed, time_limit, standardize, progress, merge_small_strat
     return strata_cols
 
 
+def _missing_tokens(missing) -> tuple:
+    """``missing=``: None, a comma-separated string or a list of strings."""
+    if missing is None:
+        return ()
+    if isinstance(missing, str):
+        missing = missing.split(",")
+    if not isinstance(missing, (list, tuple)) or any(not isinstance(t, str) for t in missing):
+        raise ParameterError(f"missing must be text tokens (a list or a comma-separated string), got {missing!r}")
+    return tuple(t.strip() for t in missing if t.strip())
+
+
 def _check_not_duplicated(names, duplicated) -> None:
     """A column named twice in the header cannot be used as a QI, stratum or weight (which one?)."""
     twice = sorted({str(c) for c in names if c in duplicated})
@@ -207,6 +235,12 @@ def microaggregate(
     merge_small_strata: bool = False,
     progress=False,
     refine: float | None = None,
+    categorical=None,
+    ordinal=None,
+    distance: str = "euclidean",
+    aggregation: str = "mean",
+    trim: float | None = None,
+    missing=None,
     **params,
 ) -> Result:
     """Microaggregate ``data`` so that every group of quasi-identifier values has >= k records.
@@ -240,6 +274,22 @@ def microaggregate(
     progress: True draws a progress bar on stderr; a callable receives
         ``progress(stage, fraction, message)`` (``microagg.progress``).
     block_size / scheduler / refine: partitioned mode (see ``microagg.scale``).
+    categorical / ordinal: QI columns (names) that are nominal / ordinal (``ordinal`` may also map
+        a column to its levels, lowest first: {"grade": ["low", "mid", "high"]}); undeclared columns take
+        their kind from the dtype (pandas Categorical unordered -> nominal, ordered -> ordinal, bool
+        -> nominal, numbers -> continuous). The method sees the Gower-type embedding of
+        ``microagg.transforms``; nominal columns publish the group's mode, ordinal ones its median
+        category, in the column's own dtype. With ``columns=None`` the declared columns join the
+        numeric ones.
+    distance: "euclidean" (z-scores), "mahalanobis" or "robust" (MCD covariance, as sdcMicro's
+        rmd): the continuous part is whitened before the method (``transforms.whiten``).
+    aggregation / trim: what a group publishes for continuous columns: "mean", "median",
+        "trimmed" (``trim``: share per end, None = 0.1) or "onestep" (``microagg.representatives``),
+        weighted by ``sample_weight``. IL and the bound are measured against the published
+        values; ``extras["sse_to_group_means"]`` gives the SSE to the group means for comparison.
+    missing: text tokens that mean "missing" in text columns (a list, or comma-separated), e.g.
+        ["-", ".", "n/a"]: a column numeric but for these tokens is numeric (and, as a QI, an
+        error naming its missing cells); without it such a column is an error naming the tokens.
     Every option is either honoured or rejected with an InputError; none is silently ignored.
     Returns a Result; the protected data are the same kind and shape as the input, with the same
     rows in the same order and every non-QI column unchanged.
@@ -248,14 +298,18 @@ def microaggregate(
     method_params = info.validate(params)
     strata_cols = _check_options(k, seed, time_limit, standardize, progress, merge_small_strata, strata,
                                  block_size, scheduler, columns, refine)
+    # heterogeneous QIs, distance and aggregation: options validated before any data work
+    categorical, ordinal, distance = check_options(categorical, ordinal, distance)
+    aggregation, trim = check_aggregation(aggregation, trim)
+    missing_tokens = _missing_tokens(missing)
     deadline = Deadline(time_limit)  # the whole call's budget (the checks above take microseconds)
     df, kind, shape = _as_frame(data)
     duplicated = set(df.columns[df.columns.duplicated()])
     if kind == "array" and isinstance(columns, str):
         raise ParameterError("columns of an array are positions (integers), not names")
-    missing = [s for s in strata_cols if s not in df.columns]
-    if missing:
-        raise InputError(f"unknown strata column(s): {', '.join(map(str, missing))}")
+    unknown_strata = [s for s in strata_cols if s not in df.columns]
+    if unknown_strata:
+        raise InputError(f"unknown strata column(s): {', '.join(map(str, unknown_strata))}")
     sw_col = sample_weight if isinstance(sample_weight, str) else None
     if sw_col is not None and sw_col not in df.columns:
         raise InputError(f"unknown sample_weight column: {sw_col}")
@@ -267,21 +321,25 @@ def microaggregate(
     if duplicated and columns is None:  # which of the twins would be protected? the user says
         raise InputError(f"column name(s) {', '.join(sorted(map(str, duplicated)))} appear more than once in the "
                          "data: name the quasi-identifier columns with columns= (--columns)")
-    cols = select_columns(df, columns, exclude=strata_cols + ([sw_col] if sw_col is not None else []))
+    cols, kinds = select_qi(df, columns, strata_cols + ([sw_col] if sw_col is not None else []), categorical, ordinal,
+                            missing_tokens)
     overlap = [c for c in cols if c in strata_cols]
     if overlap:
         raise InputError(f"column(s) {', '.join(map(str, overlap))} cannot be both quasi-identifier and stratum")
     if sw_col is not None and sw_col in cols:
         raise InputError(f"column {sw_col} cannot be both quasi-identifier and sample weight")
-    X = quasi_identifiers(df, cols)
-    n = len(X)
+    _check_heterogeneous(info, kinds, distance, weights)
+    n = len(df)
     k = check_k(k, n)
+    emb = embed(df, cols, kinds, standardize, ordinal, missing=missing_tokens)
     w = _variable_weights(weights, cols, info)
     sw = _sample_weights(sample_weight, df, n)
-    scaler = Standardizer.fit(X, cols, standardize)
-    Z = scaler.transform(X)
+    scaler, Z = emb.scaler, emb.matrix  # z-scores of the continuous columns, Gower-type embedding of the rest
+    M, bound_factor = method_matrix(emb, distance, seed)  # whitened when distance is not euclidean
+    if w is not None:  # one weight per QI column, repeated over a nominal column's one-hot block
+        w = np.repeat(w, emb.widths())
     # variable weights: the method sees sqrt(w_j)-scaled columns (minimises sum_j w_j SSE_j)
-    Zw = Z if w is None else np.ascontiguousarray(Z * np.sqrt(w))
+    Zw = M if w is None else np.ascontiguousarray(M * np.sqrt(w))
 
     lower_bound = None
     extras: dict = {}
@@ -297,15 +355,23 @@ def microaggregate(
             lower_bound = out.lower_bound
             extras.update(out.extras)
 
-    protected_values = published_means(X, Z, labels, scaler, sw)
-    Zp = scaler.transform(protected_values)
-    total_sse = float(np.sum((Z - Zp) ** 2)) if sw is not None else sse(Z, labels)
+    published_numeric, published_codes = publish(emb, labels, aggregation, trim, sw)
+    Zp = emb.embed(published_numeric, published_codes)
+    published_are_means = sw is None and aggregation == "mean" and not emb.heterogeneous
+    if published_are_means:
+        total_sse = sse(Z, labels)
+    else:  # weighted means, robust aggregates, categories: measure the loss against what is published
+        total_sse = float(np.sum((Z - Zp) ** 2))
+    extras.update(_representatives_extras(emb, Z, labels, aggregation, trim, distance, total_sse))
+    if lower_bound is not None and bound_factor != 1.0:  # bound on the whitened SSE -> on the SSE of Z
+        extras["whitened_lower_bound"] = float(lower_bound)
+        lower_bound = float(lower_bound) * bound_factor
     total_sst = sst(Z)
     il = 0.0 if total_sst == 0 else 100.0 * total_sse / total_sst
     if w is not None:
-        extras["weights"] = {str(c): float(v) for c, v in zip(cols, w)}
+        extras["weights"] = {str(c): float(w[s.start]) for c, s in emb.column_slices().items()}
         w_sst = sst(Zw)
-        w_sse = sse(Zw, labels) if sw is None else float(np.sum(w * (Z - Zp) ** 2))
+        w_sse = sse(Zw, labels) if published_are_means else float(np.sum(w * (Z - Zp) ** 2))
         extras["weighted_information_loss"] = 0.0 if w_sst == 0 else 100.0 * w_sse / w_sst
         if lower_bound is not None:  # SSE >= SSE_w / max(w) >= bound_w / max(w)
             extras["weighted_lower_bound"] = float(lower_bound)
@@ -317,7 +383,12 @@ def microaggregate(
         lower_bound = min(float(lower_bound), total_sse)
         gap = 0.0 if total_sse == 0 else 100.0 * (total_sse - lower_bound) / total_sse
 
-    out_data = _published_data(df, kind, shape, cols, protected_values)
+    out_data = _published_data(df, kind, shape, cols, emb, published_numeric, published_codes)
+    if emb.heterogeneous:  # per categorical column: share of changed values, distribution distance
+        extras["categories"] = categorical_report(
+            df[emb.categorical_columns],
+            pd.DataFrame({c: emb.published_column(c, published_numeric, published_codes, df[c])
+                          for c in emb.categorical_columns}, index=df.index))
     sizes = [group_sizes(labels[:, j]) for j in range(labels.shape[1])] if labels.ndim == 2 else group_sizes(labels)
     return Result(
         data=out_data,
@@ -340,26 +411,19 @@ def microaggregate(
     )
 
 
-def published_means(X, Z, labels, scaler, sample_weight=None) -> np.ndarray:
-    """Each record's published QI values (its group's mean, sample-weighted if given), original units.
+def _published_data(df, kind, shape, cols, emb, numeric, codes):
+    """The protected data in the input's kind and shape: only the QI columns change.
 
-    Computed on X directly when that is safe, else (values near the float64 limits) on the
-    standardised Z and mapped back, so that sums never overflow.
+    Categorical QI columns keep their dtype and publish existing categories.
     """
-    if scaler.unit is None:
-        return aggregate(X, labels, sample_weight)
-    return scaler.inverse(aggregate(Z, labels, sample_weight))
-
-
-def _published_data(df, kind, shape, cols, values):
-    """The protected data in the input's kind and shape: only the QI columns change."""
     if kind == "array":
         out = df.to_numpy(dtype=np.float64, copy=True)
-        out[:, [df.columns.get_loc(c) for c in cols]] = values
+        for c in cols:
+            out[:, df.columns.get_loc(c)] = np.asarray(emb.published_column(c, numeric, codes), dtype=np.float64)
         return out.reshape(shape)
     out = df.copy()
-    for j, c in enumerate(cols):
-        out[c] = values[:, j]
+    for c in cols:
+        out[c] = emb.published_column(c, numeric, codes, df[c])
     return out
 
 
@@ -462,3 +526,44 @@ def _fit_strata(df, strata_cols, Z, k, info, params, seed, deadline, progress, m
     if strata.merges:
         extras["merged_strata"] = strata.merges
     return relabel(labels), (bound if have_bound else None), extras
+
+
+def _check_heterogeneous(info, kinds, distance, weights) -> None:
+    """One-line rejections of option combinations a method or the distance cannot honour."""
+    categorical = [c for c, kind in kinds.items() if kind != "continuous"]
+    if categorical and (info.per_variable or not info.multivariate or not getattr(info, "categorical", True)):
+        raise InputError(f"method {info.name!r} cannot take categorical quasi-identifiers "
+                         f"({', '.join(map(str, categorical))}); use a multivariate method such as mdav")
+    if distance != "euclidean" and info.per_variable:
+        raise InputError(f"distance={distance!r} has no effect with method {info.name!r}, which groups each "
+                         "variable on its own")
+    if distance != "euclidean" and weights is not None:
+        raise InputError(f"weights and distance={distance!r} cannot be combined: whitening undoes the weights")
+
+
+def _representatives_extras(emb, Z, labels, aggregation, trim, distance, total_sse) -> dict:
+    """Facts about what was published: the aggregation, the kinds, the SSE to the group means."""
+    kinds = {str(c): emb.kinds[c] for c in emb.columns}
+    extras: dict = {}
+    if distance != "euclidean":
+        extras["distance"] = distance
+    if aggregation == "mean" and not emb.heterogeneous:
+        return extras
+    extras["aggregation"] = aggregation
+    if aggregation == "trimmed":
+        extras["trim"] = trim
+    extras["kinds"] = kinds
+    to_means = sse(Z, labels) if labels.ndim == 1 else None
+    extras["sse_to_group_means"] = to_means
+    what = {"mean": "mean", "median": "median", "trimmed": f"{trim:g}-trimmed mean",
+            "onestep": "one-step Huber mean"}[aggregation]
+    parts = [f"{what} (continuous)"] if emb.continuous_columns else []
+    if any(k == "ordinal" for k in kinds.values()):
+        parts.append("median category (ordinal)")
+    if any(k == "nominal" for k in kinds.values()):
+        parts.append("mode (nominal)")
+    note = f"representatives: {', '.join(parts)}; IL is measured to the published values"
+    if to_means is not None:
+        note += f" (SSE {total_sse:.6g}; to the group means it would be {to_means:.6g})"
+    extras["representatives_note"] = note
+    return extras

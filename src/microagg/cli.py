@@ -1,36 +1,39 @@
 """Command line: microagg protect | evaluate | methods | demo.
 
-User errors exit with status 2 and one line on stderr, never a traceback. Output files are
+Exit status: 0 done; 2 a user error (one line on stderr, found before any computation, nothing
+written); 1 an internal error (a bug: "internal error" and the traceback on stderr); 130 / 143
+interrupted by Ctrl-C / SIGTERM (one line, no temporary or partial file left). Output files are
 written atomically (temporary file in the target folder, then rename) and never over the input.
+stdout carries only the summary or, with --json, exactly one JSON document: the computation runs
+with file descriptor 1 pointed at stderr, so chatter from C libraries (HiGHS) cannot reach it.
+
+Nothing heavy is imported at module level: ``microagg --help`` answers at once.
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
 import contextlib
-import json
-import math
 import os
+import signal
 import sys
-import tempfile
 import threading
-import time
+import traceback
 import warnings
 from pathlib import Path
 
-import numpy as np
+from .errors import InputError
 
-from . import datasets, measures
-from . import methods as registry
-from .api import microaggregate
-from .preprocess import InputError, read_table, select_columns
-from .report import atomic_write
-
+EXIT_INTERNAL_ERROR = 1
 EXIT_USER_ERROR = 2
+EXIT_SIGINT = 130
+EXIT_SIGTERM = 143
+
+#: Run options that are not method parameters: --param NAME=... names the option instead.
+_OPTIONS = ("seed", "time_limit", "progress", "weights", "sample_weight", "strata", "columns", "k", "deadline")
 
 
-class UserError(Exception):
+class UserError(InputError):
     """An error in what the user asked; reported in one line, exit status 2."""
 
 
@@ -39,53 +42,42 @@ class _Parser(argparse.ArgumentParser):
         raise UserError(f"{self.prog}: {message}")
 
 
-def parse_param(text: str) -> tuple[str, object]:
-    """NAME=VALUE with VALUE read as a Python literal (number, bool, list, ...) or else a string."""
+# --- option parsing (all before any work) ------------------------------------------------------
+
+def parse_param(text: str) -> tuple[str, str]:
+    """NAME=VALUE -> (name, raw text); the value is typed by the method's declaration."""
     if "=" not in text:
         raise UserError(f"--param expects NAME=VALUE, got {text!r}")
     name, raw = text.split("=", 1)
     name = name.strip().replace("-", "_")
-    lowered = raw.strip().lower()
-    if lowered in ("true", "false"):
-        return name, lowered == "true"
-    if lowered in ("none", "null"):
-        return name, None
-    try:
-        return name, ast.literal_eval(raw.strip())
-    except (ValueError, SyntaxError):
-        return name, raw.strip()
+    if not name:
+        raise UserError(f"--param expects NAME=VALUE, got {text!r}")
+    if name in _OPTIONS:
+        raise UserError(f"--param {name}=... is not a method parameter: use the --{name.replace('_', '-')} option")
+    return name, raw.strip()
 
 
-def write_table(df, path: Path, source: Path | None = None) -> None:
-    """Write CSV or Parquet (by extension) atomically; refuse to overwrite the input."""
-    path = Path(path)
-    if source is not None and path.resolve() == Path(source).resolve():
-        raise UserError(f"refusing to write the output over the input file {path}")
-    if not path.parent.exists():
-        raise UserError(f"output folder does not exist: {path.parent}")
-    suffix = path.suffix.lower()
-    if suffix not in (".csv", ".parquet", ".pq"):
-        raise UserError(f"output must end in .csv or .parquet, got {path.name}")
-    if suffix == ".csv":
-        atomic_write(path, lambda tmp: df.to_csv(tmp, index=False))
-    else:
-        atomic_write(path, lambda tmp: df.to_parquet(tmp, index=False))
+def method_params(method: str, texts) -> dict:
+    """The --param values for ``method``, each parsed and validated by the method's declaration
+    (``microagg.methods.get(method).params[name]``): wrong type, NaN or out of range is a
+    ParameterError here, before any data are read."""
+    from . import methods as registry
 
-
-def check_output_path(path: Path, source: Path | None = None) -> Path:
-    """Fail before any work if the output cannot be written (wrong suffix, missing folder, = input)."""
-    path = Path(path)
-    if source is not None and path.resolve() == Path(source).resolve():
-        raise UserError(f"refusing to write the output over the input file {path}")
-    if path.suffix.lower() not in (".csv", ".parquet", ".pq"):
-        raise UserError(f"output must end in .csv or .parquet, got {path.name}")
-    if not path.parent.exists():
-        raise UserError(f"output folder does not exist: {path.parent}")
-    return path
+    info = registry.get(method)
+    raw: dict = {}
+    for text in texts:
+        name, value = parse_param(text)
+        if name in raw:
+            raise UserError(f"--param {name} is given twice")
+        raw[name] = value
+    values = {name: info.params[name].parse(text, method) if name in info.params else text
+              for name, text in raw.items()}
+    info.validate(values)  # unknown names, types, ranges, choices: one ParameterError
+    return values
 
 
 def parse_weights(text: str | None):
-    """--weights: "2,1,0.5" (one per QI column, in order) or "AGE=2,INCOME=0.5" (others weigh 1)."""
+    """--weights: "2,1,0.5" (one per QI column, in order) or "AGI=2,INCOME=0.5" (others weigh 1)."""
     if text is None:
         return None
     items = [t.strip() for t in text.split(",")]
@@ -111,8 +103,35 @@ def parse_weights(text: str | None):
     return [number(t, "a weight") for t in items]
 
 
+def _names(text: str | None) -> list | None:
+    return [c.strip() for c in text.split(",") if c.strip()] if text else None
+
+
+def _check_time_limit(value) -> None:
+    import math
+
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise UserError(f"--time-limit must be a positive number of seconds, got {value}")
+
+
+def _check_interval_p(value) -> None:
+    if not 0 <= value <= 100:  # also False for NaN
+        raise UserError(f"--interval-p must be in [0, 100], got {value}")
+
+
+def _read_options(args) -> dict:
+    return {"sep": args.sep, "decimal": args.decimal, "encoding": args.encoding, "sheet": args.sheet,
+            "missing": tuple(t for t in (args.missing or "").split(",") if t.strip())}
+
+
+# --- output ----------------------------------------------------------------------------------
+
 def _to_json(obj):
     """JSON-safe copy: numpy scalars/arrays to Python, non-finite floats to None."""
+    import math
+
+    import numpy as np
+
     if isinstance(obj, dict):
         return {str(k): _to_json(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -131,47 +150,22 @@ def _to_json(obj):
 
 
 def print_json(obj) -> None:
+    import json
+
     print(json.dumps(_to_json(obj), ensure_ascii=False))
 
 
-@contextlib.contextmanager
-def progress_display(enabled: bool, description: str, time_limit: float | None):
-    """A rich progress bar on stderr while a method runs: filled by elapsed/time_limit, else a spinner."""
-    if not enabled:
-        yield
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-    prog = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
-                    console=Console(file=sys.stderr), transient=True)
-    task = prog.add_task(description, total=time_limit)
-    stop = threading.Event()
-
-    def tick():
-        t0 = time.perf_counter()
-        while not stop.wait(0.2):
-            if time_limit is not None:
-                prog.update(task, completed=min(time.perf_counter() - t0, time_limit))
-
-    thread = threading.Thread(target=tick, daemon=True)
-    with prog:
-        thread.start()
-        try:
-            yield
-        finally:
-            stop.set()
-            thread.join()
-
-
-def result_record(res, output=None, report=None) -> dict:
+def result_record(res, output=None, report=None, unchanged=()) -> dict:
     """The machine-readable summary of a Result (``--json``)."""
+    import numpy as np
+
     sizes = np.concatenate(res.group_sizes) if res.per_variable else np.asarray(res.group_sizes)
     return {
         "method": res.method,
         "k": res.k,
         "records": int(len(res.labels)),
         "columns": [str(c) for c in res.columns],
+        "unchanged_columns": [str(c) for c in unchanged],
         "params": res.params,
         "information_loss": res.information_loss,
         "sse": res.sse,
@@ -190,46 +184,121 @@ def result_record(res, output=None, report=None) -> dict:
     }
 
 
+@contextlib.contextmanager
+def stdout_to_stderr():
+    """Point file descriptor 1 (and sys.stdout) at stderr while third-party code runs: C libraries
+    such as HiGHS print their banners on fd 1, which must carry only our summary or JSON."""
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:  # no fd 1 (closed): nothing to protect
+        saved = None
+    if saved is not None:
+        os.dup2(2, 1)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stderr.flush()
+        if saved is not None:
+            os.dup2(saved, 1)
+            os.close(saved)
+
+
+@contextlib.contextmanager
+def progress_bar(enabled: bool, time_limit, description: str):
+    """The one progress channel of the run: a bar on stderr (microagg.progress) when stderr is a
+    terminal, or nothing (a log file or a pipe gets no bar)."""
+    if not enabled or not _isatty(sys.stderr):
+        yield None
+        return
+    from .progress import stderr_bar
+
+    with stderr_bar(time_limit, description) as callback:
+        yield callback
+
+
+def _isatty(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+# --- commands --------------------------------------------------------------------------------
+
+def _out_of_core_sample(src: Path, rows: int = 1000):
+    """The first rows of a Parquet dataset or CSV, to apply the column rules before any pass."""
+    import glob
+
+    import pandas as pd
+
+    if src.is_dir() or src.suffix.lower() in (".parquet", ".pq"):
+        import pyarrow.parquet as pq
+
+        files = [str(src)] if src.is_file() else sorted(glob.glob(str(src / "**" / "*.parquet"), recursive=True))
+        if not files:
+            raise UserError(f"no Parquet files found in {src}")
+        try:
+            return next(pq.ParquetFile(files[0]).iter_batches(batch_size=rows)).to_pandas()
+        except (OSError, ValueError, StopIteration) as exc:
+            raise UserError(f"cannot read {files[0]}: {_one_line(exc)}") from None
+    try:
+        return pd.read_csv(src, nrows=rows)
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read {src.name}: {_one_line(exc)}") from None
+
+
 def protect_out_of_core_cli(args, params) -> int:
     """--out-of-core: stream a Parquet dataset or CSV through the partitioned mode (scale.py) into a
-    new folder of Parquet partitions. The folder appears complete or not at all (written under a
-    temporary name in the same parent folder, then renamed)."""
-    import shutil
-
-    from .scale import protect_out_of_core
+    new folder of Parquet partitions. Every check runs before the first pass over the data; the
+    folder appears complete or not at all."""
+    from . import io
 
     unsupported = [flag for flag, on in (
-        ("--report", args.report), ("--strata", args.strata), ("--weights", args.weights),
-        ("--sample-weight", args.sample_weight), ("--merge-small-strata", args.merge_small_strata),
-        ("--raw", args.raw), ("--time-limit", args.time_limit)) if on]
+        ("--report", args.report), ("--weights", args.weights), ("--sample-weight", args.sample_weight),
+        ("--raw", args.raw), ("--sep", args.sep), ("--decimal", args.decimal), ("--encoding", args.encoding),
+        ("--missing", args.missing), ("--sheet", args.sheet)) if on]
     if unsupported:
         raise UserError(f"--out-of-core does not support {', '.join(unsupported)} yet")
+    if args.k < 2:
+        raise UserError(f"k must be at least 2, got {args.k}")
+    if args.block_size is None:
+        raise UserError("--out-of-core needs --block-size (records per block, e.g. 5000)")
     src, out = Path(args.input), Path(args.output)
     if not src.exists():
         raise UserError(f"input file not found: {src}")
-    if out.exists():
-        raise UserError(f"output folder already exists: {out} (choose a new folder name)")
-    if not out.parent.exists():
-        raise UserError(f"output folder's parent does not exist: {out.parent}")
-    if args.block_size is None:
-        raise UserError("--out-of-core needs --block-size (records per block, e.g. 5000)")
-    columns = [c.strip() for c in args.columns.split(",") if c.strip()] if args.columns else None
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
-        summary = protect_out_of_core(src, tmp, k=args.k, method=args.method, columns=columns,
-                                      block_size=args.block_size, scheduler=args.scheduler,
-                                      seed=args.seed, **params)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o777 & ~umask)  # mkdtemp creates 0700; give the usual permissions
-        os.rename(tmp, out)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+    if io.format_of(src) not in ("csv", "parquet"):
+        raise UserError(f"--out-of-core reads CSV or Parquet, not {src.name}")
+    io.check_output_path(out, src, folder=True)
+    strata = _names(args.strata)
+    if args.merge_small_strata and not strata:
+        raise UserError("--merge-small-strata needs --strata")
+    from .preprocess import select_columns
+
+    sample = _out_of_core_sample(src)
+    unknown = [c for c in strata or () if c not in sample.columns]
+    if unknown:
+        raise UserError(f"unknown strata column(s): {', '.join(unknown)}")
+    columns = select_columns(sample, _names(args.columns), exclude=strata or ())
+    from .scale import protect_out_of_core
+
+    box = {}
+
+    def fill(tmp):
+        with stdout_to_stderr(), progress_bar(not args.quiet, args.time_limit, f"microagg {args.method}") as bar:
+            box["summary"] = protect_out_of_core(src, tmp, k=args.k, method=args.method, columns=columns,
+                                                 block_size=args.block_size, scheduler=args.scheduler,
+                                                 seed=args.seed, time_limit=args.time_limit, progress=bar,
+                                                 strata=strata, merge_small_strata=args.merge_small_strata,
+                                                 **params)
+
+    io.atomic_folder(out, fill)
     summary = {k: (v if isinstance(v, (int, float, str, list, bool)) or v is None else str(v))
-               for k, v in summary.items() if k != "files"}
+               for k, v in box["summary"].items() if k != "files"}
     if args.json:
-        print(json.dumps({"output": str(out), **summary}))
+        print_json({"output": str(out), **summary})
     else:
         for key, value in summary.items():
             print(f"{key}: {value}")
@@ -238,14 +307,25 @@ def protect_out_of_core_cli(args, params) -> int:
 
 
 def cmd_protect(args) -> int:
-    params = dict(parse_param(p) for p in args.param)
-    for name in ("seed", "time_limit", "progress", "weights", "sample_weight", "strata", "columns", "k"):
-        if name in params:
-            raise UserError(f"--param {name}=... is not a method parameter: use the --{name.replace('_', '-')} option")
+    from . import io
+
+    _check_time_limit(args.time_limit)
+    _check_interval_p(args.interval_p)
+    if args.seed is not None and args.seed < 0:
+        raise UserError(f"--seed must be a non-negative integer, got {args.seed}")
+    if args.block_size is not None and args.block_size < 1:
+        raise UserError(f"--block-size must be a positive number of records, got {args.block_size}")
+    params = method_params(args.method, args.param)
     if args.out_of_core:
+        if args.categorical or args.ordinal or args.distance != "euclidean" or args.aggregation != "mean":
+            raise UserError("--out-of-core takes continuous columns and group means only: drop --categorical, "
+                            "--ordinal, --distance and --aggregation, or run without --out-of-core")
         return protect_out_of_core_cli(args, params)
     src = Path(args.input)
-    out = check_output_path(Path(args.output), src)
+    if not src.exists():
+        raise UserError(f"input file not found: {src}")
+    io.format_of(src)
+    out = io.check_output_path(Path(args.output), src)
     report_path = None
     if args.report is not None:
         from .report import check_report_path
@@ -253,52 +333,62 @@ def cmd_protect(args) -> int:
         report_path = check_report_path(args.report)
         if report_path.resolve() in (src.resolve(), out.resolve()):
             raise UserError(f"refusing to write the report over the input or output file {report_path}")
-    if not 0 <= args.interval_p <= 100:
-        raise UserError(f"--interval-p must be in [0, 100], got {args.interval_p}")
     weights = parse_weights(args.weights)
-    strata = [c.strip() for c in args.strata.split(",") if c.strip()] if args.strata else None
+    strata = _names(args.strata)
+    columns = _names(args.columns)
+    if args.columns is not None and not columns:
+        raise UserError("--columns is empty")
     if args.merge_small_strata and not strata:
         raise UserError("--merge-small-strata needs --strata")
+
+    table = io.read(src, **_read_options(args))
+    table.check_columns(columns)
+    table.check_columns(strata, "stratum")
+    table.check_columns([args.sample_weight] if args.sample_weight else [], "sample weight")
+    table.check_columns((_names(args.categorical) or []) + (_names(args.ordinal) or []))
     show = not args.quiet
-    df = read_table(src)
-    partitioned = args.block_size is not None or args.scheduler is not None
-    own_bar = args.method == "auto" and not partitioned  # auto draws its own bar over its members
-    with contextlib.redirect_stdout(sys.stderr):  # method chatter never pollutes stdout (--json)
-        with progress_display(show and not own_bar, f"microagg {args.method}", args.time_limit):
-            res = microaggregate(
-                df,
-                k=args.k,
-                method=args.method,
-                columns=args.columns,
-                seed=args.seed,
-                standardize=not args.raw,
-                time_limit=args.time_limit,
-                strata=strata,
-                block_size=args.block_size,
-                scheduler=args.scheduler,
-                weights=weights,
-                sample_weight=args.sample_weight,
-                merge_small_strata=args.merge_small_strata,
-                progress=show and not partitioned,
-                **params,
-            )
-    report_text = None
-    if report_path is not None:
-        from .report import render_report
+    from .api import microaggregate
 
-        settings = {"input": str(src), "output": str(out), "seed": args.seed, "time limit (s)": args.time_limit,
-                    "strata": ", ".join(strata) if strata else None, "standardised": not args.raw,
-                    "block size": args.block_size}
-        report_text = render_report(res, df, settings, p=args.interval_p)
-    write_table(res.data, out, src)
+    with stdout_to_stderr(), progress_bar(show, args.time_limit, f"microagg {args.method}") as callback:
+        res = microaggregate(
+            table.frame,
+            k=args.k,
+            method=args.method,
+            columns=columns,
+            seed=args.seed,
+            standardize=not args.raw,
+            time_limit=args.time_limit,
+            strata=strata,
+            block_size=args.block_size,
+            scheduler=args.scheduler,
+            weights=weights,
+            sample_weight=args.sample_weight,
+            merge_small_strata=args.merge_small_strata,
+            progress=callback if callback is not None else False,
+            categorical=args.categorical, ordinal=args.ordinal, distance=args.distance,
+            aggregation=args.aggregation, trim=args.trim,
+            **params,
+        )
+        report_text = None
+        if report_path is not None:
+            from .report import render_report
+
+            settings = {"input": str(src), "output": str(out), "seed": args.seed,
+                        "time limit (s)": args.time_limit, "strata": ", ".join(strata) if strata else None,
+                        "standardised": not args.raw, "block size": args.block_size}
+            report_text = render_report(res, table.frame, settings, p=args.interval_p)
+    published = {c: res.data[c].to_numpy() for c in res.columns}
+    io.write(table, out, published)
     if report_text is not None:
-        from .report import atomic_write_text
-
-        atomic_write_text(report_path, report_text)
+        io.atomic_write_text(report_path, report_text)
+    unchanged = [c for c in table.header if c not in set(res.columns)]
     if args.json:
-        print_json(result_record(res, out, report_path))
+        print_json(result_record(res, out, report_path, unchanged))
     else:
         print(res.summary())
+        print(f"protected (quasi-identifiers): {', '.join(map(str, res.columns))}")
+        if unchanged:
+            print(f"unchanged: {', '.join(map(str, unchanged))}")
         print(f"written: {out}")
         if report_path is not None:
             print(f"report: {report_path}")
@@ -306,29 +396,35 @@ def cmd_protect(args) -> int:
 
 
 def cmd_evaluate(args) -> int:
-    if not 0 <= args.interval_p <= 100:
-        raise UserError(f"--interval-p must be in [0, 100], got {args.interval_p}")
+    import numpy as np
+
+    from . import io, measures
+    from .preprocess import quasi_identifiers, select_columns
+
+    _check_interval_p(args.interval_p)
     if args.k is not None and args.k < 1:
         raise UserError(f"-k must be at least 1, got {args.k}")
-    orig = read_table(args.original)
-    prot = read_table(args.protected)
+    options = _read_options(args)
+    orig_table = io.read(args.original, **options)
+    prot_table = io.read(args.protected, **options)
+    orig, prot = orig_table.frame, prot_table.frame
     if len(orig) != len(prot):
         raise UserError(f"the files have different numbers of rows ({len(orig)} and {len(prot)})")
-    cols = select_columns(orig, args.columns)
+    columns = _names(args.columns)
+    orig_table.check_columns(columns)
+    cols = select_columns(orig, columns)
     missing = [c for c in cols if c not in prot.columns]
     if missing:
         raise UserError(f"column(s) missing from the protected file: {', '.join(map(str, missing))}")
-    bad = [c for c in cols if not np.issubdtype(prot[c].dtype, np.number)]
-    if bad:
-        raise UserError(f"column(s) not numeric in the protected file: {', '.join(map(str, bad))}")
     if args.columns is None:  # default: the numeric columns the protection changed
         changed = [c for c in cols if not np.array_equal(orig[c].to_numpy(), prot[c].to_numpy())]
         cols = changed or cols
-    X = orig[cols].to_numpy(np.float64)
-    Xp = prot[cols].to_numpy(np.float64)
-    if not (np.isfinite(X).all() and np.isfinite(Xp).all()):
-        raise UserError("missing or infinite values in the compared columns")
-    with progress_display(not args.quiet and not args.json, "evaluating", None):
+    X = quasi_identifiers(orig, cols)
+    try:
+        Xp = quasi_identifiers(prot, cols)
+    except InputError as exc:
+        raise UserError(f"protected file: {exc}") from None
+    with stdout_to_stderr(), progress_bar(not args.quiet and not args.json, None, "evaluating"):
         report = measures.utility_report(X, Xp)
         risk = measures.risk_report(X, Xp, args.interval_p)
     anonymous = None if args.k is None else bool(report["smallest_group"] >= args.k)
@@ -356,6 +452,8 @@ def cmd_evaluate(args) -> int:
 
 
 def cmd_methods(args) -> int:
+    from . import methods as registry
+
     infos = registry.all_methods()
     if args.json:
         print_json({"methods": [
@@ -379,130 +477,40 @@ def cmd_methods(args) -> int:
     return 0
 
 
-#: Demo tasks: families whose methods share numba kernels run as one task in one worker, so no
-#: kernel is compiled twice at once (families not listed are tasks of their own).
-_DEMO_TASK_OF_FAMILY = {"tour": "local-search", "projection": "univariate", "per-variable": "univariate"}
-#: A task starts only once the tasks whose kernels its methods call have finished, so it loads
-#: those kernels from numba's on-disk cache instead of compiling them again: icsm, the tour
-#: methods and colgen start from MDAV/V-MDAV; auto runs the other methods.
-_DEMO_TASK_NEEDS = {"local-search": ("mdav",), "column generation": ("mdav",), "portfolio": ("*",)}
-#: Heaviest compilation first (the longest task bounds the wall time); unknown tasks go first.
-_DEMO_TASK_COST = ("column generation", "local-search", "mdav", "tsp", "fixed-size", "univariate", "hierarchical",
-                   "portfolio")
-#: A demo run that compiled numba code is repeated, at most this many times in all (see _demo_task).
-_DEMO_MAX_RUNS = 6
-
-
-def _demo_inputs(info, df):
-    """The data a method gets in the demo, and the note on its row."""
-    if not info.multivariate:
-        return df[df.columns[:1]], f"univariate: column {df.columns[0]} only"
-    if info.per_variable:
-        return df, "each variable on its own: not k-anonymous"
-    return df, ""
-
-
-def _demo_task(names: list, dataset: str, k: int, time_limit) -> list:
-    """Run the methods ``names`` as the demo shows them (one demo task; runs in a worker process).
-
-    Each method first runs once, untimed and to completion, on the first few records. That loads
-    its kernels from numba's on-disk cache, or compiles them, which would otherwise be counted
-    in its row; run to completion, an anytime method also reaches (and caches) the code paths
-    that a time-limited run reaches only when its kernels are already compiled, so the second
-    demo after an install does not compile again. A timed run during which numba still
-    compiled something is run again, until a run compiles nothing: the row then shows the
-    method's own time, not numba's. Returns one row (name, IL %, lower bound IL % or None,
-    seconds, note) per method.
-    """
-    from numba.core import event
-
-    df = datasets.load(dataset)
-    compilations = []
-    rows = []
-    with event.install_timer("numba:compile", compilations.append):
-        for name in names:
-            data, note = _demo_inputs(registry.get(name), df)
-            microaggregate(data.head(max(3 * k, 30)), k=k, method=name, seed=0)
-            for _ in range(_DEMO_MAX_RUNS):
-                before = len(compilations)
-                t = time.perf_counter()
-                res = microaggregate(data, k=k, method=name, seed=0, time_limit=time_limit)
-                secs = time.perf_counter() - t
-                if len(compilations) == before:
-                    break
-            rows.append((name, res.information_loss, res.lower_bound_il, secs, note))
-    return rows
-
-
-def demo_tasks(names) -> dict:
-    """{task: [method names]} and {task: tasks it waits for}, the heaviest tasks first."""
-    tasks: dict = {}
-    for name in names:
-        family = registry.get(name).family
-        tasks.setdefault(_DEMO_TASK_OF_FAMILY.get(family, family), []).append(name)
-    needs = {}
-    for task in tasks:
-        wanted = _DEMO_TASK_NEEDS.get(task, ())
-        needs[task] = {t for t in tasks if t != task and ("*" in wanted or t in wanted)}
-    cost = {t: _DEMO_TASK_COST.index(t) if t in _DEMO_TASK_COST else -1 for t in tasks}
-    order = sorted(tasks, key=lambda t: (cost[t], t))
-    return {t: tasks[t] for t in order}, needs
-
-
-def run_demo_tasks(tasks: dict, needs: dict, run, workers: int) -> list:
-    """Run ``run(task_methods)`` for every task on ``workers`` processes, each task once the
-    tasks in needs[task] are done; a task that others name in _DEMO_TASK_NEEDS starts first,
-    then the heaviest first (the order of ``tasks``). Returns the rows of all tasks."""
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-
-    unblocks = {t: sum(t in _DEMO_TASK_NEEDS.get(u, ()) for u in tasks) for t in tasks}
-    pending = sorted(tasks, key=lambda t: -unblocks[t])  # stable: keeps the cost order
-    done: set = set()
-    rows: list = []
-    if workers < 2:  # one core: in this process, in dependency order
-        while pending:
-            task = next(t for t in pending if needs[t] <= done)
-            pending.remove(task)
-            rows += run(tasks[task])
-            done.add(task)
-        return rows
-    running: dict = {}
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        while pending or running:
-            for task in [t for t in pending if needs[t] <= done][: workers - len(running)]:
-                pending.remove(task)
-                running[pool.submit(run, tasks[task])] = task
-            if not running:
-                raise RuntimeError(f"demo tasks wait for each other: {pending}")
-            finished, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in finished:
-                rows += future.result()
-                done.add(running.pop(future))
-    return rows
-
-
 def cmd_demo(args) -> int:
-    from functools import partial
+    from . import datasets
+    from .demo import run_demo
 
-    from rich.console import Console
-    from rich.table import Table
-
-    df = datasets.load(args.dataset)
-    tasks, needs = demo_tasks(registry.names())
-    run = partial(_demo_task, dataset=args.dataset, k=args.k, time_limit=args.time_limit)
-    workers = min(len(tasks), os.cpu_count() or 1)
-    # numba compiles on one thread and a fresh install has nothing cached: the tasks run in
-    # parallel worker processes, which write numba's on-disk cache (fast on later runs)
-    with Console(stderr=True).status("running every method (the first run also compiles them)"):
-        rows = {row[0]: row for row in run_demo_tasks(tasks, needs, run, workers)}
-    table = Table(title=f"microagg demo: {args.dataset} ({len(df)}×{df.shape[1]}), k = {args.k}")
-    for col in ("method", "IL %", "lower bound %", "seconds", "note"):
-        table.add_column(col, justify="left" if col in ("method", "note") else "right")
-    for name in registry.names():
-        _, il, lb, secs, note = rows[name]
-        table.add_row(name, f"{il:.3f}", "" if lb is None else f"{lb:.3f}", f"{secs:.2f}", note)
-    Console().print(table)
+    if args.dataset not in datasets.names():
+        raise UserError(f"unknown data set {args.dataset!r}; bundled: {', '.join(datasets.names())}")
+    if args.k < 2:
+        raise UserError(f"k must be at least 2, got {args.k}")
+    _check_time_limit(args.time_limit)
+    run_demo(args.dataset, args.k, args.time_limit, quiet_stdout=stdout_to_stderr)
     return 0
+
+
+def cmd_app(args) -> int:
+    """microagg app: the local web app (microagg.app), imported only when asked for."""
+    import importlib.util
+
+    if importlib.util.find_spec("shiny") is None:
+        print('microagg: error: the app needs its extra: pip install "microagg[app]"', file=sys.stderr)
+        return EXIT_USER_ERROR
+    from .app import serve
+
+    return serve(args.file, host=args.host, port=args.port, open_browser=not args.no_browser,
+                 allow_remote=args.allow_remote, max_upload_mb=args.max_upload_mb)
+
+
+def _add_read_options(p) -> None:
+    p.add_argument("--sep", help="CSV field separator (default: detected among , ; tab |); 'tab' for a tab")
+    p.add_argument("--decimal", choices=(".", ","), help="CSV decimal mark (default: detected)")
+    p.add_argument("--encoding", help="CSV text encoding (default: UTF-8 with or without BOM, else cp1252/latin-1)")
+    p.add_argument("--sheet", help="Excel: the worksheet to read (default: the first)")
+    p.add_argument("--missing", metavar="TOKEN,...",
+                   help="text tokens that mean 'missing' (e.g. '-,.,n/a'); a missing value in a "
+                        "quasi-identifier is still an error, other columns are written unchanged")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -510,9 +518,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
     sub.required = True
 
-    pr = sub.add_parser("protect", help="microaggregate a CSV or Parquet file")
+    pr = sub.add_parser("protect", help="microaggregate a data file (CSV, Parquet, Stata, SPSS, SAS, Excel)")
     pr.add_argument("input")
-    pr.add_argument("-o", "--output", required=True, help="output .csv or .parquet (written atomically)")
+    pr.add_argument("-o", "--output", required=True,
+                    help="output file; its suffix sets the format (the input's format and CSV dialect when "
+                         "the suffixes match); written atomically, never over the input")
     pr.add_argument("-k", type=int, required=True, help="minimum group size")
     pr.add_argument("--columns", help="comma-separated quasi-identifier columns (default: all numeric)")
     pr.add_argument("--method", default="mdav", help="method name (see 'microagg methods')")
@@ -531,9 +541,15 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--weights", metavar="W1,W2,..|COL=W,..",
                     help="variable weights for the distance, one positive number per QI column")
     pr.add_argument("--sample-weight", metavar="COLUMN", help="sampling-weight column for weighted group means")
+    pr.add_argument("--categorical", metavar="A,B", help="nominal quasi-identifier columns (publish the group's mode)")
+    pr.add_argument("--ordinal", metavar="C,D", help="ordinal quasi-identifier columns (publish the median category)")
+    pr.add_argument("--distance", default="euclidean", help="euclidean | mahalanobis | robust (MCD covariance)")
+    pr.add_argument("--aggregation", default="mean", help="continuous representative: mean | median | trimmed | onestep")
+    pr.add_argument("--trim", type=float, default=None, help="share trimmed at each end with --aggregation trimmed (0.1)")
     pr.add_argument("--report", metavar="REPORT.html", help="write a self-contained HTML report (atomically)")
     pr.add_argument("--interval-p", type=float, default=10.0, metavar="P",
                     help="rank-interval percentage for interval disclosure in the report (default 10)")
+    _add_read_options(pr)
     pr.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     pr.add_argument("--json", action="store_true", help="print one JSON object on stdout instead of the summary")
     pr.set_defaults(func=cmd_protect)
@@ -545,6 +561,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("-k", type=int, default=None, help="check k-anonymity of the published QI values")
     ev.add_argument("-p", "--interval-p", type=float, default=10.0, metavar="P",
                     help="rank-interval percentage for interval disclosure (default 10)")
+    _add_read_options(ev)
     ev.add_argument("-q", "--quiet", action="store_true", help="no progress display")
     ev.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     ev.set_defaults(func=cmd_evaluate)
@@ -555,30 +572,114 @@ def build_parser() -> argparse.ArgumentParser:
     me.set_defaults(func=cmd_methods)
 
     de = sub.add_parser("demo", help="run every method on a bundled data set")
-    de.add_argument("--dataset", default="census", choices=datasets.names())
+    de.add_argument("--dataset", default="census", help="census, tarragona or eia (default census)")
     de.add_argument("-k", type=int, default=3)
     de.add_argument("--time-limit", type=float, default=1.0, metavar="SECONDS",
                     help="budget for each iterative method (default 1)")
     de.set_defaults(func=cmd_demo)
+
+    ap = sub.add_parser("app", help="open the point-and-click web app in the browser")
+    ap.add_argument("file", nargs="?", help="a data file to load at start")
+    ap.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    ap.add_argument("--no-browser", action="store_true", help="do not open the browser")
+    ap.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, this machine only)")
+    ap.add_argument("--allow-remote", action="store_true", help="allow a --host other machines can reach")
+    ap.add_argument("--max-upload-mb", type=float, default=2048.0, metavar="N", help="upload limit (default 2048)")
+    ap.set_defaults(func=cmd_app)
     return p
 
 
-def main(argv=None) -> int:
-    warnings.showwarning = lambda msg, cat, *a, **kw: print(f"microagg: warning: {msg}", file=sys.stderr)
+# --- running a command: errors, signals ------------------------------------------------------
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _run_command(args) -> int:
+    """Run the command; map its outcome to an exit status (in the thread that runs it)."""
     try:
-        args = build_parser().parse_args(argv)
         return args.func(args)
-    except (UserError, InputError, ValueError, FileNotFoundError, PermissionError) as exc:
-        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        print(f"microagg: error: {msg}", file=sys.stderr)
+    except InputError as exc:  # exactly the user errors: ours, argparse's, the library's family
+        print(f"microagg: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_USER_ERROR
-    except KeyboardInterrupt:
-        print("microagg: interrupted", file=sys.stderr)
-        return 130
     except BrokenPipeError:  # e.g. piped into head: not an error of ours
         with contextlib.suppress(OSError):
             sys.stdout = open(os.devnull, "w")
         return 0
+    except KeyboardInterrupt:
+        return EXIT_SIGINT
+    except Exception as exc:  # a bug of ours: say so, with the traceback
+        print(f"microagg: internal error: {type(exc).__name__}: {_one_line(exc)}", file=sys.stderr)
+        traceback.print_exc(file=sys.stderr)
+        return EXIT_INTERNAL_ERROR
+
+
+def _on_signal(signum, frame):  # noqa: ARG001
+    """Ctrl-C / SIGTERM: remove unfinished temporary files, one line, exit at once (even while a
+    numba kernel or HiGHS runs in the worker thread)."""
+    from .io import remove_temporaries
+
+    remove_temporaries()
+    code, word = (EXIT_SIGINT, "interrupted") if signum == signal.SIGINT else (EXIT_SIGTERM, "terminated")
+    with contextlib.suppress(Exception):
+        os.write(2, f"\nmicroagg: {word}\n".encode())
+    os._exit(code)
+
+
+def _run_in_worker(args) -> int:
+    """The command runs in a worker thread while the main thread waits in short steps, so a signal
+    handler runs promptly whatever the worker is doing (numba kernels release the GIL)."""
+    box = {"code": EXIT_INTERNAL_ERROR}
+
+    def work():
+        box["code"] = _run_command(args)
+
+    worker = threading.Thread(target=work, name="microagg-command", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.1)
+    return box["code"]
+
+
+def main(argv=None) -> int:
+    """Run the command line; returns the exit status. Warnings are shown (one line each, on
+    stderr) when the command ends, and only if it did not fail on a user error, whose one line is
+    then all that stderr holds."""
+    shown: list = []
+
+    def keep_warning(message, category, filename, lineno, file=None, line=None):
+        text = f"microagg: warning: {message}"
+        if text not in shown:
+            shown.append(text)
+
+    saved_show = warnings.showwarning
+    warnings.showwarning = keep_warning
+    code = EXIT_INTERNAL_ERROR
+    try:
+        try:
+            args = build_parser().parse_args(argv)
+        except UserError as exc:
+            print(f"microagg: error: {_one_line(exc)}", file=sys.stderr)
+            code = EXIT_USER_ERROR
+            return code
+        if threading.current_thread() is not threading.main_thread():
+            code = _run_command(args)
+            return code
+        handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+        for s in handlers:
+            signal.signal(s, _on_signal)
+        try:
+            code = _run_in_worker(args)
+            return code
+        finally:
+            for s, h in handlers.items():
+                signal.signal(s, h)
+    finally:
+        warnings.showwarning = saved_show
+        if code != EXIT_USER_ERROR:
+            for text in shown:
+                print(text, file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,9 @@ __all__ = [
     "distance_linkage_risk",
     "interval_disclosure_risk",
     "risk_report",
+    "category_change_rate",
+    "category_distribution_distance",
+    "categorical_report",
 ]
 
 
@@ -241,12 +244,25 @@ def risk_report(X, Xp, p: float = 10.0) -> dict:
     }
 
 
-def utility_report(X, Xp, labels=None, scaler=None) -> dict:
+def utility_report(X, Xp, labels=None, scaler=None, categorical=()) -> dict:
     """The standard figures comparing original and protected QI values (utility / information loss).
 
     ``scaler``: a run's ``Standardizer`` (``Result.scaler``), so that the information loss is the
     run's own (raw units with standardize=False); default: z-scores of the original.
+    categorical: names of categorical QI columns (X and Xp are then DataFrames); they are measured
+    by ``categorical_report`` (under "categorical") and the other figures use the other columns
+    (z-scores of the original: a run's scaler also covers ordinal ranks, so it is not used).
     """
+    if categorical:
+        import pandas as pd
+
+        categorical = list(categorical)
+        if not (isinstance(X, pd.DataFrame) and isinstance(Xp, pd.DataFrame)):
+            raise ValueError("categorical columns are named: pass the original and protected data as DataFrames")
+        rest = [c for c in X.columns if c not in categorical]
+        out = utility_report(X[rest], Xp[rest], labels) if rest else {}
+        out["categorical"] = categorical_report(X[categorical], Xp[categorical])
+        return out
     X, Xp = _values(X), _values(Xp)
     Z, Zp = _common_scale(X, Xp, scaler)
     sst = _sst(Z)
@@ -267,3 +283,46 @@ def utility_report(X, Xp, labels=None, scaler=None) -> dict:
         "eigenvalue_discrepancy_percent": eigenvalue_discrepancy(X, Xp),
     }
     return out
+
+
+# --- categorical quasi-identifiers -------------------------------------------------------------
+
+
+def category_change_rate(original, protected) -> float:
+    """Share (0..1) of records whose category changed (one categorical column, same row order)."""
+    import pandas as pd
+
+    a = pd.Series(original).reset_index(drop=True)
+    b = pd.Series(protected).reset_index(drop=True)
+    if len(a) != len(b):
+        raise ValueError(f"original and protected columns differ in length: {len(a)} and {len(b)}")
+    if len(a) == 0:
+        return 0.0
+    same = a.astype(object).to_numpy() == b.astype(object).to_numpy()
+    return float(1.0 - np.mean(same))
+
+
+def category_distribution_distance(original, protected) -> float:
+    """Total variation distance (0..1) between the category frequencies before and after.
+
+    TVD = ½·Σ_c |p_c − p'_c| over the categories of either column: the largest difference, over
+    all sets of categories, between the share of records in the set before and after (0: the
+    marginal distribution is preserved; 1: disjoint supports).
+    """
+    import pandas as pd
+
+    p = pd.Series(original).astype(object).value_counts(normalize=True)
+    q = pd.Series(protected).astype(object).value_counts(normalize=True)
+    p, q = p.align(q, fill_value=0.0)
+    return float(0.5 * np.abs(p.to_numpy() - q.to_numpy()).sum())
+
+
+def categorical_report(original, protected) -> dict:
+    """Per categorical column of the DataFrames: share of changed values, total variation distance of the frequencies."""
+    return {
+        str(c): {
+            "changed_share": category_change_rate(original[c], protected[c]),
+            "distribution_tvd": category_distribution_distance(original[c], protected[c]),
+        }
+        for c in original.columns
+    }

@@ -6,6 +6,7 @@ wrong and where (column names, row counts); nothing is dropped or coerced silent
 
 from __future__ import annotations
 
+import re
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,59 +16,205 @@ import pandas as pd
 
 from .errors import InputError
 
-__all__ = ["InputError", "read_table", "select_columns", "quasi_identifiers", "Standardizer", "zscores",
-           "principal_axes", "check_k"]
+__all__ = ["InputError", "read_table", "select_columns", "quasi_identifiers", "looks_like_identifier", "Standardizer",
+           "zscores", "principal_axes", "check_k"]
 
 
-def read_table(path: str | Path) -> pd.DataFrame:
-    """Read a CSV or Parquet file (by extension; a directory is read as a Parquet dataset)."""
-    p = Path(path)
-    if not p.exists():
-        raise InputError(f"input file not found: {p}")
-    try:
-        if p.is_dir() or p.suffix.lower() in (".parquet", ".pq"):
-            df = pd.read_parquet(p)
-        else:
-            df = pd.read_csv(p)
-    except pd.errors.EmptyDataError:
-        raise InputError(f"input file is empty: {p}") from None
-    except (pd.errors.ParserError, UnicodeDecodeError, OSError, ValueError) as exc:
-        raise InputError(f"cannot read {p}: {str(exc).splitlines()[0]}") from None
-    if len(df) == 0:
-        raise InputError(f"input has no data rows: {p}")
-    return df
+def read_table(path: str | Path, **options) -> pd.DataFrame:
+    """Read a data file into the frame the pipeline uses (any format of ``microagg.io``; options
+    such as ``sep``, ``decimal``, ``encoding``, ``missing`` go to ``io.read``)."""
+    from . import io
+
+    return io.read(path, **options).frame
 
 
-def select_columns(df: pd.DataFrame, columns=None, exclude=()) -> list[str]:
-    """The quasi-identifier columns: ``columns`` if given, else every numeric column not excluded."""
+#: A column with numbers in the majority and at most this many distinct other tokens (or with
+#: numbers in 90 % of its cells) is "numeric except for a few tokens": an error, never silent text.
+_FEW_TOKENS = 5
+
+
+def looks_like_identifier(name, values) -> str | None:
+    """Why column ``name`` looks like a record identifier (None if it does not): its name (id, ID,
+    *_id, ident, ...) or its values (a running number: n distinct integers filling a range of n)."""
+    text = str(name)
+    if re.search(r"(?:^|[_\W])(?:[hp]?id|ident|identifier|key|nr|no)(?:$|[_\W])", text, re.IGNORECASE) \
+            or re.search(r"[a-z0-9](?:Id|ID)$", text) or text.lower() == "id":
+        return "its name says identifier"
+    col = values
+    if not isinstance(name, str):  # an array's positional columns: no names, no guessing
+        return None
+    if pd.api.types.is_integer_dtype(col.dtype) and len(col) >= 10 and col.is_unique:
+        if int(col.max()) - int(col.min()) + 1 == len(col):
+            return "its values are the distinct integers of a running number"
+    return None
+
+
+def _number(value, missing=()) -> tuple[bool, bool, float]:
+    """(is_missing, is_number, value) of one cell of an object column."""
+    if value is None or (isinstance(value, float) and value != value) or value is pd.NA:
+        return True, False, np.nan
+    if isinstance(value, (bool, np.bool_)):
+        return False, False, np.nan
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return False, True, value
+    if isinstance(value, str):
+        v = value.strip()
+        if v == "" or v in missing:
+            return True, False, np.nan
+        if _NUMBER_TEXT.fullmatch(v):
+            return False, True, float(v)
+    return False, False, np.nan
+
+
+_NUMBER_TEXT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def _is_text_column(col: pd.Series) -> bool:
+    return col.dtype == object or pd.api.types.is_string_dtype(col.dtype)
+
+
+def _tokens(col: pd.Series, missing=()) -> tuple[int, dict]:
+    """(numeric cells, {token: count}) of an object column: the non-numeric, non-missing cells."""
+    numbers, tokens = 0, {}
+    for v in col.to_numpy(dtype=object):
+        is_missing, is_number, _ = _number(v, missing)
+        if is_number:
+            numbers += 1
+        elif not is_missing:
+            key = v.strip() if isinstance(v, str) else repr(v)
+            tokens[key] = tokens.get(key, 0) + 1
+    return numbers, tokens
+
+
+def first_non_number(col: pd.Series, missing=()) -> tuple[int, object] | None:
+    """(row counted from 1, value) of the first cell of a text column that is neither a number nor
+    missing; None when every cell is one (the column is numbers written as text)."""
+    missing = {str(t).strip() for t in (missing or ())}
+    for i, v in enumerate(col.to_numpy(dtype=object)):
+        is_missing, is_number, _ = _number(v, missing)
+        if not (is_missing or is_number):
+            return i + 1, v
+    return None
+
+
+def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=(), allow_empty: bool = False) -> list[str]:
+    """The quasi-identifier columns.
+
+    ``columns`` given: those columns, each of which must be numeric (a text cell that is not a
+    number is an error naming its row and value). Default: every numeric column not excluded,
+    except columns that look like identifiers (skipped with a warning naming them); a column
+    numeric but for a few tokens (``-``, ``.``, ``n/a``, ...) is an error naming the column and the
+    tokens. ``missing``: text tokens that mean "missing" (a QI holding them is still an error).
+    ``allow_empty``: no numeric column is not an error (other QIs were declared).
+    """
+    missing = {str(t).strip() for t in (missing or ())}
     if columns is None:
-        cols = [c for c in df.columns if c not in set(exclude) and pd.api.types.is_numeric_dtype(df[c])
-                and not pd.api.types.is_bool_dtype(df[c])]
-        if not cols:
+        cols, skipped = [], []
+        for c in df.columns:
+            if c in set(exclude):
+                continue
+            col = df[c]
+            if isinstance(col, pd.DataFrame):  # a duplicated name: ambiguous, never a default QI
+                skipped.append((c, "its name occurs more than once"))
+                continue
+            if pd.api.types.is_bool_dtype(col.dtype):
+                continue
+            if pd.api.types.is_numeric_dtype(col.dtype):
+                why = looks_like_identifier(c, col)
+                if why:
+                    skipped.append((c, why))
+                else:
+                    cols.append(c)
+                continue
+            if not _is_text_column(col):
+                continue
+            numbers, tokens = _tokens(col, missing)
+            if numbers and not tokens:
+                if any(isinstance(v, str) and _number(v, missing)[1] for v in col.to_numpy(dtype=object)):
+                    # numbers written as text, e.g. codes with leading zeros (00123)
+                    skipped.append((c, "its numbers are stored as text, such as codes with leading zeros"))
+                else:  # numbers with declared-missing tokens, or integers beyond int64: checked as QIs
+                    cols.append(c)
+            elif numbers and numbers >= sum(tokens.values()) and (
+                    len(tokens) <= _FEW_TOKENS or numbers >= 9 * sum(tokens.values())):
+                ranked = sorted(tokens.items(), key=lambda x: -x[1])
+                listed = ", ".join(f"{t!r} ({k}x)" for t, k in ranked[:_FEW_TOKENS])
+                if len(ranked) > _FEW_TOKENS:
+                    listed += f" and {len(ranked) - _FEW_TOKENS} more"
+                raise InputError(
+                    f"column {c} is numeric except for {listed}: declare the token(s) missing "
+                    f"(--missing / missing=) or name the quasi-identifiers (--columns / columns=)")
+        for c, why in skipped:
+            warnings.warn(f"column {c} looks like an identifier or code ({why}): it is not protected; "
+                          f"name it in --columns / columns= to use it as a quasi-identifier, "
+                          f"or remove it before publishing", UserWarning, stacklevel=3)
+        if not cols and not allow_empty:
             raise InputError("no numeric columns to use as quasi-identifiers")
         return cols
     if isinstance(columns, str):
         columns = [c.strip() for c in columns.split(",") if c.strip()]
+    elif isinstance(columns, (int, float, np.integer, np.floating)) or not hasattr(columns, "__iter__"):
+        raise InputError(f"columns must be a list of column names, got {columns!r}")
     columns = list(columns)
     if not columns:
         raise InputError("no quasi-identifier columns given")
     if len(set(columns)) != len(columns):
         dup = sorted({c for c in columns if columns.count(c) > 1}, key=str)
         raise InputError(f"quasi-identifier column(s) given twice: {', '.join(map(str, dup))}")
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
+    missing_cols = [c for c in columns if c not in df.columns]
+    if missing_cols:
         raise InputError(
-            f"unknown column(s): {', '.join(map(str, missing))}; available: {', '.join(map(str, df.columns))}"
+            f"unknown column(s): {', '.join(map(str, missing_cols))}; available: {', '.join(map(str, df.columns))}"
         )
-    bad = [c for c in columns if not pd.api.types.is_numeric_dtype(df[c]) or pd.api.types.is_bool_dtype(df[c])]
-    if bad:
-        raise InputError(f"quasi-identifier column(s) not numeric: {', '.join(map(str, bad))}")
+    for c in columns:
+        col = df[c]
+        if isinstance(col, pd.DataFrame):
+            raise InputError(f"column name {c!r} occurs more than once: a duplicated name cannot be a quasi-identifier")
+        if pd.api.types.is_bool_dtype(col.dtype):
+            raise InputError(f"quasi-identifier column {c} is not numeric (true/false values)")
+        if pd.api.types.is_numeric_dtype(col.dtype):
+            if pd.api.types.is_complex_dtype(col.dtype):
+                raise InputError(f"quasi-identifier column {c} is not numeric (complex values)")
+            continue
+        if not _is_text_column(col):
+            raise InputError(f"quasi-identifier column {c} is not numeric (dtype {col.dtype})")
+        bad = first_non_number(col, missing)
+        if bad is not None:
+            raise InputError(f"quasi-identifier column {c} is not numeric: row {bad[0]} holds {bad[1]!r}")
     return columns
 
 
-def quasi_identifiers(df: pd.DataFrame, columns: list) -> np.ndarray:
-    """QI values as float64 (n, d); NaN or inf is an error naming the column and row count."""
-    X = df[columns].to_numpy(dtype=np.float64, na_value=np.nan)
+#: float64 holds every integer up to 2**53 exactly; beyond, distinct integers may become equal.
+_EXACT_INTEGERS = 2 ** 53
+
+
+def quasi_identifiers(df: pd.DataFrame, columns: list, missing=()) -> np.ndarray:
+    """QI values as float64 (n, d); NaN or inf is an error naming the column and row count, and so
+    are integers beyond 2**53 (float64 cannot hold them exactly: distinct values would merge)."""
+    missing = {str(t).strip() for t in (missing or ())}
+    n = len(df)
+    X = np.empty((n, len(columns)), dtype=np.float64)
+    for j, c in enumerate(columns):
+        col = df[c]
+        if pd.api.types.is_integer_dtype(col.dtype) and n:
+            big = np.flatnonzero((col.abs() > _EXACT_INTEGERS).fillna(False).to_numpy(dtype=bool))
+            if big.size:
+                i = int(big[0])
+                raise InputError(f"quasi-identifier column {c} holds integers beyond 2^53 that float64 cannot hold "
+                                 f"exactly ({big.size} rows, first row {i + 1}: {col.iloc[i]}); rescale it or leave it out")
+            X[:, j] = col.to_numpy(dtype=np.float64, na_value=np.nan)
+        elif pd.api.types.is_numeric_dtype(col.dtype):
+            X[:, j] = col.to_numpy(dtype=np.float64, na_value=np.nan)
+        else:
+            cells = col.to_numpy(dtype=object)
+            for i, v in enumerate(cells):
+                is_missing, is_number, value = _number(v, missing)
+                if isinstance(value, (int, np.integer)) and abs(int(value)) > _EXACT_INTEGERS:
+                    raise InputError(f"quasi-identifier column {c} holds integers beyond 2^53 that float64 cannot "
+                                     f"hold exactly (row {i + 1}: {value}); rescale it or leave it out")
+                if not (is_missing or is_number):
+                    raise InputError(f"quasi-identifier column {c} is not numeric: row {i + 1} holds {v!r}")
+                X[i, j] = float(value) if is_number else np.nan
     bad = ~np.isfinite(X)
     if bad.any():
         parts = [f"{columns[j]} ({int(bad[:, j].sum())} rows)" for j in np.flatnonzero(bad.any(axis=0))]

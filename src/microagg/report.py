@@ -11,7 +11,6 @@ from __future__ import annotations
 import html
 import json
 import os
-import tempfile
 import time
 from pathlib import Path
 
@@ -19,6 +18,8 @@ import numpy as np
 import pandas as pd
 
 from . import measures
+from .errors import InputError
+from .io import atomic_write, atomic_write_text  # noqa: F401  (their home is io; kept importable here)
 from .preprocess import Standardizer
 
 __all__ = ["render_report", "write_report", "atomic_write", "atomic_write_text", "check_report_path"]
@@ -217,7 +218,12 @@ def render_report(result, original, settings: dict | None = None, *, p: float = 
     run parameters to list (input file, seed, time limit, strata, ...); ``p``: the rank-interval
     percentage of the interval-disclosure measure.
     """
-    cols = list(result.columns)
+    kinds = result.extras.get("kinds", {})  # categorical QIs: measured apart (extras["categories"])
+    cols = [c for c in result.columns if kinds.get(str(c), "continuous") == "continuous"]
+    if not cols:
+        from .errors import InputError
+
+        raise InputError("the HTML report needs at least one continuous quasi-identifier column")
     X = _values(original, cols)
     Xp = _values(result.data, cols)
     if X.shape != Xp.shape:
@@ -227,8 +233,14 @@ def render_report(result, original, settings: dict | None = None, *, p: float = 
     # utility table's IL is the run's IL (raw units with standardize=False)
     zscale = Standardizer.fit(X, warn=False)
     Z, Zp = zscale.transform(X), zscale.transform(Xp)
-    utility = measures.utility_report(X, Xp, scaler=result.scaler)
+    heterogeneous = len(cols) < len(result.columns)  # the run's scaler also covers ordinal ranks
+    utility = measures.utility_report(X, Xp, scaler=None if heterogeneous else result.scaler)
     risk = measures.risk_report(X, Xp, p)
+    if heterogeneous:  # IL and k-anonymity are about every QI column, categorical ones included
+        utility["information_loss"] = result.information_loss
+        published = result.data[list(result.columns)] if isinstance(result.data, pd.DataFrame) else \
+            pd.DataFrame(np.asarray(result.data).reshape(len(result.labels), -1)[:, list(result.columns)])
+        risk["smallest_group"] = int(published.astype(str).value_counts().min())
 
     sizes = np.concatenate(result.group_sizes) if result.per_variable else np.asarray(result.group_sizes)
     params = [("method", result.method), ("k", result.k), ("records", len(X)),
@@ -289,6 +301,12 @@ def render_report(result, original, settings: dict | None = None, *, p: float = 
         ("smallest group of identical published QI values", risk["smallest_group"],
          "k-anonymous" if risk["smallest_group"] >= result.k else "NOT k-anonymous"),
     ]
+    for c, m in result.extras.get("categories", {}).items():
+        util_rows.append((f"categorical {c}: values changed (%) / distribution distance (TVD)",
+                          f"{100 * m['changed_share']:.2f} / {m['distribution_tvd']:.4f}",
+                          "share of records whose category changed; ½·Σ|p − p′| over the categories"))
+    if "representatives_note" in result.extras:
+        figures.append(("representatives", result.extras["representatives_note"]))
     warn = ""
     if result.per_variable:
         warn = ('<p class="warn">Each variable was grouped on its own: combinations of values are NOT '
@@ -327,36 +345,18 @@ of the standardised original quasi-identifiers{scatter_note}.</figcaption></figu
     return body
 
 
-def atomic_write(path, write) -> Path:
-    """Write a file atomically: ``write(tmp_path)`` fills a temporary file in the same folder,
-    which then replaces ``path`` in one rename, so readers never see a half-written file."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        write(tmp)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the usual permissions
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return path
-
-
-def atomic_write_text(path, text: str) -> Path:
-    """Write ``text`` to ``path`` atomically (temporary file in the same folder, then rename)."""
-    return atomic_write(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
-
-
 def check_report_path(path) -> Path:
-    """The report path, if it can be written (.html, existing folder); ValueError otherwise."""
+    """The report path, if it can be written (.html, existing writable folder, not a directory);
+    InputError otherwise."""
     path = Path(path)
     if path.suffix.lower() not in (".html", ".htm"):
-        raise ValueError(f"the report must end in .html, got {path.name}")
+        raise InputError(f"the report must end in .html, got {path.name}")
     if not path.parent.exists():
-        raise ValueError(f"report folder does not exist: {path.parent}")
+        raise InputError(f"report folder does not exist: {path.parent}")
+    if path.is_dir():
+        raise InputError(f"the report is a directory: {path}")
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        raise InputError(f"report folder is not writable: {path.parent}")
     return path
 
 

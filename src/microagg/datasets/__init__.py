@@ -1,15 +1,27 @@
-"""Bundled benchmark microdata (from R's sdcMicro; see README.md in this folder).
+"""Bundled microdata (from R's sdcMicro; see README.md in this folder).
 
-``load(name)`` returns a fresh pandas DataFrame; no network is needed.
+``load(name)`` returns a fresh pandas DataFrame with proper dtypes; ``roles(name)`` says what each
+column is ("continuous", "ordinal", "nominal", "id" or "weight"). No network is needed.
 """
 
 from __future__ import annotations
 
 from importlib import resources
 
-__all__ = ["load", "names", "path"]
+__all__ = ["load", "names", "path", "roles"]
 
-_FILES = {"census": "census.csv", "tarragona": "tarragona.csv", "eia": "eia.csv"}
+_FILES = {"census": "census.csv", "tarragona": "tarragona.csv", "eia": "eia.csv", "testdata": "testdata.csv"}
+
+# testdata (sdcMicro's household survey): the integer codes are nominal categories; age is kept as
+# a number (years, continuous: declare ordinal=["age"] to publish a median age instead of a mean)
+_ROLES = {
+    "testdata": {
+        "urbrur": "nominal", "roof": "nominal", "walls": "nominal", "water": "nominal",
+        "electcon": "nominal", "relat": "nominal", "sex": "nominal", "age": "continuous",
+        "hhcivil": "nominal", "expend": "continuous", "income": "continuous", "savings": "continuous",
+        "ori_hid": "id", "sampling_weight": "weight", "household_weights": "weight",
+    },
+}
 
 
 def names() -> list[str]:
@@ -23,9 +35,32 @@ def path(name: str):
     return resources.files(__name__).joinpath(_FILES[name])
 
 
-def load(name: str) -> pd.DataFrame:
-    """Load a bundled data set: 'census' (1080×13), 'tarragona' (834×13) or 'eia' (4092×11)."""
+def roles(name: str) -> dict[str, str]:
+    """Column -> role ("continuous", "ordinal", "nominal", "id", "weight") of a bundled data set.
+
+    census, tarragona and eia are all continuous (eia's UTILITYID is an identifier code that the
+    benchmark literature treats as a numeric attribute, so it is listed as continuous).
+    """
+    if name in _ROLES:
+        return dict(_ROLES[name])
+    with path(name).open(encoding="utf-8") as f:  # the header line; pandas is not needed for it
+        header = f.readline().rstrip("\r\n").split(",")
+    return {c: "continuous" for c in header}
+
+
+def load(name: str):
+    """Load a bundled data set (a pandas DataFrame): 'census' (1080×13), 'tarragona' (834×13),
+    'eia' (4092×11) or 'testdata' (4580×15; nominal codes as unordered pandas Categoricals,
+    amounts as float)."""
     import pandas as pd
 
     with resources.as_file(path(name)) as p:
-        return pd.read_csv(p)
+        df = pd.read_csv(p)
+    for c, role in roles(name).items():
+        if role == "nominal":
+            df[c] = pd.Categorical(df[c])  # categories: the codes present, ascending
+        elif role == "ordinal":
+            df[c] = pd.Categorical(df[c], ordered=True)
+        elif role == "continuous" and name == "testdata":
+            df[c] = df[c].astype("int64" if c == "age" else "float64")
+    return df

@@ -11,36 +11,43 @@ record-index order returns:
   added anyway and pruning is strict, so exact ties are never pruned;
 * ties are broken explicitly by the lower original record index.
 
-The tree is a tuple of arrays ``T`` (numba-friendly, cacheable):
-``(Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist, anchor, r2, mu,
-cosb)``
-where ``Xt`` holds the
-records in tree order, ``oidx[p]`` the original index at tree position ``p``, ``pos_of[i]`` the
-position of record ``i``, ``leaf_of[p]`` the leaf holding position ``p``; node ``v`` covers
-positions ``start[v] ..``; for a leaf the alive records are ``start[v] .. start[v]+cnt[v]-1``;
-``cnt[v]`` is the number of alive records under ``v``; ``left[v] < 0`` marks a leaf.
-Each node also has a bounding ball: ``center[v]`` (its box's midpoint at build time), radius
-``rad[v]`` (refit on deletion) and ``cdist[v]``, the distance from its parent's center. In many
-dimensions the ball bound is much tighter than the box bound for farthest queries.
-``anchor`` is the mean of the records at build time and ``r2[v]`` the largest squared distance
-from the anchor among node ``v``'s alive records (refit on deletion). Farthest queries bound
-‖x − q‖² = ‖x − a‖² + ‖q − a‖² − 2·(x − a)·(q − a) by r2[v] + ‖q − a‖² + the maximum of the
-linear term over the node's box or ball: far tighter than the box or ball alone in many
-dimensions (about 6× fewer records scanned on 10-d Gaussian data), because the box's far corner
-and the ball's far side are much farther from q than any record.
-Shell trees (``build_subset`` with shell_weight > 0, for farthest queries) also carry a *cone*
-per node: ``mu[v]`` the unit mean direction of its records seen from the anchor and ``cosb[v]``
-the cosine of the largest angle between a record's direction and mu[v], computed at build time
-and left as they are on deletion (a subset stays inside the cone). For plain trees mu has no
-rows and cosb is empty.
+The tree ``T`` is a ``KDTree``, a named tuple of arrays (numba reads its fields by name in nopython
+mode, and caches functions taking it): ``T.Xt`` holds the records in tree order, ``oidx[p]`` the
+original index at tree position ``p``, ``pos_of[i]`` the position of record ``i``, ``leaf_of[p]``
+the leaf holding position ``p``; node ``v`` covers positions ``start[v] ..``; for a leaf the alive
+records are ``start[v] .. start[v]+cnt[v]-1``; ``cnt[v]`` is the number of alive records under
+``v``; ``left[v] < 0`` marks a leaf. Each node also has a bounding ball: ``center[v]`` (its box's
+midpoint at build time), radius ``rad[v]`` (refit on deletion) and ``cdist[v]``, the distance from
+its parent's center. In many dimensions the ball bound is much tighter than the box bound for
+farthest queries. ``anchor`` is the mean of the records at build time and ``r2[v]`` the largest
+squared distance from the anchor among node ``v``'s alive records (refit on deletion). Farthest
+queries bound ‖x − q‖² = ‖x − a‖² + ‖q − a‖² − 2·(x − a)·(q − a) by r2[v] + ‖q − a‖² + the maximum
+of the linear term over the node's box or ball: far tighter than the box or ball alone in many
+dimensions (about 6× fewer records scanned on 10-d Gaussian data), because the box's far corner and
+the ball's far side are much farther from q than any record. Shell trees (``build_subset`` with
+shell_weight > 0, for farthest queries) also carry a *cone* per node: ``mu[v]`` the unit mean
+direction of its records seen from the anchor and ``cosb[v]`` the cosine of the largest angle
+between a record's direction and mu[v], computed at build time and left as they are on deletion (a
+subset stays inside the cone). For plain trees mu has no rows and cosb is empty.
 """
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
+from .kbest import kbest_admits, kbest_insert
 from .nearest import sqdist
+
+__all__ = ["KDTree", "build", "build_pair", "build_subset", "delete", "knn", "nearest_to_any", "has_witness",
+           "farthest", "alive_indices", "radial_build", "radial_farthest"]
+
+#: The tree's arrays (module docstring). Nodes: lo, hi (box), start, cnt, left, right, parent,
+#: center, rad, cdist (ball), r2 (anchor distance), mu, cosb (cone, shell trees only).
+KDTree = namedtuple("KDTree", ["Xt", "oidx", "pos_of", "leaf_of", "lo", "hi", "start", "cnt", "left", "right",
+                               "parent", "center", "rad", "cdist", "anchor", "r2", "mu", "cosb"])
 
 _LB_SCALE = 1.0 - 1e-9  # safety margins (relative): prune less, never wrongly
 _UB_SCALE = 1.0 + 1e-9
@@ -100,22 +107,6 @@ def _refit_leaf(Xt, lo, hi, start, cnt, v):
             if x > hi[v, t]:
                 hi[v, t] = x
 
-
-@njit(cache=True, nogil=True)
-def _refit_inner(lo, hi, cnt, left, right, v):
-    d = lo.shape[1]
-    a, b = left[v], right[v]
-    for t in range(d):
-        lv, hv = np.inf, -np.inf
-        if cnt[a] > 0:
-            lv, hv = lo[a, t], hi[a, t]
-        if cnt[b] > 0:
-            if lo[b, t] < lv:
-                lv = lo[b, t]
-            if hi[b, t] > hv:
-                hv = hi[b, t]
-        lo[v, t] = lv
-        hi[v, t] = hv
 
 
 @njit(cache=True, nogil=True)
@@ -243,9 +234,9 @@ def build_subset(X, members, leaf_size, shell_weight):
         mu, cosb = _cones(Xt, anchor, start[:nodes], end[:nodes])
     else:
         mu, cosb = np.zeros((0, d)), np.zeros(0)
-    T = (Xt, perm, pos_of, leaf_of, lo[:nodes].copy(), hi[:nodes].copy(), start[:nodes].copy(),
-         cnt[:nodes].copy(), left[:nodes].copy(), right[:nodes].copy(), parent[:nodes].copy(),
-         center, rad, cdist, anchor, r2, mu, cosb)
+    T = KDTree(Xt, perm, pos_of, leaf_of, lo[:nodes].copy(), hi[:nodes].copy(), start[:nodes].copy(),
+               cnt[:nodes].copy(), left[:nodes].copy(), right[:nodes].copy(), parent[:nodes].copy(),
+               center, rad, cdist, anchor, r2, mu, cosb)
     for j in range(norder - 1, -1, -1):  # children before parents
         _refit_ball(T, order[j])
         _refit_r2(T, order[j])
@@ -308,7 +299,7 @@ def _max_sqdist(Xt, a, b, point):
 @njit(cache=True, nogil=True)
 def _refit_r2(T, v):
     """r2[v] = largest squared distance from the anchor among v's alive records."""
-    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist, anchor, r2, mu, cosb = T
+    Xt, start, cnt, left, right, anchor, r2 = T.Xt, T.start, T.cnt, T.left, T.right, T.anchor, T.r2
     m = 0.0
     if left[v] < 0:
         m = _max_sqdist(Xt, start[v], start[v] + cnt[v], anchor)
@@ -321,7 +312,8 @@ def _refit_r2(T, v):
 
 @njit(cache=True, nogil=True)
 def _refit_ball(T, v):
-    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist, anchor, r2, mu, cosb = T
+    Xt, start, cnt, left, right = T.Xt, T.start, T.cnt, T.left, T.right
+    center, rad, cdist = T.center, T.rad, T.cdist
     r = 0.0
     if left[v] < 0:
         rad[v] = np.sqrt(_max_sqdist(Xt, start[v], start[v] + cnt[v], center[v])) * _UB_SCALE
@@ -340,7 +332,9 @@ def delete(T, i):
 
     Boxes and balls are refitted upwards only while they change; alive counts always.
     """
-    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist, anchor, r2, mu, cosb = T
+    Xt, oidx, pos_of, leaf_of = T.Xt, T.oidx, T.pos_of, T.leaf_of
+    lo, hi, start, cnt, left, right, parent = T.lo, T.hi, T.start, T.cnt, T.left, T.right, T.parent
+    center, rad, anchor, r2 = T.center, T.rad, T.anchor, T.r2
     d = Xt.shape[1]
     p = pos_of[i]
     v = leaf_of[p]
@@ -396,12 +390,6 @@ def delete(T, i):
         v = parent[v]
 
 
-@njit(cache=True, nogil=True)
-def is_alive(T, i):
-    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist, anchor, r2, mu, cosb = T
-    p = pos_of[i]
-    return p >= 0 and p < start[leaf_of[p]] + cnt[leaf_of[p]]
-
 
 @njit(cache=True, nogil=True, inline="always")
 def _box_lb(lo, hi, v, q):
@@ -420,7 +408,7 @@ def _box_lb(lo, hi, v, q):
 @njit(cache=True, nogil=True, inline="always")
 def _lower(T, v, q, kth):
     """Lower bound on the squared distance from q to node v's records (box, then ball if needed)."""
-    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist, anchor, r2, mu, cosb = T
+    lo, hi, center, rad = T.lo, T.hi, T.center, T.rad
     box = _box_lb(lo, hi, v, q)
     if box * _LB_SCALE > kth:
         return box
@@ -443,7 +431,7 @@ def _upper(T, v, q, u, uu, un, best):
     cheaper ones cannot prune. The anchor bounds get a rounding margin relative to the
     magnitudes of their terms (the cone's sine comes from √(1 − c²), hence its larger margin).
     """
-    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist, anchor, r2, mu, cosb = T
+    lo, hi, center, rad, anchor, r2, mu, cosb = T.lo, T.hi, T.center, T.rad, T.anchor, T.r2, T.mu, T.cosb
     box = 0.0
     lin = 0.0
     mag = 0.0
@@ -529,7 +517,7 @@ def knn(T, q, k, out_idx, out_d, excl, nexcl):
 
     Records listed in excl[:nexcl] are skipped. Returns how many were found (< k if fewer alive).
     """
-    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist, anchor, r2, mu, cosb = T
+    Xt, oidx, start, cnt, left, right = T.Xt, T.oidx, T.start, T.cnt, T.left, T.right
     filled = 0
     for j in range(k):
         out_d[j] = np.inf
@@ -545,19 +533,11 @@ def knn(T, q, k, out_idx, out_d, excl, nexcl):
             for p in range(s, s + cnt[v]):
                 dd = sqdist(Xt[p], q)
                 i = oidx[p]
-                if filled == k and (dd > out_d[k - 1] or (dd == out_d[k - 1] and i > out_idx[k - 1])):
+                if not kbest_admits(out_d, out_idx, k, filled, dd, i):
                     continue
                 if nexcl > 0 and _excluded(i, excl, nexcl):
                     continue
-                j = filled if filled < k else k - 1
-                while j > 0 and (out_d[j - 1] > dd or (out_d[j - 1] == dd and out_idx[j - 1] > i)):
-                    out_d[j] = out_d[j - 1]
-                    out_idx[j] = out_idx[j - 1]
-                    j -= 1
-                out_d[j] = dd
-                out_idx[j] = i
-                if filled < k:
-                    filled += 1
+                filled = kbest_insert(out_d, out_idx, k, filled, dd, i)
             continue
         a, b = left[v], right[v]
         kth = out_d[k - 1]
@@ -573,7 +553,7 @@ def nearest_to_any(T, X, members, nmem, excl, nexcl):
     members[:nmem] of X, by (min over members of sqdist(record, member), original index); the
     records in excl[:nexcl] are skipped. One traversal instead of one 1-NN query per member: a
     node's bound is the smallest of its bounds to the members. (-1, inf) when none is alive."""
-    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist, anchor, r2, mu, cosb = T
+    Xt, oidx, start, cnt, left, right = T.Xt, T.oidx, T.start, T.cnt, T.left, T.right
     best_i, best_d = -1, np.inf
     stack, bound, top = _new_stack(0.0)
     while top > 0:
@@ -616,7 +596,7 @@ def has_witness(T, q, excl, nexcl, din, gamma):
     The search stops at the first witness (usually in e's own leaf); nodes whose lower bound
     already satisfies the inequality hold none and are pruned.
     """
-    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist, anchor, r2, mu, cosb = T
+    Xt, oidx, start, cnt, left, right = T.Xt, T.oidx, T.start, T.cnt, T.left, T.right
     root_din = np.sqrt(din)
     stack, bound, top = _new_stack(0.0)
     while top > 0:
@@ -644,7 +624,7 @@ def farthest(T, q, excl, nexcl):
 
     Records listed in excl[:nexcl] are skipped; (-1, -1.0) when none is alive.
     """
-    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist, anchor, r2, mu, cosb = T
+    Xt, oidx, start, cnt, left, right, anchor = T.Xt, T.oidx, T.start, T.cnt, T.left, T.right, T.anchor
     best_i, best_d = -1, -1.0
     u = q - anchor
     uu = sqdist(q, anchor)
@@ -680,7 +660,7 @@ def farthest(T, q, excl, nexcl):
 @njit(cache=True, nogil=True)
 def alive_indices(T):
     """Original indices of the alive records, ascending."""
-    Xt, oidx, pos_of, leaf_of, lo, hi, start, cnt, left, right, parent, center, rad, cdist, anchor, r2, mu, cosb = T
+    oidx, pos_of, start, cnt, left = T.oidx, T.pos_of, T.start, T.cnt, T.left
     mark = np.zeros(pos_of.shape[0], dtype=np.bool_)
     for v in range(left.shape[0]):
         if left[v] < 0:

@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit
 
 from . import kdtree
+from .kbest import kbest_admits, kbest_insert
 from .nearest import sqdist
 
 LEAF_SIZE = 32
@@ -114,11 +115,28 @@ def _grow(X, alive, seed_idx, k, by_centroid, out, T=None, excl=None, nexcl=0):
 
     With a KD-tree T of the alive records, the nearest record comes from a 1-NN query that skips
     the nexcl records in excl (taken tentatively: the other group of the pair) and the group's
-    own members (same record, lowest index on ties, as the scan).
+    own members (same record, lowest index on ties, as the scan). Around the seed
+    (by_centroid False) the k−1 nearest are one k-best selection (kernels/kbest.py): the same
+    records, in the same order, as k−1 successive nearest-record scans.
     """
     n, d = X.shape
     out[0] = seed_idx
     c = X[seed_idx].copy()
+    if not by_centroid and k > 1:  # the k−1 nearest to the seed by (distance, index): one selection
+        near_d = np.empty(k - 1)
+        if T is not None:
+            skip = np.empty(nexcl + 1, dtype=np.int64)
+            skip[:nexcl] = excl[:nexcl]
+            skip[nexcl] = seed_idx
+            kdtree.knn(T, c, k - 1, out[1:], near_d, skip, nexcl + 1)
+            return out
+        filled = 0
+        for j in range(n):
+            if alive[j] and j != seed_idx:
+                dd = sqdist(X[j], c)
+                if kbest_admits(near_d, out[1:], k - 1, filled, dd, j):
+                    filled = kbest_insert(near_d, out[1:], k - 1, filled, dd, j)
+        return out
     if T is not None:
         skip = np.empty(nexcl + k, dtype=np.int64)
         skip[:nexcl] = excl[:nexcl]

@@ -17,11 +17,11 @@ import numpy as np
 from numba import njit
 
 from . import kdtree
+from .kbest import k_smallest
 from .nearest import (
     argmax_first,
     compact,
     join_nearest_centroid,
-    k_smallest,
     mean_rows,
     sqdist,
     sqdist_to_point,

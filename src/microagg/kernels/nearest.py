@@ -46,27 +46,6 @@ def argmax_first(v, m):
 
 
 @njit(cache=True, nogil=True)
-def k_smallest(v, m, k, out):
-    """Positions of the k smallest of v[:m] in increasing order; ties by lower position."""
-    bd = np.full(k, np.inf)
-    filled = 0
-    for i in range(m):
-        x = v[i]
-        if filled < k or x < bd[k - 1]:
-            j = filled if filled < k else k - 1
-            while j > 0 and bd[j - 1] > x:
-                if j < k:
-                    bd[j] = bd[j - 1]
-                    out[j] = out[j - 1]
-                j -= 1
-            bd[j] = x
-            out[j] = i
-            if filled < k:
-                filled += 1
-    return out
-
-
-@njit(cache=True, nogil=True)
 def compact(X, idx, m, removed):
     """Stable in-place removal of rows flagged in removed[:m]; returns the new count."""
     w = 0

@@ -31,6 +31,11 @@ COLGEN_MAX_N = 300
 DEFAULT_UNIVARIATE = ("univariate-optimal",)
 #: Budget (seconds) when the caller gives no time limit.
 DEFAULT_BUDGET = 60.0
+#: Weights of the members in the time rule (``Deadline.share``): the local search, which improves
+#: the best partition so far for as long as it runs, gets most of the budget; tours and column
+#: generation (anytime too) get more than the constructive heuristics, which take milliseconds to
+#: seconds whatever they are given. Unlisted members weigh 1.
+MEMBER_WEIGHTS = {"icsm": 12.0, "colgen": 4.0, "tsp-mhm": 1.0}
 
 
 def _default_portfolio(n: int, d: int) -> list[str]:
@@ -102,10 +107,12 @@ def auto(X, k, *, seed, deadline, progress, portfolio, member_params):
     fast), icsm, plus colgen when n <= 300 (for its lower bound), of those that are registered;
     univariate-optimal (exact) when there is one quasi-identifier. ``member_params``:
     {method: {param: value}} passed to the members. The deadline is the total budget (60 s when
-    the caller gives none): member i of m gets an equal share of what is left, ``deadline.share(1,
-    m − i)`` (anytime members such as icsm and colgen stop at their share and return their best
-    partition; icsm starts from the best member so far unless ``member_params`` gives it an
-    ``init``; the others run to completion); once the budget is spent the remaining members are
+    the caller gives none): each member gets its weight's share of what is left,
+    ``deadline.share(w_i, w_i + ... + w_m)`` with the weights of MEMBER_WEIGHTS (icsm most), so
+    time a fast member leaves unused flows to the later ones (anytime members such as icsm and
+    colgen stop at their share and return their best partition; icsm searches from MDAV's
+    partition, as it does alone, and from the best member so far, unless ``member_params`` gives
+    it an ``init``; the others run to completion); once the budget is spent the remaining members are
     skipped, but the first member always runs so there is always a valid partition. Each member's
     labels are checked (check_partition) and the valid partition with the lowest SSE is returned,
     so auto is never worse than its best member; the largest proven lower bound of any member is
@@ -125,17 +132,22 @@ def auto(X, k, *, seed, deadline, progress, portfolio, member_params):
     total_ss = sst(X)
     best_labels, best_sse, winner, best_bound, bound_from = None, np.inf, None, None, None
     rows = []
+    weights = [MEMBER_WEIGHTS.get(m, 1.0) for m in members]
+    by_method = {}
     for i, name in enumerate(members):
         if best_labels is not None and deadline.expired():
             rows.append({"method": name, "status": "skipped (budget spent)"})
             continue
-        share = deadline.share(1, len(members) - i)
+        share = deadline.share(weights[i], sum(weights[i:]))
         report = part(progress, i / len(members), (i + 1) / len(members), prefix="auto: ")
         report(name, 0.0, f"best so far: {winner or '-'}")
         try:
             params = dict(member_params.get(name, {}))
             if name == "icsm" and "init" not in params and winner is not None:
-                params["init"] = winner  # improve the best partition so far, not MDAV's
+                # from MDAV's partition, as icsm alone starts, then from the best so far: auto is
+                # then never worse than icsm alone when both searches end within the budget
+                starts = [by_method["mdav"]] if "mdav" in by_method and winner != "mdav" else []
+                params["init"] = starts + [best_labels]
             out = run(name, X, k, seed=seed, deadline=share, progress=report, **params)
             labels = check_partition(out.labels, n, k, name)
         except InputError:  # the user's error (a bad member parameter, ...): report it
@@ -154,6 +166,7 @@ def auto(X, k, *, seed, deadline, progress, portfolio, member_params):
             if best_bound is None or out.lower_bound > best_bound:
                 best_bound, bound_from = float(out.lower_bound), name
         rows.append(row)
+        by_method[name] = labels
         if value < best_sse:
             best_labels, best_sse, winner = labels, value, name
     if best_labels is None:

@@ -135,7 +135,12 @@ def perturb(labels, count, rng, X=None):
 
 
 def check_init(init):
-    """``init``: a registered method name other than icsm, or labels (one group id per record)."""
+    """``init``: a registered method name other than icsm, labels (one group id per record), or a
+    list of these (several starts)."""
+    if isinstance(init, list):
+        if not init:
+            raise ValueError("init is an empty list: give at least one start")
+        return [check_init(one) for one in init]
     if isinstance(init, str):
         from . import get
 
@@ -161,31 +166,29 @@ def icsm_search(X, k, *, deadline=None, progress=silent, init="mdav", seed=None,
     deadline = Deadline.of(deadline)
     tol = _REL_TOL * max(sst(X), 1e-300)
 
-    if isinstance(init, str):
-        from . import run
-
-        progress("icsm", 0.0, f"initial partition ({init})")
-        start = np.asarray(run(init, X, k, seed=seed, deadline=deadline.share(INIT_SHARE)).labels, dtype=np.int64)
-    else:
-        start = np.asarray(init, dtype=np.int64)
-    if start.shape != (n,):
-        raise ParameterError(f"icsm init labels must have one entry per record ({n}), got shape {start.shape}")
-    start = relabel(start)
-    best_sse, best = np.inf, None
-    if group_sizes(start).min() >= k:  # a valid start is already an answer
-        best_sse, best = sse(X, start), start
-    init_sse = best_sse
-
-    rounds = []
-    progress("icsm", None, "local search")
-    cur_sse, cur, it = local_search(X, k, start, deadline=deadline, max_iterations=max_iterations,
-                                    pool_size=pool_size, complex_tries=complex_tries, tol=tol, trace=trace)
-    rounds.append(it)
-    if cur_sse < best_sse:
-        best_sse, best = cur_sse, cur
-    first_sse = cur_sse
+    starts = init if isinstance(init, list) else [init]
+    best_sse, best, first_start, init_sse = np.inf, None, None, np.inf
+    rounds, run_sse = [], []
+    for i, one in enumerate(starts):
+        part = deadline.share(1, len(starts) - i)  # several starts share the budget (clock rule)
+        start = _start_labels(X, k, one, seed, part, progress)
+        if first_start is None:
+            first_start = start
+        if group_sizes(start).min() >= k:  # a valid start is already an answer
+            value = sse(X, start)
+            init_sse = value if i == 0 else init_sse
+            if value < best_sse:
+                best_sse, best = value, start
+        progress("icsm", None, f"local search from start {i + 1} of {len(starts)}")
+        cur_sse, cur, it = local_search(X, k, start, deadline=part, max_iterations=max_iterations,
+                                        pool_size=pool_size, complex_tries=complex_tries, tol=tol, trace=trace)
+        rounds.append(it)
+        run_sse.append(cur_sse)
+        if cur_sse < best_sse:
+            best_sse, best = cur_sse, cur
+    first_sse = run_sse[0]
     rng = np.random.default_rng(seed)
-    base = best if restart_from == "best" else relabel(start)
+    base = best if restart_from == "best" else first_start
     done_restarts = 0
     for r in range(restarts):
         if deadline.expired():
@@ -204,7 +207,24 @@ def icsm_search(X, k, *, deadline=None, progress=silent, init="mdav", seed=None,
     labels = check_partition(best, n, k, "icsm")
     extras = {"iterations": rounds[0], "sse_init": init_sse, "sse_first_run": first_sse,
               "restarts_done": done_restarts, "iterations_per_run": rounds}
+    if len(starts) > 1:
+        extras["sse_per_start"] = run_sse
     return MethodOutput(labels, extras=extras)
+
+
+def _start_labels(X, k, init, seed, deadline, progress) -> np.ndarray:
+    """A start partition: a registered method's (given INIT_SHARE of the deadline) or given labels."""
+    if isinstance(init, str):
+        from . import run
+
+        progress("icsm", 0.0, f"initial partition ({init})")
+        start = run(init, X, k, seed=seed, deadline=deadline.share(INIT_SHARE)).labels
+    else:
+        start = init
+    start = np.asarray(start, dtype=np.int64)
+    if start.shape != (len(X),):
+        raise ParameterError(f"icsm init labels must have one entry per record ({len(X)}), got shape {start.shape}")
+    return relabel(start)
 
 
 @register(
@@ -216,7 +236,8 @@ def icsm_search(X, k, *, deadline=None, progress=silent, init="mdav", seed=None,
     randomized=True,
     params=(
         Param("init", "object", "mdav", "start partition: a registered method name (it gets 30 % of the time "
-              "budget) or labels, one group id per record", check=check_init),
+              "budget), labels (one group id per record), or a list of these: a local search from each "
+              "(sharing the budget), the best kept", check=check_init),
         Param("max_iterations", "int", None, "rounds per run at most (None: until no change)", low=0, nullable=True),
         Param("pool_size", "int", 100, "p_n: the most negative simple moves kept per pass", low=1),
         Param("complex_tries", "int", 5, "groups tried as G_s when looking for a negative cycle (1 = the paper)",

@@ -1,0 +1,618 @@
+"""What the app does, without the web framework: reading, column profiles, run specifications,
+the "reproduce" snippets, the run worker process and the figures shown for a run.
+
+Everything here is plain Python and testable without a browser (tests/test_app.py). The Shiny
+page (``microagg.app.page``) only wires these functions to inputs and outputs.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import multiprocessing
+import os
+import pickle
+import queue as queue_module
+import re
+import shlex
+import time
+import warnings
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+_ID_NAME = re.compile(r"(^|[^a-z])(id|ids|hid|pid|key)$|^id[^a-z]|^(row|record|person|household)_?(no|num|number|nr)$",
+                      re.IGNORECASE)
+
+
+def one_line(exc: BaseException) -> str:
+    """The message shown for an error: one line, never a traceback.
+
+    A user error (InputError, ValueError, ...) shows its own first line; anything else is named as
+    an internal error with its type, so a bug is recognisable without leaking a traceback.
+    """
+    from ..errors import InputError
+
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if isinstance(exc, (InputError, ValueError, TypeError, FileNotFoundError, PermissionError)):
+        return text
+    return f"internal error ({type(exc).__name__}): {text}"
+
+
+# ---------------------------------------------------------------------------- reading and writing
+def read_input(path) -> pd.DataFrame:
+    """Read a data file in any format the CLI reads (the one reading function of the app)."""
+    from .. import io
+
+    return io.read(path).frame
+
+
+# Suffixes written back in the input's own format (longest first: ".csv.gz" before ".gz").
+_IO_SUFFIXES = (".csv.gz", ".tsv.gz", ".txt.gz", ".tab.gz", ".csv", ".tsv", ".txt", ".tab", ".parquet", ".pq",
+                ".dta", ".sav", ".zsav", ".xpt", ".xlsx")
+_READ_ONLY_AS = {".sas7bdat": ".xpt"}  # SAS data sets are written as SAS transport files
+
+
+def output_suffix(input_name: str) -> str:
+    """The suffix of the protected file: the input's own where it can be written, else .csv."""
+    name = str(input_name).lower()
+    for suffix in _IO_SUFFIXES:
+        if name.endswith(suffix):
+            return suffix
+    return _READ_ONLY_AS.get(Path(name).suffix, ".csv")
+
+
+def write_protected(input_path, res, path) -> Path:
+    """Write the protected data to ``path`` as ``microagg protect`` does: a copy of the input file
+    in which only the quasi-identifier cells changed (formats, labels, text of the other cells kept)."""
+    from .. import io
+
+    published = {c: res.data[c].to_numpy() for c in res.columns}
+    return io.write(io.read(input_path), Path(path), published)
+
+
+def _exit_with_parent() -> None:
+    """End this run's process when the app's process is gone (killed, or exited at a signal
+    without the chance to terminate its runs): no orphan keeps computing."""
+    import threading
+
+    parent = os.getppid()
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
+def _silence_stdout() -> None:
+    """A run's process prints nothing on the app's terminal (solver banners write to fd 1)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.close(devnull)
+
+
+def load_input(spec) -> pd.DataFrame:
+    """The data of a run: a bundled data set with its dtypes, else the file read."""
+    if spec.dataset:
+        from .. import datasets
+
+        return datasets.load(spec.dataset)
+    return read_input(spec.input_path)
+
+
+def dataset_roles(name: str) -> dict:
+    from .. import datasets
+
+    return datasets.roles(name) if hasattr(datasets, "roles") else {}
+
+
+def dataset_names() -> list[str]:
+    """The bundled data sets (census, tarragona, eia, and testdata once it is bundled)."""
+    from .. import datasets
+
+    return list(datasets.names())
+
+
+def dataset_path(name: str) -> Path:
+    from .. import datasets
+
+    return Path(str(datasets.path(name)))
+
+
+# ---------------------------------------------------------------------------- column profile
+@dataclass
+class ColumnProfile:
+    name: Any
+    dtype: str
+    distinct: int
+    missing: int
+    numeric: bool  # numbers (a continuous quasi-identifier unless declared a category)
+    kind: str  # "continuous", "nominal", "ordinal", "text" or "other": what the column can be as a QI
+    id_like: bool
+    suggested: bool  # suggested as a quasi-identifier
+    note: str
+
+
+def is_id_like(name, series: pd.Series) -> bool:
+    """An identifier rather than an attribute: named like one (id, hid, ..._id, UTILITYID), or
+    integers that number the records (all distinct and consecutive)."""
+    if _ID_NAME.search(str(name)) or str(name).lower().endswith("id"):
+        return True
+    if pd.api.types.is_integer_dtype(series) and not pd.api.types.is_bool_dtype(series) and len(series) > 1:
+        values = series.dropna()
+        if values.is_unique and len(values) == len(series):
+            return int(values.max()) - int(values.min()) + 1 == len(values)
+    return False
+
+
+def column_kind(series: pd.Series) -> str:
+    """What a column is as a quasi-identifier by its dtype (as ``microaggregate`` reads it)."""
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        return "ordinal" if series.dtype.ordered else "nominal"
+    if pd.api.types.is_bool_dtype(series):
+        return "nominal"
+    if pd.api.types.is_numeric_dtype(series):
+        return "continuous"
+    if pd.api.types.is_object_dtype(series) or pd.api.types.is_string_dtype(series):
+        return "text"
+    return "other"
+
+
+def profile(df: pd.DataFrame, few_values: int = 20, roles: dict | None = None) -> list[ColumnProfile]:
+    """Each column's type, number of distinct values and missing values, and whether it is
+    suggested as a quasi-identifier: numeric, not an identifier, with at least ``few_values``
+    distinct values (fewer look like category codes), without missing values. ``roles`` (a
+    bundled data set's ``datasets.roles``) marks identifiers and weights."""
+    rows = []
+    n = len(df)
+    roles = roles or {}
+    for c in df.columns:
+        s = df[c]
+        kind = column_kind(s)
+        numeric = kind == "continuous"
+        distinct = int(s.nunique(dropna=True))
+        missing = int(s.isna().sum())
+        role = roles.get(str(c))
+        id_like = role == "id" or (role is None and is_id_like(c, s))
+        notes = []
+        if id_like:
+            notes.append("looks like an identifier" if role is None else "an identifier")
+        if role == "weight":
+            notes.append("a weight")
+        if numeric and distinct < few_values and not id_like and role != "weight":
+            notes.append("few values: a category code? (declare it nominal)" if distinct > 1 else "constant")
+        if kind in ("nominal", "ordinal"):
+            notes.append(f"categorical ({kind})")
+        elif kind == "text":
+            notes.append("text: a stratum, or a nominal quasi-identifier")
+        if missing:
+            notes.append(f"{missing} missing")
+        suggested = (numeric and not id_like and role != "weight" and not missing
+                     and distinct >= min(few_values, max(n // 2, 2)))
+        rows.append(ColumnProfile(c, str(s.dtype), distinct, missing, numeric, kind, id_like, suggested,
+                                  "; ".join(notes)))
+    return rows
+
+
+# ---------------------------------------------------------------------------- method parameters
+def method_params(info) -> dict:
+    """name -> Param of a registered method (the registry's declarations)."""
+    return dict(info.params)
+
+
+def parse_param_text(param, text: str, method: str):
+    """A parameter's value from an input box's text, typed by its declaration; '' is the default."""
+    if text is None or str(text).strip() == "":
+        return param.default
+    return param.parse(str(text), method)
+
+
+def parse_weights(text: str | None, columns: list) -> dict | None:
+    """Variable weights typed as "COL=W, COL=W" (others weigh 1) or "W1, W2, ..." in QI order."""
+    from ..errors import InputError
+
+    if text is None or not text.strip():
+        return None
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    named = ["=" in t for t in items]
+    if any(named) and not all(named):
+        raise InputError(f"variable weights mix NAME=VALUE and plain values: {text!r}")
+    try:
+        if all(named):
+            out = {}
+            for t in items:
+                name, value = t.rsplit("=", 1)
+                out[name.strip()] = float(value)
+            return out
+        values = [float(t) for t in items]
+    except ValueError:
+        raise InputError(f"variable weights must be numbers: {text!r}") from None
+    if len(values) != len(columns):
+        raise InputError(f"{len(values)} variable weight(s) for {len(columns)} quasi-identifier column(s)")
+    return {c: v for c, v in zip(columns, values)}
+
+
+# ---------------------------------------------------------------------------- run specification
+@dataclass
+class RunSpec:
+    """Everything one protection run needs; picklable (sent to the worker process)."""
+
+    input_path: str  # the file read (an upload, a bundled data set's file, or the FILE argument)
+    input_name: str  # the name the user knows it by (upload's file name, data set name)
+    k: int
+    method: str
+    columns: list
+    dataset: str | None = None  # bundled data set name, for the Python snippet
+    strata: list = field(default_factory=list)
+    sample_weight: Any = None
+    weights: dict | None = None
+    params: dict = field(default_factory=dict)  # only the ones that differ from the defaults
+    time_limit: float | None = None
+    seed: int = 0
+    shown_path: str | None = None  # the input as the user names it in a command (default input_name)
+    categorical: list = field(default_factory=list)  # nominal QI columns (declared)
+    ordinal: list = field(default_factory=list)  # ordinal QI columns (declared)
+    distance: str = "euclidean"
+    aggregation: str = "mean"
+    trim: float | None = None
+
+    def api_kwargs(self) -> dict:
+        kw: dict = {"k": self.k, "method": self.method, "columns": list(self.columns), "seed": self.seed}
+        if self.time_limit is not None:
+            kw["time_limit"] = self.time_limit
+        if self.strata:
+            kw["strata"] = list(self.strata)
+        if self.sample_weight is not None:
+            kw["sample_weight"] = self.sample_weight
+        if self.weights:
+            kw["weights"] = dict(self.weights)
+        if self.categorical:
+            kw["categorical"] = list(self.categorical)
+        if self.ordinal:
+            kw["ordinal"] = list(self.ordinal)
+        if self.distance != "euclidean":
+            kw["distance"] = self.distance
+        if self.aggregation != "mean":
+            kw["aggregation"] = self.aggregation
+        if self.trim is not None:
+            kw["trim"] = self.trim
+        kw.update(self.params)
+        return kw
+
+    def output_name(self) -> str:
+        suffix = output_suffix(self.input_name)
+        name = Path(self.input_name).name
+        stem = name[: -len(suffix)] if name.lower().endswith(suffix) else Path(name).stem
+        return f"{stem or 'data'}-{self.method}-k{self.k}{suffix}"
+
+    def cli_command(self) -> str:
+        """The ``microagg protect`` command that gives the same output."""
+        q = shlex.quote
+        parts = ["microagg", "protect", q(self.shown_path or self.input_name), "-o", q(self.output_name()), "-k", str(self.k),
+                 "--method", q(self.method), "--columns", q(",".join(map(str, self.columns))),
+                 "--seed", str(self.seed)]
+        if self.time_limit is not None:
+            parts += ["--time-limit", f"{self.time_limit:g}"]
+        if self.strata:
+            parts += ["--strata", q(",".join(map(str, self.strata)))]
+        if self.sample_weight is not None:
+            parts += ["--sample-weight", q(str(self.sample_weight))]
+        if self.weights:
+            parts += ["--weights", q(",".join(f"{c}={w:g}" for c, w in self.weights.items()))]
+        if self.categorical:
+            parts += ["--categorical", q(",".join(map(str, self.categorical)))]
+        if self.ordinal:
+            parts += ["--ordinal", q(",".join(map(str, self.ordinal)))]
+        if self.distance != "euclidean":
+            parts += ["--distance", q(self.distance)]
+        if self.aggregation != "mean":
+            parts += ["--aggregation", q(self.aggregation)]
+        if self.trim is not None:
+            parts += ["--trim", f"{self.trim:g}"]
+        for name, value in self.params.items():
+            parts += ["--param", q(f"{name}={_cli_value(value)}")]
+        return " ".join(parts)
+
+    def python_snippet(self) -> str:
+        """The Python call that gives the same output."""
+        args = ",\n    ".join(f"{k}={v!r}" for k, v in self.api_kwargs().items())
+        call = f"res = microagg.microaggregate(\n    df,\n    {args},\n)\n"
+        if self.dataset:
+            return (f"import microagg\ndf = microagg.datasets.load({self.dataset!r})\n{call}"
+                    f"res.data.to_csv({Path(self.output_name()).with_suffix('.csv').name!r}, index=False)\n"
+                    "print(res.summary())")
+        return (f"import microagg\ntable = microagg.io.read({self.shown_path or self.input_name!r})\n"
+                f"df = table.frame\n{call}"
+                "# a copy of the input in which only the quasi-identifier cells change\n"
+                f"microagg.io.write(table, {self.output_name()!r}, {{c: res.data[c].to_numpy() for c in res.columns}})\n"
+                "print(res.summary())")
+
+    def reproduce_text(self) -> str:
+        note = ("# A time limit makes iterative methods depend on the machine's speed: the same command\n"
+                "# can stop at a different point on another machine or under another load.\n"
+                if self.time_limit is not None else "")
+        listed = list(self.columns) + list(self.strata) + list(self.categorical) + list(self.ordinal)
+        if any("," in str(c) for c in listed):  # the command line splits column lists at commas
+            note += "# A column name holds a comma, which the command line cannot list: use the Python call.\n"
+        return f"# command line\n{note}{self.cli_command()}\n\n# Python\n{self.python_snippet()}\n"
+
+
+def _cli_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "none"
+    return str(value) if isinstance(value, (int, float, str)) else repr(value)
+
+
+# ---------------------------------------------------------------------------- figures of a run
+def run_figures(res, original: pd.DataFrame, p: float = 10.0) -> dict:
+    """The numbers the app shows for a finished run (JSON-safe floats and ints).
+
+    The utility and risk measures are those of the HTML report (``microagg.report``): on the
+    continuous QI columns, with IL and the smallest group of identical published values over
+    every QI column when some are categorical."""
+    from .. import measures
+
+    kinds = res.extras.get("kinds", {})
+    continuous = [c for c in res.columns if kinds.get(str(c), "continuous") == "continuous"]
+    heterogeneous = len(continuous) < len(res.columns)
+    sizes = np.concatenate(res.group_sizes) if res.per_variable else np.asarray(res.group_sizes)
+    utility, risk = {}, {}
+    if continuous:
+        X = original[continuous].to_numpy(dtype=np.float64)
+        Xp = res.data[continuous].to_numpy(dtype=np.float64)
+        utility = measures.utility_report(X, Xp, scaler=None if heterogeneous else res.scaler)
+        risk = measures.risk_report(X, Xp, p)
+    if heterogeneous:
+        utility["information_loss"] = res.information_loss
+        risk["smallest_group"] = int(res.data[list(res.columns)].astype(str).value_counts().min())
+    out = {
+        "information_loss": float(res.information_loss),
+        "sse": float(res.sse),
+        "sst": float(res.sst),
+        "lower_bound_il": None if res.lower_bound_il is None else float(res.lower_bound_il),
+        "gap": None if res.gap is None else float(res.gap),
+        "groups": int(len(sizes)),
+        "group_size_min": int(sizes.min()),
+        "group_size_max": int(sizes.max()),
+        "seconds": float(res.seconds),
+        "records": int(len(res.labels)),
+        "utility": {k: _plain(v) for k, v in utility.items()},
+        "risk": {k: _plain(v) for k, v in risk.items()},
+        "per_variable": bool(res.per_variable),
+        "categories": {c: {k: _plain(v) for k, v in m.items()} for c, m in res.extras.get("categories", {}).items()},
+    }
+    if "weighted_information_loss" in res.extras:
+        out["weighted_information_loss"] = float(res.extras["weighted_information_loss"])
+    if "portfolio" in res.extras:
+        out["portfolio"] = [{k: _plain(v) for k, v in row.items()} for row in res.extras["portfolio"]]
+        out["winner"] = res.extras.get("winner")
+    return out
+
+
+def _plain(v):
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        return float(v) if math.isfinite(v) else None
+    if isinstance(v, np.bool_):
+        return bool(v)
+    return v
+
+
+# ---------------------------------------------------------------------------- the worker process
+def _worker(spec: RunSpec, workdir: str, run_id: int, events) -> None:
+    """Run one protection in this (spawned) process and report through ``events``:
+    ("progress", stage, fraction, message, elapsed), then ("done", figures) or ("error", message).
+    The Result is pickled to ``workdir/run-<id>.pkl`` and the HTML report written next to it."""
+    t0 = time.perf_counter()
+    try:
+        from .. import api
+        from ..errors import InputError
+        from ..report import render_report
+
+        last = [0.0]
+
+        def progress(stage, fraction=None, message=""):
+            now = time.perf_counter()
+            if now - last[0] >= 0.2 or (fraction is not None and fraction >= 1):
+                last[0] = now
+                events.put(("progress", str(stage), None if fraction is None else float(fraction),
+                            str(message), now - t0))
+
+        _exit_with_parent()
+        _silence_stdout()
+        events.put(("progress", "reading the data", None, "", 0.0))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            df = load_input(spec)
+            events.put(("progress", spec.method, None, "", time.perf_counter() - t0))
+            res = api.microaggregate(df, progress=progress, **spec.api_kwargs())
+        events.put(("progress", "measures and report", None, "", time.perf_counter() - t0))
+        figures = run_figures(res, df)
+        figures["warnings"] = list(dict.fromkeys(one_line(w.message) for w in caught))
+        settings = {"input": spec.input_name, "seed": spec.seed, "time limit (s)": spec.time_limit,
+                    "strata": ", ".join(map(str, spec.strata)) if spec.strata else None}
+        try:
+            report = render_report(res, df, settings)
+        except InputError as exc:  # e.g. no continuous QI column to draw
+            report = f"<!DOCTYPE html><html><body><p>No report: {html.escape(one_line(exc))}</p></body></html>"
+        base = Path(workdir) / f"run-{run_id}"
+        base.with_suffix(".html").write_text(report, encoding="utf-8")
+        with open(base.with_suffix(".pkl"), "wb") as fh:
+            pickle.dump(res, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        events.put(("done", figures))
+    except BaseException as exc:  # noqa: BLE001 - everything becomes one line for the page
+        events.put(("error", one_line(exc)))
+
+
+class RunHandle:
+    """One protection running in a spawned process; ``poll()`` drains its events, ``cancel()``
+    terminates it (works inside a numba kernel, where no Python code can check a flag)."""
+
+    def __init__(self, spec: RunSpec, workdir, run_id: int):
+        ctx = multiprocessing.get_context("spawn")
+        self.spec = spec
+        self.run_id = run_id
+        self.workdir = Path(workdir)
+        self.events = ctx.Queue()
+        self.started = time.perf_counter()
+        self.ended: float | None = None
+        self.state = "running"  # running | done | error | cancelled
+        self.stage, self.fraction, self.message = "starting", None, ""
+        self.figures: dict | None = None
+        self.error: str | None = None
+        self.process = ctx.Process(target=_worker, args=(spec, str(workdir), run_id, self.events), daemon=True)
+        self.process.start()
+        _LIVE.add(self)
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds since the start, until the run ended."""
+        end = self.ended if self.ended is not None else time.perf_counter()
+        return end - self.started
+
+    @property
+    def report_path(self) -> Path:
+        return self.workdir / f"run-{self.run_id}.html"
+
+    @property
+    def result_path(self) -> Path:
+        return self.workdir / f"run-{self.run_id}.pkl"
+
+    def poll(self) -> str:
+        """Read every pending event; returns the state."""
+        if self.state != "running":
+            return self.state
+        while self.state == "running":
+            try:
+                self._handle(self.events.get_nowait())
+            except (queue_module.Empty, OSError, EOFError):
+                break
+        if self.state == "running" and not self.process.is_alive():
+            # the process has ended: its last event may still be in the pipe for a moment
+            try:
+                while self.state == "running":
+                    self._handle(self.events.get(timeout=0.5))
+            except (queue_module.Empty, OSError, EOFError):
+                self.error = f"the run stopped unexpectedly (exit code {self.process.exitcode})"
+                self.state = "error"
+        if self.state != "running":
+            self.process.join(timeout=5)
+            self._close_events()
+        return self.state
+
+    def _handle(self, event) -> None:
+        if event[0] == "progress":
+            _, self.stage, self.fraction, self.message, _ = event
+        elif event[0] == "done":
+            self.figures, self.state = event[1], "done"
+        elif event[0] == "error":
+            self.error, self.state = event[1], "error"
+
+    def _close_events(self) -> None:
+        """Release the queue (its semaphores) once the run is over."""
+        if self.ended is None:
+            self.ended = time.perf_counter()
+        if self.events is not None:
+            self.events.close()
+            self.events.join_thread()
+            self.events = None
+
+    def cancel(self) -> None:
+        if self.state == "running":
+            self.process.terminate()
+            self.process.join(timeout=5)
+            if self.process.is_alive():
+                self.process.kill()
+                self.process.join(timeout=5)
+            self.state = "cancelled"
+        self._close_events()
+
+    def load_result(self):
+        with open(self.result_path, "rb") as fh:
+            return pickle.load(fh)
+
+
+_LIVE: "weakref.WeakSet[RunHandle]" = weakref.WeakSet()
+
+
+def stop_all_runs() -> None:
+    """Terminate every run still going (the server is stopping)."""
+    for handle in list(_LIVE):
+        handle.cancel()
+
+
+def history_row(run_id: int, spec: RunSpec, handle: RunHandle) -> dict:
+    """One line of the session's history table."""
+    f = handle.figures or {}
+    risk = f.get("risk", {})
+    return {
+        "run": run_id,
+        "data": spec.input_name,
+        "method": spec.method,
+        "k": spec.k,
+        "IL %": f.get("information_loss"),
+        "record linkage %": None if risk.get("record_linkage_dbrl") is None else 100 * risk["record_linkage_dbrl"],
+        "interval disclosure %": None if risk.get("interval_disclosure") is None
+        else 100 * risk["interval_disclosure"],
+        "seconds": f.get("seconds", handle.elapsed),
+        "status": handle.state if handle.state != "error" else f"error: {handle.error}",
+    }
+
+
+COMPARE_ROWS = (
+    ("method", lambda s, f: s.method),
+    ("k", lambda s, f: s.k),
+    ("quasi-identifiers", lambda s, f: ", ".join(map(str, s.columns))),
+    ("parameters", lambda s, f: ", ".join(f"{k}={v}" for k, v in s.params.items()) or "defaults"),
+    ("IL %", lambda s, f: f["information_loss"]),
+    ("lower bound IL %", lambda s, f: f["lower_bound_il"]),
+    ("gap %", lambda s, f: f["gap"]),
+    ("groups", lambda s, f: f["groups"]),
+    ("group sizes", lambda s, f: f"{f['group_size_min']} … {f['group_size_max']}"),
+    ("IL1s", lambda s, f: f["utility"].get("il1s")),
+    ("correlation discrepancy Δr", lambda s, f: f["utility"].get("delta_r_mean")),
+    ("eigenvalue discrepancy %", lambda s, f: f["utility"].get("eigenvalue_discrepancy_percent")),
+    ("record linkage %", lambda s, f: _percent(f["risk"].get("record_linkage_dbrl"))),
+    ("interval disclosure %", lambda s, f: _percent(f["risk"].get("interval_disclosure"))),
+    ("smallest group of identical QI values", lambda s, f: f["risk"].get("smallest_group")),
+    ("seconds", lambda s, f: f["seconds"]),
+)
+
+
+def _percent(x):
+    return None if x is None else 100 * x
+
+
+def compare_table(a: tuple, b: tuple) -> list[tuple]:
+    """(label, value of run a, value of run b) for two finished runs given as (spec, figures)."""
+    return [(label, get(*a), get(*b)) for label, get in COMPARE_ROWS]
+
+
+def fmt(x, digits: int = 4) -> str:
+    if x is None:
+        return "—"
+    if isinstance(x, float):
+        return f"{x:.{digits}f}"
+    return str(x)
+
+
+def private_workdir() -> Path:
+    """A folder only this user can read (mode 0700), for uploads, results and reports."""
+    import tempfile
+
+    return Path(tempfile.mkdtemp(prefix="microagg-app-"))
+
+
+def cleanup_workdir(path) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)

@@ -1,0 +1,157 @@
+"""Column generation for microaggregation with a proven lower bound on the optimal SSE.
+
+Paper: ../shared/papers/column-generation.txt (set-partitioning model (9), cluster cost
+w_C = SSE of C (8), pricing per fixed size eta (10), ILP (14) with the node-to-node
+inequalities (12), SolveHeuristicPricing, SimpleRoundingHeuristic, RoundingMSTHeuristic and
+MicroaggregationHeuristicMP, Section 5). Beyond the paper (ours): exact pricing by
+branch-and-bound in a KD-tree ball, subset-row cuts, and a closing enumeration + MIP that
+turns the LP bound into a proof of optimality when the gap is small.
+
+Lower bound. For any duals π, every partition P into clusters of sizes k..2k−1 (optimal
+partitions only use those, Proposition 2.2) has SSE(P) = Σ_i π_i + Σ_{C∈P} rc(C), and
+rc(C) = Σ_{i∈C} rc(C)/|C|; so with ρ_i ≤ rc(C)/|C| for every cluster C ∋ i,
+    SSE(P) ≥ Σ_i π_i + Σ_i ρ_i                                 (per-record Lagrangian bound)
+which is at least the paper-style Σπ + n·min(0, min_eta rc*_eta / eta). The issue allows a
+proven bound on rc*_eta instead of its value: the branch-and-bound pricing gives every seed
+(the largest-dual member of a cluster) a proven bound even when its search is cut short
+(kernels/pricing.py), and ρ_i is the smallest such bound over the seeds whose ball holds i,
+divided by eta. So every completed exact pass yields a bound, at any duals; at convergence
+(no negative column, no seed cut short) it equals the LP value. Before any LP, the feasible
+dual π_i = D_i(k−1)/(2k) (D_i(t): the t smallest squared distances from i, kernels/pricing.py)
+gives the bound Σπ (the k-nearest-neighbour bound). After convergence, if the best partition
+is above the bound by G, every cluster of a better partition has rc < G − (its share), so
+enumerating all clusters with rc < UB − Σπ − Σρ and solving the integral master over them
+proves the optimum (the bound then equals the best SSE); this closing step is ours.
+
+Time limit. Every step checks the clock: the master LPs and MIPs get the time left (HiGHS
+limits; MIPs 80 % of it, as HiGHS can overrun), the numba kernels run in slices (pricing
+heuristics by chunks of starts, branch-and-bound by node budgets from the measured node rate),
+the init methods get 30 % of the time left (icsm honours it; mdav, vmdav take milliseconds).
+Measured slack with numba's cache warm: ≤ max(0.5 s, 10 % of the limit)
+(benchmarks/results/colgen_time_limit.md). The first call after installing or editing the
+kernels compiles them (seconds, not covered).
+
+Layout: ``master`` (the HiGHS master LP / MIP), ``pricing`` (the pricer; its numba kernels are
+in ``microagg.kernels.pricing``), ``rounding`` (SimpleRoundingHeuristic, RoundingMSTHeuristic,
+subset-row cut separation), ``driver`` (the run's state and steps). This module only registers
+the method: it imports none of highspy, scipy or numba, so listing the registry stays light.
+"""
+
+from __future__ import annotations
+
+from ...params import Param
+from .. import register
+
+__all__ = ["colgen"]
+
+#: names kept importable from here (tests, benchmarks), loaded on first use
+_LAZY = {"_split_oversized": ("rounding", "split_oversized"), "knn_sums": ("pricing", "knn_sums"),
+         "_Pricer": ("pricing", "Pricer")}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        module, attr = _LAZY[name]
+        return getattr(importlib.import_module(f"{__name__}.{module}"), attr)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _parse_init(init) -> list[str]:
+    """Initial methods: a list or comma-separated string of registered method names."""
+    from .. import get
+
+    if init is None or init == "":
+        return []
+    if isinstance(init, str):
+        init = [s.strip() for s in init.split(",") if s.strip()]
+    if not isinstance(init, (list, tuple)) or any(not isinstance(s, str) for s in init):
+        raise ValueError(f"init must be method names (a list or comma-separated string), got {init!r}")
+    for name in init:
+        if get(name).per_variable:
+            raise ValueError(f"init method {name!r} groups each variable on its own")
+    return list(init)
+
+
+@register(
+    "colgen",
+    family="column generation",
+    paper="column-generation.txt (set partitioning + column generation, Section 5)",
+    complexity="exponential worst case (exact pricing); per round O(n²·d·k) pricing heuristics + LP; "
+    "O(n·d + columns·k) memory",
+    variable_size=True,
+    params=(
+        Param("init", "object", "", "further initial methods besides mdav and vmdav (names, a list or "
+              "comma-separated); each gets 30 % of the time left", check=_parse_init),
+        Param("exact_pricing", "str", "bnb", "exact pricer: 'bnb' branch-and-bound in a KD-tree ball (ours), "
+              "'enumeration' or 'ilp' (the paper's)", choices=("bnb", "enumeration", "ilp")),
+        Param("max_rounds", "int", None, "column-generation rounds at most", low=1, nullable=True),
+        Param("close_gap", "bool", True, "after convergence, enumerate the clusters below the gap and prove the "
+              "optimum with the integral master"),
+        Param("final_mip", "bool", True, "solve the integral master over the generated columns at the end"),
+        Param("mip_time_limit", "float", 60.0, "seconds for the final MIP at most", low=0.0, nullable=True),
+        Param("max_enumerated", "int", 50_000, "clusters enumerated by the closing step at most", low=1),
+        Param("primal_columns", "int", 3_000, "columns kept for the primal MIP", low=1),
+        Param("max_nodes", "int", 5_000_000, "branch-and-bound nodes per exact pass at most", low=1),
+        Param("seed_nodes", "int", 20_000, "branch-and-bound nodes per seed before it is cut short", low=1),
+        Param("alternating_starts", "int", 300, "starts of the alternating pricing heuristic", low=0),
+        Param("cuts", "bool", True, "subset-row cuts on triples once no column prices out (not with 'ilp')"),
+        Param("max_cut_rounds", "int", 30, "rounds of subset-row cuts at most", low=0),
+        Param("smoothing", "float", 0.0, "Wentges dual smoothing α (measured slower here)", low=0.0, high=1.0,
+              high_open=True),
+    ),
+)
+def colgen(X, k, *, seed, deadline, progress, init, exact_pricing, max_rounds, close_gap, final_mip, mip_time_limit,
+           max_enumerated, primal_columns, max_nodes, seed_nodes, alternating_starts, cuts, max_cut_rounds,
+           smoothing):
+    """Column generation over clusters of size k..2k−1 with a proven lower bound on the optimal SSE.
+
+    The restricted master (9) (cost w_C = SSE of C, eq. (8)) starts from the groups of mdav,
+    vmdav and the methods named in ``init`` (list or comma string), is solved by HiGHS (primal
+    simplex, one thread) and grown with addCols. Pricing per size eta: the paper's
+    SolveHeuristicPricing, then an alternating centre/members descent on
+    rc(C) = min_z Σ(‖x_i − z‖² − π_i) from the ``alternating_starts`` largest duals; when both
+    find nothing (and periodically, for the bound), an exact method: exact_pricing='bnb'
+    (KD-tree ball around the largest-dual member + branch-and-bound with completion bounds,
+    at most ``seed_nodes`` nodes per seed before it is cut short with a proven bound and
+    retried at lower thresholds; the budget grows 4× whenever a pass finds no column but cut a
+    seed; ours), 'enumeration' (the paper's complete enumeration) or 'ilp' (the paper's ILP
+    (14) with node-to-node inequalities (12), solved by HiGHS; only for small n). Many disjoint
+    negative columns are added per round (3 disjoint families; up to 50 while the LP value
+    stalls). Every round runs SimpleRoundingHeuristic and RoundingMSTHeuristic on the LP
+    solution (MSTH repairs undersized clusters instead of discarding the rounding: lower SSE).
+    At the end the integral master over the generated columns is solved by HiGHS
+    (``final_mip``, at most ``mip_time_limit`` s; a run stopped by ``time_limit`` keeps
+    min(10 %, mip_time_limit) of it for this), and after convergence, with ``close_gap``, all
+    clusters with reduced cost below the remaining gap are enumerated first so that the MIP
+    proves optimality. The lower bound (module docstring) is returned as
+    MethodOutput.lower_bound: the per-record Lagrangian bound of the best exact pass, the LP
+    value at convergence, the closing MIP's bound, or at least the k-nearest-neighbour bound.
+    With ``cuts`` (ours, not the paper's), once no column prices out, violated subset-row cuts
+    Σ_{C: |C∩S|>=2} x_C <= 1 on triples S are added to the master (up to ``max_cut_rounds``
+    rounds) and column generation resumes with their duals σ_S <= 0 charged to the clusters
+    meeting S in two records; the bound becomes Σπ + Σσ + Σρ. Not used with
+    exact_pricing='ilp'.
+    With ``smoothing`` = α > 0 (Wentges dual smoothing; not in the paper), pricing is done at
+    π_s = α·π_center + (1−α)·π_LP, π_center being the duals of the best Lagrangian bound so far
+    (at first the k-nearest-neighbour dual); only columns with negative reduced cost at π_LP
+    are added, and when there is none (a mis-price) the round prices again at π_LP. The exact
+    pass is then made at π_s: the Lagrangian bound is valid at any duals. Measured
+    (benchmarks/results/colgen_smoothing.md, k = 5): smoothing only slows column generation
+    down here. Census full data, 150 s: α = 0 converges in 132 s (gap 2.88 %), α = 0.5 and 0.8
+    do not (gaps 3.36 %, 3.72 %); 200-record subsets: convergence 4.3 / 7.3 / 10.1 s (census)
+    and 4.5 / 9.8 / 14.3 s (tarragona) for α = 0 / 0.5 / 0.8. So it stays off by default.
+    Ambiguities: the paper stops pricing at the first eta with a column; we price every eta
+    (more columns per round, needed for the bound).
+    """
+    from .driver import ColumnGeneration  # highspy, scipy and numba only when colgen runs
+
+    init_methods = ["mdav", "vmdav"] + [m for m in _parse_init(init) if m not in ("mdav", "vmdav", "colgen")]
+    return ColumnGeneration(
+        X, k, seed=seed, deadline=deadline, progress=progress, init_methods=init_methods,
+        exact_pricing=exact_pricing, max_rounds=max_rounds, close_gap=close_gap, final_mip=final_mip,
+        mip_time_limit=mip_time_limit, max_enumerated=max_enumerated, primal_columns=primal_columns,
+        max_nodes=max_nodes, seed_nodes=seed_nodes, alternating_starts=alternating_starts, cuts=cuts,
+        max_cut_rounds=max_cut_rounds, smoothing=smoothing,
+    ).run()

@@ -1,0 +1,468 @@
+"""The column-generation driver (MicroaggregationHeuristicMP, Section 5 of the column-generation
+paper, with our bound, cuts and closing step; see the package docstring).
+
+``ColumnGeneration`` holds the state of one run (master, pricer, best partition, bounds,
+history, phase timings); ``run`` goes through its steps: initial partitions, the
+column-generation loop (master LP, rounding, pricing, cuts), the integral master over the
+generated columns, and the closing enumeration that proves the optimum.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ...clock import Deadline
+from ...kernels.pricing import column_rcs
+from ...partition import check_partition, relabel, sse
+from .. import MethodOutput
+from .. import run as run_method
+from .master import Master, groups
+from .pricing import Pricer, disjoint_families
+from .rounding import mst_rounding, separate_subset_rows, simple_rounding, split_oversized
+
+__all__ = ["ColumnGeneration"]
+
+
+class ColumnGeneration:
+    """One column-generation run on standardised X; ``run()`` returns its MethodOutput."""
+
+    def __init__(self, X, k, *, seed, deadline: Deadline, progress, init_methods, exact_pricing, max_rounds,
+                 close_gap, final_mip, mip_time_limit, max_enumerated, primal_columns, max_nodes, seed_nodes,
+                 alternating_starts, cuts, max_cut_rounds, smoothing):
+        self.t0 = time.perf_counter()
+        self.X = np.ascontiguousarray(X, dtype=np.float64)
+        self.n = len(self.X)
+        self.k = k
+        self.seed = seed
+        self.deadline = deadline  # the whole run's
+        self.time_limit = deadline.seconds()  # the budget at the start (None: unbounded)
+        self.clock = deadline  # the deadline of the current step (the loop ends before the MIP's reserve)
+        self.progress = progress
+        self.init_methods = init_methods
+        self.exact_pricing = exact_pricing
+        self.max_rounds = max_rounds
+        self.close_gap = close_gap
+        self.final_mip = final_mip
+        self.mip_time_limit = mip_time_limit
+        self.max_enumerated = max_enumerated
+        self.primal_columns = primal_columns
+        self.max_nodes = max_nodes
+        self.seed_nodes = int(seed_nodes)
+        self.alternating_starts = alternating_starts
+        self.cuts = cuts and exact_pricing != "ilp"  # the pricing ILP (14) has no cut duals
+        self.max_cut_rounds = max_cut_rounds
+        self.smoothing = smoothing
+        # best partition found, and where from
+        self.best_labels, self.best_sse, self.best_from = None, np.inf, None
+        self.init_sse: dict[str, float] = {}
+        self.heur_best = {"srh": np.inf, "msth": np.inf}  # the paper's heuristics as they are (Tables 3–4)
+        # bounds
+        self.lower_bound = 0.0
+        self.bound_from = None
+        self.lagrangian_found = False
+        self.center = None  # (π, σ) of the best Lagrangian bound so far: the smoothing centre
+        self.center_bound = -np.inf
+        self.rho_lp = None  # per-record rc bounds of the last exact pass at the LP duals
+        self.dual_const = 0.0  # Σπ + Σσ: the LP value of the current duals
+        self.closing: list[dict] = []
+        # the loop
+        self.master: Master | None = None
+        self.pricer: Pricer | None = None
+        self.rounds = 0
+        self.converged = False
+        self.lp_value = None
+        self.lp_integral = False
+        self.pi = None  # duals of the last master LP
+        self.prev_lp = None
+        self.cut_rounds = 0
+        self.deepened = 0
+        self.mispriced = 0
+        self.last_exact_round, self.last_exact_end, self.last_exact_seconds = 0, self.t0, None
+        self.exact_passes = {"complete": 0, "exact": 0, "started": 0}
+        self.history: list[tuple] = []  # (round, seconds, LP value, new columns, bound, best SSE)
+        self.phase = {"init": 0.0, "lp": 0.0, "rounding": 0.0, "heuristic_pricing": 0.0, "exact_pricing": 0.0,
+                      "mip_and_closing": 0.0}
+
+    # ----------------------------------------------------------------------------------
+    # the steps
+
+    def run(self) -> MethodOutput:
+        partitions = self.initial_partitions()
+        self.start(partitions)
+        self.generate_columns()
+        self.finish()
+        return self.output()
+
+    def left(self) -> float:
+        """Seconds left for the current step (inf when unbounded)."""
+        return self.clock.remaining()
+
+    def initial_partitions(self) -> list[np.ndarray]:
+        """MicroaggregationHeuristicMP steps 1–4: mdav, vmdav and the ``init`` methods, each
+        within 30 % of the time left, their oversized groups split."""
+        X, k, n = self.X, self.k, self.n
+        partitions = []
+        for name in self.init_methods:
+            self.progress("colgen", None, f"initial partition: {name}")
+            out = run_method(name, X, k, seed=self.seed, deadline=self.deadline.share(0.3))
+            lab = check_partition(out.labels, n, k, name)
+            self.init_sse[name] = sse(X, lab)
+            lab = split_oversized(X, lab, k)
+            val = sse(X, lab)
+            partitions.append(lab)
+            if val < self.best_sse:
+                self.best_labels, self.best_sse, self.best_from = lab, val, name
+        self.phase["init"] = time.perf_counter() - self.t0
+        return partitions
+
+    def start(self, partitions) -> None:
+        """The master over the initial groups, the pricer, and the k-nearest-neighbour bound."""
+        X, k, n = self.X, self.k, self.n
+        self.master = Master(X)
+        for lab in partitions:
+            self.master.add(groups(lab))
+        self.pricer = Pricer(X, k, self.exact_pricing, self.clock, self.max_nodes, self.seed_nodes)
+        self.pricer.retry_unit = 1e-3 * self.best_sse / n  # 0.1 % of the mean SSE per record
+        self.tol = 1e-9 * max(self.best_sse / n, 1e-12)
+        self.thr = -self.tol
+        # a dual solution feasible from the start (kernels/pricing.py): π_i = D_i(k−1)/(2k) gives
+        # every cluster rc ≥ 0, so Σπ is a lower bound before any LP is solved
+        self.pi_knn = self.pricer.knn_sum[:, k - 1] / (2.0 * k)
+        self.lower_bound = float(self.pi_knn.sum())
+        self.bound_from = "knn"
+        self.center, self.center_bound = (self.pi_knn, np.zeros(0)), self.lower_bound
+
+    def offer(self, lab, source) -> None:
+        """A candidate partition (labels, or None): oversized groups split, its groups added to
+        the master, kept if it is the best so far."""
+        if lab is None or (lab < 0).any():
+            return
+        X, k = self.X, self.k
+        if source in self.heur_best:  # the paper's heuristic as it is (Tables 3–4 report it)
+            self.heur_best[source] = min(self.heur_best[source], sse(X, lab))
+        lab = split_oversized(X, lab, k)
+        val = sse(X, lab)
+        self.master.add(groups(lab))
+        if val < self.best_sse - 1e-12 * max(self.best_sse, 1.0):
+            self.best_labels, self.best_sse, self.best_from = relabel(lab), val, source
+
+    def proven(self) -> bool:
+        """The best partition is proven optimal (its SSE equals the bound, to 1e-9 relative)."""
+        return self.best_sse - self.lower_bound <= 1e-9 * max(self.best_sse, 1e-300)
+
+    # ----------------------------------------------------------------------------------
+    # the column-generation loop
+
+    def generate_columns(self) -> None:
+        """Master LP, rounding and pricing until no column prices out (converged), the round
+        limit, or the time left less the final MIP's reserve."""
+        # a run stopped by the time limit before convergence keeps some time for the integral master
+        # over the generated columns (the primal side): the loop ends that much earlier
+        if self.deadline.bounded and self.final_mip:
+            reserve = min(0.1 * float(self.time_limit), self.mip_time_limit or np.inf)
+            left = self.deadline.remaining()
+            self.clock = self.deadline.share(max(left - reserve, 0.0), left)
+            self.pricer.deadline = self.clock
+        master = self.master
+        while True:
+            if self.left() <= 0 or (self.max_rounds is not None and self.rounds >= self.max_rounds):
+                break
+            tic = time.perf_counter()
+            solved = master.solve(self.left())
+            self.phase["lp"] += time.perf_counter() - tic
+            if solved is None:
+                break
+            self.rounds += 1
+            lp_value, x, pi, sigma = solved
+            self.lp_value, self.pi = lp_value, pi
+            self.dual_const = float(pi.sum() + sigma.sum())
+            frac = np.abs(x - np.round(x)).max() if len(x) else 0.0
+            self.lp_integral = frac < 1e-6
+            self.round_lp(x)
+            cols, rcs, rho, pass_exact = self.price_round(pi, sigma)
+            self.history.append((self.rounds, time.perf_counter() - self.t0, lp_value, len(cols), self.lower_bound,
+                                 self.best_sse))
+            self.progress("colgen", None, f"round {self.rounds}: LP {lp_value:.6g}, bound {self.lower_bound:.6g}, "
+                          f"best {self.best_sse:.6g}")
+            if not cols:
+                if rho is None:
+                    break  # out of time
+                if not pass_exact:
+                    # no column found, but some seeds were cut short: search deeper
+                    self.pricer.seed_nodes *= 4
+                    self.deepened += 1
+                    continue
+                # the LP over all columns is solved: strengthen it with subset-row cuts
+                if self.add_cuts(x):
+                    continue
+                self.converged = True
+                break
+            tic = time.perf_counter()
+            # a stalled (degenerate) master needs many columns before its value moves: census,
+            # k = 10, 120 s, 3 families per round: no LP progress in 24 rounds; all columns: it
+            # moves after 17 rounds
+            stalled = self.prev_lp is not None and lp_value >= self.prev_lp - 1e-9 * abs(self.prev_lp)
+            master.add(disjoint_families(cols, rcs, self.n, max_families=50 if stalled else 3))
+            self.prev_lp = lp_value
+            self.phase["lp"] += time.perf_counter() - tic
+        self.clock = self.deadline
+        self.pricer.deadline = self.deadline
+
+    def round_lp(self, x) -> None:
+        """The LP solution's partition when it is integral, else SimpleRoundingHeuristic and
+        RoundingMSTHeuristic (maxcl = k+1..2k−1) on it (Section 5.2); each result is offered."""
+        X, k, master = self.X, self.k, self.master
+        tic = time.perf_counter()
+        if self.lp_integral:
+            self.offer(master.labels_from(x), "lp")
+        else:
+            order = np.lexsort((master.costs / np.diff(master.ptr), -x))
+            self.offer(simple_rounding(X, k, master.ptr, master.members, order), "srh")
+            for maxcl in range(k + 1, 2 * k):
+                if self.left() <= 0:
+                    break
+                # offer() may have added columns since the LP was solved: they have x = 0
+                x_all = np.zeros(master.ncols)
+                x_all[:len(x)] = x
+                self.offer(mst_rounding(X, k, master.ptr, master.members, x_all, maxcl), "msth")
+        self.phase["rounding"] += time.perf_counter() - tic
+
+    def price_round(self, pi, sigma):
+        """One round's pricing at the LP duals (π, σ): heuristics first; columns already in the
+        master (rc ≈ 0 within the LP tolerances) are not new. With smoothing (Wentges), price at
+        π_s = α·π_center + (1−α)·π_LP and keep the columns negative at π_LP; none = a mis-price,
+        and the round prices again at π_LP (so "no column" still means LP optimality).
+        Returns (columns, rc, rho, exact) as ``price_at``; rho only from a pass at the LP duals."""
+        rho, pass_exact = None, False
+        smoothed = self.smoothing > 0
+        if smoothed:
+            alpha = self.smoothing
+            c_pi, c_sigma = self.center
+            c_sigma = np.concatenate([c_sigma, np.zeros(len(sigma) - len(c_sigma))])  # new cuts: σ = 0
+            s_pi = alpha * c_pi + (1.0 - alpha) * pi
+            s_sigma = alpha * c_sigma + (1.0 - alpha) * sigma
+            cols, rcs, s_rho, _ = self.price_at(s_pi, s_sigma, None)
+            if s_rho is not None:
+                self.record_bound(s_pi, s_sigma, s_rho)
+            if cols:  # reduced costs at the LP duals decide which columns are useful
+                rc_lp = self.reduced_costs(cols, pi, self.master.cut_arrays(sigma))
+                keep = np.flatnonzero(rc_lp < self.thr)
+                cols, rcs = [cols[i] for i in keep], rc_lp[keep]
+            if not cols:
+                self.mispriced += 1
+                smoothed = False
+        if not smoothed:
+            cols, rcs, rho, pass_exact = self.price_at(pi, sigma, None)
+            if rho is not None:
+                self.record_bound(pi, sigma, rho)
+                self.rho_lp = rho
+        return cols, rcs, rho, pass_exact
+
+    def exact_due(self) -> bool:
+        """A periodic exact pass (for the bound) before the heuristics stop finding columns:
+        every 25 rounds, or once the time since the last one is 4 times its duration (and at
+        least 10 % of the time limit), or with 25 % of the time left and no pricing bound yet.
+        It searches deep for 5 % of the time left, then takes root bounds (see price_at)."""
+        if self.rounds - self.last_exact_round >= 25:
+            return True
+        if not self.deadline.bounded:
+            return False
+        since = time.perf_counter() - self.last_exact_end
+        if self.last_exact_seconds is not None and since >= max(4.0 * self.last_exact_seconds,
+                                                                 0.1 * float(self.time_limit)):
+            return True
+        return not self.lagrangian_found and self.left() < 0.25 * float(self.time_limit)
+
+    def price_at(self, p_pi, p_sigma, force_exact):
+        """Columns with rc < thr at the duals (p_pi, p_sigma): heuristics, then the exact pass
+        when they find nothing new (force_exact=None) or when force_exact. Returns (columns,
+        rc, rho, exact): rho[i] ≤ rc(C)/|C| for every cluster C ∋ i (None when no exact pass
+        was completed), exact = no seed of the exact pass was cut short."""
+        X, k, n, master, pricer = self.X, self.k, self.n, self.master, self.pricer
+        pricer.set_cuts(*master.cut_arrays(p_sigma))
+        pos = np.flatnonzero(p_pi > 0)
+        starts = X[pos[np.argsort(-p_pi[pos], kind="stable")][:self.alternating_starts]]
+        tic = time.perf_counter()
+        cols, rcs = pricer.heuristic(p_pi, self.thr, starts)
+        fresh = [i for i, c in enumerate(cols) if not master.has(c)]
+        cols, rcs = [cols[i] for i in fresh], rcs[fresh]
+        self.phase["heuristic_pricing"] += time.perf_counter() - tic
+        run_exact = (len(cols) == 0 or self.exact_due()) if force_exact is None else force_exact
+        if not run_exact or self.left() <= 0:
+            return cols, rcs, None, False
+        tic = time.perf_counter()
+        if self.clock.bounded:
+            # deep search until the pass deadline, root bounds after it (~0.03 s per size at
+            # n = 1080): a pass needed for columns may use the time left, a periodic one 5 %
+            left = self.left()
+            reserve = max(0.1 * left, 0.03 * k)
+            allowance = left - reserve if len(cols) == 0 else 0.05 * left
+            pricer.pass_deadline = self.clock.share(max(allowance, 0.0), left)
+        self.last_exact_round = self.rounds
+        self.exact_passes["started"] += 1
+        rho = np.full(n, np.inf)
+        all_exact = True
+        for eta in range(k, 2 * k):
+            res = pricer.exact_eta(p_pi, eta, self.thr)
+            fresh = [i for i, c in enumerate(res.cols) if not master.has(c)]
+            cols += [res.cols[i] for i in fresh]
+            rcs = np.concatenate([rcs, np.asarray(res.rcs)[fresh]])
+            if res.lb is None:
+                self.phase["exact_pricing"] += time.perf_counter() - tic
+                return cols, rcs, None, False
+            rho = np.minimum(rho, res.rho / eta)
+            all_exact &= res.exact
+        self.last_exact_end = time.perf_counter()
+        self.phase["exact_pricing"] += self.last_exact_end - tic
+        self.last_exact_seconds = self.last_exact_end - tic
+        self.exact_passes["complete"] += 1
+        self.exact_passes["exact"] += int(all_exact)
+        return cols, rcs, rho, all_exact
+
+    def record_bound(self, p_pi, p_sigma, rho) -> None:
+        """Lagrangian bound at any duals (π, σ <= 0) from a completed exact pass:
+        SSE(P) = Σπ + Σ_S σ_S·(Σ_{C: |C∩S|>=2} x_C) + Σ_{C∈P} rc(C) ≥ Σπ + Σσ + Σ_i ρ_i, as every
+        cut row is ≤ 1 and record i lies in one cluster C of P, rc(C) = Σ_{i∈C} rc(C)/|C|.
+        A better bound moves the smoothing centre there."""
+        self.lagrangian_found = True
+        lag = float(p_pi.sum() + p_sigma.sum()) + float(np.minimum(rho, 0.0).sum())
+        if lag > self.lower_bound:
+            self.lower_bound, self.bound_from = lag, "lagrangian"
+        if lag > self.center_bound:
+            self.center, self.center_bound = (p_pi.copy(), p_sigma.copy()), lag
+
+    def reduced_costs(self, cols, p_pi, cut_arrays) -> np.ndarray:
+        cptr, ccut, cpen = cut_arrays
+        sizes = np.fromiter((len(c) for c in cols), dtype=np.int64, count=len(cols))
+        flat = np.concatenate(cols).astype(np.int64)
+        cptr_c = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        return column_rcs(self.X, p_pi, cptr_c, flat, cptr, ccut, cpen)
+
+    def add_cuts(self, x) -> bool:
+        """Violated subset-row cuts on triples at the LP solution x (ours), the n/4 most violated;
+        True when some were added (column generation then resumes)."""
+        master = self.master
+        if not (self.cuts and not self.lp_integral and not self.proven() and self.cut_rounds < self.max_cut_rounds):
+            return False
+        sup = np.flatnonzero(x > 1e-9)
+        sptr = np.concatenate([[0], np.cumsum(np.diff(master.ptr)[sup])]).astype(np.int64)
+        smem = np.concatenate([master.members[master.ptr[c]:master.ptr[c + 1]] for c in sup])
+        triples, lhs = separate_subset_rows(self.n, sptr, smem, x[sup], 1e-4)
+        if len(triples):
+            best_first = np.argsort(-lhs, kind="stable")[: max(self.n // 4, 10)]
+            if master.add_cuts(triples[best_first]) > 0:
+                self.cut_rounds += 1
+                return True
+        return False
+
+    # ----------------------------------------------------------------------------------
+    # the end: integral master and closing
+
+    def mip_seconds(self, fraction: float) -> float:
+        """``fraction`` of the time left, at most mip_time_limit."""
+        if self.mip_time_limit is not None:
+            return min(fraction * self.left(), self.mip_time_limit)
+        return fraction * self.left()
+
+    def primal_mip(self, tl: float) -> None:
+        """The integral master over the generated columns, warm-started from the best partition,
+        within ``tl`` seconds; its solution is offered."""
+        master = self.master
+        lab, _, _, optimal = master.solve_integral(
+            tl if np.isfinite(tl) else 1e9, master.indicator(self.best_labels), primal=True
+        )
+        self.offer(lab, "mip")
+        self.progress("colgen", None, f"MIP over {master.ncols} columns: {'optimal' if optimal else 'stopped'}, "
+                      f"best {self.best_sse:.6g}")
+
+    def finish(self) -> None:
+        """The integral master over the generated columns (primal side, Section 5.2 + MIP), and
+        after convergence the closing step."""
+        tic = time.perf_counter()
+        if self.final_mip and self.left() > 0 and self.master.ncols > 0 and not (
+            self.converged and self.close_gap
+        ) and not self.proven():
+            # HiGHS may overrun a MIP time limit by a fraction (root LP, presolve): 80 % of the rest
+            self.primal_mip(self.mip_seconds(0.8))
+        if self.converged and self.final_mip and self.close_gap:
+            self.close()
+        self.phase["mip_and_closing"] = time.perf_counter() - tic
+
+    def close(self) -> None:
+        """Closing (ours): with converged duals π, a partition P costs Σπ + Σσ + Σ_{C∈P} rc(C) at
+        least, and every record i contributes rc(C)/|C| ≥ ρ_i; so if P uses a cluster with
+        rc ≥ G' it costs ≥ Σπ + Σσ + G' + Σρ. Enumerate all clusters with rc < G' (G' as large
+        as max_enumerated allows, at most UB − Σπ − Σσ − Σρ), solve the integral master over
+        them: OPT ≥ min(MIP bound, Σπ + Σσ + G' + Σρ); the largest G' proves OPT."""
+        master, pricer = self.master, self.pricer
+        pi_sum = self.dual_const  # Σπ + Σσ (σ <= 0 and every cut row is <= 1 for a partition)
+        corr = float(np.minimum(self.rho_lp, 0.0).sum())
+        last_g = None
+        for _ in range(3):
+            if self.proven() or self.left() <= 0:
+                break
+            gap_full = self.best_sse - pi_sum - corr + self.tol
+            # HiGHS may overrun its time limit on large MIPs (presolve, root LP): scale the
+            # enumerated set with the time left
+            left = self.left()
+            budget = self.max_enumerated if not np.isfinite(left) else int(min(self.max_enumerated, 2000 * left))
+            if budget < 500:
+                break
+            enumerated, enum_rc, g_try = pricer.enumerate_below(self.pi, gap_full, budget)
+            if enumerated is None or (last_g is not None and g_try <= last_g * (1 + 1e-12)):
+                break
+            last_g = g_try
+            # primal: the integral master over the columns of smallest rc, solved to the end
+            few = np.argsort(enum_rc, kind="stable")[:self.primal_columns]
+            master.add([enumerated[i] for i in few])
+            self.primal_mip(self.mip_seconds(0.4))
+            # bound: the integral master over every cluster with rc < G'
+            if self.left() < 1.0:
+                break
+            master.add(enumerated)
+            tl = self.mip_seconds(0.8)
+            target = pi_sum + g_try + corr  # no MIP bound above this value can be used
+            lab, obj, dual_bound, optimal = master.solve_integral(
+                tl if np.isfinite(tl) else 1e9, master.indicator(self.best_labels), max(self.best_sse - target, 0.0)
+            )
+            self.offer(lab, "mip")
+            mip_bound = min(dual_bound, self.best_sse)
+            cand = min(mip_bound, pi_sum + g_try + corr)
+            self.closing.append({"threshold": g_try, "columns": len(enumerated), "mip_optimal": bool(optimal),
+                                 "mip_bound": mip_bound, "bound": cand, "best": self.best_sse})
+            self.progress("colgen", None, f"closing: threshold {g_try:.4g}, {len(enumerated)} columns, "
+                          f"bound {cand:.6g}, best {self.best_sse:.6g}")
+            if cand > self.lower_bound:
+                self.lower_bound, self.bound_from = cand, "closing"
+
+    def output(self) -> MethodOutput:
+        # SSE >= 0, and no bound above the best SSE can be proven (rounding in the last digits)
+        self.lower_bound = min(max(self.lower_bound, 0.0), self.best_sse)
+        extras = {
+            "colgen_rounds": self.rounds,
+            "colgen_columns": self.master.ncols,
+            "colgen_lp_value": self.lp_value,
+            "colgen_converged": self.converged,
+            "colgen_lp_integral": bool(self.lp_integral and self.converged),
+            "colgen_proven_optimal": bool(self.proven()),
+            "colgen_best_from": self.best_from,
+            "colgen_bound_from": self.bound_from,
+            "colgen_knn_bound": float(self.pi_knn.sum()),
+            "colgen_init_sse": self.init_sse,
+            "colgen_srh_sse": self.heur_best["srh"],
+            "colgen_msth_sse": self.heur_best["msth"],
+            "colgen_closing": self.closing,
+            "colgen_cuts": len(self.master.cuts),
+            "colgen_mispriced": self.mispriced,
+            "colgen_smoothing": self.smoothing,
+            "colgen_exact_passes": self.exact_passes,
+            "colgen_seed_nodes": self.pricer.seed_nodes,
+            "colgen_bnb_stats": self.pricer.stats,
+            "colgen_deepened": self.deepened,
+            "colgen_phase_seconds": self.phase,
+            "colgen_history": self.history,  # (round, seconds, LP value, new columns, bound, best SSE)
+            "colgen_seconds": time.perf_counter() - self.t0,
+        }
+        return MethodOutput(self.best_labels, lower_bound=self.lower_bound, extras=extras)

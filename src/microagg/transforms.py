@@ -1,0 +1,334 @@
+"""Heterogeneous quasi-identifiers: column kinds, the embedding every method sees, distances.
+
+Quasi-identifier (QI) columns are continuous, ordinal or nominal. Methods only ever see one
+float matrix (their contract is unchanged); this module builds it so that its squared Euclidean
+distance is a documented Gower-type distance between records (Domingo-Ferrer & Torra 2005,
+"Ordinal, continuous and heterogeneous k-anonymity through microaggregation", Data Min. Knowl.
+Disc. 11(2); Gower 1971 for the idea of summing per-variable dissimilarities of each kind):
+
+    d(x, y)^2 = sum_continuous ((x_j - y_j) / s_j)^2          z-scores (preprocess.Standardizer)
+              + sum_ordinal    ((r_j(x) - r_j(y)) / s_rj)^2    rank of the category, z-scored
+              + sum_nominal    NOMINAL_WEIGHT * [x_j != y_j]   one-hot, entries sqrt(w/2)
+
+* continuous: z-scores, as for every method (the Standardizer is their one home).
+* ordinal: the category's rank 0..L-1 among the column's levels (an ordered pandas Categorical
+  keeps its declared categories and order; numbers and text are ranked by sorted observed value),
+  then z-scored like a continuous column, so an ordinal column has unit variance and weighs like
+  one continuous column; neighbouring categories are one rank apart whatever their codes.
+* nominal: one-hot with entries sqrt(NOMINAL_WEIGHT / 2): two different categories are at
+  squared distance NOMINAL_WEIGHT = 2, which is the expected squared distance between two records
+  drawn at random from a z-scored continuous column (2·variance), so a mismatch costs what a
+  typical difference costs in one continuous column; equal categories are at distance 0.
+
+``distance`` then changes how the continuous part is measured: "euclidean" (the z-scores above),
+"mahalanobis" (whitened by the covariance of the z-scored continuous columns) or "robust"
+(whitened by the Minimum Covariance Determinant estimate of scikit-learn's ``MinCovDet``, as
+sdcMicro's method "rmd" uses an MCD covariance; Rousseeuw & Van Driessen 1999). Whitening makes
+the Euclidean distance of the method's matrix equal the Mahalanobis distance, so every
+Euclidean method gains it. Information loss is always reported on the embedding above (the
+standard z-score figure), not on the whitened matrix.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .errors import InputError, ParameterError
+from .preprocess import Standardizer, first_non_number, quasi_identifiers, select_columns
+
+__all__ = ["KINDS", "DISTANCES", "NOMINAL_WEIGHT", "check_options", "column_kinds", "select_qi",
+           "Embedding", "embed", "whiten"]
+
+KINDS = ("continuous", "ordinal", "nominal")
+DISTANCES = ("euclidean", "mahalanobis", "robust")
+#: squared distance between two different categories of a nominal column (see module docstring)
+NOMINAL_WEIGHT = 2.0
+
+
+def _column_list(value, name) -> list:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [c.strip() for c in value.split(",") if c.strip()]
+    try:
+        out = list(value)
+    except TypeError:
+        raise ParameterError(f"{name} must be a list of column names, got {value!r}") from None
+    if len(set(map(str, out))) != len(out):
+        raise ParameterError(f"{name} names a column twice: {out!r}")
+    return out
+
+
+def check_options(categorical=None, ordinal=None, distance="euclidean") -> tuple[list, dict, str]:
+    """Validate the QI-kind and distance options before any data work (ParameterError).
+
+    ``ordinal`` is a list of column names, or a mapping column -> its levels from lowest to
+    highest (None: the dtype's or the sorted order). Returns (categorical columns, ordinal column
+    -> levels or None, distance).
+    """
+    cat = _column_list(categorical, "categorical")
+    if isinstance(ordinal, dict):
+        ordl = {}
+        for c, levels in ordinal.items():
+            if levels is not None:
+                if isinstance(levels, (str, bytes)) or not hasattr(levels, "__iter__"):
+                    raise ParameterError(f"ordinal levels of {c} must be a list (lowest first), got {levels!r}")
+                levels = list(levels)
+                if not levels or len(set(map(repr, levels))) != len(levels):
+                    raise ParameterError(f"ordinal levels of {c} must be distinct and not empty, got {levels!r}")
+            ordl[c] = levels
+    else:
+        ordl = dict.fromkeys(_column_list(ordinal, "ordinal"))
+    both = [c for c in cat if c in ordl]
+    if both:
+        raise ParameterError(f"column(s) declared both categorical and ordinal: {', '.join(map(str, both))}")
+    if not isinstance(distance, str) or distance not in DISTANCES:
+        raise ParameterError(f"distance must be one of {', '.join(DISTANCES)}, got {distance!r}")
+    return cat, ordl, distance
+
+
+def column_kinds(df: pd.DataFrame, cols: list, categorical=(), ordinal=(), missing=()) -> dict:
+    """Kind of each QI column: declared first, else from its pandas dtype.
+
+    Declared ``categorical`` -> nominal, ``ordinal`` -> ordinal. Undeclared: an unordered
+    pandas Categorical or a bool column -> nominal, an ordered Categorical -> ordinal, another
+    numeric column -> continuous; text columns must be declared (InputError otherwise).
+    """
+    kinds = {}
+    for c in cols:
+        s = df[c]
+        if c in categorical:
+            kinds[c] = "nominal"
+        elif c in ordinal:
+            kinds[c] = "ordinal"
+        elif isinstance(s.dtype, pd.CategoricalDtype):
+            kinds[c] = "ordinal" if s.dtype.ordered else "nominal"
+        elif pd.api.types.is_bool_dtype(s):
+            kinds[c] = "nominal"
+        elif pd.api.types.is_numeric_dtype(s):
+            kinds[c] = "continuous"
+        elif (bad := first_non_number(s, set(missing))) is None:  # numbers written as text (issue 14): continuous
+            kinds[c] = "continuous"
+        else:
+            raise InputError(f"quasi-identifier column {c} is not numeric: row {bad[0]} holds {bad[1]!r}; "
+                             f"declare it with categorical= or ordinal= (--categorical / --ordinal)")
+    return kinds
+
+
+def select_qi(df: pd.DataFrame, columns, exclude, categorical=(), ordinal=(), missing=()) -> tuple[list, dict]:
+    """(QI columns, kinds). Default columns: every numeric column plus the declared ones.
+
+    Columns declared categorical / ordinal must be quasi-identifiers: when ``columns`` is given
+    they must be among them. Undeclared pandas Categorical columns are QIs only when named.
+    """
+    declared = list(categorical) + list(ordinal)
+    unknown = [c for c in declared if c not in df.columns]
+    if unknown:
+        raise InputError(f"unknown column(s) declared categorical/ordinal: {', '.join(map(str, unknown))}")
+    excluded = [c for c in declared if c in set(exclude)]
+    if excluded:
+        raise InputError(f"column(s) {', '.join(map(str, excluded))} declared categorical/ordinal "
+                         "but used as stratum or sample weight")
+    if columns is None:
+        if declared:
+            # the default numeric columns under the same rules (identifiers, stray tokens) as without declarations
+            numeric = select_columns(df, None, list(exclude) + declared, missing=missing, allow_empty=True)
+            cols = [c for c in df.columns if c in set(numeric) | set(declared)]
+        else:
+            cols = select_columns(df, None, exclude, missing=missing)
+    else:
+        if isinstance(columns, str):
+            columns = [c.strip() for c in columns.split(",") if c.strip()]
+        columns = list(columns)
+        if not columns:
+            raise InputError("no quasi-identifier columns given")
+        if len(set(columns)) != len(columns) or any(c not in df.columns for c in columns):
+            select_columns(df, columns, exclude)  # the usual one-line error for duplicates / unknown names
+        outside = [c for c in declared if c not in columns]
+        if outside:
+            raise InputError(f"column(s) declared categorical/ordinal but not among the quasi-identifier "
+                             f"columns: {', '.join(map(str, outside))}")
+        cols = columns
+    return cols, column_kinds(df, cols, categorical, ordinal, missing)
+
+
+def _levels(s: pd.Series) -> pd.Index:
+    """The column's levels in their documented order (ranks for ordinal, tie order for nominal).
+
+    A pandas Categorical keeps its declared categories in their declared order; other columns
+    use their observed values sorted (numbers ascending, text lexicographically).
+    """
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        return pd.Index(s.cat.categories)
+    values = pd.unique(s.dropna())
+    try:
+        return pd.Index(np.sort(values))
+    except TypeError:  # mixed types: order by text
+        return pd.Index(sorted(values, key=str))
+
+
+@dataclass
+class Embedding:
+    """The QI columns of one run, their kinds and levels, and the float matrix methods see.
+
+    ``numeric`` (n, p) holds the continuous values and the ordinal ranks (``numeric_columns``,
+    in QI order), ``codes`` (n, q) the level index of each categorical (ordinal or nominal) column
+    (in ``categorical_columns`` order). ``scaler`` z-scores ``numeric``; ``matrix`` is the
+    embedding of the module docstring (before any distance whitening), its columns in QI
+    order (a nominal column takes one column per level).
+    """
+
+    columns: list
+    kinds: dict
+    numeric_columns: list
+    categorical_columns: list
+    levels: dict
+    numeric: np.ndarray
+    codes: np.ndarray
+    scaler: Standardizer
+    matrix: np.ndarray = field(repr=False)
+
+    @property
+    def heterogeneous(self) -> bool:
+        return bool(self.categorical_columns)
+
+    @property
+    def continuous_columns(self) -> list:
+        return [c for c in self.columns if self.kinds[c] == "continuous"]
+
+    def column_slices(self) -> dict:
+        """Column -> slice of ``matrix`` holding it (one column, or the one-hot block of a nominal one)."""
+        out, at = {}, 0
+        for c in self.columns:
+            width = len(self.levels[c]) if self.kinds[c] == "nominal" else 1
+            out[c] = slice(at, at + width)
+            at += width
+        return out
+
+    def continuous_positions(self) -> np.ndarray:
+        """Positions in ``matrix`` of the continuous columns."""
+        slices = self.column_slices()
+        return np.array([slices[c].start for c in self.continuous_columns], dtype=np.int64)
+
+    def widths(self) -> np.ndarray:
+        """Number of ``matrix`` columns per QI column (1, or the levels of a nominal one)."""
+        return np.array([s.stop - s.start for s in self.column_slices().values()], dtype=np.int64)
+
+    def embed(self, numeric: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        """The embedding of (continuous values and ordinal ranks, category codes), columns in QI order."""
+        Zn = self.scaler.transform(numeric)
+        unit = np.sqrt(NOMINAL_WEIGHT / 2.0)
+        parts = []
+        for c in self.columns:
+            if self.kinds[c] == "nominal":
+                onehot = np.zeros((len(codes), len(self.levels[c])))
+                onehot[np.arange(len(codes)), codes[:, self.categorical_columns.index(c)]] = unit
+                parts.append(onehot)
+            else:
+                parts.append(Zn[:, [self.numeric_columns.index(c)]])
+        return np.ascontiguousarray(np.hstack(parts), dtype=np.float64)
+
+    def published_column(self, c, numeric: np.ndarray, codes: np.ndarray, original: pd.Series | None = None):
+        """Column c's published values: floats for continuous, categories (the column's dtype) otherwise."""
+        if self.kinds[c] == "continuous":
+            return numeric[:, self.numeric_columns.index(c)]
+        col_codes = codes[:, self.categorical_columns.index(c)]
+        if original is not None and isinstance(original.dtype, pd.CategoricalDtype):
+            return pd.Categorical.from_codes(col_codes, dtype=original.dtype)
+        values = self.levels[c].take(col_codes).to_numpy()
+        return values if original is None else pd.Series(values, index=original.index).astype(original.dtype)
+
+
+def embed(df: pd.DataFrame, cols: list, kinds: dict, standardize: bool = True, levels=None,
+          missing=()) -> Embedding:
+    """Build the Embedding of ``df[cols]``; missing values are an InputError naming the columns.
+
+    levels: column -> declared levels (lowest first) of ordinal columns, overriding ``_levels``;
+    a value outside them is an InputError.
+    """
+    declared = {c: v for c, v in (levels or {}).items() if v is not None}
+    categorical = [c for c in cols if kinds[c] != "continuous"]
+    continuous = [c for c in cols if kinds[c] == "continuous"]
+    X = quasi_identifiers(df, continuous, missing) if continuous else np.empty((len(df), 0))
+    levels, code_cols, missing = {}, [], []
+    for c in categorical:
+        lev = pd.Index(declared[c]) if c in declared else _levels(df[c])
+        if isinstance(df[c].dtype, pd.CategoricalDtype) and c not in declared:
+            codes = df[c].cat.codes.to_numpy()
+        else:
+            codes = lev.get_indexer(pd.Index(np.asarray(df[c], dtype=object)))  # -1: missing or undeclared
+        codes = np.asarray(codes, dtype=np.int64)
+        outside = (codes < 0) & df[c].notna().to_numpy()
+        if outside.any():
+            raise InputError(f"ordinal column {c} has value(s) outside its declared levels: "
+                             f"{', '.join(map(repr, pd.unique(df[c][outside])[:5]))}")
+        if (codes < 0).any():
+            missing.append(f"{c} ({int((codes < 0).sum())} rows)")
+        levels[c] = lev
+        code_cols.append(codes)
+    if missing:
+        raise InputError("missing values in quasi-identifier column(s): " + ", ".join(missing))
+    codes = np.column_stack(code_cols) if code_cols else np.empty((len(df), 0), dtype=np.int64)
+    ordinal = [c for c in categorical if kinds[c] == "ordinal"]
+    ranks = codes[:, [categorical.index(c) for c in ordinal]].astype(np.float64)
+    numeric = np.hstack([X, ranks]) if ordinal else X
+    order = {c: i for i, c in enumerate(continuous + ordinal)}
+    numeric_columns = [c for c in cols if c in order]  # QI order
+    numeric = numeric[:, [order[c] for c in numeric_columns]]
+    scaler = Standardizer.fit(numeric, numeric_columns, standardize)
+    emb = Embedding(list(cols), dict(kinds), numeric_columns, categorical, levels, numeric, codes, scaler,
+                    np.empty((0, 0)))
+    emb.matrix = emb.embed(numeric, codes)
+    return emb
+
+
+def whiten(Z: np.ndarray, distance: str, seed: int | None = 0) -> tuple[np.ndarray, float]:
+    """(W, smallest kept eigenvalue): rows of Z whitened so that ||W_a - W_b|| is their Mahalanobis distance.
+
+    "mahalanobis": the covariance of Z; "robust": the MCD covariance (scikit-learn ``MinCovDet``,
+    ``random_state=seed``, 0 when seed is None so that runs repeat). W = (Z - location) V Λ^{-1/2}
+    from the eigendecomposition S = V Λ V^T; directions with eigenvalue <= 1e-12·λ_max (collinear
+    or constant columns) are dropped. The eigenvalue returned converts SSE bounds:
+    SSE(Z) >= λ_min · SSE(W).
+    """
+    Z = np.asarray(Z, dtype=np.float64)
+    if distance == "mahalanobis":
+        location = Z.mean(axis=0)
+        S = np.atleast_2d(np.cov(Z, rowvar=False, bias=True))
+    elif distance == "robust":
+        from sklearn.covariance import MinCovDet
+
+        with warnings.catch_warnings():  # rank-deficient data: handled below by dropping null directions
+            warnings.simplefilter("ignore", RuntimeWarning)
+            warnings.simplefilter("ignore", UserWarning)
+            mcd = MinCovDet(random_state=0 if seed is None else int(seed)).fit(Z)
+        location, S = mcd.location_, np.atleast_2d(mcd.covariance_)
+    else:
+        raise ParameterError(f"distance must be one of {', '.join(DISTANCES)}, got {distance!r}")
+    vals, vecs = np.linalg.eigh(S)
+    top = max(float(vals.max()), 0.0)
+    keep = vals > 1e-12 * top if top > 0 else np.zeros(len(vals), dtype=bool)
+    if not keep.any():
+        raise InputError(f"distance={distance!r}: the covariance of the continuous quasi-identifiers is zero")
+    T = vecs[:, keep] / np.sqrt(vals[keep])
+    return np.ascontiguousarray((Z - location) @ T), float(vals[keep].min())
+
+
+def method_matrix(emb: Embedding, distance: str, seed: int | None = 0) -> tuple[np.ndarray, float]:
+    """(matrix the method sees, factor f with SSE(embedding) >= f·SSE(method matrix)).
+
+    Euclidean: the embedding itself (f = 1). Otherwise the continuous part is replaced by its
+    whitened version (ordinal and nominal parts unchanged) and f = min(λ_min, 1).
+    """
+    if distance == "euclidean":
+        return emb.matrix, 1.0
+    where = emb.continuous_positions()
+    if where.size == 0:
+        raise InputError(f"distance={distance!r} needs continuous quasi-identifier columns; all are categorical")
+    W, lam = whiten(emb.matrix[:, where], distance, seed)
+    rest = np.setdiff1d(np.arange(emb.matrix.shape[1]), where)
+    return np.ascontiguousarray(np.hstack([W, emb.matrix[:, rest]])), min(lam, 1.0)
