@@ -64,7 +64,6 @@ def test_every_move_delta_is_exact(data):
     scale = max(1.0, sse(X, start))
     labels = None
     current = None
-    applied = 0
     for step in trace:
         kind = step["kind"]
         if kind in ("round", "regroup"):
@@ -89,7 +88,6 @@ def test_every_move_delta_is_exact(data):
             assert step["delta"] < 0
             _check_sizes(labels, k)
         current = after
-        applied += 1
     assert np.array_equal(relabel(labels), labels_out)
     assert current == pytest.approx(stats["sse"], abs=1e-9 * scale)
     _check_sizes(labels_out, k)

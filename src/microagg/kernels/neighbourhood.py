@@ -156,7 +156,6 @@ def _best_move(X, labels, sizes, sums, slots, p, nbr, k, tol, dself, gx):
 def _try_dissolve(X, labels, sizes, sums, slots, pos, p, nbr, k, tol, moved_i, moved_to, log, nlog):
     """Dissolve p into its neighbour groups when that lowers SSE (exact); (delta, nlog) or (0, nlog)."""
     full = 2 * k - 1
-    mp = sizes[p]
     total = 0.0
     count = 0
     while sizes[p] > 0:
