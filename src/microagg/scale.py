@@ -247,6 +247,17 @@ def partitioned_labels(Z, k, method, *, block_size, scheduler=None, seed=None, t
     labels = _blockwise_labels(Z, k, method, blocks, scheduler, seed, clock, params, float(refine), progress)
     if refine > 0 and len(blocks) > 1 and labels.ndim == 1:
         labels = refine_labels(Z, labels, k, share=float(refine))
+        labels = _search_across_blocks(Z, labels, k, seed, deadline, progress)
+    return labels
+
+
+def _search_across_blocks(Z, labels, k, seed, deadline, progress):
+    """The neighbourhood local search (methods/lsearch.py) over all groups of all blocks: groups
+    on either side of a block boundary trade records, so the blocks cost (almost) nothing in IL."""
+    from .methods.lsearch import neighbourhood_search
+
+    progress("lsearch", None, "local search across block boundaries")
+    labels, _ = neighbourhood_search(Z, k, labels, seed=seed, deadline=deadline, progress=progress)
     return labels
 
 
