@@ -106,7 +106,7 @@ def test_deadline_share_rule():
     parent = Deadline(10.0)
     child = parent.share(1, 4)
     assert 2.0 <= child.remaining() <= 2.5
-    assert parent.share(5, 1).remaining() <= parent.remaining()  # never after the parent
+    assert parent.share(5, 1).end <= parent.end  # never after the parent
     assert not Deadline(None).share(1, 2).bounded
     assert Deadline(0).expired()
 
