@@ -108,8 +108,9 @@ def auto(X, k, *, seed, deadline, progress, portfolio, member_params):
     mdav-mhm, tsp-mhm, kward, md (only when n <= 2000: it cannot be stopped and grows fast), plus
     colgen when n <= 300 (for its lower bound), of those that are registered;
     univariate-optimal (exact) when there is one quasi-identifier. The default order runs icsm
-    second, from MDAV's partition, with most of the budget, and continues it from the best other
-    member if one beats it and time is left (its row then reports the best of its searches). ``member_params``:
+    second, from MDAV's partition, with most of the budget; with the time left after the other
+    members it continues from their partitions, best first (its row then reports the best of
+    its searches). ``member_params``:
     {method: {param: value}} passed to the members. The deadline is the total budget (60 s when
     the caller gives none): each member gets its weight's share of what is left,
     ``deadline.share(w_i, w_i + ... + w_m)`` with the weights of MEMBER_WEIGHTS (icsm most), so
@@ -177,19 +178,24 @@ def auto(X, k, *, seed, deadline, progress, portfolio, member_params):
             best_labels, best_sse, winner = labels, value, name
     if best_labels is None:
         raise InvalidPartitionError("auto: no member of the portfolio returned a valid partition")
-    if polish and winner != "icsm" and not deadline.expired():
-        # a member after icsm beat it: icsm continues from that partition with the time left
-        # (reported in icsm's row, whose figures become the best of its searches)
+    # with the time left, icsm continues from the other members' partitions, best first (a
+    # search from a different start often ends in a better local optimum); reported in icsm's
+    # row, whose figures become the best of its searches
+    others = sorted((r for r in rows if r.get("status") == "ok" and r["method"] not in ("icsm", "mdav")),
+                    key=lambda r: r["sse"])
+    if polish and others and not deadline.expired():
         row = next(r for r in rows if r["method"] == "icsm")
         t = deadline.share(1, 1)
-        progress("auto: icsm", None, f"continuing from {winner}")
-        out = run("icsm", X, k, seed=seed, deadline=t, **dict(member_params.get("icsm", {}), init=best_labels))
+        progress("auto: icsm", None, f"continuing from {', '.join(r['method'] for r in others)}")
+        starts = [by_method[r["method"]] for r in others]
+        out = run("icsm", X, k, seed=seed, deadline=t, **dict(member_params.get("icsm", {}), init=starts))
         labels = check_partition(out.labels, n, k, "icsm")
         value = sse(X, labels)
         row["seconds"] += t.elapsed()
-        row["continued_from"] = winner
+        row["continued_from"] = [r["method"] for r in others]
         if value < best_sse:
             best_labels, best_sse, winner = labels, value, "icsm"
+        if value < row["sse"]:
             row.update(sse=value, il=0.0 if total_ss == 0 else 100.0 * value / total_ss)
     extras = {"winner": winner, "portfolio": rows, "budget_seconds": budget}
     if bound_from is not None:
