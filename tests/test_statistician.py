@@ -418,3 +418,11 @@ def test_options_sdcmicro_ignores_are_honoured_or_rejected_here():
         microagg.microaggregate(df, k=3, columns=["x", "y"], standardize="no")
     with pytest.raises(InputError, match="progress"):
         microagg.microaggregate(df, k=3, columns=["x", "y"], progress="yes")
+
+
+def test_auto_default_portfolio_scales_its_local_search():
+    from microagg.methods.auto import LSEARCH_MIN_N, _default_portfolio
+
+    assert "icsm" in _default_portfolio(1000, 3) and "lsearch" not in _default_portfolio(1000, 3)
+    large = _default_portfolio(LSEARCH_MIN_N, 3)
+    assert "lsearch" in large and "icsm" not in large and "md" not in large

@@ -29,6 +29,9 @@ MD_MAX_N = 2000
 #: Column generation closes the portfolio on small data, where it usually proves a lower bound
 #: on the optimal SSE within seconds (so the report can state how far from optimal we are).
 COLGEN_MAX_N = 300
+#: icsm compares every pair of groups (O(n²) per pass); from this many records on the default
+#: portfolio uses lsearch, the same exact moves between neighbouring groups only (O(n·K) per sweep)
+LSEARCH_MIN_N = 20_000
 #: For one quasi-identifier the optimal univariate partition (Hansen & Mukherjee) is exact.
 DEFAULT_UNIVARIATE = ("univariate-optimal",)
 #: Budget (seconds) when the caller gives no time limit.
@@ -37,7 +40,7 @@ DEFAULT_BUDGET = 60.0
 #: the best partition so far for as long as it runs, gets most of the budget; tours and column
 #: generation (anytime too) get more than the constructive heuristics, which take milliseconds to
 #: seconds whatever they are given. Unlisted members weigh 1.
-MEMBER_WEIGHTS = {"icsm": 50.0, "colgen": 10.0, "tsp-mhm": 1.0}
+MEMBER_WEIGHTS = {"icsm": 50.0, "lsearch": 50.0, "colgen": 10.0, "tsp-mhm": 1.0}
 
 
 def _default_portfolio(n: int, d: int) -> list[str]:
@@ -45,6 +48,8 @@ def _default_portfolio(n: int, d: int) -> list[str]:
         wanted = DEFAULT_UNIVARIATE
     else:
         wanted = tuple(m for m in DEFAULT_PORTFOLIO if m != "md" or n <= MD_MAX_N)
+        if n >= LSEARCH_MIN_N:
+            wanted = tuple("lsearch" if m == "icsm" else m for m in wanted)
         wanted += ("colgen",) if n <= COLGEN_MAX_N else ()
     known = set(names())
     return [m for m in wanted if m in known]
@@ -106,7 +111,9 @@ def auto(X, k, *, seed, deadline, progress, portfolio, member_params):
 
     ``portfolio``: method names run in the given order; the default is mdav, icsm, vmdav,
     mdav-mhm, tsp-mhm, kward, md (only when n <= 2000: it cannot be stopped and grows fast), plus
-    colgen when n <= 300 (for its lower bound), of those that are registered;
+    colgen when n <= 300 (for its lower bound), of those that are registered; from 20,000
+    records on, lsearch (the same moves between neighbouring groups, O(n·K) per sweep) replaces
+    icsm (O(n²) per pass);
     univariate-optimal (exact) when there is one quasi-identifier. The default order runs icsm
     second, from MDAV's partition, with most of the budget; with the time left after the other
     members it continues from their partitions, best first (its row then reports the best of

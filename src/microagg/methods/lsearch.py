@@ -30,9 +30,6 @@ import numpy as np
 from ..clock import Deadline
 from ..errors import ParameterError
 from ..params import Param
-from ..kernels.neighbourhood import build_state, group_tour, neighbour_groups, sweep
-from ..kernels.mdav import LEAF_SIZE
-from ..kernels.segments import optimal_path_labels
 from ..partition import check_partition, relabel, sse, sst
 from . import MethodOutput, register
 
@@ -77,6 +74,11 @@ def _record_knn(X, K):
 def tour_regroup(X, k, sizes, sums, slots, nbr, first):
     """(SSE, labels): the partition's groups strung into a path (``group_tour``) and the path cut
     optimally into groups of k..2k−1 (Tour2Assignment, ICSM Algorithm 5, path version)."""
+    from ..kernels.mdav import LEAF_SIZE
+    from ..kernels.neighbourhood import group_tour
+    from ..kernels.segments import optimal_path_labels
+
+
     tour = group_tour(X, sizes, sums, slots, nbr, first, LEAF_SIZE)
     cost, by_position = optimal_path_labels(X[tour], k)
     out = np.empty(len(X), dtype=np.int64)
@@ -96,6 +98,9 @@ def _changed_groups(old, new, g_new):
 def _sweeps(X, k, labels, state, nbr, active, deadline, tol, dissolve, log, trace):
     """Sweeps over ``active`` groups, then over the groups near a change, until none changes
     (or the deadline). Returns (SSE change, moves, sweeps, stopped at the deadline)."""
+    from ..kernels.neighbourhood import sweep
+
+
     sizes, sums, slots, pos = state
     g = len(sizes)
     gained, moves_total, sweeps = 0.0, 0, 0
@@ -136,6 +141,9 @@ def neighbourhood_search(X, k, labels, *, seed=None, deadline=None, progress=Non
     "dissolve": one record a of a dissolved group joins group b) with its exact delta, and the
     labels after every applied regrouping ("regroup") with its delta.
     """
+    from ..kernels.neighbourhood import build_state, neighbour_groups
+
+
     X = np.ascontiguousarray(X, dtype=np.float64)
     labels = _valid_start(X, labels, k)
     start_sse = current = sse(X, labels)
