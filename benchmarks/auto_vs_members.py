@@ -12,13 +12,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
 import microagg
 from microagg.methods.auto import _default_portfolio
 
-RESULTS = Path(__file__).parent / "results"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import RESULTS, update_readme  # noqa: E402
 
 
 def run_cell(name: str, k: int, limit: float) -> dict:
@@ -45,7 +47,11 @@ def main() -> None:
     ap.add_argument("--ks", nargs="+", type=int, default=[3, 4, 5, 10])
     ap.add_argument("--limits", nargs="+", type=float, default=[1, 10, 60])
     ap.add_argument("--out", default=str(RESULTS / "auto_vs_members.json"))
+    ap.add_argument("--render", action="store_true", help="rewrite the table and the README block from --out")
     args = ap.parse_args()
+    if args.render:
+        render(json.loads(Path(args.out).read_text()), Path(args.out))
+        return
     rows = []
     for limit in args.limits:
         for name in args.data:
@@ -58,6 +64,11 @@ def main() -> None:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(rows, indent=1))
+    render(rows, out)
+
+
+def render(rows: list, out: Path) -> None:
+    """The full table beside the JSON; a summary per time limit in the README."""
     lines = ["| data | k | T (s) | auto IL | winner | best member alone | its IL | auto not worse | load |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
@@ -66,6 +77,18 @@ def main() -> None:
                      f"| {b} | {r['members'][b]['il']:.4f} | {'yes' if r['auto_not_worse'] else 'NO'} "
                      f"| {r['load']:.1f} |")
     out.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    if out.resolve().parent != RESULTS.resolve():
+        return
+    summary = ["| T (s) | cells where auto ≤ every member alone | worst excess over the best member |",
+               "|---|---|---|"]
+    for limit in sorted({r["time_limit"] for r in rows}):
+        cells = [r for r in rows if r["time_limit"] == limit]
+        ok = sum(r["auto_not_worse"] for r in cells)
+        excess = max(100 * (r["auto"]["il"] / r["members"][r["best_member"]]["il"] - 1) for r in cells)
+        summary.append(f"| {limit:g} | {ok} / {len(cells)} | {max(excess, 0):.3f} % |")
+    update_readme("auto-vs-members", "\n".join(summary) + "\n\nProduced by `python benchmarks/auto_vs_members.py` "
+                  "(census, tarragona, eia × k = 3, 4, 5, 10, seed 0; every cell, the winners and the machine's load "
+                  "in `benchmarks/results/auto_vs_members.md`).")
 
 
 if __name__ == "__main__":
