@@ -92,6 +92,26 @@ def npn_tour(X):
     return tour
 
 
+@njit(cache=True, nogil=True, inline="always")
+def walk_group(X, members, cur, placed, tour, at):
+    """Put a group's records on a tour, nearest point next from ``cur`` (a member already placed
+    at tour[at - 1]); returns (last record placed, next tour position). Shared by the ICSM tour
+    (``groups_tour``) and lsearch's (``neighbourhood.group_tour``)."""
+    for _ in range(members.shape[0] - 1):
+        bj, bd = -1, np.inf
+        for a in range(members.shape[0]):
+            j = members[a]
+            if not placed[j]:
+                v = sqdist(X[j], X[cur])
+                if v < bd:
+                    bd, bj = v, j
+        cur = bj
+        tour[at] = cur
+        at += 1
+        placed[cur] = True
+    return cur, at
+
+
 @njit(cache=True, nogil=True)
 def groups_tour(X, labels, g, formation_order):
     """A tour visiting the groups one after another, each group's records consecutively.
@@ -129,18 +149,7 @@ def groups_tour(X, labels, g, formation_order):
         tour[pos] = cur
         pos += 1
         placed[cur] = True
-        for _ in range(sizes[p] - 1):
-            bj, bd = -1, np.inf
-            for a in range(start[p], start[p + 1]):
-                j = members[a]
-                if not placed[j]:
-                    v = sqdist(X[j], X[cur])
-                    if v < bd:
-                        bd, bj = v, j
-            cur = bj
-            tour[pos] = cur
-            pos += 1
-            placed[cur] = True
+        cur, pos = walk_group(X, members[start[p]:start[p + 1]], cur, placed, tour, pos)
         gdone[p] = True
         if step == g - 1:
             break

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .icsm import group_sums
+from .icsm import group_sums, walk_group
 from .kdtree import build, delete, knn
 
 MIGRATE = 0
@@ -277,18 +277,7 @@ def group_tour(X, sizes, sums, slots, nbr, first, leaf_size):
         tour[at] = cur
         at += 1
         placed[cur] = True
-        for _ in range(sizes[p] - 1):
-            bj, bd = -1, np.inf
-            for a in range(sizes[p]):
-                j = slots[p, a]
-                if not placed[j]:
-                    v = _sq(X, j, cur)
-                    if v < bd:
-                        bd, bj = v, j
-            cur = bj
-            tour[at] = cur
-            at += 1
-            placed[cur] = True
+        cur, at = walk_group(X, slots[p, :sizes[p]], cur, placed, tour, at)
         if at == n:
             break
         bq, bj, bd = -1, -1, np.inf
