@@ -25,6 +25,7 @@ from numba import njit
 
 from .icsm import group_sums, walk_group
 from .kdtree import build, delete, knn
+from .nearest import sqdist
 
 MIGRATE = 0
 EXCHANGE = 1
@@ -52,15 +53,6 @@ def _to_centroid(X, i, sums, m, q):
     s = 0.0
     for t in range(X.shape[1]):
         v = X[i, t] - sums[q, t] / m
-        s += v * v
-    return s
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _sq(X, i, j):
-    s = 0.0
-    for t in range(X.shape[1]):
-        v = X[i, t] - X[j, t]
         s += v * v
     return s
 
@@ -146,7 +138,7 @@ def _best_move(X, labels, sizes, sums, slots, p, nbr, k, tol, dself, gx):
             gy = dyp - dyq
             for a in range(mp):
                 # R1(x, B, y) + R1(y, A, x), ICSM Eq. 4
-                delta = gx[a] - dself[a] + gy - w * _sq(X, slots[p, a], y)
+                delta = gx[a] - dself[a] + gy - w * sqdist(X[slots[p, a]], X[y])
                 if delta < best:
                     best, kind, ba, bb = delta, EXCHANGE, slots[p, a], y
     return best, kind, ba, bb
@@ -286,14 +278,14 @@ def group_tour(X, sizes, sums, slots, nbr, first, leaf_size):
             if q < 0 or visited[q] or sizes[q] == 0:
                 continue
             for a in range(sizes[q]):
-                v = _sq(X, slots[q, a], cur)
+                v = sqdist(X[slots[q, a]], X[cur])
                 if v < bd:
                     bq, bj, bd = q, slots[q, a], v
         if bq < 0:
             knn(T, X[cur], 1, out_idx, out_d, excl, 0)
             bq = alive[out_idx[0]]
             for a in range(sizes[bq]):
-                v = _sq(X, slots[bq, a], cur)
+                v = sqdist(X[slots[bq, a]], X[cur])
                 if v < bd:
                     bj, bd = slots[bq, a], v
         p, entry = bq, bj
