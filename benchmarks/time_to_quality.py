@@ -111,6 +111,13 @@ def plot(rows) -> None:
                             if (r["data"], r["k"], r["method"]) == (data, k, "colgen") and "bound_il" in r)
             if bounds:
                 ax.plot(*zip(*bounds), linestyle="--", color="tab:green", label="colgen lower bound")
+            cert = HERE / "best_known" / f"{data}_k{k}.json"
+            if cert.exists():  # the best-known partition and proven bound (benchmarks/best_known.py)
+                c = json.loads(cert.read_text())
+                ax.axhline(c["il"], color="black", linestyle=":", label=f"best known {c['il']:.3f}")
+                if c.get("lower_bound_il") is not None:
+                    ax.axhline(c["lower_bound_il"], color="black", linestyle="-.", linewidth=0.8,
+                               label=f"best proven bound {c['lower_bound_il']:.3f}")
             ax.set_xscale("log")
             ax.set_xlabel("time limit (s)")
             ax.set_ylabel("information loss (%)")
