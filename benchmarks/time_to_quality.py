@@ -100,7 +100,7 @@ def plot(rows) -> None:
     FIGURES.mkdir(parents=True, exist_ok=True)
     for data in sorted({r["data"] for r in rows}):
         for k in sorted({r["k"] for r in rows if r["data"] == data}):
-            fig, ax = plt.subplots(figsize=(6, 4))
+            fig, ax = plt.subplots(figsize=(8, 4))
             for method in PLOTTED:
                 pts = sorted((r["time_limit"], r["il"]) for r in rows
                              if (r["data"], r["k"], r["method"]) == (data, k, method))
@@ -123,7 +123,7 @@ def plot(rows) -> None:
             ax.set_ylabel("information loss (%)")
             ax.set_title(f"{data}, k = {k}: IL within the time limit (2 shared cores)")
             ax.grid(True, which="both", alpha=0.3)
-            ax.legend()
+            ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8)
             fig.tight_layout()
             fig.savefig(FIGURES / f"time_to_quality_{data}{'' if k == 3 else f'_k{k}'}.png", dpi=90)
             plt.close(fig)
