@@ -256,7 +256,35 @@ def render() -> str:
                  "(`python benchmarks/time_to_quality.py`, data in `benchmarks/results/time_to_quality.json`).\n\n")
         text += "\n".join(f"![time to quality, {f.stem.removeprefix('time_to_quality_')}](docs/figures/{f.name})"
                           for f in figures)
+        text += "\n\n" + auto_summary()
     return text
+
+
+def auto_summary() -> str:
+    """One paragraph from results/time_to_quality.json: is auto at least as good as each member of
+    its portfolio alone, and as colgen alone (not a member above 300 records), per (data, k, T)?"""
+    rows = json.loads((HERE / "results" / "time_to_quality.json").read_text())["rows"]
+    cells = sorted({(r["data"], r["k"], r["time_limit"]) for r in rows})
+    worse_member, worse_colgen, total = [], [], 0
+    for cell in cells:
+        here = {r["method"]: r["il"] for r in rows if (r["data"], r["k"], r["time_limit"]) == cell}
+        if "auto" not in here:
+            continue
+        total += 1
+        label = f"{cell[0]} k = {cell[1]} at {cell[2]:g} s"
+        beaten = [m for m, il in here.items() if m not in ("auto", "colgen") and il < here["auto"] * (1 - 1e-9)]
+        if beaten:
+            worse_member.append(f"{label} ({', '.join(f'{m} {here[m]:.4f}' for m in beaten)} vs {here['auto']:.4f})")
+        if "colgen" in here and here["colgen"] < here["auto"] * (1 - 1e-9):
+            worse_colgen.append(label)
+    text = (f"`auto` against its members run alone with the same time limit (seed 0): at least as good in "
+            f"{total - len(worse_member)} of {total} (data, k, time limit) runs")
+    text += ("; worse in " + "; ".join(worse_member) + ".") if worse_member else "."
+    if worse_colgen:
+        text += (f" colgen alone (in auto's portfolio only up to 300 records) has a lower IL than auto in "
+                 f"{len(worse_colgen)} of {total}: {', '.join(worse_colgen)}.")
+    return text
+
 
 
 def main() -> None:
