@@ -250,10 +250,11 @@ def render() -> str:
             "bundled data and checks the group sizes (k..2k−1).\n\n" + "\n".join(rows) +
             "\n\nProduced by `python benchmarks/best_known.py` (resumable: each run starts from the stored "
             "partition; `--render` writes this block).")
-    figures = sorted((HERE.parent / "docs" / "figures").glob("time_to_quality_*.png"))
+    figures = [f for d in DATA if (f := HERE.parent / "docs" / "figures" / f"time_to_quality_{d}.png").exists()]
     if figures:
         text += ("\n\nTime to quality (k = 3): IL reached by mdav, icsm, colgen and auto at time limits 1–30 s "
-                 "(`python benchmarks/time_to_quality.py`, data in `benchmarks/results/time_to_quality.json`).\n\n")
+                 "(`python benchmarks/time_to_quality.py`, data in `benchmarks/results/time_to_quality.json`; k = 4, 5, 10 in "
+                 "`docs/figures/time_to_quality_<data>_k<k>.png`).\n\n")
         text += "\n".join(f"![time to quality, {f.stem.removeprefix('time_to_quality_')}](docs/figures/{f.name})"
                           for f in figures)
         text += "\n\n" + auto_summary()
