@@ -284,8 +284,11 @@ def auto_summary() -> str:
     if worse_colgen:
         text += (f" colgen alone (in auto's portfolio only up to 300 records) has a lower IL than auto in "
                  f"{len(worse_colgen)} of {total}: {', '.join(worse_colgen)}.")
+    longest = max((r["seconds"] for r in rows if r["method"] in ("auto", "icsm") and r["time_limit"] == 30), default=None)
+    if longest is not None:
+        text += (f" auto and icsm (no restarts by default) stop at a local optimum: at 30 s they used at most "
+                 f"{longest:.1f} s, so their curves are flat beyond a few seconds.")
     return text
-
 
 
 def main() -> None:
