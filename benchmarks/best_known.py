@@ -1,0 +1,326 @@
+"""Best-known partitions and proven lower bounds on the 12 standard cells (issue 16), resumable.
+
+Per cell (census, tarragona, eia × k = 3, 4, 5, 10) the best partition found so far is kept in
+``benchmarks/best_known/<data>_k<k>.labels`` (one group label per line, record order) and its
+certificate in ``<data>_k<k>.json``: IL, SSE, SST (z-scored QIs), the best proven lower bound on
+the optimal SSE (as SSE and IL), the gap, which run found the partition and which proved the
+bound (method, parameters, time limit, seed, machine load, date), and a log of every run.
+Each invocation starts from the stored state and runs the chosen strategies per cell:
+
+- ``icsm``: ICSM perturbation restarts (iterated local search, §5.3) seeded from the stored
+  labels (first time: from ``auto``'s partition), ``--scope`` local / global (default: they
+  alternate from run to run), a new seed each run;
+- ``colgen``: column generation with a time limit, for its lower bound (and its partition);
+- ``colgen-icsm``: colgen, then ICSM restarts from colgen's partition and the stored one.
+
+A partition replaces the stored one only when it is valid (every record labelled, every group
+of k..2k−1 records) and strictly better; the largest bound is kept. ``--import-bounds`` takes
+the proven bounds of the committed column-generation runs (``results/colgen_full.json``, their
+run recorded as the bound's source). ``--render`` writes the README block from the certificates.
+Check the files with ``benchmarks/verify_best_known.py``.
+
+    nohup nice -n 19 python benchmarks/best_known.py --cells census:3 tarragona:4 --seconds 90 &
+    python benchmarks/best_known.py --strategies colgen --cells census:3 --seconds 300
+    python benchmarks/best_known.py --render
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+import microagg
+
+HERE = Path(__file__).resolve().parent
+STORE = HERE / "best_known"
+DATA = ("census", "tarragona", "eia")
+KS = (3, 4, 5, 10)
+#: ICSM paper (Mortazavi & Jalili 2015), Table 4: the best published IL, min(ICSM, LS)
+PUBLISHED = {
+    ("census", 3): 4.75, ("census", 4): 6.21, ("census", 5): 7.50, ("census", 10): 11.74,
+    ("tarragona", 3): 14.54, ("tarragona", 4): 17.18, ("tarragona", 5): 20.25, ("tarragona", 10): 30.23,
+    ("eia", 3): 0.35, ("eia", 4): 0.49, ("eia", 5): 0.74, ("eia", 10): 1.95,
+}
+#: restarts larger than any run reaches: the time limit stops ICSM
+MANY = 10**7
+
+
+def paths(data: str, k: int) -> tuple[Path, Path]:
+    return STORE / f"{data}_k{k}.labels", STORE / f"{data}_k{k}.json"
+
+
+def load_cell(data: str, k: int) -> tuple[np.ndarray | None, dict | None]:
+    lab_path, cert_path = paths(data, k)
+    if not cert_path.exists():
+        return None, None
+    cert = json.loads(cert_path.read_text())
+    labels = np.loadtxt(lab_path, dtype=np.int64, ndmin=1) if lab_path.exists() else None
+    return labels, cert
+
+
+def save_cell(data: str, k: int, labels: np.ndarray | None, cert: dict) -> None:
+    """Write labels then certificate, each through a temporary file (an interrupted run leaves
+    the previous pair or the new labels with the previous certificate, which the next run or
+    the verifier notices)."""
+    STORE.mkdir(parents=True, exist_ok=True)
+    lab_path, cert_path = paths(data, k)
+    if labels is not None:
+        tmp = lab_path.with_suffix(".labels.tmp")
+        tmp.write_text("".join(f"{int(v)}\n" for v in labels))
+        tmp.replace(lab_path)
+    tmp = cert_path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(cert, indent=1) + "\n")
+    tmp.replace(cert_path)
+
+
+def valid_sizes(labels: np.ndarray, k: int) -> bool:
+    sizes = np.bincount(np.unique(labels, return_inverse=True)[1])
+    return bool(sizes.min() >= k and sizes.max() <= 2 * k - 1)
+
+
+def canonical(labels: np.ndarray) -> np.ndarray:
+    """Groups numbered 0, 1, ... in order of first appearance (the file format's convention)."""
+    _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[np.argsort(first)] = np.arange(len(first))
+    return rank[inverse]
+
+
+def run_info(method: str, params: dict, seconds: float | None, seed: int | None, elapsed: float) -> dict:
+    return {"method": method, "params": params, "time_limit": seconds, "seed": seed,
+            "seconds": round(elapsed, 2), "load_1min": round(os.getloadavg()[0], 2),
+            "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
+
+
+def new_cert(data: str, k: int, n: int, sst: float) -> dict:
+    return {"data": data, "k": k, "n": n, "sst": sst, "il": None, "sse": None, "found_by": None,
+            "lower_bound_sse": None, "lower_bound_il": None, "bound_by": None, "gap_percent": None,
+            "published_il": PUBLISHED[(data, k)], "runs": []}
+
+
+def offer(cert: dict, best: np.ndarray | None, labels, sse: float, bound, info: dict, k: int):
+    """Keep ``labels`` when valid and strictly better, and ``bound`` when larger; returns the
+    best labels and a note for the run log."""
+    note = {}
+    if labels is not None:
+        labels = np.asarray(labels, dtype=np.int64)
+        il = 100.0 * sse / cert["sst"]
+        note["il"] = il
+        if not valid_sizes(labels, k):
+            note["rejected"] = "a group outside k..2k-1"
+        elif cert["sse"] is None or sse < cert["sse"] * (1 - 1e-12):
+            note["improved_from"] = cert["il"]
+            best = canonical(labels)
+            cert.update(il=il, sse=sse, found_by=info)
+    if bound is not None:
+        note["bound_il"] = 100.0 * bound / cert["sst"]
+        if cert["lower_bound_sse"] is None or bound > cert["lower_bound_sse"]:
+            note["bound_raised_from"] = cert["lower_bound_il"]
+            cert.update(lower_bound_sse=float(bound), lower_bound_il=100.0 * bound / cert["sst"], bound_by=info)
+    if cert["sse"] is not None and cert["lower_bound_sse"] is not None:
+        if cert["lower_bound_sse"] > cert["sse"] * (1 + 1e-9):
+            raise SystemExit(f"{cert['data']} k={cert['k']}: bound {cert['lower_bound_sse']} above the best SSE "
+                             f"{cert['sse']}: a method's bound or partition is wrong")
+        cert["gap_percent"] = 100.0 * (cert["sse"] - cert["lower_bound_sse"]) / cert["sse"]
+    cert["runs"].append({**info, **note})
+    return best
+
+
+def icsm_run(df, k, start, seconds, seed, scope, perturbation):
+    params = {"init": "auto" if start is None else "stored labels", "restarts": MANY, "scope": scope,
+              "perturbation": perturbation, "restart_from": "best"}
+    t = time.perf_counter()
+    res = microagg.microaggregate(df, k=k, method="icsm", time_limit=seconds, seed=seed,
+                                  init="auto" if start is None else start.copy(), restarts=MANY, scope=scope,
+                                  perturbation=perturbation)
+    params["restarts_done"] = res.extras.get("restarts_done")
+    return res, run_info("icsm", params, seconds, seed, time.perf_counter() - t)
+
+
+def colgen_run(df, k, seconds, seed, init, mip_time_limit):
+    t = time.perf_counter()
+    res = microagg.microaggregate(df, k=k, method="colgen", time_limit=seconds, seed=seed, init=init,
+                                  mip_time_limit=mip_time_limit)
+    ex = res.extras
+    params = {"init": init, "mip_time_limit": mip_time_limit, "converged": ex.get("colgen_converged"),
+              "bound_from": ex.get("colgen_bound_from"), "proven_optimal": ex.get("colgen_proven_optimal")}
+    return res, run_info("colgen", params, seconds, seed, time.perf_counter() - t)
+
+
+def improve(data: str, k: int, strategies: list[str], seconds: float, scope: str, perturbation: int,
+            colgen_init: str, mip_time_limit: float) -> None:
+    df = microagg.datasets.load(data)
+    best, cert = load_cell(data, k)
+    if cert is None:
+        sst = microagg.microaggregate(df, k=k, method="mdav").sst
+        cert = new_cert(data, k, len(df), sst)
+    if best is not None and len(best) != len(df):
+        raise SystemExit(f"{paths(data, k)[0]}: {len(best)} labels for {len(df)} records")
+    for strategy in strategies:
+        seed = len(cert["runs"])  # a new seed every run of the cell
+        if strategy == "icsm":
+            sc = scope if scope != "alternate" else ("global", "local")[sum(r["method"] == "icsm"
+                                                                           for r in cert["runs"]) % 2]
+            res, info = icsm_run(df, k, best, seconds, seed, sc, perturbation)
+            best = offer(cert, best, res.labels, res.sse, None, info, k)
+        elif strategy in ("colgen", "colgen-icsm"):
+            res, info = colgen_run(df, k, seconds, seed, colgen_init, mip_time_limit)
+            best = offer(cert, best, res.labels, res.sse, res.lower_bound, info, k)
+            if strategy == "colgen-icsm":
+                starts = [res.labels] + ([] if best is None or np.array_equal(best, canonical(res.labels))
+                                         else [best])
+                t = time.perf_counter()
+                sc = "global" if scope == "alternate" else scope
+                res2 = microagg.microaggregate(df, k=k, method="icsm", time_limit=seconds, seed=seed, init=starts,
+                                               restarts=MANY, scope=sc, perturbation=perturbation)
+                info2 = run_info("icsm", {"init": "colgen's partition" + (" + stored labels" if len(starts) > 1
+                                                                        else ""),
+                                          "restarts": MANY, "scope": sc, "perturbation": perturbation,
+                                          "restarts_done": res2.extras.get("restarts_done")},
+                                 seconds, seed, time.perf_counter() - t)
+                best = offer(cert, best, res2.labels, res2.sse, None, info2, k)
+        else:
+            raise SystemExit(f"unknown strategy {strategy!r}")
+        last = cert["runs"][-1]
+        print(f"{data} k={k} {last['method']} {last.get('params', {}).get('scope', '')}: run IL "
+              f"{last.get('il', float('nan')):.4f}, best {cert['il']:.4f}, bound "
+              f"{cert['lower_bound_il'] if cert['lower_bound_il'] is not None else '-'}, "
+              f"{last['seconds']} s, load {last['load_1min']}", flush=True)
+        save_cell(data, k, best, cert)
+
+
+def import_bounds() -> None:
+    """Proven bounds of the committed column-generation runs (results/colgen_full.json)."""
+    src = HERE / "results" / "colgen_full.json"
+    doc = json.loads(src.read_text())
+    for row in doc["rows"]:
+        data, k = row["data"], int(row["k"])
+        best, cert = load_cell(data, k)
+        if cert is None:
+            continue
+        bound = float(row["lower_bound"])
+        info = {"method": "colgen", "params": {"init": row.get("init"), "mip_time_limit": row.get("mip_time_limit"),
+                                              "bound_from": row.get("bound_from")},
+                "time_limit": row["time_limit"], "seed": 0, "seconds": round(row["seconds"], 1),
+                "load_1min": doc["machine"].get("load_average_1min"), "date_utc": doc["machine"]["date_utc"],
+                "imported_from": "benchmarks/results/colgen_full.json"}
+        if abs(row["sst"] - cert["sst"]) > 1e-9 * cert["sst"]:
+            raise SystemExit(f"{data} k={k}: SST {row['sst']} in {src.name} differs from {cert['sst']}")
+        best = offer(cert, best, None, 0.0, bound, info, k)
+        save_cell(data, k, best, cert)
+        print(f"{data} k={k}: bound IL {cert['lower_bound_il']:.4f} (gap {cert['gap_percent']})")
+
+
+def render() -> str:
+    rows = ["| data | k | best published IL | our best IL | our bound IL | gap % | found by | bound by |",
+            "|---|---|---|---|---|---|---|---|"]
+
+    def source(run):
+        if run is None:
+            return "–"
+        p = run.get("params", {})
+        what = run["method"]
+        if run["method"] == "icsm":
+            what += f" restarts ({p.get('scope')}) from {p.get('init')}"
+        what = f"{what}, {run['time_limit']:g} s"
+        return what + (" (`results/colgen_full.json`)" if run.get("imported_from") else "")
+
+    for data in DATA:
+        for k in KS:
+            _, cert = load_cell(data, k)
+            if cert is None or cert["il"] is None:
+                rows.append(f"| {data} | {k} | {PUBLISHED[(data, k)]:.2f} | – | – | – | – | – |")
+                continue
+            rounded = round(cert["il"], 2)
+            mark = " ✓" if rounded < PUBLISHED[(data, k)] else " =" if rounded == PUBLISHED[(data, k)] else " ✗"
+            bound = "–" if cert["lower_bound_il"] is None else f"{cert['lower_bound_il']:.4f}"
+            gap = "–" if cert["gap_percent"] is None else f"{cert['gap_percent']:.2f}"
+            rows.append(f"| {data} | {k} | {PUBLISHED[(data, k)]:.2f} | {cert['il']:.4f}{mark} | {bound} | {gap} "
+                        f"| {source(cert['found_by'])} | {source(cert['bound_by'])} |")
+    text = ("Best-known partitions (IL on z-scores) beside the best published figure (ICSM paper, Table 4, "
+            "min of ICSM and LS), with the best proven lower bound on the optimal SSE as IL and the gap "
+            "100·(SSE − bound)/SSE. ✓ / = / ✗: below / equal to / above the published figure at 2 decimals. The partitions and "
+            "their certificates (run, time limit, seed, machine load) are committed under "
+            "`benchmarks/best_known/`; `python benchmarks/verify_best_known.py` recomputes every IL from the "
+            "bundled data and checks the group sizes (k..2k−1).\n\n" + "\n".join(rows) +
+            "\n\nProduced by `python benchmarks/best_known.py` (resumable: each run starts from the stored "
+            "partition; `--render` writes this block).")
+    figures = [f for d in DATA if (f := HERE.parent / "docs" / "figures" / f"time_to_quality_{d}.png").exists()]
+    if figures:
+        text += ("\n\nTime to quality (k = 3): IL reached by mdav, icsm, colgen and auto at time limits 1–30 s "
+                 "(`python benchmarks/time_to_quality.py`, data in `benchmarks/results/time_to_quality.json`; k = 4, 5, 10 in "
+                 "`docs/figures/time_to_quality_<data>_k<k>.png`).\n\n")
+        text += "\n".join(f"![time to quality, {f.stem.removeprefix('time_to_quality_')}](docs/figures/{f.name})"
+                          for f in figures)
+        text += "\n\n" + auto_summary()
+    return text
+
+
+def auto_summary() -> str:
+    """One paragraph from results/time_to_quality.json: is auto at least as good as each member of
+    its portfolio alone, and as colgen alone (not a member above 300 records), per (data, k, T)?"""
+    rows = json.loads((HERE / "results" / "time_to_quality.json").read_text())["rows"]
+    cells = sorted({(r["data"], r["k"], r["time_limit"]) for r in rows})
+    worse_member, worse_colgen, total = [], [], 0
+    for cell in cells:
+        here = {r["method"]: r["il"] for r in rows if (r["data"], r["k"], r["time_limit"]) == cell}
+        if "auto" not in here:
+            continue
+        total += 1
+        label = f"{cell[0]} k = {cell[1]} at {cell[2]:g} s"
+        beaten = [m for m, il in here.items() if m not in ("auto", "colgen") and il < here["auto"] * (1 - 1e-9)]
+        if beaten:
+            worse_member.append(f"{label} ({', '.join(f'{m} {here[m]:.4f}' for m in beaten)} vs {here['auto']:.4f})")
+        if "colgen" in here and here["colgen"] < here["auto"] * (1 - 1e-9):
+            worse_colgen.append(label)
+    text = (f"`auto` against its members run alone with the same time limit (seed 0): at least as good in "
+            f"{total - len(worse_member)} of {total} (data, k, time limit) runs")
+    text += ("; worse in " + "; ".join(worse_member) + ".") if worse_member else "."
+    if worse_colgen:
+        text += (f" colgen alone (in auto's portfolio only up to 300 records) has a lower IL than auto in "
+                 f"{len(worse_colgen)} of {total}: {', '.join(worse_colgen)}.")
+    longest = max((r["seconds"] for r in rows if r["method"] in ("auto", "icsm") and r["time_limit"] == 30), default=None)
+    if longest is not None:
+        text += (f" auto and icsm (no restarts by default) stop at a local optimum: at 30 s they used at most "
+                 f"{longest:.1f} s, so their curves are flat beyond a few seconds.")
+    return text
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cells", nargs="+", default=[f"{d}:{k}" for d in DATA for k in KS],
+                    help="data:k pairs (default: all 12)")
+    ap.add_argument("--strategies", nargs="+", default=["icsm"], choices=("icsm", "colgen", "colgen-icsm"))
+    ap.add_argument("--seconds", type=float, default=90.0, help="time limit per run")
+    ap.add_argument("--scope", default="alternate", choices=("alternate", "local", "global"))
+    ap.add_argument("--perturbation", type=int, default=20)
+    ap.add_argument("--colgen-init", default="icsm,mdav-mhm")
+    ap.add_argument("--mip-time-limit", type=float, default=60.0)
+    ap.add_argument("--import-bounds", action="store_true")
+    ap.add_argument("--render", action="store_true", help="write the README block from the certificates")
+    args = ap.parse_args()
+    if args.render:
+        from _common import update_readme
+
+        update_readme("best-known", render())
+        return
+    if args.import_bounds:
+        import_bounds()
+        return
+    for cell in args.cells:
+        data, k = cell.split(":")
+        if data not in DATA or int(k) not in KS:
+            raise SystemExit(f"unknown cell {cell!r}: data in {DATA}, k in {KS}")
+    for cell in args.cells:
+        data, k = cell.split(":")
+        improve(data, int(k), args.strategies, args.seconds, args.scope, args.perturbation, args.colgen_init,
+                args.mip_time_limit)
+
+
+if __name__ == "__main__":
+    main()

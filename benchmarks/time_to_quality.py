@@ -1,0 +1,149 @@
+"""Time to quality: the IL each method reaches within a time limit, and is ``auto`` at least as good
+as every member run alone with the same limit? (issue 16, item 3)
+
+Runs mdav, icsm, colgen, auto and the other members of auto's default portfolio on each data set
+at time limits 1, 3, 10, 30 s (seed 0), recording IL, wall seconds, colgen's lower bound and the
+machine's load per run in ``benchmarks/results/time_to_quality.json`` (resumable: runs already in
+the file are kept), and draws one PNG per data set under ``docs/figures/`` (IL against the time
+limit, log scale; colgen's proven bound dashed). ``--check`` lists the cells where auto is worse
+than a member alone.
+
+    nohup nice -n 19 python benchmarks/time_to_quality.py --data census tarragona eia --ks 3 &
+    python benchmarks/time_to_quality.py --plot-only --check
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+import microagg
+from microagg.methods.auto import _default_portfolio
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "results" / "time_to_quality.json"
+FIGURES = HERE.parent / "docs" / "figures"
+PLOTTED = ("mdav", "icsm", "colgen", "auto")
+STYLE = {"mdav": ("tab:gray", "s"), "icsm": ("tab:blue", "o"), "colgen": ("tab:green", "^"),
+         "auto": ("tab:red", "D")}
+
+
+def load_rows() -> list[dict]:
+    return json.loads(OUT.read_text())["rows"] if OUT.exists() else []
+
+
+def save_rows(rows: list[dict]) -> None:
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps({"rows": rows}, indent=1) + "\n")
+
+
+def run_one(df, data: str, k: int, method: str, limit: float) -> dict:
+    t = time.perf_counter()
+    res = microagg.microaggregate(df, k=k, method=method, time_limit=limit, seed=0)
+    row = {"data": data, "k": k, "method": method, "time_limit": limit, "il": res.information_loss,
+           "seconds": round(time.perf_counter() - t, 3), "load_1min": round(os.getloadavg()[0], 2),
+           "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
+    if res.lower_bound is not None:
+        row["bound_il"] = res.lower_bound_il
+    if method == "auto":
+        row["winner"] = res.extras.get("winner")
+    return row
+
+
+def members(df) -> list[str]:
+    return list(dict.fromkeys([*PLOTTED, *_default_portfolio(len(df), df.shape[1])]))
+
+
+def measure(datas, ks, limits) -> None:
+    rows = load_rows()
+    done = {(r["data"], r["k"], r["method"], r["time_limit"]) for r in rows}
+    for data in datas:
+        df = microagg.datasets.load(data)
+        for k in ks:
+            for limit in limits:
+                for method in members(df):
+                    if (data, k, method, limit) in done:
+                        continue
+                    row = run_one(df, data, k, method, limit)
+                    rows.append(row)
+                    save_rows(rows)
+                    print(f"{data} k={k} T={limit:g} {method}: IL {row['il']:.4f} in {row['seconds']:.1f} s "
+                          f"(load {row['load_1min']})", flush=True)
+
+
+def check(rows) -> list[str]:
+    """Cells (data, k, T) where auto's IL is above a member's alone (colgen counted only where it is
+    in auto's portfolio, n <= 300)."""
+    out = []
+    cells = sorted({(r["data"], r["k"], r["time_limit"]) for r in rows})
+    for data, k, limit in cells:
+        here = {r["method"]: r for r in rows if (r["data"], r["k"], r["time_limit"]) == (data, k, limit)}
+        if "auto" not in here:
+            continue
+        auto = here["auto"]["il"]
+        worse = [f"{m} {r['il']:.4f}" for m, r in here.items()
+                 if m not in ("auto", "colgen") and r["il"] < auto * (1 - 1e-9)]
+        status = "ok" if not worse else "WORSE than " + ", ".join(worse)
+        out.append(f"{data} k={k} T={limit:g}: auto {auto:.4f} ({here['auto'].get('winner')}) {status}")
+    return out
+
+
+def plot(rows) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    FIGURES.mkdir(parents=True, exist_ok=True)
+    for data in sorted({r["data"] for r in rows}):
+        for k in sorted({r["k"] for r in rows if r["data"] == data}):
+            fig, ax = plt.subplots(figsize=(8, 4))
+            for method in PLOTTED:
+                pts = sorted((r["time_limit"], r["il"]) for r in rows
+                             if (r["data"], r["k"], r["method"]) == (data, k, method))
+                if pts:
+                    color, marker = STYLE[method]
+                    ax.plot(*zip(*pts), marker=marker, color=color, label=method)
+            bounds = sorted((r["time_limit"], r["bound_il"]) for r in rows
+                            if (r["data"], r["k"], r["method"]) == (data, k, "colgen") and "bound_il" in r)
+            if bounds:
+                ax.plot(*zip(*bounds), linestyle="--", color="tab:green", label="colgen lower bound")
+            cert = HERE / "best_known" / f"{data}_k{k}.json"
+            if cert.exists():  # the best-known partition and proven bound (benchmarks/best_known.py)
+                c = json.loads(cert.read_text())
+                ax.axhline(c["il"], color="black", linestyle=":", label=f"best known {c['il']:.3f}")
+                if c.get("lower_bound_il") is not None:
+                    ax.axhline(c["lower_bound_il"], color="black", linestyle="-.", linewidth=0.8,
+                               label=f"best proven bound {c['lower_bound_il']:.3f}")
+            ax.set_xscale("log")
+            ax.set_xlabel("time limit (s)")
+            ax.set_ylabel("information loss (%)")
+            ax.set_title(f"{data}, k = {k}: IL within the time limit (2 shared cores)")
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8)
+            fig.tight_layout()
+            fig.savefig(FIGURES / f"time_to_quality_{data}{'' if k == 3 else f'_k{k}'}.png", dpi=90)
+            plt.close(fig)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", nargs="+", default=["census", "tarragona", "eia"])
+    ap.add_argument("--ks", nargs="+", type=int, default=[3])
+    ap.add_argument("--limits", nargs="+", type=float, default=[1, 3, 10, 30])
+    ap.add_argument("--plot-only", action="store_true")
+    ap.add_argument("--check", action="store_true", help="print the cells where auto is worse than a member")
+    args = ap.parse_args()
+    if not args.plot_only:
+        measure(args.data, args.ks, args.limits)
+    rows = load_rows()
+    plot(rows)
+    if args.check:
+        print("\n".join(check(rows)))
+
+
+if __name__ == "__main__":
+    main()

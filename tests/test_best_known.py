@@ -1,0 +1,79 @@
+"""The committed best-known partitions (benchmarks/best_known/) match their certificates, and the
+verifier catches a tampered cell."""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+STORE = ROOT / "benchmarks" / "best_known"
+
+
+def _verifier():
+    spec = importlib.util.spec_from_file_location("verify_best_known", ROOT / "benchmarks" / "verify_best_known.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _cells():
+    return sorted(STORE.glob("*.json"))
+
+
+pytestmark = pytest.mark.skipif(not _cells(), reason="no committed best-known certificates")
+
+
+def test_committed_certificates_verify():
+    out = io.StringIO()
+    assert _verifier().verify(STORE, out) == 0, out.getvalue()
+    assert out.getvalue().count("ok ") == len(_cells())
+
+
+def _copy_smallest(tmp_path):
+    """The tarragona (smallest data) cell with the fewest records per group, copied to tmp_path."""
+    certs = [p for p in _cells() if p.stem.startswith("tarragona")] or _cells()
+    cert = min(certs, key=lambda p: json.loads(p.read_text())["k"])
+    for suffix in (".json", ".labels"):
+        shutil.copy(cert.with_suffix(suffix), tmp_path / cert.with_suffix(suffix).name)
+    return tmp_path / cert.name
+
+
+def test_verifier_rejects_a_worse_partition_than_certified(tmp_path):
+    cert = _copy_smallest(tmp_path)
+    labels_path = cert.with_suffix(".labels")
+    labels = np.loadtxt(labels_path, dtype=np.int64)
+    # swap two records of different groups: sizes unchanged, IL changes
+    a = 0
+    b = int(np.flatnonzero(labels != labels[a])[0])
+    labels[a], labels[b] = labels[b], labels[a]
+    labels_path.write_text("".join(f"{v}\n" for v in labels))
+    out = io.StringIO()
+    assert _verifier().verify(tmp_path, out) == 1
+    assert "IL" in out.getvalue()
+
+
+def test_verifier_rejects_an_undersized_group(tmp_path):
+    cert = _copy_smallest(tmp_path)
+    labels_path = cert.with_suffix(".labels")
+    labels = np.loadtxt(labels_path, dtype=np.int64)
+    labels[0] = labels.max() + 1  # a group of one record
+    labels_path.write_text("".join(f"{v}\n" for v in labels))
+    out = io.StringIO()
+    assert _verifier().verify(tmp_path, out) == 1
+    assert "group sizes" in out.getvalue()
+
+
+def test_verifier_rejects_a_missing_label(tmp_path):
+    cert = _copy_smallest(tmp_path)
+    labels_path = cert.with_suffix(".labels")
+    labels_path.write_text("\n".join(labels_path.read_text().split()[:-1]) + "\n")
+    out = io.StringIO()
+    assert _verifier().verify(tmp_path, out) == 1
+    assert "labels for" in out.getvalue()
