@@ -551,7 +551,7 @@ def _strata_pass(input_path, strata, cols, chunk_rows, k, merge_small_strata):
     strata are reported, or merged (``strata.merge_plan``, on the centroids of the raw QI values,
     summed in the same pass)."""
     from .errors import InputError
-    from .strata import merge_plan
+    from .strata import merge_plan, stratum_name
 
     index: dict = {}
     codes, sums = [], {}
@@ -564,7 +564,7 @@ def _strata_pass(input_path, strata, cols, chunk_rows, k, merge_small_strata):
             sums[s] = sums.get(s, 0.0) + X[c == s].sum(axis=0)
         codes.append(c)
     codes = np.concatenate(codes) if codes else np.zeros(0, dtype=np.int64)
-    names = [str(t[0]) if len(strata) == 1 else ", ".join(f"{a}={b}" for a, b in zip(strata, t)) for t in index]
+    names = [stratum_name(t, strata) for t in index]
     counts = np.bincount(codes, minlength=len(names))
     small = np.flatnonzero(counts < k)
     if small.size and not merge_small_strata:

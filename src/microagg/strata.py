@@ -9,7 +9,7 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["Strata", "stratum_codes", "merge_small"]
+__all__ = ["Strata", "stratum_codes", "stratum_name", "merge_small", "merge_plan"]
 
 
 class Strata:
@@ -30,7 +30,7 @@ class Strata:
                 yield int(self.codes[rows[0]]), rows
 
 
-def _name(key, columns) -> str:
+def stratum_name(key, columns) -> str:
     """'value' for one stratum column, 'col1=v1, col2=v2' for several."""
     if len(columns) == 1:
         return str(key[0])
@@ -48,7 +48,7 @@ def stratum_codes(df, columns: list, Z: np.ndarray, k: int, merge_small_strata: 
     keys = df[columns].astype("object").where(df[columns].notna(), "<missing>")
     codes, uniques = pd.factorize(pd.MultiIndex.from_frame(keys))
     codes = codes.astype(np.int64)
-    names = [_name(u, columns) for u in uniques]
+    names = [stratum_name(u, columns) for u in uniques]
     counts = np.bincount(codes, minlength=len(names))
     small = np.flatnonzero(counts < k)
     if small.size and not merge_small_strata:
