@@ -1,0 +1,71 @@
+"""Command-line start-up and the first `microagg demo` after a fresh install.
+
+Each command runs in a fresh subprocess of the installed ``microagg`` entry point (the one on
+PATH, or ``--exe``) and is timed by wall clock, several times for the quick ones (the median is
+reported). "First demo" runs with an empty numba cache directory (``NUMBA_CACHE_DIR`` set to a
+new temporary folder), which is what a fresh install sees: every kernel the demo uses is
+compiled once. "Second demo" reuses that cache. The 1-minute load average is recorded before
+and after each command: the issue's targets are for a quiet machine.
+
+    python benchmarks/cli_startup.py [--exe PATH/TO/microagg] [--repeat 5]
+
+Results: benchmarks/results/cli_startup.{json,md} and the README block between the
+``cli-startup`` markers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import md_table, update_readme, write_results  # noqa: E402
+
+NAME = "cli_startup"
+
+
+def timed(cmd: list[str], env: dict) -> tuple[float, float, float]:
+    """(wall seconds, load before, load after) of one run; the command must succeed."""
+    before = os.getloadavg()[0]
+    t0 = time.perf_counter()
+    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t0, before, os.getloadavg()[0]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--exe", default=shutil.which("microagg"), help="the microagg entry point to time")
+    ap.add_argument("--repeat", type=int, default=5, help="runs of each quick command (median reported)")
+    args = ap.parse_args()
+    if not args.exe:
+        raise SystemExit("no microagg on PATH: pip install . first, or give --exe")
+    python = os.path.join(os.path.dirname(args.exe), "python")
+    python = python if os.path.exists(python) else sys.executable
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="microagg-numba-cache-") as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        quick = {"python -c pass": [python, "-c", "pass"], "import microagg": [python, "-c", "import microagg"],
+                 "microagg --help": [args.exe, "--help"], "microagg methods": [args.exe, "methods"]}
+        for label, cmd in quick.items():
+            runs = [timed(cmd, env) for _ in range(args.repeat)]
+            rows.append({"command": label, "seconds": round(statistics.median(r[0] for r in runs), 3),
+                         "runs": args.repeat, "load_before": round(runs[0][1], 2), "load_after": round(runs[-1][2], 2)})
+        for label in ("first demo (empty numba cache)", "second demo"):
+            seconds, before, after = timed([args.exe, "demo"], env)
+            rows.append({"command": label, "seconds": round(seconds, 2), "runs": 1,
+                         "load_before": round(before, 2), "load_after": round(after, 2)})
+    table = md_table(["command", "seconds (median)", "runs", "load before", "load after"],
+                     [[r["command"], f"{r['seconds']:.2f}", r["runs"], r["load_before"], r["load_after"]] for r in rows])
+    write_results(NAME, rows, table)
+    update_readme("cli-startup", f"{table}\n\n_From `python benchmarks/cli_startup.py` "
+                  f"(benchmarks/results/{NAME}.md), {os.cpu_count()} cores._")
+
+
+if __name__ == "__main__":
+    main()
