@@ -380,3 +380,28 @@ def test_colgen_prints_nothing_on_stdout():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "labels 30\n"
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10**6), k=st.integers(2, 4), limit=st.sampled_from([0.2, 1.0]))
+def test_warm_start_is_never_worsened(seed, k, limit):
+    """init=labels: the given partition's groups enter the master and it is the first incumbent,
+    so colgen returns a partition at least as good, whatever its time limit."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(60, 2))
+    warm = run("icsm", X, k, seed=0).labels
+    out = run("colgen", X, k, seed=0, time_limit=limit, init=[warm])
+    check_partition(out.labels, len(X), k)
+    assert sse(X, out.labels) <= sse(X, warm) * (1 + 1e-12)
+    assert out.lower_bound <= sse(X, out.labels) * (1 + 1e-9)
+    assert "init labels 1" in out.extras["colgen_init_sse"]
+
+
+def test_warm_start_labels_are_checked_before_any_work():
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    with pytest.raises(microagg.ParameterError, match="one entry per record"):
+        run("colgen", X, 3, init=[np.zeros(29, dtype=int)])
+    with pytest.raises(microagg.ParameterError, match="fewer than k"):
+        run("colgen", X, 3, init=[np.arange(30)])
+    with pytest.raises(microagg.ParameterError, match="integer group labels"):
+        run("colgen", X, 3, init=[np.zeros(30)])

@@ -16,11 +16,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..clock import Deadline
-from ..errors import ParameterError
 from ..params import Param
 from ..partition import check_partition, group_sizes, relabel, sse, sst
 from ..progress import silent
 from . import MethodOutput, register
+from .starts import check_lengths, check_start, check_starts, start_labels
 from .tour import regroup
 
 # moves with |ΔSSE| below this (relative to SST) are ignored: they are rounding noise
@@ -142,19 +142,8 @@ def check_init(init):
     if isinstance(init, list):
         if not init:
             raise ValueError("init is an empty list: give at least one start")
-        return [check_init(one) for one in init]
-    if isinstance(init, str):
-        from . import get
-
-        if init == "icsm":
-            raise ValueError("icsm cannot start from itself; choose another init method")
-        if get(init).per_variable:
-            raise ValueError(f"init {init!r} groups each variable on its own: not a start partition")
-        return init
-    labels = np.asarray(init)
-    if labels.ndim != 1 or not np.issubdtype(labels.dtype, np.integer) or labels.size == 0:
-        raise ValueError("init must be a method name or a 1-D array of integer group labels")
-    return labels.astype(np.int64)
+        return check_starts(init, "icsm")
+    return check_start(init, "icsm")
 
 
 def icsm_search(X, k, *, deadline=None, progress=silent, init="mdav", seed=None, max_iterations=None,
@@ -169,6 +158,7 @@ def icsm_search(X, k, *, deadline=None, progress=silent, init="mdav", seed=None,
     tol = _REL_TOL * max(sst(X), 1e-300)
 
     starts = init if isinstance(init, list) else [init]
+    check_lengths(starts, n, "icsm")
     best_sse, best, first_start, init_sse = np.inf, None, None, np.inf
     rounds, run_sse = [], []
     # several starts share the budget by the clock's rule, the first (primary) start weighing
@@ -176,7 +166,8 @@ def icsm_search(X, k, *, deadline=None, progress=silent, init="mdav", seed=None,
     weights = [FIRST_START_WEIGHT] + [1.0] * (len(starts) - 1)
     for i, one in enumerate(starts):
         part = deadline.share(weights[i], sum(weights[i:]))
-        start = _start_labels(X, k, one, seed, part, progress)
+        start = start_labels(X, k, one, owner="icsm", seed=seed, deadline=part, share=INIT_SHARE,
+                             progress=progress)
         if first_start is None:
             first_start = start
         if group_sizes(start).min() >= k:  # a valid start is already an answer
@@ -215,21 +206,6 @@ def icsm_search(X, k, *, deadline=None, progress=silent, init="mdav", seed=None,
     if len(starts) > 1:
         extras["sse_per_start"] = run_sse
     return MethodOutput(labels, extras=extras)
-
-
-def _start_labels(X, k, init, seed, deadline, progress) -> np.ndarray:
-    """A start partition: a registered method's (given INIT_SHARE of the deadline) or given labels."""
-    if isinstance(init, str):
-        from . import run
-
-        progress("icsm", 0.0, f"initial partition ({init})")
-        start = run(init, X, k, seed=seed, deadline=deadline.share(INIT_SHARE)).labels
-    else:
-        start = init
-    start = np.asarray(start, dtype=np.int64)
-    if start.shape != (len(X),):
-        raise ParameterError(f"icsm init labels must have one entry per record ({len(X)}), got shape {start.shape}")
-    return relabel(start)
 
 
 @register(

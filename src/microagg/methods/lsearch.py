@@ -28,10 +28,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..clock import Deadline
-from ..errors import ParameterError
 from ..params import Param
 from ..partition import check_partition, relabel, sse, sst
 from . import MethodOutput, register
+from .starts import check_start, start_labels
 
 # moves with |ΔSSE| below this (relative to SST) are ignored: rounding noise
 REL_TOL = 1e-10
@@ -210,11 +210,7 @@ INIT_SHARE = 0.5
 
 def _check_init(init):
     """``init``: a registered method name other than lsearch, or labels (one group id per record)."""
-    from .icsm import check_init
-
-    if isinstance(init, str) and init == "lsearch":
-        raise ValueError("lsearch cannot start from itself; choose another init method")
-    return check_init(init)
+    return check_start(init, "lsearch")
 
 
 @register(
@@ -258,18 +254,10 @@ def lsearch(X, k, *, seed, deadline, progress, init, effort, neighbours, rounds,
     """
     n = len(X)
     deadline = Deadline.of(deadline)
-    if isinstance(init, str):
-        progress("lsearch", 0.0, f"initial partition ({init})")
-        clock = Deadline(None)
-        from . import run
-
-        start = run(init, X, k, seed=seed, deadline=deadline.share(INIT_SHARE)).labels
-        init_seconds = clock.elapsed()
-    else:
-        start, init_seconds = init, None
-    start = np.asarray(start, dtype=np.int64)
-    if start.shape != (n,):
-        raise ParameterError(f"lsearch init labels must have one entry per record ({n}), got shape {start.shape}")
+    clock = Deadline(None)
+    start = start_labels(X, k, init, owner="lsearch", seed=seed, deadline=deadline, share=INIT_SHARE,
+                         progress=progress)
+    init_seconds = clock.elapsed() if isinstance(init, str) else None
     limit = deadline.seconds()
     if effort is not None and init_seconds is not None:
         limit = effort * init_seconds if limit is None else min(limit, effort * init_seconds)

@@ -58,20 +58,14 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _parse_init(init) -> list[str]:
-    """Initial methods: a list or comma-separated string of registered method names."""
-    from .. import get
+def _parse_init(init) -> list:
+    """Initial partitions: registered method names (a list or comma-separated string) and/or
+    labels, one group id per record (a warm start, e.g. a committed partition)."""
+    from ..starts import check_starts
 
-    if init is None or init == "":
+    if init is None or (isinstance(init, str) and not init.strip()):
         return []
-    if isinstance(init, str):
-        init = [s.strip() for s in init.split(",") if s.strip()]
-    if not isinstance(init, (list, tuple)) or any(not isinstance(s, str) for s in init):
-        raise ValueError(f"init must be method names (a list or comma-separated string), got {init!r}")
-    for name in init:
-        if get(name).per_variable:
-            raise ValueError(f"init method {name!r} groups each variable on its own")
-    return list(init)
+    return check_starts(init, "colgen")
 
 
 @register(
@@ -82,8 +76,9 @@ def _parse_init(init) -> list[str]:
     "O(n·d + columns·k) memory",
     variable_size=True,
     params=(
-        Param("init", "object", "", "further initial methods besides mdav and vmdav (names, a list or "
-              "comma-separated); each gets 30 % of the time left", check=_parse_init),
+        Param("init", "object", "", "further initial partitions besides mdav's and vmdav's: method names (a "
+              "list or comma-separated; each gets 30 % of the time left) and/or labels, one group id per "
+              "record (a warm start)", check=_parse_init),
         Param("exact_pricing", "str", "bnb", "exact pricer: 'bnb' branch-and-bound in a KD-tree ball (ours), "
               "'enumeration' or 'ilp' (the paper's)", choices=("bnb", "enumeration", "ilp")),
         Param("max_rounds", "int", None, "column-generation rounds at most", low=1, nullable=True),
@@ -108,7 +103,8 @@ def colgen(X, k, *, seed, deadline, progress, init, exact_pricing, max_rounds, c
     """Column generation over clusters of size k..2k−1 with a proven lower bound on the optimal SSE.
 
     The restricted master (9) (cost w_C = SSE of C, eq. (8)) starts from the groups of mdav,
-    vmdav and the methods named in ``init`` (list or comma string), is solved by HiGHS (primal
+    vmdav and the partitions in ``init`` (method names, or labels: a warm start whose groups
+    enter the master and whose partition is the first incumbent, so the result is never worse), is solved by HiGHS (primal
     simplex, one thread) and grown with addCols. Pricing per size eta: the paper's
     SolveHeuristicPricing, then an alternating centre/members descent on
     rc(C) = min_z Σ(‖x_i − z‖² − π_i) from the ``alternating_starts`` largest duals; when both
@@ -147,7 +143,11 @@ def colgen(X, k, *, seed, deadline, progress, init, exact_pricing, max_rounds, c
     """
     from .driver import ColumnGeneration  # highspy, scipy and numba only when colgen runs
 
-    init_methods = ["mdav", "vmdav"] + [m for m in _parse_init(init) if m not in ("mdav", "vmdav", "colgen")]
+    from ..starts import check_lengths
+
+    starts = [m for m in _parse_init(init) if not isinstance(m, str) or m not in ("mdav", "vmdav")]
+    check_lengths(starts, len(X), "colgen")
+    init_methods = ["mdav", "vmdav"] + starts
     return ColumnGeneration(
         X, k, seed=seed, deadline=deadline, progress=progress, init_methods=init_methods,
         exact_pricing=exact_pricing, max_rounds=max_rounds, close_gap=close_gap, final_mip=final_mip,

@@ -15,9 +15,10 @@ import numpy as np
 
 from ...clock import Deadline
 from ...kernels.pricing import column_rcs
-from ...partition import check_partition, relabel, sse
+from ...errors import ParameterError
+from ...partition import check_partition, group_sizes, relabel, sse
 from .. import MethodOutput
-from .. import run as run_method
+from ..starts import start_labels
 from .master import Master, groups
 from .pricing import Pricer, disjoint_families
 from .rounding import mst_rounding, separate_subset_rows, simple_rounding, split_oversized
@@ -104,10 +105,20 @@ class ColumnGeneration:
         within 30 % of the time left, their oversized groups split."""
         X, k, n = self.X, self.k, self.n
         partitions = []
-        for name in self.init_methods:
+        given = 0
+        for init in self.init_methods:
+            if isinstance(init, str):
+                name = init
+            else:
+                given += 1
+                name = f"init labels {given}"
             self.progress("colgen", None, f"initial partition: {name}")
-            out = run_method(name, X, k, seed=self.seed, deadline=self.deadline.share(0.3))
-            lab = check_partition(out.labels, n, k, name)
+            lab = start_labels(X, k, init, owner="colgen", seed=self.seed, deadline=self.deadline, share=0.3,
+                               progress=self.progress)
+            small = group_sizes(lab).min()
+            if small < k and not isinstance(init, str):  # columns have k..2k-1 records: the user's labels
+                raise ParameterError(f"colgen {name} have a group of {small} records, fewer than k = {k}")
+            lab = check_partition(lab, n, k, name)
             self.init_sse[name] = sse(X, lab)
             lab = split_oversized(X, lab, k)
             val = sse(X, lab)
