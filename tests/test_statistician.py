@@ -65,14 +65,44 @@ def test_auto_never_worse_than_its_best_member(seed, n, d, k):
 
 def test_auto_default_portfolio_on_census_beats_mdav_and_reports_members():
     df = microagg.datasets.load("census")
-    res = microagg.microaggregate(df, k=3, method="auto", time_limit=20)
+    res = microagg.microaggregate(df, k=3, method="auto", time_limit=4)
     mdav = microagg.microaggregate(df, k=3, method="mdav")
     assert res.information_loss <= mdav.information_loss + 1e-9
     names = [r["method"] for r in res.extras["portfolio"]]
-    assert names == [m for m in DEFAULT_PORTFOLIO if m in methods.names()]  # n > 300: no colgen
+    default = [m for m in DEFAULT_PORTFOLIO if m in methods.names()]
+    assert names[0] == "icsm" and names[:len(default)] == default
+    assert set(names[len(default):]) <= {"colgen"}  # warm-started with the time left (n <= 5000)
     ok = [r for r in res.extras["portfolio"] if r["status"] == "ok"]
     assert res.information_loss == pytest.approx(min(r["il"] for r in ok))
+    assert res.extras["budget_seconds"] <= 4
     assert "auto: winner" in res.summary()
+
+
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(12, 80), d=st.integers(2, 4), k=st.integers(2, 4))
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_auto_is_never_worse_than_icsm_alone(seed, n, d, k):
+    """The default portfolio runs icsm first exactly as it runs alone (from MDAV, the same seed;
+    without a time limit it runs to convergence), then only keeps better partitions."""
+    X = make_data(seed, n, d)
+    alone = microagg.microaggregate(X, k=k, method="icsm", seed=5)
+    res = microagg.microaggregate(X, k=k, method="auto", seed=5)
+    first = res.extras["portfolio"][0]
+    assert first["method"] == "icsm"
+    assert res.sse <= alone.sse + 1e-9 * max(1.0, alone.sse)
+
+
+def test_auto_improves_with_the_time_left_and_keeps_colgens_bound():
+    """With a time limit the default portfolio keeps improving: ICSM restarts and column
+    generation warm-started from the best partition, whose proven bound auto reports."""
+    X = make_data(7, 60, 3)
+    plain = microagg.microaggregate(X, k=3, method="auto", seed=1, improve=False)
+    res = microagg.microaggregate(X, k=3, method="auto", seed=1, time_limit=3)
+    assert res.sse <= plain.sse + 1e-9 * max(1.0, plain.sse)
+    rows = {r["method"]: r for r in res.extras["portfolio"]}
+    assert "colgen" in rows and rows["colgen"]["status"] == "ok"
+    assert res.lower_bound is not None and res.lower_bound <= res.sse * (1 + 1e-9)
+    assert res.extras["lower_bound_from"] == "colgen"
+    assert "colgen" not in {r["method"] for r in plain.extras["portfolio"]}
 
 
 def test_auto_keeps_the_best_lower_bound_of_its_members():

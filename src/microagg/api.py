@@ -498,6 +498,8 @@ def _fit_strata(df, strata_cols, Z, k, info, params, seed, deadline, progress, m
         from .methods.auto import DEFAULT_BUDGET
 
         deadline = Deadline(DEFAULT_BUDGET)
+        if params.get("improve") is None:  # a cap, not a time limit the caller asked to use
+            params = dict(params, improve=False)
     n = len(Z)
     labels = np.full((n, Z.shape[1]) if info.per_variable else n, -1, dtype=np.int64)
     offset, todo = 0, n

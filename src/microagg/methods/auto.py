@@ -15,20 +15,35 @@ from ..clock import Deadline
 from ..errors import InputError, ParameterError
 from ..params import Param
 from ..partition import InvalidPartitionError, check_partition, sse, sst
-from ..progress import part
+from ..progress import part, silent
 from . import MethodOutput, get, names, register, run
 
-#: MDAV first, then the local search from MDAV's partition with most of the budget (so auto
-#: does what icsm alone does, with nearly its time), then the cheap constructive heuristics;
-#: whatever time is left then goes to icsm again, from the best of them when one beat it. Only
+#: The local search first, exactly as it runs alone (from MDAV's partition, with the whole budget:
+#: it stops when it converges), so auto is never worse than icsm alone; then the constructive
+#: heuristics (milliseconds to seconds), whose partitions the local search continues from. Only
 #: the registered ones are used.
-DEFAULT_PORTFOLIO = ("mdav", "icsm", "vmdav", "mdav-mhm", "tsp-mhm", "kward", "md")
+DEFAULT_PORTFOLIO = ("icsm", "mdav", "vmdav", "mdav-mhm", "tsp-mhm", "kward", "md")
 #: md's exact farthest-pair search grows about cubically (0.5 s at n = 1080, 23 s at n = 4092 on
 #: our machine) and cannot be stopped: it is left out of the default portfolio above this size.
 MD_MAX_N = 2000
-#: Column generation closes the portfolio on small data, where it usually proves a lower bound
-#: on the optimal SSE within seconds (so the report can state how far from optimal we are).
-COLGEN_MAX_N = 300
+#: With the time left after the members (``improve``), column generation warm-started from the
+#: best partition (its groups are the master's first columns and its first incumbent) up to this
+#: many records: it proves a lower bound and, on the benchmark data, improves on ICSM's local
+#: optima within seconds to minutes (benchmarks/results/time_to_quality.json).
+COLGEN_MAX_N = 5000
+#: The improving steps after the members, in order: column generation warm-started from the best
+#: partition gets its share of the time left, ICSM restarts from the best partition then
+#: (perturbation, Mortazavi & Jalili 2015 §5.3) get the rest. Column generation's share depends
+#: on k: its pricing grows fast with the group size (up to 2k − 1); measured on the 12 benchmark
+#: cells (benchmarks/time_to_quality.py), it beats ICSM restarts within 10–60 s at k <= 4 and not
+#: above. Before them the local search continues from the other members' partitions with
+#: CONTINUE_SHARE of the time left.
+IMPROVE_ORDER = ("colgen", "restarts")
+COLGEN_SHARE = {"small_k": 0.8, "large_k": 0.4}
+COLGEN_SMALL_K = 4
+CONTINUE_SHARE = 0.1
+RESTART_SHARE = 0.5
+
 #: icsm compares every pair of groups (O(n²) per pass); from this many records on the default
 #: portfolio uses lsearch, the same exact moves between neighbouring groups only (O(n·K) per sweep)
 LSEARCH_MIN_N = 20_000
@@ -36,11 +51,15 @@ LSEARCH_MIN_N = 20_000
 DEFAULT_UNIVARIATE = ("univariate-optimal",)
 #: Budget (seconds) when the caller gives no time limit.
 DEFAULT_BUDGET = 60.0
-#: Weights of the members in the time rule (``Deadline.share``): the local search, which improves
-#: the best partition so far for as long as it runs, gets most of the budget; tours and column
-#: generation (anytime too) get more than the constructive heuristics, which take milliseconds to
-#: seconds whatever they are given. Unlisted members weigh 1.
+#: Weights of the members in the time rule (``Deadline.share``) when the local search is not
+#: first (a portfolio given by the caller): the local search, which improves the best partition
+#: for as long as it runs, gets most of the budget; tours and column generation (anytime too)
+#: get more than the constructive heuristics. Unlisted members weigh 1.
 MEMBER_WEIGHTS = {"icsm": 50.0, "lsearch": 50.0, "colgen": 10.0, "tsp-mhm": 1.0}
+#: anytime local searches: first in the portfolio, one gets the whole budget (it stops when converged)
+LOCAL_SEARCHES = ("icsm", "lsearch")
+#: ICSM restarts: more than any budget allows, the deadline stops them
+MANY_RESTARTS = 10**7
 
 
 def _default_portfolio(n: int, d: int) -> list[str]:
@@ -50,7 +69,6 @@ def _default_portfolio(n: int, d: int) -> list[str]:
         wanted = tuple(m for m in DEFAULT_PORTFOLIO if m != "md" or n <= MD_MAX_N)
         if n >= LSEARCH_MIN_N:
             wanted = tuple("lsearch" if m == "icsm" else m for m in wanted)
-        wanted += ("colgen",) if n <= COLGEN_MAX_N else ()
     known = set(names())
     return [m for m in wanted if m in known]
 
@@ -88,8 +106,83 @@ def _check_together(values: dict) -> dict:
         stray = sorted(set(mp) - set(values["portfolio"]))
         if stray:
             raise ValueError(f"member_params names method(s) not in the portfolio: {', '.join(stray)}")
-    values["member_params"] = {m: get(m).validate(p) for m, p in mp.items()}
+    # validated, but only the parameters given: the others keep auto's choices (e.g. icsm's starts)
+    values["member_params"] = {m: {key: v for key, v in get(m).validate(p).items() if key in p} for m, p in mp.items()}
     return values
+
+
+def _il(value: float, total_ss: float) -> float:
+    return 0.0 if total_ss == 0 else 100.0 * value / total_ss
+
+
+class _Portfolio:
+    """The state of one auto run: the members' rows and partitions, the best partition and bound."""
+
+    def __init__(self, X, k, seed, member_params):
+        self.X, self.k, self.seed, self.member_params = X, k, seed, member_params
+        self.total_ss = sst(X)
+        self.rows, self.by_method = [], {}
+        self.best_labels, self.best_sse, self.winner = None, np.inf, None
+        self.best_bound, self.bound_from = None, None
+
+    def params(self, name, **extra):
+        return dict(self.member_params.get(name, {}), **extra)
+
+    def run(self, name, share, progress, row=None, **params):
+        """Run one member (or a further search of one, reported in its ``row``) and record it."""
+        try:
+            out = run(name, self.X, self.k, seed=self.seed, deadline=share, progress=progress, **params)
+        except InputError:  # the user's error (a bad member parameter, ...): report it
+            raise
+        except Exception as exc:  # a member's bug must not sink the portfolio: skip it, loudly
+            return self.failed(name, exc, share.elapsed(), row)
+        return self.record(name, out, share.elapsed(), row)
+
+    def failed(self, name, exc, seconds, row):
+        status = f"failed: {type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"
+        warnings.warn(f"auto: {name} {status}", RuntimeWarning, stacklevel=3)
+        if row is None:
+            self.rows.append({"method": name, "status": status, "seconds": seconds})
+        return None
+
+    def record(self, name, out, seconds, row=None):
+        """Check a member's output and keep its partition if it is the best; its figures go to
+        a new row, or improve ``row``. Returns the labels, or None if they are not valid."""
+        try:
+            labels = check_partition(out.labels, len(self.X), self.k, name)
+        except InvalidPartitionError as exc:
+            return self.failed(name, exc, seconds, row)
+        value = sse(self.X, labels)
+        if row is None:
+            row = {"method": name, "sse": value, "il": _il(value, self.total_ss), "seconds": seconds, "status": "ok"}
+            self.rows.append(row)
+            self.by_method[name] = labels
+        else:
+            row["seconds"] += seconds
+            if value < row["sse"]:
+                row.update(sse=value, il=_il(value, self.total_ss))
+                self.by_method[name] = labels
+        if out.lower_bound is not None:
+            bound = float(out.lower_bound)
+            if row.get("lower_bound") is None or bound > row["lower_bound"]:
+                row.update(lower_bound=bound, lower_bound_il=_il(bound, self.total_ss))
+            if self.best_bound is None or bound > self.best_bound:
+                self.best_bound, self.bound_from = bound, name
+        if value < self.best_sse:
+            self.best_labels, self.best_sse, self.winner = labels, value, name
+        return labels
+
+    def row(self, name):
+        return next((r for r in self.rows if r["method"] == name and r.get("status") == "ok"), None)
+
+    def others(self, but):
+        """The other members' partitions, best first."""
+        rows = sorted((r for r in self.rows if r.get("status") == "ok" and r["method"] not in but),
+                      key=lambda r: r["sse"])
+        return [r["method"] for r in rows]
+
+    def proven_optimal(self) -> bool:
+        return self.best_bound is not None and self.best_sse - self.best_bound <= 1e-9 * max(self.best_sse, 1e-300)
 
 
 @register(
@@ -100,111 +193,108 @@ def _check_together(values: dict) -> dict:
     variable_size=True,
     params=(
         Param("portfolio", "object", None, "member methods in run order, a list or comma-separated names "
-              "(None: mdav, icsm, vmdav, mdav-mhm, tsp-mhm, kward, md (n <= 2000), colgen (n <= 300); "
-              "univariate-optimal for one column)", nullable=True, check=_check_portfolio),
+              "(None: icsm (lsearch from 20,000 records), mdav, vmdav, mdav-mhm, tsp-mhm, kward, md "
+              "(n <= 2000); univariate-optimal for one column)", nullable=True, check=_check_portfolio),
         Param("member_params", "object", None, "parameters per member, {method: {parameter: value}}", nullable=True),
+        Param("improve", "bool", None, "with the time left after the members, keep improving the best partition "
+              "(the local search from the other members' partitions, colgen warm-started from the best when "
+              "n <= 5000, ICSM restarts) until the time limit (None: with the default portfolio and a time "
+              "limit given by the caller)", nullable=True),
     ),
     check_together=_check_together,
 )
-def auto(X, k, *, seed, deadline, progress, portfolio, member_params):
+def auto(X, k, *, seed, deadline, progress, portfolio, member_params, improve):
     """Portfolio: run several registered methods within the time budget and keep the lowest-SSE partition.
 
-    ``portfolio``: method names run in the given order; the default is mdav, icsm, vmdav,
-    mdav-mhm, tsp-mhm, kward, md (only when n <= 2000: it cannot be stopped and grows fast), plus
-    colgen when n <= 300 (for its lower bound), of those that are registered; from 20,000
-    records on, lsearch (the same moves between neighbouring groups, O(n·K) per sweep) replaces
-    icsm (O(n²) per pass);
-    univariate-optimal (exact) when there is one quasi-identifier. The default order runs icsm
-    second, from MDAV's partition, with most of the budget; with the time left after the other
-    members it continues from their partitions, best first (its row then reports the best of
-    its searches). ``member_params``:
-    {method: {param: value}} passed to the members. The deadline is the total budget (60 s when
-    the caller gives none): each member gets its weight's share of what is left,
-    ``deadline.share(w_i, w_i + ... + w_m)`` with the weights of MEMBER_WEIGHTS (icsm most), so
-    time a fast member leaves unused flows to the later ones (anytime members such as icsm and
-    colgen stop at their share and return their best partition; icsm searches from MDAV's
-    partition, as it does alone, and from the best member so far, unless ``member_params`` gives
-    it an ``init``; the others run to completion); once the budget is spent the remaining members are
-    skipped, but the first member always runs so there is always a valid partition. Each member's
-    labels are checked (check_partition) and the valid partition with the lowest SSE is returned,
-    so auto is never worse than its best member; the largest proven lower bound of any member is
-    kept. ``extras["portfolio"]`` lists {method, il, sse, seconds, status} for every member and
-    ``extras["winner"]`` names the winner.
+    ``portfolio``: method names run in the given order. The default runs icsm first, exactly as
+    icsm alone (from MDAV's partition, with the whole budget: it returns when it converges, and
+    so auto is never worse than icsm alone with the same time limit), then mdav, vmdav,
+    mdav-mhm, tsp-mhm, kward and md (only when n <= 2000: it cannot be stopped and grows fast);
+    from 20,000 records on lsearch (the same moves between neighbouring groups, O(n·K) per
+    sweep) replaces icsm (O(n²) per pass); for one quasi-identifier, univariate-optimal (exact).
+    A portfolio given by the caller runs in its order, each member getting its weight's share of
+    what is left, ``deadline.share(w_i, w_i + ... + w_m)`` (MEMBER_WEIGHTS, the local search
+    most), unless its first member is a local search (which then gets the whole budget). Time a
+    member leaves unused flows to the later ones; once the budget is spent the remaining members
+    are skipped, but the first always runs, so there is always a valid partition.
+
+    ``improve`` (default: with the default portfolio, when the caller gave a time limit): the
+    time left is not wasted. The local search continues from the other members' partitions,
+    best first (different starts end in different local optima); then, for n <= COLGEN_MAX_N,
+    column generation warm-started from the best partition and the members' partitions gets
+    COLGEN_SHARE of what is left (its lower bound is kept, and a proven optimum ends the run);
+    ICSM restarts from the best partition (perturbation, §5.3 of the ICSM paper) get the rest.
+    Without a time limit the budget is 60 s and only the first of these steps runs.
+
+    ``member_params``: {method: {param: value}} passed to the members. Each member's labels are
+    checked (check_partition) and the valid partition with the lowest SSE is returned, so auto
+    is never worse than its best member; the largest proven lower bound of any member is kept.
+    ``extras["portfolio"]`` lists {method, il, sse, seconds, status} for every member (a
+    member's further searches are reported in its row) and ``extras["winner"]`` names the
+    method whose run gave the returned partition.
     """
     n, d = X.shape
-    members = _default_portfolio(n, d) if portfolio is None else portfolio
+    default = portfolio is None
+    members = _default_portfolio(n, d) if default else portfolio
     for m in members:
         if not get(m).multivariate and d != 1:
             raise ParameterError(f"auto portfolio cannot contain the univariate method {m!r}: "
                                  f"the data have {d} quasi-identifier columns")
-    member_params = member_params or {}
+    if improve is None:
+        improve = default and deadline.bounded and d > 1
     if not deadline.bounded:
         deadline = Deadline(DEFAULT_BUDGET)
     budget = deadline.remaining()
-    total_ss = sst(X)
-    best_labels, best_sse, winner, best_bound, bound_from = None, np.inf, None, None, None
-    rows = []
+    state = _Portfolio(X, k, seed, member_params or {})
+    use_colgen = improve and n <= COLGEN_MAX_N and "colgen" in names() and "colgen" not in members
     weights = [MEMBER_WEIGHTS.get(m, 1.0) for m in members]
-    by_method = {}
-    polish = False  # icsm ran from auto's own starts: it may continue from a later winner
+    search = next((m for m in members if m in LOCAL_SEARCHES), None)
+    steps = len(members) + (2 if improve else 0)
     for i, name in enumerate(members):
-        if best_labels is not None and deadline.expired():
-            rows.append({"method": name, "status": "skipped (budget spent)"})
+        if state.best_labels is not None and deadline.expired():
+            state.rows.append({"method": name, "status": "skipped (budget spent)"})
             continue
-        share = deadline.share(weights[i], sum(weights[i:]))
-        report = part(progress, i / len(members), (i + 1) / len(members), prefix="auto: ")
-        report(name, 0.0, f"best so far: {winner or '-'}")
-        try:
-            params = dict(member_params.get(name, {}))
-            if name == "icsm" and "init" not in params and winner is not None:
-                # from MDAV's partition, as icsm alone starts, then from the best so far: auto is
-                # then never worse than icsm alone when both searches end within the budget
-                starts = [by_method["mdav"]] if "mdav" in by_method and winner != "mdav" else []
-                params["init"] = starts + [best_labels]
-                polish = True
-            out = run(name, X, k, seed=seed, deadline=share, progress=report, **params)
-            labels = check_partition(out.labels, n, k, name)
-        except InputError:  # the user's error (a bad member parameter, ...): report it
-            raise
-        except Exception as exc:  # a member's bug must not sink the portfolio: skip it, loudly
-            status = f"failed: {type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"
-            warnings.warn(f"auto: member {name} {status}", RuntimeWarning, stacklevel=2)
-            rows.append({"method": name, "status": status, "seconds": share.elapsed()})
-            continue
-        value = sse(X, labels)
-        row = {"method": name, "sse": value, "il": 0.0 if total_ss == 0 else 100.0 * value / total_ss,
-               "seconds": share.elapsed(), "status": "ok"}
-        if out.lower_bound is not None:
-            row["lower_bound"] = float(out.lower_bound)
-            row["lower_bound_il"] = 0.0 if total_ss == 0 else 100.0 * float(out.lower_bound) / total_ss
-            if best_bound is None or out.lower_bound > best_bound:
-                best_bound, bound_from = float(out.lower_bound), name
-        rows.append(row)
-        by_method[name] = labels
-        if value < best_sse:
-            best_labels, best_sse, winner = labels, value, name
-    if best_labels is None:
+        # a local search first gets the whole budget, as it would alone; it stops when converged
+        share = deadline if i == 0 and name in LOCAL_SEARCHES else deadline.share(weights[i], sum(weights[i:]))
+        report = part(progress, i / steps, (i + 1) / steps, prefix="auto: ")
+        report(name, 0.0, f"best so far: {state.winner or '-'}")
+        params = state.params(name)
+        if name in LOCAL_SEARCHES and i > 0 and "init" not in params and state.winner is not None:
+            # from MDAV's partition, as it starts alone, then from the best so far
+            starts = [state.by_method["mdav"]] if "mdav" in state.by_method and state.winner != "mdav" else []
+            params["init"] = starts + [state.best_labels] if name == "icsm" else state.best_labels
+        state.run(name, share, report, **params)
+    if state.best_labels is None:
         raise InvalidPartitionError("auto: no member of the portfolio returned a valid partition")
-    # with the time left, icsm continues from the other members' partitions, best first (a
-    # search from a different start often ends in a better local optimum); reported in icsm's
-    # row, whose figures become the best of its searches
-    others = sorted((r for r in rows if r.get("status") == "ok" and r["method"] not in ("icsm", "mdav")),
-                    key=lambda r: r["sse"])
-    if polish and others and not deadline.expired():
-        row = next(r for r in rows if r["method"] == "icsm")
-        t = deadline.share(1, 1)
-        progress("auto: icsm", None, f"continuing from {', '.join(r['method'] for r in others)}")
-        starts = [by_method[r["method"]] for r in others]
-        out = run("icsm", X, k, seed=seed, deadline=t, **dict(member_params.get("icsm", {}), init=starts))
-        labels = check_partition(out.labels, n, k, "icsm")
-        value = sse(X, labels)
-        row["seconds"] += t.elapsed()
-        row["continued_from"] = [r["method"] for r in others]
-        if value < best_sse:
-            best_labels, best_sse, winner = labels, value, "icsm"
-        if value < row["sse"]:
-            row.update(sse=value, il=0.0 if total_ss == 0 else 100.0 * value / total_ss)
-    extras = {"winner": winner, "portfolio": rows, "budget_seconds": budget}
-    if bound_from is not None:
-        extras["lower_bound_from"] = bound_from
-    return MethodOutput(best_labels, lower_bound=best_bound, extras=extras)
+
+    # the local search continues from the other members' partitions, best first
+    search_row = state.row(search) if search else None
+    others = state.others(but=(search, "mdav")) if search_row else []
+    if others and not deadline.expired():
+        t = deadline.share(CONTINUE_SHARE) if improve else deadline.share(1, 1)
+        progress(f"auto: {search}", len(members) / steps, f"continuing from {', '.join(others)}")
+        starts = [state.by_method[m] for m in others]
+        init = starts if search == "icsm" else starts[0]
+        state.run(search, t, progress=silent, row=search_row, **state.params(search, init=init))
+        search_row["continued_from"] = others
+    if improve:
+        for step in IMPROVE_ORDER:
+            if deadline.expired() or state.proven_optimal():
+                break
+            last = step == IMPROVE_ORDER[-1]
+            if step == "colgen" and use_colgen:
+                share = COLGEN_SHARE["small_k" if k <= COLGEN_SMALL_K else "large_k"]
+                t = deadline.share(1, 1) if last else deadline.share(share)
+                report = part(progress, (len(members) + 1) / steps, 1.0, prefix="auto: ")
+                warm = [state.best_labels] + [state.by_method[m] for m in state.others(but=(state.winner,))[:3]]
+                init = warm + list(state.params("colgen").get("init", []))
+                state.run("colgen", t, report, row=state.row("colgen"), **state.params("colgen", init=init))
+            elif step == "restarts" and search == "icsm":
+                t = deadline.share(1, 1) if last else deadline.share(RESTART_SHARE)
+                progress("auto: icsm", None, "restarts from the best partition")
+                params = state.params("icsm", init=state.best_labels, restarts=MANY_RESTARTS, restart_from="best")
+                state.run("icsm", t, silent, row=state.row("icsm"), **params)
+    extras = {"winner": state.winner, "portfolio": state.rows, "budget_seconds": budget}
+    if state.bound_from is not None:
+        extras["lower_bound_from"] = state.bound_from
+    return MethodOutput(state.best_labels, lower_bound=state.best_bound, extras=extras)
