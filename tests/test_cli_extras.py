@@ -208,3 +208,50 @@ def test_bad_option_in_a_real_process_is_one_line_without_traceback(data_csv, tm
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == ["microagg: error: weights must be positive and finite: AGI=-2.0"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data.csv"]
+
+
+def test_labels_out_then_init_continues_improving_the_partition(cli, tmp_path):
+    """--labels-out writes the partition; --init starts icsm / colgen from it: never worse."""
+    src = tmp_path / "census.csv"
+    microagg.datasets.load("census").to_csv(src, index=False)
+    first = cli("protect", src, "-o", tmp_path / "a.csv", "-k", 3, "--method", "mdav", "--labels-out",
+                tmp_path / "a.labels", "-q", "--json")
+    assert first.returncode == 0
+    labels = np.loadtxt(tmp_path / "a.labels", dtype=np.int64)
+    assert len(labels) == 1080
+    il_first = json.loads(first.stdout)["information_loss"]
+    for method in ("icsm", "colgen"):
+        out = tmp_path / f"{method}.csv"
+        more = cli("protect", src, "-o", out, "-k", 3, "--method", method, "--init", tmp_path / "a.labels",
+                   "--time-limit", 2, "-q", "--json")
+        assert more.returncode == 0, more.stderr
+        assert json.loads(more.stdout)["information_loss"] <= il_first + 1e-9
+
+
+@pytest.mark.parametrize("case,match", [
+    ("mdav", "takes no start partition"),
+    ("short", "5 labels for 1080 records"),
+    ("text", "not an integer group label"),
+    ("twice", "give the start partition once"),
+    ("blocks", "cannot be combined"),
+    ("missing", "--init file not found"),
+    ("over-input", "refusing to write the labels"),
+])
+def test_bad_init_or_labels_out_is_one_line_before_any_work(cli, tmp_path, case, match):
+    src = tmp_path / "census.csv"
+    microagg.datasets.load("census").to_csv(src, index=False)
+    good = tmp_path / "good.labels"
+    good.write_text("\n".join(str(i // 3) for i in range(1080)) + "\n")
+    (tmp_path / "short.labels").write_text("0\n0\n0\n1\n1\n")
+    args = {"mdav": ["--method", "mdav", "--init", good],
+            "short": ["--method", "icsm", "--init", tmp_path / "short.labels"],
+            "text": ["--method", "icsm", "--init", src],
+            "twice": ["--method", "colgen", "--init", good, "--param", "init=icsm"],
+            "blocks": ["--method", "icsm", "--init", good, "--block-size", 300],
+            "missing": ["--method", "icsm", "--init", tmp_path / "nope.labels"],
+            "over-input": ["--method", "mdav", "--labels-out", src]}[case]
+    done = cli("protect", src, "-o", tmp_path / "out.csv", "-k", 3, *args)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and match in lines[0]
+    assert not (tmp_path / "out.csv").exists()

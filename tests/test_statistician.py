@@ -456,3 +456,16 @@ def test_auto_default_portfolio_scales_its_local_search():
     assert "icsm" in _default_portfolio(1000, 3) and "lsearch" not in _default_portfolio(1000, 3)
     large = _default_portfolio(LSEARCH_MIN_N, 3)
     assert "lsearch" in large and "icsm" not in large and "md" not in large
+
+
+def test_start_labels_are_cut_per_stratum():
+    """init= labels with strata: each stratum's search starts from its own records' labels."""
+    df = microagg.datasets.load("census")
+    df["half"] = np.arange(len(df)) % 2
+    start = microagg.microaggregate(df, k=3, method="mdav", strata="half")
+    more = microagg.microaggregate(df, k=3, method="icsm", strata="half", init=start.labels)
+    assert more.sse <= start.sse + 1e-9
+    halves = df["half"].to_numpy()
+    assert all(len(set(halves[more.labels == g])) == 1 for g in np.unique(more.labels))
+    with pytest.raises(microagg.ParameterError, match="partitioned mode"):
+        microagg.microaggregate(df, k=3, method="icsm", block_size=300, init=start.labels)

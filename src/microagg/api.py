@@ -19,6 +19,7 @@ from .clock import Deadline
 from .errors import InputError, ParameterError
 from .partition import check_partition, group_sizes, relabel, sse, sst
 from .measures import categorical_report
+from .methods.starts import given_labels, restricted
 from .preprocess import Standardizer, check_k, read_table
 from .progress import channel, part
 from .representatives import check_aggregation, publish
@@ -298,6 +299,9 @@ def microaggregate(
     method_params = info.validate(params)
     strata_cols = _check_options(k, seed, time_limit, standardize, progress, merge_small_strata, strata,
                                  block_size, scheduler, columns, refine)
+    if given_labels(method_params) and (block_size is not None or scheduler is not None):
+        raise ParameterError("init labels (a start partition) cannot be combined with the partitioned mode "
+                             "(block_size / scheduler): blocks are cut afresh")
     # heterogeneous QIs, distance and aggregation: options validated before any data work
     categorical, ordinal, distance = check_options(categorical, ordinal, distance)
     aggregation, trim = check_aggregation(aggregation, trim)
@@ -508,8 +512,8 @@ def _fit_strata(df, strata_cols, Z, k, info, params, seed, deadline, progress, m
     for code, rows in strata.rows():
         name = strata.names[code]
         report = part(progress, (n - todo) / n, (n - todo + len(rows)) / n, prefix=f"stratum {name}: ")
-        lab, out = _run_method(Z[rows], k, info, params, seed, deadline.share(len(rows), todo), report,
-                               block_size, scheduler, refine)
+        lab, out = _run_method(Z[rows], k, info, restricted(params, rows), seed, deadline.share(len(rows), todo),
+                               report, block_size, scheduler, refine)
         todo -= len(rows)
         labels[rows] = lab + offset
         offset = int(labels[rows].max()) + 1

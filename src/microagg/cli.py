@@ -107,6 +107,49 @@ def _names(text: str | None) -> list | None:
     return [c.strip() for c in text.split(",") if c.strip()] if text else None
 
 
+def read_start_labels(path: str):
+    """--init: the partition to start from, one integer group label per line in record order
+    (what --labels-out writes)."""
+    import numpy as np
+
+    src = Path(path)
+    if not src.is_file():
+        raise UserError(f"--init file not found: {src}")
+    labels = []
+    for number, line in enumerate(src.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+        text = line.strip()
+        try:
+            labels.append(int(text))
+        except ValueError:
+            raise UserError(f"--init {src}: line {number} is not an integer group label: {text[:40]!r}") from None
+    if not labels:
+        raise UserError(f"--init {src} is empty")
+    return np.asarray(labels, dtype=np.int64)
+
+
+def check_labels_out(path: str | None, *taken) -> Path | None:
+    """--labels-out: a writable file that is none of the other files of the run."""
+    if path is None:
+        return None
+    out = Path(path)
+    if out.is_dir():
+        raise UserError(f"--labels-out is a folder: {out}")
+    if not out.parent.is_dir():
+        raise UserError(f"--labels-out folder does not exist: {out.parent}")
+    if not os.access(out.parent, os.W_OK | os.X_OK):
+        raise UserError(f"--labels-out folder is not writable: {out.parent}")
+    if any(t is not None and out.resolve() == Path(t).resolve() for t in taken):
+        raise UserError(f"refusing to write the labels over another file of this run: {out}")
+    return out
+
+
+def labels_text(labels) -> str:
+    """One line per record: its group label (per-variable methods: one label per column, comma-separated)."""
+    if labels.ndim == 1:
+        return "\n".join(map(str, labels.tolist())) + "\n"
+    return "\n".join(",".join(map(str, row)) for row in labels.tolist()) + "\n"
+
+
 def _check_time_limit(value) -> None:
     import math
 
@@ -316,6 +359,18 @@ def cmd_protect(args) -> int:
     if args.block_size is not None and args.block_size < 1:
         raise UserError(f"--block-size must be a positive number of records, got {args.block_size}")
     params = method_params(args.method, args.param)
+    start = None
+    if args.init is not None:
+        from . import methods as registry
+
+        if "init" not in registry.get(args.method).params:
+            takes = ", ".join(m for m in registry.names() if "init" in registry.get(m).params)
+            raise UserError(f"method {args.method} takes no start partition; --init works with {takes}")
+        if "init" in params:
+            raise UserError("give the start partition once: --init FILE or --param init=...")
+        if args.out_of_core or args.block_size is not None or args.scheduler is not None:
+            raise UserError("--init cannot be combined with --out-of-core or --block-size: blocks are cut afresh")
+        start = read_start_labels(args.init)
     if args.out_of_core:
         if args.categorical or args.ordinal or args.distance != "euclidean" or args.aggregation != "mean":
             raise UserError("--out-of-core takes continuous columns and group means only: drop --categorical, "
@@ -333,6 +388,7 @@ def cmd_protect(args) -> int:
         report_path = check_report_path(args.report)
         if report_path.resolve() in (src.resolve(), out.resolve()):
             raise UserError(f"refusing to write the report over the input or output file {report_path}")
+    labels_out = check_labels_out(args.labels_out, src, out, report_path, args.init)
     weights = parse_weights(args.weights)
     strata = _names(args.strata)
     columns = _names(args.columns)
@@ -342,6 +398,10 @@ def cmd_protect(args) -> int:
         raise UserError("--merge-small-strata needs --strata")
 
     table = io.read(src, **_read_options(args))
+    if start is not None:
+        if len(start) != len(table.frame):
+            raise UserError(f"--init {args.init} has {len(start)} labels for {len(table.frame)} records")
+        params["init"] = start
     table.check_columns(columns)
     table.check_columns(strata, "stratum")
     table.check_columns([args.sample_weight] if args.sample_weight else [], "sample weight")
@@ -381,6 +441,8 @@ def cmd_protect(args) -> int:
     io.write(table, out, published)
     if report_text is not None:
         io.atomic_write_text(report_path, report_text)
+    if labels_out is not None:
+        io.atomic_write_text(labels_out, labels_text(res.labels))
     unchanged = [c for c in table.header if c not in set(res.columns)]
     if args.json:
         print_json(result_record(res, out, report_path, unchanged))
@@ -392,6 +454,8 @@ def cmd_protect(args) -> int:
         print(f"written: {out}")
         if report_path is not None:
             print(f"report: {report_path}")
+        if labels_out is not None:
+            print(f"labels: {labels_out}")
     return 0
 
 
@@ -547,6 +611,10 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--aggregation", default="mean", help="continuous representative: mean | median | trimmed | onestep")
     pr.add_argument("--trim", type=float, default=None, help="share trimmed at each end with --aggregation trimmed (0.1)")
     pr.add_argument("--report", metavar="REPORT.html", help="write a self-contained HTML report (atomically)")
+    pr.add_argument("--labels-out", metavar="FILE", help="write each record's group label, one per line "
+                    "(atomically): the partition, to check or to continue from with --init")
+    pr.add_argument("--init", metavar="FILE", help="start from this partition (one group label per line, as "
+                    "--labels-out writes): icsm, lsearch and colgen continue improving it")
     pr.add_argument("--interval-p", type=float, default=10.0, metavar="P",
                     help="rank-interval percentage for interval disclosure in the report (default 10)")
     _add_read_options(pr)

@@ -60,3 +60,19 @@ def start_labels(X, k, init, *, owner: str, seed, deadline, share: float, progre
     if start.shape != (len(X),):
         raise ParameterError(f"{owner} init labels must have one entry per record ({len(X)}), got shape {start.shape}")
     return relabel(start)
+
+
+def given_labels(params: dict) -> bool:
+    """Does ``params["init"]`` hold labels (rather than only method names)?"""
+    init = params.get("init")
+    starts = init if isinstance(init, list) else [init]
+    return any(s is not None and not isinstance(s, str) for s in starts)
+
+
+def restricted(params: dict, rows) -> dict:
+    """``params`` for a subset of the records (a stratum): given start labels cut to ``rows``."""
+    if not given_labels(params):
+        return params
+    init = params["init"]
+    cut = [s if isinstance(s, str) else np.asarray(s)[rows] for s in (init if isinstance(init, list) else [init])]
+    return dict(params, init=cut if isinstance(init, list) else cut[0])
