@@ -116,6 +116,8 @@ def render(rows) -> None:
     worse = []
     for limit in sorted({c[2] for c in cells}):
         here = [(key, c) for key, c in cells.items() if key[2] == limit and "auto" in c]
+        if not here:
+            continue
         ok = icsm_ok = colgen_ok = 0
         excess, loads = 0.0, []
         for (data, k, _), c in here:
