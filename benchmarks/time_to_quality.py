@@ -129,7 +129,8 @@ def render(rows) -> None:
             excess = max(excess, 100 * (auto - c[best]["il"]) / c[best]["il"])
             loads += [c[m]["load_1min"] for m in c]
             if auto > c[best]["il"] * (1 + 1e-9):
-                worse.append(f"{data} k = {k} at {limit:g} s ({best} {c[best]['il']:.4f} vs {auto:.4f})")
+                worse.append(f"{data} k = {k} at {limit:g} s ({best} {c[best]['il']:.5f}, auto {auto:.5f}: "
+                             f"+{100 * (auto - c[best]['il']) / c[best]['il']:.4f} %)")
         lines.append(f"| {limit:g} | {ok} / {len(here)} | {icsm_ok} / {len(here)} | {colgen_ok} / {len(here)} | "
                      f"{excess:.3f} % | {min(loads):.1f}–{max(loads):.1f} |")
     text = "\n".join(lines)
