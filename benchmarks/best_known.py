@@ -13,9 +13,11 @@ Each invocation starts from the stored state and runs the chosen strategies per 
 - ``colgen``: column generation with a time limit, for its lower bound (and its partition),
   warm-started from the stored labels (their groups enter the master, they are the first
   incumbent; ``--no-warm``: only the ``--colgen-init`` methods);
-- ``colgen-icsm``: colgen, then ICSM restarts from colgen's partition and the stored one;
-- ``lns``: fix-and-optimise from the stored labels: regions of ``--region`` records (whole groups
-  around a random one) re-solved by colgen warm-started from their groups.
+- ``colgen-icsm``: colgen, then ICSM restarts from colgen's partition and the stored one.
+
+Tried and dropped: fix-and-optimise regions (whole groups around a random one) re-solved by colgen
+warm-started from their groups; census k = 10, regions of 150 records, 30 s each: 4 regions in
+90 s, none improved or proven (colgen does not converge on 50–100 records at k = 10 in 30–60 s).
 
 A partition replaces the stored one only when it is valid (every record labelled, every group
 of k..2k−1 records) and strictly better; the largest bound is kept. ``--import-bounds`` takes
@@ -173,61 +175,8 @@ def colgen_run(df, k, seconds, seed, init, mip_time_limit, start=None):
     return res, run_info("colgen", params, seconds, seed, time.perf_counter() - t)
 
 
-def lns_run(df, k, start, seconds, seed, region, sub_seconds):
-    """Fix-and-optimise (a decomposition in the spirit of Castro, Gentile & Spagnolo-Arrizabalaga
-    2022): pick a group at random, take the groups whose centroids are nearest to it until they
-    hold ``region`` records, solve that region by column generation warm-started from its current
-    groups (at most ``sub_seconds``; never worse than them) and put its groups back when their SSE
-    is lower. The other groups are fixed, so every accepted step lowers the SSE of the whole."""
-    from microagg.methods import run
-    from microagg.partition import group_sse
-    from microagg.preprocess import zscores
-
-    X = zscores(df.to_numpy(dtype=np.float64))
-    labels = canonical(start)
-    rng = np.random.default_rng(seed)
-    t = time.perf_counter()
-    steps = improved = proven = 0
-    gain = 0.0
-    while time.perf_counter() - t < seconds - 1.0:
-        g = labels.max() + 1
-        sizes = np.bincount(labels, minlength=g)
-        cent = np.zeros((g, X.shape[1]))
-        np.add.at(cent, labels, X)
-        cent /= sizes[:, None]
-        pivot = rng.integers(g)
-        order = np.argsort(((cent - cent[pivot]) ** 2).sum(axis=1), kind="stable")
-        chosen = order[: int(np.searchsorted(np.cumsum(sizes[order]), region)) + 1]
-        members = np.flatnonzero(np.isin(labels, chosen))
-        sub = X[members]
-        before = float(group_sse(X, labels)[chosen].sum())
-        left = seconds - (time.perf_counter() - t)
-        out = run("colgen", sub, k, seed=int(rng.integers(2**31)), time_limit=max(min(sub_seconds, left), 1.0),
-                  init=[labels[members]], mip_time_limit=0.5 * sub_seconds)
-        steps += 1
-        proven += bool(out.extras.get("colgen_proven_optimal"))
-        after = sse_of(sub, out.labels)
-        sub_sizes = np.bincount(out.labels)
-        if after < before - 1e-9 * max(before, 1.0) and sub_sizes.min() >= k and sub_sizes.max() <= 2 * k - 1:
-            labels = labels.copy()
-            labels[members] = g + out.labels  # fresh ids for the region's groups
-            labels = canonical(labels)
-            improved += 1
-            gain += before - after
-    params = {"init": "stored labels", "region_records": region, "region_seconds": sub_seconds, "steps": steps,
-              "improved_steps": improved, "regions_proven_optimal": proven, "sse_gain": gain}
-    return labels, sse_of(X, labels), run_info("lns", params, seconds, seed, time.perf_counter() - t)
-
-
-def sse_of(X, labels) -> float:
-    from microagg.partition import sse
-
-    return sse(X, labels)
-
-
 def improve(data: str, k: int, strategies: list[str], seconds: float, scope: str, perturbation: int,
-            colgen_init: str, mip_time_limit: float, warm: bool = True, fixed_seed: int | None = None,
-            region: int = 150, region_seconds: float = 30.0) -> None:
+            colgen_init: str, mip_time_limit: float, warm: bool = True, fixed_seed: int | None = None) -> None:
     df = microagg.datasets.load(data)
     best, cert = load_cell(data, k)
     if cert is None:
@@ -242,11 +191,6 @@ def improve(data: str, k: int, strategies: list[str], seconds: float, scope: str
                                                                            for r in cert["runs"]) % 2]
             res, info = icsm_run(df, k, best, seconds, seed, sc, perturbation)
             best = offer(cert, best, res.labels, res.sse, None, info, k)
-        elif strategy == "lns":
-            if best is None:
-                raise SystemExit(f"{data} k={k}: lns needs stored labels; run icsm first")
-            labels, sse, info = lns_run(df, k, best, seconds, seed, region, region_seconds)
-            best = offer(cert, best, labels, sse, None, info, k)
         elif strategy in ("colgen", "colgen-icsm"):
             res, info = colgen_run(df, k, seconds, seed, colgen_init, mip_time_limit, best if warm else None)
             best = offer(cert, best, res.labels, res.sse, res.lower_bound, info, k)
@@ -306,8 +250,6 @@ def render() -> str:
         what = run["method"]
         if run["method"] == "icsm":
             what += f" restarts ({p.get('scope')}) from {p.get('init')}"
-        elif run["method"] == "lns":
-            what += f" (regions of {p.get('region_records')} records by colgen) from {p.get('init')}"
         elif run["method"] == "colgen" and "stored labels" in (p.get("init") or []):
             what += " warm-started from the stored labels"
         what = f"{what}, {run['time_limit']:g} s"
@@ -378,7 +320,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cells", nargs="+", default=[f"{d}:{k}" for d in DATA for k in KS],
                     help="data:k pairs (default: all 12)")
-    ap.add_argument("--strategies", nargs="+", default=["icsm"], choices=("icsm", "colgen", "colgen-icsm", "lns"))
+    ap.add_argument("--strategies", nargs="+", default=["icsm"], choices=("icsm", "colgen", "colgen-icsm"))
     ap.add_argument("--seconds", type=float, default=90.0, help="time limit per run")
     ap.add_argument("--scope", default="alternate", choices=("alternate", "local", "global"))
     ap.add_argument("--perturbation", type=int, default=20)
@@ -387,8 +329,6 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=None, help="seed of every run (default: the cell's run count)")
     ap.add_argument("--no-warm", dest="warm", action="store_false",
                     help="colgen without the stored labels as a warm start (by default they are one)")
-    ap.add_argument("--region", type=int, default=150, help="lns: records per region")
-    ap.add_argument("--region-seconds", type=float, default=30.0, help="lns: colgen time limit per region")
     ap.add_argument("--import-bounds", action="store_true")
     ap.add_argument("--render", action="store_true", help="write the README block from the certificates")
     args = ap.parse_args()
@@ -407,7 +347,7 @@ def main() -> None:
     for cell in args.cells:
         data, k = cell.split(":")
         improve(data, int(k), args.strategies, args.seconds, args.scope, args.perturbation, args.colgen_init,
-                args.mip_time_limit, args.warm, args.seed, args.region, args.region_seconds)
+                args.mip_time_limit, args.warm, args.seed)
 
 
 if __name__ == "__main__":
