@@ -405,3 +405,17 @@ def test_warm_start_labels_are_checked_before_any_work():
         run("colgen", X, 3, init=[np.arange(30)])
     with pytest.raises(microagg.ParameterError, match="integer group labels"):
         run("colgen", X, 3, init=[np.zeros(30)])
+
+
+def test_closing_restricted_mip_gives_a_valid_partition_at_the_bound():
+    """The closing step's integral master over the best groups and the enumerated clusters:
+    on this instance the LP is fractional and the closing step runs; its partition is valid
+    and the run ends proven optimal (SSE = bound)."""
+    X = np.random.default_rng(1).normal(size=(80, 3))
+    messages = []
+    out = run("colgen", X, 3, seed=0, time_limit=60, progress=lambda stage, fraction, m: messages.append(m))
+    assert any("enumerated clusters" in m for m in messages)
+    check_partition(out.labels, len(X), 3)
+    assert out.extras["colgen_proven_optimal"]
+    assert out.lower_bound <= sse(X, out.labels) * (1 + 1e-9)
+    assert sse(X, out.labels) <= out.lower_bound * (1 + 1e-9)

@@ -388,6 +388,19 @@ class ColumnGeneration:
         self.progress("colgen", None, f"MIP over {master.ncols} columns: {'optimal' if optimal else 'stopped'}, "
                       f"best {self.best_sse:.6g}")
 
+    def restricted_mip(self, columns, tl: float) -> None:
+        """The integral master over the best partition's groups and ``columns`` alone, warm-started
+        from the best partition, within ``tl`` seconds; its solution is offered."""
+        if not np.isfinite(tl):
+            tl = 1e9
+        sub = Master(self.X)
+        sub.add(groups(self.best_labels))
+        sub.add(columns)
+        lab, _, _, optimal = sub.solve_integral(tl, sub.indicator(self.best_labels), primal=True)
+        self.offer(lab, "restricted mip")
+        self.progress("colgen", None, f"MIP over the best groups and {len(columns)} enumerated clusters: "
+                      f"{'optimal' if optimal else 'stopped'}, best {self.best_sse:.6g}")
+
     def finish(self) -> None:
         """The integral master over the generated columns (primal side, Section 5.2 + MIP), and
         after convergence the closing step."""
@@ -425,7 +438,12 @@ class ColumnGeneration:
             if enumerated is None or (last_g is not None and g_try <= last_g * (1 + 1e-12)):
                 break
             last_g = g_try
-            # primal: the integral master over the columns of smallest rc, solved to the end
+            # primal, first: the integral master over the best partition's groups and the enumerated
+            # clusters only (every cluster of a partition within G' of the bound is among them;
+            # small, so HiGHS solves it where the MIP over all columns does not: census k = 5,
+            # warm-started from IL 7.3192, the MIP over all 19 000 columns found nothing in 300 s)
+            self.restricted_mip(enumerated, self.mip_seconds(0.3))
+            # then the integral master over all columns and the enumerated ones of smallest rc
             few = np.argsort(enum_rc, kind="stable")[:self.primal_columns]
             master.add([enumerated[i] for i in few])
             self.primal_mip(self.mip_seconds(0.4))
