@@ -99,6 +99,9 @@ def serve(file: str | None = None, *, host: str = "127.0.0.1", port: int = 0, op
             sock.bind((host, port))
         except OSError as exc:  # port taken, address not on this machine: one line, exit 2
             raise InputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        # listen before the address is printed: a browser (or test) opening it at once is queued
+        # until the server accepts, instead of refused
+        sock.listen(2048)
         port = sock.getsockname()[1]
         if not is_loopback(host):
             print(f"microagg app: warning: serving on {host}: anyone who can reach this machine on port {port} "
