@@ -127,22 +127,6 @@ def read_start_labels(path: str):
     return np.asarray(labels, dtype=np.int64)
 
 
-def check_labels_out(path: str | None, *taken) -> Path | None:
-    """--labels-out: a writable file that is none of the other files of the run."""
-    if path is None:
-        return None
-    out = Path(path)
-    if out.is_dir():
-        raise UserError(f"--labels-out is a folder: {out}")
-    if not out.parent.is_dir():
-        raise UserError(f"--labels-out folder does not exist: {out.parent}")
-    if not os.access(out.parent, os.W_OK | os.X_OK):
-        raise UserError(f"--labels-out folder is not writable: {out.parent}")
-    if any(t is not None and out.resolve() == Path(t).resolve() for t in taken):
-        raise UserError(f"refusing to write the labels over another file of this run: {out}")
-    return out
-
-
 def labels_text(labels) -> str:
     """One line per record: its group label (per-variable methods: one label per column, comma-separated)."""
     if labels.ndim == 1:
@@ -388,7 +372,8 @@ def cmd_protect(args) -> int:
         report_path = check_report_path(args.report)
         if report_path.resolve() in (src.resolve(), out.resolve()):
             raise UserError(f"refusing to write the report over the input or output file {report_path}")
-    labels_out = check_labels_out(args.labels_out, src, out, report_path, args.init)
+    labels_out = None if args.labels_out is None else io.check_side_file(args.labels_out, "labels", src, out,
+                                                                            report_path, args.init)
     weights = parse_weights(args.weights)
     strata = _names(args.strata)
     columns = _names(args.columns)

@@ -154,6 +154,28 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
+def check_folder(folder: Path, what: str) -> None:
+    """The folder a file of this run goes to exists, is a folder and is writable."""
+    if not folder.exists():
+        raise InputError(f"{what} folder does not exist: {folder}")
+    if not folder.is_dir():
+        raise InputError(f"{what} folder is not a folder: {folder}")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise InputError(f"{what} folder is not writable: {folder}")
+
+
+def check_side_file(path, what: str, *taken) -> Path:
+    """A text file written beside the output (labels, ...): a writable file in an existing folder,
+    none of the run's other files (``taken``; None entries are ignored)."""
+    path = Path(path)
+    if path.is_dir():
+        raise InputError(f"the {what} file is a directory: {path}")
+    check_folder(path.parent, what)
+    if any(t is not None and _same_file(path, Path(t)) for t in taken):
+        raise InputError(f"refusing to write the {what} over another file of this run: {path}")
+    return path
+
+
 def check_output_path(path, source=None, *, folder: bool = False) -> Path:
     """Fail before any work if ``path`` cannot be written: unsupported or read-only format, a
     directory, a missing or unwritable folder, or the input itself. ``folder=True``: the output
@@ -161,13 +183,7 @@ def check_output_path(path, source=None, *, folder: bool = False) -> Path:
     path = Path(path)
     if source is not None and _same_file(path, Path(source)):
         raise InputError(f"refusing to write the output over the input file {path}")
-    parent = path.parent
-    if not parent.exists():
-        raise InputError(f"output folder does not exist: {parent}")
-    if not parent.is_dir():
-        raise InputError(f"output folder is not a folder: {parent}")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise InputError(f"output folder is not writable: {parent}")
+    check_folder(path.parent, "output")
     if folder:
         if path.exists():
             raise InputError(f"output folder already exists: {path} (choose a new folder name)")

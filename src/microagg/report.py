@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import time
 from pathlib import Path
 
@@ -19,7 +18,7 @@ import pandas as pd
 
 from . import measures
 from .errors import InputError
-from .io import atomic_write, atomic_write_text  # noqa: F401  (their home is io; kept importable here)
+from .io import atomic_write, atomic_write_text, check_folder  # noqa: F401  (atomic writes: their home is io; kept importable here)
 from .preprocess import Standardizer
 
 __all__ = ["render_report", "write_report", "atomic_write", "atomic_write_text", "check_report_path"]
@@ -351,12 +350,9 @@ def check_report_path(path) -> Path:
     path = Path(path)
     if path.suffix.lower() not in (".html", ".htm"):
         raise InputError(f"the report must end in .html, got {path.name}")
-    if not path.parent.exists():
-        raise InputError(f"report folder does not exist: {path.parent}")
     if path.is_dir():
         raise InputError(f"the report is a directory: {path}")
-    if not os.access(path.parent, os.W_OK | os.X_OK):
-        raise InputError(f"report folder is not writable: {path.parent}")
+    check_folder(path.parent, "report")
     return path
 
 
