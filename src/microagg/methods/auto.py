@@ -31,18 +31,15 @@ MD_MAX_N = 2000
 #: many records: it proves a lower bound and, on the benchmark data, improves on ICSM's local
 #: optima within seconds to minutes (benchmarks/results/time_to_quality.json).
 COLGEN_MAX_N = 5000
-#: The improving steps after the members, in order: column generation warm-started from the best
-#: partition gets its share of the time left, ICSM restarts from the best partition then
-#: (perturbation, Mortazavi & Jalili 2015 §5.3) get the rest. Column generation's share depends
-#: on k: its pricing grows fast with the group size (up to 2k − 1); measured on the 12 benchmark
-#: cells (benchmarks/time_to_quality.py), it beats ICSM restarts within 10–60 s at k <= 4 and not
-#: above. Before them the local search continues from the other members' partitions with
+#: The improving steps after the members: column generation warm-started from the best partition
+#: gets its share of the time left, then ICSM restarts from the best partition (perturbation,
+#: Mortazavi & Jalili 2015 §5.3) get the rest. Column generation's share depends on k: its pricing
+#: grows fast with the group size (up to 2k − 1); measured on the 12 benchmark cells
+#: (benchmarks/time_to_quality.py), it beats ICSM restarts within 10–60 s at k <= COLGEN_SMALL_K
+#: and not above. Before them the local search continues from the other members' partitions with
 #: CONTINUE_SHARE of the time left.
-IMPROVE_ORDER = ("colgen", "restarts")
-COLGEN_SHARE = {"small_k": 0.8, "large_k": 0.4}
-COLGEN_SMALL_K = 4
+COLGEN_SHARE_SMALL_K, COLGEN_SHARE_LARGE_K, COLGEN_SMALL_K = 0.8, 0.4, 4
 CONTINUE_SHARE = 0.1
-RESTART_SHARE = 0.5
 
 #: icsm compares every pair of groups (O(n²) per pass); from this many records on the default
 #: portfolio uses lsearch, the same exact moves between neighbouring groups only (O(n·K) per sweep)
@@ -222,7 +219,7 @@ def auto(X, k, *, seed, deadline, progress, portfolio, member_params, improve):
     time left is not wasted. The local search continues from the other members' partitions,
     best first (different starts end in different local optima); then, for n <= COLGEN_MAX_N,
     column generation warm-started from the best partition and the members' partitions gets
-    COLGEN_SHARE of what is left (its lower bound is kept, and a proven optimum ends the run);
+    COLGEN_SHARE_SMALL_K or _LARGE_K of what is left (its lower bound is kept, and a proven optimum ends the run);
     ICSM restarts from the best partition (perturbation, §5.3 of the ICSM paper) get the rest.
     Without a time limit the budget is 60 s and only the first of these steps runs.
 
@@ -277,23 +274,16 @@ def auto(X, k, *, seed, deadline, progress, portfolio, member_params, improve):
         init = starts if search == "icsm" else starts[0]
         state.run(search, t, progress=silent, row=search_row, **state.params(search, init=init))
         search_row["continued_from"] = others
-    if improve:
-        for step in IMPROVE_ORDER:
-            if deadline.expired() or state.proven_optimal():
-                break
-            last = step == IMPROVE_ORDER[-1]
-            if step == "colgen" and use_colgen:
-                share = COLGEN_SHARE["small_k" if k <= COLGEN_SMALL_K else "large_k"]
-                t = deadline.share(1, 1) if last else deadline.share(share)
-                report = part(progress, (len(members) + 1) / steps, 1.0, prefix="auto: ")
-                warm = [state.best_labels] + [state.by_method[m] for m in state.others(but=(state.winner,))[:3]]
-                init = warm + list(state.params("colgen").get("init", []))
-                state.run("colgen", t, report, row=state.row("colgen"), **state.params("colgen", init=init))
-            elif step == "restarts" and search == "icsm":
-                t = deadline.share(1, 1) if last else deadline.share(RESTART_SHARE)
-                progress("auto: icsm", None, "restarts from the best partition")
-                params = state.params("icsm", init=state.best_labels, restarts=MANY_RESTARTS, restart_from="best")
-                state.run("icsm", t, silent, row=state.row("icsm"), **params)
+    if improve and use_colgen and not deadline.expired() and not state.proven_optimal():
+        t = deadline.share(COLGEN_SHARE_SMALL_K if k <= COLGEN_SMALL_K else COLGEN_SHARE_LARGE_K)
+        report = part(progress, (len(members) + 1) / steps, 1.0, prefix="auto: ")
+        warm = [state.best_labels] + [state.by_method[m] for m in state.others(but=(state.winner,))[:3]]
+        init = warm + list(state.params("colgen").get("init", []))
+        state.run("colgen", t, report, row=state.row("colgen"), **state.params("colgen", init=init))
+    if improve and search == "icsm" and not deadline.expired() and not state.proven_optimal():
+        progress("auto: icsm", None, "restarts from the best partition")
+        params = state.params("icsm", init=state.best_labels, restarts=MANY_RESTARTS, restart_from="best")
+        state.run("icsm", deadline.share(1, 1), silent, row=state.row("icsm"), **params)
     extras = {"winner": state.winner, "portfolio": state.rows, "budget_seconds": budget}
     if state.bound_from is not None:
         extras["lower_bound_from"] = state.bound_from
