@@ -6,7 +6,7 @@ from hypothesis import given, settings, strategies as st
 
 import microagg
 from microagg.kernels import kdtree
-from microagg.kernels.mdav import mdav_kernel, mdav_tree_kernel, vmdav_kernel, vmdav_tree_kernel
+from microagg.kernels.mdav import mdav_kernel, mdav_labels, mdav_tree_kernel, vmdav_kernel, vmdav_tree_kernel
 from microagg.partition import check_partition
 
 
@@ -40,6 +40,7 @@ def test_tree_mdav_equals_plain(case):
         tree = mdav_tree_kernel(X, k, classic, leaf)
         assert np.array_equal(plain, tree)
         check_partition(tree, n, k)
+        assert np.array_equal(plain, mdav_tree_kernel(X, k, classic, leaf, True))  # two-thread pipeline
 
 
 @settings(max_examples=40, deadline=None)
@@ -60,7 +61,9 @@ def test_tree_vmdav_equals_plain(case, gamma):
 def test_tree_equals_plain_larger(kind):
     X = _data(7, 3000, 5, kind)
     for k in (2, 3, 7):
-        assert np.array_equal(mdav_kernel(X, k, True), mdav_tree_kernel(X, k, True, 8))
+        plain = mdav_kernel(X, k, True)
+        assert np.array_equal(plain, mdav_tree_kernel(X, k, True, 8))
+        assert np.array_equal(plain, mdav_labels(X, k, True, "tree", pipelined=True))
     assert np.array_equal(vmdav_kernel(X, 3, 0.2, False), vmdav_tree_kernel(X, 3, 0.2, False, 8))
 
 
@@ -73,6 +76,18 @@ def test_registered_algorithms_agree_on_census():
     v_plain = microagg.microaggregate(df, k=3, method="vmdav", algorithm="plain")
     v_tree = microagg.microaggregate(df, k=3, method="vmdav", algorithm="tree")
     assert np.array_equal(v_plain.labels, v_tree.labels)
+
+
+def test_pipelined_kernel_from_concurrent_threads():
+    """Threads calling MDAV at once (dask's threaded blocks) all get the plain loop's labels: one
+    runs the two-thread kernel, the others the serial one."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    data = [_data(seed, 1500, 4, kind) for seed, kind in enumerate(["gauss", "grid", "dup", "offset"])]
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda X: mdav_labels(X, 3, True, "tree", pipelined=True), data))
+    for X, labels in zip(data, got):
+        assert np.array_equal(labels, mdav_kernel(X, 3, True))
 
 
 def test_bad_algorithm():
