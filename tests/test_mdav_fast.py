@@ -16,6 +16,9 @@ def _data(seed, n, d, kind):
         X = rng.normal(size=(n, d))
     elif kind == "grid":  # many exact ties and duplicated rows
         X = rng.integers(0, 3, size=(n, d)).astype(float)
+    elif kind == "clusters":  # tight clusters, as census-like data resampled with noise
+        base = rng.normal(size=(max(1, n // 50), d)) * 3
+        X = base[rng.integers(0, len(base), n)] + 0.01 * rng.normal(size=(n, d))
     elif kind == "offset":  # far from the origin, tiny spread: rounding in the bounds matters
         X = 1e8 + rng.integers(0, 5, size=(n, d)) * 1e-3 + rng.normal(size=(n, d)) * 1e-7
     else:  # duplicated rows of a few distinct records
@@ -25,7 +28,7 @@ def _data(seed, n, d, kind):
 
 
 cases = st.tuples(st.integers(0, 10**6), st.integers(1, 200), st.integers(1, 8), st.integers(1, 6),
-                  st.sampled_from(["gauss", "grid", "dup", "offset"]), st.sampled_from([1, 2, 5, 16, 32]))
+                  st.sampled_from(["gauss", "grid", "dup", "offset", "clusters"]), st.sampled_from([1, 2, 5, 16, 32]))
 
 
 @settings(max_examples=60, deadline=None)
@@ -57,7 +60,7 @@ def test_tree_vmdav_equals_plain(case, gamma):
         check_partition(tree, n, k)
 
 
-@pytest.mark.parametrize("kind", ["gauss", "grid", "dup", "offset"])
+@pytest.mark.parametrize("kind", ["gauss", "grid", "dup", "offset", "clusters"])
 def test_tree_equals_plain_larger(kind):
     X = _data(7, 3000, 5, kind)
     for k in (2, 3, 7):
