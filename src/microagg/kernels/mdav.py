@@ -32,8 +32,11 @@ from .nearest import (
 TREE_MIN_N = 3000  # algorithm='auto' switches to the tree from this many records on
 LEAF_SIZE = 32  # measured: 32-64 beat 8-12 on census-like and Gaussian data (leaf scans are cheap, node visits are not)
 REBUILD_BELOW = 0.6  # rebuild the KD-tree over the alive records when fewer remain than this fraction
-RADIAL_REBUILD_WORK = 32  # rebuild the radial list once scans cost this many list lengths (measured: 8 → 32
+RADIAL_REBUILD_WORK = 32  # rebuild a radial list once scans cost this many list lengths (measured: 8 → 32
 # cut the farthest-from-centroid time 5.3 s → 3.6 s on 10^6 census-like records; 1024 is worse again)
+#: the outermost records' list (_radial_index); census-like 3·10^6, two threads: one list 88.5 s,
+#: prefix 1/128 86.1 s, 1/32 76.4 s, 1/8 71.5 s, 1/4 70.3 s (prefix re-sorted after 8 lengths: 76.0 s)
+RADIAL_PREFIX_SHARE, RADIAL_PREFIX_MIN = 1 / 4, 1024
 PIPELINE_MIN_N = 100_000  # the tree kernel runs two queries per pair of groups at once from this many records on
 
 
@@ -153,20 +156,54 @@ def _trees_take_group(T, F, X, q, k, labels, g, s, comp, members, dbuf, excl, al
 
 
 @njit(cache=True, nogil=True)
-def _farthest_from_centroid(X, T, R, anchor, alive, c, m, work):
-    """Farthest alive record from the centroid c via the radial list around anchor.
+def _radial_index(X, members, anchors, c):
+    """The radial lists around c over the records ``members``: (tail, prefix). The prefix is a
+    copy of the tail's first RADIAL_PREFIX_SHARE (the outermost records, which MDAV takes next)
+    and the tail starts after it. anchors[0] is the tail's anchor, anchors[1] the prefix's."""
+    tail = kdtree.radial_build(X, members, c)
+    Xa, idx, rho, head = tail
+    size = min(idx.shape[0], max(RADIAL_PREFIX_MIN, int(idx.shape[0] * RADIAL_PREFIX_SHARE)))
+    prefix = (Xa[:size].copy(), idx[:size].copy(), rho[:size].copy(), np.zeros(1, dtype=np.int64))
+    head[0] = size
+    anchors[0] = c
+    anchors[1] = c
+    return tail, prefix
 
-    The centroid drifts slowly, so few records pass the triangle-inequality test; the list is
-    rebuilt around the current centroid (alive records only) once the scans since the last
-    rebuild have cost more than a rebuild.
+
+@njit(cache=True, nogil=True)
+def _farthest_from_centroid(X, tail, prefix, anchors, work, alive, c):
+    """Farthest alive record from the centroid c via two radial lists: (record, tail, prefix).
+
+    The centroid drifts slowly, so few records pass the triangle-inequality test of a list
+    around a nearby anchor. The outermost records, where the farthest one lies, are kept in a
+    short prefix list, re-sorted around the current centroid once its scans have cost
+    RADIAL_REBUILD_WORK times its length: on clustered data the outermost cluster's records are
+    nearly equidistant from an old anchor, and a scan of one long list passed over all of them at
+    every query. The tail is read only when its outermost record could be farther; it is rebuilt
+    (and a new prefix cut) on the same rule. work = [tail scans, prefix scans] since the rebuilds.
     """
-    r, _, scanned = kdtree.radial_farthest(R, anchor, alive, c)
-    work += scanned
-    if work > RADIAL_REBUILD_WORK * R[1].shape[0] + 1000:
-        anchor[:] = c
-        R = kdtree.radial_build(X, kdtree.alive_indices(T), anchor)
-        work = 0
-    return r, R, work
+    best_i, best_d, scanned = kdtree.radial_farthest(prefix, anchors[1], alive, c)
+    work[1] += scanned
+    Xa, idx, rho, head = tail
+    j = head[0]
+    while j < idx.shape[0] and not alive[idx[j]]:
+        j += 1
+    head[0] = j
+    if j < idx.shape[0] and (best_i < 0 or (rho[j] + np.sqrt(sqdist(c, anchors[0]))) * kdtree._UB_SCALE
+                             >= np.sqrt(best_d)):
+        i, dd, scanned = kdtree.radial_farthest(tail, anchors[0], alive, c)
+        work[0] += scanned
+        if dd > best_d or (dd == best_d and i < best_i):
+            best_i, best_d = i, dd
+    if work[0] > RADIAL_REBUILD_WORK * idx.shape[0] + 1000:
+        tail, prefix = _radial_index(X, np.nonzero(alive)[0], anchors, c)
+        work[:] = 0
+    elif work[1] > RADIAL_REBUILD_WORK * prefix[1].shape[0] + 1000:
+        members = prefix[1][prefix[3][0]:]
+        prefix = kdtree.radial_build(X, members[alive[members]], c)
+        anchors[1] = c
+        work[1] = 0
+    return best_i, tail, prefix
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -206,9 +243,9 @@ def mdav_tree_kernel(X, k, classic, leaf_size, pipelined=False):
     T, F = kdtree.build_pair(X, np.arange(n), leaf_size)
     built = n
     s, comp = running_sum_init(X)
-    anchor = running_mean(s, comp, n)
-    R = kdtree.radial_build(X, np.arange(n), anchor)
-    work = 0
+    anchors = np.empty((2, d))
+    tail, prefix = _radial_index(X, np.arange(n), anchors, running_mean(s, comp, n))
+    work = np.zeros(2, dtype=np.int64)
     members = np.empty(k, dtype=np.int64)
     dbuf = np.empty(k)
     excl = np.empty(1, dtype=np.int64)
@@ -220,7 +257,7 @@ def mdav_tree_kernel(X, k, classic, leaf_size, pipelined=False):
     stop = 3 * k if classic else 2 * k
     while m >= stop:
         c = running_mean(s, comp, m)
-        r, R, work = _farthest_from_centroid(X, T, R, anchor, alive, c, m, work)
+        r, tail, prefix = _farthest_from_centroid(X, tail, prefix, anchors, work, alive, c)
         xr = X[r].copy()
         if pipelined:
             _first_group_and_next_seed(T, F, X, xr, k, labels, g, s, comp, members, dbuf, excl, alive, stale,
@@ -248,7 +285,7 @@ def mdav_tree_kernel(X, k, classic, leaf_size, pipelined=False):
             nstale = 0
     if classic and m >= 2 * k:
         c = running_mean(s, comp, m)
-        r, R, work = _farthest_from_centroid(X, T, R, anchor, alive, c, m, work)
+        r, tail, prefix = _farthest_from_centroid(X, tail, prefix, anchors, work, alive, c)
         _trees_take_group(T, F, X, X[r].copy(), k, labels, g, s, comp, members, dbuf, excl, alive)
         g += 1
         m -= k
@@ -344,9 +381,9 @@ def vmdav_tree_kernel(X, k, gamma, global_centroid, leaf_size):
     alive = np.ones(n, dtype=np.bool_)
     T = kdtree.build(X, leaf_size)
     s, comp = running_sum_init(X)
-    anchor = running_mean(s, comp, n)
-    R = kdtree.radial_build(X, np.arange(n), anchor)
-    work = 0
+    anchors = np.empty((2, d))
+    tail, prefix = _radial_index(X, np.arange(n), anchors, running_mean(s, comp, n))
+    work = np.zeros(2, dtype=np.int64)
     members = np.empty(2 * k - 1, dtype=np.int64)
     dbuf = np.empty(k)
     excl = np.empty(1, dtype=np.int64)
@@ -356,7 +393,7 @@ def vmdav_tree_kernel(X, k, gamma, global_centroid, leaf_size):
     while m >= k:
         if not global_centroid:
             c = running_mean(s, comp, m)
-        r, R, work = _farthest_from_centroid(X, T, R, anchor, alive, c, m, work)
+        r, tail, prefix = _farthest_from_centroid(X, tail, prefix, anchors, work, alive, c)
         _tree_take_group(T, X, X[r].copy(), k, labels, g, s, comp, members, dbuf, excl, alive)
         m -= k
         size = k
