@@ -9,7 +9,9 @@ Each invocation starts from the stored state and runs the chosen strategies per 
 
 - ``icsm``: ICSM perturbation restarts (iterated local search, §5.3) seeded from the stored
   labels (first time: from ``auto``'s partition), ``--scope`` local / global (default: they
-  alternate from run to run), a new seed each run;
+  alternate from run to run), a new seed each run; ``--recombine S``: every S seconds of restarts a
+  set-partitioning MIP over the groups of the local optima met (icsm's ILS-SP option; not yet
+  measured on a full cell);
 - ``colgen``: column generation with a time limit, for its lower bound (and its partition),
   warm-started from the stored labels (their groups enter the master, they are the first
   incumbent; ``--no-warm``: only the ``--colgen-init`` methods);
