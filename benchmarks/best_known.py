@@ -9,7 +9,9 @@ Each invocation starts from the stored state and runs the chosen strategies per 
 
 - ``icsm``: ICSM perturbation restarts (iterated local search, §5.3) seeded from the stored
   labels (first time: from ``auto``'s partition), ``--scope`` local / global (default: they
-  alternate from run to run), a new seed each run;
+  alternate from run to run), a new seed each run; ``--recombine S``: every S seconds of restarts a
+  set-partitioning MIP over the groups of the local optima met (icsm's ILS-SP option; not yet
+  measured on a full cell);
 - ``colgen``: column generation with a time limit, for its lower bound (and its partition),
   warm-started from the stored labels (their groups enter the master, they are the first
   incumbent; ``--no-warm``: only the ``--colgen-init`` methods);
@@ -144,14 +146,18 @@ def offer(cert: dict, best: np.ndarray | None, labels, sse: float, bound, info: 
     return best
 
 
-def icsm_run(df, k, start, seconds, seed, scope, perturbation):
+def icsm_run(df, k, start, seconds, seed, scope, perturbation, recombine=0.0):
     params = {"init": "auto" if start is None else "stored labels", "restarts": MANY, "scope": scope,
               "perturbation": perturbation, "restart_from": "best"}
+    if recombine:
+        params["recombine"] = recombine
     t = time.perf_counter()
     res = microagg.microaggregate(df, k=k, method="icsm", time_limit=seconds, seed=seed,
                                   init="auto" if start is None else start.copy(), restarts=MANY, scope=scope,
-                                  perturbation=perturbation)
+                                  perturbation=perturbation, recombine=recombine)
     params["restarts_done"] = res.extras.get("restarts_done")
+    if recombine:
+        params["recombined"] = res.extras.get("recombined")
     return res, run_info("icsm", params, seconds, seed, time.perf_counter() - t)
 
 
@@ -176,7 +182,8 @@ def colgen_run(df, k, seconds, seed, init, mip_time_limit, start=None):
 
 
 def improve(data: str, k: int, strategies: list[str], seconds: float, scope: str, perturbation: int,
-            colgen_init: str, mip_time_limit: float, warm: bool = True, fixed_seed: int | None = None) -> None:
+            colgen_init: str, mip_time_limit: float, warm: bool = True, fixed_seed: int | None = None,
+            recombine: float = 0.0) -> None:
     df = microagg.datasets.load(data)
     best, cert = load_cell(data, k)
     if cert is None:
@@ -189,7 +196,7 @@ def improve(data: str, k: int, strategies: list[str], seconds: float, scope: str
         if strategy == "icsm":
             sc = scope if scope != "alternate" else ("global", "local")[sum(r["method"] == "icsm"
                                                                            for r in cert["runs"]) % 2]
-            res, info = icsm_run(df, k, best, seconds, seed, sc, perturbation)
+            res, info = icsm_run(df, k, best, seconds, seed, sc, perturbation, recombine)
             best = offer(cert, best, res.labels, res.sse, None, info, k)
         elif strategy in ("colgen", "colgen-icsm"):
             res, info = colgen_run(df, k, seconds, seed, colgen_init, mip_time_limit, best if warm else None)
@@ -294,6 +301,8 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=90.0, help="time limit per run")
     ap.add_argument("--scope", default="alternate", choices=("alternate", "local", "global"))
     ap.add_argument("--perturbation", type=int, default=20)
+    ap.add_argument("--recombine", type=float, default=0.0,
+                    help="icsm: seconds of restarts between set-partitioning MIPs over the pooled groups (0: none)")
     ap.add_argument("--colgen-init", default="icsm,mdav-mhm")
     ap.add_argument("--mip-time-limit", type=float, default=60.0)
     ap.add_argument("--seed", type=int, default=None, help="seed of every run (default: the cell's run count)")
@@ -317,7 +326,7 @@ def main() -> None:
     for cell in args.cells:
         data, k = cell.split(":")
         improve(data, int(k), args.strategies, args.seconds, args.scope, args.perturbation, args.colgen_init,
-                args.mip_time_limit, args.warm, args.seed)
+                args.mip_time_limit, args.warm, args.seed, args.recombine)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ import microagg
 from microagg.kernels.icsm import complex_heuristic, npn_tour, simple_heuristic
 from microagg.kernels.segments import optimal_cyclic_labels
 from microagg.methods import run
-from microagg.methods.icsm import icsm_search, perturb
+from microagg.methods.icsm import GroupPool, icsm_search, perturb
 from microagg.methods.tour import regroup
 from microagg.partition import check_partition, group_sizes, information_loss, relabel, sse
 
@@ -162,3 +162,41 @@ def test_reference_values_on_bundled_data():
     X = _standardise(df.to_numpy(float))
     assert information_loss(X, run("mdav-mhm", X, 5).labels) < 22.46  # below MDAV
     assert information_loss(X, run("icsm", X, 5).labels) <= 20.69  # paper Table 2
+
+
+@settings(max_examples=15, deadline=None)
+@given(datasets(min_k=2, max_k=5, max_n=80, max_d=4), st.integers(0, 2**32 - 1))
+def test_group_pool_recombination_is_a_valid_partition_never_worse_than_its_pooled_ones(data, seed):
+    X, k = data
+    rng = np.random.default_rng(seed)
+    pool = GroupPool(X, window=np.inf)
+    start = run("mdav", X, k).labels
+    partitions = [start] + [perturb(start, max(1, len(X) // 4), rng, X) for _ in range(3)]
+    for lab in partitions:
+        pool.offer(lab, sse(X, lab), 0.0)
+    value, labels = pool.recombine(start, 30.0)
+    labels = check_partition(labels, len(X), k)
+    assert value == pytest.approx(sse(X, labels), rel=1e-9, abs=1e-9)
+    assert value <= min(sse(X, p) for p in partitions) + 1e-9
+    # every group of the result is a pooled group
+    for g in np.unique(labels):
+        assert np.flatnonzero(labels == g).tobytes() in pool.groups
+
+
+def test_group_pool_keeps_only_local_optima_within_the_window():
+    X = _standardise(np.random.default_rng(1).normal(size=(40, 2)))
+    lab = run("mdav", X, 4).labels
+    pool = GroupPool(X, window=0.01)
+    pool.offer(lab, 102.0, 100.0)  # 2 % above the best: not pooled
+    assert len(pool) == 0
+    pool.offer(lab, 100.5, 100.0)
+    assert len(pool) == len(np.unique(lab))
+
+
+def test_icsm_recombine_restarts_never_worse_than_the_start():
+    X = _standardise(np.random.default_rng(5).normal(size=(150, 3)))
+    start = run("mdav", X, 4).labels
+    res = run("icsm", X, 4, seed=2, init=start, restarts=30, scope="local", recombine=1e-9, pool_window=0.05)
+    labels = check_partition(res.labels, len(X), 4)
+    assert sse(X, labels) <= sse(X, start) + 1e-9
+    assert res.extras["recombined"]["mips"] >= 1

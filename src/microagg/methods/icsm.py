@@ -136,6 +136,38 @@ def perturb(labels, count, rng, X=None):
     return labels
 
 
+class GroupPool:
+    """The distinct groups of the local optima met by the restarts whose SSE is within
+    ``window`` (relative) of the best so far: the columns of a set-partitioning master whose
+    integral solution recombines them (ILS-SP, Subramanian, Uchoa & Ochi 2013)."""
+
+    def __init__(self, X, window):
+        self.X = X
+        self.window = window
+        self.groups: dict[bytes, np.ndarray] = {}
+
+    def __len__(self) -> int:
+        return len(self.groups)
+
+    def offer(self, labels, value, best_value) -> None:
+        if value > best_value * (1.0 + self.window):
+            return
+        order = np.argsort(labels, kind="stable")
+        for g in np.split(order, np.flatnonzero(np.diff(labels[order])) + 1):
+            g = np.sort(g)
+            self.groups.setdefault(g.tobytes(), g)
+
+    def recombine(self, best, seconds):
+        """(SSE, labels) of the integral master over the pool within ``seconds``."""
+        from .colgen.master import Master, groups  # highspy only when recombining
+
+        master = Master(self.X)
+        master.add(groups(best))  # already pooled; first, so the warm start is always a solution
+        master.add(list(self.groups.values()))
+        labels, _, _, _ = master.solve_integral(seconds, master.indicator(best), primal=True)
+        return (np.inf, None) if labels is None else (sse(self.X, labels), relabel(labels))
+
+
 def check_init(init):
     """``init``: a registered method name other than icsm, labels (one group id per record), or a
     list of these (several starts)."""
@@ -148,7 +180,8 @@ def check_init(init):
 
 def icsm_search(X, k, *, deadline=None, progress=silent, init="mdav", seed=None, max_iterations=None,
                 pool_size=100, complex_tries=5, restarts=0, perturbation=20, restart_from="best",
-                scope="global", restart_complex_tries=1, trace=None):
+                scope="global", restart_complex_tries=1, recombine=0.0, pool_window=0.02,
+                trace=None):
     """The ICSM driver behind the registered method (parameters validated by the registry);
     ``trace`` (a list) receives one record per applied move / regrouping with the SSE and group
     sizes after it (a debug hook for tests). An initial method gets INIT_SHARE of the deadline."""
@@ -186,6 +219,11 @@ def icsm_search(X, k, *, deadline=None, progress=silent, init="mdav", seed=None,
     rng = np.random.default_rng(seed)
     base = best if restart_from == "best" else first_start
     done_restarts = 0
+    pool = GroupPool(X, pool_window) if recombine > 0 and restarts > 0 else None
+    recombined = {"mips": 0, "improved": 0, "columns": 0}
+    if pool is not None:
+        pool.offer(best, best_sse, best_sse)
+        next_mip = deadline.elapsed() + recombine
     for r in range(restarts):
         if deadline.expired():
             break
@@ -196,15 +234,33 @@ def icsm_search(X, k, *, deadline=None, progress=silent, init="mdav", seed=None,
                                         regroup_every=False)
         done_restarts += 1
         rounds.append(it)
+        if pool is not None:
+            pool.offer(cur, cur_sse, best_sse)
         if cur_sse < best_sse - tol:
             best_sse, best = cur_sse, cur
             if restart_from == "best":
                 base = best
+        if pool is not None and deadline.elapsed() >= next_mip and not deadline.expired():
+            # ILS + set partitioning (Subramanian, Uchoa & Ochi 2013): the best combination of
+            # the pooled groups, warm-started from the best partition, so it is never worse
+            progress("icsm", None, f"set partitioning over {len(pool)} pooled groups")
+            # the MIP gets at most as long as the restarts before it, and half the time left
+            mip_sse, mip_labels = pool.recombine(best, min(recombine, 0.5 * deadline.remaining()))
+            recombined["mips"] += 1
+            recombined["columns"] = len(pool)
+            if mip_labels is not None and mip_sse < best_sse - tol:
+                best_sse, best = mip_sse, mip_labels
+                recombined["improved"] += 1
+                if restart_from == "best":
+                    base = best
+            next_mip = deadline.elapsed() + recombine
     labels = check_partition(best, n, k, "icsm")
     extras = {"iterations": rounds[0], "sse_init": init_sse, "sse_first_run": first_sse,
               "restarts_done": done_restarts, "iterations_per_run": rounds}
     if len(starts) > 1:
         extras["sse_per_start"] = run_sse
+    if pool is not None:
+        extras["recombined"] = recombined
     return MethodOutput(labels, extras=extras)
 
 
@@ -230,10 +286,14 @@ def icsm_search(X, k, *, deadline=None, progress=silent, init="mdav", seed=None,
         Param("scope", "str", "global", "'global': random records to random groups (the paper); 'local': the "
               "records nearest a random record swap groups", choices=("local", "global")),
         Param("restart_complex_tries", "int", 1, "complex_tries inside restarts", low=0),
+        Param("recombine", "float", 0.0, "seconds of restarts between set-partitioning MIPs over the groups of "
+              "the local optima met (ILS-SP; 0 = never)", low=0.0),
+        Param("pool_window", "float", 0.02, "local optima within this relative SSE of the best enter the pool",
+              low=0.0),
     ),
 )
 def icsm(X, k, *, seed, deadline, progress, init, max_iterations, pool_size, complex_tries, restarts,
-         perturbation, restart_from, scope, restart_complex_tries):
+         perturbation, restart_from, scope, restart_complex_tries, recombine, pool_window):
     """ICSM local search: tour regrouping, 1-opt/2-opt moves and n-opt negative cycles from a start partition.
 
     Mortazavi & Jalili 2015, Algorithm 2. ``init`` names any registered method for the start
@@ -263,4 +323,5 @@ def icsm(X, k, *, seed, deadline, progress, init, max_iterations, pool_size, com
                        max_iterations=max_iterations,
                        pool_size=pool_size, complex_tries=complex_tries, restarts=restarts,
                        perturbation=perturbation, restart_from=restart_from, scope=scope,
-                       restart_complex_tries=restart_complex_tries)
+                       restart_complex_tries=restart_complex_tries, recombine=recombine,
+                       pool_window=pool_window)
