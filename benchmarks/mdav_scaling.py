@@ -162,8 +162,8 @@ def write(rows, out):
     lines = ["# Exact MDAV scaling (k = 3)", "",
              f"Written on {meta['date_utc']} UTC, {meta['cpus']} cores (rows may come from separate runs, "
              "each dated in the json); 'load' is the machine's 1-minute load average "
-             "when each tree run ended (above 1, other jobs shared the cores: wall seconds stretch, CPU seconds "
-             "are the process's own). Tree = the exact accelerated MDAV (KD-tree for nearest, shell tree for "
+             "when each tree run ended (a two-thread run raises it by about 1 itself; beyond that, other jobs "
+             "shared the cores: wall seconds stretch; CPU seconds are the process's own, both threads). Tree = the exact accelerated MDAV (KD-tree for nearest, shell tree for "
              "farthest queries; from 10^5 records two of its queries run at once on two threads); one thread = the "
              "same kernel run serially in the same invocation, with its labels compared; plain = the O(n²·d/k) numba reference loop, extrapolated quadratically beyond the "
              "largest size it ran (marked *); 'same labels' compares the two partitions where both ran. "
