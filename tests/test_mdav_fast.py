@@ -93,6 +93,17 @@ def test_pipelined_kernel_from_concurrent_threads():
         assert np.array_equal(labels, mdav_kernel(X, 3, True))
 
 
+def test_pipeline_chosen_by_size(monkeypatch):
+    """From PIPELINE_MIN_N records mdav_labels asks numba whether two threads can run (the layer
+    picked before any parallel launch) and returns the plain loop's labels either way."""
+    import microagg.kernels.mdav as kmdav
+
+    monkeypatch.setattr(kmdav, "PIPELINE_MIN_N", 100)
+    assert isinstance(kmdav._pipeline_usable(), bool)
+    X = _data(11, 600, 3, "clusters")
+    assert np.array_equal(kmdav.mdav_labels(X, 3, True, "tree"), mdav_kernel(X, 3, True))
+
+
 def test_bad_algorithm():
     with pytest.raises(ValueError):
         microagg.methods.run("mdav", np.zeros((5, 2)), 2, algorithm="quantum")
