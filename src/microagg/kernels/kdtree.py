@@ -42,7 +42,7 @@ from .kbest import kbest_admits, kbest_insert
 from .nearest import sqdist
 
 __all__ = ["KDTree", "build", "build_pair", "build_subset", "delete", "knn", "nearest_to_any", "has_witness",
-           "farthest", "alive_indices", "radial_build", "radial_farthest"]
+           "farthest", "alive_indices", "radial_build", "radial_skip_dead", "radial_farthest"]
 
 #: The tree's arrays (module docstring). Nodes: lo, hi (box), start, cnt, left, right, parent,
 #: center, rad, cdist (ball), r2 (anchor distance), mu, cosb (cone, shell trees only).
@@ -695,12 +695,23 @@ def radial_build(X, members, anchor):
     return Xa, idx, rs, head
 
 
+@njit(cache=True, nogil=True, inline="always")
+def radial_skip_dead(R, alive):
+    """Move R's head past its leading run of dead entries (once and for all: MDAV removes the
+    outermost records first, so they pile up at the top of the list); returns the new head."""
+    idx, head = R[1], R[3]
+    j = head[0]
+    while j < idx.shape[0] and not alive[idx[j]]:
+        j += 1
+    head[0] = j
+    return j
+
+
 @njit(cache=True, nogil=True)
 def radial_farthest(R, anchor, alive, q):
     """(index, squared distance, entries scanned) of the alive record farthest from q.
 
-    A leading run of dead entries is skipped once and for all (MDAV removes the outermost
-    records first, so they pile up at the top of the list).
+    A leading run of dead entries is skipped once and for all (radial_skip_dead).
 
     R = radial_build(...) over a superset of the alive records; lowest index on ties.
     """
@@ -708,10 +719,7 @@ def radial_farthest(R, anchor, alive, q):
     delta = np.sqrt(sqdist(q, anchor))
     best_i, best_d, best_r = -1, -1.0, -1.0
     L = idx.shape[0]
-    j = head[0]
-    while j < L and not alive[idx[j]]:
-        j += 1
-    head[0] = j
+    j = radial_skip_dead(R, alive)
     while j < L:
         if (rho[j] + delta) * _UB_SCALE < best_r:
             break

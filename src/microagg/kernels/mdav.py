@@ -147,12 +147,18 @@ def _tree_take_group(T, X, q, k, labels, g, s, comp, members, dbuf, excl, alive)
         kdtree.delete(T, i)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _delete_all(F, ids, count):
+    """Remove the records ids[:count] from the tree F."""
+    for j in range(count):
+        kdtree.delete(F, ids[j])
+
+
 @njit(cache=True, nogil=True)
 def _trees_take_group(T, F, X, q, k, labels, g, s, comp, members, dbuf, excl, alive):
     """_tree_take_group, the group also removed from the shell tree F."""
     _tree_take_group(T, X, q, k, labels, g, s, comp, members, dbuf, excl, alive)
-    for j in range(k):
-        kdtree.delete(F, members[j])
+    _delete_all(F, members, k)
 
 
 @njit(cache=True, nogil=True)
@@ -184,11 +190,8 @@ def _farthest_from_centroid(X, tail, prefix, anchors, work, alive, c):
     """
     best_i, best_d, scanned = kdtree.radial_farthest(prefix, anchors[1], alive, c)
     work[1] += scanned
-    Xa, idx, rho, head = tail
-    j = head[0]
-    while j < idx.shape[0] and not alive[idx[j]]:
-        j += 1
-    head[0] = j
+    idx, rho = tail[1], tail[2]
+    j = kdtree.radial_skip_dead(tail, alive)
     if j < idx.shape[0] and (best_i < 0 or (rho[j] + np.sqrt(sqdist(c, anchors[0]))) * kdtree._UB_SCALE
                              >= np.sqrt(best_d)):
         i, dd, scanned = kdtree.radial_farthest(tail, anchors[0], alive, c)
@@ -218,8 +221,7 @@ def _first_group_and_next_seed(T, F, X, xr, k, labels, g, s, comp, members, dbuf
         if task == 0:
             _tree_take_group(T, X, xr, k, labels, g, s, comp, members, dbuf, excl, alive)
         else:
-            for j in range(nstale):
-                kdtree.delete(F, stale[j])
+            _delete_all(F, stale, nstale)
             far[0] = kdtree.farthest(F, xr, excl, 0)[0]
 
 
@@ -266,8 +268,7 @@ def mdav_tree_kernel(X, k, classic, leaf_size, pipelined=False):
             nstale = k
             r = far[0]
             if not alive[r]:  # the farthest record joined group g: ask again without the group
-                for j in range(nstale):
-                    kdtree.delete(F, stale[j])
+                _delete_all(F, stale, nstale)
                 nstale = 0
                 r, _ = kdtree.farthest(F, xr, excl, 0)
             _tree_take_group(T, X, X[r].copy(), k, labels, g + 1, s, comp, members, dbuf, excl, alive)
@@ -427,7 +428,6 @@ def _pipeline_usable():
     OpenMP's own default is kept: its idle thread spins briefly before sleeping, which the short
     serial parts between steps need (10^5 Gaussian records, OMP_WAIT_POLICY=PASSIVE: 3.0 s wall
     against 2.4 s; one thread 3.7 s).
-
     """
     import importlib
 
