@@ -105,6 +105,40 @@ def test_auto_improves_with_the_time_left_and_keeps_colgens_bound():
     assert "colgen" not in {r["method"] for r in plain.extras["portfolio"]}
 
 
+@pytest.mark.parametrize("budget", [1.0, 3.0])
+def test_auto_runs_column_generation_beside_the_sequence(budget):
+    """parallel=True: colgen runs in a second thread (from the start at k <= 4 with 2 s or more,
+    else once icsm has run), takes in the sequence's partitions, and its row says so; the
+    result is the best row's, a valid partition, and no thread is left behind."""
+    import threading
+
+    X = make_data(11, 90, 3)
+    res = microagg.microaggregate(X, k=3, method="auto", seed=2, time_limit=budget, parallel=True)
+    rows = res.extras["portfolio"]
+    lane = [r for r in rows if r["method"] == "colgen"]
+    assert len(lane) == 1 and lane[0]["status"] == "ok" and lane[0]["lane"] == "parallel"
+    assert res.sse <= min(r["sse"] for r in rows if r["status"] == "ok") + 1e-9
+    assert res.lower_bound is not None and res.lower_bound <= res.sse * (1 + 1e-9)
+    partition.check_partition(res.labels, len(X), 3)
+    assert not any(t.name == "microagg-auto-colgen" for t in threading.enumerate())
+    seq = microagg.microaggregate(X, k=3, method="auto", seed=2, time_limit=budget, parallel=False)
+    assert "lane" not in next(r for r in seq.extras["portfolio"] if r["method"] == "colgen")
+
+
+def test_auto_outside_the_main_thread_runs_no_second_thread():
+    """parallel=None: a caller's worker thread (Dask's threaded blocks, a server) gets the sequence."""
+    import threading
+
+    X = make_data(12, 60, 3)
+    got = {}
+    worker = threading.Thread(target=lambda: got.update(
+        res=microagg.microaggregate(X, k=3, method="auto", seed=2, time_limit=2)))
+    worker.start()
+    worker.join()
+    rows = got["res"].extras["portfolio"]
+    assert all("lane" not in r for r in rows)
+
+
 def test_auto_keeps_the_best_lower_bound_of_its_members():
     X = make_data(5, 10, 2)
     res = microagg.microaggregate(X, k=3, method="auto", portfolio=["mdav", "colgen"], time_limit=60)

@@ -31,7 +31,7 @@ class ColumnGeneration:
 
     def __init__(self, X, k, *, seed, deadline: Deadline, progress, init_methods, exact_pricing, max_rounds,
                  close_gap, final_mip, mip_time_limit, max_enumerated, primal_columns, max_nodes, seed_nodes,
-                 alternating_starts, cuts, max_cut_rounds, smoothing):
+                 alternating_starts, cuts, max_cut_rounds, smoothing, offers=None):
         self.t0 = time.perf_counter()
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.n = len(self.X)
@@ -55,6 +55,7 @@ class ColumnGeneration:
         self.cuts = cuts and exact_pricing != "ilp"  # the pricing ILP (14) has no cut duals
         self.max_cut_rounds = max_cut_rounds
         self.smoothing = smoothing
+        self.offers = offers
         # best partition found, and where from
         self.best_labels, self.best_sse, self.best_from = None, np.inf, None
         self.init_sse: dict[str, float] = {}
@@ -159,6 +160,15 @@ class ColumnGeneration:
         if val < self.best_sse - 1e-12 * max(self.best_sse, 1.0):
             self.best_labels, self.best_sse, self.best_from = relabel(lab), val, source
 
+    def take_offers(self) -> None:
+        """The partitions another search found meanwhile (``offers``), offered as initial ones."""
+        if self.offers is None:
+            return
+        for lab in self.offers():
+            lab = relabel(np.asarray(lab))
+            if len(lab) == self.n and group_sizes(lab).min() >= self.k:
+                self.offer(lab, "offered")
+
     def proven(self) -> bool:
         """The best partition is proven optimal (its SSE equals the bound, to 1e-9 relative)."""
         return self.best_sse - self.lower_bound <= 1e-9 * max(self.best_sse, 1e-300)
@@ -180,6 +190,7 @@ class ColumnGeneration:
         while True:
             if self.left() <= 0 or (self.max_rounds is not None and self.rounds >= self.max_rounds):
                 break
+            self.take_offers()
             tic = time.perf_counter()
             solved = master.solve(self.left())
             self.phase["lp"] += time.perf_counter() - tic
@@ -405,6 +416,7 @@ class ColumnGeneration:
         """The integral master over the generated columns (primal side, Section 5.2 + MIP), and
         after convergence the closing step."""
         tic = time.perf_counter()
+        self.take_offers()
         if self.final_mip and self.left() > 0 and self.master.ncols > 0 and not (
             self.converged and self.close_gap
         ) and not self.proven():
