@@ -125,6 +125,29 @@ def test_auto_runs_column_generation_beside_the_sequence(budget):
     assert "lane" not in next(r for r in seq.extras["portfolio"] if r["method"] == "colgen")
 
 
+def test_interrupted_auto_stops_its_column_generation_thread():
+    """Ctrl-C during the sequence (here: raised by the progress callback at mdav) reaches the
+    caller at once, and the column-generation thread stops at its next round, long before the
+    60 s budget."""
+    import threading
+    import time
+
+    def interrupt_at_mdav(stage, fraction=None, message=""):
+        if stage == "auto: mdav":
+            raise KeyboardInterrupt
+
+    X = make_data(13, 300, 3)
+    tic = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        microagg.microaggregate(X, k=3, method="auto", seed=2, time_limit=60, parallel=True,
+                                progress=interrupt_at_mdav)
+    lanes = [t for t in threading.enumerate() if t.name == "microagg-auto-colgen"]
+    for t in lanes:
+        t.join(timeout=30)
+    assert not any(t.is_alive() for t in lanes)
+    assert time.monotonic() - tic < 45
+
+
 def test_auto_outside_the_main_thread_runs_no_second_thread():
     """parallel=None: a caller's worker thread (Dask's threaded blocks, a server) gets the sequence."""
     import threading

@@ -78,15 +78,21 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
+class _Cancelled(Exception):
+    """Raised inside the column-generation thread to stop it."""
+
+
 class _Lane:
     """Column generation in a second thread beside auto's sequence (``parallel``): colgen as it
     runs alone, with the whole budget, taking in every partition the sequence finds (its
     ``offers``), so that auto is as good as colgen alone and icsm alone with the same time
     limit. Its kernels (numba ``nogil``, HiGHS) release the GIL, so the two run on two cores.
-    The thread is a daemon: if the caller is interrupted it ends at its deadline."""
+    If the sequence fails or is interrupted (Ctrl-C), ``cancel`` makes the next ``offers`` call
+    raise, so column generation stops at its next round (the thread is a daemon besides)."""
 
     def __init__(self, X, k, seed, deadline, params):
         self.inbox = collections.deque()
+        self.cancelled = False
         self.out, self.error, self.seconds = None, None, 0.0
         self.thread = threading.Thread(target=self._run, args=(X, k, seed, deadline, params),
                                        name="microagg-auto-colgen", daemon=True)
@@ -103,7 +109,12 @@ class _Lane:
     def offer(self, labels) -> None:
         self.inbox.append(labels)
 
+    def cancel(self) -> None:
+        self.cancelled = True
+
     def take(self) -> list:
+        if self.cancelled:
+            raise _Cancelled("auto was interrupted")
         taken = []
         while self.inbox:
             taken.append(self.inbox.popleft())
@@ -320,55 +331,60 @@ def auto(X, k, *, seed, deadline, progress, portfolio, member_params, improve, p
     if parallel is None:
         parallel = _cores() >= 2 and threading.current_thread() is threading.main_thread()
     lane_wanted = use_colgen and parallel
-    if lane_wanted and k <= COLGEN_SMALL_K and budget >= LANE_EARLY_BUDGET:
-        state.lane = _Lane(X, k, seed, deadline, state.params("colgen"))
-    weights = [MEMBER_WEIGHTS.get(m, 1.0) for m in members]
-    search = next((m for m in members if m in LOCAL_SEARCHES), None)
-    steps = len(members) + (2 if improve else 0)
-    for i, name in enumerate(members):
-        if state.best_labels is not None and deadline.expired():
-            state.rows.append({"method": name, "status": "skipped (budget spent)"})
-            continue
-        # a local search first gets the whole budget, as it would alone; it stops when converged
-        share = deadline if i == 0 and name in LOCAL_SEARCHES else deadline.share(weights[i], sum(weights[i:]))
-        report = part(progress, i / steps, (i + 1) / steps, prefix="auto: ")
-        report(name, 0.0, f"best so far: {state.winner or '-'}")
-        params = state.params(name)
-        if name in LOCAL_SEARCHES and i > 0 and "init" not in params and state.winner is not None:
-            # from MDAV's partition, as it starts alone, then from the best so far
-            starts = [state.by_method["mdav"]] if "mdav" in state.by_method and state.winner != "mdav" else []
-            params["init"] = starts + [state.best_labels] if name == "icsm" else state.best_labels
-        state.run(name, share, report, **params)
-        if lane_wanted and state.lane is None and not deadline.expired():
+    try:
+        if lane_wanted and k <= COLGEN_SMALL_K and budget >= LANE_EARLY_BUDGET:
             state.lane = _Lane(X, k, seed, deadline, state.params("colgen"))
-            if state.best_labels is not None:
-                state.lane.offer(state.best_labels)
-    if state.best_labels is None:
-        raise InvalidPartitionError("auto: no member of the portfolio returned a valid partition")
+        weights = [MEMBER_WEIGHTS.get(m, 1.0) for m in members]
+        search = next((m for m in members if m in LOCAL_SEARCHES), None)
+        steps = len(members) + (2 if improve else 0)
+        for i, name in enumerate(members):
+            if state.best_labels is not None and deadline.expired():
+                state.rows.append({"method": name, "status": "skipped (budget spent)"})
+                continue
+            # a local search first gets the whole budget, as it would alone; it stops when converged
+            share = deadline if i == 0 and name in LOCAL_SEARCHES else deadline.share(weights[i], sum(weights[i:]))
+            report = part(progress, i / steps, (i + 1) / steps, prefix="auto: ")
+            report(name, 0.0, f"best so far: {state.winner or '-'}")
+            params = state.params(name)
+            if name in LOCAL_SEARCHES and i > 0 and "init" not in params and state.winner is not None:
+                # from MDAV's partition, as it starts alone, then from the best so far
+                starts = [state.by_method["mdav"]] if "mdav" in state.by_method and state.winner != "mdav" else []
+                params["init"] = starts + [state.best_labels] if name == "icsm" else state.best_labels
+            state.run(name, share, report, **params)
+            if lane_wanted and state.lane is None and not deadline.expired():
+                state.lane = _Lane(X, k, seed, deadline, state.params("colgen"))
+                if state.best_labels is not None:
+                    state.lane.offer(state.best_labels)
+        if state.best_labels is None:
+            raise InvalidPartitionError("auto: no member of the portfolio returned a valid partition")
 
-    # the local search continues from the other members' partitions, best first
-    search_row = state.row(search) if search else None
-    others = state.others(but=(search, "mdav")) if search_row else []
-    if others and not deadline.expired():
-        t = deadline.share(CONTINUE_SHARE) if improve else deadline.share(1, 1)
-        progress(f"auto: {search}", len(members) / steps, f"continuing from {', '.join(others)}")
-        starts = [state.by_method[m] for m in others]
-        init = starts if search == "icsm" else starts[0]
-        state.run(search, t, progress=silent, row=search_row, **state.params(search, init=init))
-        search_row["continued_from"] = others
-    if improve and use_colgen and state.lane is None and not deadline.expired() and not state.proven_optimal():
-        t = deadline.share(COLGEN_SHARE_SMALL_K if k <= COLGEN_SMALL_K else COLGEN_SHARE_LARGE_K)
-        report = part(progress, (len(members) + 1) / steps, 1.0, prefix="auto: ")
-        warm = [state.best_labels] + [state.by_method[m] for m in state.others(but=(state.winner,))[:3]]
-        init = warm + list(state.params("colgen").get("init", []))
-        state.run("colgen", t, report, row=state.row("colgen"), **state.params("colgen", init=init))
-    if improve and search == "icsm" and not deadline.expired() and not state.proven_optimal():
-        progress("auto: icsm", None, "restarts from the best partition")
-        params = state.params("icsm", init=state.best_labels, restarts=MANY_RESTARTS, restart_from="best")
-        state.run("icsm", deadline.share(1, 1), silent, row=state.row("icsm"), **params)
-    if state.lane is not None:
-        progress("auto: colgen", None, "waiting for column generation")
-        state.lane.join(state)
+        # the local search continues from the other members' partitions, best first
+        search_row = state.row(search) if search else None
+        others = state.others(but=(search, "mdav")) if search_row else []
+        if others and not deadline.expired():
+            t = deadline.share(CONTINUE_SHARE) if improve else deadline.share(1, 1)
+            progress(f"auto: {search}", len(members) / steps, f"continuing from {', '.join(others)}")
+            starts = [state.by_method[m] for m in others]
+            init = starts if search == "icsm" else starts[0]
+            state.run(search, t, progress=silent, row=search_row, **state.params(search, init=init))
+            search_row["continued_from"] = others
+        if improve and use_colgen and state.lane is None and not deadline.expired() and not state.proven_optimal():
+            t = deadline.share(COLGEN_SHARE_SMALL_K if k <= COLGEN_SMALL_K else COLGEN_SHARE_LARGE_K)
+            report = part(progress, (len(members) + 1) / steps, 1.0, prefix="auto: ")
+            warm = [state.best_labels] + [state.by_method[m] for m in state.others(but=(state.winner,))[:3]]
+            init = warm + list(state.params("colgen").get("init", []))
+            state.run("colgen", t, report, row=state.row("colgen"), **state.params("colgen", init=init))
+        if improve and search == "icsm" and not deadline.expired() and not state.proven_optimal():
+            progress("auto: icsm", None, "restarts from the best partition")
+            params = state.params("icsm", init=state.best_labels, restarts=MANY_RESTARTS, restart_from="best")
+            state.run("icsm", deadline.share(1, 1), silent, row=state.row("icsm"), **params)
+        if state.lane is not None:
+            progress("auto: colgen", None, "waiting for column generation")
+            state.lane.join(state)
+    except BaseException:  # interrupted, or no valid partition: the other thread stops at its next round
+        if state.lane is not None:
+            state.lane.cancel()
+        raise
     extras = {"winner": state.winner, "portfolio": state.rows, "budget_seconds": budget}
     if state.bound_from is not None:
         extras["lower_bound_from"] = state.bound_from
