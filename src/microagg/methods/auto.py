@@ -84,9 +84,9 @@ class _Cancelled(Exception):
 
 class _Lane:
     """Column generation in a second thread beside auto's sequence (``parallel``): colgen as it
-    runs alone, with the whole budget, taking in every partition the sequence finds (its
-    ``offers``), so that auto is as good as colgen alone and icsm alone with the same time
-    limit. Its kernels (numba ``nogil``, HiGHS) release the GIL, so the two run on two cores.
+    runs alone, with the whole budget, its final MIP also taking the partitions the sequence
+    found (its ``offers``), so that auto is as good as colgen alone and icsm alone with the same
+    time limit. Its kernels (numba ``nogil``, HiGHS) release the GIL, so the two run on two cores.
     If the sequence fails or is interrupted (Ctrl-C), ``cancel`` makes the next ``offers`` call
     raise, so column generation stops at its next round (the thread is a daemon besides)."""
 
@@ -302,8 +302,9 @@ def auto(X, k, *, seed, deadline, progress, portfolio, member_params, improve, p
     ICSM restarts from the best partition (perturbation, §5.3 of the ICSM paper) get the rest.
     Without a time limit the budget is 60 s and only the first of these steps runs.
     ``parallel`` (default: with two cores or more, in the main thread): column generation runs
-    from the start in a second thread, as it runs alone and with the whole budget, and takes in
-    every new best partition of the sequence (its ``offers``); the sequence's time left then all
+    in a second thread, as it runs alone and with the whole budget (from the start at k <= 4
+    and budgets of LANE_EARLY_BUDGET or more, else once icsm has run), and its final MIP also
+    takes the sequence's best partitions (its ``offers``); the sequence's time left then all
     goes to the local search. So auto is as good as colgen alone too, where colgen after the
     members had a share of what was left (tarragona k = 3 at 3 s: about 1.2 s of 3).
 

@@ -103,7 +103,8 @@ def _parse_init(init) -> list:
               high_open=True),
         Param("offers", "object", None, "a callable, asked once per round, returning the partitions (labels) "
               "that a search running beside column generation found meanwhile (auto's other lane): their "
-              "groups enter the master, the best one is the incumbent", nullable=True, check=_check_offers),
+              "groups enter the master before the final MIP, the best one is its incumbent", nullable=True,
+              check=_check_offers),
     ),
 )
 def colgen(X, k, *, seed, deadline, progress, init, exact_pricing, max_rounds, close_gap, final_mip, mip_time_limit,
@@ -147,8 +148,9 @@ def colgen(X, k, *, seed, deadline, progress, init, exact_pricing, max_rounds, c
     down here. Census full data, 150 s: α = 0 converges in 132 s (gap 2.88 %), α = 0.5 and 0.8
     do not (gaps 3.36 %, 3.72 %); 200-record subsets: convergence 4.3 / 7.3 / 10.1 s (census)
     and 4.5 / 9.8 / 14.3 s (tarragona) for α = 0 / 0.5 / 0.8. So it stays off by default.
-    With ``offers`` (ours), partitions found meanwhile by another search are taken in at the
-    start of every round and before the final MIP, as the initial partitions are.
+    With ``offers`` (ours), partitions found meanwhile by another search are asked for every
+    round and enter the master before the final MIP (the best one is the incumbent), so the
+    LP's path is colgen's own (driver.take_offers says why).
     Ambiguities: the paper stops pricing at the first eta with a column; we price every eta
     (more columns per round, needed for the bound).
     """
