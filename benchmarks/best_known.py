@@ -266,8 +266,12 @@ def render() -> str:
         what = run["method"]
         if run["method"] == "icsm":
             what += f" restarts ({p.get('scope')}) from {p.get('init')}"
+            if p.get("recombine"):
+                what += f", set partitioning every {p['recombine']:g} s"
         elif run["method"] == "colgen" and "stored labels" in (p.get("init") or []):
             what += " warm-started from the stored labels"
+        if run["method"] == "colgen" and p.get("smoothing"):
+            what += f", smoothing α = {p['smoothing']:g}"
         what = f"{what}, {run['time_limit']:g} s"
         return what + (" (`results/colgen_full.json`)" if run.get("imported_from") else "")
 
