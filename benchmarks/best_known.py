@@ -312,7 +312,7 @@ def main() -> None:
                     help="data:k pairs (default: all 12)")
     ap.add_argument("--strategies", nargs="+", default=["icsm"], choices=("icsm", "colgen", "colgen-icsm"))
     ap.add_argument("--seconds", type=float, default=90.0, help="time limit per run")
-    ap.add_argument("--scope", default="alternate", choices=("alternate", "local", "global", "costly"))
+    ap.add_argument("--scope", default="alternate", choices=("alternate", "local", "global"))
     ap.add_argument("--perturbation", type=int, default=20)
     ap.add_argument("--recombine", type=float, default=0.0,
                     help="icsm: seconds of restarts between set-partitioning MIPs over the pooled groups (0: none)")
