@@ -17,8 +17,6 @@ __all__ = [
     "centroids",
     "group_means",
     "sse",
-    "group_sse",
-    "record_sse",
     "sst",
     "information_loss",
     "check_partition",
@@ -87,20 +85,14 @@ def sse(X: np.ndarray, labels: np.ndarray) -> float:
     return float(np.sum((X - aggregate(X, labels)) ** 2))
 
 
-def record_sse(X: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """(n,) each record's squared distance to its group's mean (its share of the SSE), for 1-D
-    labels 0..g-1."""
+def group_sse(X: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """(g,) within-group sums of squares for 1-D labels 0..g-1."""
     X = np.asarray(X, dtype=np.float64)
     if X.ndim == 1:
         X = X[:, None]
     labels = np.asarray(labels, dtype=np.int64)
-    return np.sum((X - group_means(X, labels)[labels]) ** 2, axis=1)
-
-
-def group_sse(X: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """(g,) within-group sums of squares for 1-D labels 0..g-1."""
-    labels = np.asarray(labels, dtype=np.int64)
-    return np.bincount(labels, weights=record_sse(X, labels), minlength=int(labels.max()) + 1 if labels.size else 0)
+    sq = np.sum((X - group_means(X, labels)[labels]) ** 2, axis=1)
+    return np.bincount(labels, weights=sq, minlength=int(labels.max()) + 1 if labels.size else 0)
 
 
 def sst(X: np.ndarray) -> float:

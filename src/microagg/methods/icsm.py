@@ -17,7 +17,7 @@ import numpy as np
 
 from ..clock import Deadline
 from ..params import Param
-from ..partition import check_partition, group_sizes, record_sse, relabel, sse, sst
+from ..partition import check_partition, group_sizes, relabel, sse, sst
 from ..progress import silent
 from . import MethodOutput, register
 from .starts import check_lengths, check_start, check_starts, start_labels
@@ -112,18 +112,17 @@ def local_search(X, k, labels, *, deadline, max_iterations=None, pool_size=100, 
     return sse(X, labels), labels, iterations
 
 
-def perturb(labels, count, rng, X=None, center_weights=None):
+def perturb(labels, count, rng, X=None):
     """§5.3: change the groups of ``count`` records. Without X: random records to random other
     groups (the paper; sizes may leave k..2k−1 and the next Tour2Assignment restores a valid
     partition). With X (scope 'local'): the ``count`` records nearest to a random record swap
     their groups in a random permutation, which keeps every group size and only mixes groups
-    that are neighbours, so the search explores near the current partition. ``center_weights``
-    (scope 'costly'): that record is drawn with these probabilities instead of uniformly."""
+    that are neighbours, so the search explores near the current partition."""
     labels = labels.copy()
     n = len(labels)
     count = min(count, n)
     if X is not None:
-        center = int(rng.integers(n)) if center_weights is None else int(rng.choice(n, p=center_weights))
+        center = int(rng.integers(n))
         dist = np.einsum("ij,ij->i", X - X[center], X - X[center])
         who = np.argpartition(dist, count - 1)[:count] if count < n else np.arange(n)
         labels[who] = labels[who][rng.permutation(len(who))]
@@ -220,7 +219,6 @@ def icsm_search(X, k, *, deadline=None, progress=silent, init="mdav", seed=None,
     rng = np.random.default_rng(seed)
     base = best if restart_from == "best" else first_start
     done_restarts = 0
-    weighted_base = weights = None  # scope 'costly': the base partition and its records' shares of the SSE
     pool = GroupPool(X, pool_window) if recombine > 0 and restarts > 0 else None
     recombined = {"mips": 0, "improved": 0, "columns": 0}
     if pool is not None:
@@ -230,11 +228,7 @@ def icsm_search(X, k, *, deadline=None, progress=silent, init="mdav", seed=None,
         if deadline.expired():
             break
         progress("icsm", None, f"restart {r + 1} of {restarts}, best SSE {best_sse:.6g}")
-        if scope == "costly" and base is not weighted_base:
-            costs = record_sse(X, relabel(base))
-            weighted_base, weights = base, costs / costs.sum() if costs.sum() > 0 else None
-        cand = perturb(base, perturbation, rng, X if scope in ("local", "costly") else None,
-                       weights if scope == "costly" else None)
+        cand = perturb(base, perturbation, rng, X if scope == "local" else None)
         cur_sse, cur, it = local_search(X, k, cand, deadline=deadline, max_iterations=max_iterations,
                                         pool_size=pool_size, complex_tries=restart_complex_tries, tol=tol,
                                         regroup_every=False)
@@ -290,8 +284,7 @@ def icsm_search(X, k, *, deadline=None, progress=silent, init="mdav", seed=None,
         Param("restart_from", "str", "best", "restart from the best partition so far or from the start",
               choices=("best", "init")),
         Param("scope", "str", "global", "'global': random records to random groups (the paper); 'local': the "
-              "records nearest a random record swap groups; 'costly': as 'local', the record drawn with "
-              "probability proportional to its share of the SSE", choices=("local", "global", "costly")),
+              "records nearest a random record swap groups", choices=("local", "global")),
         Param("restart_complex_tries", "int", 1, "complex_tries inside restarts", low=0),
         Param("recombine", "float", 0.0, "seconds of restarts between set-partitioning MIPs over the groups of "
               "the local optima met (ILS-SP; 0 = never)", low=0.0),
@@ -319,9 +312,7 @@ def icsm(X, k, *, seed, deadline, progress, init, max_iterations, pool_size, com
     reaches the paper's Table 2 figures in every cell. ``restarts`` > 0 runs §5.3's perturbation
     restarts, seeded by ``seed``: ``perturbation`` records change group, either random records
     moved to random groups (``scope='global'``, default, the paper) or the records nearest a
-    random record swapping their groups (``scope='local'``, sizes kept; ``'costly'``: that record
-    drawn with probability proportional to its share of the SSE, where a skewed data set's loss
-    is, ours); each restart starts
+    random record swapping their groups (``scope='local'``, sizes kept); each restart starts
     from the best partition so far (``restart_from='best'``, default, an iterated local search)
     or from the start (``'init'``, the paper), regroups only when the simple moves are exhausted
     and uses ``restart_complex_tries`` (default 1): more restarts per second beat deeper ones.
