@@ -152,9 +152,9 @@ class GroupPool:
     def offer(self, labels, value, best_value) -> None:
         if value > best_value * (1.0 + self.window):
             return
-        order = np.argsort(labels, kind="stable")
-        for g in np.split(order, np.flatnonzero(np.diff(labels[order])) + 1):
-            g = np.sort(g)
+        from .colgen.master import groups  # highspy: only a recombining run has a pool
+
+        for g in groups(labels):  # record ids in increasing order, so equal groups have equal keys
             self.groups.setdefault(g.tobytes(), g)
 
     def recombine(self, best, seconds):
