@@ -259,8 +259,6 @@ def _out_of_core_sample(src: Path, rows: int = 1000):
     """The first rows of a Parquet dataset or CSV, to apply the column rules before any pass."""
     import glob
 
-    import pandas as pd
-
     if src.is_dir() or src.suffix.lower() in (".parquet", ".pq"):
         import pyarrow.parquet as pq
 
@@ -271,9 +269,11 @@ def _out_of_core_sample(src: Path, rows: int = 1000):
             return next(pq.ParquetFile(files[0]).iter_batches(batch_size=rows)).to_pandas()
         except (OSError, ValueError, StopIteration) as exc:
             raise UserError(f"cannot read {files[0]}: {_one_line(exc)}") from None
+    from .scale import first_rows
+
     try:
-        return pd.read_csv(src, nrows=rows)
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        return first_rows(src, rows)  # typed by the same column rules as in memory (codes such as 00123 stay text)
+    except (OSError, ValueError, UnicodeDecodeError, StopIteration) as exc:
         raise UserError(f"cannot read {src.name}: {_one_line(exc)}") from None
 
 

@@ -512,6 +512,29 @@ def _read_csv(p: Path, sep, decimal, encoding, missing) -> Table:
                  records=records, ends=ends, data_rows=data_rows)
 
 
+def sniff_separator(path) -> str:
+    """The separator of a (possibly gzipped) CSV file, detected from its first 64 KiB as ``read``
+    detects it (for readers that stream the file in chunks)."""
+    import gzip
+
+    with open(path, "rb") as f:
+        head = f.read(65536)
+    if head[:2] == b"\x1f\x8b":
+        with gzip.open(path, "rb") as f:
+            head = f.read(65536)
+    text, _, _ = _decode(head, None, Path(path).name)
+    return _sniff_sep(text)
+
+
+def typed_text_frame(frame, decimal: str = ".", missing=()):
+    """A frame whose cells are the texts of CSV fields, typed by the column rules of ``read``
+    (numbers, integers, codes with leading zeros kept as text, tokens): for readers that stream a
+    CSV in chunks and must see the columns as ``read`` sees them."""
+    header = [str(c) for c in frame.columns]
+    columns = [["" if v is None else str(v) for v in frame[c].tolist()] for c in frame.columns]
+    return _typed_frame(header, columns, [], decimal, tuple(missing))
+
+
 def _typed_frame(header, columns, duplicates, decimal, missing):
     """The pipeline's frame: a column is numeric when every non-missing cell is a number under the
     file's decimal mark (blank cells and ``missing`` tokens are missing). Integer columns without
