@@ -54,3 +54,19 @@ def test_out_of_core_csv_with_semicolons(tmp_path):
     assert main(["protect", str(src), "-o", str(out), "-k", "3", "-q", "--out-of-core", "--block-size", "10"]) == 0
     res = pd.read_parquet(out)
     assert list(res.columns) == ["a", "b", "c"] and res["c"].tolist() == [f"t{i}" for i in range(30)]
+
+
+@pytest.mark.parametrize("cells", [
+    ['"1,234"', '"12,500"', '"3,001"', '"45,000"', '"2,100"', '"9,999"'],  # thousands separators
+    ["\u22125", "\u221212", "3", "\u22127", "8", "\u22121"],  # the unicode minus sign
+    ["1 234", "12 500", "3 001", "45 000", "2 100", "9 999"],  # spaces between thousands
+])
+def test_numbers_in_another_notation_do_not_escape_silently(tmp_path, capsys, cells):
+    """A column of numbers written with thousands separators or a unicode minus was read as text
+    and left unprotected with no word but its name in the 'unchanged' list."""
+    src = tmp_path / "in.csv"
+    src.write_text("income,a,b\n" + "".join(f"{c},{i % 3},{(i * 5) % 7}\n" for i, c in enumerate(cells)))
+    assert main(["protect", str(src), "-o", str(tmp_path / "out.csv"), "-k", "2", "-q"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: column income" in err and "not protected" in err
+    assert (tmp_path / "out.csv").read_text().splitlines()[1].startswith(cells[0] + ",")
