@@ -444,6 +444,28 @@ def cmd_protect(args) -> int:
     return 0
 
 
+def _warn_unaligned(orig, prot, qis) -> None:
+    """evaluate compares records row by row: a column both files hold that is not a QI (an id, a
+    category) and differs shows that the protected file's records are in another order."""
+    import numpy as np
+    import pandas as pd
+
+    for c in orig.columns:
+        if c in qis or c not in prot.columns:
+            continue
+        a, b = orig[c], prot[c]
+        if pd.api.types.is_numeric_dtype(a) and pd.api.types.is_numeric_dtype(b):
+            x, y = a.to_numpy(np.float64, na_value=np.nan), b.to_numpy(np.float64, na_value=np.nan)
+            differ = (x != y) & ~(np.isnan(x) & np.isnan(y))
+        else:
+            differ = a.astype(str).to_numpy() != b.astype(str).to_numpy()
+        if differ.any():
+            warnings.warn(f"column {c} differs between the files ({int(differ.sum())} rows, first at row "
+                          f"{int(np.flatnonzero(differ)[0]) + 1}): the measures compare records row by row, so both "
+                          "files must hold the same records in the same order", UserWarning, stacklevel=2)
+            return
+
+
 def cmd_evaluate(args) -> int:
     import numpy as np
 
@@ -468,6 +490,7 @@ def cmd_evaluate(args) -> int:
     if args.columns is None:  # default: the numeric columns the protection changed
         changed = [c for c in cols if not np.array_equal(orig[c].to_numpy(), prot[c].to_numpy())]
         cols = changed or cols
+    _warn_unaligned(orig, prot, cols)
     X = quasi_identifiers(orig, cols)
     try:
         Xp = quasi_identifiers(prot, cols)
