@@ -90,3 +90,15 @@ def test_evaluate_warns_when_the_records_are_not_in_the_same_order(tmp_path, cap
     assert main(["evaluate", str(orig), str(shuffled), "-q"]) == 0
     err = capsys.readouterr().err
     assert "warning: column id differs between the files" in err and "row 1" in err
+
+
+def test_sample_weight_error_names_the_row_as_every_other_error_does(tmp_path, capsys):
+    """Rows are counted from 1 in every error; the sample weight's said 'first at row 0' for the
+    first data row and did not show the value."""
+    src = tmp_path / "in.csv"
+    src.write_text("w,a,b\n-2,1,5\n1,2,4\n1,3,3\n1,4,2\n")
+    assert main(["protect", str(src), "-o", str(tmp_path / "out.csv"), "-k", "2", "-q", "--columns", "a,b",
+                 "--sample-weight", "w"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "first at row 1 (-2" in err
+    assert not (tmp_path / "out.csv").exists()
