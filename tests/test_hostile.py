@@ -102,3 +102,13 @@ def test_sample_weight_error_names_the_row_as_every_other_error_does(tmp_path, c
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "first at row 1 (-2" in err
     assert not (tmp_path / "out.csv").exists()
+
+
+@pytest.mark.parametrize("raw", [b"\xef\xbb\xbf", b"\xff\xfe", b"\xef\xbb\xbf \r\n"])
+def test_a_file_holding_only_a_byte_order_mark_is_empty(tmp_path, capsys, raw):
+    """A file of nothing but a BOM (what some editors save for an empty sheet) was an internal
+    error (IndexError, exit 1, a traceback) instead of the one-line 'empty' error."""
+    src = tmp_path / "in.csv"
+    src.write_bytes(raw)
+    assert main(["protect", str(src), "-o", str(tmp_path / "out.csv"), "-k", "2", "-q"]) == 2
+    assert capsys.readouterr().err == f"microagg: error: input file is empty: {src}\n"

@@ -466,9 +466,9 @@ def _read_csv(p: Path, sep, decimal, encoding, missing) -> Table:
             raw = gzip.decompress(raw)
         except (OSError, EOFError) as exc:
             raise InputError(f"cannot read {p.name}: broken gzip data ({exc})") from None
-    if not raw.strip():
-        raise InputError(f"input file is empty: {p}")
     text, enc, bom = _decode(raw, encoding, p.name)
+    if not text.strip():  # also a file of nothing but a byte order mark
+        raise InputError(f"input file is empty: {p}")
     if sep is not None:
         sep = {"tab": "\t", "\\t": "\t"}.get(sep, sep)
         if len(sep) != 1 or sep in '"\n\r':
