@@ -112,3 +112,30 @@ def test_a_file_holding_only_a_byte_order_mark_is_empty(tmp_path, capsys, raw):
     src.write_bytes(raw)
     assert main(["protect", str(src), "-o", str(tmp_path / "out.csv"), "-k", "2", "-q"]) == 2
     assert capsys.readouterr().err == f"microagg: error: input file is empty: {src}\n"
+
+
+def test_parquet_decimal_column_is_numeric(tmp_path, capsys):
+    """A Parquet decimal column (money: decimal128(12, 2)) came to the pipeline as Python Decimal
+    objects: the default selection left it out with no warning (only 'unchanged'), and naming it in
+    --columns said it was not numeric."""
+    import decimal
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = 12
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({
+        "income": pa.array([decimal.Decimal(f"{1000 + 37 * (i * 5 % n)}.25") for i in range(n)], pa.decimal128(12, 2)),
+        "age": pa.array([20 + (i * 7) % 50 for i in range(n)], pa.int64()),
+        "name": pa.array([f"n{i}" for i in range(n)]),
+    }), src)
+    out = tmp_path / "out.parquet"
+    assert main(["protect", str(src), "-o", str(out), "-k", "3", "-q", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["columns"] == ["income", "age"]
+    res = pq.read_table(out)
+    assert res.column("name").equals(pq.read_table(src).column("name"))
+    published = res.column("income").to_pylist()
+    assert len(set(published)) <= n // 3 and all(isinstance(v, float) for v in published)
+    assert main(["protect", str(src), "-o", str(out), "-k", "3", "-q", "--columns", "income"]) == 0

@@ -694,14 +694,18 @@ def _typed_table(frame, fmt: str, p: Path, meta: dict) -> Table:
 
 def _pipeline_view(frame, meta):
     """The frame the pipeline sees: SPSS user-missing values become missing there (a QI holding
-    them is then an error), while the file is written from the original values."""
+    them is then an error), and decimal columns (Parquet decimal128, read as Python Decimals) are
+    float64 numbers there, while the file is written from the original values."""
     ranges = meta.get("missing_ranges") or {}
     user_values = meta.get("missing_user_values") or {}
-    if not ranges and not user_values:
+    decimals = [c for c in frame.columns if _is_decimal_column(frame[c])]
+    if not ranges and not user_values and not decimals:
         return frame
     import numpy as np
 
     view = frame.copy()
+    for col in decimals:
+        view[col] = np.array([np.nan if v is None else float(v) for v in frame[col]], dtype=np.float64)
     for col, spec in ranges.items():
         if col not in view.columns or not np.issubdtype(view[col].dtype, np.number):
             continue
@@ -714,6 +718,16 @@ def _pipeline_view(frame, meta):
                 continue
         view[col] = x
     return view
+
+
+def _is_decimal_column(col) -> bool:
+    """An object column of decimal.Decimal numbers (None for missing)."""
+    import decimal
+
+    if col.dtype != object:
+        return False
+    values = [v for v in col if v is not None]
+    return bool(values) and all(isinstance(v, decimal.Decimal) for v in values)
 
 
 def _declare_missing(frame, missing):
