@@ -139,3 +139,16 @@ def test_parquet_decimal_column_is_numeric(tmp_path, capsys):
     published = res.column("income").to_pylist()
     assert len(set(published)) <= n // 3 and all(isinstance(v, float) for v in published)
     assert main(["protect", str(src), "-o", str(out), "-k", "3", "-q", "--columns", "income"]) == 0
+
+
+def test_columns_named_on_the_command_line_match_a_header_with_spaces(tmp_path, capsys):
+    """A hand-written header 'x, y, g' has the names 'x', ' y', ' g'; --columns x,y strips what it
+    is given, so ' y' could not be named at all ('unknown column(s): y')."""
+    src = tmp_path / "in.csv"
+    src.write_text("x, y, g\n" + "".join(f"{i}, {i * i % 7}, {'ab'[i % 2]}\n" for i in range(8)))
+    out = tmp_path / "out.csv"
+    assert main(["protect", str(src), "-o", str(out), "-k", "2", "-q", "--columns", "x,y", "--strata", "g"]) == 0
+    lines = out.read_text().splitlines()
+    assert lines[0] == "x, y, g" and [ln.split(",")[2] for ln in lines[1:]] == [f" {'ab'[i % 2]}" for i in range(8)]
+    capsys.readouterr()
+    assert main(["evaluate", str(src), str(out), "-q", "--columns", "x, y"]) == 0

@@ -107,6 +107,22 @@ def _names(text: str | None) -> list | None:
     return [c.strip() for c in text.split(",") if c.strip()] if text else None
 
 
+def as_in_header(names, header) -> list | None:
+    """Column names from the command line (stripped by ``_names``) as the file spells them: a
+    hand-written header 'x, y' holds the name ' y', so a name matching no column exactly takes
+    the one column whose name it is once stripped."""
+    if not names:
+        return names
+    out = []
+    for name in names:
+        if name not in header:
+            near = [h for h in dict.fromkeys(header) if isinstance(h, str) and h.strip() == name]
+            if len(near) == 1:
+                name = near[0]
+        out.append(name)
+    return out
+
+
 def read_start_labels(path: str):
     """--init: the partition to start from, one integer group label per line in record order
     (what --labels-out writes)."""
@@ -383,14 +399,20 @@ def cmd_protect(args) -> int:
         raise UserError("--merge-small-strata needs --strata")
 
     table = io.read(src, **_read_options(args))
+    columns, strata = as_in_header(columns, table.header), as_in_header(strata, table.header)
+    sample_weight = as_in_header([args.sample_weight], table.header)[0] if args.sample_weight else None
+    categorical = as_in_header(_names(args.categorical), table.header)
+    ordinal = as_in_header(_names(args.ordinal), table.header)
+    if isinstance(weights, dict):
+        weights = dict(zip(as_in_header(list(weights), table.header), weights.values()))
     if start is not None:
         if len(start) != len(table.frame):
             raise UserError(f"--init {args.init} has {len(start)} labels for {len(table.frame)} records")
         params["init"] = start
     table.check_columns(columns)
     table.check_columns(strata, "stratum")
-    table.check_columns([args.sample_weight] if args.sample_weight else [], "sample weight")
-    table.check_columns((_names(args.categorical) or []) + (_names(args.ordinal) or []))
+    table.check_columns([sample_weight] if sample_weight else [], "sample weight")
+    table.check_columns((categorical or []) + (ordinal or []))
     show = not args.quiet
     from .api import microaggregate
 
@@ -407,10 +429,10 @@ def cmd_protect(args) -> int:
             block_size=args.block_size,
             scheduler=args.scheduler,
             weights=weights,
-            sample_weight=args.sample_weight,
+            sample_weight=sample_weight,
             merge_small_strata=args.merge_small_strata,
             progress=callback if callback is not None else False,
-            categorical=args.categorical, ordinal=args.ordinal, distance=args.distance,
+            categorical=categorical, ordinal=ordinal, distance=args.distance,
             aggregation=args.aggregation, trim=args.trim,
             **params,
         )
@@ -481,7 +503,7 @@ def cmd_evaluate(args) -> int:
     orig, prot = orig_table.frame, prot_table.frame
     if len(orig) != len(prot):
         raise UserError(f"the files have different numbers of rows ({len(orig)} and {len(prot)})")
-    columns = _names(args.columns)
+    columns = as_in_header(_names(args.columns), orig_table.header)
     orig_table.check_columns(columns)
     cols = select_columns(orig, columns)
     missing = [c for c in cols if c not in prot.columns]
