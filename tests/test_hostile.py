@@ -152,3 +152,13 @@ def test_columns_named_on_the_command_line_match_a_header_with_spaces(tmp_path, 
     assert lines[0] == "x, y, g" and [ln.split(",")[2] for ln in lines[1:]] == [f" {'ab'[i % 2]}" for i in range(8)]
     capsys.readouterr()
     assert main(["evaluate", str(src), str(out), "-q", "--columns", "x, y"]) == 0
+
+
+def test_old_mac_line_endings(tmp_path):
+    """Lines ended by a bare carriage return (classic Mac OS, some exports) were one long line:
+    'input has no data rows'. Now they are lines, written back with the same endings."""
+    src = tmp_path / "in.csv"
+    src.write_bytes(b'id,a,b\r"p\r1",1,5\rp2,2,4\rp3,3,3\rp4,4,2\r')
+    out = tmp_path / "out.csv"
+    assert main(["protect", str(src), "-o", str(out), "-k", "2", "-q", "--columns", "a,b"]) == 0
+    assert out.read_bytes() == b'id,a,b\r"p\r1",1.5,4.5\rp2,1.5,4.5\rp3,3.5,2.5\rp4,3.5,2.5\r'

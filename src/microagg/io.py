@@ -473,9 +473,16 @@ def _read_csv(p: Path, sep, decimal, encoding, missing) -> Table:
         sep = {"tab": "\t", "\\t": "\t"}.get(sep, sep)
         if len(sep) != 1 or sep in '"\n\r':
             raise InputError(f"--sep must be one character (or 'tab'), got {sep!r}")
+    cr_only = "\r" in text and "\n" not in text  # classic Mac OS line endings
+    lines = text.replace("\r", "\n") if cr_only else text
+    if sep is None:
+        sep = _sniff_sep(lines)
+    if cr_only:  # read as lines; every line break in a field or at an end was, and is written back as, '\r'
+        records, ends = _split_records(lines, sep)
+        records = [[f.replace("\n", "\r") for f in r] for r in records]
+        ends = [e.replace("\n", "\r") for e in ends]
     else:
-        sep = _sniff_sep(text)
-    records, ends = _split_records(text, sep)
+        records, ends = _split_records(text, sep)
     newline = next((e for e in ends if e), "\n")
     header_raw = records[0]
     h = len(header_raw)
