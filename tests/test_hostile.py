@@ -162,3 +162,27 @@ def test_old_mac_line_endings(tmp_path):
     out = tmp_path / "out.csv"
     assert main(["protect", str(src), "-o", str(out), "-k", "2", "-q", "--columns", "a,b"]) == 0
     assert out.read_bytes() == b'id,a,b\r"p\r1",1.5,4.5\rp2,1.5,4.5\rp3,3.5,2.5\rp4,3.5,2.5\r'
+
+
+def test_stata_daily_dates_stay_daily_dates(tmp_path):
+    """A Stata %td (daily) date column was written back as %tc (milliseconds since 1960): the
+    variable's type in Stata changed although the column was not a quasi-identifier."""
+    import warnings
+
+    pyreadstat = pytest.importorskip("pyreadstat")
+    n = 9
+    df = pd.DataFrame({"x": np.arange(n) * 1.5, "y": (np.arange(n) * 7 % 5).astype(float),
+                       "born": pd.to_datetime([f"2021-02-{i + 1:02d}" for i in range(n)]),
+                       "seen": pd.to_datetime([f"2020-01-01 10:{i:02d}" for i in range(n)]),
+                       "month": pd.to_datetime([f"2019-{i + 1:02d}-01" for i in range(n)])})
+    src = tmp_path / "in.dta"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        df.to_stata(src, write_index=False, version=118, convert_dates={"born": "td", "seen": "tc", "month": "tm"})
+    out = tmp_path / "out.dta"
+    assert main(["protect", str(src), "-o", str(out), "-k", "3", "-q"]) == 0
+    types = pyreadstat.read_dta(str(out), metadataonly=True)[1].original_variable_types
+    assert (types["born"], types["seen"], types["month"]) == ("%td", "%tc", "%tm")
+    a, b = pd.read_stata(src), pd.read_stata(out)
+    for c in ("born", "seen", "month"):
+        assert a[c].tolist() == b[c].tolist()

@@ -767,9 +767,13 @@ def _read_stata(p: Path) -> Table:
     frame = pd.read_stata(p, convert_categoricals=False, convert_dates=True, convert_missing=False,
                           preserve_dtypes=True)
     _, m = pyreadstat.read_dta(str(p), metadataonly=True)
+    # date columns keep their Stata type (%td days, %tc milliseconds, %tm months, ...): pandas
+    # writes every datetime column as %tc unless told
+    dates = {c: f[1:4] for c, f in (m.original_variable_types or {}).items()
+             if isinstance(f, str) and f[:3] in ("%tc", "%tC", "%td", "%tw", "%tm", "%tq", "%th", "%ty")}
     meta = {"column_labels": {k: v for k, v in m.column_names_to_labels.items() if v},
             "value_labels": m.variable_value_labels, "file_label": m.file_label or None,
-            "extended_missing": _stata_extended_missing(p)}
+            "extended_missing": _stata_extended_missing(p), "stata_dates": dates}
     return _typed_table(frame, "stata", p, meta)
 
 
@@ -920,7 +924,11 @@ def _write_stata(frame, tmp, meta, path, published) -> None:
     labels = {c: {int(k): v for k, v in m.items()} for c, m in _labels_for(meta, frame, published).items()
               if all(float(k).is_integer() for k in m)}
     # pandas warns of what Stata cannot hold (renamed columns, lost precision): the user sees it
-    frame.to_stata(tmp, write_index=False, version=118,
+    import pandas as pd
+
+    dates = {c: ("tc" if f == "tC" else f) for c, f in (meta.get("stata_dates") or {}).items()
+             if c in frame.columns and c not in published and pd.api.types.is_datetime64_any_dtype(frame[c])}
+    frame.to_stata(tmp, write_index=False, version=118, convert_dates=dates or None,
                    variable_labels={k: v for k, v in (meta.get("column_labels") or {}).items()
                                     if k in frame.columns} or None,
                    value_labels=labels or None, data_label=meta.get("file_label"))
