@@ -186,3 +186,17 @@ def test_stata_daily_dates_stay_daily_dates(tmp_path):
     a, b = pd.read_stata(src), pd.read_stata(out)
     for c in ("born", "seen", "month"):
         assert a[c].tolist() == b[c].tolist()
+
+
+def test_a_folder_without_parquet_files_says_so(tmp_path, capsys):
+    """A folder is read as a Parquet dataset; an empty folder named data.csv said 'input has no
+    data rows', a folder of CSV files spoke of Parquet magic bytes."""
+    empty = tmp_path / "data.csv"
+    empty.mkdir()
+    csvs = tmp_path / "csvs"
+    csvs.mkdir()
+    (csvs / "a.csv").write_text("a,b\n1,2\n3,4\n")
+    for folder in (empty, csvs):
+        assert main(["protect", str(folder), "-o", str(tmp_path / "out.csv"), "-k", "2", "-q"]) == 2
+        assert capsys.readouterr().err == (f"microagg: error: input {folder} is a folder without Parquet files "
+                                           "(a folder is read as a Parquet dataset; give a file)\n")

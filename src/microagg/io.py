@@ -245,6 +245,9 @@ def read(path, *, sep: str | None = None, decimal: str | None = None, encoding: 
     if not p.exists():
         raise InputError(f"input file not found: {p}")
     fmt = format_of(p)
+    if p.is_dir() and not any(_is_parquet_file(f) for f in p.rglob("*")):
+        raise InputError(f"input {p} is a folder without Parquet files (a folder is read as a Parquet dataset; "
+                         "give a file)")
     if fmt != "csv" and (sep is not None or decimal is not None or encoding is not None):
         raise InputError(f"--sep, --decimal and --encoding apply to CSV files, not to {p.name}")
     if fmt != "excel" and sheet is not None:
@@ -276,6 +279,18 @@ def read(path, *, sep: str | None = None, decimal: str | None = None, encoding: 
     if len(table.frame) == 0:
         raise InputError(f"input has no data rows: {p}")
     return table
+
+
+def _is_parquet_file(path: Path) -> bool:
+    """A data file of a Parquet dataset folder (by its magic bytes: some writers give no suffix);
+    hidden and '_' files (_SUCCESS, _metadata) are not, as pyarrow skips them."""
+    if path.name.startswith((".", "_")) or not path.is_file():
+        return False
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"PAR1"
+    except OSError:
+        return False
 
 
 def write(table: Table, path, published: dict) -> Path:
