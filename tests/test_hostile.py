@@ -200,3 +200,17 @@ def test_a_folder_without_parquet_files_says_so(tmp_path, capsys):
         assert main(["protect", str(folder), "-o", str(tmp_path / "out.csv"), "-k", "2", "-q"]) == 2
         assert capsys.readouterr().err == (f"microagg: error: input {folder} is a folder without Parquet files "
                                            "(a folder is read as a Parquet dataset; give a file)\n")
+
+
+@pytest.mark.parametrize("cell, extra", [("", []), ("NA", ["--missing", "NA"]), ("  ", [])])
+def test_a_missing_cell_in_a_categorical_qi_is_an_error(tmp_path, capsys, cell, extra):
+    """A blank (or declared-missing) cell of a --categorical column was taken for a category of its
+    own, and could be published as the group's mode for records that had a value: a record
+    holding 'a' came out blank. A missing value in a QI column is an error."""
+    src = tmp_path / "in.csv"
+    src.write_text(f"x,y,cat\n1,2,a\n2,3,{cell}\n3,4,b\n4,5,a\n5,6,b\n6,7,a\n")
+    out = tmp_path / "out.csv"
+    assert main(["protect", str(src), "-o", str(out), "-k", "2", "-q", "--columns", "x,y,cat",
+                 "--categorical", "cat", *extra]) == 2
+    assert capsys.readouterr().err == "microagg: error: missing values in quasi-identifier column(s): cat (1 rows)\n"
+    assert not out.exists()

@@ -398,7 +398,8 @@ def cmd_protect(args) -> int:
     if args.merge_small_strata and not strata:
         raise UserError("--merge-small-strata needs --strata")
 
-    table = io.read(src, **_read_options(args))
+    read_options = _read_options(args)
+    table = io.read(src, **read_options)
     columns, strata = as_in_header(columns, table.header), as_in_header(strata, table.header)
     sample_weight = as_in_header([args.sample_weight], table.header)[0] if args.sample_weight else None
     categorical = as_in_header(_names(args.categorical), table.header)
@@ -433,7 +434,7 @@ def cmd_protect(args) -> int:
             merge_small_strata=args.merge_small_strata,
             progress=callback if callback is not None else False,
             categorical=categorical, ordinal=ordinal, distance=args.distance,
-            aggregation=args.aggregation, trim=args.trim,
+            aggregation=args.aggregation, trim=args.trim, missing=read_options["missing"],
             **params,
         )
         report_text = None
