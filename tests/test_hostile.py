@@ -214,3 +214,18 @@ def test_a_missing_cell_in_a_categorical_qi_is_an_error(tmp_path, capsys, cell, 
                  "--categorical", "cat", *extra]) == 2
     assert capsys.readouterr().err == "microagg: error: missing values in quasi-identifier column(s): cat (1 rows)\n"
     assert not out.exists()
+
+
+def test_a_tsv_output_is_tab_separated(tmp_path):
+    """-o out.tsv from a ';'-separated file wrote ';' into a file named .tsv. The fields keep their
+    text; a field holding a tab is quoted."""
+    src = tmp_path / "in.csv"
+    src.write_bytes(b'id;a;b;note\r\n001;1,5;2;"x;y"\r\n002;2,5;3;t\tu\r\n003;3,5;5;z\r\n004;4,5;7;w\r\n')
+    out = tmp_path / "out.tsv"
+    assert main(["protect", str(src), "-o", str(out), "-k", "2", "-q", "--columns", "a,b"]) == 0
+    assert out.read_bytes() == (b'id\ta\tb\tnote\r\n001\t2,0\t2,5\t"x;y"\r\n002\t2,0\t2,5\t"t\tu"\r\n'
+                                b'003\t4,0\t6\tz\r\n004\t4,0\t6\tw\r\n')
+    back = tmp_path / "back.csv"
+    assert main(["protect", str(out), "-o", str(back), "-k", "2", "-q", "--columns", "a,b"]) == 0
+    lines = back.read_bytes().split(b"\r\n")  # a .csv output keeps the input's dialect: tabs
+    assert lines[0] == b"id\ta\tb\tnote" and lines[2].startswith(b"002\t2,0\t2,5\t") and lines[2].endswith(b'\t"t\tu"')

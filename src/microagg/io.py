@@ -301,7 +301,9 @@ def write(table: Table, path, published: dict) -> Path:
     if fmt in _READ_ONLY:
         raise FormatError(_READ_ONLY[fmt])
     if fmt == "csv" and table.format == "csv":
-        data = _csv_bytes(table, published, gz=path.name.lower().endswith(".gz"))
+        # a file named .tsv / .tab is tab-separated; any other name keeps the input's separator
+        tabs = path.name.lower().removesuffix(".gz").endswith((".tsv", ".tab"))
+        data = _csv_bytes(table, published, gz=path.name.lower().endswith(".gz"), sep="\t" if tabs else None)
         return atomic_write(path, lambda tmp: Path(tmp).write_bytes(data))
     if fmt == "excel" and table.format == "excel":
         return atomic_write(path, lambda tmp: _write_excel_in_place(table, published, tmp))
@@ -661,10 +663,16 @@ def _format_number(value: float, integer: bool, decimal: str) -> str:
     return text.replace(".", ",") if decimal == "," else text
 
 
-def _csv_bytes(table: Table, published: dict, gz: bool) -> bytes:
+def _csv_bytes(table: Table, published: dict, gz: bool, sep: str | None = None) -> bytes:
+    """The file's bytes with the QI cells replaced; ``sep``: another separator (a field holding
+    it is quoted, every other field keeps its text)."""
     d = table.dialect
     q = d.quotechar
     records = [list(r) for r in table.records]
+    if sep is not None and sep != d.sep:
+        records = [[q + f.replace(q, q + q) + q if sep in f and not f.startswith(q) else f for f in r]
+                   for r in records]
+    sep = d.sep if sep is None else sep
     index = {name: j for j, name in enumerate(table.header) if name not in table.duplicates}
     for name, values in published.items():
         j = index[name]
@@ -674,10 +682,10 @@ def _csv_bytes(table: Table, published: dict, gz: bool) -> bytes:
         for i, f, v in zip(table.data_rows, raw, values):
             # a categorical QI publishes one of the column's own values (its text); numbers are formatted
             text = _format_number(v, integer, d.decimal) if numeric else ("" if _is_missing(v) else str(v))
-            if f.startswith(q) or d.sep in text or q in text or "\n" in text or "\r" in text:
+            if f.startswith(q) or sep in text or q in text or "\n" in text or "\r" in text:
                 text = q + text.replace(q, q + q) + q
             records[i][j] = text
-    body = "".join(d.sep.join(r) + e for r, e in zip(records, table.ends))
+    body = "".join(sep.join(r) + e for r, e in zip(records, table.ends))
     data = (("\ufeff" if d.bom else "") + body).encode(d.encoding)
     if gz:
         import gzip
