@@ -229,3 +229,16 @@ def test_a_tsv_output_is_tab_separated(tmp_path):
     assert main(["protect", str(out), "-o", str(back), "-k", "2", "-q", "--columns", "a,b"]) == 0
     lines = back.read_bytes().split(b"\r\n")  # a .csv output keeps the input's dialect: tabs
     assert lines[0] == b"id\ta\tb\tnote" and lines[2].startswith(b"002\t2,0\t2,5\t") and lines[2].endswith(b'\t"t\tu"')
+
+
+def test_the_report_is_never_written_over_the_start_partition(tmp_path, capsys):
+    """--report was checked against the input and the output only: naming the --init file (an
+    input of the run, here init.html) overwrote it with the report."""
+    src = tmp_path / "in.csv"
+    src.write_text("a,b\n1,2\n3,4\n5,6\n7,8\n")
+    init = tmp_path / "init.html"
+    init.write_text("0\n0\n1\n1\n")
+    assert main(["protect", str(src), "-o", str(tmp_path / "out.csv"), "-k", "2", "-q", "--method", "icsm",
+                 "--init", str(init), "--report", str(init)]) == 2
+    assert capsys.readouterr().err == f"microagg: error: refusing to write the report over another file of this run: {init}\n"
+    assert init.read_text() == "0\n0\n1\n1\n" and not (tmp_path / "out.csv").exists()

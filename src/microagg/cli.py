@@ -385,9 +385,7 @@ def cmd_protect(args) -> int:
     if args.report is not None:
         from .report import check_report_path
 
-        report_path = check_report_path(args.report)
-        if report_path.resolve() in (src.resolve(), out.resolve()):
-            raise UserError(f"refusing to write the report over the input or output file {report_path}")
+        report_path = io.check_side_file(check_report_path(args.report), "report", src, out, args.init)
     labels_out = None if args.labels_out is None else io.check_side_file(args.labels_out, "labels", src, out,
                                                                             report_path, args.init)
     weights = parse_weights(args.weights)
