@@ -242,3 +242,21 @@ def test_the_report_is_never_written_over_the_start_partition(tmp_path, capsys):
                  "--init", str(init), "--report", str(init)]) == 2
     assert capsys.readouterr().err == f"microagg: error: refusing to write the report over another file of this run: {init}\n"
     assert init.read_text() == "0\n0\n1\n1\n" and not (tmp_path / "out.csv").exists()
+
+
+@pytest.mark.parametrize("suffix", [".xpt", ".sav"])
+def test_names_the_output_format_cannot_hold_are_one_error_before_any_work(tmp_path, capsys, monkeypatch, suffix):
+    """CSV to SAS transport with a column named 'région': pyreadstat's ReadstatError escaped as an
+    internal error (exit 1, a traceback), after the whole computation. Now a dry write of the
+    first rows finds it before the method runs: exit 2, one line, nothing written."""
+    import microagg.api
+
+    src = tmp_path / "in.csv"
+    src.write_text("household income,age,région\n1,2,a\n3,4,b\n5,6,c\n7,8,d\n")
+    out = tmp_path / f"out{suffix}"
+    ran = []
+    monkeypatch.setattr(microagg.api, "microaggregate", lambda *a, **k: ran.append(1))
+    assert main(["protect", str(src), "-o", str(out), "-k", "2", "-q", "--columns", "age"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"microagg: error: cannot write out{suffix} as ") and err.count("\n") == 1
+    assert not ran and not any(tmp_path.glob("*out*"))

@@ -398,6 +398,7 @@ def cmd_protect(args) -> int:
 
     read_options = _read_options(args)
     table = io.read(src, **read_options)
+    io.check_writable(table, out)
     columns, strata = as_in_header(columns, table.header), as_in_header(strata, table.header)
     sample_weight = as_in_header([args.sample_weight], table.header)[0] if args.sample_weight else None
     categorical = as_in_header(_names(args.categorical), table.header)

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from .errors import InputError
 
-__all__ = ["Table", "CsvDialect", "read", "write", "format_of", "check_output_path", "atomic_write",
+__all__ = ["Table", "CsvDialect", "read", "write", "format_of", "check_output_path", "check_writable", "atomic_write",
            "atomic_write_text", "remove_temporaries", "SUPPORTED", "FormatError"]
 
 
@@ -329,11 +329,42 @@ def write(table: Table, path, published: dict) -> Path:
             writers[fmt](frame, tmp, meta, path, published)
         except InputError:
             raise
-        except (ValueError, TypeError, OverflowError) as exc:  # the data do not fit the format's rules
+        except _writer_errors() as exc:  # the data do not fit the format's rules
             text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise InputError(f"cannot write {path.name} as {fmt}: {text}") from None
 
     return atomic_write(path, fill)
+
+
+def _writer_errors() -> tuple:
+    """What the writers raise when the data do not fit the format (names, types, sizes)."""
+    errors = (ValueError, TypeError, OverflowError)
+    try:
+        import pyreadstat
+    except ImportError:
+        return errors
+    return errors + (pyreadstat.ReadstatError, pyreadstat.PyreadstatError)
+
+
+def check_writable(table: Table, path) -> None:
+    """Fail before any work if ``table`` cannot be converted to the format of ``path``: a dry
+    write of its first rows, by the writer ``write`` uses, into a temporary folder (column names
+    the format cannot hold, types it cannot store). A file written in its own format needs none."""
+    import dataclasses
+
+    path = Path(path)
+    if format_of(path) == table.format:
+        return
+    rows = 2
+    head = dataclasses.replace(table, frame=table.frame.head(rows),
+                               original=None if table.original is None else table.original.head(rows),
+                               data_rows=None if table.data_rows is None else table.data_rows[:rows])
+    with tempfile.TemporaryDirectory(prefix=".microagg-check.") as folder:
+        register_temporary(folder)  # removed on Ctrl+C too
+        try:
+            write(head, Path(folder) / path.name, {})
+        finally:
+            unregister_temporary(folder)
 
 
 def _text_frame(table: Table):
