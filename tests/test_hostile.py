@@ -260,3 +260,37 @@ def test_names_the_output_format_cannot_hold_are_one_error_before_any_work(tmp_p
     err = capsys.readouterr().err
     assert err.startswith(f"microagg: error: cannot write out{suffix} as ") and err.count("\n") == 1
     assert not ran and not any(tmp_path.glob("*out*"))
+
+
+def test_an_interrupt_right_after_the_temporary_file_is_created_removes_it(tmp_path, monkeypatch):
+    """atomic_write created its temporary file, then registered it for the Ctrl+C handler: a
+    signal between the two (the handler runs in the main thread while the command writes in a
+    worker) left the file behind. Creating and registering are now one step for the handler."""
+    import tempfile
+    import threading
+
+    from microagg import io
+
+    real_mkstemp = tempfile.mkstemp
+    seen = {}
+
+    def interrupted_handler():  # what the signal handler does before os._exit
+        io.remove_temporaries()
+        seen["left"] = sorted(p.name for p in tmp_path.glob(".*.tmp"))
+
+    handler = threading.Thread(target=interrupted_handler)
+
+    def mkstemp(*args, **kwargs):
+        made = real_mkstemp(*args, **kwargs)
+        handler.start()  # the signal arrives now
+        handler.join(0.2)
+        return made
+
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+
+    def fill(tmp):
+        handler.join()
+        Path(tmp).write_text("done")
+
+    io.atomic_write(tmp_path / "out.csv", fill)
+    assert seen["left"] == []

@@ -111,9 +111,10 @@ def atomic_write(path, write) -> Path:
     """Write a file atomically: ``write(tmp_path)`` fills a temporary file in the same folder,
     which then replaces ``path`` in one rename, so readers never see a half-written file."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    with _TEMP_LOCK:  # created and registered in one step: a Ctrl+C handler sees both or neither
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        _TEMPORARIES.add(str(tmp))
     os.close(fd)
-    register_temporary(tmp)
     try:
         write(tmp)
         _usual_mode(tmp, 0o666)
@@ -134,8 +135,9 @@ def atomic_folder(path, fill) -> Path:
     """Create the folder ``path`` atomically: ``fill(tmp_dir)`` fills a temporary folder beside it,
     which is then renamed; ``path`` must not exist."""
     path = Path(path)
-    tmp = tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent)
-    register_temporary(tmp)
+    with _TEMP_LOCK:  # created and registered in one step (as in atomic_write)
+        tmp = tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent)
+        _TEMPORARIES.add(str(tmp))
     try:
         fill(Path(tmp))
         _usual_mode(tmp, 0o777)
