@@ -294,3 +294,19 @@ def test_an_interrupt_right_after_the_temporary_file_is_created_removes_it(tmp_p
 
     io.atomic_write(tmp_path / "out.csv", fill)
     assert seen["left"] == []
+
+
+def test_a_published_value_on_an_spss_user_missing_code_is_told(tmp_path, capsys):
+    """SPSS user-missing values are written back as declared; a group mean that lands on one (the
+    mean of 8 and 10 is the code 9, 'don't know') is read by SPSS as missing: the published record
+    silently lost its value. Now a warning names the column and the count."""
+    pyreadstat = pytest.importorskip("pyreadstat")
+    src = tmp_path / "in.sav"
+    df = pd.DataFrame({"score": [8.0, 10.0, 8.0, 10.0], "other": [1.0, 2.0, 3.0, 4.0]})
+    pyreadstat.write_sav(df, str(src), missing_ranges={"score": [9]})
+    out = tmp_path / "out.sav"
+    assert main(["protect", str(src), "-o", str(out), "-k", "4", "-q", "--columns", "score"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: column score: 4 published value(s) fall on its SPSS user-missing values" in err
+    back, meta = pyreadstat.read_sav(str(out), user_missing=True)
+    assert back["score"].tolist() == [9.0] * 4 and meta.missing_ranges == {"score": [{"lo": 9.0, "hi": 9.0}]}

@@ -773,14 +773,24 @@ def _pipeline_view(frame, meta):
         if col not in view.columns or not np.issubdtype(view[col].dtype, np.number):
             continue
         x = view[col].to_numpy(np.float64, copy=True)
-        for r in spec:
-            lo, hi = (r["lo"], r["hi"]) if isinstance(r, dict) else (r, r)
-            try:
-                x[(x >= float(lo)) & (x <= float(hi))] = np.nan
-            except (TypeError, ValueError):
-                continue
+        x[_user_missing(x, spec)] = np.nan
         view[col] = x
     return view
+
+
+def _user_missing(x, spec):
+    """Which of the numbers ``x`` are SPSS user-missing under ``spec`` (pyreadstat's
+    missing_ranges of one column: {'lo', 'hi'} ranges or single values)."""
+    import numpy as np
+
+    hit = np.zeros(len(x), dtype=bool)
+    for r in spec:
+        lo, hi = (r["lo"], r["hi"]) if isinstance(r, dict) else (r, r)
+        try:
+            hit |= (x >= float(lo)) & (x <= float(hi))
+        except (TypeError, ValueError):  # a text column's missing values
+            continue
+    return hit
 
 
 def _is_decimal_column(col) -> bool:
@@ -991,7 +1001,18 @@ def _write_stata(frame, tmp, meta, path, published) -> None:
 
 
 def _write_spss(frame, tmp, meta, path, published) -> None:
+    import warnings
+
+    import numpy as np
+
     pyreadstat = _need("pyreadstat", "writing SPSS files")
+    for col, spec in (meta.get("missing_ranges") or {}).items():  # kept as declared: a mean may land on one
+        if col in published and _is_numeric(published[col]):
+            hit = int(_user_missing(np.asarray(published[col], dtype=np.float64), spec).sum())
+            if hit:
+                warnings.warn(f"column {col}: {hit} published value(s) fall on its SPSS user-missing values, so "
+                              "SPSS reads them as missing; change or remove the column's missing values if they "
+                              "should count", UserWarning, stacklevel=2)
     formats = {k: v for k, v in (meta.get("formats") or {}).items()
                if k in frame.columns and not (k in published and _is_numeric(published[k])
                                               and not _integral(published[k]))}
