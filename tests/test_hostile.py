@@ -310,3 +310,16 @@ def test_a_published_value_on_an_spss_user_missing_code_is_told(tmp_path, capsys
     assert "warning: column score: 4 published value(s) fall on its SPSS user-missing values" in err
     back, meta = pyreadstat.read_sav(str(out), user_missing=True)
     assert back["score"].tolist() == [9.0] * 4 and meta.missing_ranges == {"score": [{"lo": 9.0, "hi": 9.0}]}
+
+
+def test_out_of_core_csv_in_cp1252(tmp_path):
+    """The in-memory reader detects cp1252 / latin-1; --out-of-core read every CSV as UTF-8 and
+    failed on an accented header ('utf-8' codec can't decode byte 0xe2)."""
+    src = tmp_path / "in.csv"
+    src.write_bytes("âge;x;région\n".encode("cp1252") + b"".join(
+        f"{i};{i * 7 % 5};r\xe9g{i % 2}\n".encode("latin-1") for i in range(12)))
+    out = tmp_path / "out"
+    assert main(["protect", str(src), "-o", str(out), "-k", "3", "-q", "--out-of-core", "--block-size", "4",
+                 "--columns", "âge,x"]) == 0
+    res = pd.read_parquet(out)
+    assert list(res.columns) == ["âge", "x", "région"] and res["région"].tolist() == [f"rég{i % 2}" for i in range(12)]

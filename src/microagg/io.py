@@ -569,9 +569,10 @@ def _read_csv(p: Path, sep, decimal, encoding, missing) -> Table:
                  records=records, ends=ends, data_rows=data_rows)
 
 
-def sniff_separator(path) -> str:
-    """The separator of a (possibly gzipped) CSV file, detected from its first 64 KiB as ``read``
-    detects it (for readers that stream the file in chunks)."""
+def sniff_csv(path) -> tuple[str, str]:
+    """(separator, encoding) of a (possibly gzipped) CSV file, detected from its first 64 KiB as
+    ``read`` detects them (for readers that stream the file in chunks; a UTF-8 BOM is 'utf-8-sig',
+    UTF-16 by its BOM 'utf-16')."""
     import gzip
 
     with open(path, "rb") as f:
@@ -579,8 +580,20 @@ def sniff_separator(path) -> str:
     if head[:2] == b"\x1f\x8b":
         with gzip.open(path, "rb") as f:
             head = f.read(65536)
-    text, _, _ = _decode(head, None, Path(path).name)
-    return _sniff_sep(text)
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        head = head[:len(head) // 2 * 2]  # not cut inside a UTF-16 code unit
+    elif len(head) == 65536:  # not cut inside a UTF-8 character (its last 1 to 3 bytes)
+        for cut in range(4):
+            try:
+                head[:len(head) - cut].decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            head = head[:len(head) - cut]
+            break
+    text, encoding, bom = _decode(head, None, Path(path).name)
+    if bom:
+        encoding = "utf-8-sig" if encoding == "utf-8" else "utf-16"
+    return _sniff_sep(text), encoding
 
 
 def typed_text_frame(frame, decimal: str = ".", missing=()):

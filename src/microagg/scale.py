@@ -465,8 +465,8 @@ def _is_parquet(input_path: str) -> bool:
 def _chunks(input_path: str, columns, chunk_rows: int, numeric=()):
     """Yield DataFrame chunks of the input in order (Parquet file / directory of files, or CSV).
 
-    A CSV is read as text, every field exactly as written (the separator detected as
-    ``io.read`` detects it), so the other columns come out as they came in (codes such as 00123,
+    A CSV is read as text, every field exactly as written (the separator and encoding
+    detected as ``io.read`` detects them), so the other columns come out as they came in (codes such as 00123,
     NA, null and blanks kept apart); the ``numeric`` columns (the QIs) are converted to numbers,
     a cell that is not one becomes missing (and is reported as such)."""
     import pandas as pd
@@ -483,9 +483,10 @@ def _chunks(input_path: str, columns, chunk_rows: int, numeric=()):
             for batch in pf.iter_batches(batch_size=chunk_rows, columns=columns):
                 yield batch.to_pandas()
     else:
-        from .io import sniff_separator
+        from .io import sniff_csv
 
-        for df in pd.read_csv(input_path, sep=sniff_separator(input_path), chunksize=chunk_rows, usecols=columns,
+        sep, encoding = sniff_csv(input_path)
+        for df in pd.read_csv(input_path, sep=sep, encoding=encoding, chunksize=chunk_rows, usecols=columns,
                               dtype=str, na_filter=False):
             for c in numeric:
                 df[c] = pd.to_numeric(df[c].str.strip(), errors="coerce")
