@@ -323,3 +323,19 @@ def test_out_of_core_csv_in_cp1252(tmp_path):
                  "--columns", "âge,x"]) == 0
     res = pd.read_parquet(out)
     assert list(res.columns) == ["âge", "x", "région"] and res["région"].tolist() == [f"rég{i % 2}" for i in range(12)]
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".dta"])
+def test_a_parquet_files_pandas_index_is_a_column_when_converted(tmp_path, suffix):
+    """A Parquet file written by pandas with a named index (key) kept it as the frame's index, so a
+    conversion to CSV or Stata dropped the column without a word (Parquet to Parquet kept it)."""
+    src = tmp_path / "in.parquet"
+    pd.DataFrame({"a": np.arange(6) * 1.0, "b": np.arange(6) % 4 * 1.0},
+                 index=pd.Index([f"k{i}" for i in range(6)], name="key")).to_parquet(src)
+    out = tmp_path / f"out{suffix}"
+    assert main(["protect", str(src), "-o", str(out), "-k", "2", "-q"]) == 0
+    res = pd.read_csv(out) if suffix == ".csv" else pd.read_stata(out)
+    assert list(res.columns) == ["a", "b", "key"] and res["key"].tolist() == [f"k{i}" for i in range(6)]
+    assert main(["protect", str(src), "-o", str(tmp_path / "out.parquet"), "-k", "2", "-q"]) == 0
+    back = pd.read_parquet(tmp_path / "out.parquet")
+    assert back.index.name == "key" and back.index.tolist() == [f"k{i}" for i in range(6)]

@@ -832,10 +832,16 @@ def _declare_missing(frame, missing):
 
 
 def _read_parquet(p: Path) -> Table:
+    import pandas as pd
     import pyarrow.parquet as pq
 
     arrow = pq.read_table(p)
     frame = arrow.to_pandas()
+    named = [n for n in frame.index.names if n is not None]
+    if named and not isinstance(frame.index, pd.RangeIndex):  # a named pandas index is a column of the file
+        frame = frame.reset_index(level=named)
+        stored = [c for c in arrow.column_names if c in frame.columns]  # the file's column order
+        frame = frame[stored + [c for c in frame.columns if c not in stored]]
     return _typed_table(frame, "parquet", p, {"arrow": arrow})
 
 
