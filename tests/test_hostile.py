@@ -339,3 +339,16 @@ def test_a_parquet_files_pandas_index_is_a_column_when_converted(tmp_path, suffi
     assert main(["protect", str(src), "-o", str(tmp_path / "out.parquet"), "-k", "2", "-q"]) == 0
     back = pd.read_parquet(tmp_path / "out.parquet")
     assert back.index.name == "key" and back.index.tolist() == [f"k{i}" for i in range(6)]
+
+
+def test_text_starting_with_an_equals_sign_stays_text_in_excel(tmp_path):
+    """CSV to Excel: a text cell '=1+1' became a formula (Excel shows 2; '=HYPERLINK(...)' a live
+    link): the value changed, and a file could carry formulas its author never wrote."""
+    openpyxl = pytest.importorskip("openpyxl")
+    src = tmp_path / "in.csv"
+    src.write_text('a,b,note\n1,2,=1+1\n3,4,"=HYPERLINK(""http://x"")"\n5,6,plain\n7,8,-2+3\n')
+    out = tmp_path / "out.xlsx"
+    assert main(["protect", str(src), "-o", str(out), "-k", "2", "-q", "--columns", "a,b"]) == 0
+    cells = [row[2] for row in openpyxl.load_workbook(out).active.iter_rows(min_row=2)]
+    assert [(c.value, c.data_type) for c in cells] == [
+        ("=1+1", "s"), ('=HYPERLINK("http://x")', "s"), ("plain", "s"), ("-2+3", "s")]

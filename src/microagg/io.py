@@ -1062,10 +1062,28 @@ def _write_xpt(frame, tmp, meta, path, published) -> None:
 def _write_excel_frame(frame, tmp, meta, path, published) -> None:
     import io as stdio
 
-    _need("openpyxl", "writing Excel files")
+    import pandas as pd
+
+    openpyxl = _need("openpyxl", "writing Excel files")
     buffer = stdio.BytesIO()  # pandas picks the engine by suffix, and the temporary file's is .tmp
     frame.to_excel(buffer, index=False, engine="openpyxl")
-    Path(tmp).write_bytes(buffer.getvalue())
+    text = [j + 1 for j, c in enumerate(frame.columns) if not pd.api.types.is_numeric_dtype(frame[c].dtype)]
+    if not text:
+        Path(tmp).write_bytes(buffer.getvalue())
+        return
+    buffer.seek(0)
+    wb = openpyxl.load_workbook(buffer)
+    ws = wb.active
+    for j in text:  # openpyxl takes a string starting with '=' for a formula: text stays text
+        for (cell,) in ws.iter_rows(min_row=2, min_col=j, max_col=j):
+            _keep_text(cell)
+    wb.save(tmp)
+
+
+def _keep_text(cell) -> None:
+    """A cell whose value is text starting with '=' holds that text, not a formula."""
+    if isinstance(cell.value, str) and cell.value.startswith("=") and cell.data_type == "f":
+        cell.data_type = "s"
 
 
 def _write_excel_in_place(table: Table, published: dict, tmp) -> None:
@@ -1081,7 +1099,9 @@ def _write_excel_in_place(table: Table, published: dict, tmp) -> None:
         numeric = _is_numeric(values)
         for i, v in enumerate(values):
             if not numeric:  # a category: the cell value as it was in the column
-                ws.cell(row=i + 2, column=j).value = None if _is_missing(v) else v
+                cell = ws.cell(row=i + 2, column=j)
+                cell.value = None if _is_missing(v) else v
+                _keep_text(cell)
                 continue
             v = float(v)
             ws.cell(row=i + 2, column=j).value = int(v) if integer and v.is_integer() else v
