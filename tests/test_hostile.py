@@ -352,3 +352,45 @@ def test_text_starting_with_an_equals_sign_stays_text_in_excel(tmp_path):
     cells = [row[2] for row in openpyxl.load_workbook(out).active.iter_rows(min_row=2)]
     assert [(c.value, c.data_type) for c in cells] == [
         ("=1+1", "s"), ('=HYPERLINK("http://x")', "s"), ("plain", "s"), ("-2+3", "s")]
+
+
+def test_a_quote_inside_an_unquoted_field_is_a_character(tmp_path):
+    """A quote opens a quoted field only at the field's start (RFC 4180, Python's csv, pandas).
+    The reader let a quote anywhere open one, so sizes such as 12" swallowed the following lines:
+    4 records were read as 2, and the records inside the 'quoted' text came out unprotected."""
+    src = tmp_path / "in.csv"
+    src.write_text('a,b,size\n1,2,12"\n3,4,15"\n5,6,12"\n7,8,17"\n')
+    out = tmp_path / "out.csv"
+    assert main(["protect", str(src), "-o", str(out), "-k", "2", "-q", "--json"]) == 0
+    assert out.read_text() == 'a,b,size\n2,3,12"\n2,3,15"\n6,7,12"\n6,7,17"\n'
+    conv = tmp_path / "out.parquet"
+    assert main(["protect", str(src), "-o", str(conv), "-k", "2", "-q"]) == 0
+    assert pd.read_parquet(conv)["size"].tolist() == ['12"', '15"', '12"', '17"']
+
+
+def test_fields_split_and_unquote_as_pythons_csv_reads_them():
+    """The reader's fields are those of Python's csv module: quoted fields (separators, line
+    breaks and doubled quotes inside) and unquoted fields with quotes inside them."""
+    import csv
+    import io as stdio
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from microagg.io import _split_records, _unquote
+
+    quoted = st.text(alphabet='ab,;"\n ', max_size=6)
+    plain = st.text(alphabet='ab ;"', max_size=6).filter(lambda t: not t.startswith('"'))
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.lists(st.one_of(quoted.map(lambda t: ("q", t)), plain.map(lambda t: ("p", t))),
+                             min_size=2, max_size=4), min_size=1, max_size=4))
+    def check(rows):
+        width = len(rows[0])
+        rows = [r[:width] + [("p", "x")] * (width - len(r)) for r in rows]
+        text = "".join(",".join('"' + v.replace('"', '""') + '"' if kind == "q" else v for kind, v in r) + "\n"
+                       for r in rows)
+        records, _ = _split_records(text, ",")
+        assert [[_unquote(f) for f in r] for r in records] == list(csv.reader(stdio.StringIO(text)))
+
+    check()

@@ -424,8 +424,11 @@ def _decode(raw: bytes, encoding: str | None, name: str):
 
 def _field_pattern(sep: str, quote: str):
     s, q = re.escape(sep), re.escape(quote)
-    # a field: unquoted characters and quoted sections ("" inside a quoted section is one quote)
-    return re.compile(rf"[^{s}{q}\n]*(?:{q}(?:[^{q}]|{q}{q})*{q}[^{s}{q}\n]*)*")
+    # a field: a quoted section ("" inside is one quote), then any text up to the separator; or,
+    # when it does not start with a quote, text in which a quote is a plain character (RFC 4180,
+    # as Python's csv and pandas read it: 12" is twelve inches, not the start of a quoted field)
+    # (nothing at an unclosed quote: the caller reports it)
+    return re.compile(rf"{q}(?:[^{q}]|{q}{q})*{q}[^{s}\n]*|(?!{q})[^{s}\n]*|")
 
 
 def _split_records(text: str, sep: str, quote: str = '"', lenient: bool = False):
@@ -469,11 +472,19 @@ def _split_records(text: str, sep: str, quote: str = '"', lenient: bool = False)
 
 
 def _unquote(raw: str, quote: str = '"') -> str:
-    if quote not in raw:
+    """A field's value: a quoted section loses its quotes ("" is one quote) and keeps the text
+    after it; a field that does not start with a quote is its text."""
+    if not raw.startswith(quote):
         return raw
-    if len(raw) >= 2 and raw[0] == quote and raw[-1] == quote:
-        return raw[1:-1].replace(quote * 2, quote)
-    return raw.replace(quote * 2, "\0").replace(quote, "").replace("\0", quote)
+    i, n = 1, len(raw)
+    while i < n:  # the closing quote: the first one not doubled
+        if raw[i] == quote:
+            if i + 1 < n and raw[i + 1] == quote:
+                i += 2
+                continue
+            return raw[1:i].replace(quote * 2, quote) + raw[i + 1:]
+        i += 1
+    return raw[1:].replace(quote * 2, quote)  # unclosed (only in a cut-off head)
 
 
 def _sniff_sep(text: str, quote: str = '"') -> str:
