@@ -394,3 +394,23 @@ def test_fields_split_and_unquote_as_pythons_csv_reads_them():
         assert [[_unquote(f) for f in r] for r in records] == list(csv.reader(stdio.StringIO(text)))
 
     check()
+
+
+def test_an_excel_integer_column_with_a_blank_cell_stays_integer(tmp_path):
+    """Excel to CSV: an integer column with one blank cell became floats ('100.0'), and float64 in
+    Parquet, because pandas holds a missing value in a float column."""
+    openpyxl = pytest.importorskip("openpyxl")
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.append(["a", "b", "code"])
+    for i in range(6):
+        ws.append([i * 1.5, i % 4, None if i == 2 else i + 100])
+    src = tmp_path / "in.xlsx"
+    wb.save(src)
+    out = tmp_path / "out.csv"
+    assert main(["protect", str(src), "-o", str(out), "-k", "2", "-q", "--columns", "a,b"]) == 0
+    assert [line.split(",")[2] for line in out.read_text().splitlines()] == ["code", "100", "101", "", "103", "104", "105"]
+    assert main(["protect", str(src), "-o", str(tmp_path / "out.parquet"), "-k", "2", "-q", "--columns", "a,b"]) == 0
+    code = pd.read_parquet(tmp_path / "out.parquet")["code"]
+    assert pd.api.types.is_integer_dtype(code.dtype) and code.isna().tolist() == [False, False, True, False, False, False]
+    assert code.dropna().tolist() == [100, 101, 103, 104, 105]

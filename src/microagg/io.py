@@ -927,6 +927,10 @@ def _read_excel(p: Path, sheet) -> Table:
     integer = [name for j, name in enumerate(header)
                if all(isinstance(r[j], int) and not isinstance(r[j], bool) for r in body if r[j] is not None)]
     frame = pd.DataFrame(body, columns=header, dtype=object).infer_objects()
+    for j, name in enumerate(header):  # integers with blank cells: nullable integers, not floats (100.0)
+        if name in integer and any(r[j] is None for r in body) and any(r[j] is not None for r in body) \
+                and header.count(name) == 1:
+            frame[name] = pd.array([r[j] for r in body], dtype="Int64")
     return _typed_table(frame, "excel", p, {"sheet": title, "integer_columns": integer})
 
 
