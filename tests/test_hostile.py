@@ -414,3 +414,14 @@ def test_an_excel_integer_column_with_a_blank_cell_stays_integer(tmp_path):
     code = pd.read_parquet(tmp_path / "out.parquet")["code"]
     assert pd.api.types.is_integer_dtype(code.dtype) and code.isna().tolist() == [False, False, True, False, False, False]
     assert code.dropna().tolist() == [100, 101, 103, 104, 105]
+
+
+def test_a_csv_integer_column_with_a_blank_cell_stays_integer_when_converted(tmp_path):
+    """CSV to Parquet: an integer column with a blank cell became float64 (100.0)."""
+    src = tmp_path / "in.csv"
+    src.write_text("a,b,code\n" + "".join(f"{i * 1.5},{i % 4},{'' if i == 2 else i + 100}\n" for i in range(6)))
+    out = tmp_path / "out.parquet"
+    assert main(["protect", str(src), "-o", str(out), "-k", "2", "-q", "--columns", "a,b"]) == 0
+    code = pd.read_parquet(out)["code"]
+    assert pd.api.types.is_integer_dtype(code.dtype) and code.isna().tolist() == [False, False, True, False, False, False]
+    assert code.dropna().tolist() == [100, 101, 103, 104, 105]

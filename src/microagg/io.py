@@ -379,6 +379,13 @@ def _text_frame(table: Table):
         if frame[name].dtype == object:
             j = table.header.index(name)
             frame[name] = pd.Series([_unquote(table.records[i][j]) for i in table.data_rows], dtype=object)
+        elif frame[name].dtype.kind == "f" and frame[name].isna().any():  # integers with blanks: nullable integers
+            j = table.header.index(name)
+            texts = [_unquote(table.records[i][j]).strip() for i in table.data_rows]
+            if all(not t or _INTEGER.fullmatch(t) for t in texts) and not all(not t for t in texts):
+                ints = [int(t) if t else None for t in texts]
+                if all(v is None or -(2 ** 63) <= v < 2 ** 63 for v in ints):
+                    frame[name] = pd.array(ints, dtype="Int64")
     return frame
 
 
