@@ -425,3 +425,14 @@ def test_a_csv_integer_column_with_a_blank_cell_stays_integer_when_converted(tmp
     code = pd.read_parquet(out)["code"]
     assert pd.api.types.is_integer_dtype(code.dtype) and code.isna().tolist() == [False, False, True, False, False, False]
     assert code.dropna().tolist() == [100, 101, 103, 104, 105]
+
+
+def test_the_output_is_never_written_over_the_start_partition(tmp_path, capsys):
+    """-o naming the --init file (an input of the run) replaced the partition with the output."""
+    src = tmp_path / "in.csv"
+    src.write_text("a,b\n1,2\n3,4\n5,6\n7,8\n")
+    init = tmp_path / "part.csv"
+    init.write_text("0\n0\n1\n1\n")
+    assert main(["protect", str(src), "-o", str(init), "-k", "2", "-q", "--method", "icsm", "--init", str(init)]) == 2
+    assert capsys.readouterr().err == f"microagg: error: refusing to write the output over the --init file {init}\n"
+    assert init.read_text() == "0\n0\n1\n1\n"

@@ -381,6 +381,8 @@ def cmd_protect(args) -> int:
         raise UserError(f"input file not found: {src}")
     io.format_of(src)
     out = io.check_output_path(Path(args.output), src)
+    if args.init is not None and io.same_file(out, Path(args.init)):
+        raise UserError(f"refusing to write the output over the --init file {out}")
     report_path = None
     if args.report is not None:
         from .report import check_report_path

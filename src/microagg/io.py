@@ -149,7 +149,8 @@ def atomic_folder(path, fill) -> Path:
     return path
 
 
-def _same_file(a: Path, b: Path) -> bool:
+def same_file(a: Path, b: Path) -> bool:
+    """``a`` and ``b`` name the same file (also through a symlink, a hard link or '..')."""
     try:
         return a.resolve() == b.resolve() or (a.exists() and b.exists() and os.path.samefile(a, b))
     except OSError:
@@ -173,7 +174,7 @@ def check_side_file(path, what: str, *taken) -> Path:
     if path.is_dir():
         raise InputError(f"the {what} file is a directory: {path}")
     check_folder(path.parent, what)
-    if any(t is not None and _same_file(path, Path(t)) for t in taken):
+    if any(t is not None and same_file(path, Path(t)) for t in taken):
         raise InputError(f"refusing to write the {what} over another file of this run: {path}")
     return path
 
@@ -183,7 +184,7 @@ def check_output_path(path, source=None, *, folder: bool = False) -> Path:
     directory, a missing or unwritable folder, or the input itself. ``folder=True``: the output
     is a new folder (out-of-core)."""
     path = Path(path)
-    if source is not None and _same_file(path, Path(source)):
+    if source is not None and same_file(path, Path(source)):
         raise InputError(f"refusing to write the output over the input file {path}")
     check_folder(path.parent, "output")
     if folder:
