@@ -436,3 +436,21 @@ def test_the_output_is_never_written_over_the_start_partition(tmp_path, capsys):
     assert main(["protect", str(src), "-o", str(init), "-k", "2", "-q", "--method", "icsm", "--init", str(init)]) == 2
     assert capsys.readouterr().err == f"microagg: error: refusing to write the output over the --init file {init}\n"
     assert init.read_text() == "0\n0\n1\n1\n"
+
+
+@pytest.mark.parametrize("extra, flag", [
+    (["--out-of-core", "--block-size", "4", "--labels-out", "{tmp}/labels.txt"], "--labels-out"),
+    (["--out-of-core", "--block-size", "4", "--trim", "0.2"], "--trim"),
+    (["--interval-p", "5"], "--interval-p"),
+])
+def test_options_that_would_do_nothing_are_errors(tmp_path, capsys, extra, flag):
+    """--labels-out and --trim were silently ignored with --out-of-core (no labels file, exit 0),
+    and --interval-p without --report: every option is honoured or rejected."""
+    src = tmp_path / "in.csv"
+    src.write_text("a,b\n" + "".join(f"{i},{i * 3 % 7}\n" for i in range(12)))
+    out = tmp_path / "out"
+    args = [a.replace("{tmp}", str(tmp_path)) for a in extra]
+    assert main(["protect", str(src), "-o", str(out), "-k", "3", "-q", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("microagg: error: ") and flag in err and err.count("\n") == 1
+    assert not out.exists() and not (tmp_path / "labels.txt").exists()

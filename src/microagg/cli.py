@@ -158,7 +158,7 @@ def _check_time_limit(value) -> None:
 
 
 def _check_interval_p(value) -> None:
-    if not 0 <= value <= 100:  # also False for NaN
+    if value is not None and not 0 <= value <= 100:  # also False for NaN
         raise UserError(f"--interval-p must be in [0, 100], got {value}")
 
 
@@ -302,7 +302,8 @@ def protect_out_of_core_cli(args, params) -> int:
     unsupported = [flag for flag, on in (
         ("--report", args.report), ("--weights", args.weights), ("--sample-weight", args.sample_weight),
         ("--raw", args.raw), ("--sep", args.sep), ("--decimal", args.decimal), ("--encoding", args.encoding),
-        ("--missing", args.missing), ("--sheet", args.sheet)) if on]
+        ("--missing", args.missing), ("--sheet", args.sheet), ("--labels-out", args.labels_out),
+        ("--trim", args.trim is not None)) if on]
     if unsupported:
         raise UserError(f"--out-of-core does not support {', '.join(unsupported)} yet")
     if args.k < 2:
@@ -354,6 +355,8 @@ def cmd_protect(args) -> int:
 
     _check_time_limit(args.time_limit)
     _check_interval_p(args.interval_p)
+    if args.interval_p is not None and args.report is None:
+        raise UserError("--interval-p sets the report's interval disclosure: it needs --report")
     if args.seed is not None and args.seed < 0:
         raise UserError(f"--seed must be a non-negative integer, got {args.seed}")
     if args.block_size is not None and args.block_size < 1:
@@ -445,7 +448,8 @@ def cmd_protect(args) -> int:
             settings = {"input": str(src), "output": str(out), "seed": args.seed,
                         "time limit (s)": args.time_limit, "strata": ", ".join(strata) if strata else None,
                         "standardised": not args.raw, "block size": args.block_size}
-            report_text = render_report(res, table.frame, settings, p=args.interval_p)
+            report_text = render_report(res, table.frame, settings,
+                                        p=10.0 if args.interval_p is None else args.interval_p)
     published = {c: res.data[c].to_numpy() for c in res.columns}
     io.write(table, out, published)
     if report_text is not None:
@@ -647,7 +651,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "(atomically): the partition, to check or to continue from with --init")
     pr.add_argument("--init", metavar="FILE", help="start from this partition (one group label per line, as "
                     "--labels-out writes): icsm, lsearch and colgen continue improving it")
-    pr.add_argument("--interval-p", type=float, default=10.0, metavar="P",
+    pr.add_argument("--interval-p", type=float, default=None, metavar="P",
                     help="rank-interval percentage for interval disclosure in the report (default 10)")
     _add_read_options(pr)
     pr.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
