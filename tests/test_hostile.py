@@ -454,3 +454,31 @@ def test_options_that_would_do_nothing_are_errors(tmp_path, capsys, extra, flag)
     err = capsys.readouterr().err
     assert err.startswith("microagg: error: ") and flag in err and err.count("\n") == 1
     assert not out.exists() and not (tmp_path / "labels.txt").exists()
+
+
+@pytest.mark.parametrize("fmt", ["dta", "sav"])
+def test_a_column_whose_every_value_is_labelled_is_not_a_default_qi(tmp_path, capsys, fmt):
+    """A Stata / SPSS column whose every value has a value label (region: 1 north, 2 centre,
+    3 south) holds category codes; the default selection averaged it (1.67 'regions') and dropped
+    its labels. Now it is left out with a warning, as identifiers and codes are; a continuous column
+    with a label on a special value only (income: 99999 'top-coded') stays a QI."""
+    import json
+    import warnings
+
+    pyreadstat = pytest.importorskip("pyreadstat")
+    rng = np.random.default_rng(5)
+    n = 18
+    df = pd.DataFrame({"income": np.r_[rng.normal(3000, 400, n - 1).round(), 99999.0],
+                       "age": rng.integers(20, 70, n).astype(float), "region": rng.integers(1, 4, n).astype(float)})
+    labels = {"region": {1: "north", 2: "centre", 3: "south"}, "income": {99999: "top-coded"}}
+    src = tmp_path / f"in.{fmt}"
+    if fmt == "dta":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            df.astype({"region": np.int8}).to_stata(src, write_index=False, value_labels=labels)
+    else:
+        pyreadstat.write_sav(df, str(src), variable_value_labels=labels)
+    assert main(["protect", str(src), "-o", str(tmp_path / f"out.{fmt}"), "-k", "3", "-q", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["columns"] == ["income", "age"]
+    assert "warning: column region" in captured.err and "value label" in captured.err

@@ -783,8 +783,31 @@ def _typed_table(frame, fmt: str, p: Path, meta: dict) -> Table:
         counts[c] = counts.get(c, 0) + 1
     dup = [c for c, k in counts.items() if k > 1]
     pipeline = frame.loc[:, [c not in dup for c in names]] if dup else frame
-    return Table(frame=_pipeline_view(pipeline, meta), format=fmt, path=p, header=names, duplicates=dup,
-                 original=frame, meta=meta)
+    view = _pipeline_view(pipeline, meta)
+    codes = _coded_columns(view, meta.get("value_labels") or {})
+    if codes:  # the column rules (preprocess.select_columns) leave category codes out of the default QIs
+        view = view.copy() if view is frame else view
+        view.attrs["category_codes"] = codes
+    return Table(frame=view, format=fmt, path=p, header=names, duplicates=dup, original=frame, meta=meta)
+
+
+def _coded_columns(frame, value_labels: dict) -> list:
+    """Numeric columns whose every non-missing value has a value label: category codes."""
+    import numpy as np
+    import pandas as pd
+
+    coded = []
+    for col, mapping in value_labels.items():
+        if col not in frame.columns or not mapping or not pd.api.types.is_numeric_dtype(frame[col].dtype):
+            continue
+        values = pd.unique(frame[col].dropna())
+        try:
+            keys = {float(k) for k in mapping}
+        except (TypeError, ValueError):
+            continue
+        if len(values) and all(float(v) in keys for v in values) and np.isfinite(values.astype(float)).all():
+            coded.append(col)
+    return coded
 
 
 def _pipeline_view(frame, meta):

@@ -115,6 +115,7 @@ def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=(), allow
     missing = {str(t).strip() for t in (missing or ())}
     if columns is None:
         cols, skipped, formatted = [], [], []
+        coded = set(df.attrs.get("category_codes", ()))  # io: every value has a value label (Stata, SPSS)
         for c in df.columns:
             if c in set(exclude):
                 continue
@@ -125,7 +126,9 @@ def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=(), allow
             if pd.api.types.is_bool_dtype(col.dtype):
                 continue
             if pd.api.types.is_numeric_dtype(col.dtype):
-                why = looks_like_identifier(c, col)
+                why = looks_like_identifier(c, col) or (
+                    "every value has a value label: category codes; to protect them as categories, name "
+                    "the column in --categorical / categorical= too" if c in coded else None)
                 if why:
                     skipped.append((c, why))
                 else:
