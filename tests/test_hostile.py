@@ -482,3 +482,13 @@ def test_a_column_whose_every_value_is_labelled_is_not_a_default_qi(tmp_path, ca
     captured = capsys.readouterr()
     assert json.loads(captured.out)["columns"] == ["income", "age"]
     assert "warning: column region" in captured.err and "value label" in captured.err
+
+
+def test_a_binary_data_file_with_a_text_suffix_is_named(tmp_path, capsys):
+    """A Parquet (or Excel, SPSS, Stata) file saved as .csv was decoded as cp1252 text and failed
+    on 'line 2 has 2 field(s)': the error now says what the file is."""
+    src = tmp_path / "data.csv"
+    pd.DataFrame({"a": [1.0, 2.0, 3.0]}).to_parquet(src)
+    assert main(["protect", str(src), "-o", str(tmp_path / "out.csv"), "-k", "2", "-q"]) == 2
+    assert capsys.readouterr().err == ("microagg: error: data.csv is a Parquet file, not delimited text: "
+                                       "give it its suffix (.parquet)\n")

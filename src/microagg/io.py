@@ -398,6 +398,11 @@ _INTEGER = re.compile(r"\s*[+-]?\d+\s*")
 _LEADING_ZERO = re.compile(r"\s*[+-]?0\d")
 
 
+#: Data files of the other formats, by their first bytes, for a file whose suffix says text.
+_BINARY_FORMATS = ((b"PAR1", "a Parquet", ".parquet"), (b"PK\x03\x04", "an Excel (zip)", ".xlsx"),
+                   (b"$FL2", "an SPSS", ".sav"), (b"$FL3", "an SPSS", ".zsav"), (b"<stata_dta>", "a Stata", ".dta"))
+
+
 def _decode(raw: bytes, encoding: str | None, name: str):
     """(text, encoding, bom): UTF-8 (with or without BOM), UTF-16 by BOM, else cp1252 / latin-1."""
     if encoding is not None:
@@ -535,6 +540,9 @@ def _read_csv(p: Path, sep, decimal, encoding, missing) -> Table:
             raw = gzip.decompress(raw)
         except (OSError, EOFError) as exc:
             raise InputError(f"cannot read {p.name}: broken gzip data ({exc})") from None
+    for magic, what, suffix in _BINARY_FORMATS:
+        if raw.startswith(magic):
+            raise InputError(f"{p.name} is {what} file, not delimited text: give it its suffix ({suffix})")
     text, enc, bom = _decode(raw, encoding, p.name)
     if not text.strip():  # also a file of nothing but a byte order mark
         raise InputError(f"input file is empty: {p}")
