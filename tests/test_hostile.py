@@ -492,3 +492,18 @@ def test_a_binary_data_file_with_a_text_suffix_is_named(tmp_path, capsys):
     assert main(["protect", str(src), "-o", str(tmp_path / "out.csv"), "-k", "2", "-q"]) == 2
     assert capsys.readouterr().err == ("microagg: error: data.csv is a Parquet file, not delimited text: "
                                        "give it its suffix (.parquet)\n")
+
+
+def test_spss_string_user_missing_values_are_read(tmp_path):
+    """An SPSS file declaring a user-missing value on a string variable ('NA') could not be read
+    at all: 'cannot read ... Cannot interpret StringDtype as a data type' (numpy's issubdtype on a
+    pandas string dtype)."""
+    pyreadstat = pytest.importorskip("pyreadstat")
+    df = pd.DataFrame({"x": np.arange(9) * 1.5, "y": np.arange(9) % 4 * 1.0,
+                       "s": ["a", "b", "NA", "c", "d", "e", "f", "g", "h"]})
+    src = tmp_path / "in.sav"
+    pyreadstat.write_sav(df, str(src), missing_ranges={"s": ["NA"]})
+    out = tmp_path / "out.sav"
+    assert main(["protect", str(src), "-o", str(out), "-k", "3", "-q"]) == 0
+    back, meta = pyreadstat.read_sav(str(out), user_missing=True)
+    assert back["s"].tolist() == df["s"].tolist() and meta.missing_ranges == {"s": [{"lo": "NA", "hi": "NA"}]}

@@ -828,13 +828,14 @@ def _pipeline_view(frame, meta):
     if not ranges and not user_values and not decimals:
         return frame
     import numpy as np
+    import pandas as pd
 
     view = frame.copy()
     for col in decimals:
         view[col] = np.array([np.nan if v is None else float(v) for v in frame[col]], dtype=np.float64)
     for col, spec in ranges.items():
-        if col not in view.columns or not np.issubdtype(view[col].dtype, np.number):
-            continue
+        if col not in view.columns or not pd.api.types.is_numeric_dtype(view[col].dtype):
+            continue  # (numpy's issubdtype fails on pandas' string dtype)
         x = view[col].to_numpy(np.float64, copy=True)
         x[_user_missing(x, spec)] = np.nan
         view[col] = x
