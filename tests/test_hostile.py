@@ -507,3 +507,17 @@ def test_spss_string_user_missing_values_are_read(tmp_path):
     assert main(["protect", str(src), "-o", str(out), "-k", "3", "-q"]) == 0
     back, meta = pyreadstat.read_sav(str(out), user_missing=True)
     assert back["s"].tolist() == df["s"].tolist() and meta.missing_ranges == {"s": [{"lo": "NA", "hi": "NA"}]}
+
+
+def test_spss_user_missing_values_lost_in_a_conversion_are_told(tmp_path, capsys):
+    """SPSS to Stata (or any other format): the user-missing declarations (9 'refused' is missing)
+    cannot be kept, so 9 became an ordinary value without a word."""
+    pyreadstat = pytest.importorskip("pyreadstat")
+    df = pd.DataFrame({"x": np.arange(9) * 1.5, "y": np.arange(9) % 4 * 1.0, "code": [1.0, 2, 9, 1, 2, 1, 2, 1, 2]})
+    src = tmp_path / "in.sav"
+    pyreadstat.write_sav(df, str(src), missing_ranges={"code": [9]})
+    assert main(["protect", str(src), "-o", str(tmp_path / "out.dta"), "-k", "3", "-q", "--columns", "x,y"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: column(s) code have SPSS user-missing values" in err
+    assert main(["protect", str(src), "-o", str(tmp_path / "out.sav"), "-k", "3", "-q", "--columns", "x,y"]) == 0
+    assert "user-missing" not in capsys.readouterr().err

@@ -320,6 +320,12 @@ def write(table: Table, path, published: dict) -> Path:
         warnings.warn(f"column(s) {', '.join(map(str, extended))} hold Stata extended missing values (.a to .z): "
                       "they are written as '.' (the Stata writer keeps only the plain missing value)",
                       UserWarning, stacklevel=2)
+    user_missing = [c for c in (table.meta.get("missing_ranges") or {}) if c not in published]
+    if user_missing and fmt != "spss":
+        import warnings
+
+        warnings.warn(f"column(s) {', '.join(map(str, user_missing))} have SPSS user-missing values, which {fmt} "
+                      "cannot declare: they are written as ordinary values", UserWarning, stacklevel=2)
     source = table.original if table.original is not None else _text_frame(table)
     frame = _published_frame(source, published)
     writers = {"csv": _write_csv_frame, "parquet": _write_parquet, "stata": _write_stata,
