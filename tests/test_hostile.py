@@ -521,3 +521,17 @@ def test_spss_user_missing_values_lost_in_a_conversion_are_told(tmp_path, capsys
     assert "warning: column(s) code have SPSS user-missing values" in err
     assert main(["protect", str(src), "-o", str(tmp_path / "out.sav"), "-k", "3", "-q", "--columns", "x,y"]) == 0
     assert "user-missing" not in capsys.readouterr().err
+
+
+def test_a_decimal_comma_that_may_be_a_thousands_separator_is_told(tmp_path, capsys):
+    """In a ';' file whose only commas are in numbers such as 12,500, the comma was taken for the
+    decimal mark without a word: 12,500 read as 12.5, a thousand times too small if it meant
+    twelve thousand five hundred. The guess is now told, with how to override it."""
+    src = tmp_path / "in.csv"
+    src.write_text("income;age\n12,500;30\n9,750;41\n31,000;25\n18,250;60\n")
+    assert main(["protect", str(src), "-o", str(tmp_path / "out.csv"), "-k", "2", "-q"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: every number with a comma in in.csv has three digits after it (such as '12,500')" in err
+    src.write_text("income;age\n12,5;30\n9,75;41\n31,0;25\n18,25;60\n")
+    assert main(["protect", str(src), "-o", str(tmp_path / "out.csv"), "-k", "2", "-q"]) == 0
+    assert "three digits" not in capsys.readouterr().err

@@ -536,6 +536,23 @@ def _sniff_decimal(columns: list, sep: str) -> str:
     return "," if comma > 0 and point == 0 else "."
 
 
+def _warn_thousands(columns: list, decimal: str, name: str) -> None:
+    """A detected decimal comma may be a thousands separator when every number with a comma has
+    exactly three digits after it (12,500): say so, the values would be off by a factor 1000."""
+    if decimal != ",":
+        return
+    seen = [v.strip() for values in columns for v in values[:200] if "," in v and _NUMBER[","].fullmatch(v)]
+    if seen and all(_THOUSANDS.fullmatch(v) for v in seen):
+        import warnings
+
+        warnings.warn(f"every number with a comma in {name} has three digits after it (such as {seen[0]!r}): "
+                      "the comma is read as the decimal mark; if it separates thousands, give --decimal . "
+                      "(such columns are then not numbers and not protected)", UserWarning, stacklevel=3)
+
+
+_THOUSANDS = re.compile(r"[+-]?\d{1,3},\d{3}")
+
+
 def _read_csv(p: Path, sep, decimal, encoding, missing) -> Table:
     raw = p.read_bytes()
     gz = raw[:2] == b"\x1f\x8b"
@@ -588,6 +605,7 @@ def _read_csv(p: Path, sep, decimal, encoding, missing) -> Table:
     columns = [[_unquote(records[i][j]) for i in data_rows] for j in range(h)]
     if decimal is None:
         decimal = _sniff_decimal(columns, sep)
+        _warn_thousands(columns, decimal, p.name)
     elif decimal not in (".", ","):
         raise InputError(f"--decimal must be '.' or ',', got {decimal!r}")
     if decimal == sep:
