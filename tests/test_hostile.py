@@ -535,3 +535,15 @@ def test_a_decimal_comma_that_may_be_a_thousands_separator_is_told(tmp_path, cap
     src.write_text("income;age\n12,5;30\n9,75;41\n31,0;25\n18,25;60\n")
     assert main(["protect", str(src), "-o", str(tmp_path / "out.csv"), "-k", "2", "-q"]) == 0
     assert "three digits" not in capsys.readouterr().err
+
+
+def test_every_warning_is_one_line(tmp_path, capsys):
+    """pandas' Stata writer warns in 11 lines when it renames columns; the CLI promises one line
+    per warning on stderr (a log reader or grep sees the whole warning)."""
+    src = tmp_path / "in.csv"
+    src.write_text("a very long column name that exceeds thirty two chars,b c\n1,2\n3,4\n5,6\n7,8\n")
+    assert main(["protect", str(src), "-o", str(tmp_path / "out.dta"), "-k", "2", "-q"]) == 0
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    renamed = [ln for ln in lines if "b c" in ln and "b_c" in ln]
+    assert len(renamed) == 1 and renamed[0].startswith("microagg: warning: Not all pandas column names")
+    assert all(ln.startswith("microagg: ") for ln in lines)

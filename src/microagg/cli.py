@@ -753,7 +753,7 @@ def main(argv=None) -> int:
     shown: list = []
 
     def keep_warning(message, category, filename, lineno, file=None, line=None):
-        text = f"microagg: warning: {message}"
+        text = "microagg: warning: " + " ".join(str(message).split())  # one line (pandas' may hold many)
         if text not in shown:
             shown.append(text)
 
