@@ -240,7 +240,8 @@ def test_the_report_is_never_written_over_the_start_partition(tmp_path, capsys):
     init.write_text("0\n0\n1\n1\n")
     assert main(["protect", str(src), "-o", str(tmp_path / "out.csv"), "-k", "2", "-q", "--method", "icsm",
                  "--init", str(init), "--report", str(init)]) == 2
-    assert capsys.readouterr().err == f"microagg: error: refusing to write the report over another file of this run: {init}\n"
+    assert capsys.readouterr().err == ("microagg: error: refusing to write the report over another file of this "
+                                       f"run: {init}\n")
     assert init.read_text() == "0\n0\n1\n1\n" and not (tmp_path / "out.csv").exists()
 
 
@@ -322,7 +323,8 @@ def test_out_of_core_csv_in_cp1252(tmp_path):
     assert main(["protect", str(src), "-o", str(out), "-k", "3", "-q", "--out-of-core", "--block-size", "4",
                  "--columns", "âge,x"]) == 0
     res = pd.read_parquet(out)
-    assert list(res.columns) == ["âge", "x", "région"] and res["région"].tolist() == [f"rég{i % 2}" for i in range(12)]
+    assert list(res.columns) == ["âge", "x", "région"]
+    assert res["région"].tolist() == [f"rég{i % 2}" for i in range(12)]
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".dta"])
@@ -409,10 +411,12 @@ def test_an_excel_integer_column_with_a_blank_cell_stays_integer(tmp_path):
     wb.save(src)
     out = tmp_path / "out.csv"
     assert main(["protect", str(src), "-o", str(out), "-k", "2", "-q", "--columns", "a,b"]) == 0
-    assert [line.split(",")[2] for line in out.read_text().splitlines()] == ["code", "100", "101", "", "103", "104", "105"]
+    codes = [line.split(",")[2] for line in out.read_text().splitlines()]
+    assert codes == ["code", "100", "101", "", "103", "104", "105"]
     assert main(["protect", str(src), "-o", str(tmp_path / "out.parquet"), "-k", "2", "-q", "--columns", "a,b"]) == 0
     code = pd.read_parquet(tmp_path / "out.parquet")["code"]
-    assert pd.api.types.is_integer_dtype(code.dtype) and code.isna().tolist() == [False, False, True, False, False, False]
+    assert pd.api.types.is_integer_dtype(code.dtype)
+    assert code.isna().tolist() == [False, False, True, False, False, False]
     assert code.dropna().tolist() == [100, 101, 103, 104, 105]
 
 
@@ -423,7 +427,8 @@ def test_a_csv_integer_column_with_a_blank_cell_stays_integer_when_converted(tmp
     out = tmp_path / "out.parquet"
     assert main(["protect", str(src), "-o", str(out), "-k", "2", "-q", "--columns", "a,b"]) == 0
     code = pd.read_parquet(out)["code"]
-    assert pd.api.types.is_integer_dtype(code.dtype) and code.isna().tolist() == [False, False, True, False, False, False]
+    assert pd.api.types.is_integer_dtype(code.dtype)
+    assert code.isna().tolist() == [False, False, True, False, False, False]
     assert code.dropna().tolist() == [100, 101, 103, 104, 105]
 
 

@@ -160,8 +160,8 @@ def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=(), allow
                           f"or remove it before publishing", UserWarning, stacklevel=3)
         for c, example in formatted:
             warnings.warn(f"column {c} holds numbers in a notation that is not read as numbers, such as {example!r} "
-                          "(thousands separators, a decimal comma, the unicode minus, currency or percent signs): it is "
-                          "not protected; write them as plain numbers (or set the decimal mark with --decimal) "
+                          "(thousands separators, a decimal comma, the unicode minus, currency or percent signs): "
+                          "it is not protected; write them as plain numbers (or set the decimal mark with --decimal) "
                           "to protect it, or remove it before publishing", UserWarning, stacklevel=3)
         if not cols and not allow_empty:
             raise InputError("no numeric columns to use as quasi-identifiers")
