@@ -552,3 +552,17 @@ def test_every_warning_is_one_line(tmp_path, capsys):
     renamed = [ln for ln in lines if "b c" in ln and "b_c" in ln]
     assert len(renamed) == 1 and renamed[0].startswith("microagg: warning: Not all pandas column names")
     assert all(ln.startswith("microagg: ") for ln in lines)
+
+
+@pytest.mark.parametrize("out_of_core", [False, True])
+def test_the_output_is_never_written_inside_the_input_dataset_folder(tmp_path, capsys, out_of_core):
+    """A Parquet dataset is a folder: an output inside it (data/out.parquet) added a file to the
+    input dataset, which then read back with every record twice."""
+    data = tmp_path / "data"
+    data.mkdir()
+    pd.DataFrame({"a": np.arange(12) * 1.0, "b": np.arange(12) % 5 * 1.0}).to_parquet(data / "part-0.parquet")
+    out = data / ("out" if out_of_core else "out.parquet")
+    extra = ["--out-of-core", "--block-size", "4"] if out_of_core else []
+    assert main(["protect", str(data), "-o", str(out), "-k", "3", "-q", *extra]) == 2
+    assert capsys.readouterr().err == f"microagg: error: refusing to write the output inside the input folder {data}\n"
+    assert [p.name for p in data.iterdir()] == ["part-0.parquet"]

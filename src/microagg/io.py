@@ -186,6 +186,8 @@ def check_output_path(path, source=None, *, folder: bool = False) -> Path:
     path = Path(path)
     if source is not None and same_file(path, Path(source)):
         raise InputError(f"refusing to write the output over the input file {path}")
+    if source is not None and Path(source).is_dir() and Path(source).resolve() in path.resolve().parents:
+        raise InputError(f"refusing to write the output inside the input folder {source}")
     check_folder(path.parent, "output")
     if folder:
         if path.exists():
