@@ -566,3 +566,16 @@ def test_the_output_is_never_written_inside_the_input_dataset_folder(tmp_path, c
     assert main(["protect", str(data), "-o", str(out), "-k", "3", "-q", *extra]) == 2
     assert capsys.readouterr().err == f"microagg: error: refusing to write the output inside the input folder {data}\n"
     assert [p.name for p in data.iterdir()] == ["part-0.parquet"]
+
+
+@pytest.mark.parametrize("option, name", [("--labels-out", "labels.txt"), ("--report", "report.html")])
+def test_side_files_are_never_written_inside_the_input_dataset_folder(tmp_path, capsys, option, name):
+    """--labels-out / --report inside a Parquet dataset folder put a text file among the data
+    files: pyarrow then fails to read the dataset ('Parquet magic bytes not found')."""
+    data = tmp_path / "data"
+    data.mkdir()
+    pd.DataFrame({"a": np.arange(12) * 1.0, "b": np.arange(12) % 5 * 1.0}).to_parquet(data / "part-0.parquet")
+    assert main(["protect", str(data), "-o", str(tmp_path / "out.parquet"), "-k", "3", "-q",
+                 option, str(data / name)]) == 2
+    assert "inside the input folder" in capsys.readouterr().err
+    assert [p.name for p in data.iterdir()] == ["part-0.parquet"] and not (tmp_path / "out.parquet").exists()

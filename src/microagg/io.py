@@ -176,6 +176,9 @@ def check_side_file(path, what: str, *taken) -> Path:
     check_folder(path.parent, what)
     if any(t is not None and same_file(path, Path(t)) for t in taken):
         raise InputError(f"refusing to write the {what} over another file of this run: {path}")
+    for t in taken:  # a Parquet dataset folder: a text file among its data files makes it unreadable
+        if t is not None and Path(t).is_dir() and Path(t).resolve() in path.resolve().parents:
+            raise InputError(f"refusing to write the {what} inside the input folder {t}")
     return path
 
 
