@@ -467,8 +467,8 @@ def _chunks(input_path: str, columns, chunk_rows: int, numeric=()):
 
     A CSV is read as text, every field exactly as written (the separator and encoding
     detected as ``io.read`` detects them), so the other columns come out as they came in (codes such as 00123,
-    NA, null and blanks kept apart); the ``numeric`` columns (the QIs) are converted to numbers,
-    a cell that is not one becomes missing (and is reported as such)."""
+    NA, null and blanks kept apart); the ``numeric`` columns (the QIs) are parsed as numbers (a
+    blank cell is missing, and reported as such; another cell that is not a number an InputError)."""
     import pandas as pd
 
     if _is_parquet(input_path):
@@ -483,14 +483,21 @@ def _chunks(input_path: str, columns, chunk_rows: int, numeric=()):
             for batch in pf.iter_batches(batch_size=chunk_rows, columns=columns):
                 yield batch.to_pandas()
     else:
+        from collections import defaultdict
+
+        from .errors import InputError
         from .io import sniff_csv
 
         sep, encoding = sniff_csv(input_path)
-        for df in pd.read_csv(input_path, sep=sep, encoding=encoding, chunksize=chunk_rows, usecols=columns,
-                              dtype=str, na_filter=False):
-            for c in numeric:
-                df[c] = pd.to_numeric(df[c].str.strip(), errors="coerce")
-            yield df
+        # the QIs parsed by pandas' C parser (a blank cell is missing); every other column as its text
+        reader = pd.read_csv(input_path, sep=sep, encoding=encoding, chunksize=chunk_rows, usecols=columns,
+                             dtype=defaultdict(lambda: str, {c: "float64" for c in numeric}),
+                             keep_default_na=False, na_values={c: [""] for c in numeric} or None)
+        try:
+            yield from reader
+        except ValueError as exc:
+            raise InputError(f"a quasi-identifier column of {os.path.basename(input_path)} holds a cell that is "
+                             f"not a number ({exc})") from None
 
 
 def first_rows(input_path, rows: int = 1000):
