@@ -484,8 +484,9 @@ def _sample_weights(sample_weight, df, n) -> np.ndarray | None:
             raise InputError(f"{where} must have one value per record ({n}), got shape {sw.shape}")
     bad = ~(np.isfinite(sw) & (sw > 0))
     if bad.any():
+        first = int(np.flatnonzero(bad)[0])
         raise InputError(f"{where} must be positive and finite: {int(bad.sum())} bad value(s), "
-                         f"first at row {int(np.flatnonzero(bad)[0])}")
+                         f"first at row {first + 1} ({sw[first]:g})")
     return sw
 
 

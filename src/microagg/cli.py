@@ -107,6 +107,22 @@ def _names(text: str | None) -> list | None:
     return [c.strip() for c in text.split(",") if c.strip()] if text else None
 
 
+def as_in_header(names, header) -> list | None:
+    """Column names from the command line (stripped by ``_names``) as the file spells them: a
+    hand-written header 'x, y' holds the name ' y', so a name matching no column exactly takes
+    the one column whose name it is once stripped."""
+    if not names:
+        return names
+    out = []
+    for name in names:
+        if name not in header:
+            near = [h for h in dict.fromkeys(header) if isinstance(h, str) and h.strip() == name]
+            if len(near) == 1:
+                name = near[0]
+        out.append(name)
+    return out
+
+
 def read_start_labels(path: str):
     """--init: the partition to start from, one integer group label per line in record order
     (what --labels-out writes)."""
@@ -142,7 +158,7 @@ def _check_time_limit(value) -> None:
 
 
 def _check_interval_p(value) -> None:
-    if not 0 <= value <= 100:  # also False for NaN
+    if value is not None and not 0 <= value <= 100:  # also False for NaN
         raise UserError(f"--interval-p must be in [0, 100], got {value}")
 
 
@@ -259,8 +275,6 @@ def _out_of_core_sample(src: Path, rows: int = 1000):
     """The first rows of a Parquet dataset or CSV, to apply the column rules before any pass."""
     import glob
 
-    import pandas as pd
-
     if src.is_dir() or src.suffix.lower() in (".parquet", ".pq"):
         import pyarrow.parquet as pq
 
@@ -271,9 +285,11 @@ def _out_of_core_sample(src: Path, rows: int = 1000):
             return next(pq.ParquetFile(files[0]).iter_batches(batch_size=rows)).to_pandas()
         except (OSError, ValueError, StopIteration) as exc:
             raise UserError(f"cannot read {files[0]}: {_one_line(exc)}") from None
+    from .scale import first_rows
+
     try:
-        return pd.read_csv(src, nrows=rows)
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        return first_rows(src, rows)  # typed by the same column rules as in memory (codes such as 00123 stay text)
+    except (OSError, ValueError, UnicodeDecodeError, StopIteration) as exc:
         raise UserError(f"cannot read {src.name}: {_one_line(exc)}") from None
 
 
@@ -286,7 +302,8 @@ def protect_out_of_core_cli(args, params) -> int:
     unsupported = [flag for flag, on in (
         ("--report", args.report), ("--weights", args.weights), ("--sample-weight", args.sample_weight),
         ("--raw", args.raw), ("--sep", args.sep), ("--decimal", args.decimal), ("--encoding", args.encoding),
-        ("--missing", args.missing), ("--sheet", args.sheet)) if on]
+        ("--missing", args.missing), ("--sheet", args.sheet), ("--labels-out", args.labels_out),
+        ("--trim", args.trim is not None)) if on]
     if unsupported:
         raise UserError(f"--out-of-core does not support {', '.join(unsupported)} yet")
     if args.k < 2:
@@ -338,6 +355,8 @@ def cmd_protect(args) -> int:
 
     _check_time_limit(args.time_limit)
     _check_interval_p(args.interval_p)
+    if args.interval_p is not None and args.report is None:
+        raise UserError("--interval-p sets the report's interval disclosure: it needs --report")
     if args.seed is not None and args.seed < 0:
         raise UserError(f"--seed must be a non-negative integer, got {args.seed}")
     if args.block_size is not None and args.block_size < 1:
@@ -365,13 +384,13 @@ def cmd_protect(args) -> int:
         raise UserError(f"input file not found: {src}")
     io.format_of(src)
     out = io.check_output_path(Path(args.output), src)
+    if args.init is not None and io.same_file(out, Path(args.init)):
+        raise UserError(f"refusing to write the output over the --init file {out}")
     report_path = None
     if args.report is not None:
         from .report import check_report_path
 
-        report_path = check_report_path(args.report)
-        if report_path.resolve() in (src.resolve(), out.resolve()):
-            raise UserError(f"refusing to write the report over the input or output file {report_path}")
+        report_path = io.check_side_file(check_report_path(args.report), "report", src, out, args.init)
     labels_out = None if args.labels_out is None else io.check_side_file(args.labels_out, "labels", src, out,
                                                                             report_path, args.init)
     weights = parse_weights(args.weights)
@@ -382,15 +401,23 @@ def cmd_protect(args) -> int:
     if args.merge_small_strata and not strata:
         raise UserError("--merge-small-strata needs --strata")
 
-    table = io.read(src, **_read_options(args))
+    read_options = _read_options(args)
+    table = io.read(src, **read_options)
+    io.check_writable(table, out)
+    columns, strata = as_in_header(columns, table.header), as_in_header(strata, table.header)
+    sample_weight = as_in_header([args.sample_weight], table.header)[0] if args.sample_weight else None
+    categorical = as_in_header(_names(args.categorical), table.header)
+    ordinal = as_in_header(_names(args.ordinal), table.header)
+    if isinstance(weights, dict):
+        weights = dict(zip(as_in_header(list(weights), table.header), weights.values()))
     if start is not None:
         if len(start) != len(table.frame):
             raise UserError(f"--init {args.init} has {len(start)} labels for {len(table.frame)} records")
         params["init"] = start
     table.check_columns(columns)
     table.check_columns(strata, "stratum")
-    table.check_columns([args.sample_weight] if args.sample_weight else [], "sample weight")
-    table.check_columns((_names(args.categorical) or []) + (_names(args.ordinal) or []))
+    table.check_columns([sample_weight] if sample_weight else [], "sample weight")
+    table.check_columns((categorical or []) + (ordinal or []))
     show = not args.quiet
     from .api import microaggregate
 
@@ -407,11 +434,11 @@ def cmd_protect(args) -> int:
             block_size=args.block_size,
             scheduler=args.scheduler,
             weights=weights,
-            sample_weight=args.sample_weight,
+            sample_weight=sample_weight,
             merge_small_strata=args.merge_small_strata,
             progress=callback if callback is not None else False,
-            categorical=args.categorical, ordinal=args.ordinal, distance=args.distance,
-            aggregation=args.aggregation, trim=args.trim,
+            categorical=categorical, ordinal=ordinal, distance=args.distance,
+            aggregation=args.aggregation, trim=args.trim, missing=read_options["missing"],
             **params,
         )
         report_text = None
@@ -421,7 +448,8 @@ def cmd_protect(args) -> int:
             settings = {"input": str(src), "output": str(out), "seed": args.seed,
                         "time limit (s)": args.time_limit, "strata": ", ".join(strata) if strata else None,
                         "standardised": not args.raw, "block size": args.block_size}
-            report_text = render_report(res, table.frame, settings, p=args.interval_p)
+            report_text = render_report(res, table.frame, settings,
+                                        p=10.0 if args.interval_p is None else args.interval_p)
     published = {c: res.data[c].to_numpy() for c in res.columns}
     io.write(table, out, published)
     if report_text is not None:
@@ -444,6 +472,28 @@ def cmd_protect(args) -> int:
     return 0
 
 
+def _warn_unaligned(orig, prot, qis) -> None:
+    """evaluate compares records row by row: a column both files hold that is not a QI (an id, a
+    category) and differs shows that the protected file's records are in another order."""
+    import numpy as np
+    import pandas as pd
+
+    for c in orig.columns:
+        if c in qis or c not in prot.columns:
+            continue
+        a, b = orig[c], prot[c]
+        if pd.api.types.is_numeric_dtype(a) and pd.api.types.is_numeric_dtype(b):
+            x, y = a.to_numpy(np.float64, na_value=np.nan), b.to_numpy(np.float64, na_value=np.nan)
+            differ = (x != y) & ~(np.isnan(x) & np.isnan(y))
+        else:
+            differ = a.astype(str).to_numpy() != b.astype(str).to_numpy()
+        if differ.any():
+            warnings.warn(f"column {c} differs between the files ({int(differ.sum())} rows, first at row "
+                          f"{int(np.flatnonzero(differ)[0]) + 1}): the measures compare records row by row, so both "
+                          "files must hold the same records in the same order", UserWarning, stacklevel=2)
+            return
+
+
 def cmd_evaluate(args) -> int:
     import numpy as np
 
@@ -459,7 +509,7 @@ def cmd_evaluate(args) -> int:
     orig, prot = orig_table.frame, prot_table.frame
     if len(orig) != len(prot):
         raise UserError(f"the files have different numbers of rows ({len(orig)} and {len(prot)})")
-    columns = _names(args.columns)
+    columns = as_in_header(_names(args.columns), orig_table.header)
     orig_table.check_columns(columns)
     cols = select_columns(orig, columns)
     missing = [c for c in cols if c not in prot.columns]
@@ -468,6 +518,7 @@ def cmd_evaluate(args) -> int:
     if args.columns is None:  # default: the numeric columns the protection changed
         changed = [c for c in cols if not np.array_equal(orig[c].to_numpy(), prot[c].to_numpy())]
         cols = changed or cols
+    _warn_unaligned(orig, prot, cols)
     X = quasi_identifiers(orig, cols)
     try:
         Xp = quasi_identifiers(prot, cols)
@@ -600,7 +651,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "(atomically): the partition, to check or to continue from with --init")
     pr.add_argument("--init", metavar="FILE", help="start from this partition (one group label per line, as "
                     "--labels-out writes): icsm, lsearch and colgen continue improving it")
-    pr.add_argument("--interval-p", type=float, default=10.0, metavar="P",
+    pr.add_argument("--interval-p", type=float, default=None, metavar="P",
                     help="rank-interval percentage for interval disclosure in the report (default 10)")
     _add_read_options(pr)
     pr.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
@@ -702,7 +753,7 @@ def main(argv=None) -> int:
     shown: list = []
 
     def keep_warning(message, category, filename, lineno, file=None, line=None):
-        text = f"microagg: warning: {message}"
+        text = "microagg: warning: " + " ".join(str(message).split())  # one line (pandas' may hold many)
         if text not in shown:
             shown.append(text)
 

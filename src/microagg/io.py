@@ -33,7 +33,7 @@ from pathlib import Path
 
 from .errors import InputError
 
-__all__ = ["Table", "CsvDialect", "read", "write", "format_of", "check_output_path", "atomic_write",
+__all__ = ["Table", "CsvDialect", "read", "write", "format_of", "check_output_path", "check_writable", "atomic_write",
            "atomic_write_text", "remove_temporaries", "SUPPORTED", "FormatError"]
 
 
@@ -111,9 +111,10 @@ def atomic_write(path, write) -> Path:
     """Write a file atomically: ``write(tmp_path)`` fills a temporary file in the same folder,
     which then replaces ``path`` in one rename, so readers never see a half-written file."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    with _TEMP_LOCK:  # created and registered in one step: a Ctrl+C handler sees both or neither
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        _TEMPORARIES.add(str(tmp))
     os.close(fd)
-    register_temporary(tmp)
     try:
         write(tmp)
         _usual_mode(tmp, 0o666)
@@ -134,8 +135,9 @@ def atomic_folder(path, fill) -> Path:
     """Create the folder ``path`` atomically: ``fill(tmp_dir)`` fills a temporary folder beside it,
     which is then renamed; ``path`` must not exist."""
     path = Path(path)
-    tmp = tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent)
-    register_temporary(tmp)
+    with _TEMP_LOCK:  # created and registered in one step (as in atomic_write)
+        tmp = tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent)
+        _TEMPORARIES.add(str(tmp))
     try:
         fill(Path(tmp))
         _usual_mode(tmp, 0o777)
@@ -147,7 +149,8 @@ def atomic_folder(path, fill) -> Path:
     return path
 
 
-def _same_file(a: Path, b: Path) -> bool:
+def same_file(a: Path, b: Path) -> bool:
+    """``a`` and ``b`` name the same file (also through a symlink, a hard link or '..')."""
     try:
         return a.resolve() == b.resolve() or (a.exists() and b.exists() and os.path.samefile(a, b))
     except OSError:
@@ -171,8 +174,11 @@ def check_side_file(path, what: str, *taken) -> Path:
     if path.is_dir():
         raise InputError(f"the {what} file is a directory: {path}")
     check_folder(path.parent, what)
-    if any(t is not None and _same_file(path, Path(t)) for t in taken):
+    if any(t is not None and same_file(path, Path(t)) for t in taken):
         raise InputError(f"refusing to write the {what} over another file of this run: {path}")
+    for t in taken:  # a Parquet dataset folder: a text file among its data files makes it unreadable
+        if t is not None and Path(t).is_dir() and Path(t).resolve() in path.resolve().parents:
+            raise InputError(f"refusing to write the {what} inside the input folder {t}")
     return path
 
 
@@ -181,8 +187,10 @@ def check_output_path(path, source=None, *, folder: bool = False) -> Path:
     directory, a missing or unwritable folder, or the input itself. ``folder=True``: the output
     is a new folder (out-of-core)."""
     path = Path(path)
-    if source is not None and _same_file(path, Path(source)):
+    if source is not None and same_file(path, Path(source)):
         raise InputError(f"refusing to write the output over the input file {path}")
+    if source is not None and Path(source).is_dir() and Path(source).resolve() in path.resolve().parents:
+        raise InputError(f"refusing to write the output inside the input folder {source}")
     check_folder(path.parent, "output")
     if folder:
         if path.exists():
@@ -245,6 +253,9 @@ def read(path, *, sep: str | None = None, decimal: str | None = None, encoding: 
     if not p.exists():
         raise InputError(f"input file not found: {p}")
     fmt = format_of(p)
+    if p.is_dir() and not any(_is_parquet_file(f) for f in p.rglob("*")):
+        raise InputError(f"input {p} is a folder without Parquet files (a folder is read as a Parquet dataset; "
+                         "give a file)")
     if fmt != "csv" and (sep is not None or decimal is not None or encoding is not None):
         raise InputError(f"--sep, --decimal and --encoding apply to CSV files, not to {p.name}")
     if fmt != "excel" and sheet is not None:
@@ -278,6 +289,18 @@ def read(path, *, sep: str | None = None, decimal: str | None = None, encoding: 
     return table
 
 
+def _is_parquet_file(path: Path) -> bool:
+    """A data file of a Parquet dataset folder (by its magic bytes: some writers give no suffix);
+    hidden and '_' files (_SUCCESS, _metadata) are not, as pyarrow skips them."""
+    if path.name.startswith((".", "_")) or not path.is_file():
+        return False
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"PAR1"
+    except OSError:
+        return False
+
+
 def write(table: Table, path, published: dict) -> Path:
     """Write ``table`` to ``path`` with the QI columns in ``published`` (name -> float64 array, one
     value per data row) replaced; the format comes from the suffix of ``path``."""
@@ -286,7 +309,9 @@ def write(table: Table, path, published: dict) -> Path:
     if fmt in _READ_ONLY:
         raise FormatError(_READ_ONLY[fmt])
     if fmt == "csv" and table.format == "csv":
-        data = _csv_bytes(table, published, gz=path.name.lower().endswith(".gz"))
+        # a file named .tsv / .tab is tab-separated; any other name keeps the input's separator
+        tabs = path.name.lower().removesuffix(".gz").endswith((".tsv", ".tab"))
+        data = _csv_bytes(table, published, gz=path.name.lower().endswith(".gz"), sep="\t" if tabs else None)
         return atomic_write(path, lambda tmp: Path(tmp).write_bytes(data))
     if fmt == "excel" and table.format == "excel":
         return atomic_write(path, lambda tmp: _write_excel_in_place(table, published, tmp))
@@ -300,6 +325,12 @@ def write(table: Table, path, published: dict) -> Path:
         warnings.warn(f"column(s) {', '.join(map(str, extended))} hold Stata extended missing values (.a to .z): "
                       "they are written as '.' (the Stata writer keeps only the plain missing value)",
                       UserWarning, stacklevel=2)
+    user_missing = [c for c in (table.meta.get("missing_ranges") or {}) if c not in published]
+    if user_missing and fmt != "spss":
+        import warnings
+
+        warnings.warn(f"column(s) {', '.join(map(str, user_missing))} have SPSS user-missing values, which {fmt} "
+                      "cannot declare: they are written as ordinary values", UserWarning, stacklevel=2)
     source = table.original if table.original is not None else _text_frame(table)
     frame = _published_frame(source, published)
     writers = {"csv": _write_csv_frame, "parquet": _write_parquet, "stata": _write_stata,
@@ -312,11 +343,42 @@ def write(table: Table, path, published: dict) -> Path:
             writers[fmt](frame, tmp, meta, path, published)
         except InputError:
             raise
-        except (ValueError, TypeError, OverflowError) as exc:  # the data do not fit the format's rules
+        except _writer_errors() as exc:  # the data do not fit the format's rules
             text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise InputError(f"cannot write {path.name} as {fmt}: {text}") from None
 
     return atomic_write(path, fill)
+
+
+def _writer_errors() -> tuple:
+    """What the writers raise when the data do not fit the format (names, types, sizes)."""
+    errors = (ValueError, TypeError, OverflowError)
+    try:
+        import pyreadstat
+    except ImportError:
+        return errors
+    return errors + (pyreadstat.ReadstatError, pyreadstat.PyreadstatError)
+
+
+def check_writable(table: Table, path) -> None:
+    """Fail before any work if ``table`` cannot be converted to the format of ``path``: a dry
+    write of its first rows, by the writer ``write`` uses, into a temporary folder (column names
+    the format cannot hold, types it cannot store). A file written in its own format needs none."""
+    import dataclasses
+
+    path = Path(path)
+    if format_of(path) == table.format:
+        return
+    rows = 2
+    head = dataclasses.replace(table, frame=table.frame.head(rows),
+                               original=None if table.original is None else table.original.head(rows),
+                               data_rows=None if table.data_rows is None else table.data_rows[:rows])
+    with tempfile.TemporaryDirectory(prefix=".microagg-check.") as folder:
+        register_temporary(folder)  # removed on Ctrl+C too
+        try:
+            write(head, Path(folder) / path.name, {})
+        finally:
+            unregister_temporary(folder)
 
 
 def _text_frame(table: Table):
@@ -329,6 +391,13 @@ def _text_frame(table: Table):
         if frame[name].dtype == object:
             j = table.header.index(name)
             frame[name] = pd.Series([_unquote(table.records[i][j]) for i in table.data_rows], dtype=object)
+        elif frame[name].dtype.kind == "f" and frame[name].isna().any():  # integers with blanks: nullable integers
+            j = table.header.index(name)
+            texts = [_unquote(table.records[i][j]).strip() for i in table.data_rows]
+            if all(not t or _INTEGER.fullmatch(t) for t in texts) and not all(not t for t in texts):
+                ints = [int(t) if t else None for t in texts]
+                if all(v is None or -(2 ** 63) <= v < 2 ** 63 for v in ints):
+                    frame[name] = pd.array(ints, dtype="Int64")
     return frame
 
 
@@ -338,6 +407,11 @@ _NUMBER = {".": re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*"),
            ",": re.compile(r"\s*[+-]?(?:\d+,?\d*|,\d+)(?:[eE][+-]?\d+)?\s*")}
 _INTEGER = re.compile(r"\s*[+-]?\d+\s*")
 _LEADING_ZERO = re.compile(r"\s*[+-]?0\d")
+
+
+#: Data files of the other formats, by their first bytes, for a file whose suffix says text.
+_BINARY_FORMATS = ((b"PAR1", "a Parquet", ".parquet"), (b"PK\x03\x04", "an Excel (zip)", ".xlsx"),
+                   (b"$FL2", "an SPSS", ".sav"), (b"$FL3", "an SPSS", ".zsav"), (b"<stata_dta>", "a Stata", ".dta"))
 
 
 def _decode(raw: bytes, encoding: str | None, name: str):
@@ -374,8 +448,11 @@ def _decode(raw: bytes, encoding: str | None, name: str):
 
 def _field_pattern(sep: str, quote: str):
     s, q = re.escape(sep), re.escape(quote)
-    # a field: unquoted characters and quoted sections ("" inside a quoted section is one quote)
-    return re.compile(rf"[^{s}{q}\n]*(?:{q}(?:[^{q}]|{q}{q})*{q}[^{s}{q}\n]*)*")
+    # a field: a quoted section ("" inside is one quote), then any text up to the separator; or,
+    # when it does not start with a quote, text in which a quote is a plain character (RFC 4180,
+    # as Python's csv and pandas read it: 12" is twelve inches, not the start of a quoted field)
+    # (nothing at an unclosed quote: the caller reports it)
+    return re.compile(rf"{q}(?:[^{q}]|{q}{q})*{q}[^{s}\n]*|(?!{q})[^{s}\n]*|")
 
 
 def _split_records(text: str, sep: str, quote: str = '"', lenient: bool = False):
@@ -419,11 +496,19 @@ def _split_records(text: str, sep: str, quote: str = '"', lenient: bool = False)
 
 
 def _unquote(raw: str, quote: str = '"') -> str:
-    if quote not in raw:
+    """A field's value: a quoted section loses its quotes ("" is one quote) and keeps the text
+    after it; a field that does not start with a quote is its text."""
+    if not raw.startswith(quote):
         return raw
-    if len(raw) >= 2 and raw[0] == quote and raw[-1] == quote:
-        return raw[1:-1].replace(quote * 2, quote)
-    return raw.replace(quote * 2, "\0").replace(quote, "").replace("\0", quote)
+    i, n = 1, len(raw)
+    while i < n:  # the closing quote: the first one not doubled
+        if raw[i] == quote:
+            if i + 1 < n and raw[i + 1] == quote:
+                i += 2
+                continue
+            return raw[1:i].replace(quote * 2, quote) + raw[i + 1:]
+        i += 1
+    return raw[1:].replace(quote * 2, quote)  # unclosed (only in a cut-off head)
 
 
 def _sniff_sep(text: str, quote: str = '"') -> str:
@@ -456,6 +541,23 @@ def _sniff_decimal(columns: list, sep: str) -> str:
     return "," if comma > 0 and point == 0 else "."
 
 
+def _warn_thousands(columns: list, decimal: str, name: str) -> None:
+    """A detected decimal comma may be a thousands separator when every number with a comma has
+    exactly three digits after it (12,500): say so, the values would be off by a factor 1000."""
+    if decimal != ",":
+        return
+    seen = [v.strip() for values in columns for v in values[:200] if "," in v and _NUMBER[","].fullmatch(v)]
+    if seen and all(_THOUSANDS.fullmatch(v) for v in seen):
+        import warnings
+
+        warnings.warn(f"every number with a comma in {name} has three digits after it (such as {seen[0]!r}): "
+                      "the comma is read as the decimal mark; if it separates thousands, give --decimal . "
+                      "(such columns are then not numbers and not protected)", UserWarning, stacklevel=3)
+
+
+_THOUSANDS = re.compile(r"[+-]?\d{1,3},\d{3}")
+
+
 def _read_csv(p: Path, sep, decimal, encoding, missing) -> Table:
     raw = p.read_bytes()
     gz = raw[:2] == b"\x1f\x8b"
@@ -466,16 +568,26 @@ def _read_csv(p: Path, sep, decimal, encoding, missing) -> Table:
             raw = gzip.decompress(raw)
         except (OSError, EOFError) as exc:
             raise InputError(f"cannot read {p.name}: broken gzip data ({exc})") from None
-    if not raw.strip():
-        raise InputError(f"input file is empty: {p}")
+    for magic, what, suffix in _BINARY_FORMATS:
+        if raw.startswith(magic):
+            raise InputError(f"{p.name} is {what} file, not delimited text: give it its suffix ({suffix})")
     text, enc, bom = _decode(raw, encoding, p.name)
+    if not text.strip():  # also a file of nothing but a byte order mark
+        raise InputError(f"input file is empty: {p}")
     if sep is not None:
         sep = {"tab": "\t", "\\t": "\t"}.get(sep, sep)
         if len(sep) != 1 or sep in '"\n\r':
             raise InputError(f"--sep must be one character (or 'tab'), got {sep!r}")
+    cr_only = "\r" in text and "\n" not in text  # classic Mac OS line endings
+    lines = text.replace("\r", "\n") if cr_only else text
+    if sep is None:
+        sep = _sniff_sep(lines)
+    if cr_only:  # read as lines; every line break in a field or at an end was, and is written back as, '\r'
+        records, ends = _split_records(lines, sep)
+        records = [[f.replace("\n", "\r") for f in r] for r in records]
+        ends = [e.replace("\n", "\r") for e in ends]
     else:
-        sep = _sniff_sep(text)
-    records, ends = _split_records(text, sep)
+        records, ends = _split_records(text, sep)
     newline = next((e for e in ends if e), "\n")
     header_raw = records[0]
     h = len(header_raw)
@@ -498,6 +610,7 @@ def _read_csv(p: Path, sep, decimal, encoding, missing) -> Table:
     columns = [[_unquote(records[i][j]) for i in data_rows] for j in range(h)]
     if decimal is None:
         decimal = _sniff_decimal(columns, sep)
+        _warn_thousands(columns, decimal, p.name)
     elif decimal not in (".", ","):
         raise InputError(f"--decimal must be '.' or ',', got {decimal!r}")
     if decimal == sep:
@@ -510,6 +623,42 @@ def _read_csv(p: Path, sep, decimal, encoding, missing) -> Table:
     dialect = CsvDialect(sep=sep, decimal=decimal, encoding=enc, bom=bom, newline=newline, gzip=gz)
     return Table(frame=frame, format="csv", path=p, header=header, duplicates=duplicates, dialect=dialect,
                  records=records, ends=ends, data_rows=data_rows)
+
+
+def sniff_csv(path) -> tuple[str, str]:
+    """(separator, encoding) of a (possibly gzipped) CSV file, detected from its first 64 KiB as
+    ``read`` detects them (for readers that stream the file in chunks; a UTF-8 BOM is 'utf-8-sig',
+    UTF-16 by its BOM 'utf-16')."""
+    import gzip
+
+    with open(path, "rb") as f:
+        head = f.read(65536)
+    if head[:2] == b"\x1f\x8b":
+        with gzip.open(path, "rb") as f:
+            head = f.read(65536)
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        head = head[:len(head) // 2 * 2]  # not cut inside a UTF-16 code unit
+    elif len(head) == 65536:  # not cut inside a UTF-8 character (its last 1 to 3 bytes)
+        for cut in range(4):
+            try:
+                head[:len(head) - cut].decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            head = head[:len(head) - cut]
+            break
+    text, encoding, bom = _decode(head, None, Path(path).name)
+    if bom:
+        encoding = "utf-8-sig" if encoding == "utf-8" else "utf-16"
+    return _sniff_sep(text), encoding
+
+
+def typed_text_frame(frame, decimal: str = ".", missing=()):
+    """A frame whose cells are the texts of CSV fields, typed by the column rules of ``read``
+    (numbers, integers, codes with leading zeros kept as text, tokens): for readers that stream a
+    CSV in chunks and must see the columns as ``read`` sees them."""
+    header = [str(c) for c in frame.columns]
+    columns = [["" if v is None else str(v) for v in frame[c].tolist()] for c in frame.columns]
+    return _typed_frame(header, columns, [], decimal, tuple(missing))
 
 
 def _typed_frame(header, columns, duplicates, decimal, missing):
@@ -616,10 +765,16 @@ def _format_number(value: float, integer: bool, decimal: str) -> str:
     return text.replace(".", ",") if decimal == "," else text
 
 
-def _csv_bytes(table: Table, published: dict, gz: bool) -> bytes:
+def _csv_bytes(table: Table, published: dict, gz: bool, sep: str | None = None) -> bytes:
+    """The file's bytes with the QI cells replaced; ``sep``: another separator (a field holding
+    it is quoted, every other field keeps its text)."""
     d = table.dialect
     q = d.quotechar
     records = [list(r) for r in table.records]
+    if sep is not None and sep != d.sep:
+        records = [[q + f.replace(q, q + q) + q if sep in f and not f.startswith(q) else f for f in r]
+                   for r in records]
+    sep = d.sep if sep is None else sep
     index = {name: j for j, name in enumerate(table.header) if name not in table.duplicates}
     for name, values in published.items():
         j = index[name]
@@ -629,10 +784,10 @@ def _csv_bytes(table: Table, published: dict, gz: bool) -> bytes:
         for i, f, v in zip(table.data_rows, raw, values):
             # a categorical QI publishes one of the column's own values (its text); numbers are formatted
             text = _format_number(v, integer, d.decimal) if numeric else ("" if _is_missing(v) else str(v))
-            if f.startswith(q) or d.sep in text or q in text or "\n" in text or "\r" in text:
+            if f.startswith(q) or sep in text or q in text or "\n" in text or "\r" in text:
                 text = q + text.replace(q, q + q) + q
             records[i][j] = text
-    body = "".join(d.sep.join(r) + e for r, e in zip(records, table.ends))
+    body = "".join(sep.join(r) + e for r, e in zip(records, table.ends))
     data = (("\ufeff" if d.bom else "") + body).encode(d.encoding)
     if gz:
         import gzip
@@ -665,32 +820,80 @@ def _typed_table(frame, fmt: str, p: Path, meta: dict) -> Table:
         counts[c] = counts.get(c, 0) + 1
     dup = [c for c, k in counts.items() if k > 1]
     pipeline = frame.loc[:, [c not in dup for c in names]] if dup else frame
-    return Table(frame=_pipeline_view(pipeline, meta), format=fmt, path=p, header=names, duplicates=dup,
-                 original=frame, meta=meta)
+    view = _pipeline_view(pipeline, meta)
+    codes = _coded_columns(view, meta.get("value_labels") or {})
+    if codes:  # the column rules (preprocess.select_columns) leave category codes out of the default QIs
+        view = view.copy() if view is frame else view
+        view.attrs["category_codes"] = codes
+    return Table(frame=view, format=fmt, path=p, header=names, duplicates=dup, original=frame, meta=meta)
+
+
+def _coded_columns(frame, value_labels: dict) -> list:
+    """Numeric columns whose every non-missing value has a value label: category codes."""
+    import numpy as np
+    import pandas as pd
+
+    coded = []
+    for col, mapping in value_labels.items():
+        if col not in frame.columns or not mapping or not pd.api.types.is_numeric_dtype(frame[col].dtype):
+            continue
+        values = pd.unique(frame[col].dropna())
+        try:
+            keys = {float(k) for k in mapping}
+        except (TypeError, ValueError):
+            continue
+        if len(values) and all(float(v) in keys for v in values) and np.isfinite(values.astype(float)).all():
+            coded.append(col)
+    return coded
 
 
 def _pipeline_view(frame, meta):
     """The frame the pipeline sees: SPSS user-missing values become missing there (a QI holding
-    them is then an error), while the file is written from the original values."""
+    them is then an error), and decimal columns (Parquet decimal128, read as Python Decimals) are
+    float64 numbers there, while the file is written from the original values."""
     ranges = meta.get("missing_ranges") or {}
     user_values = meta.get("missing_user_values") or {}
-    if not ranges and not user_values:
+    decimals = [c for c in frame.columns if _is_decimal_column(frame[c])]
+    if not ranges and not user_values and not decimals:
         return frame
     import numpy as np
+    import pandas as pd
 
     view = frame.copy()
+    for col in decimals:
+        view[col] = np.array([np.nan if v is None else float(v) for v in frame[col]], dtype=np.float64)
     for col, spec in ranges.items():
-        if col not in view.columns or not np.issubdtype(view[col].dtype, np.number):
-            continue
+        if col not in view.columns or not pd.api.types.is_numeric_dtype(view[col].dtype):
+            continue  # (numpy's issubdtype fails on pandas' string dtype)
         x = view[col].to_numpy(np.float64, copy=True)
-        for r in spec:
-            lo, hi = (r["lo"], r["hi"]) if isinstance(r, dict) else (r, r)
-            try:
-                x[(x >= float(lo)) & (x <= float(hi))] = np.nan
-            except (TypeError, ValueError):
-                continue
+        x[_user_missing(x, spec)] = np.nan
         view[col] = x
     return view
+
+
+def _user_missing(x, spec):
+    """Which of the numbers ``x`` are SPSS user-missing under ``spec`` (pyreadstat's
+    missing_ranges of one column: {'lo', 'hi'} ranges or single values)."""
+    import numpy as np
+
+    hit = np.zeros(len(x), dtype=bool)
+    for r in spec:
+        lo, hi = (r["lo"], r["hi"]) if isinstance(r, dict) else (r, r)
+        try:
+            hit |= (x >= float(lo)) & (x <= float(hi))
+        except (TypeError, ValueError):  # a text column's missing values
+            continue
+    return hit
+
+
+def _is_decimal_column(col) -> bool:
+    """An object column of decimal.Decimal numbers (None for missing)."""
+    import decimal
+
+    if col.dtype != object:
+        return False
+    values = [v for v in col if v is not None]
+    return bool(values) and all(isinstance(v, decimal.Decimal) for v in values)
 
 
 def _declare_missing(frame, missing):
@@ -709,10 +912,16 @@ def _declare_missing(frame, missing):
 
 
 def _read_parquet(p: Path) -> Table:
+    import pandas as pd
     import pyarrow.parquet as pq
 
     arrow = pq.read_table(p)
     frame = arrow.to_pandas()
+    named = [n for n in frame.index.names if n is not None]
+    if named and not isinstance(frame.index, pd.RangeIndex):  # a named pandas index is a column of the file
+        frame = frame.reset_index(level=named)
+        stored = [c for c in arrow.column_names if c in frame.columns]  # the file's column order
+        frame = frame[stored + [c for c in frame.columns if c not in stored]]
     return _typed_table(frame, "parquet", p, {"arrow": arrow})
 
 
@@ -723,9 +932,13 @@ def _read_stata(p: Path) -> Table:
     frame = pd.read_stata(p, convert_categoricals=False, convert_dates=True, convert_missing=False,
                           preserve_dtypes=True)
     _, m = pyreadstat.read_dta(str(p), metadataonly=True)
+    # date columns keep their Stata type (%td days, %tc milliseconds, %tm months, ...): pandas
+    # writes every datetime column as %tc unless told
+    dates = {c: f[1:4] for c, f in (m.original_variable_types or {}).items()
+             if isinstance(f, str) and f[:3] in ("%tc", "%tC", "%td", "%tw", "%tm", "%tq", "%th", "%ty")}
     meta = {"column_labels": {k: v for k, v in m.column_names_to_labels.items() if v},
             "value_labels": m.variable_value_labels, "file_label": m.file_label or None,
-            "extended_missing": _stata_extended_missing(p)}
+            "extended_missing": _stata_extended_missing(p), "stata_dates": dates}
     return _typed_table(frame, "stata", p, meta)
 
 
@@ -783,6 +996,10 @@ def _read_excel(p: Path, sheet) -> Table:
     integer = [name for j, name in enumerate(header)
                if all(isinstance(r[j], int) and not isinstance(r[j], bool) for r in body if r[j] is not None)]
     frame = pd.DataFrame(body, columns=header, dtype=object).infer_objects()
+    for j, name in enumerate(header):  # integers with blank cells: nullable integers, not floats (100.0)
+        if name in integer and any(r[j] is None for r in body) and any(r[j] is not None for r in body) \
+                and header.count(name) == 1:
+            frame[name] = pd.array([r[j] for r in body], dtype="Int64")
     return _typed_table(frame, "excel", p, {"sheet": title, "integer_columns": integer})
 
 
@@ -876,14 +1093,29 @@ def _write_stata(frame, tmp, meta, path, published) -> None:
     labels = {c: {int(k): v for k, v in m.items()} for c, m in _labels_for(meta, frame, published).items()
               if all(float(k).is_integer() for k in m)}
     # pandas warns of what Stata cannot hold (renamed columns, lost precision): the user sees it
-    frame.to_stata(tmp, write_index=False, version=118,
+    import pandas as pd
+
+    dates = {c: ("tc" if f == "tC" else f) for c, f in (meta.get("stata_dates") or {}).items()
+             if c in frame.columns and c not in published and pd.api.types.is_datetime64_any_dtype(frame[c])}
+    frame.to_stata(tmp, write_index=False, version=118, convert_dates=dates or None,
                    variable_labels={k: v for k, v in (meta.get("column_labels") or {}).items()
                                     if k in frame.columns} or None,
                    value_labels=labels or None, data_label=meta.get("file_label"))
 
 
 def _write_spss(frame, tmp, meta, path, published) -> None:
+    import warnings
+
+    import numpy as np
+
     pyreadstat = _need("pyreadstat", "writing SPSS files")
+    for col, spec in (meta.get("missing_ranges") or {}).items():  # kept as declared: a mean may land on one
+        if col in published and _is_numeric(published[col]):
+            hit = int(_user_missing(np.asarray(published[col], dtype=np.float64), spec).sum())
+            if hit:
+                warnings.warn(f"column {col}: {hit} published value(s) fall on its SPSS user-missing values, so "
+                              "SPSS reads them as missing; change or remove the column's missing values if they "
+                              "should count", UserWarning, stacklevel=2)
     formats = {k: v for k, v in (meta.get("formats") or {}).items()
                if k in frame.columns and not (k in published and _is_numeric(published[k])
                                               and not _integral(published[k]))}
@@ -914,10 +1146,28 @@ def _write_xpt(frame, tmp, meta, path, published) -> None:
 def _write_excel_frame(frame, tmp, meta, path, published) -> None:
     import io as stdio
 
-    _need("openpyxl", "writing Excel files")
+    import pandas as pd
+
+    openpyxl = _need("openpyxl", "writing Excel files")
     buffer = stdio.BytesIO()  # pandas picks the engine by suffix, and the temporary file's is .tmp
     frame.to_excel(buffer, index=False, engine="openpyxl")
-    Path(tmp).write_bytes(buffer.getvalue())
+    text = [j + 1 for j, c in enumerate(frame.columns) if not pd.api.types.is_numeric_dtype(frame[c].dtype)]
+    if not text:
+        Path(tmp).write_bytes(buffer.getvalue())
+        return
+    buffer.seek(0)
+    wb = openpyxl.load_workbook(buffer)
+    ws = wb.active
+    for j in text:  # openpyxl takes a string starting with '=' for a formula: text stays text
+        for (cell,) in ws.iter_rows(min_row=2, min_col=j, max_col=j):
+            _keep_text(cell)
+    wb.save(tmp)
+
+
+def _keep_text(cell) -> None:
+    """A cell whose value is text starting with '=' holds that text, not a formula."""
+    if isinstance(cell.value, str) and cell.value.startswith("=") and cell.data_type == "f":
+        cell.data_type = "s"
 
 
 def _write_excel_in_place(table: Table, published: dict, tmp) -> None:
@@ -933,7 +1183,9 @@ def _write_excel_in_place(table: Table, published: dict, tmp) -> None:
         numeric = _is_numeric(values)
         for i, v in enumerate(values):
             if not numeric:  # a category: the cell value as it was in the column
-                ws.cell(row=i + 2, column=j).value = None if _is_missing(v) else v
+                cell = ws.cell(row=i + 2, column=j)
+                cell.value = None if _is_missing(v) else v
+                _keep_text(cell)
                 continue
             v = float(v)
             ws.cell(row=i + 2, column=j).value = int(v) if integer and v.is_integer() else v

@@ -67,6 +67,11 @@ def _number(value, missing=()) -> tuple[bool, bool, float]:
 
 
 _NUMBER_TEXT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+#: Numbers in a notation the readers do not parse: thousands separators (1,234 / 1.234 / 1 234 /
+#: 1'234), a decimal comma, the unicode minus, a currency sign or a percent sign.
+_FORMATTED_NUMBER = re.compile(r"[$€£¥]?\s*[+\-\u2212]?\s*[$€£¥]?"
+                               r"(?:\d{1,3}([,.'\s\u00a0\u202f])\d{3}(?:\1\d{3})*(?:[.,]\d+)?|\d+(?:[.,]\d+)?|[.,]\d+)"
+                               r"\s*[%$€£¥]?")
 
 
 def _is_text_column(col: pd.Series) -> bool:
@@ -109,7 +114,8 @@ def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=(), allow
     """
     missing = {str(t).strip() for t in (missing or ())}
     if columns is None:
-        cols, skipped = [], []
+        cols, skipped, formatted = [], [], []
+        coded = set(df.attrs.get("category_codes", ()))  # io: every value has a value label (Stata, SPSS)
         for c in df.columns:
             if c in set(exclude):
                 continue
@@ -120,7 +126,9 @@ def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=(), allow
             if pd.api.types.is_bool_dtype(col.dtype):
                 continue
             if pd.api.types.is_numeric_dtype(col.dtype):
-                why = looks_like_identifier(c, col)
+                why = looks_like_identifier(c, col) or (
+                    "every value has a value label: category codes; to protect them as categories, name "
+                    "the column in --categorical / categorical= too" if c in coded else None)
                 if why:
                     skipped.append((c, why))
                 else:
@@ -144,10 +152,17 @@ def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=(), allow
                 raise InputError(
                     f"column {c} is numeric except for {listed}: declare the token(s) missing "
                     f"(--missing / missing=) or name the quasi-identifiers (--columns / columns=)")
+            elif tokens and all(_FORMATTED_NUMBER.fullmatch(t) for t in tokens):  # not text: numbers, written otherwise
+                formatted.append((c, next(iter(tokens))))
         for c, why in skipped:
             warnings.warn(f"column {c} looks like an identifier or code ({why}): it is not protected; "
                           f"name it in --columns / columns= to use it as a quasi-identifier, "
                           f"or remove it before publishing", UserWarning, stacklevel=3)
+        for c, example in formatted:
+            warnings.warn(f"column {c} holds numbers in a notation that is not read as numbers, such as {example!r} "
+                          "(thousands separators, a decimal comma, the unicode minus, currency or percent signs): "
+                          "it is not protected; write them as plain numbers (or set the decimal mark with --decimal) "
+                          "to protect it, or remove it before publishing", UserWarning, stacklevel=3)
         if not cols and not allow_empty:
             raise InputError("no numeric columns to use as quasi-identifiers")
         return cols

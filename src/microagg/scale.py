@@ -458,11 +458,20 @@ def _compact(labels: np.ndarray) -> np.ndarray:
 # ----------------------------------------------------------------------------- out of core
 
 
-def _chunks(input_path: str, columns, chunk_rows: int):
-    """Yield DataFrame chunks of the input in order (Parquet file / directory of files, or CSV)."""
+def _is_parquet(input_path: str) -> bool:
+    return os.path.isdir(input_path) or input_path.lower().endswith((".parquet", ".pq"))
+
+
+def _chunks(input_path: str, columns, chunk_rows: int, numeric=()):
+    """Yield DataFrame chunks of the input in order (Parquet file / directory of files, or CSV).
+
+    A CSV is read as text, every field exactly as written (the separator and encoding
+    detected as ``io.read`` detects them), so the other columns come out as they came in (codes such as 00123,
+    NA, null and blanks kept apart); the ``numeric`` columns (the QIs) are parsed as numbers (a
+    blank cell is missing, and reported as such; another cell that is not a number an InputError)."""
     import pandas as pd
 
-    if os.path.isdir(input_path) or input_path.endswith((".parquet", ".pq")):
+    if _is_parquet(input_path):
         import pyarrow.parquet as pq
 
         files = [input_path] if os.path.isfile(input_path) else sorted(
@@ -474,13 +483,39 @@ def _chunks(input_path: str, columns, chunk_rows: int):
             for batch in pf.iter_batches(batch_size=chunk_rows, columns=columns):
                 yield batch.to_pandas()
     else:
-        yield from pd.read_csv(input_path, chunksize=chunk_rows, usecols=columns)
+        from collections import defaultdict
+
+        from .errors import InputError
+        from .io import sniff_csv
+
+        sep, encoding = sniff_csv(input_path)
+        # the QIs parsed by pandas' C parser (a blank cell is missing); every other column as its text
+        reader = pd.read_csv(input_path, sep=sep, encoding=encoding, chunksize=chunk_rows, usecols=columns,
+                             dtype=defaultdict(lambda: str, {c: "float64" for c in numeric}),
+                             keep_default_na=False, na_values={c: [""] for c in numeric} or None)
+        try:
+            yield from reader
+        except ValueError as exc:
+            raise InputError(f"a quasi-identifier column of {os.path.basename(input_path)} holds a cell that is "
+                             f"not a number ({exc})") from None
+
+
+def first_rows(input_path, rows: int = 1000):
+    """The first rows of a Parquet dataset or CSV with its columns typed as the in-memory reader
+    types them (``io.typed_text_frame`` for a CSV): the column rules apply to them before any pass."""
+    input_path = os.fspath(input_path)
+    first = next(_chunks(input_path, None, rows))
+    if _is_parquet(input_path):
+        return first
+    from .io import typed_text_frame
+
+    return typed_text_frame(first)
 
 
 def _qi_columns(input_path, columns, chunk_rows):
     import pandas as pd
 
-    first = next(_chunks(input_path, None, min(chunk_rows, 1000)))
+    first = first_rows(input_path, min(chunk_rows, 1000))
     if columns is None:
         # pandas' own test: numpy's issubdtype raises on pandas extension dtypes (strings)
         cols = [c for c in first.columns
@@ -555,7 +590,7 @@ def _strata_pass(input_path, strata, cols, chunk_rows, k, merge_small_strata):
 
     index: dict = {}
     codes, sums = [], {}
-    for df in _chunks(input_path, list(strata) + cols, chunk_rows):
+    for df in _chunks(input_path, list(strata) + cols, chunk_rows, numeric=cols):
         keys = df[list(strata)].astype("object").where(df[list(strata)].notna(), "<missing>")
         c = np.fromiter((index.setdefault(t, len(index)) for t in keys.itertuples(index=False, name=None)),
                         dtype=np.int64, count=len(df))
@@ -596,6 +631,7 @@ def protect_out_of_core(input_path, output_dir, *, k, method="mdav", columns=Non
     group means (2.1 GB peak at 10^7 × 10, benchmarks/results/dask_end_to_end.md), plus one chunk.
     """
     import dask
+    import pandas as pd
 
     from .preprocess import check_k
 
@@ -623,7 +659,7 @@ def protect_out_of_core(input_path, output_dir, *, k, method="mdav", columns=Non
     # pass 1: global count, mean, population std (chunk-wise merge) and covariance
     progress("pass 1 of 4", 0.0, "means and covariance")
     n, mean, m2 = 0, np.zeros(d), np.zeros((d, d))
-    for df in _chunks(input_path, cols, chunk_rows):
+    for df in _chunks(input_path, cols, chunk_rows, numeric=cols):
         X = df[cols].to_numpy(dtype=np.float64)
         if not np.isfinite(X).all():
             from .errors import InputError
@@ -657,7 +693,7 @@ def protect_out_of_core(input_path, output_dir, *, k, method="mdav", columns=Non
     progress("pass 2 of 4", 0.25, "cutting slabs")
     P = np.empty((n, axes.shape[1]), dtype=np.float32)
     pos = 0
-    for df in _chunks(input_path, cols, chunk_rows):
+    for df in _chunks(input_path, cols, chunk_rows, numeric=cols):
         Z = (df[cols].to_numpy(dtype=np.float64) - mean) / std
         P[pos:pos + len(Z)] = Z @ axes
         pos += len(Z)
@@ -679,7 +715,7 @@ def protect_out_of_core(input_path, output_dir, *, k, method="mdav", columns=Non
     spill = tempfile.mkdtemp(prefix=".spill-", dir=output_dir)
     try:
         pos = 0
-        for j, df in enumerate(_chunks(input_path, cols, chunk_rows)):
+        for j, df in enumerate(_chunks(input_path, cols, chunk_rows, numeric=cols)):
             Z = (df[cols].to_numpy(dtype=np.float64) - mean) / std
             rows = np.arange(pos, pos + len(Z))
             s_of = slab_of[pos:pos + len(Z)]
@@ -720,7 +756,7 @@ def protect_out_of_core(input_path, output_dir, *, k, method="mdav", columns=Non
             lab = labels[pos:pos + len(df)]
             vals = group_means[lab]
             for t, c in enumerate(cols):
-                df[c] = vals[:, t].astype(df[c].dtype) if np.issubdtype(df[c].dtype, np.floating) else vals[:, t]
+                df[c] = vals[:, t].astype(df[c].dtype) if pd.api.types.is_float_dtype(df[c].dtype) else vals[:, t]
             f = os.path.join(output_dir, f"part-{j:06d}.parquet")
             df.to_parquet(f, index=False)
             files.append(f)

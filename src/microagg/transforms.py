@@ -254,8 +254,15 @@ def embed(df: pd.DataFrame, cols: list, kinds: dict, standardize: bool = True, l
     categorical = [c for c in cols if kinds[c] != "continuous"]
     continuous = [c for c in cols if kinds[c] == "continuous"]
     X = quasi_identifiers(df, continuous, missing) if continuous else np.empty((len(df), 0))
+    tokens = {str(t).strip() for t in (missing or ())}
     levels, code_cols, missing = {}, [], []
     for c in categorical:
+        # a blank text cell or a declared-missing token is missing, not a category of its own
+        blank = np.fromiter((isinstance(v, str) and (not v.strip() or v.strip() in tokens)
+                             for v in df[c].to_numpy(dtype=object)), dtype=bool, count=len(df))
+        if blank.any():
+            missing.append(f"{c} ({int(blank.sum())} rows)")
+            continue
         lev = pd.Index(declared[c]) if c in declared else _levels(df[c])
         if isinstance(df[c].dtype, pd.CategoricalDtype) and c not in declared:
             codes = df[c].cat.codes.to_numpy()
