@@ -519,3 +519,54 @@ def test_smallest_selects_like_a_stable_sort(seed, eta):
     out = np.empty(eta, dtype=np.int64)
     _smallest(val, eta, out)
     assert np.array_equal(out, np.sort(np.argsort(val, kind="stable")[:eta]))
+
+
+class _FailingOnce:
+    """A HiGHS object whose first solve reports "Solve error" (as HiGHS 1.16 did on a warm-started
+    master, eia k = 10); everything else is the real object's."""
+
+    def __init__(self, h):
+        self._h, self.failed = h, False
+
+    def __getattr__(self, name):
+        return getattr(self._h, name)
+
+    def getModelStatus(self):
+        import highspy
+
+        if not self.failed:
+            self.failed = True
+            return highspy.HighsModelStatus.kSolveError
+        return self._h.getModelStatus()
+
+
+def test_master_lp_failure_is_solved_again_from_scratch():
+    from microagg.methods.colgen.master import Master, groups
+
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    master = Master(X)
+    master.add(groups(run("mdav", X, 3, seed=0).labels))
+    master.h = _FailingOnce(master.h)
+    value, x, pi, _ = master.solve()
+    assert master.h.failed and value == pytest.approx(pi.sum())
+
+
+def test_master_lp_that_cannot_be_solved_ends_the_run_with_a_valid_result(monkeypatch):
+    from microagg.methods.colgen import master as master_module
+
+    calls = {"n": 0}
+    real = master_module.Master.solve
+
+    def failing_from_round_3(self, time_limit=np.inf):
+        calls["n"] += 1
+        if calls["n"] >= 3:
+            raise master_module.MasterLPError("master LP not solved to optimality: Solve error")
+        return real(self, time_limit)
+
+    monkeypatch.setattr(master_module.Master, "solve", failing_from_round_3)
+    X = np.random.default_rng(1).normal(size=(60, 3))
+    out = run("colgen", X, 3, seed=0)
+    labels = check_partition(out.labels, 60, 3, "colgen")
+    assert out.extras["colgen_lp_failure"].endswith("Solve error") and out.extras["colgen_rounds"] == 2
+    assert not out.extras["colgen_converged"]
+    assert out.lower_bound <= sse(X, labels) + 1e-9
