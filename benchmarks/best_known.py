@@ -22,6 +22,19 @@ Tried and dropped: fix-and-optimise regions (whole groups around a random one) r
 warm-started from their groups; census k = 10, regions of 150 records, 30 s each: 4 regions in
 90 s, none improved or proven (colgen does not converge on 50–100 records at k = 10 in 30–60 s).
 
+Where eia k = 10's gap lies (diagnostics, not kept): its tail. The 30 groups holding a record of
+z-norm > 5 (335 records) carry 692.4 of the best partition's SSE 869.6; colgen on them alone
+converges in 27–44 s to LP 661.4 (31 of the whole gap of 38.4 under the plain LP 831.1), the
+128 records of the groups with a record of norm > 10 to 523.6 against 546.0. Their partition is
+a deep local optimum: ICSM restarts with recombination on the 335 records (3 × 120 s, 18,000
+restarts each) and the MIP over colgen's columns find nothing better. The LP is what is weak
+there: 160 fractional columns cover 265 of the 335 records; 210 rounds of subset-row cuts on
+triples raise it to 666.5 only; enumerating the clusters below the gap (closing) reaches
+thresholds of 0.6 (335 records) and 8.3 (128) with 200,000 clusters, against the 31 and 22
+needed; with 3 million on the 128 records it had not ended after 13 minutes. A "tail closing" (a
+set-partitioning MIP in reduced costs over the clusters touching the records of largest duals,
+whose value adds to Σπ) finds zero-cost covers of those records, or no threshold above 0.54.
+
 A partition replaces the stored one only when it is valid (every record labelled, every group
 of k..2k−1 records) and strictly better; the largest bound is kept. ``--import-bounds`` takes
 the proven bounds of the committed column-generation runs (``results/colgen_full.json``, their

@@ -17,7 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import microagg
-from microagg.kernels.pricing import bnb_pricing, enumeration_pricing
+from microagg.kernels import kdtree
+from microagg.kernels.pricing import _smallest, bnb_pricing, enumeration_pricing, greedy_pricing
 from microagg.methods.colgen import _split_oversized, knn_sums
 from microagg.methods import run
 from microagg.partition import check_partition, sse
@@ -438,3 +439,134 @@ def test_closing_restricted_mip_gives_a_valid_partition_at_the_bound():
     assert out.extras["colgen_proven_optimal"]
     assert out.lower_bound <= sse(X, out.labels) * (1 + 1e-9)
     assert sse(X, out.labels) <= out.lower_bound * (1 + 1e-9)
+
+
+def _paper_greedy(X, pi, eta, thr):
+    """SolveHeuristicPricing (Section 5.1) as the paper writes it: a full scan of the unassigned
+    nodes at every step, Σ_{e∈[w:C]} c_e accumulated per node; clusters as sets, with rc."""
+    n = len(X)
+    unassigned = np.ones(n, dtype=bool)
+    found = []
+    for v in np.argsort(-pi, kind="mergesort"):
+        if unassigned.sum() < eta:
+            break
+        if not unassigned[v]:
+            continue
+        unassigned[v] = False
+        members, acc = [v], np.zeros(n)
+        while len(members) < eta:
+            acc += ((X - X[members[-1]]) ** 2).sum(1)
+            val = np.where(unassigned, acc / eta - pi / (eta - 1), np.inf)
+            val[members] = np.inf
+            if not np.isfinite(val).any():
+                break
+            members.append(int(np.argmin(val)))
+        if len(members) < eta:
+            break
+        part = X[members]
+        rc = ((part - part.mean(0)) ** 2).sum() - pi[members].sum()
+        if rc < thr:
+            unassigned[members] = False
+            found.append((frozenset(members), rc))
+    return found
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10**6), st.integers(2, 6), st.integers(1, 4), st.booleans())
+def test_greedy_pricing_is_the_papers_greedy(seed, eta, d, dup):
+    # the KD-tree query chooses the node the paper's full scan chooses (duplicates: exact ties)
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(eta, 60))
+    X = rng.normal(size=(n, d))
+    if dup:
+        X[n // 2:] = X[: n - n // 2]
+    X = np.ascontiguousarray(X)
+    pi = rng.gamma(1.0, float(rng.uniform(0.1, 3.0)), size=n) - float(rng.uniform(0, 0.5))
+    thr = float(rng.uniform(-0.5, 0.5))
+    cuts = (np.zeros(n + 1, np.int64), np.zeros(0, np.int64), np.zeros(0))
+    members, rcs = greedy_pricing(X, pi, eta, thr, *cuts)
+    want = _paper_greedy(X, pi, eta, thr)
+    assert [frozenset(m) for m in members] == [c for c, _ in want]
+    assert np.allclose(rcs, [r for _, r in want])
+
+
+def test_weighted_nearest_query_matches_brute_force():
+    rng = np.random.default_rng(5)
+    X = np.ascontiguousarray(rng.integers(0, 5, size=(300, 3)).astype(float))  # many exact ties
+    w = rng.integers(0, 4, size=300).astype(float)
+    T = kdtree.build(X, 4)
+    alive = np.ones(300, dtype=bool)
+    for i in rng.permutation(300)[:120]:
+        kdtree.delete(T, i)
+        alive[i] = False
+    wmax = kdtree.node_max(T, w)
+    for q in rng.normal(2.0, 2.0, size=(60, 3)):
+        lam = float(rng.uniform(0.0, 3.0))
+        excl = rng.choice(np.flatnonzero(alive), 3, replace=False)
+        ok = alive.copy()
+        ok[excl] = False
+        ids = np.flatnonzero(ok)
+        val = ((X[ids] - q) ** 2).sum(1) - lam * w[ids]
+        best = ids[np.lexsort((ids, val))[0]]
+        assert kdtree.nearest_weighted(T, q, lam, w, wmax, excl, 3)[0] == best
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(0, 10**6), st.integers(1, 12))
+def test_smallest_selects_like_a_stable_sort(seed, eta):
+    rng = np.random.default_rng(seed)
+    val = rng.integers(0, 6, size=int(rng.integers(eta, 40))).astype(float)  # ties
+    out = np.empty(eta, dtype=np.int64)
+    _smallest(val, eta, out)
+    assert np.array_equal(out, np.sort(np.argsort(val, kind="stable")[:eta]))
+
+
+class _FailingOnce:
+    """A HiGHS object whose first solve reports "Solve error" (as HiGHS 1.16 did on a warm-started
+    master, eia k = 10); everything else is the real object's."""
+
+    def __init__(self, h):
+        self._h, self.failed = h, False
+
+    def __getattr__(self, name):
+        return getattr(self._h, name)
+
+    def getModelStatus(self):
+        import highspy
+
+        if not self.failed:
+            self.failed = True
+            return highspy.HighsModelStatus.kSolveError
+        return self._h.getModelStatus()
+
+
+def test_master_lp_failure_is_solved_again_from_scratch():
+    from microagg.methods.colgen.master import Master, groups
+
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    master = Master(X)
+    master.add(groups(run("mdav", X, 3, seed=0).labels))
+    master.h = _FailingOnce(master.h)
+    value, x, pi, _ = master.solve()
+    assert master.h.failed and value == pytest.approx(pi.sum())
+
+
+def test_master_lp_that_cannot_be_solved_ends_the_run_with_a_valid_result(monkeypatch):
+    from microagg.methods.colgen import master as master_module
+
+    calls = {"n": 0}
+    real = master_module.Master.solve
+
+    def failing_from_round_3(self, time_limit=np.inf):
+        calls["n"] += 1
+        if calls["n"] >= 3:
+            raise master_module.MasterLPError("master LP not solved to optimality: Solve error")
+        return real(self, time_limit)
+
+    monkeypatch.setattr(master_module.Master, "solve", failing_from_round_3)
+    X = np.random.default_rng(1).normal(size=(60, 3))
+    out = run("colgen", X, 3, seed=0)
+    labels = check_partition(out.labels, 60, 3, "colgen")
+    assert out.extras["colgen_lp_failure"].endswith("Solve error") and out.extras["colgen_rounds"] == 2
+    assert not out.extras["colgen_converged"]
+    assert out.lower_bound <= sse(X, labels) + 1e-9

@@ -42,7 +42,7 @@ from .kbest import kbest_admits, kbest_insert
 from .nearest import sqdist
 
 __all__ = ["KDTree", "build", "build_pair", "build_subset", "delete", "knn", "nearest_to_any", "has_witness",
-           "farthest", "alive_indices", "radial_build", "radial_skip_dead", "radial_farthest"]
+           "node_max", "nearest_weighted", "farthest", "alive_indices", "radial_build", "radial_skip_dead", "radial_farthest"]
 
 #: The tree's arrays (module docstring). Nodes: lo, hi (box), start, cnt, left, right, parent,
 #: center, rad, cdist (ball), r2 (anchor distance), mu, cosb (cone, shell trees only).
@@ -545,6 +545,51 @@ def knn(T, q, k, out_idx, out_d, excl, nexcl):
         lb = _lower(T, b, q, kth) if cnt[b] > 0 else np.inf
         top = _push_nearer_last(stack, bound, top, a, b, la, lb)
     return filled
+
+
+@njit(cache=True, nogil=True)
+def node_max(T, w):
+    """Per node, the largest w[i] over its alive records (-inf when none): the weight bound of
+    ``nearest_weighted``. After later deletions it is still an upper bound."""
+    oidx, start, cnt, left, right = T.oidx, T.start, T.cnt, T.left, T.right
+    out = np.full(start.shape[0], -np.inf)
+    for v in range(start.shape[0] - 1, -1, -1):  # children are created after their parent
+        if left[v] < 0:
+            for p in range(start[v], start[v] + cnt[v]):
+                if w[oidx[p]] > out[v]:
+                    out[v] = w[oidx[p]]
+        else:
+            out[v] = max(out[left[v]], out[right[v]])
+    return out
+
+
+@njit(cache=True, nogil=True)
+def nearest_weighted(T, q, lam, w, wmax, excl, nexcl):
+    """(original index, value) of the alive record minimising ‖x_i − q‖² − lam·w[i] (lam >= 0),
+    by (value, original index), skipping the records in excl[:nexcl]; (-1, inf) when none.
+    wmax = node_max(T, w): a node is pruned when its box bound less lam·wmax exceeds the best."""
+    Xt, oidx, start, cnt, left, right, lo, hi = T.Xt, T.oidx, T.start, T.cnt, T.left, T.right, T.lo, T.hi
+    best_i, best_v = -1, np.inf
+    stack, bound, top = _new_stack(-np.inf)
+    while top > 0:
+        top -= 1
+        v = stack[top]
+        if bound[top] > best_v:
+            continue
+        if left[v] < 0:
+            for p in range(start[v], start[v] + cnt[v]):
+                i = oidx[p]
+                val = sqdist(Xt[p], q) - lam * w[i]
+                if val < best_v or (val == best_v and i < best_i):
+                    if nexcl > 0 and _excluded(i, excl, nexcl):
+                        continue
+                    best_i, best_v = i, val
+            continue
+        a, b = left[v], right[v]
+        la = _box_lb(lo, hi, a, q) * _LB_SCALE - lam * wmax[a] if cnt[a] > 0 else np.inf
+        lb = _box_lb(lo, hi, b, q) * _LB_SCALE - lam * wmax[b] if cnt[b] > 0 else np.inf
+        top = _push_nearer_last(stack, bound, top, a, b, la, lb)
+    return best_i, best_v
 
 
 @njit(cache=True, nogil=True)

@@ -19,7 +19,7 @@ from ...errors import ParameterError
 from ...partition import check_partition, group_sizes, relabel, sse
 from .. import MethodOutput
 from ..starts import start_labels
-from .master import Master, groups
+from .master import Master, MasterLPError, groups
 from .pricing import Pricer, disjoint_families
 from .rounding import mst_rounding, separate_subset_rows, simple_rounding, split_oversized
 
@@ -82,6 +82,7 @@ class ColumnGeneration:
         self.lp_integral = False
         self.pi = None  # duals of the last master LP
         self.prev_lp = None
+        self.lp_failure = None  # HiGHS's message when the master LP could not be solved
         self.cut_rounds = 0
         self.deepened = 0
         self.mispriced = 0
@@ -206,7 +207,12 @@ class ColumnGeneration:
                 break
             self.take_offers(enter=False)
             tic = time.perf_counter()
-            solved = master.solve(self.left())
+            try:
+                solved = master.solve(self.left())
+            except MasterLPError as exc:  # the run ends as if out of time: its bound and partitions stand
+                self.lp_failure = str(exc)
+                self.progress("colgen", None, f"{exc}: column generation stops here")
+                solved = None
             self.phase["lp"] += time.perf_counter() - tic
             if solved is None:
                 break
@@ -500,6 +506,7 @@ class ColumnGeneration:
             "colgen_columns": self.master.ncols,
             "colgen_lp_value": self.lp_value,
             "colgen_converged": self.converged,
+            "colgen_lp_failure": self.lp_failure,
             "colgen_lp_integral": bool(self.lp_integral and self.converged),
             "colgen_proven_optimal": bool(self.proven()),
             "colgen_best_from": self.best_from,

@@ -13,6 +13,7 @@ import ctypes
 import os
 import sys
 import threading
+import time
 
 import highspy
 import numpy as np
@@ -21,7 +22,7 @@ from scipy import sparse
 from ...kernels.pricing import column_costs
 from ...partition import relabel
 
-__all__ = ["Master", "groups", "new_highs", "set_time_limit"]
+__all__ = ["Master", "MasterLPError", "groups", "new_highs", "set_time_limit"]
 
 _STDOUT_LOCK = threading.Lock()  # fd 1 is process-wide: one redirection at a time
 
@@ -62,6 +63,10 @@ def set_time_limit(h: highspy.Highs, seconds: float) -> None:
         h.setOptionValue("time_limit", highspy.kHighsInf)
     else:
         h.setOptionValue("time_limit", float(h.getRunTime()) + max(float(seconds), 0.0))
+
+
+class MasterLPError(RuntimeError):
+    """HiGHS could not solve the master LP, even from scratch (the run ends with what it has)."""
 
 
 class Master:
@@ -169,14 +174,28 @@ class Master:
         return len(new)
 
     def solve(self, time_limit: float = np.inf):
-        """(LP value, x, π) of the restricted master; None if stopped by the time limit."""
+        """(LP value, x, π, σ) of the restricted master; None if stopped by the time limit.
+
+        HiGHS may fail on a warm-started solve ("Solve error": eia, k = 10, round ~30 of a run
+        without time limit): the LP is then solved again from scratch, first with the primal
+        simplex, then with HiGHS's default; MasterLPError if it still fails."""
+        tic = time.perf_counter()
         set_time_limit(self.h, time_limit)
         self.h.run()
         status = self.h.getModelStatus()
+        for strategy in (4, 0):
+            if status in (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kTimeLimit):
+                break
+            self.h.clearSolver()  # drop the basis and factorisation the failed solve left
+            self.h.setOptionValue("simplex_strategy", strategy)
+            set_time_limit(self.h, time_limit - (time.perf_counter() - tic))
+            self.h.run()
+            status = self.h.getModelStatus()
+        self.h.setOptionValue("simplex_strategy", 4)
         if status == highspy.HighsModelStatus.kTimeLimit:
             return None
         if status != highspy.HighsModelStatus.kOptimal:
-            raise RuntimeError(f"master LP not solved to optimality: {self.h.modelStatusToString(status)}")
+            raise MasterLPError(f"master LP not solved to optimality: {self.h.modelStatusToString(status)}")
         sol = self.h.getSolution()
         x = np.asarray(sol.col_value, dtype=np.float64)
         duals = np.asarray(sol.row_dual, dtype=np.float64)
