@@ -149,7 +149,7 @@ def test_csv_dialect_and_non_qi_text_survive_the_cli(tmp_path, capsys):
     printed = capsys.readouterr()
     assert "protected (quasi-identifiers): age, income" in printed.out
     assert "unchanged: zip, country, note" in printed.out
-    assert "zip looks like an identifier or code" in printed.err
+    assert "zip looks like an identifier, a code or a weight" in printed.err
     before = text.split("\r\n")
     after = out.read_bytes().decode("utf-8").split("\r\n")
     assert len(after) == len(before) and after[0] == before[0]

@@ -133,7 +133,7 @@ def test_csv_everyday_awkward_file_keeps_every_byte(tmp_path):
     table = io.read(src)
     assert (table.dialect.sep, table.dialect.decimal, table.dialect.bom, table.dialect.newline) == (";", ",", True, "\r\n")
     assert table.duplicates == ["x"]
-    with pytest.warns(UserWarning, match="column zip looks like an identifier or code"):
+    with pytest.warns(UserWarning, match="column zip looks like an identifier, a code or a weight"):
         cols = select_columns(table.frame)
     assert cols == ["age", "income"]  # zip (leading zeros) is a code; duplicated x is never a QI
     out = tmp_path / "out.csv"
@@ -222,12 +222,32 @@ def test_numeric_column_with_stray_tokens_is_an_error_naming_them(tmp_path):
 def test_identifier_columns_are_never_default_qis_without_a_warning():
     rng = np.random.default_rng(0)
     df = pd.DataFrame({"person_id": rng.permutation(50) + 1000, "row": np.arange(50), "income": rng.normal(size=50),
-                       "UTILITYID": rng.integers(0, 5, 50)})
+                       "UTILITYID": rng.integers(0, 500, 50)})
     with pytest.warns(UserWarning, match="column person_id looks like an identifier") as caught:
         cols = select_columns(df)
     assert cols == ["income", "UTILITYID"]
     assert any("column row looks like" in str(w.message) for w in caught)  # a running number
     assert select_columns(df, ["person_id", "income"]) == ["person_id", "income"]
+
+
+def test_category_codes_and_weights_are_never_default_qis_without_a_warning():
+    # the household survey: its integer codes (sex, roof, ...) and weights would be averaged
+    df = pd.read_csv(microagg.datasets.path("testdata"))
+    with pytest.warns(UserWarning) as caught:
+        cols = select_columns(df)
+    assert cols == ["age", "expend", "income", "savings"]
+    warned = " ".join(str(w.message) for w in caught)
+    for c in ("urbrur", "roof", "walls", "water", "electcon", "relat", "sex", "hhcivil"):
+        assert f"column {c} looks like" in warned and "distinct integer values: category codes" in warned
+    for c in ("sampling_weight", "household_weights"):
+        assert f"column {c} looks like an identifier, a code or a weight (its name says survey weight)" in warned
+    assert select_columns(df, ["sex", "income"]) == ["sex", "income"]  # named: averaged as asked
+    # not codes: fractions, many values, or too few records to tell
+    rng = np.random.default_rng(1)
+    other = pd.DataFrame({"share": rng.integers(0, 4, 60) / 4.0, "rooms": rng.integers(1, 40, 60),
+                          "AFNLWGT": rng.normal(size=60)})
+    assert select_columns(other) == ["share", "rooms", "AFNLWGT"]
+    assert select_columns(pd.DataFrame({"sex": [1, 2] * 10, "x": np.arange(20.0) ** 2})) == ["sex", "x"]
 
 
 def test_integers_beyond_2_53_are_an_error_not_a_constant():

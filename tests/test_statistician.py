@@ -346,7 +346,7 @@ def test_weights_that_could_not_act_are_rejected_not_ignored():
 
 def test_sample_weights_give_weighted_group_means():
     rng = np.random.default_rng(3)
-    df = pd.DataFrame(make_data(3, 40, 2), columns=["a", "b"])
+    df = pd.DataFrame(rng.normal(size=(40, 2)), columns=["a", "b"])  # continuous (integer data with few values: codes)
     df["w"] = rng.uniform(0.5, 4.0, 40)
     res = microagg.microaggregate(df, k=3, sample_weight="w")
     assert res.columns == ["a", "b"]  # the weight column is not a quasi-identifier

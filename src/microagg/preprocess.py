@@ -16,7 +16,8 @@ import pandas as pd
 
 from .errors import InputError
 
-__all__ = ["InputError", "read_table", "select_columns", "quasi_identifiers", "looks_like_identifier", "Standardizer",
+__all__ = ["InputError", "read_table", "select_columns", "quasi_identifiers", "looks_like_identifier", "looks_like_codes",
+           "looks_like_weight", "Standardizer",
            "zscores", "principal_axes", "check_k"]
 
 
@@ -46,6 +47,37 @@ def looks_like_identifier(name, values) -> str | None:
     if pd.api.types.is_integer_dtype(col.dtype) and len(col) >= 10 and col.is_unique:
         if int(col.max()) - int(col.min()) + 1 == len(col):
             return "its values are the distinct integers of a running number"
+    return None
+
+
+#: A numeric column of integers with fewer distinct values than this is taken for category codes
+#: (sex, region, dwelling type: averaging them publishes codes that mean nothing), once the data
+#: have CODE_MIN_ROWS records or more (fewer: too few to tell codes from a small sample).
+FEW_VALUES = 20
+CODE_MIN_ROWS = 2 * FEW_VALUES
+
+
+def looks_like_codes(values) -> str | None:
+    """Why a numeric column looks like category codes (None if it does not): integers only,
+    fewer than FEW_VALUES distinct values, and at least CODE_MIN_ROWS records."""
+    col = pd.Series(values)
+    if len(col) < CODE_MIN_ROWS or pd.api.types.is_bool_dtype(col.dtype):
+        return None
+    x = col.dropna().to_numpy(dtype=np.float64)
+    if not len(x) or not np.all(np.isfinite(x)) or np.any(x != np.round(x)):
+        return None
+    distinct = len(np.unique(x))
+    if 1 < distinct < FEW_VALUES:
+        return (f"{distinct} distinct integer values: category codes; to protect them as categories, name the "
+                f"column in --categorical / categorical= too")
+    return None
+
+
+def looks_like_weight(name) -> str | None:
+    """Why column ``name`` looks like a survey weight (None if it does not): its name says weight.
+    A weight is not a quasi-identifier, and averaging it would change every estimate."""
+    if isinstance(name, str) and re.search(r"weight|(?:^|[_\W])(?:w|p|f)?wgt(?:$|[_\W])", name, re.IGNORECASE):
+        return "its name says survey weight"
     return None
 
 
@@ -126,9 +158,10 @@ def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=(), allow
             if pd.api.types.is_bool_dtype(col.dtype):
                 continue
             if pd.api.types.is_numeric_dtype(col.dtype):
-                why = looks_like_identifier(c, col) or (
+                why = looks_like_identifier(c, col) or looks_like_weight(c) or (
                     "every value has a value label: category codes; to protect them as categories, name "
-                    "the column in --categorical / categorical= too" if c in coded else None)
+                    "the column in --categorical / categorical= too" if c in coded else None) or (
+                    looks_like_codes(col) if isinstance(c, str) else None)  # an array's columns: no guessing
                 if why:
                     skipped.append((c, why))
                 else:
@@ -155,7 +188,7 @@ def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=(), allow
             elif tokens and all(_FORMATTED_NUMBER.fullmatch(t) for t in tokens):  # not text: numbers, written otherwise
                 formatted.append((c, next(iter(tokens))))
         for c, why in skipped:
-            warnings.warn(f"column {c} looks like an identifier or code ({why}): it is not protected; "
+            warnings.warn(f"column {c} looks like an identifier, a code or a weight ({why}): it is not protected; "
                           f"name it in --columns / columns= to use it as a quasi-identifier, "
                           f"or remove it before publishing", UserWarning, stacklevel=3)
         for c, example in formatted:
