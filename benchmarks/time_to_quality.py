@@ -5,7 +5,8 @@ Runs mdav, icsm, colgen, auto and the other members of auto's default portfolio 
 and k at time limits 1, 3, 10, 30, 60 s (seed 0), one after the other for each (data, k, T) so
 that auto and the members alone see the same machine state, recording IL, wall seconds,
 colgen's lower bound and the machine's load per run in ``benchmarks/results/time_to_quality.json``
-(resumable: runs already in the file are kept; ``--fresh`` drops the stored rows first). Every
+(resumable: runs already in the file are kept; ``--fresh`` drops the stored rows first, ``--redo``
+those of the selected data, k and limits). Every
 method is run once on a small input before timing, so no run pays numba's cache loading. Draws
 one PNG per (data, k) under ``docs/figures/`` (IL against the time limit, log scale; colgen's
 proven bound dashed), and the README block ``auto-vs-members``. ``--check`` lists the cells
@@ -71,8 +72,10 @@ def warm_up() -> None:
         microagg.microaggregate(df, k=3, method=method, time_limit=0.5, seed=0)
 
 
-def measure(datas, ks, limits, fresh: bool) -> None:
+def measure(datas, ks, limits, fresh: bool, redo: bool = False) -> None:
     rows = [] if fresh else load_rows()
+    if redo:  # measure the selected cells again (after a change to a method), keep the others
+        rows = [r for r in rows if not (r["data"] in datas and r["k"] in ks and r["time_limit"] in limits)]
     warm_up()
     done = {(r["data"], r["k"], r["method"], r["time_limit"]) for r in rows}
     for data in datas:
@@ -186,11 +189,12 @@ def main() -> None:
     ap.add_argument("--ks", nargs="+", type=int, default=[3, 4, 5, 10])
     ap.add_argument("--limits", nargs="+", type=float, default=[1, 3, 10, 30, 60])
     ap.add_argument("--fresh", action="store_true", help="drop the stored rows before measuring")
+    ap.add_argument("--redo", action="store_true", help="drop the stored rows of the selected cells before measuring")
     ap.add_argument("--plot-only", action="store_true")
     ap.add_argument("--check", action="store_true", help="print the cells where auto is worse than a member")
     args = ap.parse_args()
     if not args.plot_only:
-        measure(args.data, args.ks, args.limits, args.fresh)
+        measure(args.data, args.ks, args.limits, args.fresh, args.redo)
     rows = load_rows()
     plot(rows)
     render(rows)
