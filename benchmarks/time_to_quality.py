@@ -142,6 +142,11 @@ def render(rows) -> None:
     text += ("\n\nProduced by `python benchmarks/time_to_quality.py` (census, tarragona, eia × k = 3, 4, 5, 10, "
              "seed 0; auto and each member alone run one after the other per cell and time limit on the "
              "2-core machine; every run with its load in `benchmarks/results/time_to_quality.json`).")
+    dates = []
+    for data in sorted({r["data"] for r in rows}):
+        stamps = sorted(r["date_utc"] for r in rows if r["data"] == data)
+        dates.append(f"{data} {stamps[0]} to {stamps[-1][-5:]}")
+    text += " Measured (UTC): " + "; ".join(dates) + "."
     update_readme("auto-vs-members", text)
 
 
