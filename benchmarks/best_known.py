@@ -28,8 +28,8 @@ converges in 27–44 s to LP 661.4 (31 of the whole gap of 38.4 under the plain 
 128 records of the groups with a record of norm > 10 to 523.6 against 546.0. Their partition is
 a deep local optimum: ICSM restarts with recombination on the 335 records (3 × 120 s, 18,000
 restarts each) and the MIP over colgen's columns find nothing better. The LP is what is weak
-there: 160 fractional columns cover 265 of the 335 records; 210 rounds of subset-row cuts on
-triples raise it to 666.5 only; enumerating the clusters below the gap (closing) reaches
+there: 160 fractional columns cover 265 of the 335 records; subset-row cuts on triples raise it
+to 666.5 only (500 s, 210 rounds with cuts); enumerating the clusters below the gap (closing) reaches
 thresholds of 0.6 (335 records) and 8.3 (128) with 200,000 clusters, against the 31 and 22
 needed; with 3 million on the 128 records it had not ended after 13 minutes. A "tail closing" (a
 set-partitioning MIP in reduced costs over the clusters touching the records of largest duals,
