@@ -38,8 +38,10 @@ def test_profile_flags_identifiers_and_suggests_continuous_columns():
         "spend": rng.permutation(np.arange(0, 3 * n, 3)),  # distinct integers but not consecutive
         "sex": rng.integers(1, 3, n),  # a category code
         "name": [f"p{i}" for i in range(n)],
+        "UTILITYID": rng.integers(0, 1000, n),  # a numeric attribute for the CLI: the same here
     })
     prof = {p.name: p for p in logic.profile(df)}
+    assert prof["UTILITYID"].suggested and not prof["UTILITYID"].id_like
     assert prof["hid"].id_like and not prof["hid"].suggested
     assert prof["row"].id_like and not prof["row"].suggested
     assert prof["income"].suggested and not prof["income"].id_like

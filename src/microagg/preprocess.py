@@ -38,7 +38,8 @@ def looks_like_identifier(name, values) -> str | None:
     """Why column ``name`` looks like a record identifier (None if it does not): its name (id, ID,
     *_id, ident, ...) or its values (a running number: n distinct integers filling a range of n)."""
     text = str(name)
-    if re.search(r"(?:^|[_\W])(?:[hp]?id|ident|identifier|key|nr|no)(?:$|[_\W])", text, re.IGNORECASE) \
+    if re.search(r"(?:^|[_\W])(?:[hp]?ids?|ident|identifier|key|nr|no)(?:$|[_\W])", text, re.IGNORECASE) \
+            or re.search(r"^(?:row|record|person|household)_?(?:num|number)$", text, re.IGNORECASE) \
             or re.search(r"[a-z0-9](?:Id|ID)$", text) or text.lower() == "id":
         return "its name says identifier"
     col = values

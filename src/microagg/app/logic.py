@@ -13,7 +13,6 @@ import multiprocessing
 import os
 import pickle
 import queue as queue_module
-import re
 import shlex
 import time
 import warnings
@@ -24,10 +23,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-
-_ID_NAME = re.compile(r"(^|[^a-z])(id|ids|hid|pid|key)$|^id[^a-z]|^(row|record|person|household)_?(no|num|number|nr)$",
-                      re.IGNORECASE)
-
 
 def one_line(exc: BaseException) -> str:
     """The message shown for an error: one line, never a traceback.
@@ -140,15 +135,11 @@ class ColumnProfile:
 
 
 def is_id_like(name, series: pd.Series) -> bool:
-    """An identifier rather than an attribute: named like one (id, hid, ..._id, UTILITYID), or
-    integers that number the records (all distinct and consecutive)."""
-    if _ID_NAME.search(str(name)) or str(name).lower().endswith("id"):
-        return True
-    if pd.api.types.is_integer_dtype(series) and not pd.api.types.is_bool_dtype(series) and len(series) > 1:
-        values = series.dropna()
-        if values.is_unique and len(values) == len(series):
-            return int(values.max()) - int(values.min()) + 1 == len(values)
-    return False
+    """An identifier rather than an attribute, by the library's rule (preprocess.looks_like_identifier:
+    named like one, or integers that number the records), so the app suggests what the CLI uses."""
+    from ..preprocess import looks_like_identifier
+
+    return looks_like_identifier(name, series) is not None
 
 
 def column_kind(series: pd.Series) -> str:
