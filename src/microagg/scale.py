@@ -512,19 +512,19 @@ def first_rows(input_path, rows: int = 1000):
     return typed_text_frame(first)
 
 
-def _qi_columns(input_path, columns, chunk_rows):
-    import pandas as pd
+def _qi_columns(input_path, columns, chunk_rows, strata):
+    """The QI columns: the given ones, or by default those the in-memory rules choose on the
+    first rows (preprocess.select_columns: identifiers, codes and weights left out, with a
+    warning naming them), strata excluded."""
+    from .preprocess import select_columns
 
     first = first_rows(input_path, min(chunk_rows, 1000))
     if columns is None:
-        # pandas' own test: numpy's issubdtype raises on pandas extension dtypes (strings)
-        cols = [c for c in first.columns
-                if pd.api.types.is_numeric_dtype(first[c]) and not pd.api.types.is_bool_dtype(first[c])]
-    else:
-        cols = list(columns)
-        missing = [c for c in cols if c not in first.columns]
-        if missing:
-            raise ValueError(f"unknown column(s): {', '.join(map(str, missing))}")
+        return select_columns(first, exclude=strata)
+    cols = list(columns)
+    missing = [c for c in cols if c not in first.columns]
+    if missing:
+        raise ValueError(f"unknown column(s): {', '.join(map(str, missing))}")
     if not cols:
         raise ValueError("no numeric quasi-identifier columns in the input")
     return cols
@@ -648,11 +648,9 @@ def protect_out_of_core(input_path, output_dir, *, k, method="mdav", columns=Non
         from .errors import InputError
 
         raise InputError(f"input {input_path} does not exist")
-    cols = _qi_columns(input_path, columns, chunk_rows)
+    cols = _qi_columns(input_path, columns, chunk_rows, strata)
     overlap = [c for c in cols if c in strata]
-    if overlap and columns is None:
-        cols = [c for c in cols if c not in strata]
-    elif overlap:
+    if overlap:
         raise ParameterError(f"column(s) {', '.join(map(str, overlap))} cannot be both quasi-identifier and stratum")
     d = len(cols)
 
