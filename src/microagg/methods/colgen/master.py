@@ -65,6 +65,10 @@ def set_time_limit(h: highspy.Highs, seconds: float) -> None:
         h.setOptionValue("time_limit", float(h.getRunTime()) + max(float(seconds), 0.0))
 
 
+#: HiGHS simplex_strategy values: primal (the master's, see Master.__init__) and HiGHS's own choice
+PRIMAL_SIMPLEX, HIGHS_CHOICE = 4, 0
+
+
 class MasterLPError(RuntimeError):
     """HiGHS could not solve the master LP, even from scratch (the run ends with what it has)."""
 
@@ -80,7 +84,7 @@ class Master:
         # primal simplex: after addCols the last basis stays primal feasible. The default (dual)
         # simplex stalls on the degenerate early masters: census k = 5, 120 s, it spent 93 s in
         # 14 LPs (43 000 iterations for the last one); primal: 19 s in 46 LPs
-        self.h.setOptionValue("simplex_strategy", 4)
+        self.h.setOptionValue("simplex_strategy", PRIMAL_SIMPLEX)
         ones = np.ones(self.n)
         self.h.addRows(self.n, ones, ones, 0, np.zeros(self.n, np.int32), np.zeros(0, np.int32), np.zeros(0))
         self.keys: set[bytes] = set()
@@ -183,7 +187,7 @@ class Master:
         set_time_limit(self.h, time_limit)
         self.h.run()
         status = self.h.getModelStatus()
-        for strategy in (4, 0):
+        for strategy in (PRIMAL_SIMPLEX, HIGHS_CHOICE):
             if status in (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kTimeLimit):
                 break
             self.h.clearSolver()  # drop the basis and factorisation the failed solve left
@@ -191,7 +195,7 @@ class Master:
             set_time_limit(self.h, time_limit - (time.perf_counter() - tic))
             self.h.run()
             status = self.h.getModelStatus()
-        self.h.setOptionValue("simplex_strategy", 4)
+            self.h.setOptionValue("simplex_strategy", PRIMAL_SIMPLEX)
         if status == highspy.HighsModelStatus.kTimeLimit:
             return None
         if status != highspy.HighsModelStatus.kOptimal:
