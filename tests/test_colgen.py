@@ -400,18 +400,21 @@ def test_warm_start_is_never_worsened(seed, k, limit):
 
 def test_offered_partitions_enter_the_master_and_the_incumbent():
     """offers: the partitions another search finds meanwhile (auto's other lane) are taken in
-    each round; a good one becomes the incumbent, a malformed one is ignored."""
+    each round, that search being told colgen's best partition; a good one becomes the
+    incumbent, a malformed one is ignored."""
     X = np.random.default_rng(4).normal(size=(80, 3))
     good = run("icsm", X, 3, seed=0).labels
     queue = [[np.zeros(5, dtype=int), good]]
     asked = []
 
-    def offers():
-        asked.append(1)
+    def offers(best):
+        asked.append(best)
         return queue.pop() if queue else []
 
     out = run("colgen", X, 3, seed=0, max_rounds=1, final_mip=False, offers=offers)
     assert len(asked) >= 2  # the round and the end
+    for best in asked:  # told colgen's best partition so far each time
+        check_partition(best, len(X), 3)
     assert sse(X, out.labels) <= sse(X, good) * (1 + 1e-12)
     with pytest.raises(microagg.ParameterError, match="callable"):
         run("colgen", X, 3, offers=[good])

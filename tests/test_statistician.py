@@ -125,6 +125,19 @@ def test_auto_runs_column_generation_beside_the_sequence(budget):
     assert "lane" not in next(r for r in seq.extras["portfolio"] if r["method"] == "colgen")
 
 
+def test_auto_polishes_column_generations_partitions_beside_it():
+    """parallel=True: the sequence's local search polishes colgen's best partitions (while it
+    runs, and its final one), so auto's result is at least as good as the lane's own."""
+    X = make_data(14, 500, 3)
+    res = microagg.microaggregate(X, k=3, method="auto", seed=2, time_limit=4, parallel=True)
+    rows = {r["method"]: r for r in res.extras["portfolio"]}
+    assert rows["colgen"]["lane"] == "parallel"
+    if res.gap is None or res.gap > 1e-7:  # a proven optimum needs no polishing
+        assert rows["icsm"]["polished_colgen"] >= 1
+    assert res.sse <= rows["colgen"]["sse"] * (1 + 1e-12)
+    partition.check_partition(res.labels, len(X), 3)
+
+
 def test_interrupted_auto_stops_its_column_generation_thread():
     """Ctrl-C during the sequence (here: raised by the progress callback at mdav) reaches the
     caller at once, and the column-generation thread stops at its next round, long before the

@@ -101,9 +101,10 @@ def _parse_init(init) -> list:
         Param("max_cut_rounds", "int", 30, "rounds of subset-row cuts at most", low=0),
         Param("smoothing", "float", 0.0, "Wentges dual smoothing α (measured slower here)", low=0.0, high=1.0,
               high_open=True),
-        Param("offers", "object", None, "a callable, asked once per round, returning the partitions (labels) "
-              "that a search running beside column generation found meanwhile (auto's other lane): their "
-              "groups enter the master before the final MIP, the best one is its incumbent", nullable=True,
+        Param("offers", "object", None, "a callable, called once per round with colgen's best partition so far "
+              "(labels), returning the partitions that a search running beside column generation found "
+              "meanwhile (auto's other lane): their groups enter the master before the final MIP, the best "
+              "one is its incumbent", nullable=True,
               check=_check_offers),
     ),
 )
@@ -149,8 +150,9 @@ def colgen(X, k, *, seed, deadline, progress, init, exact_pricing, max_rounds, c
     do not (gaps 3.36 %, 3.72 %); 200-record subsets: convergence 4.3 / 7.3 / 10.1 s (census)
     and 4.5 / 9.8 / 14.3 s (tarragona) for α = 0 / 0.5 / 0.8. So it stays off by default.
     With ``offers`` (ours), partitions found meanwhile by another search are asked for every
-    round and enter the master before the final MIP (the best one is the incumbent), so the
-    LP's path is colgen's own (driver.take_offers says why).
+    round, telling that search colgen's best partition so far (auto's local search polishes it),
+    and enter the master before the final MIP (the best one is the incumbent), so the LP's path
+    is colgen's own (driver.take_offers says why).
     Ambiguities: the paper stops pricing at the first eta with a column; we price every eta
     (more columns per round, needed for the bound).
     """

@@ -166,7 +166,8 @@ class ColumnGeneration:
             self.best_labels, self.best_sse, self.best_from = relabel(lab), val, source
 
     def take_offers(self, enter: bool) -> None:
-        """The partitions another search found meanwhile (``offers``, asked every round): kept
+        """The partitions another search found meanwhile (``offers``, asked every round and told
+        colgen's best partition so far, which that search may improve in turn): kept
         (the latest MAX_OFFERED), and entered as initial partitions when ``enter`` (before the
         final MIP). Not during the loop, so that the LP's path is colgen's own: auto's lane with
         them entered every round / before the final MIP / colgen alone, 10 s: census k = 3
@@ -175,7 +176,7 @@ class ColumnGeneration:
         better (tarragona k = 3 14.584 / 14.612 / 14.611)."""
         if self.offers is None:
             return
-        for lab in self.offers():
+        for lab in self.offers(self.best_labels):
             lab = relabel(np.asarray(lab))
             if len(lab) == self.n and group_sizes(lab).min() >= self.k:
                 self.offered = (self.offered + [lab])[-MAX_OFFERED:]
