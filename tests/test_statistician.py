@@ -539,3 +539,25 @@ def test_start_labels_are_cut_per_stratum():
     assert all(len(set(halves[more.labels == g])) == 1 for g in np.unique(more.labels))
     with pytest.raises(microagg.ParameterError, match="partitioned mode"):
         microagg.microaggregate(df, k=3, method="icsm", block_size=300, init=start.labels)
+
+
+def test_auto_continues_from_a_given_partition():
+    """init=labels (a committed partition): auto starts its local search and column generation
+    from it and returns nothing worse; a partition with undersized groups is repaired by the
+    local search; a method name or labels of the wrong length are a ParameterError."""
+    X = make_data(15, 120, 3)
+    first = microagg.microaggregate(X, k=3, method="mdav")
+    start, start_sse = first.labels, first.sse  # SSE of the standardised QIs
+    res = microagg.microaggregate(X, k=3, method="auto", seed=0, time_limit=2, init=start)
+    rows = {r["method"]: r for r in res.extras["portfolio"]}
+    assert rows["init"]["status"] == "ok" and rows["init"]["sse"] == pytest.approx(start_sse)
+    assert res.sse <= start_sse * (1 + 1e-12)
+    partition.check_partition(res.labels, len(X), 3)
+    broken = np.arange(len(X)) % 50  # groups of 2 and 3: not a partition for k = 3
+    res = microagg.microaggregate(X, k=3, method="auto", seed=0, time_limit=1, init=broken)
+    partition.check_partition(res.labels, len(X), 3)
+    assert next(r for r in res.extras["portfolio"] if r["method"] == "init")["status"].startswith("failed")
+    with pytest.raises(microagg.ParameterError, match="not a method"):
+        microagg.microaggregate(X, k=3, method="auto", init="mdav")
+    with pytest.raises(microagg.ParameterError, match="one entry per record"):
+        microagg.microaggregate(X, k=3, method="auto", time_limit=1, init=start[:-1])

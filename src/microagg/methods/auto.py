@@ -21,6 +21,7 @@ from ..params import Param
 from ..partition import InvalidPartitionError, check_partition, sse, sst
 from ..progress import part, silent
 from . import MethodOutput, get, names, register, run
+from .starts import check_lengths, check_start
 
 #: The local search first, exactly as it runs alone (from MDAV's partition, with the whole budget:
 #: it stops when it converges), so auto is never worse than icsm alone; then the constructive
@@ -199,6 +200,14 @@ def _check_together(values: dict) -> dict:
     return values
 
 
+def _check_init(init):
+    """A partition (labels); a method's name belongs in the portfolio."""
+    if isinstance(init, str):
+        raise ValueError(f"auto continues from a partition (labels), not a method ({init!r}): "
+                         "name methods in portfolio=")
+    return check_start(init, "auto")
+
+
 def _il(value: float, total_ss: float) -> float:
     return 0.0 if total_ss == 0 else 100.0 * value / total_ss
 
@@ -213,9 +222,22 @@ class _Portfolio:
         self.best_labels, self.best_sse, self.winner = None, np.inf, None
         self.best_bound, self.bound_from = None, None
         self.lane: _Lane | None = None  # column generation beside the sequence, told of every new best
+        self.start = None  # the caller's partition to continue from (init)
 
     def params(self, name, **extra):
         return dict(self.member_params.get(name, {}), **extra)
+
+    def first_params(self, name) -> dict:
+        """A member's parameters where the caller's partition (``init``) is its start: the local
+        search (which makes any assignment a partition) and, if the partition is valid, column
+        generation (unless the caller gave them another init)."""
+        params = self.params(name)
+        if self.start is not None and "init" not in params:
+            if name in LOCAL_SEARCHES:
+                params["init"] = self.start
+            elif name == "colgen" and "init" in self.by_method:
+                params["init"] = [self.start]
+        return params
 
     def run(self, name, share, progress, row=None, seed=None, **params):
         """Run one member (or a further search of one, reported in its ``row``; ``seed`` other
@@ -267,7 +289,7 @@ class _Portfolio:
 
     def start_lane(self, deadline) -> None:
         """Column generation beside the sequence, with the whole budget as it runs alone."""
-        self.lane = _Lane(self.X, self.k, self.seed, deadline, self.params("colgen"))
+        self.lane = _Lane(self.X, self.k, self.seed, deadline, self.first_params("colgen"))
         if self.best_labels is not None:
             self.lane.offer(self.best_labels)
 
@@ -330,10 +352,13 @@ class _Portfolio:
         Param("parallel", "bool", None, "run column generation in a second thread beside the other members, "
               "with the whole budget, instead of after them (None: when improving with column generation, the "
               "process may use two cores or more and auto runs in the main thread)", nullable=True),
+        Param("init", "object", None, "a partition to continue improving (labels, one group id per record, "
+              "e.g. a committed one): the local search and column generation start from it, and auto "
+              "returns nothing worse", nullable=True, check=_check_init),
     ),
     check_together=_check_together,
 )
-def auto(X, k, *, seed, deadline, progress, portfolio, member_params, improve, parallel):
+def auto(X, k, *, seed, deadline, progress, portfolio, member_params, improve, parallel, init):
     """Portfolio: run several registered methods within the time budget and keep the lowest-SSE partition.
 
     ``portfolio``: method names run in the given order. The default runs icsm first, exactly as
@@ -365,6 +390,10 @@ def auto(X, k, *, seed, deadline, progress, portfolio, member_params, improve, p
     where colgen after the members had a share of what was left (tarragona k = 3 at 3 s:
     about 1.2 s of 3), and better where a local search improves colgen's partitions.
 
+    ``init`` (labels, e.g. a committed partition, CLI ``--init``): continue improving it. It is
+    the first row (``init``) and so the answer if nothing beats it; the local search starts from
+    it instead of MDAV's partition, and column generation takes its groups as first columns.
+
     ``member_params``: {method: {param: value}} passed to the members. Each member's labels are
     checked (check_partition) and the valid partition with the lowest SSE is returned, so auto
     is never worse than its best member; the largest proven lower bound of any member is kept.
@@ -385,6 +414,11 @@ def auto(X, k, *, seed, deadline, progress, portfolio, member_params, improve, p
         deadline = Deadline(DEFAULT_BUDGET)
     budget = deadline.remaining()
     state = _Portfolio(X, k, seed, member_params or {})
+    if init is not None:
+        check_lengths([init], n, "auto")
+        # the caller's partition is the first answer (if valid): auto returns nothing worse
+        state.start = np.asarray(init, dtype=np.int64)
+        state.record("init", MethodOutput(state.start), 0.0)
     use_colgen = improve and n <= COLGEN_MAX_N and "colgen" in names() and "colgen" not in members
     if parallel is None:
         parallel = _cores() >= 2 and threading.current_thread() is threading.main_thread()
@@ -403,7 +437,7 @@ def auto(X, k, *, seed, deadline, progress, portfolio, member_params, improve, p
             share = deadline if i == 0 and name in LOCAL_SEARCHES else deadline.share(weights[i], sum(weights[i:]))
             report = part(progress, i / steps, (i + 1) / steps, prefix="auto: ")
             report(name, 0.0, f"best so far: {state.winner or '-'}")
-            params = state.params(name)
+            params = state.first_params(name) if i == 0 or name == "colgen" else state.params(name)
             if name in LOCAL_SEARCHES and i > 0 and "init" not in params and state.winner is not None:
                 # from MDAV's partition, as it starts alone, then from the best so far
                 starts = [state.by_method["mdav"]] if "mdav" in state.by_method and state.winner != "mdav" else []
@@ -416,7 +450,7 @@ def auto(X, k, *, seed, deadline, progress, portfolio, member_params, improve, p
 
         # the local search continues from the other members' partitions, best first
         search_row = state.row(search) if search else None
-        others = state.others(but=(search, "mdav")) if search_row else []
+        others = state.others(but=(search, "mdav", "init")) if search_row else []
         if others and not deadline.expired():
             t = deadline.share(CONTINUE_SHARE) if improve else deadline.share(1, 1)
             progress(f"auto: {search}", len(members) / steps, f"continuing from {', '.join(others)}")
