@@ -243,13 +243,14 @@ class _Portfolio:
         """Run one member (or a further search of one, reported in its ``row``; ``seed`` other
         than auto's for a further search) and record it."""
         seed = self.seed if seed is None else seed
+        tic = time.perf_counter()  # not share.elapsed(): a further search may get the whole deadline
         try:
             out = run(name, self.X, self.k, seed=seed, deadline=share, progress=progress, **params)
         except InputError:  # the user's error (a bad member parameter, ...): report it
             raise
         except Exception as exc:  # a member's bug must not sink the portfolio: skip it, loudly
-            return self.failed(name, exc, share.elapsed(), row)
-        return self.record(name, out, share.elapsed(), row)
+            return self.failed(name, exc, time.perf_counter() - tic, row)
+        return self.record(name, out, time.perf_counter() - tic, row)
 
     def failed(self, name, exc, seconds, row):
         status = f"failed: {type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"
