@@ -157,6 +157,28 @@ def test_icsm_options_and_anytime():
         run("npn-mhm", X[:2], 3)
 
 
+def test_offered_partitions_are_polished_between_restarts():
+    """offers (auto's column generation beside): asked before each restart; an offered partition
+    is polished by the local search and the restarts go on from the best, so the result is no
+    worse than a local optimum from it; malformed offers are ignored, a non-callable refused."""
+    rng = np.random.default_rng(5)
+    X = _standardise(rng.normal(size=(150, 3)))
+    offered = run("tsp-mhm", X, 3).labels
+    polished = run("icsm", X, 3, init=offered).labels  # the local search from it, alone
+    asked = []
+
+    def offers():
+        asked.append(1)
+        return [offered, np.zeros(7, dtype=int)] if len(asked) == 1 else []
+
+    out = run("icsm", X, 3, seed=1, restarts=5, offers=offers)
+    check_partition(out.labels, len(X), 3)
+    assert len(asked) == 5 and out.extras["offers_polished"] == 1
+    assert sse(X, out.labels) <= sse(X, polished) * (1 + 1e-12)
+    with pytest.raises(microagg.ParameterError, match="callable"):
+        run("icsm", X, 3, restarts=1, offers=[offered])
+
+
 def test_reference_values_on_bundled_data():
     df = microagg.datasets.load("tarragona")
     X = _standardise(df.to_numpy(float))

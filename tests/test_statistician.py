@@ -138,6 +138,24 @@ def test_auto_polishes_column_generations_partitions_beside_it():
     partition.check_partition(res.labels, len(X), 3)
 
 
+def test_auto_runs_a_second_local_search_beside_at_small_budgets():
+    """parallel=True below LANE_EARLY_BUDGET: icsm from SECOND_START's partition runs on the
+    second core beside icsm from MDAV's; its result goes to icsm's row, and no thread is left."""
+    import threading
+
+    from microagg.methods.auto import SECOND_START
+
+    X = make_data(16, 200, 3)
+    res = microagg.microaggregate(X, k=4, method="auto", seed=2, time_limit=1, parallel=True)
+    rows = {r["method"]: r for r in res.extras["portfolio"]}
+    assert rows["icsm"]["beside_from"] == SECOND_START
+    assert res.sse <= min(r["sse"] for r in res.extras["portfolio"] if r["status"] == "ok") + 1e-9
+    partition.check_partition(res.labels, len(X), 4)
+    assert not any(t.name.startswith("microagg-auto-") for t in threading.enumerate())
+    seq = microagg.microaggregate(X, k=4, method="auto", seed=2, time_limit=1, parallel=False)
+    assert "beside_from" not in next(r for r in seq.extras["portfolio"] if r["method"] == "icsm")
+
+
 def test_interrupted_auto_stops_its_column_generation_thread():
     """Ctrl-C during the sequence (here: raised by the progress callback at mdav) reaches the
     caller at once, and the column-generation thread stops at its next round, long before the

@@ -52,16 +52,19 @@ CONTINUE_SHARE = 0.1
 #: started with icsm slows it (IL 7.79–7.85 against 7.72 alone; 2.04–2.06 against 2.02), as both
 #: load their compiled kernels at once.
 LANE_EARLY_BUDGET = 2.0
-#: Beside the lane, ICSM restarts run in slices of this many seconds; between them the local search
-#: polishes column generation's newest best partition (rounding and MIP solutions are rarely
-#: local optima: ICSM from colgen-alone's final partition, measured: census k = 3, 10 s 4.7123 -> 4.6848 in 0.35 s; tarragona k = 3, 3 s
-#: 14.591 -> 14.524; eia k = 3, 10 s 0.3529 -> 0.3503), and the polished partition goes back to
-#: colgen's final MIP. The lane keeps the whole budget (ending it 5 % early to polish its final
-#: partition cost eia k = 4 at 60 s 0.48302 -> 0.48316, colgen's own result at 57 s), so only
-#: the final partitions of runs that end early (converged, or the final MIP done) are polished.
-RESTART_SLICE = 1.0
-#: colgen's partitions polished while it runs: those within this relative SSE of the best so far
+#: Beside the lane, ICSM's restarts polish column generation's newest best partition between
+#: restarts (their ``offers``): rounded and MIP solutions are rarely local optima. ICSM from
+#: colgen-alone's final partition, measured: census k = 3, 10 s 4.7123 -> 4.6848 in 0.35 s;
+#: tarragona k = 3, 3 s 14.591 -> 14.524; eia k = 3, 10 s 0.3529 -> 0.3503. The polished
+#: partition goes back to colgen's final MIP. The lane keeps the whole budget (ending it 5 %
+#: early to polish its final partition cost eia k = 4 at 60 s 0.48302 -> 0.48316, colgen's own
+#: result at 57 s), so only the final partitions of runs that end early are polished. Polished:
+#: the partitions within this relative SSE of the best so far.
 POLISH_WINDOW = 0.02
+
+#: Below LANE_EARLY_BUDGET seconds (no column generation beside the sequence), the second core
+#: runs the local search from this member's partition, beside the local search from MDAV's.
+SECOND_START = "tsp-mhm"
 
 #: icsm compares every pair of groups (O(n²) per pass); from this many records on the default
 #: portfolio uses lsearch, the same exact moves between neighbouring groups only (O(n·K) per sweep)
@@ -102,20 +105,23 @@ class _Lane:
     If the sequence fails or is interrupted (Ctrl-C), ``cancel`` makes the next ``offers`` call
     raise, so column generation stops at its next round (the thread is a daemon besides)."""
 
-    def __init__(self, X, k, seed, deadline, params):
+    def __init__(self, X, k, seed, deadline, params, method="colgen"):
+        self.method = method  # colgen; or icsm from another start at small budgets (SECOND_START)
         self.inbox = collections.deque()
         self.cancelled = False
         self.colgen_best = None  # column generation's best partition so far, for the sequence to polish
         self.deadline, self.joined = deadline, False
         self.out, self.error, self.seconds = None, None, 0.0
         self.thread = threading.Thread(target=self._run, args=(X, k, seed, deadline, params),
-                                       name="microagg-auto-colgen", daemon=True)
+                                       name=f"microagg-auto-{method}", daemon=True)
         self.thread.start()
 
     def _run(self, X, k, seed, deadline, params):
         tic = time.perf_counter()
+        if self.method == "colgen":
+            params = dict(params, offers=self.take)
         try:
-            self.out = run("colgen", X, k, seed=seed, deadline=deadline, progress=silent, offers=self.take, **params)
+            self.out = run(self.method, X, k, seed=seed, deadline=deadline, progress=silent, **params)
         except BaseException as exc:  # handed to the caller's thread by join()
             self.error = exc
         self.seconds = time.perf_counter() - tic
@@ -144,7 +150,13 @@ class _Lane:
         self.joined = True
         if isinstance(self.error, InputError):
             raise self.error
-        if self.error is not None:
+        if self.method != "colgen":  # a further search of the sequence's member, in its row
+            row = state.row(self.method)
+            if self.error is not None:
+                state.failed(self.method, self.error, self.seconds, row)
+            elif state.record(self.method, self.out, self.seconds, row) is not None and row is not None:
+                row["beside_from"] = SECOND_START
+        elif self.error is not None:
             state.failed("colgen", self.error, self.seconds, None)
         else:
             state.record("colgen", self.out, self.seconds)
@@ -223,6 +235,7 @@ class _Portfolio:
         self.best_bound, self.bound_from = None, None
         self.lane: _Lane | None = None  # column generation beside the sequence, told of every new best
         self.start = None  # the caller's partition to continue from (init)
+        self.polished, self.polished_last = 0, None  # column generation's partitions polished
 
     def params(self, name, **extra):
         return dict(self.member_params.get(name, {}), **extra)
@@ -239,13 +252,11 @@ class _Portfolio:
                 params["init"] = [self.start]
         return params
 
-    def run(self, name, share, progress, row=None, seed=None, **params):
-        """Run one member (or a further search of one, reported in its ``row``; ``seed`` other
-        than auto's for a further search) and record it."""
-        seed = self.seed if seed is None else seed
+    def run(self, name, share, progress, row=None, **params):
+        """Run one member (or a further search of one, reported in its ``row``) and record it."""
         tic = time.perf_counter()  # not share.elapsed(): a further search may get the whole deadline
         try:
-            out = run(name, self.X, self.k, seed=seed, deadline=share, progress=progress, **params)
+            out = run(name, self.X, self.k, seed=self.seed, deadline=share, progress=progress, **params)
         except InputError:  # the user's error (a bad member parameter, ...): report it
             raise
         except Exception as exc:  # a member's bug must not sink the portfolio: skip it, loudly
@@ -294,33 +305,26 @@ class _Portfolio:
         if self.best_labels is not None:
             self.lane.offer(self.best_labels)
 
-    def polish_lane(self, deadline, search_row) -> None:
-        """Beside the lane: ICSM restarts from the best partition in slices of at most
-        RESTART_SLICE seconds, polishing column generation's newest best partition (a local
-        search from it) between them when it is within POLISH_WINDOW of the best; once the
-        lane has ended, its final partition is polished and the restarts go on until the time
-        limit."""
-        lane, polished, slices = self.lane, None, 0
-        while not deadline.expired() and not self.proven_optimal():
-            if not lane.joined and not lane.thread.is_alive():
-                lane.join(self)
-            incumbent = self.by_method.get("colgen") if lane.joined else lane.colgen_best
-            if (incumbent is not None and incumbent is not polished
-                    and sse(self.X, incumbent) <= self.best_sse * (1.0 + POLISH_WINDOW)):
-                polished = incumbent
-                search_row["polished_colgen"] = search_row.get("polished_colgen", 0) + 1
-                self.run("icsm", deadline, silent, row=search_row, **self.params("icsm", init=incumbent))
-                continue
-            if not lane.joined and lane.deadline.expired():  # its final MIP is ending: wait for it
-                lane.thread.join(timeout=min(deadline.remaining(), 0.05))
-                continue
-            # the slice ends when the lane does, so that its final partition is polished at once
-            left = deadline.remaining() if lane.joined else min(RESTART_SLICE, lane.deadline.remaining())
-            seed = None if self.seed is None else self.seed + slices
-            slices += 1
-            params = self.params("icsm", init=self.best_labels, restarts=MANY_RESTARTS, restart_from="best")
-            self.run("icsm", deadline.share(left, deadline.remaining()), silent, row=search_row, seed=seed,
-                     **params)
+    def lane_offers(self):
+        """The callable ICSM's restarts ask between restarts (its ``offers``): column
+        generation's newest best partition, or its final one once the lane has ended, when it
+        is new and within POLISH_WINDOW of the best so far."""
+
+        def offers() -> list:
+            lane = self.lane
+            if lane.thread.is_alive():
+                labels = lane.colgen_best
+            else:
+                labels = lane.out.labels if lane.out is not None else None
+            if labels is None or labels is self.polished_last:
+                return []
+            self.polished_last = labels
+            if sse(self.X, labels) > self.best_sse * (1.0 + POLISH_WINDOW):
+                return []
+            self.polished += 1
+            return [labels]
+
+        return offers
 
     def row(self, name):
         return next((r for r in self.rows if r["method"] == name and r.get("status") == "ok"), None)
@@ -385,11 +389,12 @@ def auto(X, k, *, seed, deadline, progress, portfolio, member_params, improve, p
     in a second thread, as it runs alone and with the whole budget (from the start at k <= 4
     and budgets of LANE_EARLY_BUDGET or more, else once icsm has run), and its final MIP also
     takes the sequence's best partitions (its ``offers``); the sequence's time left then all
-    goes to the local search: ICSM restarts in slices, between which it polishes column
-    generation's newest best partition, and the lane's final one if it ends before the time
-    limit. So auto is as good as colgen alone too,
-    where colgen after the members had a share of what was left (tarragona k = 3 at 3 s:
-    about 1.2 s of 3), and better where a local search improves colgen's partitions.
+    goes to the local search: ICSM restarts, which polish column generation's newest best
+    partition between restarts (and the lane's final one if it ends before the time limit).
+    So auto is as good as colgen alone too, where colgen after the members had a share of
+    what was left (tarragona k = 3 at 3 s: about 1.2 s of 3), and better where a local search
+    improves colgen's partitions. Below LANE_EARLY_BUDGET seconds (no lane), the second core
+    runs icsm from SECOND_START's partition beside icsm from MDAV's.
 
     ``init`` (labels, e.g. a committed partition, CLI ``--init``): continue improving it. It is
     the first row (``init``) and so the answer if nothing beats it; the local search starts from
@@ -424,9 +429,13 @@ def auto(X, k, *, seed, deadline, progress, portfolio, member_params, improve, p
     if parallel is None:
         parallel = _cores() >= 2 and threading.current_thread() is threading.main_thread()
     lane_wanted = use_colgen and parallel
+    helper = None  # icsm from SECOND_START's partition beside the sequence, at small budgets
     try:
         if lane_wanted and k <= COLGEN_SMALL_K and budget >= LANE_EARLY_BUDGET:
             state.start_lane(deadline)
+        elif (improve and parallel and budget < LANE_EARLY_BUDGET and members[0] == "icsm" and
+              SECOND_START in names() and "init" not in state.params("icsm")):
+            helper = _Lane(X, k, seed, deadline, state.params("icsm", init=SECOND_START), method="icsm")
         weights = [MEMBER_WEIGHTS.get(m, 1.0) for m in members]
         search = next((m for m in members if m in LOCAL_SEARCHES), None)
         steps = len(members) + (2 if improve else 0)
@@ -465,13 +474,16 @@ def auto(X, k, *, seed, deadline, progress, portfolio, member_params, improve, p
             warm = [state.best_labels] + [state.by_method[m] for m in state.others(but=(state.winner,))[:3]]
             init = warm + list(state.params("colgen").get("init", []))
             state.run("colgen", t, report, row=state.row("colgen"), **state.params("colgen", init=init))
-        if improve and search == "icsm" and state.lane is not None and search_row is not None:
-            progress("auto: icsm", None, "restarts from the best partition, polishing column generation's")
-            state.polish_lane(deadline, search_row)
-        elif improve and search == "icsm" and not deadline.expired() and not state.proven_optimal():
+        if improve and search == "icsm" and not deadline.expired() and not state.proven_optimal():
             progress("auto: icsm", None, "restarts from the best partition")
             params = state.params("icsm", init=state.best_labels, restarts=MANY_RESTARTS, restart_from="best")
+            if state.lane is not None:  # polishing column generation's partitions between restarts
+                params["offers"] = state.lane_offers()
             state.run("icsm", deadline.share(1, 1), silent, row=state.row("icsm"), **params)
+            if state.polished and state.row("icsm") is not None:
+                state.row("icsm")["polished_colgen"] = state.polished
+        if helper is not None:
+            helper.join(state)
         if state.lane is not None and not state.lane.joined:
             progress("auto: colgen", None, "waiting for column generation")
             state.lane.join(state)

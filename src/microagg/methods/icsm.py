@@ -20,7 +20,7 @@ from ..params import Param
 from ..partition import check_partition, group_sizes, relabel, sse, sst
 from ..progress import silent
 from . import MethodOutput, register
-from .starts import check_lengths, check_start, check_starts, start_labels
+from .starts import check_lengths, check_offers, check_start, check_starts, start_labels
 from .tour import regroup
 
 # moves with |ΔSSE| below this (relative to SST) are ignored: they are rounding noise
@@ -181,7 +181,7 @@ def check_init(init):
 def icsm_search(X, k, *, deadline=None, progress=silent, init="mdav", seed=None, max_iterations=None,
                 pool_size=100, complex_tries=5, restarts=0, perturbation=20, restart_from="best",
                 scope="global", restart_complex_tries=1, recombine=0.0, pool_window=0.02,
-                trace=None):
+                offers=None, trace=None):
     """The ICSM driver behind the registered method (parameters validated by the registry);
     ``trace`` (a list) receives one record per applied move / regrouping with the SSE and group
     sizes after it (a debug hook for tests). An initial method gets INIT_SHARE of the deadline."""
@@ -224,7 +224,23 @@ def icsm_search(X, k, *, deadline=None, progress=silent, init="mdav", seed=None,
     if pool is not None:
         pool.offer(best, best_sse, best_sse)
         next_mip = deadline.elapsed() + recombine
+    polished = 0
     for r in range(restarts):
+        if deadline.expired():
+            break
+        # partitions another search found meanwhile (auto's column generation): polished by a
+        # full local search, the restarts going on from the best
+        for lab in (offers() if offers is not None else ()):
+            lab = np.asarray(lab, dtype=np.int64)
+            if lab.shape != (n,) or deadline.expired():
+                continue
+            cur_sse, cur, _ = local_search(X, k, lab, deadline=deadline, max_iterations=max_iterations,
+                                           pool_size=pool_size, complex_tries=complex_tries, tol=tol)
+            polished += 1
+            if cur_sse < best_sse - tol:
+                best_sse, best = cur_sse, cur
+                if restart_from == "best":
+                    base = best
         if deadline.expired():
             break
         progress("icsm", None, f"restart {r + 1} of {restarts}, best SSE {best_sse:.6g}")
@@ -261,6 +277,8 @@ def icsm_search(X, k, *, deadline=None, progress=silent, init="mdav", seed=None,
         extras["sse_per_start"] = run_sse
     if pool is not None:
         extras["recombined"] = recombined
+    if offers is not None:
+        extras["offers_polished"] = polished
     return MethodOutput(labels, extras=extras)
 
 
@@ -290,10 +308,13 @@ def icsm_search(X, k, *, deadline=None, progress=silent, init="mdav", seed=None,
               "the local optima met (ILS-SP; 0 = never)", low=0.0),
         Param("pool_window", "float", 0.02, "local optima within this relative SSE of the best enter the pool",
               low=0.0),
+        Param("offers", "object", None, "a callable, asked before each restart, returning partitions (labels) "
+              "that a search running beside found meanwhile (auto's column generation): each is polished by "
+              "the local search, and the restarts go on from the best", nullable=True, check=check_offers),
     ),
 )
 def icsm(X, k, *, seed, deadline, progress, init, max_iterations, pool_size, complex_tries, restarts,
-         perturbation, restart_from, scope, restart_complex_tries, recombine, pool_window):
+         perturbation, restart_from, scope, restart_complex_tries, recombine, pool_window, offers):
     """ICSM local search: tour regrouping, 1-opt/2-opt moves and n-opt negative cycles from a start partition.
 
     Mortazavi & Jalili 2015, Algorithm 2. ``init`` names any registered method for the start
@@ -316,7 +337,8 @@ def icsm(X, k, *, seed, deadline, progress, init, max_iterations, pool_size, com
     from the best partition so far (``restart_from='best'``, default, an iterated local search)
     or from the start (``'init'``, the paper), regroups only when the simple moves are exhausted
     and uses ``restart_complex_tries`` (default 1): more restarts per second beat deeper ones.
-    Stops on no change, ``max_iterations`` rounds per run,
+    With ``offers`` (ours), partitions found meanwhile by another search are polished between
+    restarts. Stops on no change, ``max_iterations`` rounds per run,
     or the deadline; always returns the best valid partition found.
     """
     return icsm_search(X, k, deadline=deadline, progress=progress, init=init, seed=seed,
@@ -324,4 +346,4 @@ def icsm(X, k, *, seed, deadline, progress, init, max_iterations, pool_size, com
                        pool_size=pool_size, complex_tries=complex_tries, restarts=restarts,
                        perturbation=perturbation, restart_from=restart_from, scope=scope,
                        restart_complex_tries=restart_complex_tries, recombine=recombine,
-                       pool_window=pool_window)
+                       pool_window=pool_window, offers=offers)

@@ -39,6 +39,14 @@ def check_starts(init, owner: str) -> list:
     return [check_start(one, owner) for one in init]
 
 
+def check_offers(offers):
+    """``offers``: a callable returning partitions (labels) found meanwhile by a search running
+    beside (auto's two lanes exchange their partitions so), or None."""
+    if offers is not None and not callable(offers):
+        raise ValueError("must be a callable returning a list of partitions (labels), or None")
+    return offers
+
+
 def check_lengths(starts: list, n: int, owner: str) -> None:
     """Given labels must have one entry per record: checked before any start is computed."""
     for one in starts:

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 from ...params import Param
 from .. import register
+from ..starts import check_offers
 
 __all__ = ["colgen"]
 
@@ -56,12 +57,6 @@ def __getattr__(name):
         module, attr = _LAZY[name]
         return getattr(importlib.import_module(f"{__name__}.{module}"), attr)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def _check_offers(offers):
-    if offers is not None and not callable(offers):
-        raise ValueError("must be a callable returning a list of partitions (labels), or None")
-    return offers
 
 
 def _parse_init(init) -> list:
@@ -105,7 +100,7 @@ def _parse_init(init) -> list:
               "(labels), returning the partitions that a search running beside column generation found "
               "meanwhile (auto's other lane): their groups enter the master before the final MIP, the best "
               "one is its incumbent", nullable=True,
-              check=_check_offers),
+              check=check_offers),
     ),
 )
 def colgen(X, k, *, seed, deadline, progress, init, exact_pricing, max_rounds, close_gap, final_mip, mip_time_limit,
