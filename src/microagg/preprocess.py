@@ -205,7 +205,11 @@ def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=(), allow
                           "it is not protected; write them as plain numbers (or set the decimal mark with --decimal) "
                           "to protect it, or remove it before publishing", UserWarning, stacklevel=3)
         if not cols and not allow_empty:
-            raise InputError("no numeric columns to use as quasi-identifiers")
+            hint = "" if not formatted else (
+                f": column(s) {', '.join(str(c) for c, _ in formatted)} hold numbers in a notation not read as "
+                f"numbers, such as {formatted[0][1]!r}; write them as plain numbers, or set the decimal mark "
+                "with --decimal / decimal=")
+            raise InputError("no numeric columns to use as quasi-identifiers" + hint)
         return cols
     if isinstance(columns, str):
         columns = [c.strip() for c in columns.split(",") if c.strip()]
