@@ -51,6 +51,34 @@ def test_profile_flags_identifiers_and_suggests_continuous_columns():
     assert prof["income"].distinct == n and prof["sex"].distinct == 2
 
 
+@pytest.mark.parametrize("n", [12, 60])
+def test_profile_suggests_what_the_cli_uses_by_default(n):
+    """One rule for the app and the CLI (preprocess.not_a_default_qi): the suggested columns are
+    the default quasi-identifiers, on small and larger files alike."""
+    import warnings
+
+    from microagg import preprocess
+
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame({
+        "person_id": np.arange(n),
+        "hhweight": rng.uniform(50, 500, n),  # a weight by its name
+        "wgt": rng.uniform(50, 500, n),
+        "region": rng.integers(1, 6, n),  # codes in a larger file; a QI in a file of 12 records
+        "half": rng.integers(0, 4, n) + 0.5,  # few values, but not integers: an attribute
+        "income": rng.lognormal(size=n),
+        "age": rng.integers(16, 90, n),
+        "flag": np.ones(n, dtype=int),
+    })
+    suggested = {p.name for p in logic.profile(df) if p.suggested}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        default = set(preprocess.select_columns(df)) - {"flag"}  # a constant: never suggested
+    assert suggested == default
+    assert {"hhweight", "wgt", "person_id"}.isdisjoint(suggested) and {"income", "half"} <= suggested
+    assert ("region" in suggested) == (n < preprocess.CODE_MIN_ROWS)
+
+
 def test_profile_reads_kinds_from_dtypes_and_roles():
     df = microagg.datasets.load("testdata")
     prof = {p.name: p for p in logic.profile(df, roles=microagg.datasets.roles("testdata"))}

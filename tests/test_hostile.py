@@ -579,3 +579,43 @@ def test_side_files_are_never_written_inside_the_input_dataset_folder(tmp_path, 
                  option, str(data / name)]) == 2
     assert "inside the input folder" in capsys.readouterr().err
     assert [p.name for p in data.iterdir()] == ["part-0.parquet"] and not (tmp_path / "out.parquet").exists()
+
+
+@pytest.mark.parametrize("option", ["--strata", "--columns", "--categorical", "--ordinal"])
+def test_a_column_named_twice_in_an_option_is_one_error_before_reading(tmp_path, capsys, option):
+    """--strata s,s was accepted as if given once; every comma-separated column option now
+    rejects a repeated name with exit 2, one line, and writes nothing."""
+    src = tmp_path / "in.csv"
+    src.write_text("a,b,s\n" + _lines(12, lambda i: f"{i},{i % 5},{'xy'[i % 2]}\n"))
+    out = tmp_path / "out.csv"
+    assert main(["protect", str(src), "-o", str(out), "-k", "3", option, "a, a"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and f"{option} names a column twice: a" in err
+    assert not out.exists()
+
+
+def test_a_stratum_named_twice_in_the_library_is_a_parameter_error():
+    import microagg
+
+    df = pd.DataFrame({"x": np.arange(12.0), "s": ["a", "b"] * 6})
+    with pytest.raises(microagg.ParameterError, match="stratum column.s. given twice: s"):
+        microagg.microaggregate(df, k=3, strata=["s", "s"])
+
+
+def test_quoted_decimal_commas_in_a_comma_separated_file(tmp_path, capsys):
+    """A ','-separated export with quoted decimal-comma numbers ("1,5") was unreadable: no
+    numeric column, and --decimal , was refused as equal to the separator. It is now read
+    with --decimal , (the quotes keep the fields apart) and written back quoted; without it,
+    the error names the columns and the option."""
+    src = tmp_path / "in.csv"
+    src.write_text('a,b,c\n"1,5","2,25",x\n"3,5","4,75",y\n"5,0","1,5",z\n"2,5","3,25",w\n')
+    out = tmp_path / "out.csv"
+    assert main(["protect", str(src), "-o", str(out), "-k", "2", "-q"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "column(s) a, b hold numbers" in err and "--decimal" in err
+    assert main(["protect", str(src), "-o", str(out), "-k", "2", "-q", "--decimal", ","]) == 0
+    lines = out.read_text().splitlines()
+    assert lines[0] == "a,b,c" and [line.rsplit(",", 1)[1] for line in lines[1:]] == ["x", "y", "z", "w"]
+    res = pd.read_csv(out, decimal=",")
+    assert res["a"].mean() == pytest.approx(3.125) and res["b"].mean() == pytest.approx(2.9375)  # means kept
+    assert res.groupby(["a", "b"]).size().min() >= 2

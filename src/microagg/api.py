@@ -166,6 +166,9 @@ def _check_options(k, seed, time_limit, standardize, progress, merge_small_strat
         strata_cols = list(strata)
     else:
         raise ParameterError(f"strata must be a column name or a list of column names, got {strata!r}")
+    twice = sorted({str(c) for c in strata_cols if strata_cols.count(c) > 1})
+    if twice:
+        raise ParameterError(f"stratum column(s) given twice: {', '.join(twice)}")
     if merge_small_strata and not strata_cols:
         raise ParameterError("merge_small_strata needs strata: pass the stratum column(s) with strata=")
     if block_size is not None and (isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer))

@@ -103,8 +103,13 @@ def parse_weights(text: str | None):
     return [number(t, "a weight") for t in items]
 
 
-def _names(text: str | None) -> list | None:
-    return [c.strip() for c in text.split(",") if c.strip()] if text else None
+def _names(text: str | None, option: str) -> list | None:
+    """The column names of a comma-separated option; a name given twice is an error (exit 2)."""
+    names = [c.strip() for c in text.split(",") if c.strip()] if text else None
+    twice = sorted({c for c in names or () if names.count(c) > 1})
+    if twice:
+        raise UserError(f"{option} names a column twice: {', '.join(twice)}")
+    return names
 
 
 def as_in_header(names, header) -> list | None:
@@ -316,7 +321,7 @@ def protect_out_of_core_cli(args, params) -> int:
     if io.format_of(src) not in ("csv", "parquet"):
         raise UserError(f"--out-of-core reads CSV or Parquet, not {src.name}")
     io.check_output_path(out, src, folder=True)
-    strata = _names(args.strata)
+    strata = _names(args.strata, "--strata")
     if args.merge_small_strata and not strata:
         raise UserError("--merge-small-strata needs --strata")
     from .preprocess import select_columns
@@ -325,7 +330,7 @@ def protect_out_of_core_cli(args, params) -> int:
     unknown = [c for c in strata or () if c not in sample.columns]
     if unknown:
         raise UserError(f"unknown strata column(s): {', '.join(unknown)}")
-    columns = select_columns(sample, _names(args.columns), exclude=strata or ())
+    columns = select_columns(sample, _names(args.columns, "--columns"), exclude=strata or ())
     from .scale import protect_out_of_core
 
     box = {}
@@ -394,8 +399,8 @@ def cmd_protect(args) -> int:
     labels_out = None if args.labels_out is None else io.check_side_file(args.labels_out, "labels", src, out,
                                                                             report_path, args.init)
     weights = parse_weights(args.weights)
-    strata = _names(args.strata)
-    columns = _names(args.columns)
+    strata = _names(args.strata, "--strata")
+    columns = _names(args.columns, "--columns")
     if args.columns is not None and not columns:
         raise UserError("--columns is empty")
     if args.merge_small_strata and not strata:
@@ -406,8 +411,8 @@ def cmd_protect(args) -> int:
     io.check_writable(table, out)
     columns, strata = as_in_header(columns, table.header), as_in_header(strata, table.header)
     sample_weight = as_in_header([args.sample_weight], table.header)[0] if args.sample_weight else None
-    categorical = as_in_header(_names(args.categorical), table.header)
-    ordinal = as_in_header(_names(args.ordinal), table.header)
+    categorical = as_in_header(_names(args.categorical, "--categorical"), table.header)
+    ordinal = as_in_header(_names(args.ordinal, "--ordinal"), table.header)
     if isinstance(weights, dict):
         weights = dict(zip(as_in_header(list(weights), table.header), weights.values()))
     if start is not None:
@@ -509,7 +514,7 @@ def cmd_evaluate(args) -> int:
     orig, prot = orig_table.frame, prot_table.frame
     if len(orig) != len(prot):
         raise UserError(f"the files have different numbers of rows ({len(orig)} and {len(prot)})")
-    columns = as_in_header(_names(args.columns), orig_table.header)
+    columns = as_in_header(_names(args.columns, "--columns"), orig_table.header)
     orig_table.check_columns(columns)
     cols = select_columns(orig, columns)
     missing = [c for c in cols if c not in prot.columns]

@@ -613,8 +613,6 @@ def _read_csv(p: Path, sep, decimal, encoding, missing) -> Table:
         _warn_thousands(columns, decimal, p.name)
     elif decimal not in (".", ","):
         raise InputError(f"--decimal must be '.' or ',', got {decimal!r}")
-    if decimal == sep:
-        raise InputError(f"the decimal mark and the separator are both {sep!r}")
     counts: dict = {}
     for name in header:
         counts[name] = counts.get(name, 0) + 1

@@ -16,7 +16,7 @@ import pandas as pd
 
 from .errors import InputError
 
-__all__ = ["InputError", "read_table", "select_columns", "quasi_identifiers", "looks_like_identifier", "looks_like_codes",
+__all__ = ["InputError", "read_table", "select_columns", "quasi_identifiers", "looks_like_identifier", "looks_like_codes", "not_a_default_qi",
            "looks_like_weight", "Standardizer",
            "zscores", "principal_axes", "check_k"]
 
@@ -80,6 +80,16 @@ def looks_like_weight(name) -> str | None:
     if isinstance(name, str) and re.search(r"weight|(?:^|[_\W])(?:w|p|f)?wgt(?:$|[_\W])", name, re.IGNORECASE):
         return "its name says survey weight"
     return None
+
+
+def not_a_default_qi(name, col, labelled: bool = False) -> str | None:
+    """Why numeric column ``name`` is left out of the default quasi-identifiers (None: it is one):
+    an identifier, a survey weight, or category codes (``labelled``: every value has a value
+    label; or few distinct integers). The one rule for the CLI, the library and the app."""
+    return looks_like_identifier(name, col) or looks_like_weight(name) or (
+        "every value has a value label: category codes; to protect them as categories, name "
+        "the column in --categorical / categorical= too" if labelled else None) or (
+        looks_like_codes(col) if isinstance(name, str) else None)  # an array's columns: no guessing
 
 
 def _number(value, missing=()) -> tuple[bool, bool, float]:
@@ -159,10 +169,7 @@ def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=(), allow
             if pd.api.types.is_bool_dtype(col.dtype):
                 continue
             if pd.api.types.is_numeric_dtype(col.dtype):
-                why = looks_like_identifier(c, col) or looks_like_weight(c) or (
-                    "every value has a value label: category codes; to protect them as categories, name "
-                    "the column in --categorical / categorical= too" if c in coded else None) or (
-                    looks_like_codes(col) if isinstance(c, str) else None)  # an array's columns: no guessing
+                why = not_a_default_qi(c, col, labelled=c in coded)
                 if why:
                     skipped.append((c, why))
                 else:
@@ -198,7 +205,11 @@ def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=(), allow
                           "it is not protected; write them as plain numbers (or set the decimal mark with --decimal) "
                           "to protect it, or remove it before publishing", UserWarning, stacklevel=3)
         if not cols and not allow_empty:
-            raise InputError("no numeric columns to use as quasi-identifiers")
+            hint = "" if not formatted else (
+                f": column(s) {', '.join(str(c) for c, _ in formatted)} hold numbers in a notation not read as "
+                f"numbers, such as {formatted[0][1]!r}; write them as plain numbers, or set the decimal mark "
+                "with --decimal / decimal=")
+            raise InputError("no numeric columns to use as quasi-identifiers" + hint)
         return cols
     if isinstance(columns, str):
         columns = [c.strip() for c in columns.split(",") if c.strip()]

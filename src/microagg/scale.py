@@ -28,7 +28,6 @@ import os
 import shutil
 import tempfile
 import threading
-import time
 
 import numpy as np
 from numba import njit

@@ -155,14 +155,17 @@ def column_kind(series: pd.Series) -> str:
     return "other"
 
 
-def profile(df: pd.DataFrame, few_values: int = 20, roles: dict | None = None) -> list[ColumnProfile]:
+def profile(df: pd.DataFrame, roles: dict | None = None) -> list[ColumnProfile]:
     """Each column's type, number of distinct values and missing values, and whether it is
-    suggested as a quasi-identifier: numeric, not an identifier, with at least ``few_values``
-    distinct values (fewer look like category codes), without missing values. ``roles`` (a
-    bundled data set's ``datasets.roles``) marks identifiers and weights."""
+    suggested as a quasi-identifier: numeric, without missing values, and a default
+    quasi-identifier by the library's rule (preprocess.not_a_default_qi: not an identifier, a
+    weight or category codes), so the app suggests what the CLI uses. ``roles`` (a bundled data
+    set's ``datasets.roles``) marks identifiers and weights besides."""
+    from ..preprocess import looks_like_weight, not_a_default_qi
+
     rows = []
-    n = len(df)
     roles = roles or {}
+    coded = set(df.attrs.get("category_codes", ()))
     for c in df.columns:
         s = df[c]
         kind = column_kind(s)
@@ -171,21 +174,24 @@ def profile(df: pd.DataFrame, few_values: int = 20, roles: dict | None = None) -
         missing = int(s.isna().sum())
         role = roles.get(str(c))
         id_like = role == "id" or (role is None and is_id_like(c, s))
+        weight = role == "weight" or looks_like_weight(c) is not None
+        why_not = not_a_default_qi(c, s, labelled=c in coded) if numeric else None
         notes = []
         if id_like:
             notes.append("looks like an identifier" if role is None else "an identifier")
-        if role == "weight":
+        elif weight:
             notes.append("a weight")
-        if numeric and distinct < few_values and not id_like and role != "weight":
-            notes.append("few values: a category code? (declare it nominal)" if distinct > 1 else "constant")
+        elif numeric and distinct <= 1:
+            notes.append("constant")
+        elif why_not:
+            notes.append(f"{why_not.split(';')[0]}? declare it nominal to protect it as a category")
         if kind in ("nominal", "ordinal"):
             notes.append(f"categorical ({kind})")
         elif kind == "text":
             notes.append("text: a stratum, or a nominal quasi-identifier")
         if missing:
             notes.append(f"{missing} missing")
-        suggested = (numeric and not id_like and role != "weight" and not missing
-                     and distinct >= min(few_values, max(n // 2, 2)))
+        suggested = numeric and not (id_like or weight or why_not or missing) and distinct > 1
         rows.append(ColumnProfile(c, str(s.dtype), distinct, missing, numeric, kind, id_like, suggested,
                                   "; ".join(notes)))
     return rows

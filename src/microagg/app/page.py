@@ -145,7 +145,7 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
                 else:
                     df = await asyncio.to_thread(logic.read_input, path)
                     roles = None
-                prof = await asyncio.to_thread(logic.profile, df, 20, roles)
+                prof = await asyncio.to_thread(logic.profile, df, roles)
             except Exception as exc:  # noqa: BLE001
                 show_error(logic.one_line(exc))
                 return
