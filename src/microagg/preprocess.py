@@ -16,8 +16,8 @@ import pandas as pd
 
 from .errors import InputError
 
-__all__ = ["InputError", "read_table", "select_columns", "quasi_identifiers", "looks_like_identifier", "looks_like_codes", "not_a_default_qi",
-           "looks_like_weight", "Standardizer",
+__all__ = ["InputError", "read_table", "select_columns", "quasi_identifiers", "looks_like_identifier",
+           "looks_like_codes", "not_a_default_qi", "looks_like_weight", "Standardizer",
            "zscores", "principal_axes", "check_k"]
 
 

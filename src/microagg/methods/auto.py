@@ -97,13 +97,14 @@ class _Cancelled(Exception):
 
 
 class _Lane:
-    """Column generation in a second thread beside auto's sequence (``parallel``): colgen as it
-    runs alone, with the whole budget, its final MIP also taking the
-    partitions the sequence found (its ``offers``), and telling the sequence its best partition
-    so far, which the local search polishes; so that auto is as good as colgen alone and icsm
-    alone with the same time limit. Its kernels (numba ``nogil``, HiGHS) release the GIL, so the two run on two cores.
-    If the sequence fails or is interrupted (Ctrl-C), ``cancel`` makes the next ``offers`` call
-    raise, so column generation stops at its next round (the thread is a daemon besides)."""
+    """A member in a second thread beside auto's sequence (``parallel``). Column generation as
+    it runs alone, with the whole budget, its final MIP also taking the partitions the sequence
+    found (its ``offers``), and telling the sequence its best partition so far, which the local
+    search polishes; so that auto is as good as colgen alone and icsm alone with the same time
+    limit. Or, at budgets below LANE_EARLY_BUDGET, icsm from SECOND_START's partition. Their
+    kernels (numba ``nogil``, HiGHS) release the GIL, so the two threads run on two cores. If
+    the sequence fails or is interrupted (Ctrl-C), ``cancel`` makes colgen's next ``offers``
+    call raise, so it stops at its next round (the thread is a daemon besides)."""
 
     def __init__(self, X, k, seed, deadline, params, method="colgen"):
         self.method = method  # colgen; or icsm from another start at small budgets (SECOND_START)
