@@ -16,7 +16,9 @@ Each invocation starts from the stored state and runs the chosen strategies per 
   warm-started from the stored labels (their groups enter the master, they are the first
   incumbent; ``--no-warm``: only the ``--colgen-init`` methods; ``--smoothing α``: Wentges dual
   smoothing, against the degenerate master a warm start gives; ``--verbose``: the LP per round);
-- ``colgen-icsm``: colgen, then ICSM restarts from colgen's partition and the stored one.
+- ``colgen-icsm``: colgen, then ICSM restarts from colgen's partition and the stored one;
+- ``auto``: auto continuing from the stored labels (``init``), column generation beside ICSM's
+  restarts, which polish its partitions.
 
 Tried and dropped: fix-and-optimise regions (whole groups around a random one) re-solved by colgen
 warm-started from their groups; census k = 10, regions of 150 records, 30 s each: 4 regions in
@@ -196,6 +198,20 @@ def colgen_run(df, k, seconds, seed, init, mip_time_limit, start=None, smoothing
     return res, run_info("colgen", params, seconds, seed, time.perf_counter() - t)
 
 
+def auto_run(df, k, start, seconds, seed, verbose=False):
+    """auto continuing from the stored labels (its ``init``): the local search and column
+    generation start from them; ICSM's restarts polish column generation's partitions."""
+    t = time.perf_counter()
+    res = microagg.microaggregate(df, k=k, method="auto", time_limit=seconds, seed=seed,
+                                  init=None if start is None else start.copy(),
+                                  progress=log_progress if verbose else False)
+    rows = {r["method"]: r for r in res.extras["portfolio"] if r.get("status") == "ok"}
+    params = {"init": "stored labels" if start is not None else None, "winner": res.extras.get("winner"),
+              "polished_colgen": rows.get("icsm", {}).get("polished_colgen"),
+              "rows": {m: round(r["il"], 5) for m, r in rows.items()}}
+    return res, run_info("auto", params, seconds, seed, time.perf_counter() - t)
+
+
 def log_progress(stage, fraction=None, message=""):
     """--verbose: every progress message on stdout, with the wall clock (UTC)."""
     if message:
@@ -219,6 +235,9 @@ def improve(data: str, k: int, strategies: list[str], seconds: float, scope: str
                                                                            for r in cert["runs"]) % 2]
             res, info = icsm_run(df, k, best, seconds, seed, sc, perturbation, recombine)
             best = offer(cert, best, res.labels, res.sse, None, info, k)
+        elif strategy == "auto":
+            res, info = auto_run(df, k, best, seconds, seed, verbose)
+            best = offer(cert, best, res.labels, res.sse, res.lower_bound, info, k)
         elif strategy in ("colgen", "colgen-icsm"):
             res, info = colgen_run(df, k, seconds, seed, colgen_init, mip_time_limit, best if warm else None,
                                    smoothing, verbose)
@@ -281,6 +300,8 @@ def render() -> str:
             what += f" restarts ({p.get('scope')}) from {p.get('init')}"
             if p.get("recombine"):
                 what += f", set partitioning every {p['recombine']:g} s"
+        elif run["method"] == "auto" and p.get("init"):
+            what += f" from the {p['init']}"
         elif run["method"] == "colgen" and "stored labels" in (p.get("init") or []):
             what += " warm-started from the stored labels"
         if run["method"] == "colgen" and p.get("smoothing"):
@@ -323,7 +344,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cells", nargs="+", default=[f"{d}:{k}" for d in DATA for k in KS],
                     help="data:k pairs (default: all 12)")
-    ap.add_argument("--strategies", nargs="+", default=["icsm"], choices=("icsm", "colgen", "colgen-icsm"))
+    ap.add_argument("--strategies", nargs="+", default=["icsm"], choices=("icsm", "colgen", "colgen-icsm", "auto"))
     ap.add_argument("--seconds", type=float, default=90.0, help="time limit per run")
     ap.add_argument("--scope", default="alternate", choices=("alternate", "local", "global"))
     ap.add_argument("--perturbation", type=int, default=20)
