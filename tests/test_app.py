@@ -594,7 +594,10 @@ def test_app_end_to_end_in_headless_chromium(app_server, browser, tmp_path):
     from selenium.webdriver.support.ui import Select
 
     Select(page.el("#strata")).select_by_visible_text("region")
+    w_box = next(b for b in boxes if b.find_element(By.XPATH, "..").text.strip() == "w")
+    assert w_box.is_selected()  # a numeric attribute by the default-QI rule
     Select(page.el("#sample_weight")).select_by_visible_text("w")
+    page.wait().until(lambda d: not w_box.is_selected())  # the sample weight leaves the QIs
     page.type_into("#weights", "age=2")
     page.type_into("#k", "4")
     page.run_and_wait(4)

@@ -233,6 +233,20 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
                 ui.p("Numbers are continuous unless declared nominal or ordinal (right); text columns are "
                      "nominal.", class_="muted"))
 
+        @reactive.effect
+        @reactive.event(input.strata, input.sample_weight)
+        def _roles_leave_the_qis():
+            """A column chosen as a stratum or the sample weight stops being a quasi-identifier
+            (the library refuses a column in both roles): its box is unticked."""
+            if "columns" not in input:
+                return
+            weight = input.sample_weight() if "sample_weight" in input else ""
+            taken = set(input.strata() or ()) | ({weight} if weight else set())
+            current = list(input.columns() or ())
+            kept = [c for c in current if c not in taken]
+            if kept != current:
+                ui.update_checkbox_group("columns", selected=kept)
+
         @render.ui
         def roles_ui():
             choices, prof = _choices()
