@@ -425,7 +425,14 @@ def auto(X, k, *, seed, deadline, progress, portfolio, member_params, improve, p
         check_lengths([init], n, "auto")
         # the caller's partition is the first answer (if valid): auto returns nothing worse
         state.start = np.asarray(init, dtype=np.int64)
-        state.record("init", MethodOutput(state.start), 0.0)
+        small = int((np.unique(state.start, return_counts=True)[1] < k).sum())
+        if small:  # the local search makes it a partition; column generation does not get it
+            warnings.warn(f"auto: the given partition (init) has {small} group(s) with fewer than k = {k} "
+                          "records: the local search starts from it and repairs them", UserWarning, stacklevel=2)
+            state.rows.append({"method": "init", "status": f"{small} group(s) under k: repaired by the local search",
+                               "seconds": 0.0})
+        else:
+            state.record("init", MethodOutput(state.start), 0.0)
     use_colgen = improve and n <= COLGEN_MAX_N and "colgen" in names() and "colgen" not in members
     if parallel is None:
         parallel = _cores() >= 2 and threading.current_thread() is threading.main_thread()
