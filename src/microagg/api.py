@@ -20,7 +20,7 @@ from .errors import InputError, ParameterError
 from .partition import check_partition, group_sizes, relabel, sse, sst
 from .measures import categorical_report
 from .methods.starts import given_labels, restricted
-from .preprocess import Standardizer, check_k, read_table
+from .preprocess import Standardizer, check_k, given_twice, read_table
 from .progress import channel, part
 from .representatives import check_aggregation, publish
 from .strata import stratum_codes
@@ -166,7 +166,7 @@ def _check_options(k, seed, time_limit, standardize, progress, merge_small_strat
         strata_cols = list(strata)
     else:
         raise ParameterError(f"strata must be a column name or a list of column names, got {strata!r}")
-    twice = sorted({str(c) for c in strata_cols if strata_cols.count(c) > 1})
+    twice = given_twice(strata_cols)
     if twice:
         raise ParameterError(f"stratum column(s) given twice: {', '.join(twice)}")
     if merge_small_strata and not strata_cols:

@@ -105,8 +105,10 @@ def parse_weights(text: str | None):
 
 def _names(text: str | None, option: str) -> list | None:
     """The column names of a comma-separated option; a name given twice is an error (exit 2)."""
+    from .preprocess import given_twice
+
     names = [c.strip() for c in text.split(",") if c.strip()] if text else None
-    twice = sorted({c for c in names or () if names.count(c) > 1})
+    twice = given_twice(names or ())
     if twice:
         raise UserError(f"{option} names a column twice: {', '.join(twice)}")
     return names

@@ -92,6 +92,12 @@ def not_a_default_qi(name, col, labelled: bool = False) -> str | None:
         looks_like_codes(col) if isinstance(name, str) else None)  # an array's columns: no guessing
 
 
+def given_twice(names) -> list[str]:
+    """The names that occur more than once in ``names`` (a list of column names), sorted, as text."""
+    names = list(names)
+    return sorted({str(c) for c in names if names.count(c) > 1})
+
+
 def _number(value, missing=()) -> tuple[bool, bool, float]:
     """(is_missing, is_number, value) of one cell of an object column."""
     if value is None or (isinstance(value, float) and value != value) or value is pd.NA:
@@ -219,8 +225,7 @@ def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=(), allow
     if not columns:
         raise InputError("no quasi-identifier columns given")
     if len(set(columns)) != len(columns):
-        dup = sorted({c for c in columns if columns.count(c) > 1}, key=str)
-        raise InputError(f"quasi-identifier column(s) given twice: {', '.join(map(str, dup))}")
+        raise InputError(f"quasi-identifier column(s) given twice: {', '.join(given_twice(columns))}")
     missing_cols = [c for c in columns if c not in df.columns]
     if missing_cols:
         raise InputError(
