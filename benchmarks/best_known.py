@@ -16,6 +16,9 @@ Each invocation starts from the stored state and runs the chosen strategies per 
   warm-started from the stored labels (their groups enter the master, they are the first
   incumbent; ``--no-warm``: only the ``--colgen-init`` methods; ``--smoothing α``: Wentges dual
   smoothing, against the degenerate master a warm start gives; ``--verbose``: the LP per round);
+  ``--resume``: the run also starts from the columns and subset-row cuts the cell's last
+  ``--resume`` run ended with (``best_known/state/``, not committed), so that runs of an hour
+  each go on raising one LP and its bound instead of rebuilding the columns every time;
 - ``colgen-icsm``: colgen, then ICSM restarts from colgen's partition and the stored one;
 - ``auto``: auto continuing from the stored labels (``init``), column generation beside ICSM's
   restarts, which polish its partitions.
@@ -177,14 +180,37 @@ def icsm_run(df, k, start, seconds, seed, scope, perturbation, recombine=0.0):
     return res, run_info("icsm", params, seconds, seed, time.perf_counter() - t)
 
 
-def colgen_run(df, k, seconds, seed, init, mip_time_limit, start=None, smoothing=0.0, verbose=False):
+def state_path(data: str, k: int) -> Path:
+    return STORE / "state" / f"{data}_k{k}.npz"
+
+
+def load_state(data: str, k: int) -> dict | None:
+    path = state_path(data, k)
+    if not path.exists():
+        return None
+    with np.load(path) as z:
+        return {key: z[key] if z[key].ndim else z[key].item() for key in z.files}
+
+
+def save_state(data: str, k: int, state: dict) -> None:
+    path = state_path(data, k)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.stem + ".tmp.npz")
+    np.savez_compressed(tmp, **state)
+    tmp.replace(path)
+
+
+def colgen_run(df, k, seconds, seed, init, mip_time_limit, start=None, smoothing=0.0, verbose=False, resume=None):
     """colgen with a time limit; ``start`` (the stored labels, when given) is a warm start: its
-    groups enter the restricted master and it is the first incumbent."""
+    groups enter the restricted master and it is the first incumbent; ``resume`` (a stored
+    state, or {} to start one): the master's columns and cuts go on from it and the run's are
+    returned in extras['colgen_state']."""
     methods = [m.strip() for m in init.split(",") if m.strip()]
     t = time.perf_counter()
     res = microagg.microaggregate(df, k=k, method="colgen", time_limit=seconds, seed=seed,
                                   init=([start.copy()] if start is not None else []) + methods,
                                   mip_time_limit=mip_time_limit, smoothing=smoothing,
+                                  resume=resume or None, keep_state=resume is not None,
                                   progress=log_progress if verbose else False)
     ex = res.extras
     params = {"init": (["stored labels"] if start is not None else []) + methods, "mip_time_limit": mip_time_limit,
@@ -194,6 +220,8 @@ def colgen_run(df, k, seconds, seed, init, mip_time_limit, start=None, smoothing
               "lp_value_il": None if ex.get("colgen_lp_value") is None else 100.0 * ex["colgen_lp_value"] / res.sst,
               "exact_passes": ex.get("colgen_exact_passes"), "cuts": ex.get("colgen_cuts"),
               "closing": ex.get("colgen_closing"), "smoothing": smoothing,
+              "resumed_columns": None if not resume else len(resume["ptr"]) - 1,
+              "resumed_cuts": None if not resume else len(resume["cuts"]),
               "phase_seconds": {p: round(v, 1) for p, v in (ex.get("colgen_phase_seconds") or {}).items()}}
     return res, run_info("colgen", params, seconds, seed, time.perf_counter() - t)
 
@@ -220,7 +248,7 @@ def log_progress(stage, fraction=None, message=""):
 
 def improve(data: str, k: int, strategies: list[str], seconds: float, scope: str, perturbation: int,
             colgen_init: str, mip_time_limit: float, warm: bool = True, fixed_seed: int | None = None,
-            recombine: float = 0.0, smoothing: float = 0.0, verbose: bool = False) -> None:
+            recombine: float = 0.0, smoothing: float = 0.0, verbose: bool = False, resume: bool = False) -> None:
     df = microagg.datasets.load(data)
     best, cert = load_cell(data, k)
     if cert is None:
@@ -240,8 +268,10 @@ def improve(data: str, k: int, strategies: list[str], seconds: float, scope: str
             best = offer(cert, best, res.labels, res.sse, res.lower_bound, info, k)
         elif strategy in ("colgen", "colgen-icsm"):
             res, info = colgen_run(df, k, seconds, seed, colgen_init, mip_time_limit, best if warm else None,
-                                   smoothing, verbose)
+                                   smoothing, verbose, (load_state(data, k) or {}) if resume else None)
             best = offer(cert, best, res.labels, res.sse, res.lower_bound, info, k)
+            if resume:
+                save_state(data, k, res.extras["colgen_state"])
             if strategy == "colgen-icsm":
                 starts = [res.labels] + ([] if best is None or np.array_equal(best, canonical(res.labels))
                                          else [best])
@@ -357,6 +387,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=None, help="seed of every run (default: the cell's run count)")
     ap.add_argument("--no-warm", dest="warm", action="store_false",
                     help="colgen without the stored labels as a warm start (by default they are one)")
+    ap.add_argument("--resume", action="store_true",
+                    help="colgen: go on from the columns and cuts of the cell's last --resume run (best_known/state/)")
     ap.add_argument("--import-bounds", action="store_true")
     ap.add_argument("--render", action="store_true", help="write the README block from the certificates")
     args = ap.parse_args()
@@ -375,7 +407,8 @@ def main() -> None:
     for cell in args.cells:
         data, k = cell.split(":")
         improve(data, int(k), args.strategies, args.seconds, args.scope, args.perturbation, args.colgen_init,
-                args.mip_time_limit, args.warm, args.seed, args.recombine, args.smoothing, args.verbose)
+                args.mip_time_limit, args.warm, args.seed, args.recombine, args.smoothing, args.verbose,
+                args.resume)
 
 
 if __name__ == "__main__":

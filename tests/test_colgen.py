@@ -573,3 +573,39 @@ def test_master_lp_that_cannot_be_solved_ends_the_run_with_a_valid_result(monkey
     assert out.extras["colgen_lp_failure"].endswith("Solve error") and out.extras["colgen_rounds"] == 2
     assert not out.extras["colgen_converged"]
     assert out.lower_bound <= sse(X, labels) + 1e-9
+
+
+def test_resume_goes_on_from_an_earlier_runs_columns_and_cuts():
+    """keep_state returns the master's columns and cuts; resume puts all of them back, and the
+    resumed run still ends at the proven optimum (a brute force on 12 records)."""
+    X = np.random.default_rng(7).normal(size=(12, 2))
+    first = run("colgen", X, 3, seed=0, max_rounds=2, final_mip=False, keep_state=True)
+    state = first.extras["colgen_state"]
+    assert state["n"] == 12 and state["k"] == 3 and len(state["ptr"]) - 1 == first.extras["colgen_columns"]
+    state = dict(state, cuts=np.array([[0, 1, 2], [3, 4, 5]]))  # valid inequalities for any partition
+    second = run("colgen", X, 3, seed=1, resume=state, keep_state=True)
+    after = second.extras["colgen_state"]
+
+    def columns(s):
+        return {tuple(np.sort(s["members"][a:b])) for a, b in zip(s["ptr"][:-1], s["ptr"][1:])}
+
+    assert columns(state) <= columns(after)
+    assert {tuple(c) for c in state["cuts"]} <= {tuple(c) for c in after["cuts"]}
+    opt = brute_force_optimum(X, 3)
+    assert sse(X, second.labels) == pytest.approx(opt, rel=1e-9)
+    assert second.lower_bound <= opt * (1 + 1e-9)
+    assert "colgen_state" not in run("colgen", X, 3, seed=0, max_rounds=1).extras
+
+
+def test_resume_state_is_checked_before_any_work():
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    state = run("colgen", X, 3, seed=0, max_rounds=1, final_mip=False, keep_state=True).extras["colgen_state"]
+    for bad, match in [(dict(state, k=4), "k = 4"), (dict(state, n=31), "31 records"),
+                       (dict(state, members=state["members"] + 30), "do not fit"),
+                       (dict(state, cuts=np.array([[0, 1]])), "do not fit"),
+                       (dict(state, members=np.where(np.arange(len(state["members"])) == 1, state["members"][0],
+                                                     state["members"])), "do not fit"),
+                       (dict(state, ptr=state["ptr"][:-1]), "do not fit"),
+                       ({"columns": []}, "colgen_state"), ("state.npz", "colgen_state")]:
+        with pytest.raises(microagg.ParameterError, match=match):
+            run("colgen", X, 3, resume=bad, max_rounds=1)

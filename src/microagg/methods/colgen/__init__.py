@@ -39,6 +39,7 @@ the method: it imports none of highspy, scipy or numba, so listing the registry 
 
 from __future__ import annotations
 
+from ...errors import ParameterError
 from ...params import Param
 from .. import register
 from ..starts import check_offers
@@ -57,6 +58,38 @@ def __getattr__(name):
         module, attr = _LAZY[name]
         return getattr(importlib.import_module(f"{__name__}.{module}"), attr)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+STATE_KEYS = ("n", "k", "ptr", "members", "cuts", "seed_nodes")
+
+
+def _check_state(state):
+    """``resume``: a dict with the keys of extras['colgen_state'] (checked against X and k in colgen)."""
+    if state is not None and (not isinstance(state, dict) or set(state) != set(STATE_KEYS)):
+        raise ValueError(f"must be an earlier run's extras['colgen_state'] (a dict with keys {', '.join(STATE_KEYS)})")
+    return state
+
+
+def _check_resume(state: dict, n: int, k: int) -> None:
+    """The state's columns are clusters of k..2k−1 distinct records of these n, its cuts triples."""
+    import numpy as np
+
+    if int(state["n"]) != n or int(state["k"]) != k:
+        raise ParameterError(f"colgen resume: a state of {state['n']} records and k = {state['k']}, "
+                             f"not of these {n} records and k = {k}")
+    ptr, members, cuts = (np.asarray(state[key]) for key in ("ptr", "members", "cuts"))
+    sizes = np.diff(ptr) if ptr.ndim == 1 and len(ptr) else np.zeros(0)
+    ok = (ptr.ndim == 1 and len(ptr) >= 1 and ptr[0] == 0 and ptr[-1] == len(members) and members.ndim == 1
+          and (sizes >= k).all() and (sizes <= 2 * k - 1).all() and cuts.ndim == 2 and cuts.shape[1] == 3)
+    ok = ok and all(a.size == 0 or (np.issubdtype(a.dtype, np.integer) and a.min() >= 0 and a.max() < n)
+                    for a in (members, cuts))
+    if ok and len(members):  # distinct records within each column
+        column = np.repeat(np.arange(len(sizes)), sizes)
+        order = np.lexsort((members, column))
+        ok = not ((np.diff(members[order]) == 0) & (np.diff(column[order]) == 0)).any()
+    if not ok:
+        raise ParameterError("colgen resume: the state's columns or cuts do not fit these records "
+                             "(not an extras['colgen_state'] of this data and k)")
 
 
 def _parse_init(init) -> list:
@@ -96,6 +129,11 @@ def _parse_init(init) -> list:
         Param("max_cut_rounds", "int", 30, "rounds of subset-row cuts at most", low=0),
         Param("smoothing", "float", 0.0, "Wentges dual smoothing α (measured slower here)", low=0.0, high=1.0,
               high_open=True),
+        Param("resume", "object", None, "the state of an earlier run on the same records and k (its "
+              "extras['colgen_state'], kept with keep_state): its columns and subset-row cuts enter the master, so "
+              "that the LP and the bound go on from where that run stopped", nullable=True, check=_check_state),
+        Param("keep_state", "bool", False, "return the master's columns and cuts in extras['colgen_state'], for "
+              "a later run's resume"),
         Param("offers", "object", None, "a callable, called once per round with colgen's best partition so far "
               "(labels), returning the partitions that a search running beside column generation found "
               "meanwhile (auto's other lane): their groups enter the master before the final MIP, the best "
@@ -105,7 +143,7 @@ def _parse_init(init) -> list:
 )
 def colgen(X, k, *, seed, deadline, progress, init, exact_pricing, max_rounds, close_gap, final_mip, mip_time_limit,
            max_enumerated, primal_columns, max_nodes, seed_nodes, alternating_starts, cuts, max_cut_rounds,
-           smoothing, offers):
+           smoothing, resume, keep_state, offers):
     """Column generation over clusters of size k..2k−1 with a proven lower bound on the optimal SSE.
 
     The restricted master (9) (cost w_C = SSE of C, eq. (8)) starts from the groups of mdav,
@@ -148,6 +186,9 @@ def colgen(X, k, *, seed, deadline, progress, init, exact_pricing, max_rounds, c
     round, telling that search colgen's best partition so far (auto's local search polishes it),
     and enter the master before the final MIP (the best one is the incumbent), so the LP's path
     is colgen's own (driver.take_offers says why).
+    With ``keep_state`` the master's columns and cuts (and the pricer's node budget per seed) are
+    returned in extras['colgen_state']; ``resume`` puts them back in a later run, so that long
+    runs for a bound can go on one after another (benchmarks/best_known.py --resume).
     Ambiguities: the paper stops pricing at the first eta with a column; we price every eta
     (more columns per round, needed for the bound).
     """
@@ -157,11 +198,13 @@ def colgen(X, k, *, seed, deadline, progress, init, exact_pricing, max_rounds, c
 
     starts = [m for m in _parse_init(init) if not isinstance(m, str) or m not in ("mdav", "vmdav")]
     check_lengths(starts, len(X), "colgen")
+    if resume is not None:
+        _check_resume(resume, len(X), k)
     init_methods = ["mdav", "vmdav"] + starts
     return ColumnGeneration(
         X, k, seed=seed, deadline=deadline, progress=progress, init_methods=init_methods,
         exact_pricing=exact_pricing, max_rounds=max_rounds, close_gap=close_gap, final_mip=final_mip,
         mip_time_limit=mip_time_limit, max_enumerated=max_enumerated, primal_columns=primal_columns,
         max_nodes=max_nodes, seed_nodes=seed_nodes, alternating_starts=alternating_starts, cuts=cuts,
-        max_cut_rounds=max_cut_rounds, smoothing=smoothing, offers=offers,
+        max_cut_rounds=max_cut_rounds, smoothing=smoothing, resume=resume, keep_state=keep_state, offers=offers,
     ).run()

@@ -34,7 +34,7 @@ class ColumnGeneration:
 
     def __init__(self, X, k, *, seed, deadline: Deadline, progress, init_methods, exact_pricing, max_rounds,
                  close_gap, final_mip, mip_time_limit, max_enumerated, primal_columns, max_nodes, seed_nodes,
-                 alternating_starts, cuts, max_cut_rounds, smoothing, offers=None):
+                 alternating_starts, cuts, max_cut_rounds, smoothing, resume=None, keep_state=False, offers=None):
         self.t0 = time.perf_counter()
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.n = len(self.X)
@@ -58,6 +58,8 @@ class ColumnGeneration:
         self.cuts = cuts and exact_pricing != "ilp"  # the pricing ILP (14) has no cut duals
         self.max_cut_rounds = max_cut_rounds
         self.smoothing = smoothing
+        self.resume = resume
+        self.keep_state = keep_state
         self.offers = offers
         self.offered: list[np.ndarray] = []  # partitions offered meanwhile, entered before the final MIP
         # best partition found, and where from
@@ -141,6 +143,11 @@ class ColumnGeneration:
         for lab in partitions:
             self.master.add(groups(lab))
         self.pricer = Pricer(X, k, self.exact_pricing, self.clock, self.max_nodes, self.seed_nodes)
+        if self.resume is not None:  # an earlier run's columns and cuts: the LP goes on from there
+            ptr, members = np.asarray(self.resume["ptr"]), np.asarray(self.resume["members"])
+            self.master.add(np.split(members, ptr[1:-1]))
+            self.master.add_cuts(np.asarray(self.resume["cuts"]).reshape(-1, 3))
+            self.pricer.seed_nodes = max(self.pricer.seed_nodes, int(self.resume["seed_nodes"]))
         self.pricer.retry_unit = 1e-3 * self.best_sse / n  # 0.1 % of the mean SSE per record
         self.tol = 1e-9 * max(self.best_sse / n, 1e-12)
         self.thr = -self.tol
@@ -528,4 +535,9 @@ class ColumnGeneration:
             "colgen_history": self.history,  # (round, seconds, LP value, new columns, bound, best SSE)
             "colgen_seconds": time.perf_counter() - self.t0,
         }
+        if self.keep_state:
+            master = self.master
+            extras["colgen_state"] = {"n": self.n, "k": self.k, "ptr": master.ptr.copy(),
+                                      "members": master.members.copy(), "cuts": master.cuts.copy(),
+                                      "seed_nodes": int(self.pricer.seed_nodes)}
         return MethodOutput(self.best_labels, lower_bound=self.lower_bound, extras=extras)
