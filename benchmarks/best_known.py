@@ -200,7 +200,8 @@ def save_state(data: str, k: int, state: dict) -> None:
     tmp.replace(path)
 
 
-def colgen_run(df, k, seconds, seed, init, mip_time_limit, start=None, smoothing=0.0, verbose=False, resume=None):
+def colgen_run(df, k, seconds, seed, init, mip_time_limit, start=None, smoothing=0.0, verbose=False, resume=None,
+               cut_tailing=0.0):
     """colgen with a time limit; ``start`` (the stored labels, when given) is a warm start: its
     groups enter the restricted master and it is the first incumbent; ``resume`` (a stored
     state, or {} to start one): the master's columns and cuts go on from it and the run's are
@@ -209,7 +210,7 @@ def colgen_run(df, k, seconds, seed, init, mip_time_limit, start=None, smoothing
     t = time.perf_counter()
     res = microagg.microaggregate(df, k=k, method="colgen", time_limit=seconds, seed=seed,
                                   init=([start.copy()] if start is not None else []) + methods,
-                                  mip_time_limit=mip_time_limit, smoothing=smoothing,
+                                  mip_time_limit=mip_time_limit, smoothing=smoothing, cut_tailing=cut_tailing,
                                   resume=resume or None, keep_state=resume is not None,
                                   progress=log_progress if verbose else False)
     ex = res.extras
@@ -219,7 +220,7 @@ def colgen_run(df, k, seconds, seed, init, mip_time_limit, start=None, smoothing
               "rounds": ex.get("colgen_rounds"), "columns": ex.get("colgen_columns"),
               "lp_value_il": None if ex.get("colgen_lp_value") is None else 100.0 * ex["colgen_lp_value"] / res.sst,
               "exact_passes": ex.get("colgen_exact_passes"), "cuts": ex.get("colgen_cuts"),
-              "closing": ex.get("colgen_closing"), "smoothing": smoothing,
+              "closing": ex.get("colgen_closing"), "smoothing": smoothing, "cut_tailing": cut_tailing,
               "resumed_columns": None if not resume else len(resume["ptr"]) - 1,
               "resumed_cuts": None if not resume else len(resume["cuts"]),
               "phase_seconds": {p: round(v, 1) for p, v in (ex.get("colgen_phase_seconds") or {}).items()}}
@@ -248,7 +249,8 @@ def log_progress(stage, fraction=None, message=""):
 
 def improve(data: str, k: int, strategies: list[str], seconds: float, scope: str, perturbation: int,
             colgen_init: str, mip_time_limit: float, warm: bool = True, fixed_seed: int | None = None,
-            recombine: float = 0.0, smoothing: float = 0.0, verbose: bool = False, resume: bool = False) -> None:
+            recombine: float = 0.0, smoothing: float = 0.0, verbose: bool = False, resume: bool = False,
+            cut_tailing: float = 0.0) -> None:
     df = microagg.datasets.load(data)
     best, cert = load_cell(data, k)
     if cert is None:
@@ -268,7 +270,7 @@ def improve(data: str, k: int, strategies: list[str], seconds: float, scope: str
             best = offer(cert, best, res.labels, res.sse, res.lower_bound, info, k)
         elif strategy in ("colgen", "colgen-icsm"):
             res, info = colgen_run(df, k, seconds, seed, colgen_init, mip_time_limit, best if warm else None,
-                                   smoothing, verbose, (load_state(data, k) or {}) if resume else None)
+                                   smoothing, verbose, (load_state(data, k) or {}) if resume else None, cut_tailing)
             best = offer(cert, best, res.labels, res.sse, res.lower_bound, info, k)
             if resume:
                 save_state(data, k, res.extras["colgen_state"])
@@ -389,6 +391,8 @@ def main() -> None:
                     help="colgen without the stored labels as a warm start (by default they are one)")
     ap.add_argument("--resume", action="store_true",
                     help="colgen: go on from the columns and cuts of the cell's last --resume run (best_known/state/)")
+    ap.add_argument("--cut-tailing", type=float, default=0.0,
+                    help="colgen: subset-row cuts also once the LP is within this share of its bound (0: at convergence)")
     ap.add_argument("--import-bounds", action="store_true")
     ap.add_argument("--render", action="store_true", help="write the README block from the certificates")
     args = ap.parse_args()
@@ -408,7 +412,7 @@ def main() -> None:
         data, k = cell.split(":")
         improve(data, int(k), args.strategies, args.seconds, args.scope, args.perturbation, args.colgen_init,
                 args.mip_time_limit, args.warm, args.seed, args.recombine, args.smoothing, args.verbose,
-                args.resume)
+                args.resume, args.cut_tailing)
 
 
 if __name__ == "__main__":

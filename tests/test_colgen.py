@@ -609,3 +609,25 @@ def test_resume_state_is_checked_before_any_work():
                        ({"columns": []}, "colgen_state"), ("state.npz", "colgen_state")]:
         with pytest.raises(microagg.ParameterError, match=match):
             run("colgen", X, 3, resume=bad, max_rounds=1)
+
+
+@settings(max_examples=15, deadline=None)
+@given(tiny_instances())
+def test_cuts_before_convergence_keep_optimum_and_bound(inst):
+    """cut_tailing = 1: subset-row cuts after every completed exact pass on a fractional LP; the
+    run still ends at the brute-force optimum with a bound at most that."""
+    X, k = inst
+    opt = brute_force_optimum(X, k)
+    out = run("colgen", X, k, seed=0, cut_tailing=1.0)
+    check_partition(out.labels, len(X), k)
+    assert sse(X, out.labels) == pytest.approx(opt, rel=1e-9, abs=1e-12)
+    assert out.lower_bound <= opt * (1 + 1e-9) + 1e-12
+
+
+def test_cuts_before_convergence_on_a_fractional_lp():
+    X = np.random.default_rng(1).normal(size=(80, 3))
+    out = run("colgen", X, 3, seed=0, time_limit=60, cut_tailing=1.0)
+    assert out.extras["colgen_cut_rounds"]["before_convergence"] > 0
+    assert run("colgen", X, 3, seed=0, time_limit=60).extras["colgen_cut_rounds"]["before_convergence"] == 0
+    check_partition(out.labels, len(X), 3)
+    assert out.lower_bound <= sse(X, out.labels) * (1 + 1e-9)

@@ -127,6 +127,9 @@ def _parse_init(init) -> list:
         Param("alternating_starts", "int", 300, "starts of the alternating pricing heuristic", low=0),
         Param("cuts", "bool", True, "subset-row cuts on triples once no column prices out (not with 'ilp')"),
         Param("max_cut_rounds", "int", 30, "rounds of subset-row cuts at most", low=0),
+        Param("cut_tailing", "float", 0.0, "also add subset-row cuts before convergence, after an exact pass, "
+              "when the LP is within this share of its best bound (a tailing-off LP; 0: only at convergence)",
+              low=0.0),
         Param("smoothing", "float", 0.0, "Wentges dual smoothing α (measured slower here)", low=0.0, high=1.0,
               high_open=True),
         Param("resume", "object", None, "the state of an earlier run on the same records and k (its "
@@ -143,7 +146,7 @@ def _parse_init(init) -> list:
 )
 def colgen(X, k, *, seed, deadline, progress, init, exact_pricing, max_rounds, close_gap, final_mip, mip_time_limit,
            max_enumerated, primal_columns, max_nodes, seed_nodes, alternating_starts, cuts, max_cut_rounds,
-           smoothing, resume, keep_state, offers):
+           cut_tailing, smoothing, resume, keep_state, offers):
     """Column generation over clusters of size k..2k−1 with a proven lower bound on the optimal SSE.
 
     The restricted master (9) (cost w_C = SSE of C, eq. (8)) starts from the groups of mdav,
@@ -172,7 +175,10 @@ def colgen(X, k, *, seed, deadline, progress, init, exact_pricing, max_rounds, c
     Σ_{C: |C∩S|>=2} x_C <= 1 on triples S are added to the master (up to ``max_cut_rounds``
     rounds) and column generation resumes with their duals σ_S <= 0 charged to the clusters
     meeting S in two records; the bound becomes Σπ + Σσ + Σρ. Not used with
-    exact_pricing='ilp'.
+    exact_pricing='ilp'. With ``cut_tailing`` = t > 0, cuts are also added before convergence,
+    in a round whose exact pass leaves the LP value within t·LP of the best bound: a tailing-off
+    LP (many columns of tiny negative rc) then rises with the cuts instead (the bound stays
+    valid: it is Lagrangian at any duals).
     With ``smoothing`` = α > 0 (Wentges dual smoothing; not in the paper), pricing is done at
     π_s = α·π_center + (1−α)·π_LP, π_center being the duals of the best Lagrangian bound so far
     (at first the k-nearest-neighbour dual); only columns with negative reduced cost at π_LP
@@ -206,5 +212,5 @@ def colgen(X, k, *, seed, deadline, progress, init, exact_pricing, max_rounds, c
         exact_pricing=exact_pricing, max_rounds=max_rounds, close_gap=close_gap, final_mip=final_mip,
         mip_time_limit=mip_time_limit, max_enumerated=max_enumerated, primal_columns=primal_columns,
         max_nodes=max_nodes, seed_nodes=seed_nodes, alternating_starts=alternating_starts, cuts=cuts,
-        max_cut_rounds=max_cut_rounds, smoothing=smoothing, resume=resume, keep_state=keep_state, offers=offers,
+        max_cut_rounds=max_cut_rounds, cut_tailing=cut_tailing, smoothing=smoothing, resume=resume, keep_state=keep_state, offers=offers,
     ).run()

@@ -34,7 +34,7 @@ class ColumnGeneration:
 
     def __init__(self, X, k, *, seed, deadline: Deadline, progress, init_methods, exact_pricing, max_rounds,
                  close_gap, final_mip, mip_time_limit, max_enumerated, primal_columns, max_nodes, seed_nodes,
-                 alternating_starts, cuts, max_cut_rounds, smoothing, resume=None, keep_state=False, offers=None):
+                 alternating_starts, cuts, max_cut_rounds, cut_tailing=0.0, smoothing=0.0, resume=None, keep_state=False, offers=None):
         self.t0 = time.perf_counter()
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.n = len(self.X)
@@ -57,6 +57,7 @@ class ColumnGeneration:
         self.alternating_starts = alternating_starts
         self.cuts = cuts and exact_pricing != "ilp"  # the pricing ILP (14) has no cut duals
         self.max_cut_rounds = max_cut_rounds
+        self.cut_tailing = cut_tailing
         self.smoothing = smoothing
         self.resume = resume
         self.keep_state = keep_state
@@ -70,6 +71,7 @@ class ColumnGeneration:
         self.lower_bound = 0.0
         self.bound_from = None
         self.lagrangian_found = False
+        self.bound_round = None  # the round of the last completed exact pass
         self.center = None  # (π, σ) of the best Lagrangian bound so far: the smoothing centre
         self.center_bound = -np.inf
         self.rho_lp = None  # per-record rc bounds of the last exact pass at the LP duals
@@ -86,6 +88,7 @@ class ColumnGeneration:
         self.prev_lp = None
         self.lp_failure = None  # HiGHS's message when the master LP could not be solved
         self.cut_rounds = 0
+        self.tailing_cut_rounds = 0  # of which added before convergence (cut_tailing)
         self.deepened = 0
         self.mispriced = 0
         self.last_exact_round, self.last_exact_end, self.last_exact_seconds = 0, self.t0, None
@@ -249,6 +252,8 @@ class ColumnGeneration:
                     continue
                 self.converged = True
                 break
+            if self.tailing_off() and self.add_cuts(x):
+                self.tailing_cut_rounds += 1
             tic = time.perf_counter()
             # a stalled (degenerate) master needs many columns before its value moves: census,
             # k = 10, 120 s, 3 families per round: no LP progress in 24 rounds; all columns: it
@@ -377,6 +382,7 @@ class ColumnGeneration:
         cut row is ≤ 1 and record i lies in one cluster C of P, rc(C) = Σ_{i∈C} rc(C)/|C|.
         A better bound moves the smoothing centre there."""
         self.lagrangian_found = True
+        self.bound_round = self.rounds
         lag = float(p_pi.sum() + p_sigma.sum()) + float(np.minimum(rho, 0.0).sum())
         if lag > self.lower_bound:
             self.lower_bound, self.bound_from = lag, "lagrangian"
@@ -389,6 +395,11 @@ class ColumnGeneration:
         flat = np.concatenate(cols).astype(np.int64)
         cptr_c = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         return column_rcs(self.X, p_pi, cptr_c, flat, cptr, ccut, cpen)
+
+    def tailing_off(self) -> bool:
+        """``cut_tailing``: this round's exact pass left the LP within cut_tailing·LP of the best bound."""
+        return (self.cut_tailing > 0 and self.bound_round == self.rounds
+                and self.lp_value - self.lower_bound <= self.cut_tailing * abs(self.lp_value))
 
     def add_cuts(self, x) -> bool:
         """Violated subset-row cuts on triples at the LP solution x (ours), the n/4 most violated;
@@ -525,6 +536,7 @@ class ColumnGeneration:
             "colgen_msth_sse": self.heur_best["msth"],
             "colgen_closing": self.closing,
             "colgen_cuts": len(self.master.cuts),
+            "colgen_cut_rounds": {"all": self.cut_rounds, "before_convergence": self.tailing_cut_rounds},
             "colgen_mispriced": self.mispriced,
             "colgen_smoothing": self.smoothing,
             "colgen_exact_passes": self.exact_passes,
