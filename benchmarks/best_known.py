@@ -338,6 +338,10 @@ def render() -> str:
             what += " warm-started from the stored labels"
         if run["method"] == "colgen" and p.get("smoothing"):
             what += f", smoothing α = {p['smoothing']:g}"
+        if run["method"] == "colgen" and p.get("resumed_columns"):
+            what += f", resumed from {p['resumed_columns']} columns and {p['resumed_cuts']} cuts (`--resume`)"
+        if run["method"] == "colgen" and p.get("cut_tailing"):
+            what += f", cuts once the LP is within {100 * p['cut_tailing']:g} % of its bound"
         what = f"{what}, {run['time_limit']:g} s"
         return what + (" (`results/colgen_full.json`)" if run.get("imported_from") else "")
 
@@ -392,7 +396,8 @@ def main() -> None:
     ap.add_argument("--resume", action="store_true",
                     help="colgen: go on from the columns and cuts of the cell's last --resume run (best_known/state/)")
     ap.add_argument("--cut-tailing", type=float, default=0.0,
-                    help="colgen: subset-row cuts also once the LP is within this share of its bound (0: at convergence)")
+                    help="colgen: subset-row cuts also once the LP is within this share of its bound "
+                    "(0: at convergence)")
     ap.add_argument("--import-bounds", action="store_true")
     ap.add_argument("--render", action="store_true", help="write the README block from the certificates")
     args = ap.parse_args()

@@ -212,5 +212,6 @@ def colgen(X, k, *, seed, deadline, progress, init, exact_pricing, max_rounds, c
         exact_pricing=exact_pricing, max_rounds=max_rounds, close_gap=close_gap, final_mip=final_mip,
         mip_time_limit=mip_time_limit, max_enumerated=max_enumerated, primal_columns=primal_columns,
         max_nodes=max_nodes, seed_nodes=seed_nodes, alternating_starts=alternating_starts, cuts=cuts,
-        max_cut_rounds=max_cut_rounds, cut_tailing=cut_tailing, smoothing=smoothing, resume=resume, keep_state=keep_state, offers=offers,
+        max_cut_rounds=max_cut_rounds, cut_tailing=cut_tailing, smoothing=smoothing, resume=resume,
+        keep_state=keep_state, offers=offers,
     ).run()

@@ -34,7 +34,8 @@ class ColumnGeneration:
 
     def __init__(self, X, k, *, seed, deadline: Deadline, progress, init_methods, exact_pricing, max_rounds,
                  close_gap, final_mip, mip_time_limit, max_enumerated, primal_columns, max_nodes, seed_nodes,
-                 alternating_starts, cuts, max_cut_rounds, cut_tailing=0.0, smoothing=0.0, resume=None, keep_state=False, offers=None):
+                 alternating_starts, cuts, max_cut_rounds, cut_tailing=0.0, smoothing=0.0, resume=None,
+                 keep_state=False, offers=None):
         self.t0 = time.perf_counter()
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.n = len(self.X)
