@@ -77,3 +77,26 @@ def test_verifier_rejects_a_missing_label(tmp_path):
     out = io.StringIO()
     assert _verifier().verify(tmp_path, out) == 1
     assert "labels for" in out.getvalue()
+
+
+def test_resume_state_survives_its_file(tmp_path, monkeypatch):
+    """best_known.py --resume: the colgen state written to best_known/state/ and read back is
+    taken by colgen's resume, columns and cuts included."""
+    spec = importlib.util.spec_from_file_location("best_known", ROOT / "benchmarks" / "best_known.py")
+    best_known = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(best_known)
+    monkeypatch.setattr(best_known, "STORE", tmp_path)
+    from microagg.methods import run
+
+    X = np.random.default_rng(3).normal(size=(40, 2))
+    state = run("colgen", X, 3, seed=0, max_rounds=2, final_mip=False, keep_state=True).extras["colgen_state"]
+    state["cuts"] = np.array([[0, 1, 2]])
+    assert best_known.load_state("census", 3) is None
+    best_known.save_state("census", 3, state)
+    assert [p.name for p in (tmp_path / "state").iterdir()] == ["census_k3.npz"]
+    back = best_known.load_state("census", 3)
+    assert back.keys() == state.keys() and back["n"] == 40 and back["k"] == 3
+    for key in ("ptr", "members", "cuts"):
+        np.testing.assert_array_equal(back[key], state[key])
+    out = run("colgen", X, 3, seed=0, max_rounds=1, final_mip=False, resume=back, keep_state=True)
+    assert out.extras["colgen_columns"] >= len(state["ptr"]) - 1 and out.extras["colgen_cuts"] >= 1
