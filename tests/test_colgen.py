@@ -595,6 +595,13 @@ def test_resume_goes_on_from_an_earlier_runs_columns_and_cuts():
     assert sse(X, second.labels) == pytest.approx(opt, rel=1e-9)
     assert second.lower_bound <= opt * (1 + 1e-9)
     assert "colgen_state" not in run("colgen", X, 3, seed=0, max_rounds=1).extras
+    # the smoothing centre travels too; a state without it is still taken
+    assert after["centre_pi"].shape == (12,) and len(after["centre_sigma"]) <= len(after["cuts"])
+    smoothed = run("colgen", X, 3, seed=1, resume=after, smoothing=0.5)
+    bare = {key: after[key] for key in ("n", "k", "ptr", "members", "cuts", "seed_nodes")}
+    for out in (smoothed, run("colgen", X, 3, seed=1, resume=bare)):
+        assert sse(X, out.labels) == pytest.approx(opt, rel=1e-9)
+        assert out.lower_bound <= opt * (1 + 1e-9)
 
 
 def test_resume_state_is_checked_before_any_work():
@@ -606,6 +613,9 @@ def test_resume_state_is_checked_before_any_work():
                        (dict(state, members=np.where(np.arange(len(state["members"])) == 1, state["members"][0],
                                                      state["members"])), "do not fit"),
                        (dict(state, ptr=state["ptr"][:-1]), "do not fit"),
+                       (dict(state, centre_pi=np.zeros(29), centre_sigma=np.zeros(0), centre_bound=0.0), "do not fit"),
+                       (dict(state, centre_pi=np.full(30, np.nan), centre_sigma=np.zeros(0), centre_bound=0.0),
+                        "do not fit"),
                        ({"columns": []}, "colgen_state"), ("state.npz", "colgen_state")]:
         with pytest.raises(microagg.ParameterError, match=match):
             run("colgen", X, 3, resume=bad, max_rounds=1)

@@ -152,15 +152,20 @@ class ColumnGeneration:
             self.master.add(np.split(members, ptr[1:-1]))
             self.master.add_cuts(np.asarray(self.resume["cuts"]).reshape(-1, 3))
             self.pricer.seed_nodes = max(self.pricer.seed_nodes, int(self.resume["seed_nodes"]))
-        self.pricer.retry_unit = 1e-3 * self.best_sse / n  # 0.1 % of the mean SSE per record
-        self.tol = 1e-9 * max(self.best_sse / n, 1e-12)
-        self.thr = -self.tol
-        # a dual solution feasible from the start (kernels/pricing.py): π_i = D_i(k−1)/(2k) gives
-        # every cluster rc ≥ 0, so Σπ is a lower bound before any LP is solved
+        # a dual solution feasible from the start (kernels/pricing.py): π_i = D_i(k−1)/(2k) gives every
+        # cluster rc ≥ 0, so Σπ is a lower bound before any LP is solved. A resumed smoothing centre
+        # only steers the pricing: its bound is not proven by this run
         self.pi_knn = self.pricer.knn_sum[:, k - 1] / (2.0 * k)
         self.lower_bound = float(self.pi_knn.sum())
         self.bound_from = "knn"
         self.center, self.center_bound = (self.pi_knn, np.zeros(0)), self.lower_bound
+        if self.resume is not None and "centre_pi" in self.resume:
+            self.center = (np.asarray(self.resume["centre_pi"], dtype=np.float64),
+                           np.asarray(self.resume["centre_sigma"], dtype=np.float64))
+            self.center_bound = float(self.resume["centre_bound"])
+        self.pricer.retry_unit = 1e-3 * self.best_sse / n  # 0.1 % of the mean SSE per record
+        self.tol = 1e-9 * max(self.best_sse / n, 1e-12)
+        self.thr = -self.tol
 
     def offer(self, lab, source) -> None:
         """A candidate partition (labels, or None): oversized groups split, its groups added to
@@ -552,5 +557,7 @@ class ColumnGeneration:
             master = self.master
             extras["colgen_state"] = {"n": self.n, "k": self.k, "ptr": master.ptr.copy(),
                                       "members": master.members.copy(), "cuts": master.cuts.copy(),
-                                      "seed_nodes": int(self.pricer.seed_nodes)}
+                                      "seed_nodes": int(self.pricer.seed_nodes),
+                                      "centre_pi": self.center[0].copy(), "centre_sigma": self.center[1].copy(),
+                                      "centre_bound": float(self.center_bound)}
         return MethodOutput(self.best_labels, lower_bound=self.lower_bound, extras=extras)
