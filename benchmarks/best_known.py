@@ -22,7 +22,7 @@ Each invocation starts from the stored state and runs the chosen strategies per 
   ``--cut-tailing t``: subset-row cuts already once an exact pass leaves the LP within t of its
   bound (eia k = 10, resumed: the plain LP converged at 836.41 in 2900 s, its cut round lifted
   it to 842.1, and it settled at 839.12 with them, while the smoothed bound, restarted from the
-  k-nearest-neighbour centre, stopped at 826 for 75 minutes; the state now keeps the centre);
+  k-nearest-neighbour centre, stopped at 826 for its last 77 minutes; the state now keeps the centre);
 - ``colgen-icsm``: colgen, then ICSM restarts from colgen's partition and the stored one;
 - ``auto``: auto continuing from the stored labels (``init``), column generation beside ICSM's
   restarts, which polish its partitions.
