@@ -193,7 +193,8 @@ def load_state(data: str, k: int) -> dict | None:
     if not path.exists():
         return None
     with np.load(path) as z:
-        return {key: z[key] if z[key].ndim else z[key].item() for key in z.files}
+        arrays = {key: z[key] for key in z.files}  # each member decompressed once
+    return {key: a if a.ndim else a.item() for key, a in arrays.items()}
 
 
 def save_state(data: str, k: int, state: dict) -> None:

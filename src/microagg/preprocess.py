@@ -224,8 +224,9 @@ def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=(), allow
     columns = list(columns)
     if not columns:
         raise InputError("no quasi-identifier columns given")
-    if len(set(columns)) != len(columns):
-        raise InputError(f"quasi-identifier column(s) given twice: {', '.join(given_twice(columns))}")
+    twice = given_twice(columns)
+    if twice:
+        raise InputError(f"quasi-identifier column(s) given twice: {', '.join(twice)}")
     missing_cols = [c for c in columns if c not in df.columns]
     if missing_cols:
         raise InputError(

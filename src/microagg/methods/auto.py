@@ -18,7 +18,7 @@ import numpy as np
 from ..clock import Deadline
 from ..errors import InputError, ParameterError
 from ..params import Param
-from ..partition import InvalidPartitionError, check_partition, sse, sst
+from ..partition import InvalidPartitionError, check_partition, group_sizes, relabel, sse, sst
 from ..progress import part, silent
 from . import MethodOutput, get, names, register, run
 from .starts import check_lengths, check_start
@@ -425,7 +425,7 @@ def auto(X, k, *, seed, deadline, progress, portfolio, member_params, improve, p
         check_lengths([init], n, "auto")
         # the caller's partition is the first answer (if valid): auto returns nothing worse
         state.start = np.asarray(init, dtype=np.int64)
-        small = int((np.unique(state.start, return_counts=True)[1] < k).sum())
+        small = int((group_sizes(relabel(state.start)) < k).sum())
         if small:  # the local search makes it a partition; column generation does not get it
             warnings.warn(f"auto: the given partition (init) has {small} group(s) with fewer than k = {k} "
                           "records: the local search starts from it and repairs them", UserWarning, stacklevel=2)
