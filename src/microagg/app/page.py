@@ -403,23 +403,39 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
                 runs.set(list(runs.get()))
                 tick.set(tick.get() + 1)
 
-        @reactive.effect
-        def _poll():
-            handle = active.get()
-            if handle is None:
-                return
-            reactive.invalidate_later(0.25)
-            state = handle.poll()
+        def _poll_active() -> None:
+            """One look at the current run: move the progress line on; at its end, show its results
+            (or its error line)."""
             with reactive.isolate():
+                handle = active.get()
+                if handle is None:
+                    return
+                state = handle.poll()
                 tick.set(tick.get() + 1)
-            if state != "running":
-                active.set(None)
-                runs.set(list(runs.get()))
-                if state == "done":
-                    shown_run.set(str(handle.run_id))
-                    _update_navset("tabs", selected="results")
-                elif state == "error":
-                    show_error(handle.error)
+                if state != "running":
+                    active.set(None)
+                    runs.set(list(runs.get()))
+                    if state == "done":
+                        shown_run.set(str(handle.run_id))
+                        _update_navset("tabs", selected="results")
+                    elif state == "error":
+                        show_error(handle.error)
+
+        async def _watch_runs() -> None:
+            # The session's own timer task, not reactive.invalidate_later: shiny 1.8 prints a
+            # traceback when that timer is cancelled (its effect invalidated by Run / Cancel, or the
+            # session ending) while it waits for the reactive lock.
+            while True:
+                await asyncio.sleep(0.25)
+                async with reactive.lock():
+                    try:
+                        _poll_active()
+                    except Exception as exc:  # noqa: BLE001  (a bug of ours: say it, keep watching)
+                        active.set(None)
+                        show_error(f"internal error: {logic.one_line(exc)}")
+                    await reactive.flush()
+
+        watcher = asyncio.create_task(_watch_runs())
 
         @render.ui
         def progress_ui():
@@ -593,6 +609,7 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
             _export("b")
 
         def _ended():
+            watcher.cancel()
             for h in handles:
                 h.cancel()
             logic.cleanup_workdir(session_dir)
