@@ -1,4 +1,4 @@
-"""Wentges dual smoothing in colgen: does pricing at π_s = α·π_center + (1−α)·π_LP speed up
+"""Wentges dual smoothing in colgen: does pricing at π_s = α·π_centre + (1−α)·π_LP speed up
 column generation? Runs colgen (init = mdav + vmdav only, so every run starts from the same
 master) with smoothing α in --alphas on the full census at k = 5 and on 200-record subsets at
 k = 5 (the l2norm/random criteria of benchmarks/colgen_subsets.py), and reports per run the

@@ -82,6 +82,17 @@ def _take_group(Xr, idx, m, pos, labels, g, removed, s, comp):
 
 
 @njit(cache=True, nogil=True)
+def _farthest_group(Xr, idx, m, point, k, dist, pos, labels, g, removed, s, comp):
+    """The record farthest from ``point`` and its k − 1 nearest become group g; returns the
+    number of records left and the farthest record."""
+    sqdist_to_point(Xr, m, point, dist)
+    far = Xr[argmax_first(dist, m)].copy()
+    sqdist_to_point(Xr, m, far, dist)
+    k_smallest(dist, m, k, pos)
+    return _take_group(Xr, idx, m, pos, labels, g, removed, s, comp), far
+
+
+@njit(cache=True, nogil=True)
 def mdav_kernel(X, k, classic):
     """MDAV (ICSM Algorithm 1; Domingo-Ferrer & Torra 2005), plain O(n²·d/k) reference loop.
 
@@ -102,29 +113,12 @@ def mdav_kernel(X, k, classic):
     g = 0
     stop = 3 * k if classic else 2 * k
     while m >= stop:
-        c = running_mean(s, comp, m)
-        sqdist_to_point(Xr, m, c, dist)
-        r = argmax_first(dist, m)
-        xr = Xr[r].copy()
-        sqdist_to_point(Xr, m, xr, dist)
-        k_smallest(dist, m, k, pos)
-        m = _take_group(Xr, idx, m, pos, labels, g, removed, s, comp)
-        g += 1
-        sqdist_to_point(Xr, m, xr, dist)
-        r = argmax_first(dist, m)
-        xs = Xr[r].copy()
-        sqdist_to_point(Xr, m, xs, dist)
-        k_smallest(dist, m, k, pos)
-        m = _take_group(Xr, idx, m, pos, labels, g, removed, s, comp)
-        g += 1
+        # xr: the record farthest from the centroid; then xs, the one farthest from xr
+        m, xr = _farthest_group(Xr, idx, m, running_mean(s, comp, m), k, dist, pos, labels, g, removed, s, comp)
+        m, _ = _farthest_group(Xr, idx, m, xr, k, dist, pos, labels, g + 1, removed, s, comp)
+        g += 2
     if classic and m >= 2 * k:
-        c = running_mean(s, comp, m)
-        sqdist_to_point(Xr, m, c, dist)
-        r = argmax_first(dist, m)
-        xr = Xr[r].copy()
-        sqdist_to_point(Xr, m, xr, dist)
-        k_smallest(dist, m, k, pos)
-        m = _take_group(Xr, idx, m, pos, labels, g, removed, s, comp)
+        m, _ = _farthest_group(Xr, idx, m, running_mean(s, comp, m), k, dist, pos, labels, g, removed, s, comp)
         g += 1
     if m >= k or g == 0:
         for j in range(m):

@@ -187,7 +187,7 @@ def colgen(X, k, *, seed, deadline, progress, init, exact_pricing, max_rounds, c
     LP (many columns of tiny negative rc) then rises with the cuts instead (the bound stays
     valid: it is Lagrangian at any duals).
     With ``smoothing`` = α > 0 (Wentges dual smoothing; not in the paper), pricing is done at
-    π_s = α·π_center + (1−α)·π_LP, π_center being the duals of the best Lagrangian bound so far
+    π_s = α·π_centre + (1−α)·π_LP, π_centre being the duals of the best Lagrangian bound so far
     (at first the k-nearest-neighbour dual); only columns with negative reduced cost at π_LP
     are added, and when there is none (a mis-price) the round prices again at π_LP. The exact
     pass is then made at π_s: the Lagrangian bound is valid at any duals. Measured

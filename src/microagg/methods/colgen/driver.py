@@ -73,8 +73,8 @@ class ColumnGeneration:
         self.bound_from = None
         self.lagrangian_found = False
         self.bound_round = None  # the round of the last completed exact pass
-        self.center = None  # (π, σ) of the best Lagrangian bound so far: the smoothing centre
-        self.center_bound = -np.inf
+        self.centre = None  # (π, σ) of the best Lagrangian bound so far: the smoothing centre
+        self.centre_bound = -np.inf
         self.rho_lp = None  # per-record rc bounds of the last exact pass at the LP duals
         self.dual_const = 0.0  # Σπ + Σσ: the LP value of the current duals
         self.closing: list[dict] = []
@@ -158,11 +158,11 @@ class ColumnGeneration:
         self.pi_knn = self.pricer.knn_sum[:, k - 1] / (2.0 * k)
         self.lower_bound = float(self.pi_knn.sum())
         self.bound_from = "knn"
-        self.center, self.center_bound = (self.pi_knn, np.zeros(0)), self.lower_bound
+        self.centre, self.centre_bound = (self.pi_knn, np.zeros(0)), self.lower_bound
         if self.resume is not None and "centre_pi" in self.resume:
-            self.center = (np.asarray(self.resume["centre_pi"], dtype=np.float64),
+            self.centre = (np.asarray(self.resume["centre_pi"], dtype=np.float64),
                            np.asarray(self.resume["centre_sigma"], dtype=np.float64))
-            self.center_bound = float(self.resume["centre_bound"])
+            self.centre_bound = float(self.resume["centre_bound"])
         self.pricer.retry_unit = 1e-3 * self.best_sse / n  # 0.1 % of the mean SSE per record
         self.tol = 1e-9 * max(self.best_sse / n, 1e-12)
         self.thr = -self.tol
@@ -293,14 +293,14 @@ class ColumnGeneration:
     def price_round(self, pi, sigma):
         """One round's pricing at the LP duals (π, σ): heuristics first; columns already in the
         master (rc ≈ 0 within the LP tolerances) are not new. With smoothing (Wentges), price at
-        π_s = α·π_center + (1−α)·π_LP and keep the columns negative at π_LP; none = a mis-price,
+        π_s = α·π_centre + (1−α)·π_LP and keep the columns negative at π_LP; none = a mis-price,
         and the round prices again at π_LP (so "no column" still means LP optimality).
         Returns (columns, rc, rho, exact) as ``price_at``; rho only from a pass at the LP duals."""
         rho, pass_exact = None, False
         smoothed = self.smoothing > 0
         if smoothed:
             alpha = self.smoothing
-            c_pi, c_sigma = self.center
+            c_pi, c_sigma = self.centre
             c_sigma = np.concatenate([c_sigma, np.zeros(len(sigma) - len(c_sigma))])  # new cuts: σ = 0
             s_pi = alpha * c_pi + (1.0 - alpha) * pi
             s_sigma = alpha * c_sigma + (1.0 - alpha) * sigma
@@ -392,8 +392,8 @@ class ColumnGeneration:
         lag = float(p_pi.sum() + p_sigma.sum()) + float(np.minimum(rho, 0.0).sum())
         if lag > self.lower_bound:
             self.lower_bound, self.bound_from = lag, "lagrangian"
-        if lag > self.center_bound:
-            self.center, self.center_bound = (p_pi.copy(), p_sigma.copy()), lag
+        if lag > self.centre_bound:
+            self.centre, self.centre_bound = (p_pi.copy(), p_sigma.copy()), lag
 
     def reduced_costs(self, cols, p_pi, cut_arrays) -> np.ndarray:
         cptr, ccut, cpen = cut_arrays
@@ -558,6 +558,6 @@ class ColumnGeneration:
             extras["colgen_state"] = {"n": self.n, "k": self.k, "ptr": master.ptr.copy(),
                                       "members": master.members.copy(), "cuts": master.cuts.copy(),
                                       "seed_nodes": int(self.pricer.seed_nodes),
-                                      "centre_pi": self.center[0].copy(), "centre_sigma": self.center[1].copy(),
-                                      "centre_bound": float(self.center_bound)}
+                                      "centre_pi": self.centre[0].copy(), "centre_sigma": self.centre[1].copy(),
+                                      "centre_bound": float(self.centre_bound)}
         return MethodOutput(self.best_labels, lower_bound=self.lower_bound, extras=extras)
