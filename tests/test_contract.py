@@ -111,6 +111,43 @@ def test_deadline_share_rule():
     assert Deadline(0).expired()
 
 
+def test_deadline_stop():
+    parent = Deadline(100.0)
+    child = parent.share(1, 2)
+    parent.stop()
+    assert parent.expired() and not child.expired()  # a child keeps its own end
+    unbounded = Deadline(None)
+    unbounded.stop()
+    assert unbounded.bounded and unbounded.expired()
+
+
+def test_auto_stops_its_restarts_once_column_generation_proves_optimality():
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    res = microagg.microaggregate(X, k=3, method="auto", time_limit=20, parallel=True)
+    icsm = next(r for r in res.extras["portfolio"] if r["method"] == "icsm")
+    assert icsm["restarts_stopped"] == "column generation proved its partition optimal"
+    assert res.lower_bound == pytest.approx(res.sse, rel=1e-9)
+
+
+def test_load_kernels_runs_a_package_method_once_per_process(monkeypatch, spy_method):
+    seen = []
+    real_run = methods.run
+
+    def counting_run(name, X, k, **kwargs):
+        seen.append((name, X.shape, k))
+        return real_run(name, X, k, **kwargs)
+
+    monkeypatch.setattr(methods, "_WARM", set())
+    monkeypatch.setattr(methods, "run", counting_run)
+    methods.load_kernels("mdav")
+    methods.load_kernels("mdav")
+    methods.load_kernels("univariate-optimal")
+    assert seen == [("mdav", (40, 3), 3), ("univariate-optimal", (40, 1), 3)]
+    # a caller's own method is never run behind its back: its one run is the real one
+    microagg.microaggregate(np.arange(12.0)[:, None], k=3, method="_spy")
+    assert len(spy_method) == 1 and seen[2:] == [("_spy", (12, 1), 3)]
+
+
 def test_strata_share_the_whole_budget(spy_method):
     df = pd.DataFrame({"x": np.arange(60.0), "s": np.repeat(["a", "b", "c"], [10, 20, 30])})
     microagg.microaggregate(df, k=2, method="_spy", columns=["x"], strata="s", time_limit=30)

@@ -1,4 +1,5 @@
-"""One clock for a run: ``time_limit`` is the wall-clock budget of the whole call.
+"""One clock for a run: ``time_limit`` is the wall-clock budget of the whole call (the method's
+compiled kernels are loaded before it starts, once per process: ``methods.load_kernels``).
 
 A ``Deadline`` is created once, from the caller's ``time_limit``, and handed down. Whatever
 divides the run (strata, blocks, portfolio members, an initial method inside a local search)
@@ -51,6 +52,11 @@ class Deadline:
 
     def expired(self) -> bool:
         return self.end is not None and time.monotonic() >= self.end
+
+    def stop(self) -> None:
+        """End now, e.g. from another thread that proved the answer optimal: the next
+        ``expired()`` is True. Children shared before keep their own end."""
+        self.end = time.monotonic() if self.end is None else min(self.end, time.monotonic())
 
     def share(self, weight: float, remaining_weight: float = 1.0) -> "Deadline":
         """Child deadline for a sub-task worth ``weight`` of ``remaining_weight`` (module docstring)."""

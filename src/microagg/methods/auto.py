@@ -113,6 +113,7 @@ class _Lane:
         self.colgen_best = None  # column generation's best partition so far, for the sequence to polish
         self.deadline, self.joined = deadline, False
         self.out, self.error, self.seconds = None, None, 0.0
+        self.when_proven = None  # called in this thread once colgen has proved its partition optimal
         self.thread = threading.Thread(target=self._run, args=(X, k, seed, deadline, params),
                                        name=f"microagg-auto-{method}", daemon=True)
         self.thread.start()
@@ -126,6 +127,21 @@ class _Lane:
         except BaseException as exc:  # handed to the caller's thread by join()
             self.error = exc
         self.seconds = time.perf_counter() - tic
+        when_proven = self.when_proven
+        if when_proven is not None and self.proven():
+            when_proven()
+
+    def proven(self) -> bool:
+        """Has column generation ended with its partition proved optimal?"""
+        return self.method == "colgen" and self.out is not None and bool(self.out.extras.get("colgen_proven_optimal"))
+
+    def stop_when_proven(self, deadline) -> None:
+        """Stop ``deadline`` once column generation has proved its partition optimal (no search
+        can beat it): at once if it already has, else from the lane's thread when it does. The
+        callback is set before the check, so a lane ending in between is not missed."""
+        self.when_proven = deadline.stop
+        if self.proven():
+            deadline.stop()
 
     def offer(self, labels) -> None:
         self.inbox.append(labels)
@@ -485,11 +501,15 @@ def auto(X, k, *, seed, deadline, progress, portfolio, member_params, improve, p
         if improve and search == "icsm" and not deadline.expired() and not state.proven_optimal():
             progress("auto: icsm", None, "restarts from the best partition")
             params = state.params("icsm", init=state.best_labels, restarts=MANY_RESTARTS, restart_from="best")
+            restarts = deadline.share(1, 1)
             if state.lane is not None:  # polishing column generation's partitions between restarts
                 params["offers"] = state.lane_offers()
-            state.run("icsm", deadline.share(1, 1), silent, row=state.row("icsm"), **params)
+                state.lane.stop_when_proven(restarts)  # small inputs: colgen proves optimality in ms
+            state.run("icsm", restarts, silent, row=state.row("icsm"), **params)
             if state.polished and state.row("icsm") is not None:
                 state.row("icsm")["polished_colgen"] = state.polished
+            if state.lane is not None and state.lane.proven() and state.row("icsm") is not None:
+                state.row("icsm")["restarts_stopped"] = "column generation proved its partition optimal"
         if helper is not None:
             helper.join(state)
         if state.lane is not None and not state.lane.joined:
