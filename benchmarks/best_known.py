@@ -324,6 +324,20 @@ def import_bounds() -> None:
         print(f"{data} k={k}: bound IL {cert['lower_bound_il']:.4f} (gap {cert['gap_percent']})")
 
 
+def outlier_gap_text() -> str:
+    """A sentence on where a cell's gap lies, from ``benchmarks/results/outlier_gap.json`` (if any)."""
+    path = HERE / "results" / "outlier_gap.json"
+    if not path.exists():
+        return ""
+    rows = json.loads(path.read_text())["rows"]
+    parts = [f"{r['groups']} groups ({r['records']} records, {100 * r['subset_sse_share_of_cell']:.0f} % of the "
+             f"cell's SSE): gap {r['subset_gap_percent']:.2f} % after {r['seconds']:g} s, "
+             f"{'an improved' if r['best_sse'] < r['start_sse'] else 'the same'} partition" for r in rows]
+    r = rows[0]
+    return (f"\n\nWhere {r['data']} k = {r['k']}'s gap lies: column generation on the groups of its outliers "
+            f"alone (`python benchmarks/outlier_gap.py`, `results/outlier_gap.md`): " + "; ".join(parts) + ".")
+
+
 def render() -> str:
     rows = ["| data | k | best published IL | our best IL | our bound IL | gap % | found by | bound by |",
             "|---|---|---|---|---|---|---|---|"]
@@ -370,6 +384,7 @@ def render() -> str:
             "bundled data and checks the group sizes (k..2k−1).\n\n" + "\n".join(rows) +
             "\n\nProduced by `python benchmarks/best_known.py` (resumable: each run starts from the stored "
             "partition; `--render` writes this block).")
+    text += outlier_gap_text()
     figures = [f for d in DATA if (f := HERE.parent / "docs" / "figures" / f"time_to_quality_{d}.png").exists()]
     if figures:
         text += ("\n\nTime to quality (k = 3): IL reached by mdav, icsm, colgen and auto at time limits 1–60 s "
