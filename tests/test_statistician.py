@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -191,6 +193,25 @@ def test_auto_outside_the_main_thread_runs_no_second_thread():
     worker.join()
     rows = got["res"].extras["portfolio"]
     assert all("lane" not in r for r in rows)
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="the second thread needs two cores")
+def test_auto_in_the_command_lines_thread_runs_its_second_thread():
+    """The command line runs each command in a worker thread marked as standing in for the main
+    one: auto there runs column generation beside the sequence, as in the main thread."""
+    import threading
+
+    from microagg.clock import mark_command_thread
+
+    X = make_data(12, 60, 3)
+    got = {}
+    worker = threading.Thread(target=lambda: got.update(
+        res=microagg.microaggregate(X, k=3, method="auto", seed=2, time_limit=2)))
+    mark_command_thread(worker)
+    worker.start()
+    worker.join()
+    rows = {r["method"]: r for r in got["res"].extras["portfolio"]}
+    assert rows["colgen"]["lane"] == "parallel"
 
 
 def test_auto_keeps_the_best_lower_bound_of_its_members():

@@ -22,6 +22,7 @@ import traceback
 import warnings
 from pathlib import Path
 
+from .clock import mark_command_thread
 from .errors import InputError
 
 EXIT_INTERNAL_ERROR = 1
@@ -747,6 +748,7 @@ def _run_in_worker(args) -> int:
         box["code"] = _run_command(args)
 
     worker = threading.Thread(target=work, name="microagg-command", daemon=True)
+    mark_command_thread(worker)  # it stands in for the main thread (auto may run its second thread)
     worker.start()
     while worker.is_alive():
         worker.join(0.1)

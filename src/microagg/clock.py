@@ -16,9 +16,10 @@ a step declares ``interruptible=False`` at registration (see ``microagg.methods`
 from __future__ import annotations
 
 import math
+import threading
 import time
 
-__all__ = ["Deadline"]
+__all__ = ["Deadline", "mark_command_thread", "in_command_thread"]
 
 
 class Deadline:
@@ -76,3 +77,17 @@ class Deadline:
 
     def __repr__(self) -> str:
         return "Deadline(unbounded)" if self.end is None else f"Deadline({self.remaining():.3f} s left)"
+
+
+def mark_command_thread(thread: threading.Thread) -> None:
+    """Mark ``thread`` as running a whole command in place of the main thread (the command line
+    runs each command in a worker thread, so that Ctrl-C is handled at once): what would run a
+    second thread beside the main one (auto's column-generation lane) does so there too."""
+    thread.microagg_command = True
+
+
+def in_command_thread() -> bool:
+    """The main thread, or a thread marked by ``mark_command_thread``; not a worker of a pool
+    (Dask's threaded blocks, a server), where others run beside it."""
+    t = threading.current_thread()
+    return t is threading.main_thread() or getattr(t, "microagg_command", False)

@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 
-from ..clock import Deadline
+from ..clock import Deadline, in_command_thread
 from ..errors import InputError, ParameterError
 from ..params import Param
 from ..partition import InvalidPartitionError, check_partition, group_sizes, relabel, sse, sst
@@ -373,7 +373,7 @@ class _Portfolio:
               "limit given by the caller)", nullable=True),
         Param("parallel", "bool", None, "run column generation in a second thread beside the other members, "
               "with the whole budget, instead of after them (None: when improving with column generation, the "
-              "process may use two cores or more and auto runs in the main thread)", nullable=True),
+              "process may use two cores or more and auto runs in the main thread or the command line's)", nullable=True),
         Param("init", "object", None, "a partition to continue improving (labels, one group id per record, "
               "e.g. a committed one): the local search and column generation start from it, and auto "
               "returns nothing worse", nullable=True, check=_check_init),
@@ -402,7 +402,8 @@ def auto(X, k, *, seed, deadline, progress, portfolio, member_params, improve, p
     COLGEN_SHARE_SMALL_K or _LARGE_K of what is left (its lower bound is kept, and a proven optimum ends the run);
     ICSM restarts from the best partition (perturbation, §5.3 of the ICSM paper) get the rest.
     Without a time limit the budget is 60 s and only the first of these steps runs.
-    ``parallel`` (default: with two cores or more, in the main thread): column generation runs
+    ``parallel`` (default: with two cores or more, in the main thread or the thread that runs a
+    command line command, ``clock.in_command_thread``): column generation runs
     in a second thread, as it runs alone and with the whole budget (from the start at k <= 4
     and budgets of LANE_EARLY_BUDGET or more, else once icsm has run), and its final MIP also
     takes the sequence's best partitions (its ``offers``); the sequence's time left then all
@@ -451,7 +452,7 @@ def auto(X, k, *, seed, deadline, progress, portfolio, member_params, improve, p
             state.record("init", MethodOutput(state.start), 0.0)
     use_colgen = improve and n <= COLGEN_MAX_N and "colgen" in names() and "colgen" not in members
     if parallel is None:
-        parallel = _cores() >= 2 and threading.current_thread() is threading.main_thread()
+        parallel = _cores() >= 2 and in_command_thread()
     lane_wanted = use_colgen and parallel
     helper = None  # icsm from SECOND_START's partition beside the sequence, at small budgets
     try:
