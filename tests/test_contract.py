@@ -116,7 +116,12 @@ def test_deadline_stop():
     child = parent.share(1, 2)
     parent.stop()
     assert parent.expired() and not child.expired()  # a child keeps its own end
+    later = Deadline(1.0)
+    later.extend(100.0)
+    assert later.remaining() > 100.0
     unbounded = Deadline(None)
+    unbounded.extend(5.0)
+    assert not unbounded.bounded
     unbounded.stop()
     assert unbounded.bounded and unbounded.expired()
 
@@ -146,6 +151,11 @@ def test_load_kernels_runs_a_package_method_once_per_process(monkeypatch, spy_me
     # a caller's own method is never run behind its back: its one run is the real one
     microagg.microaggregate(np.arange(12.0)[:, None], k=3, method="_spy")
     assert len(spy_method) == 1 and seen[2:] == [("_spy", (12, 1), 3)]
+    # a bad input is refused before any loading (one error, no work)
+    df = pd.DataFrame({"x": np.arange(12.0)})
+    with pytest.raises(InputError, match="unknown strata"):
+        microagg.microaggregate(df, k=3, method="icsm", strata="nope")
+    assert "icsm" not in methods._WARM and seen[3:] == []
 
 
 def test_strata_share_the_whole_budget(spy_method):

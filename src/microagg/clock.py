@@ -59,6 +59,12 @@ class Deadline:
         ``expired()`` is True. Children shared before keep their own end."""
         self.end = time.monotonic() if self.end is None else min(self.end, time.monotonic())
 
+    def extend(self, seconds: float) -> None:
+        """Move the end ``seconds`` later: time the call spent outside its budget (loading the
+        method's compiled kernels). Children shared before keep their own end."""
+        if self.end is not None:
+            self.end += max(float(seconds), 0.0)
+
     def share(self, weight: float, remaining_weight: float = 1.0) -> "Deadline":
         """Child deadline for a sub-task worth ``weight`` of ``remaining_weight`` (module docstring)."""
         child = Deadline.__new__(Deadline)
