@@ -341,7 +341,7 @@ class ColumnGeneration:
         when they find nothing new (force_exact=None) or when force_exact. Returns (columns,
         rc, rho, exact): rho[i] ≤ rc(C)/|C| for every cluster C ∋ i (None when no exact pass
         was completed), exact = no seed of the exact pass was cut short."""
-        X, k, n, master, pricer = self.X, self.k, self.n, self.master, self.pricer
+        X, k, master, pricer = self.X, self.k, self.master, self.pricer
         pricer.set_cuts(*master.cut_arrays(p_sigma))
         pos = np.flatnonzero(p_pi > 0)
         starts = X[pos[np.argsort(-p_pi[pos], kind="stable")][:self.alternating_starts]]
@@ -363,18 +363,13 @@ class ColumnGeneration:
             pricer.pass_deadline = self.clock.share(max(allowance, 0.0), left)
         self.last_exact_round = self.rounds
         self.exact_passes["started"] += 1
-        rho = np.full(n, np.inf)
-        all_exact = True
-        for eta in range(k, 2 * k):
-            res = pricer.exact_eta(p_pi, eta, self.thr)
-            fresh = [i for i, c in enumerate(res.cols) if not master.has(c)]
-            cols += [res.cols[i] for i in fresh]
-            rcs = np.concatenate([rcs, np.asarray(res.rcs)[fresh]])
-            if res.lb is None:
-                self.phase["exact_pricing"] += time.perf_counter() - tic
-                return cols, rcs, None, False
-            rho = np.minimum(rho, res.rho / eta)
-            all_exact &= res.exact
+        pcols, prcs, rho, all_exact = pricer.exact_pass(p_pi, self.thr)
+        fresh = [i for i, c in enumerate(pcols) if not master.has(c)]
+        cols += [pcols[i] for i in fresh]
+        rcs = np.concatenate([rcs, prcs[fresh]])
+        if rho is None:
+            self.phase["exact_pricing"] += time.perf_counter() - tic
+            return cols, rcs, None, False
         self.last_exact_end = time.perf_counter()
         self.phase["exact_pricing"] += self.last_exact_end - tic
         self.last_exact_seconds = self.last_exact_end - tic

@@ -22,7 +22,7 @@ from scipy import sparse
 from ...kernels.pricing import column_costs
 from ...partition import relabel
 
-__all__ = ["Master", "MasterLPError", "groups", "new_highs", "set_time_limit"]
+__all__ = ["Master", "MasterLPError", "cut_arrays", "groups", "new_highs", "set_time_limit"]
 
 _STDOUT_LOCK = threading.Lock()  # fd 1 is process-wide: one redirection at a time
 
@@ -128,14 +128,7 @@ class Master:
 
     def cut_arrays(self, sigma):
         """record -> cuts CSR and penalties −σ_S >= 0 for the pricing kernels."""
-        nc = len(self.cuts)
-        if nc == 0:
-            return np.zeros(self.n + 1, np.int64), np.zeros(0, np.int64), np.zeros(0)
-        rec = self.cuts.ravel()
-        cut = np.repeat(np.arange(nc), 3)
-        order = np.argsort(rec, kind="stable")
-        cptr = np.concatenate([[0], np.cumsum(np.bincount(rec, minlength=self.n))]).astype(np.int64)
-        return cptr, cut[order].astype(np.int64), np.maximum(-sigma, 0.0)
+        return cut_arrays(self.cuts, self.n, sigma)
 
     @property
     def ncols(self) -> int:
@@ -270,3 +263,16 @@ def groups(labels: np.ndarray) -> list[np.ndarray]:
     cuts = np.flatnonzero(np.diff(labels[order])) + 1
     return np.split(order, cuts)
 
+
+def cut_arrays(cuts: np.ndarray, n: int, sigma: np.ndarray):
+    """The pricing kernels' view of subset-row cuts (triples of record ids, one row each): a
+    record -> cuts CSR (cptr, ccut) and the penalties −σ_S >= 0 of their duals σ <= 0."""
+    cuts = np.asarray(cuts, dtype=np.int64).reshape(-1, 3)
+    nc = len(cuts)
+    if nc == 0:
+        return np.zeros(n + 1, np.int64), np.zeros(0, np.int64), np.zeros(0)
+    rec = cuts.ravel()
+    cut = np.repeat(np.arange(nc), 3)
+    order = np.argsort(rec, kind="stable")
+    cptr = np.concatenate([[0], np.cumsum(np.bincount(rec, minlength=n))]).astype(np.int64)
+    return cptr, cut[order].astype(np.int64), np.maximum(-np.asarray(sigma, dtype=np.float64), 0.0)

@@ -120,6 +120,23 @@ class Pricer:
             return self._ilp(pi, eta, thr, collect_all, max_cols)
         return self._bnb(pi, eta, thr, collect_all, max_cols)
 
+    def exact_pass(self, pi, thr):
+        """Exact pricing for every size k..2k−1 at the duals pi (cut penalties from set_cuts).
+        Returns (clusters with rc < thr, their rcs, rho, exact): rho[i] ≤ rc(C)/|C| for every
+        cluster C ∋ i (None when out of time), exact = no seed was cut short."""
+        cols, rcs = [], []
+        rho = np.full(self.n, np.inf)
+        all_exact = True
+        for eta in range(self.k, 2 * self.k):
+            res = self.exact_eta(pi, eta, thr)
+            cols += list(res.cols)
+            rcs.append(np.asarray(res.rcs, dtype=np.float64))
+            if res.lb is None:
+                return cols, np.concatenate(rcs), None, False
+            rho = np.minimum(rho, res.rho / eta)
+            all_exact &= res.exact
+        return cols, np.concatenate(rcs), rho, all_exact
+
     def enumerate_below(self, pi, thr, max_cols):
         """Every cluster of size k..2k−1 with rc < G' for the largest G' ≤ thr that keeps at
         most ~max_cols of them. Returns (clusters, rcs, G'), all None when out of time."""
