@@ -25,7 +25,11 @@ Each invocation starts from the stored state and runs the chosen strategies per 
   k-nearest-neighbour centre, stopped at 826 for its last 77 minutes; the state now keeps the centre);
 - ``colgen-icsm``: colgen, then ICSM restarts from colgen's partition and the stored one;
 - ``auto``: auto continuing from the stored labels (``init``), column generation beside ICSM's
-  restarts, which polish its partitions.
+  restarts, which polish its partitions;
+- ``region``: the region bound (``microagg.methods.colgen.region``) at the smoothing centre of the
+  cell's stored ``--resume`` state: colgen's Lagrangian bound with the rows of the records of
+  z-norm > ``--region-norm`` kept integral, every cluster meeting them with reduced cost below
+  ``--region-threshold`` enumerated, and a set-partitioning MIP over their intersections.
 
 Tried and dropped: fix-and-optimise regions (whole groups around a random one) re-solved by colgen
 warm-started from their groups; census k = 10, regions of 150 records, 30 s each: 4 regions in
@@ -232,6 +236,30 @@ def colgen_run(df, k, seconds, seed, init, mip_time_limit, start=None, smoothing
     return res, run_info("colgen", params, seconds, seed, time.perf_counter() - t)
 
 
+def region_run(df, k, state: dict | None, seconds: float, norm: float, threshold: float):
+    """The region bound (microagg.methods.colgen.region) at the smoothing centre of the cell's
+    stored colgen state (the duals of its best Lagrangian bound, with its cuts), the records
+    farther than ``norm`` from the centre of the z-scored data kept integral."""
+    from microagg.clock import Deadline
+    from microagg.methods.colgen.region import outlying_records, region_bound
+    from microagg.preprocess import zscores
+
+    if not state or "centre_pi" not in state:
+        raise SystemExit("--strategies region needs a stored colgen state with its smoothing centre "
+                         "(a colgen run with --resume and --smoothing)")
+    Z = zscores(df.to_numpy(dtype=np.float64))
+    pi, sigma = np.asarray(state["centre_pi"]), np.asarray(state["centre_sigma"])
+    cuts = np.asarray(state["cuts"]).reshape(-1, 3)[:len(sigma)]  # cuts are appended: the centre's come first
+    region = outlying_records(Z, norm)
+    t = time.perf_counter()
+    res = region_bound(Z, k, pi, sigma, cuts, region, threshold, Deadline(seconds), int(state["seed_nodes"]))
+    if res is None:
+        raise SystemExit(f"region bound: out of time after {seconds} s (no bound proven)")
+    params = {"duals": "stored colgen state's smoothing centre", "centre_bound": float(state["centre_bound"]),
+              "region_norm": norm, "cuts": len(cuts), **res.as_dict()}
+    return res, run_info("colgen-region", params, seconds, None, time.perf_counter() - t)
+
+
 def auto_run(df, k, start, seconds, seed, verbose=False):
     """auto continuing from the stored labels (its ``init``): the local search and column
     generation start from them; ICSM's restarts polish column generation's partitions."""
@@ -255,7 +283,7 @@ def log_progress(stage, fraction=None, message=""):
 def improve(data: str, k: int, strategies: list[str], seconds: float, scope: str, perturbation: int,
             colgen_init: str, mip_time_limit: float, warm: bool = True, fixed_seed: int | None = None,
             recombine: float = 0.0, smoothing: float = 0.0, verbose: bool = False, resume: bool = False,
-            cut_tailing: float = 0.0) -> None:
+            cut_tailing: float = 0.0, region_norm: float = 10.0, region_threshold: float = 16.0) -> None:
     df = microagg.datasets.load(data)
     best, cert = load_cell(data, k)
     if cert is None:
@@ -292,6 +320,9 @@ def improve(data: str, k: int, strategies: list[str], seconds: float, scope: str
                                           "restarts_done": res2.extras.get("restarts_done")},
                                  seconds, seed, time.perf_counter() - t)
                 best = offer(cert, best, res2.labels, res2.sse, None, info2, k)
+        elif strategy == "region":
+            res, info = region_run(df, k, load_state(data, k), seconds, region_norm, region_threshold)
+            best = offer(cert, best, None, 0.0, res.bound, info, k)
         else:
             raise SystemExit(f"unknown strategy {strategy!r}")
         last = cert["runs"][-1]
@@ -361,6 +392,10 @@ def render() -> str:
             what += f", resumed from {p['resumed_columns']} columns and {p['resumed_cuts']} cuts (`--resume`)"
         if run["method"] == "colgen" and p.get("cut_tailing"):
             what += f", cuts once the LP is within {100 * p['cut_tailing']:g} % of its bound"
+        if run["method"] == "colgen-region":
+            what = (f"colgen's Lagrangian bound with the {p['region_size']} records of z-norm > "
+                    f"{p['region_norm']:g} kept integral (`--strategies region`, clusters below "
+                    f"{p['threshold']:g} enumerated: {p['clusters']:,})")
         what = f"{what}, {run['time_limit']:g} s"
         return what + (" (`results/colgen_full.json`)" if run.get("imported_from") else "")
 
@@ -400,7 +435,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cells", nargs="+", default=[f"{d}:{k}" for d in DATA for k in KS],
                     help="data:k pairs (default: all 12)")
-    ap.add_argument("--strategies", nargs="+", default=["icsm"], choices=("icsm", "colgen", "colgen-icsm", "auto"))
+    ap.add_argument("--strategies", nargs="+", default=["icsm"],
+                    choices=("icsm", "colgen", "colgen-icsm", "auto", "region"))
     ap.add_argument("--seconds", type=float, default=90.0, help="time limit per run")
     ap.add_argument("--scope", default="alternate", choices=("alternate", "local", "global"))
     ap.add_argument("--perturbation", type=int, default=20)
@@ -418,6 +454,10 @@ def main() -> None:
     ap.add_argument("--cut-tailing", type=float, default=0.0,
                     help="colgen: subset-row cuts also once the LP is within this share of its bound "
                     "(0: at convergence)")
+    ap.add_argument("--region-norm", type=float, default=10.0,
+                    help="region: the records farther than this from the centre of the z-scored data")
+    ap.add_argument("--region-threshold", type=float, default=16.0,
+                    help="region: enumerate the clusters meeting the region with reduced cost below this")
     ap.add_argument("--import-bounds", action="store_true")
     ap.add_argument("--render", action="store_true", help="write the README block from the certificates")
     args = ap.parse_args()
@@ -437,7 +477,7 @@ def main() -> None:
         data, k = cell.split(":")
         improve(data, int(k), args.strategies, args.seconds, args.scope, args.perturbation, args.colgen_init,
                 args.mip_time_limit, args.warm, args.seed, args.recombine, args.smoothing, args.verbose,
-                args.resume, args.cut_tailing)
+                args.resume, args.cut_tailing, args.region_norm, args.region_threshold)
 
 
 if __name__ == "__main__":

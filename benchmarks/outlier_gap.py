@@ -28,6 +28,7 @@ import numpy as np
 import microagg
 from microagg.clock import Deadline
 from microagg.methods import run
+from microagg.methods.colgen.region import outlying_records
 from microagg.partition import relabel, sse, sst
 from microagg.preprocess import zscores
 
@@ -39,8 +40,7 @@ from best_known import load_cell  # noqa: E402
 def outlying_groups(X: np.ndarray, labels: np.ndarray, norm: float) -> np.ndarray:
     """The records of the groups that hold a record farther than ``norm`` from the origin (the
     centre of z-scored data)."""
-    far = np.sqrt((X ** 2).sum(axis=1)) > norm
-    return np.flatnonzero(np.isin(labels, np.unique(labels[far])))
+    return np.flatnonzero(np.isin(labels, np.unique(labels[outlying_records(X, norm)])))
 
 
 def measure(data: str, k: int, norm: float, seconds: float, mip_time_limit: float, seed: int) -> dict:

@@ -100,3 +100,26 @@ def test_resume_state_survives_its_file(tmp_path, monkeypatch):
         np.testing.assert_array_equal(back[key], state[key])
     out = run("colgen", X, 3, seed=0, max_rounds=1, final_mip=False, resume=back, keep_state=True)
     assert out.extras["colgen_columns"] >= len(state["ptr"]) - 1 and out.extras["colgen_cuts"] >= 1
+
+
+def test_region_strategy_bounds_from_the_stored_centre():
+    """best_known.py --strategies region: the region bound at the stored state's smoothing centre
+    is a bound (≤ colgen's best SSE) at least the centre's own Lagrangian bound, and is logged as
+    a colgen-region run."""
+    import pandas as pd
+
+    spec = importlib.util.spec_from_file_location("best_known", ROOT / "benchmarks" / "best_known.py")
+    best_known = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(best_known)
+    import microagg
+
+    rng = np.random.default_rng(4)
+    X = np.vstack([rng.normal(size=(30, 2)), rng.normal(size=(6, 2)) * 8.0])
+    df = pd.DataFrame(X, columns=["a", "b"])
+    out = microagg.microaggregate(df, k=3, method="colgen", seed=0, max_rounds=6, smoothing=0.5, keep_state=True)
+    state = out.extras["colgen_state"]
+    res, info = best_known.region_run(df, 3, state, 60.0, 2.0, 5.0)
+    assert info["method"] == "colgen-region" and info["params"]["region_size"] == res.region_size > 0
+    assert state["centre_bound"] - 1e-9 <= res.bound <= out.sse * (1 + 1e-9)
+    with pytest.raises(SystemExit, match="smoothing centre"):
+        best_known.region_run(df, 3, {k: v for k, v in state.items() if not k.startswith("centre")}, 60.0, 2.0, 5.0)

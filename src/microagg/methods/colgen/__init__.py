@@ -33,7 +33,9 @@ kernels compiles them (seconds, not covered).
 
 Layout: ``master`` (the HiGHS master LP / MIP), ``pricing`` (the pricer; its numba kernels are
 in ``microagg.kernels.pricing``), ``rounding`` (SimpleRoundingHeuristic, RoundingMSTHeuristic,
-subset-row cut separation), ``driver`` (the run's state and steps). This module only registers
+subset-row cut separation), ``driver`` (the run's state and steps), ``region`` (a bound above
+the LP's, at given duals, with the rows of a region of records kept integral; benchmarks
+only: benchmarks/best_known.py --strategies region). This module only registers
 the method: it imports none of highspy, scipy or numba, so listing the registry stays light.
 """
 

@@ -1,0 +1,244 @@
+"""A lower bound above the LP's: the Lagrangian bound of the master (9) with the rows of a
+region R of records kept integral (ours).
+
+For any duals π (records) and σ <= 0 (subset-row cuts, rows "<= 1"), every partition P into
+clusters of k..2k−1 records has
+    SSE(P) = Σπ + Σ_S σ_S·(clusters of P holding two records of S) + Σ_{C∈P} rc(C)
+           ≥ Σπ + Σσ + Σ_{C∈P} rc(C)
+(a triple S lies in at most one cluster). Split P's clusters:
+- those that miss R: rc(C) ≥ Σ_{i∈C} ρ_i (ρ from a completed exact pricing pass, as the plain
+  Lagrangian bound), and their records lie outside R: together ≥ Σ_{i∉R} min(ρ_i, 0);
+- those that meet R are disjoint and cover R, so their total rc is at least
+      Δ_R = min Σ_{P'∈Q} f(P') over the partitions Q of R,  f(P') = min{rc(C) : C ∩ R = P'}.
+Every cluster meeting R with rc < G is enumerated (branch-and-bound from each record of R,
+``bnb_pricing``), which gives f exactly for every part P' with f(P') < G. The other parts cost
+≥ G each and hold at most 2k − 1 records of R: a partition Q of R using some of them, covering
+the records y ⊆ R with them, costs ≥ Σ_{enumerated P'∈Q} f(P') + G·max(1, |y|/(2k − 1)). So Δ_R
+is at least the value z of the MIP over the enumerated parts plus that relaxation of the others
+(binary u: some are used; y_j ≤ u; cost t ≥ G·u, t ≥ G·Σy/(2k − 1)), and
+    SSE(P) ≥ Σπ + Σσ + Σ_{i∉R} min(ρ_i, 0) + z        (z: HiGHS's proven dual bound).
+With R empty this is the plain bound, with R every record and G large the optimum. The plain
+bound keeps the LP's fractional covers of R; where a few outlying records share their clusters
+fractionally (eia, k = 10) the integral cover of R costs more, and that is what Δ_R adds.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+
+import highspy
+import numpy as np
+
+from ...clock import Deadline
+from ...kernels.pricing import bnb_pricing
+from .master import cut_arrays, new_highs, set_time_limit
+from .pricing import Pricer
+
+__all__ = ["RegionBound", "outlying_records", "region_bound"]
+
+#: clusters one branch-and-bound call may hold before it halves its threshold (kernels/pricing.py)
+MAX_CLUSTERS_PER_CALL = 4_000_000
+#: the next enumeration threshold, when the cover MIP's value reaches the last one (the number of
+#: clusters grows about 1.9-fold per unit of threshold at eia, k = 10)
+THRESHOLD_STEP = 1.5
+#: branch-and-bound nodes per second, a first guess for the node budget of a call (measured after)
+NODE_RATE = 1_000_000.0
+
+
+@dataclass
+class RegionBound:
+    """``bound`` = max(``plain``, ``region``): proven lower bounds on the optimal SSE."""
+
+    bound: float
+    plain: float  # Σπ + Σσ + Σ_i min(ρ_i, 0): the Lagrangian bound at these duals
+    region: float  # Σπ + Σσ + Σ_{i∉R} min(ρ_i, 0) + delta
+    delta: float  # z: the proven lower bound on Δ_R
+    region_size: int
+    threshold: float  # G: every cluster meeting R with rc below it was enumerated
+    clusters: int  # how many
+    parts: int  # their distinct intersections with R
+    mip_optimal: bool
+    exact_pass: bool  # the ρ pass had no seed cut short (valid bounds either way)
+    seconds: dict
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def outlying_records(Z: np.ndarray, norm: float) -> np.ndarray:
+    """The records of z-scored data ``Z`` farther than ``norm`` from its centre (the origin):
+    the region of the bound where a few far records share their clusters fractionally."""
+    return np.flatnonzero(np.einsum("ij,ij->i", Z, Z) > float(norm) ** 2)
+
+
+def region_bound(X: np.ndarray, k: int, pi: np.ndarray, sigma: np.ndarray, cuts: np.ndarray,
+                 region: np.ndarray, threshold: float, deadline: Deadline | float | None = None,
+                 seed_nodes: int = 20_000) -> RegionBound | None:
+    """The bound of the module docstring at the duals (pi, sigma) of the records and the cuts
+    (triples of record ids), for the records ``region``. The enumeration starts at the threshold
+    G = ``threshold`` and deepens (G × THRESHOLD_STEP) while the MIP's value z reaches G (then a
+    larger G may prove more; z < G is Δ_R itself) and time is left; the bound of the last
+    completed threshold is returned. None if the deadline passes before the first one is done."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    n = len(X)
+    pi = np.asarray(pi, dtype=np.float64)
+    sigma = np.asarray(sigma, dtype=np.float64)
+    region = np.unique(np.asarray(region, dtype=np.int64))
+    deadline = Deadline.of(deadline)
+    seconds = {}
+    tic = time.perf_counter()
+    pricer = Pricer(X, k, "bnb", deadline, 5_000_000, seed_nodes)
+    pricer.set_cuts(*cut_arrays(cuts, n, sigma))
+    pricer.retry_unit = 1e-3 * float(np.maximum(pi, 0.0).mean())
+    _, _, rho, exact = pricer.exact_pass(pi, 0.0)
+    seconds["rho_pass"] = round(time.perf_counter() - tic, 1)
+    if rho is None:
+        return None
+    base = float(pi.sum() + sigma.sum())
+    negative = np.minimum(rho, 0.0)
+    plain = base + float(negative.sum())
+    outside = np.ones(n, dtype=bool)
+    outside[region] = False
+    if len(region) == 0:
+        return RegionBound(plain, plain, plain, 0.0, 0, float(threshold), 0, 0, True, exact, seconds)
+    best = None
+    g = float(threshold)
+    while True:
+        tic = time.perf_counter()
+        found = _region_parts(X, k, pi, pricer, region, g, deadline)
+        seconds[f"enumeration_{g:g}"] = round(time.perf_counter() - tic, 1)
+        if found is None:
+            break
+        keys, costs, clusters, g_eff = found
+        tic = time.perf_counter()
+        z, optimal = _cover_bound(keys, costs, len(region), g_eff, 2 * k - 1, deadline)
+        seconds[f"mip_{g:g}"] = round(time.perf_counter() - tic, 1)
+        if z is None:
+            break
+        value = base + float(negative[outside].sum()) + z
+        best = RegionBound(max(plain, value), plain, value, z, len(region), g_eff, clusters, len(costs), optimal,
+                           exact, dict(seconds))
+        if (optimal and z < g_eff) or g_eff < g or deadline.remaining() <= 0:
+            break  # Δ_R found (or the threshold had to drop: a deeper one would overflow too)
+        g *= THRESHOLD_STEP
+    return best
+
+
+def _region_parts(X, k, pi, pricer: Pricer, region, threshold, deadline: Deadline):
+    """Every cluster meeting the region with rc < G, reduced to its intersection with the
+    region (a bit mask over the region's records) and the least rc of those with that
+    intersection. Each record of the region seeds the clusters it meets first (in order of
+    decreasing dual), the later ones are its candidates only when a bound allows. Returns
+    (masks, least rcs, clusters enumerated, G), G lowered when a call held too many clusters;
+    None when out of time."""
+    n = len(X)
+    knn_sum, cuts = pricer.knn_sum, pricer.cuts
+    position = np.full(n, -1, dtype=np.int64)
+    order = region[np.argsort(-pi[region], kind="stable")]
+    position[region] = np.arange(len(region))
+    words = (len(region) + 62) // 63
+    allowed = np.ones(n, dtype=bool)
+    parts: dict[bytes, float] = {}
+    clusters = 0
+    g = threshold
+    node_rate = NODE_RATE
+    for s in order:
+        d2 = np.einsum("ij,ij->i", X - X[s], X - X[s])
+        for eta in range(k, 2 * k):
+            if eta > n:
+                break
+            # a cluster T ∋ s, j of size eta with rc(T) < G has (completion bound of
+            # kernels/pricing.py from S = {s, j}, dropping its distance terms)
+            # ‖x_j − x_s‖²/2 − π_s − π_j + (the eta − 2 smallest D_t(eta−3)/(2·eta) − π_t) < G
+            r = eta - 2
+            rest = np.partition(knn_sum[:, max(r - 1, 0)] / (2.0 * eta) - pi, r)[:r].sum() if r > 0 else 0.0
+            cand = np.flatnonzero((d2 / 2.0 - pi[s] - pi + rest < g) & allowed)
+            cand = cand[cand != s]
+            if len(cand) < eta - 1:
+                continue
+            left = deadline.remaining()
+            if left <= 0:
+                return None
+            budget = int(min(max(node_rate * left, 1e5), 2**62))
+            tic = time.perf_counter()
+            members, rcs, count, done, nodes, thr_out, *_ = bnb_pricing(
+                X, pi, eta, np.array([s], dtype=np.int64), np.array([0, len(cand)], dtype=np.int64), cand, g,
+                True, MAX_CLUSTERS_PER_CALL, budget, 2**62, knn_sum, 0.0, 1, np.full(n, np.inf), *cuts)
+            spent = time.perf_counter() - tic
+            if nodes >= 10_000 and spent > 1e-3:
+                node_rate = 0.5 * node_rate + 0.5 * nodes / spent
+            if done == 0:
+                return None  # the node budget (the time left) ran out inside the search
+            clusters += int(count)
+            if thr_out < g:  # the call halved its threshold: every part kept must be below it
+                g = float(thr_out)
+                parts = {key: v for key, v in parts.items() if v < g}
+            _merge_parts(parts, position[members], rcs, words, g)
+        allowed[s] = False
+    keys = np.array([np.frombuffer(key, dtype=np.int64) for key in parts], dtype=np.int64).reshape(-1, words)
+    return keys, np.fromiter(parts.values(), dtype=np.float64, count=len(parts)), clusters, g
+
+
+def _merge_parts(parts: dict, positions: np.ndarray, rcs: np.ndarray, words: int, g: float) -> None:
+    """Add clusters (their members' positions in the region, −1 outside) to ``parts``: mask of
+    the region's members -> least rc."""
+    keep = rcs < g
+    positions, rcs = positions[keep], rcs[keep]
+    if len(rcs) == 0:
+        return
+    masks = np.zeros((len(rcs), words), dtype=np.int64)
+    inside = positions >= 0
+    for w in range(words):
+        in_word = inside & (positions // 63 == w)
+        bits = np.where(in_word, np.left_shift(1, np.where(in_word, positions % 63, 0)), 0)
+        masks[:, w] = bits.sum(axis=1)  # distinct members: the sum is the bitwise or
+    unique, inverse = np.unique(masks, axis=0, return_inverse=True)
+    least = np.full(len(unique), np.inf)
+    np.minimum.at(least, inverse.ravel(), rcs)
+    for key, value in zip(unique, least):
+        b = key.tobytes()
+        if value < parts.get(b, np.inf):
+            parts[b] = float(value)
+
+
+def _cover_bound(keys: np.ndarray, costs: np.ndarray, size: int, g: float, largest: int, deadline: Deadline):
+    """Dual bound z of the cover MIP of the module docstring over ``size`` records: the parts
+    (bit masks, least rcs), each other part ≥ g and of at most ``largest`` records. Returns
+    (z, optimal?); None when out of time before HiGHS proved a bound."""
+    bit = np.arange(size)
+    member = (keys[:, bit // 63] >> (bit % 63)) & 1 if len(costs) else np.zeros((0, size), dtype=np.int64)
+    col, row = np.nonzero(member)
+    m = len(costs)
+    # columns: the parts, then y_0..y_{size-1} (records covered by the other parts), u, t
+    y, u, t = m + np.arange(size), m + size, m + size + 1
+    ncol = m + size + 2
+    lower = np.zeros(ncol)
+    upper = np.concatenate([np.ones(m + size + 1), [highspy.kHighsInf]])
+    cost = np.concatenate([costs, np.zeros(size + 1), [1.0]])
+    rows_r = [np.concatenate([row, bit]), np.concatenate([bit, bit]) + size, [2 * size, 2 * size],
+              np.full(size + 1, 2 * size + 1)]
+    cols_r = [np.concatenate([col, y]), np.concatenate([y, np.full(size, u)]), [t, u], np.concatenate([[t], y])]
+    vals_r = [np.ones(len(col) + size), np.concatenate([np.ones(size), -np.ones(size)]), [1.0, -g],
+              np.concatenate([[1.0], np.full(size, -g / largest)])]
+    rows, cols, vals = (np.concatenate(a) for a in (rows_r, cols_r, vals_r))
+    order = np.lexsort((cols, rows))
+    rows, cols, vals = rows[order], cols[order].astype(np.int32), vals[order]
+    nrow = 2 * size + 2
+    starts = np.searchsorted(rows, np.arange(nrow)).astype(np.int32)
+    # each record once; y_j <= u; t >= g·u; t >= g·Σy/largest
+    row_lo = np.concatenate([np.ones(size), np.full(size, -highspy.kHighsInf), [0.0, 0.0]])
+    row_hi = np.concatenate([np.ones(size), np.zeros(size), [highspy.kHighsInf, highspy.kHighsInf]])
+    h = new_highs()
+    h.addVars(ncol, lower, upper)
+    h.changeColsCost(ncol, np.arange(ncol, dtype=np.int32), cost)
+    h.addRows(nrow, row_lo, row_hi, len(cols), starts, cols, vals)
+    integral = np.concatenate([np.arange(m), [u]]).astype(np.int32)
+    h.changeColsIntegrality(len(integral), integral, np.full(len(integral), highspy.HighsVarType.kInteger))
+    h.setOptionValue("mip_rel_gap", 1e-9)
+    set_time_limit(h, max(deadline.remaining(), 0.05))
+    h.run()
+    bound = float(h.getInfo().mip_dual_bound)
+    if not np.isfinite(bound):
+        return None, False
+    return bound, h.getModelStatus() == highspy.HighsModelStatus.kOptimal

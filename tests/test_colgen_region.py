@@ -1,0 +1,77 @@
+"""The region bound (colgen/region.py): a proven lower bound at any duals, the plain Lagrangian
+bound with an empty region, the optimum itself with every record in the region."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from microagg.methods.colgen import knn_sums
+from microagg.methods.colgen.region import region_bound
+from test_colgen import brute_force_optimum
+
+
+def _instance(seed, n, k, d=2):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    X[: max(1, n // 5)] *= 6.0  # a few outlying records, as in eia
+    return np.ascontiguousarray(X)
+
+
+def _knn_duals(X, k):
+    return knn_sums(X, 2 * k - 2)[:, k - 1] / (2.0 * k)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 10_000), st.integers(2, 3), st.integers(6, 11), st.booleans(), st.booleans())
+def test_bound_never_above_the_optimum(seed, k, n, random_duals, with_cuts):
+    """Valid at any duals π and σ <= 0 (here random ones too), any region and threshold."""
+    X = _instance(seed, n, k)
+    rng = np.random.default_rng(seed + 1)
+    pi = _knn_duals(X, k) * (rng.uniform(0.5, 2.0, n) if random_duals else 1.0)
+    cuts = np.array([rng.choice(n, 3, replace=False) for _ in range(4)]) if with_cuts else np.zeros((0, 3), int)
+    sigma = -rng.uniform(0.0, 1.0, len(cuts))
+    region = np.flatnonzero(rng.random(n) < 0.5)
+    threshold = float(rng.choice([0.1, 1.0, 10.0, 1e9]))
+    res = region_bound(X, k, pi, sigma, cuts, region, threshold)
+    opt = brute_force_optimum(X, k)
+    assert res.bound <= opt * (1 + 1e-9) + 1e-9
+    assert res.bound == max(res.plain, res.region)
+    assert res.region_size == len(region)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_whole_region_gives_the_optimum_and_empty_the_plain_bound(seed):
+    k, n = 3, 10
+    X = _instance(seed, n, k)
+    pi = _knn_duals(X, k)
+    no_cuts = np.zeros((0, 3), int)
+    opt = brute_force_optimum(X, k)
+    whole = region_bound(X, k, pi, np.zeros(0), no_cuts, np.arange(n), 1e9)
+    assert whole.region == pytest.approx(opt, rel=1e-9)
+    assert whole.mip_optimal
+    empty = region_bound(X, k, pi, np.zeros(0), no_cuts, np.zeros(0, int), 1e9)
+    assert empty.bound == empty.plain == empty.region
+    # the knn duals are feasible (every rc >= 0): the plain bound is Σπ
+    assert empty.plain == pytest.approx(pi.sum(), rel=1e-12)
+    assert empty.plain <= whole.region
+
+
+def test_region_of_outliers_raises_the_bound():
+    """Two far records that no cluster can keep apart cheaply: their integral cover costs more
+    than the fractional one, and the region bound proves it (above the plain bound)."""
+    rng = np.random.default_rng(5)
+    k = 3
+    X = np.vstack([rng.normal(size=(9, 2)), [[12.0, 0.0], [0.0, 12.0], [-12.0, 0.0]]])
+    pi = _knn_duals(X, k)
+    res = region_bound(X, k, pi, np.zeros(0), np.zeros((0, 3), int), [9, 10, 11], 1e9)
+    assert res.region > res.plain
+    assert res.bound <= brute_force_optimum(X, k) * (1 + 1e-9)
+
+
+def test_out_of_time_is_no_bound():
+    X = _instance(0, 12, 3)
+    assert region_bound(X, 3, _knn_duals(X, 3), np.zeros(0), np.zeros((0, 3), int), [0, 1], 1e9,
+                        deadline=0.0) is None
