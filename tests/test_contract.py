@@ -114,15 +114,16 @@ def test_deadline_share_rule():
 def test_deadline_stop():
     parent = Deadline(100.0)
     child = parent.share(1, 2)
-    parent.stop()
+    assert parent.stop()  # ended early
     assert parent.expired() and not child.expired()  # a child keeps its own end
+    assert not parent.stop() and not Deadline(0).stop()  # already over: nothing ended early
     later = Deadline(1.0)
     later.extend(100.0)
     assert later.remaining() > 100.0
     unbounded = Deadline(None)
     unbounded.extend(5.0)
     assert not unbounded.bounded
-    unbounded.stop()
+    assert unbounded.stop()
     assert unbounded.bounded and unbounded.expired()
 
 

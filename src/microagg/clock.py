@@ -54,10 +54,14 @@ class Deadline:
     def expired(self) -> bool:
         return self.end is not None and time.monotonic() >= self.end
 
-    def stop(self) -> None:
+    def stop(self) -> bool:
         """End now, e.g. from another thread that proved the answer optimal: the next
-        ``expired()`` is True. Children shared before keep their own end."""
-        self.end = time.monotonic() if self.end is None else min(self.end, time.monotonic())
+        ``expired()`` is True. Children shared before keep their own end. Returns whether this
+        ended it early (False: it had already expired)."""
+        now = time.monotonic()
+        early = self.end is None or now < self.end
+        self.end = now if self.end is None else min(self.end, now)
+        return early
 
     def extend(self, seconds: float) -> None:
         """Move the end ``seconds`` later: time the call spent outside its budget (loading the

@@ -114,6 +114,7 @@ class _Lane:
         self.deadline, self.joined = deadline, False
         self.out, self.error, self.seconds = None, None, 0.0
         self.when_proven = None  # called in this thread once colgen has proved its partition optimal
+        self.stopped_early = False  # stop_when_proven ended its deadline before the deadline's own end
         self.thread = threading.Thread(target=self._run, args=(X, k, seed, deadline, params),
                                        name=f"microagg-auto-{method}", daemon=True)
         self.thread.start()
@@ -139,9 +140,12 @@ class _Lane:
         """Stop ``deadline`` once column generation has proved its partition optimal (no search
         can beat it): at once if it already has, else from the lane's thread when it does. The
         callback is set before the check, so a lane ending in between is not missed."""
-        self.when_proven = deadline.stop
+        def stop():
+            self.stopped_early |= deadline.stop()
+
+        self.when_proven = stop
         if self.proven():
-            deadline.stop()
+            stop()
 
     def offer(self, labels) -> None:
         self.inbox.append(labels)
@@ -509,7 +513,7 @@ def auto(X, k, *, seed, deadline, progress, portfolio, member_params, improve, p
             state.run("icsm", restarts, silent, row=state.row("icsm"), **params)
             if state.polished and state.row("icsm") is not None:
                 state.row("icsm")["polished_colgen"] = state.polished
-            if state.lane is not None and state.lane.proven() and state.row("icsm") is not None:
+            if state.lane is not None and state.lane.stopped_early and state.row("icsm") is not None:
                 state.row("icsm")["restarts_stopped"] = "column generation proved its partition optimal"
         if helper is not None:
             helper.join(state)
