@@ -82,11 +82,15 @@ def looks_like_weight(name) -> str | None:
     return None
 
 
-def not_a_default_qi(name, col, labelled: bool = False) -> str | None:
+def not_a_default_qi(name, col, labelled: bool = False, identifier: str | None | bool = False) -> str | None:
     """Why numeric column ``name`` is left out of the default quasi-identifiers (None: it is one):
     an identifier, a survey weight, or category codes (``labelled``: every value has a value
-    label; or few distinct integers). The one rule for the CLI, the library and the app."""
-    return looks_like_identifier(name, col) or looks_like_weight(name) or (
+    label; or few distinct integers). The one rule for the CLI, the library and the app.
+    ``identifier``: looks_like_identifier's answer when the caller has it already (it reads
+    the whole column)."""
+    if identifier is False:
+        identifier = looks_like_identifier(name, col)
+    return identifier or looks_like_weight(name) or (
         "every value has a value label: category codes; to protect them as categories, name "
         "the column in --categorical / categorical= too" if labelled else None) or (
         looks_like_codes(col) if isinstance(name, str) else None)  # an array's columns: no guessing

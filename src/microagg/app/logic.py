@@ -134,14 +134,6 @@ class ColumnProfile:
     note: str
 
 
-def is_id_like(name, series: pd.Series) -> bool:
-    """An identifier rather than an attribute, by the library's rule (preprocess.looks_like_identifier:
-    named like one, or integers that number the records), so the app suggests what the CLI uses."""
-    from ..preprocess import looks_like_identifier
-
-    return looks_like_identifier(name, series) is not None
-
-
 def column_kind(series: pd.Series) -> str:
     """What a column is as a quasi-identifier by its dtype (as ``microaggregate`` reads it)."""
     if isinstance(series.dtype, pd.CategoricalDtype):
@@ -161,7 +153,7 @@ def profile(df: pd.DataFrame, roles: dict | None = None) -> list[ColumnProfile]:
     quasi-identifier by the library's rule (preprocess.not_a_default_qi: not an identifier, a
     weight or category codes), so the app suggests what the CLI uses. ``roles`` (a bundled data
     set's ``datasets.roles``) marks identifiers and weights besides."""
-    from ..preprocess import looks_like_weight, not_a_default_qi
+    from ..preprocess import looks_like_identifier, looks_like_weight, not_a_default_qi
 
     rows = []
     roles = roles or {}
@@ -173,9 +165,12 @@ def profile(df: pd.DataFrame, roles: dict | None = None) -> list[ColumnProfile]:
         distinct = int(s.nunique(dropna=True))
         missing = int(s.isna().sum())
         role = roles.get(str(c))
-        id_like = role == "id" or (role is None and is_id_like(c, s))
+        # an identifier rather than an attribute: named like one, or integers that number the
+        # records (read once: it scans the column)
+        identifier = looks_like_identifier(c, s) if numeric or role is None else None
+        id_like = role == "id" or (role is None and identifier is not None)
         weight = role == "weight" or looks_like_weight(c) is not None
-        why_not = not_a_default_qi(c, s, labelled=c in coded) if numeric else None
+        why_not = not_a_default_qi(c, s, labelled=c in coded, identifier=identifier) if numeric else None
         notes = []
         if id_like:
             notes.append("looks like an identifier" if role is None else "an identifier")
