@@ -75,3 +75,15 @@ def test_out_of_time_is_no_bound():
     X = _instance(0, 12, 3)
     assert region_bound(X, 3, _knn_duals(X, 3), np.zeros(0), np.zeros((0, 3), int), [0, 1], 1e9,
                         deadline=0.0) is None
+
+
+def test_threshold_deepens_while_it_binds_up_to_its_maximum():
+    rng = np.random.default_rng(5)
+    k = 3
+    X = np.vstack([rng.normal(size=(9, 2)), [[12.0, 0.0], [0.0, 12.0], [-12.0, 0.0]]])
+    pi, no_cuts = _knn_duals(X, k), np.zeros((0, 3), int)
+    deep = region_bound(X, k, pi, np.zeros(0), no_cuts, [9, 10, 11], 0.01)
+    assert deep.threshold > 0.01 and deep.delta < deep.threshold  # deepened until Δ_R was found
+    capped = region_bound(X, k, pi, np.zeros(0), no_cuts, [9, 10, 11], 0.01, max_threshold=0.015)
+    assert capped.threshold == pytest.approx(0.015) and capped.delta >= 0.015 - 1e-12
+    assert capped.bound <= deep.bound + 1e-9

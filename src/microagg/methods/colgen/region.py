@@ -39,9 +39,11 @@ __all__ = ["RegionBound", "outlying_records", "region_bound"]
 
 #: clusters one branch-and-bound call may hold before it halves its threshold (kernels/pricing.py)
 MAX_CLUSTERS_PER_CALL = 4_000_000
-#: the next enumeration threshold, when the cover MIP's value reaches the last one (the number of
-#: clusters grows about 1.9-fold per unit of threshold at eia, k = 10)
+#: the next enumeration threshold, when the cover MIP's value reaches the last one
 THRESHOLD_STEP = 1.5
+#: growth of the enumeration's work per unit of threshold, to skip a deeper threshold that cannot
+#: end in the time left (eia, k = 10, 112 records: 0.5 million clusters below 8, 24 million below 14)
+GROWTH_PER_UNIT = 1.9
 #: branch-and-bound nodes per second, a first guess for the node budget of a call (measured after)
 NODE_RATE = 1_000_000.0
 
@@ -74,12 +76,13 @@ def outlying_records(Z: np.ndarray, norm: float) -> np.ndarray:
 
 def region_bound(X: np.ndarray, k: int, pi: np.ndarray, sigma: np.ndarray, cuts: np.ndarray,
                  region: np.ndarray, threshold: float, deadline: Deadline | float | None = None,
-                 seed_nodes: int = 20_000) -> RegionBound | None:
+                 seed_nodes: int = 20_000, max_threshold: float = np.inf) -> RegionBound | None:
     """The bound of the module docstring at the duals (pi, sigma) of the records and the cuts
     (triples of record ids), for the records ``region``. The enumeration starts at the threshold
-    G = ``threshold`` and deepens (G × THRESHOLD_STEP) while the MIP's value z reaches G (then a
-    larger G may prove more; z < G is Δ_R itself) and time is left; the bound of the last
-    completed threshold is returned. None if the deadline passes before the first one is done."""
+    G = ``threshold`` and deepens (G × THRESHOLD_STEP, up to ``max_threshold``) while the MIP's
+    value z reaches G (then a larger G may prove more; z < G is Δ_R itself) and the deeper
+    enumeration may end in the time left; the bound of the last completed threshold is
+    returned. None if the deadline passes before the first one is done."""
     X = np.ascontiguousarray(X, dtype=np.float64)
     n = len(X)
     pi = np.asarray(pi, dtype=np.float64)
@@ -119,9 +122,13 @@ def region_bound(X: np.ndarray, k: int, pi: np.ndarray, sigma: np.ndarray, cuts:
         value = base + float(negative[outside].sum()) + z
         best = RegionBound(max(plain, value), plain, value, z, len(region), g_eff, clusters, len(costs), optimal,
                            exact, dict(seconds))
-        if (optimal and z < g_eff) or g_eff < g or deadline.remaining() <= 0:
+        if (optimal and z < g_eff) or g_eff < g or g >= max_threshold:
             break  # Δ_R found (or the threshold had to drop: a deeper one would overflow too)
-        g *= THRESHOLD_STEP
+        deeper = min(g * THRESHOLD_STEP, max_threshold)
+        spent = seconds[f"enumeration_{g:g}"] + seconds[f"mip_{g:g}"]
+        if spent * GROWTH_PER_UNIT ** (deeper - g) > deadline.remaining():
+            break
+        g = deeper
     return best
 
 
@@ -160,6 +167,8 @@ def _region_parts(X, k, pi, pricer: Pricer, region, threshold, deadline: Deadlin
             left = deadline.remaining()
             if left <= 0:
                 return None
+            # numba cannot read the clock: a node budget worth the time left at the slowest
+            # rate seen (storing clusters slows the search), and no bound if it runs out
             budget = int(min(max(node_rate * left, 1e5), 2**62))
             tic = time.perf_counter()
             members, rcs, count, done, nodes, thr_out, *_ = bnb_pricing(
@@ -167,7 +176,7 @@ def _region_parts(X, k, pi, pricer: Pricer, region, threshold, deadline: Deadlin
                 True, MAX_CLUSTERS_PER_CALL, budget, 2**62, knn_sum, 0.0, 1, np.full(n, np.inf), *cuts)
             spent = time.perf_counter() - tic
             if nodes >= 10_000 and spent > 1e-3:
-                node_rate = 0.5 * node_rate + 0.5 * nodes / spent
+                node_rate = min(node_rate, nodes / spent)
             if done == 0:
                 return None  # the node budget (the time left) ran out inside the search
             clusters += int(count)
