@@ -52,8 +52,9 @@ What did raise eia k = 10's bound is the region bound (``--strategies region``):
 centre of a fresh 3300 s colgen run (plain bound 837.02), the 112 records of z-norm > 10 kept
 integral add Δ_R = 7.95 (all 505,175 clusters meeting them with reduced cost below 8
 enumerated, 9,623 distinct intersections, a 14 s MIP; 64 s in all): 845.00, gap 3.58 % -> 2.82 %.
-Other regions did not beat it: z-norm > 9 (122 records) 844.89; z-norm > 6 (205 records)
-overflowed the enumeration (36 million clusters below 8; the threshold fell to 3.6, 842.39).
+Other regions did not beat it: z-norm > 9 (122 records) 844.89; z-norm > 8 (142 records) did not
+end in 1300 s; z-norm > 6 (205 records) overflowed the enumeration (36 million clusters below 8;
+the threshold fell to 3.6, 842.39). A further 1800 s resumed from that centre did not move it.
 
 A partition replaces the stored one only when it is valid (every record labelled, every group
 of k..2k−1 records) and strictly better; the largest bound is kept. ``--import-bounds`` takes
@@ -404,9 +405,10 @@ def render() -> str:
         if run["method"] == "colgen" and p.get("cut_tailing"):
             what += f", cuts once the LP is within {100 * p['cut_tailing']:g} % of its bound"
         if run["method"] == "colgen-region":
-            what = (f"colgen's Lagrangian bound with the {p['region_size']} records of z-norm > "
-                    f"{p['region_norm']:g} kept integral (`--strategies region`, clusters below "
-                    f"{p['threshold']:g} enumerated: {p['clusters']:,})")
+            return (f"colgen's Lagrangian bound at its `--resume` state's smoothing centre, with the "
+                    f"{p['region_size']} records of z-norm > {p['region_norm']:g} kept integral "
+                    f"(`--strategies region`: {p['clusters']:,} clusters below {p['threshold']:g} "
+                    f"enumerated, {run['seconds']:.0f} s)")
         what = f"{what}, {run['time_limit']:g} s"
         return what + (" (`results/colgen_full.json`)" if run.get("imported_from") else "")
 
