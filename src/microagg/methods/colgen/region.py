@@ -122,7 +122,8 @@ def region_bound(X: np.ndarray, k: int, pi: np.ndarray, sigma: np.ndarray, cuts:
         value = base + float(negative[outside].sum()) + z
         best = RegionBound(max(plain, value), plain, value, z, len(region), g_eff, clusters, len(costs), optimal,
                            exact, dict(seconds))
-        if (optimal and z < g_eff) or g_eff < g or g >= max_threshold:
+        # z within the MIP's tolerance of G: the relaxation of the parts not enumerated binds
+        if (optimal and z < g_eff - 1e-6 * max(1.0, abs(g_eff))) or g_eff < g or g >= max_threshold:
             break  # Δ_R found (or the threshold had to drop: a deeper one would overflow too)
         deeper = min(g * THRESHOLD_STEP, max_threshold)
         spent = seconds[f"enumeration_{g:g}"] + seconds[f"mip_{g:g}"]
@@ -245,6 +246,7 @@ def _cover_bound(keys: np.ndarray, costs: np.ndarray, size: int, g: float, large
     integral = np.concatenate([np.arange(m), [u]]).astype(np.int32)
     h.changeColsIntegrality(len(integral), integral, np.full(len(integral), highspy.HighsVarType.kInteger))
     h.setOptionValue("mip_rel_gap", 1e-9)
+    h.setOptionValue("mip_abs_gap", 1e-9)
     set_time_limit(h, max(deadline.remaining(), 0.05))
     h.run()
     bound = float(h.getInfo().mip_dual_bound)
