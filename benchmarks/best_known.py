@@ -54,8 +54,9 @@ integral add Δ_R = 7.95 (all 505,175 clusters meeting them with reduced cost be
 enumerated, 9,623 distinct intersections, a 14 s MIP; 64 s in all): 845.00, gap 3.58 % -> 2.82 %.
 Then z-norm > 12 (92 records): Δ_R = 8.52 (below 12: 124,227 clusters, 25,907 parts; 61 s),
 845.55, gap 2.76 %. Others did not beat them: z-norm > 9 (122 records) 844.89; z-norm > 8 (142
-records) did not end in 1300 s; z-norm > 6 (205 records) overflowed the enumeration (36 million clusters below 8;
-the threshold fell to 3.6, 842.39). A further 1800 s resumed from that centre did not move it.
+records) did not end in 1300 s; z-norm > 6 (205 records) overflowed the enumeration (36 million
+clusters below 8; the threshold fell to 3.6, 842.39). A further 1800 s resumed from that centre
+did not move it.
 
 A partition replaces the stored one only when it is valid (every record labelled, every group
 of k..2k−1 records) and strictly better; the largest bound is kept. ``--import-bounds`` takes

@@ -377,7 +377,8 @@ class _Portfolio:
               "limit given by the caller)", nullable=True),
         Param("parallel", "bool", None, "run column generation in a second thread beside the other members, "
               "with the whole budget, instead of after them (None: when improving with column generation, the "
-              "process may use two cores or more and auto runs in the main thread or the command line's)", nullable=True),
+              "process may use two cores or more and auto runs in the main thread or the command line's)",
+              nullable=True),
         Param("init", "object", None, "a partition to continue improving (labels, one group id per record, "
               "e.g. a committed one): the local search and column generation start from it, and auto "
               "returns nothing worse", nullable=True, check=_check_init),

@@ -151,17 +151,18 @@ def _region_parts(X, k, pi, pricer: Pricer, region, threshold, deadline: Deadlin
     clusters = 0
     g = threshold
     node_rate = NODE_RATE
+    # a cluster T ∋ s, j of size eta with rc(T) < G has (completion bound of kernels/pricing.py
+    # from S = {s, j}, dropping its distance terms)
+    # ‖x_j − x_s‖²/2 − π_s − π_j + rest[eta] < G, rest[eta] = the sum of the eta − 2 smallest
+    # D_t(eta−3)/(2·eta) − π_t (over every record: it does not depend on the seed)
+    sizes = range(k, min(2 * k, n + 1))
+    rest = {eta: np.partition(knn_sum[:, eta - 3] / (2.0 * eta) - pi, eta - 2)[:eta - 2].sum() if eta > 2 else 0.0
+            for eta in sizes}
     for s in order:
-        d2 = np.einsum("ij,ij->i", X - X[s], X - X[s])
-        for eta in range(k, 2 * k):
-            if eta > n:
-                break
-            # a cluster T ∋ s, j of size eta with rc(T) < G has (completion bound of
-            # kernels/pricing.py from S = {s, j}, dropping its distance terms)
-            # ‖x_j − x_s‖²/2 − π_s − π_j + (the eta − 2 smallest D_t(eta−3)/(2·eta) − π_t) < G
-            r = eta - 2
-            rest = np.partition(knn_sum[:, max(r - 1, 0)] / (2.0 * eta) - pi, r)[:r].sum() if r > 0 else 0.0
-            cand = np.flatnonzero((d2 / 2.0 - pi[s] - pi + rest < g) & allowed)
+        diff = X - X[s]
+        d2 = np.einsum("ij,ij->i", diff, diff)
+        for eta in sizes:
+            cand = np.flatnonzero((d2 / 2.0 - pi[s] - pi + rest[eta] < g) & allowed)
             cand = cand[cand != s]
             if len(cand) < eta - 1:
                 continue
