@@ -6,8 +6,10 @@ clusters of k..2k−1 records has
     SSE(P) = Σπ + Σ_S σ_S·(clusters of P holding two records of S) + Σ_{C∈P} rc(C)
            ≥ Σπ + Σσ + Σ_{C∈P} rc(C)
 (a triple S lies in at most one cluster). Split P's clusters:
-- those that miss R: rc(C) ≥ Σ_{i∈C} ρ_i (ρ from a completed exact pricing pass, as the plain
-  Lagrangian bound), and their records lie outside R: together ≥ Σ_{i∉R} min(ρ_i, 0);
+- those that miss R: rc(C) ≥ Σ_{i∈C} ρ'_i, ρ' from a completed exact pricing pass over the
+  clusters that avoid R (the plain Lagrangian bound's ρ over every cluster is ≤ ρ'; the cut
+  terms of triples meeting R are dropped, σ ≤ 0 so that only lowers rc); their records lie
+  outside R: together ≥ Σ_{i∉R} min(ρ'_i, 0);
 - those that meet R are disjoint and cover R, so their total rc is at least
       Δ_R = min Σ_{P'∈Q} f(P') over the partitions Q of R,  f(P') = min{rc(C) : C ∩ R = P'}.
 Every cluster meeting R with rc < G is enumerated (branch-and-bound from each record of R,
@@ -16,7 +18,7 @@ Every cluster meeting R with rc < G is enumerated (branch-and-bound from each re
 the records y ⊆ R with them, costs ≥ Σ_{enumerated P'∈Q} f(P') + G·max(1, |y|/(2k − 1)). So Δ_R
 is at least the value z of the MIP over the enumerated parts plus that relaxation of the others
 (binary u: some are used; y_j ≤ u; cost t ≥ G·u, t ≥ G·Σy/(2k − 1)), and
-    SSE(P) ≥ Σπ + Σσ + Σ_{i∉R} min(ρ_i, 0) + z        (z: HiGHS's proven dual bound).
+    SSE(P) ≥ Σπ + Σσ + Σ_{i∉R} min(ρ'_i, 0) + z        (z: HiGHS's proven dual bound).
 With R empty this is the plain bound, with R every record and G large the optimum. The plain
 bound keeps the LP's fractional covers of R; where a few outlying records share their clusters
 fractionally (eia, k = 10) the integral cover of R costs more, and that is what Δ_R adds.
@@ -54,14 +56,14 @@ class RegionBound:
 
     bound: float
     plain: float  # Σπ + Σσ + Σ_i min(ρ_i, 0): the Lagrangian bound at these duals
-    region: float  # Σπ + Σσ + Σ_{i∉R} min(ρ_i, 0) + delta
+    region: float  # Σπ + Σσ + Σ_{i∉R} min(ρ'_i, 0) + delta
     delta: float  # z: the proven lower bound on Δ_R
     region_size: int
     threshold: float  # G: every cluster meeting R with rc below it was enumerated
     clusters: int  # how many
     parts: int  # their distinct intersections with R
     mip_optimal: bool
-    exact_pass: bool  # the ρ pass had no seed cut short (valid bounds either way)
+    exact_pass: bool  # the ρ and ρ' passes had no seed cut short (valid bounds either way)
     seconds: dict
 
     def as_dict(self) -> dict:
@@ -99,12 +101,16 @@ def region_bound(X: np.ndarray, k: int, pi: np.ndarray, sigma: np.ndarray, cuts:
     if rho is None:
         return None
     base = float(pi.sum() + sigma.sum())
-    negative = np.minimum(rho, 0.0)
-    plain = base + float(negative.sum())
-    outside = np.ones(n, dtype=bool)
-    outside[region] = False
+    plain = base + float(np.minimum(rho, 0.0).sum())
     if len(region) == 0:
         return RegionBound(plain, plain, plain, 0.0, 0, float(threshold), 0, 0, True, exact, seconds)
+    tic = time.perf_counter()
+    rho_outside, exact_outside = _outside_rho(X, k, pi, sigma, cuts, region, deadline, seed_nodes)
+    seconds["outside_rho_pass"] = round(time.perf_counter() - tic, 1)
+    if rho_outside is None:
+        return None
+    exact &= exact_outside
+    outside_term = float(np.minimum(rho_outside, 0.0).sum())
     best = None
     g = float(threshold)
     while True:
@@ -119,7 +125,7 @@ def region_bound(X: np.ndarray, k: int, pi: np.ndarray, sigma: np.ndarray, cuts:
         seconds[f"mip_{g:g}"] = round(time.perf_counter() - tic, 1)
         if z is None:
             break
-        value = base + float(negative[outside].sum()) + z
+        value = base + outside_term + z
         best = RegionBound(max(plain, value), plain, value, z, len(region), g_eff, clusters, len(costs), optimal,
                            exact, dict(seconds))
         # z within the MIP's tolerance of G: the relaxation of the parts not enumerated binds
@@ -131,6 +137,26 @@ def region_bound(X: np.ndarray, k: int, pi: np.ndarray, sigma: np.ndarray, cuts:
             break
         g = deeper
     return best
+
+
+def _outside_rho(X, k, pi, sigma, cuts, region, deadline: Deadline, seed_nodes: int):
+    """ρ'_i ≤ rc(C)/|C| for every cluster C ∋ i that avoids the region, for the records i outside
+    it (an exact pricing pass over them alone, the cuts within them); (None, False) when out of
+    time."""
+    n = len(X)
+    outside = np.ones(n, dtype=bool)
+    outside[region] = False
+    index = np.full(n, -1, dtype=np.int64)
+    index[outside] = np.arange(int(outside.sum()))
+    if not outside.any():
+        return np.zeros(0), True
+    cuts = np.asarray(cuts, dtype=np.int64).reshape(-1, 3)
+    within = outside[cuts].all(axis=1)
+    pricer = Pricer(X[outside], k, "bnb", deadline, 5_000_000, seed_nodes)
+    pricer.set_cuts(*cut_arrays(index[cuts[within]], int(outside.sum()), sigma[within]))
+    pricer.retry_unit = 1e-3 * float(np.maximum(pi, 0.0).mean())
+    _, _, rho, exact = pricer.exact_pass(pi[outside], 0.0)
+    return rho, exact
 
 
 def _region_parts(X, k, pi, pricer: Pricer, region, threshold, deadline: Deadline):
@@ -218,9 +244,14 @@ def _cover_bound(keys: np.ndarray, costs: np.ndarray, size: int, g: float, large
     (bit masks, least rcs), each other part ≥ g and of at most ``largest`` records. Returns
     (z, optimal?); None when out of time before HiGHS proved a bound."""
     bit = np.arange(size)
-    member = (keys[:, bit // 63] >> (bit % 63)) & 1 if len(costs) else np.zeros((0, size), dtype=np.int64)
-    col, row = np.nonzero(member)
     m = len(costs)
+    # the (part, record) incidences, one record at a time: O(parts) memory, not O(parts·size)
+    col, row = [], []
+    for j in bit:
+        holding = np.flatnonzero((keys[:, j // 63] >> (j % 63)) & 1) if m else np.zeros(0, dtype=np.int64)
+        col.append(holding)
+        row.append(np.full(len(holding), j))
+    col, row = np.concatenate(col), np.concatenate(row)
     # columns: the parts, then y_0..y_{size-1} (records covered by the other parts), u, t
     y, u, t = m + np.arange(size), m + size, m + size + 1
     ncol = m + size + 2
