@@ -107,3 +107,15 @@ def test_threshold_deepens_while_it_binds_up_to_its_maximum():
     capped = region_bound(X, k, pi, np.zeros(0), no_cuts, [9, 10, 11], 0.01, max_threshold=0.015)
     assert capped.threshold == pytest.approx(0.015) and capped.delta >= 0.015 - 1e-12
     assert capped.bound <= deep.bound + 1e-9
+
+
+def test_a_full_cluster_buffer_lowers_the_threshold_and_stays_valid():
+    rng = np.random.default_rng(5)
+    k = 3
+    X = np.vstack([rng.normal(size=(9, 2)), [[12.0, 0.0], [0.0, 12.0], [-12.0, 0.0]]])
+    pi, no_cuts = _knn_duals(X, k), np.zeros((0, 3), int)
+    full = region_bound(X, k, pi, np.zeros(0), no_cuts, [9, 10, 11], 1e9)
+    small = region_bound(X, k, pi, np.zeros(0), no_cuts, [9, 10, 11], 1e9, max_clusters=2)
+    assert small.threshold < full.threshold
+    assert small.bound <= full.bound + 1e-9
+    assert small.bound <= brute_force_optimum(X, k) * (1 + 1e-9)

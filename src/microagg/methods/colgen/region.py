@@ -41,6 +41,8 @@ __all__ = ["RegionBound", "outlying_records", "region_bound"]
 
 #: clusters one branch-and-bound call may hold before it halves its threshold (kernels/pricing.py)
 MAX_CLUSTERS_PER_CALL = 4_000_000
+#: clusters turned into region masks at a time
+MERGE_CHUNK = 500_000
 #: the next enumeration threshold, when the cover MIP's value reaches the last one
 THRESHOLD_STEP = 1.5
 #: growth of the enumeration's work per unit of threshold, to skip a deeper threshold that cannot
@@ -78,13 +80,16 @@ def outlying_records(Z: np.ndarray, norm: float) -> np.ndarray:
 
 def region_bound(X: np.ndarray, k: int, pi: np.ndarray, sigma: np.ndarray, cuts: np.ndarray,
                  region: np.ndarray, threshold: float, deadline: Deadline | float | None = None,
-                 seed_nodes: int = 20_000, max_threshold: float = np.inf) -> RegionBound | None:
+                 seed_nodes: int = 20_000, max_threshold: float = np.inf,
+                 max_clusters: int = MAX_CLUSTERS_PER_CALL) -> RegionBound | None:
     """The bound of the module docstring at the duals (pi, sigma) of the records and the cuts
     (triples of record ids), for the records ``region``. The enumeration starts at the threshold
     G = ``threshold`` and deepens (G × THRESHOLD_STEP, up to ``max_threshold``) while the MIP's
     value z reaches G (then a larger G may prove more; z < G is Δ_R itself) and the deeper
     enumeration may end in the time left; the bound of the last completed threshold is
-    returned. None if the deadline passes before the first one is done."""
+    returned. ``max_clusters``: clusters one branch-and-bound call may hold (a buffer of
+    max_clusters × (2k − 1) record ids) before it lowers the threshold. None if the deadline
+    passes before the first one is done."""
     X = np.ascontiguousarray(X, dtype=np.float64)
     n = len(X)
     pi = np.asarray(pi, dtype=np.float64)
@@ -115,7 +120,7 @@ def region_bound(X: np.ndarray, k: int, pi: np.ndarray, sigma: np.ndarray, cuts:
     g = float(threshold)
     while True:
         tic = time.perf_counter()
-        found = _region_parts(X, k, pi, pricer, region, g, deadline)
+        found = _region_parts(X, k, pi, pricer, region, g, deadline, max_clusters)
         seconds[f"enumeration_{g:g}"] = round(time.perf_counter() - tic, 1)
         if found is None:
             break
@@ -159,7 +164,7 @@ def _outside_rho(X, k, pi, sigma, cuts, region, deadline: Deadline, seed_nodes: 
     return rho, exact
 
 
-def _region_parts(X, k, pi, pricer: Pricer, region, threshold, deadline: Deadline):
+def _region_parts(X, k, pi, pricer: Pricer, region, threshold, deadline: Deadline, max_clusters: int):
     """Every cluster meeting the region with rc < G, reduced to its intersection with the
     region (a bit mask over the region's records) and the least rc of those with that
     intersection. Each record of the region seeds the clusters it meets first (in order of
@@ -201,7 +206,7 @@ def _region_parts(X, k, pi, pricer: Pricer, region, threshold, deadline: Deadlin
             tic = time.perf_counter()
             members, rcs, count, done, nodes, thr_out, *_ = bnb_pricing(
                 X, pi, eta, np.array([s], dtype=np.int64), np.array([0, len(cand)], dtype=np.int64), cand, g,
-                True, MAX_CLUSTERS_PER_CALL, budget, 2**62, knn_sum, 0.0, 1, np.full(n, np.inf), *cuts)
+                True, max_clusters, budget, 2**62, knn_sum, 0.0, 1, np.full(n, np.inf), *cuts)
             spent = time.perf_counter() - tic
             if nodes >= 10_000 and spent > 1e-3:
                 node_rate = min(node_rate, nodes / spent)
@@ -211,32 +216,35 @@ def _region_parts(X, k, pi, pricer: Pricer, region, threshold, deadline: Deadlin
             if thr_out < g:  # the call halved its threshold: every part kept must be below it
                 g = float(thr_out)
                 parts = {key: v for key, v in parts.items() if v < g}
-            _merge_parts(parts, position[members], rcs, words, g)
+            _merge_parts(parts, position, members, rcs, words, g)
         allowed[s] = False
     keys = np.array([np.frombuffer(key, dtype=np.int64) for key in parts], dtype=np.int64).reshape(-1, words)
     return keys, np.fromiter(parts.values(), dtype=np.float64, count=len(parts)), clusters, g
 
 
-def _merge_parts(parts: dict, positions: np.ndarray, rcs: np.ndarray, words: int, g: float) -> None:
-    """Add clusters (their members' positions in the region, −1 outside) to ``parts``: mask of
-    the region's members -> least rc."""
-    keep = rcs < g
-    positions, rcs = positions[keep], rcs[keep]
-    if len(rcs) == 0:
-        return
-    masks = np.zeros((len(rcs), words), dtype=np.int64)
-    inside = positions >= 0
-    for w in range(words):
-        in_word = inside & (positions // 63 == w)
-        bits = np.where(in_word, np.left_shift(1, np.where(in_word, positions % 63, 0)), 0)
-        masks[:, w] = bits.sum(axis=1)  # distinct members: the sum is the bitwise or
-    unique, inverse = np.unique(masks, axis=0, return_inverse=True)
-    least = np.full(len(unique), np.inf)
-    np.minimum.at(least, inverse.ravel(), rcs)
-    for key, value in zip(unique, least):
-        b = key.tobytes()
-        if value < parts.get(b, np.inf):
-            parts[b] = float(value)
+def _merge_parts(parts: dict, position: np.ndarray, members: np.ndarray, rcs: np.ndarray, words: int,
+                 g: float) -> None:
+    """Add clusters (rows of record ids) to ``parts``: mask of their members in the region (bit
+    ``position`` of each, −1 outside) -> least rc. In chunks: O(chunk·(2k − 1)) memory."""
+    for lo in range(0, len(rcs), MERGE_CHUNK):
+        chunk_rcs = rcs[lo:lo + MERGE_CHUNK]
+        keep = chunk_rcs < g
+        if not keep.any():
+            continue
+        positions, chunk_rcs = position[members[lo:lo + MERGE_CHUNK][keep]], chunk_rcs[keep]
+        masks = np.zeros((len(chunk_rcs), words), dtype=np.int64)
+        inside = positions >= 0
+        for w in range(words):
+            in_word = inside & (positions // 63 == w)
+            bits = np.where(in_word, np.left_shift(1, np.where(in_word, positions % 63, 0)), 0)
+            masks[:, w] = bits.sum(axis=1)  # distinct members: the sum is the bitwise or
+        unique, inverse = np.unique(masks, axis=0, return_inverse=True)
+        least = np.full(len(unique), np.inf)
+        np.minimum.at(least, inverse.ravel(), chunk_rcs)
+        for key, value in zip(unique, least):
+            b = key.tobytes()
+            if value < parts.get(b, np.inf):
+                parts[b] = float(value)
 
 
 def _cover_bound(keys: np.ndarray, costs: np.ndarray, size: int, g: float, largest: int, deadline: Deadline):
