@@ -56,7 +56,17 @@ Then z-norm > 12 (92 records): Δ_R = 8.52 (below 12: 124,227 clusters, 25,907 p
 845.55, gap 2.76 %. Others did not beat them: z-norm > 9 (122 records) 844.89; z-norm > 8 (142
 records) did not end in 1300 s; z-norm > 6 (205 records) overflowed the enumeration (36 million
 clusters below 8; the threshold fell to 3.6, 842.39). A further 1800 s resumed from that centre
-did not move it.
+did not move it. Then the records outside R were bounded over the clusters that avoid R only
+(ρ', region.py): z-norm > 12 at G = 12 gave 846.14, and z-norm > 10 at G = 12 Δ_R = 11.95
+(6,761,679 clusters, 34,816 parts; 293 s, load 2.0): 849.73, gap 2.27 %.
+
+Tried and dropped for the region bound: the duals of the LP of the records outside R alone
+(colgen on the 4,000 records of z-norm ≤ 12, resumed from the state's columns that avoid R,
+1500 s: bound 517.09 against their 365.89 at the centre) mixed in on those records: λ = 0.1 gave
+841.28, as they make R's clusters with its near records cheap (Δ_R = −11.8). And on the primal
+side, a set-partitioning MIP over the stored partition's groups, the state's columns and the
+124,227 clusters meeting z-norm > 12 with reduced cost below 12 proved the stored partition
+optimal among them (869.506, 842 s).
 
 A partition replaces the stored one only when it is valid (every record labelled, every group
 of k..2k−1 records) and strictly better; the largest bound is kept. ``--import-bounds`` takes
