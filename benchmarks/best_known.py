@@ -439,8 +439,8 @@ def render() -> str:
                         f"| {source(cert['found_by'])} | {source(cert['bound_by'])} |")
     text = ("Best-known partitions (IL on z-scores) beside the best published figure (ICSM paper, Table 4, "
             "min of ICSM and LS), with the best proven lower bound on the optimal SSE as IL and the gap "
-            "100·(SSE − bound)/SSE. ✓ / = / ✗: below / equal to / above the published figure at 2 decimals. The partitions and "
-            "their certificates (run, time limit, seed, machine load) are committed under "
+            "100·(SSE − bound)/SSE. ✓ / = / ✗: below / equal to / above the published figure at 2 decimals. "
+            "The partitions and their certificates (run, time limit, seed, machine load) are committed under "
             "`benchmarks/best_known/`; `python benchmarks/verify_best_known.py` recomputes every IL from the "
             "bundled data and checks the group sizes (k..2k−1).\n\n" + "\n".join(rows) +
             "\n\nProduced by `python benchmarks/best_known.py` (resumable: each run starts from the stored "
@@ -449,8 +449,8 @@ def render() -> str:
     figures = [f for d in DATA if (f := HERE.parent / "docs" / "figures" / f"time_to_quality_{d}.png").exists()]
     if figures:
         text += ("\n\nTime to quality (k = 3): IL reached by mdav, icsm, colgen and auto at time limits 1–60 s "
-                 "(`python benchmarks/time_to_quality.py`, data in `benchmarks/results/time_to_quality.json`; k = 4, 5, 10 in "
-                 "`docs/figures/time_to_quality_<data>_k<k>.png`; auto against every member alone: the "
+                 "(`python benchmarks/time_to_quality.py`, data in `benchmarks/results/time_to_quality.json`; "
+                 "k = 4, 5, 10 in `docs/figures/time_to_quality_<data>_k<k>.png`; auto against every member alone: the "
                  "`auto-vs-members` table under \"What a statistician needs\").\n\n")
         text += "\n".join(f"![time to quality, {f.stem.removeprefix('time_to_quality_')}](docs/figures/{f.name})"
                           for f in figures)
