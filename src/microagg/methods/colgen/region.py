@@ -7,8 +7,8 @@ clusters of k..2k−1 records has
            ≥ Σπ + Σσ + Σ_{C∈P} rc(C)
 (a triple S lies in at most one cluster). Split P's clusters:
 - those that miss R: rc(C) ≥ Σ_{i∈C} ρ'_i, ρ' from a completed exact pricing pass over the
-  clusters that avoid R (the plain Lagrangian bound's ρ over every cluster is ≤ ρ'; the cut
-  terms of triples meeting R are dropped, σ ≤ 0 so that only lowers rc); their records lie
+  clusters that avoid R (the plain Lagrangian bound's ρ over every cluster is ≤ ρ'; a triple
+  with two records in R is never hit by them); their records lie
   outside R: together ≥ Σ_{i∉R} min(ρ'_i, 0);
 - those that meet R are disjoint and cover R, so their total rc is at least
       Δ_R = min Σ_{P'∈Q} f(P') over the partitions Q of R,  f(P') = min{rc(C) : C ∩ R = P'}.
@@ -146,8 +146,8 @@ def region_bound(X: np.ndarray, k: int, pi: np.ndarray, sigma: np.ndarray, cuts:
 
 def _outside_rho(X, k, pi, sigma, cuts, region, deadline: Deadline, seed_nodes: int):
     """ρ'_i ≤ rc(C)/|C| for every cluster C ∋ i that avoids the region, for the records i outside
-    it (an exact pricing pass over them alone, the cuts within them); (None, False) when out of
-    time."""
+    it (an exact pricing pass over them alone, with the cuts such a cluster can hit); (None,
+    False) when out of time."""
     n = len(X)
     outside = np.ones(n, dtype=bool)
     outside[region] = False
@@ -155,10 +155,15 @@ def _outside_rho(X, k, pi, sigma, cuts, region, deadline: Deadline, seed_nodes: 
     index[outside] = np.arange(int(outside.sum()))
     if not outside.any():
         return np.zeros(0), True
+    m = int(outside.sum())
     cuts = np.asarray(cuts, dtype=np.int64).reshape(-1, 3)
-    within = outside[cuts].all(axis=1)
+    # a cluster that avoids R can hold two records of a triple with at most one in R: that one
+    # becomes a dummy record m (never in a cluster), so the cut acts on the other two
+    reachable = (~outside[cuts]).sum(axis=1) <= 1
+    local = np.where(outside[cuts[reachable]], index[cuts[reachable]], m)
+    cptr, ccut, cpen = cut_arrays(local, m + 1, sigma[reachable])
     pricer = Pricer(X[outside], k, "bnb", deadline, 5_000_000, seed_nodes)
-    pricer.set_cuts(*cut_arrays(index[cuts[within]], int(outside.sum()), sigma[within]))
+    pricer.set_cuts(cptr[:m + 1], ccut[:cptr[m]], cpen)
     pricer.retry_unit = 1e-3 * float(np.maximum(pi, 0.0).mean())
     _, _, rho, exact = pricer.exact_pass(pi[outside], 0.0)
     return rho, exact
