@@ -24,6 +24,12 @@ def _knn_duals(X, k):
     return knn_sums(X, 2 * k - 2)[:, k - 1] / (2.0 * k)
 
 
+
+def _three_far_outliers():
+    """Nine records near the origin and three far apart (records 9, 10, 11)."""
+    rng = np.random.default_rng(5)
+    return np.vstack([rng.normal(size=(9, 2)), [[12.0, 0.0], [0.0, 12.0], [-12.0, 0.0]]])
+
 @settings(max_examples=20, deadline=None)
 @given(st.integers(0, 10_000), st.integers(2, 3), st.integers(6, 11), st.booleans(), st.booleans())
 def test_bound_never_above_the_optimum(seed, k, n, random_duals, with_cuts):
@@ -82,9 +88,7 @@ def test_whole_region_gives_the_optimum_and_empty_the_plain_bound(seed):
 def test_region_of_outliers_raises_the_bound():
     """Two far records that no cluster can keep apart cheaply: their integral cover costs more
     than the fractional one, and the region bound proves it (above the plain bound)."""
-    rng = np.random.default_rng(5)
-    k = 3
-    X = np.vstack([rng.normal(size=(9, 2)), [[12.0, 0.0], [0.0, 12.0], [-12.0, 0.0]]])
+    k, X = 3, _three_far_outliers()
     pi = _knn_duals(X, k)
     res = region_bound(X, k, pi, np.zeros(0), np.zeros((0, 3), int), [9, 10, 11], 1e9)
     assert res.region > res.plain
@@ -98,9 +102,7 @@ def test_out_of_time_is_no_bound():
 
 
 def test_threshold_deepens_while_it_binds_up_to_its_maximum():
-    rng = np.random.default_rng(5)
-    k = 3
-    X = np.vstack([rng.normal(size=(9, 2)), [[12.0, 0.0], [0.0, 12.0], [-12.0, 0.0]]])
+    k, X = 3, _three_far_outliers()
     pi, no_cuts = _knn_duals(X, k), np.zeros((0, 3), int)
     deep = region_bound(X, k, pi, np.zeros(0), no_cuts, [9, 10, 11], 0.01)
     assert deep.threshold > 0.01 and deep.delta < deep.threshold  # deepened until Δ_R was found
@@ -110,9 +112,7 @@ def test_threshold_deepens_while_it_binds_up_to_its_maximum():
 
 
 def test_a_full_cluster_buffer_lowers_the_threshold_and_stays_valid():
-    rng = np.random.default_rng(5)
-    k = 3
-    X = np.vstack([rng.normal(size=(9, 2)), [[12.0, 0.0], [0.0, 12.0], [-12.0, 0.0]]])
+    k, X = 3, _three_far_outliers()
     pi, no_cuts = _knn_duals(X, k), np.zeros((0, 3), int)
     full = region_bound(X, k, pi, np.zeros(0), no_cuts, [9, 10, 11], 1e9)
     small = region_bound(X, k, pi, np.zeros(0), no_cuts, [9, 10, 11], 1e9, max_clusters=2)
