@@ -58,7 +58,10 @@ records) did not end in 1300 s; z-norm > 6 (205 records) overflowed the enumerat
 clusters below 8; the threshold fell to 3.6, 842.39). A further 1800 s resumed from that centre
 did not move it. Then the records outside R were bounded over the clusters that avoid R only
 (ρ', region.py): z-norm > 12 at G = 12 gave 846.14, and z-norm > 10 at G = 12 Δ_R = 11.95
-(6,761,679 clusters, 34,816 parts; 293 s, load 2.0): 849.73, gap 2.27 %.
+(6,761,679 clusters, 34,816 parts; 293 s, load 2.0): 849.73, gap 2.27 %; with the cuts kept
+that a cluster avoiding R can hit, z-norm > 9.5 (117 records, --region-max-clusters 16000000)
+Δ_R = 11.67 (30,684,611 clusters; 604 s, load 1.0): 849.90, gap 2.25 %. z-norm > 9 overflowed
+16 million clusters per call at G = 12 (the threshold fell to 10.99).
 
 Tried and dropped for the region bound: the duals of the LP of the records outside R alone
 (colgen on the 4,000 records of z-norm ≤ 12, resumed from the state's columns that avoid R,
