@@ -275,14 +275,14 @@ def region_run(df, k, state: dict | None, seconds: float, norm: float, threshold
     pi, sigma = np.asarray(state["centre_pi"]), np.asarray(state["centre_sigma"])
     cuts = np.asarray(state["cuts"]).reshape(-1, 3)[:len(sigma)]  # cuts are appended: the centre's come first
     region = outlying_records(Z, norm)
+    max_clusters = max_clusters or MAX_CLUSTERS_PER_CALL
     t = time.perf_counter()
     res = region_bound(Z, k, pi, sigma, cuts, region, threshold, Deadline(seconds), int(state["seed_nodes"]),
-                       max_threshold, max_clusters or MAX_CLUSTERS_PER_CALL)
+                       max_threshold, max_clusters)
     if res is None:
         raise SystemExit(f"region bound: out of time after {seconds} s (no bound proven)")
     params = {"duals": "stored colgen state's smoothing centre", "centre_bound": float(state["centre_bound"]),
-              "region_norm": norm, "cuts": len(cuts), "max_clusters": max_clusters or MAX_CLUSTERS_PER_CALL,
-              **res.as_dict()}
+              "region_norm": norm, "cuts": len(cuts), "max_clusters": max_clusters, **res.as_dict()}
     return res, run_info("colgen-region", params, seconds, None, time.perf_counter() - t)
 
 
@@ -492,7 +492,7 @@ def main() -> None:
                     help="region: deepen the threshold up to this at most")
     ap.add_argument("--region-max-clusters", type=int, default=None,
                     help="region: clusters one branch-and-bound call may hold before it lowers the threshold "
-                         "(a buffer of that many × (2k − 1) record ids; default 4 million)")
+                         "(a buffer of that many × (2k − 1) record ids; default: region.MAX_CLUSTERS_PER_CALL)")
     ap.add_argument("--import-bounds", action="store_true")
     ap.add_argument("--render", action="store_true", help="write the README block from the certificates")
     args = ap.parse_args()

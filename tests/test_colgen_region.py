@@ -24,11 +24,11 @@ def _knn_duals(X, k):
     return knn_sums(X, 2 * k - 2)[:, k - 1] / (2.0 * k)
 
 
-
 def _three_far_outliers():
     """Nine records near the origin and three far apart (records 9, 10, 11)."""
     rng = np.random.default_rng(5)
     return np.vstack([rng.normal(size=(9, 2)), [[12.0, 0.0], [0.0, 12.0], [-12.0, 0.0]]])
+
 
 @settings(max_examples=20, deadline=None)
 @given(st.integers(0, 10_000), st.integers(2, 3), st.integers(6, 11), st.booleans(), st.booleans())
@@ -53,17 +53,13 @@ def test_bound_never_above_the_optimum(seed, k, n, random_duals, with_cuts):
 def test_records_outside_pay_at_least_their_plain_share(seed, k, n):
     """The records outside R are bounded over the clusters that avoid R only: their term is at
     least the plain bound's Σ_{i∉R} min(ρ_i, 0), ρ over every cluster."""
-    from microagg.methods.colgen.master import cut_arrays
     from microagg.methods.colgen.pricing import Pricer
 
     X = _instance(seed, n, k)
     pi = _knn_duals(X, k) * np.random.default_rng(seed).uniform(0.8, 1.6, n)
     region = np.arange(max(1, n // 5))  # the outlying records
-    no_cuts = np.zeros((0, 3), int)
-    res = region_bound(X, k, pi, np.zeros(0), no_cuts, region, 1e9)
-    pricer = Pricer(X, k, "bnb", None, 5_000_000, 10**9)
-    pricer.set_cuts(*cut_arrays(no_cuts, n, np.zeros(0)))
-    rho = pricer.exact_pass(pi, 0.0)[2]
+    res = region_bound(X, k, pi, np.zeros(0), np.zeros((0, 3), int), region, 1e9)
+    rho = Pricer(X, k, "bnb", None, 5_000_000, 10**9).exact_pass(pi, 0.0)[2]  # no cuts
     outside_term = res.region - res.delta - pi.sum()
     assert outside_term >= np.minimum(rho, 0.0)[len(region):].sum() - 1e-9
 

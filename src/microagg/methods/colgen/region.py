@@ -8,8 +8,8 @@ clusters of k..2k−1 records has
 (a triple S lies in at most one cluster). Split P's clusters:
 - those that miss R: rc(C) ≥ Σ_{i∈C} ρ'_i, ρ' from a completed exact pricing pass over the
   clusters that avoid R (the plain Lagrangian bound's ρ over every cluster is ≤ ρ'; a triple
-  with two records in R is never hit by them); their records lie
-  outside R: together ≥ Σ_{i∉R} min(ρ'_i, 0);
+  with two records in R is never hit by them); their records lie outside R: together
+  ≥ Σ_{i∉R} min(ρ'_i, 0);
 - those that meet R are disjoint and cover R, so their total rc is at least
       Δ_R = min Σ_{P'∈Q} f(P') over the partitions Q of R,  f(P') = min{rc(C) : C ∩ R = P'}.
 Every cluster meeting R with rc < G is enumerated (branch-and-bound from each record of R,
@@ -98,10 +98,7 @@ def region_bound(X: np.ndarray, k: int, pi: np.ndarray, sigma: np.ndarray, cuts:
     deadline = Deadline.of(deadline)
     seconds = {}
     tic = time.perf_counter()
-    pricer = Pricer(X, k, "bnb", deadline, 5_000_000, seed_nodes)
-    pricer.set_cuts(*cut_arrays(cuts, n, sigma))
-    pricer.retry_unit = 1e-3 * float(np.maximum(pi, 0.0).mean())
-    _, _, rho, exact = pricer.exact_pass(pi, 0.0)
+    pricer, rho, exact = _rho_pass(X, k, pi, cut_arrays(cuts, n, sigma), deadline, seed_nodes, _retry_unit(pi))
     seconds["rho_pass"] = round(time.perf_counter() - tic, 1)
     if rho is None:
         return None
@@ -144,28 +141,41 @@ def region_bound(X: np.ndarray, k: int, pi: np.ndarray, sigma: np.ndarray, cuts:
     return best
 
 
+def _retry_unit(pi) -> float:
+    """Pricer.retry_unit from the scale of the duals of every record."""
+    return 1e-3 * float(np.maximum(pi, 0.0).mean())
+
+
+def _rho_pass(X, k, pi, cuts: tuple, deadline: Deadline, seed_nodes: int, retry_unit: float):
+    """A branch-and-bound pricer over X with the cuts (cut_arrays' form), and its exact pass at
+    the duals pi: (pricer, rho with rho_i ≤ rc(C)/|C| for every cluster C ∋ i or None when out
+    of time, no seed cut short?)."""
+    pricer = Pricer(X, k, "bnb", deadline, 5_000_000, seed_nodes)
+    pricer.set_cuts(*cuts)
+    pricer.retry_unit = retry_unit
+    _, _, rho, exact = pricer.exact_pass(pi, 0.0)
+    return pricer, rho, exact
+
+
 def _outside_rho(X, k, pi, sigma, cuts, region, deadline: Deadline, seed_nodes: int):
     """ρ'_i ≤ rc(C)/|C| for every cluster C ∋ i that avoids the region, for the records i outside
     it (an exact pricing pass over them alone, with the cuts such a cluster can hit); (None,
     False) when out of time."""
-    n = len(X)
-    outside = np.ones(n, dtype=bool)
+    outside = np.ones(len(X), dtype=bool)
     outside[region] = False
-    index = np.full(n, -1, dtype=np.int64)
-    index[outside] = np.arange(int(outside.sum()))
-    if not outside.any():
-        return np.zeros(0), True
     m = int(outside.sum())
+    if m == 0:
+        return np.zeros(0), True
+    index = np.full(len(X), -1, dtype=np.int64)
+    index[outside] = np.arange(m)
     cuts = np.asarray(cuts, dtype=np.int64).reshape(-1, 3)
     # a cluster that avoids R can hold two records of a triple with at most one in R: that one
     # becomes a dummy record m (never in a cluster), so the cut acts on the other two
     reachable = (~outside[cuts]).sum(axis=1) <= 1
     local = np.where(outside[cuts[reachable]], index[cuts[reachable]], m)
     cptr, ccut, cpen = cut_arrays(local, m + 1, sigma[reachable])
-    pricer = Pricer(X[outside], k, "bnb", deadline, 5_000_000, seed_nodes)
-    pricer.set_cuts(cptr[:m + 1], ccut[:cptr[m]], cpen)
-    pricer.retry_unit = 1e-3 * float(np.maximum(pi, 0.0).mean())
-    _, _, rho, exact = pricer.exact_pass(pi[outside], 0.0)
+    _, rho, exact = _rho_pass(X[outside], k, pi[outside], (cptr[:m + 1], ccut[:cptr[m]], cpen), deadline,
+                              seed_nodes, _retry_unit(pi))
     return rho, exact
 
 
@@ -261,7 +271,7 @@ def _cover_bound(keys: np.ndarray, costs: np.ndarray, size: int, g: float, large
     # the (part, record) incidences, one record at a time: O(parts) memory, not O(parts·size)
     col, row = [], []
     for j in bit:
-        holding = np.flatnonzero((keys[:, j // 63] >> (j % 63)) & 1) if m else np.zeros(0, dtype=np.int64)
+        holding = np.flatnonzero((keys[:, j // 63] >> (j % 63)) & 1)
         col.append(holding)
         row.append(np.full(len(holding), j))
     col, row = np.concatenate(col), np.concatenate(row)
