@@ -260,12 +260,12 @@ def colgen_run(df, k, seconds, seed, init, mip_time_limit, start=None, smoothing
 
 
 def region_run(df, k, state: dict | None, seconds: float, norm: float, threshold: float,
-               max_threshold: float = np.inf, max_clusters: int | None = None):
+               max_threshold: float = np.inf):
     """The region bound (microagg.methods.colgen.region) at the smoothing centre of the cell's
     stored colgen state (the duals of its best Lagrangian bound, with its cuts), the records
     farther than ``norm`` from the centre of the z-scored data kept integral."""
     from microagg.clock import Deadline
-    from microagg.methods.colgen.region import MAX_CLUSTERS_PER_CALL, outlying_records, region_bound
+    from microagg.methods.colgen.region import outlying_records, region_bound
     from microagg.preprocess import zscores
 
     if not state or "centre_pi" not in state:
@@ -275,14 +275,13 @@ def region_run(df, k, state: dict | None, seconds: float, norm: float, threshold
     pi, sigma = np.asarray(state["centre_pi"]), np.asarray(state["centre_sigma"])
     cuts = np.asarray(state["cuts"]).reshape(-1, 3)[:len(sigma)]  # cuts are appended: the centre's come first
     region = outlying_records(Z, norm)
-    max_clusters = max_clusters or MAX_CLUSTERS_PER_CALL
     t = time.perf_counter()
     res = region_bound(Z, k, pi, sigma, cuts, region, threshold, Deadline(seconds), int(state["seed_nodes"]),
-                       max_threshold, max_clusters)
+                       max_threshold)
     if res is None:
         raise SystemExit(f"region bound: out of time after {seconds} s (no bound proven)")
     params = {"duals": "stored colgen state's smoothing centre", "centre_bound": float(state["centre_bound"]),
-              "region_norm": norm, "cuts": len(cuts), "max_clusters": max_clusters, **res.as_dict()}
+              "region_norm": norm, "cuts": len(cuts), **res.as_dict()}
     return res, run_info("colgen-region", params, seconds, None, time.perf_counter() - t)
 
 
@@ -310,7 +309,7 @@ def improve(data: str, k: int, strategies: list[str], seconds: float, scope: str
             colgen_init: str, mip_time_limit: float, warm: bool = True, fixed_seed: int | None = None,
             recombine: float = 0.0, smoothing: float = 0.0, verbose: bool = False, resume: bool = False,
             cut_tailing: float = 0.0, region_norm: float = 10.0, region_threshold: float = 8.0,
-            region_max_threshold: float = np.inf, region_max_clusters: int | None = None) -> None:
+            region_max_threshold: float = np.inf) -> None:
     df = microagg.datasets.load(data)
     best, cert = load_cell(data, k)
     if cert is None:
@@ -349,7 +348,7 @@ def improve(data: str, k: int, strategies: list[str], seconds: float, scope: str
                 best = offer(cert, best, res2.labels, res2.sse, None, info2, k)
         elif strategy == "region":
             res, info = region_run(df, k, load_state(data, k), seconds, region_norm, region_threshold,
-                                   region_max_threshold, region_max_clusters)
+                                   region_max_threshold)
             best = offer(cert, best, None, 0.0, res.bound, info, k)
         else:
             raise SystemExit(f"unknown strategy {strategy!r}")
@@ -490,9 +489,6 @@ def main() -> None:
                     "(deepened while it binds and time allows)")
     ap.add_argument("--region-max-threshold", type=float, default=np.inf,
                     help="region: deepen the threshold up to this at most")
-    ap.add_argument("--region-max-clusters", type=int, default=None,
-                    help="region: clusters one branch-and-bound call may hold before it lowers the threshold "
-                         "(a buffer of that many × (2k − 1) record ids; default: region.MAX_CLUSTERS_PER_CALL)")
     ap.add_argument("--import-bounds", action="store_true")
     ap.add_argument("--render", action="store_true", help="write the README block from the certificates")
     args = ap.parse_args()
@@ -512,8 +508,7 @@ def main() -> None:
         data, k = cell.split(":")
         improve(data, int(k), args.strategies, args.seconds, args.scope, args.perturbation, args.colgen_init,
                 args.mip_time_limit, args.warm, args.seed, args.recombine, args.smoothing, args.verbose,
-                args.resume, args.cut_tailing, args.region_norm, args.region_threshold, args.region_max_threshold,
-                args.region_max_clusters)
+                args.resume, args.cut_tailing, args.region_norm, args.region_threshold, args.region_max_threshold)
 
 
 if __name__ == "__main__":

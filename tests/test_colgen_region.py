@@ -3,12 +3,16 @@ bound with an empty region, the optimum itself with every record in the region."
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from microagg.kernels.pricing import column_rcs, region_part_pricing
 from microagg.methods.colgen import knn_sums
+from microagg.methods.colgen.master import cut_arrays
 from microagg.methods.colgen.region import region_bound
 from test_colgen import brute_force_optimum
 
@@ -107,11 +111,34 @@ def test_threshold_deepens_while_it_binds_up_to_its_maximum():
     assert capped.bound <= deep.bound + 1e-9
 
 
-def test_a_full_cluster_buffer_lowers_the_threshold_and_stays_valid():
-    k, X = 3, _three_far_outliers()
-    pi, no_cuts = _knn_duals(X, k), np.zeros((0, 3), int)
-    full = region_bound(X, k, pi, np.zeros(0), no_cuts, [9, 10, 11], 1e9)
-    small = region_bound(X, k, pi, np.zeros(0), no_cuts, [9, 10, 11], 1e9, max_clusters=2)
-    assert small.threshold < full.threshold
-    assert small.bound <= full.bound + 1e-9
-    assert small.bound <= brute_force_optimum(X, k) * (1 + 1e-9)
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10_000), st.integers(3, 5), st.integers(7, 11), st.booleans())
+def test_region_part_pricing_finds_the_least_rc_of_every_part(seed, eta, n, with_cuts):
+    """Per intersection with the region (a bit mask), the least rc of the clusters of size eta
+    holding the seed, against every such subset: every part below the threshold, exactly."""
+    X = _instance(seed, n, 3)
+    rng = np.random.default_rng(seed + 7)
+    pi = _knn_duals(X, 3) * rng.uniform(0.5, 2.0, n)
+    cuts = np.array([rng.choice(n, 3, replace=False) for _ in range(3)]) if with_cuts else np.zeros((0, 3), int)
+    sigma = -rng.uniform(0.0, 1.0, len(cuts))
+    region = np.flatnonzero(rng.random(n) < 0.5)
+    s = 0
+    region = np.union1d(region, [s])
+    position = np.full(n, -1, dtype=np.int64)
+    position[region] = np.arange(len(region))
+    cand = np.arange(1, n)
+    cptr, ccut, cpen = cut_arrays(cuts, n, sigma)
+    expected = {}
+    for rest in itertools.combinations(cand, eta - 1):
+        members = np.array((s, *rest))
+        rc = column_rcs(X, pi, np.array([0, eta]), members, cptr, ccut, cpen)[0]
+        mask = sum(1 << int(position[i]) for i in members if position[i] >= 0)
+        expected[mask] = min(expected.get(mask, np.inf), rc)
+    least = np.sort([*expected.values(), np.inf])
+    thr = float(least[len(least) // 2 - 1:len(least) // 2 + 1].mean())  # halfway: no rounding tie
+    table = (np.zeros((4, 1), dtype=np.int64), np.full(4, np.inf), np.zeros(4, dtype=bool), 0)
+    keys, vals, used, filled, stored, _, done = region_part_pricing(
+        X, pi, eta, s, cand, position, thr, 10**9, knn_sums(X, eta), cptr, ccut, cpen, *table)
+    assert done and filled == used.sum() and stored >= filled
+    found = dict(zip(keys[used, 0].tolist(), vals[used].tolist()))
+    assert found == pytest.approx({m: v for m, v in expected.items() if v < thr}, rel=1e-9, abs=1e-9)

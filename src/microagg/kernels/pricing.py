@@ -265,6 +265,112 @@ def alternating_pricing(X, pi, eta, starts, thr, max_iter, cptr, ccut, cpen):
 
 
 @njit(cache=True, nogil=True)
+def _by_root_term(X, pi, eta, s, cand):
+    """The candidates of seed s in order of their root completion term ‖x_i − x_s‖²/eta − π_i
+    (good members first: good clusters are met early)."""
+    d = X.shape[1]
+    g0 = np.empty(cand.shape[0])
+    for p in range(cand.shape[0]):
+        acc = -pi[cand[p]]
+        for t in range(d):
+            diff = X[cand[p], t] - X[s, t]
+            acc += diff * diff / eta
+        g0[p] = acc
+    return cand[np.argsort(g0)]
+
+
+@njit(cache=True, nogil=True)
+def _root(X, pi, s, L, chosen, sumv, sumsq, pis, lst, ln):
+    """The root node {s} at level 1, every one of the L candidates in its list."""
+    chosen[0] = s
+    sumsq[1] = 0.0
+    for t in range(X.shape[1]):
+        sumv[1, t] = X[s, t]
+        sumsq[1] += X[s, t] * X[s, t]
+    pis[1] = pi[s]
+    for t in range(L):
+        lst[1, t] = t
+    ln[1] = L
+
+
+@njit(cache=True, nogil=True)
+def _expand_node(X, pi, eta, knn_sum, cand, lst, ln, m, sumv, sumsq, pis, g, cb, sm2, small):
+    """Branch-and-bound node S of m members (sums sumv[m], sumsq[m], pis[m]) with candidate list
+    lst[m, :ln[m]] (positions in cand): fills each candidate's completion term g[m, u], the
+    bound of its child cb[m, u] = rc(S) + g[u] + the r − 1 smallest later terms (r = eta − m;
+    inf when too few are left), and sm2[m, u], those r − 1 minus the largest of them (to filter
+    the child's own list); returns rc(S). small: scratch of eta."""
+    d = X.shape[1]
+    ss = 0.0
+    for t in range(d):
+        ss += sumv[m, t] * sumv[m, t]
+    rcS = sumsq[m] - ss / m - pis[m]
+    r = eta - m
+    lm = ln[m]
+    for u in range(lm):
+        i = cand[lst[m, u]]
+        acc = 0.0
+        for t in range(d):
+            diff = X[i, t] - sumv[m, t] / m
+            acc += diff * diff
+        # completion term; D_i(r−1)/(2·eta) bounds i's share of SSE(R)
+        g[m, u] = (m / eta) * acc + knn_sum[i, r - 1] / (2.0 * eta) - pi[i]
+    nsm = 0
+    ssum = 0.0
+    for u in range(lm - 1, -1, -1):
+        if nsm >= r - 1:
+            cb[m, u] = rcS + g[m, u] + ssum
+            sm2[m, u] = ssum - small[r - 2] if r >= 2 else 0.0
+        else:
+            cb[m, u] = np.inf
+            sm2[m, u] = 0.0
+        # insert g[m, u] into the r-1 smallest
+        if r - 1 > 0:
+            x = g[m, u]
+            if nsm < r - 1:
+                q = nsm
+                while q > 0 and small[q - 1] > x:
+                    small[q] = small[q - 1]
+                    q -= 1
+                small[q] = x
+                nsm += 1
+                ssum += x
+            elif x < small[r - 2]:
+                ssum += x - small[r - 2]
+                q = r - 2
+                while q > 0 and small[q - 1] > x:
+                    small[q] = small[q - 1]
+                    q -= 1
+                small[q] = x
+    return rcS
+
+
+@njit(cache=True, nogil=True)
+def _descend(X, pi, cand, lst, ln, m, u, sumv, sumsq, pis, g, sm2, rcS, thr, chosen):
+    """Child S ∪ {i} of node S (level m, rc rcS), i = cand[lst[m, u]]: its sums at level m + 1
+    and its list, the later candidates q that can still complete a cluster below thr with it:
+    rcS + g[u] + g[q] + (r − 2 smallest later terms, q possibly among them: a valid, weaker
+    test) < thr."""
+    d = X.shape[1]
+    i = cand[lst[m, u]]
+    chosen[m] = i
+    for t in range(d):
+        sumv[m + 1, t] = sumv[m, t] + X[i, t]
+    acc = 0.0
+    for t in range(d):
+        acc += X[i, t] * X[i, t]
+    sumsq[m + 1] = sumsq[m] + acc
+    pis[m + 1] = pis[m] + pi[i]
+    cut_q = thr - rcS - g[m, u] - sm2[m, u]
+    w = 0
+    for q in range(u + 1, ln[m]):
+        if g[m, q] < cut_q:
+            lst[m + 1, w] = lst[m, q]
+            w += 1
+    ln[m + 1] = w
+
+
+@njit(cache=True, nogil=True)
 def bnb_pricing(X, pi, eta, seeds, nbr_ptr, nbr_idx, thr, collect_all, max_cols, max_nodes, seed_nodes, knn_sum,
                 retry_step, max_attempts, rec_min, cptr, ccut, cpen):
     """Exact pricing by branch-and-bound over members, one seed at a time.
@@ -327,17 +433,7 @@ def bnb_pricing(X, pi, eta, seeds, nbr_ptr, nbr_idx, thr, collect_all, max_cols,
             seed_exact[j] = True
             seeds_done += 1
             continue
-        cand = nbr_idx[a:b]
-        # order candidates by their root completion term (good members first)
-        g0 = np.empty(L)
-        for p in range(L):
-            acc = -pi[cand[p]]
-            for t in range(d):
-                diff = X[cand[p], t] - X[s, t]
-                acc += diff * diff / eta
-            g0[p] = acc
-        o = np.argsort(g0)
-        cand = cand[o]
+        cand = _by_root_term(X, pi, eta, s, nbr_idx[a:b])
         g = np.empty((eta + 1, L))
         cb = np.empty((eta + 1, L))
         sm2 = np.empty((eta + 1, L))
@@ -352,16 +448,7 @@ def bnb_pricing(X, pi, eta, seeds, nbr_ptr, nbr_idx, thr, collect_all, max_cols,
         tau = thr
         for attempt in range(max_attempts):
             local_thr = tau
-            chosen[0] = s
-            for t in range(d):
-                sumv[1, t] = X[s, t]
-            sumsq[1] = 0.0
-            for t in range(d):
-                sumsq[1] += X[s, t] * X[s, t]
-            pis[1] = pi[s]
-            for t in range(L):
-                lst[1, t] = t
-            ln[1] = L
+            _root(X, pi, s, L, chosen, sumv, sumsq, pis, lst, ln)
             m = 1
             expand = True
             seed_start = nodes
@@ -371,52 +458,8 @@ def bnb_pricing(X, pi, eta, seeds, nbr_ptr, nbr_idx, thr, collect_all, max_cols,
                 if expand:
                     expand = False
                     nodes += 1
-                    # node S with m members and its candidate list lst[m, :ln[m]] (positions in
-                    # cand): completion terms, child bounds, and for each child the sum of the
-                    # r − 2 smallest later terms (to filter the child's own list)
-                    ss = 0.0
-                    for t in range(d):
-                        ss += sumv[m, t] * sumv[m, t]
-                    rcS = sumsq[m] - ss / m - pis[m]
-                    rcl[m] = rcS
-                    r = eta - m
-                    lm = ln[m]
-                    for u in range(lm):
-                        i = cand[lst[m, u]]
-                        acc = 0.0
-                        for t in range(d):
-                            diff = X[i, t] - sumv[m, t] / m
-                            acc += diff * diff
-                        # completion term; D_i(r−1)/(2·eta) bounds i's share of SSE(R)
-                        g[m, u] = (m / eta) * acc + knn_sum[i, r - 1] / (2.0 * eta) - pi[i]
-                    # child bound: rcS + g[u] + sum of the r-1 smallest g[u'], u' > u
-                    nsm = 0
-                    ssum = 0.0
-                    for u in range(lm - 1, -1, -1):
-                        if nsm >= r - 1:
-                            cb[m, u] = rcS + g[m, u] + ssum
-                            sm2[m, u] = ssum - small[r - 2] if r >= 2 else 0.0
-                        else:
-                            cb[m, u] = np.inf
-                            sm2[m, u] = 0.0
-                        # insert g[m, u] into the r-1 smallest
-                        if r - 1 > 0:
-                            x = g[m, u]
-                            if nsm < r - 1:
-                                q = nsm
-                                while q > 0 and small[q - 1] > x:
-                                    small[q] = small[q - 1]
-                                    q -= 1
-                                small[q] = x
-                                nsm += 1
-                                ssum += x
-                            elif x < small[r - 2]:
-                                ssum += x - small[r - 2]
-                                q = r - 2
-                                while q > 0 and small[q - 1] > x:
-                                    small[q] = small[q - 1]
-                                    q -= 1
-                                small[q] = x
+                    rcl[m] = _expand_node(X, pi, eta, knn_sum, cand, lst, ln, m, sumv, sumsq, pis, g, cb, sm2,
+                                          small)
                     nextpos[m] = 0
                 # next child of level m
                 u = nextpos[m]
@@ -480,25 +523,7 @@ def bnb_pricing(X, pi, eta, seeds, nbr_ptr, nbr_idx, thr, collect_all, max_cols,
                     if rc < best_all:
                         best_all = rc
                     continue
-                i = cand[p]
-                chosen[m] = i
-                for t in range(d):
-                    sumv[m + 1, t] = sumv[m, t] + X[i, t]
-                acc = 0.0
-                for t in range(d):
-                    acc += X[i, t] * X[i, t]
-                sumsq[m + 1] = sumsq[m] + acc
-                pis[m + 1] = pis[m] + pi[i]
-                # the child's list: later candidates q that can still complete a cluster below
-                # the threshold with S ∪ {p}: rcS + g[p] + g[q] + (r − 2 smallest later terms,
-                # q possibly among them: a valid, weaker test) < threshold
-                cut_q = local_thr - rcl[m] - g[m, u] - sm2[m, u]
-                w = 0
-                for q in range(u + 1, lm):
-                    if g[m, q] < cut_q:
-                        lst[m + 1, w] = lst[m, q]
-                        w += 1
-                ln[m + 1] = w
+                _descend(X, pi, cand, lst, ln, m, u, sumv, sumsq, pis, g, sm2, rcl[m], local_thr, chosen)
                 m += 1
                 expand = True
             att_lb = min(local_thr, open_min, best_seed)
@@ -527,6 +552,151 @@ def bnb_pricing(X, pi, eta, seeds, nbr_ptr, nbr_idx, thr, collect_all, max_cols,
         seed_exact[j] = exact_seed
         seeds_done += 1
     return out[:count], rcs[:count], count, seeds_done, nodes, thr, best_all, seed_lb, seed_exact, seed_tau
+
+
+@njit(cache=True, nogil=True)
+def _part_slot(keys, used, mask):
+    """The slot of ``mask`` in the open-addressing table (keys, used; capacity a power of two):
+    its own, or the empty one where it goes (FNV-1a over the words, linear probing)."""
+    cap = used.shape[0]
+    h = np.uint64(14695981039346656037)
+    for w in range(mask.shape[0]):
+        h = (h ^ np.uint64(mask[w])) * np.uint64(1099511628211)
+    j = np.int64(h & np.uint64(cap - 1))
+    while used[j]:
+        same = True
+        for w in range(mask.shape[0]):
+            if keys[j, w] != mask[w]:
+                same = False
+                break
+        if same:
+            return j
+        j = (j + 1) & (cap - 1)
+    return j
+
+
+@njit(cache=True, nogil=True)
+def _part_store(keys, vals, used, filled, mask, rc):
+    """Record rc for the part ``mask`` if below its least so far; the table doubles when half
+    full. Returns (keys, vals, used, filled, stored?)."""
+    j = _part_slot(keys, used, mask)
+    if used[j] and not (rc < vals[j]):
+        return keys, vals, used, filled, False
+    if not used[j]:
+        used[j] = True
+        keys[j] = mask
+        filled += 1
+    vals[j] = rc
+    if 2 * filled > used.shape[0]:
+        cap = 2 * used.shape[0]
+        new_keys = np.zeros((cap, keys.shape[1]), dtype=np.int64)
+        new_vals = np.full(cap, np.inf)
+        new_used = np.zeros(cap, dtype=np.bool_)
+        for old in range(used.shape[0]):
+            if used[old]:
+                q = _part_slot(new_keys, new_used, keys[old])
+                new_used[q] = True
+                new_keys[q] = keys[old]
+                new_vals[q] = vals[old]
+        return new_keys, new_vals, new_used, filled, True
+    return keys, vals, used, filled, True
+
+
+@njit(cache=True, nogil=True)
+def region_part_pricing(X, pi, eta, s, cand, position, thr, max_nodes, knn_sum, cptr, ccut, cpen, keys, vals,
+                        used, filled):
+    """The least rc of the clusters of size eta made of seed s and candidates cand, per part (their
+    intersection with a region R of records: a bit mask, bit position[i] for i in R, position −1
+    outside R), for the parts where it is below thr: into the open-addressing table (keys,
+    vals, used; filled entries), where the region bound (methods/colgen/region.py) needs no
+    more than that least rc. So not every cluster below thr is visited: R's candidates are
+    branched on before the others, so below a node's first member from outside R its part is
+    fixed, and that subtree is pruned at the least rc found for the part so far (bounds and
+    child lists as in bnb_pricing). s must be in R.
+    Returns (keys, vals, used, filled, stored, nodes, done): the table (it grows by rehashing),
+    the clusters stored (each lowered its part's value), and done False when max_nodes ran out
+    (the search is then incomplete)."""
+    d = X.shape[1]
+    words = keys.shape[1]
+    inside = position[cand] >= 0
+    from_region = _by_root_term(X, pi, eta, s, cand[inside])
+    nr = from_region.shape[0]
+    cand = np.concatenate((from_region, _by_root_term(X, pi, eta, s, cand[~inside])))
+    L = cand.shape[0]
+    if L < eta - 1:
+        return keys, vals, used, filled, 0, 0, True
+    g = np.empty((eta + 1, L))
+    cb = np.empty((eta + 1, L))
+    sm2 = np.empty((eta + 1, L))
+    lst = np.empty((eta + 1, L), dtype=np.int64)
+    ln = np.empty(eta + 1, dtype=np.int64)
+    sumv = np.empty((eta + 1, d))
+    sumsq = np.empty(eta + 1)
+    pis = np.empty(eta + 1)
+    chosen = np.empty(eta, dtype=np.int64)
+    nextpos = np.empty(eta + 1, dtype=np.int64)
+    rcl = np.empty(eta + 1)
+    small = np.empty(eta)
+    hits = np.zeros(cpen.shape[0], dtype=np.int64)
+    with_cuts = cpen.shape[0] > 0
+    mask = np.zeros((eta + 1, words), dtype=np.int64)  # the part of the node at each level
+    leaf_mask = np.empty(words, dtype=np.int64)
+    in_region = np.zeros(eta + 1, dtype=np.int64)  # its members from R (the first ones on the path)
+    part_thr = np.empty(eta + 1)  # the threshold of its children from outside R
+    mask[1, position[s] // 63] = np.int64(1) << (position[s] % 63)
+    in_region[1] = 1
+    _root(X, pi, s, L, chosen, sumv, sumsq, pis, lst, ln)
+    stored = 0
+    nodes = 0
+    m = 1
+    expand = True
+    while m >= 1:
+        if expand:
+            expand = False
+            nodes += 1
+            if nodes > max_nodes:
+                return keys, vals, used, filled, stored, nodes, False
+            rcl[m] = _expand_node(X, pi, eta, knn_sum, cand, lst, ln, m, sumv, sumsq, pis, g, cb, sm2, small)
+            nextpos[m] = 0
+            j = _part_slot(keys, used, mask[m])
+            part_thr[m] = min(thr, vals[j]) if used[j] else thr
+        u = nextpos[m]
+        lm = ln[m]
+        while u < lm and not (cb[m, u] < (thr if lst[m, u] < nr else part_thr[m])):
+            u += 1
+        if u >= lm:
+            m -= 1
+            continue
+        nextpos[m] = u + 1
+        p = lst[m, u]
+        i = cand[p]
+        limit = thr if p < nr else part_thr[m]
+        if m == eta - 1:
+            rc = cb[m, u]  # exact at the last member, cut penalties (>= 0) added now
+            if with_cuts:
+                chosen[m] = i
+                rc += cut_penalty(chosen, eta, cptr, ccut, cpen, hits)
+                if not (rc < limit):
+                    continue
+            leaf_mask[:] = mask[m]
+            if p < nr:
+                leaf_mask[position[i] // 63] |= np.int64(1) << (position[i] % 63)
+            keys, vals, used, filled, done = _part_store(keys, vals, used, filled, leaf_mask, rc)
+            if done:
+                stored += 1
+                if p >= nr:  # the levels on the path that share this part
+                    for lv in range(in_region[m], m + 1):
+                        part_thr[lv] = min(part_thr[lv], rc)
+            continue
+        _descend(X, pi, cand, lst, ln, m, u, sumv, sumsq, pis, g, sm2, rcl[m], limit, chosen)
+        mask[m + 1] = mask[m]
+        in_region[m + 1] = in_region[m]
+        if p < nr:
+            mask[m + 1, position[i] // 63] |= np.int64(1) << (position[i] % 63)
+            in_region[m + 1] += 1
+        m += 1
+        expand = True
+    return keys, vals, used, filled, stored, nodes, True
 
 
 @njit(cache=True, nogil=True)

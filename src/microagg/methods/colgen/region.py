@@ -12,8 +12,8 @@ clusters of k..2k−1 records has
   ≥ Σ_{i∉R} min(ρ'_i, 0);
 - those that meet R are disjoint and cover R, so their total rc is at least
       Δ_R = min Σ_{P'∈Q} f(P') over the partitions Q of R,  f(P') = min{rc(C) : C ∩ R = P'}.
-Every cluster meeting R with rc < G is enumerated (branch-and-bound from each record of R,
-``bnb_pricing``), which gives f exactly for every part P' with f(P') < G. The other parts cost
+A branch-and-bound from each record of R finds f exactly for every part P' with f(P') < G
+(``region_part_pricing``: it keeps the least rc per part, not every cluster). The other parts cost
 ≥ G each and hold at most 2k − 1 records of R: a partition Q of R using some of them, covering
 the records y ⊆ R with them, costs ≥ Σ_{enumerated P'∈Q} f(P') + G·max(1, |y|/(2k − 1)). So Δ_R
 is at least the value z of the MIP over the enumerated parts plus that relaxation of the others
@@ -33,16 +33,12 @@ import highspy
 import numpy as np
 
 from ...clock import Deadline
-from ...kernels.pricing import bnb_pricing
+from ...kernels.pricing import region_part_pricing
 from .master import cut_arrays, new_highs, set_time_limit
 from .pricing import Pricer
 
 __all__ = ["RegionBound", "outlying_records", "region_bound"]
 
-#: clusters one branch-and-bound call may hold before it halves its threshold (kernels/pricing.py)
-MAX_CLUSTERS_PER_CALL = 4_000_000
-#: clusters turned into region masks at a time
-MERGE_CHUNK = 500_000
 #: the next enumeration threshold, when the cover MIP's value reaches the last one
 THRESHOLD_STEP = 1.5
 #: growth of the enumeration's work per unit of threshold, to skip a deeper threshold that cannot
@@ -61,8 +57,8 @@ class RegionBound:
     region: float  # Σπ + Σσ + Σ_{i∉R} min(ρ'_i, 0) + delta
     delta: float  # z: the proven lower bound on Δ_R
     region_size: int
-    threshold: float  # G: every cluster meeting R with rc below it was enumerated
-    clusters: int  # how many
+    threshold: float  # G: every part P' with f(P') below it was found
+    clusters: int  # clusters stored: each lowered the least rc of its part
     parts: int  # their distinct intersections with R
     mip_optimal: bool
     exact_pass: bool  # the ρ and ρ' passes had no seed cut short (valid bounds either way)
@@ -80,15 +76,13 @@ def outlying_records(Z: np.ndarray, norm: float) -> np.ndarray:
 
 def region_bound(X: np.ndarray, k: int, pi: np.ndarray, sigma: np.ndarray, cuts: np.ndarray,
                  region: np.ndarray, threshold: float, deadline: Deadline | float | None = None,
-                 seed_nodes: int = 20_000, max_threshold: float = np.inf,
-                 max_clusters: int = MAX_CLUSTERS_PER_CALL) -> RegionBound | None:
+                 seed_nodes: int = 20_000, max_threshold: float = np.inf) -> RegionBound | None:
     """The bound of the module docstring at the duals (pi, sigma) of the records and the cuts
     (triples of record ids), for the records ``region``. The enumeration starts at the threshold
     G = ``threshold`` and deepens (G × THRESHOLD_STEP, up to ``max_threshold``) while the MIP's
     value z reaches G (then a larger G may prove more; z < G is Δ_R itself) and the deeper
     enumeration may end in the time left; the bound of the last completed threshold is
-    returned. ``max_clusters``: clusters one branch-and-bound call may hold (a buffer of
-    max_clusters × (2k − 1) record ids) before it lowers the threshold. None if the deadline
+    returned. None if the deadline
     passes before the first one is done."""
     X = np.ascontiguousarray(X, dtype=np.float64)
     n = len(X)
@@ -117,22 +111,22 @@ def region_bound(X: np.ndarray, k: int, pi: np.ndarray, sigma: np.ndarray, cuts:
     g = float(threshold)
     while True:
         tic = time.perf_counter()
-        found = _region_parts(X, k, pi, pricer, region, g, deadline, max_clusters)
+        found = _region_parts(X, k, pi, pricer, region, g, deadline)
         seconds[f"enumeration_{g:g}"] = round(time.perf_counter() - tic, 1)
         if found is None:
             break
-        keys, costs, clusters, g_eff = found
+        keys, costs, clusters = found
         tic = time.perf_counter()
-        z, optimal = _cover_bound(keys, costs, len(region), g_eff, 2 * k - 1, deadline)
+        z, optimal = _cover_bound(keys, costs, len(region), g, 2 * k - 1, deadline)
         seconds[f"mip_{g:g}"] = round(time.perf_counter() - tic, 1)
         if z is None:
             break
         value = base + outside_term + z
-        best = RegionBound(max(plain, value), plain, value, z, len(region), g_eff, clusters, len(costs), optimal,
+        best = RegionBound(max(plain, value), plain, value, z, len(region), g, clusters, len(costs), optimal,
                            exact, dict(seconds))
         # z within the MIP's tolerance of G: the relaxation of the parts not enumerated binds
-        if (optimal and z < g_eff - 1e-6 * max(1.0, abs(g_eff))) or g_eff < g or g >= max_threshold:
-            break  # Δ_R found (or the threshold had to drop: a deeper one would overflow too)
+        if (optimal and z < g - 1e-6 * max(1.0, abs(g))) or g >= max_threshold:
+            break  # Δ_R found
         deeper = min(g * THRESHOLD_STEP, max_threshold)
         spent = seconds[f"enumeration_{g:g}"] + seconds[f"mip_{g:g}"]
         if spent * GROWTH_PER_UNIT ** (deeper - g) > deadline.remaining():
@@ -179,23 +173,23 @@ def _outside_rho(X, k, pi, sigma, cuts, region, deadline: Deadline, seed_nodes: 
     return rho, exact
 
 
-def _region_parts(X, k, pi, pricer: Pricer, region, threshold, deadline: Deadline, max_clusters: int):
-    """Every cluster meeting the region with rc < G, reduced to its intersection with the
-    region (a bit mask over the region's records) and the least rc of those with that
-    intersection. Each record of the region seeds the clusters it meets first (in order of
-    decreasing dual), the later ones are its candidates only when a bound allows. Returns
-    (masks, least rcs, clusters enumerated, G), G lowered when a call held too many clusters;
-    None when out of time."""
+def _region_parts(X, k, pi, pricer: Pricer, region, threshold, deadline: Deadline):
+    """f(P') of the module docstring for every part P' (a cluster's intersection with the
+    region, as a bit mask over its records) with f(P') < G: the least rc of the clusters with
+    that intersection (kernels/pricing.region_part_pricing). Each record of the region seeds the
+    clusters it meets first (in order of decreasing dual), the later ones are its candidates
+    only when a bound allows. Returns (masks, least rcs, clusters stored); None when out of
+    time."""
     n = len(X)
     knn_sum, cuts = pricer.knn_sum, pricer.cuts
     position = np.full(n, -1, dtype=np.int64)
     order = region[np.argsort(-pi[region], kind="stable")]
     position[region] = np.arange(len(region))
     words = (len(region) + 62) // 63
+    table = (np.zeros((1024, words), dtype=np.int64), np.full(1024, np.inf), np.zeros(1024, dtype=bool), 0)
     allowed = np.ones(n, dtype=bool)
-    parts: dict[bytes, float] = {}
-    clusters = 0
-    g = threshold
+    stored = 0
+    g = float(threshold)
     node_rate = NODE_RATE
     # a cluster T ∋ s, j of size eta with rc(T) < G has (completion bound of kernels/pricing.py
     # from S = {s, j}, dropping its distance terms)
@@ -216,50 +210,20 @@ def _region_parts(X, k, pi, pricer: Pricer, region, threshold, deadline: Deadlin
             if left <= 0:
                 return None
             # numba cannot read the clock: a node budget worth the time left at the slowest
-            # rate seen (storing clusters slows the search), and no bound if it runs out
+            # rate seen, and no bound if it runs out
             budget = int(min(max(node_rate * left, 1e5), 2**62))
             tic = time.perf_counter()
-            members, rcs, count, done, nodes, thr_out, *_ = bnb_pricing(
-                X, pi, eta, np.array([s], dtype=np.int64), np.array([0, len(cand)], dtype=np.int64), cand, g,
-                True, max_clusters, budget, 2**62, knn_sum, 0.0, 1, np.full(n, np.inf), *cuts)
+            *table, count, nodes, done = region_part_pricing(X, pi, eta, s, cand, position, g, budget, knn_sum,
+                                                             *cuts, *table)
             spent = time.perf_counter() - tic
             if nodes >= 10_000 and spent > 1e-3:
                 node_rate = min(node_rate, nodes / spent)
-            if done == 0:
+            if not done:
                 return None  # the node budget (the time left) ran out inside the search
-            clusters += int(count)
-            if thr_out < g:  # the call halved its threshold: every part kept must be below it
-                g = float(thr_out)
-                parts = {key: v for key, v in parts.items() if v < g}
-            _merge_parts(parts, position, members, rcs, words, g)
+            stored += int(count)
         allowed[s] = False
-    keys = np.array([np.frombuffer(key, dtype=np.int64) for key in parts], dtype=np.int64).reshape(-1, words)
-    return keys, np.fromiter(parts.values(), dtype=np.float64, count=len(parts)), clusters, g
-
-
-def _merge_parts(parts: dict, position: np.ndarray, members: np.ndarray, rcs: np.ndarray, words: int,
-                 g: float) -> None:
-    """Add clusters (rows of record ids) to ``parts``: mask of their members in the region (bit
-    ``position`` of each, −1 outside) -> least rc. In chunks: O(chunk·(2k − 1)) memory."""
-    for lo in range(0, len(rcs), MERGE_CHUNK):
-        chunk_rcs = rcs[lo:lo + MERGE_CHUNK]
-        keep = chunk_rcs < g
-        if not keep.any():
-            continue
-        positions, chunk_rcs = position[members[lo:lo + MERGE_CHUNK][keep]], chunk_rcs[keep]
-        masks = np.zeros((len(chunk_rcs), words), dtype=np.int64)
-        inside = positions >= 0
-        for w in range(words):
-            in_word = inside & (positions // 63 == w)
-            bits = np.where(in_word, np.left_shift(1, np.where(in_word, positions % 63, 0)), 0)
-            masks[:, w] = bits.sum(axis=1)  # distinct members: the sum is the bitwise or
-        unique, inverse = np.unique(masks, axis=0, return_inverse=True)
-        least = np.full(len(unique), np.inf)
-        np.minimum.at(least, inverse.ravel(), chunk_rcs)
-        for key, value in zip(unique, least):
-            b = key.tobytes()
-            if value < parts.get(b, np.inf):
-                parts[b] = float(value)
+    keys, values, used, _ = table
+    return keys[used], values[used], stored
 
 
 def _cover_bound(keys: np.ndarray, costs: np.ndarray, size: int, g: float, largest: int, deadline: Deadline):
