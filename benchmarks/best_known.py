@@ -59,7 +59,7 @@ clusters below 8; the threshold fell to 3.6, 842.39). A further 1800 s resumed f
 did not move it. Then the records outside R were bounded over the clusters that avoid R only
 (ρ', region.py): z-norm > 12 at G = 12 gave 846.14, and z-norm > 10 at G = 12 Δ_R = 11.95
 (6,761,679 clusters, 34,816 parts; 293 s, load 2.0): 849.73, gap 2.27 %; with the cuts kept
-that a cluster avoiding R can hit, z-norm > 9.5 (117 records, --region-max-clusters 16000000)
+that a cluster avoiding R can hit, z-norm > 9.5 (117 records, a buffer of 16 million clusters per call)
 Δ_R = 11.67 (30,684,611 clusters; 604 s, load 1.0): 849.90, gap 2.25 %. z-norm > 9 overflowed
 16 million clusters per call at G = 12 (the threshold fell to 10.99).
 

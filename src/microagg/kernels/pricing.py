@@ -557,11 +557,17 @@ def bnb_pricing(X, pi, eta, seeds, nbr_ptr, nbr_idx, thr, collect_all, max_cols,
 @njit(cache=True, nogil=True)
 def _part_slot(keys, used, mask):
     """The slot of ``mask`` in the open-addressing table (keys, used; capacity a power of two):
-    its own, or the empty one where it goes (FNV-1a over the words, linear probing)."""
+    its own, or the empty one where it goes (the words mixed by MurmurHash3's 64-bit finaliser,
+    whose high input bits reach the low output bits the slot is taken from; linear probing)."""
     cap = used.shape[0]
-    h = np.uint64(14695981039346656037)
+    h = np.uint64(0)
     for w in range(mask.shape[0]):
-        h = (h ^ np.uint64(mask[w])) * np.uint64(1099511628211)
+        h ^= np.uint64(mask[w]) + np.uint64(0x9E3779B97F4A7C15) + (h << np.uint64(6)) + (h >> np.uint64(2))
+        h ^= h >> np.uint64(33)
+        h *= np.uint64(0xFF51AFD7ED558CCD)
+        h ^= h >> np.uint64(33)
+        h *= np.uint64(0xC4CEB9FE1A85EC53)
+        h ^= h >> np.uint64(33)
     j = np.int64(h & np.uint64(cap - 1))
     while used[j]:
         same = True
