@@ -142,3 +142,19 @@ def test_region_part_pricing_finds_the_least_rc_of_every_part(seed, eta, n, with
     assert done and filled == used.sum() and stored >= filled
     found = dict(zip(keys[used, 0].tolist(), vals[used].tolist()))
     assert found == pytest.approx({m: v for m, v in expected.items() if v < thr}, rel=1e-9, abs=1e-9)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 10_000), st.floats(0.05, 2.0))
+def test_deepening_reaches_the_cover_of_every_part(seed, threshold):
+    """Deepened from a small G until the best cover needs no part left out, the bound is the one
+    with every part enumerated (G huge), also when parts of negative rc sit beside the
+    relaxation of the others and keep the cover's value below G (duals above feasible ones)."""
+    k, n = 3, 11
+    X = _instance(seed, n, k)
+    pi = _knn_duals(X, k) * np.random.default_rng(seed).uniform(1.0, 1.6, n)
+    region = np.arange(4)
+    no_cuts = np.zeros((0, 3), int)
+    deepened = region_bound(X, k, pi, np.zeros(0), no_cuts, region, threshold)
+    every_part = region_bound(X, k, pi, np.zeros(0), no_cuts, region, 1e9)
+    assert deepened.region == pytest.approx(every_part.region, rel=1e-9, abs=1e-9)

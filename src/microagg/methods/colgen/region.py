@@ -39,7 +39,7 @@ from .pricing import Pricer
 
 __all__ = ["RegionBound", "outlying_records", "region_bound"]
 
-#: the next enumeration threshold, when the cover MIP's value reaches the last one
+#: the next enumeration threshold, when the cover MIP's best cover takes the parts not enumerated
 THRESHOLD_STEP = 1.5
 #: growth of the enumeration's work per unit of threshold, to skip a deeper threshold that cannot
 #: end in the time left (eia, k = 10, 112 records: 0.5 million clusters below 8, 24 million below 14)
@@ -80,10 +80,10 @@ def region_bound(X: np.ndarray, k: int, pi: np.ndarray, sigma: np.ndarray, cuts:
     """The bound of the module docstring at the duals (pi, sigma) of the records and the cuts
     (triples of record ids), for the records ``region``. The enumeration starts at the threshold
     G = ``threshold`` and deepens (G × THRESHOLD_STEP, up to ``max_threshold``) while the MIP's
-    value z reaches G (then a larger G may prove more; z < G is Δ_R itself) and the deeper
-    enumeration may end in the time left; the bound of the last completed threshold is
-    returned. None if the deadline
-    passes before the first one is done."""
+    best cover takes the relaxation of the parts not enumerated (then a larger G may prove
+    more; an optimal cover of enumerated parts only is Δ_R itself) and the deeper enumeration
+    may end in the time left; the bound of the last completed threshold is returned. None if
+    the deadline passes before the first one is done."""
     X = np.ascontiguousarray(X, dtype=np.float64)
     n = len(X)
     pi = np.asarray(pi, dtype=np.float64)
@@ -117,16 +117,17 @@ def region_bound(X: np.ndarray, k: int, pi: np.ndarray, sigma: np.ndarray, cuts:
             break
         keys, costs, clusters = found
         tic = time.perf_counter()
-        z, optimal = _cover_bound(keys, costs, len(region), g, 2 * k - 1, deadline)
+        z, optimal, beyond = _cover_bound(keys, costs, len(region), g, 2 * k - 1, deadline)
         seconds[f"mip_{g:g}"] = round(time.perf_counter() - tic, 1)
         if z is None:
             break
         value = base + outside_term + z
         best = RegionBound(max(plain, value), plain, value, z, len(region), g, clusters, len(costs), optimal,
                            exact, dict(seconds))
-        # z within the MIP's tolerance of G: the relaxation of the parts not enumerated binds
-        if (optimal and z < g - 1e-6 * max(1.0, abs(g))) or g >= max_threshold:
-            break  # Δ_R found
+        # an optimal cover of enumerated parts only is Δ_R itself; one that takes the relaxation
+        # of the parts not enumerated (z may then be below G: negative parts beside it) binds at G
+        if (optimal and not beyond) or g >= max_threshold:
+            break
         deeper = min(g * THRESHOLD_STEP, max_threshold)
         spent = seconds[f"enumeration_{g:g}"] + seconds[f"mip_{g:g}"]
         if spent * GROWTH_PER_UNIT ** (deeper - g) > deadline.remaining():
@@ -229,7 +230,8 @@ def _region_parts(X, k, pi, pricer: Pricer, region, threshold, deadline: Deadlin
 def _cover_bound(keys: np.ndarray, costs: np.ndarray, size: int, g: float, largest: int, deadline: Deadline):
     """Dual bound z of the cover MIP of the module docstring over ``size`` records: the parts
     (bit masks, least rcs), each other part ≥ g and of at most ``largest`` records. Returns
-    (z, optimal?); None when out of time before HiGHS proved a bound."""
+    (z, optimal?, does the best cover found use the parts not enumerated?); (None, False, True)
+    when out of time before HiGHS proved a bound."""
     bit = np.arange(size)
     m = len(costs)
     # the (part, record) incidences, one record at a time: O(parts) memory, not O(parts·size)
@@ -270,5 +272,7 @@ def _cover_bound(keys: np.ndarray, costs: np.ndarray, size: int, g: float, large
     h.run()
     bound = float(h.getInfo().mip_dual_bound)
     if not np.isfinite(bound):
-        return None, False
-    return bound, h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+        return None, False, True
+    values = h.getSolution().col_value
+    beyond = len(values) < ncol or values[u] > 0.5
+    return bound, h.getModelStatus() == highspy.HighsModelStatus.kOptimal, beyond
