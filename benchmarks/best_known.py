@@ -59,9 +59,18 @@ clusters below 8; the threshold fell to 3.6, 842.39). A further 1800 s resumed f
 did not move it. Then the records outside R were bounded over the clusters that avoid R only
 (ρ', region.py): z-norm > 12 at G = 12 gave 846.14, and z-norm > 10 at G = 12 Δ_R = 11.95
 (6,761,679 clusters, 34,816 parts; 293 s, load 2.0): 849.73, gap 2.27 %; with the cuts kept
-that a cluster avoiding R can hit, z-norm > 9.5 (117 records, a buffer of 16 million clusters per call)
-Δ_R = 11.67 (30,684,611 clusters; 604 s, load 1.0): 849.90, gap 2.25 %. z-norm > 9 overflowed
-16 million clusters per call at G = 12 (the threshold fell to 10.99).
+that a cluster avoiding R can hit, z-norm > 9.5 (117 records, a buffer of 16 million clusters
+per call) Δ_R = 11.67 (30,684,611 clusters; 604 s, load 1.0): 849.90, gap 2.25 %.
+Then the enumeration kept only the least rc per part (``region_part_pricing``: R's candidates
+branched on first, a part's subtree pruned at its least rc so far): at a new 3300 s state's
+centre (plain bound 836.79), z-norm > 10 at G = 12 took 6.3 s against 304.7 s (the same 33,602
+parts and bound, 848.67; load 2.0). And Δ_R sat at G − 0.152 at G = 8 and at 12: the best cover
+took the relaxation of the parts not enumerated beside parts of negative rc, which the old rule
+(z < G) read as Δ_R found. Deepened to G = 18: Δ_R = 17.85 (167,694 parts; enumeration 11 s,
+MIP 1104 s; load 1.0), 854.67, gap 1.71 %. Still G − 0.152: a deeper G would prove more, but
+the MIP's time grows about 1.7-fold per unit of G (45 s at 12). z-norm > 12 at G = 18 ends with
+Δ_R = 8.73 from enumerated parts only (845.52): that region is exhausted; z-norm > 7 (166
+records) has 6.7 million parts below 12, too many for the MIP.
 
 Tried and dropped for the region bound: the duals of the LP of the records outside R alone
 (colgen on the 4,000 records of z-norm ≤ 12, resumed from the state's columns that avoid R,
@@ -69,7 +78,9 @@ Tried and dropped for the region bound: the duals of the LP of the records outsi
 841.28, as they make R's clusters with its near records cheap (Δ_R = −11.8). And on the primal
 side, a set-partitioning MIP over the stored partition's groups, the state's columns and the
 124,227 clusters meeting z-norm > 12 with reduced cost below 12 proved the stored partition
-optimal among them (869.506, 842 s).
+optimal among them (869.506, 842 s). Reduced-cost fixing in the cover MIP (its LP solved by
+column generation over the parts, the parts with rc ≥ G − z_LP dropped): its LP is −0.13 against
+the MIP's 11.52 (z-norm > 9.5, G = 12), so it drops nothing; the gain is all integrality.
 
 A partition replaces the stored one only when it is valid (every record labelled, every group
 of k..2k−1 records) and strictly better; the largest bound is kept. ``--import-bounds`` takes
@@ -422,8 +433,8 @@ def render() -> str:
         if run["method"] == "colgen-region":
             return (f"colgen's Lagrangian bound at its `--resume` state's smoothing centre, with the "
                     f"{p['region_size']} records of z-norm > {p['region_norm']:g} kept integral "
-                    f"(`--strategies region`: {p['clusters']:,} clusters below {p['threshold']:g} "
-                    f"enumerated, {run['seconds']:.0f} s)")
+                    f"(`--strategies region`: the least reduced cost of each of the {p['parts']:,} "
+                    f"intersections with them below {p['threshold']:g}, {run['seconds']:.0f} s)")
         what = f"{what}, {run['time_limit']:g} s"
         return what + (" (`results/colgen_full.json`)" if run.get("imported_from") else "")
 
