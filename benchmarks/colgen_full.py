@@ -77,7 +77,7 @@ def main():
         rows = json.loads(path.read_text())["rows"]
     done = {(r["data"], r["k"]) for r in rows}
     for data in args.data.split(","):
-        df = microagg.datasets.load(data)
+        microagg.datasets.load(data)  # an unknown name fails here, before any run
         for k in [int(v) for v in args.ks.split(",")]:
             if (data, k) in done:
                 continue
