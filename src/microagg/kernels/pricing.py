@@ -555,6 +555,12 @@ def bnb_pricing(X, pi, eta, seeds, nbr_ptr, nbr_idx, thr, collect_all, max_cols,
 
 
 @njit(cache=True, nogil=True)
+def _set_bit(mask, pos):
+    """Set bit pos of a part's mask (bit pos % 63 of word pos // 63, as region.py reads them)."""
+    mask[pos // 63] |= np.int64(1) << (pos % 63)
+
+
+@njit(cache=True, nogil=True)
 def _part_slot(keys, used, mask):
     """The slot of ``mask`` in the open-addressing table (keys, used; capacity a power of two):
     its own, or the empty one where it goes (the words mixed by MurmurHash3's 64-bit finaliser,
@@ -649,7 +655,7 @@ def region_part_pricing(X, pi, eta, s, cand, position, thr, max_nodes, knn_sum, 
     leaf_mask = np.empty(words, dtype=np.int64)
     in_region = np.zeros(eta + 1, dtype=np.int64)  # its members from R (the first ones on the path)
     part_thr = np.empty(eta + 1)  # the threshold of its children from outside R
-    mask[1, position[s] // 63] = np.int64(1) << (position[s] % 63)
+    _set_bit(mask[1], position[s])
     in_region[1] = 1
     _root(X, pi, s, L, chosen, sumv, sumsq, pis, lst, ln)
     stored = 0
@@ -686,7 +692,7 @@ def region_part_pricing(X, pi, eta, s, cand, position, thr, max_nodes, knn_sum, 
                     continue
             leaf_mask[:] = mask[m]
             if p < nr:
-                leaf_mask[position[i] // 63] |= np.int64(1) << (position[i] % 63)
+                _set_bit(leaf_mask, position[i])
             keys, vals, used, filled, done = _part_store(keys, vals, used, filled, leaf_mask, rc)
             if done:
                 stored += 1
@@ -698,7 +704,7 @@ def region_part_pricing(X, pi, eta, s, cand, position, thr, max_nodes, knn_sum, 
         mask[m + 1] = mask[m]
         in_region[m + 1] = in_region[m]
         if p < nr:
-            mask[m + 1, position[i] // 63] |= np.int64(1) << (position[i] % 63)
+            _set_bit(mask[m + 1], position[i])
             in_region[m + 1] += 1
         m += 1
         expand = True
