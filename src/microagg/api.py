@@ -21,7 +21,9 @@ from .errors import InputError, ParameterError
 from .partition import check_partition, group_sizes, relabel, sse, sst
 from .measures import categorical_report
 from .methods.starts import given_labels, restricted
-from .preprocess import Standardizer, check_k, given_twice, read_table
+from .partition import check_k
+from .preprocess import given_twice, read_table
+from .scaling import Standardizer
 from .progress import channel, part
 from .representatives import check_aggregation, publish
 from .strata import stratum_codes

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .partition import information_loss as _il
-from .partition import sst as _sst
-from .preprocess import Standardizer, principal_axes, zscores
+from .partition import il_percent, sse, sst
+from .scaling import Standardizer, principal_axes, zscores
 
 __all__ = [
     "information_loss",
@@ -41,9 +40,11 @@ def _values(A) -> np.ndarray:
 
 
 def information_loss(X, labels, standardize: bool = True) -> float:
-    """IL = 100·SSE/SST in percent, on z-scored columns by default (the standard figure)."""
+    """IL = 100·SSE/SST in percent, on z-scored columns by default (the standard figure);
+    standardize=False: on the values as given (already standardised, or raw units)."""
     X = _values(X)
-    return _il(zscores(X) if standardize else X, labels)
+    Z = zscores(X) if standardize else X
+    return il_percent(sse(Z, labels), sst(Z))
 
 
 def _correlation(X: np.ndarray) -> np.ndarray:
@@ -265,12 +266,12 @@ def utility_report(X, Xp, labels=None, scaler=None, categorical=()) -> dict:
         return out
     X, Xp = _values(X), _values(Xp)
     Z, Zp = _common_scale(X, Xp, scaler)
-    sst = _sst(Z)
-    sse = float(np.sum((Z - Zp) ** 2))  # to the published values (not always the group means)
+    total = sst(Z)
+    loss = float(np.sum((Z - Zp) ** 2))  # to the published values (not always the group means)
     dr, sdr = correlation_discrepancy(X, Xp)
     cov_mae, cov_var = covariance_discrepancy(X, Xp)
     out = {
-        "information_loss": 0.0 if sst == 0 else 100.0 * sse / sst,
+        "information_loss": il_percent(loss, total),
         "delta_r_mean": dr,
         "delta_r_std": sdr,
         "delta_w": pc_weight_change(X, Xp),

@@ -19,7 +19,7 @@ import pandas as pd
 from . import measures
 from .errors import InputError
 from .io import atomic_write, atomic_write_text, check_folder  # noqa: F401  (atomic writes: their home is io; kept importable here)
-from .preprocess import Standardizer
+from .scaling import Standardizer, principal_axes
 
 __all__ = ["render_report", "write_report", "atomic_write", "atomic_write_text", "check_report_path"]
 
@@ -104,8 +104,6 @@ def _svg_histogram(sizes: np.ndarray, k: int) -> str:
 def _principal_axes(Z: np.ndarray) -> np.ndarray:
     """(d, 2) loadings of the first two principal components of the standardised original, each
     axis's largest loading positive (reproducible pictures)."""
-    from .preprocess import principal_axes
-
     if Z.shape[1] == 1:
         return np.array([[1.0, 0.0]])
     return principal_axes(Z, 2, sign="largest")[1]

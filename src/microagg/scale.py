@@ -95,7 +95,7 @@ class BlockClock:
 
 def _principal_axis(Z: np.ndarray) -> np.ndarray:
     """Unit eigenvector of the largest eigenvalue of the covariance of Z's rows."""
-    from .preprocess import principal_axes
+    from .scaling import principal_axes
 
     return principal_axes(Z, 1)[1][:, 0]
 
@@ -229,7 +229,7 @@ def partitioned_labels(Z, k, method, *, block_size, scheduler=None, seed=None, t
     the method's groups as they are.
     """
     from .methods import get
-    from .preprocess import check_k
+    from .partition import check_k
 
     Z = np.ascontiguousarray(Z, dtype=np.float64)
     if Z.ndim != 2:
@@ -632,7 +632,7 @@ def protect_out_of_core(input_path, output_dir, *, k, method="mdav", columns=Non
     import dask
     import pandas as pd
 
-    from .preprocess import check_k
+    from .partition import check_k
 
     deadline = Deadline(time_limit)
     progress = as_callback(progress)

@@ -6,7 +6,7 @@ distance is a documented Gower-type distance between records (Domingo-Ferrer & T
 "Ordinal, continuous and heterogeneous k-anonymity through microaggregation", Data Min. Knowl.
 Disc. 11(2); Gower 1971 for the idea of summing per-variable dissimilarities of each kind):
 
-    d(x, y)^2 = sum_continuous ((x_j - y_j) / s_j)^2          z-scores (preprocess.Standardizer)
+    d(x, y)^2 = sum_continuous ((x_j - y_j) / s_j)^2          z-scores (scaling.Standardizer)
               + sum_ordinal    ((r_j(x) - r_j(y)) / s_rj)^2    rank of the category, z-scored
               + sum_nominal    NOMINAL_WEIGHT * [x_j != y_j]   one-hot, entries sqrt(w/2)
 
@@ -38,7 +38,8 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError, ParameterError
-from .preprocess import Standardizer, first_non_number, quasi_identifiers, select_columns
+from .preprocess import first_non_number, quasi_identifiers, select_columns
+from .scaling import Standardizer
 
 __all__ = ["KINDS", "DISTANCES", "NOMINAL_WEIGHT", "check_options", "column_kinds", "select_qi",
            "Embedding", "embed", "whiten"]

@@ -196,7 +196,7 @@ def run(
     if X.ndim != 2:
         raise InputError("methods take a 2-D array (n records × d attributes)")
     n = len(X)
-    from ..preprocess import check_k
+    from ..partition import check_k
 
     k = check_k(k, n)
     if not info.multivariate and X.shape[1] != 1:

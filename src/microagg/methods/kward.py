@@ -38,7 +38,7 @@ def projection_scores(X: np.ndarray, projection: str, variable: int = 0) -> np.n
     The scores are computed on z-scores of X (X as given by the pipeline is already standardised,
     so this only matters for raw input); 'fpc' is the principal component of the correlation matrix.
     """
-    from ..preprocess import principal_axes, zscores
+    from ..scaling import principal_axes, zscores
 
     if projection == "pv":
         return X[:, variable].astype(np.float64)
