@@ -379,7 +379,7 @@ def test_fields_split_and_unquote_as_pythons_csv_reads_them():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from microagg.io import _split_records, _unquote
+    from microagg.io.csv import _split_records, _unquote
 
     quoted = st.text(alphabet='ab,;"\n ', max_size=6)
     plain = st.text(alphabet='ab ;"', max_size=6).filter(lambda t: not t.startswith('"'))
@@ -542,16 +542,44 @@ def test_a_decimal_comma_that_may_be_a_thousands_separator_is_told(tmp_path, cap
     assert "three digits" not in capsys.readouterr().err
 
 
-def test_every_warning_is_one_line(tmp_path, capsys):
-    """pandas' Stata writer warns in 11 lines when it renames columns; the CLI promises one line
-    per warning on stderr (a log reader or grep sees the whole warning)."""
+def test_every_warning_is_one_line(tmp_path, capsys, monkeypatch):
+    """pandas' Stata writer warned in 11 lines when it renamed columns; the CLI promises one line
+    per warning on stderr (a log reader or grep sees the whole warning). A warning of many lines
+    (as libraries write them) is one line on stderr."""
+    import warnings
+
+    import microagg.api
+
+    real = microagg.api.microaggregate
+
+    def chatty(*args, **kwargs):
+        warnings.warn("Not all pandas column names were valid:\n\n    b c   ->   b_c\n\nmore text", UserWarning)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(microagg.api, "microaggregate", chatty)
     src = tmp_path / "in.csv"
-    src.write_text("a very long column name that exceeds thirty two chars,b c\n1,2\n3,4\n5,6\n7,8\n")
-    assert main(["protect", str(src), "-o", str(tmp_path / "out.dta"), "-k", "2", "-q"]) == 0
+    src.write_text("income,b c\n1,2\n3,4\n5,6\n7,8\n")
+    assert main(["protect", str(src), "-o", str(tmp_path / "out.csv"), "-k", "2", "-q"]) == 0
     lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
     renamed = [ln for ln in lines if "b c" in ln and "b_c" in ln]
     assert len(renamed) == 1 and renamed[0].startswith("microagg: warning: Not all pandas column names")
     assert all(ln.startswith("microagg: ") for ln in lines)
+
+
+def test_a_name_stata_cannot_hold_is_one_error_before_any_work(tmp_path, capsys, monkeypatch):
+    """Issue 31: a column name the output format cannot hold was renamed with a warning where the
+    README promises an error; now a dry write finds it before any work: one line naming them."""
+    import microagg.api
+
+    ran = []
+    monkeypatch.setattr(microagg.api, "microaggregate", lambda *a, **k: ran.append(1))
+    src = tmp_path / "in.csv"
+    src.write_text("a very long column name that exceeds thirty two chars,b c\n1,2\n3,4\n5,6\n7,8\n")
+    assert main(["protect", str(src), "-o", str(tmp_path / "out.dta"), "-k", "2", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("microagg: error: cannot write out.dta as stata: column name(s) ")
+    assert "'b c'" in err and "'a very long column name that exceeds thirty two chars'" in err
+    assert not ran and not (tmp_path / "out.dta").exists()
 
 
 @pytest.mark.parametrize("out_of_core", [False, True])

@@ -93,7 +93,7 @@ def test_csv_non_qi_fields_byte_identical_and_groups_k_anonymous(tmp_path_factor
     written = out.read_bytes()
     if gz:
         written = gzip.decompress(written)
-    encoding = "utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else table.dialect.encoding
+    encoding = "utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else table.meta.dialect.encoding
     assert written.startswith(b"\xef\xbb\xbf") == data.startswith(b"\xef\xbb\xbf")
     # an independent parser reads the output back
     parsed = list(csv.reader(stdio.StringIO(written.decode(encoding), newline=""), delimiter=sep))
@@ -101,7 +101,7 @@ def test_csv_non_qi_fields_byte_identical_and_groups_k_anonymous(tmp_path_factor
     assert len(parsed) == len(rows) + 1
     qi_at = [header.index(c) for c in qi]
     # the output is the input text with only the QI fields replaced (by what the parser read back)
-    records, ends = io._split_records(data.decode(encoding), sep)
+    records, ends = io.csv._split_records(data.decode(encoding), sep)
     rebuilt = []
     for ri, rec in enumerate(records):
         fields = list(rec)
@@ -131,7 +131,7 @@ def test_csv_everyday_awkward_file_keeps_every_byte(tmp_path):
     src = tmp_path / "in.csv"
     src.write_bytes(text.encode("utf-8"))
     table = io.read(src)
-    assert (table.dialect.sep, table.dialect.decimal, table.dialect.bom, table.dialect.newline) == (";", ",", True, "\r\n")
+    assert (table.meta.dialect.sep, table.meta.dialect.decimal, table.meta.dialect.bom, table.meta.dialect.newline) == (";", ",", True, "\r\n")
     assert table.duplicates == ["x"]
     with pytest.warns(UserWarning, match="column zip looks like an identifier, a code or a weight"):
         cols = select_columns(table.frame)

@@ -457,58 +457,16 @@ def _compact(labels: np.ndarray) -> np.ndarray:
 # ----------------------------------------------------------------------------- out of core
 
 
-def _is_parquet(input_path: str) -> bool:
-    return os.path.isdir(input_path) or input_path.lower().endswith((".parquet", ".pq"))
+def _chunks(input_path, columns, chunk_rows: int, numeric=()):
+    from . import io
 
-
-def _chunks(input_path: str, columns, chunk_rows: int, numeric=()):
-    """Yield DataFrame chunks of the input in order (Parquet file / directory of files, or CSV).
-
-    A CSV is read as text, every field exactly as written (the separator and encoding
-    detected as ``io.read`` detects them), so the other columns come out as they came in (codes such as 00123,
-    NA, null and blanks kept apart); the ``numeric`` columns (the QIs) are parsed as numbers (a
-    blank cell is missing, and reported as such; another cell that is not a number an InputError)."""
-    import pandas as pd
-
-    if _is_parquet(input_path):
-        import pyarrow.parquet as pq
-
-        files = [input_path] if os.path.isfile(input_path) else sorted(
-            glob.glob(os.path.join(input_path, "**", "*.parquet"), recursive=True))
-        if not files:
-            raise ValueError(f"no Parquet files found in {input_path}")
-        for f in files:
-            pf = pq.ParquetFile(f)
-            for batch in pf.iter_batches(batch_size=chunk_rows, columns=columns):
-                yield batch.to_pandas()
-    else:
-        from collections import defaultdict
-
-        from .errors import InputError
-        from .io import sniff_csv
-
-        sep, encoding = sniff_csv(input_path)
-        # the QIs parsed by pandas' C parser (a blank cell is missing); every other column as its text
-        reader = pd.read_csv(input_path, sep=sep, encoding=encoding, chunksize=chunk_rows, usecols=columns,
-                             dtype=defaultdict(lambda: str, {c: "float64" for c in numeric}),
-                             keep_default_na=False, na_values={c: [""] for c in numeric} or None)
-        try:
-            yield from reader
-        except ValueError as exc:
-            raise InputError(f"a quasi-identifier column of {os.path.basename(input_path)} holds a cell that is "
-                             f"not a number ({exc})") from None
+    return io.chunks(input_path, columns, chunk_rows, numeric)
 
 
 def first_rows(input_path, rows: int = 1000):
-    """The first rows of a Parquet dataset or CSV with its columns typed as the in-memory reader
-    types them (``io.typed_text_frame`` for a CSV): the column rules apply to them before any pass."""
-    input_path = os.fspath(input_path)
-    first = next(_chunks(input_path, None, rows))
-    if _is_parquet(input_path):
-        return first
-    from .io import typed_text_frame
+    from . import io
 
-    return typed_text_frame(first)
+    return io.first_rows(input_path, rows)
 
 
 def _qi_columns(input_path, columns, chunk_rows, strata):
