@@ -69,7 +69,7 @@ def test_methods_lists_registry(capsys):
 
 @pytest.mark.parametrize("args,needle", [
     (["protect", "{missing}", "-o", "{out}", "-k", "3"], "not found"),
-    (["protect", "{src}", "-o", "{out}", "-k", "1"], "at least 2"),
+    (["protect", "{src}", "-o", "{out}", "-k", "1"], "-k must be an integer >= 2"),
     (["protect", "{src}", "-o", "{out}", "-k", "100000"], "larger than"),
     (["protect", "{src}", "-o", "{out}", "-k", "3", "--columns", "nope"], "unknown column"),
     (["protect", "{src}", "-o", "{out}", "-k", "3", "--columns", "note"], "not numeric"),
@@ -195,7 +195,7 @@ def test_duplicated_header_is_kept_and_cannot_be_a_qi(tmp_path, capsys):
     (["-o", "{tmp}/out.csv", "--sep", ";;"], "--sep"),
     (["-o", "{tmp}/out.csv", "--encoding", "klingon"], "unknown encoding"),
     (["-o", "{tmp}/out.csv", "--seed", "-3"], "--seed"),
-    (["-o", "{tmp}/outdir", "--out-of-core", "--block-size", "100", "-k", "1"], "at least 2"),
+    (["-o", "{tmp}/outdir", "--out-of-core", "--block-size", "100", "-k", "1"], "-k must be an integer >= 2"),
 ])
 def test_bad_paths_and_options_exit_2_before_any_work(census_csv, tmp_path, capsys, args, needle):
     (tmp_path / "dir").mkdir()

@@ -68,20 +68,20 @@ def test_bad_parameters_fail_before_any_data_work(monkeypatch, method, params, m
     def no_work(*args, **kwargs):
         raise AssertionError("the data were touched before the parameters were checked")
 
-    monkeypatch.setattr(microagg.api, "_as_frame", no_work)
+    monkeypatch.setattr(microagg.pipeline, "load", no_work)
     with pytest.raises(ParameterError, match=match):
         microagg.microaggregate(np.zeros((10, 2)), k=3, method=method, **params)
 
 
 @pytest.mark.parametrize("kwargs,match", [
-    ({"k": 1}, "k must be at least 2"), ({"k": 2.5}, "k must be an integer"), ({"time_limit": "5"}, "time_limit"),
+    ({"k": 1}, "k must be an integer >= 2"), ({"k": 2.5}, "k must be an integer"), ({"time_limit": "5"}, "time_limit"),
     ({"time_limit": -1}, "time_limit"), ({"time_limit": math.inf}, "time_limit"), ({"seed": -1}, "seed"),
     ({"columns": 5.5}, "columns"), ({"standardize": "no"}, "standardize"), ({"progress": "yes"}, "progress"),
     ({"block_size": 0}, "block_size"), ({"refine": 0.5}, "refine applies"),
     ({"merge_small_strata": True}, "needs strata"),
 ])
 def test_bad_options_fail_before_the_data_are_read(monkeypatch, kwargs, match):
-    monkeypatch.setattr(microagg.api, "_as_frame", lambda *a: pytest.fail("data read before the options check"))
+    monkeypatch.setattr(microagg.pipeline, "load", lambda *a: pytest.fail("data read before the options check"))
     with pytest.raises(ParameterError, match=match):
         microagg.microaggregate(np.zeros((10, 2)), **{"k": 3, **kwargs})
 
@@ -246,7 +246,7 @@ def test_strata_with_blocks_never_cross_strata():
 
 
 def test_out_of_core_with_strata(tmp_path):
-    from microagg.scale import protect_out_of_core
+    from microagg.outofcore import protect_out_of_core
 
     rng = np.random.default_rng(5)
     df = pd.DataFrame(rng.normal(size=(2000, 3)), columns=list("abc"))
@@ -267,9 +267,9 @@ def test_out_of_core_with_strata(tmp_path):
 
 
 def test_out_of_core_rejects_k_1_before_reading(tmp_path):
-    from microagg.scale import protect_out_of_core
+    from microagg.outofcore import protect_out_of_core
 
-    with pytest.raises(ParameterError, match="at least 2"):
+    with pytest.raises(ParameterError, match="k must be an integer >= 2"):
         protect_out_of_core(tmp_path / "missing.parquet", tmp_path / "out", k=1, block_size=10)
 
 

@@ -193,7 +193,7 @@ def test_unknown_method_and_parameter_are_errors():
 
 
 @pytest.mark.parametrize("bad,match", [
-    (dict(k=1), "at least 2"),
+    (dict(k=1), "k must be an integer >= 2"),
     (dict(k=500), "larger than the number of records"),
     (dict(k=3, columns=["nope"]), "unknown column"),
     (dict(k=3, columns=["name"]), "not numeric"),

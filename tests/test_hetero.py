@@ -145,8 +145,8 @@ def mixed_frames(draw):
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(mixed_frames(), st.sampled_from(["mdav", "vmdav"]), st.sampled_from(reps.AGGREGATIONS),
-       st.sampled_from(transforms.DISTANCES))
+@given(mixed_frames(), st.sampled_from(["mdav", "vmdav"]), st.sampled_from(list(reps.AGGREGATIONS)),
+       st.sampled_from(list(transforms.DISTANCES)))
 def test_mixed_frames_k_anonymous_and_representatives(frame, method, aggregation, distance):
     df, k, weights, strata = frame
     before = df.copy()

@@ -626,7 +626,7 @@ def test_a_stratum_named_twice_in_the_library_is_a_parameter_error():
     import microagg
 
     df = pd.DataFrame({"x": np.arange(12.0), "s": ["a", "b"] * 6})
-    with pytest.raises(microagg.ParameterError, match="stratum column.s. given twice: s"):
+    with pytest.raises(microagg.ParameterError, match="strata names a column twice: s"):
         microagg.microaggregate(df, k=3, strata=["s", "s"])
 
 

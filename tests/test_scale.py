@@ -7,8 +7,8 @@ from hypothesis import given, settings, strategies as st
 
 import microagg
 from microagg.partition import check_partition, group_sizes, sse
-from microagg.scale import (SLAB_CUT_WINDOW, _block_seed, _gap_cut, _slab_bounds, partitioned_labels,
-                            protect_out_of_core, refine_labels, spatial_blocks)
+from microagg.outofcore import _slab_bounds, protect_out_of_core
+from microagg.scale import SLAB_CUT_WINDOW, _block_seed, _gap_cut, partitioned_labels, refine_labels, spatial_blocks
 
 
 def _records(seed, n, d, dup):

@@ -338,7 +338,7 @@ def test_merge_small_strata_needs_strata_and_a_bool():
     df = _strata_frame()
     with pytest.raises(InputError, match="needs strata"):
         microagg.microaggregate(df.drop(columns="region"), k=3, merge_small_strata=True)
-    with pytest.raises(InputError, match="True or False"):
+    with pytest.raises(InputError, match="true or false"):
         microagg.microaggregate(df, k=3, strata="region", merge_small_strata="yes")
 
 

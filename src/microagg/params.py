@@ -19,11 +19,11 @@ import ast
 import math
 import numbers
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from .errors import ParameterError
 
-__all__ = ["Param", "validate", "ParameterError", "provide_choices", "invalid_values"]
+__all__ = ["Param", "validate", "ParameterError", "provide_choices", "invalid_values", "column_names"]
 
 _KINDS = ("int", "float", "bool", "str", "method", "names", "object")
 
@@ -50,7 +50,8 @@ class Param:
     """One declared parameter.
 
     kind: "int", "float", "bool", "str", "method" (a registered method name), "names" (column
-    names: a name, a list of names or a comma-separated string; normalised to a list) or
+    names: a name, a list of names or a comma-separated string; normalised to a list; a mapping
+    keyed by names when ``check`` takes one) or
     "object" (structured values: ``check`` validates and normalises them). low / high bound
     numbers (inclusive unless low_open / high_open); choices lists the allowed values, or
     choices_from() gives them when a value is checked (registries that grow); nullable allows
@@ -148,9 +149,9 @@ class Param:
             if kind == "method":
                 known = _choices_of("method")
                 if value not in known:
-                    raise ParameterError(f"{where} must be a registered method ({', '.join(known)}), got {value!r}")
-        elif kind == "names":
-            value = _names(value, where)
+                    raise ParameterError(f"{where}: unknown method {value!r}; known methods: {', '.join(known)}")
+        elif kind == "names":  # (a mapping keyed by the names, when the declaration's check takes one)
+            value = value if isinstance(value, Mapping) and self.check is not None else _names(value, where)
         if kind in ("int", "float"):
             bad_low = self.low is not None and (value <= self.low if self.low_open else value < self.low)
             bad_high = self.high is not None and (value >= self.high if self.high_open else value > self.high)
@@ -224,6 +225,11 @@ def validate(method: str, declared: dict[str, Param], given: dict) -> dict:
     for name, p in declared.items():
         out[name] = p.validate(given[name], method) if name in given else p.default
     return out
+
+
+def column_names(value, where: str) -> list | None:
+    """Column names as the "names" kind takes them (errors name ``where``)."""
+    return _names(value, where)
 
 
 def _names(value, where: str) -> list | None:

@@ -22,6 +22,7 @@ __all__ = [
     "sse",
     "sst",
     "il_percent",
+    "gap_percent",
     "check_k",
     "check_partition",
     "aggregate",
@@ -121,6 +122,11 @@ def il_percent(sse_value: float, sst_value: float) -> float:
     """Information loss IL = 100·SSE/SST in percent (0 when SST is 0: every column constant).
     The one formula: every figure of IL (the run, weighted, a report, out of core) is this."""
     return 0.0 if sst_value == 0 else 100.0 * sse_value / sst_value
+
+
+def gap_percent(sse_value: float, bound: float) -> float:
+    """How far at most a partition is from optimal, in percent: 100·(SSE − bound)/SSE (0 when SSE is 0)."""
+    return 0.0 if sse_value == 0 else 100.0 * (sse_value - bound) / sse_value
 
 
 def check_k(k, n: int | None = None) -> int:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -41,55 +42,47 @@ from .errors import InputError, ParameterError
 from .preprocess import first_non_number, quasi_identifiers, select_columns
 from .scaling import Standardizer
 
-__all__ = ["KINDS", "DISTANCES", "NOMINAL_WEIGHT", "check_options", "column_kinds", "select_qi",
-           "Embedding", "embed", "whiten"]
+__all__ = ["KINDS", "DISTANCES", "Distance", "NOMINAL_WEIGHT", "column_kinds", "select_qi", "Embedding", "embed",
+           "whiten", "method_matrix"]
 
 KINDS = ("continuous", "ordinal", "nominal")
-DISTANCES = ("euclidean", "mahalanobis", "robust")
 #: squared distance between two different categories of a nominal column (see module docstring)
 NOMINAL_WEIGHT = 2.0
 
 
-def _column_list(value, name) -> list:
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [c.strip() for c in value.split(",") if c.strip()]
-    try:
-        out = list(value)
-    except TypeError:
-        raise ParameterError(f"{name} must be a list of column names, got {value!r}") from None
-    if len(set(map(str, out))) != len(out):
-        raise ParameterError(f"{name} names a column twice: {out!r}")
-    return out
+@dataclass(frozen=True)
+class Distance:
+    """A distance between records for the continuous QIs: ``covariance(Z, seed) -> (location, S)``
+    gives the covariance the columns are whitened by (None: euclidean, the z-scores as they are).
+    The run option ``distance`` (API, command line, app) takes the names of ``DISTANCES``: a new
+    distance is one entry here (and its test)."""
+
+    name: str
+    label: str
+    reference: str
+    covariance: Callable | None
 
 
-def check_options(categorical=None, ordinal=None, distance="euclidean") -> tuple[list, dict, str]:
-    """Validate the QI-kind and distance options before any data work (ParameterError).
+def _sample_covariance(Z: np.ndarray, seed):
+    return Z.mean(axis=0), np.atleast_2d(np.cov(Z, rowvar=False, bias=True))
 
-    ``ordinal`` is a list of column names, or a mapping column -> its levels from lowest to
-    highest (None: the dtype's or the sorted order). Returns (categorical columns, ordinal column
-    -> levels or None, distance).
-    """
-    cat = _column_list(categorical, "categorical")
-    if isinstance(ordinal, dict):
-        ordl = {}
-        for c, levels in ordinal.items():
-            if levels is not None:
-                if isinstance(levels, (str, bytes)) or not hasattr(levels, "__iter__"):
-                    raise ParameterError(f"ordinal levels of {c} must be a list (lowest first), got {levels!r}")
-                levels = list(levels)
-                if not levels or len(set(map(repr, levels))) != len(levels):
-                    raise ParameterError(f"ordinal levels of {c} must be distinct and not empty, got {levels!r}")
-            ordl[c] = levels
-    else:
-        ordl = dict.fromkeys(_column_list(ordinal, "ordinal"))
-    both = [c for c in cat if c in ordl]
-    if both:
-        raise ParameterError(f"column(s) declared both categorical and ordinal: {', '.join(map(str, both))}")
-    if not isinstance(distance, str) or distance not in DISTANCES:
-        raise ParameterError(f"distance must be one of {', '.join(DISTANCES)}, got {distance!r}")
-    return cat, ordl, distance
+
+def _mcd_covariance(Z: np.ndarray, seed):
+    from sklearn.covariance import MinCovDet
+
+    with warnings.catch_warnings():  # rank-deficient data: handled by dropping null directions
+        warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.simplefilter("ignore", UserWarning)
+        mcd = MinCovDet(random_state=0 if seed is None else int(seed)).fit(Z)
+    return mcd.location_, np.atleast_2d(mcd.covariance_)
+
+
+DISTANCES: dict[str, Distance] = {d.name: d for d in (
+    Distance("euclidean", "Euclidean on z-scores", "the standard IL figure's scale", None),
+    Distance("mahalanobis", "Mahalanobis", "whitened by the covariance of the z-scores", _sample_covariance),
+    Distance("robust", "robust Mahalanobis (MCD)", "Rousseeuw & Van Driessen 1999; sdcMicro's rmd",
+             _mcd_covariance),
+)}
 
 
 def column_kinds(df: pd.DataFrame, cols: list, categorical=(), ordinal=(), missing=()) -> dict:
@@ -304,19 +297,10 @@ def whiten(Z: np.ndarray, distance: str, seed: int | None = 0) -> tuple[np.ndarr
     SSE(Z) >= λ_min · SSE(W).
     """
     Z = np.asarray(Z, dtype=np.float64)
-    if distance == "mahalanobis":
-        location = Z.mean(axis=0)
-        S = np.atleast_2d(np.cov(Z, rowvar=False, bias=True))
-    elif distance == "robust":
-        from sklearn.covariance import MinCovDet
-
-        with warnings.catch_warnings():  # rank-deficient data: handled below by dropping null directions
-            warnings.simplefilter("ignore", RuntimeWarning)
-            warnings.simplefilter("ignore", UserWarning)
-            mcd = MinCovDet(random_state=0 if seed is None else int(seed)).fit(Z)
-        location, S = mcd.location_, np.atleast_2d(mcd.covariance_)
-    else:
-        raise ParameterError(f"distance must be one of {', '.join(DISTANCES)}, got {distance!r}")
+    if distance not in DISTANCES or DISTANCES[distance].covariance is None:
+        raise ParameterError(f"distance must be one of {', '.join(d for d in DISTANCES if d != 'euclidean')} to "
+                             f"whiten, got {distance!r}")
+    location, S = DISTANCES[distance].covariance(Z, seed)
     vals, vecs = np.linalg.eigh(S)
     top = max(float(vals.max()), 0.0)
     keep = vals > 1e-12 * top if top > 0 else np.zeros(len(vals), dtype=bool)
@@ -329,10 +313,10 @@ def whiten(Z: np.ndarray, distance: str, seed: int | None = 0) -> tuple[np.ndarr
 def method_matrix(emb: Embedding, distance: str, seed: int | None = 0) -> tuple[np.ndarray, float]:
     """(matrix the method sees, factor f with SSE(embedding) >= f·SSE(method matrix)).
 
-    Euclidean: the embedding itself (f = 1). Otherwise the continuous part is replaced by its
+    A distance without a covariance (euclidean): the embedding itself (f = 1). Otherwise the continuous part is replaced by its
     whitened version (ordinal and nominal parts unchanged) and f = min(λ_min, 1).
     """
-    if distance == "euclidean":
+    if DISTANCES[distance].covariance is None:
         return emb.matrix, 1.0
     where = emb.continuous_positions()
     if where.size == 0:
