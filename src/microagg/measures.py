@@ -323,10 +323,11 @@ def measures_of(group: str) -> list[Measure]:
 
 @dataclass(frozen=True)
 class Figure:
-    """One measured value with its measure's description."""
+    """One measured value of a group of an audit, with its measure's description."""
 
     measure: Measure
     value: Any
+    group: str
 
     @property
     def name(self) -> str:
@@ -346,14 +347,16 @@ class Figure:
 
 @dataclass(frozen=True)
 class Audit:
-    """The figures of one run or one comparison of files, by group: the one place the command
-    line's summary and --json, ``evaluate``, the report and the app read their figures from."""
+    """The figures of one run or one comparison of files, by group ("run", "utility", "risk"):
+    the one place the command line's summary and --json, ``evaluate``, the report and the app
+    read their figures from."""
 
     figures: tuple = ()
     categories: dict = field(default_factory=dict)  # categorical QI column -> {changed_share, distribution_tvd}
 
     def __getitem__(self, name):
-        for f in self.figures:
+        """The value of the figure ``name`` (a run's figure first)."""
+        for f in sorted(self.figures, key=lambda f: f.group != "run"):
             if f.name == name:
                 return f.value
         raise KeyError(name)
@@ -365,23 +368,27 @@ class Audit:
             return default
 
     def rows(self, group: str) -> list[Figure]:
-        return [f for f in self.figures if group in f.measure.groups]
+        return [f for f in self.figures if f.group == group]
 
     def group(self, group: str) -> dict:
         """name -> value of a group's figures (the JSON object of that group)."""
         return {f.name: f.value for f in self.rows(group)}
 
     def with_figures(self, other: "Audit") -> "Audit":
-        """This audit and another's figures (a run's and its files' comparison)."""
-        names = {f.name for f in other.figures}
-        return Audit(tuple(f for f in self.figures if f.name not in names) + other.figures,
+        """This audit and another's figures (e.g. a run's and its files' comparison); the other's
+        replace this one's of the same group and name."""
+        keys = {(f.group, f.name) for f in other.figures}
+        return Audit(tuple(f for f in self.figures if (f.group, f.name) not in keys) + other.figures,
                      {**self.categories, **other.categories})
+
+    def without(self, group: str, *names) -> "Audit":
+        return Audit(tuple(f for f in self.figures if not (f.group == group and f.name in names)), self.categories)
 
 
 def audit(inputs, group: str) -> Audit:
     """Every registered measure of ``group`` on ``inputs`` (a ``Comparison`` for "utility" and
     "risk", the pipeline's measure-stage inputs for "run")."""
-    figures = [Figure(m, m.compute(inputs)) for m in measures_of(group)]
+    figures = [Figure(m, m.compute(inputs), group) for m in measures_of(group)]
     return Audit(tuple(f for f in figures if f.value is not None or f.measure.name in _ALWAYS))
 
 
