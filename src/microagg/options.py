@@ -35,6 +35,41 @@ SCHEDULER_TIMEOUT = 3.0
 
 # --- checks of structured options (each raises ValueError / ParameterError with its reason) ------
 
+_REACHED: set = set()  # scheduler addresses that answered as Dask schedulers in this process
+
+
+def _reach(address: str, host: str, port: int) -> None:
+    """A TCP connection, then a dask.distributed handshake, each within SCHEDULER_TIMEOUT: an
+    address where nothing listens, or something that is not a Dask scheduler, is one line."""
+    import socket
+
+    try:
+        socket.create_connection((host, port), timeout=SCHEDULER_TIMEOUT).close()
+    except OSError as exc:
+        raise ValueError(f"{address} cannot be reached ({exc.strerror or exc}): start the scheduler, or check "
+                         "the address") from None
+    import asyncio
+    import logging
+
+    from distributed.core import rpc
+
+    async def identity():
+        async with rpc(address, timeout=SCHEDULER_TIMEOUT) as scheduler:
+            return await scheduler.identity()
+
+    quiet = logging.getLogger("distributed")
+    level = quiet.level
+    quiet.setLevel(logging.CRITICAL)
+    try:
+        answer = asyncio.run(asyncio.wait_for(identity(), SCHEDULER_TIMEOUT))
+    except Exception:  # noqa: BLE001  (whatever answered, it is not a scheduler we can use)
+        answer = None
+    finally:
+        quiet.setLevel(level)
+    if not isinstance(answer, dict) or answer.get("type") != "Scheduler":
+        raise ValueError(f"{address} does not answer as a Dask scheduler: start the scheduler, or check the address")
+
+
 def _scheduler(value):
     """A local scheduler name, a dask.distributed Client, or an address that answers now (a TCP
     connection within SCHEDULER_TIMEOUT): an unreachable cluster is one line before any work."""
@@ -54,13 +89,9 @@ def _scheduler(value):
         if scheme not in ("tcp", "tls", "ws", "wss") or not host or port is None:
             raise ValueError(f"must be one of {', '.join(LOCAL_SCHEDULERS)} or a scheduler address such as "
                              f"tcp://host:8786, got {value!r}")
-        import socket
-
-        try:
-            socket.create_connection((host, port), timeout=SCHEDULER_TIMEOUT).close()
-        except OSError as exc:
-            raise ValueError(f"{value} cannot be reached ({exc.strerror or exc}): start the scheduler, or check "
-                             "the address") from None
+        if value not in _REACHED:
+            _reach(value, host, port)
+            _REACHED.add(value)
         return value
     if callable(getattr(value, "compute", None)) and callable(getattr(value, "gather", None)):
         return value  # a dask.distributed Client
