@@ -704,11 +704,12 @@ def rmd_interval_risk(X, Xp, k: float = 0.01, k2: float = 0.05, *, seed: int | N
     Defaults k = 0.01, k2 = 0.05 are sdcMicro's. Where we differ from sdcMicro's code, and why:
     sdcMicro centres the distance at the column means (0 after ``scale()``) rather than at the
     MCD location (the robust distance of the paper uses the robust location); it standardises
-    the protected file by its own mean and standard deviation, which shifts every protected
-    value whose variance was reduced (microaggregation reduces it) and so moves values out of
-    intervals of width ~1e-3 that a raw-unit comparison would keep them in: scaling="original"
+    the protected file by its own mean and standard deviation, which moves each protected value
+    relative to its original by an amount set by the variance its column lost (microaggregation
+    reduces it), not by their closeness, against intervals ~1e-3 wide. scaling="original"
     (default) standardises both files with the original's mean and sample standard deviation
-    (n - 1, as R's ``scale``), the measures' convention; scaling="own" reproduces sdcMicro's.
+    (n - 1, as R's ``scale``), the measures' convention, so a protected value equal to its
+    original is inside its interval (when RMD_i > 0); scaling="own" reproduces sdcMicro's.
     robustbase's ``covMcd`` (sdcMicro) also applies small-sample correction factors that
     scikit-learn does not, so RMDs differ by a factor near 1. sdcMicro computes an n×n distance
     matrix for RMDID2; a KD-tree gives the same nearest distances in O(n log n).
@@ -784,7 +785,11 @@ class IntervalDisclosure:
 
 def interval_disclosure(X, Xp, *, p: float = 10.0, sdid_k: float = 0.05, rmd_k: float = 0.01,
                         rmd_k2: float = 0.05, seed: int | None = 0) -> IntervalDisclosure:
-    """Rank intervals (``measures.interval_disclosure_risk``), SDID (``sdid_risk``) and RMDID (``rmd_interval_risk``)."""
+    """The three interval-disclosure measures of continuous QIs (original X, protected Xp, same rows).
+
+    Rank intervals (``measures.interval_disclosure_risk``, p %), SDID (``sdid_risk``, sdid_k)
+    and RMDID1/2 (``rmd_interval_risk``, rmd_k, rmd_k2, MCD seed).
+    """
     from .measures import interval_disclosure_risk
 
     X, Xp = _paired_values(X, Xp)
