@@ -170,10 +170,17 @@ def _sample_weight(value):
         raise ParameterError("sample_weight must be a column name or an array of numbers") from None
     if sw.ndim != 1:
         raise ParameterError(f"sample_weight must have one value per record, got shape {sw.shape}")
+    return positive_weights(sw, "sample_weight")
+
+
+def positive_weights(sw, where: str):
+    """Sampling weights must be positive and finite: one line naming the first bad row otherwise."""
+    import numpy as np
+
     bad = ~(np.isfinite(sw) & (sw > 0))
     if bad.any():
         first = int(np.flatnonzero(bad)[0])
-        raise ParameterError(f"sample_weight must be positive and finite: {int(bad.sum())} bad value(s), "
+        raise ParameterError(f"{where} must be positive and finite: {int(bad.sum())} bad value(s), "
                              f"first at row {first + 1} ({sw[first]:g})")
     return sw
 

@@ -187,13 +187,9 @@ def _sample_weights(sample_weight, df, n) -> np.ndarray | None:
         col = df[sample_weight]
         if not pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
             raise InputError(f"sample_weight column {sample_weight} is not numeric")
-        sw = col.to_numpy(dtype=np.float64, na_value=np.nan)
-        bad = ~(np.isfinite(sw) & (sw > 0))
-        if bad.any():
-            first = int(np.flatnonzero(bad)[0])
-            raise InputError(f"sample_weight column {sample_weight} must be positive and finite: {int(bad.sum())} "
-                             f"bad value(s), first at row {first + 1} ({sw[first]:g})")
-        return sw
+        from .options import positive_weights
+
+        return positive_weights(col.to_numpy(dtype=np.float64, na_value=np.nan), f"sample_weight column {sample_weight}")
     if len(sample_weight) != n:  # values checked with the options (options._sample_weight)
         raise InputError(f"sample_weight must have one value per record ({n}), got shape {sample_weight.shape}")
     return sample_weight
