@@ -18,7 +18,7 @@ import numpy as np
 from ..clock import Deadline, in_command_thread
 from ..errors import InputError, ParameterError
 from ..params import Param
-from ..partition import InvalidPartitionError, check_partition, group_sizes, relabel, sse, sst
+from ..partition import InvalidPartitionError, check_partition, group_sizes, il_percent, relabel, sse, sst
 from ..progress import part, silent
 from . import MethodOutput, get, names, register, run
 from .starts import check_lengths, check_start
@@ -251,7 +251,7 @@ def _check_input(values, n, d, k):
 
 
 def _il(value: float, total_ss: float) -> float:
-    return 0.0 if total_ss == 0 else 100.0 * value / total_ss
+    return il_percent(value, total_ss)
 
 
 class _Portfolio:
