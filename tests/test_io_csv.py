@@ -260,7 +260,8 @@ def test_csv_everyday_awkward_file_keeps_every_byte(tmp_path):
     src = tmp_path / "in.csv"
     src.write_bytes(text.encode("utf-8"))
     table = io.read(src)
-    assert (table.meta.dialect.sep, table.meta.dialect.decimal, table.meta.dialect.bom, table.meta.dialect.newline) == (";", ",", True, "\r\n")
+    dialect = table.meta.dialect
+    assert (dialect.sep, dialect.decimal, dialect.bom, dialect.newline) == (";", ",", True, "\r\n")
     assert table.duplicates == ["x"]
     with pytest.warns(UserWarning, match="column zip looks like an identifier, a code or a weight"):
         cols = select_columns(table.frame)

@@ -1,4 +1,5 @@
-"""microaggregate (api.py, pipeline.py): the stages' guarantees: rows and non-QI columns kept, kinds of input and output, weights, missing values, clear errors."""
+"""microaggregate (api.py, pipeline.py): the stages' guarantees: rows and non-QI columns kept, kinds of
+input and output, weights, missing values, clear errors."""
 
 from __future__ import annotations
 

@@ -189,7 +189,8 @@ def _sample_weights(sample_weight, df, n) -> np.ndarray | None:
             raise InputError(f"sample_weight column {sample_weight} is not numeric")
         from .options import positive_weights
 
-        return positive_weights(col.to_numpy(dtype=np.float64, na_value=np.nan), f"sample_weight column {sample_weight}")
+        values = col.to_numpy(dtype=np.float64, na_value=np.nan)
+        return positive_weights(values, f"sample_weight column {sample_weight}")
     if len(sample_weight) != n:  # values checked with the options (options._sample_weight)
         raise InputError(f"sample_weight must have one value per record ({n}), got shape {sample_weight.shape}")
     return sample_weight

@@ -352,7 +352,8 @@ partition).</figcaption></figure>
 <figure id="fig-pca-scatter">{scatter}
 <figcaption>Original (blue) and protected (orange) records projected on the first two principal components
 of the standardised original quasi-identifiers{scatter_note}.</figcaption></figure>
-<figure id="fig-corr-original">{_svg_heatmap(_correlation(X), names, "svg-corr-original", "correlation matrix, original")}
+<figure id="fig-corr-original">{_svg_heatmap(_correlation(X), names, "svg-corr-original",
+                                             "correlation matrix, original")}
 <figcaption>Correlation matrix of the original quasi-identifiers (blue −1, white 0, red +1).</figcaption></figure>
 <figure id="fig-corr-protected">{_svg_heatmap(_correlation(Xp), names, "svg-corr-protected",
                                               "correlation matrix, protected")}

@@ -313,8 +313,9 @@ def whiten(Z: np.ndarray, distance: str, seed: int | None = 0) -> tuple[np.ndarr
 def method_matrix(emb: Embedding, distance: str, seed: int | None = 0) -> tuple[np.ndarray, float]:
     """(matrix the method sees, factor f with SSE(embedding) >= f·SSE(method matrix)).
 
-    A distance without a covariance (euclidean): the embedding itself (f = 1). Otherwise the continuous part is replaced by its
-    whitened version (ordinal and nominal parts unchanged) and f = min(λ_min, 1).
+    A distance without a covariance (euclidean): the embedding itself (f = 1). Otherwise the
+    continuous part is replaced by its whitened version (ordinal and nominal parts unchanged)
+    and f = min(λ_min, 1).
     """
     if DISTANCES[distance].covariance is None:
         return emb.matrix, 1.0
