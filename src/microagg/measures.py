@@ -441,6 +441,13 @@ def compare(X, Xp, scaler=None, p: float = 10.0, published=None) -> Comparison:
     return Comparison(X, Xp, scaler, p, published)
 
 
+@measure("information_loss", "information loss (IL, %)", "%", "100·SSE/SST on z-scores", ("run", "utility"))
+def _information_loss(inputs):
+    """A run's IL, or the IL of a protected file against its original (to the published values,
+    which are not always the group means), from ``inputs.sse`` and ``inputs.sst``."""
+    return il_percent(inputs.sse, inputs.sst)
+
+
 @measure("il1s", "IL1s", "", "Yancey, Winkler & Creecy 2002", "utility")
 def _il1s(c: Comparison):
     return il1s(c.X, c.Xp)
@@ -579,13 +586,6 @@ class RunInputs:
         w_sse = sse(self.Zw, self.labels) if self.published_are_means else float(
             np.sum(self.weights * (self.Z - self.Zp) ** 2))
         return il_percent(w_sse, sst(self.Zw))
-
-
-@measure("information_loss", "information loss (IL, %)", "%", "100·SSE/SST on z-scores", ("run", "utility"))
-def _information_loss(inputs):
-    """A run's IL, or the IL of a protected file against its original (to the published values,
-    which are not always the group means), from ``inputs.sse`` and ``inputs.sst``."""
-    return il_percent(inputs.sse, inputs.sst)
 
 
 @measure("sse", "SSE", "", "within-group sum of squares to the published values", "run", digits=6)
