@@ -570,3 +570,13 @@ def test_categorical_qi_in_a_csv_publishes_categories_as_text(tmp_path, capsys):
     assert set(res["region"]) <= {"north", "south", "east, coast"}
     assert res.groupby(["region", "age"]).size().min() >= 3
     assert out.read_text().splitlines()[1].split(",")[1].startswith('"')  # the quoted field stays quoted
+
+
+def test_building_the_command_line_imports_nothing_heavy():
+    """The run options' flags and help are generated from the declarations (their choices from the
+    registries of distances and aggregations) without pandas, numba or scipy: help answers at once."""
+    code = ("import sys\nfrom microagg.cli import build_parser\nbuild_parser().format_help()\n"
+            "print(sorted(m for m in ('pandas', 'numba', 'rich', 'dask', 'pyarrow', 'scipy', 'sklearn') "
+            "if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip() == "[]", proc.stdout + proc.stderr

@@ -218,7 +218,7 @@ def _missing(value):
 
 
 def _distances():
-    from .transforms import DISTANCES
+    from .distances import DISTANCES
 
     return tuple(DISTANCES)
 
@@ -264,7 +264,7 @@ RUN_OPTIONS: tuple[Param, ...] = (
     Param("ordinal", "names", None, "ordinal quasi-identifier columns (publish the median category); in the "
           "API also {column: [levels, lowest first]}", nullable=True, check=_ordinal, flags=("--ordinal",),
           metavar="C,D"),
-    Param("distance", "str", "euclidean", "distance between records (transforms.DISTANCES)",
+    Param("distance", "str", "euclidean", "distance between records (distances.DISTANCES)",
           choices_from=_distances, flags=("--distance",)),
     Param("aggregation", "str", "mean", "what a group publishes for continuous columns "
           "(representatives.AGGREGATIONS)", choices_from=_aggregations, flags=("--aggregation",)),

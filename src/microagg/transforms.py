@@ -31,15 +31,14 @@ standard z-score figure), not on the whitened matrix.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 import pandas as pd
 
 from .errors import InputError, ParameterError
 from .preprocess import first_non_number, quasi_identifiers, select_columns
+from .distances import DISTANCES, Distance  # noqa: F401  (the registry of distances)
 from .scaling import Standardizer
 
 __all__ = ["KINDS", "DISTANCES", "Distance", "NOMINAL_WEIGHT", "column_kinds", "select_qi", "Embedding", "embed",
@@ -50,39 +49,6 @@ KINDS = ("continuous", "ordinal", "nominal")
 NOMINAL_WEIGHT = 2.0
 
 
-@dataclass(frozen=True)
-class Distance:
-    """A distance between records for the continuous QIs: ``covariance(Z, seed) -> (location, S)``
-    gives the covariance the columns are whitened by (None: euclidean, the z-scores as they are).
-    The run option ``distance`` (API, command line, app) takes the names of ``DISTANCES``: a new
-    distance is one entry here (and its test)."""
-
-    name: str
-    label: str
-    reference: str
-    covariance: Callable | None
-
-
-def _sample_covariance(Z: np.ndarray, seed):
-    return Z.mean(axis=0), np.atleast_2d(np.cov(Z, rowvar=False, bias=True))
-
-
-def _mcd_covariance(Z: np.ndarray, seed):
-    from sklearn.covariance import MinCovDet
-
-    with warnings.catch_warnings():  # rank-deficient data: handled by dropping null directions
-        warnings.simplefilter("ignore", RuntimeWarning)
-        warnings.simplefilter("ignore", UserWarning)
-        mcd = MinCovDet(random_state=0 if seed is None else int(seed)).fit(Z)
-    return mcd.location_, np.atleast_2d(mcd.covariance_)
-
-
-DISTANCES: dict[str, Distance] = {d.name: d for d in (
-    Distance("euclidean", "Euclidean on z-scores", "the standard IL figure's scale", None),
-    Distance("mahalanobis", "Mahalanobis", "whitened by the covariance of the z-scores", _sample_covariance),
-    Distance("robust", "robust Mahalanobis (MCD)", "Rousseeuw & Van Driessen 1999; sdcMicro's rmd",
-             _mcd_covariance),
-)}
 
 
 def column_kinds(df: pd.DataFrame, cols: list, categorical=(), ordinal=(), missing=()) -> dict:
