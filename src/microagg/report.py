@@ -344,7 +344,7 @@ def _figures_html(result, X, Xp, names) -> str:
     zscale = Standardizer.fit(X, warn=False)
     scatter, shown = _svg_scatter(zscale.transform(X), zscale.transform(Xp))
     scatter_note = "" if shown == len(X) else f" ({shown} of {len(X)} records shown, chosen at random)"
-    sizes = np.concatenate(result.group_sizes) if result.per_variable else np.asarray(result.group_sizes)
+    sizes = result.all_group_sizes
     return f"""<h2>Figures</h2>
 <figure id="fig-group-sizes">{_svg_histogram(sizes, result.k)}
 <figcaption>Group sizes: number of groups of each size (red: below k, which never happens in a valid

@@ -153,6 +153,11 @@ class Result:
         return self.audit.get("lower_bound_il")
 
     @property
+    def all_group_sizes(self) -> np.ndarray:
+        """Every group's size (a per-variable method: the groups of every column together)."""
+        return np.concatenate(self.group_sizes) if self.per_variable else np.asarray(self.group_sizes)
+
+    @property
     def continuous_columns(self) -> list:
         """The QI columns measured as numbers (the file measures' columns)."""
         kinds = self.publication.kinds
