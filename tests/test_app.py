@@ -22,7 +22,7 @@ import pandas as pd
 import pytest
 
 import microagg
-from microagg.app import UploadLimit, is_loopback, logic
+from microagg.app import is_loopback, logic, security
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -240,7 +240,7 @@ def test_loopback_and_upload_limit():
     async def receive():
         return {"type": "http.request", "body": b"", "more_body": False}
 
-    app = UploadLimit(inner, limit=10)
+    app = security.UploadLimit(inner, security.UploadBudget(10))
     scope = {"type": "http", "method": "POST", "path": "/session/abc/upload/def", "headers": [(b"content-length", b"11")]}
     asyncio.run(app(scope, receive, send))
     assert sent[0]["status"] == 413 and not calls
@@ -314,7 +314,7 @@ def running_app(*args):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()
-        match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        match = re.search(r"http://127\.0\.0\.1:(\d+)/\?token=[A-Za-z0-9._~-]{16,}", line)
         assert match, f"no address printed: {line!r} {proc.stderr.read() if proc.poll() is not None else ''}"
         private = set(temp.glob("microagg-app-*")) - before
         assert len(private) == 1 and (next(iter(private)).stat().st_mode & 0o777) == 0o700
