@@ -106,8 +106,9 @@ def _cell_cap() -> tuple[int | None, str]:
 
 
 def _size(n: int) -> str:
-    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("kB", 1 << 10)):
-        if n >= scale:
+    """Bytes in the unit a limit is given in: '0.5 MB' (not '512 kB') for --max-upload-mb 0.5."""
+    for unit, scale, least in (("GB", 1 << 30, 1 << 30), ("MB", 1 << 20, 1 << 16), ("kB", 1 << 10, 1 << 10)):
+        if n >= least:
             return f"{n / scale:.3g} {unit}"
     return f"{n} bytes"
 
