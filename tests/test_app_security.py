@@ -131,7 +131,9 @@ def test_the_token_logs_in_once_then_the_cookie_carries_it():
         assert _status(sent) == 403 and "token" in _body(sent) and _body(sent).count("\n") == 1, query
     assert not inner.calls
     sent = _run(gate, _scope(query=f"token={TOKEN}&x=1".encode()))
-    assert _status(sent) == 303 and _header(sent, b"location") == ["/?x=1"]  # the token leaves the address
+    # the page replaces itself with the clean address: the token leaves the address bar and history
+    assert _status(sent) == 200 and 'window.location.replace("/?x=1")' in _body(sent)
+    assert TOKEN not in _body(sent)
     (cookie,) = _header(sent, b"set-cookie")
     assert cookie.startswith(f"microagg-app-{PORT}={TOKEN};")
     assert {"HttpOnly", "SameSite=Strict", "Path=/"} <= {p.strip() for p in cookie.split(";")}
@@ -172,7 +174,7 @@ def test_requests_another_site_started_are_refused():
         assert _status(_run(gate, _scope(headers=[COOKIE, ("sec-fetch-site", site)]))) == 200
     # the printed address opened from a link elsewhere still logs in (the token is the proof)
     login = _run(gate, _scope(query=f"token={TOKEN}".encode(), headers=[("sec-fetch-site", "cross-site")]))
-    assert _status(login) == 303
+    assert _status(login) == 200 and _header(login, b"set-cookie")
 
 
 def test_serving_other_machines_keeps_the_token_and_refuses_names():
@@ -261,6 +263,10 @@ def _through(messages, file_inputs=("upload",)):
             if message["type"] == "websocket.disconnect":
                 await send({"type": "websocket.send", "text": "after the close"})
                 return
+            if '"uploadInit"' in message["text"]:  # Shiny starts the upload job the page then ends
+                tag = json.loads(message["text"])["tag"]
+                await send({"type": "websocket.send", "text": json.dumps(
+                    {"response": {"tag": tag, "value": {"jobId": "job", "uploadUrl": "session/s/upload/job"}}})})
 
     incoming = [{"type": "websocket.connect"}]
     incoming += [{"type": "websocket.receive", **({"bytes": m} if isinstance(m, bytes) else {"text": m})}
@@ -271,6 +277,9 @@ def _through(messages, file_inputs=("upload",)):
     return read, sent
 
 
+INIT = json.dumps({"method": "init", "data": {"upload:shiny.file": None}})
+
+
 def _upload_init(*names):
     return json.dumps({"method": "uploadInit", "tag": 1,
                        "args": [[{"name": n, "size": 10, "type": "text/csv"} for n in names]]})
@@ -279,8 +288,8 @@ def _upload_init(*names):
 def test_upload_names_are_made_safe_before_shiny_sees_them():
     hostile = ["..", "a\x00b.csv", "é" * 150 + ".csv", "-data.csv", "../../etc/passwd.csv", "x." + "ü" * 150,
                "survey.CSV.GZ", ".hidden.parquet", "C:\\Users\\me\\data.xlsx", "ok data.csv"]
-    read, _ = _through([_upload_init(n) for n in hostile])
-    infos = [json.loads(m["text"])["args"][0][0] for m in read[:-1]]
+    read, _ = _through([INIT] + [_upload_init(n) for n in hostile])
+    infos = [json.loads(m["text"])["args"][0][0] for m in read[1:-1]]
     names = [i["name"] for i in infos]
     assert names[0] == "upload" and names[1] == "ab.csv" and names[3] == "data.csv"
     assert names[4] == "passwd.csv" and names[6] == "survey.CSV.GZ" and names[7] == "hidden.parquet"
@@ -308,13 +317,21 @@ def test_upload_names_are_made_safe_before_shiny_sees_them():
     json.dumps({"method": "uploadInit", "tag": 1, "args": [[{"name": 7, "size": 1, "type": ""}]]}),
     json.dumps({"method": "uploadInit", "tag": 1, "args": [[{"name": "a.csv", "size": -1, "type": ""}]]}),
     json.dumps({"method": "uploadEnd", "tag": 2, "args": ["job", "columns"]}),
+    json.dumps({"method": "uploadEnd", "tag": 2, "args": ["no-such-job", "upload"]}),
     json.dumps({"method": "nothing"}),
+    INIT,  # a second init
+    "[" * 100_000 + "]" * 100_000,  # deeper than the JSON parser goes
 ])
 def test_messages_shiny_would_fail_on_end_the_connection(message):
-    read, sent = _through([message, json.dumps({"method": "update", "data": {"k": 1}})])
-    assert read == [{"type": "websocket.disconnect", "code": 1008}]  # the next message is not read either
+    read, sent = _through([INIT, message, json.dumps({"method": "update", "data": {"k": 1}})])
+    assert read[1:] == [{"type": "websocket.disconnect", "code": 1008}]  # the next message is not read either
     assert {"type": "websocket.close", "code": 1008} in sent
     assert not any(m["type"] == "websocket.send" for m in sent)  # nothing after the close
+
+
+def test_nothing_before_init():
+    read, _ = _through([json.dumps({"method": "update", "data": {"k": 1}}), INIT])
+    assert read == [{"type": "websocket.disconnect", "code": 1008}]
 
 
 def test_the_pages_own_messages_pass_unchanged():
@@ -322,6 +339,7 @@ def test_the_pages_own_messages_pass_unchanged():
                                                   None, "run:shiny.action": 0, "columns": ["0", "1"], "tabs": "data",
                                                   ".clientdata_output_x_hidden": False}}),
            json.dumps({"method": "update", "data": {"run:shiny.action": 1}}),
+           _upload_init("data.csv"),
            json.dumps({"method": "uploadEnd", "tag": 3, "args": ["job", "upload"]}),
            json.dumps({"method": "other", "tag": 4, "args": []})]
     read, _ = _through(own)
@@ -502,8 +520,8 @@ def test_the_real_server_answers_its_own_page_only(server):
     status, _, text = server.request("GET", "/", host=f"evil.example:{server.port}", headers=server.cookie)
     assert status == 400 and text.count("\n") == 1
     assert server.request("GET", "/")[0] == 403
-    status, headers, _ = server.request("GET", f"/?token={TOKEN}")
-    assert status == 303 and headers["location"] == "/" and "HttpOnly" in headers["set-cookie"]
+    status, headers, login = server.request("GET", f"/?token={TOKEN}")
+    assert status == 200 and "HttpOnly" in headers["set-cookie"] and 'location.replace("/")' in login
     status, _, page = server.request("GET", "/", headers=server.cookie)
     assert status == 200 and "microagg" in page
     url = f"ws://127.0.0.1:{server.port}/websocket/"
@@ -796,3 +814,14 @@ def test_wide_data_measures_and_report_use_a_capped_set_of_columns(tmp_path):
     assert report.count('class="cell"') == 2 * logic.REPORT_COLUMNS ** 2  # two heat maps of 40 x 40
     view, _ = logic.measured_view(expected)
     assert view.columns == list(df.columns[:logic.REPORT_COLUMNS]) and view.information_loss == expected.information_loss
+
+
+def test_the_browser_is_sent_a_private_file_not_the_token(tmp_path):
+    """The browser's command line (which every user of the machine can read) holds a file name;
+    the file, readable by its owner only, sends the browser to the address with the token."""
+    from microagg.app import _launcher
+
+    url = f"http://127.0.0.1:{PORT}/?token={TOKEN}"
+    path = _launcher(tmp_path, url)
+    assert (path.stat().st_mode & 0o777) == 0o600 and TOKEN not in path.as_uri()
+    assert f'content="0;url={url}"' in path.read_text()

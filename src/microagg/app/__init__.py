@@ -106,7 +106,7 @@ def serve(file: str | None = None, *, host: str = "127.0.0.1", port: int = 0, op
             print(f"microagg app: warning: serving on {host}: anyone who can reach this machine on port {port} "
                   "and holds the token can upload data and read the results", file=sys.stderr)
         budget = security.UploadBudget(limit)
-        shiny_app = build_app(workdir, file, limit / 1024 / 1024, budget)
+        shiny_app = build_app(workdir, file, float(max_upload_mb), budget)
         app = security.Gate(security.UploadLimit(security.ShinyMessages(shiny_app, ("upload",), logic.read_suffixes()),
                                                  budget),
                             security.Access.for_server(host, port, token, allow_remote))
@@ -136,7 +136,7 @@ def serve(file: str | None = None, *, host: str = "127.0.0.1", port: int = 0, op
         url = f"http://{shown}:{port}/?token={token}"
         print(f"microagg app: {url}  (Ctrl+C stops it)", flush=True)
         if open_browser:
-            threading.Timer(1.0, webbrowser.open, args=(url,)).start()
+            threading.Timer(1.0, webbrowser.open, args=(_launcher(workdir, url).as_uri(),)).start()
         server.run(sockets=[sock])
     finally:
         sock.close()
@@ -145,6 +145,23 @@ def serve(file: str | None = None, *, host: str = "127.0.0.1", port: int = 0, op
         logic.cleanup_workdir(workdir)
         _register_temporary(workdir, False)
     return 0
+
+
+def _launcher(workdir, url: str):
+    """A page in the private folder (readable by this user only) that sends the browser to ``url``:
+    the browser is started with this file's name, not with the token, which any user of the machine
+    could read in the process list (as Jupyter does)."""
+    import html
+    from pathlib import Path
+
+    path = Path(workdir) / "open.html"
+    target = html.escape(url)
+    text = (f'<!DOCTYPE html><html><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url={target}">'
+            f'<title>microagg</title></head><body><p><a href="{target}">open microagg app</a></p></body></html>\n')
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path
 
 
 def _register_temporary(path, on: bool) -> None:

@@ -21,6 +21,7 @@ this machine (no token). As Jupyter's server does:
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import ipaddress
 import json
@@ -155,6 +156,26 @@ async def _refuse_websocket(receive, send) -> None:
         await send({"type": "websocket.close", "code": 1008})
 
 
+async def _login(send, cookie: str, clean: str) -> None:
+    """The answer to the token in the address: the cookie, and a page that replaces itself (and the
+    token in the address bar and history) with the clean address. The page's own navigation, not
+    a 303: a redirect keeps the first request's initiator, so a login opened from elsewhere (the
+    launcher file, a link) would reach the clean address as another site's request, without the
+    SameSite=Strict cookie."""
+    import html
+
+    target, attribute = json.dumps(clean), html.escape(clean)  # (url-encoded already: no quote, no '<')
+    body = ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>microagg</title>"
+            f"<meta http-equiv=\"refresh\" content=\"0;url={attribute}\"></head><body>"
+            f"<script>window.location.replace({target});</script>"
+            f"<p><a href=\"{attribute}\">microagg app</a></p></body></html>\n").encode()
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [(b"content-type", b"text/html; charset=utf-8"), (b"content-length", str(len(body)).encode()),
+                            (b"cache-control", b"no-store"), (b"set-cookie", cookie.encode("latin-1")),
+                            *_SECURITY_HEADERS]})
+    await send({"type": "http.response.body", "body": body})
+
+
 def _report(what: str, exc: BaseException) -> None:
     """One line on the server's stderr for a failure a request caused (never a traceback, never a
     path: the line names the exception's type only)."""
@@ -181,9 +202,8 @@ class Gate:
                 return await _refuse_websocket(receive, send)
             return await _plain(send, status, text)
         if login is not None:  # the token in the address: set the cookie, go to the clean address
-            cookie = (f"{self.access.cookie}={self.access.token}; Path=/; HttpOnly; SameSite=Strict").encode()
-            return await _plain(send, 303, "logged in", [(b"location", login.encode("latin-1")),
-                                                         (b"set-cookie", cookie)])
+            return await _login(send, f"{self.access.cookie}={self.access.token}; Path=/; HttpOnly; SameSite=Strict",
+                                login)
         if kind == "websocket":
             return await self._guarded(scope, receive, send, "a websocket failed")
         started = False
@@ -295,7 +315,7 @@ class UploadBudget:
 
 
 def _mb(n: int) -> str:
-    return f"{n / 1024 / 1024:g}"
+    return f"{n / 1024 / 1024:.4g}"  # 0.02 for --max-upload-mb 0.02 (20,971 bytes)
 
 
 _UPLOAD_PATH = re.compile(r"/session/([^/]+)/upload/")
@@ -390,10 +410,11 @@ class _Refused(Exception):
 
 class ShinyMessages:
     """ASGI middleware on the websocket: each message the page sends is checked before Shiny reads
-    it. A message Shiny would fail on with a traceback on the server's stderr (not JSON, an input
-    name with two ':', an input type the page does not use, an action count that is not a count),
-    an input only the server sets (``file_inputs``: set by a finished upload, never by the page)
-    or an upload of several files ends the connection (1008). Upload file names are made safe
+    it. A message Shiny would fail on with a traceback on the server's stderr (not JSON, a message
+    before "init" or a second "init", an input name with two ':', an input type the page does not
+    use, an action count that is not a count, the end of an upload Shiny did not start), an input
+    only the server sets (``file_inputs``: set by a finished upload, never by the page) or an
+    upload of several files ends the connection (1008). Upload file names are made safe
     (:func:`safe_file_name`); a changed one is marked ``name_changed``."""
 
     _TYPES = ("shiny.action", "shiny.number")
@@ -407,6 +428,7 @@ class ShinyMessages:
         if scope["type"] != "websocket":
             return await self.app(scope, receive, send)
         closed = False
+        state = {"started": False, "jobs": set()}  # "init" seen; the uploads Shiny started
 
         async def checked_receive():
             nonlocal closed
@@ -416,7 +438,7 @@ class ShinyMessages:
             if message["type"] != "websocket.receive":
                 return message
             try:
-                text = self._checked(message.get("text"))
+                text = self._checked(message.get("text"), state)
             except _Refused:
                 closed = True
                 await send({"type": "websocket.close", "code": 1008})
@@ -424,21 +446,29 @@ class ShinyMessages:
             return {**message, "text": text}
 
         async def quiet_send(message):
-            if not closed:  # nothing after the close this middleware sent
-                await send(message)
+            if closed:  # nothing after the close this middleware sent
+                return
+            text = message.get("text") if message["type"] == "websocket.send" else None
+            if text and '"jobId"' in text:  # Shiny's answer to an uploadInit: the job its uploadEnd names
+                with contextlib.suppress(ValueError, KeyError, TypeError, AttributeError):
+                    state["jobs"].add(json.loads(text)["response"]["value"]["jobId"])
+            await send(message)
 
         await self.app(scope, checked_receive, quiet_send)
 
-    def _checked(self, text) -> str:
+    def _checked(self, text, state) -> str:
         if not isinstance(text, str):
             raise _Refused
         try:
             message = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise _Refused from None
         if not isinstance(message, dict) or not isinstance(message.get("method"), str):
             raise _Refused
         method = message["method"]
+        if (method == "init") == state["started"]:  # "init" first and once
+            raise _Refused
+        state["started"] = True
         changed = False
         if method in ("init", "update"):
             data = message.get("data")
@@ -461,8 +491,10 @@ class ShinyMessages:
                 changed = self._check_upload_init(message["args"])
             elif method == "uploadEnd":
                 args = message["args"]
-                if len(args) != 2 or not all(isinstance(a, str) for a in args) or args[1] not in self.file_inputs:
+                if len(args) != 2 or not all(isinstance(a, str) for a in args) or args[1] not in self.file_inputs \
+                        or args[0] not in state["jobs"]:
                     raise _Refused
+                state["jobs"].discard(args[0])
         else:
             raise _Refused
         return json.dumps(message) if changed else text
