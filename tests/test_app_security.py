@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import gzip
 import http.client
+import itertools
 import json
 import os
 import re
@@ -192,6 +193,15 @@ def test_an_app_failure_is_one_line_and_no_traceback(capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err and "KeyError" in err
 
+    from starlette.requests import ClientDisconnect
+
+    async def gone(scope, receive, send):  # a client that left during its upload: nothing to say
+        raise ClientDisconnect()
+
+    assert _run(security.Gate(gone, security.Access.for_server("127.0.0.1", PORT, TOKEN, False)),
+                _scope(method="POST", path="/session/s/upload/j", headers=[COOKIE, OWN])) == []
+    assert capsys.readouterr().err == ""
+
 
 # ---------------------------------------------------------------------------- upload bounds
 class Uploads:
@@ -216,11 +226,15 @@ class Uploads:
         await send({"type": "http.response.body", "body": b"OK"})
 
 
-def _post(app, session, body: bytes, declared=True, chunk=4):
+_JOBS = itertools.count()
+
+
+def _post(app, session, body: bytes, declared=True, chunk=4, job=None):
     headers = [("content-length", str(len(body)))] if declared else [("transfer-encoding", "chunked")]
     pieces = [body[i:i + chunk] for i in range(0, len(body), chunk)] or [b""]
     incoming = [{"type": "http.request", "body": p, "more_body": i < len(pieces) - 1} for i, p in enumerate(pieces)]
-    return _run(app, _scope(method="POST", path=f"/session/{session}/upload/job", headers=headers), incoming)
+    path = f"/session/{session}/upload/{job or next(_JOBS)}"
+    return _run(app, _scope(method="POST", path=path, headers=headers), incoming)
 
 
 def test_the_limit_is_the_sessions_total_not_each_requests():
@@ -238,6 +252,9 @@ def test_the_limit_is_the_sessions_total_not_each_requests():
     assert budget.held("s1") == 6
     budget.forget("s1")
     assert budget.held("s1") == 0
+    assert _status(_post(app, "s3", b"1", job="once")) == 200
+    again = _post(app, "s3", b"1", job="once")  # a job takes one file: Shiny would answer a second with a 500
+    assert _status(again) == 409 and _body(again).count("\n") == 1
 
 
 def test_a_chunked_upload_over_the_limit_gets_413_not_500():
@@ -614,6 +631,19 @@ def test_uploads_are_bounded_named_safely_and_counted_per_page(server, tmp_path)
         fresh.wait_for(lambda: "unsupported file format: upload" in fresh.error_line())
         message = fresh.error_line()
         assert "microagg-app-" not in message and fresh.session not in message  # no private path
+        # a second file for one upload job, and an upload the client breaks off: no 500, no line on stderr
+        reply = fresh.call("uploadInit", [{"name": "a.csv", "size": 8, "type": ""}])
+        headers = {**server.cookie, **server.origin}
+        assert server.request("POST", "/" + reply["uploadUrl"], headers, b"a,b\n1,2\n")[0] == 200
+        assert server.request("POST", "/" + reply["uploadUrl"], headers, b"a,b\n1,2\n")[0] == 409
+        reply = fresh.call("uploadInit", [{"name": "b.csv", "size": 100_000, "type": ""}])
+        with socket.create_connection(("127.0.0.1", server.port)) as cut:
+            cut.sendall(f"POST /{reply['uploadUrl']} HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+                        f"Cookie: {server.cookie['Cookie']}\r\nOrigin: {server.origin['Origin']}\r\n"
+                        "Content-Length: 100000\r\n\r\n".encode() + b"x" * 1000)
+            time.sleep(0.3)
+        time.sleep(0.5)
+        assert server.stderr == ""
     finally:
         fresh.close()
 

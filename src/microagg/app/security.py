@@ -218,6 +218,8 @@ class Gate:
         try:
             await self.app(scope, receive, send_with_headers)
         except Exception as exc:  # noqa: BLE001 - one line instead of uvicorn's traceback
+            if type(exc).__name__ == "ClientDisconnect":  # the client went away (a cut upload): nobody to tell
+                return
             _report(f"a request failed: {scope.get('method', '')} answered 500", exc)
             if not started:
                 await _plain(send, 500, "microagg app: internal error")
@@ -285,6 +287,7 @@ class UploadBudget:
         self.limit = int(limit)
         self._held: dict = {}
         self._spare: dict = {}
+        self.posted: set = set()  # the upload paths already sent (an upload job takes one file)
 
     def held(self, session: str) -> int:
         return self._held.get(session, 0)
@@ -339,6 +342,9 @@ class UploadLimit:
         if match is None or scope.get("method") != "POST":
             return await self.app(scope, receive, send)
         session = match.group(1)
+        if scope["path"] in self.budget.posted:  # Shiny would fail (a 500) on a second file for one job
+            return await _plain(send, 409, "microagg app: this upload was sent already")
+        self.budget.posted.add(scope["path"])
         remaining = self.budget.remaining(session)
         lengths = _headers(scope).get("content-length", [])
         try:
