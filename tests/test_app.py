@@ -244,8 +244,9 @@ def test_loopback_and_upload_limit():
     scope = {"type": "http", "method": "POST", "path": "/session/abc/upload/def", "headers": [(b"content-length", b"11")]}
     asyncio.run(app(scope, receive, send))
     assert sent[0]["status"] == 413 and not calls
-    asyncio.run(app({**scope, "headers": [(b"content-length", b"10")]}, receive, send))
-    assert calls == ["/session/abc/upload/def"]
+    asyncio.run(app({**scope, "path": "/session/abc/upload/ghi", "headers": [(b"content-length", b"10")]}, receive,
+                    send))
+    assert calls == ["/session/abc/upload/ghi"]
 
 
 def test_cli_app_without_the_framework_says_how_to_install_it(capsys, monkeypatch):
@@ -480,7 +481,10 @@ def test_app_end_to_end_in_headless_chromium(app_server, browser, tmp_path):
     census_csv = tmp_path / "census.csv"
     census.to_csv(census_csv, index=False)
 
-    browser.get(url)
+    browser.get(url.split("?")[0])  # without the token: refused
+    assert "needs the app's token" in browser.find_element(By.TAG_NAME, "body").text
+    browser.get(url)  # the printed address: the token logs in, then leaves the address bar
+    page.wait(20).until(lambda d: d.current_url == f"http://127.0.0.1:{port}/")
     # a bundled data set, then an uploaded file
     page.select("#dataset", "tarragona")
     page.text_of("#data-name", lambda t: t == "tarragona")

@@ -121,8 +121,8 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
             ui.row(
                 ui.column(5, ui.input_file("upload", "Upload a data file (CSV, Parquet, ...)",
                                            button_label="Choose file…"),
-                          ui.p(f"Largest upload: {max_upload_mb:g} MB. The file stays on this machine.",
-                               class_="muted")),
+                          ui.p(f"Largest upload: {max_upload_mb:g} MB, all this page's uploads together. The "
+                               "file stays on this machine.", class_="muted")),
                 ui.column(4, ui.input_select("dataset", "…or a bundled data set",
                                              {"": "(none)", **{n: n for n in datasets}})),
             ),
