@@ -303,41 +303,62 @@ def _listening_addresses(port: int) -> list[str]:
     return found
 
 
+class RunningApp:
+    """A ``microagg app`` subprocess: the address it printed (with its token), its port, process,
+    private folder and what it wrote on stderr so far."""
+
+    def __init__(self, url: str, port: int, proc, private: set, stderr_path: str):
+        self.url, self.port, self.proc, self.private, self.stderr_path = url, port, proc, private, stderr_path
+
+    @property
+    def stderr(self) -> str:
+        return Path(self.stderr_path).read_text()
+
+
 @contextlib.contextmanager
-def running_app(*args):
-    """``microagg app --no-browser ARGS`` in a subprocess: yields (url, port); checks at the end
-    that it stopped cleanly and removed its private folder."""
+def running_app(*args, env=None):
+    """``microagg app --no-browser ARGS`` in a subprocess (``env``: more environment variables);
+    yields a RunningApp. At the end: no traceback on its stderr; stopped by the test's SIGTERM
+    here, it ended cleanly and removed its private folder."""
     env = dict(os.environ, PYTHONPATH=f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
-               PYTHONUNBUFFERED="1")
+               PYTHONUNBUFFERED="1", **(env or {}))
     temp = Path(tempfile.gettempdir())
     before = set(temp.glob("microagg-app-*"))
-    proc = subprocess.Popen([sys.executable, "-m", "microagg.cli", "app", "--no-browser", *args], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with tempfile.NamedTemporaryFile("w", suffix=".stderr", delete=False) as err:
+        proc = subprocess.Popen([sys.executable, "-m", "microagg.cli", "app", "--no-browser", *args], env=env,
+                                stdout=subprocess.PIPE, stderr=err, text=True)
+    private: set = set()
+    stopped_here = False
     try:
         line = proc.stdout.readline()
         match = re.search(r"http://127\.0\.0\.1:(\d+)/\?token=[A-Za-z0-9._~-]{16,}", line)
-        assert match, f"no address printed: {line!r} {proc.stderr.read() if proc.poll() is not None else ''}"
+        assert match, f"no address printed: {line!r} {Path(err.name).read_text()}"
         private = set(temp.glob("microagg-app-*")) - before
         assert len(private) == 1 and (next(iter(private)).stat().st_mode & 0o777) == 0o700
-        yield match.group(0), int(match.group(1))
+        yield RunningApp(match.group(0), int(match.group(1)), proc, private, err.name)
     finally:
-        proc.terminate()
+        stopped_here = proc.poll() is None
+        if stopped_here:
+            proc.terminate()
         try:
             proc.wait(timeout=15)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        text = Path(err.name).read_text()
+        os.unlink(err.name)
     from microagg import cli
 
-    assert proc.returncode in (0, cli.EXIT_SIGTERM), proc.stderr.read()  # stopped by SIGTERM, no traceback
-    assert "Traceback" not in proc.stderr.read()
-    assert not any(p.exists() for p in private), "the private folder outlived the app"
+    assert "Traceback" not in text and "Exception" not in text, text
+    if stopped_here:
+        assert proc.returncode in (0, cli.EXIT_SIGTERM), text  # stopped by SIGTERM
+        assert not any(p.exists() for p in private), "the private folder outlived the app"
 
 
 @pytest.fixture
 def app_server():
-    with running_app() as server:
-        yield server
+    with running_app() as running:
+        yield running.url, running.port
 
 
 @pytest.fixture
@@ -654,7 +675,8 @@ def test_file_argument_and_upload_limit(browser, tmp_path):
     small = tmp_path / "small.csv"
     microagg.datasets.load("census").head(20).to_csv(small, index=False)
     assert big.stat().st_size > 20_000 > small.stat().st_size
-    with running_app(str(small), "--max-upload-mb", "0.02") as (url, _):
+    with running_app(str(small), "--max-upload-mb", "0.02") as running:
+        url = running.url
         page = Page(browser, None)
         browser.get(url)
         page.text_of("#data-name", lambda t: t == "small.csv", 20)  # the FILE argument, loaded at start

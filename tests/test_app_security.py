@@ -33,6 +33,7 @@ from hypothesis import strategies as st
 
 import microagg
 from microagg.app import logic, security
+from test_app import running_app
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 TOKEN = "test-token-0123456789abcdef"
@@ -374,12 +375,14 @@ def test_safe_file_names(name):
 
 # ---------------------------------------------------------------------------- a real server
 class Server:
-    def __init__(self, proc, port, stderr_path, private):
-        self.proc, self.port, self.stderr_path, self.private = proc, port, stderr_path, private
+    """A running app (test_app.RunningApp) and requests to it as a client, with any Host."""
+
+    def __init__(self, running):
+        self.running, self.proc, self.port, self.private = running, running.proc, running.port, running.private
 
     @property
     def stderr(self) -> str:
-        return Path(self.stderr_path).read_text()
+        return self.running.stderr
 
     def request(self, method, path, headers=None, body=None, host=None):
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
@@ -418,32 +421,10 @@ class Server:
 
 @contextlib.contextmanager
 def app_server(*args):
-    env = dict(os.environ, PYTHONPATH=f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}", PYTHONUNBUFFERED="1",
-               **{security.TOKEN_ENV: TOKEN})
-    temp = Path(tempfile.gettempdir())
-    before = set(temp.glob("microagg-app-*"))
-    with tempfile.NamedTemporaryFile("w+", suffix=".stderr", delete=False) as err:
-        stderr_path = err.name
-    with open(stderr_path, "w") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "microagg.cli", "app", "--no-browser", *args], env=env,
-                                stdout=subprocess.PIPE, stderr=err, text=True)
-    try:
-        line = proc.stdout.readline()
-        match = re.search(rf"http://127\.0\.0\.1:(\d+)/\?token={TOKEN}", line)
-        assert match, f"no address printed: {line!r} {Path(stderr_path).read_text()}"
-        private = set(temp.glob("microagg-app-*")) - before
-        yield Server(proc, int(match.group(1)), stderr_path, private)
-    finally:
-        if proc.poll() is None:
-            proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        text = Path(stderr_path).read_text()
-        os.unlink(stderr_path)
-    assert "Traceback" not in text and "Exception" not in text, text
+    """``microagg app`` with the token TOKEN (given by the environment, as a script would)."""
+    with running_app(*args, env={security.TOKEN_ENV: TOKEN}) as running:
+        assert running.url.endswith(f"?token={TOKEN}")
+        yield Server(running)
 
 
 class ShinyClient:
