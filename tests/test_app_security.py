@@ -676,10 +676,10 @@ def _worker_of(pid: int, seconds=60.0) -> int:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL])
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL])
 def test_stopping_the_app_right_after_a_run_starts_leaves_no_process(how):
-    """The run's process is killed with the app during its imports (SIGTERM: the CLI's handler
-    exits at once; SIGKILL: no handler at all)."""
+    """The run's process is killed with the app during its imports (SIGTERM, Ctrl+C: the CLI's
+    handler exits at once; SIGKILL: no handler at all)."""
     with app_server() as running:
         client = ShinyClient(running, {"dataset": "census"})
         client.wait_for(lambda: client.data_name() == "census")
@@ -691,7 +691,7 @@ def test_stopping_the_app_right_after_a_run_starts_leaves_no_process(how):
         assert _wait_gone(processes) == [], "a process of the app outlived it"
         with contextlib.suppress(Exception):
             client.close()
-        if how == signal.SIGTERM:
+        if how != signal.SIGKILL:
             assert not any(p.exists() for p in running.private), "the private folder outlived the app"
         else:  # nothing could remove it: the test does
             for p in running.private:
