@@ -510,39 +510,46 @@ def _check_excel(f, name: str, size: int) -> None:
                         f"{columns:,} columns, more cells than {why} (blank cells count: the reader fills them)")
 
 
-_CELL_REF = re.compile(r"([A-Z]{1,3})(\d{1,7})")
+_DIMENSION = re.compile(rb"<(?:\w+:)?dimension\s[^>]*?ref=\"([A-Z]{1,3})(\d{1,7})(?::([A-Z]{1,3})(\d{1,7}))?\"")
+_ROW = re.compile(rb"<(?:\w+:)?row\s[^>]*?\br=\"(\d{1,7})\"")
+_CELL_COLUMN = re.compile(rb"<(?:\w+:)?c\s[^>]*?\br=\"([A-Z]{1,3})\d")
 
 
-def _column_number(letters: str) -> int:
+def _column_number(letters: bytes) -> int:
     n = 0
     for ch in letters:
-        n = n * 26 + ord(ch) - 64
+        n = n * 26 + ch - 64
     return n
 
 
 def _sheet_extent(archive, member: str, name: str) -> tuple[int, int]:
-    """(rows, columns) a worksheet spans: its declared dimension or its farthest cell, whichever is
-    larger (a reader fills the blank cells of that rectangle); one streaming pass over its XML."""
-    import xml.etree.ElementTree as ET
-
-    rows = columns = 0
+    """(rows, columns) a worksheet spans: its declared dimension or its farthest row and cell,
+    whichever is larger (a reader fills the blank cells of that rectangle); one streaming pass
+    over its XML by regular expressions (a tenth of an XML parser's time: the reader parses it
+    after anyway)."""
+    rows, letters, tail = 0, set(), b""
     try:
         with archive.open(member) as stream:
-            for _, element in ET.iterparse(stream, events=("start",)):
-                tag = element.tag.rsplit("}", 1)[-1]
-                ref = element.get("r") if tag in ("c", "row") else element.get("ref") if tag == "dimension" else None
-                if ref is None:
-                    continue
-                if tag == "row":
-                    rows = max(rows, int(ref)) if ref.isdigit() else rows
-                    continue
-                for letters, number in _CELL_REF.findall(ref.upper()):
-                    columns, rows = max(columns, _column_number(letters)), max(rows, int(number))
-    except (ET.ParseError, OSError, EOFError) as exc:
+            while True:
+                chunk = stream.read(_CHUNK)
+                if not chunk:
+                    break
+                text = tail + chunk
+                tail = text[-256:]  # a tag cut between two chunks is read whole with the next one
+                for match in _DIMENSION.finditer(text):
+                    for column, row in ((match.group(1), match.group(2)), (match.group(3), match.group(4))):
+                        if column:
+                            letters.add(column)
+                            rows = max(rows, int(row))
+                found = _ROW.findall(text)
+                if found:
+                    rows = max(rows, max(map(int, found)))
+                letters.update(_CELL_COLUMN.findall(text))
+    except (OSError, EOFError) as exc:
         raise _damaged(name, "Excel", f"{member}: {exc}") from None
     except Exception as exc:  # noqa: BLE001 - zipfile's CRC and size checks (BadZipFile)
         raise _damaged(name, "Excel", f"{member}: {exc}") from None
-    return rows, columns
+    return rows, max(map(_column_number, letters), default=0)
 
 
 _CHECKS = {"stata": _check_stata, "spss": _check_spss, "xpt": _check_xpt, "sas7bdat": _check_sas7bdat,
