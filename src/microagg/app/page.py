@@ -15,7 +15,7 @@ from pathlib import Path
 
 from htmltools import HTML, Tag, TagList, tags
 from shiny import App, reactive, render, ui
-from shiny.types import SilentException
+from shiny.types import SilentCancelOutputException, SilentException
 from starlette.exceptions import HTTPException
 
 from ..errors import InputError
@@ -55,6 +55,9 @@ def _table(header, rows, table_id=None, numeric_from=1) -> Tag:
     return tags.table(head, *body, class_="mtable", id=table_id)
 
 
+_SHINY_SIGNALS = (SilentException, SilentCancelOutputException)  # req() and the like: not failures
+
+
 def _quiet_ui(fn):
     """A render function whose failure (a value the page sent that makes no sense, a bug) is one
     line in its place on the page, never a traceback on the server's stderr."""
@@ -63,7 +66,7 @@ def _quiet_ui(fn):
     def render_or_say_why():
         try:
             return fn()
-        except SilentException:  # Shiny's own "nothing to show yet"
+        except _SHINY_SIGNALS:  # Shiny's own "nothing to show yet"
             raise
         except Exception as exc:  # noqa: BLE001
             return ui.div(logic.one_line(exc), class_="one-line-error")
@@ -201,7 +204,7 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
                 async def run_or_say_why():
                     try:
                         await fn()
-                    except SilentException:
+                    except _SHINY_SIGNALS:
                         raise
                     except Exception as exc:  # noqa: BLE001
                         show_error(logic.one_line(exc))
@@ -210,7 +213,7 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
                 def run_or_say_why():
                     try:
                         fn()
-                    except SilentException:
+                    except _SHINY_SIGNALS:
                         raise
                     except Exception as exc:  # noqa: BLE001
                         show_error(logic.one_line(exc))
