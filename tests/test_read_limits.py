@@ -125,6 +125,26 @@ def test_a_stata_header_claiming_2_31_rows_is_one_line_in_the_library_and_the_cl
         io.read(old)
 
 
+@pytest.mark.parametrize("version", [117, 118, 119])
+def test_stata_versions_claims_are_read_where_each_puts_them(tmp_path, version):
+    ok = tmp_path / "ok.dta"
+    _frame().to_stata(ok, write_index=False, version=version)
+    assert len(io.read(ok).frame) == 60
+    raw = bytearray(ok.read_bytes())
+    at = raw.index(b"<N>") + 3
+    raw[at:at + (4 if version == 117 else 8)] = (2 ** 31 - 1).to_bytes(4 if version == 117 else 8, "little")
+    ok.write_bytes(raw)
+    with pytest.raises(InputError, match="2,147,483,647 rows × 3 columns"):
+        io.read(ok)
+
+
+def test_an_empty_typed_file_is_named_empty(tmp_path):
+    for name in ("e.dta", "e.sav", "e.xpt", "e.parquet", "e.xlsx", "e.sas7bdat"):
+        (tmp_path / name).write_bytes(b"")
+        with pytest.raises(InputError, match=f"cannot read {name}: the file is empty"):
+            io.read(tmp_path / name)
+
+
 def test_a_claim_beyond_the_limit_is_refused_before_memory_is_taken(tmp_path):
     ok = tmp_path / "ok.dta"
     _frame(1000).to_stata(ok, write_index=False, version=118)
@@ -147,6 +167,11 @@ def test_spss_case_counts_and_zsav_blocks(tmp_path, capsys):
         with pytest.raises(InputError, match="claims 2,147,483,647 cases of 3 values"):
             io.read(big)
     assert "2,147,483,647 cases" in _cli_error(capsys, big, tmp_path)
+    unknown = tmp_path / "unknown.sav"  # some writers leave the values per case unknown (-1)
+    raw = bytearray((tmp_path / "ok.sav").read_bytes())
+    raw[68:72] = struct.pack("<i", -1)
+    unknown.write_bytes(raw)
+    read_limits.check_file(unknown, "spss")
     zsav = tmp_path / "ok.zsav"
     cut = tmp_path / "cut.zsav"
     cut.write_bytes(zsav.read_bytes()[:-10])

@@ -245,8 +245,11 @@ def check_file(path, fmt: str) -> None:
             _check_parquet_folder(p)
         return
     try:
+        size = p.stat().st_size
+        if size == 0:
+            raise ReadLimitError(f"cannot read {p.name}: the file is empty")
         with open(p, "rb") as f:
-            check(f, p.name, p.stat().st_size)
+            check(f, p.name, size)
     except struct.error:
         raise _damaged(p.name, _FORMAT_NAMES[fmt], "its header ends too early") from None
     except OSError as exc:
@@ -260,6 +263,10 @@ def _read_exact(f, n: int, name: str, fmt: str) -> bytes:
     return data
 
 
+#: Stata 13+ formats: (bytes of the variable count K, bytes of the observation count N)
+_STATA_COUNT_BYTES = {117: (2, 4), 118: (2, 8), 119: (4, 8), 120: (2, 8), 121: (4, 8)}
+
+
 def _check_stata(f, name: str, size: int) -> None:
     head = f.read(256)
     if head.startswith(b"<stata_dta>"):
@@ -267,8 +274,10 @@ def _check_stata(f, name: str, size: int) -> None:
         if m is None:
             raise _damaged(name, "Stata", "its header is not a Stata 13 or later header")
         release, order = int(m.group(1)), "<" if m.group(2) == b"LSF" else ">"
+        if release not in _STATA_COUNT_BYTES:  # a format this check does not know: the reader decides
+            return
         pos = m.end()
-        k_size, n_size = (4, 8) if release >= 119 else (2, 8 if release >= 118 else 4)
+        k_size, n_size = _STATA_COUNT_BYTES[release]
         columns = int.from_bytes(head[pos:pos + k_size], "little" if order == "<" else "big")
         pos += k_size
         if head[pos:pos + 7] != b"</K><N>":
@@ -294,8 +303,10 @@ def _check_spss(f, name: str, size: int) -> None:
         raise _damaged(name, "SPSS", "it ends inside its header")
     order = "<" if struct.unpack("<i", head[64:68])[0] in (2, 3) else ">"
     case_size, compression, _, cases = struct.unpack(order + "4i", head[68:84])
-    if case_size <= 0 or compression not in (0, 1, 2):
+    if compression not in (0, 1, 2):
         raise _damaged(name, "SPSS", "its header is not an SPSS header")
+    if case_size <= 0:  # some writers leave the values per case unknown (-1): the reader counts them
+        case_size = 1
     if compression == 2:
         data = _zsav_inflated_size(f, name, size, order)
         if cases >= 0 and cases * case_size > data:  # a value takes at least one bytecode byte
