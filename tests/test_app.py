@@ -418,6 +418,17 @@ class Page:
                 return False
         return self.wait(secs).until(check)
 
+    def now(self, css, secs=30) -> str:
+        """The text of ``css`` as it is now (read again if its output re-renders while it is read)."""
+        return self.text_of(css, lambda t: True, secs)
+
+    def settled(self, check, secs=30):
+        """``check(driver)`` once the elements it reads hold still (an output re-rendered between a
+        find and a read makes them stale: found and read again)."""
+        from selenium.common.exceptions import StaleElementReferenceException
+
+        return self.wait(secs).until(lambda d: _ignore_stale(check, d, StaleElementReferenceException))
+
     def click(self, css, secs=40):
         """Click once the element can take it (a tab's pane fades in; an output re-renders)."""
         from selenium.common.exceptions import WebDriverException
@@ -474,7 +485,7 @@ class Page:
 
         outcome = self.wait(secs).until(lambda d: _ignore_stale(finished, d, StaleElementReferenceException))
         assert outcome is True, outcome
-        return float(self.el("#il-value").text)
+        return float(self.now("#il-value"))
 
     def download(self, button_id, suffix, secs=30):
         before = set(self.d.downloads.iterdir())
@@ -516,16 +527,16 @@ def test_app_end_to_end_in_headless_chromium(app_server, browser, tmp_path):
 
     # run 1: mdav, k = 3, every numeric column (all suggested)
     page.tab("protect")
-    boxes = page.wait().until(lambda d: d.find_elements(By.CSS_SELECTOR, "#columns input[type=checkbox]"))
-    assert len(boxes) == 13 and all(b.is_selected() for b in boxes)
+    page.settled(lambda d: [b.is_selected() for b in d.find_elements(By.CSS_SELECTOR, "#columns input[type=checkbox]")]
+                 == [True] * 13)
     page.type_into("#k", "3")
     page.select("#method", "mdav")
     page.text_of("#method-summary", lambda t: len(t) > 0)
     il_mdav = page.run_and_wait(1, 240)
-    assert page.el("#result_detail h4").text == "Run 1: mdav, k = 3, census.csv"
+    assert page.now("#result_detail h4") == "Run 1: mdav, k = 3, census.csv"
     expected = microagg.microaggregate(census, k=3, method="mdav")
     assert round(il_mdav, 4) == round(expected.information_loss, 4)
-    reproduce = page.el("#reproduce").text
+    reproduce = page.now("#reproduce")
     assert "microagg protect" in reproduce and "--method mdav" in reproduce and "-k 3" in reproduce
     page.shot("app-results.png")
     browser.execute_script("document.getElementById('report-frame').scrollIntoView();")
@@ -607,22 +618,25 @@ def test_app_end_to_end_in_headless_chromium(app_server, browser, tmp_path):
     page.tab("data")
     browser.find_element(By.ID, "upload").send_keys(str(hostile_csv))
     page.text_of("#data-name", lambda t: t == "hostile.csv")
-    assert evil in page.el("#profile-table").text and "<b>bold</b>&amp;" in page.el("#preview-table").text
+    assert evil in page.now("#profile-table") and "<b>bold</b>&amp;" in page.now("#preview-table")
     assert browser.execute_script("return window.__pwned === undefined && document.querySelectorAll("
                                   "'img[src=x], #preview-table b').length === 0")
     page.tab("protect")
-    boxes = page.wait().until(lambda d: [b for b in d.find_elements(By.CSS_SELECTOR, "#columns input")
-                                         if b.is_displayed()])
-    labels = [b.find_element(By.XPATH, "..").text for b in boxes]
+
+    def qi_boxes(d) -> dict:
+        """Each quasi-identifier box's label -> ticked (read afresh: the list re-renders)."""
+        return {b.find_element(By.XPATH, "..").text.strip(): b.is_selected()
+                for b in d.find_elements(By.CSS_SELECTOR, "#columns input") if b.is_displayed()}
+
+    labels = page.settled(lambda d: list(qi_boxes(d)) or False)
     assert any(evil in t for t in labels) and any("identifier" in t for t in labels)
     # with a stratum, a sample weight and a variable weight, as the API would do it
     from selenium.webdriver.support.ui import Select
 
     Select(page.el("#strata")).select_by_visible_text("region")
-    w_box = next(b for b in boxes if b.find_element(By.XPATH, "..").text.strip() == "w")
-    assert w_box.is_selected()  # a numeric attribute by the default-QI rule
+    page.settled(lambda d: qi_boxes(d).get("w") is True)  # a numeric attribute by the default-QI rule
     Select(page.el("#sample_weight")).select_by_visible_text("w")
-    page.wait().until(lambda d: not w_box.is_selected())  # the sample weight leaves the QIs
+    page.settled(lambda d: qi_boxes(d).get("w") is False)  # the sample weight leaves the QIs
     page.type_into("#weights", "age=2")
     page.type_into("#k", "4")
     page.run_and_wait(4)
@@ -643,18 +657,23 @@ def test_app_end_to_end_in_headless_chromium(app_server, browser, tmp_path):
     page.select("#dataset", "testdata")
     page.text_of("#data-name", lambda t: t == "testdata")
     page.tab("protect")
-    page.wait().until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#columns input")) >= 14)
-    boxes = {b.find_element(By.XPATH, "..").text.split()[0]: b
-             for b in browser.find_elements(By.CSS_SELECTOR, "#columns input")}
-    assert {name for name, b in boxes.items() if b.is_selected()} == {"age", "expend", "income", "savings"}
-    browser.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].click();", boxes["sex"])
+    ticked = page.settled(lambda d: len(qi_boxes(d)) >= 14 and {t.split()[0] for t, on in qi_boxes(d).items() if on})
+    assert ticked == {"age", "expend", "income", "savings"}
+
+    def tick_sex(d):
+        box = next(b for b in d.find_elements(By.CSS_SELECTOR, "#columns input")
+                   if b.find_element(By.XPATH, "..").text.split()[0] == "sex")
+        d.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].click();", box)
+        return True
+
+    page.settled(tick_sex)
     page.type_into("#k", "3")
     il = page.run_and_wait(5)
     testdata = microagg.datasets.load("testdata")
     qi = ["sex", "age", "expend", "income", "savings"]
     api = microagg.microaggregate(testdata, k=3, method="mdav", columns=qi, categorical=["sex"])
     assert round(il, 4) == round(api.information_loss, 4)
-    command = page.el("#reproduce").text.split("# Python")[0].strip().splitlines()[-1]
+    command = page.now("#reproduce").split("# Python")[0].strip().splitlines()[-1]
     assert "--categorical sex" in command
     import shlex
 
@@ -683,7 +702,7 @@ def test_file_argument_and_upload_limit(browser, tmp_path):
         page.el("#upload").send_keys(str(big))
         page.text_of("#upload-limit", lambda t: "larger than the upload limit of 0.02 MB" in t, 20)
         time.sleep(1.0)
-        assert page.el("#data-name").text == "small.csv"  # still the file loaded before
+        assert page.now("#data-name") == "small.csv"  # still the file loaded before
         browser.refresh()
         tiny = tmp_path / "tiny.csv"
         shutil.copy(small, tiny)
