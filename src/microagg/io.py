@@ -31,6 +31,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import read_limits
 from .errors import InputError
 
 __all__ = ["Table", "CsvDialect", "read", "write", "format_of", "check_output_path", "check_writable", "atomic_write",
@@ -260,6 +261,7 @@ def read(path, *, sep: str | None = None, decimal: str | None = None, encoding: 
         raise InputError(f"--sep, --decimal and --encoding apply to CSV files, not to {p.name}")
     if fmt != "excel" and sheet is not None:
         raise InputError(f"--sheet applies to Excel files, not to {p.name}")
+    read_limits.check_file(p, fmt)  # the format its suffix says; what its header claims fits
     missing = (missing,) if isinstance(missing, str) else tuple(missing or ())
     if fmt == "csv":
         try:
@@ -559,15 +561,7 @@ _THOUSANDS = re.compile(r"[+-]?\d{1,3},\d{3}")
 
 
 def _read_csv(p: Path, sep, decimal, encoding, missing) -> Table:
-    raw = p.read_bytes()
-    gz = raw[:2] == b"\x1f\x8b"
-    if gz:
-        import gzip
-
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as exc:
-            raise InputError(f"cannot read {p.name}: broken gzip data ({exc})") from None
+    raw, gz = read_limits.text_bytes(p, encoding)  # gzip inflated in a bounded stream; binary data refused
     for magic, what, suffix in _BINARY_FORMATS:
         if raw.startswith(magic):
             raise InputError(f"{p.name} is {what} file, not delimited text: give it its suffix ({suffix})")
