@@ -22,7 +22,7 @@ import pandas as pd
 import pytest
 
 import microagg
-from microagg.app import UploadLimit, is_loopback, logic
+from microagg.app import is_loopback, logic, security
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -140,7 +140,9 @@ def test_weights_text_and_one_line_errors():
     for bad in ("a=2,3", "x,y", "1,2,3"):
         with pytest.raises(microagg.preprocess.InputError):
             logic.parse_weights(bad, ["a", "b"])
-    assert logic.one_line(ValueError("first\nsecond")) == "first"
+    # the app and the command line agree: only the InputError family is a user error
+    assert logic.one_line(microagg.InputError("first\nsecond")) == "first"
+    assert logic.one_line(ValueError("first\nsecond")) == "internal error (ValueError): first"
     assert logic.one_line(KeyError("x")).startswith("internal error (KeyError)")
 
 
@@ -240,12 +242,13 @@ def test_loopback_and_upload_limit():
     async def receive():
         return {"type": "http.request", "body": b"", "more_body": False}
 
-    app = UploadLimit(inner, limit=10)
+    app = security.UploadLimit(inner, security.UploadBudget(10))
     scope = {"type": "http", "method": "POST", "path": "/session/abc/upload/def", "headers": [(b"content-length", b"11")]}
     asyncio.run(app(scope, receive, send))
     assert sent[0]["status"] == 413 and not calls
-    asyncio.run(app({**scope, "headers": [(b"content-length", b"10")]}, receive, send))
-    assert calls == ["/session/abc/upload/def"]
+    asyncio.run(app({**scope, "path": "/session/abc/upload/ghi", "headers": [(b"content-length", b"10")]}, receive,
+                    send))
+    assert calls == ["/session/abc/upload/ghi"]
 
 
 def test_cli_app_without_the_framework_says_how_to_install_it(capsys, monkeypatch):
@@ -302,41 +305,62 @@ def _listening_addresses(port: int) -> list[str]:
     return found
 
 
+class RunningApp:
+    """A ``microagg app`` subprocess: the address it printed (with its token), its port, process,
+    private folder and what it wrote on stderr so far."""
+
+    def __init__(self, url: str, port: int, proc, private: set, stderr_path: str):
+        self.url, self.port, self.proc, self.private, self.stderr_path = url, port, proc, private, stderr_path
+
+    @property
+    def stderr(self) -> str:
+        return Path(self.stderr_path).read_text()
+
+
 @contextlib.contextmanager
-def running_app(*args):
-    """``microagg app --no-browser ARGS`` in a subprocess: yields (url, port); checks at the end
-    that it stopped cleanly and removed its private folder."""
+def running_app(*args, env=None):
+    """``microagg app --no-browser ARGS`` in a subprocess (``env``: more environment variables);
+    yields a RunningApp. At the end: no traceback on its stderr; stopped by the test's SIGTERM
+    here, it ended cleanly and removed its private folder."""
     env = dict(os.environ, PYTHONPATH=f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
-               PYTHONUNBUFFERED="1")
+               PYTHONUNBUFFERED="1", **(env or {}))
     temp = Path(tempfile.gettempdir())
     before = set(temp.glob("microagg-app-*"))
-    proc = subprocess.Popen([sys.executable, "-m", "microagg.cli", "app", "--no-browser", *args], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with tempfile.NamedTemporaryFile("w", suffix=".stderr", delete=False) as err:
+        proc = subprocess.Popen([sys.executable, "-m", "microagg.cli", "app", "--no-browser", *args], env=env,
+                                stdout=subprocess.PIPE, stderr=err, text=True)
+    private: set = set()
+    stopped_here = False
     try:
         line = proc.stdout.readline()
-        match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
-        assert match, f"no address printed: {line!r} {proc.stderr.read() if proc.poll() is not None else ''}"
+        match = re.search(r"http://127\.0\.0\.1:(\d+)/\?token=[A-Za-z0-9._~-]{16,}", line)
+        assert match, f"no address printed: {line!r} {Path(err.name).read_text()}"
         private = set(temp.glob("microagg-app-*")) - before
         assert len(private) == 1 and (next(iter(private)).stat().st_mode & 0o777) == 0o700
-        yield match.group(0), int(match.group(1))
+        yield RunningApp(match.group(0), int(match.group(1)), proc, private, err.name)
     finally:
-        proc.terminate()
+        stopped_here = proc.poll() is None
+        if stopped_here:
+            proc.terminate()
         try:
             proc.wait(timeout=15)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        text = Path(err.name).read_text()
+        os.unlink(err.name)
     from microagg import cli
 
-    assert proc.returncode in (0, cli.EXIT_SIGTERM), proc.stderr.read()  # stopped by SIGTERM, no traceback
-    assert "Traceback" not in proc.stderr.read()
-    assert not any(p.exists() for p in private), "the private folder outlived the app"
+    assert "Traceback" not in text and "Exception" not in text, text
+    if stopped_here:
+        assert proc.returncode in (0, cli.EXIT_SIGTERM), text  # stopped by SIGTERM
+        assert not any(p.exists() for p in private), "the private folder outlived the app"
 
 
 @pytest.fixture
 def app_server():
-    with running_app() as server:
-        yield server
+    with running_app() as running:
+        yield running.url, running.port
 
 
 @pytest.fixture
@@ -396,6 +420,17 @@ class Page:
                 return False
         return self.wait(secs).until(check)
 
+    def now(self, css, secs=30) -> str:
+        """The text of ``css`` as it is now (read again if its output re-renders while it is read)."""
+        return self.text_of(css, lambda t: True, secs)
+
+    def settled(self, check, secs=30):
+        """``check(driver)`` once the elements it reads hold still (an output re-rendered between a
+        find and a read makes them stale: found and read again)."""
+        from selenium.common.exceptions import StaleElementReferenceException
+
+        return self.wait(secs).until(lambda d: _ignore_stale(check, d, StaleElementReferenceException))
+
     def click(self, css, secs=40):
         """Click once the element can take it (a tab's pane fades in; an output re-renders)."""
         from selenium.common.exceptions import WebDriverException
@@ -452,7 +487,7 @@ class Page:
 
         outcome = self.wait(secs).until(lambda d: _ignore_stale(finished, d, StaleElementReferenceException))
         assert outcome is True, outcome
-        return float(self.el("#il-value").text)
+        return float(self.now("#il-value"))
 
     def download(self, button_id, suffix, secs=30):
         before = set(self.d.downloads.iterdir())
@@ -480,7 +515,10 @@ def test_app_end_to_end_in_headless_chromium(app_server, browser, tmp_path):
     census_csv = tmp_path / "census.csv"
     census.to_csv(census_csv, index=False)
 
-    browser.get(url)
+    browser.get(url.split("?")[0])  # without the token: refused
+    assert "needs the app's token" in browser.find_element(By.TAG_NAME, "body").text
+    browser.get(url)  # the printed address: the token logs in, then leaves the address bar
+    page.wait(20).until(lambda d: d.current_url == f"http://127.0.0.1:{port}/")
     # a bundled data set, then an uploaded file
     page.select("#dataset", "tarragona")
     page.text_of("#data-name", lambda t: t == "tarragona")
@@ -491,16 +529,16 @@ def test_app_end_to_end_in_headless_chromium(app_server, browser, tmp_path):
 
     # run 1: mdav, k = 3, every numeric column (all suggested)
     page.tab("protect")
-    boxes = page.wait().until(lambda d: d.find_elements(By.CSS_SELECTOR, "#columns input[type=checkbox]"))
-    assert len(boxes) == 13 and all(b.is_selected() for b in boxes)
+    page.settled(lambda d: [b.is_selected() for b in d.find_elements(By.CSS_SELECTOR, "#columns input[type=checkbox]")]
+                 == [True] * 13)
     page.type_into("#k", "3")
     page.select("#method", "mdav")
     page.text_of("#method-summary", lambda t: len(t) > 0)
     il_mdav = page.run_and_wait(1, 240)
-    assert page.el("#result_detail h4").text == "Run 1: mdav, k = 3, census.csv"
+    assert page.now("#result_detail h4") == "Run 1: mdav, k = 3, census.csv"
     expected = microagg.microaggregate(census, k=3, method="mdav")
     assert round(il_mdav, 4) == round(expected.information_loss, 4)
-    reproduce = page.el("#reproduce").text
+    reproduce = page.now("#reproduce")
     assert "microagg protect" in reproduce and "--method mdav" in reproduce and "-k 3" in reproduce
     page.shot("app-results.png")
     browser.execute_script("document.getElementById('report-frame').scrollIntoView();")
@@ -582,22 +620,25 @@ def test_app_end_to_end_in_headless_chromium(app_server, browser, tmp_path):
     page.tab("data")
     browser.find_element(By.ID, "upload").send_keys(str(hostile_csv))
     page.text_of("#data-name", lambda t: t == "hostile.csv")
-    assert evil in page.el("#profile-table").text and "<b>bold</b>&amp;" in page.el("#preview-table").text
+    assert evil in page.now("#profile-table") and "<b>bold</b>&amp;" in page.now("#preview-table")
     assert browser.execute_script("return window.__pwned === undefined && document.querySelectorAll("
                                   "'img[src=x], #preview-table b').length === 0")
     page.tab("protect")
-    boxes = page.wait().until(lambda d: [b for b in d.find_elements(By.CSS_SELECTOR, "#columns input")
-                                         if b.is_displayed()])
-    labels = [b.find_element(By.XPATH, "..").text for b in boxes]
+
+    def qi_boxes(d) -> dict:
+        """Each quasi-identifier box's label -> ticked (read afresh: the list re-renders)."""
+        return {b.find_element(By.XPATH, "..").text.strip(): b.is_selected()
+                for b in d.find_elements(By.CSS_SELECTOR, "#columns input") if b.is_displayed()}
+
+    labels = page.settled(lambda d: list(qi_boxes(d)) or False)
     assert any(evil in t for t in labels) and any("identifier" in t for t in labels)
     # with a stratum, a sample weight and a variable weight, as the API would do it
     from selenium.webdriver.support.ui import Select
 
     Select(page.el("#strata")).select_by_visible_text("region")
-    w_box = next(b for b in boxes if b.find_element(By.XPATH, "..").text.strip() == "w")
-    assert w_box.is_selected()  # a numeric attribute by the default-QI rule
+    page.settled(lambda d: qi_boxes(d).get("w") is True)  # a numeric attribute by the default-QI rule
     Select(page.el("#sample_weight")).select_by_visible_text("w")
-    page.wait().until(lambda d: not w_box.is_selected())  # the sample weight leaves the QIs
+    page.settled(lambda d: qi_boxes(d).get("w") is False)  # the sample weight leaves the QIs
     page.type_into("#weights", "age=2")
     page.type_into("#k", "4")
     page.run_and_wait(4)
@@ -618,18 +659,23 @@ def test_app_end_to_end_in_headless_chromium(app_server, browser, tmp_path):
     page.select("#dataset", "testdata")
     page.text_of("#data-name", lambda t: t == "testdata")
     page.tab("protect")
-    page.wait().until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#columns input")) >= 14)
-    boxes = {b.find_element(By.XPATH, "..").text.split()[0]: b
-             for b in browser.find_elements(By.CSS_SELECTOR, "#columns input")}
-    assert {name for name, b in boxes.items() if b.is_selected()} == {"age", "expend", "income", "savings"}
-    browser.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].click();", boxes["sex"])
+    ticked = page.settled(lambda d: len(qi_boxes(d)) >= 14 and {t.split()[0] for t, on in qi_boxes(d).items() if on})
+    assert ticked == {"age", "expend", "income", "savings"}
+
+    def tick_sex(d):
+        box = next(b for b in d.find_elements(By.CSS_SELECTOR, "#columns input")
+                   if b.find_element(By.XPATH, "..").text.split()[0] == "sex")
+        d.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].click();", box)
+        return True
+
+    page.settled(tick_sex)
     page.type_into("#k", "3")
     il = page.run_and_wait(5)
     testdata = microagg.datasets.load("testdata")
     qi = ["sex", "age", "expend", "income", "savings"]
     api = microagg.microaggregate(testdata, k=3, method="mdav", columns=qi, categorical=["sex"])
     assert round(il, 4) == round(api.information_loss, 4)
-    command = page.el("#reproduce").text.split("# Python")[0].strip().splitlines()[-1]
+    command = page.now("#reproduce").split("# Python")[0].strip().splitlines()[-1]
     assert "--categorical sex" in command
     import shlex
 
@@ -650,14 +696,15 @@ def test_file_argument_and_upload_limit(browser, tmp_path):
     small = tmp_path / "small.csv"
     microagg.datasets.load("census").head(20).to_csv(small, index=False)
     assert big.stat().st_size > 20_000 > small.stat().st_size
-    with running_app(str(small), "--max-upload-mb", "0.02") as (url, _):
+    with running_app(str(small), "--max-upload-mb", "0.02") as running:
+        url = running.url
         page = Page(browser, None)
         browser.get(url)
         page.text_of("#data-name", lambda t: t == "small.csv", 20)  # the FILE argument, loaded at start
         page.el("#upload").send_keys(str(big))
         page.text_of("#upload-limit", lambda t: "larger than the upload limit of 0.02 MB" in t, 20)
         time.sleep(1.0)
-        assert page.el("#data-name").text == "small.csv"  # still the file loaded before
+        assert page.now("#data-name") == "small.csv"  # still the file loaded before
         browser.refresh()
         tiny = tmp_path / "tiny.csv"
         shutil.copy(small, tiny)

@@ -537,7 +537,7 @@ def cmd_app(args) -> int:
     from .app import serve
 
     return serve(args.file, host=args.host, port=args.port, open_browser=not args.no_browser,
-                 allow_remote=args.allow_remote, max_upload_mb=args.max_upload_mb)
+                 allow_remote=args.allow_remote, max_upload_mb=args.max_upload_mb, token=args.token)
 
 
 def _add_read_options(p, missing: bool = True) -> None:
@@ -611,7 +611,11 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--no-browser", action="store_true", help="do not open the browser")
     ap.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, this machine only)")
     ap.add_argument("--allow-remote", action="store_true", help="allow a --host other machines can reach")
-    ap.add_argument("--max-upload-mb", type=float, default=2048.0, metavar="N", help="upload limit (default 2048)")
+    ap.add_argument("--max-upload-mb", type=float, default=2048.0, metavar="N",
+                    help="upload limit of a page, all its uploads together; also what an upload may decompress to "
+                         "(default 2048)")
+    ap.add_argument("--token", help="the token the page needs (default: $MICROAGG_APP_TOKEN, else a random one); "
+                                    "other users of this machine can see a command line: prefer the variable")
     ap.set_defaults(func=cmd_app)
     return p
 

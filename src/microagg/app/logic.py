@@ -7,13 +7,15 @@ page (``microagg.app.page``) only wires these functions to inputs and outputs.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import math
 import multiprocessing
 import os
 import pickle
-import queue as queue_module
+import re
 import shlex
+import signal
 import time
 import warnings
 import weakref
@@ -24,32 +26,53 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-def one_line(exc: BaseException) -> str:
-    """The message shown for an error: one line, never a traceback.
+#: Private folders (the app's, its sessions'): no error line shows a path inside one.
+_PRIVATE_ROOTS: set = set()
+_PRIVATE_PATH = re.compile(r"""[^\s'"]*microagg-app-[^\s'"]*""")  # a path in any app's private folder
 
-    A user error (InputError, ValueError, ...) shows its own first line; anything else is named as
+
+def private_text(text: str, roots=()) -> str:
+    """``text`` with every path inside a private folder (which holds the session id) replaced by
+    the file's own name: error lines name the file the user gave, never where the app keeps it."""
+    for root in sorted({*map(str, roots), *_PRIVATE_ROOTS}, key=len, reverse=True):
+        text = re.sub(re.escape(root) + r"""[^\s'"]*""", lambda m: Path(m.group()).name, text)
+    return _PRIVATE_PATH.sub(lambda m: Path(m.group()).name, text)
+
+
+def one_line(exc: BaseException, roots=()) -> str:
+    """The message shown for an error: one line, never a traceback, never a private path.
+
+    A user error (InputError and its family) shows its own first line; anything else is named as
     an internal error with its type, so a bug is recognisable without leaking a traceback.
     """
     from ..errors import InputError
 
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    if isinstance(exc, (InputError, ValueError, TypeError, FileNotFoundError, PermissionError)):
+    text = private_text(text, roots)
+    if isinstance(exc, InputError):
         return text
     return f"internal error ({type(exc).__name__}): {text}"
 
 
 # ---------------------------------------------------------------------------- reading and writing
-def read_input(path) -> pd.DataFrame:
-    """Read a data file in any format the CLI reads (the one reading function of the app)."""
-    from .. import io
+def read_input(path, max_bytes: int | None = None) -> pd.DataFrame:
+    """Read a data file in any format the CLI reads (the one reading function of the app);
+    ``max_bytes``: an upload's bound on its decompressed bytes and its cells (microagg.read_limits)."""
+    from .. import io, read_limits
 
-    return io.read(path).frame
+    with read_limits.limited(max_bytes):
+        return io.read(path).frame
 
 
 # Suffixes written back in the input's own format (longest first: ".csv.gz" before ".gz").
 _IO_SUFFIXES = (".csv.gz", ".tsv.gz", ".txt.gz", ".tab.gz", ".csv", ".tsv", ".txt", ".tab", ".parquet", ".pq",
                 ".dta", ".sav", ".zsav", ".xpt", ".xlsx")
 _READ_ONLY_AS = {".sas7bdat": ".xpt"}  # SAS data sets are written as SAS transport files
+
+
+def read_suffixes() -> tuple:
+    """The suffixes of the files the app reads (longest first)."""
+    return _IO_SUFFIXES + tuple(_READ_ONLY_AS)
 
 
 def output_suffix(input_name: str) -> str:
@@ -70,21 +93,6 @@ def write_protected(input_path, res, path) -> Path:
     return io.write(io.read(input_path), Path(path), published)
 
 
-def _exit_with_parent() -> None:
-    """End this run's process when the app's process is gone (killed, or exited at a signal
-    without the chance to terminate its runs): no orphan keeps computing."""
-    import threading
-
-    parent = os.getppid()
-
-    def watch():
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
-
-
 def _silence_stdout() -> None:
     """A run's process prints nothing on the app's terminal (solver banners write to fd 1)."""
     devnull = os.open(os.devnull, os.O_WRONLY)
@@ -98,7 +106,7 @@ def load_input(spec) -> pd.DataFrame:
         from .. import datasets
 
         return datasets.load(spec.dataset)
-    return read_input(spec.input_path)
+    return read_input(spec.input_path, spec.max_bytes)
 
 
 def dataset_roles(name: str) -> dict:
@@ -253,6 +261,7 @@ class RunSpec:
     distance: str = "euclidean"
     aggregation: str = "mean"
     trim: float | None = None
+    max_bytes: int | None = None  # an upload's reading bound (the app's upload limit)
 
     def api_kwargs(self) -> dict:
         kw: dict = {"k": self.k, "method": self.method, "columns": list(self.columns), "seed": self.seed}
@@ -284,31 +293,38 @@ class RunSpec:
         return f"{stem or 'data'}-{self.method}-k{self.k}{suffix}"
 
     def cli_command(self) -> str:
-        """The ``microagg protect`` command that gives the same output."""
-        q = shlex.quote
-        parts = ["microagg", "protect", q(self.shown_path or self.input_name), "-o", q(self.output_name()), "-k", str(self.k),
-                 "--method", q(self.method), "--columns", q(",".join(map(str, self.columns))),
+        """The ``microagg protect`` command that gives the same output. Nothing in it can be taken
+        for an option: a file name starting with '-' is written './-name', an option's value
+        starting with '-' is joined to it ('--columns=-x')."""
+
+        def option(name: str, value) -> list:
+            text = str(value)
+            return [shlex.quote(f"{name}={text}")] if text.startswith("-") else [name, shlex.quote(text)]
+
+        parts = ["microagg", "protect", shlex.quote(_not_an_option(self.shown_path or self.input_name)),
+                 "-o", shlex.quote(_not_an_option(self.output_name())), "-k", str(self.k),
+                 *option("--method", self.method), *option("--columns", ",".join(map(str, self.columns))),
                  "--seed", str(self.seed)]
         if self.time_limit is not None:
             parts += ["--time-limit", f"{self.time_limit:g}"]
         if self.strata:
-            parts += ["--strata", q(",".join(map(str, self.strata)))]
+            parts += option("--strata", ",".join(map(str, self.strata)))
         if self.sample_weight is not None:
-            parts += ["--sample-weight", q(str(self.sample_weight))]
+            parts += option("--sample-weight", self.sample_weight)
         if self.weights:
-            parts += ["--weights", q(",".join(f"{c}={w:g}" for c, w in self.weights.items()))]
+            parts += option("--weights", ",".join(f"{c}={w:g}" for c, w in self.weights.items()))
         if self.categorical:
-            parts += ["--categorical", q(",".join(map(str, self.categorical)))]
+            parts += option("--categorical", ",".join(map(str, self.categorical)))
         if self.ordinal:
-            parts += ["--ordinal", q(",".join(map(str, self.ordinal)))]
+            parts += option("--ordinal", ",".join(map(str, self.ordinal)))
         if self.distance != "euclidean":
-            parts += ["--distance", q(self.distance)]
+            parts += option("--distance", self.distance)
         if self.aggregation != "mean":
-            parts += ["--aggregation", q(self.aggregation)]
+            parts += option("--aggregation", self.aggregation)
         if self.trim is not None:
             parts += ["--trim", f"{self.trim:g}"]
         for name, value in self.params.items():
-            parts += ["--param", q(f"{name}={_cli_value(value)}")]
+            parts += option("--param", f"{name}={_cli_value(value)}")
         return " ".join(parts)
 
     def python_snippet(self) -> str:
@@ -333,6 +349,11 @@ class RunSpec:
         if any("," in str(c) for c in listed):  # the command line splits column lists at commas
             note += "# A column name holds a comma, which the command line cannot list: use the Python call.\n"
         return f"# command line\n{note}{self.cli_command()}\n\n# Python\n{self.python_snippet()}\n"
+
+
+def _not_an_option(path: str) -> str:
+    """A relative path starting with '-' as './-name', which no option parser takes for an option."""
+    return f"./{path}" if str(path).startswith("-") else str(path)
 
 
 def _cli_value(value) -> str:
@@ -400,11 +421,40 @@ def _plain(v):
 
 
 # ---------------------------------------------------------------------------- the worker process
+#: Measures and figures of a run look at most this many quasi-identifier columns: their cost grows
+#: with the square of the columns (correlation matrices, principal axes, heat maps), and a
+#: 5,000-column run spent minutes there.
+REPORT_COLUMNS = 40
+
+
+def measured_view(res):
+    """(the result the measures and the report look at, a note saying so or None): the run itself
+    on at most REPORT_COLUMNS quasi-identifier columns, the first ones (IL, SSE, the bound and the
+    group sizes stay the whole run's)."""
+    if len(res.columns) <= REPORT_COLUMNS:
+        return res, None
+    chosen = list(res.columns)[:REPORT_COLUMNS]
+    names = {str(c) for c in chosen}
+    publication = dataclasses.replace(
+        res.publication, kinds={c: k for c, k in res.publication.kinds.items() if c in names})
+    audit = dataclasses.replace(
+        res.audit, categories={c: m for c, m in res.audit.categories.items() if str(c) in names})
+    changes = {"columns": chosen, "scaler": None, "standardized": None, "publication": publication, "audit": audit}
+    if res.per_variable:  # one labelling (and group sizes) per column
+        changes["labels"] = res.labels[:, :REPORT_COLUMNS]
+        changes["group_sizes"] = list(res.group_sizes)[:REPORT_COLUMNS]
+    note = (f"measures and figures on the first {REPORT_COLUMNS} of the {len(res.columns):,} quasi-identifier "
+            "columns (their cost grows with the square of the columns); IL is the whole run's")
+    return dataclasses.replace(res, **changes), note
+
+
 def _worker(spec: RunSpec, workdir: str, run_id: int, events) -> None:
-    """Run one protection in this (spawned) process and report through ``events``:
-    ("progress", stage, fraction, message, elapsed), then ("done", figures) or ("error", message).
-    The Result is pickled to ``workdir/run-<id>.pkl`` and the HTML report written next to it."""
+    """Run one protection in this (spawned) process and report through ``events`` (the writing
+    end of a pipe): ("progress", stage, fraction, message, elapsed), then ("done", figures) or
+    ("error", message). The Result is pickled to ``workdir/run-<id>.pkl`` and the HTML report
+    written next to it. Started by ``run_process.start``, which has tied this process to the app's."""
     t0 = time.perf_counter()
+    post = events.send
     try:
         from .. import api
         from ..errors import InputError
@@ -416,53 +466,73 @@ def _worker(spec: RunSpec, workdir: str, run_id: int, events) -> None:
             now = time.perf_counter()
             if now - last[0] >= 0.2 or (fraction is not None and fraction >= 1):
                 last[0] = now
-                events.put(("progress", str(stage), None if fraction is None else float(fraction),
-                            str(message), now - t0))
+                post(("progress", str(stage), None if fraction is None else float(fraction), str(message), now - t0))
 
-        _exit_with_parent()
         _silence_stdout()
-        events.put(("progress", "reading the data", None, "", 0.0))
+        post(("progress", "reading the data", None, "", 0.0))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             df = load_input(spec)
-            events.put(("progress", spec.method, None, "", time.perf_counter() - t0))
+            post(("progress", spec.method, None, "", time.perf_counter() - t0))
             res = api.microaggregate(df, progress=progress, **spec.api_kwargs())
-        events.put(("progress", "measures and report", None, "", time.perf_counter() - t0))
-        figures = run_figures(res, df)
-        figures["warnings"] = list(dict.fromkeys(one_line(w.message) for w in caught))
+        post(("progress", "measures and report", None, "", time.perf_counter() - t0))
+        view, note = measured_view(res)
+        figures = run_figures(view, df)
+        figures["warnings"] = list(dict.fromkeys(one_line(w.message, (workdir,)) for w in caught))
         settings = {"input": spec.input_name, "seed": spec.seed, "time limit (s)": spec.time_limit,
                     "strata": ", ".join(map(str, spec.strata)) if spec.strata else None}
+        if note:
+            figures["warnings"].append(note)
+            settings["measures and figures"] = note
         try:
-            report = render_report(res, df, settings)
+            report = render_report(view, df, settings)
         except InputError as exc:  # e.g. no continuous QI column to draw
-            report = f"<!DOCTYPE html><html><body><p>No report: {html.escape(one_line(exc))}</p></body></html>"
+            report = f"<!DOCTYPE html><html><body><p>No report: {html.escape(one_line(exc, (workdir,)))}</p></body></html>"
         base = Path(workdir) / f"run-{run_id}"
         base.with_suffix(".html").write_text(report, encoding="utf-8")
         with open(base.with_suffix(".pkl"), "wb") as fh:
             pickle.dump(res, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        events.put(("done", figures))
+        post(("done", figures))
     except BaseException as exc:  # noqa: BLE001 - everything becomes one line for the page
-        events.put(("error", one_line(exc)))
+        try:
+            post(("error", one_line(exc, (workdir,))))
+        except (OSError, ValueError):  # the app has gone (or cancelled the run): nobody to tell
+            pass
 
 
 class RunHandle:
     """One protection running in a spawned process; ``poll()`` drains its events, ``cancel()``
-    terminates it (works inside a numba kernel, where no Python code can check a flag)."""
+    terminates it (works inside a numba kernel, where no Python code can check a flag).
+
+    The process starts in ``run_process.start``, which ties its life to this one's before any
+    heavy import; events come through a one-way pipe (no semaphore left behind at a kill)."""
 
     def __init__(self, spec: RunSpec, workdir, run_id: int):
+        from . import run_process
+
         ctx = multiprocessing.get_context("spawn")
         self.spec = spec
         self.run_id = run_id
         self.workdir = Path(workdir)
-        self.events = ctx.Queue()
         self.started = time.perf_counter()
         self.ended: float | None = None
         self.state = "running"  # running | done | error | cancelled
         self.stage, self.fraction, self.message = "starting", None, ""
         self.figures: dict | None = None
         self.error: str | None = None
-        self.process = ctx.Process(target=_worker, args=(spec, str(workdir), run_id, self.events), daemon=True)
-        self.process.start()
+        reader, writer = ctx.Pipe(duplex=False)
+        # the spec goes as plain data: unpickling it must not import this (heavy) module first
+        self.process = ctx.Process(target=run_process.start, daemon=True,
+                                   args=(os.getpid(), dataclasses.asdict(spec), str(workdir), run_id, writer))
+        blocked = hasattr(signal, "pthread_sigmask")  # inherited by the child until run_process ignores it
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if blocked else None
+        try:
+            self.process.start()
+        finally:
+            if blocked:
+                signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        writer.close()  # the child holds the writing end: its exit ends the pipe
+        self.events = reader
         _LIVE.add(self)
 
     @property
@@ -479,21 +549,24 @@ class RunHandle:
     def result_path(self) -> Path:
         return self.workdir / f"run-{self.run_id}.pkl"
 
+    def _drain(self, timeout: float) -> bool:
+        """Handle the events that arrive within ``timeout`` seconds; False once the pipe has ended."""
+        try:
+            while self.state == "running" and self.events.poll(timeout):
+                self._handle(self.events.recv())
+        except (EOFError, OSError):
+            return False
+        return True
+
     def poll(self) -> str:
         """Read every pending event; returns the state."""
         if self.state != "running":
             return self.state
-        while self.state == "running":
-            try:
-                self._handle(self.events.get_nowait())
-            except (queue_module.Empty, OSError, EOFError):
-                break
+        self._drain(0)
         if self.state == "running" and not self.process.is_alive():
             # the process has ended: its last event may still be in the pipe for a moment
-            try:
-                while self.state == "running":
-                    self._handle(self.events.get(timeout=0.5))
-            except (queue_module.Empty, OSError, EOFError):
+            self._drain(0.5)
+            if self.state == "running":
                 self.error = f"the run stopped unexpectedly (exit code {self.process.exitcode})"
                 self.state = "error"
         if self.state != "running":
@@ -510,12 +583,11 @@ class RunHandle:
             self.error, self.state = event[1], "error"
 
     def _close_events(self) -> None:
-        """Release the queue (its semaphores) once the run is over."""
+        """Release the pipe once the run is over."""
         if self.ended is None:
             self.ended = time.perf_counter()
         if self.events is not None:
             self.events.close()
-            self.events.join_thread()
             self.events = None
 
     def cancel(self) -> None:
@@ -598,10 +670,13 @@ def fmt(x, digits: int = 4) -> str:
 
 
 def private_workdir() -> Path:
-    """A folder only this user can read (mode 0700), for uploads, results and reports."""
+    """A folder only this user can read (mode 0700), for uploads, results and reports; no error
+    line shows a path inside it (``private_text``)."""
     import tempfile
 
-    return Path(tempfile.mkdtemp(prefix="microagg-app-"))
+    path = Path(tempfile.mkdtemp(prefix="microagg-app-"))
+    _PRIVATE_ROOTS.update({str(path), os.path.realpath(path)})
+    return path
 
 
 def cleanup_workdir(path) -> None:

@@ -7,13 +7,19 @@ htmltools tags, which escape it; the HTML report is shown in a sandboxed iframe 
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
+import math
+import os
 from pathlib import Path
 
 from htmltools import HTML, Tag, TagList, tags
 from shiny import App, reactive, render, ui
+from shiny.types import SilentCancelOutputException, SilentException
+from starlette.exceptions import HTTPException
 
-from . import logic
+from ..errors import InputError
+from . import logic, security
 
 # shiny renamed these (1.x): use the new names where they exist
 _download = getattr(render, "download_button", render.download)
@@ -49,13 +55,68 @@ def _table(header, rows, table_id=None, numeric_from=1) -> Tag:
     return tags.table(head, *body, class_="mtable", id=table_id)
 
 
-def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: float = 2048.0) -> App:
-    """The Shiny App; ``workdir`` is the private folder for this server's sessions."""
+_SHINY_SIGNALS = (SilentException, SilentCancelOutputException)  # req() and the like: not failures
+
+
+def _quiet_ui(fn):
+    """A render function whose failure (a value the page sent that makes no sense, a bug) is one
+    line in its place on the page, never a traceback on the server's stderr."""
+
+    @functools.wraps(fn)
+    def render_or_say_why():
+        try:
+            return fn()
+        except _SHINY_SIGNALS:  # Shiny's own "nothing to show yet"
+            raise
+        except Exception as exc:  # noqa: BLE001
+            return ui.div(logic.one_line(exc), class_="one-line-error")
+
+    return render_or_say_why
+
+
+def _picked(value, names: dict, what: str, single: bool = False) -> list:
+    """The columns the page sent for ``what`` (their indices in the profile as text), each one a
+    column of the data: one line for anything else (a hand-made message, a stale page)."""
+    if value is None or (single and value == ""):
+        return []
+    values = [value] if single or isinstance(value, str) else value
+    if not isinstance(values, (list, tuple)) or not all(isinstance(v, str) for v in values):
+        raise InputError(f"the page sent something that is not a column for the {what}: reload the page")
+    unknown = [v for v in values if v not in names]
+    if unknown:
+        shown = ", ".join(repr(v[:20]) for v in unknown[:3])
+        raise InputError(f"the page sent an unknown column for the {what} ({shown}): reload the page")
+    return [names[v] for v in values]
+
+
+def _whole(value, what: str) -> int:
+    """A whole number typed in a numeric box (None: empty)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or not float(value).is_integer():
+        raise InputError(f"{what} must be a whole number, got {value!r}"[:200])
+    return int(value)
+
+
+def _text(value) -> str:
+    """A text box's value ('' when empty)."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise InputError("the page sent a value that is not text: reload the page")
+    return value.strip()
+
+
+def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: float = 2048.0,
+              budget: security.UploadBudget | None = None) -> App:
+    """The Shiny App; ``workdir`` is the private folder for this server's sessions; ``budget``:
+    the bytes each session's uploads hold (shared with the upload middleware)."""
     from .. import methods as registry
 
     method_names = registry.names()
     datasets = logic.dataset_names()
     limit_bytes = int(max_upload_mb * 1024 * 1024)
+    budget = budget if budget is not None else security.UploadBudget(limit_bytes)
+    workdir_real = Path(os.path.realpath(workdir))
 
     data_panel = ui.nav_panel(
         "1 Data",
@@ -63,8 +124,8 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
             ui.row(
                 ui.column(5, ui.input_file("upload", "Upload a data file (CSV, Parquet, ...)",
                                            button_label="Choose file…"),
-                          ui.p(f"Largest upload: {max_upload_mb:g} MB. The file stays on this machine.",
-                               class_="muted")),
+                          ui.p(f"Largest upload: {max_upload_mb:g} MB, all this page's uploads together. The "
+                               "file stays on this machine.", class_="muted")),
                 ui.column(4, ui.input_select("dataset", "…or a bundled data set",
                                              {"": "(none)", **{n: n for n in datasets}})),
             ),
@@ -132,10 +193,56 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
 
         def show_error(message: str) -> None:
             with reactive.isolate():
-                clicks = input.run() or 0
-            error.set((message, clicks))
+                clicks = input.run() if "run" in input else 0
+            error.set((logic.private_text(message), clicks if isinstance(clicks, int) else 0))
 
-        async def load(path, name, dataset=None, shown=None) -> None:
+        def guarded(fn):
+            """An effect whose failure is one line at the top of the page, never a traceback on the
+            server's stderr (which would also end the session)."""
+            if asyncio.iscoroutinefunction(fn):
+                @functools.wraps(fn)
+                async def run_or_say_why():
+                    try:
+                        await fn()
+                    except _SHINY_SIGNALS:
+                        raise
+                    except Exception as exc:  # noqa: BLE001
+                        show_error(logic.one_line(exc))
+            else:
+                @functools.wraps(fn)
+                def run_or_say_why():
+                    try:
+                        fn()
+                    except _SHINY_SIGNALS:
+                        raise
+                    except Exception as exc:  # noqa: BLE001
+                        show_error(logic.one_line(exc))
+            return run_or_say_why
+
+        uploads: dict = {}  # path of each upload kept -> its bytes (counted in the session's budget)
+
+        def used_by_a_run(path: str) -> bool:
+            return any(spec.input_path == path for _, spec, _ in runs.get())
+
+        def release_upload(path: str | None) -> None:
+            """Delete an upload that no run uses (not shown any more, or replaced); its bytes go back
+            to the session's budget."""
+            with reactive.isolate():
+                if path not in uploads or used_by_a_run(path):
+                    return
+            logic.cleanup_workdir(Path(path).parent)
+            budget.release(session.id, uploads.pop(path))
+
+        def update_spare() -> None:
+            """The shown upload, if no run uses it, is deleted when another file arrives: its bytes
+            are room for that file (UploadBudget.spare)."""
+            with reactive.isolate():
+                d = loaded.get()
+                path = d["path"] if d is not None else None
+                spare = uploads[path] if path in uploads and not used_by_a_run(path) else 0
+            budget.set_spare(session.id, spare)
+
+        async def load(path, name, dataset=None, shown=None, max_bytes=None, note=None) -> bool:
             """Read a file off the event loop (a large file does not stall other sessions)."""
             try:
                 if dataset:
@@ -143,54 +250,79 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
                                                                                    dataset=dataset))
                     roles = logic.dataset_roles(dataset)
                 else:
-                    df = await asyncio.to_thread(logic.read_input, path)
+                    df = await asyncio.to_thread(logic.read_input, path, max_bytes)
                     roles = None
                 prof = await asyncio.to_thread(logic.profile, df, roles)
             except Exception as exc:  # noqa: BLE001
                 show_error(logic.one_line(exc))
-                return
+                return False
+            with reactive.isolate():
+                previous = loaded.get()
             loaded.set({"df": df, "path": str(path), "name": name, "dataset": dataset, "shown": shown,
-                        "profile": prof})
+                        "profile": prof, "note": note, "max_bytes": max_bytes})
             show_error("")
+            if previous is not None:
+                release_upload(previous["path"])
+            update_spare()
+            return True
 
         @reactive.effect
+        @guarded
         async def _initial():
             if initial_file:
                 await load(initial_file, Path(initial_file).name, shown=initial_file)
 
         @reactive.effect
         @reactive.event(input.upload)
+        @guarded
         async def _upload():
             files = input.upload()
             if not files:
                 return
             f = files[0]
-            if f["size"] > limit_bytes:
-                show_error(f"the file is larger than the upload limit of {max_upload_mb:g} MB")
+            source = Path(os.path.realpath(f["datapath"]))
+            if workdir_real not in source.parents or not source.is_file():  # only Shiny's own upload folder
+                show_error("the upload did not arrive: try again")
                 return
-            # keep the user's file name (its suffix says the format) inside the private folder
-            name = Path(f["name"]).name or "upload"
+            size = source.stat().st_size  # what arrived, not what the page said
+            with reactive.isolate():
+                previous = loaded.get()
+            if previous is not None and previous["path"] in uploads and not used_by_a_run(previous["path"]):
+                loaded.set(None)  # replaced: its room was this file's (UploadBudget.spare)
+                release_upload(previous["path"])
+            # the user's file name (its suffix says the format), made safe, inside the private folder
+            name = security.safe_file_name(f["name"], logic.read_suffixes())
             target = session_dir / f"upload-{next(counter)}" / name
             target.parent.mkdir(mode=0o700)
-            Path(f["datapath"]).replace(target)
-            await load(target, name)
-            ui.update_select("dataset", selected="")
+            source.replace(target)
+            uploads[str(target)] = size
+            note = f"the file's name was changed to a safe one: {name}" if f.get("name_changed") else None
+            if await load(target, name, max_bytes=limit_bytes, note=note):
+                ui.update_select("dataset", selected="")
+            else:
+                release_upload(str(target))  # unreadable: nothing keeps it
+                update_spare()
 
         @reactive.effect
         @reactive.event(input.dataset)
+        @guarded
         async def _dataset():
             name = input.dataset()
             if name:
+                if name not in datasets:
+                    raise InputError("the page sent an unknown data set: reload the page")
                 path = logic.dataset_path(name)
                 await load(path, name, dataset=name, shown=str(path))
 
         @render.ui
+        @_quiet_ui
         def error_line():
             message, clicks = error.get()
             return ui.div(message, id="error-line", class_="one-line-error",
                           data_run=str(clicks)) if message else None
 
         @render.ui
+        @_quiet_ui
         def data_summary():
             d = loaded.get()
             if d is None:
@@ -201,6 +333,7 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
             preview = df.head(8)
             return TagList(
                 tags.h4(tags.span(d["name"], id="data-name"), f": {len(df)} records × {df.shape[1]} columns"),
+                ui.p(d["note"], class_="warning-line", id="data-note") if d.get("note") else None,
                 _table(["column", "type", "distinct values", "missing", "suggested QI", "note"], rows,
                        table_id="profile-table", numeric_from=2),
                 tags.h5("First rows"),
@@ -216,6 +349,7 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
             return {str(i): str(p.name) for i, p in enumerate(d["profile"])}, d["profile"]
 
         @render.ui
+        @_quiet_ui
         def columns_ui():
             choices, prof = _choices()
             if not prof:
@@ -235,6 +369,7 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
 
         @reactive.effect
         @reactive.event(input.strata, input.sample_weight)
+        @guarded
         def _roles_leave_the_qis():
             """A column chosen as a stratum or the sample weight stops being a quasi-identifier
             (the library refuses a column in both roles): its box is unticked."""
@@ -248,6 +383,7 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
                 ui.update_checkbox_group("columns", selected=kept)
 
         @render.ui
+        @_quiet_ui
         def roles_ui():
             choices, prof = _choices()
             if not prof:
@@ -271,6 +407,7 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
             )
 
         @render.ui
+        @_quiet_ui
         def method_ui():
             info = registry.get(input.method())
             items = [ui.p(info.summary, class_="muted", id="method-summary"),
@@ -322,36 +459,40 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
                     or type(values[name]) is not type(info.params[name].default)}
 
         def _spec() -> logic.RunSpec:
-            from ..preprocess import InputError, check_k
+            from ..preprocess import check_k
 
             d = loaded.get()
             if d is None:
                 raise InputError("load a file or choose a data set first")
             names = {str(i): p.name for i, p in enumerate(d["profile"])}
-            columns = [names[i] for i in (input.columns() or ())] if "columns" in input else []
+
+            def chosen(what: str, input_id: str, single: bool = False) -> list:
+                return _picked(input[input_id](), names, what, single) if input_id in input else []
+
+            columns = chosen("quasi-identifiers", "columns")
             if not columns:
                 raise InputError("choose at least one quasi-identifier column")
-            k = input.k()
-            if k is None or not float(k).is_integer():
-                raise InputError(f"k must be a whole number, got {k!r}")
-            check_k(int(k), len(d["df"]))  # before a process starts: the same message as the CLI's
-            seed = input.seed()
-            if seed is None or not float(seed).is_integer() or seed < 0:
-                raise InputError(f"the seed must be a non-negative whole number, got {seed!r}")
-            text = (input.time_limit() or "").strip()
+            if input.k() is None:
+                raise InputError("k must be a whole number, got nothing")
+            k = _whole(input.k(), "k")
+            check_k(k, len(d["df"]))  # before a process starts: the same message as the CLI's
+            seed = _whole(input.seed(), "the seed") if input.seed() is not None else -1
+            if seed < 0:
+                raise InputError(f"the seed must be a non-negative whole number, got {input.seed()!r}")
+            text = _text(input.time_limit())
             try:
                 time_limit = float(text) if text else None
             except ValueError:
-                raise InputError(f"the time limit must be a number of seconds, got {text!r}") from None
-            if time_limit is not None and not time_limit > 0:
-                raise InputError(f"the time limit must be positive, got {text}")
+                raise InputError(f"the time limit must be a number of seconds, got {text[:40]!r}") from None
+            if time_limit is not None and not (time_limit > 0 and math.isfinite(time_limit)):
+                raise InputError(f"the time limit must be a positive number of seconds, got {text[:40]}")
             info = registry.get(input.method())
-            strata = [names[i] for i in (input.strata() or ())] if "strata" in input else []
-            sw = input.sample_weight() if "sample_weight" in input else ""
-            weights = logic.parse_weights(input.weights() if "weights" in input else "", columns)
+            strata = chosen("strata", "strata")
+            weight = chosen("sample weight", "sample_weight", single=True)
+            weights = logic.parse_weights(_text(input.weights()) if "weights" in input else "", columns)
             kind_of = {p.name: p.kind for p in d["profile"]}
-            declared_nominal = [names[i] for i in (input.nominal() or ())] if "nominal" in input else []
-            declared_ordinal = [names[i] for i in (input.ordinal() or ())] if "ordinal" in input else []
+            declared_nominal = chosen("nominal codes", "nominal")
+            declared_ordinal = chosen("ordinal codes", "ordinal")
             both = set(declared_nominal) & set(declared_ordinal)
             if both:
                 raise InputError(f"column(s) {', '.join(map(str, both))} cannot be both nominal and ordinal")
@@ -362,21 +503,23 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
             # declared explicitly (also the dtype's categories), so the command line reproduces the run
             categorical = [c for c in columns if c in declared_nominal or kind_of[c] in ("nominal", "text")]
             ordinal = [c for c in columns if c in declared_ordinal or kind_of[c] == "ordinal"]
-            trim_text = (input.trim() or "").strip() if "trim" in input else ""
+            trim_text = _text(input.trim()) if "trim" in input else ""
             try:
                 trim = float(trim_text) if trim_text else None
             except ValueError:
-                raise InputError(f"the trimmed share must be a number, got {trim_text!r}") from None
+                raise InputError(f"the trimmed share must be a number, got {trim_text[:40]!r}") from None
             return logic.RunSpec(
                 categorical=categorical, ordinal=ordinal,
-                distance=input.distance() if "distance" in input else "euclidean",
-                aggregation=input.aggregation() if "aggregation" in input else "mean", trim=trim,
-                input_path=d["path"], input_name=d["name"], dataset=d["dataset"], k=int(k), method=info.name,
-                columns=columns, strata=strata, sample_weight=names[sw] if sw else None, weights=weights,
-                params=_param_values(info), time_limit=time_limit, seed=int(seed), shown_path=d["shown"])
+                distance=_text(input.distance()) if "distance" in input else "euclidean",
+                aggregation=_text(input.aggregation()) if "aggregation" in input else "mean", trim=trim,
+                input_path=d["path"], input_name=d["name"], dataset=d["dataset"], k=k, method=info.name,
+                columns=columns, strata=strata, sample_weight=weight[0] if weight else None, weights=weights,
+                params=_param_values(info), time_limit=time_limit, seed=seed, shown_path=d["shown"],
+                max_bytes=d["max_bytes"])
 
         @reactive.effect
         @reactive.event(input.run)
+        @guarded
         def _run():
             if active.get() is not None:
                 show_error("a run is already going: wait for it or cancel it")
@@ -392,9 +535,11 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
             handles.append(handle)
             runs.set(runs.get() + [(run_id, spec, handle)])
             active.set(handle)
+            update_spare()  # the run's file is kept for its export
 
         @reactive.effect
         @reactive.event(input.cancel)
+        @guarded
         def _cancel():
             handle = active.get()
             if handle is not None:
@@ -438,6 +583,7 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
         watcher = asyncio.create_task(_watch_runs())
 
         @render.ui
+        @_quiet_ui
         def progress_ui():
             tick.get()
             handle = active.get()
@@ -466,6 +612,7 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
             return [(rid, spec, h) for rid, spec, h in runs.get() if h.state == "done"]
 
         @render.ui
+        @_quiet_ui
         def results_ui():
             done = finished()
             if not done:
@@ -479,6 +626,7 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
                            ui.output_ui("result_detail"))
 
         @render.ui
+        @_quiet_ui
         def result_detail():
             done = {str(rid): (spec, h) for rid, spec, h in finished()}
             key = input.result_run()
@@ -538,17 +686,34 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
             return TagList(*parts)
 
         def _chosen():
+            """(spec, handle) of the finished run the Results tab shows; a download asked for before
+            any (or for a run that is not finished) is a 404 with one line."""
             done = {str(rid): (spec, h) for rid, spec, h in finished()}
-            return done[input.result_run()]
+            key = input.result_run() if "result_run" in input else None
+            if not isinstance(key, str) or key not in done:
+                raise HTTPException(404, "microagg app: no finished run to download")
+            return done[key]
+
+        def _exported(write):
+            """A download's file, or a 500 with one line (never a traceback) if writing it fails."""
+            try:
+                return write()
+            except HTTPException:
+                raise
+            except Exception as exc:  # noqa: BLE001
+                raise HTTPException(500, f"microagg app: {logic.one_line(exc)}") from None
 
         @_download(filename=lambda: _chosen()[0].output_name())
         def download_data():
             spec, handle = _chosen()
-            res = handle.load_result()
-            path = session_dir / f"export-{handle.run_id}" / spec.output_name()
-            path.parent.mkdir(mode=0o700, exist_ok=True)
-            logic.write_protected(spec.input_path, res, path)
-            return str(path)
+
+            def write():
+                path = session_dir / f"export-{handle.run_id}" / spec.output_name()
+                path.parent.mkdir(mode=0o700, exist_ok=True)
+                logic.write_protected(spec.input_path, handle.load_result(), path)
+                return str(path)
+
+            return _exported(write)
 
         @_download(filename=lambda: f"report-run-{_chosen()[1].run_id}.html")
         def download_report():
@@ -556,9 +721,10 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
 
         @_download(filename=lambda: f"reproduce-run-{_chosen()[1].run_id}.txt")
         def download_reproduce():
-            yield _chosen()[0].reproduce_text()
+            return [_chosen()[0].reproduce_text()]  # known before the answer starts (a 404 stays a 404)
 
         @render.ui
+        @_quiet_ui
         def history_ui():
             tick.get()
             all_runs = runs.get()
@@ -569,6 +735,7 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
             return TagList(tags.h4("This session's runs"), _table(header, rows, table_id="history-table"))
 
         @render.ui
+        @_quiet_ui
         def compare_ui():
             done = finished()
             if len(done) < 2:
@@ -584,6 +751,7 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
             )
 
         @render.ui
+        @_quiet_ui
         def compare_table():
             done = {str(rid): (spec, h.figures) for rid, spec, h in finished()}
             a, b = input.compare_a(), input.compare_b()
@@ -600,11 +768,13 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
 
         @reactive.effect
         @reactive.event(input.export_a)
+        @guarded
         def _export_a():
             _export("a")
 
         @reactive.effect
         @reactive.event(input.export_b)
+        @guarded
         def _export_b():
             _export("b")
 
@@ -613,6 +783,7 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
             for h in handles:
                 h.cancel()
             logic.cleanup_workdir(session_dir)
+            budget.forget(session.id)
 
         session.on_ended(_ended)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from .. import read_limits
 from ..errors import InputError
 from .files import (atomic_folder, atomic_write, atomic_write_text, check_folder, check_output_path,
                     check_side_file, register_temporary, remove_temporaries, same_file, unregister_temporary)
@@ -67,6 +68,7 @@ def read(path, *, sep: str | None = None, decimal: str | None = None, encoding: 
         flags = ", ".join(_OPTION_FLAGS[name] for name in stray)
         raise InputError(f"{flags} appl{'ies' if len(stray) == 1 else 'y'} to {' and '.join(takers)} files, "
                          f"not to {p.name}")
+    read_limits.check_file(p, fmt.name)  # the format its suffix says; what its header claims fits
     missing = (missing,) if isinstance(missing, str) else tuple(missing or ())
     given = {name: options[name] for name in fmt.read_options if options[name] is not None}
     try:

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from .. import read_limits
 from ..errors import InputError
 from .formats import Format, all_formats
 from .table import Meta, Table
@@ -232,15 +233,7 @@ _THOUSANDS = re.compile(r"[+-]?\d{1,3},\d{3}")
 
 def read(p: Path, *, missing=(), sep=None, decimal=None, encoding=None) -> Table:
     missing = tuple(missing)
-    raw = p.read_bytes()
-    gz = raw[:2] == b"\x1f\x8b"
-    if gz:
-        import gzip
-
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as exc:
-            raise InputError(f"cannot read {p.name}: broken gzip data ({exc})") from None
+    raw, gz = read_limits.text_bytes(p, encoding)  # gzip inflated in a bounded stream; binary data refused
     _other_format(raw, p.name)
     text, enc, bom = _decode(raw, encoding, p.name)
     if not text.strip():  # also a file of nothing but a byte order mark
