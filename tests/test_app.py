@@ -38,10 +38,10 @@ def test_profile_flags_identifiers_and_suggests_continuous_columns():
         "spend": rng.permutation(np.arange(0, 3 * n, 3)),  # distinct integers but not consecutive
         "sex": rng.integers(1, 3, n),  # a category code
         "name": [f"p{i}" for i in range(n)],
-        "UTILITYID": rng.integers(0, 1000, n),  # a numeric attribute for the CLI: the same here
+        "UTILITYID": rng.integers(0, 1000, n),  # an identifier for the CLI (issue 33): the same here
     })
     prof = {p.name: p for p in logic.profile(df)}
-    assert prof["UTILITYID"].suggested and not prof["UTILITYID"].id_like
+    assert prof["UTILITYID"].id_like and not prof["UTILITYID"].suggested
     assert prof["hid"].id_like and not prof["hid"].suggested
     assert prof["row"].id_like and not prof["row"].suggested
     assert prof["income"].suggested and not prof["income"].id_like
@@ -64,7 +64,8 @@ def test_profile_suggests_what_the_cli_uses_by_default(n):
         "person_id": np.arange(n),
         "hhweight": rng.uniform(50, 500, n),  # a weight by its name
         "wgt": rng.uniform(50, 500, n),
-        "region": rng.integers(1, 6, n),  # codes in a larger file; a QI in a file of 12 records
+        "region": rng.integers(1, 6, n),  # codes by its name (issue 33), in small and larger files
+        "rooms": rng.integers(1, 6, n),  # codes in a larger file; a QI in a file of 12 records
         "half": rng.integers(0, 4, n) + 0.5,  # few values, but not integers: an attribute
         "income": rng.lognormal(size=n),
         "age": rng.integers(16, 90, n),
@@ -76,7 +77,7 @@ def test_profile_suggests_what_the_cli_uses_by_default(n):
         default = set(preprocess.select_columns(df)) - {"flag"}  # a constant: never suggested
     assert suggested == default
     assert {"hhweight", "wgt", "person_id"}.isdisjoint(suggested) and {"income", "half"} <= suggested
-    assert ("region" in suggested) == (n < preprocess.CODE_MIN_ROWS)
+    assert ("rooms" in suggested) == (n < preprocess.CODE_MIN_ROWS) and "region" not in suggested
 
 
 def test_profile_reads_kinds_from_dtypes_and_roles():

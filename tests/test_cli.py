@@ -95,11 +95,11 @@ def test_the_output_is_never_written_over_the_start_partition(tmp_path, capsys):
 @pytest.mark.parametrize("extra, flag", [
     (["--out-of-core", "--block-size", "4", "--labels-out", "{tmp}/labels.txt"], "--labels-out"),
     (["--out-of-core", "--block-size", "4", "--trim", "0.2"], "--trim"),
-    (["--interval-p", "5"], "--interval-p"),
 ])
 def test_options_that_would_do_nothing_are_errors(tmp_path, capsys, extra, flag):
-    """--labels-out and --trim were silently ignored with --out-of-core (no labels file, exit 0),
-    and --interval-p without --report: every option is honoured or rejected."""
+    """--labels-out and --trim were silently ignored with --out-of-core (no labels file, exit 0):
+    every option is honoured or rejected (--interval-p, once the report's only, sets the audit's
+    interval disclosure since issue 33: test_interval_p_sets_the_audits_rank_interval)."""
     src = tmp_path / "in.csv"
     src.write_text("a,b\n" + "".join(f"{i},{i * 3 % 7}\n" for i in range(12)))
     out = tmp_path / "out"
@@ -200,7 +200,8 @@ def test_protect_report_is_written_with_the_output(cli, data_csv, tmp_path):
         assert f'id="{fig}"' in html
     assert str(data_csv) in html
     assert f"report: {report}" in done.stdout
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.csv", "out.parquet", "report.html"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.csv", "out.parquet", "out.parquet.manifest.json",
+                                                          "report.html"]
 
 
 def test_evaluate_prints_risk_and_utility_and_json(cli, data_csv, tmp_path):
@@ -580,3 +581,14 @@ def test_building_the_command_line_imports_nothing_heavy():
             "if m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.stdout.strip() == "[]", proc.stdout + proc.stderr
+
+
+def test_interval_p_sets_the_audits_rank_interval(tmp_path, capsys):
+    src = tmp_path / "in.csv"
+    src.write_text("a,b\n" + "".join(f"{i},{i * 3 % 7}\n" for i in range(12)))
+    out = tmp_path / "out.csv"
+    assert main(["protect", str(src), "-o", str(out), "-k", "3", "-q", "--json", "--interval-p", "5"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["risk"]["interval_disclosure_p"] == 5.0
+    assert main(["evaluate", str(src), str(out), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["risk"] == record["risk"]

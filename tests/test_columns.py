@@ -66,10 +66,12 @@ def test_identifier_columns_are_never_default_qis_without_a_warning():
                        "UTILITYID": rng.integers(0, 500, 50)})
     with pytest.warns(UserWarning) as caught:  # one per column; pytest re-emits those a match= misses
         cols = select_columns(df)
-    assert cols == ["income", "UTILITYID"]
+    assert cols == ["income"]  # eia's utility id (a name in capitals ending in ID) is an identifier (issue 33)
     warned = [str(w.message) for w in caught]
     assert any("column person_id looks like an identifier" in m for m in warned)
     assert any("column row looks like" in m for m in warned)  # a running number
+    assert any("column UTILITYID looks like an identifier" in m for m in warned)
+    assert select_columns(df, None, continuous=["UTILITYID"]) == ["income", "UTILITYID"]
     assert select_columns(df, ["person_id", "income"]) == ["person_id", "income"]
 
 

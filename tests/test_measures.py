@@ -138,36 +138,44 @@ def test_every_measure_is_declared_with_its_label_unit_and_reference():
     for m in MEASURES.values():
         assert m.label and m.unit is not None and m.groups and callable(m.compute)
         assert m.reference or m.name in ("groups", "group_size_max")
-    assert [m.name for m in measures_of("risk")] == ["record_linkage_dbrl", "interval_disclosure",
-                                                      "interval_disclosure_p", "smallest_group"]
+    assert [m.name for m in measures_of("risk")][:4] == ["record_linkage_dbrl", "interval_disclosure",
+                                                          "interval_disclosure_p", "smallest_group"]
+    assert {"key_records_below_k", "reidentification_expected", "ldiversity_smallest_distinct", "interval_sdid_share",
+            "interval_rmd_risk1", "row_order_informative_columns"} <= {m.name for m in measures_of("risk")}
 
 
 def test_evaluate_the_report_and_json_list_every_registered_file_measure(tmp_path, capsys):
-    """The command line's evaluate, its --json and the report enumerate the registry: a new measure
-    shows up everywhere without touching them."""
+    """The command line's protect and evaluate, their --json and the report enumerate the registry:
+    a new measure shows up everywhere without touching them (a file with strata, other keys,
+    sampling weights and a sensitive column, so that every measure applies)."""
     import json
+    from html import escape
 
     from microagg.cli import main
     from microagg.measures import measures_of
     from microagg.report import render_report
 
-    df = microagg.datasets.load("tarragona").head(120)
+    df = microagg.datasets.load("testdata").head(400)
     src, out = tmp_path / "in.csv", tmp_path / "out.csv"
     df.to_csv(src, index=False)
-    assert main(["protect", str(src), "-o", str(out), "-k", "3", "-q"]) == 0
-    capsys.readouterr()
-    assert main(["evaluate", str(src), str(out), "-k", "3"]) == 0
+    roles = ["--strata", "urbrur", "--keys", "sex", "--sensitive", "relat", "--sample-weight", "sampling_weight",
+             "--columns", "expend,income,savings"]
+    assert main(["protect", str(src), "-o", str(out), "-k", "3", "-q", "--json", *roles]) == 0
+    protected = json.loads(capsys.readouterr().out)
+    assert main(["evaluate", str(src), str(out)]) == 0
     text = capsys.readouterr().out
-    record = None
-    assert main(["evaluate", str(src), str(out), "-k", "3", "--json"]) == 0
+    assert main(["evaluate", str(src), str(out), "--json"]) == 0
     record = json.loads(capsys.readouterr().out)
-    html = render_report(microagg.microaggregate(df, k=3), df)
+    res = microagg.microaggregate(df, k=3, columns=["expend", "income", "savings"], strata="urbrur", keys=["sex"],
+                                  sensitive=["relat"], sample_weight="sampling_weight")
+    html = render_report(res, df)
     for group in ("utility", "risk"):
         for m in measures_of(group):
             assert m.label in text
-            assert m.name in record[group]
+            assert m.name in record[group] and m.name in protected[group]
+            assert record[group][m.name] == protected[group][m.name]  # to the last digit
             if m.name != "interval_disclosure_p":
-                assert m.label.split(" (")[0] in html
+                assert escape(m.label.split(" (")[0]) in html
 
 
 def test_an_audit_keeps_a_runs_figures_and_a_comparisons_side_by_side():

@@ -64,7 +64,8 @@ def test_strata_keep_every_group_inside_one_merged_stratum(seed, n, k, s, method
     df["s2"] = rng.integers(0, 2, n)
     params = {"portfolio": ["mdav", "tsp-mhm"]} if method == "auto" else {}
     res = microagg.microaggregate(df, k=k, method=method, strata=["s1", "s2"], merge_small_strata=True,
-                                  columns=["a", "b", "c"], time_limit=5, **params)
+                                  columns=["a", "b", "c"], continuous=["a", "b", "c"], time_limit=5, **params)
+    # (make_data's rounded columns look like integer codes: declared continuous, they are averaged)
     # map every original stratum to the merged stratum it ended in
     final = {}
     for entry in res.extras["strata"]:

@@ -29,19 +29,25 @@ def microaggregate(data, *args, **kwargs) -> Result:
         partitioned = pipeline.partition(source, roles, prepared, run, deadline, report)
     published = pipeline.publish(source, roles, prepared, partitioned, run)
     audit, publication, bound = pipeline.measure(source, roles, prepared, partitioned, published, run)
+    seconds = deadline.elapsed()  # the protection's time; the file audit below is not part of it
+    if run.audit:
+        audit = audit.with_figures(pipeline.audit(source, roles, published, run))
+    order = pipeline.shuffle_order(run, source.frame)  # after the audit, which pairs records in input order
     labels = partitioned.labels
     sizes = [group_sizes(labels[:, j]) for j in range(labels.shape[1])] if labels.ndim == 2 else group_sizes(labels)
     sample_weight = None if roles.sample_weights is None else (roles.sample_weight_column or "array")
     return Result(
-        data=published.data, labels=labels, information_loss=audit["information_loss"], sse=audit["sse"],
+        data=published.data if order is None else pipeline.reorder(published.data, order), labels=labels,
+        information_loss=audit.group("run")["information_loss"], sse=audit["sse"],
         sst=audit["sst"], lower_bound=audit["lower_bound"], gap=audit["gap"], method=run.method,
-        params=dict(run.given), seconds=deadline.elapsed(), group_sizes=sizes, k=roles.k, columns=roles.columns,
+        params=dict(run.given), seconds=seconds, group_sizes=sizes, k=roles.k, columns=roles.columns,
         per_variable=run.info.per_variable, scaler=prepared.embedding.scaler, standardized=prepared.Z,
         audit=audit, bound=bound, strata=partitioned.strata, portfolio=Portfolio.of(partitioned.method_facts),
         weights=Weights(None if roles.weights is None else {str(c): float(w) for c, w in zip(roles.columns,
                                                                                               roles.weights)},
                         sample_weight),
-        publication=publication, method_facts=partitioned.method_facts,
+        publication=publication, method_facts=partitioned.method_facts, changed_columns=published.changed,
+        shuffled=order is not None, audit_roles=pipeline.audit_roles(roles, run),
     )
 
 
@@ -72,7 +78,12 @@ microaggregate.__doc__ = """Microaggregate ``data`` so that every group of quasi
     own dtype); a non-euclidean distance whitens the continuous part before the method.
 
     Returns a Result (``microagg.result``): the protected data are the same kind and shape as the
-    input, with the same rows in the same order and every non-QI column unchanged.
+    input, with the same rows in the same order and every non-QI column unchanged (strata merged
+    because smaller than k are recoded or suppressed in the stratum columns, ``merged_strata``;
+    with ``shuffle=True`` the rows come in a random order, while ``labels`` and the audit stay in
+    the input's). ``Result.audit`` holds the run's figures and the published data's audit
+    (``microagg.audit``: utility, k-anonymity of the key variables, re-identification risk,
+    l-diversity, interval disclosure, row order), computed after ``seconds`` was taken.
 
     Run options:
 """ + describe() + "\n"

@@ -198,6 +198,14 @@ def result_record(res, output=None, report=None, unchanged=()) -> dict:
         "unchanged_columns": [str(c) for c in unchanged],
         "params": res.params,
         **res.audit.group("run"),
+        "utility": res.audit.group("utility"),
+        "risk": res.audit.group("risk"),
+        "categories": res.audit.categories,
+        "warnings": list(res.audit.warnings),
+        "audit_context": res.audit.context,
+        "strata_published": None if res.strata is None or not res.strata.merges else {
+            "how": res.strata.published, "mapping": list(res.strata.mapping)},
+        "shuffled": bool(getattr(res, "shuffled", False)),
         "per_variable": res.per_variable,
         "seconds": res.seconds,
         "extras": res.extras,
@@ -326,9 +334,11 @@ def _as_in_file(options: dict, table) -> dict:
     duplicated header name named in an option is an error."""
     header = table.header
     out = dict(options)
-    for name in ("columns", "strata", "categorical"):
+    for name in ("columns", "strata", "categorical", "continuous", "keys", "sensitive"):
         if out.get(name):
             out[name] = as_in_header(out[name], header)
+    if isinstance(out.get("household"), str):
+        out["household"] = as_in_header([out["household"]], header)[0]
     if out.get("ordinal"):
         out["ordinal"] = dict(zip(as_in_header(list(out["ordinal"]), header), out["ordinal"].values()))
     if isinstance(out.get("sample_weight"), str):
@@ -338,7 +348,8 @@ def _as_in_file(options: dict, table) -> dict:
     table.check_columns(out.get("columns"))
     table.check_columns(out.get("strata"), "stratum")
     table.check_columns([out["sample_weight"]] if isinstance(out.get("sample_weight"), str) else [], "sample weight")
-    table.check_columns((out.get("categorical") or []) + list(out.get("ordinal") or []))
+    table.check_columns((out.get("categorical") or []) + list(out.get("ordinal") or []) + (out.get("continuous") or []))
+    table.check_columns((out.get("keys") or []) + (out.get("sensitive") or []), "key or sensitive column")
     return out
 
 
@@ -350,8 +361,6 @@ def cmd_protect(args) -> int:
     params = method_params(options.get("method", "mdav"), args.param)
     run = validate_run(options, params, cli=True)  # every option and parameter, before the data are read
     interval_p = _interval_p(args)
-    if interval_p is not None and args.report is None:
-        raise UserError("--interval-p sets the report's interval disclosure: it needs --report")
     start = _start_partition(args, options, params)
     if args.out_of_core:
         return protect_out_of_core_cli(args, options, params)
@@ -360,48 +369,160 @@ def cmd_protect(args) -> int:
         raise UserError(f"input file not found: {src}")
     io.format_of(src)
     out, report_path, labels_out = _protect_paths(args, src)
+    manifest_path = _manifest_path(out, src, report_path, labels_out, args.init)
     table = io.read(src, **_read_options(args))
     io.check_writable(table, out)
     options = _as_in_file(options, table)
+    if run.household is not None and options["household"] not in table.frame.columns:
+        raise UserError(f"unknown household column: {options['household']}")
     if start is not None:
         if len(start) != len(table.frame):
             raise UserError(f"--init {args.init} has {len(start)} labels for {len(table.frame)} records")
         params["init"] = start
-    res, report_text = _protect(args, table, options, params, run, report_path, out, interval_p)
-    io.write(table, out, {c: res.data[c].to_numpy() for c in res.columns})
-    if report_text is not None:
-        io.atomic_write_text(report_path, report_text)
+    res = _protect(args, table, options, params, run)
+    if interval_p is not None:  # the audit's rank interval (protect's summary, report and manifest)
+        import dataclasses
+
+        res.audit_roles = dataclasses.replace(res.audit_roles, p=float(interval_p))
+    order = _shuffle_order(run, options, table)
+    written = _write_verified(args, table, out, res, order)
+    res.audit = res.audit.with_figures(_written_audit(table, written, res, run, order))
+    if report_path is not None:
+        from .report import render_report
+
+        settings = {"input": str(table.path), "output": str(out), "seed": run.seed, "time limit (s)": run.time_limit,
+                    "strata": ", ".join(map(str, run.strata)) if run.strata else None,
+                    "standardised": run.standardize, "block size": run.block_size,
+                    "row order": "shuffled" if order is not None else "the input's"}
+        with stdout_to_stderr():
+            io.atomic_write_text(report_path, render_report(res, table.frame, settings))
     if labels_out is not None:
         io.atomic_write_text(labels_out, labels_text(res.labels))
-    _print_protected(args, res, table, out, report_path, labels_out)
+    _write_manifest(manifest_path, args, table, out, written, res, options, params, order)
+    _print_protected(args, res, table, out, report_path, labels_out, manifest_path)
     return 0
 
 
-def _protect(args, table, options, params, run, report_path, out, interval_p):
-    """The run (the API's microaggregate on the table read) and its report, with stdout kept clean."""
+def _manifest_path(out: Path, src: Path, *others) -> Path:
+    """``<output>.manifest.json``, checked before any work: not the input nor another file of the run."""
+    from . import io
+    from .manifest import path_for
+
+    path = path_for(out)
+    return io.check_side_file(path, "manifest", src, out, *others)
+
+
+def _protect(args, table, options, params, run):
+    """The run (the API's microaggregate on the table read, without its own audit: the written
+    file is audited instead), with stdout kept clean."""
     from .api import microaggregate
 
+    api = {name: value for name, value in options.items() if name not in ("shuffle", "household")}
     with stdout_to_stderr(), progress_bar(not args.quiet, run.time_limit, f"microagg {run.method}") as callback:
-        res = microaggregate(table, **options, progress=callback if callback is not None else False, **params)
-        report_text = None
-        if report_path is not None:
-            from .report import render_report
-
-            settings = {"input": str(table.path), "output": str(out), "seed": run.seed,
-                        "time limit (s)": run.time_limit,
-                        "strata": ", ".join(map(str, run.strata)) if run.strata else None,
-                        "standardised": run.standardize, "block size": run.block_size}
-            report_text = render_report(res, table.frame, settings, p=10.0 if interval_p is None else interval_p)
-    return res, report_text
+        return microaggregate(table, **api, audit=False, progress=callback if callback is not None else False,
+                              **params)
 
 
-def _print_protected(args, res, table, out, report_path, labels_out) -> None:
-    unchanged = [c for c in table.header if c not in set(res.columns)]
+def _shuffle_order(run, options, table):
+    from .pipeline import shuffle_order
+
+    return shuffle_order(run.with_options(household=options.get("household")), table.frame)
+
+
+class _Written:
+    """The output as its format's reader reads it back: its table and its key variables as grouped."""
+
+    def __init__(self, table, keys, read_options):
+        from . import io
+
+        self.table, self.read_options = table, read_options
+        self.keys = io.key_view(table, keys)
+        self.reader = io.reader_name(table)
+
+
+def _write_verified(args, table, out: Path, res, order):
+    """Write the output (atomically, in ``order``) after reading the written file back with its
+    format's own reader (for CSV its text) and checking that every combination of the QIs and
+    strata occurs at least k times as that reader groups it; otherwise nothing is written and the
+    run ends with one line. (A method that groups each variable on its own is not k-anonymous on
+    the combination by design: its summary says so, and the audit counts the records.)"""
+    from . import io
+    from .disclosure import key_frequencies
+
+    keys = res.audit_roles.key_variables
+    guaranteed = list(dict.fromkeys([*res.audit_roles.columns, *res.audit_roles.strata]))
+    box = {}
+
+    def check(tmp, fmt):
+        options = {"decimal": table.meta.dialect.decimal} if fmt == "csv" and table.format == "csv" else {}
+        back = _Written(io.read(tmp, format=fmt, **options), keys, options)
+        if len(back.table.frame) != len(table.frame):
+            raise InputError(f"the written {out.name} reads back with {len(back.table.frame)} records instead of "
+                             f"{len(table.frame)}: nothing was written")
+        found = key_frequencies(back.keys, guaranteed, res.k)
+        if not found.is_k_anonymous and not res.per_variable:
+            raise InputError(f"{out.name}, read back ({back.reader}), is not {res.k}-anonymous on "
+                             f"{', '.join(map(str, guaranteed))}: {found.records_below_k} records in combinations "
+                             f"occurring fewer than {res.k} times (values the reader tells apart that the run took "
+                             "as one, such as '1' and '1.0' in a stratum column); nothing was written")
+        box["written"] = back
+
+    published = {c: res.data[c].to_numpy() for c in res.changed_columns}
+    io.write(table, out, published, order=order, check=check)
+    return box["written"]
+
+
+def _written_audit(table, written, res, run, order):
+    """The audit of the written file read back (``audit.audit_files``), on the original as read:
+    exactly what ``microagg evaluate`` computes from the two files and the manifest. A shuffled
+    file's records are put back in the input's order (by the permutation, held in memory only)
+    for the measures that pair records; every other figure is the file's as it is."""
+    import numpy as np
+
+    from . import io
+    from .audit import audit_files, combine
+
+    roles = res.audit_roles
+    frame, keys = io.published_view(written.table), written.keys
+    as_written = audit_files(table.frame, frame, roles, grouped=keys, aligned=order is None, seed=run.seed,
+                             read_back=written.reader)
+    if order is None:
+        return as_written
+    back = np.argsort(order)
+    paired = audit_files(table.frame, frame.iloc[back].reset_index(drop=True), roles,
+                         grouped=keys.iloc[back].reset_index(drop=True), seed=run.seed, read_back=written.reader)
+    return combine(paired, as_written)
+
+
+def _write_manifest(path, args, table, out, written, res, options, params, order) -> None:
+    from . import io, manifest
+    from .disclosure import key_frequencies
+    from .options import command_line
+
+    found = key_frequencies(written.keys, res.audit_roles.key_variables, res.k)
+    verified = {"key_variables": [str(c) for c in res.audit_roles.key_variables], "read_back_by": written.reader,
+                "k_anonymous": bool(found.is_k_anonymous), "smallest_frequency": found.smallest}
+    command = command_line(str(args.input), str(args.output), {**options, "shuffle": order is not None},
+                           {k: v for k, v in params.items() if k != "init"})
+    doc = manifest.build(input_path=table.path, output_path=out, input_format=table.format,
+                         output_format=io.format_of(out), read_options=_read_options(args), run_options=options,
+                         params=params, result=res, shuffled=order is not None, command=command, verified=verified,
+                         output_read=written.read_options)
+    manifest.write(path, doc)
+
+
+def _print_protected(args, res, table, out, report_path, labels_out, manifest_path=None) -> None:
+    unchanged = [c for c in table.header if c not in set(res.changed_columns)]
     if args.json:
-        print_json(result_record(res, out, report_path, unchanged))
+        record = result_record(res, out, report_path, unchanged)
+        record["manifest"] = None if manifest_path is None else str(manifest_path)
+        print_json(record)
         return
     print(res.summary())
     print(f"protected (quasi-identifiers): {', '.join(map(str, res.columns))}")
+    recoded = [c for c in res.changed_columns if c not in set(res.columns)]
+    if recoded:
+        print(f"recoded (merged strata): {', '.join(map(str, recoded))}")
     if unchanged:
         print(f"unchanged: {', '.join(map(str, unchanged))}")
     print(f"written: {out}")
@@ -409,6 +530,8 @@ def _print_protected(args, res, table, out, report_path, labels_out) -> None:
         print(f"report: {report_path}")
     if labels_out is not None:
         print(f"labels: {labels_out}")
+    if manifest_path is not None:
+        print(f"manifest: {manifest_path}")
 
 
 # --- evaluate --------------------------------------------------------------------------------
@@ -435,55 +558,206 @@ def _warn_unaligned(orig, prot, qis) -> None:
             return
 
 
-def cmd_evaluate(args) -> int:
+def _evaluate_roles(args, orig, prot, orig_table):
+    """The audit's roles from evaluate's flags: the QI columns (default: the numeric columns the
+    protection changed), their kinds (as protect takes them: codes are categories unless declared
+    continuous), strata, keys, sensitive columns, the sampling weight and k (default 2)."""
     import numpy as np
 
-    from . import io, measures
+    from .audit import AuditRoles
     from .params import column_names
-    from .preprocess import quasi_identifiers, select_columns
+    from .preprocess import select_columns
+    from .transforms import column_kinds
 
-    interval_p = _interval_p(args, default=10.0)
+    def names(value, flag):
+        return as_in_header(column_names(value, flag), orig_table.header) or []
+
+    columns = names(args.columns, "--columns") or None
+    categorical, ordinal = names(args.categorical, "--categorical"), names(args.ordinal, "--ordinal")
+    continuous = names(args.continuous, "--continuous")
+    strata, keys = names(args.strata, "--strata"), names(args.keys, "--keys")
+    sensitive = names(args.sensitive, "--sensitive")
+    sw = as_in_header([args.sample_weight], orig_table.header)[0] if args.sample_weight else None
+    apart = strata + keys + sensitive + ([sw] if sw else [])
+    for c in apart + categorical + ordinal + continuous + (columns or []):
+        orig_table.check_columns([c])
+        if c not in orig.columns:
+            raise UserError(f"unknown column: {c}")
+        if c not in prot.columns:
+            raise UserError(f"column {c} is missing from the protected file")
+    if columns is None:  # default: the numeric columns the protection changed, and the declared categories
+        numeric = select_columns(orig, None, apart + categorical + ordinal, allow_empty=bool(categorical + ordinal),
+                                 continuous=continuous)
+        changed = [c for c in numeric if not np.array_equal(orig[c].to_numpy(), prot[c].to_numpy())]
+        columns = [c for c in orig.columns if c in set(changed or numeric) | set(categorical + ordinal)]
+    kinds = column_kinds(orig, columns, categorical, ordinal, (), continuous)
+    return AuditRoles(tuple(columns), kinds, args.k or 2, tuple(strata), tuple(keys), tuple(sensitive), sw,
+                      {c: None for c in ordinal}, True, p=10.0)
+
+
+def _rows_aligned(orig, prot, qis) -> bool:
+    """Do the files hold the same records in the same order? False when a column both hold that
+    the protection does not touch holds the same values in another order (a shuffled output)."""
+    import pandas as pd
+
+    for c in orig.columns:
+        if c in qis or c not in prot.columns or getattr(orig[c], "ndim", 1) != 1:
+            continue
+        a, b = orig[c].astype(str).reset_index(drop=True), prot[c].astype(str).reset_index(drop=True)
+        if not a.equals(b) and pd.Series(sorted(a)).equals(pd.Series(sorted(b))):
+            return False
+    return True
+
+
+def _evaluate_manifest(args, given_roles: list):
+    """The run manifest to use: --manifest, else <PROTECTED>.manifest.json when it exists and no
+    role is given on the command line (None with --no-manifest). Its files must be these: the
+    SHA-256 of both are compared."""
+    from . import manifest
+
+    if args.no_manifest:
+        if args.manifest:
+            raise UserError("--manifest and --no-manifest cannot be combined")
+        return None
+    path = Path(args.manifest) if args.manifest else manifest.path_for(args.protected)
+    if not args.manifest and not path.is_file():
+        return None
+    if not args.manifest and given_roles:  # the roles asked for win over a manifest found beside the file
+        warnings.warn(f"{path.name} is not used: the roles are given ({', '.join(given_roles)})", UserWarning,
+                      stacklevel=2)
+        return None
+    doc = manifest.read(path)
+    if given_roles:
+        raise UserError(f"the roles come from the manifest: drop {', '.join(given_roles)} (or use --no-manifest)")
+    for which, given in (("input", args.original), ("output", args.protected)):
+        if not Path(given).exists():
+            raise UserError(f"input file not found: {given}")
+        if manifest.sha256(given) != doc[which]["sha256"]:
+            name = "ORIGINAL" if which == "input" else "PROTECTED"
+            raise UserError(f"{name} ({Path(given).name}) is not the file the manifest {path.name} was written for "
+                            f"(its SHA-256 differs); evaluate without it with --no-manifest")
+    if args.k is not None and args.k != doc["roles"]["k"]:
+        raise UserError(f"-k {args.k} differs from the manifest's k ({doc['roles']['k']}): drop -k (or use "
+                        "--no-manifest)")
+    return doc
+
+
+def cmd_evaluate(args) -> int:
+    import dataclasses
+
+    from . import io
+    from .audit import AuditRoles, audit_files, in_registry_order
+    from .measures import Audit
+
+    interval_p = _interval_p(args)
     if args.k is not None and args.k < 1:
         raise UserError(f"-k must be at least 1, got {args.k}")
+    given_roles = [f for f, v in (("--columns", args.columns), ("--categorical", args.categorical),
+                                  ("--ordinal", args.ordinal), ("--continuous", args.continuous),
+                                  ("--strata", args.strata), ("--keys", args.keys), ("--sensitive", args.sensitive),
+                                  ("--sample-weight", args.sample_weight)) if v is not None]
+    doc = _evaluate_manifest(args, given_roles)
     options = _read_options(args)
-    orig_table = io.read(args.original, **options)
-    prot_table = io.read(args.protected, **options)
-    orig, prot = orig_table.frame, prot_table.frame
+    if doc is not None:
+        read = {**{k: v for k, v in options.items() if v not in (None, ())}, **doc["input"].get("read", {})}
+        orig_table = io.read(args.original, **read)
+        prot_table = io.read(args.protected, **doc["output"].get("read", {}))
+    else:
+        orig_table = io.read(args.original, **options)
+        prot_table = io.read(args.protected, **options)
+    orig, prot = orig_table.frame, io.published_view(prot_table)
     if len(orig) != len(prot):
         raise UserError(f"the files have different numbers of rows ({len(orig)} and {len(prot)})")
-    columns = as_in_header(column_names(args.columns, "--columns"), orig_table.header)
-    orig_table.check_columns(columns)
-    cols = select_columns(orig, columns)
-    missing = [c for c in cols if c not in prot.columns]
+    if doc is not None:
+        roles = AuditRoles.from_dict(doc["roles"])
+        seed, aligned = doc["run"].get("seed", 0), not doc.get("shuffled", False)
+    else:
+        roles = _evaluate_roles(args, orig, prot, orig_table)
+        seed = 0
+        _warn_unaligned(orig, prot, roles.columns)
+        aligned = _rows_aligned(orig, prot, roles.columns)
+    if interval_p is not None:
+        roles = dataclasses.replace(roles, p=float(interval_p))
+    missing = [c for c in roles.key_variables + list(roles.sensitive) if c not in prot.columns]
     if missing:
         raise UserError(f"column(s) missing from the protected file: {', '.join(map(str, missing))}")
-    if args.columns is None:  # default: the numeric columns the protection changed
-        changed = [c for c in cols if not np.array_equal(orig[c].to_numpy(), prot[c].to_numpy())]
-        cols = changed or cols
-    _warn_unaligned(orig, prot, cols)
-    X = quasi_identifiers(orig, cols)
-    try:
-        Xp = quasi_identifiers(prot, cols)
-    except InputError as exc:
-        raise UserError(f"protected file: {exc}") from None
     with stdout_to_stderr(), progress_bar(not args.quiet and not args.json, None, "evaluating"):
-        audit = measures.compare(X, Xp, p=interval_p).audit("utility", "risk")
-    anonymous = None if args.k is None else bool(audit["smallest_group"] >= args.k)
+        try:
+            audit = audit_files(orig, prot, roles, grouped=io.key_view(prot_table, roles.key_variables),
+                                aligned=aligned, seed=seed, read_back=io.reader_name(prot_table))
+        except InputError as exc:
+            raise UserError(f"protected file: {exc}") from None
+    recomputed = {(f.group, f.name) for f in audit.figures}
+    differ = []
+    if doc is not None:
+        run = Audit.from_dict(doc["audit"])
+        if interval_p is not None:  # another p: the manifest's interval figures do not apply
+            run = run.without("risk", "interval_disclosure", "interval_disclosure_p")
+        for f in audit.figures:
+            if f.name != "interval_disclosure_p" and (f.group, f.name) in {(g.group, g.name) for g in run.figures} \
+                    and run.rows(f.group) and _value_of(run, f) != f.value:
+                differ.append(f.name)
+        merged = run.with_figures(audit)
+        audit = dataclasses.replace(merged, figures=in_registry_order(merged.figures), warnings=audit.warnings,
+                                    context=audit.context)
+        if differ:
+            warnings.warn(f"figure(s) {', '.join(differ)} recomputed from the files differ from the manifest's",
+                          UserWarning, stacklevel=2)
+    _print_evaluation(args, audit, roles, orig, doc, recomputed, aligned)
+    return 0
+
+
+def _value_of(audit, figure):
+    for f in audit.rows(figure.group):
+        if f.name == figure.name:
+            return f.value
+    return None
+
+
+def _print_evaluation(args, audit, roles, orig, doc, recomputed, aligned) -> None:
+    risk = audit.group("risk")
+    k = args.k if doc is None else roles.k
+    anonymous = None if k is None or "smallest_group" not in risk else bool(risk["smallest_group"] >= k)
+    from_manifest = sorted(f.name for f in audit.figures if f.group != "run" and (f.group, f.name) not in recomputed)
     if args.json:
-        print_json({"columns": [str(c) for c in cols], "records": len(X), "utility": audit.group("utility"),
-                    "risk": audit.group("risk"), "k": args.k, "k_anonymous": anonymous})
-        return 0
-    print(f"quasi-identifiers: {', '.join(map(str, cols))}")
+        record = {"columns": [str(c) for c in roles.columns], "records": len(orig), "utility": audit.group("utility"),
+                  "risk": risk, "k": k, "k_anonymous": anonymous,
+                  "key_variables_k_anonymous": None if "key_records_below_k" not in risk else
+                  risk["key_records_below_k"] == 0,
+                  "categories": audit.categories, "warnings": list(audit.warnings), "context": audit.context,
+                  "rows_aligned": aligned, "from_manifest": from_manifest}
+        if doc is not None:
+            record["run"] = audit.group("run")
+            record["manifest"] = {"method": doc["run"]["method"], "shuffled": doc.get("shuffled", False)}
+        print_json(record)
+        return
+    print(f"quasi-identifiers: {', '.join(map(str, roles.columns))}")
+    if doc is not None:
+        print(f"run (from the manifest): method {doc['run']['method']}, k = {roles.k}"
+              + (", records shuffled" if doc.get("shuffled") else ""))
+        for figure in audit.rows("run"):
+            print(f"  {figure.measure.label + ':':45s} {figure.text()}")
     for title, group in (("utility / information loss", "utility"), ("disclosure risk", "risk")):
         print(title)
         for figure in audit.rows(group):
             if group == "utility" and figure.name == "smallest_group":
                 continue  # listed once, with the risk figures
             note = ""
-            if figure.name == "smallest_group" and args.k is not None:
-                note = "  (k-anonymous)" if anonymous else f"  (NOT {args.k}-anonymous)"
+            if figure.name == "smallest_group" and k is not None:
+                note = "  (k-anonymous)" if anonymous else f"  (NOT {k}-anonymous)"
+            if figure.name in from_manifest:
+                note += "  (from the manifest)"
             print(f"  {figure.measure.label + ':':45s} {figure.text()}{note}")
-    return 0
+    if "key_records_below_k" in risk:
+        keys = ", ".join(audit.context.get("key_variables", ()))
+        print(f"key variables ({keys}): " + (f"{roles.k}-anonymous" if risk["key_records_below_k"] == 0 else
+                                             f"NOT {roles.k}-anonymous"))
+    if not aligned:
+        print("the records are not in the original's order: the measures that pair each record with its original "
+              + ("come from the manifest" if doc is not None else "are left out")
+              + "; the others are recomputed from the files")
+    for w in audit.warnings:
+        print(f"warning: {w}")
 
 
 def cmd_methods(args) -> int:
@@ -585,7 +859,19 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("original")
     ev.add_argument("protected")
     ev.add_argument("--columns", help="quasi-identifier columns (default: the numeric columns that changed)")
-    ev.add_argument("-k", type=int, default=None, help="check k-anonymity of the published QI values")
+    ev.add_argument("-k", type=int, default=None, help="check k-anonymity of the published key variables "
+                    "(default 2)")
+    ev.add_argument("--categorical", metavar="A,B", help="nominal quasi-identifier columns")
+    ev.add_argument("--ordinal", metavar="C,D", help="ordinal quasi-identifier columns")
+    ev.add_argument("--continuous", metavar="A,B", help="columns declared continuous (codes otherwise count as "
+                    "categories)")
+    ev.add_argument("--strata", metavar="A,B", help="stratum columns (key variables)")
+    ev.add_argument("--keys", metavar="A,B", help="other published categorical key variables")
+    ev.add_argument("--sensitive", metavar="A,B", help="sensitive columns (l-diversity)")
+    ev.add_argument("--sample-weight", metavar="COLUMN", help="sampling-weight column (re-identification risk)")
+    ev.add_argument("--manifest", metavar="FILE", help="the run manifest protect wrote (default: "
+                    "PROTECTED.manifest.json when it exists): roles, k and the figures that pair records")
+    ev.add_argument("--no-manifest", action="store_true", help="ignore a manifest beside PROTECTED")
     ev.add_argument("-p", "--interval-p", default=None, metavar="P",
                     help="rank-interval percentage for interval disclosure (default 10)")
     _add_read_options(ev)

@@ -1,9 +1,10 @@
 """Disclosure audit of a published file: the measures, as pure functions.
 
 Each function takes the published (and, where the measure needs it, the original) values and
-returns a frozen result whose ``figures()`` are the audit's numbers, each with its unit and its
-reference (``Figure``); ``Audit`` holds them and serialises to JSON. Nothing here reads files,
-knows the pipeline or prints. docs/audit.md explains every figure for a statistician.
+returns a frozen result; ``microagg.audit`` registers the audit's figures from them in the one
+measure registry (``measures.MEASURES``: name, label, unit, reference) and the one
+``measures.Audit``. Nothing here reads files, knows the pipeline or prints. docs/audit.md
+explains every figure for a statistician.
 
 * ``key_frequencies``: k-anonymity on the key variables (QIs + strata + other categorical keys),
   grouped as a reader of the output groups them (Samarati 2001; Sweeney 2002).
@@ -31,7 +32,6 @@ nearest neighbours come from a KD-tree; nothing is n×n.
 
 from __future__ import annotations
 
-import json
 import math
 import numbers
 from dataclasses import dataclass
@@ -40,8 +40,6 @@ import numpy as np
 
 __all__ = [
     "REFERENCES",
-    "Figure",
-    "Audit",
     "KeyFrequencies",
     "key_frequencies",
     "expected_inverse_frequency",
@@ -77,87 +75,6 @@ REFERENCES = {
     "row_order": "record order: sdcMicro extractManipData(randomizeRecords=...); rank correlation: "
                  "Spearman (1904)",
 }
-
-
-# --- the audit's result --------------------------------------------------------------------------
-
-
-def _plain_number(value):
-    """A JSON-ready number: numpy scalars to int / float, bool to int; NaN stays a float."""
-    if value is None:
-        return None
-    if isinstance(value, (bool, np.bool_)):
-        return int(value)
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    if isinstance(value, numbers.Real):
-        return float(value)
-    raise TypeError(f"a figure's value must be a number or None, got {type(value).__name__}")
-
-
-@dataclass(frozen=True)
-class Figure:
-    """One number of the audit: a stable ``name``, a ``label`` for people, its ``unit`` and ``reference``.
-
-    ``value`` is an int (counts), a float, or None (not defined, e.g. the smallest frequency of
-    an empty file). Units used: "records", "combinations", "share" (0..1), "percent",
-    "expected records", "l" (a diversity level), "columns", "risk" (a probability).
-    """
-
-    name: str
-    label: str
-    value: int | float | None
-    unit: str
-    reference: str
-
-    def __post_init__(self):
-        object.__setattr__(self, "value", _plain_number(self.value))
-
-    def to_dict(self) -> dict:
-        """JSON-ready: floats as float, NaN and infinities as None."""
-        v = self.value
-        if isinstance(v, float) and not math.isfinite(v):
-            v = None
-        return {"name": self.name, "label": self.label, "value": v, "unit": self.unit,
-                "reference": self.reference}
-
-
-@dataclass(frozen=True)
-class Audit:
-    """The audit of one published file: its figures (names unique) and its warnings, in order."""
-
-    figures: tuple[Figure, ...] = ()
-    warnings: tuple[str, ...] = ()
-
-    def __post_init__(self):
-        object.__setattr__(self, "figures", tuple(self.figures))
-        object.__setattr__(self, "warnings", tuple(str(w) for w in self.warnings))
-        names = [f.name for f in self.figures]
-        if len(set(names)) != len(names):
-            twice = sorted({n for n in names if names.count(n) > 1})
-            raise ValueError(f"audit figure names must be unique: {', '.join(twice)}")
-
-    @classmethod
-    def collect(cls, *parts) -> "Audit":
-        """The audit made of the results given (anything with ``figures()`` and ``warnings()``)."""
-        figures, warns = [], []
-        for part in parts:
-            figures.extend(part.figures())
-            warns.extend(part.warnings())
-        return cls(tuple(figures), tuple(warns))
-
-    def __getitem__(self, name: str) -> Figure:
-        for f in self.figures:
-            if f.name == name:
-                return f
-        raise KeyError(name)
-
-    def to_dict(self) -> dict:
-        return {"figures": [f.to_dict() for f in self.figures], "warnings": list(self.warnings)}
-
-    def to_json(self, **kwargs) -> str:
-        """Strict JSON (no NaN tokens): ``json.dumps(self.to_dict(), allow_nan=False, **kwargs)``."""
-        return json.dumps(self.to_dict(), allow_nan=False, **kwargs)
 
 
 # --- key combinations ----------------------------------------------------------------------------
@@ -235,20 +152,6 @@ class KeyFrequencies:
     @property
     def is_k_anonymous(self) -> bool:
         return self.records_below_k == 0
-
-    def figures(self) -> tuple[Figure, ...]:
-        ref = REFERENCES["k_anonymity"]
-        keys = ", ".join(map(str, self.keys)) or "(none)"
-        return (
-            Figure("key_combinations", f"published combinations of the key variables ({keys})",
-                   self.combinations, "combinations", ref),
-            Figure("key_smallest_frequency", "records sharing the rarest published key combination",
-                   self.smallest, "records", ref),
-            Figure("key_records_below_k", f"records whose key combination occurs fewer than k = {self.k} times",
-                   self.records_below_k, "records", ref),
-            Figure("key_combinations_below_k", f"key combinations occurring fewer than k = {self.k} times",
-                   self.combinations_below_k, "combinations", ref),
-        )
 
     def warnings(self) -> tuple[str, ...]:
         if self.is_k_anonymous:
@@ -398,23 +301,6 @@ class IndividualRisk:
             return 0
         return int(np.count_nonzero((r > np.median(r) + 2.0 * _mad(r)) & (r > 0.1)))
 
-    def figures(self) -> tuple[Figure, ...]:
-        ref = REFERENCES["individual_risk"]
-        how = "sampling weights" if self.weighted else "no weights: risk = 1/fk"
-        return (
-            Figure("reidentification_expected", f"expected number of re-identifications ({how})",
-                   self.expected_reidentifications, "expected records", ref),
-            Figure("reidentification_global_percent", "global re-identification risk (mean individual risk)",
-                   self.global_risk_percent, "percent", ref),
-            Figure("reidentification_max", "largest individual re-identification risk", self.max_risk, "risk", ref),
-            Figure("reidentification_above_threshold",
-                   f"records with individual risk above {self.threshold:g}", self.records_above_threshold,
-                   "records", ref),
-            Figure("reidentification_higher_than_main_part",
-                   "records with risk above median + 2 MAD and above 0.1 (sdcMicro's count)",
-                   self.higher_than_main_part, "records", ref),
-        )
-
     def warnings(self) -> tuple[str, ...]:
         if self.records_above_threshold == 0:
             return ()
@@ -531,22 +417,6 @@ class LDiversity:
     def records_below_l_entropy(self) -> int:
         """Records whose combination is not entropy l-diverse (exp(H) < l, relative tolerance 1e-12)."""
         return int(np.count_nonzero(self.entropy < self.l * (1.0 - 1e-12)))
-
-    def figures(self) -> tuple[Figure, ...]:
-        ref = REFERENCES["l_diversity"]
-        c = self.column
-        return (
-            Figure(f"ldiversity_{c}_smallest_distinct", f"fewest distinct values of {c} in a key combination",
-                   self.smallest_distinct, "l", ref),
-            Figure(f"ldiversity_{c}_smallest_entropy", f"smallest entropy l (exp of the entropy) of {c} in a key "
-                   "combination", self.smallest_entropy, "l", ref),
-            Figure(f"ldiversity_{c}_records_below_l", f"records in combinations with fewer than l = {self.l:g} "
-                   f"distinct values of {c}", self.records_below_l, "records", ref),
-            Figure(f"ldiversity_{c}_combinations_below_l", f"key combinations with fewer than l = {self.l:g} "
-                   f"distinct values of {c}", self.combinations_below_l, "combinations", ref),
-            Figure(f"ldiversity_{c}_records_below_l_entropy", f"records in combinations not entropy "
-                   f"{self.l:g}-diverse in {c}", self.records_below_l_entropy, "records", ref),
-        )
 
     def warnings(self) -> tuple[str, ...]:
         if self.records_below_l == 0:
@@ -681,7 +551,7 @@ class RMDRisk:
 
 
 def rmd_interval_risk(X, Xp, k: float = 0.01, k2: float = 0.05, *, seed: int | None = 0,
-                      scaling: str = "original") -> RMDRisk:
+                      scaling: str = "original", max_fit: int | None = None) -> RMDRisk:
     """Robust-Mahalanobis-scaled interval disclosure (RMDID1 / RMDID2), after sdcMicro's ``dRiskRMD``.
 
     Templ & Meindl (2008), "Robust statistics meets SDC: new disclosure risk measures for
@@ -713,6 +583,10 @@ def rmd_interval_risk(X, Xp, k: float = 0.01, k2: float = 0.05, *, seed: int | N
     robustbase's ``covMcd`` (sdcMicro) also applies small-sample correction factors that
     scikit-learn does not, so RMDs differ by a factor near 1. sdcMicro computes an n×n distance
     matrix for RMDID2; a KD-tree gives the same nearest distances in O(n log n).
+    max_fit: fit the MCD on at most this many records drawn with ``seed`` (None: on all); the
+    distances are computed for every record. MCD's cost grows fast with n (2 s at 10^4 records,
+    10 s at 10^5), and a robust estimate from a few thousand records is as good for scaling
+    intervals.
     """
     from scipy.spatial import cKDTree
 
@@ -739,8 +613,12 @@ def rmd_interval_risk(X, Xp, k: float = 0.01, k2: float = 0.05, *, seed: int | N
     else:
         sdp = Xp.std(axis=0, ddof=1)
         Zp = (Xp - Xp.mean(axis=0)) / np.where(sdp > 0, sdp, 1.0)
+    if max_fit is not None and not (isinstance(max_fit, numbers.Integral) and max_fit >= 2):
+        raise ValueError(f"max_fit must be an integer >= 2 or None, got {max_fit!r}")
     try:
-        W, _ = whiten(Z, "robust", seed)
+        fit_rows = None if max_fit is None or n <= max_fit else np.sort(
+            np.random.default_rng(0 if seed is None else seed).choice(n, int(max_fit), replace=False))
+        W, _ = whiten(Z, "robust", seed, fit_rows=fit_rows)
     except ValueError:  # scikit-learn's "covariance of the support data is equal to 0", or whiten's InputError
         raise ValueError("the robust (MCD) covariance of the original values is zero: more than half of the records "
                          "share the same values, so robust Mahalanobis distances are not defined") from None
@@ -765,19 +643,6 @@ class IntervalDisclosure:
     sdid_share: float
     sdid_k: float
     rmd: RMDRisk
-
-    def figures(self) -> tuple[Figure, ...]:
-        return (
-            Figure("interval_rank_share", f"original values inside the ±{self.rank_p:g} % rank interval of their "
-                   "protected value", self.rank_share, "share", REFERENCES["rank_interval"]),
-            Figure("interval_sdid_share", f"records at risk by SDID (intervals ±{self.sdid_k:g} standard deviations; "
-                   "sdcMicro dRisk)", self.sdid_share, "share", REFERENCES["sdid"]),
-            Figure("interval_rmd_risk1", "records with a protected value inside its RMD-scaled interval "
-                   "(RMDID1; sdcMicro dRiskRMD risk1)", self.rmd.risk1, "share", REFERENCES["rmd"]),
-            Figure("interval_rmd_risk2", "records at risk by RMDID1 with no other protected record within "
-                   f"{self.rmd.k2:g} (RMDID2; sdcMicro dRiskRMD risk2)", self.rmd.risk2, "share",
-                   REFERENCES["rmd"]),
-        )
 
     def warnings(self) -> tuple[str, ...]:
         return ()
@@ -833,11 +698,6 @@ class RowOrder:
     @property
     def informative(self) -> bool:
         return bool(self.informative_columns)
-
-    def figures(self) -> tuple[Figure, ...]:
-        return (Figure("row_order_informative_columns", "columns the input's row order follows (sorted or nearly "
-                       "sorted, or an id equal to the row number)", len(self.informative_columns), "columns",
-                       REFERENCES["row_order"]),)
 
     def warnings(self) -> tuple[str, ...]:
         if not self.informative:

@@ -297,20 +297,25 @@ class Measure:
     groups: tuple
     digits: int = 4
     scale: float = 1.0
+    aligned: bool = False  # compares each record's original and published values: needs the same row order
 
 
 MEASURES: dict[str, Measure] = {}
 
 
-def measure(name: str, label: str, unit: str, reference: str, groups, digits: int = 4, scale: float = 1.0):
-    """Register a measure (decorator of ``compute(inputs) -> value``): the command line, the report
-    and the app enumerate ``MEASURES``, so a new measure is one function here (and its test)."""
+def measure(name: str, label: str, unit: str, reference: str, groups, digits: int = 4, scale: float = 1.0,
+            aligned: bool = False):
+    """Register a measure (decorator of ``compute(inputs) -> value``; None: not defined for these
+    inputs, left out of the audit): the command line, the report and the app enumerate
+    ``MEASURES``, so a new measure is one function (and its test). ``aligned``: the measure pairs
+    each original record with its published one, so it needs both files in the same row order
+    (``evaluate`` of a shuffled output reads it from the run's manifest)."""
     groups = (groups,) if isinstance(groups, str) else tuple(groups)
 
     def deco(compute):
         if name in MEASURES and MEASURES[name].compute is not compute:
             raise ValueError(f"measure {name!r} registered twice")
-        MEASURES[name] = Measure(name, label, unit, reference, compute, groups, digits, scale)
+        MEASURES[name] = Measure(name, label, unit, reference, compute, groups, digits, scale, aligned)
         return compute
 
     return deco
@@ -318,7 +323,22 @@ def measure(name: str, label: str, unit: str, reference: str, groups, digits: in
 
 def measures_of(group: str) -> list[Measure]:
     """The registered measures of a group, in registration order."""
+    _load_registry()
     return [m for m in MEASURES.values() if group in m.groups]
+
+
+def _plain_value(v):
+    """A figure's value as JSON holds it: int, float (finite) or None."""
+    import math
+
+    if v is None or isinstance(v, str):
+        return v
+    if isinstance(v, (bool, np.bool_)):
+        return int(v)
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    v = float(v)
+    return v if math.isfinite(v) else None
 
 
 @dataclass(frozen=True)
@@ -347,12 +367,17 @@ class Figure:
 
 @dataclass(frozen=True)
 class Audit:
-    """The figures of one run or one comparison of files, by group ("run", "utility", "risk"):
-    the one place the command line's summary and --json, ``evaluate``, the report and the app
-    read their figures from."""
+    """The figures of one run and of its published file, by group ("run", "utility", "risk"): the
+    one object the command line's summary and --json, ``evaluate``, the report, the run manifest
+    and the app read their figures from. ``warnings``: what a statistician must know about the
+    published file (not k-anonymous on a key variable, an informative row order, records at
+    high risk, ...); ``context``: what the figures were computed on (the key variables, how the
+    file was read back, whether rows were aligned)."""
 
     figures: tuple = ()
     categories: dict = field(default_factory=dict)  # categorical QI column -> {changed_share, distribution_tvd}
+    warnings: tuple = ()
+    context: dict = field(default_factory=dict)
 
     def __getitem__(self, name):
         """The value of the figure ``name`` (a run's figure first)."""
@@ -379,17 +404,52 @@ class Audit:
         replace this one's of the same group and name."""
         keys = {(f.group, f.name) for f in other.figures}
         return Audit(tuple(f for f in self.figures if (f.group, f.name) not in keys) + other.figures,
-                     {**self.categories, **other.categories})
+                     {**self.categories, **other.categories}, tuple(dict.fromkeys(self.warnings + other.warnings)),
+                     {**self.context, **other.context})
 
     def without(self, group: str, *names) -> "Audit":
-        return Audit(tuple(f for f in self.figures if not (f.group == group and f.name in names)), self.categories)
+        return Audit(tuple(f for f in self.figures if not (f.group == group and f.name in names)), self.categories,
+                     self.warnings, self.context)
+
+    def to_dict(self) -> dict:
+        """JSON-ready: {group: {name: value}} per group, the categorical QIs' figures, the warnings
+        and the context (non-finite numbers as None). ``from_dict`` reads it back."""
+        groups: dict = {}
+        for f in self.figures:
+            groups.setdefault(f.group, {})[f.name] = _plain_value(f.value)
+        return {"groups": groups, "categories": {str(c): {k: _plain_value(v) for k, v in m.items()}
+                                                 for c, m in self.categories.items()},
+                "warnings": list(self.warnings), "context": dict(self.context)}
+
+    @classmethod
+    def from_dict(cls, doc: dict) -> "Audit":
+        """The audit ``to_dict`` wrote (a run manifest's); a figure whose measure this version does
+        not register keeps its name as its label."""
+        _load_registry()
+        figures = []
+        for group, values in (doc.get("groups") or {}).items():
+            for name, value in values.items():
+                m = MEASURES.get(name) or Measure(name, name, "", "", None, (group,))
+                figures.append(Figure(m, value, group))
+        return cls(tuple(figures), dict(doc.get("categories") or {}), tuple(doc.get("warnings") or ()),
+                   dict(doc.get("context") or {}))
 
 
 def audit(inputs, group: str) -> Audit:
-    """Every registered measure of ``group`` on ``inputs`` (a ``Comparison`` for "utility" and
-    "risk", the pipeline's measure-stage inputs for "run")."""
-    figures = [Figure(m, m.compute(inputs), group) for m in measures_of(group)]
+    """Every registered measure of ``group`` on ``inputs`` (a ``Comparison`` or ``audit.FileAudit``
+    for "utility" and "risk", the pipeline's measure-stage inputs for "run"). Measures that pair
+    records (``aligned``) are left out when the inputs' rows are not aligned."""
+    _load_registry()
+    aligned = getattr(inputs, "aligned", True)
+    figures = [Figure(m, m.compute(inputs), group) for m in measures_of(group) if aligned or not m.aligned]
     return Audit(tuple(f for f in figures if f.value is not None or f.measure.name in _ALWAYS))
+
+
+def _load_registry() -> None:
+    """The disclosure measures of the file audit are registered by ``microagg.audit``."""
+    import importlib
+
+    importlib.import_module(".audit", __package__)
 
 
 #: run figures listed even when unknown (None): the contract's lower bound and gap
@@ -441,78 +501,101 @@ def compare(X, Xp, scaler=None, p: float = 10.0, published=None) -> Comparison:
     return Comparison(X, Xp, scaler, p, published)
 
 
-@measure("information_loss", "information loss (IL, %)", "%", "100·SSE/SST on z-scores", ("run", "utility"))
+@measure("information_loss", "information loss (IL, %)", "%", "100·SSE/SST on z-scores", ("run", "utility"),
+         aligned=True)
 def _information_loss(inputs):
     """A run's IL, or the IL of a protected file against its original (to the published values,
     which are not always the group means), from ``inputs.sse`` and ``inputs.sst``."""
     return il_percent(inputs.sse, inputs.sst)
 
 
-@measure("il1s", "IL1s", "", "Yancey, Winkler & Creecy 2002", "utility")
+@measure("il1s", "IL1s", "", "Yancey, Winkler & Creecy 2002", "utility", aligned=True)
 def _il1s(c: Comparison):
+    if not c.X.shape[1]:  # no continuous QI column
+        return None
     return il1s(c.X, c.Xp)
 
 
 @measure("delta_r_mean", "correlation discrepancy Δr (mean)", "", "Domingo-Ferrer & Mateo-Sanz 2002", "utility")
 def _delta_r_mean(c: Comparison):
+    if not c.X.shape[1]:  # no continuous QI column
+        return None
     return correlation_discrepancy(c.X, c.Xp)[0]
 
 
 @measure("delta_r_std", "correlation discrepancy Δr (sd)", "", "Domingo-Ferrer & Mateo-Sanz 2002", "utility")
 def _delta_r_std(c: Comparison):
+    if not c.X.shape[1]:  # no continuous QI column
+        return None
     return correlation_discrepancy(c.X, c.Xp)[1]
 
 
 @measure("covariance_mae", "covariance discrepancy (MAE)", "", "Domingo-Ferrer & Torra 2001", "utility")
 def _covariance_mae(c: Comparison):
+    if not c.X.shape[1]:  # no continuous QI column
+        return None
     return covariance_discrepancy(c.X, c.Xp)[0]
 
 
 @measure("covariance_variation_percent", "covariance mean variation (%)", "%", "Domingo-Ferrer & Torra 2001",
          "utility", digits=2)
 def _covariance_variation(c: Comparison):
+    if not c.X.shape[1]:  # no continuous QI column
+        return None
     return covariance_discrepancy(c.X, c.Xp)[1]
 
 
 @measure("eigenvalue_discrepancy_percent", "relative eigenvalue discrepancy (%)", "%", "sdcMicro 'eigen'",
          "utility", digits=2)
 def _eigen(c: Comparison):
+    if not c.X.shape[1]:  # no continuous QI column
+        return None
     return eigenvalue_discrepancy(c.X, c.Xp)
 
 
 @measure("delta_w", "first-PC weight change ΔW (%)", "%", "Domingo-Ferrer & Mateo-Sanz 2002", "utility", digits=3)
 def _delta_w(c: Comparison):
+    if not c.X.shape[1]:  # no continuous QI column
+        return None
     return pc_weight_change(c.X, c.Xp)
 
 
 @measure("fpc_percent_original", "variance on the first PC, original (%FPC)", "%", "Domingo-Ferrer & Mateo-Sanz 2002",
          "utility", digits=2)
 def _fpc_original(c: Comparison):
+    if not c.X.shape[1]:  # no continuous QI column
+        return None
     return fpc_variance_percent(c.X)
 
 
 @measure("fpc_percent_protected", "variance on the first PC, protected (%FPC)", "%",
          "Domingo-Ferrer & Mateo-Sanz 2002", "utility", digits=2)
 def _fpc_protected(c: Comparison):
+    if not c.X.shape[1]:  # no continuous QI column
+        return None
     return fpc_variance_percent(c.Xp)
 
 
 @measure("record_linkage_dbrl", "distance-based record linkage (DBRL, %)", "share",
          "share of records whose nearest protected record is their own (ties count 1/t); Domingo-Ferrer & Torra "
-         "2001", "risk", digits=2, scale=100.0)
+         "2001", "risk", digits=2, scale=100.0, aligned=True)
 def _dbrl(c: Comparison):
+    if not c.X.shape[1]:  # no continuous QI column
+        return None
     return distance_linkage_risk(c.X, c.Xp)
 
 
 @measure("interval_disclosure", "interval disclosure (%)", "share",
          "share of original values inside the rank interval of their protected value; Mateo-Sanz, Sebé & "
-         "Domingo-Ferrer 2004", "risk", digits=2, scale=100.0)
+         "Domingo-Ferrer 2004", "risk", digits=2, scale=100.0, aligned=True)
 def _interval(c: Comparison):
+    if not c.X.shape[1]:  # no continuous QI column
+        return None
     return interval_disclosure_risk(c.X, c.Xp, c.p)
 
 
 @measure("interval_disclosure_p", "interval disclosure: rank interval p (%)", "%", "the interval's half-width in "
-         "ranks, p% of n", "risk", digits=0)
+         "ranks, p% of n", "risk", digits=0, aligned=True)
 def _interval_p(c: Comparison):
     return c.p
 
@@ -674,3 +757,7 @@ def categorical_report(original, protected) -> dict:
         }
         for c in original.columns
     }
+
+
+# the file audit's disclosure measures register themselves there (it imports this module's names)
+_load_registry()

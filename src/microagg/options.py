@@ -217,6 +217,24 @@ def _missing(value):
     return tuple(t.strip() for t in value if t.strip())
 
 
+#: merged_strata: what the published stratum column shows for strata merged because smaller than k
+MERGED_STRATA = ("recode", "suppress", "refuse")
+
+
+def _column_name(value):
+    if isinstance(value, str) and value:
+        return value
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return value
+    raise ValueError(f"must be a column name, got {value!r}")
+
+
+def _sdcmicro(kind: str, name):
+    from .sdcmicro_names import hint
+
+    return hint(kind, name)
+
+
 def _distances():
     from .distances import DISTANCES
 
@@ -233,7 +251,8 @@ def _aggregations():
 
 RUN_OPTIONS: tuple[Param, ...] = (
     Param("k", "int", 3, "minimum group size", low=2, flags=("-k",)),
-    Param("method", "method", "mdav", "method name (see 'microagg methods')", flags=("--method",)),
+    Param("method", "method", "mdav", "method name (see 'microagg methods')", flags=("--method",),
+          hint=lambda name: _sdcmicro("method", name)),
     Param("columns", "names", None, "quasi-identifier columns (default: every numeric column, strata excluded; "
           "for an array, positions)", nullable=True, flags=("--columns",), metavar="A,B"),
     Param("seed", "int", 0, "random seed of randomised methods, blocks and the robust distance", low=0,
@@ -267,12 +286,37 @@ RUN_OPTIONS: tuple[Param, ...] = (
     Param("distance", "str", "euclidean", "distance between records (distances.DISTANCES)",
           choices_from=_distances, flags=("--distance",)),
     Param("aggregation", "str", "mean", "what a group publishes for continuous columns "
-          "(representatives.AGGREGATIONS)", choices_from=_aggregations, flags=("--aggregation",)),
+          "(representatives.AGGREGATIONS)", choices_from=_aggregations, flags=("--aggregation",),
+          hint=lambda name: _sdcmicro("aggregation", name)),
     Param("trim", "float", None, "share trimmed at each end with aggregation 'trimmed' (None: 0.1)", low=0.0,
           high=0.5, high_open=True, nullable=True, flags=("--trim",), metavar="SHARE"),
     Param("missing", "object", None, "text tokens that mean missing (e.g. '-,.,n/a'); a missing value in a QI "
           "is still an error, other columns are written unchanged", nullable=True, check=_missing,
           flags=("--missing",), metavar="TOKEN,...", parse_text=str),
+    Param("continuous", "names", None, "quasi-identifier columns declared continuous: published as group means "
+          "even when they look like category codes (value labels, an SPSS measure, few distinct integers, a "
+          "code-like name), which are otherwise protected as categories", nullable=True, flags=("--continuous",),
+          metavar="A,B"),
+    Param("keys", "names", None, "other published categorical key variables a reader can match on (published "
+          "unchanged; the audit's k-anonymity and re-identification risk include them)", nullable=True,
+          flags=("--keys",), metavar="A,B"),
+    Param("sensitive", "names", None, "sensitive columns whose l-diversity the audit measures within the key "
+          "combinations", nullable=True, flags=("--sensitive",), metavar="A,B"),
+    Param("merged_strata", "str", "recode", "what the published stratum column shows for strata merged because "
+          "smaller than k: recode (one value per merged stratum: the value of the stratum it joined; the mapping "
+          "is reported), suppress (missing), refuse (an error instead of merging)", choices=MERGED_STRATA,
+          flags=("--merged-strata",)),
+    Param("shuffle", "bool", False, "publish the records in a random order (a fresh random permutation, never "
+          "written anywhere); households stay together when --household is given", flags=("--shuffle",),
+          flag_value=True),
+    Param("household", "object", None, "household id column: --shuffle keeps each household's records together",
+          nullable=True, check=_column_name, flags=("--household",), metavar="COLUMN", parse_text=str),
+    Param("shuffle_seed", "int", None, "a seed for the shuffle's permutation (tests only: with it and the "
+          "software anyone can undo the shuffle; it is never written, not in the command nor the manifest)",
+          low=0, nullable=True),
+    Param("audit", "bool", True, "measure the published data (utility, k-anonymity of the key variables, "
+          "re-identification risk, l-diversity, interval disclosure, row order) into Result.audit; False: the "
+          "run's own figures only (the command line audits the written file instead)"),
     Param("progress", "object", False, "True: a progress bar on stderr; a callable receives "
           "progress(stage, fraction, message) (the command line: -q turns the bar off)", nullable=True,
           check=_progress),
@@ -356,7 +400,10 @@ def validate_run(options: Mapping[str, Any], params: Mapping[str, Any] | None = 
     unknown = [name for name in options if name not in _BY_NAME]
     if unknown:
         raise ParameterError(f"unknown run option(s): {', '.join(unknown)}")
-    info = methods.get(options.get("method", "mdav"))  # "unknown method ...; known methods: ..."
+    method = options.get("method", "mdav")
+    p = _BY_NAME["method"]
+    (replace(p, name=_shown("method", cli)) if cli else p).validate(method, None)  # sdcMicro's names: a hint
+    info = methods.get(method)
     values = {}
     for p in RUN_OPTIONS:
         shown = replace(p, name=_shown(p.name, cli)) if cli else p
@@ -383,6 +430,14 @@ def _check_together(v: dict, info, method_params: dict, cli: bool) -> None:
     if v["merge_small_strata"] and not strata:
         raise ParameterError(f"{n('merge_small_strata')} needs {n('strata')}" + (
             "" if cli else ": pass the stratum column(s) with strata="))
+    if v["merged_strata"] != "recode" and not v["merge_small_strata"]:
+        raise ParameterError(f"{n('merged_strata')} applies when small strata are merged: pass "
+                             f"{n('merge_small_strata')} too")
+    if v["shuffle_seed"] is not None and not v["shuffle"]:
+        raise ParameterError(f"shuffle_seed applies with {n('shuffle')}")
+    if v["household"] is not None and not v["shuffle"]:
+        raise ParameterError(f"{n('household')} keeps households together when the records are shuffled: pass "
+                             f"{n('shuffle')} too")
     if v["refine"] is not None and not partitioned:
         raise ParameterError(f"{n('refine')} applies to the partitioned mode: pass {n('block_size')} "
                              f"(or {n('scheduler')}) too")
@@ -393,9 +448,22 @@ def _check_together(v: dict, info, method_params: dict, cli: bool) -> None:
         raise ParameterError(f"{n('trim')} applies to aggregation='trimmed' only (aggregation is "
                              f"{v['aggregation']!r})")
     categorical, ordinal = v["categorical"] or [], list(v["ordinal"] or {})
+    continuous = v["continuous"] or []
     both = [c for c in categorical if c in ordinal]
     if both:
         raise ParameterError(f"column(s) declared both categorical and ordinal: {', '.join(map(str, both))}")
+    both = [c for c in continuous if c in categorical or c in ordinal]
+    if both:
+        raise ParameterError(f"column(s) declared both continuous and categorical/ordinal: {', '.join(map(str, both))}")
+    keys, sensitive = v["keys"] or [], v["sensitive"] or []
+    for name, given, others in (("keys", keys, strata + (v["columns"] or []) + categorical + ordinal + continuous),
+                                ("sensitive", sensitive, keys + strata + (v["columns"] or []) + categorical
+                                 + ordinal + continuous)):
+        clash = [c for c in given if c in others]
+        if clash:
+            raise ParameterError(f"column(s) {', '.join(map(str, clash))} given in {n(name)} are already "
+                                 + ("key variables (quasi-identifiers or strata)" if name == "keys" else
+                                    "key variables: a sensitive column cannot be a key"))
     if v["weights"] is not None and v["distance"] != "euclidean":
         raise ParameterError(f"weights and distance={v['distance']!r} cannot be combined: whitening undoes the "
                              "weights")
@@ -416,15 +484,18 @@ def _check_together(v: dict, info, method_params: dict, cli: bool) -> None:
                                  "stratum")
         if sw is not None and sw in columns:
             raise ParameterError(f"column {sw} cannot be both quasi-identifier and sample weight")
-        outside = [c for c in categorical + ordinal if c not in columns]
+        outside = [c for c in categorical + ordinal + continuous if c not in columns]
         if outside:
-            raise ParameterError(f"column(s) declared categorical/ordinal but not among the quasi-identifier "
-                                 f"columns: {', '.join(map(str, outside))}")
+            raise ParameterError(f"column(s) declared categorical/ordinal/continuous but not among the "
+                                 f"quasi-identifier columns: {', '.join(map(str, outside))}")
+        hh = v["household"]
+        if hh is not None and hh in columns:
+            raise ParameterError(f"column {hh} cannot be both quasi-identifier and household id")
     roles = strata + ([sw] if sw is not None else [])
-    excluded = [c for c in categorical + ordinal if c in roles]
+    excluded = [c for c in categorical + ordinal + continuous if c in roles]
     if excluded:
-        raise ParameterError(f"column(s) {', '.join(map(str, excluded))} declared categorical/ordinal but used as "
-                             "stratum or sample weight")
+        raise ParameterError(f"column(s) {', '.join(map(str, excluded))} declared categorical/ordinal/continuous "
+                             "but used as stratum or sample weight")
 
 
 # --- the command line, generated from the table -------------------------------------------------
@@ -505,7 +576,7 @@ def command_line(input_path: str, output_path: str, options: Mapping[str, Any], 
 def python_call(options: Mapping[str, Any], params: Mapping[str, Any], data: str = "df") -> str:
     """The ``microagg.microaggregate`` call that runs with these options and method parameters."""
     kwargs = {name: value for name, value in options.items()
-              if name in _BY_NAME and name != "progress" and (value != _BY_NAME[name].default
+              if name in _BY_NAME and name not in ("progress", "shuffle_seed") and (value != _BY_NAME[name].default
                                                                 or name in ("k", "method", "columns", "seed"))}
     args = ",\n    ".join(f"{k}={v!r}" for k, v in {**kwargs, **params}.items())
     return f"res = microagg.microaggregate(\n    {data},\n    {args},\n)\n"

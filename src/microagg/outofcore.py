@@ -38,7 +38,7 @@ __all__ = ["protect_out_of_core", "check_out_of_core", "SUPPORTED_OPTIONS"]
 
 #: the run options this mode honours (the others are refused before any pass)
 SUPPORTED_OPTIONS = ("k", "method", "columns", "seed", "time_limit", "strata", "block_size", "scheduler", "refine",
-                     "merge_small_strata", "progress")
+                     "merge_small_strata", "merged_strata", "progress", "audit")
 
 
 def check_out_of_core(options: dict, params: dict | None = None, *, cli: bool = False):
@@ -128,7 +128,7 @@ def _slab_task(slab_dir: str, k: int, method: str, block_size, seed, params: dic
 
 def protect_out_of_core(input_path, output_dir, *, k, method="mdav", columns=None, block_size, scheduler=None,
                         seed=0, chunk_rows=1_000_000, slab_blocks=32, time_limit=None, progress=None, strata=None,
-                        merge_small_strata=False, refine=None, **params):
+                        merge_small_strata=False, refine=None, merged_strata="recode", **params):
     """Microaggregate a Parquet dataset or CSV larger than memory; write Parquet partitions.
 
     Reads the input four times in chunks of chunk_rows (module docstring). Slabs of about
@@ -136,7 +136,9 @@ def protect_out_of_core(input_path, output_dir, *, k, method="mdav", columns=Non
     ``scale.partitioned_labels``; with a distributed cluster the workers must see the spill
     directory, which lives inside output_dir). ``strata``: column name(s); slabs (and so blocks
     and groups) are cut inside each stratum; strata smaller than k are an error or, with
-    merge_small_strata, merged into the stratum with the nearest centroid. ``time_limit`` is the
+    merge_small_strata, merged into the stratum with the nearest centroid, and the published
+    stratum columns then recode or suppress the merged strata (``merged_strata``, as in memory:
+    the file stays k-anonymous on QIs and strata). ``time_limit`` is the
     budget of the whole call, shared among the slabs by ``BlockClock``'s rule; ``progress`` hears
     of each pass and each finished slab. Every option is checked before the first pass.
     Returns a summary dict. Memory on the driver: O(n·log(slabs)) for the projections, O(n) for
@@ -148,6 +150,7 @@ def protect_out_of_core(input_path, output_dir, *, k, method="mdav", columns=Non
     declared = {p.name for p in RUN_OPTIONS}
     options = dict(k=k, method=method, columns=columns, block_size=block_size, scheduler=scheduler, seed=seed,
                    time_limit=time_limit, strata=strata, merge_small_strata=merge_small_strata, refine=refine,
+                   merged_strata=merged_strata,
                    **{name: value for name, value in params.items() if name in declared})
     params = {name: value for name, value in params.items() if name not in declared}
     run = check_out_of_core(options, params)
@@ -162,15 +165,17 @@ def protect_out_of_core(input_path, output_dir, *, k, method="mdav", columns=Non
 
     k = check_k(run.k, n)
     min_size = max(k, run.block_size)
-    merges, slab_of, nslabs = _slabs(input_path, cols, chunk_rows, run, scaler, C, n, min_size, slab_blocks,
-                                              progress)
+    found, keys, slab_of, nslabs = _slabs(input_path, cols, chunk_rows, run, scaler, C, n, min_size, slab_blocks,
+                                          progress)
+    merges = [] if found is None else found.merges
     os.makedirs(output_dir, exist_ok=True)
     spill = tempfile.mkdtemp(prefix=".spill-", dir=output_dir)
     try:
         total_sst = _spill(input_path, cols, chunk_rows, scaler, slab_of, spill, nslabs, progress)
         del slab_of
         labels, means, total_sse, min_group, groups = _partition_slabs(spill, nslabs, n, run, deadline, progress)
-        files = _write(input_path, output_dir, cols, chunk_rows, labels, scaler.inverse(means), progress)
+        files = _write(input_path, output_dir, cols, chunk_rows, labels, scaler.inverse(means), progress,
+                       _stratum_publisher(run, found, keys))
     finally:
         shutil.rmtree(spill, ignore_errors=True)
     from .partition import il_percent
@@ -181,6 +186,8 @@ def protect_out_of_core(input_path, output_dir, *, k, method="mdav", columns=Non
     if run.strata:
         summary["strata"] = run.strata
         summary["merged_strata"] = merges
+        if merges:
+            summary["published_strata"] = found.mapping(run.merged_strata)
     return summary
 
 
@@ -225,10 +232,10 @@ def _slabs(input_path, cols, chunk_rows, run, scaler, C, n, min_size, slab_block
         if index is not None:
             codes[pos:pos + len(Z)] = index.encode(df, Z)
         pos += len(Z)
-    merges = []
+    found = None
     if index is not None:
-        found = index.strata(codes, run.k, run.merge_small_strata)
-        codes, merges = found.codes, found.merges
+        found = index.strata(codes, run.k, run.merge_small_strata, run.merged_strata == "refuse")
+        codes = found.codes
     slab_of = np.empty(n, dtype=np.int32)
     nslabs = 0
     for code, members in _rows_by_code(codes):
@@ -237,7 +244,49 @@ def _slabs(input_path, cols, chunk_rows, run, scaler, C, n, min_size, slab_block
         cuts = len(bounds) - 1
         slab_of[members[order]] = nslabs + np.repeat(np.arange(cuts, dtype=np.int32), np.diff(bounds))
         nslabs += cuts
-    return merges, slab_of, nslabs
+    return found, (None if index is None else index.keys), slab_of, nslabs
+
+
+def _stratum_publisher(run, found, keys):
+    """What pass 4 does to the stratum columns of a chunk starting at record ``pos``: nothing, or
+    (strata merged) recode / suppress the merged strata as in memory (``Strata.published_columns``):
+    a moved record publishes the key of the stratum it joined."""
+    if found is None or not found.merges:
+        return None
+    from .strata import MISSING_KEY
+
+    columns = list(run.strata)
+    merged = np.array([len(m) > 1 for m in found.members])
+
+    def publish(df, pos):
+        original, final = found.original[pos:pos + len(df)], found.codes[pos:pos + len(df)]
+        if run.merged_strata == "recode":
+            moved = np.flatnonzero(original != final)
+            for j, c in enumerate(columns):
+                values = np.array(df[c].astype(object).to_numpy(), dtype=object)
+                for i in moved:
+                    v = keys[final[i]][j]
+                    values[i] = None if v == MISSING_KEY else v
+                df[c] = values if df[c].dtype == object else _typed(values, df[c].dtype)
+        else:  # suppress
+            hit = merged[final]
+            for c in columns:
+                values = np.array(df[c].astype(object).to_numpy(), dtype=object)
+                values[hit] = None
+                df[c] = values if df[c].dtype == object else _typed(values, df[c].dtype)
+
+    return publish
+
+
+def _typed(values, dtype):
+    """Values back in a column's dtype where they fit (a suppressed number: a float column with NaN)."""
+    import pandas as pd
+
+    try:
+        return pd.array(values, dtype=dtype)
+    except (TypeError, ValueError):
+        return pd.to_numeric(pd.Series(values), errors="coerce").to_numpy() if pd.api.types.is_numeric_dtype(
+            dtype) else values
 
 
 def _rows_by_code(codes: np.ndarray):
@@ -296,9 +345,10 @@ def _partition_slabs(spill, nslabs, n, run, deadline, progress):
     return labels, np.concatenate(all_means), total_sse, min_group, offset
 
 
-def _write(input_path, output_dir, cols, chunk_rows, labels, means, progress) -> list:
+def _write(input_path, output_dir, cols, chunk_rows, labels, means, progress, strata=None) -> list:
     """Pass 4: the output in input order, one Parquet file per input chunk, QI columns replaced by
-    their group's mean (original units), every other column as it came."""
+    their group's mean (original units), merged strata recoded or suppressed (``strata``), every
+    other column as it came."""
     import pandas as pd
 
     from . import io
@@ -310,6 +360,8 @@ def _write(input_path, output_dir, cols, chunk_rows, labels, means, progress) ->
         vals = means[labels[pos:pos + len(df)]]
         for t, c in enumerate(cols):
             df[c] = vals[:, t].astype(df[c].dtype) if pd.api.types.is_float_dtype(df[c].dtype) else vals[:, t]
+        if strata is not None:
+            strata(df, pos)
         f = os.path.join(output_dir, f"part-{j:06d}.parquet")
         df.to_parquet(f, index=False)
         files.append(f)

@@ -80,6 +80,7 @@ class Param:
     flag_value: Any = None
     parse_text: Callable[[str], Any] | None = None
     data_bound: str | None = None  # "columns": an index below the data's column count (checked with the data)
+    hint: Callable[[Any], str | None] | None = None  # a better line for a value outside the choices (sdcMicro's names)
 
     def __post_init__(self):
         if self.kind not in _KINDS:
@@ -149,7 +150,9 @@ class Param:
             if kind == "method":
                 known = _choices_of("method")
                 if value not in known:
-                    raise ParameterError(f"{where}: unknown method {value!r}; known methods: {', '.join(known)}")
+                    better = self.hint(value) if self.hint is not None else None
+                    raise ParameterError(f"{where}: {better}" if better else
+                                         f"{where}: unknown method {value!r}; known methods: {', '.join(known)}")
         elif kind == "names":  # (a mapping keyed by the names, when the declaration's check takes one)
             value = value if isinstance(value, Mapping) and self.check is not None else _names(value, where)
         if kind in ("int", "float"):
@@ -159,7 +162,9 @@ class Param:
                 raise ParameterError(f"{where} must be {self.constraint()}, got {value!r}")
         allowed = self.allowed()
         if allowed is not None and value not in allowed:
-            raise ParameterError(f"{where} must be {self.constraint()}, got {value!r}")
+            better = self.hint(value) if self.hint is not None else None
+            raise ParameterError(f"{where}: {better}" if better else
+                                 f"{where} must be {self.constraint()}, got {value!r}")
         if self.check is not None:
             try:
                 value = self.check(value)

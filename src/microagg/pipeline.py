@@ -29,7 +29,7 @@ from .options import Run
 from .partition import check_k, check_partition, relabel, sse
 
 __all__ = ["Source", "Roles", "Prepared", "Partitioned", "Published", "load", "check_params_vs_input", "prepare",
-           "partition", "publish", "measure"]
+           "partition", "publish", "measure", "audit_roles", "audit", "shuffle_order", "frame_of"]
 
 
 @dataclass
@@ -55,6 +55,9 @@ class Roles:
     sample_weights: np.ndarray | None  # one sampling weight per record
     k: int
     n: int
+    keys: list = ()  # other published key variables (the audit's)
+    sensitive: list = ()  # sensitive columns (the audit's l-diversity)
+    household: object = None  # household id column (the shuffle keeps households together)
 
 
 @dataclass
@@ -75,6 +78,7 @@ class Partitioned:
     lower_bound: float | None  # proven on the method's matrix (summed over strata)
     method_facts: dict  # the method's own report (no strata)
     strata: object = None  # result.StrataReport
+    stratum_codes: object = None  # strata.Strata: each record's stratum, before and after merging
 
 
 @dataclass
@@ -82,6 +86,7 @@ class Published:
     numeric: np.ndarray  # continuous values and ordinal ranks, one row per record
     codes: np.ndarray  # category codes of the categorical columns
     data: object  # the protected data, the input's kind
+    changed: list = None  # the columns whose values are published anew: the QIs and recoded strata
 
 
 # --- load ------------------------------------------------------------------------------------------
@@ -130,8 +135,15 @@ def check_params_vs_input(run: Run, source: Source) -> Roles:
     sw_col = run.sample_weight if isinstance(run.sample_weight, str) else None
     if sw_col is not None and sw_col not in df.columns:
         raise InputError(f"unknown sample_weight column: {sw_col}")
+    keys, sensitive, household = list(run.keys or []), list(run.sensitive or []), run.household
+    others = [("keys", keys), ("sensitive", sensitive), ("household", [household] if household is not None else [])]
+    for what, names in others:
+        unknown = [c for c in names if c not in df.columns]
+        if unknown:
+            raise InputError(f"unknown {what} column(s): {', '.join(map(str, unknown))}")
     duplicated = set(df.columns[df.columns.duplicated()])
-    named = strata + ([sw_col] if sw_col is not None else []) + list(columns or [])
+    named = strata + ([sw_col] if sw_col is not None else []) + list(columns or []) + keys + sensitive + (
+        [household] if household is not None else [])
     twice = sorted({str(c) for c in named if c in duplicated})
     if twice:
         raise InputError(f"column name(s) {', '.join(twice)} appear more than once in the data; rename them "
@@ -145,16 +157,18 @@ def check_params_vs_input(run: Run, source: Source) -> Roles:
                       "quasi-identifier); rename them to protect them, or remove them before publishing",
                       UserWarning, stacklevel=3)
     categorical, ordinal = run.categorical or [], run.ordinal or {}
-    cols, kinds = select_qi(df, columns, strata + ([sw_col] if sw_col is not None else []), categorical, ordinal,
-                            run.missing or ())
+    roles_apart = strata + ([sw_col] if sw_col is not None else []) + keys + sensitive + (
+        [household] if household is not None else [])
+    cols, kinds = select_qi(df, columns, roles_apart, categorical, ordinal, run.missing or (), run.continuous or ())
     nominal = [c for c, kind in kinds.items() if kind != "continuous"]
     if nominal and (info.per_variable or not info.multivariate or not info.categorical):
         raise InputError(f"method {info.name!r} cannot take categorical quasi-identifiers "
-                         f"({', '.join(map(str, nominal))}); use a multivariate method such as mdav")
+                         f"({', '.join(map(str, nominal))}); use a multivariate method such as mdav, or declare "
+                         "numeric codes continuous (--continuous) to average them")
     n = len(df)
     k = check_k(run.k, n)
     return Roles(cols, kinds, strata, sw_col, _variable_weights(run.weights, cols),
-                 _sample_weights(run.sample_weight, df, n), k, n)
+                 _sample_weights(run.sample_weight, df, n), k, n, keys, sensitive, household)
 
 
 def _variable_weights(weights, cols) -> np.ndarray | None:
@@ -223,7 +237,8 @@ def partition(source: Source, roles: Roles, prepared: Prepared, run: Run, deadli
     from .strata import stratum_codes
 
     info, params, k, Z = run.info, run.params, roles.k, prepared.matrix
-    strata = stratum_codes(source.frame, roles.strata, Z, k, run.merge_small_strata) if roles.strata else None
+    strata = stratum_codes(source.frame, roles.strata, Z, k, run.merge_small_strata,
+                           run.merged_strata == "refuse") if roles.strata else None
     units = list(strata.rows()) if strata is not None else [(None, np.arange(len(Z)))]
     for _, rows in units:
         info.check_params_vs_input(restricted(params, rows) if strata is not None else params, len(rows),
@@ -282,8 +297,10 @@ def _partition_strata(strata, Z, k, run: Run, deadline: Deadline, progress) -> P
             bound += out.lower_bound
         runs.append(StratumRun(name, strata.members[code], int(len(rows)), sse(Z[rows], lab),
                                None if out.lower_bound is None else float(out.lower_bound), dict(out.extras)))
-    report = StrataReport(tuple(runs), tuple(strata.merges))
-    return Partitioned(relabel(labels), bound if have_bound else None, {}, report)
+    published = strata.mapping(run.merged_strata) if strata.merges else []
+    report = StrataReport(tuple(runs), tuple(strata.merges), run.merged_strata if strata.merges else None,
+                          tuple(published))
+    return Partitioned(relabel(labels), bound if have_bound else None, {}, report, strata)
 
 
 # --- publish ---------------------------------------------------------------------------------------
@@ -297,15 +314,22 @@ def publish(source: Source, roles: Roles, prepared: Prepared, partitioned: Parti
     emb = prepared.embedding
     numeric, codes = representatives(emb, partitioned.labels, run.aggregation, _trim(run), roles.sample_weights)
     df = source.frame
+    strata = partitioned.stratum_codes
+    recoded = strata.published_columns(df, roles.strata, run.merged_strata) if strata is not None else {}
+    changed = list(roles.columns) + list(recoded)
     if source.kind == "array":
         out = df.to_numpy(dtype=np.float64, copy=True)
         for c in roles.columns:
             out[:, df.columns.get_loc(c)] = np.asarray(emb.published_column(c, numeric, codes), dtype=np.float64)
-        return Published(numeric, codes, out.reshape(source.shape))
+        for c, values in recoded.items():
+            out[:, df.columns.get_loc(c)] = np.asarray(values, dtype=np.float64)
+        return Published(numeric, codes, out.reshape(source.shape), changed)
     out = df.copy()
     for c in roles.columns:
         out[c] = emb.published_column(c, numeric, codes, df[c])
-    return Published(numeric, codes, out)
+    for c, values in recoded.items():
+        out[c] = values
+    return Published(numeric, codes, out, changed)
 
 
 def _trim(run: Run) -> float:
@@ -361,3 +385,54 @@ def _publication(emb, Z, labels, run: Run, total_sse: float):
     if to_means is not None:
         note += f" (SSE {total_sse:.6g}; to the group means it would be {to_means:.6g})"
     return Publication(run.aggregation, trim, run.distance, kinds, to_means, note)
+
+
+# --- the published file's audit and its row order ------------------------------------------------
+
+def audit_roles(roles: Roles, run: Run, p: float = 10.0):
+    """The roles the file audit needs (``audit.AuditRoles``), from the run's."""
+    from .audit import AuditRoles
+
+    sw = roles.sample_weight_column
+    return AuditRoles(tuple(roles.columns), dict(roles.kinds), roles.k, tuple(roles.strata), tuple(roles.keys),
+                      tuple(roles.sensitive), sw, dict(run.ordinal or {}), bool(run.standardize), p=float(p))
+
+
+def frame_of(data, columns) -> object:
+    """Data (a DataFrame, or an array of the input's shape) as a DataFrame with ``columns``."""
+    import pandas as pd
+
+    if isinstance(data, pd.DataFrame):
+        return data
+    return pd.DataFrame(np.asarray(data).reshape(len(data), -1), columns=columns)
+
+
+def audit(source: Source, roles: Roles, published: Published, run: Run, p: float = 10.0):
+    """The published data's audit (``audit.audit_files``: utility and disclosure risk on the key
+    variables, grouped as the data are given), in the input's row order."""
+    from .audit import audit_files
+
+    frame = frame_of(published.data, source.frame.columns)
+    return audit_files(source.frame, frame, audit_roles(roles, run, p),
+                       sample_weights=roles.sample_weights if roles.sample_weight_column is None else None,
+                       seed=run.seed)
+
+
+def shuffle_order(run: Run, frame) -> np.ndarray | None:
+    """The order the records are published in: None (the input's), or with ``shuffle`` a uniformly
+    random permutation (``disclosure.shuffle_permutation``; households together when a household
+    column is given), from fresh operating-system entropy unless the API's ``shuffle_seed`` is
+    given. The permutation is never kept or written: with it (or the seed) anyone could undo it."""
+    if not run.shuffle:
+        return None
+    from .disclosure import shuffle_permutation
+
+    groups = None if run.household is None else frame[run.household].to_numpy()
+    return shuffle_permutation(len(frame), run.shuffle_seed, groups=groups)
+
+
+def reorder(data, order: np.ndarray):
+    """``data``'s rows in ``order`` (a DataFrame gets a fresh 0..n-1 index: no trace of the old positions)."""
+    if hasattr(data, "iloc"):
+        return data.iloc[order].reset_index(drop=True)
+    return np.asarray(data)[order]

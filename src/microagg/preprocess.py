@@ -18,8 +18,8 @@ from .partition import check_k  # noqa: F401  (importable from here: the app use
 from .scaling import Standardizer, principal_axes, zscores  # noqa: F401  (their home is scaling)
 
 __all__ = ["InputError", "read_table", "select_columns", "quasi_identifiers", "looks_like_identifier",
-           "looks_like_codes", "not_a_default_qi", "looks_like_weight", "Standardizer",
-           "zscores", "principal_axes", "check_k"]
+           "looks_like_codes", "looks_like_code_name", "not_a_default_qi", "looks_like_weight", "code_columns",
+           "Standardizer", "zscores", "principal_axes", "check_k"]
 
 
 def read_table(path: str | Path, **options) -> pd.DataFrame:
@@ -41,7 +41,7 @@ def looks_like_identifier(name, values) -> str | None:
     text = str(name)
     if re.search(r"(?:^|[_\W])(?:[hp]?ids?|ident|identifier|key|nr|no)(?:$|[_\W])", text, re.IGNORECASE) \
             or re.search(r"^(?:row|record|person|household)_?(?:num|number)$", text, re.IGNORECASE) \
-            or re.search(r"[a-z0-9](?:Id|ID)$", text) or text.lower() == "id":
+            or re.search(r"[a-z0-9](?:Id|ID)$", text) or text.lower() == "id" or _capital_id(text):
         return "its name says identifier"
     col = values
     if not isinstance(name, str):  # an array's positional columns: no names, no guessing
@@ -50,6 +50,39 @@ def looks_like_identifier(name, values) -> str | None:
         if int(col.max()) - int(col.min()) + 1 == len(col):
             return "its values are the distinct integers of a running number"
     return None
+
+
+#: English words ending in "id" that a name in capitals may end with without being an identifier
+_NOT_ID_WORDS = ("paid", "aid", "said", "valid", "solid", "liquid", "fluid", "acid", "rapid", "humid", "hybrid",
+                 "vivid", "void", "avoid", "grid", "raid", "maid", "lipid", "pyramid", "android", "tabloid",
+                 "thyroid", "steroid", "opioid", "squid", "candid", "timid", "lucid", "morbid", "rigid", "stupid",
+                 "torrid", "placid", "insipid", "druid", "invalid")
+
+
+def _capital_id(text: str) -> bool:
+    """A name in capitals ending in ID, as UTILITYID, HHID or PERSONID (not PAID or VALID)."""
+    return bool(re.fullmatch(r"[A-Z][A-Z0-9_]*[A-Z0-9_]ID", text)) and not text.lower().endswith(_NOT_ID_WORDS)
+
+
+#: Words that name a column of category codes: geography, classifications of occupations and
+#: industries, administrative codes. Matched as whole words of the name (split at _, -, spaces,
+#: digits and lower-to-upper case changes), for integer columns only.
+CODE_NAME_WORDS = ("code", "codes", "region", "regio", "district", "municipality", "municip", "county",
+                   "province", "state", "country", "nuts", "zip", "zipcode", "postcode", "postal", "plz",
+                   "occupation", "occup", "isco", "nace", "isic", "naics", "sic", "soc", "industry",
+                   "sector", "branch", "fips", "geo", "geocode", "commune", "canton", "department", "ward",
+                   "village", "locality", "cluster", "psu", "strata", "stratum", "category", "class",
+                   "type", "status", "group", "grp")
+
+
+def looks_like_code_name(name) -> str | None:
+    """Why the name of an integer column says category codes (None if it does not): one of its
+    words is in CODE_NAME_WORDS (region, occupation, isco, nace, zip, postcode, district, ...)."""
+    if not isinstance(name, str):
+        return None
+    words = re.split(r"[^A-Za-z]+|(?<=[a-z])(?=[A-Z])", name)
+    hit = next((w for w in words if w.lower() in CODE_NAME_WORDS), None)
+    return None if hit is None else f"its name ({hit!r}) says category codes"
 
 
 #: A numeric column of integers with fewer distinct values than this is taken for category codes
@@ -83,18 +116,53 @@ def looks_like_weight(name) -> str | None:
     return None
 
 
+def _integral(col) -> bool:
+    x = pd.Series(col).dropna().to_numpy(dtype=np.float64) if len(col) else np.zeros(0)
+    return bool(len(x)) and bool(np.all(np.isfinite(x))) and bool(np.all(x == np.round(x)))
+
+
 def not_a_default_qi(name, col, labelled: bool = False, identifier: str | None | bool = False) -> str | None:
     """Why numeric column ``name`` is left out of the default quasi-identifiers (None: it is one):
-    an identifier, a survey weight, or category codes (``labelled``: every value has a value
-    label; or few distinct integers). The one rule for the CLI, the library and the app.
-    ``identifier``: looks_like_identifier's answer when the caller has it already (it reads
+    an identifier, a survey weight, or category codes (``labelled``: value labels on its values,
+    or an SPSS measure nominal / ordinal; few distinct integers; integers under a code-like name
+    such as region, occupation, isco, nace, zip). The one rule for the CLI, the library and the
+    app. ``identifier``: looks_like_identifier's answer when the caller has it already (it reads
     the whole column)."""
     if identifier is False:
         identifier = looks_like_identifier(name, col)
-    return identifier or looks_like_weight(name) or (
-        "every value has a value label: category codes; to protect them as categories, name "
-        "the column in --categorical / categorical= too" if labelled else None) or (
-        looks_like_codes(col) if isinstance(name, str) else None)  # an array's columns: no guessing
+    if identifier or looks_like_weight(name):
+        return identifier or looks_like_weight(name)
+    if labelled:
+        return ("value labels (or an SPSS measure nominal / ordinal) on its values: category codes; to protect "
+                "them as categories, name the column in --categorical / categorical=")
+    if not isinstance(name, str):  # an array's columns: no guessing
+        return None
+    coded = looks_like_codes(col)
+    if coded:
+        return coded
+    named = looks_like_code_name(name) if _integral(col) else None
+    return None if named is None else (f"{named}; to protect them as categories, name the column in "
+                                       "--categorical / categorical=")
+
+
+def code_columns(df: pd.DataFrame, columns) -> dict:
+    """Column -> why it looks like category codes (the default rule's reasons: value labels, an
+    SPSS measure, few distinct integers, a code-like name), for numeric columns of ``columns``
+    that are neither identifiers nor weights. Named as quasi-identifiers, such columns are
+    protected as categories unless declared continuous (``transforms.column_kinds``)."""
+    coded = set(df.attrs.get("category_codes", ()))
+    out = {}
+    for c in columns:
+        col = df[c]
+        if isinstance(col, pd.DataFrame) or not pd.api.types.is_numeric_dtype(col.dtype) \
+                or pd.api.types.is_bool_dtype(col.dtype):
+            continue
+        if looks_like_identifier(c, col) or looks_like_weight(c):
+            continue
+        why = not_a_default_qi(c, col, labelled=c in coded, identifier=None)
+        if why:
+            out[c] = why.split(";")[0]
+    return out
 
 
 def given_twice(names) -> list[str]:
@@ -156,7 +224,8 @@ def first_non_number(col: pd.Series, missing=()) -> tuple[int, object] | None:
     return None
 
 
-def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=(), allow_empty: bool = False) -> list[str]:
+def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=(), allow_empty: bool = False,
+                   continuous=()) -> list[str]:
     """The quasi-identifier columns.
 
     ``columns`` given: those columns, each of which must be numeric (a text cell that is not a
@@ -165,10 +234,11 @@ def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=(), allow
     numeric but for a few tokens (``-``, ``.``, ``n/a``, ...) is an error naming the column and the
     tokens. ``missing``: text tokens that mean "missing" (a QI holding them is still an error).
     ``allow_empty``: no numeric column is not an error (other QIs were declared).
+    ``continuous``: columns declared continuous: default QIs even if they look like codes.
     """
     missing = {str(t).strip() for t in (missing or ())}
     if columns is None:
-        cols, skipped, formatted = [], [], []
+        cols, skipped, formatted, categories = [], [], [], []
         coded = set(df.attrs.get("category_codes", ()))  # io: every value has a value label (Stata, SPSS)
         for c in df.columns:
             if c in set(exclude):
@@ -179,8 +249,11 @@ def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=(), allow
                 continue
             if pd.api.types.is_bool_dtype(col.dtype):
                 continue
+            if isinstance(col.dtype, pd.CategoricalDtype):  # categories: a QI only when named
+                categories.append(c)
+                continue
             if pd.api.types.is_numeric_dtype(col.dtype):
-                why = not_a_default_qi(c, col, labelled=c in coded)
+                why = None if c in set(continuous) else not_a_default_qi(c, col, labelled=c in coded)
                 if why:
                     skipped.append((c, why))
                 else:
@@ -207,9 +280,17 @@ def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=(), allow
             elif tokens and all(_FORMATTED_NUMBER.fullmatch(t) for t in tokens):  # not text: numbers, written otherwise
                 formatted.append((c, next(iter(tokens))))
         for c, why in skipped:
+            if "category codes" in why:
+                how = ("name it in --categorical / categorical= to protect it as categories (the group's mode), or in "
+                       "--continuous / continuous= to average it")
+            else:
+                how = "name it in --columns / columns= to use it as a quasi-identifier"
             warnings.warn(f"column {c} looks like an identifier, a code or a weight ({why}): it is not protected; "
-                          f"name it in --columns / columns= to use it as a quasi-identifier, "
-                          f"or remove it before publishing", UserWarning, stacklevel=3)
+                          f"{how}, or remove it before publishing", UserWarning, stacklevel=3)
+        if categories:
+            warnings.warn(f"column(s) {', '.join(map(str, categories))} hold categories (pandas Categorical): they "
+                          "are not protected; name them in --categorical / categorical= (or --ordinal) to protect "
+                          "them as categories, or remove them before publishing", UserWarning, stacklevel=3)
         for c, example in formatted:
             warnings.warn(f"column {c} holds numbers in a notation that is not read as numbers, such as {example!r} "
                           "(thousands separators, a decimal comma, the unicode minus, currency or percent signs): "

@@ -16,7 +16,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import measures
 from .errors import InputError
 from .io import atomic_write, atomic_write_text, check_folder  # noqa: F401  (atomic writes: their home is io; kept importable here)
 from .scaling import Standardizer, principal_axes
@@ -208,32 +207,42 @@ def _table(rows, header=None) -> str:
 
 
 def report_audit(result, original, p: float = 10.0):
-    """The run's audit with the file measures (utility, risk) of its continuous QI columns: the
-    figures the report and the app show (one computation, ``measures.compare``). The run's scaler
-    is used unless categorical QIs are present (it then also covers ordinal ranks); with
-    categorical QIs, IL and the smallest group are the run's own over every QI column."""
+    """The audit the report shows: the result's own (``Result.audit``: the run's figures and the
+    published data's, the one object the command line and the app show), or, for a result
+    audited without its file figures or with another rank-interval ``p``, that audit computed now
+    (``audit.audit_files``, as the pipeline computes it). Returns (audit, X, Xp, continuous QI
+    columns) with X, Xp the continuous QI values for the figures."""
+    from .audit import audit_files
+    from .pipeline import frame_of
+
     cols = result.continuous_columns
     if not cols:
         raise InputError("the report needs at least one continuous quasi-identifier column")
     X, Xp = _values(original, cols), _values(result.data, cols)
     if X.shape != Xp.shape:
         raise InputError(f"the original ({X.shape}) and protected ({Xp.shape}) QI values differ in shape")
-    heterogeneous = len(cols) < len(result.columns)
-    published = None
-    if heterogeneous:  # the smallest group of identical published values: over every QI column
-        published = result.data[list(result.columns)] if isinstance(result.data, pd.DataFrame) else \
-            pd.DataFrame(np.asarray(result.data).reshape(len(result.labels), -1)[:, list(result.columns)])
-    files = measures.compare(X, Xp, scaler=None if heterogeneous else result.scaler, p=p, published=published)
-    audit = files.audit("utility", "risk")
-    if heterogeneous:  # IL is the run's, over every QI column, categorical ones included
-        audit = audit.without("utility", "information_loss").with_figures(
-            measures.Audit(tuple(measures.Figure(f.measure, f.value, "utility") for f in result.audit.rows("run")
-                                 if f.name == "information_loss")))
-    return result.audit.with_figures(audit), X, Xp, cols
+    audit = result.audit
+    if "utility" not in {f.group for f in audit.figures} or audit.get("interval_disclosure_p", p) != p:
+        if result.audit_roles is None or result.shuffled:
+            raise InputError("this result holds no audit of its published data to report")
+        import dataclasses
+
+        columns = list(original.columns) if isinstance(original, pd.DataFrame) else list(range(X.shape[1]))
+        roles = dataclasses.replace(result.audit_roles, p=float(p))
+        files = audit_files(frame_of(original, columns), frame_of(result.data, columns), roles)
+        audit = result.audit.with_figures(files)
+    return audit, X, Xp, cols
 
 
 def _parameters(result, names, records, settings) -> list:
-    rows = [("method", result.method), ("k", result.k), ("records", records), ("quasi-identifiers", ", ".join(names))]
+    kinds = result.publication.kinds
+    qis = ", ".join(f"{c} ({kinds.get(str(c), 'continuous')})" for c in result.columns)
+    rows = [("method", result.method), ("k", result.k), ("records", records), ("quasi-identifiers", qis)]
+    roles = result.audit_roles
+    if roles is not None:
+        for label, value in (("other key variables", roles.keys), ("sensitive columns", roles.sensitive)):
+            if value:
+                rows.append((label, ", ".join(map(str, value))))
     rows += [(f"parameter {k}", json.dumps(v, default=str)) for k, v in result.params.items()]
     rows += [(k, json.dumps(v, default=str) if not isinstance(v, str) else v) for k, v in (settings or {}).items()
              if v is not None]
@@ -243,6 +252,9 @@ def _parameters(result, names, records, settings) -> list:
         rows.append(("sample weight", result.weights.sample_weight))
     for m in (result.strata.merges if result.strata is not None else ()):
         rows.append(("merged stratum", f"{m['stratum']} ({m['size']} records) into {m['merged_into']}"))
+    for m in (result.strata.mapping if result.strata is not None else ()):
+        rows.append(("published stratum", f"{m['stratum']}: " + (f"published as {m['published_as']}" if
+                                                                   m["published_as"] is not None else "suppressed")))
     return rows
 
 
@@ -308,6 +320,7 @@ def render_report(result, original, settings: dict | None = None, *, p: float = 
     """
     audit, X, Xp, cols = report_audit(result, original, p)
     names = [str(c) for c in cols]
+    all_names = [str(c) for c in result.columns]
     util_rows = _measure_rows(audit, "utility")
     for c, m in audit.categories.items():
         util_rows.append((f"categorical {c}: values changed (%) / distribution distance (TVD)",
@@ -319,6 +332,10 @@ def render_report(result, original, settings: dict | None = None, *, p: float = 
     if result.per_variable:
         warn = ('<p class="warn">Each variable was grouped on its own: combinations of values are NOT '
                 'k-anonymous and the disclosure risk is higher than with multivariate methods.</p>')
+    file_lines = [line for line in result._audit_lines_of(audit) if not line.startswith("warning: ")]
+    published = ("<h2>The published file</h2><ul>" + "".join(f"<li>{_esc(line)}</li>" for line in file_lines)
+                 + "</ul>" + "".join(f'<p class="warn">{_esc(w)}</p>' for w in audit.warnings)
+                 + '<p class="small">Every figure: its definition, formula and reference in docs/audit.md.</p>')
     stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
@@ -327,10 +344,11 @@ def render_report(result, original, settings: dict | None = None, *, p: float = 
 <h1>Microaggregation report</h1>
 <p class="small">microagg, {stamp}. Self-contained: figures are inline SVG.</p>
 {warn}
-<h2>Parameters</h2>{_table(_parameters(result, names, len(X), settings))}
+<h2>Parameters</h2>{_table(_parameters(result, all_names, len(X), settings))}
 <h2>Information loss</h2>{_table(_run_figures(result, audit))}
 {_portfolio_html(result)}
 {_strata_html(result)}
+{published}
 <h2>Disclosure risk</h2>{_table(risk_rows, ["measure", "value", "meaning"])}
 <h2>Utility</h2>{_table(util_rows, ["measure", "value", "reference"])}
 {_figures_html(result, X, Xp, names)}

@@ -48,6 +48,8 @@ class StratumRun:
 class StrataReport:
     runs: tuple  # StratumRun per stratum, in code order
     merges: tuple  # {"stratum", "size", "merged_into"} per merge of a stratum smaller than k
+    published: str | None = None  # merged_strata when strata were merged: "recode" or "suppress"
+    mapping: tuple = ()  # {"stratum", "published_as"}: what each merged stratum's records publish
 
 
 @dataclass(frozen=True)
@@ -138,6 +140,13 @@ class Result:
     weights: Weights = field(default_factory=Weights)
     publication: Publication = field(default_factory=Publication)
     method_facts: dict = field(default_factory=dict)  # the method's own report (no strata)
+    changed_columns: list | None = None  # columns published anew: the QIs and recoded stratum columns
+    shuffled: bool = False  # data's rows are in a random order (labels and the audit: the input's)
+    audit_roles: Any = None  # audit.AuditRoles: the roles the published data were audited with
+
+    def __post_init__(self):
+        if self.changed_columns is None:
+            self.changed_columns = list(self.columns)
 
     def measured(self, values) -> np.ndarray:
         """Continuous QI values (n, d) in the units the run measured IL in (its own scaler).
@@ -222,8 +231,50 @@ class Result:
                 "warning: each variable was grouped on its own (individual ranking); combinations of "
                 "values are NOT k-anonymous and the disclosure risk is higher than with multivariate methods"
             )
+        lines.extend(self._audit_lines())
         lines.append(f"{self.seconds:.3f} s")
         return "\n".join(lines)
+
+    def _audit_lines(self) -> list[str]:
+        return self._audit_lines_of(self.audit)
+
+    def _audit_lines_of(self, a) -> list[str]:
+        """The published data's audit in words: k-anonymity of the key variables, re-identification
+        risk, l-diversity, interval disclosure, the row order, and the audit's warnings (the
+        summary's, the report's)."""
+        risk = a.group("risk")
+        if "key_records_below_k" not in risk:
+            return []
+        keys = ", ".join(a.context.get("key_variables", ())) or "(none)"
+        how = a.context.get("grouped_as")
+        read = f", as {how} groups them" if how and how != "the published data as given" else ""
+        if risk["key_records_below_k"] == 0:
+            lines = [f"published file: {self.k}-anonymous on its key variables ({keys}){read}: the rarest "
+                     f"combination is shared by {risk['key_smallest_frequency']} records"]
+        else:
+            lines = [f"published file: NOT {self.k}-anonymous on its key variables ({keys}){read}: "
+                     f"{risk['key_records_below_k']} records in {risk['key_combinations_below_k']} combinations "
+                     f"occur fewer than {self.k} times"]
+        if "reidentification_expected" in risk:
+            lines.append(f"re-identification risk on the categorical keys "
+                         f"({', '.join(a.context.get('categorical_keys', ()))}): expected "
+                         f"{risk['reidentification_expected']:.4g} records, largest individual risk "
+                         f"{risk['reidentification_max']:.4g}, {risk['reidentification_above_threshold']} records "
+                         "above 0.1")
+        if "ldiversity_smallest_distinct" in risk:
+            lines.append(f"l-diversity of the sensitive columns: fewest distinct values in a combination "
+                         f"{risk['ldiversity_smallest_distinct']}, {risk['ldiversity_records_below_l']} records in "
+                         "combinations with fewer than 2")
+        if "interval_disclosure" in risk:
+            lines.append(f"interval disclosure: rank {100 * risk['interval_disclosure']:.2f}%"
+                         + (f", SDID {100 * risk['interval_sdid_share']:.2f}%" if "interval_sdid_share" in risk else "")
+                         + (f", RMDID1 {100 * risk['interval_rmd_risk1']:.2f}%" if "interval_rmd_risk1" in risk
+                            else "")
+                         + f"; record linkage {100 * risk['record_linkage_dbrl']:.2f}%")
+        lines.append("row order: " + ("shuffled (a random permutation, written nowhere)" if self.shuffled
+                                      or a.context.get("rows_aligned") is False else "the input's"))
+        lines += [f"warning: {w}" for w in a.warnings if not w.startswith("the published file is not")]
+        return lines
 
     def _facts_lines(self) -> list[str]:
         """Human-readable lines for the run's facts (portfolio, weights, representatives, merged strata)."""
@@ -251,4 +302,8 @@ class Result:
                          "continuous columns; IL is on z-scores")
         for m in (self.strata.merges if self.strata is not None else ()):
             lines.append(f"stratum {m['stratum']} ({m['size']} records < k) merged into {m['merged_into']}")
+        for m in (self.strata.mapping if self.strata is not None else ()):
+            lines.append(f"stratum {m['stratum']}: " + (f"published as {m['published_as']} (merged_strata='recode')"
+                                                          if m["published_as"] is not None else
+                                                          "stratum values suppressed (merged_strata='suppress')"))
         return lines

@@ -22,13 +22,71 @@ MISSING_KEY = "<missing>"
 
 
 class Strata:
-    """Records' stratum codes 0..S-1, a name per code, the original strata each code merges, and the merges."""
+    """Records' stratum codes 0..S-1, a name per code, the original strata each code merges, and the
+    merges; ``original``: each record's stratum before merging (a merged stratum keeps the code
+    of the stratum the others joined)."""
 
-    def __init__(self, codes: np.ndarray, names: list[str], members: list[list[str]], merges: list[dict]):
+    def __init__(self, codes: np.ndarray, names: list[str], members: list[list[str]], merges: list[dict],
+                 original: np.ndarray | None = None):
         self.codes = codes
         self.names = names
         self.members = members
         self.merges = merges
+        self.original = codes if original is None else original
+
+    def mapping(self, how: str) -> list:
+        """[{"stratum", "published_as"}] per merged stratum: the value its records publish (the
+        name of the stratum it joined; None when suppressed). Empty when nothing was merged."""
+        merged_codes = [c for c, m in enumerate(self.members) if len(m) > 1]
+        if how == "suppress":
+            return [{"stratum": name, "published_as": None} for c in merged_codes for name in self.members[c]]
+        # members[c][0]: the stratum the others joined, under its own name
+        return [{"stratum": name, "published_as": self.members[c][0]} for c in merged_codes
+                for name in self.members[c][1:]]
+
+    def published_columns(self, frame, columns, how: str) -> dict:
+        """What the stratum columns publish once strata smaller than k were merged, so that the
+        file stays k-anonymous on its key variables (every group lies inside one merged stratum,
+        so a column constant on each merged stratum keeps each group's key combination whole):
+        ``how`` = "recode": the records of a stratum that joined another publish that stratum's
+        values; "suppress": the records of every merged stratum publish missing values.
+        Returns {column: new values (a Series on frame's index)}; nothing when no stratum was
+        merged (``mapping`` says what each merged stratum publishes)."""
+        if not self.merges:
+            return {}
+        import pandas as pd
+
+        moved = self.original != self.codes  # records of a stratum that joined another
+        merged_codes = [c for c, m in enumerate(self.members) if len(m) > 1]
+        out = {}
+        if how == "recode":
+            first = {}
+            for i in np.flatnonzero(np.isin(self.original, merged_codes)):
+                first.setdefault(int(self.original[i]), i)  # a record of each merged stratum's own
+            source = np.arange(len(self.codes))
+            source[moved] = [first[int(c)] for c in self.codes[moved]]
+            for col in columns:
+                values = frame[col].to_numpy(dtype=object if frame[col].dtype == object else None)
+                new = pd.Series(values[source], index=frame.index, name=col)
+                out[col] = new.astype(frame[col].dtype) if not isinstance(frame[col].dtype,
+                                                                          pd.CategoricalDtype) else pd.Categorical(
+                    new, dtype=frame[col].dtype)
+        elif how == "suppress":
+            hit = np.isin(self.codes, merged_codes)
+            for col in columns:
+                new = frame[col].copy()
+                if isinstance(new.dtype, pd.CategoricalDtype):
+                    new[hit] = np.nan
+                elif pd.api.types.is_numeric_dtype(new.dtype) and not pd.api.types.is_bool_dtype(new.dtype):
+                    new = new.astype(np.float64)  # missing numbers: NaN (a blank CSV field, '.' in Stata)
+                    new[hit] = np.nan
+                else:
+                    new = new.astype(object)
+                    new[hit] = None
+                out[col] = new
+        else:
+            raise ValueError(f"how must be 'recode' or 'suppress', got {how!r}")
+        return out
 
     def rows(self):
         """(code, row indices) per non-empty stratum, in code order."""
@@ -80,32 +138,39 @@ class StratumIndex:
     def names(self) -> list[str]:
         return [stratum_name(key, self.columns) for key in self._codes]
 
-    def strata(self, codes: np.ndarray, k: int, merge_small_strata: bool) -> Strata:
+    @property
+    def keys(self) -> list[tuple]:
+        """Each code's key: its values of the stratum columns (MISSING_KEY for a missing value)."""
+        return list(self._codes)
+
+    def strata(self, codes: np.ndarray, k: int, merge_small_strata: bool, refuse: bool = False) -> Strata:
         """The strata of the records coded ``codes``. A stratum with fewer than k records is an
         InputError naming it, unless merge_small_strata: then ``merge_plan`` merges it into the
-        stratum with the nearest centroid."""
+        stratum with the nearest centroid (``refuse``: still an error, saying why)."""
         names = self.names
         counts = np.rint(self.counts).astype(np.int64)
         small = np.flatnonzero(counts < k)
-        if small.size and not merge_small_strata:
+        if small.size and (not merge_small_strata or refuse):
             listed = [f"{names[i]} ({counts[i]} records)" for i in small[:5]]
             raise InputError(
                 f"{small.size} stratum/strata smaller than k={k}: {', '.join(listed)}"
                 + (" ..." if small.size > 5 else "")
-                + "; merge them with merge_small_strata=True (--merge-small-strata)"
+                + ("; merging them is refused (merged_strata='refuse'): a merged stratum must be recoded or "
+                   "suppressed in the published stratum column, or the file is not k-anonymous on it"
+                   if refuse else "; merge them with merge_small_strata=True (--merge-small-strata)")
             )
         if not small.size:
             return Strata(codes, names, [[name] for name in names], [])
         target, names, members, merges = merge_plan(self.counts, self.sums, names, k)
-        return Strata(target[codes], names, members, merges)
+        return Strata(target[codes], names, members, merges, codes)
 
 
-def stratum_codes(df, columns: list, Z: np.ndarray, k: int, merge_small_strata: bool) -> Strata:
+def stratum_codes(df, columns: list, Z: np.ndarray, k: int, merge_small_strata: bool, refuse: bool = False) -> Strata:
     """The strata of ``df`` by ``columns`` (missing values form a stratum of their own); strata
     smaller than k are an error or merged (``StratumIndex.strata``) on the centroids of Z."""
     index = StratumIndex(columns)
     codes = index.encode(df, Z)
-    return index.strata(codes, k, merge_small_strata)
+    return index.strata(codes, k, merge_small_strata, refuse)
 
 
 def merge_plan(counts: np.ndarray, sums: np.ndarray, names: list[str], k: int):

@@ -51,55 +51,85 @@ NOMINAL_WEIGHT = 2.0
 
 
 
-def column_kinds(df: pd.DataFrame, cols: list, categorical=(), ordinal=(), missing=()) -> dict:
-    """Kind of each QI column: declared first, else from its pandas dtype.
+def column_kinds(df: pd.DataFrame, cols: list, categorical=(), ordinal=(), missing=(), continuous=()) -> dict:
+    """Kind of each QI column: declared first, else from the column itself.
 
-    Declared ``categorical`` -> nominal, ``ordinal`` -> ordinal. Undeclared: an unordered
-    pandas Categorical or a bool column -> nominal, an ordered Categorical -> ordinal, another
-    numeric column -> continuous; text columns must be declared (InputError otherwise).
+    Declared ``categorical`` -> nominal, ``ordinal`` -> ordinal, ``continuous`` -> continuous.
+    Undeclared: an unordered pandas Categorical or a bool column -> nominal, an ordered
+    Categorical -> ordinal; a numeric column that looks like category codes
+    (``preprocess.code_columns``: value labels, an SPSS measure nominal / ordinal, few distinct
+    integers, a code-like name) -> nominal, or ordinal under an SPSS measure ordinal, with one
+    warning naming them (no code is averaged unless declared continuous); another numeric column
+    -> continuous; text columns must be declared (InputError otherwise).
     """
-    kinds = {}
+    from .preprocess import code_columns
+
+    declared = set(categorical) | set(ordinal) | set(continuous)
+    codes = code_columns(df, [c for c in cols if c not in declared])
+    measured_ordinal = set(df.attrs.get("ordinal", ()))
+    kinds, as_codes = {}, []
     for c in cols:
         s = df[c]
         if c in categorical:
             kinds[c] = "nominal"
         elif c in ordinal:
             kinds[c] = "ordinal"
+        elif c in continuous:
+            if not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
+                if (bad := first_non_number(s, set(missing))) is not None:
+                    raise InputError(f"column {c} is declared continuous but is not numeric: row {bad[0]} holds "
+                                     f"{bad[1]!r}")
+            kinds[c] = "continuous"
         elif isinstance(s.dtype, pd.CategoricalDtype):
             kinds[c] = "ordinal" if s.dtype.ordered else "nominal"
         elif pd.api.types.is_bool_dtype(s):
             kinds[c] = "nominal"
         elif pd.api.types.is_numeric_dtype(s):
-            kinds[c] = "continuous"
+            if c in codes:
+                kinds[c] = "ordinal" if c in measured_ordinal else "nominal"
+                as_codes.append(f"{c} ({codes[c]})")
+            else:
+                kinds[c] = "continuous"
         elif (bad := first_non_number(s, set(missing))) is None:  # numbers written as text (issue 14): continuous
             kinds[c] = "continuous"
         else:
             raise InputError(f"quasi-identifier column {c} is not numeric: row {bad[0]} holds {bad[1]!r}; "
                              f"declare it with categorical= or ordinal= (--categorical / --ordinal)")
+    if as_codes:
+        import warnings
+
+        warnings.warn(f"quasi-identifier column(s) {', '.join(as_codes)} look like category codes: they are "
+                      "protected as categories (nominal: the group's most frequent code; ordinal: its median code), "
+                      "never averaged; declare them continuous (--continuous / continuous=) to publish group "
+                      "means", UserWarning, stacklevel=4)
     return kinds
 
 
-def select_qi(df: pd.DataFrame, columns, exclude, categorical=(), ordinal=(), missing=()) -> tuple[list, dict]:
-    """(QI columns, kinds). Default columns: every numeric column plus the declared ones.
+def select_qi(df: pd.DataFrame, columns, exclude, categorical=(), ordinal=(), missing=(),
+              continuous=()) -> tuple[list, dict]:
+    """(QI columns, kinds). Default columns: every numeric column the column rules take (and the
+    ones declared continuous) plus the declared categorical / ordinal ones.
 
-    Columns declared categorical / ordinal must be quasi-identifiers: when ``columns`` is given
-    they must be among them. Undeclared pandas Categorical columns are QIs only when named.
+    Columns declared categorical / ordinal / continuous must be quasi-identifiers: when
+    ``columns`` is given they must be among them. Undeclared pandas Categorical columns are QIs
+    only when named.
     """
     declared = list(categorical) + list(ordinal)
-    unknown = [c for c in declared if c not in df.columns]
+    unknown = [c for c in declared + list(continuous) if c not in df.columns]
     if unknown:
-        raise InputError(f"unknown column(s) declared categorical/ordinal: {', '.join(map(str, unknown))}")
-    excluded = [c for c in declared if c in set(exclude)]
+        raise InputError(f"unknown column(s) declared categorical/ordinal/continuous: {', '.join(map(str, unknown))}")
+    excluded = [c for c in declared + list(continuous) if c in set(exclude)]
     if excluded:
-        raise InputError(f"column(s) {', '.join(map(str, excluded))} declared categorical/ordinal "
-                         "but used as stratum or sample weight")
+        raise InputError(f"column(s) {', '.join(map(str, excluded))} declared categorical/ordinal/continuous "
+                         "but used as stratum, sample weight or another role")
     if columns is None:
         if declared:
             # the default numeric columns under the same rules (identifiers, stray tokens) as without declarations
-            numeric = select_columns(df, None, list(exclude) + declared, missing=missing, allow_empty=True)
+            numeric = select_columns(df, None, list(exclude) + declared, missing=missing, allow_empty=True,
+                                     continuous=continuous)
             cols = [c for c in df.columns if c in set(numeric) | set(declared)]
         else:
-            cols = select_columns(df, None, exclude, missing=missing)
+            cols = select_columns(df, None, exclude, missing=missing, continuous=continuous)
     else:
         if isinstance(columns, str):
             columns = [c.strip() for c in columns.split(",") if c.strip()]
@@ -108,12 +138,12 @@ def select_qi(df: pd.DataFrame, columns, exclude, categorical=(), ordinal=(), mi
             raise InputError("no quasi-identifier columns given")
         if len(set(columns)) != len(columns) or any(c not in df.columns for c in columns):
             select_columns(df, columns, exclude)  # the usual one-line error for duplicates / unknown names
-        outside = [c for c in declared if c not in columns]
+        outside = [c for c in declared + list(continuous) if c not in columns]
         if outside:
-            raise InputError(f"column(s) declared categorical/ordinal but not among the quasi-identifier "
+            raise InputError(f"column(s) declared categorical/ordinal/continuous but not among the quasi-identifier "
                              f"columns: {', '.join(map(str, outside))}")
         cols = columns
-    return cols, column_kinds(df, cols, categorical, ordinal, missing)
+    return cols, column_kinds(df, cols, categorical, ordinal, missing, continuous)
 
 
 def _levels(s: pd.Series) -> pd.Index:
@@ -192,6 +222,31 @@ class Embedding:
                 parts.append(Zn[:, [self.numeric_columns.index(c)]])
         return np.ascontiguousarray(np.hstack(parts), dtype=np.float64)
 
+    def values_of(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """(numeric, codes) of another file's QI columns (a protected file) on this embedding's
+        columns, levels and order, for ``embed``: continuous values as numbers, ordinal and
+        nominal values as their level's index. A category that is not among this embedding's
+        levels, or a missing value, is an InputError naming the column."""
+        numeric = np.empty((len(frame), len(self.numeric_columns)))
+        codes = np.empty((len(frame), len(self.categorical_columns)), dtype=np.int64)
+        for c in self.columns:
+            if c not in frame.columns:
+                raise InputError(f"quasi-identifier column {c} is missing from the protected file")
+            if self.kinds[c] == "continuous":
+                numeric[:, self.numeric_columns.index(c)] = quasi_identifiers(frame, [c])[:, 0]
+                continue
+            s = frame[c]
+            values = s.astype(object) if isinstance(s.dtype, pd.CategoricalDtype) else s
+            at = self.levels[c].get_indexer(pd.Index(np.asarray(values, dtype=object)))
+            if (at < 0).any():
+                bad = pd.unique(s[at < 0])[:3]
+                raise InputError(f"protected column {c} holds value(s) that are not categories of the original: "
+                                 f"{', '.join(map(repr, bad))}")
+            codes[:, self.categorical_columns.index(c)] = at
+            if self.kinds[c] == "ordinal":
+                numeric[:, self.numeric_columns.index(c)] = at
+        return numeric, codes
+
     def published_column(self, c, numeric: np.ndarray, codes: np.ndarray, original: pd.Series | None = None):
         """Column c's published values: floats for continuous, categories (the column's dtype) otherwise."""
         if self.kinds[c] == "continuous":
@@ -253,20 +308,21 @@ def embed(df: pd.DataFrame, cols: list, kinds: dict, standardize: bool = True, l
     return emb
 
 
-def whiten(Z: np.ndarray, distance: str, seed: int | None = 0) -> tuple[np.ndarray, float]:
+def whiten(Z: np.ndarray, distance: str, seed: int | None = 0, fit_rows=None) -> tuple[np.ndarray, float]:
     """(W, smallest kept eigenvalue): rows of Z whitened so that ||W_a - W_b|| is their Mahalanobis distance.
 
     "mahalanobis": the covariance of Z; "robust": the MCD covariance (scikit-learn ``MinCovDet``,
     ``random_state=seed``, 0 when seed is None so that runs repeat). W = (Z - location) V Λ^{-1/2}
     from the eigendecomposition S = V Λ V^T; directions with eigenvalue <= 1e-12·λ_max (collinear
     or constant columns) are dropped. The eigenvalue returned converts SSE bounds:
-    SSE(Z) >= λ_min · SSE(W).
+    SSE(Z) >= λ_min · SSE(W). fit_rows: estimate the location and covariance on these rows only
+    (every row is whitened).
     """
     Z = np.asarray(Z, dtype=np.float64)
     if distance not in DISTANCES or DISTANCES[distance].covariance is None:
         raise ParameterError(f"distance must be one of {', '.join(d for d in DISTANCES if d != 'euclidean')} to "
                              f"whiten, got {distance!r}")
-    location, S = DISTANCES[distance].covariance(Z, seed)
+    location, S = DISTANCES[distance].covariance(Z if fit_rows is None else Z[fit_rows], seed)
     vals, vecs = np.linalg.eigh(S)
     top = max(float(vals.max()), 0.0)
     keep = vals > 1e-12 * top if top > 0 else np.zeros(len(vals), dtype=bool)

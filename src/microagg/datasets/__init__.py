@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from importlib import resources
 
-__all__ = ["load", "names", "path", "roles"]
+__all__ = ["load", "names", "path", "roles", "benchmark_columns"]
 
 _FILES = {"census": "census.csv", "tarragona": "tarragona.csv", "eia": "eia.csv", "testdata": "testdata.csv"}
 
@@ -23,6 +23,15 @@ _ROLES = {
     },
 }
 
+# The columns the published benchmark tables microaggregate (shared/data/README.md): eia's include
+# its utility id UTILITYID, which the literature treats as a numeric attribute although it is an
+# identifier (by default microagg leaves it out and says so). Benchmarks, tests and the reference
+# values name these columns explicitly.
+_BENCHMARK_COLUMNS = {
+    "eia": ["UTILITYID", "RESREVENUE", "RESSALES", "COMREVENUE", "COMSALES", "INDREVENUE", "INDSALES", "OTHREVENUE",
+            "OTHRSALES", "TOTREVENUE", "TOTSALES"],
+}
+
 
 def names() -> list[str]:
     return sorted(_FILES)
@@ -35,17 +44,29 @@ def path(name: str):
     return resources.files(__name__).joinpath(_FILES[name])
 
 
+def _header(name: str) -> list[str]:
+    with path(name).open(encoding="utf-8") as f:  # the header line; pandas is not needed for it
+        return f.readline().rstrip("\r\n").split(",")
+
+
 def roles(name: str) -> dict[str, str]:
     """Column -> role ("continuous", "ordinal", "nominal", "id", "weight") of a bundled data set.
 
-    census, tarragona and eia are all continuous (eia's UTILITYID is an identifier code that the
-    benchmark literature treats as a numeric attribute, so it is listed as continuous).
+    census and tarragona are all continuous; eia's UTILITYID is an identifier ("id"), the other
+    ten columns continuous (the benchmark tables average UTILITYID too: ``benchmark_columns``).
     """
     if name in _ROLES:
         return dict(_ROLES[name])
-    with path(name).open(encoding="utf-8") as f:  # the header line; pandas is not needed for it
-        header = f.readline().rstrip("\r\n").split(",")
-    return {c: "continuous" for c in header}
+    return {c: "id" if (name, c) == ("eia", "UTILITYID") else "continuous" for c in _header(name)}
+
+
+def benchmark_columns(name: str) -> list[str]:
+    """The quasi-identifier columns of the published benchmark tables for ``name``: every column
+    of census and tarragona, and eia's 11 columns including its utility id UTILITYID (the
+    literature's choice, which reproduces its MDAV figures 0.48 / 0.67 / 1.67 / 3.84)."""
+    if name not in _FILES:
+        raise ValueError(f"unknown data set {name!r}; bundled: {', '.join(names())}")
+    return list(_BENCHMARK_COLUMNS.get(name, _header(name)))
 
 
 def load(name: str):

@@ -14,6 +14,7 @@ Nothing heavy is imported at module level (the CLI starts instantly).
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 
@@ -28,7 +29,7 @@ from .table import Table
 __all__ = ["Table", "Format", "read", "write", "format_of", "formats", "supported_text", "check_output_path",
            "check_writable", "check_side_file", "check_folder", "same_file", "atomic_write", "atomic_write_text",
            "atomic_folder", "remove_temporaries", "register_temporary", "unregister_temporary", "FormatError",
-           "chunks", "first_rows", "SUPPORTED"]
+           "chunks", "first_rows", "SUPPORTED", "key_view", "reader_name", "published_view"]
 
 #: option name -> the command-line flag that sets it (for "applies to ... files" errors)
 _OPTION_FLAGS = {"sep": "--sep", "decimal": "--decimal", "encoding": "--encoding", "sheet": "--sheet"}
@@ -51,8 +52,9 @@ def _one_line(exc: BaseException) -> str:
 
 
 def read(path, *, sep: str | None = None, decimal: str | None = None, encoding: str | None = None,
-         missing=(), sheet=None) -> Table:
-    """Read ``path`` (format from its suffix) into a :class:`Table`; every problem is an InputError.
+         missing=(), sheet=None, format: str | None = None) -> Table:
+    """Read ``path`` (format from its suffix, or ``format``) into a :class:`Table`; every problem
+    is an InputError.
 
     sep / decimal / encoding: CSV dialect (detected by default); sheet: Excel worksheet;
     missing: text tokens that mean missing. An option the format does not take is an error.
@@ -60,7 +62,19 @@ def read(path, *, sep: str | None = None, decimal: str | None = None, encoding: 
     p = Path(path)
     if not p.exists():
         raise InputError(f"input file not found: {p}")
-    fmt = of_path(p)
+    fmt = of_path(p) if format is None else get_format(format)
+    if format is not None and not p.name.lower().endswith(fmt.suffixes) and not p.is_dir():
+        # a file of this format under another name (a temporary file): some libraries (openpyxl)
+        # go by the suffix, so it is read through a link named with the format's suffix
+        with tempfile.TemporaryDirectory(prefix=".microagg-read.") as folder:
+            register_temporary(folder)
+            try:
+                link = Path(folder) / f"data{fmt.suffixes[0]}"
+                os.symlink(p.resolve(), link)
+                return read(link, sep=sep, decimal=decimal, encoding=encoding, missing=missing, sheet=sheet,
+                            format=format)
+            finally:
+                unregister_temporary(folder)
     options = {"sep": sep, "decimal": decimal, "encoding": encoding, "sheet": sheet}
     stray = [name for name, value in options.items() if value is not None and name not in fmt.read_options]
     if stray:
@@ -86,15 +100,35 @@ def read(path, *, sep: str | None = None, decimal: str | None = None, encoding: 
     return table
 
 
-def write(table: Table, path, published: dict) -> Path:
+def write(table: Table, path, published: dict, *, order=None, check=None) -> Path:
     """Write ``table`` to ``path`` with the QI columns in ``published`` (name -> values, one per
-    data row) replaced; the format comes from the suffix of ``path``."""
+    data row) replaced; the format comes from the suffix of ``path``.
+
+    order: publish the records in this order (a permutation of the rows: the record at position
+    i of the output is the input's record ``order[i]``; None: the input's order). check: called
+    with the written temporary file (``check(tmp, format_name)``) before it replaces ``path``;
+    an exception it raises leaves nothing written."""
     path = Path(path)
     fmt = of_path(path)
     if fmt.read_only:
         raise FormatError(fmt.read_only_hint)
-    if fmt.name == table.format and fmt.write_same is not None:  # every byte / cell not a QI kept
-        return atomic_write(path, lambda tmp: fmt.write_same(table, published, tmp, path))
+    in_place = fmt.name == table.format and fmt.write_same is not None  # every byte / cell not a QI kept
+    if order is not None:
+        import numpy as np
+
+        order = np.asarray(order, dtype=np.int64)
+        table, published = _reordered(table, published, order, fmt)
+        in_place = in_place and fmt.name != "excel"  # formulas refer to cells by position: a new workbook
+
+    def checked(fill):
+        def run(tmp):
+            fill(tmp)
+            if check is not None:
+                check(tmp, fmt.name)
+        return run
+
+    if in_place:
+        return atomic_write(path, checked(lambda tmp: fmt.write_same(table, published, tmp, path)))
     if table.duplicates:
         raise InputError(f"cannot write {path.name}: column name(s) {', '.join(map(repr, table.duplicates))} occur "
                          f"more than once in {table.path.name}; only a file of the input's format keeps them")
@@ -113,7 +147,73 @@ def write(table: Table, path, published: dict) -> Path:
         except _writer_errors() as exc:  # the data do not fit the format's rules
             raise InputError(f"cannot write {path.name} as {fmt.name}: {_one_line(exc)}") from None
 
-    return atomic_write(path, fill)
+    return atomic_write(path, checked(fill))
+
+
+def _reordered(table: Table, published: dict, order, fmt) -> tuple[Table, dict]:  # noqa: ARG001
+    """The table and published values with the records in ``order`` (the shuffle): the frames, the
+    CSV records (blank lines and line endings stay where they were: they belong to positions,
+    not to records), the Parquet arrays. An Excel workbook is written anew (a workbook's formulas
+    refer to cells by position, so moving rows in place would change what they compute)."""
+    import dataclasses
+
+    import numpy as np
+
+    n = len(table.frame)
+    if sorted(order.tolist()) != list(range(n)):
+        raise ValueError("order must be a permutation of the records")
+    published = {c: np.asarray(v)[order] for c, v in published.items()}
+    frame = table.frame.iloc[order].reset_index(drop=True)
+    frame.attrs = dict(table.frame.attrs)
+    original = None if table.original is None else table.original.iloc[order].reset_index(drop=True)
+    meta = table.meta
+    if meta is not None and hasattr(meta, "records"):  # CSV: the data records change places
+        records = list(meta.records)
+        for pos, src in zip(meta.data_rows, order):
+            records[pos] = meta.records[meta.data_rows[src]]
+        meta = dataclasses.replace(meta, records=records)
+    elif meta is not None and getattr(meta, "arrow", None) is not None:
+        import pyarrow as pa
+
+        meta = dataclasses.replace(meta, arrow=meta.arrow.take(pa.array(order)))
+    return dataclasses.replace(table, frame=frame, original=original, meta=meta), published
+
+
+def key_view(table: Table, columns):
+    """The columns of a file as its reader groups them, one row per record: for CSV the text of
+    each field (unquoted), for the typed formats the values their library reads (``original``)."""
+    import pandas as pd
+
+    meta = table.meta
+    if meta is not None and hasattr(meta, "records"):
+        from .csv import _unquote
+
+        index = {name: j for j, name in enumerate(table.header)}
+        return pd.DataFrame({c: [_unquote(meta.records[i][index[c]]) for i in meta.data_rows] for c in columns},
+                            columns=list(columns))
+    frame = table.original if table.original is not None else table.frame
+    return frame[list(columns)].reset_index(drop=True)
+
+
+def published_view(table: Table):
+    """A protected file's frame for the audit: the pipeline's view, except that values declared
+    SPSS user-missing are the numbers the file holds (a group mean may land on a missing code:
+    the writer warns, and the audit measures the value published)."""
+    ranges = getattr(table.meta, "missing_ranges", None) or {}
+    if table.original is None or not ranges:
+        return table.frame
+    frame = table.frame.copy()
+    for c in ranges:
+        if c in frame.columns and c in table.original.columns:
+            frame[c] = table.original[c].to_numpy()
+    return frame
+
+
+def reader_name(table: Table) -> str:
+    """Which reader grouped a file's key variables (for the audit's context)."""
+    return {"csv": "the text of its fields", "parquet": "pyarrow", "stata": "pandas.read_stata",
+            "spss": "pyreadstat", "xpt": "pyreadstat", "sas": "pyreadstat",
+            "excel": "openpyxl"}.get(table.format, table.format)
 
 
 def _writer_errors() -> tuple:

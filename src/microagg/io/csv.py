@@ -429,9 +429,10 @@ def csv_bytes(table: Table, published: dict, gz: bool, sep: str | None = None) -
         raw = [meta.records[i][j] for i in meta.data_rows]
         numeric = is_numeric(values)
         integer = numeric and all(_INTEGER.fullmatch(_unquote(f)) for f in raw if _unquote(f).strip())
+        # (a missing value, as a suppressed stratum publishes, is an empty field)
         for i, f, v in zip(meta.data_rows, raw, values):
             # a categorical QI publishes one of the column's own values (its text); numbers are formatted
-            text = _format_number(v, integer, d.decimal) if numeric else ("" if is_missing(v) else str(v))
+            text = "" if is_missing(v) else _format_number(v, integer, d.decimal) if numeric else str(v)
             if f.startswith(q) or sep in text or q in text or "\n" in text or "\r" in text:
                 text = q + text.replace(q, q + q) + q
             records[i][j] = text

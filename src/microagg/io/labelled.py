@@ -71,15 +71,16 @@ def read_readstat(p: Path, fmt: str, missing=()):
         missing_ranges=dict(getattr(m, "missing_ranges", {}) or {}),
         notes=getattr(m, "notes", None),
         compressed=p.name.lower().endswith(".zsav"))
-    return typed_table(frame, fmt, p, meta, missing, meta.value_labels, meta.missing_ranges)
+    return typed_table(frame, fmt, p, meta, missing, meta.value_labels, meta.missing_ranges, meta.measure)
 
 
 def labels_for(meta: LabelledMeta, frame, published) -> dict:
     """Value labels that still apply: a QI column's published values are group means, so its
-    value labels (codes) are dropped when a value is no longer integral."""
+    value labels (codes) are dropped when a value is no longer integral (a missing value, as a
+    suppressed stratum publishes, keeps them)."""
     labels = {}
     for col, mapping in meta.value_labels.items():
         if col in frame.columns and not (col in published and is_numeric(published[col])
-                                         and not integral(published[col])):
+                                         and not integral(published[col], missing_ok=True)):
             labels[col] = mapping
     return labels

@@ -7,6 +7,7 @@ published value is integral (and fits), otherwise it becomes float64.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from ..errors import InputError
@@ -26,10 +27,13 @@ def need(module: str, what: str):
                          f"(or pip install {module})") from None
 
 
-def typed_table(frame, fmt: str, p: Path, meta: Meta, missing=(), value_labels=None, missing_ranges=None) -> Table:
+def typed_table(frame, fmt: str, p: Path, meta: Meta, missing=(), value_labels=None, missing_ranges=None,
+                measures=None) -> Table:
     """The Table of a typed frame: duplicated names kept apart (in the header only), the
     pipeline's view (``_pipeline_view``) with declared ``missing`` tokens missing, and numeric
-    columns whose every value has a value label marked as category codes."""
+    columns of category codes marked (``attrs["category_codes"]``: value labels on their values,
+    ``_coded_columns``, or an SPSS measure nominal / ordinal; ``attrs["ordinal"]``: measure
+    ordinal), for the column rules (``preprocess``) and the QI kinds (``transforms``)."""
     names = [str(c) for c in frame.columns]
     counts: dict = {}
     for c in names:
@@ -39,15 +43,30 @@ def typed_table(frame, fmt: str, p: Path, meta: Meta, missing=(), value_labels=N
     view = _pipeline_view(pipeline, missing_ranges or {})
     if missing:
         view = _declare_missing(view, missing)
+    import pandas as pd
+
     codes = _coded_columns(view, value_labels or {})
+    measured = {c: m for c, m in (measures or {}).items() if m in ("nominal", "ordinal") and c in view.columns
+                and pd.api.types.is_numeric_dtype(view[c].dtype)}
+    codes += [c for c in measured if c not in codes]
     if codes:  # the column rules (preprocess.select_columns) leave category codes out of the default QIs
         view = view.copy() if view is frame else view
         view.attrs["category_codes"] = codes
+        view.attrs["ordinal"] = [c for c, m in measured.items() if m == "ordinal"]
     return Table(frame=view, format=fmt, path=p, header=names, duplicates=dup, original=frame, meta=meta)
 
 
+#: a value label that marks a special or missing value rather than a category
+_SPECIAL_LABEL = re.compile(r"unknown|don.?t know|refus|missing|not applicable|\bn/?a\b|no answer|not stated|"
+                            r"top.?cod|bottom.?cod|censored|suppressed", re.IGNORECASE)
+
+
 def _coded_columns(frame, value_labels: dict) -> list:
-    """Numeric columns whose every non-missing value has a value label: category codes."""
+    """Numeric columns whose values carry category labels: every observed value labelled, or at
+    least two observed values labelled as categories making at least half of the distinct values
+    (partial labels, such as an education code with labels on 1-5 and 6, 7 unlabelled). A label
+    that marks a special value ("top coded", "refused", "unknown") does not count: an income with
+    a labelled 99999 is still an amount."""
     import numpy as np
     import pandas as pd
 
@@ -58,9 +77,13 @@ def _coded_columns(frame, value_labels: dict) -> list:
         values = pd.unique(frame[col].dropna())
         try:
             keys = {float(k) for k in mapping}
+            categories = {float(k) for k, label in mapping.items() if not _SPECIAL_LABEL.search(str(label))}
         except (TypeError, ValueError):
             continue
-        if len(values) and all(float(v) in keys for v in values) and np.isfinite(values.astype(float)).all():
+        if not len(values) or not np.isfinite(values.astype(float)).all():
+            continue
+        labelled = sum(float(v) in categories for v in values)
+        if all(float(v) in keys for v in values) or (labelled >= 2 and 2 * labelled >= len(values)):
             coded.append(col)
     return coded
 
@@ -127,10 +150,13 @@ def _declare_missing(frame, missing):
     return view
 
 
-def integral(values) -> bool:
+def integral(values, missing_ok: bool = False) -> bool:
+    """Every value is a finite integer (``missing_ok``: NaN values left aside)."""
     import numpy as np
 
     v = np.asarray(values, dtype=np.float64)
+    if missing_ok:
+        v = v[~np.isnan(v)]
     return bool(np.all(np.isfinite(v)) and np.all(v == np.round(v)))
 
 

@@ -1,0 +1,375 @@
+"""The audit of a published file: utility and disclosure risk, computed by one function from the
+original, the published file and the run's roles (``audit_files``). The pipeline's measure stage,
+``microagg protect`` (on its output file read back), ``microagg evaluate``, the report, the run
+manifest and the app all show this one ``measures.Audit``, so their figures agree to the last
+digit. docs/audit.md explains every figure, its formula and its reference.
+
+The disclosure measures are the pure functions of ``microagg.disclosure``, registered here in the
+measure registry (``measures.measure``: name, label, unit, reference), group "risk":
+
+* k-anonymity of the published combinations of the **key variables** (QIs + strata + declared
+  keys), grouped exactly as a reader of the output groups them (Samarati 2001; Sweeney 2002);
+* individual re-identification risk on the categorical key variables, with sampling weights
+  (sdcMicro's ``measure_risk``; Benedetti & Franconi 1998; Franconi & Polettini 2004);
+* l-diversity of declared sensitive columns (Machanavajjhala et al. 2007);
+* interval disclosure of the continuous QIs: SDID (sdcMicro ``dRisk``) and robust-Mahalanobis-
+  scaled intervals (RMDID1/2, sdcMicro ``dRiskRMD``; Templ & Meindl 2008), beside the rank
+  intervals and distance-based record linkage of ``measures``;
+* whether the published file's row order follows a column (position links records).
+
+Measures that pair each original record with its published one (``aligned``) need both files
+in the same row order; on a shuffled output they come from the run (its manifest).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from . import disclosure as D
+from .measures import Audit, Comparison, audit as audit_group, measure, measures_of
+
+__all__ = ["AuditRoles", "FileAudit", "audit_files", "combine", "in_registry_order", "DEFAULT_L", "RMD_MAX_FIT"]
+
+#: the l of l-diversity checked by default (sdcMicro's ldiversity reports l; 2 is the least diversity)
+DEFAULT_L = 2.0
+#: the robust (MCD) location and scatter of RMDID are fitted on at most this many records, drawn
+#: with the run's seed (MinCovDet's cost grows fast with n: 2 s at 10^4 records, 10 s at 10^5);
+#: the distances are then computed for every record
+RMD_MAX_FIT = 5000
+
+
+@dataclass(frozen=True)
+class AuditRoles:
+    """The roles of a file's columns that the audit needs: the QIs and their kinds, the strata,
+    other published categorical keys, sensitive columns, the sampling-weight column, k, the
+    declared ordinal levels and whether IL is on z-scores. ``key_variables`` = QIs + strata +
+    keys: what a reader can match on."""
+
+    columns: tuple
+    kinds: dict
+    k: int
+    strata: tuple = ()
+    keys: tuple = ()
+    sensitive: tuple = ()
+    sample_weight: str | None = None
+    ordinal_levels: dict = field(default_factory=dict)
+    standardize: bool = True
+    l: float = DEFAULT_L
+    p: float = 10.0
+
+    @property
+    def key_variables(self) -> list:
+        return list(dict.fromkeys([*self.columns, *self.strata, *self.keys]))
+
+    @property
+    def continuous(self) -> list:
+        return [c for c in self.columns if self.kinds.get(c, "continuous") == "continuous"]
+
+    @property
+    def categorical_keys(self) -> list:
+        """The key variables whose published values are categories (the individual risk's keys)."""
+        return list(dict.fromkeys([*self.strata, *(c for c in self.columns if c not in self.continuous),
+                                   *self.keys]))
+
+    def to_dict(self) -> dict:
+        return {"columns": [str(c) for c in self.columns], "kinds": {str(c): v for c, v in self.kinds.items()},
+                "k": int(self.k), "strata": [str(c) for c in self.strata], "keys": [str(c) for c in self.keys],
+                "sensitive": [str(c) for c in self.sensitive], "sample_weight": self.sample_weight,
+                "ordinal_levels": {str(c): (None if v is None else list(v)) for c, v in self.ordinal_levels.items()},
+                "standardize": bool(self.standardize), "l": float(self.l), "p": float(self.p)}
+
+    @classmethod
+    def from_dict(cls, doc: dict) -> "AuditRoles":
+        return cls(tuple(doc["columns"]), dict(doc["kinds"]), int(doc["k"]), tuple(doc.get("strata") or ()),
+                   tuple(doc.get("keys") or ()), tuple(doc.get("sensitive") or ()), doc.get("sample_weight"),
+                   dict(doc.get("ordinal_levels") or {}), bool(doc.get("standardize", True)),
+                   float(doc.get("l", DEFAULT_L)), float(doc.get("p", 10.0)))
+
+
+def _floats(frame, columns) -> np.ndarray:
+    from .preprocess import quasi_identifiers
+
+    return quasi_identifiers(frame, list(columns)) if columns else np.empty((len(frame), 0))
+
+
+class FileAudit(Comparison):
+    """The inputs of the file measures: the original and the published frames (every column),
+    the roles, and how the published key variables are grouped.
+
+    ``published``: the published file in the original's row order when ``aligned`` (else in its
+    own order: the measures that pair records are left out); ``grouped``: the key variables as a
+    reader of the output groups them (the CSV text, the values the format's library reads), by
+    default the published frame's; ``sample_weights``: one weight per published record (default:
+    the published frame's ``roles.sample_weight`` column); ``seed``: the MCD's (RMDID)."""
+
+    def __init__(self, original, published, roles: AuditRoles, *, grouped=None, sample_weights=None,
+                 aligned: bool = True, seed: int | None = 0):
+        self.original, self.published_frame, self.roles = original, published, roles
+        self.aligned, self.seed = bool(aligned), seed
+        self.grouped = grouped
+        self.sample_weights = sample_weights
+        cont = roles.continuous
+        super().__init__(_floats(original, cont), _floats(published, cont), None, roles.p,
+                         published[list(roles.columns)])
+
+    # --- IL over every QI column, on the run's embedding of the original ---------------------------
+    @cached_property
+    def embedding(self):
+        import warnings
+
+        from .transforms import embed
+
+        r = self.roles
+        with warnings.catch_warnings():  # (a constant column was told once, by the run)
+            warnings.simplefilter("ignore")
+            return embed(self.original, list(r.columns), dict(r.kinds), r.standardize, dict(r.ordinal_levels))
+
+    @cached_property
+    def scaled(self) -> tuple[np.ndarray, np.ndarray]:
+        emb = self.embedding
+        return emb.matrix, emb.embed(*emb.values_of(self.published_frame))
+
+    # --- disclosure ----------------------------------------------------------------------------------
+    @cached_property
+    def key_view(self):
+        keys = self.roles.key_variables
+        return (self.grouped if self.grouped is not None else self.published_frame)[keys]
+
+    @cached_property
+    def frequencies(self) -> D.KeyFrequencies:
+        return D.key_frequencies(self.key_view, self.roles.key_variables, self.roles.k)
+
+    @cached_property
+    def weights(self):
+        if self.sample_weights is not None:
+            return np.asarray(self.sample_weights, dtype=np.float64)
+        sw = self.roles.sample_weight
+        return None if sw is None or sw not in self.published_frame.columns else self.published_frame[sw]
+
+    @cached_property
+    def individual(self) -> D.IndividualRisk | None:
+        keys = self.roles.categorical_keys
+        if not keys:
+            return None
+        try:
+            return D.individual_risk(self.key_view, keys, None if self.weights is None else np.asarray(
+                self.weights, dtype=np.float64))
+        except ValueError as exc:  # weights below 1: the model needs F >= f
+            self._notes.append(f"individual risk not computed: {exc}")
+            return None
+
+    @cached_property
+    def _notes(self) -> list:
+        return []
+
+    @cached_property
+    def diversity(self) -> dict:
+        r = self.roles
+        if not r.sensitive:
+            return {}
+        frame = self.key_view.copy()
+        for c in r.sensitive:
+            frame[c] = self.published_frame[c].to_numpy()
+        return D.l_diversity(frame, r.key_variables, list(r.sensitive), r.l)
+
+    @cached_property
+    def rmd(self) -> D.RMDRisk | None:
+        if not self.X.shape[1]:
+            return None
+        try:
+            return D.rmd_interval_risk(self.X, self.Xp, seed=self.seed, max_fit=RMD_MAX_FIT)
+        except ValueError as exc:
+            self._notes.append(f"RMD interval disclosure not computed: {exc}")
+            return None
+
+    @cached_property
+    def order(self) -> D.RowOrder:
+        return D.row_order(self.published_frame)
+
+    def warnings(self) -> tuple:
+        out = list(self.frequencies.warnings())
+        if self.individual is not None:
+            out += self.individual.warnings()
+        for ld in self.diversity.values():
+            out += ld.warnings()
+        if self.order.informative:
+            parts = []
+            for s in self.order.signals:
+                if s.informative:
+                    parts.append(f"{s.column} (= row number + {s.row_number_offset:g})" if s.row_number_offset
+                                 is not None else f"{s.column} (rank correlation {s.spearman:+.2f})")
+            out.append("the published file's row order follows " + ", ".join(parts) + ": position can link a "
+                       "published record to its respondent in any file kept in the same order; publish with "
+                       "--shuffle (shuffle=True)")
+        return tuple(out) + tuple(self._notes)
+
+
+@measure("key_combinations", "published combinations of the key variables", "combinations",
+         D.REFERENCES["k_anonymity"], "risk")
+def _key_combinations(c):
+    return c.frequencies.combinations if isinstance(c, FileAudit) else None
+
+
+@measure("key_smallest_frequency", "records sharing the rarest combination of key variables", "records",
+         D.REFERENCES["k_anonymity"], "risk")
+def _key_smallest(c):
+    return c.frequencies.smallest if isinstance(c, FileAudit) else None
+
+
+@measure("key_records_below_k", "records whose combination of key variables occurs fewer than k times",
+         "records", D.REFERENCES["k_anonymity"], "risk")
+def _key_records_below(c):
+    return c.frequencies.records_below_k if isinstance(c, FileAudit) else None
+
+
+@measure("key_combinations_below_k", "combinations of key variables occurring fewer than k times",
+         "combinations", D.REFERENCES["k_anonymity"], "risk")
+def _key_combinations_below(c):
+    return c.frequencies.combinations_below_k if isinstance(c, FileAudit) else None
+
+
+def _individual(c):
+    return c.individual if isinstance(c, FileAudit) else None
+
+
+@measure("reidentification_expected", "expected re-identifications (categorical keys)", "records",
+         D.REFERENCES["individual_risk"], "risk")
+def _reid_expected(c):
+    r = _individual(c)
+    return None if r is None else r.expected_reidentifications
+
+
+@measure("reidentification_global_percent", "global re-identification risk (%)", "%",
+         D.REFERENCES["individual_risk"], "risk", digits=6)
+def _reid_global(c):
+    r = _individual(c)
+    return None if r is None else r.global_risk_percent
+
+
+@measure("reidentification_max", "largest individual re-identification risk", "risk",
+         D.REFERENCES["individual_risk"], "risk", digits=6)
+def _reid_max(c):
+    r = _individual(c)
+    return None if r is None else r.max_risk
+
+
+@measure("reidentification_above_threshold", "records with individual risk above 0.1", "records",
+         D.REFERENCES["individual_risk"], "risk")
+def _reid_above(c):
+    r = _individual(c)
+    return None if r is None else r.records_above_threshold
+
+
+@measure("reidentification_higher_than_main_part", "records with risk above median + 2 MAD and 0.1",
+         "records", D.REFERENCES["individual_risk"], "risk")
+def _reid_main(c):
+    r = _individual(c)
+    return None if r is None else r.higher_than_main_part
+
+
+def _diversity(c):
+    return c.diversity if isinstance(c, FileAudit) and c.roles.sensitive else None
+
+
+@measure("ldiversity_smallest_distinct", "fewest distinct sensitive values in a key combination (distinct l)",
+         "l", D.REFERENCES["l_diversity"], "risk")
+def _ld_distinct(c):
+    d = _diversity(c)
+    return None if not d else min(ld.smallest_distinct for ld in d.values())
+
+
+@measure("ldiversity_smallest_entropy", "smallest entropy l of a sensitive column in a key combination", "l",
+         D.REFERENCES["l_diversity"], "risk")
+def _ld_entropy(c):
+    d = _diversity(c)
+    return None if not d else min(ld.smallest_entropy for ld in d.values())
+
+
+@measure("ldiversity_records_below_l", "records in key combinations with fewer than l distinct sensitive values",
+         "records", D.REFERENCES["l_diversity"], "risk")
+def _ld_records(c):
+    d = _diversity(c)
+    if not d:
+        return None
+    return int(np.count_nonzero(np.logical_or.reduce([ld.distinct < ld.l for ld in d.values()])))
+
+
+@measure("ldiversity_records_below_l_entropy", "records in key combinations not entropy l-diverse", "records",
+         D.REFERENCES["l_diversity"], "risk")
+def _ld_records_entropy(c):
+    d = _diversity(c)
+    if not d:
+        return None
+    return int(np.count_nonzero(np.logical_or.reduce([ld.entropy < ld.l * (1.0 - 1e-12) for ld in d.values()])))
+
+
+@measure("interval_sdid_share", "records at risk by SDID (±0.05 sd; sdcMicro dRisk, %)", "share",
+         D.REFERENCES["sdid"], "risk", digits=2, scale=100.0, aligned=True)
+def _sdid(c):
+    if not isinstance(c, FileAudit) or not c.X.shape[1]:
+        return None
+    return D.sdid_risk(c.X, c.Xp)
+
+
+@measure("interval_rmd_risk1", "records inside their RMD-scaled interval (RMDID1; sdcMicro dRiskRMD, %)",
+         "share", D.REFERENCES["rmd"], "risk", digits=2, scale=100.0, aligned=True)
+def _rmd1(c):
+    r = c.rmd if isinstance(c, FileAudit) else None
+    return None if r is None else r.risk1
+
+
+@measure("interval_rmd_risk2", "RMDID1 records with no other published record near (RMDID2, %)", "share",
+         D.REFERENCES["rmd"], "risk", digits=2, scale=100.0, aligned=True)
+def _rmd2(c):
+    r = c.rmd if isinstance(c, FileAudit) else None
+    return None if r is None else r.risk2
+
+
+@measure("row_order_informative_columns", "columns the published file's row order follows", "columns",
+         D.REFERENCES["row_order"], "risk")
+def _row_order(c):
+    return len(c.order.informative_columns) if isinstance(c, FileAudit) else None
+
+
+def audit_files(original, published, roles: AuditRoles, *, grouped=None, sample_weights=None, aligned: bool = True,
+                seed: int | None = 0, read_back: str | None = None) -> Audit:
+    """The audit of a published file (groups "utility" and "risk", the categorical QIs' changes,
+    the warnings): every registered file measure on ``FileAudit(original, published, roles, ...)``.
+
+    original, published: DataFrames (the published file in the original's row order when
+    ``aligned``); grouped: the key variables as the output's reader groups them; read_back:
+    how they were read (said in the context). Deterministic: the same inputs give the same
+    figures to the last digit, whichever front end computes them."""
+    from .measures import categorical_report
+
+    files = FileAudit(original, published, roles, grouped=grouped, sample_weights=sample_weights, aligned=aligned,
+                      seed=seed)
+    result = audit_group(files, "utility").with_figures(audit_group(files, "risk"))
+    categorical = [c for c in roles.columns if c not in roles.continuous]
+    categories = categorical_report(original[categorical], published[categorical]) if categorical and aligned else {}
+    context = {"key_variables": [str(c) for c in roles.key_variables],
+               "categorical_keys": [str(c) for c in roles.categorical_keys],
+               "rows_aligned": bool(aligned), "grouped_as": read_back or "the published data as given"}
+    return Audit(result.figures, categories, files.warnings(), context)
+
+
+def combine(paired: Audit, as_published: Audit) -> Audit:
+    """The audit of a file published in another order than its original (shuffled): the measures
+    that pair records (``aligned``) from ``paired`` (the file's records put back in the original's
+    order), every other figure, the warnings and the context from ``as_published`` (the file as
+    it is), so that ``evaluate`` on the file itself recomputes the latter to the last digit."""
+    keep = tuple(f for f in paired.figures if f.measure.aligned)
+    rest = tuple(f for f in as_published.figures if not f.measure.aligned)
+    return Audit(in_registry_order(keep + rest), paired.categories, as_published.warnings,
+                 {**as_published.context, "rows_aligned": False, "paired_measures": "the file's records put back "
+                  "in the original's order by the run's permutation (kept in memory only)"})
+
+
+def in_registry_order(figures) -> tuple:
+    """Figures sorted by group (run, utility, risk) and their measures' registration order."""
+    order = {(m.name, g): i for i, (m, g) in enumerate((m, g) for g in ("run", "utility", "risk")
+                                                         for m in measures_of(g))}
+    return tuple(sorted(figures, key=lambda f: order.get((f.name, f.group), len(order))))

@@ -1,0 +1,137 @@
+"""The run manifest: ``<output>.manifest.json`` beside a protected file.
+
+What ``microagg protect`` did, so that ``microagg evaluate ORIGINAL PROTECTED`` needs nothing
+retyped and reproduces protect's figures to the last digit: the roles of the columns (QIs and
+their kinds, strata, keys, sensitive columns, sampling weight), k, the method, its parameters
+and the run's seed, how the input was read, the versions of the software, the SHA-256 of the
+input and of the output, whether the records were shuffled, and the audit (every figure,
+including those that pair each record with its original, which cannot be recomputed once the
+records are shuffled).
+
+What it never holds: data values (no record, no group value, no partition, no method parameter
+that is an array), the names of strata merged because they were smaller than k (their existence
+and size are what merging hides), and the shuffle's permutation or seed (with either, anyone can
+undo the shuffle). It can be published beside the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+
+from .errors import InputError
+
+__all__ = ["SUFFIX", "VERSION", "path_for", "sha256", "build", "write", "read", "versions"]
+
+SUFFIX = ".manifest.json"
+VERSION = 1
+
+
+def path_for(output) -> Path:
+    """The manifest's path beside ``output`` (a file or a folder)."""
+    output = Path(output)
+    return output.with_name(output.name + SUFFIX)
+
+
+def sha256(path) -> str:
+    """SHA-256 of a file's bytes (of every file of a folder, in name order, for a Parquet folder)."""
+    h = hashlib.sha256()
+    p = Path(path)
+    files = sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p]
+    for f in files:
+        with open(f, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    return h.hexdigest()
+
+
+def versions() -> dict:
+    import platform
+
+    out = {"python": platform.python_version()}
+    for name in ("microagg", "numpy", "pandas", "scipy", "numba", "pyarrow", "pyreadstat", "openpyxl"):
+        try:
+            from importlib.metadata import version
+
+            out[name] = version(name)
+        except Exception:  # noqa: BLE001  (not installed: left out)
+            continue
+    return out
+
+
+def _plain_params(params: dict) -> dict:
+    """Method parameters without data: an array (a start partition) is only said to be given."""
+    out = {}
+    for name, value in params.items():
+        if value is None or isinstance(value, (bool, int, float, str)):
+            out[name] = value
+        else:
+            out[name] = "(given)"
+    return out
+
+
+def build(*, input_path, output_path, input_format: str, output_format: str, read_options: dict, run_options: dict,
+          params: dict, result, shuffled: bool, command: str, verified: dict, output_read: dict | None = None) -> dict:
+    """The manifest of one protect run (``result``: its Result, whose audit is the written file's)."""
+    strata = result.strata
+    options = {k: v for k, v in run_options.items() if k not in ("progress", "shuffle_seed", "scheduler")}
+    return {
+        "microagg_manifest": VERSION,
+        "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "versions": versions(),
+        "input": {"name": Path(input_path).name, "sha256": sha256(input_path), "format": input_format,
+                  "read": {k: v for k, v in read_options.items() if v not in (None, ())}},
+        "output": {"name": Path(output_path).name, "sha256": sha256(output_path), "format": output_format,
+                   "read": dict(output_read or {})},
+        "run": {"method": result.method, "k": result.k, "seed": run_options.get("seed", 0),
+                "options": options, "params": _plain_params(params), "per_variable": bool(result.per_variable),
+                "seconds": result.seconds},
+        "roles": result.audit_roles.to_dict(),
+        "shuffled": bool(shuffled),
+        "merged_strata": None if strata is None or not strata.merges else {
+            "count": len(strata.merges), "published": strata.published},
+        "verified": verified,
+        "command": command,
+        "audit": result.audit.to_dict(),
+    }
+
+
+def write(path, manifest: dict) -> Path:
+    from .io import atomic_write_text
+
+    return atomic_write_text(path, json.dumps(_json_safe(manifest), indent=1, ensure_ascii=False, allow_nan=False)
+                             + "\n")
+
+
+def _json_safe(obj):
+    import math
+
+    import numpy as np
+
+    if isinstance(obj, dict):
+        return {str(k): _json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_json_safe(v) for v in obj]
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if obj is None or isinstance(obj, (str, int, float, bool)):
+        return obj
+    return str(obj)
+
+
+def read(path) -> dict:
+    """A manifest written by ``write``; one InputError line when it is not one."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"manifest not found: {p}")
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"{p.name} is not a microagg run manifest ({type(exc).__name__})") from None
+    if not isinstance(doc, dict) or doc.get("microagg_manifest") != VERSION or "roles" not in doc:
+        raise InputError(f"{p.name} is not a microagg run manifest (version {VERSION})")
+    return doc
