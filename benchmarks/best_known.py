@@ -213,7 +213,7 @@ def icsm_run(df, k, start, seconds, seed, scope, perturbation, recombine=0.0):
     if recombine:
         params["recombine"] = recombine
     t = time.perf_counter()
-    res = microagg.microaggregate(df, k=k, method="icsm", time_limit=seconds, seed=seed,
+    res = microagg.microaggregate(df, k=k, method="icsm", time_limit=seconds, seed=seed, columns=list(df.columns),
                                   init="auto" if start is None else start.copy(), restarts=MANY, scope=scope,
                                   perturbation=perturbation, recombine=recombine)
     params["restarts_done"] = res.extras.get("restarts_done")
@@ -251,7 +251,7 @@ def colgen_run(df, k, seconds, seed, init, mip_time_limit, start=None, smoothing
     returned in extras['colgen_state']."""
     methods = [m.strip() for m in init.split(",") if m.strip()]
     t = time.perf_counter()
-    res = microagg.microaggregate(df, k=k, method="colgen", time_limit=seconds, seed=seed,
+    res = microagg.microaggregate(df, k=k, method="colgen", time_limit=seconds, seed=seed, columns=list(df.columns),
                                   init=([start.copy()] if start is not None else []) + methods,
                                   mip_time_limit=mip_time_limit, smoothing=smoothing, cut_tailing=cut_tailing,
                                   resume=resume or None, keep_state=resume is not None,
@@ -300,7 +300,7 @@ def auto_run(df, k, start, seconds, seed, verbose=False):
     """auto continuing from the stored labels (its ``init``): the local search and column
     generation start from them; ICSM's restarts polish column generation's partitions."""
     t = time.perf_counter()
-    res = microagg.microaggregate(df, k=k, method="auto", time_limit=seconds, seed=seed,
+    res = microagg.microaggregate(df, k=k, method="auto", time_limit=seconds, seed=seed, columns=list(df.columns),
                                   init=None if start is None else start.copy(),
                                   progress=log_progress if verbose else False)
     rows = {r["method"]: r for r in res.extras["portfolio"] if r.get("status") == "ok"}
@@ -324,7 +324,7 @@ def improve(data: str, k: int, strategies: list[str], seconds: float, scope: str
     df = microagg.datasets.load(data)
     best, cert = load_cell(data, k)
     if cert is None:
-        sst = microagg.microaggregate(df, k=k, method="mdav").sst
+        sst = microagg.microaggregate(df, k=k, method="mdav", columns=list(df.columns)).sst
         cert = new_cert(data, k, len(df), sst)
     if best is not None and len(best) != len(df):
         raise SystemExit(f"{paths(data, k)[0]}: {len(best)} labels for {len(df)} records")
@@ -349,7 +349,8 @@ def improve(data: str, k: int, strategies: list[str], seconds: float, scope: str
                                          else [best])
                 t = time.perf_counter()
                 sc = "global" if scope == "alternate" else scope
-                res2 = microagg.microaggregate(df, k=k, method="icsm", time_limit=seconds, seed=seed, init=starts,
+                res2 = microagg.microaggregate(df, k=k, method="icsm", time_limit=seconds, seed=seed,
+                                               columns=list(df.columns), init=starts,
                                                restarts=MANY, scope=sc, perturbation=perturbation)
                 info2 = run_info("icsm", {"init": "colgen's partition" + (" + stored labels" if len(starts) > 1
                                                                         else ""),

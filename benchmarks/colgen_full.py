@@ -27,6 +27,7 @@ def one(data, k, time_limit, init, mip_time_limit):
     df = microagg.datasets.load(data)
     t0 = time.perf_counter()
     res = microagg.microaggregate(df, k=k, method="colgen", time_limit=time_limit, init=init, progress=True,
+                                  columns=list(df.columns),
                                   mip_time_limit=mip_time_limit)
     seconds = time.perf_counter() - t0
     ex = res.extras

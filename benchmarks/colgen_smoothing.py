@@ -43,7 +43,8 @@ def main():
     for label, df, tl in instances(args):
         for alpha in [float(a) for a in args.alphas.split(",")]:
             t0 = time.perf_counter()
-            res = microagg.microaggregate(df, k=args.k, method="colgen", time_limit=tl, smoothing=alpha)
+            res = microagg.microaggregate(df, k=args.k, method="colgen", time_limit=tl, smoothing=alpha,
+                                          columns=list(df.columns))
             seconds = time.perf_counter() - t0
             ex = res.extras
             hist = ex["colgen_history"]

@@ -56,7 +56,7 @@ def gap(h, v):
 def run_instance(df, rows, k, time_limit):
     sub = df.iloc[rows].reset_index(drop=True)
     t0 = time.perf_counter()
-    res = microagg.microaggregate(sub, k=k, method="colgen", time_limit=time_limit)
+    res = microagg.microaggregate(sub, k=k, method="colgen", time_limit=time_limit, columns=list(sub.columns))
     seconds = time.perf_counter() - t0
     ex = res.extras
     out = {

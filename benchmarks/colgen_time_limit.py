@@ -32,7 +32,7 @@ def one(data: str, k: int, limit: float) -> None:
     compiled = []
     with event.install_timer("numba:compile", compiled.append):
         t0 = time.perf_counter()
-        res = microagg.microaggregate(df, k=k, method="colgen", time_limit=limit, seed=0)
+        res = microagg.microaggregate(df, k=k, method="colgen", time_limit=limit, seed=0, columns=list(df.columns))
         elapsed = time.perf_counter() - t0
     row = {"data": data, "k": k, "limit": limit, "elapsed": elapsed, "overrun": elapsed - limit,
            "colgen_seconds": res.extras["colgen_seconds"], "compile_seconds": sum(compiled),

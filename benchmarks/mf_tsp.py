@@ -36,7 +36,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 def run_one(df, k, method, **params):
     t0 = time.perf_counter()
-    res = microagg.microaggregate(df, k=k, method=method, seed=0, **params)
+    res = microagg.microaggregate(df, k=k, method=method, seed=0, columns=list(df.columns), **params)
     seconds = time.perf_counter() - t0
     sizes = np.asarray(res.group_sizes)
     return {

@@ -50,7 +50,7 @@ def save_rows(rows: list[dict]) -> None:
 
 def run_one(df, data: str, k: int, method: str, limit: float) -> dict:
     t = time.perf_counter()
-    res = microagg.microaggregate(df, k=k, method=method, time_limit=limit, seed=0)
+    res = microagg.microaggregate(df, k=k, method=method, time_limit=limit, seed=0, columns=list(df.columns))
     row = {"data": data, "k": k, "method": method, "time_limit": limit, "il": res.information_loss,
            "seconds": round(time.perf_counter() - t, 3), "load_1min": round(os.getloadavg()[0], 2),
            "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
