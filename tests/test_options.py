@@ -81,9 +81,10 @@ def test_the_signature_and_the_command_line_are_generated_from_the_declarations(
     protect = build_parser()._subparsers._group_actions[0].choices["protect"]
     flags = {s for a in protect._actions for s in a.option_strings}
     assert {p.flags[0] for p in RUN_OPTIONS if p.flags} <= flags
-    # the API's only: the shuffle's seed (tests: never on a command line), the audit switch (the command
-    # line audits the written file itself) and the progress callback
-    assert [p.name for p in RUN_OPTIONS if not p.flags] == ["shuffle_seed", "audit", "progress"]
+    # the API's only: the shuffle's seed (tests: never on a command line), a partition to publish (the
+    # command line's is --from-explore), the audit switch (the command line audits the written file
+    # itself) and the progress callback
+    assert [p.name for p in RUN_OPTIONS if not p.flags] == ["shuffle_seed", "labels", "audit", "progress"]
 
 
 def test_positional_options_keep_their_order_and_a_duplicate_is_a_type_error():

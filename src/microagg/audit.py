@@ -106,9 +106,10 @@ class FileAudit(Comparison):
     the published frame's ``roles.sample_weight`` column); ``seed``: the MCD's (RMDID)."""
 
     def __init__(self, original, published, roles: AuditRoles, *, grouped=None, sample_weights=None,
-                 aligned: bool = True, seed: int | None = 0):
+                 aligned: bool = True, seed: int | None = 0, cache: dict | None = None):
         self.original, self.published_frame, self.roles = original, published, roles
         self.aligned, self.seed = bool(aligned), seed
+        self.cache = {} if cache is None else cache  # what depends on the original only, across audits
         self.grouped = grouped
         self.sample_weights = sample_weights
         cont = roles.continuous
@@ -123,9 +124,14 @@ class FileAudit(Comparison):
         from .transforms import embed
 
         r = self.roles
-        with warnings.catch_warnings():  # (a constant column was told once, by the run)
-            warnings.simplefilter("ignore")
-            return embed(self.original, list(r.columns), dict(r.kinds), r.standardize, dict(r.ordinal_levels))
+        key = ("embedding", tuple(r.columns), tuple(sorted(r.kinds.items())), r.standardize,
+               repr(sorted(r.ordinal_levels.items(), key=repr)))
+        if key not in self.cache:
+            with warnings.catch_warnings():  # (a constant column was told once, by the run)
+                warnings.simplefilter("ignore")
+                self.cache[key] = embed(self.original, list(r.columns), dict(r.kinds), r.standardize,
+                                        dict(r.ordinal_levels))
+        return self.cache[key]
 
     @cached_property
     def scaled(self) -> tuple[np.ndarray, np.ndarray]:
@@ -179,8 +185,12 @@ class FileAudit(Comparison):
     def rmd(self) -> D.RMDRisk | None:
         if not self.X.shape[1]:
             return None
+        key = ("rmd", tuple(self.roles.continuous), self.seed)
         try:
-            return D.rmd_interval_risk(self.X, self.Xp, seed=self.seed, max_fit=RMD_MAX_FIT)
+            out = D.rmd_interval_risk(self.X, self.Xp, seed=self.seed, max_fit=RMD_MAX_FIT,
+                                      distances=self.cache.get(key))
+            self.cache[key] = out.rmd
+            return out
         except ValueError as exc:
             self._notes.append(f"RMD interval disclosure not computed: {exc}")
             return None
@@ -335,18 +345,19 @@ def _row_order(c):
 
 
 def audit_files(original, published, roles: AuditRoles, *, grouped=None, sample_weights=None, aligned: bool = True,
-                seed: int | None = 0, read_back: str | None = None) -> Audit:
+                seed: int | None = 0, read_back: str | None = None, cache: dict | None = None) -> Audit:
     """The audit of a published file (groups "utility" and "risk", the categorical QIs' changes,
     the warnings): every registered file measure on ``FileAudit(original, published, roles, ...)``.
 
     original, published: DataFrames (the published file in the original's row order when
     ``aligned``); grouped: the key variables as the output's reader groups them; read_back:
-    how they were read (said in the context). Deterministic: the same inputs give the same
-    figures to the last digit, whichever front end computes them."""
+    how they were read (said in the context); cache: a dict kept across audits of the same
+    original (the embedding, the robust distances), as ``explore`` keeps one. Deterministic: the
+    same inputs give the same figures to the last digit, whichever front end computes them."""
     from .measures import categorical_report
 
     files = FileAudit(original, published, roles, grouped=grouped, sample_weights=sample_weights, aligned=aligned,
-                      seed=seed)
+                      seed=seed, cache=cache)
     result = audit_group(files, "utility").with_figures(audit_group(files, "risk"))
     categorical = [c for c in roles.columns if c not in roles.continuous]
     categories = categorical_report(original[categorical], published[categorical]) if categorical and aligned else {}

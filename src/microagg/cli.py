@@ -358,7 +358,14 @@ def cmd_protect(args) -> int:
     from .options import from_arguments, validate_run
 
     options = from_arguments(args)
+    if args.from_explore is not None or args.pick is not None:
+        options, picked_params = _from_explore(args, options)
+        args.param = [f"{name}={value}" for name, value in picked_params.items() if name != "init"]
+    elif "k" not in options:
+        raise UserError("protect: the following arguments are required: -k")
     params = method_params(options.get("method", "mdav"), args.param)
+    if args.from_explore is not None:
+        options["labels"] = args.picked_labels
     run = validate_run(options, params, cli=True)  # every option and parameter, before the data are read
     interval_p = _interval_p(args)
     start = _start_partition(args, options, params)
@@ -401,6 +408,41 @@ def cmd_protect(args) -> int:
     _write_manifest(manifest_path, args, table, out, written, res, options, params, order)
     _print_protected(args, res, table, out, report_path, labels_out, manifest_path)
     return 0
+
+
+def _from_explore(args, given: dict) -> tuple[dict, dict]:
+    """--from-explore RESULT.json --pick N: the run options and parameters of run N of the
+    exploration (its labels in args.picked_labels), for the input it explored (same SHA-256).
+    Options given on the command line that a run fixes are errors; --shuffle and the output's
+    own options (report, labels, json) may be added."""
+    from . import explore, manifest
+
+    if args.from_explore is None or args.pick is None:
+        raise UserError("--from-explore and --pick go together: --from-explore RESULT.json --pick N")
+    fixed = [name for name in given if name not in ("shuffle", "household", "shuffle_seed")]
+    if fixed or args.param or args.init:
+        shown = [f"--{n.replace('_', '-')}" if n != "k" else "-k" for n in fixed] + (["--param"] if args.param else []) \
+            + (["--init"] if args.init else [])
+        raise UserError(f"--from-explore publishes the run as explored: drop {', '.join(shown)}")
+    doc, labels = explore.load(args.from_explore)
+    runs = {row["id"]: row for row in doc["runs"]}
+    if args.pick not in runs:
+        raise UserError(f"--pick {args.pick}: {Path(args.from_explore).name} has runs {min(runs)} to {max(runs)}")
+    row = runs[args.pick]
+    if row["status"] != "ok" or args.pick not in labels:
+        raise UserError(f"--pick {args.pick}: that run did not finish ({row['status']}"
+                        + (f": {row['note']}" if row.get("note") else "") + ")")
+    sha = (doc.get("input") or {}).get("sha256")
+    if sha and Path(args.input).is_file() and manifest.sha256(args.input) != sha:
+        raise UserError(f"{Path(args.input).name} is not the file {Path(args.from_explore).name} explored (its SHA-256 "
+                        "differs)")
+    from .options import validate_run
+
+    options = {name: value for name, value in doc["options"].items() if value != "(an array)"}
+    options.update(k=row["k"], method=row["method"], **{n: v for n, v in given.items()})
+    validate_run(options, row["params"], cli=True)
+    args.picked_labels = labels[args.pick]
+    return options, dict(row["params"])
 
 
 def _manifest_path(out: Path, src: Path, *others) -> Path:
@@ -760,6 +802,112 @@ def _print_evaluation(args, audit, roles, orig, doc, recomputed, aligned) -> Non
         print(f"warning: {w}")
 
 
+def cmd_explore(args) -> int:
+    """microagg explore: a grid of k values and methods within one budget, audited, mapped."""
+    from . import explore, io, manifest
+    from .options import from_arguments
+
+    options = from_arguments(args, skip=_EXPLORE_SKIP)
+    ks = explore._ks(args.k)
+    names = explore._methods(args.methods)
+    budget = explore.DEFAULT_BUDGET if args.time_limit is None else _budget(args.time_limit)
+    max_risk = None
+    if args.max_risk is not None:
+        try:
+            max_risk = float(args.max_risk)
+        except ValueError:
+            raise UserError(f"--max-risk must be a number, got {args.max_risk!r}") from None
+    explore._check_risk(args.risk, max_risk)
+    params = _explore_params(names, args.param)
+    src = Path(args.input)
+    if not src.exists():
+        raise UserError(f"input file not found: {src}")
+    io.format_of(src)
+    taken = [src]
+    outputs = {}
+    for flag, value, suffixes in (("-o", args.output, (".json",)), ("--csv", args.csv, (".csv",)),
+                                  ("--map", args.map, (".svg",)), ("--report", args.report, (".html", ".htm"))):
+        if value is None:
+            continue
+        if not str(value).lower().endswith(suffixes):
+            raise UserError(f"{flag} must end in {' or '.join(suffixes)}, got {Path(value).name}")
+        outputs[flag] = io.check_side_file(value, flag.lstrip("-"), *taken)
+        taken.append(outputs[flag])
+    if "-o" in outputs:
+        io.check_side_file(explore.labels_path(outputs["-o"]), "labels", *taken)
+    previous = None
+    if "-o" in outputs and outputs["-o"].exists() and not args.fresh:
+        previous = explore.load(outputs["-o"])  # runs of the same data and options are reused
+    table = io.read(src, **_read_options(args))
+    options = _as_in_file(options, table)
+    info = {"name": src.name, "sha256": manifest.sha256(src), "format": table.format,
+            "read": {k: v for k, v in _read_options(args).items() if v not in (None, ())}}
+    with stdout_to_stderr():
+        with progress_bar(not args.quiet, budget, "microagg explore") as bar:
+            result = explore.explore(table, ks, names, time_limit=budget, risk=args.risk, max_risk=max_risk,
+                                     method_params=params, previous=previous, progress=bar if bar else False,
+                                     input_info=info, **options)
+        if "-o" in outputs:
+            result.save(outputs["-o"])
+        if "--csv" in outputs:
+            io.atomic_write_text(outputs["--csv"], result.to_csv())
+        if "--map" in outputs:
+            io.atomic_write_text(outputs["--map"], result.map_svg())
+        if "--report" in outputs:
+            io.atomic_write_text(outputs["--report"], explore.report_html(
+                result, result_name=outputs["-o"].name if "-o" in outputs else "RESULT.json"))
+    if args.json:
+        print_json(result.to_dict(result_name=outputs["-o"].name if "-o" in outputs else "RESULT.json"))
+        return 0
+    print(result.table())
+    print(f"{len(result.runs)} runs in {result.seconds:.1f} s of a {budget:g} s budget")
+    best = result.recommended()
+    if best is not None:
+        cmds = result.commands(best, src.name, "OUTPUT", outputs["-o"].name if "-o" in outputs else "RESULT.json")
+        print(f"reproduce the recommended run: {cmds['from_explore'] if '-o' in outputs else cmds['protect']}")
+    for flag, path in outputs.items():
+        print(f"written ({flag}): {path}")
+    return 0
+
+
+#: run options explore sets itself (per run) or that have no meaning for a grid
+_EXPLORE_SKIP = ("k", "method", "time_limit", "shuffle", "household", "block_size", "scheduler", "refine")
+
+
+def _budget(text: str) -> float:
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise UserError(f"--time-limit must be a number of seconds, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise UserError(f"--time-limit (the exploration's budget) must be a number > 0, got {text!r}")
+    return value
+
+
+def _explore_params(names, texts) -> dict:
+    """--param NAME=VALUE for explore: given to every method of the grid that declares NAME (one
+    at least must), typed by each one's declaration; METHOD:NAME=VALUE for one method."""
+    from . import methods as registry
+
+    out: dict = {m: {} for m in names}
+    for text in texts:
+        target = None
+        if ":" in text.split("=", 1)[0]:
+            target, text = text.split(":", 1)
+            if target not in names:
+                raise UserError(f"--param {target}:...: {target} is not among --methods")
+        name, raw = parse_param(text)
+        takers = [m for m in ([target] if target else names) if name in registry.get(m).params]
+        if not takers:
+            raise UserError(f"--param {name}: no method of the grid declares it")
+        for m in takers:
+            out[m][name] = registry.get(m).params[name].parse(raw, m)
+            registry.get(m).validate(out[m])
+    return {m: p for m, p in out.items() if p}
+
+
 def cmd_methods(args) -> int:
     from . import methods as registry
 
@@ -838,7 +986,7 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("-o", "--output", required=True,
                     help="output file; its suffix sets the format (the input's format and CSV dialect when "
                          "the suffixes match); written atomically, never over the input")
-    add_arguments(pr, required=("k",))  # the run options, from their declarations
+    add_arguments(pr)  # the run options, from their declarations (-k is required unless --from-explore)
     pr.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="method parameter")
     pr.add_argument("--out-of-core", action="store_true",
                     help="stream a Parquet dataset or CSV larger than memory in chunks (needs --block-size); "
@@ -849,7 +997,10 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--init", metavar="FILE", help="start from this partition (one group label per line, as "
                     "--labels-out writes): icsm, lsearch and colgen continue improving it")
     pr.add_argument("--interval-p", default=None, metavar="P",
-                    help="rank-interval percentage for interval disclosure in the report (default 10)")
+                    help="rank-interval percentage of the audit's interval disclosure (default 10)")
+    pr.add_argument("--from-explore", metavar="RESULT.json", help="publish a run of 'microagg explore' exactly: "
+                    "its roles, options and kept partition (with --pick)")
+    pr.add_argument("--pick", type=int, metavar="N", help="the explore run to publish (its id in RESULT.json)")
     _add_read_options(pr, missing=False)  # --missing is a run option
     pr.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     pr.add_argument("--json", action="store_true", help="print one JSON object on stdout instead of the summary")
@@ -878,6 +1029,33 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("-q", "--quiet", action="store_true", help="no progress display")
     ev.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     ev.set_defaults(func=cmd_evaluate)
+
+    ex = sub.add_parser("explore", help="a risk-utility map: a grid of k values and methods within one budget")
+    ex.add_argument("input")
+    ex.add_argument("-k", default="3,4,5,10", metavar="K1,K2,..", help="the k values (default 3,4,5,10)")
+    ex.add_argument("--methods", default=",".join(("mdav", "vmdav", "mdav-mhm", "icsm", "lsearch")),
+                    metavar="M1,M2,..", help="the methods (default mdav,vmdav,mdav-mhm,icsm,lsearch)")
+    ex.add_argument("--time-limit", default=None, metavar="SECONDS",
+                    help="the whole exploration's budget (default 60): cheap runs first, anytime methods share it")
+    ex.add_argument("--risk", default="record_linkage_dbrl", metavar="MEASURE",
+                    help="the risk measure of the map, the frontier and --max-risk (an audit risk measure, default "
+                         "record_linkage_dbrl)")
+    ex.add_argument("--max-risk", default=None, metavar="R", help="recommend the least IL among runs whose risk is "
+                    "at most R (in the measure's own unit: a share 0..1 for record linkage)")
+    add_arguments(ex, skip=_EXPLORE_SKIP)
+    ex.add_argument("--param", action="append", default=[], metavar="[METHOD:]NAME=VALUE",
+                    help="a method parameter, for every method of the grid that declares it (or METHOD's only)")
+    ex.add_argument("-o", "--output", metavar="RESULT.json", help="write the result and the runs' labels "
+                    "(RESULT.labels.npz) for protect --from-explore; an existing result of the same data and "
+                    "options is widened: its runs are reused")
+    ex.add_argument("--fresh", action="store_true", help="do not reuse the runs of an existing -o result")
+    ex.add_argument("--csv", metavar="FILE.csv", help="write the table as CSV")
+    ex.add_argument("--map", metavar="FILE.svg", help="write the risk-utility map as SVG")
+    ex.add_argument("--report", metavar="FILE.html", help="write the map and the table as a self-contained HTML page")
+    _add_read_options(ex, missing=False)
+    ex.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    ex.add_argument("--json", action="store_true", help="print the result as one JSON object on stdout")
+    ex.set_defaults(func=cmd_explore)
 
     me = sub.add_parser("methods", help="list the registered methods")
     me.add_argument("-v", "--verbose", action="store_true")

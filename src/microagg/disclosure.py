@@ -551,7 +551,7 @@ class RMDRisk:
 
 
 def rmd_interval_risk(X, Xp, k: float = 0.01, k2: float = 0.05, *, seed: int | None = 0,
-                      scaling: str = "original", max_fit: int | None = None) -> RMDRisk:
+                      scaling: str = "original", max_fit: int | None = None, distances=None) -> RMDRisk:
     """Robust-Mahalanobis-scaled interval disclosure (RMDID1 / RMDID2), after sdcMicro's ``dRiskRMD``.
 
     Templ & Meindl (2008), "Robust statistics meets SDC: new disclosure risk measures for
@@ -586,7 +586,8 @@ def rmd_interval_risk(X, Xp, k: float = 0.01, k2: float = 0.05, *, seed: int | N
     max_fit: fit the MCD on at most this many records drawn with ``seed`` (None: on all); the
     distances are computed for every record. MCD's cost grows fast with n (2 s at 10^4 records,
     10 s at 10^5), and a robust estimate from a few thousand records is as good for scaling
-    intervals.
+    intervals. distances: the original records' robust distances when known (``RMDRisk.rmd`` of an
+    earlier call on the same X, seed and max_fit: the MCD is then not fitted again).
     """
     from scipy.spatial import cKDTree
 
@@ -615,14 +616,19 @@ def rmd_interval_risk(X, Xp, k: float = 0.01, k2: float = 0.05, *, seed: int | N
         Zp = (Xp - Xp.mean(axis=0)) / np.where(sdp > 0, sdp, 1.0)
     if max_fit is not None and not (isinstance(max_fit, numbers.Integral) and max_fit >= 2):
         raise ValueError(f"max_fit must be an integer >= 2 or None, got {max_fit!r}")
-    try:
-        fit_rows = None if max_fit is None or n <= max_fit else np.sort(
-            np.random.default_rng(0 if seed is None else seed).choice(n, int(max_fit), replace=False))
-        W, _ = whiten(Z, "robust", seed, fit_rows=fit_rows)
-    except ValueError:  # scikit-learn's "covariance of the support data is equal to 0", or whiten's InputError
-        raise ValueError("the robust (MCD) covariance of the original values is zero: more than half of the records "
-                         "share the same values, so robust Mahalanobis distances are not defined") from None
-    rmd = np.sqrt(np.einsum("ij,ij->i", W, W))
+    if distances is not None:
+        rmd = np.asarray(distances, dtype=np.float64)
+        if rmd.shape != (n,):
+            raise ValueError(f"distances must give one robust distance per record ({n}), got shape {rmd.shape}")
+    else:
+        try:
+            fit_rows = None if max_fit is None or n <= max_fit else np.sort(
+                np.random.default_rng(0 if seed is None else seed).choice(n, int(max_fit), replace=False))
+            W, _ = whiten(Z, "robust", seed, fit_rows=fit_rows)
+        except ValueError:  # scikit-learn's "covariance of the support data is equal to 0", or whiten's InputError
+            raise ValueError("the robust (MCD) covariance of the original values is zero: more than half of the "
+                             "records share the same values, so robust Mahalanobis distances are not defined") from None
+        rmd = np.sqrt(np.einsum("ij,ij->i", W, W))
     half = k * _RMD_SCALE * rmd
     at_risk1 = (np.abs(Zp - Z) < half[:, None]).any(axis=1)
     at_risk2 = np.zeros(n, dtype=bool)

@@ -76,7 +76,9 @@ def build(*, input_path, output_path, input_format: str, output_format: str, rea
           params: dict, result, shuffled: bool, command: str, verified: dict, output_read: dict | None = None) -> dict:
     """The manifest of one protect run (``result``: its Result, whose audit is the written file's)."""
     strata = result.strata
-    options = {k: v for k, v in run_options.items() if k not in ("progress", "shuffle_seed", "scheduler")}
+    options = {k: v for k, v in run_options.items() if k not in ("progress", "shuffle_seed", "scheduler", "labels")}
+    if run_options.get("labels") is not None:
+        options["labels"] = "(a given partition: an explore run's)"
     return {
         "microagg_manifest": VERSION,
         "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

@@ -229,6 +229,15 @@ def _column_name(value):
     raise ValueError(f"must be a column name, got {value!r}")
 
 
+def _given_labels(value):
+    import numpy as np
+
+    labels = np.asarray(value)
+    if labels.ndim != 1 or labels.size == 0 or not np.issubdtype(labels.dtype, np.integer):
+        raise ValueError("must be a 1-D array of integer group labels, one per record")
+    return labels.astype(np.int64)
+
+
 def _sdcmicro(kind: str, name):
     from .sdcmicro_names import hint
 
@@ -314,6 +323,9 @@ RUN_OPTIONS: tuple[Param, ...] = (
     Param("shuffle_seed", "int", None, "a seed for the shuffle's permutation (tests only: with it and the "
           "software anyone can undo the shuffle; it is never written, not in the command nor the manifest)",
           low=0, nullable=True),
+    Param("labels", "object", None, "publish this partition (one integer group label per record, e.g. an "
+          "explore run's) instead of running the method: every group is checked to hold at least k records "
+          "inside one stratum; the method is only named", nullable=True, check=_given_labels),
     Param("audit", "bool", True, "measure the published data (utility, k-anonymity of the key variables, "
           "re-identification risk, l-diversity, interval disclosure, row order) into Result.audit; False: the "
           "run's own figures only (the command line audits the written file instead)"),
@@ -441,6 +453,9 @@ def _check_together(v: dict, info, method_params: dict, cli: bool) -> None:
     if v["refine"] is not None and not partitioned:
         raise ParameterError(f"{n('refine')} applies to the partitioned mode: pass {n('block_size')} "
                              f"(or {n('scheduler')}) too")
+    if v["labels"] is not None and (partitioned or given_labels(method_params)):
+        raise ParameterError("labels (a partition to publish) cannot be combined with the partitioned mode or a "
+                             "start partition")
     if given_labels(method_params) and partitioned:
         raise ParameterError("init labels (a start partition) cannot be combined with the partitioned mode "
                              f"({n('block_size')} / {n('scheduler')}): blocks are cut afresh")
@@ -576,7 +591,8 @@ def command_line(input_path: str, output_path: str, options: Mapping[str, Any], 
 def python_call(options: Mapping[str, Any], params: Mapping[str, Any], data: str = "df") -> str:
     """The ``microagg.microaggregate`` call that runs with these options and method parameters."""
     kwargs = {name: value for name, value in options.items()
-              if name in _BY_NAME and name not in ("progress", "shuffle_seed") and (value != _BY_NAME[name].default
+              if name in _BY_NAME and name not in ("progress", "shuffle_seed", "labels")
+              and (value != _BY_NAME[name].default
                                                                 or name in ("k", "method", "columns", "seed"))}
     args = ",\n    ".join(f"{k}={v!r}" for k, v in {**kwargs, **params}.items())
     return f"res = microagg.microaggregate(\n    {data},\n    {args},\n)\n"

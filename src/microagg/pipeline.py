@@ -239,6 +239,8 @@ def partition(source: Source, roles: Roles, prepared: Prepared, run: Run, deadli
     info, params, k, Z = run.info, run.params, roles.k, prepared.matrix
     strata = stratum_codes(source.frame, roles.strata, Z, k, run.merge_small_strata,
                            run.merged_strata == "refuse") if roles.strata else None
+    if run.labels is not None:
+        return _given_partition(run.labels, strata, Z, k, run)
     units = list(strata.rows()) if strata is not None else [(None, np.arange(len(Z)))]
     for _, rows in units:
         info.check_params_vs_input(restricted(params, rows) if strata is not None else params, len(rows),
@@ -250,6 +252,35 @@ def partition(source: Source, roles: Roles, prepared: Prepared, run: Run, deadli
         labels, out = _run_unit(Z, k, run, params, deadline, progress)
         return Partitioned(labels, out.lower_bound, dict(out.extras))
     return _partition_strata(strata, Z, k, run, deadline, progress)
+
+
+def _given_partition(labels, strata, Z, k, run: Run) -> Partitioned:
+    """A partition given to publish (``labels``, e.g. an explore run's): one label per record, every
+    group at least k records, each group inside one (merged) stratum; the method does not run."""
+    from .result import StrataReport, StratumRun
+
+    if run.info.per_variable:
+        raise InputError(f"labels cannot be given for method {run.info.name!r}, which groups each variable on its own")
+    n = len(Z)
+    if labels.shape != (n,):
+        raise InputError(f"labels must give one group per record ({n}), got shape {labels.shape}")
+    if labels.min() < 0:
+        raise InputError("the given labels must be group numbers >= 0 (a negative label leaves a record without group)")
+    labels = relabel(labels)
+    sizes = np.bincount(labels)
+    if sizes.min() < k:
+        raise InputError(f"the given labels hold a group of {int(sizes.min())} record(s), fewer than k = {k}")
+    facts = {"given_labels": True}
+    if strata is None:
+        return Partitioned(labels, None, facts)
+    pairs = np.unique(labels * (int(strata.codes.max()) + 1) + strata.codes)  # (group, stratum) pairs
+    if len(pairs) != len(sizes):  # some group holds records of two strata
+        raise InputError("the given labels put records of different strata in one group: groups never cross strata")
+    runs = [StratumRun(strata.names[code], strata.members[code], int(len(rows)), sse(Z[rows], labels[rows]), None,
+                       {}) for code, rows in strata.rows()]
+    report = StrataReport(tuple(runs), tuple(strata.merges), run.merged_strata if strata.merges else None,
+                          tuple(strata.mapping(run.merged_strata)) if strata.merges else ())
+    return Partitioned(labels, None, facts, report, strata)
 
 
 def _run_unit(Z, k, run: Run, params, deadline, progress):

@@ -285,7 +285,8 @@ def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=(), allow
                        "--continuous / continuous= to average it")
             else:
                 how = "name it in --columns / columns= to use it as a quasi-identifier"
-            warnings.warn(f"column {c} looks like an identifier, a code or a weight ({why}): it is not protected; "
+            warnings.warn(f"column {c} looks like an identifier, a code or a weight ({why.split(';')[0]}): it is "
+                          "not protected; "
                           f"{how}, or remove it before publishing", UserWarning, stacklevel=3)
         if categories:
             warnings.warn(f"column(s) {', '.join(map(str, categories))} hold categories (pandas Categorical): they "
