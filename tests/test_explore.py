@@ -72,7 +72,8 @@ def census_grid():
     df = microagg.datasets.load("census")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = microagg.explore(df, k=[3, 5, 10], methods=["mdav", "vmdav", "icsm"], time_limit=60, max_risk=0.2)
+        result = microagg.explore(df, k=[3, 4, 5, 10], methods=["mdav", "vmdav", "mdav-mhm", "icsm", "lsearch"],
+                                  time_limit=60, max_risk=0.2)
     return df, result
 
 
@@ -80,7 +81,7 @@ def test_every_run_is_audited_as_protect_audits_it(census_grid):
     df, result = census_grid
     assert {r.status for r in result.runs} <= {"ok", "skipped"}
     done = [r for r in result.runs if r.done]
-    assert {(r.k, r.method) for r in done} >= {(k, "mdav") for k in (3, 5, 10)}
+    assert {(r.k, r.method) for r in done} >= {(k, "mdav") for k in (3, 4, 5, 10)}
     for r in done:
         if r.method == "mdav":  # deterministic: the API's own audit of the same run, figure for figure
             res = microagg.microaggregate(df, k=r.k, method="mdav")

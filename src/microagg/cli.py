@@ -160,26 +160,11 @@ def _read_options(args) -> dict:
 # --- output ----------------------------------------------------------------------------------
 
 def _to_json(obj):
-    """JSON-safe copy: numpy scalars/arrays to Python, non-finite floats to None."""
-    import math
+    """JSON-safe copy: numpy scalars/arrays to Python, non-finite floats to None (one home:
+    ``manifest.json_safe``)."""
+    from .manifest import json_safe
 
-    import numpy as np
-
-    if isinstance(obj, dict):
-        return {str(k): _to_json(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_to_json(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return _to_json(obj.tolist())
-    if isinstance(obj, (np.integer,)):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        return float(obj) if math.isfinite(obj) else None
-    if isinstance(obj, (np.bool_,)):
-        return bool(obj)
-    if obj is None or isinstance(obj, (str, int, bool)):
-        return obj
-    return str(obj)
+    return json_safe(obj)
 
 
 def print_json(obj) -> None:

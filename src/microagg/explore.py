@@ -12,15 +12,20 @@ risk vs. data utility: the R-U confidentiality map", NISS technical reports 121 
 
 How the budget is spent (cheap runs first, by measured cost):
 
-* cost: above PROBE_SIZES[-1] records every method is first timed on two seeded subsamples (at
-  the smallest k), which gives its cost at n by the measured growth exponent; a method that
+* cost: above PROBE_SIZES[-1] records every method is first timed on two seeded subsamples
+  (``probe_sizes``: n/20 records, 1,600 to 20,000, and a quarter of that; at the smallest k),
+  which gives its cost at n by the measured growth exponent; a method that
   cannot stop at a deadline (``interruptible=False``) is run only when its predicted cost fits
   in what is left, and above SCALABLE_N records a method whose cost grows as n^SCALABLE_EXPONENT
   or faster is left out ("not scalable", with its exponent). Below, each method's smallest-k run
   goes first and its seconds order the others.
 * an anytime method gets an equal share of what is left (``Deadline.share``) as its time limit;
-* the budget is honoured within the last run's overshoot: a mis-predicted non-interruptible run
-  and the audit of the last run (``benchmarks/explore_budget.py`` measures it).
+* runs are planned within 90 % of the budget (``SLACK``), each method's prediction corrected by
+  its own runs' seconds; the slack absorbs the last run's overrun (a mis-predicted run that
+  cannot stop, an anytime method's start, an audit): ``benchmarks/explore_budget.py`` measures
+  the overshoot. As in
+  ``microaggregate``, loading the methods' compiled kernels (compiling them on a first run after
+  an install) is outside the budget.
 
 Runs of an earlier exploration of the same file and roles (``previous=``, or an existing result
 file on the command line) are reused, not run again: widening the grid costs only the new runs.
@@ -58,8 +63,19 @@ DEFAULT_METHODS = ("mdav", "vmdav", "mdav-mhm", "icsm", "lsearch")
 #: the default risk axis: distance-based record linkage, the risk continuous microaggregation moves
 DEFAULT_RISK = "record_linkage_dbrl"
 DEFAULT_BUDGET = 60.0
-#: subsample sizes the methods are timed on before a large grid
+#: subsample sizes the methods are timed on before a large grid: n/20 records (at least 1,600, at most
+#: 20,000) and a quarter of that; below PROBE_SIZES[-1] records nothing is probed
 PROBE_SIZES = (400, 1600)
+PROBE_MAX = 20_000
+
+
+def probe_sizes(n: int) -> tuple[int, int]:
+    """The two subsample sizes a method is timed on for data of n records: the larger, the closer
+    the growth measured between them to the method's at scale (400 -> 1,600 records predicted
+    mdav-mhm at 0.9 s for 22 s at 10^5; 1,250 -> 5,000 at 5.3 s; the first run of a method then
+    corrects the prediction of its others: benchmarks/results/explore_budget.md)."""
+    big = int(min(max(n // 20, PROBE_SIZES[1]), PROBE_MAX))
+    return big // 4, big
 #: from this many records, a method whose measured cost grows as n^SCALABLE_EXPONENT or faster is left out
 SCALABLE_N = 20_000
 SCALABLE_EXPONENT = 1.7
@@ -68,11 +84,17 @@ _PER_RUN = ("k", "method", "time_limit", "progress", "labels", "audit", "shuffle
 VERSION = 1
 
 
+#: risk-group figures that are not a risk (a parameter) or where a higher value is safer: not an axis
+_NOT_AN_AXIS = ("interval_disclosure_p", "smallest_group", "key_smallest_frequency", "key_combinations",
+                "ldiversity_smallest_distinct", "ldiversity_smallest_entropy")
+
+
 def risk_measures() -> list:
-    """The names of the audit's risk measures a map can put on its axis (the registry's "risk" group)."""
+    """The names of the audit's risk measures a map can put on its axis: the registry's "risk"
+    group, less the figures where a higher value means less risk (the smallest frequency, l)."""
     from .measures import measures_of
 
-    return [m.name for m in measures_of("risk") if m.name != "interval_disclosure_p"]
+    return [m.name for m in measures_of("risk") if m.name not in _NOT_AN_AXIS]
 
 
 # --- frontier and recommendation (pure) ----------------------------------------------------------------
@@ -209,8 +231,9 @@ class Exploration:
     def commands(self, run_id: int, input_name: str = "INPUT", output: str = "OUTPUT",
                  result: str = "RESULT.json") -> dict:
         """The reproduce commands of one run: ``protect`` with its options (exact for a run no
-        time limit cut), and ``protect --from-explore`` (exact always: the kept labels)."""
-        from .options import command_line
+        time limit cut), ``protect --from-explore`` (exact always: the kept labels) and the
+        Python call."""
+        from .options import command_line, python_call
 
         r = self.runs[run_id]
         options = {**self.options, "k": r.k, "method": r.method}
@@ -220,9 +243,7 @@ class Exploration:
         return {"protect": command_line(shown, output, options, r.params),
                 "from_explore": f"microagg protect {_quote(shown)} -o {_quote(output)} --from-explore "
                                 f"{_quote(result)} --pick {run_id}",
-                "python": f"microagg.microaggregate(df, k={r.k}, method={r.method!r}, "
-                          + ", ".join(f"{k}={v!r}" for k, v in {**{k: v for k, v in self.options.items()},
-                                                                 **r.params}.items()) + ")"}
+                "python": python_call(options, r.params)}
 
     def table(self, risk: str | None = None) -> str:
         """The table as text, one line per run (frontier *, recommended >)."""
@@ -306,7 +327,9 @@ class Exploration:
         atomic_write(labels_path(path), lambda tmp: _save_npz(tmp, labels))
         doc = self.to_dict(risk, result_name=path.name)
         doc["labels_file"] = labels_path(path).name
-        return atomic_write_text(path, json.dumps(_json_safe(doc), indent=1, ensure_ascii=False, allow_nan=False)
+        from .manifest import json_safe
+
+        return atomic_write_text(path, json.dumps(json_safe(doc), indent=1, ensure_ascii=False, allow_nan=False)
                                  + "\n")
 
 
@@ -334,33 +357,12 @@ def _quote(text: str) -> str:
     return shlex.quote(text if not str(text).startswith("-") else f"./{text}")
 
 
-def _json_safe(obj):
-    if isinstance(obj, dict):
-        return {str(k): _json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_json_safe(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return _json_safe(obj.tolist())
-    if isinstance(obj, np.generic):
-        obj = obj.item()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if obj is None or isinstance(obj, (str, int, float, bool)):
-        return obj
-    return str(obj)
-
-
 def load(path) -> tuple[dict, dict]:
     """(result document, {run id: labels}) of a saved exploration; one InputError line otherwise."""
+    from .manifest import read_document
+
     p = Path(path)
-    if not p.is_file():
-        raise InputError(f"explore result not found: {p}")
-    try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"{p.name} is not a microagg explore result ({type(exc).__name__})") from None
-    if not isinstance(doc, dict) or doc.get("microagg_explore") != VERSION or "runs" not in doc:
-        raise InputError(f"{p.name} is not a microagg explore result (version {VERSION})")
+    doc = read_document(p, "microagg explore result", "microagg_explore", VERSION, "runs")
     lp = p.with_name(doc.get("labels_file") or labels_path(p).name)
     labels = {}
     if lp.is_file():
@@ -644,16 +646,34 @@ def explore(data, k=DEFAULT_KS, methods=DEFAULT_METHODS, *, time_limit: float = 
                 old.audit_seconds
             r.figures, r.warnings, r.labels = old.figures, old.warnings, old.labels
     cache: dict = {}
+    _load_kernels([m for m in names if any(not r.done for r in runs if r.method == m)], n,
+                  len(roles.columns), deadline)
     with channel(progress, time_limit, "microagg explore") as report:
         from .methods import get as method_info
 
         costs = _probe_costs([m for m in names if any(not r.done for r in runs if r.method == m)], payload, source,
                              roles, grid_options, method_params, ks[0], deadline, report) if n > PROBE_SIZES[-1] \
             else {}
-        _run_grid(runs, costs, payload, source, grid_options, n, deadline, report, cache, method_info)
+        _run_grid(runs, costs, payload, source, grid_options, n, deadline, report, cache, method_info,
+                  float(time_limit))
     audit_roles = pipeline.audit_roles(roles, validated[names[0]])
     return Exploration(runs, risk, risk_limit, audit_roles.to_dict(), _plain_options(grid_options), n,
                        dict(input_info or {}), float(time_limit), deadline.elapsed(), _load(), fingerprint)
+
+
+def _load_kernels(methods, n: int, d: int, deadline) -> None:
+    """Load (compile, on a first run after an install) each method's kernels before the clock runs,
+    as ``microaggregate`` does: the budget is spent on runs. A registry whose ``load_kernels``
+    takes the data's shape warms the kernels chosen for that size."""
+    import inspect
+
+    from . import methods as registry
+
+    sized = "shape" in inspect.signature(registry.load_kernels).parameters
+    for m in methods:
+        t0 = time.monotonic()
+        registry.load_kernels(m, (n, d)) if sized else registry.load_kernels(m)
+        deadline.extend(time.monotonic() - t0)
 
 
 def _plain_options(options: dict) -> dict:
@@ -677,13 +697,14 @@ def _load() -> float | None:
 
 def _probe_costs(methods, payload, source, roles, options, method_params, k, deadline, report) -> dict:
     """method -> (seconds predicted at n, growth exponent) from timed runs on two seeded subsamples
-    of PROBE_SIZES records (after one untimed run that loads the method's compiled kernels)."""
+    of ``probe_sizes(n)`` records (after one untimed run that loads the method's compiled kernels)."""
     from .api import microaggregate
     from .methods import get as method_info
 
     n = len(source.frame)
+    sizes = probe_sizes(n)
     rng = np.random.default_rng(0)
-    rows = [np.sort(rng.choice(n, m, replace=False)) for m in PROBE_SIZES]
+    rows = [np.sort(rng.choice(n, m, replace=False)) for m in sizes]
     probe_options = {name: options[name] for name in ("columns", "categorical", "ordinal", "continuous", "distance",
                                                       "aggregation", "standardize", "weights", "trim", "seed",
                                                       "missing") if name in options}
@@ -691,7 +712,7 @@ def _probe_costs(methods, payload, source, roles, options, method_params, k, dea
     for i, m in enumerate(methods):
         if deadline.expired():
             break
-        report("probing costs", i / max(len(methods), 1), f"{m} on {PROBE_SIZES[0]} and {PROBE_SIZES[1]} records")
+        report("probing costs", i / max(len(methods), 1), f"{m} on {sizes[0]} and {sizes[1]} records")
         info = method_info(m)
         limit = None if not info.interruptible else max(min(2.0, deadline.remaining() / (4 * len(methods))), 0.05)
         times = []
@@ -706,14 +727,14 @@ def _probe_costs(methods, payload, source, roles, options, method_params, k, dea
                     if j:  # the first call loads the kernels
                         times.append(max(time.perf_counter() - t0, 1e-3))
         except (InputError, ValueError) as exc:
-            out[m] = (None, None, str(exc).splitlines()[0])
+            out[m] = (None, None, str(exc).splitlines()[0], sizes)
             continue
-        exponent = min(max(math.log(times[1] / times[0]) / math.log(PROBE_SIZES[1] / PROBE_SIZES[0]), 1.0), 3.0)
-        out[m] = (times[1] * (n / PROBE_SIZES[1]) ** exponent, exponent, None)
+        exponent = min(max(math.log(times[1] / times[0]) / math.log(sizes[1] / sizes[0]), 1.0), 3.0)
+        out[m] = (times[1] * (n / sizes[1]) ** exponent, exponent, None, sizes)
     return out
 
 
-def _run_grid(runs, costs, payload, source, options, n, deadline, report, cache, method_info) -> None:
+def _run_grid(runs, costs, payload, source, options, n, deadline, report, cache, method_info, budget) -> None:
     """Run the pending runs, cheapest first, each audited; mark what cannot run."""
     pending = [r for r in runs if not r.done]
     for r in pending:
@@ -724,9 +745,9 @@ def _run_grid(runs, costs, payload, source, options, n, deadline, report, cache,
                 r.status, r.note = "failed", cost[2]
             elif n >= SCALABLE_N and cost[1] >= SCALABLE_EXPONENT:
                 r.status, r.note = "skipped", (f"not scalable: its cost grows as n^{cost[1]:.2f} (measured on "
-                                               f"{PROBE_SIZES[0]} and {PROBE_SIZES[1]} records)")
+                                               f"{cost[3][0]} and {cost[3][1]} records)")
     pending = [r for r in pending if r.status == "pending"]
-    state = {"audit": 0.0, "measured": {}}
+    state = {"audit": 0.0, "measured": {}, "floor": {}, "budget": budget}
     if costs:  # cheapest predicted first
         _run_in_order(sorted(pending, key=lambda r: (r.predicted, r.k, r.id)), runs, pending, options, payload,
                       source, deadline, report, cache, method_info, state)
@@ -743,21 +764,29 @@ def _run_grid(runs, costs, payload, source, options, n, deadline, report, cache,
     _run_in_order(rest, runs, pending, options, payload, source, deadline, report, cache, method_info, state)
 
 
+#: the share of the budget kept free when planning runs: it absorbs the last run's overrun (a
+#: mis-predicted run that cannot stop, an anytime method's start, an audit)
+SLACK = 0.1
+
+
 def _run_in_order(order, runs, pending, options, payload, source, deadline, report, cache, method_info, state):
     for r in order:
-        left = deadline.remaining()
+        plan = deadline.remaining() - SLACK * state["budget"]
         runs_left = sum(1 for p in pending if p.status == "pending")
         info = method_info(r.method)
-        expected = r.predicted if r.predicted is not None else state["measured"].get(r.method)
-        if left <= 0:
+        known = [v for v in (r.predicted, state["measured"].get(r.method)) if v is not None]
+        expected = max(known) if known else None  # a method's own runs correct its prediction
+        if deadline.remaining() <= 0 or plan <= 0:
             r.status, r.note = "skipped", "the budget was spent"
             continue
-        if not info.interruptible and expected is not None and expected + state["audit"] > left:
-            r.status, r.note = "skipped", f"predicted {expected:.1f} s, {left:.1f} s left"
+        if not info.interruptible and expected is not None and expected + state["audit"] > plan:
+            r.status, r.note = "skipped", f"predicted {expected:.1f} s, {max(plan, 0):.1f} s left to plan"
             continue
-        share = (left - state["audit"] * runs_left) / max(runs_left, 1)
-        if info.interruptible and share < 0.05:
-            r.status, r.note = "skipped", f"{left:.1f} s left for {runs_left} run(s)"
+        share = (plan - state["audit"] * runs_left) / max(runs_left, 1)
+        floor = state["floor"].get(r.method, 0.0)  # an anytime method's start (e.g. MDAV) takes this long
+        if info.interruptible and (share < 0.05 or floor + state["audit"] > plan):
+            r.status, r.note = "skipped", (f"{max(plan, 0):.1f} s left to plan for {runs_left} run(s)"
+                                           + (f"; its last run took {floor:.1f} s" if floor else ""))
             continue
         r.time_limit = max(share, 0.05) if info.interruptible else None
         finished = sum(1 for p in runs if p.status != "pending")
@@ -765,7 +794,9 @@ def _run_in_order(order, runs, pending, options, payload, source, deadline, repo
         _run_one(r, payload, source, options, cache)
         if r.done:  # the latest audit's time (the first one also fills the cache of the original's figures)
             state["audit"] = r.audit_seconds or 0.0
-            state["measured"].setdefault(r.method, r.seconds)
+            state["measured"][r.method] = r.seconds
+            if r.time_limit is not None and r.seconds > 1.5 * r.time_limit:
+                state["floor"][r.method] = r.seconds
 
 
 def _run_one(r: ExploreRun, payload, source, options, cache) -> None:

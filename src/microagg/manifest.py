@@ -23,7 +23,8 @@ from pathlib import Path
 
 from .errors import InputError
 
-__all__ = ["SUFFIX", "VERSION", "path_for", "sha256", "build", "write", "read", "versions"]
+__all__ = ["SUFFIX", "VERSION", "path_for", "sha256", "build", "write", "read", "read_document", "versions",
+           "json_safe"]
 
 SUFFIX = ".manifest.json"
 VERSION = 1
@@ -103,19 +104,23 @@ def build(*, input_path, output_path, input_format: str, output_format: str, rea
 def write(path, manifest: dict) -> Path:
     from .io import atomic_write_text
 
-    return atomic_write_text(path, json.dumps(_json_safe(manifest), indent=1, ensure_ascii=False, allow_nan=False)
+    return atomic_write_text(path, json.dumps(json_safe(manifest), indent=1, ensure_ascii=False, allow_nan=False)
                              + "\n")
 
 
-def _json_safe(obj):
+def json_safe(obj):
+    """A JSON-ready copy: numpy scalars and arrays as Python numbers and lists, non-finite floats
+    as None, anything else unknown as its text (the manifest's and explore's result files)."""
     import math
 
     import numpy as np
 
     if isinstance(obj, dict):
-        return {str(k): _json_safe(v) for k, v in obj.items()}
+        return {str(k): json_safe(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_json_safe(v) for v in obj]
+        return [json_safe(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return json_safe(obj.tolist())
     if isinstance(obj, np.generic):
         obj = obj.item()
     if isinstance(obj, float) and not math.isfinite(obj):
@@ -127,13 +132,19 @@ def _json_safe(obj):
 
 def read(path) -> dict:
     """A manifest written by ``write``; one InputError line when it is not one."""
+    return read_document(path, "microagg run manifest", "microagg_manifest", VERSION, "roles")
+
+
+def read_document(path, what: str, marker: str, version: int, needed: str) -> dict:
+    """A JSON document microagg wrote (``marker`` holds its ``version``, ``needed`` is one of its
+    keys): a run manifest, an explore result; one InputError line when it is not one."""
     p = Path(path)
     if not p.is_file():
-        raise InputError(f"manifest not found: {p}")
+        raise InputError(f"{what} not found: {p}")
     try:
         doc = json.loads(p.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"{p.name} is not a microagg run manifest ({type(exc).__name__})") from None
-    if not isinstance(doc, dict) or doc.get("microagg_manifest") != VERSION or "roles" not in doc:
-        raise InputError(f"{p.name} is not a microagg run manifest (version {VERSION})")
+        raise InputError(f"{p.name} is not a {what} ({type(exc).__name__})") from None
+    if not isinstance(doc, dict) or doc.get(marker) != version or needed not in doc:
+        raise InputError(f"{p.name} is not a {what} (version {version})")
     return doc

