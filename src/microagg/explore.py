@@ -303,7 +303,7 @@ class Exploration:
                              int(row["frontier"]), int(row["recommended"]), *[_num(v) for v in values]])
         return buffer.getvalue()
 
-    def map_svg(self, risk: str | None = None, *, width: int = 640, height: int = 440) -> str:
+    def map_svg(self, risk: str | None = None, *, width: int = 760, height: int = 500) -> str:
         """The R-U map: ``risk`` on the horizontal axis, IL on the vertical, one point per finished
         run (id ``run-N``, labelled by k and method, its values in a tooltip), the frontier joined,
         the recommended run ringed, ``max_risk`` drawn as a dashed line."""
@@ -477,7 +477,8 @@ def report_html(exploration: Exploration, risk: str | None = None, result_name: 
         f"{exploration.runs[best].il:.4f} %")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>microagg explore: risk-utility map</title><style>{_CSS}</style></head>
+<title>microagg explore: risk-utility map</title><style>{_CSS}
+code{{white-space:pre-wrap;word-break:break-all;font-size:.8rem}}</style></head>
 <body>
 <h1>Risk-utility map</h1>
 <p class="small">{exploration.records} records; {len(rows)} runs in a budget of {exploration.budget} s
