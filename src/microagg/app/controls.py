@@ -75,9 +75,11 @@ def widget_of(p: Param) -> str:
 
 
 def _help(p: Param) -> str:
+    """The declared meaning, constraint (structured values: their meaning says it) and default."""
     default = "none" if p.default is None else repr(p.default) if isinstance(p.default, str) else str(p.default)
     blank = "; blank: none" if p.nullable and p.kind in ("int", "float") else ""
-    return f"{p.doc} ({p.constraint().removesuffix(' or None')}; default {default}{blank})"
+    constraint = "" if p.kind == "object" else f"{p.constraint().removesuffix(' or None')}; "
+    return f"{p.doc} ({constraint}default {default}{blank})"
 
 
 _DEFAULT = object()

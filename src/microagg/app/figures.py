@@ -19,8 +19,10 @@ from typing import Any
 __all__ = ["run_figures", "audit_of", "headline", "figure_rows", "fact_rows", "category_rows", "history_rows",
            "compare_rows", "portfolio_table", "option_text"]
 
-#: the audit group shown first (the run's own figures); the others follow in the audit's order
+#: the audit group shown first (the run's own figures), then disclosure risk, as the report does; the
+#: others follow in the audit's order
 FIRST_GROUP = "run"
+_SHOWN_FIRST = (FIRST_GROUP, "risk")
 
 
 # ---------------------------------------------------------------------------- in the run's process
@@ -98,7 +100,7 @@ def headline(figures: dict) -> float | None:
 
 
 def _groups(audit) -> list[str]:
-    seen = [FIRST_GROUP] if audit.rows(FIRST_GROUP) else []
+    seen = [group for group in _SHOWN_FIRST if audit.rows(group)]
     for f in audit.figures:
         if f.group not in seen:
             seen.append(f.group)
@@ -106,9 +108,9 @@ def _groups(audit) -> list[str]:
 
 
 def figure_rows(audit, groups=None) -> dict:
-    """group -> [Figure] in the page's order (the run's figures first), each measure once: a
-    figure already shown in an earlier group (IL among the utility measures, the smallest group
-    among the risk ones) is not repeated."""
+    """group -> [Figure] in the page's order (the run's figures, the risk, the others), each measure
+    once: a figure already shown in an earlier group (IL among the utility measures, the smallest
+    group among the utility ones) is not repeated."""
     shown, out = set(), {}
     for group in groups or _groups(audit):
         out[group] = [f for f in audit.rows(group) if f.name not in shown]

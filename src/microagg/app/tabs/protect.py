@@ -21,6 +21,8 @@ from .shared import PageState, quiet_ui
 
 #: the run option whose columns are the quasi-identifiers (a list of boxes, the suggested ticked)
 QUASI_IDENTIFIERS = "columns"
+#: a method with this many parameters or more shows them folded (click to open)
+FOLDED_FROM = 6
 
 
 def control_ui(c: controls.Control, labels: dict | None = None):
@@ -150,8 +152,9 @@ def protect_server(input, output, session, state: PageState):
             items.append(ui.p("It groups each variable on its own: the published records are NOT k-anonymous.",
                               class_="one-line-error"))
         params = [control_ui(c) for c in controls.method_controls(info)]
-        if params:
-            items.append(tags.details(tags.summary(f"{info.name} parameters ({len(params)})"), *params, open=""))
+        if params:  # a long list is folded
+            items.append(tags.details(tags.summary(f"{info.name} parameters ({len(params)})"), *params,
+                                      open="" if len(params) < FOLDED_FROM else None))
         return ui.div(*items, class_="method-panel")
 
     def _spec() -> logic.RunSpec:
