@@ -175,3 +175,16 @@ def test_a_new_run_option_appears_in_the_app_with_no_edit_of_it(monkeypatch):
     assert set(spec.changed_options()) == {"columns", "shuffle", "key_policy", "sample_fraction", "sensitive",
                                            "cluster"}
     assert replace(NEW[0]).name in [c.param.name for c in controls.option_controls()]
+
+
+def test_the_apps_scheduler_is_a_local_one_and_an_address_is_never_reached(monkeypatch):
+    """The app keeps the data on this machine: its scheduler control lists Dask's local schedulers;
+    a cluster's address sent by a page is refused by that narrowed declaration, before anything
+    tries to reach it (the command line and the API still take one)."""
+    monkeypatch.setattr(run_options, "_reach", lambda *a: pytest.fail("the app tried to reach a scheduler address"))
+    scheduler = next(c for c in controls.option_controls() if c.param.name == "scheduler")
+    assert scheduler.widget == "select" and set(scheduler.choices) == {"", *run_options.LOCAL_SCHEDULERS}
+    assert controls.value_of(scheduler, "processes") == "processes" and controls.value_of(scheduler, "") is None
+    with pytest.raises(ParameterError, match="scheduler must be one of 'threads'"):
+        controls.value_of(scheduler, "tcp://192.0.2.1:8786")
+    assert run_options.option("scheduler").kind == "object"  # the run's own declaration is unchanged

@@ -523,6 +523,11 @@ def test_the_real_server_answers_its_own_page_only(server):
     assert status == 200 and "HttpOnly" in headers["set-cookie"] and 'location.replace("/")' in login
     status, _, page = server.request("GET", "/", headers=server.cookie)
     assert status == 200 and "microagg" in page
+    assert 'src="static/app.js"' in page and 'href="static/app.css"' in page  # the page's script and style: files
+    for asset in ("/static/app.css", "/static/app.js"):  # served by the app, behind its token
+        assert server.request("GET", asset)[0] == 403
+        status, headers, text = server.request("GET", asset, headers=server.cookie)
+        assert status == 200 and text and headers["content-security-policy"] == "frame-ancestors 'none'"
     url = f"ws://127.0.0.1:{server.port}/websocket/"
     for origin, headers in (("http://evil.example", server.cookie), (f"http://127.0.0.1:{server.port}", {}),
                             (f"http://127.0.0.1:{server.port + 1}", server.cookie)):
@@ -556,8 +561,9 @@ def test_hostile_input_values_are_one_line_on_the_page_and_nothing_on_stderr(ser
                                "not text for weights"),
                               ({"protect-weights": "", "protect-time_limit:shiny.number": "inf"},
                                "time_limit must be a finite number"),
-                              ({"protect-time_limit:shiny.number": None, "protect-method": "nope"},
-                               "unknown method 'nope'")):
+                              ({"protect-time_limit:shiny.number": None, "protect-scheduler": "tcp://192.0.2.1:8786"},
+                               "scheduler must be one of 'threads'"),  # never reached: the data stay here
+                              ({"protect-scheduler": "", "protect-method": "nope"}, "unknown method 'nope'")):
             client.run(**inputs)
             client.wait_for(lambda: f'data-run="{client.clicks}"' in client.html("error_line"))
             assert words in client.error_line(), (inputs, client.error_line())

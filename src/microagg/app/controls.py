@@ -25,7 +25,7 @@ from typing import Any
 from ..errors import InputError, ParameterError
 from ..params import Param
 
-__all__ = ["Control", "column_valued", "widget_of", "option_controls", "method_controls", "value_of",
+__all__ = ["Control", "column_valued", "widget_of", "narrowed", "option_controls", "method_controls", "value_of",
            "leaves_the_quasi_identifiers", "param_input_id"]
 
 #: widget kinds: "numeric", "checkbox", "select", "text", "columns" (several of the data's columns)
@@ -123,6 +123,22 @@ def _text(value) -> str:
     return str(value)
 
 
+def narrowed(p: Param) -> Param:
+    """The declaration the app's control follows: the run option's own, narrowed where the app
+    promises more than the run needs. The app keeps the data on this machine: its scheduler is one
+    of Dask's local ones, never a cluster's address (which the command line and the API take), and
+    a value the page sends is checked against that list before anything tries to reach it."""
+    if p.name == "scheduler":
+        from dataclasses import replace
+
+        from ..options import LOCAL_SCHEDULERS
+
+        return replace(p, kind="str", choices=LOCAL_SCHEDULERS, check=None, parse_text=None,
+                       doc="partitioned mode: the Dask scheduler, on this machine (a cluster's address: the "
+                           "command line)")
+    return p
+
+
 def option_controls(columns=None, initial=None) -> list[Control]:
     """A control per run option with a command-line flag (the API-only ones, such as the progress
     callback, have none), in declaration order; ``columns``: the loaded data's column names;
@@ -131,7 +147,8 @@ def option_controls(columns=None, initial=None) -> list[Control]:
     from ..options import RUN_OPTIONS
 
     initial = initial or {}
-    return [_control(p, p.name, columns, start=initial.get(p.name, p.default)) for p in RUN_OPTIONS if p.flags]
+    return [_control(narrowed(p), p.name, columns, start=initial.get(p.name, p.default)) for p in RUN_OPTIONS
+            if p.flags]
 
 
 def param_input_id(method: str, name: str) -> str:
