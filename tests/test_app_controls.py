@@ -188,3 +188,34 @@ def test_the_apps_scheduler_is_a_local_one_and_an_address_is_never_reached(monke
     with pytest.raises(ParameterError, match="scheduler must be one of 'threads'"):
         controls.value_of(scheduler, "tcp://192.0.2.1:8786")
     assert run_options.option("scheduler").kind == "object"  # the run's own declaration is unchanged
+
+
+def test_the_run_the_page_describes(tmp_path):
+    """controls.run_spec: what the page sends for each generated control, as a RunSpec checked by
+    the declarations; a dtype's categories declared so for the reproduce command; the first bad
+    value is one line."""
+    from microagg.app import logic
+
+    df = microagg.datasets.load("testdata").head(200)
+    loaded = {"df": df, "path": str(tmp_path / "t.csv"), "name": "t.csv", "dataset": "testdata", "shown": None,
+              "max_bytes": None, "profile": logic.profile(df, microagg.datasets.roles("testdata"))}
+    position = {p.name: str(i) for i, p in enumerate(loaded["profile"])}
+    page = {"k": 4, "method": "vmdav", "columns": [position["age"], position["income"], position["sex"]],
+            "strata": [position["urbrur"]], "aggregation": "median", "time_limit": None, "seed": 7,
+            "standardize": True, "weights": "", controls.param_input_id("vmdav", "gamma"): 0.3}
+    spec = controls.run_spec(loaded, lambda ident: page.get(ident, controls.ABSENT))
+    assert spec.k == 4 and spec.method == "vmdav" and spec.columns == ["age", "income", "sex"]
+    assert spec.params == {"gamma": 0.3} and spec.option("strata") == ["urbrur"]
+    assert spec.changed_options() == {"k": 4, "method": "vmdav", "columns": ["age", "income", "sex"], "seed": 7,
+                                      "strata": ["urbrur"], "categorical": ["sex"], "aggregation": "median"}
+    assert "--categorical sex" in spec.cli_command() and "--param gamma=0.3" in spec.cli_command()
+    logic.check_against_data(spec, df)  # the pipeline's data hook finds nothing to say
+    for change, words in (({"columns": []}, "choose at least one quasi-identifier column"),
+                          ({"sample_weight": position["urbrur"]}, "both sample weight and stratum"),
+                          ({"aggregation": "mean", "trim": 0.2}, "trim applies to aggregation='trimmed'"),
+                          ({controls.param_input_id("vmdav", "gamma"): -1}, "vmdav parameter gamma must be")):
+        with pytest.raises(InputError, match=words):
+            controls.run_spec(loaded, lambda ident: {**page, **change}.get(ident, controls.ABSENT))
+    too_big = controls.run_spec(loaded, lambda ident: {**page, "k": 500}.get(ident, controls.ABSENT))
+    with pytest.raises(InputError, match="larger than the number of records"):
+        logic.check_against_data(too_big, df)

@@ -26,7 +26,7 @@ from ..errors import InputError, ParameterError
 from ..params import Param
 
 __all__ = ["Control", "column_valued", "widget_of", "narrowed", "option_controls", "method_controls", "value_of",
-           "leaves_the_quasi_identifiers", "param_input_id"]
+           "leaves_the_quasi_identifiers", "param_input_id", "run_spec", "ABSENT"]
 
 #: widget kinds: "numeric", "checkbox", "select", "text", "columns" (several of the data's columns)
 #: and "column" (one column, or none)
@@ -213,6 +213,41 @@ def _columns(c: Control, raw, columns: list):
     return names[0] if one else names
 
 
+#: what ``sent`` gives for a control that is not on the page (its value: the declared default)
+ABSENT = object()
+#: the run option whose columns are the quasi-identifiers
+QUASI_IDENTIFIERS = "columns"
+
+
+def run_spec(loaded: dict, sent):
+    """The run the page's controls describe (a ``logic.RunSpec``), each value typed and checked by
+    its declaration, then the whole run by ``options.validate_run`` (one line for the first bad
+    value). ``loaded``: the data shown (path, name, dataset, shown path, reading bound, profile);
+    ``sent(input_id)``: what the page sent for a control, ABSENT when the control is not on the
+    page. Quasi-identifiers whose dtype makes them categories are declared so
+    (``logic.with_dtype_kinds``), so that the reproduce command makes the same run."""
+    from .. import methods
+    from . import logic
+
+    names = [p.name for p in loaded["profile"]]
+    options = {}
+    for c in option_controls(names):
+        raw = sent(c.input_id)
+        if raw is not ABSENT:  # (a column control is on the page once data are loaded)
+            options[c.param.name] = value_of(c, raw, names)
+    if not options.get(QUASI_IDENTIFIERS):
+        raise InputError("choose at least one quasi-identifier column")
+    options = logic.with_dtype_kinds(options, loaded["profile"])
+    info = methods.get(options.get("method", "mdav"))
+    params = {}
+    for c in method_controls(info):
+        raw = sent(c.input_id)
+        if raw is not ABSENT:
+            params[c.param.name] = value_of(c, raw)
+    return logic.RunSpec.of(loaded["path"], loaded["name"], dataset=loaded["dataset"], shown_path=loaded["shown"],
+                            max_bytes=loaded["max_bytes"], **options, **params)
+
+
 def leaves_the_quasi_identifiers(p: Param) -> bool:
     """Whether a column chosen for the column-valued option ``p`` stops being a quasi-identifier:
     the declared run refuses a column in both roles (a stratum, a sample weight), where a kind
@@ -221,7 +256,7 @@ def leaves_the_quasi_identifiers(p: Param) -> bool:
     from ..options import validate_run
 
     many = column_valued(p)
-    if many is None or p.name == "columns":
+    if many is None or p.name == QUASI_IDENTIFIERS:
         return False
     probe = "column"
     try:

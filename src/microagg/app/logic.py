@@ -145,6 +145,14 @@ class ColumnProfile:
     suggested: bool  # suggested as a quasi-identifier
     note: str
 
+    def label(self) -> str:
+        """The column as the quasi-identifier list names it: its name, and its kind when it is not
+        continuous, or a possible identifier."""
+        marks = [] if self.kind == "continuous" else [self.kind]
+        if self.id_like:
+            marks.append("identifier?")
+        return f"{self.name}  ({', '.join(marks)})" if marks else str(self.name)
+
 
 def column_kind(series: pd.Series) -> str:
     """What a column is as a quasi-identifier by its dtype (as ``microaggregate`` reads it)."""
@@ -553,6 +561,23 @@ class RunHandle:
 
 
 _LIVE: "weakref.WeakSet[RunHandle]" = weakref.WeakSet()
+
+
+def progress_line(handle: RunHandle) -> tuple[str, float | None]:
+    """(the progress line of a running run, its fraction done or None): the stage and message the
+    run reported, the seconds so far and of its time limit (auto's own budget without one)."""
+    limit = handle.spec.time_limit
+    if limit is None and handle.spec.method == "auto":
+        from ..methods.auto import DEFAULT_BUDGET
+
+        limit = DEFAULT_BUDGET
+    elapsed = handle.elapsed
+    text = f"running {handle.spec.method}: {handle.stage}"
+    if handle.message:
+        text += f" ({handle.message})"
+    text += f" — {elapsed:.0f} s" + (f" of {limit:g} s" if limit else "")
+    fraction = handle.fraction if handle.fraction is not None else (min(elapsed / limit, 1.0) if limit else None)
+    return text, fraction
 
 
 def stop_all_runs() -> None:

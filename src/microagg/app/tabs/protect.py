@@ -20,7 +20,7 @@ from .. import controls, logic
 from .shared import PageState, quiet_ui
 
 #: the run option whose columns are the quasi-identifiers (a list of boxes, the suggested ticked)
-QUASI_IDENTIFIERS = "columns"
+QUASI_IDENTIFIERS = controls.QUASI_IDENTIFIERS
 #: a method with this many parameters or more shows them folded (click to open)
 FOLDED_FROM = 6
 
@@ -102,13 +102,7 @@ def protect_server(input, output, session, state: PageState):
         if not prof:
             return ui.p("Load data first (tab 1).", class_="muted")
 
-        def label(p):
-            marks = [] if p.kind == "continuous" else [p.kind]
-            if p.id_like:
-                marks.append("identifier?")
-            return f"{p.name}  ({', '.join(marks)})" if marks else str(p.name)
-
-        labels = {str(i): label(p) for i, p in enumerate(prof)}
+        labels = {str(i): p.label() for i, p in enumerate(prof)}
         qi = next(c for c in column_controls() if c.param.name == QUASI_IDENTIFIERS)
         return TagList(control_ui(qi, labels),
                        ui.p("Numbers are continuous unless declared categorical or ordinal (right); text "
@@ -157,25 +151,6 @@ def protect_server(input, output, session, state: PageState):
                                       open="" if len(params) < FOLDED_FROM else None))
         return ui.div(*items, class_="method-panel")
 
-    def _spec() -> logic.RunSpec:
-        """The run the controls describe, checked by the declarations (one line for a bad value)."""
-        d = state.loaded.get()
-        if d is None:
-            raise InputError("load a file or choose a data set first")
-        names = [p.name for p in d["profile"]]
-        options = {}
-        for c in controls.option_controls(names):
-            if c.input_id in input:  # (a column control is on the page once data are loaded)
-                options[c.param.name] = controls.value_of(c, input[c.input_id](), names)
-        if not options.get(QUASI_IDENTIFIERS):
-            raise InputError("choose at least one quasi-identifier column")
-        options = logic.with_dtype_kinds(options, d["profile"])
-        info = registry.get(options["method"])
-        params = {c.param.name: controls.value_of(c, input[c.input_id]())
-                  for c in controls.method_controls(info) if c.input_id in input}
-        return logic.RunSpec.of(d["path"], d["name"], dataset=d["dataset"], shown_path=d["shown"],
-                                max_bytes=d["max_bytes"], **options, **params)
-
     @reactive.effect
     @reactive.event(input.run)
     @state.guarded
@@ -185,10 +160,13 @@ def protect_server(input, output, session, state: PageState):
         if state.active.get() is not None:
             state.show_error("a run is already going: wait for it or cancel it")
             return
-        spec = _spec()
         with reactive.isolate():
-            df = state.loaded.get()["df"]
-        await asyncio.to_thread(logic.check_against_data, spec, df)  # the command line's checks, before a process
+            loaded = state.loaded.get()
+        if loaded is None:
+            raise InputError("load a file or choose a data set first")
+        spec = controls.run_spec(loaded, lambda ident: input[ident]() if ident in input else controls.ABSENT)
+        # the command line's checks on the loaded data, before a process starts
+        await asyncio.to_thread(logic.check_against_data, spec, loaded["df"])
         state.show_error("")
         state.start_run(spec)
 
@@ -208,17 +186,7 @@ def protect_server(input, output, session, state: PageState):
             if done and done[-1].state == "cancelled":
                 return ui.div(f"run {done[-1].run_id} cancelled", id="run-status", class_="progress-line")
             return ui.div("ready", id="run-status", class_="progress-line")
-        limit = handle.spec.time_limit
-        if limit is None and handle.spec.method == "auto":  # auto's own default budget
-            from ...methods.auto import DEFAULT_BUDGET
-
-            limit = DEFAULT_BUDGET
-        elapsed = handle.elapsed
-        text = f"running {handle.spec.method}: {handle.stage}"
-        if handle.message:
-            text += f" ({handle.message})"
-        text += f" — {elapsed:.0f} s" + (f" of {limit:g} s" if limit else "")
-        fraction = handle.fraction if handle.fraction is not None else (min(elapsed / limit, 1.0) if limit else None)
+        text, fraction = logic.progress_line(handle)
         bar = tags.progress(value=f"{fraction:.3f}", max="1", class_="bar") if fraction is not None \
             else tags.progress(class_="bar")
         return ui.div(text, bar, id="run-status", class_="progress-line running")
