@@ -4,8 +4,9 @@ method's parameters (``app.controls``), Run and Cancel, and the run's progress.
 The quasi-identifiers are ticked in a list (the column rules' suggestion first), the other
 column-valued options (strata, sample weight, categorical, ordinal, ...) are chosen among the
 loaded file's columns, every other option has the widget its declaration says. Run checks the
-whole run as the command line does (``RunSpec.of``: ``options.validate_run``; then the
-pipeline's data hook on the loaded data) before its process starts.
+whole run as the command line does (``controls.run_spec``: each value by its declaration, then
+``options.validate_run``; ``logic.check_against_data``: the pipeline's data hook on the loaded
+data) before its process starts.
 """
 
 from __future__ import annotations
