@@ -43,7 +43,7 @@ def app_run(d: int, folder: Path) -> dict:
     df.to_csv(src, index=False)
     load = os.getloadavg()[0]
     t0 = time.perf_counter()
-    handle = logic.RunHandle(logic.RunSpec(str(src), src.name, 3, "mdav", list(df.columns)), folder, d)
+    handle = logic.RunHandle(logic.RunSpec.of(str(src), src.name, 3, "mdav", list(df.columns)), folder, d)
     measuring = None
     while handle.poll() == "running":
         if measuring is None and handle.stage == "measures and report":
@@ -60,14 +60,14 @@ def app_run(d: int, folder: Path) -> dict:
 
 def uncapped(d: int) -> dict:
     import microagg
-    from microagg.app import logic
+    from microagg.app import figures
     from microagg.report import render_report
 
     df = wide_frame(d)
     res = microagg.microaggregate(df, k=3, method="mdav")
     load = os.getloadavg()[0]
     t0 = time.perf_counter()
-    logic.run_figures(res, df)
+    figures.run_figures(res, df)
     report = render_report(res, df, {})
     seconds = time.perf_counter() - t0
     return {"columns": d, "how": "measures and report on every column (before)", "seconds": None,

@@ -32,7 +32,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import microagg
-from microagg.app import logic, security
+from microagg.app import figures, logic, security
 from test_app import running_app
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -431,8 +431,8 @@ class ShinyClient:
     """The page's side of Shiny's websocket protocol, enough to drive the app as a page (or a
     hostile script holding the token) would."""
 
-    OUTPUTS = ("error_line", "data_summary", "columns_ui", "roles_ui", "method_ui", "progress_ui", "results_ui",
-               "result_detail", "history_ui")
+    OUTPUTS = ("error_line", "data-data_summary", "protect-columns_ui", "protect-roles_ui", "protect-method_ui",
+               "protect-progress_ui", "results-results_ui", "results-result_detail", "compare-history_ui")
 
     def __init__(self, server: Server, inputs: dict):
         from websockets.sync.client import connect
@@ -446,8 +446,9 @@ class ShinyClient:
         self.session = json.loads(self.ws.recv(timeout=30))["config"]["sessionId"]
         self.values, self.responses, self.tag, self.clicks = {}, {}, 0, 0
         hidden = {f".clientdata_output_{name}_hidden": False for name in self.OUTPUTS}
-        defaults = {"k:shiny.number": 3, "method": "mdav", "seed:shiny.number": 0, "time_limit": "",
-                    "run:shiny.action": 0, "cancel:shiny.action": 0, "upload:shiny.file": None, "dataset": ""}
+        defaults = {"protect-k:shiny.number": 3, "protect-method": "mdav", "protect-seed:shiny.number": 0,
+                    "protect-time_limit:shiny.number": None, "protect-run:shiny.action": 0,
+                    "protect-cancel:shiny.action": 0, "data-upload:shiny.file": None, "data-dataset": ""}
         self.ws.send(json.dumps({"method": "init", "data": {**defaults, **hidden, **inputs}}))
 
     def close(self):
@@ -458,7 +459,7 @@ class ShinyClient:
 
     def run(self, **inputs):
         self.clicks += 1
-        self.update(**inputs, **{"run:shiny.action": self.clicks})
+        self.update(**inputs, **{"protect-run:shiny.action": self.clicks})
 
     def call(self, method, *args, timeout=30):
         self.tag += 1
@@ -497,11 +498,11 @@ class ShinyClient:
         body = (lambda: (data[i:i + 65536] for i in range(0, len(data), 65536))) if chunked else data
         status, _, text = self.server.request("POST", "/" + reply["uploadUrl"], headers, body)
         if status == 200:
-            self.call("uploadEnd", reply["jobId"], "upload")
+            self.call("uploadEnd", reply["jobId"], "data-upload")
         return status, text
 
     def data_name(self) -> str:
-        found = re.search(r'id="data-name">([^<]*)<', self.html("data_summary"))
+        found = re.search(r'id="data-name">([^<]*)<', self.html("data-data_summary"))
         return found.group(1) if found else ""
 
 
@@ -522,6 +523,11 @@ def test_the_real_server_answers_its_own_page_only(server):
     assert status == 200 and "HttpOnly" in headers["set-cookie"] and 'location.replace("/")' in login
     status, _, page = server.request("GET", "/", headers=server.cookie)
     assert status == 200 and "microagg" in page
+    assert 'src="static/app.js"' in page and 'href="static/app.css"' in page  # the page's script and style: files
+    for asset in ("/static/app.css", "/static/app.js"):  # served by the app, behind its token
+        assert server.request("GET", asset)[0] == 403
+        status, headers, text = server.request("GET", asset, headers=server.cookie)
+        assert status == 200 and text and headers["content-security-policy"] == "frame-ancestors 'none'"
     url = f"ws://127.0.0.1:{server.port}/websocket/"
     for origin, headers in (("http://evil.example", server.cookie), (f"http://127.0.0.1:{server.port}", {}),
                             (f"http://127.0.0.1:{server.port + 1}", server.cookie)):
@@ -536,30 +542,38 @@ def test_the_real_server_answers_its_own_page_only(server):
 
 
 def test_hostile_input_values_are_one_line_on_the_page_and_nothing_on_stderr(server):
-    client = ShinyClient(server, {"dataset": "census"})
+    client = ShinyClient(server, {"data-dataset": "census"})
     try:
         client.wait_for(lambda: client.data_name() == "census")
         before = server.stderr
-        for inputs, words in (({"columns": ["0", "999"]}, "unknown column for the quasi-identifiers ('999')"),
-                              ({"columns": 5}, "not a column"),
-                              ({"columns": ["0"], "strata": ["77"]}, "unknown column for the strata"),
-                              ({"columns": ["0"], "strata": [], "sample_weight": "nope"}, "sample weight"),
-                              ({"sample_weight": "", "nominal": [{"a": 1}]}, "not a column"),
-                              ({"nominal": [], "k:shiny.number": "three"}, "k must be a whole number"),
-                              ({"k:shiny.number": 3, "seed:shiny.number": -2}, "seed"),
-                              ({"seed:shiny.number": 0, "time_limit": ["1"]}, "not text"),
-                              ({"time_limit": "inf"}, "time limit"),
-                              ({"time_limit": "", "method": "nope"}, "unknown method 'nope'")):
+        for inputs, words in (({"protect-columns": ["0", "999"]}, "unknown column for columns ('999')"),
+                              ({"protect-columns": 5}, "not a column"),
+                              ({"protect-columns": ["0"], "protect-strata": ["77"]}, "unknown column for strata"),
+                              ({"protect-columns": ["0"], "protect-strata": [], "protect-sample_weight": "nope"},
+                               "unknown column for sample_weight"),
+                              ({"protect-sample_weight": "", "protect-categorical": [{"a": 1}]}, "not a column"),
+                              ({"protect-categorical": [], "protect-k:shiny.number": "three"},
+                               "k must be an integer &gt;= 2, got 'three'"),  # (HTML-escaped)
+                              ({"protect-k:shiny.number": 3, "protect-seed:shiny.number": -2}, "seed"),
+                              ({"protect-seed:shiny.number": 0, "protect-time_limit:shiny.number": ["1"]},
+                               "not a number for time_limit"),
+                              ({"protect-time_limit:shiny.number": None, "protect-weights": ["1"]},
+                               "not text for weights"),
+                              ({"protect-weights": "", "protect-time_limit:shiny.number": "inf"},
+                               "time_limit must be a finite number"),
+                              ({"protect-time_limit:shiny.number": None, "protect-scheduler": "tcp://192.0.2.1:8786"},
+                               "scheduler must be one of 'threads'"),  # never reached: the data stay here
+                              ({"protect-scheduler": "", "protect-method": "nope"}, "unknown method 'nope'")):
             client.run(**inputs)
             client.wait_for(lambda: f'data-run="{client.clicks}"' in client.html("error_line"))
             assert words in client.error_line(), (inputs, client.error_line())
-        assert "one-line-error" in client.html("method_ui")  # the unknown method: one line in its place
+        assert "one-line-error" in client.html("protect-method_ui")  # the unknown method: one line in its place
         # downloads before any run: 404 with one line, for this very session
-        for name in ("download_data", "download_report", "download_reproduce"):
+        for name in ("results-download_data", "results-download_report", "results-download_reproduce"):
             status, _, text = server.request("GET", f"/session/{client.session}/download/{name}",
                                              headers=server.cookie)
             assert status == 404 and text.strip() == "microagg app: no finished run to download", (name, text)
-        client.update(dataset="no-such-set")
+        client.update(**{"data-dataset": "no-such-set"})
         client.wait_for(lambda: "unknown data set" in client.html("error_line"))
         time.sleep(0.5)
         assert server.stderr == before  # nothing on the server's stderr
@@ -576,22 +590,22 @@ def test_uploads_are_bounded_named_safely_and_counted_per_page(server, tmp_path)
     try:
         assert client.upload("-data.csv", data) == (200, "OK")
         client.wait_for(lambda: client.data_name() == "data.csv")
-        assert "changed to a safe one: data.csv" in client.html("data_summary")
+        assert "changed to a safe one: data.csv" in client.html("data-data_summary")
         # a second file of the same size replaces the first (shown, used by no run): accepted
         assert client.upload("second.csv", data)[0] == 200
         client.wait_for(lambda: client.data_name() == "second.csv")
         # a run keeps it (its export needs it): a third file would take the page past the limit
-        client.run(columns=["0", "1", "2", "3"])
-        client.wait_for(lambda: "run 1:" in client.html("results_ui"), 120)
-        client.update(result_run="1")  # the Results tab's choice, as the page sends it
-        client.wait_for(lambda: "Run 1:" in client.html("result_detail"))
+        client.run(**{"protect-columns": ["0", "1", "2", "3"]})
+        client.wait_for(lambda: "run 1:" in client.html("results-results_ui"), 120)
+        client.update(**{"results-result_run": "1"})  # the Results tab's choice, as the page sends it
+        client.wait_for(lambda: "Run 1:" in client.html("results-result_detail"))
         status, text = client.upload("third.csv", data)
         assert status == 413 and "earlier uploads" in text and text.count("\n") == 1
         status, text = client.upload("third.csv", data, chunked=True)  # no Content-Length: cut at the limit
         assert status == 413 and text.startswith("the file is larger than the upload limit of 0.5 MB")
         # the run's reproduce text, downloaded
-        status, headers, exported = server.request("GET", f"/session/{client.session}/download/download_reproduce",
-                                                   headers=server.cookie)
+        status, headers, exported = server.request(
+            "GET", f"/session/{client.session}/download/results-download_reproduce", headers=server.cookie)
         assert status == 200 and "microagg protect second.csv" in exported
     finally:
         client.close()
@@ -681,9 +695,10 @@ def test_stopping_the_app_right_after_a_run_starts_leaves_no_process(how):
     """The run's process is killed with the app during its imports (SIGTERM, Ctrl+C: the CLI's
     handler exits at once; SIGKILL: no handler at all)."""
     with app_server() as running:
-        client = ShinyClient(running, {"dataset": "census"})
+        client = ShinyClient(running, {"data-dataset": "census"})
         client.wait_for(lambda: client.data_name() == "census")
-        client.run(columns=[str(i) for i in range(13)], method="colgen", time_limit="600")
+        client.run(**{"protect-columns": [str(i) for i in range(13)], "protect-method": "colgen",
+                      "protect-time_limit:shiny.number": 600})
         worker = _worker_of(running.proc.pid)
         processes = [worker, *_children(running.proc.pid), *_children(worker)]  # also multiprocessing's tracker
         running.proc.send_signal(how)  # the worker is still importing: it has not computed anything
@@ -733,7 +748,7 @@ def test_a_run_process_dies_with_its_parent_at_any_moment(tmp_path, delay):
         "import time, microagg\n"
         "from microagg.app import logic\n"
         "columns = list(microagg.datasets.load('census').columns)\n"
-        "spec = logic.RunSpec('', 'census', 3, 'colgen', columns, dataset='census', time_limit=600)\n"
+        "spec = logic.RunSpec.of('', 'census', 3, 'colgen', columns, dataset='census', time_limit=600)\n"
         f"h = logic.RunHandle(spec, {str(tmp_path)!r}, 1)\n"
         "print(h.process.pid, flush=True)\n"
         "time.sleep(600)\n")
@@ -779,8 +794,7 @@ def test_the_reproduce_command_is_safe_for_names_that_look_like_options(tmp_path
     df = microagg.datasets.load("census").head(60)
     df = df.rename(columns={df.columns[0]: "-x"})
     df.to_csv("-data.csv", index=False)
-    spec = logic.RunSpec(input_path="-data.csv", input_name="-data.csv", k=3, method="mdav",
-                         columns=["-x", df.columns[1]], strata=[], seed=0)
+    spec = logic.RunSpec.of("-data.csv", "-data.csv", k=3, method="mdav", columns=["-x", df.columns[1]], seed=0)
     command = spec.cli_command()
     assert " ./-data.csv " in command and " ./-data-mdav-k3.csv " in command and "--columns=-x," in command
     from microagg import cli
@@ -811,13 +825,13 @@ def test_wide_data_measures_and_report_use_a_capped_set_of_columns(tmp_path):
     df = pd.DataFrame(rng.normal(size=(40, d)), columns=[f"v{i}" for i in range(d)])
     src = tmp_path / "wide.csv"
     df.to_csv(src, index=False)
-    handle = logic.RunHandle(logic.RunSpec(str(src), "wide.csv", k=3, method="mdav", columns=list(df.columns)),
+    handle = logic.RunHandle(logic.RunSpec.of(str(src), "wide.csv", k=3, method="mdav", columns=list(df.columns)),
                              tmp_path, 1)
     while handle.poll() == "running":
         time.sleep(0.1)
     assert handle.state == "done", handle.error
     expected = microagg.microaggregate(df, k=3, method="mdav")
-    assert handle.figures["information_loss"] == pytest.approx(expected.information_loss, rel=1e-12)
+    assert figures.headline(handle.figures) == pytest.approx(expected.information_loss, rel=1e-12)
     note = [w for w in handle.figures["warnings"] if "first 40 of the 100" in w]
     assert note, handle.figures["warnings"]
     report = handle.report_path.read_text()

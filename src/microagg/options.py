@@ -25,7 +25,8 @@ from .errors import ParameterError
 from .params import Param
 
 __all__ = ["RUN_OPTIONS", "POSITIONAL", "Run", "validate_run", "split_arguments", "signature", "describe", "option",
-           "LOCAL_SCHEDULERS", "add_arguments", "from_arguments", "command_line", "python_call", "parse_weights"]
+           "LOCAL_SCHEDULERS", "add_arguments", "from_arguments", "command_line", "python_call", "parse_weights",
+           "unlisted_names"]
 
 #: Dask's local schedulers by name (anything else is a dask.distributed address or Client)
 LOCAL_SCHEDULERS = ("threads", "processes", "synchronous", "sync", "single-threaded")
@@ -548,22 +549,40 @@ def from_arguments(args, skip=()) -> dict:
     return out
 
 
+def _number_text(value: float) -> str:
+    """A float as the shortest text that reads back as the same float ('600' for 600.0)."""
+    return str(int(value)) if value.is_integer() and abs(value) < 2 ** 53 else repr(value)
+
+
 def _cli_text(p: Param, value) -> str:
     if p.name == "weights":
         items = value.items() if isinstance(value, Mapping) else None
-        return ",".join(f"{c}={w:g}" for c, w in items) if items else ",".join(f"{w:g}" for w in value)
+        return ",".join(f"{c}={_number_text(float(w))}" for c, w in items) if items else \
+            ",".join(_number_text(float(w)) for w in value)
     if isinstance(value, Mapping):
         return ",".join(map(str, value))
     if isinstance(value, (list, tuple)):
         return ",".join(map(str, value))
     if isinstance(value, float):
-        return f"{value:g}"
+        return _number_text(value)
     return str(value)
+
+
+def _flag_and_value(flag: str, text: str) -> list[str]:
+    """A flag and its value as words no option parser misreads: a value starting with '-' is joined
+    to its flag ('--columns=-x,b'; a short flag: '-k-1'), else two words."""
+    if not text.startswith("-"):
+        return [flag, text]
+    return [f"{flag}={text}" if flag.startswith("--") else f"{flag}{text}"]
 
 
 def command_line(input_path: str, output_path: str, options: Mapping[str, Any], params: Mapping[str, Any]) -> str:
     """The ``microagg protect`` command that runs with these options (those that differ from their
-    defaults, and k, method, columns and seed always) and method parameters."""
+    defaults, and k, method, columns and seed always) and method parameters. Nothing in it can be
+    taken for an option: a path starting with '-' is written './-name', a value starting with '-'
+    is joined to its flag ('--columns=-x'). Numbers are written exactly (the shortest text that
+    reads back as the same float). Column names holding a comma cannot be listed
+    (``unlisted_names``)."""
     import shlex
 
     q = shlex.quote
@@ -580,12 +599,24 @@ def command_line(input_path: str, output_path: str, options: Mapping[str, Any], 
             if value == p.flag_value:
                 parts.append(p.flags[0])
             continue
-        parts += [p.flags[0], q(_cli_text(p, value))]
+        parts += [q(word) for word in _flag_and_value(p.flags[0], _cli_text(p, value))]
     for name, value in params.items():
         text = ("true" if value else "false") if isinstance(value, bool) else (
-            "none" if value is None else str(value) if isinstance(value, (int, float, str)) else repr(value))
+            "none" if value is None else _number_text(value) if isinstance(value, float)
+            else str(value) if isinstance(value, (int, str)) else repr(value))
         parts += ["--param", q(f"{name}={text}")]
     return " ".join(parts)
+
+
+def unlisted_names(options: Mapping[str, Any]) -> list:
+    """Column names among the options' column lists that the command line cannot list (it splits
+    a list at commas): such a run is reproduced by the Python call only."""
+    out = []
+    for p in RUN_OPTIONS:
+        value = options.get(p.name)
+        if p.flags and p.kind == "names" and value is not None and not isinstance(value, str):
+            out += [c for c in value if "," in str(c) and c not in out]
+    return out
 
 
 def python_call(options: Mapping[str, Any], params: Mapping[str, Any], data: str = "df") -> str:

@@ -77,7 +77,7 @@ def serve(file: str | None = None, *, host: str = "127.0.0.1", port: int = 0, op
 
     from ..errors import InputError
     from . import logic, security
-    from .page import build_app
+    from .page import FILE_INPUTS, build_app
 
     if not is_loopback(host) and not allow_remote:
         raise InputError(f"--host {host} is not a loopback address: add --allow-remote to serve other machines")
@@ -107,7 +107,7 @@ def serve(file: str | None = None, *, host: str = "127.0.0.1", port: int = 0, op
                   "and holds the token can upload data and read the results", file=sys.stderr)
         budget = security.UploadBudget(limit)
         shiny_app = build_app(workdir, file, float(max_upload_mb), budget)
-        app = security.Gate(security.UploadLimit(security.ShinyMessages(shiny_app, ("upload",), logic.read_suffixes()),
+        app = security.Gate(security.UploadLimit(security.ShinyMessages(shiny_app, FILE_INPUTS, logic.read_suffixes()),
                                                  budget),
                             security.Access.for_server(host, port, token, allow_remote))
 
