@@ -167,7 +167,7 @@ def test_the_reproduce_command_and_call_give_the_same_run(tmp_path, capsys):
 #: a value other than the default for each structured run option ("object" kind), as the API takes
 #: it; the other kinds get one from their declaration (``_example``)
 _EXAMPLES = {"weights": {"-a": 0.1234567891, "b c": 2.0}, "sample_weight": "-w", "scheduler": "threads",
-             "missing": ("-", "n/a")}
+             "missing": ("-", "n/a"), "household": "-hh"}
 
 
 def _example(p):
