@@ -34,7 +34,7 @@ from numba import njit
 
 from .clock import Deadline
 from .errors import ParameterError
-from .kernels.icsm import group_sums
+from .kernels.groups import group_sums
 from .progress import as_callback, silent
 
 DEFAULT_BLOCK_SIZE = 10_000

@@ -16,9 +16,10 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from . import kdtree
+from .jit import kernel
 from .kbest import k_smallest
 from .nearest import (
     argmax_first,
@@ -40,7 +41,7 @@ RADIAL_PREFIX_SHARE, RADIAL_PREFIX_MIN = 1 / 4, 1024
 PIPELINE_MIN_N = 100_000  # the tree kernel runs two queries per pair of groups at once from this many records on
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def running_sum_init(X):
     """Compensated column sums of X in row order: (sum, compensation)."""
     d = X.shape[1]
@@ -51,7 +52,7 @@ def running_sum_init(X):
     return s, comp
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def running_sum_add(s, comp, x, sign):
     """Neumaier-compensated s += sign·x, coordinate-wise (sign is +1 or -1)."""
     for t in range(s.shape[0]):
@@ -64,7 +65,7 @@ def running_sum_add(s, comp, x, sign):
         s[t] = u
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def running_mean(s, comp, m):
     c = np.empty(s.shape[0])
     for t in range(s.shape[0]):
@@ -72,7 +73,7 @@ def running_mean(s, comp, m):
     return c
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _take_group(Xr, idx, m, pos, labels, g, removed, s, comp):
     for p in pos:
         labels[idx[p]] = g
@@ -81,7 +82,7 @@ def _take_group(Xr, idx, m, pos, labels, g, removed, s, comp):
     return compact(Xr, idx, m, removed)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _farthest_group(Xr, idx, m, point, k, dist, pos, labels, g, removed, s, comp):
     """The record farthest from ``point`` and its k − 1 nearest become group g; returns the
     number of records left and the farthest record."""
@@ -92,7 +93,7 @@ def _farthest_group(Xr, idx, m, point, k, dist, pos, labels, g, removed, s, comp
     return _take_group(Xr, idx, m, pos, labels, g, removed, s, comp), far
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def mdav_kernel(X, k, classic):
     """MDAV (ICSM Algorithm 1; Domingo-Ferrer & Torra 2005), plain O(n²·d/k) reference loop.
 
@@ -129,7 +130,7 @@ def mdav_kernel(X, k, classic):
     return labels
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _tree_take_group(T, X, q, k, labels, g, s, comp, members, dbuf, excl, alive):
     """The k alive records nearest to q become group g (removed from the tree and the sum)."""
     kdtree.knn(T, q, k, members, dbuf, excl, 0)
@@ -141,21 +142,21 @@ def _tree_take_group(T, X, q, k, labels, g, s, comp, members, dbuf, excl, alive)
         kdtree.delete(T, i)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _delete_all(F, ids, count):
     """Remove the records ids[:count] from the tree F."""
     for j in range(count):
         kdtree.delete(F, ids[j])
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _trees_take_group(T, F, X, q, k, labels, g, s, comp, members, dbuf, excl, alive):
     """_tree_take_group, the group also removed from the shell tree F."""
     _tree_take_group(T, X, q, k, labels, g, s, comp, members, dbuf, excl, alive)
     _delete_all(F, members, k)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _radial_index(X, members, anchors, c):
     """The radial lists around c over the records ``members``: (tail, prefix). The prefix is a
     copy of the tail's first RADIAL_PREFIX_SHARE (the outermost records, which MDAV takes next)
@@ -170,7 +171,7 @@ def _radial_index(X, members, anchors, c):
     return tail, prefix
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _farthest_from_centroid(X, tail, prefix, anchors, work, alive, c):
     """Farthest alive record from the centroid c via two radial lists: (record, tail, prefix).
 
@@ -203,7 +204,7 @@ def _farthest_from_centroid(X, tail, prefix, anchors, work, alive, c):
     return best_i, tail, prefix
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@kernel(parallel=True)
 def _first_group_and_next_seed(T, F, X, xr, k, labels, g, s, comp, members, dbuf, excl, alive, stale, nstale,
                                far):
     """Two threads: group g = the k nearest to xr (from T), and far[0] = the record farthest from
@@ -219,7 +220,7 @@ def _first_group_and_next_seed(T, F, X, xr, k, labels, g, s, comp, members, dbuf
             far[0] = kdtree.farthest(F, xr, excl, 0)[0]
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def mdav_tree_kernel(X, k, classic, leaf_size, pipelined=False):
     """mdav_kernel with KD-trees and a radial list: the same labels, bit for bit.
 
@@ -294,7 +295,7 @@ def mdav_tree_kernel(X, k, classic, leaf_size, pipelined=False):
     return labels
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def vmdav_kernel(X, k, gamma, global_centroid):
     """V-MDAV, plain O(n²·d/k) reference loop."""
     n, d = X.shape
@@ -364,7 +365,7 @@ def vmdav_kernel(X, k, gamma, global_centroid):
     return labels
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def vmdav_tree_kernel(X, k, gamma, global_centroid, leaf_size):
     """vmdav_kernel with KD-tree queries: the same labels, bit for bit.
 
@@ -468,3 +469,21 @@ def vmdav_labels(X, k, gamma, global_centroid=False, algorithm="auto"):
     if algorithm == "tree" or (algorithm == "auto" and len(X) >= TREE_MIN_N):
         return vmdav_tree_kernel(X, k, float(gamma), global_centroid, LEAF_SIZE)
     return vmdav_kernel(X, k, float(gamma), global_centroid)
+
+
+def split_oversized(X, labels, k):
+    """Groups of 2k records or more (SRH's AddRemainingNodes, the MSTH repair and some initial
+    methods make them) split by MDAV inside the group into groups of k..2k−1. Splitting never
+    raises the SSE: SSE(A ∪ B) = SSE(A) + SSE(B) + |A||B|/(|A| + |B|)·‖x̄_A − x̄_B‖²."""
+    sizes = np.bincount(labels)
+    big = np.flatnonzero(sizes >= 2 * k)
+    if len(big) == 0:
+        return labels
+    labels = labels.copy()
+    g = len(sizes)
+    for b in big:
+        idx = np.flatnonzero(labels == b)
+        sub = mdav_kernel(np.ascontiguousarray(X[idx]), k, True)
+        labels[idx] = np.where(sub == 0, b, g + sub - 1)
+        g += int(sub.max())
+    return labels

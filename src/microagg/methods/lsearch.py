@@ -56,7 +56,7 @@ def _valid_start(X, labels, k):
     if sizes.min() < k:
         raise ValueError(f"the start partition has a group of {int(sizes.min())} records, fewer than k = {k}")
     if sizes.max() >= 2 * k:
-        from .colgen.rounding import split_oversized
+        from ..kernels.mdav import split_oversized
 
         labels = relabel(split_oversized(X, labels, k))
     return labels

@@ -29,7 +29,7 @@ def regroup(X: np.ndarray, labels: np.ndarray, k: int, formation_order: bool = F
     """ICSM Algorithm 2 lines 5–6: the assignment as a tour (each group's records consecutive,
     groups visited nearest point next), then Tour2Assignment. Every group of k..2k−1 records
     stays a feasible segment, so the SSE never increases."""
-    from ..kernels.icsm import groups_tour
+    from ..kernels.tours import groups_tour
 
     # drop empty groups (a perturbed assignment may have some), keeping the label order
     _, labels = np.unique(np.asarray(labels, dtype=np.int64), return_inverse=True)
@@ -77,7 +77,7 @@ def mdav_mhm(X, k, *, seed, deadline, progress, order):
 )
 def npn_mhm(X, k, *, seed, deadline, progress):
     """Nearest-point-next tour from the record farthest from the centroid, cut optimally (Tour2Assignment)."""
-    from ..kernels.icsm import npn_tour
+    from ..kernels.tours import npn_tour
 
     progress("npn-mhm", None, "nearest-point-next tour")
     tour = npn_tour(X)

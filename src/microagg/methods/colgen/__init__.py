@@ -49,8 +49,7 @@ from ..starts import check_offers
 __all__ = ["colgen"]
 
 #: names kept importable from here (tests, benchmarks), loaded on first use
-_LAZY = {"_split_oversized": ("rounding", "split_oversized"), "knn_sums": ("pricing", "knn_sums"),
-         "_Pricer": ("pricing", "Pricer")}
+_LAZY = {"knn_sums": ("pricing", "knn_sums"), "_Pricer": ("pricing", "Pricer")}
 
 
 def __getattr__(name):

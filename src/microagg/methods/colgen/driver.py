@@ -21,7 +21,8 @@ from .. import MethodOutput
 from ..starts import start_labels
 from .master import Master, MasterLPError, groups
 from .pricing import Pricer, disjoint_families
-from .rounding import mst_rounding, separate_subset_rows, simple_rounding, split_oversized
+from ...kernels.mdav import split_oversized
+from .rounding import mst_rounding, separate_subset_rows, simple_rounding
 
 __all__ = ["ColumnGeneration"]
 
