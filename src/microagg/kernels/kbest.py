@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .jit import kernel
+
 __all__ = ["kbest_admits", "kbest_insert", "k_smallest"]
 
 

@@ -7,6 +7,7 @@ one home; each kernel works on one group's values sorted ascending with their we
 import numpy as np
 
 from .jit import kernel
+
 MEDIAN, TRIMMED, ONESTEP, LOWER_MEDIAN = 0, 1, 2, 3
 
 

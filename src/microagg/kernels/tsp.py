@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .jit import kernel
+
 _EPS = 1e-10  # smallest gain accepted, against cycling on rounding noise
 
 
