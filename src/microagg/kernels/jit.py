@@ -14,11 +14,13 @@ set here once instead of in each decorator.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 
 from numba import njit
 
-__all__ = ["kernel", "CACHE", "NOGIL", "FASTMATH"]
+__all__ = ["kernel", "CACHE", "NOGIL", "FASTMATH", "planned_records", "planning"]
 
 CACHE = os.environ.get("MICROAGG_NUMBA_CACHE", "1").strip() != "0"
 NOGIL = True
@@ -37,3 +39,23 @@ def kernel(func=None, *, inline: str = "never", parallel: bool = False):
         options["parallel"] = True
     decorate = njit(**options)
     return decorate if func is None else decorate(func)
+
+
+_PLANNED = contextvars.ContextVar("microagg_planned_records", default=0)
+
+
+@contextlib.contextmanager
+def planning(records: int):
+    """Within the block, kernels are chosen as for ``records`` records (``planned_records``): a
+    warm-up on a small sample (``methods.load_kernels``) then compiles or loads the kernels that
+    the real run will call, not those of a small input."""
+    token = _PLANNED.set(int(records))
+    try:
+        yield
+    finally:
+        _PLANNED.reset(token)
+
+
+def planned_records(n: int) -> int:
+    """The number of records to choose a kernel for: n, or more inside ``planning``."""
+    return max(int(n), _PLANNED.get())
