@@ -351,7 +351,7 @@ def microaggregate(
     Zw = M if w is None else np.ascontiguousarray(M * np.sqrt(w))
     # every input checked: load the method's kernels, outside the budget (the limit is for the work)
     loading = time.monotonic()
-    registry.load_kernels(info.name)
+    registry.load_kernels(info.name, Zw.shape, progress)
     deadline.extend(time.monotonic() - loading)
 
     lower_bound = None

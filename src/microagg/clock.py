@@ -1,5 +1,6 @@
 """One clock for a run: ``time_limit`` is the wall-clock budget of the whole call (the method's
-compiled kernels are loaded before it starts, once per process: ``methods.load_kernels``).
+compiled kernels are loaded before it starts, once per process: ``methods.load_kernels``; numba
+compiling during the run is not counted either: ``methods.uncharged_compilation``).
 
 A ``Deadline`` is created once, from the caller's ``time_limit``, and handed down. Whatever
 divides the run (strata, blocks, portfolio members, an initial method inside a local search)
@@ -64,10 +65,13 @@ class Deadline:
         return early
 
     def extend(self, seconds: float) -> None:
-        """Move the end ``seconds`` later: time the call spent outside its budget (loading the
-        method's compiled kernels). Children shared before keep their own end."""
+        """Move the start and the end ``seconds`` later: time the call spent outside its budget
+        (loading or compiling the method's kernels), which ``elapsed`` then does not count either.
+        Children shared before keep their own end."""
+        seconds = max(float(seconds), 0.0)
+        self.start += seconds
         if self.end is not None:
-            self.end += max(float(seconds), 0.0)
+            self.end += seconds
 
     def share(self, weight: float, remaining_weight: float = 1.0) -> "Deadline":
         """Child deadline for a sub-task worth ``weight`` of ``remaining_weight`` (module docstring)."""

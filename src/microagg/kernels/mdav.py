@@ -285,6 +285,19 @@ def _remove_columns(Xc, idx, m, gone, ngone):
     return m - ngone
 
 
+@kernel(inline="always")
+def _sort_small(v, m):
+    """Insertion sort of v[:m] (a pair of groups' positions; numba's sort would be one more
+    kernel to compile on a first run)."""
+    for i in range(1, m):
+        x = v[i]
+        j = i
+        while j > 0 and v[j - 1] > x:
+            v[j] = v[j - 1]
+            j -= 1
+        v[j] = x
+
+
 @kernel
 def _brute_take(X, idx, k, pos, labels, g, s, comp, gone, at, alive):
     """The records at positions pos[:k] become group g (in pos order, as _take_group: the same
@@ -326,7 +339,7 @@ def _brute_pairs(X, Xc, idx, m, k, stop, max_pairs, labels, g, s, comp, dist, po
             dist[gone[j]] = np.inf  # not among the nearest
         k_smallest(dist, m, k, pos)
         _brute_take(X, idx, k, pos, labels, g + 1, s, comp, gone, k, alive)
-        gone[:2 * k].sort()
+        _sort_small(gone, 2 * k)
         m = _remove_columns(Xc, idx, m, gone, 2 * k)
         g += 2
         pairs += 1
@@ -342,7 +355,7 @@ def _brute_finish(X, Xc, idx, m, k, classic, labels, g, s, comp, dist, pos, gone
         _distances(Xc, m, Xc[:, r].copy(), dist)
         k_smallest(dist, m, k, pos)
         _brute_take(X, idx, k, pos, labels, g, s, comp, gone, 0, alive)
-        gone[:k].sort()
+        _sort_small(gone, k)
         m = _remove_columns(Xc, idx, m, gone, k)
         g += 1
     if m >= k or g == 0:

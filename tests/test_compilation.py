@@ -1,0 +1,133 @@
+"""Compilation on a first run: announced once on the progress channel, never charged to the run's
+clock (``methods.uncharged_compilation``, ``Deadline.extend``), kernels chosen for the planned size
+(``kernels.jit.planning``), and the one numba switch (``kernels.jit``)."""
+
+import io
+import time
+
+import numpy as np
+import pytest
+from numba import njit
+
+import microagg
+from microagg import methods
+from microagg.clock import Deadline
+from microagg.progress import COMPILING, compile_notice
+
+
+def test_extend_moves_start_and_end():
+    d = Deadline(5.0)
+    start, end = d.start, d.end
+    time.sleep(0.01)
+    d.extend(100.0)
+    assert d.start == start + 100.0 and d.end == end + 100.0
+    assert d.elapsed() < 0  # the 100 s are not the run's
+    unbounded = Deadline(None)
+    unbounded.extend(3.0)
+    assert unbounded.end is None and unbounded.elapsed() < 0
+
+
+def test_compilation_is_announced_once_and_not_charged():
+    @njit  # a fresh function: its first call compiles (no cache)
+    def plus_one(x):
+        return x + 1
+
+    d = Deadline(10.0)
+    start, end = d.start, d.end
+    heard = []
+    with methods.uncharged_compilation(d, lambda *a: heard.append(a)):
+        assert plus_one(1) == 2
+        assert plus_one(1.5) == 2.5  # a second specialisation: compiled, not announced again
+    assert heard == [(COMPILING, None, "first run only")]
+    moved = d.start - start
+    assert moved > 0 and d.end - end == pytest.approx(moved)
+    heard.clear()
+    with methods.uncharged_compilation(d, lambda *a: heard.append(a)):
+        plus_one(2)  # compiled already: nothing to announce or to move
+    assert heard == [] and d.start - start == moved
+
+
+def test_nested_runs_watch_once():
+    @njit
+    def twice(x):
+        return 2 * x
+
+    outer, inner = Deadline(10.0), Deadline(10.0)
+    heard = []
+    with methods.uncharged_compilation(outer, lambda *a: heard.append(a)):
+        with methods.uncharged_compilation(inner, lambda *a: heard.append(("inner",) + a)):
+            twice(3)
+    assert heard == [(COMPILING, None, "first run only")]
+    assert outer.start > inner.start - 1e-3  # the outer run's clock was moved, the inner's not
+
+
+def test_compile_notice_writes_one_line_for_compilation_only():
+    out = io.StringIO()
+    notice = compile_notice(out)
+    notice("mdav", 0.5, "4000 records")
+    assert out.getvalue() == ""
+    notice(COMPILING, None, "first run only")
+    assert out.getvalue() == "microagg: compiling kernels, first run only...\n"
+
+
+def test_cli_without_a_terminal_gets_the_compile_line(monkeypatch):
+    from microagg import cli
+
+    with cli.progress_bar(True, None, "x") as callback:  # pytest's stderr is not a terminal
+        assert callback is not None
+        callback("mdav", None, "")
+    with cli.progress_bar(False, None, "x") as callback:  # --quiet: nothing at all
+        assert callback is None
+
+
+def test_reported_seconds_exclude_compilation(monkeypatch):
+    """A method whose kernel compiles during the run: Result.seconds does not count it."""
+    @njit
+    def slow_to_compile(X):
+        s = 0.0
+        for i in range(X.shape[0]):
+            for j in range(X.shape[1]):
+                s += X[i, j] * X[i, j] - np.sqrt(abs(X[i, j])) + np.exp(-X[i, j] ** 2)
+        return s
+
+    seen = {}
+
+    @methods.register("_compiles", family="test", paper="-", complexity="-", variable_size=False)
+    def _compiles(X, k, *, seed, deadline, progress):
+        t = time.monotonic()
+        slow_to_compile(X)
+        seen["call"] = time.monotonic() - t
+        return np.arange(len(X)) // k
+
+    try:
+        res = microagg.microaggregate(np.random.default_rng(0).normal(size=(30, 2)), k=3, method="_compiles")
+    finally:
+        methods._REGISTRY.pop("_compiles", None)
+    assert seen["call"] > 0.05  # it compiled
+    assert res.seconds < seen["call"] / 2
+
+
+def test_planning_picks_kernels_for_the_planned_size():
+    from microagg.kernels.jit import planned_records, planning
+
+    assert planned_records(40) == 40
+    with planning(10**6):
+        assert planned_records(40) == 10**6
+        with planning(5):
+            assert planned_records(40) == 40
+    assert planned_records(40) == 40
+
+
+def test_one_numba_switch():
+    from microagg.kernels import jit
+
+    assert jit.CACHE and jit.NOGIL and not jit.FASTMATH
+    from microagg.kernels.mdav import mdav_brute_kernel
+
+    assert mdav_brute_kernel.targetoptions["nogil"] and type(mdav_brute_kernel._cache).__name__ != "NullCache"
+    import pathlib
+
+    import microagg.kernels as package
+
+    for path in pathlib.Path(package.__file__).parent.glob("*.py"):  # no decorator of its own
+        assert "@njit" not in path.read_text() or path.name == "jit.py", path.name
