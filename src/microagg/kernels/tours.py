@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import kdtree
 from .groups import group_stats
 from .jit import kernel
 from .nearest import mean_rows, sqdist
+
+TOUR_LEAF_SIZE = 32  # records per leaf of the tree over the unvisited groups' records (as MDAV's)
 
 
 @kernel
@@ -71,15 +74,17 @@ def groups_tour(X, labels, g, formation_order):
     ICSM §4.2 (MDAV-MHM style): start with the group holding the record farthest from the
     centroid, entering it at that record; inside a group go nearest point next; the next group
     is the unvisited group holding the record nearest to the last record placed (NPN over
-    groups), entered at that record. formation_order=True visits groups 0, 1, 2, ... instead
+    groups), entered at that record: a nearest-neighbour query on a KD-tree of the records of
+    the unvisited groups (a visited group's records are deleted from it), ties to the lower
+    index as a scan in index order. formation_order=True visits groups 0, 1, 2, ... instead
     (MDAV's formation order), entering each at its record nearest to the last one placed.
-    O(n·g·d + n·k·d) time, O(n) extra memory.
+    O(n log n) tree building and queries on data of low intrinsic dimension (O(n·g·d) at worst),
+    O(n·k·d) inside the groups, O(n·d) memory.
     """
     n, d = X.shape
     sizes, cent, start, members = group_stats(X, labels, g)
     mean = mean_rows(X, n)
     placed = np.zeros(n, dtype=np.bool_)
-    gdone = np.zeros(g, dtype=np.bool_)
     tour = np.empty(n, dtype=np.int64)
     pos = 0
     entry = 0
@@ -94,6 +99,10 @@ def groups_tour(X, labels, g, formation_order):
             v = sqdist(X[i], mean)
             if v > best:
                 best, entry = v, i
+    T = kdtree.build(X if not formation_order else X[:0], TOUR_LEAF_SIZE)
+    near = np.empty(1, dtype=np.int64)
+    near_d = np.empty(1)
+    excl = np.empty(1, dtype=np.int64)
     for step in range(g):
         p = labels[entry]
         # stitch group p, nearest point next from the entry record
@@ -102,7 +111,6 @@ def groups_tour(X, labels, g, formation_order):
         pos += 1
         placed[cur] = True
         cur, pos = walk_group(X, members[start[p]:start[p + 1]], cur, placed, tour, pos)
-        gdone[p] = True
         if step == g - 1:
             break
         bj, bd = -1, np.inf
@@ -114,10 +122,9 @@ def groups_tour(X, labels, g, formation_order):
                 if v < bd:
                     bd, bj = v, j
         else:
-            for j in range(n):
-                if not gdone[labels[j]]:
-                    v = sqdist(X[j], X[cur])
-                    if v < bd:
-                        bd, bj = v, j
+            for a in range(start[p], start[p + 1]):
+                kdtree.delete(T, members[a])
+            kdtree.knn(T, X[cur], 1, near, near_d, excl, 0)
+            bj = near[0]
         entry = bj
     return tour
