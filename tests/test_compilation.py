@@ -131,3 +131,17 @@ def test_one_numba_switch():
 
     for path in pathlib.Path(package.__file__).parent.glob("*.py"):  # no decorator of its own
         assert "@njit" not in path.read_text() or path.name == "jit.py", path.name
+
+
+def test_auto_skips_a_member_that_cannot_fit_its_budget(monkeypatch):
+    """auto runs a constructive member only if its least time (MEMBER_COST × MDAV's time measured
+    in the run) fits in the budget left; a skipped member gets a row saying why."""
+    from microagg.methods import auto
+
+    monkeypatch.setattr(auto, "COST_MIN_N", 0)
+    monkeypatch.setattr(auto, "MEMBER_COST", dict(auto.MEMBER_COST, vmdav=(1e9, 0.0)))
+    X = np.random.default_rng(0).normal(size=(300, 3))
+    res = microagg.microaggregate(X, k=3, method="auto", portfolio=["mdav", "vmdav", "mdav-mhm"], time_limit=30)
+    rows = {r["method"]: r for r in res.extras["portfolio"]}
+    assert rows["mdav"]["status"] == "ok" and rows["mdav-mhm"]["status"] == "ok"
+    assert rows["vmdav"]["status"].startswith("skipped (needs about")

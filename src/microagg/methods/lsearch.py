@@ -271,4 +271,5 @@ def lsearch(X, k, *, seed, deadline, progress, init, effort, neighbours, rounds,
                                          neighbours=neighbours, rounds=rounds, regroup=regroup, dissolve=dissolve,
                                          min_gain=min_gain)
     stats["init_seconds"] = init_seconds
+    stats["init"] = init if isinstance(init, str) else "labels"
     return MethodOutput(check_partition(labels, n, k, "lsearch"), extras=stats)
