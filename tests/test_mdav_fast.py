@@ -111,7 +111,7 @@ def test_planned_size_picks_the_kernel(monkeypatch):
                         or mdav_kernel(X, k, c))
     X = _data(11, 60, 3, "clusters")
     kmdav.mdav_labels(X, 3)
-    with planning(kmdav.BRUTE_MAX_N):
+    with planning(kmdav.BRUTE_MAX_N + 1):
         kmdav.mdav_labels(X, 3)
     kmdav.mdav_labels(X, 3, True, "tree")
     assert called == ["brute", ("tree", SWITCH_MEASURED), ("tree", SWITCH_NEVER)]

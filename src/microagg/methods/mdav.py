@@ -11,7 +11,7 @@ ALGORITHM = Param("algorithm", "str", "auto",
                   "'auto' the tree from 3000 records on", choices=("auto", "plain", "tree"))
 MDAV_ALGORITHM = Param("algorithm", "str", "auto",
                        "kernel (all give the same labels, on one thread): 'plain' O(n²·d/k) reference loop, 'brute' "
-                       "vectorised brute force, 'tree' exact KD-tree version, 'auto' brute force below 10,000 "
+                       "vectorised brute force, 'tree' exact KD-tree version, 'auto' brute force up to 10,000 "
                        "records, else the tree handing over to brute force once measured cheaper",
                        choices=("auto", "plain", "brute", "tree"))
 
@@ -40,7 +40,7 @@ def mdav(X, k, *, seed, deadline, progress, variant, algorithm):
     leftovers to the nearest group). algorithm='plain' is the O(n²·d/k) reference loop,
     'brute' the same loop vectorised (records as columns, two distance passes per pair of
     groups), 'tree' the exact KD-tree version (branch-and-bound nearest / farthest queries on a
-    tree with deletions), 'auto' brute force below 10,000 records, else the tree handing over to
+    tree with deletions), 'auto' brute force up to 10,000 records, else the tree handing over to
     brute force when that is measured cheaper (``kernels.mdav.mdav_tree_kernel``); all give the
     same labels, on one thread. Runs to completion (one kernel call): it does not watch the
     deadline.
