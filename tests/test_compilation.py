@@ -145,3 +145,30 @@ def test_auto_skips_a_member_that_cannot_fit_its_budget(monkeypatch):
     rows = {r["method"]: r for r in res.extras["portfolio"]}
     assert rows["mdav"]["status"] == "ok" and rows["mdav-mhm"]["status"] == "ok"
     assert rows["vmdav"]["status"].startswith("skipped (needs about")
+
+
+def test_a_method_that_cannot_stop_in_time_is_refused_before_it_starts(monkeypatch):
+    """least_seconds: a method whose uninterruptible first step needs more than the time limit
+    leaves is refused at once with one clear error (BudgetError, an InputError); without a time
+    limit it runs; auto skips such a member and says why."""
+    from microagg.methods import kward as kward_module
+
+    X = np.random.default_rng(0).normal(size=(400, 3))
+    monkeypatch.setattr(kward_module, "WARD_SECONDS_PER_N2D", 1.0)  # 400²·3 s: never fits
+    t = time.monotonic()
+    with pytest.raises(methods.BudgetError, match="cannot finish within the time limit on 400 records"):
+        microagg.microaggregate(X, k=3, method="kward", time_limit=5)
+    assert time.monotonic() - t < 5
+    assert microagg.microaggregate(X, k=3, method="kward").labels.shape == (400,)  # no limit: it runs
+    res = microagg.microaggregate(X, k=3, method="auto", portfolio=["mdav", "kward"], time_limit=5)
+    row = next(r for r in res.extras["portfolio"] if r["method"] == "kward")
+    assert row["status"].startswith("skipped (it needs at least about")
+
+
+def test_mf_tsp_refuses_a_matrix_beyond_memory(monkeypatch):
+    from microagg.errors import InputError
+    from microagg.methods import tsp
+
+    monkeypatch.setattr(tsp, "_physical_memory", lambda: 1000)
+    with pytest.raises(InputError, match="mf-tsp keeps an n×n count matrix"):
+        microagg.microaggregate(np.random.default_rng(0).normal(size=(60, 2)), k=3, method="mf-tsp")

@@ -44,10 +44,20 @@ from ..params import Param, validate
 from ..progress import COMPILING, as_callback, compile_notice
 
 __all__ = ["MethodInfo", "MethodOutput", "Param", "register", "get", "names", "all_methods", "run", "load_kernels",
-           "validate_params", "uncharged_compilation"]
+           "validate_params", "uncharged_compilation", "BudgetError"]
 
 #: Arguments every method receives from ``run``; everything else is a declared parameter.
 COMMON_ARGUMENTS = ("seed", "deadline", "progress")
+
+
+#: An uninterruptible step shorter than this runs even past the deadline (the documented overshoot
+#: of ``least_seconds``): refusing a sub-second step would only refuse small inputs.
+TOLERATED_OVERSHOOT = 1.0
+
+
+class BudgetError(InputError):
+    """The method cannot stop within the time limit on data of this size (its ``least_seconds``):
+    raised before it starts, so the user can raise the limit or pick a faster method."""
 
 
 @dataclass
@@ -75,6 +85,7 @@ class MethodInfo:
     interruptible: bool = True  # False: may run past its deadline (it cannot stop inside a step)
     categorical: bool = True  # False: cannot take categorical quasi-identifiers
     check_together: Callable[[dict], dict] | None = None  # checks that involve several parameters
+    least_seconds: Callable[[int, int, int], float] | None = None  # (n, d, k) -> seconds it needs before it can stop
 
     @property
     def defaults(self) -> dict[str, Any]:
@@ -112,6 +123,7 @@ def register(
     interruptible: bool = True,
     categorical: bool = True,
     check_together: Callable[[dict], dict] | None = None,
+    least_seconds: Callable[[int, int, int], float] | None = None,
 ):
     """Decorator registering ``func`` under ``name``; its docstring's first line is the summary.
 
@@ -119,6 +131,9 @@ def register(
     (plus seed, deadline, progress) as keyword-only arguments. ``interruptible=False`` declares a
     method that may overrun its deadline. ``check_together(values) -> values`` checks what involves
     several parameters (it raises ValueError / ParameterError), still before any data work.
+    ``least_seconds(n, d, k)``: a measured lower bound on the seconds the method needs on n × d
+    data before it can stop (a step it cannot interrupt); ``run`` refuses it (``BudgetError``)
+    when the time limit leaves less and it is over TOLERATED_OVERSHOOT.
     """
 
     def deco(func):
@@ -133,7 +148,7 @@ def register(
         summary = (inspect.getdoc(func) or "").split("\n")[0]
         _REGISTRY[name] = MethodInfo(
             name, func, family, paper, complexity, variable_size, multivariate, randomized,
-            per_variable, summary, declared, interruptible, categorical, check_together,
+            per_variable, summary, declared, interruptible, categorical, check_together, least_seconds,
         )
         return func
 
@@ -212,6 +227,13 @@ def run(
         deadline = Deadline(time_limit)
     elif time_limit is not None:
         raise TypeError("pass time_limit or deadline, not both")
+    if info.least_seconds is not None and deadline.bounded and n >= 2 * k:
+        need = float(info.least_seconds(n, X.shape[1], k))
+        if need > max(deadline.remaining(), TOLERATED_OVERSHOOT):
+            raise BudgetError(
+                f"method {name!r} cannot finish within the time limit on {n:,} records: it needs at least about "
+                f"{need:,.0f} s before it can stop ({info.complexity.split(',')[0]}), {deadline.remaining():,.0f} s "
+                "left; raise the time limit, or use mdav, lsearch or auto")
     if n < 2 * k and info.family != "portfolio":  # one group is the only valid partition (and so
         # optimal): no method needed; a portfolio still runs its members, whose runs answer it here
         from ..partition import sse

@@ -20,7 +20,7 @@ from ..errors import InputError, ParameterError
 from ..params import Param
 from ..partition import InvalidPartitionError, check_partition, group_sizes, relabel, sse, sst
 from ..progress import part, silent
-from . import MethodOutput, get, names, register, run
+from . import BudgetError, MethodOutput, get, names, register, run
 from .starts import check_lengths, check_start
 
 #: The local search first, exactly as it runs alone (from MDAV's partition, with the whole budget:
@@ -289,6 +289,12 @@ class _Portfolio:
         tic = time.perf_counter()  # not share.elapsed(): a further search may get the whole deadline
         try:
             out = run(name, self.X, self.k, seed=self.seed, deadline=share, progress=progress, **params)
+        except BudgetError as exc:  # it could not stop within its share: skipped, as the cost model does
+            if self.best_labels is None:  # nothing to return yet: the portfolio cannot run in this budget
+                raise
+            if row is None:
+                self.rows.append({"method": name, "status": f"skipped ({str(exc).split(': ', 1)[-1]})"})
+            return None
         except InputError:  # the user's error (a bad member parameter, ...): report it
             raise
         except Exception as exc:  # a member's bug must not sink the portfolio: skip it, loudly

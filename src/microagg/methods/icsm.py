@@ -13,6 +13,8 @@ again; the best valid partition found is returned at any time (anytime algorithm
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from ..clock import Deadline
@@ -69,9 +71,16 @@ def local_search(X, k, labels, *, deadline, max_iterations=None, pool_size=100, 
     if trace is not None:
         _trace_state(X, labels, "tour", trace)
     iterations = 0
+    step = [0.0, time.monotonic()]  # the longest step so far (seconds), the current step's start
 
     def done():
-        return deadline.expired() or (max_iterations is not None and iterations >= max_iterations)
+        # a step (a pass over all pairs of groups, O(n²·d/k²)) cannot be interrupted: none starts
+        # when the longest so far would overrun the deadline (10^5 records: about 4 s a step)
+        now = time.monotonic()
+        step[0] = max(step[0], now - step[1])
+        step[1] = now
+        return (deadline.expired() or (max_iterations is not None and iterations >= max_iterations)
+                or (deadline.bounded and step[0] > deadline.remaining()))
 
     while not done():
         # inner loop: Tour2Assignment + SimpleHeuristic until no change (Algorithm 2, lines 4–8)

@@ -10,8 +10,11 @@ ICSM paper, ``kernels.segments.optimal_cyclic_labels``).
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
+from ..errors import InputError
 from ..params import Param
 from ..partition import group_means, sse
 from . import MethodOutput, register
@@ -125,6 +128,18 @@ def _finish(X: np.ndarray, labels: np.ndarray, g: int, k: int) -> np.ndarray:
 NEIGHBOURS = Param("neighbours", "int", 10, "K: candidate neighbours per record for 2-opt and Or-opt", low=1)
 
 
+#: mf-tsp refuses data whose n×n int32 count matrix would take more than this share of the memory
+MF_TSP_MEMORY_SHARE = 0.5
+
+
+def _physical_memory() -> int:
+    """Bytes of physical memory (Linux / macOS sysconf; 8 GiB where it cannot be read)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, OSError, ValueError):
+        return 8 * 2**30
+
+
 @register(
     "mf-tsp",
     family="tsp",
@@ -172,6 +187,11 @@ def mf_tsp(X, k, *, seed, deadline, progress, n_paths, neighbours, extension):
     from ..kernels.tsp import build_paths
 
     n = len(X)
+    need, memory = 4 * n * n, _physical_memory()
+    if need > MF_TSP_MEMORY_SHARE * memory:
+        raise InputError(f"mf-tsp keeps an n×n count matrix: {need / 2**30:,.1f} GiB for {n:,} records, more than "
+                         f"{MF_TSP_MEMORY_SHARE:.0%} of this machine's {memory / 2**30:,.0f} GiB; use tsp-mhm, lsearch "
+                         "or mdav")
     X = np.ascontiguousarray(X, dtype=np.float64)
     neigh = candidate_neighbours(X, max(int(neighbours), _NN_CANDIDATES))
     K = min(int(neighbours), neigh.shape[1])
