@@ -27,6 +27,14 @@ def test_extend_moves_start_and_end():
     assert unbounded.end is None and unbounded.elapsed() < 0
 
 
+def test_room_for_a_step():
+    d = Deadline(10.0)
+    assert d.room_for(5.0) and not d.room_for(11.0)
+    assert Deadline(None).room_for(1e9)
+    d.stop()
+    assert not d.room_for(0.0)
+
+
 def test_compilation_is_announced_once_and_not_charged():
     @njit  # a fresh function: its first call compiles (no cache)
     def plus_one(x):

@@ -49,6 +49,13 @@ class Deadline:
         """Seconds left, or None when unbounded (for libraries that take a time limit)."""
         return None if self.end is None else self.remaining()
 
+    def room_for(self, seconds: float) -> bool:
+        """Whether a step expected to take ``seconds`` (e.g. the longest such step so far) can
+        still start: not expired, and unbounded or at least that much time left. A method whose
+        steps cannot be interrupted asks this before each one, so it overruns by at most the
+        error of that expectation instead of a whole step."""
+        return not self.expired() and (self.end is None or self.remaining() >= seconds)
+
     def elapsed(self) -> float:
         return time.monotonic() - self.start
 

@@ -79,8 +79,7 @@ def local_search(X, k, labels, *, deadline, max_iterations=None, pool_size=100, 
         now = time.monotonic()
         step[0] = max(step[0], now - step[1])
         step[1] = now
-        return (deadline.expired() or (max_iterations is not None and iterations >= max_iterations)
-                or (deadline.bounded and step[0] > deadline.remaining()))
+        return not deadline.room_for(step[0]) or (max_iterations is not None and iterations >= max_iterations)
 
     while not done():
         # inner loop: Tour2Assignment + SimpleHeuristic until no change (Algorithm 2, lines 4–8)

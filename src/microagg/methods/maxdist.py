@@ -9,10 +9,10 @@ from . import register
 TREE_MIN_N = 2000  # algorithm='auto' uses the trees from this many records on
 
 
-#: md runs to completion; measured (census-like, 13 attributes, k = 3, CPU s): 1.1 s at 10^4,
-#: 4.8 s at 3·10^4, about 20 s at 10^5 (n^1.3–1.5 with the trees). The lower bound a time limit
-#: must leave (``least_seconds``): MD_SECONDS_PER_D·d·(n/10^4)^1.3.
-MD_SECONDS_PER_D = 0.06
+#: md runs to completion, all at once; measured (census-like, 13 attributes, k = 3, CPU s): 1.1 s
+#: at 10^4, 4.8 s at 3·10^4, 28.6 s wall at 10^5 (load 2.9). A time limit must leave its expected
+#: time (``least_seconds``: it is one uninterruptible step), MD_SECONDS_PER_D·d·(n/10^4)^1.35.
+MD_SECONDS_PER_D = 0.085
 
 
 @register(
@@ -22,7 +22,7 @@ MD_SECONDS_PER_D = 0.06
     complexity="O(n²·d/k) time worst case (trees: far less on real data), O(n·d) memory",
     variable_size=False,
     interruptible=False,
-    least_seconds=lambda n, d, k: MD_SECONDS_PER_D * d * (n / 1e4) ** 1.3,
+    least_seconds=lambda n, d, k: MD_SECONDS_PER_D * d * (n / 1e4) ** 1.35,
     params=(
         Param("grow", "str", "centroid", "'centroid': add the record nearest to the group's running centroid; "
               "'seed': the k−1 records nearest to x_r", choices=("centroid", "seed")),
