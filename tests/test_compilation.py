@@ -180,3 +180,27 @@ def test_mf_tsp_refuses_a_matrix_beyond_memory(monkeypatch):
     monkeypatch.setattr(tsp, "_physical_memory", lambda: 1000)
     with pytest.raises(InputError, match="mf-tsp keeps an n×n count matrix"):
         microagg.microaggregate(np.random.default_rng(0).normal(size=(60, 2)), k=3, method="mf-tsp")
+
+
+def test_one_thread_everywhere_and_the_switches(monkeypatch):
+    """No kernel is compiled for numba's threading layer (a run never waits for a second thread
+    another process holds); auto's second thread (the column-generation lane) has its switch,
+    parallel=False, and with it auto starts no thread."""
+    import importlib
+    import pkgutil
+
+    import microagg.kernels as package
+    from numba.core.registry import CPUDispatcher
+
+    for mod in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"microagg.kernels.{mod.name}")
+        for obj in vars(module).values():
+            if isinstance(obj, CPUDispatcher):
+                assert not obj.targetoptions.get("parallel"), f"{mod.name}.{obj.__name__} is a parallel kernel"
+    from microagg.methods import auto
+
+    started = []
+    monkeypatch.setattr(auto, "_Lane", lambda *a, **kw: started.append(a) or pytest.fail("a lane started"))
+    X = np.random.default_rng(0).normal(size=(60, 2))
+    res = microagg.microaggregate(X, k=3, method="auto", time_limit=3, parallel=False)
+    assert not started and res.labels.shape == (60,)
