@@ -199,8 +199,9 @@ def test_one_thread_everywhere_and_the_switches(monkeypatch):
                 assert not obj.targetoptions.get("parallel"), f"{mod.name}.{obj.__name__} is a parallel kernel"
     from microagg.methods import auto
 
+    X = np.random.default_rng(0).normal(size=(60, 2))
+    methods.load_kernels("auto", X.shape)  # the warm-up runs auto with its defaults
     started = []
     monkeypatch.setattr(auto, "_Lane", lambda *a, **kw: started.append(a) or pytest.fail("a lane started"))
-    X = np.random.default_rng(0).normal(size=(60, 2))
     res = microagg.microaggregate(X, k=3, method="auto", time_limit=3, parallel=False)
     assert not started and res.labels.shape == (60,)
