@@ -9,10 +9,11 @@ from . import register
 TREE_MIN_N = 2000  # algorithm='auto' uses the trees from this many records on
 
 
-#: md runs to completion, all at once; measured (census-like, 13 attributes, k = 3, CPU s): 1.1 s
-#: at 10^4, 4.8 s at 3·10^4, 28.6 s wall at 10^5 (load 2.9). A time limit must leave its expected
-#: time (``least_seconds``: it is one uninterruptible step), MD_SECONDS_PER_D·d·(n/10^4)^1.35.
-MD_SECONDS_PER_D = 0.085
+#: md runs to completion, all at once; measured (census-like, 13 attributes, k = 3): 1.1 s CPU
+#: (2.2 s wall, load 3.6) at 10^4, 4.8 s CPU at 3·10^4, 28.6 s wall at 10^5 at load 2.9 and 44.7 s
+#: at load 3.9. A time limit must leave its time on a shared machine (``least_seconds``: it is one
+#: uninterruptible step), MD_SECONDS_PER_D·d·(n/10^4)^1.35.
+MD_SECONDS_PER_D = 0.15
 
 
 @register(
