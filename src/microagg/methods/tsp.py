@@ -15,10 +15,9 @@ import time
 
 import numpy as np
 
-from ..errors import InputError
 from ..params import Param
 from ..partition import group_means, sse
-from . import MethodOutput, register
+from . import BudgetError, MethodOutput, register
 
 _EXTENSIONS = ("pair", "max", "sum")
 _BATCH = 16  # paths per kernel call between time-limit checks
@@ -190,7 +189,7 @@ def mf_tsp(X, k, *, seed, deadline, progress, n_paths, neighbours, extension):
     n = len(X)
     need, memory = 4 * n * n, _physical_memory()
     if need > MF_TSP_MEMORY_SHARE * memory:
-        raise InputError(f"mf-tsp keeps an n×n count matrix: {need / 2**30:,.1f} GiB for {n:,} records, more than "
+        raise BudgetError(f"mf-tsp keeps an n×n count matrix: {need / 2**30:,.1f} GiB for {n:,} records, more than "
                          f"{MF_TSP_MEMORY_SHARE:.0%} of this machine's {memory / 2**30:,.0f} GiB; use tsp-mhm, lsearch "
                          "or mdav")
     X = np.ascontiguousarray(X, dtype=np.float64)
