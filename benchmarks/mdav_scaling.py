@@ -6,7 +6,7 @@ Two data kinds: 'census' = records resampled from the standardised census data w
 which reports wall seconds, CPU seconds of the process and its peak resident memory
 (getrusage ru_maxrss). The plain loop runs up to --plain-max records (its labels are checked
 equal to the tree's) and is extrapolated quadratically beyond. 'tree' is the default kernel
-(algorithm='auto': brute force below 10^4 records, else the KD-tree handing over to vectorised
+(algorithm='auto': brute force up to 10^4 records, else the KD-tree handing over to vectorised
 brute force once measured cheaper; one thread); from TREE_ONLY_MIN_N records on the tree-only
 kernel runs too, in the same invocation (--no-serial skips it), so the hand-over's gain is a ratio
 measured in one run. Rows of earlier runs (before issue 35) used a two-thread tree kernel. Results:

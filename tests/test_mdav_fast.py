@@ -7,7 +7,8 @@ from hypothesis import given, settings, strategies as st
 import microagg
 from microagg.kernels import kdtree
 from microagg.kernels.mdav import (SWITCH_ALWAYS, SWITCH_MEASURED, SWITCH_NEVER, SWITCH_TRIALS, mdav_brute_kernel,
-                                   mdav_kernel, mdav_labels, mdav_tree_kernel, vmdav_kernel, vmdav_tree_kernel)
+                                   mdav_kernel, mdav_labels, mdav_numpy, mdav_tree_kernel, vmdav_kernel,
+                                   vmdav_tree_kernel)
 from microagg.partition import check_partition
 
 
@@ -45,6 +46,7 @@ def test_tree_mdav_equals_plain(case):
         assert np.array_equal(plain, tree)
         check_partition(tree, n, k)
         assert np.array_equal(plain, mdav_brute_kernel(X, k, classic))
+        assert np.array_equal(plain, mdav_numpy(X, k, classic))
         for switch in (SWITCH_MEASURED, SWITCH_ALWAYS, SWITCH_TRIALS):  # tree, then brute force or trials
             assert np.array_equal(plain, mdav_tree_kernel(X, k, classic, leaf, switch))
 
@@ -69,7 +71,7 @@ def test_tree_equals_plain_larger(kind):
     for k in (2, 3, 7):
         plain = mdav_kernel(X, k, True)
         assert np.array_equal(plain, mdav_tree_kernel(X, k, True, 8, SWITCH_NEVER))
-        for algorithm in ("brute", "tree", "auto"):
+        for algorithm in ("brute", "numpy", "tree", "auto"):
             assert np.array_equal(plain, mdav_labels(X, k, True, algorithm))
         for switch in (SWITCH_ALWAYS, SWITCH_TRIALS):
             assert np.array_equal(plain, mdav_tree_kernel(X, k, True, 8, switch))
@@ -106,6 +108,7 @@ def test_planned_size_picks_the_kernel(monkeypatch):
     from microagg.kernels.jit import planning
 
     called = []
+    monkeypatch.setattr(kmdav, "_kernel_ready", lambda dispatcher: True)
     monkeypatch.setattr(kmdav, "mdav_brute_kernel", lambda *a: called.append("brute") or mdav_kernel(*a))
     monkeypatch.setattr(kmdav, "mdav_tree_kernel", lambda X, k, c, leaf, sw: called.append(("tree", sw))
                         or mdav_kernel(X, k, c))
@@ -116,6 +119,21 @@ def test_planned_size_picks_the_kernel(monkeypatch):
     kmdav.mdav_labels(X, 3, True, "tree")
     assert called == ["brute", ("tree", SWITCH_MEASURED), ("tree", SWITCH_NEVER)]
     assert kmdav.mdav_labels(X, 3) is not None and called[-1] == "brute"
+    # the brute-force kernel not compiled yet (a first run): numpy, nothing compiled
+    monkeypatch.setattr(kmdav, "_kernel_ready", lambda dispatcher: False)
+    monkeypatch.setattr(kmdav, "mdav_numpy", lambda *a: called.append("numpy") or mdav_kernel(*a))
+    kmdav.mdav_labels(X, 3)
+    with planning(kmdav.BRUTE_MAX_N + 1):
+        kmdav.mdav_labels(X, 3)
+    assert called[-2:] == ["numpy", ("tree", SWITCH_MEASURED)]
+
+
+def test_kernel_ready_reads_numba_cache():
+    import microagg.kernels.mdav as kmdav
+
+    X = _data(3, 30, 2, "gauss")
+    kmdav.mdav_brute_kernel(X, 3, True)
+    assert kmdav._kernel_ready(kmdav.mdav_brute_kernel)
 
 
 def test_bad_algorithm():

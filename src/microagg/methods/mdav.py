@@ -11,9 +11,10 @@ ALGORITHM = Param("algorithm", "str", "auto",
                   "'auto' the tree from 3000 records on", choices=("auto", "plain", "tree"))
 MDAV_ALGORITHM = Param("algorithm", "str", "auto",
                        "kernel (all give the same labels, on one thread): 'plain' O(n²·d/k) reference loop, 'brute' "
-                       "vectorised brute force, 'tree' exact KD-tree version, 'auto' brute force up to 10,000 "
-                       "records, else the tree handing over to brute force once measured cheaper",
-                       choices=("auto", "plain", "brute", "tree"))
+                       "vectorised brute force, 'numpy' the same in numpy (nothing to compile), 'tree' exact "
+                       "KD-tree version, 'auto' brute force up to 10,000 records (numpy until its kernel is "
+                       "compiled), else the tree handing over to brute force once measured cheaper",
+                       choices=("auto", "plain", "brute", "numpy", "tree"))
 
 
 @register(
@@ -39,10 +40,11 @@ def mdav(X, k, *, seed, deadline, progress, variant, algorithm):
     variant='icsm' follows the ICSM paper's Algorithm 1 wording literally (pairs while 2k remain,
     leftovers to the nearest group). algorithm='plain' is the O(n²·d/k) reference loop,
     'brute' the same loop vectorised (records as columns, two distance passes per pair of
-    groups), 'tree' the exact KD-tree version (branch-and-bound nearest / farthest queries on a
-    tree with deletions), 'auto' brute force up to 10,000 records, else the tree handing over to
-    brute force when that is measured cheaper (``kernels.mdav.mdav_tree_kernel``); all give the
-    same labels, on one thread. Runs to completion (one kernel call): it does not watch the
+    groups), 'numpy' the same brute force in numpy, 'tree' the exact KD-tree version
+    (branch-and-bound nearest / farthest queries on a tree with deletions), 'auto' brute force up
+    to 10,000 records (in numpy on a first run, while compiling its kernel would cost more than
+    the run), else the tree handing over to brute force when that is measured cheaper
+    (``kernels.mdav.mdav_tree_kernel``); all give the same labels, on one thread. Runs to completion (one kernel call): it does not watch the
     deadline.
     """
     from ..kernels.mdav import mdav_labels

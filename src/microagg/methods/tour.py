@@ -67,7 +67,7 @@ def mdav_mhm(X, k, *, seed, deadline, progress, order):
     from ..kernels.mdav import mdav_labels
 
     progress("mdav-mhm", None, "MDAV")
-    labels = mdav_labels(X, k)  # the exact tree kernel from 3000 records on
+    labels = mdav_labels(X, k)  # brute force or the exact tree kernel, by size
     progress("mdav-mhm", 0.5, "tour and Tour2Assignment")
     return regroup(X, labels, k, order == "formation")[1]
 
