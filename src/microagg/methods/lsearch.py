@@ -143,10 +143,13 @@ def neighbourhood_search(X, k, labels, *, seed=None, deadline=None, progress=Non
     """
     from ..kernels.neighbourhood import build_state, neighbour_groups
 
-
     X = np.ascontiguousarray(X, dtype=np.float64)
     labels = _valid_start(X, labels, k)
     start_sse = current = sse(X, labels)
+    if deadline is not None and deadline.expired():  # the start used the budget: no k-NN graph (10^6: tens of s)
+        out = relabel(labels)
+        return out, {"sse_start": start_sse, "sse": current, "rounds": 0, "sweeps": 0, "moves": 0, "regroups": 0,
+                     "stopped": "deadline", "groups": int(out.max()) + 1}
     tol = REL_TOL * max(sst(X), 1e-300)
     rng = np.random.default_rng(seed)
     log = np.empty((1_000_000 if trace is not None else 0, 4))
