@@ -11,7 +11,7 @@ one-line error the method gives before any work where it cannot run within the l
 other non-interruptible methods are judged against the limit plus MDAV's time on the same data,
 which is measured first.
 
-    python benchmarks/time_limits.py [--sizes 1e5,1e6] [--limit 30] [--methods mdav,auto]
+    python benchmarks/time_limits.py [--sizes 1e5,1e6] [--limit 30] [--methods mdav,auto] [--append]
 
 Results: benchmarks/results/time_limits.{json,md}.
 """
@@ -63,6 +63,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="1e5,1e6")
     ap.add_argument("--limit", type=float, default=30.0)
     ap.add_argument("--methods", default=None)
+    ap.add_argument("--append", action="store_true", help="merge into the existing results (same method and n replaced)")
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -90,6 +91,13 @@ def main() -> None:
                        load_after=round(os.getloadavg()[0], 2))
             rows.append(row)
             print(json.dumps(row), flush=True)
+    if args.append:
+        from _common import RESULTS
+
+        old = json.loads((RESULTS / f"{NAME}.json").read_text())["rows"]
+        new = {(r["method"], r["n"]) for r in rows}
+        rows = sorted([r for r in old if (r["method"], r["n"]) not in new] + rows,
+                      key=lambda r: (r["n"], r["method"] != "mdav", r["method"]))
     mdav = {r["n"]: r.get("wall") for r in rows if r["method"] == "mdav" and r["status"] == "ok"}
     table = md_table(
         ["method", "n", "limit s", "outcome", "wall s", "reported s", "MDAV s (same n)", "message / IL %", "load"],
