@@ -195,6 +195,9 @@ class _Lane:
 
 
 def _default_portfolio(n: int, d: int) -> list[str]:
+    from ..kernels.jit import planned_records
+
+    n = planned_records(n)  # a warm-up (methods.load_kernels) picks the members of the real run
     if d == 1:
         wanted = DEFAULT_UNIVARIATE
     else:

@@ -50,8 +50,9 @@ def md(X, k, *, seed, deadline, progress, grow, start, algorithm):
     farthest pair from a heap (same labels as 'plain', the full scans); 'auto' uses the trees
     from 2000 records on. Runs to completion (one kernel call): it does not watch the deadline.
     """
+    from ..kernels.jit import planned_records
     from ..kernels.maxdist import md_kernel
 
     progress("md", None, f"{len(X)} records")
-    use_tree = algorithm == "tree" or (algorithm == "auto" and len(X) >= TREE_MIN_N)
+    use_tree = algorithm == "tree" or (algorithm == "auto" and planned_records(len(X)) >= TREE_MIN_N)
     return md_kernel(X, k, grow == "centroid", start == "best", use_tree)
