@@ -123,9 +123,11 @@ def test_planned_size_picks_the_kernel(monkeypatch):
     monkeypatch.setattr(kmdav, "_kernel_ready", lambda dispatcher: False)
     monkeypatch.setattr(kmdav, "mdav_numpy", lambda *a: called.append("numpy") or mdav_kernel(*a))
     kmdav.mdav_labels(X, 3)
+    with planning(kmdav.NUMPY_MAX_N + 1):  # more records: the kernel is worth compiling
+        kmdav.mdav_labels(X, 3)
     with planning(kmdav.BRUTE_MAX_N + 1):
         kmdav.mdav_labels(X, 3)
-    assert called[-2:] == ["numpy", ("tree", SWITCH_MEASURED)]
+    assert called[-3:] == ["numpy", "brute", ("tree", SWITCH_MEASURED)]
 
 
 def test_kernel_ready_reads_numba_cache():

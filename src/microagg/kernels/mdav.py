@@ -53,6 +53,10 @@ BRUTE_BLOCK = 64  # records per block of a brute-force distance pass (measured: 
 #: at each tree rebuild the tree kernel runs this many pairs of groups by brute force, timed, and
 #: goes on by brute force if they cost less than the tree's pairs since the last rebuild
 SWITCH_TRIAL_PAIRS = 4
+#: up to this many records, MDAV runs in numpy (``mdav_numpy``) while the brute-force kernel is not
+#: compiled yet: at most about 0.3 s, where compiling costs about 12 s of CPU once; from here on
+#: the kernel is compiled on a first run (numpy: 0.7 s at 10^4 records, the kernel 0.07 s)
+NUMPY_MAX_N = 5_000
 SWITCH_SKIP = 2.0  # no trial while brute force, scaled from the last trial, costs this many times the tree
 SWITCH_FIRST_PAIRS = 32  # the first trial after this many pairs of groups by the tree (n/16k if fewer)
 SWITCH_NEVER, SWITCH_MEASURED, SWITCH_ALWAYS, SWITCH_TRIALS = 0, 1, 2, 3  # mdav_tree_kernel's ``switch``
@@ -711,12 +715,12 @@ def mdav_labels(X, k, classic=True, algorithm="auto"):
     """MDAV labels with the kernel ``algorithm`` selects; every kernel gives the same labels, on
     one thread. 'plain': the reference loop; 'brute': vectorised brute force; 'numpy': the same
     in numpy; 'tree': KD-trees throughout; 'auto': brute force up to BRUTE_MAX_N records
-    (planned, ``jit.planned_records``; in numpy while the brute-force kernel is not compiled
-    yet, which would cost more than the run), else the tree switching to brute force when that
-    is measured cheaper."""
+    (planned, ``jit.planned_records``; in numpy up to NUMPY_MAX_N while the brute-force kernel
+    is not compiled yet, which would cost far more than the run), else the tree switching to
+    brute force when that is measured cheaper."""
     if algorithm == "plain":
         return mdav_kernel(X, k, classic)
-    if algorithm == "numpy" or (algorithm == "auto" and planned_records(len(X)) <= BRUTE_MAX_N
+    if algorithm == "numpy" or (algorithm == "auto" and planned_records(len(X)) <= NUMPY_MAX_N
                                 and not _kernel_ready(mdav_brute_kernel)):
         return mdav_numpy(X, k, classic)  # a first run on few records: nothing to compile
     if algorithm == "brute" or (algorithm == "auto" and planned_records(len(X)) <= BRUTE_MAX_N):

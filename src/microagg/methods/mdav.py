@@ -12,8 +12,8 @@ ALGORITHM = Param("algorithm", "str", "auto",
 MDAV_ALGORITHM = Param("algorithm", "str", "auto",
                        "kernel (all give the same labels, on one thread): 'plain' O(n²·d/k) reference loop, 'brute' "
                        "vectorised brute force, 'numpy' the same in numpy (nothing to compile), 'tree' exact "
-                       "KD-tree version, 'auto' brute force up to 10,000 records (numpy until its kernel is "
-                       "compiled), else the tree handing over to brute force once measured cheaper",
+                       "KD-tree version, 'auto' brute force up to 10,000 records (up to 5,000 in numpy until its "
+                       "kernel is compiled), else the tree handing over to brute force once measured cheaper",
                        choices=("auto", "plain", "brute", "numpy", "tree"))
 
 
@@ -42,8 +42,8 @@ def mdav(X, k, *, seed, deadline, progress, variant, algorithm):
     'brute' the same loop vectorised (records as columns, two distance passes per pair of
     groups), 'numpy' the same brute force in numpy, 'tree' the exact KD-tree version
     (branch-and-bound nearest / farthest queries on a tree with deletions), 'auto' brute force up
-    to 10,000 records (in numpy on a first run, while compiling its kernel would cost more than
-    the run), else the tree handing over to brute force when that is measured cheaper
+    to 10,000 records (up to 5,000 in numpy on a first run, while compiling its kernel would cost
+    far more than the run), else the tree handing over to brute force when that is measured cheaper
     (``kernels.mdav.mdav_tree_kernel``); all give the same labels, on one thread. Runs to completion (one kernel call): it does not watch the
     deadline.
     """
