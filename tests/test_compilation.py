@@ -205,3 +205,18 @@ def test_one_thread_everywhere_and_the_switches(monkeypatch):
     monkeypatch.setattr(auto, "_Lane", lambda *a, **kw: started.append(a) or pytest.fail("a lane started"))
     res = microagg.microaggregate(X, k=3, method="auto", time_limit=3, parallel=False)
     assert not started and res.labels.shape == (60,)
+
+
+def test_load_kernels_warms_for_the_planned_size(monkeypatch):
+    """The warm-up runs on a small sample but chooses kernels as for the real size, once per
+    process and size class, and reports compilation on the given progress callback."""
+    from microagg.kernels.jit import planned_records
+
+    seen = []
+    monkeypatch.setattr(methods, "_WARM", set())
+    monkeypatch.setattr(methods, "run", lambda name, X, k, **kw: seen.append((name, len(X), planned_records(len(X)))))
+    methods.load_kernels("mdav", (20_000, 3))
+    methods.load_kernels("mdav", (25_000, 3))  # the same size class: nothing to do
+    methods.load_kernels("mdav", (10**6, 3))
+    methods.load_kernels("mdav")
+    assert seen == [("mdav", 40, 20_000), ("mdav", 40, 10**6), ("mdav", 40, 40)]
