@@ -6,7 +6,8 @@ public API (``microaggregate(X, k=3, method="mdav")``) in a fresh subprocess, in
 * threads: the default, and one thread forced (``NUMBA_NUM_THREADS=1 OMP_NUM_THREADS=1``);
 * load: quiet, and busy with two busy-loop processes started by this script (one per core);
 * cache: warm (the kernels compiled before the run) and cold (an empty ``NUMBA_CACHE_DIR``: the
-  process compiles what it needs; its wall time includes that, ``Result.seconds`` must not).
+  process compiles what it needs; its wall time includes that, ``Result.seconds`` must not); cold
+  runs use the default threads only unless ``--all-cold``.
 
 A row gives the API call's wall and CPU seconds (``time.process_time`` of the process around the
 call, after the data are made and the kernels loaded by ``methods.load_kernels`` as the API does
@@ -110,6 +111,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1e4,3e4,1e5,3e5")
     ap.add_argument("--kinds", default="census,gauss")
+    ap.add_argument("--all-cold", action="store_true", help="also one thread from an empty cache (the same "
+                    "compilation as the default's: off by default, a cold run costs a minute on a busy machine)")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -129,7 +132,7 @@ def main() -> None:
                         if hogs:
                             time.sleep(2.0)
                         for threads in ("default", "one thread"):
-                            for cache in ("warm", "cold"):
+                            for cache in ("warm", "cold") if threads == "default" or args.all_cold else ("warm",):
                                 env = dict(base, **(ONE_THREAD if threads == "one thread" else {}))
                                 cold = os.path.join(tmp, f"cold-{kind}-{n}-{load}-{threads.replace(' ', '')}")
                                 env["NUMBA_CACHE_DIR"] = cold if cache == "cold" else warm_cache
