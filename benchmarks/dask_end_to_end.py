@@ -1,7 +1,7 @@
 """End to end: N × 10 records from a Parquet dataset through a dask.distributed LocalCluster of 2 workers.
 
 Writes N i.i.d. Gaussian records (10 quasi-identifiers plus a non-QI id column) as Parquet
-files of 10^6 rows, then runs microagg.scale.protect_out_of_core (MDAV, k = 3, block size
+files of 10^6 rows, then runs microagg.outofcore.protect_out_of_core (MDAV, k = 3, block size
 5000) with the cluster's Client as scheduler, and checks the output: every record, in
 order, ids unchanged, every group >= k. Reports seconds and each worker's peak resident
 memory (getrusage ru_maxrss inside the worker process). Results:
@@ -46,7 +46,7 @@ def main():
     import pyarrow.parquet as pq
     from distributed import Client, LocalCluster
 
-    from microagg.scale import protect_out_of_core
+    from microagg.outofcore import protect_out_of_core
 
     n = int(args.n)
     tmp = os.path.join(RESULTS, "tmp", f"e2e-{n}")
@@ -105,7 +105,7 @@ def main():
             f"_Produced by `python benchmarks/dask_end_to_end.py --n {args.n:g} --out {args.out}` on "
             f"{meta['date_utc']} UTC, {meta['cpus']} cores, load average {meta['load_average_1min']} at the end "
             "of the run (the machine is shared)._\n\n"
-            "i.i.d. Gaussian records; microagg.scale.protect_out_of_core (MDAV per block, refinement inside "
+            "i.i.d. Gaussian records; microagg.outofcore.protect_out_of_core (MDAV per block, refinement inside "
             "blocks and across the blocks of each slab), one thread per worker process. Seconds: "
             f"protect_out_of_core only (input written beforehand in {write_s:.0f} s). Peak memory: ru_maxrss of "
             "each worker process and of the driver. CPU seconds: each worker process's and the driver's own CPU "

@@ -35,7 +35,8 @@ import numpy as np
 import microagg
 from microagg import measures
 from microagg.methods.kward import projection_scores
-from microagg.partition import aggregate, check_partition, information_loss
+from microagg.partition import aggregate, check_partition
+from microagg.measures import information_loss
 
 registry = importlib.import_module("microagg.methods")
 
@@ -140,10 +141,11 @@ def table1_2(Z, seeds):
         for j in range(d):
             x = Z[:, [j]]
             for col in UNIVARIATE:
-                il[col].append(information_loss(x, labels2d[col][:, j]))
-            il["optimal"].append(information_loss(x, fit("univariate-optimal", x, k)[0]))
+                il[col].append(information_loss(x, labels2d[col][:, j], standardize=False))
+            il["optimal"].append(information_loss(x, fit("univariate-optimal", x, k)[0], standardize=False))
             for col in ("A", "M"):
-                vals = [information_loss(x, fit("genetic", x, k, seed=s, criterion=col)[0]) for s in range(seeds)]
+                vals = [information_loss(x, fit("genetic", x, k, seed=s, criterion=col)[0], standardize=False)
+                        for s in range(seeds)]
                 ga_spread[col].append((min(vals), float(np.median(vals)), max(vals)))
         util = {col: utility(Z, labels2d[col]) for col in UNIVARIATE}
         out[k] = {"il": il, "utility": util, "seconds": seconds, "ga_spread": ga_spread}
@@ -161,7 +163,7 @@ def multivariate_runs(Z):
 
         def add(row, label, name, **params):
             lab, sec = fit(name, Z, k, **params)
-            rows.setdefault(row, []).append((label, information_loss(Z, lab), utility(Z, lab), sec))
+            rows.setdefault(row, []).append((label, information_loss(Z, lab, standardize=False), utility(Z, lab), sec))
 
         for row, base in (("PF", F), ("Pk-W", KW)):
             for j in range(d):
@@ -198,7 +200,7 @@ def add_classic(rows, row, label, Z, k, scores):
     labels = np.empty(n, dtype=np.int64)
     labels[ranked] = np.minimum(np.arange(n) // k, n // k - 1)
     labels = check_partition(labels, n, k, row)
-    rows.setdefault(row, []).append((label, information_loss(Z, labels), utility(Z, labels), 0.0))
+    rows.setdefault(row, []).append((label, information_loss(Z, labels, standardize=False), utility(Z, labels), 0.0))
 
 
 def il_text(entries):
@@ -218,11 +220,12 @@ def timings_eia(seeds_unused=None):
     rows = []
     for crit in ("md", "fpc", "sz", "pv"):
         lab, sec = fit("kward", E, 3, criterion=crit)
-        rows.append((f"kward criterion={crit}", sec, information_loss(E, lab)))
+        rows.append((f"kward criterion={crit}", sec, information_loss(E, lab, standardize=False)))
     for name, params in (("kward", {}), ("genetic", {"criterion": "A"}), ("genetic", {"criterion": "M"}),
                          ("univariate-optimal", {})):
         lab, sec = fit("projected", E, 3, projection="fpc", univariate=name, univariate_params=params)
-        rows.append((f"projected fpc + {name} {params or ''}".strip(), sec, information_loss(E, lab)))
+        rows.append((f"projected fpc + {name} {params or ''}".strip(), sec,
+                     information_loss(E, lab, standardize=False)))
     return E.shape, rows
 
 

@@ -61,7 +61,8 @@ def measure(n: int, k: int, seed: int) -> dict:
     """MDAV, then lsearch from MDAV's labels, timed in this process; lsearch's seconds are MDAV's
     plus the search's (what ``run('lsearch')`` costs, without computing MDAV twice)."""
     from microagg.methods import run
-    from microagg.partition import group_sizes, information_loss
+    from microagg.partition import group_sizes
+    from microagg.measures import information_loss
 
     X = make_data(n, seed)
     t0 = time.perf_counter()
@@ -71,7 +72,7 @@ def measure(n: int, k: int, seed: int) -> dict:
     t0 = time.perf_counter()
     out = run("lsearch", X, k, seed=seed, init=mdav)
     t_search = time.perf_counter() - t0
-    il_mdav, il_ls = information_loss(X, mdav), information_loss(X, out.labels)
+    il_mdav, il_ls = information_loss(X, mdav, standardize=False), information_loss(X, out.labels, standardize=False)
     sizes = group_sizes(out.labels)
     return {"n": n, "k": k, "seed": seed, "il_mdav": il_mdav, "il_lsearch": il_ls,
             "il_change": il_ls / il_mdav - 1.0, "seconds_mdav": t_mdav, "seconds_lsearch": t_mdav + t_search,
@@ -129,10 +130,10 @@ def measure_partitioned(n: int, k: int, seed: int, block_size: int) -> list[dict
     across block boundaries (``scale._search_across_blocks``), against unpartitioned MDAV."""
     import microagg.scale as scale
     from microagg.methods import run
-    from microagg.partition import information_loss
+    from microagg.measures import information_loss
 
     X = make_data(n, seed)
-    il_mdav = information_loss(X, run("mdav", X, k).labels)
+    il_mdav = information_loss(X, run("mdav", X, k).labels, standardize=False)
     rows = []
     search = scale._search_across_blocks
     for across in (False, True):
@@ -143,7 +144,7 @@ def measure_partitioned(n: int, k: int, seed: int, block_size: int) -> list[dict
             seconds = time.perf_counter() - t0
         finally:
             scale._search_across_blocks = search
-        il = information_loss(X, labels)
+        il = information_loss(X, labels, standardize=False)
         rows.append({"n": n, "k": k, "block_size": block_size, "search_across_blocks": across, "il": il,
                      "il_mdav": il_mdav, "il_change": il / il_mdav - 1.0, "seconds": seconds,
                      "load": round(os.getloadavg()[0], 2)})

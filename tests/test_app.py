@@ -11,6 +11,7 @@ import contextlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -22,7 +23,7 @@ import pandas as pd
 import pytest
 
 import microagg
-from microagg.app import UploadLimit, is_loopback, logic
+from microagg.app import figures, is_loopback, logic, security
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -93,9 +94,8 @@ def test_reproduce_command_with_categorical_options(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     df = microagg.datasets.load("testdata").head(300)
     df.to_csv("survey.csv", index=False)
-    spec = logic.RunSpec(input_path="survey.csv", input_name="survey.csv", k=3, method="mdav",
-                         columns=["sex", "relat", "age", "income"], categorical=["sex"], ordinal=["relat"],
-                         aggregation="median", distance="robust")
+    spec = logic.RunSpec.of("survey.csv", "survey.csv", k=3, method="mdav", columns=["sex", "relat", "age", "income"],
+                            categorical=["sex"], ordinal=["relat"], aggregation="median", distance="robust")
     res = microagg.microaggregate(pd.read_csv("survey.csv"), **spec.api_kwargs())
     from microagg import cli
 
@@ -112,8 +112,8 @@ def test_reproduce_command_gives_the_apps_output(tmp_path, monkeypatch):
     df = microagg.datasets.load("tarragona").head(120)
     df.to_csv(src, index=False)
     cols = list(df.columns[:4])
-    spec = logic.RunSpec(input_path=str(src), input_name=src.name, k=4, method="vmdav", columns=cols,
-                         params={"gamma": 0.3}, seed=0, weights={cols[0]: 2.0})
+    spec = logic.RunSpec.of(str(src), src.name, k=4, method="vmdav", columns=cols, gamma=0.3, seed=0,
+                            weights={cols[0]: 2.0})
     res = microagg.microaggregate(df, **spec.api_kwargs())
     cmd = spec.cli_command()
     assert cmd.startswith("microagg protect ") and "'in put.csv'" in cmd and "--param gamma=0.3" in cmd
@@ -133,14 +133,57 @@ def test_reproduce_command_gives_the_apps_output(tmp_path, monkeypatch):
     assert out.read_bytes() == from_cli  # the Python call writes the very file the command writes
 
 
+def test_the_reproduce_command_gives_the_apps_export_byte_for_byte_with_awkward_names(tmp_path, monkeypatch):
+    """A file and columns whose names look like options, hold spaces or quotes, and option values
+    starting with '-': the command the app shows, run from the command line, writes the very bytes
+    the app exports, and so does its Python call."""
+    import shlex
+
+    from microagg import cli
+
+    monkeypatch.chdir(tmp_path)
+    df = microagg.datasets.load("testdata").head(240)
+    df = df[["age", "income", "expend", "household_weights", "urbrur"]].rename(columns={
+        "age": "-age", "income": "in come", "expend": "it's", "household_weights": "-w", "urbrur": "-zone"})
+    df["note"] = ["-", "x"] * 120  # a token declared missing: a text column, written back as it was
+    src = tmp_path / "-my data.csv"
+    df.to_csv(src, index=False)
+    spec = logic.RunSpec.of(str(src), src.name, k=3, method="vmdav", columns=["-age", "in come", "it's"],
+                            strata=["-zone"], sample_weight="-w", weights={"-age": 2.0}, aggregation="median",
+                            missing=["-"], gamma=0.3)
+    res = microagg.microaggregate(logic.load_input(spec), **spec.api_kwargs())  # as the run's process does
+    exported = logic.write_protected(spec.input_path, res, tmp_path / "app-export.csv").read_bytes()
+    command = spec.cli_command()
+    for words in ("./-my data.csv", "--columns=-age,in come,it", "--strata=-zone", "--sample-weight=-w",
+                  "--weights=-age=2", "--missing=-", "--param gamma=0.3"):
+        assert words in shlex.join(shlex.split(command)), command
+    assert cli.main(shlex.split(command)[1:] + ["-q"]) == 0
+    out = tmp_path / spec.output_name()
+    assert out.read_bytes() == exported
+    out.unlink()
+    exec(spec.python_snippet().replace("print(res.summary())", ""), {})  # noqa: S102
+    assert out.read_bytes() == exported
+
+
 def test_weights_text_and_one_line_errors():
-    assert logic.parse_weights("", ["a", "b"]) is None
-    assert logic.parse_weights("a=2, b=0.5", ["a", "b"]) == {"a": 2.0, "b": 0.5}
-    assert logic.parse_weights("2,3", ["a", "b"]) == {"a": 2.0, "b": 3.0}
-    for bad in ("a=2,3", "x,y", "1,2,3"):
-        with pytest.raises(microagg.preprocess.InputError):
-            logic.parse_weights(bad, ["a", "b"])
-    assert logic.one_line(ValueError("first\nsecond")) == "first"
+    """The variable weights' text box is the --weights flag's declaration: the same parsing, the
+    same checks, the count against the quasi-identifiers by the pipeline's data hook."""
+    from microagg.app import controls
+
+    weights = next(c for c in controls.option_controls(["a", "b"]) if c.param.name == "weights")
+    assert weights.widget == "text" and controls.value_of(weights, "") is None
+    assert controls.value_of(weights, "a=2, b=0.5") == {"a": 2.0, "b": 0.5}
+    assert controls.value_of(weights, "2,3") == [2.0, 3.0]
+    for bad in ("a=2,3", "x,y", "a=-1", "a=2,a=3"):
+        with pytest.raises(microagg.InputError):
+            controls.value_of(weights, bad)
+    df = pd.DataFrame({"a": np.arange(9.0), "b": np.arange(9.0) ** 2})
+    spec = logic.RunSpec.of("d.csv", "d.csv", k=3, columns=["a", "b"], weights=[1.0, 2.0, 3.0])
+    with pytest.raises(microagg.InputError, match="weights has 3 value"):
+        logic.check_against_data(spec, df)
+    # the app and the command line agree: only the InputError family is a user error
+    assert logic.one_line(microagg.InputError("first\nsecond")) == "first"
+    assert logic.one_line(ValueError("first\nsecond")) == "internal error (ValueError): first"
     assert logic.one_line(KeyError("x")).startswith("internal error (KeyError)")
 
 
@@ -150,7 +193,7 @@ def test_output_format_follows_the_input():
     assert logic.output_suffix("a.csv.gz") == ".csv.gz"
     assert logic.output_suffix("b.sas7bdat") == ".xpt"
     assert logic.output_suffix("c.unknown") == ".csv"
-    spec = logic.RunSpec("x", "survey.csv.gz", k=3, method="mdav", columns=["a"])
+    spec = logic.RunSpec.of("x", "survey.csv.gz", k=3, method="mdav", columns=["a"])
     assert spec.output_name() == "survey-mdav-k3.csv.gz"
 
 
@@ -167,7 +210,7 @@ def test_export_keeps_the_input_format(tmp_path, suffix):
         pytest.importorskip("pyreadstat").write_sav(df, str(src))
     frame = logic.read_input(src)
     qi = list(frame.columns[:3])
-    spec = logic.RunSpec(str(src), src.name, k=3, method="mdav", columns=qi)
+    spec = logic.RunSpec.of(str(src), src.name, k=3, method="mdav", columns=qi)
     assert spec.output_name() == f"firms-mdav-k3{suffix}"
     res = microagg.microaggregate(frame, **spec.api_kwargs())
     out = logic.write_protected(src, res, tmp_path / spec.output_name())
@@ -181,37 +224,37 @@ def test_run_handle_runs_and_cancels(tmp_path):
     src = tmp_path / "d.csv"
     df = microagg.datasets.load("census")
     df.to_csv(src, index=False)
-    spec = logic.RunSpec(input_path=str(src), input_name="d.csv", k=3, method="mdav", columns=list(df.columns))
+    spec = logic.RunSpec.of(str(src), "d.csv", k=3, method="mdav", columns=list(df.columns))
     handle = logic.RunHandle(spec, tmp_path, 1)
     while handle.poll() == "running":
         time.sleep(0.1)
     assert handle.state == "done", handle.error
     expected = microagg.microaggregate(df, k=3, method="mdav")
-    assert handle.figures["information_loss"] == pytest.approx(expected.information_loss, rel=1e-12)
+    assert figures.headline(handle.figures) == pytest.approx(expected.information_loss, rel=1e-12)
     assert handle.load_result().data.equals(expected.data)
     assert "<svg" in handle.report_path.read_text()
     assert handle.figures["warnings"] == []
     constant = tmp_path / "c.csv"
     df.assign(C=7).to_csv(constant, index=False)
-    warned = logic.RunHandle(logic.RunSpec(str(constant), "c.csv", k=3, method="mdav", columns=["AGI", "C"]),
+    warned = logic.RunHandle(logic.RunSpec.of(str(constant), "c.csv", k=3, method="mdav", columns=["AGI", "C"]),
                              tmp_path, 4)
     while warned.poll() == "running":
         time.sleep(0.1)
     assert any("constant" in w for w in warned.figures["warnings"]), warned.figures["warnings"]
-    bad = logic.RunHandle(logic.RunSpec(str(src), "d.csv", k=5000, method="mdav", columns=["AGI"]), tmp_path, 2)
+    bad = logic.RunHandle(logic.RunSpec.of(str(src), "d.csv", k=5000, method="mdav", columns=["AGI"]), tmp_path, 2)
     while bad.poll() == "running":
         time.sleep(0.1)
     assert bad.state == "error" and "\n" not in bad.error and "k" in bad.error
-    auto = logic.RunHandle(logic.RunSpec(str(src), "d.csv", k=3, method="auto", columns=list(df.columns),
-                                         time_limit=3), tmp_path, 5)
+    auto = logic.RunHandle(logic.RunSpec.of(str(src), "d.csv", k=3, method="auto", columns=list(df.columns),
+                                            time_limit=3), tmp_path, 5)
     while auto.poll() == "running":
         time.sleep(0.1)
     portfolio = auto.figures["portfolio"]
     assert auto.figures["winner"] in {row["method"] for row in portfolio}
     assert min(row["il"] for row in portfolio if row.get("status") == "ok") == pytest.approx(
-        auto.figures["information_loss"], rel=1e-9)
-    slow = logic.RunHandle(logic.RunSpec(str(src), "d.csv", k=3, method="colgen", columns=list(df.columns),
-                                         time_limit=600), tmp_path, 3)
+        figures.headline(auto.figures), rel=1e-9)
+    slow = logic.RunHandle(logic.RunSpec.of(str(src), "d.csv", k=3, method="colgen", columns=list(df.columns),
+                                            time_limit=600), tmp_path, 3)
     time.sleep(1.0)
     slow.cancel()
     assert slow.state == "cancelled" and not slow.process.is_alive()
@@ -240,12 +283,13 @@ def test_loopback_and_upload_limit():
     async def receive():
         return {"type": "http.request", "body": b"", "more_body": False}
 
-    app = UploadLimit(inner, limit=10)
+    app = security.UploadLimit(inner, security.UploadBudget(10))
     scope = {"type": "http", "method": "POST", "path": "/session/abc/upload/def", "headers": [(b"content-length", b"11")]}
     asyncio.run(app(scope, receive, send))
     assert sent[0]["status"] == 413 and not calls
-    asyncio.run(app({**scope, "headers": [(b"content-length", b"10")]}, receive, send))
-    assert calls == ["/session/abc/upload/def"]
+    asyncio.run(app({**scope, "path": "/session/abc/upload/ghi", "headers": [(b"content-length", b"10")]}, receive,
+                    send))
+    assert calls == ["/session/abc/upload/ghi"]
 
 
 def test_cli_app_without_the_framework_says_how_to_install_it(capsys, monkeypatch):
@@ -302,41 +346,67 @@ def _listening_addresses(port: int) -> list[str]:
     return found
 
 
+class RunningApp:
+    """A ``microagg app`` subprocess: the address it printed (with its token), its port, process,
+    private folder and what it wrote on stderr so far."""
+
+    def __init__(self, url: str, port: int, proc, private: set, stderr_path: str):
+        self.url, self.port, self.proc, self.private, self.stderr_path = url, port, proc, private, stderr_path
+
+    @property
+    def stderr(self) -> str:
+        return Path(self.stderr_path).read_text()
+
+
 @contextlib.contextmanager
-def running_app(*args):
-    """``microagg app --no-browser ARGS`` in a subprocess: yields (url, port); checks at the end
-    that it stopped cleanly and removed its private folder."""
+def running_app(*args, env=None):
+    """``microagg app --no-browser ARGS`` in a subprocess (``env``: more environment variables);
+    yields a RunningApp. At the end: no traceback on its stderr; stopped by the test's SIGTERM
+    here, it ended cleanly and removed its private folder."""
     env = dict(os.environ, PYTHONPATH=f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
-               PYTHONUNBUFFERED="1")
+               PYTHONUNBUFFERED="1", **(env or {}))
     temp = Path(tempfile.gettempdir())
     before = set(temp.glob("microagg-app-*"))
-    proc = subprocess.Popen([sys.executable, "-m", "microagg.cli", "app", "--no-browser", *args], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with tempfile.NamedTemporaryFile("w", suffix=".stderr", delete=False) as err:
+        proc = subprocess.Popen([sys.executable, "-m", "microagg.cli", "app", "--no-browser", *args], env=env,
+                                stdout=subprocess.PIPE, stderr=err, text=True)
+    private: set = set()
+    stopped_here = False
     try:
         line = proc.stdout.readline()
-        match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
-        assert match, f"no address printed: {line!r} {proc.stderr.read() if proc.poll() is not None else ''}"
+        match = re.search(r"http://127\.0\.0\.1:(\d+)/\?token=[A-Za-z0-9._~-]{16,}", line)
+        assert match, f"no address printed: {line!r} {Path(err.name).read_text()}"
         private = set(temp.glob("microagg-app-*")) - before
         assert len(private) == 1 and (next(iter(private)).stat().st_mode & 0o777) == 0o700
-        yield match.group(0), int(match.group(1))
+        yield RunningApp(match.group(0), int(match.group(1)), proc, private, err.name)
     finally:
-        proc.terminate()
+        stopped_here = proc.poll() is None
+        if stopped_here:
+            proc.terminate()
         try:
             proc.wait(timeout=15)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        text = Path(err.name).read_text()
+        os.unlink(err.name)
     from microagg import cli
 
-    assert proc.returncode in (0, cli.EXIT_SIGTERM), proc.stderr.read()  # stopped by SIGTERM, no traceback
-    assert "Traceback" not in proc.stderr.read()
-    assert not any(p.exists() for p in private), "the private folder outlived the app"
+    if proc.returncode == -signal.SIGKILL and "Traceback" in text:
+        # killed with no handler while a run's process was starting: that process, orphaned before
+        # multiprocessing sent it its task, can only end in spawn's own EOFError
+        assert "spawn_main" in text and "EOFError" in text and text.count("Traceback") == 1, text
+    else:
+        assert "Traceback" not in text and "Exception" not in text, text
+    if stopped_here:
+        assert proc.returncode in (0, cli.EXIT_SIGTERM), text  # stopped by SIGTERM
+        assert not any(p.exists() for p in private), "the private folder outlived the app"
 
 
 @pytest.fixture
 def app_server():
-    with running_app() as server:
-        yield server
+    with running_app() as running:
+        yield running.url, running.port
 
 
 @pytest.fixture
@@ -396,6 +466,17 @@ class Page:
                 return False
         return self.wait(secs).until(check)
 
+    def now(self, css, secs=30) -> str:
+        """The text of ``css`` as it is now (read again if its output re-renders while it is read)."""
+        return self.text_of(css, lambda t: True, secs)
+
+    def settled(self, check, secs=30):
+        """``check(driver)`` once the elements it reads hold still (an output re-rendered between a
+        find and a read makes them stale: found and read again)."""
+        from selenium.common.exceptions import StaleElementReferenceException
+
+        return self.wait(secs).until(lambda d: _ignore_stale(check, d, StaleElementReferenceException))
+
     def click(self, css, secs=40):
         """Click once the element can take it (a tab's pane fades in; an output re-renders)."""
         from selenium.common.exceptions import WebDriverException
@@ -403,7 +484,7 @@ class Page:
         def attempt(d):
             try:
                 element = d.find_element(self.By.CSS_SELECTOR, css)
-                d.execute_script("arguments[0].scrollIntoView({block: 'center'});", element)
+                d.execute_script("arguments[0].scrollIntoView({block: 'center', behavior: 'instant'});", element)
                 element.click()
                 return True
             except WebDriverException:
@@ -432,7 +513,7 @@ class Page:
             self.d.save_screenshot(str(Path(self.shots) / name))
 
     def run(self):
-        self.click("#run")
+        self.click("#protect-run")
         self.run_clicks += 1
 
     def error_of_last_run(self, secs=60):
@@ -445,14 +526,14 @@ class Page:
             error = d.find_elements(self.By.CSS_SELECTOR, f'#error-line[data-run="{self.run_clicks}"]')
             if error and error[0].text:
                 return "error: " + error[0].text
-            heads = d.find_elements(self.By.CSS_SELECTOR, "#result_detail h4")
+            heads = d.find_elements(self.By.CSS_SELECTOR, "#results-result_detail h4")
             return heads and heads[0].text.startswith(f"Run {run_number}:")
 
         from selenium.common.exceptions import StaleElementReferenceException
 
         outcome = self.wait(secs).until(lambda d: _ignore_stale(finished, d, StaleElementReferenceException))
         assert outcome is True, outcome
-        return float(self.el("#il-value").text)
+        return float(self.now("#il-value"))
 
     def download(self, button_id, suffix, secs=30):
         before = set(self.d.downloads.iterdir())
@@ -480,27 +561,31 @@ def test_app_end_to_end_in_headless_chromium(app_server, browser, tmp_path):
     census_csv = tmp_path / "census.csv"
     census.to_csv(census_csv, index=False)
 
-    browser.get(url)
+    browser.get(url.split("?")[0])  # without the token: refused
+    assert "needs the app's token" in browser.find_element(By.TAG_NAME, "body").text
+    browser.get(url)  # the printed address: the token logs in, then leaves the address bar
+    page.wait(20).until(lambda d: d.current_url == f"http://127.0.0.1:{port}/")
     # a bundled data set, then an uploaded file
-    page.select("#dataset", "tarragona")
+    page.select("#data-dataset", "tarragona")
     page.text_of("#data-name", lambda t: t == "tarragona")
     assert len(browser.find_elements(By.CSS_SELECTOR, "#profile-table tr")) == 1 + 13
-    browser.find_element(By.ID, "upload").send_keys(str(census_csv))
+    browser.find_element(By.ID, "data-upload").send_keys(str(census_csv))
     page.text_of("#data-name", lambda t: t == "census.csv")
     page.shot("app-data.png")
 
     # run 1: mdav, k = 3, every numeric column (all suggested)
     page.tab("protect")
-    boxes = page.wait().until(lambda d: d.find_elements(By.CSS_SELECTOR, "#columns input[type=checkbox]"))
-    assert len(boxes) == 13 and all(b.is_selected() for b in boxes)
-    page.type_into("#k", "3")
-    page.select("#method", "mdav")
+    page.settled(lambda d: [b.is_selected() for b in d.find_elements(By.CSS_SELECTOR,
+                                                                      "#protect-columns input[type=checkbox]")]
+                 == [True] * 13)
+    page.type_into("#protect-k", "3")
+    page.select("#protect-method", "mdav")
     page.text_of("#method-summary", lambda t: len(t) > 0)
     il_mdav = page.run_and_wait(1, 240)
-    assert page.el("#result_detail h4").text == "Run 1: mdav, k = 3, census.csv"
+    assert page.now("#results-result_detail h4") == "Run 1: mdav, k = 3, census.csv"
     expected = microagg.microaggregate(census, k=3, method="mdav")
     assert round(il_mdav, 4) == round(expected.information_loss, 4)
-    reproduce = page.el("#reproduce").text
+    reproduce = page.now("#reproduce")
     assert "microagg protect" in reproduce and "--method mdav" in reproduce and "-k 3" in reproduce
     page.shot("app-results.png")
     browser.execute_script("document.getElementById('report-frame').scrollIntoView();")
@@ -515,7 +600,7 @@ def test_app_end_to_end_in_headless_chromium(app_server, browser, tmp_path):
 
     # run 2: icsm, then compare the two
     page.tab("protect")
-    page.select("#method", "icsm")
+    page.select("#protect-method", "icsm")
     il_icsm = page.run_and_wait(2)
     assert il_icsm < il_mdav
     page.tab("compare")
@@ -526,20 +611,20 @@ def test_app_end_to_end_in_headless_chromium(app_server, browser, tmp_path):
     page.shot("app-compare.png")
 
     # export run 1 (A): the protected file equals the API's output
-    page.click("#export_a")
-    page.text_of("#result_detail h4", lambda t: t.startswith("Run 1:"))
-    path = page.download("download_data", ".csv")
+    page.click("#compare-export_a")
+    page.text_of("#results-result_detail h4", lambda t: t.startswith("Run 1:"))
+    path = page.download("results-download_data", ".csv")
     got = pd.read_csv(path)
     assert list(got.columns) == list(census.columns)
     np.testing.assert_allclose(got.to_numpy(np.float64), expected.data.to_numpy(np.float64), rtol=1e-12)
     assert microagg.measures.smallest_group(got.to_numpy()) >= 3
-    report = page.download("download_report", ".html")
+    report = page.download("results-download_report", ".html")
     assert "<svg" in report.read_text()
 
     # a long colgen run: progress shows, Cancel stops it, the app stays usable
     page.tab("protect")
-    page.select("#method", "colgen")
-    page.type_into("#time_limit", "600")
+    page.select("#protect-method", "colgen")
+    page.type_into("#protect-time_limit", "600")
     page.run()
     page.text_of("#run-status", lambda t: t.startswith("running colgen"))
     time.sleep(1.5)
@@ -549,26 +634,26 @@ def test_app_end_to_end_in_headless_chromium(app_server, browser, tmp_path):
     page.tab("compare")  # the page answers while the run goes on
     page.text_of("#history-table", lambda t: "colgen" in t and "running" in t, 20)
     page.tab("protect")
-    page.click("#cancel")
+    page.click("#protect-cancel")
     page.text_of("#run-status", lambda t: "cancelled" in t, 20)
     page.tab("compare")
     page.text_of("#history-table", lambda t: "cancelled" in t, 20)
     page.tab("protect")
-    page.type_into("#time_limit", "")
+    page.type_into("#protect-time_limit", "")
 
     # errors are one line, without a traceback: k larger than the data, a parameter out of its range
-    page.type_into("#k", "5000")
-    page.select("#method", "mdav")
+    page.type_into("#protect-k", "5000")
+    page.select("#protect-method", "mdav")
     page.run()
     message = page.error_of_last_run()
     assert "\n" not in message and "Traceback" not in browser.page_source and "5000" in message
-    page.type_into("#k", "3")
-    page.select("#method", "vmdav")
-    page.type_into("#param_vmdav__gamma", "-1")
+    page.type_into("#protect-k", "3")
+    page.select("#protect-method", "vmdav")
+    page.type_into("#protect-param_vmdav__gamma", "-1")
     page.run()
     message = page.error_of_last_run()
     assert "\n" not in message and "gamma" in message and ">= 0" in message and "Traceback" not in browser.page_source
-    page.select("#method", "mdav")
+    page.select("#protect-method", "mdav")
 
     # a file whose column name and values carry HTML: shown as text, never run
     evil = '<img src=x onerror="window.__pwned=1">'
@@ -580,56 +665,70 @@ def test_app_end_to_end_in_headless_chromium(app_server, browser, tmp_path):
     hostile_csv = tmp_path / "hostile.csv"
     hostile.to_csv(hostile_csv, index=False)
     page.tab("data")
-    browser.find_element(By.ID, "upload").send_keys(str(hostile_csv))
+    browser.find_element(By.ID, "data-upload").send_keys(str(hostile_csv))
     page.text_of("#data-name", lambda t: t == "hostile.csv")
-    assert evil in page.el("#profile-table").text and "<b>bold</b>&amp;" in page.el("#preview-table").text
+    assert evil in page.now("#profile-table") and "<b>bold</b>&amp;" in page.now("#preview-table")
     assert browser.execute_script("return window.__pwned === undefined && document.querySelectorAll("
                                   "'img[src=x], #preview-table b').length === 0")
     page.tab("protect")
-    boxes = page.wait().until(lambda d: [b for b in d.find_elements(By.CSS_SELECTOR, "#columns input")
-                                         if b.is_displayed()])
-    labels = [b.find_element(By.XPATH, "..").text for b in boxes]
+
+    def qi_boxes(d) -> dict:
+        """Each quasi-identifier box's label -> ticked (read afresh: the list re-renders)."""
+        return {b.find_element(By.XPATH, "..").text.strip(): b.is_selected()
+                for b in d.find_elements(By.CSS_SELECTOR, "#protect-columns input") if b.is_displayed()}
+
+    labels = page.settled(lambda d: list(qi_boxes(d)) or False)
     assert any(evil in t for t in labels) and any("identifier" in t for t in labels)
     # with a stratum, a sample weight and a variable weight, as the API would do it
     from selenium.webdriver.support.ui import Select
 
-    Select(page.el("#strata")).select_by_visible_text("region")
-    w_box = next(b for b in boxes if b.find_element(By.XPATH, "..").text.strip() == "w")
-    assert w_box.is_selected()  # a numeric attribute by the default-QI rule
-    Select(page.el("#sample_weight")).select_by_visible_text("w")
-    page.wait().until(lambda d: not w_box.is_selected())  # the sample weight leaves the QIs
-    page.type_into("#weights", "age=2")
-    page.type_into("#k", "4")
+    Select(page.el("#protect-strata")).select_by_visible_text("region")
+    page.settled(lambda d: qi_boxes(d).get("w") is True)  # a numeric attribute by the default-QI rule
+    Select(page.el("#protect-sample_weight")).select_by_visible_text("w")
+    page.settled(lambda d: qi_boxes(d).get("w") is False)  # the sample weight leaves the QIs
+    page.type_into("#protect-weights", "age=2")
+    page.select("#protect-aggregation", "median")
+    page.type_into("#protect-k", "4")
     page.run_and_wait(4)
     assert browser.execute_script("return window.__pwned === undefined")
-    got = pd.read_csv(page.download("download_data", ".csv"))
+    got = pd.read_csv(page.download("results-download_data", ".csv"))
     for column in ("id", "note", "region", "w"):  # not quasi-identifiers: unchanged
         assert got[column].equals(hostile[column])
     qi = [evil, "age"]
     assert microagg.measures.smallest_group(got[qi].to_numpy()) >= 4
     assert (got.groupby(qi)["region"].nunique() == 1).all()  # groups never cross strata
     api = microagg.microaggregate(hostile, k=4, method="mdav", columns=qi, strata=["region"], sample_weight="w",
-                                  weights={"age": 2.0})
+                                  weights={"age": 2.0}, aggregation="median")
     np.testing.assert_allclose(got[qi].to_numpy(), api.data[qi].to_numpy(), rtol=1e-12)
+    assert round(float(page.now("#il-value")), 4) == round(api.information_loss, 4)
+    page.tab("protect")  # options that are not columns stay as they are when other data are loaded
+    page.select("#protect-aggregation", "mean")
+    page.type_into("#protect-weights", "")
 
     # a bundled data set with categorical columns (testdata): a nominal QI; the reproduce command
     # run from the command line gives the file the app exports
     page.tab("data")
-    page.select("#dataset", "testdata")
+    page.select("#data-dataset", "testdata")
     page.text_of("#data-name", lambda t: t == "testdata")
     page.tab("protect")
-    page.wait().until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#columns input")) >= 14)
-    boxes = {b.find_element(By.XPATH, "..").text.split()[0]: b
-             for b in browser.find_elements(By.CSS_SELECTOR, "#columns input")}
-    assert {name for name, b in boxes.items() if b.is_selected()} == {"age", "expend", "income", "savings"}
-    browser.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].click();", boxes["sex"])
-    page.type_into("#k", "3")
+    ticked = page.settled(lambda d: len(qi_boxes(d)) >= 14 and {t.split()[0] for t, on in qi_boxes(d).items() if on})
+    assert ticked == {"age", "expend", "income", "savings"}
+
+    def tick_sex(d):
+        box = next(b for b in d.find_elements(By.CSS_SELECTOR, "#protect-columns input")
+                   if b.find_element(By.XPATH, "..").text.split()[0] == "sex")
+        d.execute_script("arguments[0].scrollIntoView({block: 'center', behavior: 'instant'}); "
+                         "arguments[0].click();", box)
+        return True
+
+    page.settled(tick_sex)
+    page.type_into("#protect-k", "3")
     il = page.run_and_wait(5)
     testdata = microagg.datasets.load("testdata")
     qi = ["sex", "age", "expend", "income", "savings"]
     api = microagg.microaggregate(testdata, k=3, method="mdav", columns=qi, categorical=["sex"])
     assert round(il, 4) == round(api.information_loss, 4)
-    command = page.el("#reproduce").text.split("# Python")[0].strip().splitlines()[-1]
+    command = page.now("#reproduce").split("# Python")[0].strip().splitlines()[-1]
     assert "--categorical sex" in command
     import shlex
 
@@ -638,8 +737,18 @@ def test_app_end_to_end_in_headless_chromium(app_server, browser, tmp_path):
     argv = shlex.split(command)[1:]
     argv[argv.index("-o") + 1] = str(tmp_path / "from-cli.csv")
     assert cli.main(argv + ["-q"]) == 0
-    exported = pd.read_csv(page.download("download_data", ".csv"))
+    exported = pd.read_csv(page.download("results-download_data", ".csv"))
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "from-cli.csv"), exported)
+
+    # the compare tab shows every run option that differs from its default (runs 4 and 5)
+    page.tab("compare")
+    table = page.text_of("#compare-table", lambda t: "run 4" in t and "run 5" in t)
+    rows: dict = {}
+    for line in table.splitlines():
+        rows.setdefault(line.split(" ")[0], line)  # the option's row comes before the measures
+    for option, value in (("strata", "region"), ("sample", "w"), ("weights", "age=2"), ("aggregation", "median"),
+                          ("categorical", "sex")):
+        assert option in rows and value in rows[option], (option, table)
     assert _listening_addresses(port) == ["127.0.0.1"]
 
 
@@ -650,16 +759,17 @@ def test_file_argument_and_upload_limit(browser, tmp_path):
     small = tmp_path / "small.csv"
     microagg.datasets.load("census").head(20).to_csv(small, index=False)
     assert big.stat().st_size > 20_000 > small.stat().st_size
-    with running_app(str(small), "--max-upload-mb", "0.02") as (url, _):
+    with running_app(str(small), "--max-upload-mb", "0.02") as running:
+        url = running.url
         page = Page(browser, None)
         browser.get(url)
         page.text_of("#data-name", lambda t: t == "small.csv", 20)  # the FILE argument, loaded at start
-        page.el("#upload").send_keys(str(big))
+        page.el("#data-upload").send_keys(str(big))
         page.text_of("#upload-limit", lambda t: "larger than the upload limit of 0.02 MB" in t, 20)
         time.sleep(1.0)
-        assert page.el("#data-name").text == "small.csv"  # still the file loaded before
+        assert page.now("#data-name") == "small.csv"  # still the file loaded before
         browser.refresh()
         tiny = tmp_path / "tiny.csv"
         shutil.copy(small, tiny)
-        page.el("#upload").send_keys(str(tiny))  # under the limit: accepted
+        page.el("#data-upload").send_keys(str(tiny))  # under the limit: accepted
         page.text_of("#data-name", lambda t: t == "tiny.csv", 20)

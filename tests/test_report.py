@@ -16,6 +16,7 @@ import pytest
 import microagg
 from microagg.report import render_report, write_report
 
+
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome", "headless_shell")
 FIGURES = ("fig-group-sizes", "fig-pca-scatter", "fig-corr-original", "fig-corr-protected")
 
@@ -157,3 +158,28 @@ def test_report_rejects_mismatched_original(protected):
     df, res, _, _ = protected
     with pytest.raises((ValueError, KeyError)):
         render_report(res, pd.DataFrame({"x": [1.0, 2.0]}))
+
+
+@pytest.mark.parametrize("standardize", [True, False])
+def test_report_information_loss_is_the_runs(standardize):
+    from microagg.report import render_report
+
+    df = microagg.datasets.load("tarragona").head(200)
+    res = microagg.microaggregate(df, k=3, standardize=standardize)
+    html = render_report(res, df)
+    shown = f"{res.information_loss:.4f}"
+    assert html.count(f">{shown}<") >= 2  # "Information loss" and "Utility" tables agree
+    util = microagg.measures.utility_report(df[res.columns], res.data[res.columns], scaler=res.scaler)
+    assert util["information_loss"] == pytest.approx(res.information_loss)
+    assert res.measured(df[res.columns]) == pytest.approx(res.standardized)
+
+
+def test_report_with_text_categories():
+    from microagg.report import render_report
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.normal(size=60), "y": rng.normal(size=60),
+                       "c": rng.choice(["red", "green", "blue"], size=60)})
+    res = microagg.microaggregate(df, k=3, columns=["x", "y", "c"], categorical=["c"])
+    html = render_report(res, df)
+    assert "categorical c" in html and "k-anonymous" in html

@@ -1,19 +1,17 @@
 """Partitioned (Dask) and out-of-core microaggregation return valid groups and every row."""
 
+from __future__ import annotations
+
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 
 import microagg
-from microagg.partition import check_partition, group_sizes, sse
-from microagg.scale import (SLAB_CUT_WINDOW, _block_seed, _gap_cut, _slab_bounds, partitioned_labels,
-                            protect_out_of_core, refine_labels, spatial_blocks)
+from microagg.partition import check_partition, sse
+from microagg.scale import _gap_cut, partitioned_labels, refine_labels, spatial_blocks
 
-
-def _records(seed, n, d, dup):
-    Z = np.random.default_rng(seed).normal(size=(n, d))
-    return np.round(Z) if dup else Z  # dup: many duplicate rows and tied projections
+from conftest import _records
 
 
 @settings(max_examples=25, deadline=None)
@@ -109,22 +107,6 @@ def test_gap_cut_prefers_widest_gap_then_target():
     assert _gap_cut(np.zeros(8), 1, 7, 5.2) == 5  # all gaps zero: nearest the target
 
 
-@settings(max_examples=50, deadline=None)
-@given(st.integers(0, 10**6), st.integers(1, 2000), st.integers(1, 3), st.integers(1, 50), st.integers(0, 6),
-       st.booleans())
-def test_slabs_hold_every_record_once_and_enough_of_them(seed, n, d, min_size, levels, dup):
-    if n < min_size:
-        return
-    P = _records(seed, n, d, dup).astype(np.float32)
-    order, bounds = _slab_bounds(P, min_size, levels)
-    assert np.array_equal(np.sort(order), np.arange(n))
-    sizes = np.diff(bounds)
-    assert bounds[0] == 0 and bounds[-1] == n and len(sizes) <= 2**levels
-    assert sizes.min() >= min_size
-    if levels and n * (0.5 - SLAB_CUT_WINDOW) ** (levels - 1) >= 2 * min_size:  # every slab large enough to cut
-        assert len(sizes) == 2**levels
-
-
 @pytest.mark.parametrize("scheduler", [None, "threads", "synchronous"])
 def test_microaggregate_partitioned(scheduler):
     df = microagg.datasets.load("census")
@@ -170,68 +152,6 @@ def test_partitioned_per_variable_method():
 def test_bad_arguments(kwargs):
     with pytest.raises(ValueError):
         partitioned_labels(np.zeros((10, 2)), 2, "mdav", **kwargs)
-
-
-def _write_input(tmp_path, df, fmt):
-    if fmt == "parquet":
-        src = tmp_path / "in"
-        src.mkdir()
-        df.iloc[:1700].to_parquet(src / "part-0.parquet")
-        df.iloc[1700:].to_parquet(src / "part-1.parquet")
-    else:
-        src = tmp_path / "in.csv"
-        df.to_csv(src, index=False)
-    return src
-
-
-@pytest.mark.parametrize("fmt", ["parquet", "csv"])
-def test_out_of_core(tmp_path, fmt):
-    rng = np.random.default_rng(5)
-    n = 3000
-    df = pd.DataFrame(rng.normal(size=(n, 3)), columns=["a", "b", "c"])
-    df["name"] = [f"r{i}" for i in range(n)]
-    df["a"] = np.round(df["a"], 1)  # ties
-    src = _write_input(tmp_path, df, fmt)
-    out = tmp_path / "out"
-    summary = protect_out_of_core(src, out, k=3, columns=["a", "b", "c"], block_size=200, chunk_rows=700,
-                                  slab_blocks=3)
-    res = pd.concat([pd.read_parquet(f) for f in summary["files"]], ignore_index=True)
-    assert len(res) == n
-    assert list(res["name"]) == list(df["name"])  # every record, in order, non-QI unchanged
-    sizes = res.groupby(["a", "b", "c"]).size()
-    assert sizes.min() >= 3
-    assert summary["min_group_size"] >= 3 and summary["records"] == n
-    assert summary["slabs"] > 1
-    assert 0 < summary["information_loss"] < 100
-    # group means preserve the column means
-    assert np.allclose(res[["a", "b", "c"]].mean(), df[["a", "b", "c"]].mean())
-
-
-def test_out_of_core_one_slab_is_the_in_memory_algorithm(tmp_path):
-    rng = np.random.default_rng(6)
-    df = pd.DataFrame(rng.normal(size=(2500, 3)) * [1, 5, 20], columns=["a", "b", "c"])
-    src = _write_input(tmp_path, df, "parquet")
-    summary = protect_out_of_core(src, tmp_path / "out", k=3, block_size=200, chunk_rows=600, slab_blocks=100,
-                                  seed=4)
-    assert summary["slabs"] == 1
-    X = df.to_numpy()
-    Z = (X - X.mean(axis=0)) / X.std(axis=0)
-    labels = partitioned_labels(Z, 3, "mdav", block_size=200, seed=_block_seed(4, 0), scheduler="synchronous")
-    assert summary["groups"] == len(group_sizes(labels))
-    assert summary["sse"] == pytest.approx(sse(Z, labels), rel=1e-9)
-
-
-def test_out_of_core_bad_input(tmp_path):
-    with pytest.raises(ValueError):
-        protect_out_of_core(tmp_path / "missing.parquet", tmp_path / "o", k=3, block_size=10)
-    src = tmp_path / "in.csv"
-    pd.DataFrame({"a": np.arange(50.0), "b": np.arange(50.0) % 7}).to_csv(src, index=False)
-    for method, params, message in (("nosuch", {}, "unknown method"),
-                                    ("individual-ranking", {}, "one group per attribute"),
-                                    ("mdav", {"refine": 2}, "refine must be"),
-                                    ("mdav", {"gamma": 0.2}, "no parameter gamma")):
-        with pytest.raises(ValueError, match=message):
-            protect_out_of_core(src, tmp_path / "o", k=3, block_size=10, method=method, **params)
 
 
 def test_distributed_cluster_by_client_and_by_address(tmp_path):

@@ -21,6 +21,7 @@ def __getattr__(name):
 
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name], __name__), name)
-    if name in ("datasets", "measures", "scale", "report", "partition", "preprocess", "api", "io"):
+    if name in ("datasets", "measures", "scale", "report", "partition", "preprocess", "api", "io", "pipeline",
+                "options", "outofcore", "result", "scaling", "strata", "transforms", "representatives"):
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'microagg' has no attribute {name!r}")

@@ -1,4 +1,4 @@
-"""Command line: microagg protect | evaluate | methods | demo.
+"""Command line: microagg protect | evaluate | methods | demo | app.
 
 Exit status: 0 done; 2 a user error (one line on stderr, found before any computation, nothing
 written); 1 an internal error (a bug: "internal error" and the traceback on stderr); 130 / 143
@@ -7,7 +7,10 @@ written atomically (temporary file in the target folder, then rename) and never 
 stdout carries only the summary or, with --json, exactly one JSON document: the computation runs
 with file descriptor 1 pointed at stderr, so chatter from C libraries (HiGHS) cannot reach it.
 
-Nothing heavy is imported at module level: ``microagg --help`` answers at once.
+The run options' flags (-k, --method, --columns, --time-limit, --strata, ...) are generated from
+their declarations (``microagg.options.RUN_OPTIONS``) and validated by them, all before the data
+are read, exactly as the API validates them. Nothing heavy is imported at module level:
+``microagg --help`` answers at once.
 """
 
 from __future__ import annotations
@@ -24,14 +27,16 @@ from pathlib import Path
 
 from .clock import mark_command_thread
 from .errors import InputError
+from .params import Param
 
 EXIT_INTERNAL_ERROR = 1
 EXIT_USER_ERROR = 2
 EXIT_SIGINT = 130
 EXIT_SIGTERM = 143
 
-#: Run options that are not method parameters: --param NAME=... names the option instead.
-_OPTIONS = ("seed", "time_limit", "progress", "weights", "sample_weight", "strata", "columns", "k", "deadline")
+#: the rank-interval percentage of interval disclosure (evaluate, and protect's report)
+INTERVAL_P = Param("interval_p", "float", 10.0, "rank-interval percentage for interval disclosure", low=0.0,
+                   high=100.0, flags=("--interval-p",), metavar="P")
 
 
 class UserError(InputError):
@@ -47,14 +52,19 @@ class _Parser(argparse.ArgumentParser):
 
 def parse_param(text: str) -> tuple[str, str]:
     """NAME=VALUE -> (name, raw text); the value is typed by the method's declaration."""
+    from .options import RUN_OPTIONS
+
     if "=" not in text:
         raise UserError(f"--param expects NAME=VALUE, got {text!r}")
     name, raw = text.split("=", 1)
     name = name.strip().replace("-", "_")
     if not name:
         raise UserError(f"--param expects NAME=VALUE, got {text!r}")
-    if name in _OPTIONS:
-        raise UserError(f"--param {name}=... is not a method parameter: use the --{name.replace('_', '-')} option")
+    declared = {p.name: p for p in RUN_OPTIONS}
+    if name in declared or name == "deadline":
+        flag = declared[name].flags[0] if name in declared and declared[name].flags else None
+        raise UserError(f"--param {name}=... is not a method parameter"
+                        + (f": use the {flag} option" if flag else ""))
     return name, raw.strip()
 
 
@@ -79,44 +89,17 @@ def method_params(method: str, texts) -> dict:
 
 def parse_weights(text: str | None):
     """--weights: "2,1,0.5" (one per QI column, in order) or "AGI=2,INCOME=0.5" (others weigh 1)."""
-    if text is None:
-        return None
-    items = [t.strip() for t in text.split(",")]
-    if not all(items):
-        raise UserError(f"--weights has an empty item: {text!r}")
-    named = ["=" in t for t in items]
-    if any(named) and not all(named):
-        raise UserError(f"--weights mixes NAME=VALUE and plain values: {text!r}")
+    from .errors import ParameterError
+    from .options import parse_weights as parse
 
-    def number(raw, what):
-        try:
-            value = float(raw)
-        except ValueError:
-            raise UserError(f"--weights: {what} is not a number: {raw!r}") from None
-        return value
-
-    if all(named):
-        pairs = [t.split("=", 1) for t in items]
-        names = [a.strip() for a, _ in pairs]
-        if len(set(names)) != len(names):
-            raise UserError(f"--weights names a column twice: {text!r}")
-        return {a.strip(): number(b.strip(), f"the weight of {a.strip()}") for a, b in pairs}
-    return [number(t, "a weight") for t in items]
-
-
-def _names(text: str | None, option: str) -> list | None:
-    """The column names of a comma-separated option; a name given twice is an error (exit 2)."""
-    from .preprocess import given_twice
-
-    names = [c.strip() for c in text.split(",") if c.strip()] if text else None
-    twice = given_twice(names or ())
-    if twice:
-        raise UserError(f"{option} names a column twice: {', '.join(twice)}")
-    return names
+    try:
+        return None if text is None else parse(text)
+    except ParameterError as exc:
+        raise UserError(str(exc)) from None
 
 
 def as_in_header(names, header) -> list | None:
-    """Column names from the command line (stripped by ``_names``) as the file spells them: a
+    """Column names from the command line (stripped when parsed) as the file spells them: a
     hand-written header 'x, y' holds the name ' y', so a name matching no column exactly takes
     the one column whose name it is once stripped."""
     if not names:
@@ -158,19 +141,18 @@ def labels_text(labels) -> str:
     return "\n".join(",".join(map(str, row)) for row in labels.tolist()) + "\n"
 
 
-def _check_time_limit(value) -> None:
-    import math
+def _interval_p(args, default=None):
+    """--interval-p, validated by its declaration (errors name the flag)."""
+    from dataclasses import replace
 
-    if value is not None and not (math.isfinite(value) and value > 0):
-        raise UserError(f"--time-limit must be a positive number of seconds, got {value}")
-
-
-def _check_interval_p(value) -> None:
-    if value is not None and not 0 <= value <= 100:  # also False for NaN
-        raise UserError(f"--interval-p must be in [0, 100], got {value}")
+    if args.interval_p is None:
+        return default
+    shown = replace(INTERVAL_P, name="--interval-p")
+    return shown.validate(shown.parse(args.interval_p, None), None)
 
 
 def _read_options(args) -> dict:
+    """The reader's options: the CSV dialect, the Excel sheet and the missing-value tokens."""
     return {"sep": args.sep, "decimal": args.decimal, "encoding": args.encoding, "sheet": args.sheet,
             "missing": tuple(t for t in (args.missing or "").split(",") if t.strip())}
 
@@ -207,10 +189,7 @@ def print_json(obj) -> None:
 
 
 def result_record(res, output=None, report=None, unchanged=()) -> dict:
-    """The machine-readable summary of a Result (``--json``)."""
-    import numpy as np
-
-    sizes = np.concatenate(res.group_sizes) if res.per_variable else np.asarray(res.group_sizes)
+    """The machine-readable summary of a Result (``--json``): the run's audit figures and facts."""
     return {
         "method": res.method,
         "k": res.k,
@@ -218,15 +197,7 @@ def result_record(res, output=None, report=None, unchanged=()) -> dict:
         "columns": [str(c) for c in res.columns],
         "unchanged_columns": [str(c) for c in unchanged],
         "params": res.params,
-        "information_loss": res.information_loss,
-        "sse": res.sse,
-        "sst": res.sst,
-        "lower_bound": res.lower_bound,
-        "lower_bound_il": res.lower_bound_il,
-        "gap": res.gap,
-        "groups": int(len(sizes)),
-        "group_size_min": int(sizes.min()),
-        "group_size_max": int(sizes.max()),
+        **res.audit.group("run"),
         "per_variable": res.per_variable,
         "seconds": res.seconds,
         "extras": res.extras,
@@ -279,74 +250,31 @@ def _isatty(stream) -> bool:
         return False
 
 
-# --- commands --------------------------------------------------------------------------------
+# --- protect ---------------------------------------------------------------------------------
 
-def _out_of_core_sample(src: Path, rows: int = 1000):
-    """The first rows of a Parquet dataset or CSV, to apply the column rules before any pass."""
-    import glob
-
-    if src.is_dir() or src.suffix.lower() in (".parquet", ".pq"):
-        import pyarrow.parquet as pq
-
-        files = [str(src)] if src.is_file() else sorted(glob.glob(str(src / "**" / "*.parquet"), recursive=True))
-        if not files:
-            raise UserError(f"no Parquet files found in {src}")
-        try:
-            return next(pq.ParquetFile(files[0]).iter_batches(batch_size=rows)).to_pandas()
-        except (OSError, ValueError, StopIteration) as exc:
-            raise UserError(f"cannot read {files[0]}: {_one_line(exc)}") from None
-    from .scale import first_rows
-
-    try:
-        return first_rows(src, rows)  # typed by the same column rules as in memory (codes such as 00123 stay text)
-    except (OSError, ValueError, UnicodeDecodeError, StopIteration) as exc:
-        raise UserError(f"cannot read {src.name}: {_one_line(exc)}") from None
-
-
-def protect_out_of_core_cli(args, params) -> int:
-    """--out-of-core: stream a Parquet dataset or CSV through the partitioned mode (scale.py) into a
-    new folder of Parquet partitions. Every check runs before the first pass over the data; the
-    folder appears complete or not at all."""
+def protect_out_of_core_cli(args, options: dict, params: dict) -> int:
+    """--out-of-core: stream a Parquet dataset or CSV through the partitioned mode into a new
+    folder of Parquet partitions (outofcore.py). Every check runs before the first pass over the
+    data; the folder appears complete or not at all."""
     from . import io
+    from .outofcore import check_out_of_core, protect_out_of_core
 
     unsupported = [flag for flag, on in (
-        ("--report", args.report), ("--weights", args.weights), ("--sample-weight", args.sample_weight),
-        ("--raw", args.raw), ("--sep", args.sep), ("--decimal", args.decimal), ("--encoding", args.encoding),
-        ("--missing", args.missing), ("--sheet", args.sheet), ("--labels-out", args.labels_out),
-        ("--trim", args.trim is not None)) if on]
+        ("--report", args.report), ("--sep", args.sep), ("--decimal", args.decimal), ("--encoding", args.encoding),
+        ("--sheet", args.sheet), ("--labels-out", args.labels_out)) if on]
     if unsupported:
         raise UserError(f"--out-of-core does not support {', '.join(unsupported)} yet")
-    if args.k < 2:
-        raise UserError(f"k must be at least 2, got {args.k}")
-    if args.block_size is None:
-        raise UserError("--out-of-core needs --block-size (records per block, e.g. 5000)")
+    check_out_of_core(options, cli=True)
     src, out = Path(args.input), Path(args.output)
     if not src.exists():
         raise UserError(f"input file not found: {src}")
-    if io.format_of(src) not in ("csv", "parquet"):
-        raise UserError(f"--out-of-core reads CSV or Parquet, not {src.name}")
     io.check_output_path(out, src, folder=True)
-    strata = _names(args.strata, "--strata")
-    if args.merge_small_strata and not strata:
-        raise UserError("--merge-small-strata needs --strata")
-    from .preprocess import select_columns
-
-    sample = _out_of_core_sample(src)
-    unknown = [c for c in strata or () if c not in sample.columns]
-    if unknown:
-        raise UserError(f"unknown strata column(s): {', '.join(unknown)}")
-    columns = select_columns(sample, _names(args.columns, "--columns"), exclude=strata or ())
-    from .scale import protect_out_of_core
-
     box = {}
 
     def fill(tmp):
-        with stdout_to_stderr(), progress_bar(not args.quiet, args.time_limit, f"microagg {args.method}") as bar:
-            box["summary"] = protect_out_of_core(src, tmp, k=args.k, method=args.method, columns=columns,
-                                                 block_size=args.block_size, scheduler=args.scheduler,
-                                                 seed=args.seed, time_limit=args.time_limit, progress=bar,
-                                                 strata=strata, merge_small_strata=args.merge_small_strata,
-                                                 **params)
+        with stdout_to_stderr(), progress_bar(not args.quiet, options.get("time_limit"),
+                                              f"microagg {options.get('method', 'mdav')}") as bar:
+            box["summary"] = protect_out_of_core(src, tmp, progress=bar, **options, **params)
 
     io.atomic_folder(out, fill)
     summary = {k: (v if isinstance(v, (int, float, str, list, bool)) or v is None else str(v))
@@ -360,39 +288,11 @@ def protect_out_of_core_cli(args, params) -> int:
     return 0
 
 
-def cmd_protect(args) -> int:
+def _protect_paths(args, src: Path):
+    """(output, report, labels file): each checked before any work (format, folder, writable, not
+    the input or another file of the run)."""
     from . import io
 
-    _check_time_limit(args.time_limit)
-    _check_interval_p(args.interval_p)
-    if args.interval_p is not None and args.report is None:
-        raise UserError("--interval-p sets the report's interval disclosure: it needs --report")
-    if args.seed is not None and args.seed < 0:
-        raise UserError(f"--seed must be a non-negative integer, got {args.seed}")
-    if args.block_size is not None and args.block_size < 1:
-        raise UserError(f"--block-size must be a positive number of records, got {args.block_size}")
-    params = method_params(args.method, args.param)
-    start = None
-    if args.init is not None:
-        from . import methods as registry
-
-        if "init" not in registry.get(args.method).params:
-            takes = ", ".join(m for m in registry.names() if "init" in registry.get(m).params)
-            raise UserError(f"method {args.method} takes no start partition; --init works with {takes}")
-        if "init" in params:
-            raise UserError("give the start partition once: --init FILE or --param init=...")
-        if args.out_of_core or args.block_size is not None or args.scheduler is not None:
-            raise UserError("--init cannot be combined with --out-of-core or --block-size: blocks are cut afresh")
-        start = read_start_labels(args.init)
-    if args.out_of_core:
-        if args.categorical or args.ordinal or args.distance != "euclidean" or args.aggregation != "mean":
-            raise UserError("--out-of-core takes continuous columns and group means only: drop --categorical, "
-                            "--ordinal, --distance and --aggregation, or run without --out-of-core")
-        return protect_out_of_core_cli(args, params)
-    src = Path(args.input)
-    if not src.exists():
-        raise UserError(f"input file not found: {src}")
-    io.format_of(src)
     out = io.check_output_path(Path(args.output), src)
     if args.init is not None and io.same_file(out, Path(args.init)):
         raise UserError(f"refusing to write the output over the --init file {out}")
@@ -403,84 +303,117 @@ def cmd_protect(args) -> int:
         report_path = io.check_side_file(check_report_path(args.report), "report", src, out, args.init)
     labels_out = None if args.labels_out is None else io.check_side_file(args.labels_out, "labels", src, out,
                                                                             report_path, args.init)
-    weights = parse_weights(args.weights)
-    strata = _names(args.strata, "--strata")
-    columns = _names(args.columns, "--columns")
-    if args.columns is not None and not columns:
-        raise UserError("--columns is empty")
-    if args.merge_small_strata and not strata:
-        raise UserError("--merge-small-strata needs --strata")
+    return out, report_path, labels_out
 
-    read_options = _read_options(args)
-    table = io.read(src, **read_options)
+
+def _start_partition(args, options: dict, params: dict):
+    """--init: the labels to start from (read here), for a method that takes a start partition."""
+    if args.init is None:
+        return None
+    from . import methods as registry
+
+    method = options.get("method", "mdav")
+    if "init" not in registry.get(method).params:
+        takes = ", ".join(m for m in registry.names() if "init" in registry.get(m).params)
+        raise UserError(f"method {method} takes no start partition; --init works with {takes}")
+    if "init" in params:
+        raise UserError("give the start partition once: --init FILE or --param init=...")
+    if args.out_of_core or options.get("block_size") is not None or options.get("scheduler") is not None:
+        raise UserError("--init cannot be combined with --out-of-core or --block-size: blocks are cut afresh")
+    return read_start_labels(args.init)
+
+
+def _as_in_file(options: dict, table) -> dict:
+    """The column names of the options as the file's header spells them (``as_in_header``); a
+    duplicated header name named in an option is an error."""
+    header = table.header
+    out = dict(options)
+    for name in ("columns", "strata", "categorical"):
+        if out.get(name):
+            out[name] = as_in_header(out[name], header)
+    if out.get("ordinal"):
+        out["ordinal"] = dict(zip(as_in_header(list(out["ordinal"]), header), out["ordinal"].values()))
+    if isinstance(out.get("sample_weight"), str):
+        out["sample_weight"] = as_in_header([out["sample_weight"]], header)[0]
+    if isinstance(out.get("weights"), dict):
+        out["weights"] = dict(zip(as_in_header(list(out["weights"]), header), out["weights"].values()))
+    table.check_columns(out.get("columns"))
+    table.check_columns(out.get("strata"), "stratum")
+    table.check_columns([out["sample_weight"]] if isinstance(out.get("sample_weight"), str) else [], "sample weight")
+    table.check_columns((out.get("categorical") or []) + list(out.get("ordinal") or []))
+    return out
+
+
+def cmd_protect(args) -> int:
+    from . import io
+    from .options import from_arguments, validate_run
+
+    options = from_arguments(args)
+    params = method_params(options.get("method", "mdav"), args.param)
+    run = validate_run(options, params, cli=True)  # every option and parameter, before the data are read
+    interval_p = _interval_p(args)
+    if interval_p is not None and args.report is None:
+        raise UserError("--interval-p sets the report's interval disclosure: it needs --report")
+    start = _start_partition(args, options, params)
+    if args.out_of_core:
+        return protect_out_of_core_cli(args, options, params)
+    src = Path(args.input)
+    if not src.exists():
+        raise UserError(f"input file not found: {src}")
+    io.format_of(src)
+    out, report_path, labels_out = _protect_paths(args, src)
+    table = io.read(src, **_read_options(args))
     io.check_writable(table, out)
-    columns, strata = as_in_header(columns, table.header), as_in_header(strata, table.header)
-    sample_weight = as_in_header([args.sample_weight], table.header)[0] if args.sample_weight else None
-    categorical = as_in_header(_names(args.categorical, "--categorical"), table.header)
-    ordinal = as_in_header(_names(args.ordinal, "--ordinal"), table.header)
-    if isinstance(weights, dict):
-        weights = dict(zip(as_in_header(list(weights), table.header), weights.values()))
+    options = _as_in_file(options, table)
     if start is not None:
         if len(start) != len(table.frame):
             raise UserError(f"--init {args.init} has {len(start)} labels for {len(table.frame)} records")
         params["init"] = start
-    table.check_columns(columns)
-    table.check_columns(strata, "stratum")
-    table.check_columns([sample_weight] if sample_weight else [], "sample weight")
-    table.check_columns((categorical or []) + (ordinal or []))
-    show = not args.quiet
-    from .api import microaggregate
-
-    with stdout_to_stderr(), progress_bar(show, args.time_limit, f"microagg {args.method}") as callback:
-        res = microaggregate(
-            table.frame,
-            k=args.k,
-            method=args.method,
-            columns=columns,
-            seed=args.seed,
-            standardize=not args.raw,
-            time_limit=args.time_limit,
-            strata=strata,
-            block_size=args.block_size,
-            scheduler=args.scheduler,
-            weights=weights,
-            sample_weight=sample_weight,
-            merge_small_strata=args.merge_small_strata,
-            progress=callback if callback is not None else False,
-            categorical=categorical, ordinal=ordinal, distance=args.distance,
-            aggregation=args.aggregation, trim=args.trim, missing=read_options["missing"],
-            **params,
-        )
-        report_text = None
-        if report_path is not None:
-            from .report import render_report
-
-            settings = {"input": str(src), "output": str(out), "seed": args.seed,
-                        "time limit (s)": args.time_limit, "strata": ", ".join(strata) if strata else None,
-                        "standardised": not args.raw, "block size": args.block_size}
-            report_text = render_report(res, table.frame, settings,
-                                        p=10.0 if args.interval_p is None else args.interval_p)
-    published = {c: res.data[c].to_numpy() for c in res.columns}
-    io.write(table, out, published)
+    res, report_text = _protect(args, table, options, params, run, report_path, out, interval_p)
+    io.write(table, out, {c: res.data[c].to_numpy() for c in res.columns})
     if report_text is not None:
         io.atomic_write_text(report_path, report_text)
     if labels_out is not None:
         io.atomic_write_text(labels_out, labels_text(res.labels))
+    _print_protected(args, res, table, out, report_path, labels_out)
+    return 0
+
+
+def _protect(args, table, options, params, run, report_path, out, interval_p):
+    """The run (the API's microaggregate on the table read) and its report, with stdout kept clean."""
+    from .api import microaggregate
+
+    with stdout_to_stderr(), progress_bar(not args.quiet, run.time_limit, f"microagg {run.method}") as callback:
+        res = microaggregate(table, **options, progress=callback if callback is not None else False, **params)
+        report_text = None
+        if report_path is not None:
+            from .report import render_report
+
+            settings = {"input": str(table.path), "output": str(out), "seed": run.seed,
+                        "time limit (s)": run.time_limit,
+                        "strata": ", ".join(map(str, run.strata)) if run.strata else None,
+                        "standardised": run.standardize, "block size": run.block_size}
+            report_text = render_report(res, table.frame, settings, p=10.0 if interval_p is None else interval_p)
+    return res, report_text
+
+
+def _print_protected(args, res, table, out, report_path, labels_out) -> None:
     unchanged = [c for c in table.header if c not in set(res.columns)]
     if args.json:
         print_json(result_record(res, out, report_path, unchanged))
-    else:
-        print(res.summary())
-        print(f"protected (quasi-identifiers): {', '.join(map(str, res.columns))}")
-        if unchanged:
-            print(f"unchanged: {', '.join(map(str, unchanged))}")
-        print(f"written: {out}")
-        if report_path is not None:
-            print(f"report: {report_path}")
-        if labels_out is not None:
-            print(f"labels: {labels_out}")
-    return 0
+        return
+    print(res.summary())
+    print(f"protected (quasi-identifiers): {', '.join(map(str, res.columns))}")
+    if unchanged:
+        print(f"unchanged: {', '.join(map(str, unchanged))}")
+    print(f"written: {out}")
+    if report_path is not None:
+        print(f"report: {report_path}")
+    if labels_out is not None:
+        print(f"labels: {labels_out}")
 
+
+# --- evaluate --------------------------------------------------------------------------------
 
 def _warn_unaligned(orig, prot, qis) -> None:
     """evaluate compares records row by row: a column both files hold that is not a QI (an id, a
@@ -508,9 +441,10 @@ def cmd_evaluate(args) -> int:
     import numpy as np
 
     from . import io, measures
+    from .params import column_names
     from .preprocess import quasi_identifiers, select_columns
 
-    _check_interval_p(args.interval_p)
+    interval_p = _interval_p(args, default=10.0)
     if args.k is not None and args.k < 1:
         raise UserError(f"-k must be at least 1, got {args.k}")
     options = _read_options(args)
@@ -519,7 +453,7 @@ def cmd_evaluate(args) -> int:
     orig, prot = orig_table.frame, prot_table.frame
     if len(orig) != len(prot):
         raise UserError(f"the files have different numbers of rows ({len(orig)} and {len(prot)})")
-    columns = as_in_header(_names(args.columns, "--columns"), orig_table.header)
+    columns = as_in_header(column_names(args.columns, "--columns"), orig_table.header)
     orig_table.check_columns(columns)
     cols = select_columns(orig, columns)
     missing = [c for c in cols if c not in prot.columns]
@@ -535,29 +469,22 @@ def cmd_evaluate(args) -> int:
     except InputError as exc:
         raise UserError(f"protected file: {exc}") from None
     with stdout_to_stderr(), progress_bar(not args.quiet and not args.json, None, "evaluating"):
-        report = measures.utility_report(X, Xp)
-        risk = measures.risk_report(X, Xp, args.interval_p)
-    anonymous = None if args.k is None else bool(report["smallest_group"] >= args.k)
+        audit = measures.compare(X, Xp, p=interval_p).audit("utility", "risk")
+    anonymous = None if args.k is None else bool(audit["smallest_group"] >= args.k)
     if args.json:
-        print_json({"columns": [str(c) for c in cols], "records": len(X), "utility": report, "risk": risk,
-                    "k": args.k, "k_anonymous": anonymous})
+        print_json({"columns": [str(c) for c in cols], "records": len(X), "utility": audit.group("utility"),
+                    "risk": audit.group("risk"), "k": args.k, "k_anonymous": anonymous})
         return 0
     print(f"quasi-identifiers: {', '.join(map(str, cols))}")
-    print("utility / information loss")
-    print(f"  information loss (IL, %):              {report['information_loss']:.4f}")
-    print(f"  IL1s (Yancey et al. 2002):             {report['il1s']:.4f}")
-    print(f"  correlation discrepancy Δr (mean/sd):  {report['delta_r_mean']:.4f} / {report['delta_r_std']:.4f}")
-    print(f"  covariance discrepancy (MAE / var. %): {report['covariance_mae']:.4f} / "
-          f"{report['covariance_variation_percent']:.2f}")
-    print(f"  relative eigenvalue discrepancy (%):   {report['eigenvalue_discrepancy_percent']:.2f}")
-    print(f"  first-PC weight change ΔW (%):         {report['delta_w']:.3f}")
-    print(f"  variance on first PC (%FPC):           {report['fpc_percent_original']:.2f} -> "
-          f"{report['fpc_percent_protected']:.2f}")
-    print("disclosure risk")
-    print(f"  distance-based record linkage (%):     {100 * risk['record_linkage_dbrl']:.2f}")
-    print(f"  interval disclosure, p = {args.interval_p:g}% (%):  {100 * risk['interval_disclosure']:.2f}")
-    print(f"  smallest group of identical QI values: {report['smallest_group']}"
-          + ("" if args.k is None else ("  (k-anonymous)" if anonymous else f"  (NOT {args.k}-anonymous)")))
+    for title, group in (("utility / information loss", "utility"), ("disclosure risk", "risk")):
+        print(title)
+        for figure in audit.rows(group):
+            if group == "utility" and figure.name == "smallest_group":
+                continue  # listed once, with the risk figures
+            note = ""
+            if figure.name == "smallest_group" and args.k is not None:
+                note = "  (k-anonymous)" if anonymous else f"  (NOT {args.k}-anonymous)"
+            print(f"  {figure.measure.label + ':':45s} {figure.text()}{note}")
     return 0
 
 
@@ -588,14 +515,16 @@ def cmd_methods(args) -> int:
 
 
 def cmd_demo(args) -> int:
+    from dataclasses import replace
+
     from . import datasets
     from .demo import run_demo
+    from .options import option
 
     if args.dataset not in datasets.names():
         raise UserError(f"unknown data set {args.dataset!r}; bundled: {', '.join(datasets.names())}")
-    if args.k < 2:
-        raise UserError(f"k must be at least 2, got {args.k}")
-    _check_time_limit(args.time_limit)
+    replace(option("k"), name="-k").validate(args.k, None)
+    replace(option("time_limit"), name="--time-limit").validate(args.time_limit, None)
     run_demo(args.dataset, args.k, args.time_limit, quiet_stdout=stdout_to_stderr)
     return 0
 
@@ -610,60 +539,46 @@ def cmd_app(args) -> int:
     from .app import serve
 
     return serve(args.file, host=args.host, port=args.port, open_browser=not args.no_browser,
-                 allow_remote=args.allow_remote, max_upload_mb=args.max_upload_mb)
+                 allow_remote=args.allow_remote, max_upload_mb=args.max_upload_mb, token=args.token)
 
 
-def _add_read_options(p) -> None:
+def _add_read_options(p, missing: bool = True) -> None:
     p.add_argument("--sep", help="CSV field separator (default: detected among , ; tab |); 'tab' for a tab")
     p.add_argument("--decimal", choices=(".", ","), help="CSV decimal mark (default: detected)")
     p.add_argument("--encoding", help="CSV text encoding (default: UTF-8 with or without BOM, else cp1252/latin-1)")
     p.add_argument("--sheet", help="Excel: the worksheet to read (default: the first)")
-    p.add_argument("--missing", metavar="TOKEN,...",
-                   help="text tokens that mean 'missing' (e.g. '-,.,n/a'); a missing value in a "
-                        "quasi-identifier is still an error, other columns are written unchanged")
+    if missing:
+        p.add_argument("--missing", metavar="TOKEN,...",
+                       help="text tokens that mean 'missing' (e.g. '-,.,n/a'); a missing value in a "
+                            "quasi-identifier is still an error, other columns are written unchanged")
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from . import io
+    from .options import add_arguments
+
     p = _Parser(prog="microagg", description="Microaggregation of numeric microdata (k-anonymity by group means).")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
     sub.required = True
 
-    pr = sub.add_parser("protect", help="microaggregate a data file (CSV, Parquet, Stata, SPSS, SAS, Excel)")
+    pr = sub.add_parser("protect", help=f"microaggregate a data file ({io.supported_text()})")
     pr.add_argument("input")
     pr.add_argument("-o", "--output", required=True,
                     help="output file; its suffix sets the format (the input's format and CSV dialect when "
                          "the suffixes match); written atomically, never over the input")
-    pr.add_argument("-k", type=int, required=True, help="minimum group size")
-    pr.add_argument("--columns", help="comma-separated quasi-identifier columns (default: all numeric)")
-    pr.add_argument("--method", default="mdav", help="method name (see 'microagg methods')")
-    pr.add_argument("--seed", type=int, default=0)
-    pr.add_argument("--time-limit", type=float, default=None, metavar="SECONDS")
-    pr.add_argument("--strata", help="comma-separated categorical columns; groups never cross strata")
-    pr.add_argument("--block-size", type=int, default=None, help="partitioned mode: records per block")
-    pr.add_argument("--scheduler", default=None, help="partitioned mode: Dask scheduler or cluster address")
+    add_arguments(pr, required=("k",))  # the run options, from their declarations
+    pr.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="method parameter")
     pr.add_argument("--out-of-core", action="store_true",
                     help="stream a Parquet dataset or CSV larger than memory in chunks (needs --block-size); "
                          "OUTPUT is a new folder of Parquet partitions")
-    pr.add_argument("--raw", action="store_true", help="do not standardise (run on raw values)")
-    pr.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="method parameter")
-    pr.add_argument("--merge-small-strata", action="store_true",
-                    help="merge a stratum smaller than k into the stratum with the nearest QI centroid")
-    pr.add_argument("--weights", metavar="W1,W2,..|COL=W,..",
-                    help="variable weights for the distance, one positive number per QI column")
-    pr.add_argument("--sample-weight", metavar="COLUMN", help="sampling-weight column for weighted group means")
-    pr.add_argument("--categorical", metavar="A,B", help="nominal quasi-identifier columns (publish the group's mode)")
-    pr.add_argument("--ordinal", metavar="C,D", help="ordinal quasi-identifier columns (publish the median category)")
-    pr.add_argument("--distance", default="euclidean", help="euclidean | mahalanobis | robust (MCD covariance)")
-    pr.add_argument("--aggregation", default="mean", help="continuous representative: mean | median | trimmed | onestep")
-    pr.add_argument("--trim", type=float, default=None, help="share trimmed at each end with --aggregation trimmed (0.1)")
     pr.add_argument("--report", metavar="REPORT.html", help="write a self-contained HTML report (atomically)")
     pr.add_argument("--labels-out", metavar="FILE", help="write each record's group label, one per line "
                     "(atomically): the partition, to check or to continue from with --init")
     pr.add_argument("--init", metavar="FILE", help="start from this partition (one group label per line, as "
                     "--labels-out writes): icsm, lsearch and colgen continue improving it")
-    pr.add_argument("--interval-p", type=float, default=None, metavar="P",
+    pr.add_argument("--interval-p", default=None, metavar="P",
                     help="rank-interval percentage for interval disclosure in the report (default 10)")
-    _add_read_options(pr)
+    _add_read_options(pr, missing=False)  # --missing is a run option
     pr.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     pr.add_argument("--json", action="store_true", help="print one JSON object on stdout instead of the summary")
     pr.set_defaults(func=cmd_protect)
@@ -673,7 +588,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("protected")
     ev.add_argument("--columns", help="quasi-identifier columns (default: the numeric columns that changed)")
     ev.add_argument("-k", type=int, default=None, help="check k-anonymity of the published QI values")
-    ev.add_argument("-p", "--interval-p", type=float, default=10.0, metavar="P",
+    ev.add_argument("-p", "--interval-p", default=None, metavar="P",
                     help="rank-interval percentage for interval disclosure (default 10)")
     _add_read_options(ev)
     ev.add_argument("-q", "--quiet", action="store_true", help="no progress display")
@@ -698,7 +613,11 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--no-browser", action="store_true", help="do not open the browser")
     ap.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, this machine only)")
     ap.add_argument("--allow-remote", action="store_true", help="allow a --host other machines can reach")
-    ap.add_argument("--max-upload-mb", type=float, default=2048.0, metavar="N", help="upload limit (default 2048)")
+    ap.add_argument("--max-upload-mb", type=float, default=2048.0, metavar="N",
+                    help="upload limit of a page, all its uploads together; also what an upload may decompress to "
+                         "(default 2048)")
+    ap.add_argument("--token", help="the token the page needs (default: $MICROAGG_APP_TOKEN, else a random one); "
+                                    "other users of this machine can see a command line: prefer the variable")
     ap.set_defaults(func=cmd_app)
     return p
 

@@ -24,13 +24,19 @@ __all__ = ["Deadline", "mark_command_thread", "in_command_thread"]
 
 
 class Deadline:
-    """An absolute end time on the monotonic clock (``None``: no limit)."""
+    """An absolute end time on the monotonic clock (``None``: no limit).
 
-    __slots__ = ("end", "start")
+    ``cap``: the end is a ceiling the call set itself (a method's ``default_budget`` when the
+    caller gave no time limit), not a budget the caller asked to use: work that would only fill
+    the time (auto's ``improve``) is not started for it. Children inherit it.
+    """
 
-    def __init__(self, time_limit: float | None = None):
+    __slots__ = ("end", "start", "cap")
+
+    def __init__(self, time_limit: float | None = None, cap: bool = False):
         self.start = time.monotonic()
         self.end = None if time_limit is None else self.start + max(float(time_limit), 0.0)
+        self.cap = bool(cap) and self.end is not None
 
     @classmethod
     def of(cls, value) -> "Deadline":
@@ -84,6 +90,7 @@ class Deadline:
         """Child deadline for a sub-task worth ``weight`` of ``remaining_weight`` (module docstring)."""
         child = Deadline.__new__(Deadline)
         child.start = time.monotonic()
+        child.cap = self.cap
         if self.end is None:
             child.end = None
         else:
@@ -94,7 +101,7 @@ class Deadline:
     def __reduce__(self):
         # crossing a process boundary (Dask workers): the monotonic clock is per process, so
         # send what is left and restart it on arrival
-        return (Deadline, (self.seconds(),))
+        return (Deadline, (self.seconds(), self.cap))
 
     def __repr__(self) -> str:
         return "Deadline(unbounded)" if self.end is None else f"Deadline({self.remaining():.3f} s left)"

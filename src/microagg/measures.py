@@ -9,11 +9,16 @@ Memory stays O(n·d) (no n×n distance matrix): record linkage uses a KD-tree.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Callable
+
 import numpy as np
 
-from .partition import information_loss as _il
-from .partition import sst as _sst
-from .preprocess import Standardizer, principal_axes, zscores
+from .errors import InputError
+
+from .partition import gap_percent, group_sizes, il_percent, sse, sst
+from .scaling import Standardizer, principal_axes, zscores
 
 __all__ = [
     "information_loss",
@@ -32,6 +37,16 @@ __all__ = [
     "category_change_rate",
     "category_distribution_distance",
     "categorical_report",
+    "Measure",
+    "MEASURES",
+    "measure",
+    "measures_of",
+    "Figure",
+    "Audit",
+    "audit",
+    "Comparison",
+    "compare",
+    "RunInputs",
 ]
 
 
@@ -41,9 +56,11 @@ def _values(A) -> np.ndarray:
 
 
 def information_loss(X, labels, standardize: bool = True) -> float:
-    """IL = 100·SSE/SST in percent, on z-scored columns by default (the standard figure)."""
+    """IL = 100·SSE/SST in percent, on z-scored columns by default (the standard figure);
+    standardize=False: on the values as given (already standardised, or raw units)."""
     X = _values(X)
-    return _il(zscores(X) if standardize else X, labels)
+    Z = zscores(X) if standardize else X
+    return il_percent(sse(Z, labels), sst(Z))
 
 
 def _correlation(X: np.ndarray) -> np.ndarray:
@@ -109,7 +126,7 @@ def _common_scale(X: np.ndarray, Xp: np.ndarray, scaler=None) -> tuple[np.ndarra
     """Both files on one scale: ``scaler`` (a run's ``Standardizer``) if given, else the original's
     mean and population standard deviation."""
     if X.shape != Xp.shape:
-        raise ValueError(f"original and protected values differ in shape: {X.shape} and {Xp.shape}")
+        raise InputError(f"original and protected values differ in shape: {X.shape} and {Xp.shape}")
     if scaler is None:
         scaler = Standardizer.fit(X, warn=False)
     return scaler.transform(X), scaler.transform(Xp)
@@ -125,7 +142,7 @@ def il1s(X, Xp) -> float:
     """
     X, Xp = _values(X), _values(Xp)
     if X.shape != Xp.shape:
-        raise ValueError(f"original and protected values differ in shape: {X.shape} and {Xp.shape}")
+        raise InputError(f"original and protected values differ in shape: {X.shape} and {Xp.shape}")
     S = X.std(axis=0, ddof=1) if len(X) > 1 else np.zeros(X.shape[1])
     S = np.where(S > 0, S, 1.0)
     return float(np.mean(np.abs(X - Xp) / (np.sqrt(2.0) * S)))
@@ -215,9 +232,9 @@ def interval_disclosure_risk(X, Xp, p: float = 10.0) -> float:
     """
     X, Xp = _values(X), _values(Xp)
     if X.shape != Xp.shape:
-        raise ValueError(f"original and protected values differ in shape: {X.shape} and {Xp.shape}")
+        raise InputError(f"original and protected values differ in shape: {X.shape} and {Xp.shape}")
     if not (0 <= p <= 100):
-        raise ValueError(f"the rank interval percentage p must be in [0, 100], got {p!r}")
+        raise InputError(f"the rank interval percentage p must be in [0, 100], got {p!r}")
     n, d = X.shape
     if n == 0:
         return 0.0
@@ -234,18 +251,14 @@ def interval_disclosure_risk(X, Xp, p: float = 10.0) -> float:
 
 
 def risk_report(X, Xp, p: float = 10.0) -> dict:
-    """Disclosure-risk figures: DBRL and interval disclosure (both as shares in 0..1)."""
-    X, Xp = _values(X), _values(Xp)
-    return {
-        "record_linkage_dbrl": distance_linkage_risk(X, Xp),
-        "interval_disclosure": interval_disclosure_risk(X, Xp, p),
-        "interval_disclosure_p": float(p),
-        "smallest_group": smallest_group(Xp),
-    }
+    """Disclosure-risk figures: DBRL and interval disclosure (both as shares in 0..1), the interval
+    percentage p and the smallest group (the "risk" measures of the registry)."""
+    return compare(X, Xp, p=p).group("risk")
 
 
 def utility_report(X, Xp, labels=None, scaler=None, categorical=()) -> dict:
-    """The standard figures comparing original and protected QI values (utility / information loss).
+    """The standard figures comparing original and protected QI values (utility / information loss:
+    the "utility" measures of the registry).
 
     ``scaler``: a run's ``Standardizer`` (``Result.scaler``), so that the information loss is the
     run's own (raw units with standardize=False); default: z-scores of the original.
@@ -258,31 +271,366 @@ def utility_report(X, Xp, labels=None, scaler=None, categorical=()) -> dict:
 
         categorical = list(categorical)
         if not (isinstance(X, pd.DataFrame) and isinstance(Xp, pd.DataFrame)):
-            raise ValueError("categorical columns are named: pass the original and protected data as DataFrames")
+            raise InputError("categorical columns are named: pass the original and protected data as DataFrames")
         rest = [c for c in X.columns if c not in categorical]
         out = utility_report(X[rest], Xp[rest], labels) if rest else {}
         out["categorical"] = categorical_report(X[categorical], Xp[categorical])
         return out
-    X, Xp = _values(X), _values(Xp)
-    Z, Zp = _common_scale(X, Xp, scaler)
-    sst = _sst(Z)
-    sse = float(np.sum((Z - Zp) ** 2))  # to the published values (not always the group means)
-    dr, sdr = correlation_discrepancy(X, Xp)
-    cov_mae, cov_var = covariance_discrepancy(X, Xp)
-    out = {
-        "information_loss": 0.0 if sst == 0 else 100.0 * sse / sst,
-        "delta_r_mean": dr,
-        "delta_r_std": sdr,
-        "delta_w": pc_weight_change(X, Xp),
-        "fpc_percent_original": fpc_variance_percent(X),
-        "fpc_percent_protected": fpc_variance_percent(Xp),
-        "smallest_group": smallest_group(Xp),
-        "il1s": il1s(X, Xp),
-        "covariance_mae": cov_mae,
-        "covariance_variation_percent": cov_var,
-        "eigenvalue_discrepancy_percent": eigenvalue_discrepancy(X, Xp),
-    }
-    return out
+    return compare(X, Xp, scaler=scaler).group("utility")
+
+
+# --- the registry of measures and the audit --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One figure of an audit: its name (the JSON key), label, unit, reference and how it is
+    computed. ``groups``: "run" (a run's own figures: the pipeline's measure stage), "utility" and
+    "risk" (original against protected file). ``scale``: the factor a value is shown with (a share
+    shown in percent: 100); ``digits``: decimals shown."""
+
+    name: str
+    label: str
+    unit: str
+    reference: str
+    compute: Callable
+    groups: tuple
+    digits: int = 4
+    scale: float = 1.0
+
+
+MEASURES: dict[str, Measure] = {}
+
+
+def measure(name: str, label: str, unit: str, reference: str, groups, digits: int = 4, scale: float = 1.0):
+    """Register a measure (decorator of ``compute(inputs) -> value``): the command line, the report
+    and the app enumerate ``MEASURES``, so a new measure is one function here (and its test)."""
+    groups = (groups,) if isinstance(groups, str) else tuple(groups)
+
+    def deco(compute):
+        if name in MEASURES and MEASURES[name].compute is not compute:
+            raise ValueError(f"measure {name!r} registered twice")
+        MEASURES[name] = Measure(name, label, unit, reference, compute, groups, digits, scale)
+        return compute
+
+    return deco
+
+
+def measures_of(group: str) -> list[Measure]:
+    """The registered measures of a group, in registration order."""
+    return [m for m in MEASURES.values() if group in m.groups]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One measured value of a group of an audit, with its measure's description."""
+
+    measure: Measure
+    value: Any
+    group: str
+
+    @property
+    def name(self) -> str:
+        return self.measure.name
+
+    def text(self) -> str:
+        """The value as shown: scaled, with its decimals ("—" when unknown)."""
+        v = self.value
+        if v is None:
+            return "—"
+        if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+            return str(int(v))
+        if isinstance(v, (float, np.floating)):
+            return f"{float(v) * self.measure.scale:.{self.measure.digits}f}"
+        return str(v)
+
+
+@dataclass(frozen=True)
+class Audit:
+    """The figures of one run or one comparison of files, by group ("run", "utility", "risk"):
+    the one place the command line's summary and --json, ``evaluate``, the report and the app
+    read their figures from."""
+
+    figures: tuple = ()
+    categories: dict = field(default_factory=dict)  # categorical QI column -> {changed_share, distribution_tvd}
+
+    def __getitem__(self, name):
+        """The value of the figure ``name`` (a run's figure first)."""
+        for f in sorted(self.figures, key=lambda f: f.group != "run"):
+            if f.name == name:
+                return f.value
+        raise KeyError(name)
+
+    def get(self, name, default=None):
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+    def rows(self, group: str) -> list[Figure]:
+        return [f for f in self.figures if f.group == group]
+
+    def group(self, group: str) -> dict:
+        """name -> value of a group's figures (the JSON object of that group)."""
+        return {f.name: f.value for f in self.rows(group)}
+
+    def with_figures(self, other: "Audit") -> "Audit":
+        """This audit and another's figures (e.g. a run's and its files' comparison); the other's
+        replace this one's of the same group and name."""
+        keys = {(f.group, f.name) for f in other.figures}
+        return Audit(tuple(f for f in self.figures if (f.group, f.name) not in keys) + other.figures,
+                     {**self.categories, **other.categories})
+
+    def without(self, group: str, *names) -> "Audit":
+        return Audit(tuple(f for f in self.figures if not (f.group == group and f.name in names)), self.categories)
+
+
+def audit(inputs, group: str) -> Audit:
+    """Every registered measure of ``group`` on ``inputs`` (a ``Comparison`` for "utility" and
+    "risk", the pipeline's measure-stage inputs for "run")."""
+    figures = [Figure(m, m.compute(inputs), group) for m in measures_of(group)]
+    return Audit(tuple(f for f in figures if f.value is not None or f.measure.name in _ALWAYS))
+
+
+#: run figures listed even when unknown (None): the contract's lower bound and gap
+_ALWAYS = ("lower_bound", "lower_bound_il", "gap")
+
+
+class Comparison:
+    """Original against protected continuous QI values (n, d), same rows in the same order, for
+    the "utility" and "risk" measures. ``scaler``: a run's ``Standardizer`` (its IL is then the
+    run's); ``p``: the rank-interval percentage of interval disclosure; ``published``: the published
+    QI columns of every kind (categorical ones included), for the smallest group of identical
+    published values."""
+
+    def __init__(self, X, Xp, scaler=None, p: float = 10.0, published=None):
+        self.X, self.Xp = _values(X), _values(Xp)
+        if self.X.shape != self.Xp.shape:
+            raise InputError(f"original and protected values differ in shape: {self.X.shape} and {self.Xp.shape}")
+        self.scaler, self.p, self.published = scaler, float(p), published
+        self._scaled = None
+
+    @property
+    def scaled(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._scaled is None:
+            self._scaled = _common_scale(self.X, self.Xp, self.scaler)
+        return self._scaled
+
+    @property
+    def sse(self) -> float:
+        """Squared distance of the protected values to the originals, on the common scale."""
+        Z, Zp = self.scaled
+        return float(np.sum((Z - Zp) ** 2))
+
+    @property
+    def sst(self) -> float:
+        return sst(self.scaled[0])
+
+    def audit(self, *groups) -> Audit:
+        result = Audit()
+        for g in groups or ("utility", "risk"):
+            result = result.with_figures(audit(self, g))
+        return result
+
+    def group(self, group: str) -> dict:
+        return audit(self, group).group(group)
+
+
+def compare(X, Xp, scaler=None, p: float = 10.0, published=None) -> Comparison:
+    """The comparison of original and protected values the file measures are computed on."""
+    return Comparison(X, Xp, scaler, p, published)
+
+
+@measure("information_loss", "information loss (IL, %)", "%", "100·SSE/SST on z-scores", ("run", "utility"))
+def _information_loss(inputs):
+    """A run's IL, or the IL of a protected file against its original (to the published values,
+    which are not always the group means), from ``inputs.sse`` and ``inputs.sst``."""
+    return il_percent(inputs.sse, inputs.sst)
+
+
+@measure("il1s", "IL1s", "", "Yancey, Winkler & Creecy 2002", "utility")
+def _il1s(c: Comparison):
+    return il1s(c.X, c.Xp)
+
+
+@measure("delta_r_mean", "correlation discrepancy Δr (mean)", "", "Domingo-Ferrer & Mateo-Sanz 2002", "utility")
+def _delta_r_mean(c: Comparison):
+    return correlation_discrepancy(c.X, c.Xp)[0]
+
+
+@measure("delta_r_std", "correlation discrepancy Δr (sd)", "", "Domingo-Ferrer & Mateo-Sanz 2002", "utility")
+def _delta_r_std(c: Comparison):
+    return correlation_discrepancy(c.X, c.Xp)[1]
+
+
+@measure("covariance_mae", "covariance discrepancy (MAE)", "", "Domingo-Ferrer & Torra 2001", "utility")
+def _covariance_mae(c: Comparison):
+    return covariance_discrepancy(c.X, c.Xp)[0]
+
+
+@measure("covariance_variation_percent", "covariance mean variation (%)", "%", "Domingo-Ferrer & Torra 2001",
+         "utility", digits=2)
+def _covariance_variation(c: Comparison):
+    return covariance_discrepancy(c.X, c.Xp)[1]
+
+
+@measure("eigenvalue_discrepancy_percent", "relative eigenvalue discrepancy (%)", "%", "sdcMicro 'eigen'",
+         "utility", digits=2)
+def _eigen(c: Comparison):
+    return eigenvalue_discrepancy(c.X, c.Xp)
+
+
+@measure("delta_w", "first-PC weight change ΔW (%)", "%", "Domingo-Ferrer & Mateo-Sanz 2002", "utility", digits=3)
+def _delta_w(c: Comparison):
+    return pc_weight_change(c.X, c.Xp)
+
+
+@measure("fpc_percent_original", "variance on the first PC, original (%FPC)", "%", "Domingo-Ferrer & Mateo-Sanz 2002",
+         "utility", digits=2)
+def _fpc_original(c: Comparison):
+    return fpc_variance_percent(c.X)
+
+
+@measure("fpc_percent_protected", "variance on the first PC, protected (%FPC)", "%",
+         "Domingo-Ferrer & Mateo-Sanz 2002", "utility", digits=2)
+def _fpc_protected(c: Comparison):
+    return fpc_variance_percent(c.Xp)
+
+
+@measure("record_linkage_dbrl", "distance-based record linkage (DBRL, %)", "share",
+         "share of records whose nearest protected record is their own (ties count 1/t); Domingo-Ferrer & Torra "
+         "2001", "risk", digits=2, scale=100.0)
+def _dbrl(c: Comparison):
+    return distance_linkage_risk(c.X, c.Xp)
+
+
+@measure("interval_disclosure", "interval disclosure (%)", "share",
+         "share of original values inside the rank interval of their protected value; Mateo-Sanz, Sebé & "
+         "Domingo-Ferrer 2004", "risk", digits=2, scale=100.0)
+def _interval(c: Comparison):
+    return interval_disclosure_risk(c.X, c.Xp, c.p)
+
+
+@measure("interval_disclosure_p", "interval disclosure: rank interval p (%)", "%", "the interval's half-width in "
+         "ranks, p% of n", "risk", digits=0)
+def _interval_p(c: Comparison):
+    return c.p
+
+
+@measure("smallest_group", "smallest group of identical published QI values", "records",
+         "k-anonymity of the published quasi-identifiers", ("utility", "risk"))
+def _smallest(c: Comparison):
+    if c.published is not None:  # every QI column, categorical ones included, as published
+        return int(c.published.astype(str).value_counts().min())
+    return smallest_group(c.Xp)
+
+
+# --- a run's own figures (the pipeline's measure stage) ----------------------------------------
+
+
+class RunInputs:
+    """What a run's figures are computed from: the QI values as the run measured them (Z, the
+    z-scores or the embedding), the published values on the same scale (Zp), the labels, the
+    proven bound in the method's units with its conversions (whitening: SSE(Z) >= f·SSE(W);
+    variable weights: SSE >= SSE_w / max w) and the weighted matrix the method saw."""
+
+    def __init__(self, Z, Zp, labels, published_are_means: bool, bound=None, bound_factor: float = 1.0,
+                 weights=None, Zw=None):
+        self.Z, self.Zp, self.labels = Z, Zp, labels
+        self.published_are_means = published_are_means
+        self.proven, self.bound_factor, self.weights, self.Zw = bound, bound_factor, weights, Zw
+
+    @cached_property
+    def sse(self) -> float:
+        if self.published_are_means:
+            return sse(self.Z, self.labels)
+        return float(np.sum((self.Z - self.Zp) ** 2))  # weighted means, robust aggregates, categories
+
+    @cached_property
+    def sst(self) -> float:
+        return sst(self.Z)
+
+    @cached_property
+    def whitened_bound(self) -> float | None:
+        """The proven bound on the whitened SSE, when the method saw whitened columns."""
+        return None if self.proven is None or self.bound_factor == 1.0 else float(self.proven)
+
+    @cached_property
+    def weighted_bound(self) -> float | None:
+        """The bound on the weighted SSE (after the whitening conversion), with variable weights."""
+        if self.proven is None or self.weights is None:
+            return None
+        return float(self.proven) * self.bound_factor if self.bound_factor != 1.0 else float(self.proven)
+
+    @cached_property
+    def lower_bound(self) -> float | None:
+        """The bound on the SSE of Z: converted from the whitened and the weighted SSE, at most SSE."""
+        if self.proven is None:
+            return None
+        bound = float(self.proven) * self.bound_factor if self.bound_factor != 1.0 else self.proven
+        if self.weights is not None:
+            bound = float(bound) / float(self.weights.max())
+        return min(float(bound), self.sse)
+
+    @cached_property
+    def sizes(self) -> np.ndarray:
+        """Every group's size (per-variable labels: the groups of every column)."""
+        if self.labels.ndim == 2:
+            return np.concatenate([group_sizes(self.labels[:, j]) for j in range(self.labels.shape[1])])
+        return group_sizes(self.labels)
+
+    @cached_property
+    def weighted_information_loss(self) -> float | None:
+        if self.weights is None:
+            return None
+        w_sse = sse(self.Zw, self.labels) if self.published_are_means else float(
+            np.sum(self.weights * (self.Z - self.Zp) ** 2))
+        return il_percent(w_sse, sst(self.Zw))
+
+
+@measure("sse", "SSE", "", "within-group sum of squares to the published values", "run", digits=6)
+def _run_sse(r: RunInputs):
+    return r.sse
+
+
+@measure("sst", "SST", "", "total sum of squares", "run", digits=6)
+def _run_sst(r: RunInputs):
+    return r.sst
+
+
+@measure("lower_bound", "lower bound on SSE", "", "proven by the method (column generation)", "run", digits=6)
+def _run_bound(r: RunInputs):
+    return r.lower_bound
+
+
+@measure("lower_bound_il", "lower bound on IL (%)", "%", "100·bound/SST", "run")
+def _run_bound_il(r: RunInputs):
+    return None if r.lower_bound is None or r.sst == 0 else il_percent(r.lower_bound, r.sst)
+
+
+@measure("gap", "gap to the bound (%)", "%", "100·(SSE − bound)/SSE", "run", digits=3)
+def _run_gap(r: RunInputs):
+    return None if r.lower_bound is None else gap_percent(r.sse, r.lower_bound)
+
+
+@measure("weighted_information_loss", "weighted IL (%)", "%", "IL of the variable-weighted columns", "run")
+def _run_weighted_il(r: RunInputs):
+    return r.weighted_information_loss
+
+
+@measure("groups", "groups", "groups", "", "run")
+def _run_groups(r: RunInputs):
+    return int(len(r.sizes))
+
+
+@measure("group_size_min", "smallest group", "records", "every group holds at least k records", "run")
+def _run_min(r: RunInputs):
+    return int(r.sizes.min())
+
+
+@measure("group_size_max", "largest group", "records", "", "run")
+def _run_max(r: RunInputs):
+    return int(r.sizes.max())
 
 
 # --- categorical quasi-identifiers -------------------------------------------------------------
@@ -295,7 +643,7 @@ def category_change_rate(original, protected) -> float:
     a = pd.Series(original).reset_index(drop=True)
     b = pd.Series(protected).reset_index(drop=True)
     if len(a) != len(b):
-        raise ValueError(f"original and protected columns differ in length: {len(a)} and {len(b)}")
+        raise InputError(f"original and protected columns differ in length: {len(a)} and {len(b)}")
     if len(a) == 0:
         return 0.0
     same = a.astype(object).to_numpy() == b.astype(object).to_numpy()

@@ -1,11 +1,16 @@
-"""Declared parameters: each method declares its parameters once, at registration.
+"""Declared parameters: each method declares its parameters once, at registration, and the run
+declares its options once (``microagg.options``), with this one class.
 
-A ``Param`` says a parameter's type, range or choices, default and meaning. One validator
-(``validate``) checks a call's parameters against the declarations before any data work and
-raises ``ParameterError`` (an ``InputError``) with one line naming the method, the parameter,
-what it must be and what it got. The CLI reads ``--param NAME=VALUE`` text with ``Param.parse``,
-so a value is typed by its declaration, not guessed. (The habit is scikit-learn's
-``_parameter_constraints``; see shared/EXAMPLES.md.)
+A ``Param`` says a parameter's type, range or choices, default and meaning (and, for a run
+option, its command-line flag). One validator (``validate``) checks a call's values against the
+declarations before any data work and raises ``ParameterError`` (an ``InputError``) with one
+line naming the owner, the parameter, what it must be and what it got. The command line reads
+text with ``Param.parse``, so a value is typed by its declaration, not guessed; tests build bad
+values from the declarations (``invalid_values``). (The habit is scikit-learn's
+``_parameter_constraints`` and ``check_param_validation``; see shared/EXAMPLES.md.)
+
+This module imports nothing of the package but the errors: a kind whose choices live higher up
+(registered method names) is given them by their owner (``provide_choices``).
 """
 
 from __future__ import annotations
@@ -14,24 +19,48 @@ import ast
 import math
 import numbers
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from .errors import ParameterError
 
-__all__ = ["Param", "validate", "ParameterError"]
+__all__ = ["Param", "validate", "ParameterError", "provide_choices", "invalid_values", "column_names"]
 
-_KINDS = ("int", "float", "bool", "str", "method", "object")
+_KINDS = ("int", "float", "bool", "str", "method", "names", "object")
+
+#: kind -> a function listing its allowed values, given by the module that owns them (the method
+#: registry gives "method"), so that this module imports nothing above it
+_NAMED_CHOICES: dict[str, Callable[[], list]] = {}
+
+
+def provide_choices(kind: str, listing: Callable[[], list]) -> None:
+    """Give a kind its allowed values (``listing()`` is called when a value is checked)."""
+    _NAMED_CHOICES[kind] = listing
+
+
+def _choices_of(kind: str) -> list:
+    if kind not in _NAMED_CHOICES:  # the owner registers at import: import it now
+        import importlib
+
+        importlib.import_module({"method": "microagg.methods"}[kind])
+    return list(_NAMED_CHOICES[kind]())
 
 
 @dataclass(frozen=True)
 class Param:
     """One declared parameter.
 
-    kind: "int", "float", "bool", "str", "method" (a registered method name) or "object"
-    (structured values: ``check`` validates and normalises them). low / high bound numbers
-    (inclusive unless low_open / high_open); choices lists the allowed values; nullable allows None.
-    check(value) may normalise a value and raises ParameterError (or ValueError / TypeError,
-    whose message is used) for a bad one; it runs after the kind and range checks.
+    kind: "int", "float", "bool", "str", "method" (a registered method name), "names" (column
+    names: a name, a list of names or a comma-separated string; normalised to a list; a mapping
+    keyed by names when ``check`` takes one) or
+    "object" (structured values: ``check`` validates and normalises them). low / high bound
+    numbers (inclusive unless low_open / high_open); choices lists the allowed values, or
+    choices_from() gives them when a value is checked (registries that grow); nullable allows
+    None. check(value) may normalise a value and raises ParameterError (or ValueError /
+    TypeError, whose message is used) for a bad one; it runs after the kind and range checks.
+
+    A run option also says how the command line gives it: flags ("--time-limit"; none: API
+    only), metavar, flag_value (a flag without a value: it sets this one) and parse_text (text
+    -> value, for structured options).
     """
 
     name: str
@@ -45,16 +74,29 @@ class Param:
     choices: tuple | None = None
     nullable: bool = False
     check: Callable[[Any], Any] | None = None
+    choices_from: Callable[[], Any] | None = None
+    flags: tuple = ()
+    metavar: str | None = None
+    flag_value: Any = None
+    parse_text: Callable[[str], Any] | None = None
+    data_bound: str | None = None  # "columns": an index below the data's column count (checked with the data)
 
     def __post_init__(self):
         if self.kind not in _KINDS:
             raise ValueError(f"parameter {self.name}: unknown kind {self.kind!r}")
 
     # ---------------------------------------------------------------- description
+    def allowed(self) -> tuple | None:
+        """The allowed values (choices, or choices_from() now), or None."""
+        if self.choices_from is not None:
+            return tuple(self.choices_from())
+        return self.choices
+
     def constraint(self) -> str:
         """What a value must be, in words ("a number > 0", "one of 'a', 'b'", ...)."""
-        if self.choices is not None:
-            text = "one of " + ", ".join(map(repr, self.choices))
+        allowed = self.allowed()
+        if allowed is not None:
+            text = "one of " + ", ".join(map(repr, allowed))
         elif self.kind in ("int", "float"):
             text = "an integer" if self.kind == "int" else "a number"
             lo = None if self.low is None else (">" if self.low_open else ">=") + f" {self.low:g}"
@@ -62,7 +104,7 @@ class Param:
             text += " " + " and ".join(b for b in (lo, hi) if b) if (lo or hi) else ""
         else:
             text = {"bool": "true or false", "str": "a string", "method": "a registered method name",
-                    "object": "see its description"}[self.kind]
+                    "names": "column names", "object": "see its description"}[self.kind]
         return text + (" or None" if self.nullable else "")
 
     def describe(self) -> str:
@@ -70,9 +112,14 @@ class Param:
         return f"{self.name} ({self.constraint()}; default {self.default!r}): {self.doc}"
 
     # ---------------------------------------------------------------- checking
-    def validate(self, value, method: str = "method"):
-        """The value, normalised (int for "int", float for "float"); ParameterError otherwise."""
-        where = f"{method} parameter {self.name}"
+    def where(self, owner: str | None) -> str:
+        """How an error names the parameter: 'vmdav parameter gamma', or 'time_limit' for a run option."""
+        return self.name if owner is None else f"{owner} parameter {self.name}"
+
+    def validate(self, value, method: str | None = "method"):
+        """The value, normalised (int for "int", float for "float", a list for "names");
+        ParameterError otherwise. ``method``: the owner named in errors (None: a run option)."""
+        where = self.where(method)
         if value is None:
             if self.nullable:
                 return None
@@ -100,17 +147,18 @@ class Param:
             if not isinstance(value, str):
                 raise ParameterError(f"{where} must be {self.constraint()}, got {value!r}")
             if kind == "method":
-                from . import methods
-
-                if value not in methods.names():
-                    raise ParameterError(f"{where} must be a registered method ({', '.join(methods.names())}), "
-                                         f"got {value!r}")
+                known = _choices_of("method")
+                if value not in known:
+                    raise ParameterError(f"{where}: unknown method {value!r}; known methods: {', '.join(known)}")
+        elif kind == "names":  # (a mapping keyed by the names, when the declaration's check takes one)
+            value = value if isinstance(value, Mapping) and self.check is not None else _names(value, where)
         if kind in ("int", "float"):
             bad_low = self.low is not None and (value <= self.low if self.low_open else value < self.low)
             bad_high = self.high is not None and (value >= self.high if self.high_open else value > self.high)
             if bad_low or bad_high:
                 raise ParameterError(f"{where} must be {self.constraint()}, got {value!r}")
-        if self.choices is not None and value not in self.choices:
+        allowed = self.allowed()
+        if allowed is not None and value not in allowed:
             raise ParameterError(f"{where} must be {self.constraint()}, got {value!r}")
         if self.check is not None:
             try:
@@ -121,12 +169,19 @@ class Param:
                 raise ParameterError(f"{where}: {exc}") from None
         return value
 
-    def parse(self, text: str, method: str = "method"):
+    def parse(self, text: str, method: str | None = "method"):
         """A value from command-line text, typed by the declaration (then ``validate`` it)."""
         raw = text.strip()
-        where = f"{method} parameter {self.name}"
+        where = self.where(method)
         if self.nullable and raw.lower() in ("none", "null"):
             return None
+        if self.parse_text is not None:
+            try:
+                return self.parse_text(raw)
+            except ParameterError:
+                raise
+            except (ValueError, TypeError) as exc:
+                raise ParameterError(f"{where}: {exc}") from None
         if self.kind == "bool":
             low = raw.lower()
             if low in ("true", "yes", "1", "on"):
@@ -149,6 +204,8 @@ class Param:
             return value
         if self.kind in ("str", "method"):
             return raw
+        if self.kind == "names":
+            return [c.strip() for c in raw.split(",") if c.strip()]
         try:  # structured values: a Python literal (list, dict, number), else the text itself
             return ast.literal_eval(raw)
         except (ValueError, SyntaxError):
@@ -167,4 +224,70 @@ def validate(method: str, declared: dict[str, Param], given: dict) -> dict:
     out = {}
     for name, p in declared.items():
         out[name] = p.validate(given[name], method) if name in given else p.default
+    return out
+
+
+def column_names(value, where: str) -> list | None:
+    """Column names as the "names" kind takes them (errors name ``where``)."""
+    return _names(value, where)
+
+
+def _names(value, where: str) -> list | None:
+    """Column names: one name (a comma-separated string is several), a list or tuple of names
+    (strings or positions), each at most once; None stays None."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        names = [c.strip() for c in value.split(",") if c.strip()]
+    elif isinstance(value, (int, numbers.Integral)) and not isinstance(value, bool):
+        names = [value]
+    elif isinstance(value, (list, tuple)) or type(value).__name__ == "Index":
+        names = list(value)
+        bad = [c for c in names if isinstance(c, bool) or not isinstance(c, (str, numbers.Integral))]
+        if bad:
+            raise ParameterError(f"{where} must be column names or positions, got {bad[0]!r}")
+    else:
+        raise ParameterError(f"{where} must be a column name, a comma-separated string or a list of names, "
+                             f"got {value!r}")
+    if not names:
+        raise ParameterError(f"{where} names no column")
+    twice = sorted({str(c) for c in names if names.count(c) > 1})
+    if twice:
+        raise ParameterError(f"{where} names a column twice: {', '.join(twice)}")
+    return names
+
+
+def invalid_values(p: Param) -> list[tuple[Any, str | None]]:
+    """Values the declaration of ``p`` rejects, as (API value, command-line text or None), for the
+    generated bad-value tests (scikit-learn's ``generate_invalid_param_val``): a value of another
+    type, each side of the range, a value outside the choices, NaN and infinity for numbers,
+    None when not nullable."""
+    out: list = []
+    if not p.nullable:
+        out.append((None, None))
+    if p.kind in ("int", "float"):
+        out.append(("abc", "abc"))
+        out.append((True, None))
+        if p.kind == "int":
+            out.append((2.5, "2.5"))
+        else:
+            out += [(math.nan, "nan"), (math.inf, "inf")]
+        step = 1 if p.kind == "int" else 1e-9
+        if p.low is not None:
+            low = p.low if p.low_open else p.low - step
+            out.append((int(low) if p.kind == "int" else float(low), repr(int(low) if p.kind == "int" else low)))
+        if p.high is not None:
+            high = p.high if p.high_open else p.high + step
+            out.append((int(high) if p.kind == "int" else float(high),
+                        repr(int(high) if p.kind == "int" else high)))
+    elif p.kind == "bool":
+        out.append(("yes", None))
+    elif p.kind in ("str", "method"):
+        out.append((5, None))
+        if p.kind == "method" or p.allowed() is not None:
+            out.append(("no-such-choice", "no-such-choice"))
+    elif p.kind == "names":
+        out += [(5.5, None), (["a", "a"], "a,a")]
+    else:  # structured: an arbitrary object fits no declaration
+        out.append((object(), None))
     return out

@@ -1,9 +1,11 @@
-"""Partition core: labels -> sizes, centroids, SSE, SST; validity; relabelling.
+"""Partition core: labels -> sizes, group sums and means, SSE, SST, IL; validity; relabelling.
 
 A partition is an int64 label array of shape (n,) (one group id per record) or, for
 methods that microaggregate each variable on its own (individual ranking), of shape
 (n, d) with one label column per variable. Every helper here accepts both shapes.
-All statistics are computed without an n×n matrix: memory is O(n·d).
+All statistics are computed without an n×n matrix: memory is O(n·d). This module is the one
+home of these statistics for the pipeline, the measures, the strata and the out-of-core mode
+(the numba kernels keep their own loops over the same definitions).
 """
 
 from __future__ import annotations
@@ -15,10 +17,13 @@ __all__ = [
     "relabel",
     "group_sizes",
     "centroids",
+    "group_sums",
     "group_means",
     "sse",
     "sst",
-    "information_loss",
+    "il_percent",
+    "gap_percent",
+    "check_k",
     "check_partition",
     "aggregate",
 ]
@@ -43,19 +48,28 @@ def group_sizes(labels: np.ndarray) -> np.ndarray:
     return np.bincount(np.asarray(labels, dtype=np.int64).ravel())
 
 
-def group_means(X: np.ndarray, labels: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-    """(g, d) group means for 1-D labels 0..g-1, optionally weighted by ``weights`` (n,)."""
+def group_sums(X: np.ndarray, labels: np.ndarray, g: int | None = None,
+               weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(counts (g,), sums (g, d)) of the rows of X per group 0..g-1 (1-D labels), optionally
+    weighted: counts are then the groups' total weights and sums the weighted sums."""
     X = np.asarray(X, dtype=np.float64)
     if X.ndim == 1:
         X = X[:, None]
     labels = np.asarray(labels, dtype=np.int64)
-    g = int(labels.max()) + 1 if labels.size else 0
+    if g is None:
+        g = int(labels.max()) + 1 if labels.size else 0
     w = np.ones(len(X)) if weights is None else np.asarray(weights, dtype=np.float64)
-    denom = np.bincount(labels, weights=w, minlength=g)
-    out = np.empty((g, X.shape[1]))
+    counts = np.bincount(labels, weights=w, minlength=g)
+    sums = np.empty((g, X.shape[1]))
     for j in range(X.shape[1]):
-        out[:, j] = np.bincount(labels, weights=w * X[:, j], minlength=g) / denom
-    return out
+        sums[:, j] = np.bincount(labels, weights=w * X[:, j], minlength=g)
+    return counts, sums
+
+
+def group_means(X: np.ndarray, labels: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """(g, d) group means for 1-D labels 0..g-1, optionally weighted by ``weights`` (n,)."""
+    counts, sums = group_sums(X, labels, weights=weights)
+    return sums / counts[:, None]
 
 
 centroids = group_means
@@ -95,18 +109,41 @@ def group_sse(X: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return np.bincount(labels, weights=sq, minlength=int(labels.max()) + 1 if labels.size else 0)
 
 
-def sst(X: np.ndarray) -> float:
-    """Total sum of squares about the overall mean."""
+def sst(X: np.ndarray, centre: np.ndarray | None = None) -> float:
+    """Total sum of squares about the overall mean, or about ``centre`` when given (summed chunk
+    by chunk out of core, about the global mean)."""
     X = np.asarray(X, dtype=np.float64)
     if X.ndim == 1:
         X = X[:, None]
-    return float(np.sum((X - X.mean(axis=0)) ** 2))
+    return float(np.sum((X - (X.mean(axis=0) if centre is None else centre)) ** 2))
 
 
-def information_loss(X: np.ndarray, labels: np.ndarray) -> float:
-    """IL = 100·SSE/SST in percent (0 when every column is constant)."""
-    total = sst(X)
-    return 0.0 if total == 0.0 else 100.0 * sse(X, labels) / total
+def il_percent(sse_value: float, sst_value: float) -> float:
+    """Information loss IL = 100·SSE/SST in percent (0 when SST is 0: every column constant).
+    The one formula: every figure of IL (the run, weighted, a report, out of core) is this."""
+    return 0.0 if sst_value == 0 else 100.0 * sse_value / sst_value
+
+
+def gap_percent(sse_value: float, bound: float) -> float:
+    """How far at most a partition is from optimal, in percent: 100·(SSE − bound)/SSE (0 when SSE is 0)."""
+    return 0.0 if sse_value == 0 else 100.0 * (sse_value - bound) / sse_value
+
+
+def check_k(k, n: int | None = None) -> int:
+    """k against the data: an integer >= 2, and at most n when the number of records is known
+    (the run option's declaration checks type and range before the data are read)."""
+    from .errors import InputError, ParameterError
+
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise ParameterError(f"k must be an integer, got {k!r}")
+    if k < 2:
+        raise ParameterError(f"k must be at least 2, got {k}")
+    if n is not None:
+        if n == 0:
+            raise InputError("the data have no rows")
+        if k > n:
+            raise InputError(f"k={k} is larger than the number of records ({n})")
+    return int(k)
 
 
 def check_partition(labels: np.ndarray, n: int, k: int, method: str = "method") -> np.ndarray:

@@ -19,7 +19,7 @@ import pandas as pd
 from . import measures
 from .errors import InputError
 from .io import atomic_write, atomic_write_text, check_folder  # noqa: F401  (atomic writes: their home is io; kept importable here)
-from .preprocess import Standardizer
+from .scaling import Standardizer, principal_axes
 
 __all__ = ["render_report", "write_report", "atomic_write", "atomic_write_text", "check_report_path"]
 
@@ -104,8 +104,6 @@ def _svg_histogram(sizes: np.ndarray, k: int) -> str:
 def _principal_axes(Z: np.ndarray) -> np.ndarray:
     """(d, 2) loadings of the first two principal components of the standardised original, each
     axis's largest loading positive (reproducible pictures)."""
-    from .preprocess import principal_axes
-
     if Z.shape[1] == 1:
         return np.array([[1.0, 0.0]])
     return principal_axes(Z, 2, sign="largest")[1]
@@ -209,139 +207,157 @@ def _table(rows, header=None) -> str:
     return "".join(out)
 
 
+def report_audit(result, original, p: float = 10.0):
+    """The run's audit with the file measures (utility, risk) of its continuous QI columns: the
+    figures the report and the app show (one computation, ``measures.compare``). The run's scaler
+    is used unless categorical QIs are present (it then also covers ordinal ranks); with
+    categorical QIs, IL and the smallest group are the run's own over every QI column."""
+    cols = result.continuous_columns
+    if not cols:
+        raise InputError("the report needs at least one continuous quasi-identifier column")
+    X, Xp = _values(original, cols), _values(result.data, cols)
+    if X.shape != Xp.shape:
+        raise InputError(f"the original ({X.shape}) and protected ({Xp.shape}) QI values differ in shape")
+    heterogeneous = len(cols) < len(result.columns)
+    published = None
+    if heterogeneous:  # the smallest group of identical published values: over every QI column
+        published = result.data[list(result.columns)] if isinstance(result.data, pd.DataFrame) else \
+            pd.DataFrame(np.asarray(result.data).reshape(len(result.labels), -1)[:, list(result.columns)])
+    files = measures.compare(X, Xp, scaler=None if heterogeneous else result.scaler, p=p, published=published)
+    audit = files.audit("utility", "risk")
+    if heterogeneous:  # IL is the run's, over every QI column, categorical ones included
+        audit = audit.without("utility", "information_loss").with_figures(
+            measures.Audit(tuple(measures.Figure(f.measure, f.value, "utility") for f in result.audit.rows("run")
+                                 if f.name == "information_loss")))
+    return result.audit.with_figures(audit), X, Xp, cols
+
+
+def _parameters(result, names, records, settings) -> list:
+    rows = [("method", result.method), ("k", result.k), ("records", records), ("quasi-identifiers", ", ".join(names))]
+    rows += [(f"parameter {k}", json.dumps(v, default=str)) for k, v in result.params.items()]
+    rows += [(k, json.dumps(v, default=str) if not isinstance(v, str) else v) for k, v in (settings or {}).items()
+             if v is not None]
+    if result.weights.variable is not None:
+        rows.append(("variable weights", json.dumps(result.weights.variable)))
+    if result.weights.sample_weight is not None:
+        rows.append(("sample weight", result.weights.sample_weight))
+    for m in (result.strata.merges if result.strata is not None else ()):
+        rows.append(("merged stratum", f"{m['stratum']} ({m['size']} records) into {m['merged_into']}"))
+    return rows
+
+
+def _run_figures(result, audit) -> list:
+    """The Information loss table: the run's figures (the registry's "run" measures)."""
+    shown = {f.name: f for f in audit.rows("run")}
+    rows = [(shown[name].measure.label, shown[name].value) for name in ("information_loss", "sse", "sst",
+                                                                         "weighted_information_loss")
+            if name in shown]
+    rows.append((shown["lower_bound_il"].measure.label, "not known" if result.lower_bound is None
+                 else shown["lower_bound_il"].value))
+    if result.gap is not None:
+        rows.append((shown["gap"].measure.label, result.gap))
+    rows += [("groups", audit["groups"]), ("group sizes", f"{audit['group_size_min']} … {audit['group_size_max']}"),
+             ("seconds", result.seconds)]
+    if not result.publication.plain:
+        rows.append(("representatives", result.publication.note))
+    return rows
+
+
+def _portfolio_html(result) -> str:
+    if result.portfolio is None:
+        return ""
+    rows = []
+    for r in result.portfolio.rows:
+        mark = {"class": "winner"} if r["method"] == result.portfolio.winner else {}
+        rows.append((mark, r["method"], r.get("il"), r.get("lower_bound_il"), r.get("seconds"), r.get("status")))
+    return (f"<h2>Portfolio (auto)</h2><p>winner: <b>{_esc(result.portfolio.winner)}</b></p>"
+            + _table(rows, ["method", "IL (%)", "lower bound IL (%)", "seconds", "status"]))
+
+
+def _strata_html(result) -> str:
+    if result.strata is None or not result.strata.runs:
+        return ""
+    rows = [(run.name, run.records, run.sse, run.lower_bound, run.method_facts.get("winner", ""))
+            for run in result.strata.runs]
+    return ("<h2>Strata</h2><p>Groups never cross strata; SSE on the (weighted) standardised data "
+            "the method saw.</p>" + _table(rows, ["stratum", "records", "SSE", "lower bound", "auto winner"]))
+
+
+def _measure_rows(audit, group: str, k: int | None = None) -> list:
+    """(label, shown value, reference) per figure of a group (the registry's labels)."""
+    rows = []
+    for f in audit.rows(group):
+        if f.name == "interval_disclosure_p" or (group == "utility" and f.name == "smallest_group"):
+            continue
+        value = f.value * f.measure.scale if isinstance(f.value, float) else f.value
+        reference = f.measure.reference
+        if f.name == "smallest_group" and k is not None:
+            reference = "k-anonymous" if f.value >= k else "NOT k-anonymous"
+        rows.append((f.measure.label, value, reference))
+    return rows
+
+
 def render_report(result, original, settings: dict | None = None, *, p: float = 10.0) -> str:
     """The report as an HTML string.
 
     ``result``: a ``microagg.Result``; ``original``: the data passed to ``microaggregate`` (same
     rows, a DataFrame or an array holding the result's QI columns); ``settings``: further
     run parameters to list (input file, seed, time limit, strata, ...); ``p``: the rank-interval
-    percentage of the interval-disclosure measure.
+    percentage of the interval-disclosure measure. Every figure comes from the run's audit and
+    the measure registry (``report_audit``), as the app's and the command line's do.
     """
-    kinds = result.extras.get("kinds", {})  # categorical QIs: measured apart (extras["categories"])
-    cols = [c for c in result.columns if kinds.get(str(c), "continuous") == "continuous"]
-    if not cols:
-        from .errors import InputError
-
-        raise InputError("the HTML report needs at least one continuous quasi-identifier column")
-    X = _values(original, cols)
-    Xp = _values(result.data, cols)
-    if X.shape != Xp.shape:
-        raise ValueError(f"the original ({X.shape}) and protected ({Xp.shape}) QI values differ in shape")
+    audit, X, Xp, cols = report_audit(result, original, p)
     names = [str(c) for c in cols]
-    # the pictures are on z-scores of the original; the figures on the run's own scale, so the
-    # utility table's IL is the run's IL (raw units with standardize=False)
-    zscale = Standardizer.fit(X, warn=False)
-    Z, Zp = zscale.transform(X), zscale.transform(Xp)
-    heterogeneous = len(cols) < len(result.columns)  # the run's scaler also covers ordinal ranks
-    utility = measures.utility_report(X, Xp, scaler=None if heterogeneous else result.scaler)
-    risk = measures.risk_report(X, Xp, p)
-    if heterogeneous:  # IL and k-anonymity are about every QI column, categorical ones included
-        utility["information_loss"] = result.information_loss
-        published = result.data[list(result.columns)] if isinstance(result.data, pd.DataFrame) else \
-            pd.DataFrame(np.asarray(result.data).reshape(len(result.labels), -1)[:, list(result.columns)])
-        risk["smallest_group"] = int(published.astype(str).value_counts().min())
-
-    sizes = np.concatenate(result.group_sizes) if result.per_variable else np.asarray(result.group_sizes)
-    params = [("method", result.method), ("k", result.k), ("records", len(X)),
-              ("quasi-identifiers", ", ".join(names))]
-    params += [(f"parameter {k}", json.dumps(v, default=str)) for k, v in result.params.items()]
-    params += [(k, json.dumps(v, default=str) if not isinstance(v, str) else v) for k, v in (settings or {}).items()
-               if v is not None]
-    if "weights" in result.extras:
-        params.append(("variable weights", json.dumps(result.extras["weights"])))
-    if "sample_weight" in result.extras:
-        params.append(("sample weight", result.extras["sample_weight"]))
-    for m in result.extras.get("merged_strata", []):
-        params.append(("merged stratum", f"{m['stratum']} ({m['size']} records) into {m['merged_into']}"))
-
-    figures = [("IL (%)", result.information_loss), ("SSE", result.sse), ("SST", result.sst)]
-    if "weighted_information_loss" in result.extras:
-        figures.append(("weighted IL (%)", result.extras["weighted_information_loss"]))
-    figures.append(("lower bound on IL (%)", result.lower_bound_il if result.lower_bound is not None else "not known"))
-    if result.gap is not None:
-        figures.append(("gap to the bound (%)", result.gap))
-    figures += [("groups", int(len(sizes))), ("group sizes", f"{int(sizes.min())} … {int(sizes.max())}"),
-                ("seconds", result.seconds)]
-
-    portfolio_html = ""
-    if "portfolio" in result.extras:
-        rows = []
-        for r in result.extras["portfolio"]:
-            mark = {"class": "winner"} if r["method"] == result.extras.get("winner") else {}
-            rows.append((mark, r["method"], r.get("il"), r.get("lower_bound_il"), r.get("seconds"), r.get("status")))
-        portfolio_html = (f"<h2>Portfolio (auto)</h2><p>winner: <b>{_esc(result.extras.get('winner'))}</b></p>"
-                          + _table(rows, ["method", "IL (%)", "lower bound IL (%)", "seconds", "status"]))
-
-    strata_html = ""
-    if result.extras.get("strata"):
-        rows = []
-        for e in result.extras["strata"]:
-            ex = e.get("extras", {})
-            rows.append((e["stratum"], e["records"], e["sse"], e.get("lower_bound"), ex.get("winner", "")))
-        strata_html = ("<h2>Strata</h2><p>Groups never cross strata; SSE on the (weighted) standardised data "
-                       "the method saw.</p>" + _table(rows, ["stratum", "records", "SSE", "lower bound", "auto winner"]))
-
-    util_rows = [
-        ("information loss IL (%)", utility["information_loss"], "100·SSE/SST on z-scores"),
-        ("IL1s", utility["il1s"], "Yancey, Winkler & Creecy 2002"),
-        ("correlation discrepancy Δr (mean)", utility["delta_r_mean"], "Domingo-Ferrer & Mateo-Sanz 2002"),
-        ("covariance discrepancy (MAE)", utility["covariance_mae"], "Domingo-Ferrer & Torra 2001"),
-        ("covariance mean variation (%)", utility["covariance_variation_percent"], "Domingo-Ferrer & Torra 2001"),
-        ("relative eigenvalue discrepancy (%)", utility["eigenvalue_discrepancy_percent"], "sdcMicro 'eigen'"),
-        ("first-PC weight change ΔW (%)", utility["delta_w"], "Domingo-Ferrer & Mateo-Sanz 2002"),
-        ("variance on first PC, original → protected (%)",
-         f"{utility['fpc_percent_original']:.2f} → {utility['fpc_percent_protected']:.2f}", ""),
-    ]
-    risk_rows = [
-        ("distance-based record linkage (DBRL, %)", 100 * risk["record_linkage_dbrl"],
-         "share of records whose nearest protected record is their own (ties count 1/t)"),
-        (f"interval disclosure at p = {p:g}% (%)", 100 * risk["interval_disclosure"],
-         "share of original values inside the rank interval of their protected value"),
-        ("smallest group of identical published QI values", risk["smallest_group"],
-         "k-anonymous" if risk["smallest_group"] >= result.k else "NOT k-anonymous"),
-    ]
-    for c, m in result.extras.get("categories", {}).items():
+    util_rows = _measure_rows(audit, "utility")
+    for c, m in audit.categories.items():
         util_rows.append((f"categorical {c}: values changed (%) / distribution distance (TVD)",
                           f"{100 * m['changed_share']:.2f} / {m['distribution_tvd']:.4f}",
                           "share of records whose category changed; ½·Σ|p − p′| over the categories"))
-    if "representatives_note" in result.extras:
-        figures.append(("representatives", result.extras["representatives_note"]))
+    risk_rows = [(label if not label.startswith("interval disclosure") else f"interval disclosure at p = {p:g}% (%)",
+                  value, ref) for label, value, ref in _measure_rows(audit, "risk", result.k)]
     warn = ""
     if result.per_variable:
         warn = ('<p class="warn">Each variable was grouped on its own: combinations of values are NOT '
                 'k-anonymous and the disclosure risk is higher than with multivariate methods.</p>')
-
-    scatter, shown = _svg_scatter(Z, Zp)
-    scatter_note = "" if shown == len(X) else f" ({shown} of {len(X)} records shown, chosen at random)"
-    R, Rp = _correlation(X), _correlation(Xp)
     stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
-    body = f"""<!DOCTYPE html>
+    return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>microagg report: {_esc(result.method)}, k = {result.k}</title><style>{_CSS}</style></head>
 <body>
 <h1>Microaggregation report</h1>
 <p class="small">microagg, {stamp}. Self-contained: figures are inline SVG.</p>
 {warn}
-<h2>Parameters</h2>{_table(params)}
-<h2>Information loss</h2>{_table(figures)}
-{portfolio_html}
-{strata_html}
+<h2>Parameters</h2>{_table(_parameters(result, names, len(X), settings))}
+<h2>Information loss</h2>{_table(_run_figures(result, audit))}
+{_portfolio_html(result)}
+{_strata_html(result)}
 <h2>Disclosure risk</h2>{_table(risk_rows, ["measure", "value", "meaning"])}
 <h2>Utility</h2>{_table(util_rows, ["measure", "value", "reference"])}
-<h2>Figures</h2>
+{_figures_html(result, X, Xp, names)}
+</body></html>
+"""
+
+
+def _figures_html(result, X, Xp, names) -> str:
+    """The figures: group sizes, original against protected on the first two principal components
+    (z-scores of the original), the correlation matrices before and after."""
+    zscale = Standardizer.fit(X, warn=False)
+    scatter, shown = _svg_scatter(zscale.transform(X), zscale.transform(Xp))
+    scatter_note = "" if shown == len(X) else f" ({shown} of {len(X)} records shown, chosen at random)"
+    sizes = result.all_group_sizes
+    return f"""<h2>Figures</h2>
 <figure id="fig-group-sizes">{_svg_histogram(sizes, result.k)}
 <figcaption>Group sizes: number of groups of each size (red: below k, which never happens in a valid
 partition).</figcaption></figure>
 <figure id="fig-pca-scatter">{scatter}
 <figcaption>Original (blue) and protected (orange) records projected on the first two principal components
 of the standardised original quasi-identifiers{scatter_note}.</figcaption></figure>
-<figure id="fig-corr-original">{_svg_heatmap(R, names, "svg-corr-original", "correlation matrix, original")}
+<figure id="fig-corr-original">{_svg_heatmap(_correlation(X), names, "svg-corr-original",
+                                             "correlation matrix, original")}
 <figcaption>Correlation matrix of the original quasi-identifiers (blue −1, white 0, red +1).</figcaption></figure>
-<figure id="fig-corr-protected">{_svg_heatmap(Rp, names, "svg-corr-protected", "correlation matrix, protected")}
-<figcaption>Correlation matrix of the protected quasi-identifiers.</figcaption></figure>
-</body></html>
-"""
-    return body
+<figure id="fig-corr-protected">{_svg_heatmap(_correlation(Xp), names, "svg-corr-protected",
+                                              "correlation matrix, protected")}
+<figcaption>Correlation matrix of the protected quasi-identifiers.</figcaption></figure>"""
 
 
 def check_report_path(path) -> Path:

@@ -28,37 +28,55 @@ Both are always categories present in the group.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable
+
 import numpy as np
 
-from .errors import ParameterError
 from .partition import group_means
 
-__all__ = ["AGGREGATIONS", "DEFAULT_TRIM", "ONESTEP_CONSTANT", "MAD_CONSISTENCY", "check_aggregation",
-           "continuous", "median_category", "mode_category"]
+__all__ = ["AGGREGATIONS", "Aggregation", "DEFAULT_TRIM", "ONESTEP_CONSTANT", "MAD_CONSISTENCY",
+           "continuous", "median_category", "mode_category", "publish"]
 
-AGGREGATIONS = ("mean", "median", "trimmed", "onestep")
 DEFAULT_TRIM = 0.1
 ONESTEP_CONSTANT = 3.0 / 1.486
 MAD_CONSISTENCY = 1.4826
 
 
-def check_aggregation(aggregation="mean", trim=None) -> tuple[str, float]:
-    """Validate ``aggregation`` and ``trim`` before any data work (ParameterError).
+@dataclass(frozen=True)
+class Aggregation:
+    """What a group publishes for a continuous column: ``compute(X, labels, weights, trim)`` gives the
+    (g, d) representatives of groups 0..g-1 (weights: sampling weights or None); ``describe(trim)``
+    names it in a run's summary. The run option ``aggregation`` (API, command line, app) takes
+    the names of ``AGGREGATIONS``: a new aggregation is one entry here (and its test)."""
 
-    trim=None means DEFAULT_TRIM; a trim given with another aggregation than "trimmed" is an
-    error rather than silently unused.
-    """
-    if not isinstance(aggregation, str) or aggregation not in AGGREGATIONS:
-        raise ParameterError(f"aggregation must be one of {', '.join(AGGREGATIONS)}, got {aggregation!r}")
-    if trim is None:
-        return aggregation, DEFAULT_TRIM
-    if aggregation != "trimmed":
-        raise ParameterError(f"trim applies to aggregation='trimmed' only (aggregation is {aggregation!r})")
-    if isinstance(trim, (bool, np.bool_)) or not isinstance(trim, (int, float, np.integer, np.floating)):
-        raise ParameterError(f"trim must be a number in [0, 0.5), got {trim!r}")
-    if not 0.0 <= float(trim) < 0.5:
-        raise ParameterError(f"trim must be in [0, 0.5), got {trim!r}")
-    return aggregation, float(trim)
+    name: str
+    label: str
+    reference: str
+    compute: Callable
+    describe: Callable[[float], str]
+
+
+def _per_column(statistic: str):
+    def compute(X, labels, weights, trim):
+        g = int(labels.max()) + 1 if labels.size else 0
+        out = np.empty((g, X.shape[1]))
+        for j in range(X.shape[1]):
+            out[:, j] = _by_group(X[:, j], labels, weights, statistic, trim)
+        return out
+
+    return compute
+
+
+AGGREGATIONS: dict[str, Aggregation] = {a.name: a for a in (
+    Aggregation("mean", "mean", "the (weighted) arithmetic mean", lambda X, labels, w, trim: group_means(X, labels, w),
+                lambda trim: "mean"),
+    Aggregation("median", "median", "sdcMicro weightedQuantile", _per_column("median"), lambda trim: "median"),
+    Aggregation("trimmed", "trimmed mean", "R mean(x, trim=), scipy.stats.trim_mean", _per_column("trimmed"),
+                lambda trim: f"{trim:g}-trimmed mean"),
+    Aggregation("onestep", "one-step Huber mean", "sdcMicro's onestep", _per_column("onestep"),
+                lambda trim: "one-step Huber mean"),
+)}
 
 
 def _by_group(x, labels, weights, statistic: str, trim=0.0) -> np.ndarray:
@@ -81,13 +99,7 @@ def continuous(X: np.ndarray, labels: np.ndarray, aggregation: str = "mean", tri
     """(g, d) representatives of the continuous columns X (n, d) for 1-D labels 0..g-1."""
     X = np.asarray(X, dtype=np.float64)
     labels = np.asarray(labels, dtype=np.int64)
-    if aggregation == "mean":
-        return group_means(X, labels, weights)
-    g = int(labels.max()) + 1 if labels.size else 0
-    out = np.empty((g, X.shape[1]))
-    for j in range(X.shape[1]):
-        out[:, j] = _by_group(X[:, j], labels, weights, aggregation, trim)
-    return out
+    return AGGREGATIONS[aggregation].compute(X, labels, weights, trim)
 
 
 def publish_continuous(X: np.ndarray, labels: np.ndarray, aggregation: str = "mean", trim: float = DEFAULT_TRIM,

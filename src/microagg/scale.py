@@ -1,4 +1,4 @@
-"""Partitioned and out-of-core microaggregation on Dask.
+"""Partitioned microaggregation on Dask (the out-of-core mode, ``outofcore.py``, runs it in every slab).
 
 ``partitioned_labels`` splits standardised records into spatially coherent blocks (recursive
 splits across each block's principal axis at the widest gap near the median, every block
@@ -9,32 +9,20 @@ off from their neighbours. ``refine_labels`` repairs them with exact SSE-lowerin
 (dissolve a group into nearby groups, migrate a record), first inside each block's task, then
 across blocks. Every move keeps every group at k records or more, so the result is a valid
 partition of all records whatever the method.
-
-``protect_out_of_core`` does the same for data larger than memory, read from a Parquet dataset
-or a CSV file in chunks: pass 1 computes the global means, deviations and covariance; pass 2
-projects every record on the L leading principal axes (L floats per record) and bisects the
-records L times, level j across axis j, at the widest gap near the median as the blocks are
-cut, into 2^L slabs of about ``slab_blocks`` blocks; pass 3 spills each slab's standardised
-quasi-identifiers to disk; each slab is then one Dask task (partitioned microaggregation inside
-the slab) returning labels and group means; pass 4 writes the output in input order, one
-Parquet file per input chunk, quasi-identifiers replaced by their group's mean and every other
-column unchanged.
 """
 
 from __future__ import annotations
 
-import glob
 import os
-import shutil
-import tempfile
 import threading
 
 import numpy as np
-from numba import njit
 
 from .clock import Deadline
-from .errors import ParameterError
+from .errors import InputError
 from .kernels.groups import group_sums
+from .kernels.jit import kernel
+from .options import LOCAL_SCHEDULERS
 from .progress import as_callback, silent
 
 DEFAULT_BLOCK_SIZE = 10_000
@@ -55,16 +43,11 @@ SLAB_CUT_WINDOW = 0.1
 
 
 def _min_block(k: int, block_size) -> int:
-    if block_size is None:
-        block_size = DEFAULT_BLOCK_SIZE
-    if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) or block_size < 1:
-        raise ParameterError(f"block_size must be a positive integer, got {block_size!r}")
-    return max(int(k), int(block_size))
+    """Records per block at least: max(k, block_size) (block_size: the run option's declaration)."""
+    from .options import option
 
-
-def _check_share(refine) -> None:
-    if isinstance(refine, bool) or not isinstance(refine, (int, float, np.integer, np.floating)) or not 0 <= refine <= 1:
-        raise ParameterError(f"refine must be a share between 0 and 1, got {refine!r}")
+    block_size = option("block_size").validate(block_size, None)
+    return max(int(k), DEFAULT_BLOCK_SIZE if block_size is None else block_size)
 
 
 class BlockClock:
@@ -95,7 +78,7 @@ class BlockClock:
 
 def _principal_axis(Z: np.ndarray) -> np.ndarray:
     """Unit eigenvector of the largest eigenvalue of the covariance of Z's rows."""
-    from .preprocess import principal_axes
+    from .scaling import principal_axes
 
     return principal_axes(Z, 1)[1][:, 0]
 
@@ -160,7 +143,6 @@ def _run_block(Zb: np.ndarray, k: int, method: str, seed, clock: BlockClock, par
     return labels
 
 
-LOCAL_SCHEDULERS = ("threads", "processes", "synchronous", "sync", "single-threaded")
 
 
 def _workers(scheduler) -> int:
@@ -229,13 +211,16 @@ def partitioned_labels(Z, k, method, *, block_size, scheduler=None, seed=None, t
     the method's groups as they are.
     """
     from .methods import get
-    from .preprocess import check_k
+    from .partition import check_k
+
+    from .options import option
 
     Z = np.ascontiguousarray(Z, dtype=np.float64)
     if Z.ndim != 2:
-        raise ValueError("Z must be a 2-D array")
+        raise InputError("Z must be a 2-D array")
     k = check_k(k, len(Z))
-    _check_share(refine)
+    refine = option("refine").validate(refine, None)
+    refine = DEFAULT_REFINE if refine is None else refine
     params = get(method).validate(params)  # before any block is cut
     min_size = _min_block(k, block_size)
     deadline = Deadline(time_limit) if deadline is None else deadline
@@ -282,7 +267,7 @@ def _blockwise_labels(Z, k, method, blocks, scheduler, seed, clock, params, refi
 # ----------------------------------------------------------------------------- refinement
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _join_cost(Z, i, sums, sizes, q):
     """SSE increase when record i joins group q: m/(m+1)·|x − c_q|²."""
     m = sizes[q]
@@ -293,7 +278,7 @@ def _join_cost(Z, i, sums, sizes, q):
     return m / (m + 1.0) * s
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _refine_kernel(Z, labels, g, k, candidates, nbr_start, nbr, tol):
     """Dissolve and migrate moves over the candidate groups, in order; labels updated in place.
 
@@ -455,327 +440,3 @@ def _compact(labels: np.ndarray) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- out of core
-
-
-def _is_parquet(input_path: str) -> bool:
-    return os.path.isdir(input_path) or input_path.lower().endswith((".parquet", ".pq"))
-
-
-def _chunks(input_path: str, columns, chunk_rows: int, numeric=()):
-    """Yield DataFrame chunks of the input in order (Parquet file / directory of files, or CSV).
-
-    A CSV is read as text, every field exactly as written (the separator and encoding
-    detected as ``io.read`` detects them), so the other columns come out as they came in (codes such as 00123,
-    NA, null and blanks kept apart); the ``numeric`` columns (the QIs) are parsed as numbers (a
-    blank cell is missing, and reported as such; another cell that is not a number an InputError)."""
-    import pandas as pd
-
-    if _is_parquet(input_path):
-        import pyarrow.parquet as pq
-
-        files = [input_path] if os.path.isfile(input_path) else sorted(
-            glob.glob(os.path.join(input_path, "**", "*.parquet"), recursive=True))
-        if not files:
-            raise ValueError(f"no Parquet files found in {input_path}")
-        for f in files:
-            pf = pq.ParquetFile(f)
-            for batch in pf.iter_batches(batch_size=chunk_rows, columns=columns):
-                yield batch.to_pandas()
-    else:
-        from collections import defaultdict
-
-        from .errors import InputError
-        from .io import sniff_csv
-
-        sep, encoding = sniff_csv(input_path)
-        # the QIs parsed by pandas' C parser (a blank cell is missing); every other column as its text
-        reader = pd.read_csv(input_path, sep=sep, encoding=encoding, chunksize=chunk_rows, usecols=columns,
-                             dtype=defaultdict(lambda: str, {c: "float64" for c in numeric}),
-                             keep_default_na=False, na_values={c: [""] for c in numeric} or None)
-        try:
-            yield from reader
-        except ValueError as exc:
-            raise InputError(f"a quasi-identifier column of {os.path.basename(input_path)} holds a cell that is "
-                             f"not a number ({exc})") from None
-
-
-def first_rows(input_path, rows: int = 1000):
-    """The first rows of a Parquet dataset or CSV with its columns typed as the in-memory reader
-    types them (``io.typed_text_frame`` for a CSV): the column rules apply to them before any pass."""
-    input_path = os.fspath(input_path)
-    first = next(_chunks(input_path, None, rows))
-    if _is_parquet(input_path):
-        return first
-    from .io import typed_text_frame
-
-    return typed_text_frame(first)
-
-
-def _qi_columns(input_path, columns, chunk_rows, strata):
-    """The QI columns: the given ones, or by default those the in-memory rules choose on the
-    first rows (preprocess.select_columns: identifiers, codes and weights left out, with a
-    warning naming them), strata excluded."""
-    from .preprocess import select_columns
-
-    first = first_rows(input_path, min(chunk_rows, 1000))
-    if columns is None:
-        return select_columns(first, exclude=strata)
-    cols = list(columns)
-    missing = [c for c in cols if c not in first.columns]
-    if missing:
-        raise ValueError(f"unknown column(s): {', '.join(map(str, missing))}")
-    if not cols:
-        raise ValueError("no numeric quasi-identifier columns in the input")
-    return cols
-
-
-def _slab_bounds(P: np.ndarray, min_size: int, levels: int) -> tuple[np.ndarray, np.ndarray]:
-    """Slabs by recursive bisection, as the blocks but across the global principal axes: level j
-    cuts every slab of 2·min_size records or more in two (``_bisect`` with SLAB_CUT_WINDOW) along
-    column j mod P.shape[1] of P (projections on the principal axes, largest variance first).
-    Returns (order, bounds): slab s holds the records order[bounds[s]:bounds[s+1]]."""
-    n = len(P)
-    order = np.arange(n)
-    bounds = [0, n]
-    for j in range(levels):
-        proj = P[:, j % P.shape[1]]
-        cut_bounds = [0]
-        for a, b in zip(bounds[:-1], bounds[1:]):
-            if b - a >= 2 * min_size:
-                seg = order[a:b]
-                seg = seg[np.argsort(proj[seg], kind="stable")]
-                order[a:b] = seg
-                cut_bounds.append(a + _bisect(proj[seg], min_size, SLAB_CUT_WINDOW))
-            cut_bounds.append(b)
-        bounds = cut_bounds
-    return order, np.asarray(bounds, dtype=np.int64)
-
-
-def _check_slab_method(method: str, params: dict) -> dict:
-    """The method's parameters, validated; per-variable methods cannot be written one mean per record."""
-    from .methods import get
-
-    info = get(method)  # ParameterError naming the known methods
-    if info.per_variable:
-        raise ParameterError(f"method {method!r} gives one group per attribute; the out-of-core mode writes "
-                             "one group mean per record and does not support it")
-    return info.validate(params)
-
-
-def _slab_task(slab_dir: str, k: int, method: str, block_size, seed, params: dict, refine: float,
-               clock: BlockClock):
-    """Microaggregate one spilled slab; returns (rows, labels 0..g-1, group means (std units), sse, min size)."""
-    from .partition import group_means, sse
-
-    parts = sorted(glob.glob(os.path.join(slab_dir, "*.npz")))
-    Zs, rows = [], []
-    for p in parts:
-        with np.load(p) as f:
-            Zs.append(f["Z"])
-            rows.append(f["rows"])
-    Z = np.concatenate(Zs)
-    rows = np.concatenate(rows)
-    labels = partitioned_labels(Z, k, method, block_size=block_size, scheduler="synchronous", seed=seed,
-                                deadline=clock.start(len(Z)), refine=refine, **params)
-    return rows, labels, group_means(Z, labels), float(sse(Z, labels)), int(np.bincount(labels).min())
-
-
-def _strata_pass(input_path, strata, cols, chunk_rows, k, merge_small_strata):
-    """Stratum code per record (int32, input order) for the out-of-core mode and the merges: small
-    strata are reported, or merged (``strata.merge_plan``, on the centroids of the raw QI values,
-    summed in the same pass)."""
-    from .errors import InputError
-    from .strata import merge_plan, stratum_name
-
-    index: dict = {}
-    codes, sums = [], {}
-    for df in _chunks(input_path, list(strata) + cols, chunk_rows, numeric=cols):
-        keys = df[list(strata)].astype("object").where(df[list(strata)].notna(), "<missing>")
-        c = np.fromiter((index.setdefault(t, len(index)) for t in keys.itertuples(index=False, name=None)),
-                        dtype=np.int64, count=len(df))
-        X = df[cols].to_numpy(dtype=np.float64)
-        for s in np.unique(c):
-            sums[s] = sums.get(s, 0.0) + X[c == s].sum(axis=0)
-        codes.append(c)
-    codes = np.concatenate(codes) if codes else np.zeros(0, dtype=np.int64)
-    names = [stratum_name(t, strata) for t in index]
-    counts = np.bincount(codes, minlength=len(names))
-    small = np.flatnonzero(counts < k)
-    if small.size and not merge_small_strata:
-        listed = [f"{names[i]} ({counts[i]} records)" for i in small[:5]]
-        raise InputError(f"{small.size} stratum/strata smaller than k={k}: {', '.join(listed)}; merge them with "
-                         "merge_small_strata=True (--merge-small-strata)")
-    merges = []
-    if small.size:
-        target, _, _, merges = merge_plan(counts, np.array([sums[s] for s in range(len(names))]), names, k)
-        codes = target[codes]
-    return codes.astype(np.int32), merges
-
-
-def protect_out_of_core(input_path, output_dir, *, k, method="mdav", columns=None, block_size,
-                        scheduler=None, seed=0, chunk_rows=1_000_000, slab_blocks=32, time_limit=None,
-                        progress=None, strata=None, merge_small_strata=False, refine=DEFAULT_REFINE, **params):
-    """Microaggregate a Parquet dataset or CSV larger than memory; write Parquet partitions.
-
-    Reads the input four times in chunks of chunk_rows (see the module docstring). Slabs of
-    about slab_blocks·max(k, block_size) to twice as many records are the Dask tasks
-    (scheduler as in partitioned_labels; with a distributed cluster the workers must see the
-    spill directory, which lives inside output_dir). ``strata``: column name(s); slabs (and so
-    blocks and groups) are cut inside each stratum; strata smaller than k are an error or, with
-    merge_small_strata, merged into the stratum with the nearest centroid. ``time_limit`` is the
-    budget of the whole call, shared among the slabs by ``BlockClock``'s rule; ``progress``
-    hears of each pass and each finished slab. Every parameter is checked before the first pass.
-    Returns a summary dict.
-    Memory on the driver: O(n·log(slabs)) for the projections, O(n) for the labels and the
-    group means (2.1 GB peak at 10^7 × 10, benchmarks/results/dask_end_to_end.md), plus one chunk.
-    """
-    import dask
-    import pandas as pd
-
-    from .preprocess import check_k
-
-    deadline = Deadline(time_limit)
-    progress = as_callback(progress)
-    input_path = os.fspath(input_path)
-    output_dir = os.fspath(output_dir)
-    k = check_k(k)
-    min_size = _min_block(k, block_size)
-    params = _check_slab_method(method, params)  # before the passes over the data, not in the first slab task
-    _check_share(refine)
-    strata = [] if strata is None else ([strata] if isinstance(strata, str) else list(strata))
-    if not os.path.exists(input_path):
-        from .errors import InputError
-
-        raise InputError(f"input {input_path} does not exist")
-    cols = _qi_columns(input_path, columns, chunk_rows, strata)
-    overlap = [c for c in cols if c in strata]
-    if overlap:
-        raise ParameterError(f"column(s) {', '.join(map(str, overlap))} cannot be both quasi-identifier and stratum")
-    d = len(cols)
-
-    # pass 1: global count, mean, population std (chunk-wise merge) and covariance
-    progress("pass 1 of 4", 0.0, "means and covariance")
-    n, mean, m2 = 0, np.zeros(d), np.zeros((d, d))
-    for df in _chunks(input_path, cols, chunk_rows, numeric=cols):
-        X = df[cols].to_numpy(dtype=np.float64)
-        if not np.isfinite(X).all():
-            from .errors import InputError
-
-            raise InputError("quasi-identifier columns contain missing or infinite values")
-        nb = len(X)
-        if nb == 0:
-            continue
-        mb = X.mean(axis=0)
-        Xc = X - mb
-        delta = mb - mean
-        tot = n + nb
-        m2 += Xc.T @ Xc + np.outer(delta, delta) * (n * nb / tot)
-        mean += delta * (nb / tot)
-        n = tot
-    check_k(k, n)
-    stratum, merges = (_strata_pass(input_path, strata, cols, chunk_rows, k, merge_small_strata) if strata
-                       else (np.zeros(n, dtype=np.int32), []))
-    std = np.sqrt(np.diag(m2) / n)
-    std[std == 0] = 1.0
-    corr = m2 / n / np.outer(std, std)
-    _, vecs = np.linalg.eigh(corr)
-    # 2^levels slabs of slab_blocks·min_size to 2·slab_blocks·min_size records when cuts are even
-    sizes = np.bincount(stratum)
-    levels_of = [int(np.log2(m // (slab_blocks * min_size))) if m >= 2 * slab_blocks * min_size else 0
-                 for m in sizes]
-    levels = max(levels_of) if levels_of else 0
-    axes = vecs[:, ::-1][:, :min(levels, d)] if levels else vecs[:, ::-1][:, :0]
-
-    # pass 2: projections on the principal axes (float32: they only place the cuts) -> slabs
-    progress("pass 2 of 4", 0.25, "cutting slabs")
-    P = np.empty((n, axes.shape[1]), dtype=np.float32)
-    pos = 0
-    for df in _chunks(input_path, cols, chunk_rows, numeric=cols):
-        Z = (df[cols].to_numpy(dtype=np.float64) - mean) / std
-        P[pos:pos + len(Z)] = Z @ axes
-        pos += len(Z)
-    slab_of = np.empty(n, dtype=np.int32)
-    nslabs = 0
-    for s_code, m in enumerate(sizes):
-        if m == 0:
-            continue
-        members = np.flatnonzero(stratum == s_code)
-        order, bounds = _slab_bounds(P[members], min_size, levels_of[s_code])
-        cuts = len(bounds) - 1
-        slab_of[members[order]] = nslabs + np.repeat(np.arange(cuts, dtype=np.int32), np.diff(bounds))
-        nslabs += cuts
-    del P
-
-    # pass 3: spill standardised quasi-identifiers per slab
-    progress("pass 3 of 4", 0.5, f"spilling {nslabs} slab(s)")
-    os.makedirs(output_dir, exist_ok=True)
-    spill = tempfile.mkdtemp(prefix=".spill-", dir=output_dir)
-    try:
-        pos = 0
-        for j, df in enumerate(_chunks(input_path, cols, chunk_rows, numeric=cols)):
-            Z = (df[cols].to_numpy(dtype=np.float64) - mean) / std
-            rows = np.arange(pos, pos + len(Z))
-            s_of = slab_of[pos:pos + len(Z)]
-            for s in np.unique(s_of):
-                sel = s_of == s
-                sd = os.path.join(spill, f"slab-{s:06d}")
-                os.makedirs(sd, exist_ok=True)
-                np.savez(os.path.join(sd, f"chunk-{j:06d}.npz"), Z=Z[sel], rows=rows[sel])
-            pos += len(Z)
-        del slab_of
-
-        # Dask: one task per slab, sharing the time budget
-        clock = BlockClock(deadline, n, _workers(scheduler) if nslabs > 1 else 1)
-        tasks = [dask.delayed(_slab_task, pure=False)(os.path.join(spill, f"slab-{s:06d}"), k, method,
-                                                      block_size, _block_seed(seed, s), params, float(refine),
-                                                      clock)
-                 for s in range(nslabs)]
-        results = _compute(tasks, scheduler, progress, "slabs")
-
-        labels = np.empty(n, dtype=np.int64)
-        all_means = []
-        offset, total_sse, min_group = 0, 0.0, n
-        for rows, lab, means, s_sse, s_min in results:
-            labels[rows] = lab + offset
-            offset += len(means)
-            all_means.append(means)
-            total_sse += s_sse
-            min_group = min(min_group, s_min)
-        del results
-        group_means = np.concatenate(all_means) * std + mean  # original units
-        del all_means
-
-        # pass 4: output in input order
-        progress("pass 4 of 4", 0.9, "writing")
-        files = []
-        pos = 0
-        for j, df in enumerate(_chunks(input_path, None, chunk_rows)):
-            lab = labels[pos:pos + len(df)]
-            vals = group_means[lab]
-            for t, c in enumerate(cols):
-                df[c] = vals[:, t].astype(df[c].dtype) if pd.api.types.is_float_dtype(df[c].dtype) else vals[:, t]
-            f = os.path.join(output_dir, f"part-{j:06d}.parquet")
-            df.to_parquet(f, index=False)
-            files.append(f)
-            pos += len(df)
-    finally:
-        shutil.rmtree(spill, ignore_errors=True)
-    sst = float(n * np.count_nonzero(np.diag(m2) > 0))
-    summary = {
-        "records": int(n),
-        "columns": cols,
-        "k": int(k),
-        "method": method,
-        "block_size": int(min_size),
-        "slabs": int(nslabs),
-        "groups": int(offset),
-        "min_group_size": int(min_group),
-        "sse": total_sse,
-        "information_loss": 0.0 if sst == 0 else 100.0 * total_sse / sst,
-        "files": files,
-        "seconds": deadline.elapsed(),
-    }
-    if strata:
-        summary["strata"] = strata
-        summary["merged_strata"] = merges
-    return summary

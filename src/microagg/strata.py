@@ -1,6 +1,11 @@
-"""Strata: groups never cross them. Codes per record, names, and the merging of strata smaller than k.
+"""Strata: groups never cross them. Stratum keys, codes per record, names, and the merging of
+strata smaller than k.
 
-One home for the in-memory pipeline (api.py) and the partitioned mode (scale.py).
+The one home for the in-memory pipeline and the out-of-core mode: ``StratumIndex`` turns the
+stratum columns of a frame, or of chunk after chunk of a file, into codes 0..S-1 (in order of
+first appearance, the same codes whatever the chunking) and sums, per stratum, the rows of the
+matrix the method sees; ``StratumIndex.strata`` then reports strata smaller than k, or merges
+them (``merge_plan``, on those centroids: the same merges in both modes).
 """
 
 from __future__ import annotations
@@ -8,8 +13,12 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import InputError
+from .partition import group_sums
 
-__all__ = ["Strata", "stratum_codes", "stratum_name", "merge_small", "merge_plan"]
+__all__ = ["Strata", "StratumIndex", "stratum_codes", "stratum_name", "merge_plan", "MISSING_KEY"]
+
+#: the key of a record whose stratum value is missing: such records form a stratum of their own
+MISSING_KEY = "<missing>"
 
 
 class Strata:
@@ -37,45 +46,70 @@ def stratum_name(key, columns) -> str:
     return ", ".join(f"{c}={v}" for c, v in zip(columns, key))
 
 
-def stratum_codes(df, columns: list, Z: np.ndarray, k: int, merge_small_strata: bool) -> Strata:
-    """The strata of ``df`` by ``columns`` (missing values form a stratum of their own).
+class StratumIndex:
+    """Stratum keys -> codes, fed a whole frame or chunk after chunk.
 
-    A stratum with fewer than k records is an InputError naming it, unless merge_small_strata:
-    then ``merge_small`` merges it into the stratum with the nearest centroid of Z.
+    ``encode(frame, Z)`` gives the codes of the frame's records (a key seen before keeps its
+    code) and adds each record's row of Z (the matrix the method sees) to its stratum's sum.
     """
-    import pandas as pd
 
-    keys = df[columns].astype("object").where(df[columns].notna(), "<missing>")
-    codes, uniques = pd.factorize(pd.MultiIndex.from_frame(keys))
-    codes = codes.astype(np.int64)
-    names = [stratum_name(u, columns) for u in uniques]
-    counts = np.bincount(codes, minlength=len(names))
-    small = np.flatnonzero(counts < k)
-    if small.size and not merge_small_strata:
-        listed = [f"{names[i]} ({counts[i]} records)" for i in small[:5]]
-        raise InputError(
-            f"{small.size} stratum/strata smaller than k={k}: {', '.join(listed)}"
-            + (" ..." if small.size > 5 else "")
-            + "; merge them with merge_small_strata=True (--merge-small-strata)"
-        )
-    if small.size:
-        return merge_small(codes, names, Z, k)
-    return Strata(codes, names, [[name] for name in names], [])
+    def __init__(self, columns):
+        self.columns = list(columns)
+        self._codes: dict = {}
+        self.counts = np.zeros(0)
+        self.sums: np.ndarray | None = None
+
+    def encode(self, frame, Z: np.ndarray) -> np.ndarray:
+        import pandas as pd
+
+        cols = self.columns
+        keys = frame[cols].astype("object").where(frame[cols].notna(), MISSING_KEY)
+        local, uniques = pd.factorize(pd.MultiIndex.from_frame(keys))
+        known = np.array([self._codes.setdefault(key, len(self._codes)) for key in uniques], dtype=np.int64)
+        codes = known[local] if len(local) else np.zeros(0, dtype=np.int64)
+        counts, sums = group_sums(Z, codes, len(self._codes))
+        if self.sums is None:
+            self.counts, self.sums = counts, sums
+        else:  # strata first seen in this chunk extend the totals
+            grown = len(counts) - len(self.counts)
+            self.counts = np.concatenate([self.counts, np.zeros(grown)]) + counts
+            self.sums = np.vstack([self.sums, np.zeros((grown, sums.shape[1]))]) + sums
+        return codes
+
+    @property
+    def names(self) -> list[str]:
+        return [stratum_name(key, self.columns) for key in self._codes]
+
+    def strata(self, codes: np.ndarray, k: int, merge_small_strata: bool) -> Strata:
+        """The strata of the records coded ``codes``. A stratum with fewer than k records is an
+        InputError naming it, unless merge_small_strata: then ``merge_plan`` merges it into the
+        stratum with the nearest centroid."""
+        names = self.names
+        counts = np.rint(self.counts).astype(np.int64)
+        small = np.flatnonzero(counts < k)
+        if small.size and not merge_small_strata:
+            listed = [f"{names[i]} ({counts[i]} records)" for i in small[:5]]
+            raise InputError(
+                f"{small.size} stratum/strata smaller than k={k}: {', '.join(listed)}"
+                + (" ..." if small.size > 5 else "")
+                + "; merge them with merge_small_strata=True (--merge-small-strata)"
+            )
+        if not small.size:
+            return Strata(codes, names, [[name] for name in names], [])
+        target, names, members, merges = merge_plan(self.counts, self.sums, names, k)
+        return Strata(target[codes], names, members, merges)
 
 
-def merge_small(codes: np.ndarray, names: list[str], Z: np.ndarray, k: int) -> Strata:
-    """Merge strata smaller than k into the stratum whose centroid (of Z, the data the method
-    sees) is nearest, smallest first (``merge_plan``)."""
-    S = len(names)
-    counts = np.bincount(codes, minlength=S).astype(np.float64)
-    sums = np.zeros((S, Z.shape[1]))
-    np.add.at(sums, codes, Z)
-    target, names, members, merges = merge_plan(counts, sums, names, k)
-    return Strata(target[codes], names, members, merges)
+def stratum_codes(df, columns: list, Z: np.ndarray, k: int, merge_small_strata: bool) -> Strata:
+    """The strata of ``df`` by ``columns`` (missing values form a stratum of their own); strata
+    smaller than k are an error or merged (``StratumIndex.strata``) on the centroids of Z."""
+    index = StratumIndex(columns)
+    codes = index.encode(df, Z)
+    return index.strata(codes, k, merge_small_strata)
 
 
 def merge_plan(counts: np.ndarray, sums: np.ndarray, names: list[str], k: int):
-    """From each stratum's record count and QI sums: (target code per stratum, names, members,
+    """From each stratum's record count and sums: (target code per stratum, names, members,
     merges). The smallest stratum below k joins the stratum with the nearest centroid, until none
     is below k or only one is left."""
     S = len(names)

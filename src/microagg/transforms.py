@@ -6,7 +6,7 @@ distance is a documented Gower-type distance between records (Domingo-Ferrer & T
 "Ordinal, continuous and heterogeneous k-anonymity through microaggregation", Data Min. Knowl.
 Disc. 11(2); Gower 1971 for the idea of summing per-variable dissimilarities of each kind):
 
-    d(x, y)^2 = sum_continuous ((x_j - y_j) / s_j)^2          z-scores (preprocess.Standardizer)
+    d(x, y)^2 = sum_continuous ((x_j - y_j) / s_j)^2          z-scores (scaling.Standardizer)
               + sum_ordinal    ((r_j(x) - r_j(y)) / s_rj)^2    rank of the category, z-scored
               + sum_nominal    NOMINAL_WEIGHT * [x_j != y_j]   one-hot, entries sqrt(w/2)
 
@@ -31,64 +31,24 @@ standard z-score figure), not on the whitened matrix.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from .errors import InputError, ParameterError
-from .preprocess import Standardizer, first_non_number, quasi_identifiers, select_columns
+from .preprocess import first_non_number, quasi_identifiers, select_columns
+from .distances import DISTANCES, Distance  # noqa: F401  (the registry of distances)
+from .scaling import Standardizer
 
-__all__ = ["KINDS", "DISTANCES", "NOMINAL_WEIGHT", "check_options", "column_kinds", "select_qi",
-           "Embedding", "embed", "whiten"]
+__all__ = ["KINDS", "DISTANCES", "Distance", "NOMINAL_WEIGHT", "column_kinds", "select_qi", "Embedding", "embed",
+           "whiten", "method_matrix"]
 
 KINDS = ("continuous", "ordinal", "nominal")
-DISTANCES = ("euclidean", "mahalanobis", "robust")
 #: squared distance between two different categories of a nominal column (see module docstring)
 NOMINAL_WEIGHT = 2.0
 
 
-def _column_list(value, name) -> list:
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [c.strip() for c in value.split(",") if c.strip()]
-    try:
-        out = list(value)
-    except TypeError:
-        raise ParameterError(f"{name} must be a list of column names, got {value!r}") from None
-    if len(set(map(str, out))) != len(out):
-        raise ParameterError(f"{name} names a column twice: {out!r}")
-    return out
-
-
-def check_options(categorical=None, ordinal=None, distance="euclidean") -> tuple[list, dict, str]:
-    """Validate the QI-kind and distance options before any data work (ParameterError).
-
-    ``ordinal`` is a list of column names, or a mapping column -> its levels from lowest to
-    highest (None: the dtype's or the sorted order). Returns (categorical columns, ordinal column
-    -> levels or None, distance).
-    """
-    cat = _column_list(categorical, "categorical")
-    if isinstance(ordinal, dict):
-        ordl = {}
-        for c, levels in ordinal.items():
-            if levels is not None:
-                if isinstance(levels, (str, bytes)) or not hasattr(levels, "__iter__"):
-                    raise ParameterError(f"ordinal levels of {c} must be a list (lowest first), got {levels!r}")
-                levels = list(levels)
-                if not levels or len(set(map(repr, levels))) != len(levels):
-                    raise ParameterError(f"ordinal levels of {c} must be distinct and not empty, got {levels!r}")
-            ordl[c] = levels
-    else:
-        ordl = dict.fromkeys(_column_list(ordinal, "ordinal"))
-    both = [c for c in cat if c in ordl]
-    if both:
-        raise ParameterError(f"column(s) declared both categorical and ordinal: {', '.join(map(str, both))}")
-    if not isinstance(distance, str) or distance not in DISTANCES:
-        raise ParameterError(f"distance must be one of {', '.join(DISTANCES)}, got {distance!r}")
-    return cat, ordl, distance
 
 
 def column_kinds(df: pd.DataFrame, cols: list, categorical=(), ordinal=(), missing=()) -> dict:
@@ -303,19 +263,10 @@ def whiten(Z: np.ndarray, distance: str, seed: int | None = 0) -> tuple[np.ndarr
     SSE(Z) >= λ_min · SSE(W).
     """
     Z = np.asarray(Z, dtype=np.float64)
-    if distance == "mahalanobis":
-        location = Z.mean(axis=0)
-        S = np.atleast_2d(np.cov(Z, rowvar=False, bias=True))
-    elif distance == "robust":
-        from sklearn.covariance import MinCovDet
-
-        with warnings.catch_warnings():  # rank-deficient data: handled below by dropping null directions
-            warnings.simplefilter("ignore", RuntimeWarning)
-            warnings.simplefilter("ignore", UserWarning)
-            mcd = MinCovDet(random_state=0 if seed is None else int(seed)).fit(Z)
-        location, S = mcd.location_, np.atleast_2d(mcd.covariance_)
-    else:
-        raise ParameterError(f"distance must be one of {', '.join(DISTANCES)}, got {distance!r}")
+    if distance not in DISTANCES or DISTANCES[distance].covariance is None:
+        raise ParameterError(f"distance must be one of {', '.join(d for d in DISTANCES if d != 'euclidean')} to "
+                             f"whiten, got {distance!r}")
+    location, S = DISTANCES[distance].covariance(Z, seed)
     vals, vecs = np.linalg.eigh(S)
     top = max(float(vals.max()), 0.0)
     keep = vals > 1e-12 * top if top > 0 else np.zeros(len(vals), dtype=bool)
@@ -328,10 +279,11 @@ def whiten(Z: np.ndarray, distance: str, seed: int | None = 0) -> tuple[np.ndarr
 def method_matrix(emb: Embedding, distance: str, seed: int | None = 0) -> tuple[np.ndarray, float]:
     """(matrix the method sees, factor f with SSE(embedding) >= f·SSE(method matrix)).
 
-    Euclidean: the embedding itself (f = 1). Otherwise the continuous part is replaced by its
-    whitened version (ordinal and nominal parts unchanged) and f = min(λ_min, 1).
+    A distance without a covariance (euclidean): the embedding itself (f = 1). Otherwise the
+    continuous part is replaced by its whitened version (ordinal and nominal parts unchanged)
+    and f = min(λ_min, 1).
     """
-    if distance == "euclidean":
+    if DISTANCES[distance].covariance is None:
         return emb.matrix, 1.0
     where = emb.continuous_positions()
     if where.size == 0:

@@ -1,15 +1,22 @@
 """``microagg app``: a local web app to protect a file by pointing and clicking (Shiny for Python).
 
-The server binds to 127.0.0.1 unless a non-loopback host is allowed explicitly. Uploads, results
-and reports live in a private temporary folder (mode 0700) removed when the server stops. Each
-protection runs in its own spawned process, so the page stays responsive during long numba runs
-and Cancel stops a run at once, even inside a compiled kernel.
+The server binds to 127.0.0.1 unless a non-loopback host is allowed explicitly, and only its own
+page drives it (``microagg.app.security``): a random token, printed in the address that is
+opened, is required on every request (a cookie after the first visit), the Host must be the
+server's and the Origin the page's. Uploads are bounded (the session's total, and what a file
+decompresses to or claims: ``microagg.read_limits``). Uploads, results and reports live in a
+private temporary folder (mode 0700) removed when the server stops. Each protection runs in its
+own spawned process, tied to the app's life from its first line (``run_process``), so the page
+stays responsive during long numba runs, Cancel stops a run at once, even inside a compiled
+kernel, and no run outlives the app.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ipaddress
+import math
+import os
 import signal
 import socket
 import sys
@@ -17,7 +24,7 @@ import tempfile
 import threading
 import webbrowser
 
-__all__ = ["serve", "is_loopback", "UploadLimit"]
+__all__ = ["serve", "is_loopback"]
 
 DEFAULT_MAX_UPLOAD_MB = 2048.0
 
@@ -32,59 +39,51 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-class UploadLimit:
-    """ASGI middleware: refuse an upload request whose body is larger than ``limit`` bytes (413),
-    by its Content-Length before reading it and by counting the bytes as they arrive."""
+def check_port(port) -> int:
+    from ..errors import InputError
 
-    def __init__(self, app, limit: int):
-        self.app = app
-        self.limit = limit
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] != "http" or scope.get("method") != "POST" or "/upload/" not in scope.get("path", ""):
-            return await self.app(scope, receive, send)
-        headers = dict(scope.get("headers") or [])
-        try:
-            declared = int(headers.get(b"content-length", b"-1"))
-        except ValueError:
-            declared = -1
-        if declared > self.limit:
-            return await _too_large(send, self.limit)
-        received = 0
-
-        async def counting_receive():
-            nonlocal received
-            message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.limit:
-                    raise ValueError("upload larger than the limit")
-            return message
-
-        return await self.app(scope, counting_receive, send)
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise InputError(f"--port must be a whole number from 0 (a free port) to 65535, got {port}")
+    return port
 
 
-async def _too_large(send, limit: int) -> None:
-    body = f"the file is larger than the upload limit of {limit / 1024 / 1024:g} MB".encode()
-    await send({"type": "http.response.start", "status": 413,
-                "headers": [(b"content-type", b"text/plain; charset=utf-8"),
-                            (b"content-length", str(len(body)).encode())]})
-    await send({"type": "http.response.body", "body": body})
+def upload_limit_bytes(max_upload_mb) -> int:
+    """The upload limit in bytes, from megabytes: a finite positive number of at least one byte."""
+    from ..errors import InputError
+
+    try:
+        mb = float(max_upload_mb)
+    except (TypeError, ValueError):
+        mb = math.nan
+    if not (math.isfinite(mb) and mb * 1024 * 1024 >= 1 and mb <= 2.0 ** 40):
+        raise InputError(f"--max-upload-mb must be a positive number of megabytes (at least one byte, at most "
+                         f"2^40 MB), got {max_upload_mb}")
+    return int(mb * 1024 * 1024)
+
+
+def app_token(token: str | None = None) -> str:
+    """The token: the one given (``--token``), else ``$MICROAGG_APP_TOKEN``, else a new random one."""
+    from . import security
+
+    given = token if token is not None else os.environ.get(security.TOKEN_ENV)
+    return security.check_token(given) if given is not None else security.new_token()
 
 
 def serve(file: str | None = None, *, host: str = "127.0.0.1", port: int = 0, open_browser: bool = True,
-          allow_remote: bool = False, max_upload_mb: float = DEFAULT_MAX_UPLOAD_MB) -> int:
-    """Run the app until interrupted; returns an exit status. ``port=0`` picks a free port."""
+          allow_remote: bool = False, max_upload_mb: float = DEFAULT_MAX_UPLOAD_MB, token: str | None = None) -> int:
+    """Run the app until interrupted; returns an exit status. ``port=0`` picks a free port;
+    ``token``: the app's token (default ``$MICROAGG_APP_TOKEN``, else a random one)."""
     import uvicorn
 
     from ..errors import InputError
-    from . import logic
-    from .page import build_app
+    from . import logic, security
+    from .page import FILE_INPUTS, build_app
 
     if not is_loopback(host) and not allow_remote:
         raise InputError(f"--host {host} is not a loopback address: add --allow-remote to serve other machines")
-    if not max_upload_mb > 0:
-        raise InputError(f"--max-upload-mb must be positive, got {max_upload_mb:g}")
+    port = check_port(port)
+    limit = upload_limit_bytes(max_upload_mb)
+    token = app_token(token)
     if file is not None:
         logic.read_input(file)  # a bad FILE is one error line before the server starts
     workdir = logic.private_workdir()
@@ -97,16 +96,21 @@ def serve(file: str | None = None, *, host: str = "127.0.0.1", port: int = 0, op
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
-        except OSError as exc:  # port taken, address not on this machine: one line, exit 2
-            raise InputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        except (OSError, OverflowError) as exc:  # port taken, address not on this machine: one line, exit 2
+            raise InputError(f"cannot listen on {host}:{port}: {getattr(exc, 'strerror', None) or exc}") from None
         # listen before the address is printed: a browser (or test) opening it at once is queued
         # until the server accepts, instead of refused
         sock.listen(2048)
         port = sock.getsockname()[1]
         if not is_loopback(host):
             print(f"microagg app: warning: serving on {host}: anyone who can reach this machine on port {port} "
-                  "can upload data and read the results", file=sys.stderr)
-        app = UploadLimit(build_app(workdir, file, max_upload_mb), int(max_upload_mb * 1024 * 1024))
+                  "and holds the token can upload data and read the results", file=sys.stderr)
+        budget = security.UploadBudget(limit)
+        shiny_app = build_app(workdir, file, float(max_upload_mb), budget)
+        app = security.Gate(security.UploadLimit(security.ShinyMessages(shiny_app, FILE_INPUTS, logic.read_suffixes()),
+                                                 budget),
+                            security.Access.for_server(host, port, token, allow_remote))
+
         class Server(uvicorn.Server):
             @contextlib.contextmanager
             def capture_signals(self):
@@ -124,13 +128,15 @@ def serve(file: str | None = None, *, host: str = "127.0.0.1", port: int = 0, op
                     for s, handler in previous.items():
                         signal.signal(s, handler)
 
-        config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=3)
+        # proxy_headers off: no X-Forwarded-* header changes what a request's client or scheme is
+        config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=3,
+                                proxy_headers=False, server_header=False, ws_max_size=4 * 1024 * 1024)
         server = Server(config)
         shown = f"[{host}]" if ":" in host else host
-        url = f"http://{shown}:{port}/"
+        url = f"http://{shown}:{port}/?token={token}"
         print(f"microagg app: {url}  (Ctrl+C stops it)", flush=True)
         if open_browser:
-            threading.Timer(1.0, webbrowser.open, args=(url,)).start()
+            threading.Timer(1.0, webbrowser.open, args=(_launcher(workdir, url).as_uri(),)).start()
         server.run(sockets=[sock])
     finally:
         sock.close()
@@ -139,6 +145,23 @@ def serve(file: str | None = None, *, host: str = "127.0.0.1", port: int = 0, op
         logic.cleanup_workdir(workdir)
         _register_temporary(workdir, False)
     return 0
+
+
+def _launcher(workdir, url: str):
+    """A page in the private folder (readable by this user only) that sends the browser to ``url``:
+    the browser is started with this file's name, not with the token, which any user of the machine
+    could read in the process list (as Jupyter does)."""
+    import html
+    from pathlib import Path
+
+    path = Path(workdir) / "open.html"
+    target = html.escape(url)
+    text = (f'<!DOCTYPE html><html><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url={target}">'
+            f'<title>microagg</title></head><body><p><a href="{target}">open microagg app</a></p></body></html>\n')
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path
 
 
 def _register_temporary(path, on: bool) -> None:

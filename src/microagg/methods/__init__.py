@@ -13,9 +13,12 @@ function names them as keyword-only arguments without defaults, and ``run`` vali
 values and fills in the defaults before the method starts. Methods never see files, DataFrames
 or column names, never validate their parameters again, and never print.
 
-``run`` also owns what every method shares: k is checked once (2 <= k <= n), and the trivial
-case n < 2k (the only valid partition is one group, which is optimal) is answered without
-calling the method, with its exact SSE as the lower bound.
+``run`` also owns what every method shares: k is checked once (2 <= k <= n), the parameters
+are checked against the data (``MethodInfo.check_params_vs_input``: the one named hook for
+checks that need n, d or k, run before any method starts; the pipeline runs it for every
+stratum before the first method runs), and the trivial case n < 2k (the only valid partition
+is one group, which is optimal) is answered without calling the method, with its exact SSE as
+the lower bound.
 
 A module in this package registers its functions with ``@register(...)``; modules are
 discovered automatically, so a new method is one new function registered once.
@@ -40,7 +43,7 @@ import numpy as np
 
 from ..clock import Deadline
 from ..errors import InputError, ParameterError
-from ..params import Param, validate
+from ..params import Param, provide_choices, validate
 from ..progress import COMPILING, as_callback, compile_notice
 
 __all__ = ["MethodInfo", "MethodOutput", "Param", "register", "get", "names", "all_methods", "run", "load_kernels",
@@ -85,6 +88,8 @@ class MethodInfo:
     interruptible: bool = True  # False: may run past its deadline (it cannot stop inside a step)
     categorical: bool = True  # False: cannot take categorical quasi-identifiers
     check_together: Callable[[dict], dict] | None = None  # checks that involve several parameters
+    check_input: Callable[[dict, int, int, int], None] | None = None  # its own checks against (n, d, k)
+    default_budget: float | None = None  # seconds a call without a time limit takes at most (its cap)
     least_seconds: Callable[[int, int, int], float] | None = None  # (n, d, k) -> seconds it needs before it can stop
 
     @property
@@ -103,6 +108,34 @@ class MethodInfo:
             except (ValueError, TypeError) as exc:
                 raise ParameterError(f"method {self.name!r}: {exc}") from None
         return values
+
+    def check_params_vs_input(self, values: dict, n: int, d: int, k: int) -> None:
+        """The checks of validated parameters against the data (n records, d columns, k), run
+        before any method starts (scikit-learn's ``_check_params_vs_input``): a univariate method
+        on several columns; a declared column index (``Param.data_bound == "columns"``) beyond d;
+        a start partition (the ``init`` convention) without one label per record; then the
+        method's own ``check_input``. ParameterError / InputError."""
+        if not self.multivariate and d != 1:
+            raise InputError(
+                f"method {self.name!r} is univariate but the data have {d} quasi-identifier columns; "
+                "select one column, or use 'projected' or 'individual-ranking'"
+            )
+        for name, p in self.params.items():
+            value = values.get(name)
+            if p.data_bound == "columns" and value is not None and value >= d:
+                raise ParameterError(f"{self.name} parameter {name} must be a column index in 0..{d - 1}, "
+                                     f"got {value!r}")
+        if "init" in self.params:
+            from .starts import check_labels_vs_input
+
+            check_labels_vs_input(values.get("init"), n, k, self.name)
+        if self.check_input is not None:
+            try:
+                self.check_input(values, n, d, k)
+            except (InputError, ParameterError):
+                raise
+            except (ValueError, TypeError) as exc:
+                raise ParameterError(f"method {self.name!r}: {exc}") from None
 
 
 _REGISTRY: dict[str, MethodInfo] = {}
@@ -123,6 +156,8 @@ def register(
     interruptible: bool = True,
     categorical: bool = True,
     check_together: Callable[[dict], dict] | None = None,
+    check_input: Callable[[dict, int, int, int], None] | None = None,
+    default_budget: float | None = None,
     least_seconds: Callable[[int, int, int], float] | None = None,
 ):
     """Decorator registering ``func`` under ``name``; its docstring's first line is the summary.
@@ -131,9 +166,12 @@ def register(
     (plus seed, deadline, progress) as keyword-only arguments. ``interruptible=False`` declares a
     method that may overrun its deadline. ``check_together(values) -> values`` checks what involves
     several parameters (it raises ValueError / ParameterError), still before any data work.
-    ``least_seconds(n, d, k)``: a measured lower bound on the seconds the method needs on n × d
-    data before it can stop (a step it cannot interrupt); ``run`` refuses it (``BudgetError``)
-    when the time limit leaves less and it is over TOLERATED_OVERSHOOT.
+    ``check_input(values, n, d, k)`` checks them against the data, before any method starts
+    (``MethodInfo.check_params_vs_input``). ``default_budget``: the seconds a call without a time
+    limit takes at most (a method that would otherwise run on; the pipeline shares this cap among
+    strata as it shares a time limit). ``least_seconds(n, d, k)``: a measured lower bound on the
+    seconds the method needs on n × d data before it can stop (a step it cannot interrupt); ``run``
+    refuses it (``BudgetError``) when the time limit leaves less and it is over TOLERATED_OVERSHOOT.
     """
 
     def deco(func):
@@ -148,7 +186,8 @@ def register(
         summary = (inspect.getdoc(func) or "").split("\n")[0]
         _REGISTRY[name] = MethodInfo(
             name, func, family, paper, complexity, variable_size, multivariate, randomized,
-            per_variable, summary, declared, interruptible, categorical, check_together, least_seconds,
+            per_variable, summary, declared, interruptible, categorical, check_together, check_input,
+            default_budget, least_seconds,
         )
         return func
 
@@ -215,14 +254,10 @@ def run(
     if X.ndim != 2:
         raise InputError("methods take a 2-D array (n records × d attributes)")
     n = len(X)
-    from ..preprocess import check_k
+    from ..partition import check_k
 
     k = check_k(k, n)
-    if not info.multivariate and X.shape[1] != 1:
-        raise InputError(
-            f"method {name!r} is univariate but the data have {X.shape[1]} quasi-identifier columns; "
-            "select one column, or use 'projected' or 'individual-ranking'"
-        )
+    info.check_params_vs_input(values, n, X.shape[1], k)
     if deadline is None:
         deadline = Deadline(time_limit)
     elif time_limit is not None:
@@ -340,3 +375,4 @@ class _RegistryModule(types.ModuleType):
 
 
 sys.modules[__name__].__class__ = _RegistryModule
+provide_choices("method", names)  # Param(kind="method") values are checked against the registry

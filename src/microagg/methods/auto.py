@@ -18,7 +18,7 @@ import numpy as np
 from ..clock import Deadline, in_command_thread
 from ..errors import InputError, ParameterError
 from ..params import Param
-from ..partition import InvalidPartitionError, check_partition, group_sizes, relabel, sse, sst
+from ..partition import InvalidPartitionError, check_partition, group_sizes, il_percent, relabel, sse, sst
 from ..progress import part, silent
 from . import BudgetError, MethodOutput, get, names, register, run
 from .starts import check_lengths, check_start
@@ -254,8 +254,17 @@ def _check_init(init):
     return check_start(init, "auto")
 
 
+def _check_input(values, n, d, k):
+    """Against the data, before any method starts: univariate members need one column."""
+    if d != 1:
+        for m in values["portfolio"] or ():
+            if not get(m).multivariate:
+                raise ParameterError(f"auto portfolio cannot contain the univariate method {m!r}: "
+                                     f"the data have {d} quasi-identifier columns")
+
+
 def _il(value: float, total_ss: float) -> float:
-    return 0.0 if total_ss == 0 else 100.0 * value / total_ss
+    return il_percent(value, total_ss)
 
 
 class _Portfolio:
@@ -417,6 +426,8 @@ class _Portfolio:
               "returns nothing worse", nullable=True, check=_check_init),
     ),
     check_together=_check_together,
+    check_input=_check_input,
+    default_budget=DEFAULT_BUDGET,
 )
 def auto(X, k, *, seed, deadline, progress, portfolio, member_params, improve, parallel, init):
     """Portfolio: run several registered methods within the time budget and keep the lowest-SSE partition.
@@ -470,10 +481,10 @@ def auto(X, k, *, seed, deadline, progress, portfolio, member_params, improve, p
         if not get(m).multivariate and d != 1:
             raise ParameterError(f"auto portfolio cannot contain the univariate method {m!r}: "
                                  f"the data have {d} quasi-identifier columns")
-    if improve is None:
-        improve = default and deadline.bounded and d > 1
+    if improve is None:  # a cap (no time limit from the caller) is not a budget to fill
+        improve = default and deadline.bounded and not deadline.cap and d > 1
     if not deadline.bounded:
-        deadline = Deadline(DEFAULT_BUDGET)
+        deadline = Deadline(DEFAULT_BUDGET, cap=True)
     budget = deadline.remaining()
     state = _Portfolio(X, k, seed, member_params or {})
     if init is not None:

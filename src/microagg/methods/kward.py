@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ParameterError
 from ..params import Param
 from . import MethodOutput, register
 from .univariate import labels_from_order
@@ -38,7 +37,7 @@ def projection_scores(X: np.ndarray, projection: str, variable: int = 0) -> np.n
     The scores are computed on z-scores of X (X as given by the pipeline is already standardised,
     so this only matters for raw input); 'fpc' is the principal component of the correlation matrix.
     """
-    from ..preprocess import principal_axes, zscores
+    from ..scaling import principal_axes, zscores
 
     if projection == "pv":
         return X[:, variable].astype(np.float64)
@@ -52,13 +51,7 @@ def projection_scores(X: np.ndarray, projection: str, variable: int = 0) -> np.n
 
 ORDER = Param("order", "str", "ascending", "which end is 'first' (for the projections only ties change)",
               choices=ORDERS)
-VARIABLE = Param("variable", "int", 0, "column index for criterion / projection 'pv'", low=0)
-
-
-def check_variable(X: np.ndarray, variable: int) -> None:
-    """The 'pv' column index must exist (the declaration checks only that it is >= 0)."""
-    if variable >= X.shape[1]:
-        raise ParameterError(f"parameter variable must be a column index in 0..{X.shape[1] - 1}, got {variable!r}")
+VARIABLE = Param("variable", "int", 0, "column index for criterion / projection 'pv'", low=0, data_bound="columns")
 
 
 def _grow_group(Xs: np.ndarray, start: int, k: int, free: np.ndarray, by_centroid: bool) -> np.ndarray:
@@ -219,7 +212,6 @@ def kward(X, k, *, seed, deadline, progress, criterion, order, variable, recompu
     deadline: once expired no pass after the first starts and groups not yet split stay whole (a valid
     partition, some groups of 2k or more); a pass already running is not interrupted.
     """
-    check_variable(X, variable)
     progress("kward", None, f"{len(X)} records")
     labels, passes = kward_labels(X, k, criterion, order, variable, recompute, grow, deadline)
     return MethodOutput(labels, extras={"ward_passes": passes})

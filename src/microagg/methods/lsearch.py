@@ -31,7 +31,7 @@ from ..clock import Deadline
 from ..params import Param
 from ..partition import check_partition, relabel, sse, sst
 from . import MethodOutput, register
-from .starts import check_start, start_labels
+from .starts import check_labels_vs_input, check_start, start_labels
 
 # moves with |ΔSSE| below this (relative to SST) are ignored: rounding noise
 REL_TOL = 1e-10
@@ -216,6 +216,11 @@ def _check_init(init):
     return check_start(init, "lsearch")
 
 
+def _check_input(values, n, d, k):
+    """Start labels must be a valid partition: lsearch's moves keep every group at k or more."""
+    check_labels_vs_input(values["init"], n, k, "lsearch", min_group=True)
+
+
 @register(
     "lsearch",
     family="local-search",
@@ -239,6 +244,7 @@ def _check_init(init):
         Param("dissolve", "bool", True, "try dissolving each group into its neighbour groups"),
     ),
     interruptible=True,
+    check_input=_check_input,
 )
 def lsearch(X, k, *, seed, deadline, progress, init, effort, neighbours, rounds, min_gain, regroup, dissolve):
     """Local search that scales: ICSM's exact moves between neighbour groups and tour regroupings.

@@ -14,7 +14,7 @@ import numpy as np
 from ..partition import group_means, relabel, sse
 from ..params import Param
 from . import MethodOutput, get, register, run
-from .kward import ORDER, VARIABLE, check_variable, projection_scores, stable_order
+from .kward import ORDER, VARIABLE, projection_scores, stable_order
 from .univariate import labels_from_order
 
 PROJECTIONS = ("pv", "sz", "fpc")
@@ -87,7 +87,6 @@ def projected(X, k, *, seed, deadline, progress, projection, order, variable, un
     methods on unprojected data ('md', 'kward' on X) losing much less. Records with equal scores are
     taken in record order at group boundaries (the cut itself is the univariate method's).
     """
-    check_variable(X, variable)
     scores = projection_scores(X, projection, variable)
     if order == "descending":
         scores = -scores

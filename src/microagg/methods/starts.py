@@ -54,6 +54,26 @@ def check_lengths(starts: list, n: int, owner: str) -> None:
             raise ParameterError(f"{owner} init labels must have one entry per record ({n}), got shape {np.shape(one)}")
 
 
+def given_starts(init) -> list:
+    """The label arrays among ``init``'s starts (method names left out)."""
+    starts = init if isinstance(init, list) else [init]
+    return [s for s in starts if s is not None and not isinstance(s, str)]
+
+
+def check_labels_vs_input(init, n: int, k: int, owner: str, *, min_group: bool = False) -> None:
+    """Given start labels against the data, before any method starts: one label per record, and
+    with ``min_group`` no group of fewer than k records (methods whose columns or moves need a
+    valid partition: colgen, lsearch; icsm and auto repair such a start)."""
+    for one in given_starts(init):
+        if np.shape(one) != (n,):
+            raise ParameterError(f"{owner} init labels must have one entry per record ({n}), got shape {np.shape(one)}")
+        if min_group:
+            sizes = np.bincount(relabel(np.asarray(one, dtype=np.int64)))
+            if sizes.min() < k:
+                raise ParameterError(f"{owner} init labels have a group of {int(sizes.min())} records, "
+                                     f"fewer than k = {k}")
+
+
 def start_labels(X, k, init, *, owner: str, seed, deadline, share: float, progress) -> np.ndarray:
     """The labels of one start: ``init``'s partition (the method gets ``share`` of ``deadline``)
     or the given labels, relabelled 0..g-1; labels of the wrong length are a ParameterError."""
@@ -72,9 +92,7 @@ def start_labels(X, k, init, *, owner: str, seed, deadline, share: float, progre
 
 def given_labels(params: dict) -> bool:
     """Does ``params["init"]`` hold labels (rather than only method names)?"""
-    init = params.get("init")
-    starts = init if isinstance(init, list) else [init]
-    return any(s is not None and not isinstance(s, str) for s in starts)
+    return bool(given_starts(params.get("init")))
 
 
 def restricted(params: dict, rows) -> dict:

@@ -104,6 +104,16 @@ def _check_resume(state: dict, n: int, k: int) -> None:
                              "(not an extras['colgen_state'] of this data and k)")
 
 
+def _check_input(values, n, d, k):
+    """Against the data, before any method starts: a resumed state of these records and k; start
+    labels that are a partition into groups of k or more (they become columns)."""
+    from ..starts import check_labels_vs_input
+
+    if values["resume"] is not None:
+        _check_resume(values["resume"], n, k)
+    check_labels_vs_input(values["init"], n, k, "colgen", min_group=True)
+
+
 def _parse_init(init) -> list:
     """Initial partitions: registered method names (a list or comma-separated string) and/or
     labels, one group id per record (a warm start, e.g. a committed partition)."""
@@ -156,6 +166,7 @@ def _parse_init(init) -> list:
               "one is its incumbent", nullable=True,
               check=check_offers),
     ),
+    check_input=_check_input,
 )
 def colgen(X, k, *, seed, deadline, progress, init, exact_pricing, max_rounds, close_gap, final_mip, mip_time_limit,
            max_enumerated, primal_columns, max_nodes, seed_nodes, alternating_starts, cuts, max_cut_rounds,
@@ -214,12 +225,8 @@ def colgen(X, k, *, seed, deadline, progress, init, exact_pricing, max_rounds, c
     """
     from .driver import ColumnGeneration  # highspy, scipy and numba only when colgen runs
 
-    from ..starts import check_lengths
-
+    # init labels and resume were checked against the data before any method started (_check_input)
     starts = [m for m in _parse_init(init) if not isinstance(m, str) or m not in ("mdav", "vmdav")]
-    check_lengths(starts, len(X), "colgen")
-    if resume is not None:
-        _check_resume(resume, len(X), k)
     init_methods = ["mdav", "vmdav"] + starts
     return ColumnGeneration(
         X, k, seed=seed, deadline=deadline, progress=progress, init_methods=init_methods,

@@ -15,7 +15,6 @@ import numpy as np
 
 from ...clock import Deadline
 from ...kernels.pricing import column_rcs
-from ...errors import ParameterError
 from ...partition import check_partition, group_sizes, relabel, sse
 from .. import MethodOutput
 from ..starts import start_labels
@@ -128,9 +127,6 @@ class ColumnGeneration:
             self.progress("colgen", None, f"initial partition: {name}")
             lab = start_labels(X, k, init, owner="colgen", seed=self.seed, deadline=self.deadline, share=0.3,
                                progress=self.progress)
-            small = group_sizes(lab).min()
-            if small < k and not isinstance(init, str):  # columns have k..2k-1 records: the user's labels
-                raise ParameterError(f"colgen {name} have a group of {small} records, fewer than k = {k}")
             lab = check_partition(lab, n, k, name)
             self.init_sse[name] = sse(X, lab)
             lab = split_oversized(X, lab, k)

@@ -229,6 +229,16 @@ class Master:
                 pass
         mip.run()
         info = mip.getInfo()
+        if (incumbent is not None and info.primal_solution_status >= 2
+                and self.costs @ np.asarray(mip.getSolution().col_value)
+                > info.objective_function_value + 1e-9 * max(1.0, abs(info.objective_function_value))):
+            # highspy 1.16: after setSolution, a MIP that presolve solves whole reports the optimum
+            # but hands back the warm start's x (tests/test_icsm.py, GroupPool); solved again
+            # without presolve, x is the optimum's
+            mip.clearSolver()
+            mip.setOptionValue("presolve", "off")
+            mip.run()
+            info = mip.getInfo()
         status = mip.getModelStatus()
         optimal = status == highspy.HighsModelStatus.kOptimal
         dual_bound = float(info.mip_dual_bound)

@@ -1,0 +1,165 @@
+"""Reading and writing the files statisticians hold, keeping everything that is not protected.
+
+``read(path)`` gives a :class:`Table`: the typed frame the pipeline works on plus what is needed
+to write the file back as it came in (its format family's metadata dataclass). ``write(table,
+path, published)`` writes a copy in which only the quasi-identifier cells hold new values: in the
+input's own format every other byte (CSV) or cell (Excel) is kept; in another format non-QI
+columns keep their dtype and the metadata the target can hold.
+
+Each format is one module of this package declaring ``FORMATS`` (``microagg.io.formats``): CSV
+(``csv``), Parquet (``parquet``), Stata (``stata``), SPSS (``spss``), SAS (``sas``), Excel
+(``excel``). Writes are atomic and an interrupted run leaves nothing (``microagg.io.files``).
+Nothing heavy is imported at module level (the CLI starts instantly).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from .. import read_limits
+from ..errors import InputError
+from .files import (atomic_folder, atomic_write, atomic_write_text, check_folder, check_output_path,
+                    check_side_file, register_temporary, remove_temporaries, same_file, unregister_temporary)
+from .formats import Format, FormatError, all_formats, format_of, of_path, supported_text
+from .formats import get as get_format
+from .table import Table
+
+__all__ = ["Table", "Format", "read", "write", "format_of", "formats", "supported_text", "check_output_path",
+           "check_writable", "check_side_file", "check_folder", "same_file", "atomic_write", "atomic_write_text",
+           "atomic_folder", "remove_temporaries", "register_temporary", "unregister_temporary", "FormatError",
+           "chunks", "first_rows", "SUPPORTED"]
+
+#: option name -> the command-line flag that sets it (for "applies to ... files" errors)
+_OPTION_FLAGS = {"sep": "--sep", "decimal": "--decimal", "encoding": "--encoding", "sheet": "--sheet"}
+
+
+def formats() -> list[Format]:
+    """Every supported format (the registry)."""
+    return all_formats()
+
+
+def __getattr__(name):
+    if name == "SUPPORTED":  # the supported list, generated from the registry
+        return supported_text()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def read(path, *, sep: str | None = None, decimal: str | None = None, encoding: str | None = None,
+         missing=(), sheet=None) -> Table:
+    """Read ``path`` (format from its suffix) into a :class:`Table`; every problem is an InputError.
+
+    sep / decimal / encoding: CSV dialect (detected by default); sheet: Excel worksheet;
+    missing: text tokens that mean missing. An option the format does not take is an error.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"input file not found: {p}")
+    fmt = of_path(p)
+    options = {"sep": sep, "decimal": decimal, "encoding": encoding, "sheet": sheet}
+    stray = [name for name, value in options.items() if value is not None and name not in fmt.read_options]
+    if stray:
+        takers = [f.label for f in all_formats() if set(stray) & set(f.read_options)]
+        flags = ", ".join(_OPTION_FLAGS[name] for name in stray)
+        raise InputError(f"{flags} appl{'ies' if len(stray) == 1 else 'y'} to {' and '.join(takers)} files, "
+                         f"not to {p.name}")
+    read_limits.check_file(p, fmt.name)  # the format its suffix says; what its header claims fits
+    missing = (missing,) if isinstance(missing, str) else tuple(missing or ())
+    given = {name: options[name] for name in fmt.read_options if options[name] is not None}
+    try:
+        table = fmt.read(p, missing=missing, **given)
+    except (InputError, MemoryError):
+        raise
+    except Exception as exc:
+        if fmt.library:  # a damaged or foreign file, as the format's library reports it
+            raise InputError(f"cannot read {p.name} as {fmt.name}: {_one_line(exc)}") from None
+        if isinstance(exc, OSError):
+            raise InputError(f"cannot read {p.name}: {exc.strerror or _one_line(exc)}") from None
+        raise
+    if len(table.frame) == 0:
+        raise InputError(f"input has no data rows: {p}")
+    return table
+
+
+def write(table: Table, path, published: dict) -> Path:
+    """Write ``table`` to ``path`` with the QI columns in ``published`` (name -> values, one per
+    data row) replaced; the format comes from the suffix of ``path``."""
+    path = Path(path)
+    fmt = of_path(path)
+    if fmt.read_only:
+        raise FormatError(fmt.read_only_hint)
+    if fmt.name == table.format and fmt.write_same is not None:  # every byte / cell not a QI kept
+        return atomic_write(path, lambda tmp: fmt.write_same(table, published, tmp, path))
+    if table.duplicates:
+        raise InputError(f"cannot write {path.name}: column name(s) {', '.join(map(repr, table.duplicates))} occur "
+                         f"more than once in {table.path.name}; only a file of the input's format keeps them")
+    if table.meta is not None:
+        table.meta.warn_lost(fmt, published)
+    from .typed import published_frame
+
+    frame = published_frame(table.source_frame(), published)
+    meta = table.meta if get_format(table.format).family == fmt.family else None
+
+    def fill(tmp):
+        try:
+            fmt.write(frame, tmp, meta, path, published)
+        except InputError:
+            raise
+        except _writer_errors() as exc:  # the data do not fit the format's rules
+            raise InputError(f"cannot write {path.name} as {fmt.name}: {_one_line(exc)}") from None
+
+    return atomic_write(path, fill)
+
+
+def _writer_errors() -> tuple:
+    """What the writers raise when the data do not fit the format (names, types, sizes)."""
+    errors = (ValueError, TypeError, OverflowError)
+    try:
+        import pyreadstat
+    except ImportError:
+        return errors
+    return errors + (pyreadstat.ReadstatError, pyreadstat.PyreadstatError)
+
+
+def check_writable(table: Table, path) -> None:
+    """Fail before any work if ``table`` cannot be converted to the format of ``path``: a dry
+    write of its first rows, by the writer ``write`` uses, into a temporary folder (column names
+    the format cannot hold, types it cannot store). A file written in its own format needs none."""
+    path = Path(path)
+    if format_of(path) == table.format:
+        return
+    with tempfile.TemporaryDirectory(prefix=".microagg-check.") as folder:
+        register_temporary(folder)  # removed on Ctrl+C too
+        try:
+            write(table.head(2), Path(folder) / path.name, {})
+        finally:
+            unregister_temporary(folder)
+
+
+def chunks(path, columns, chunk_rows: int, numeric=()):
+    """The records of a file too large for memory, in order, as DataFrames of at most
+    ``chunk_rows`` records (the format's chunked reader); ``numeric`` columns parsed as numbers."""
+    fmt = of_path(path)
+    if fmt.chunks is None:
+        raise InputError(f"{Path(path).name}: the out-of-core mode reads {', '.join(streamable())} files, "
+                         f"not {fmt.label}")
+    return fmt.chunks(path, columns, chunk_rows, numeric)
+
+
+def first_rows(path, rows: int = 1000):
+    """The first ``rows`` records of a file read in chunks, typed as ``read`` types them."""
+    fmt = of_path(path)
+    if fmt.first_rows is None:
+        raise InputError(f"{Path(path).name}: the out-of-core mode reads {', '.join(streamable())} files, "
+                         f"not {fmt.label}")
+    return fmt.first_rows(path, rows)
+
+
+def streamable() -> list[str]:
+    """Labels of the formats the out-of-core mode can read in chunks."""
+    return [fmt.label for fmt in all_formats() if fmt.chunks is not None]

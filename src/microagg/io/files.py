@@ -1,0 +1,177 @@
+"""Files this run writes: atomic writes, the temporaries an interrupt removes, and the checks of
+output paths made before any work.
+
+Writes are atomic (temporary file in the target folder, then one rename) and the temporary
+files are registered, so an interrupted run can remove them (:func:`remove_temporaries`). A place
+that cannot be written is found before any work by trying it (a probe file created and removed),
+so running as a user who may write anywhere, or on a read-only mount, gives the same one line.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+from pathlib import Path
+
+from ..errors import InputError
+
+__all__ = ["register_temporary", "unregister_temporary", "remove_temporaries", "atomic_write", "atomic_write_text",
+           "atomic_folder", "same_file", "check_folder", "check_side_file", "check_output_path"]
+
+_TEMPORARIES: set = set()
+_TEMP_LOCK = threading.Lock()
+
+
+def register_temporary(path) -> None:
+    """Have ``remove_temporaries`` (the command line's Ctrl+C / SIGTERM handler) remove ``path``
+    if the process is interrupted before ``unregister_temporary(path)``."""
+    with _TEMP_LOCK:
+        _TEMPORARIES.add(str(path))
+
+
+def unregister_temporary(path) -> None:
+    with _TEMP_LOCK:
+        _TEMPORARIES.discard(str(path))
+
+
+def remove_temporaries() -> None:
+    """Remove every temporary file or folder an atomic write has not finished (signal handlers)."""
+    with _TEMP_LOCK:
+        paths = list(_TEMPORARIES)
+        _TEMPORARIES.clear()
+    for p in paths:
+        try:
+            if os.path.isdir(p):
+                shutil.rmtree(p, ignore_errors=True)
+            elif os.path.lexists(p):
+                os.unlink(p)
+        except OSError:
+            pass
+
+
+def _usual_mode(path, base: int) -> None:
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, base & ~umask)  # mkstemp/mkdtemp create 0600/0700; give the usual permissions
+
+
+def atomic_write(path, write) -> Path:
+    """Write a file atomically: ``write(tmp_path)`` fills a temporary file in the same folder,
+    which then replaces ``path`` in one rename, so readers never see a half-written file. A
+    place that cannot be written (permissions, a full disk, a read-only mount) is one InputError."""
+    path = Path(path)
+    try:
+        with _TEMP_LOCK:  # created and registered in one step: a Ctrl+C handler sees both or neither
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            _TEMPORARIES.add(str(tmp))
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    os.close(fd)
+    try:
+        write(tmp)
+        _usual_mode(tmp, 0o666)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        unregister_temporary(tmp)
+    return path
+
+
+def atomic_write_text(path, text: str) -> Path:
+    """Write ``text`` to ``path`` atomically (temporary file in the same folder, then rename)."""
+    return atomic_write(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+
+
+def atomic_folder(path, fill) -> Path:
+    """Create the folder ``path`` atomically: ``fill(tmp_dir)`` fills a temporary folder beside it,
+    which is then renamed; ``path`` must not exist."""
+    path = Path(path)
+    try:
+        with _TEMP_LOCK:  # created and registered in one step (as in atomic_write)
+            tmp = tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent)
+            _TEMPORARIES.add(str(tmp))
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    try:
+        fill(Path(tmp))
+        _usual_mode(tmp, 0o777)
+        os.rename(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            shutil.rmtree(tmp, ignore_errors=True)
+        unregister_temporary(tmp)
+    return path
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """``a`` and ``b`` name the same file (also through a symlink, a hard link or '..')."""
+    try:
+        return a.resolve() == b.resolve() or (a.exists() and b.exists() and os.path.samefile(a, b))
+    except OSError:
+        return False
+
+
+def check_folder(folder: Path, what: str) -> None:
+    """The folder a file of this run goes to exists, is a folder and can be written: a probe file
+    is created in it and removed (os.access alone says yes to root on a read-only mount)."""
+    if not folder.exists():
+        raise InputError(f"{what} folder does not exist: {folder}")
+    if not folder.is_dir():
+        raise InputError(f"{what} folder is not a folder: {folder}")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise InputError(f"{what} folder is not writable: {folder}")
+    try:
+        with _TEMP_LOCK:
+            fd, probe = tempfile.mkstemp(prefix=".microagg-probe.", dir=folder)
+            _TEMPORARIES.add(probe)
+        os.close(fd)
+        os.unlink(probe)
+        unregister_temporary(probe)
+    except OSError as exc:
+        raise InputError(f"{what} folder is not writable: {folder} ({exc.strerror or exc})") from None
+
+
+def check_side_file(path, what: str, *taken) -> Path:
+    """A text file written beside the output (labels, ...): a writable file in an existing folder,
+    none of the run's other files (``taken``; None entries are ignored)."""
+    path = Path(path)
+    if path.is_dir():
+        raise InputError(f"the {what} file is a directory: {path}")
+    check_folder(path.parent, what)
+    if any(t is not None and same_file(path, Path(t)) for t in taken):
+        raise InputError(f"refusing to write the {what} over another file of this run: {path}")
+    for t in taken:  # a Parquet dataset folder: a text file among its data files makes it unreadable
+        if t is not None and Path(t).is_dir() and Path(t).resolve() in path.resolve().parents:
+            raise InputError(f"refusing to write the {what} inside the input folder {t}")
+    return path
+
+
+def check_output_path(path, source=None, *, folder: bool = False) -> Path:
+    """Fail before any work if ``path`` cannot be written: unsupported or read-only format, a
+    directory, a missing or unwritable folder, or the input itself. ``folder=True``: the output
+    is a new folder (out-of-core)."""
+    path = Path(path)
+    if source is not None and same_file(path, Path(source)):
+        raise InputError(f"refusing to write the output over the input file {path}")
+    if source is not None and Path(source).is_dir() and Path(source).resolve() in path.resolve().parents:
+        raise InputError(f"refusing to write the output inside the input folder {source}")
+    check_folder(path.parent, "output")
+    if folder:
+        if path.exists():
+            raise InputError(f"output folder already exists: {path} (choose a new folder name)")
+        return path
+    if path.is_dir():
+        raise InputError(f"output is a directory: {path} (give a file name)")
+    from .formats import FormatError, of_path
+
+    fmt = of_path(path)
+    if fmt.read_only:
+        raise FormatError(fmt.read_only_hint)
+    if path.exists() and not os.access(path, os.W_OK):
+        raise InputError(f"output file is not writable: {path}")
+    return path

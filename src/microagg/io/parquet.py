@@ -1,0 +1,127 @@
+"""Parquet (pyarrow): a file, or a folder of files read as one data set. Written back with the
+same arrays, dtypes, schema and field metadata for every non-QI column. Streamed in record
+batches by the out-of-core mode."""
+
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import InputError
+from .formats import Format
+from .table import Meta
+from .typed import is_numeric, typed_table
+
+__all__ = ["FORMATS", "ParquetMeta", "is_parquet_file"]
+
+
+@dataclass
+class ParquetMeta(Meta):
+    arrow: object = None  # the pyarrow Table as read: schema, field metadata, the arrays of non-QI columns
+
+    def head(self, rows: int) -> "ParquetMeta":
+        return ParquetMeta(None if self.arrow is None else self.arrow.slice(0, rows))
+
+
+def is_parquet_file(path: Path) -> bool:
+    """A data file of a Parquet dataset folder (by its magic bytes: some writers give no suffix);
+    hidden and '_' files (_SUCCESS, _metadata) are not, as pyarrow skips them."""
+    if path.name.startswith((".", "_")) or not path.is_file():
+        return False
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"PAR1"
+    except OSError:
+        return False
+
+
+def read(p: Path, *, missing=()):
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    if p.is_dir() and not any(is_parquet_file(f) for f in p.rglob("*")):
+        raise InputError(f"input {p} is a folder without Parquet files (a folder is read as a Parquet dataset; "
+                         "give a file)")
+    arrow = pq.read_table(p)
+    frame = arrow.to_pandas()
+    named = [n for n in frame.index.names if n is not None]
+    if named and not isinstance(frame.index, pd.RangeIndex):  # a named pandas index is a column of the file
+        frame = frame.reset_index(level=named)
+        stored = [c for c in arrow.column_names if c in frame.columns]  # the file's column order
+        frame = frame[stored + [c for c in frame.columns if c not in stored]]
+    return typed_table(frame, "parquet", p, ParquetMeta(arrow), missing)
+
+
+def write(frame, tmp, meta: ParquetMeta | None, path, published) -> None:
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    original = None if meta is None else meta.arrow
+    if original is None:
+        pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), tmp)
+        return
+    # non-QI columns: the arrays as read; QI columns: the published values, field metadata kept
+    schema = original.schema
+    fields, arrays = [], []
+    for i, f in enumerate(schema):
+        if f.name in published:
+            arr = pa.Array.from_pandas(frame[f.name])
+            if not is_numeric(published[f.name]):  # a category: in the column's own Arrow type if it fits
+                try:
+                    arr = arr.cast(f.type)
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+                    pass
+            fields.append(pa.field(f.name, arr.type, f.nullable, f.metadata))
+        else:
+            arr = original.column(i)
+            fields.append(f)
+        arrays.append(arr)
+    metadata = dict(schema.metadata or {})
+    if b"pandas" in metadata and published:
+        pandas_meta = json.loads(metadata[b"pandas"])
+        for col in pandas_meta.get("columns", []):
+            if col.get("name") in published:
+                dtype = str(frame[col["name"]].dtype)
+                col["pandas_type"] = dtype if dtype.startswith(("int", "uint")) else "float64"
+                col["numpy_type"] = dtype
+        metadata[b"pandas"] = json.dumps(pandas_meta).encode()
+    table = pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=metadata))
+    pq.write_table(table, tmp)
+
+
+def _files(path: str) -> list:
+    files = [path] if os.path.isfile(path) else sorted(glob.glob(os.path.join(path, "**", "*.parquet"),
+                                                                 recursive=True))
+    if not files:
+        raise InputError(f"no Parquet files found in {path}")
+    return files
+
+
+def chunks(path, columns, chunk_rows: int, numeric=()):
+    """The data set's records in order, as DataFrames of at most ``chunk_rows`` records."""
+    import pyarrow.parquet as pq
+
+    for f in _files(os.fspath(path)):
+        pf = pq.ParquetFile(f)
+        for batch in pf.iter_batches(batch_size=chunk_rows, columns=columns):
+            yield batch.to_pandas()
+
+
+def first_rows(path, rows: int = 1000):
+    """The first ``rows`` records (typed as the file types them)."""
+    import pyarrow.parquet as pq
+
+    files = _files(os.fspath(path))
+    try:
+        return next(pq.ParquetFile(files[0]).iter_batches(batch_size=rows)).to_pandas()
+    except (OSError, ValueError, StopIteration) as exc:
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"cannot read {files[0]}: {text}") from None
+
+
+FORMATS = (Format("parquet", "Parquet", (".parquet", ".pq"), read, write, family="parquet", rank=20,
+                  note="or a folder", folder=True, magic=(b"PAR1",), chunks=chunks, first_rows=first_rows),)

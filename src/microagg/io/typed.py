@@ -1,0 +1,174 @@
+"""What the typed formats (Parquet, Stata, SPSS, SAS, Excel) share: the table made from a typed
+frame, the frame the pipeline sees, and the frame written with the published QI columns.
+
+Non-QI columns keep their dtype and values; a QI column keeps its integer dtype when every
+published value is integral (and fits), otherwise it becomes float64.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import InputError
+from .table import Meta, Table
+
+__all__ = ["need", "typed_table", "published_frame", "is_numeric", "is_missing", "integral", "user_missing"]
+
+
+def need(module: str, what: str):
+    """Import a format's library, or one line saying how to install it."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise InputError(f"{what} needs the {module} package: pip install 'microagg[formats]' "
+                         f"(or pip install {module})") from None
+
+
+def typed_table(frame, fmt: str, p: Path, meta: Meta, missing=(), value_labels=None, missing_ranges=None) -> Table:
+    """The Table of a typed frame: duplicated names kept apart (in the header only), the
+    pipeline's view (``_pipeline_view``) with declared ``missing`` tokens missing, and numeric
+    columns whose every value has a value label marked as category codes."""
+    names = [str(c) for c in frame.columns]
+    counts: dict = {}
+    for c in names:
+        counts[c] = counts.get(c, 0) + 1
+    dup = [c for c, k in counts.items() if k > 1]
+    pipeline = frame.loc[:, [c not in dup for c in names]] if dup else frame
+    view = _pipeline_view(pipeline, missing_ranges or {})
+    if missing:
+        view = _declare_missing(view, missing)
+    codes = _coded_columns(view, value_labels or {})
+    if codes:  # the column rules (preprocess.select_columns) leave category codes out of the default QIs
+        view = view.copy() if view is frame else view
+        view.attrs["category_codes"] = codes
+    return Table(frame=view, format=fmt, path=p, header=names, duplicates=dup, original=frame, meta=meta)
+
+
+def _coded_columns(frame, value_labels: dict) -> list:
+    """Numeric columns whose every non-missing value has a value label: category codes."""
+    import numpy as np
+    import pandas as pd
+
+    coded = []
+    for col, mapping in value_labels.items():
+        if col not in frame.columns or not mapping or not pd.api.types.is_numeric_dtype(frame[col].dtype):
+            continue
+        values = pd.unique(frame[col].dropna())
+        try:
+            keys = {float(k) for k in mapping}
+        except (TypeError, ValueError):
+            continue
+        if len(values) and all(float(v) in keys for v in values) and np.isfinite(values.astype(float)).all():
+            coded.append(col)
+    return coded
+
+
+def _pipeline_view(frame, ranges: dict):
+    """The frame the pipeline sees: SPSS user-missing values (``ranges``) become missing there (a
+    QI holding them is then an error), and decimal columns (Parquet decimal128, read as Python
+    Decimals) are float64 numbers there, while the file is written from the original values."""
+    decimals = [c for c in frame.columns if _is_decimal_column(frame[c])]
+    if not ranges and not decimals:
+        return frame
+    import numpy as np
+    import pandas as pd
+
+    view = frame.copy()
+    for col in decimals:
+        view[col] = np.array([np.nan if v is None else float(v) for v in frame[col]], dtype=np.float64)
+    for col, spec in ranges.items():
+        if col not in view.columns or not pd.api.types.is_numeric_dtype(view[col].dtype):
+            continue  # (numpy's issubdtype fails on pandas' string dtype)
+        x = view[col].to_numpy(np.float64, copy=True)
+        x[user_missing(x, spec)] = np.nan
+        view[col] = x
+    return view
+
+
+def user_missing(x, spec):
+    """Which of the numbers ``x`` are SPSS user-missing under ``spec`` (pyreadstat's
+    missing_ranges of one column: {'lo', 'hi'} ranges or single values)."""
+    import numpy as np
+
+    hit = np.zeros(len(x), dtype=bool)
+    for r in spec:
+        lo, hi = (r["lo"], r["hi"]) if isinstance(r, dict) else (r, r)
+        try:
+            hit |= (x >= float(lo)) & (x <= float(hi))
+        except (TypeError, ValueError):  # a text column's missing values
+            continue
+    return hit
+
+
+def _is_decimal_column(col) -> bool:
+    """An object column of decimal.Decimal numbers (None for missing)."""
+    import decimal
+
+    if col.dtype != object:
+        return False
+    values = [v for v in col if v is not None]
+    return bool(values) and all(isinstance(v, decimal.Decimal) for v in values)
+
+
+def _declare_missing(frame, missing):
+    """Typed formats: text cells equal to a declared missing token become missing."""
+    import numpy as np
+
+    tokens = {str(t).strip() for t in missing}
+    view = frame.copy()
+    for c in view.columns:
+        if view[c].dtype == object or str(view[c].dtype).startswith(("str", "string")):
+            col = view[c].astype(object)
+            hit = col.map(lambda v: isinstance(v, str) and v.strip() in tokens).to_numpy(bool)
+            if hit.any():
+                view[c] = col.where(~hit, np.nan)
+    return view
+
+
+def integral(values) -> bool:
+    import numpy as np
+
+    v = np.asarray(values, dtype=np.float64)
+    return bool(np.all(np.isfinite(v)) and np.all(v == np.round(v)))
+
+
+def is_numeric(values) -> bool:
+    """Published values that are numbers (a continuous or numeric-coded QI), not categories."""
+    import numpy as np
+
+    dtype = getattr(values, "dtype", None)
+    if dtype is not None and dtype != object:
+        return np.issubdtype(dtype, np.number) and not np.issubdtype(dtype, np.bool_)
+    return all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+               for v in values)
+
+
+def is_missing(v) -> bool:
+    return v is None or (isinstance(v, float) and v != v)
+
+
+def published_frame(frame, published: dict):
+    """A copy of ``frame`` with the QI columns replaced: the column's integer dtype is kept when
+    every published value is integral and fits it, else float64."""
+    import numpy as np
+    import pandas as pd
+
+    out = frame.copy()
+    for name, values in published.items():
+        dtype = frame[name].dtype
+        if not is_numeric(values):  # a categorical QI: the group's category, in the column's own dtype
+            try:
+                out[name] = pd.Series(list(values), index=out.index, dtype=dtype)
+            except (TypeError, ValueError):
+                out[name] = pd.Series(list(values), index=out.index, dtype=object)
+            continue
+        values = np.asarray(values, dtype=np.float64)
+        if pd.api.types.is_integer_dtype(dtype) and integral(values):  # numpy or nullable integers
+            info = np.iinfo(getattr(dtype, "numpy_dtype", dtype))
+            if values.min() >= info.min and values.max() <= info.max:
+                out[name] = values.astype(getattr(dtype, "numpy_dtype", dtype))
+                continue
+        out[name] = values
+    return out

@@ -1,0 +1,317 @@
+"""Out-of-core microaggregation: data larger than memory, read in chunks, through the pipeline's homes.
+
+``protect_out_of_core`` reads a Parquet dataset or a CSV file (the formats whose ``io`` module
+has a chunked reader) chunk by chunk, and drives the same stages as ``microaggregate``, each
+concept in its one home:
+
+* options: the run's declarations (``options.validate_run``), plus what this mode cannot do
+  (``check_out_of_core``: categorical QIs, weights, other aggregations or distances), before any pass;
+* columns: the column rules on the first rows (``preprocess.select_columns``);
+* prepare, pass 1: ``scaling.Moments`` (a ``partial_fit`` standardiser) gives the z-scores'
+  ``Standardizer`` and their covariance; the principal axes come from it (``axes_of_covariance``);
+* pass 2: each record's stratum code (``strata.StratumIndex``, the in-memory code: the same keys
+  and the same merges of small strata, on the centroids of the z-scores) and its projection on the
+  leading axes; slabs are cut inside strata by recursive bisection (as the blocks are);
+* pass 3: each slab's z-scores spilled to disk; SST summed (``partition.sst`` about the mean);
+* partition: one Dask task per slab, the partitioned mode inside it (``scale.partitioned_labels``),
+  SSE and group means per slab (``partition``);
+* publish, pass 4: group means back in original units (``Standardizer.inverse``), written in input
+  order, one Parquet file per input chunk, every other column unchanged;
+* measure: IL from the summed SSE and SST (``partition.il_percent``).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import tempfile
+
+import numpy as np
+
+from .clock import Deadline
+from .errors import InputError, ParameterError
+from .progress import as_callback
+from .scale import BlockClock, _bisect, _block_seed, _compute, _workers, partitioned_labels, SLAB_CUT_WINDOW
+
+__all__ = ["protect_out_of_core", "check_out_of_core", "SUPPORTED_OPTIONS"]
+
+#: the run options this mode honours (the others are refused before any pass)
+SUPPORTED_OPTIONS = ("k", "method", "columns", "seed", "time_limit", "strata", "block_size", "scheduler", "refine",
+                     "merge_small_strata", "progress")
+
+
+def check_out_of_core(options: dict, params: dict | None = None, *, cli: bool = False):
+    """The run's options and the method's parameters for this mode, before any pass: the declared
+    checks (``options.validate_run``), then a block size is needed, and what the mode cannot do
+    (categorical QIs, weights, other aggregations, distances, raw values, per-variable methods) is
+    one error naming the options."""
+    from .options import option, validate_run
+
+    def flag(name):
+        return option(name).flags[0] if cli else name
+
+    run = validate_run(options, params or {}, cli=cli)
+    unsupported = [flag(name) for name, value in run.options.items()
+                   if name not in SUPPORTED_OPTIONS and value != option(name).default]
+    if unsupported:
+        raise ParameterError(f"{'--out-of-core' if cli else 'the out-of-core mode'} takes continuous columns and "
+                             f"group means only: drop {', '.join(unsupported)}, or run in memory")
+    if run.block_size is None:
+        raise ParameterError("--out-of-core needs --block-size (records per block, e.g. 5000)" if cli else
+                             "the out-of-core mode needs block_size (records per block, e.g. 5000)")
+    if run.info.per_variable:
+        raise ParameterError(f"method {run.info.name!r} gives one group per attribute; the out-of-core mode writes "
+                             "one group mean per record and does not support it")
+    return run
+
+
+def _columns(input_path, run, chunk_rows) -> list:
+    """The QI columns: the given ones, or by default those the in-memory rules choose on the first
+    rows (preprocess.select_columns: identifiers, codes and weights left out, with a warning
+    naming them), strata excluded; named columns and strata must exist."""
+    from . import io
+    from .preprocess import select_columns
+
+    first = io.first_rows(input_path, min(chunk_rows, 1000))
+    strata = run.strata or []
+    unknown = [c for c in strata if c not in first.columns]
+    if unknown:
+        raise InputError(f"unknown strata column(s): {', '.join(map(str, unknown))}")
+    return select_columns(first, run.columns, exclude=strata)
+
+
+def _slab_bounds(P: np.ndarray, min_size: int, levels: int) -> tuple[np.ndarray, np.ndarray]:
+    """Slabs by recursive bisection, as the blocks but across the global principal axes: level j
+    cuts every slab of 2·min_size records or more in two (``_bisect`` with SLAB_CUT_WINDOW) along
+    column j mod P.shape[1] of P (projections on the principal axes, largest variance first).
+    Returns (order, bounds): slab s holds the records order[bounds[s]:bounds[s+1]]."""
+    n = len(P)
+    order = np.arange(n)
+    bounds = [0, n]
+    for j in range(levels):
+        proj = P[:, j % P.shape[1]]
+        cut_bounds = [0]
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            if b - a >= 2 * min_size:
+                seg = order[a:b]
+                seg = seg[np.argsort(proj[seg], kind="stable")]
+                order[a:b] = seg
+                cut_bounds.append(a + _bisect(proj[seg], min_size, SLAB_CUT_WINDOW))
+            cut_bounds.append(b)
+        bounds = cut_bounds
+    return order, np.asarray(bounds, dtype=np.int64)
+
+
+def _levels(m: int, slab_blocks: int, min_size: int) -> int:
+    """Bisection levels for m records: 2^levels slabs of slab_blocks·min_size to twice as many."""
+    return int(np.log2(m // (slab_blocks * min_size))) if m >= 2 * slab_blocks * min_size else 0
+
+
+def _slab_task(slab_dir: str, k: int, method: str, block_size, seed, params: dict, refine: float,
+               clock: BlockClock):
+    """Microaggregate one spilled slab; returns (rows, labels 0..g-1, group means (std units), sse, min size)."""
+    from .partition import group_means, sse
+
+    parts = sorted(glob.glob(os.path.join(slab_dir, "*.npz")))
+    Zs, rows = [], []
+    for p in parts:
+        with np.load(p) as f:
+            Zs.append(f["Z"])
+            rows.append(f["rows"])
+    Z = np.concatenate(Zs)
+    rows = np.concatenate(rows)
+    labels = partitioned_labels(Z, k, method, block_size=block_size, scheduler="synchronous", seed=seed,
+                                deadline=clock.start(len(Z)), refine=refine, **params)
+    return rows, labels, group_means(Z, labels), float(sse(Z, labels)), int(np.bincount(labels).min())
+
+
+def protect_out_of_core(input_path, output_dir, *, k, method="mdav", columns=None, block_size, scheduler=None,
+                        seed=0, chunk_rows=1_000_000, slab_blocks=32, time_limit=None, progress=None, strata=None,
+                        merge_small_strata=False, refine=None, **params):
+    """Microaggregate a Parquet dataset or CSV larger than memory; write Parquet partitions.
+
+    Reads the input four times in chunks of chunk_rows (module docstring). Slabs of about
+    slab_blocks·max(k, block_size) to twice as many records are the Dask tasks (scheduler as in
+    ``scale.partitioned_labels``; with a distributed cluster the workers must see the spill
+    directory, which lives inside output_dir). ``strata``: column name(s); slabs (and so blocks
+    and groups) are cut inside each stratum; strata smaller than k are an error or, with
+    merge_small_strata, merged into the stratum with the nearest centroid. ``time_limit`` is the
+    budget of the whole call, shared among the slabs by ``BlockClock``'s rule; ``progress`` hears
+    of each pass and each finished slab. Every option is checked before the first pass.
+    Returns a summary dict. Memory on the driver: O(n·log(slabs)) for the projections, O(n) for
+    the labels and the group means (2.1 GB peak at 10^7 × 10,
+    benchmarks/results/dask_end_to_end.md), plus one chunk.
+    """
+    from .options import RUN_OPTIONS
+
+    declared = {p.name for p in RUN_OPTIONS}
+    options = dict(k=k, method=method, columns=columns, block_size=block_size, scheduler=scheduler, seed=seed,
+                   time_limit=time_limit, strata=strata, merge_small_strata=merge_small_strata, refine=refine,
+                   **{name: value for name, value in params.items() if name in declared})
+    params = {name: value for name, value in params.items() if name not in declared}
+    run = check_out_of_core(options, params)
+    deadline = Deadline(run.time_limit)
+    progress = as_callback(progress)
+    input_path, output_dir = os.fspath(input_path), os.fspath(output_dir)
+    if not os.path.exists(input_path):
+        raise InputError(f"input {input_path} does not exist")
+    cols = _columns(input_path, run, chunk_rows)
+    scaler, C, n = _moments(input_path, cols, chunk_rows, progress)
+    from .partition import check_k
+
+    k = check_k(run.k, n)
+    min_size = max(k, run.block_size)
+    merges, slab_of, nslabs = _slabs(input_path, cols, chunk_rows, run, scaler, C, n, min_size, slab_blocks,
+                                              progress)
+    os.makedirs(output_dir, exist_ok=True)
+    spill = tempfile.mkdtemp(prefix=".spill-", dir=output_dir)
+    try:
+        total_sst = _spill(input_path, cols, chunk_rows, scaler, slab_of, spill, nslabs, progress)
+        del slab_of
+        labels, means, total_sse, min_group, groups = _partition_slabs(spill, nslabs, n, run, deadline, progress)
+        files = _write(input_path, output_dir, cols, chunk_rows, labels, scaler.inverse(means), progress)
+    finally:
+        shutil.rmtree(spill, ignore_errors=True)
+    from .partition import il_percent
+
+    summary = {"records": int(n), "columns": cols, "k": int(k), "method": run.method, "block_size": int(min_size),
+               "slabs": int(nslabs), "groups": int(groups), "min_group_size": int(min_group), "sse": total_sse,
+               "information_loss": il_percent(total_sse, total_sst), "files": files, "seconds": deadline.elapsed()}
+    if run.strata:
+        summary["strata"] = run.strata
+        summary["merged_strata"] = merges
+    return summary
+
+
+def _values(df, cols) -> np.ndarray:
+    X = df[cols].to_numpy(dtype=np.float64)
+    if not np.isfinite(X).all():
+        raise InputError("quasi-identifier columns contain missing or infinite values")
+    return X
+
+
+def _moments(input_path, cols, chunk_rows, progress):
+    """Pass 1: the z-scores' Standardizer and covariance, from moments merged chunk by chunk."""
+    from . import io
+    from .scaling import Moments
+
+    progress("pass 1 of 4", 0.0, "means and covariance")
+    moments = Moments(len(cols))
+    for df in io.chunks(input_path, cols, chunk_rows, numeric=cols):
+        moments.partial_fit(_values(df, cols))
+    return moments.standardizer(cols), moments.zscore_covariance(), moments.n
+
+
+def _slabs(input_path, cols, chunk_rows, run, scaler, C, n, min_size, slab_blocks, progress):
+    """Pass 2: stratum codes (small strata an error or merged, as in memory) and projections on the
+    leading principal axes (float32: they only place the cuts) -> the slab of every record."""
+    from . import io
+    from .scaling import axes_of_covariance
+    from .strata import StratumIndex
+
+    progress("pass 2 of 4", 0.25, "strata and slabs")
+    strata = run.strata or []
+    d = len(cols)
+    top = min(_levels(n, slab_blocks, min_size), d)  # no stratum needs more levels than the whole data
+    axes = axes_of_covariance(C, top)[1] if top else np.zeros((d, 0))
+    index = StratumIndex(strata) if strata else None
+    P = np.empty((n, axes.shape[1]), dtype=np.float32)
+    codes = np.zeros(n, dtype=np.int64)
+    pos = 0
+    for df in io.chunks(input_path, cols + [c for c in strata if c not in cols], chunk_rows, numeric=cols):
+        Z = scaler.transform(_values(df, cols))
+        P[pos:pos + len(Z)] = Z @ axes
+        if index is not None:
+            codes[pos:pos + len(Z)] = index.encode(df, Z)
+        pos += len(Z)
+    merges = []
+    if index is not None:
+        found = index.strata(codes, run.k, run.merge_small_strata)
+        codes, merges = found.codes, found.merges
+    slab_of = np.empty(n, dtype=np.int32)
+    nslabs = 0
+    for code, members in _rows_by_code(codes):
+        levels = _levels(len(members), slab_blocks, min_size)
+        order, bounds = _slab_bounds(P[members], min_size, levels)
+        cuts = len(bounds) - 1
+        slab_of[members[order]] = nslabs + np.repeat(np.arange(cuts, dtype=np.int32), np.diff(bounds))
+        nslabs += cuts
+    return merges, slab_of, nslabs
+
+
+def _rows_by_code(codes: np.ndarray):
+    """(code, rows in input order) per non-empty code, in code order."""
+    order = np.argsort(codes, kind="stable")
+    bounds = np.flatnonzero(np.diff(codes[order])) + 1
+    for rows in np.split(order, bounds):
+        if rows.size:
+            yield int(codes[rows[0]]), rows
+
+
+def _spill(input_path, cols, chunk_rows, scaler, slab_of, spill, nslabs, progress) -> float:
+    """Pass 3: each slab's z-scores (and row numbers) to disk; returns SST (about the mean: the
+    z-scores' mean is 0)."""
+    from . import io
+    from .partition import sst
+
+    progress("pass 3 of 4", 0.5, f"spilling {nslabs} slab(s)")
+    pos, total = 0, 0.0
+    for j, df in enumerate(io.chunks(input_path, cols, chunk_rows, numeric=cols)):
+        Z = scaler.transform(_values(df, cols))
+        total += sst(Z, centre=np.zeros(Z.shape[1]))
+        rows = np.arange(pos, pos + len(Z))
+        s_of = slab_of[pos:pos + len(Z)]
+        for s in np.unique(s_of):
+            sel = s_of == s
+            sd = os.path.join(spill, f"slab-{s:06d}")
+            os.makedirs(sd, exist_ok=True)
+            np.savez(os.path.join(sd, f"chunk-{j:06d}.npz"), Z=Z[sel], rows=rows[sel])
+        pos += len(Z)
+    return total
+
+
+def _partition_slabs(spill, nslabs, n, run, deadline, progress):
+    """One Dask task per slab, sharing the time budget: labels (input order), group means (z-score
+    units), SSE, the smallest group and the number of groups."""
+    import dask
+
+    from .scale import DEFAULT_REFINE
+
+    refine = DEFAULT_REFINE if run.refine is None else float(run.refine)
+    clock = BlockClock(deadline, n, _workers(run.scheduler) if nslabs > 1 else 1)
+    tasks = [dask.delayed(_slab_task, pure=False)(os.path.join(spill, f"slab-{s:06d}"), run.k, run.info.name,
+                                                  run.block_size, _block_seed(run.seed, s), run.params, refine, clock)
+             for s in range(nslabs)]
+    results = _compute(tasks, run.scheduler, progress, "slabs")
+    labels = np.empty(n, dtype=np.int64)
+    all_means = []
+    offset, total_sse, min_group = 0, 0.0, n
+    for rows, lab, means, s_sse, s_min in results:
+        labels[rows] = lab + offset
+        offset += len(means)
+        all_means.append(means)
+        total_sse += s_sse
+        min_group = min(min_group, s_min)
+    return labels, np.concatenate(all_means), total_sse, min_group, offset
+
+
+def _write(input_path, output_dir, cols, chunk_rows, labels, means, progress) -> list:
+    """Pass 4: the output in input order, one Parquet file per input chunk, QI columns replaced by
+    their group's mean (original units), every other column as it came."""
+    import pandas as pd
+
+    from . import io
+
+    progress("pass 4 of 4", 0.9, "writing")
+    files = []
+    pos = 0
+    for j, df in enumerate(io.chunks(input_path, None, chunk_rows)):
+        vals = means[labels[pos:pos + len(df)]]
+        for t, c in enumerate(cols):
+            df[c] = vals[:, t].astype(df[c].dtype) if pd.api.types.is_float_dtype(df[c].dtype) else vals[:, t]
+        f = os.path.join(output_dir, f"part-{j:06d}.parquet")
+        df.to_parquet(f, index=False)
+        files.append(f)
+        pos += len(df)
+    return files

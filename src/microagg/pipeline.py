@@ -1,0 +1,364 @@
+"""The pipeline of one run, in stages (DESIGN.md's flow), one function each:
+
+    load -> check_params_vs_input -> prepare -> partition -> publish -> measure
+
+``load`` takes the input (a DataFrame, an array, a path or an ``io.Table``) as a frame;
+``check_params_vs_input`` checks the validated run options against the data (columns and their
+kinds, strata, weights, k against n: the one named hook for what needs the data, run right after
+loading and before any method starts); ``prepare`` builds the matrix the method sees (kinds,
+missing values, z-scores, the Gower-type embedding, the distance whitening, variable weights);
+``partition`` runs the method (inside each stratum, in blocks in the partitioned mode), after
+checking its parameters against each part (``MethodInfo.check_params_vs_input``);
+``publish`` computes what each group publishes (``representatives``) in the input's own kind;
+``measure`` is the run's audit (``measures``: IL, SSE, SST, the bound and gap, weighted IL,
+categorical changes). ``microaggregate`` (api.py) is these calls; the out-of-core mode
+(outofcore.py) drives the same stages' homes over chunks.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from .clock import Deadline
+from .errors import InputError
+from .options import Run
+from .partition import check_k, check_partition, relabel, sse
+
+__all__ = ["Source", "Roles", "Prepared", "Partitioned", "Published", "load", "check_params_vs_input", "prepare",
+           "partition", "publish", "measure"]
+
+
+@dataclass
+class Source:
+    """The input as a frame; ``kind`` / ``shape`` say how to give the data back; ``table``: the file
+    read, when the input was one (its duplicated header names are not in the frame)."""
+
+    frame: object
+    kind: str  # "frame" or "array"
+    shape: tuple | None
+    table: object = None
+
+
+@dataclass(frozen=True)
+class Roles:
+    """The run's columns once checked against the data."""
+
+    columns: list
+    kinds: dict
+    strata: list
+    sample_weight_column: str | None
+    weights: np.ndarray | None  # one variable weight per QI column
+    sample_weights: np.ndarray | None  # one sampling weight per record
+    k: int
+    n: int
+
+
+@dataclass
+class Prepared:
+    """The matrices of the run: ``Z`` the QI values as the run measures them (z-scores, or the
+    embedding with categorical QIs), ``matrix`` what the method sees (whitened, weighted)."""
+
+    embedding: object  # transforms.Embedding
+    Z: np.ndarray
+    matrix: np.ndarray
+    bound_factor: float  # SSE(Z) >= bound_factor · SSE(whitened)
+    weights: np.ndarray | None  # variable weights, one per column of Z
+
+
+@dataclass
+class Partitioned:
+    labels: np.ndarray
+    lower_bound: float | None  # proven on the method's matrix (summed over strata)
+    method_facts: dict  # the method's own report (no strata)
+    strata: object = None  # result.StrataReport
+
+
+@dataclass
+class Published:
+    numeric: np.ndarray  # continuous values and ordinal ranks, one row per record
+    codes: np.ndarray  # category codes of the categorical columns
+    data: object  # the protected data, the input's kind
+
+
+# --- load ------------------------------------------------------------------------------------------
+
+def load(data) -> Source:
+    """The input as a frame: a DataFrame, a 1-D or 2-D real array, a file path or an ``io.Table``."""
+    import pandas as pd
+
+    from .io import Table
+
+    if isinstance(data, Table):
+        return Source(data.frame, "frame", None, data)
+    if isinstance(data, pd.DataFrame):
+        return Source(data, "frame", data.shape)
+    if isinstance(data, np.ndarray):
+        if data.ndim not in (1, 2):
+            raise InputError(f"array input must be 1-D or 2-D (records × attributes), got {data.ndim}-D")
+        if data.dtype.kind not in "iuf":
+            raise InputError(f"array input must be real numbers (integer or float), got dtype {data.dtype}")
+        return Source(pd.DataFrame(data.reshape(len(data), -1)), "array", data.shape)
+    if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
+        from . import io
+
+        table = io.read(data)
+        return Source(table.frame, "frame", None, table)
+    raise InputError(f"unsupported input type {type(data).__name__}: pass a DataFrame, an ndarray or a file path")
+
+
+# --- the data hook ---------------------------------------------------------------------------------
+
+def check_params_vs_input(run: Run, source: Source) -> Roles:
+    """Every check of the run's options that needs the data, right after loading and before any
+    method starts: the columns (named ones exist, are numeric, are not duplicated; the default ones
+    by the column rules), their kinds, strata and sample-weight columns, the variable weights
+    against the QI columns, the sampling weights against the records, whether the method takes
+    categorical QIs, and k against the number of records. InputError / ParameterError."""
+    from .transforms import select_qi
+
+    df, info = source.frame, run.info
+    columns, strata = run.columns, run.strata or []
+    if source.kind == "array" and columns is not None and any(isinstance(c, str) for c in columns):
+        raise InputError("columns of an array are positions (integers), not names")
+    unknown = [s for s in strata if s not in df.columns]
+    if unknown:
+        raise InputError(f"unknown strata column(s): {', '.join(map(str, unknown))}")
+    sw_col = run.sample_weight if isinstance(run.sample_weight, str) else None
+    if sw_col is not None and sw_col not in df.columns:
+        raise InputError(f"unknown sample_weight column: {sw_col}")
+    duplicated = set(df.columns[df.columns.duplicated()])
+    named = strata + ([sw_col] if sw_col is not None else []) + list(columns or [])
+    twice = sorted({str(c) for c in named if c in duplicated})
+    if twice:
+        raise InputError(f"column name(s) {', '.join(twice)} appear more than once in the data; rename them "
+                         "to use them as quasi-identifiers, strata or weights")
+    if duplicated and columns is None:  # which of the twins would be protected? the user says
+        raise InputError(f"column name(s) {', '.join(sorted(map(str, duplicated)))} appear more than once in the "
+                         "data: name the quasi-identifier columns with columns= (--columns)")
+    if source.table is not None and source.table.duplicates and columns is None:
+        warnings.warn(f"column name(s) {', '.join(map(repr, source.table.duplicates))} occur more than once in the "
+                      f"header of {source.table.path.name}: they are not protected (a duplicated name cannot be a "
+                      "quasi-identifier); rename them to protect them, or remove them before publishing",
+                      UserWarning, stacklevel=3)
+    categorical, ordinal = run.categorical or [], run.ordinal or {}
+    cols, kinds = select_qi(df, columns, strata + ([sw_col] if sw_col is not None else []), categorical, ordinal,
+                            run.missing or ())
+    nominal = [c for c, kind in kinds.items() if kind != "continuous"]
+    if nominal and (info.per_variable or not info.multivariate or not info.categorical):
+        raise InputError(f"method {info.name!r} cannot take categorical quasi-identifiers "
+                         f"({', '.join(map(str, nominal))}); use a multivariate method such as mdav")
+    n = len(df)
+    k = check_k(run.k, n)
+    return Roles(cols, kinds, strata, sw_col, _variable_weights(run.weights, cols),
+                 _sample_weights(run.sample_weight, df, n), k, n)
+
+
+def _variable_weights(weights, cols) -> np.ndarray | None:
+    """One weight per QI column (validated numbers: options._weights) or None."""
+    if weights is None:
+        return None
+    if isinstance(weights, dict):
+        unknown = [c for c in weights if c not in cols]
+        if unknown:
+            raise InputError(f"weights given for column(s) that are not quasi-identifiers: "
+                             f"{', '.join(map(str, unknown))}")
+        values = [weights.get(c, 1.0) for c in cols]
+    else:
+        values = list(weights)
+        if len(values) != len(cols):
+            raise InputError(f"weights has {len(values)} value(s) but there are {len(cols)} "
+                             f"quasi-identifier columns ({', '.join(map(str, cols))})")
+    if len(cols) == 1:
+        raise InputError("weights have no effect with a single quasi-identifier column")
+    return np.array(values, dtype=np.float64)
+
+
+def _sample_weights(sample_weight, df, n) -> np.ndarray | None:
+    """Sampling weights as a positive finite float array of length n, or None."""
+    if sample_weight is None:
+        return None
+    if isinstance(sample_weight, str):
+        import pandas as pd
+
+        col = df[sample_weight]
+        if not pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
+            raise InputError(f"sample_weight column {sample_weight} is not numeric")
+        from .options import positive_weights
+
+        values = col.to_numpy(dtype=np.float64, na_value=np.nan)
+        return positive_weights(values, f"sample_weight column {sample_weight}")
+    if len(sample_weight) != n:  # values checked with the options (options._sample_weight)
+        raise InputError(f"sample_weight must have one value per record ({n}), got shape {sample_weight.shape}")
+    return sample_weight
+
+
+# --- prepare ---------------------------------------------------------------------------------------
+
+def prepare(source: Source, roles: Roles, run: Run) -> Prepared:
+    """The matrix the method sees: z-scores of continuous columns, the Gower-type embedding of the
+    others (``transforms.embed``), whitened for a non-euclidean distance, each column scaled by
+    the square root of its variable weight (the method then minimises Σ_j w_j·SSE_j)."""
+    from .transforms import embed, method_matrix
+
+    emb = embed(source.frame, roles.columns, roles.kinds, run.standardize, run.ordinal or {},
+                missing=run.missing or ())
+    M, bound_factor = method_matrix(emb, run.distance, run.seed)  # whitened when distance is not euclidean
+    w = None if roles.weights is None else np.repeat(roles.weights, emb.widths())  # over a one-hot block too
+    matrix = M if w is None else np.ascontiguousarray(M * np.sqrt(w))
+    return Prepared(emb, emb.matrix, matrix, bound_factor, w)
+
+
+# --- partition -------------------------------------------------------------------------------------
+
+def partition(source: Source, roles: Roles, prepared: Prepared, run: Run, deadline: Deadline, progress) -> Partitioned:
+    """The method's labels: inside each stratum (groups never cross strata), in blocks in the
+    partitioned mode. The method's parameters are checked against every part before the first
+    method starts; its compiled kernels load outside the budget."""
+    from . import methods as registry
+    from .methods.starts import restricted
+    from .strata import stratum_codes
+
+    info, params, k, Z = run.info, run.params, roles.k, prepared.matrix
+    strata = stratum_codes(source.frame, roles.strata, Z, k, run.merge_small_strata) if roles.strata else None
+    units = list(strata.rows()) if strata is not None else [(None, np.arange(len(Z)))]
+    for _, rows in units:
+        info.check_params_vs_input(restricted(params, rows) if strata is not None else params, len(rows),
+                                   Z.shape[1], k)
+    loading = time.monotonic()  # every input checked: load the kernels outside the budget
+    largest = max(len(rows) for _, rows in units)  # the kernels the largest part will call
+    registry.load_kernels(info.name, (largest, Z.shape[1]), progress)
+    deadline.extend(time.monotonic() - loading)
+    if strata is None:
+        labels, out = _run_unit(Z, k, run, params, deadline, progress)
+        return Partitioned(labels, out.lower_bound, dict(out.extras))
+    return _partition_strata(strata, Z, k, run, deadline, progress)
+
+
+def _run_unit(Z, k, run: Run, params, deadline, progress):
+    """One method run (partitioned when block_size / scheduler is given), labels checked."""
+    from . import methods as registry
+
+    name = run.info.name
+    if run.block_size is not None or run.scheduler is not None:
+        from .scale import DEFAULT_REFINE, partitioned_labels
+
+        labels = partitioned_labels(Z, k, name, block_size=run.block_size, scheduler=run.scheduler, seed=run.seed,
+                                    deadline=deadline, progress=progress,
+                                    refine=DEFAULT_REFINE if run.refine is None else run.refine, **params)
+        return check_partition(labels, len(Z), k, f"{name} (partitioned)"), registry.MethodOutput(labels)
+    out = registry.run(name, Z, k, seed=run.seed, deadline=deadline, progress=progress, **params)
+    return check_partition(out.labels, len(Z), k, name), out
+
+
+def _partition_strata(strata, Z, k, run: Run, deadline: Deadline, progress) -> Partitioned:
+    """The method inside each stratum; each gets ``deadline.share(its records, records still to
+    do)``, and a method with a ``default_budget`` shares that cap when the caller gave no time
+    limit. Bounds add up."""
+    from .methods.starts import restricted
+    from .progress import part
+    from .result import StrataReport, StratumRun
+
+    info = run.info
+    if not deadline.bounded and info.default_budget is not None:  # the cap is for the whole run
+        deadline = Deadline(info.default_budget, cap=True)
+    n = len(Z)
+    labels = np.full((n, Z.shape[1]) if info.per_variable else n, -1, dtype=np.int64)
+    offset, todo = 0, n
+    bound, have_bound = 0.0, True
+    runs = []
+    for code, rows in strata.rows():
+        name = strata.names[code]
+        report = part(progress, (n - todo) / n, (n - todo + len(rows)) / n, prefix=f"stratum {name}: ")
+        lab, out = _run_unit(Z[rows], k, run, restricted(run.params, rows), deadline.share(len(rows), todo), report)
+        todo -= len(rows)
+        labels[rows] = lab + offset
+        offset = int(labels[rows].max()) + 1
+        if out.lower_bound is None:
+            have_bound = False
+        else:
+            bound += out.lower_bound
+        runs.append(StratumRun(name, strata.members[code], int(len(rows)), sse(Z[rows], lab),
+                               None if out.lower_bound is None else float(out.lower_bound), dict(out.extras)))
+    report = StrataReport(tuple(runs), tuple(strata.merges))
+    return Partitioned(relabel(labels), bound if have_bound else None, {}, report)
+
+
+# --- publish ---------------------------------------------------------------------------------------
+
+def publish(source: Source, roles: Roles, prepared: Prepared, partitioned: Partitioned, run: Run) -> Published:
+    """What each record publishes (``representatives.publish``: the aggregation of continuous
+    columns, the median category of ordinal ones, the mode of nominal ones), in the input's kind
+    and shape: only the QI columns change; categorical ones keep their dtype."""
+    from .representatives import publish as representatives
+
+    emb = prepared.embedding
+    numeric, codes = representatives(emb, partitioned.labels, run.aggregation, _trim(run), roles.sample_weights)
+    df = source.frame
+    if source.kind == "array":
+        out = df.to_numpy(dtype=np.float64, copy=True)
+        for c in roles.columns:
+            out[:, df.columns.get_loc(c)] = np.asarray(emb.published_column(c, numeric, codes), dtype=np.float64)
+        return Published(numeric, codes, out.reshape(source.shape))
+    out = df.copy()
+    for c in roles.columns:
+        out[c] = emb.published_column(c, numeric, codes, df[c])
+    return Published(numeric, codes, out)
+
+
+def _trim(run: Run) -> float:
+    from .representatives import DEFAULT_TRIM
+
+    return DEFAULT_TRIM if run.trim is None else run.trim
+
+
+# --- measure ---------------------------------------------------------------------------------------
+
+def measure(source: Source, roles: Roles, prepared: Prepared, partitioned: Partitioned, published: Published,
+            run: Run):
+    """The run's audit (the "run" measures of ``measures``: IL, SSE, SST, the bound converted to
+    the SSE of Z and the gap, weighted IL, group sizes; the categorical QIs' changes), and what the
+    run published (``result.Publication``) and proved (``result.Bound``)."""
+    import pandas as pd
+
+    from .measures import RunInputs, audit, categorical_report
+    from .result import Bound
+
+    emb, labels = prepared.embedding, partitioned.labels
+    Zp = emb.embed(published.numeric, published.codes)
+    means = roles.sample_weights is None and run.aggregation == "mean" and not emb.heterogeneous
+    inputs = RunInputs(prepared.Z, Zp, labels, means, partitioned.lower_bound, prepared.bound_factor,
+                       prepared.weights, prepared.matrix)
+    result = audit(inputs, "run")
+    if emb.heterogeneous:  # per categorical column: share of changed values, distribution distance
+        df = source.frame
+        result = type(result)(result.figures, categorical_report(
+            df[emb.categorical_columns],
+            pd.DataFrame({c: emb.published_column(c, published.numeric, published.codes, df[c])
+                          for c in emb.categorical_columns}, index=df.index)))
+    return result, _publication(emb, prepared.Z, labels, run, inputs.sse), Bound(inputs.whitened_bound,
+                                                                                  inputs.weighted_bound)
+
+
+def _publication(emb, Z, labels, run: Run, total_sse: float):
+    """What was published: the aggregation, the kinds, the SSE to the group means."""
+    from .representatives import AGGREGATIONS
+    from .result import Publication
+
+    kinds = {str(c): emb.kinds[c] for c in emb.columns}
+    trim = _trim(run)
+    if run.aggregation == "mean" and not emb.heterogeneous:
+        return Publication("mean", trim, run.distance, kinds)
+    to_means = sse(Z, labels) if labels.ndim == 1 else None
+    parts = [f"{AGGREGATIONS[run.aggregation].describe(trim)} (continuous)"] if emb.continuous_columns else []
+    if any(k == "ordinal" for k in kinds.values()):
+        parts.append("median category (ordinal)")
+    if any(k == "nominal" for k in kinds.values()):
+        parts.append("mode (nominal)")
+    note = f"representatives: {', '.join(parts)}; IL is measured to the published values"
+    if to_means is not None:
+        note += f" (SSE {total_sse:.6g}; to the group means it would be {to_means:.6g})"
+    return Publication(run.aggregation, trim, run.distance, kinds, to_means, note)

@@ -1,0 +1,254 @@
+"""What a run returns: ``Result`` with typed parts instead of string keys.
+
+The public contract (DESIGN.md): ``data, labels, information_loss, sse, sst, lower_bound, gap,
+method, params, seconds, group_sizes`` (and k, columns, per_variable, scaler, standardized). The
+run's facts are typed parts: ``audit`` (every figure of the run, from the measure registry),
+``bound`` (the proven bound before its conversions), ``strata`` (each stratum's run and the
+merges), ``portfolio`` (auto's members), ``weights`` (variable and sampling weights),
+``publication`` (what a group publishes) and ``method_facts`` (what the method itself reported:
+iterations, colgen's state, ...). ``extras`` is a read-only dict view of them with the keys of
+earlier versions, kept for scripts that read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .errors import InputError
+from .measures import Audit
+from .scaling import Standardizer
+
+__all__ = ["Result", "StratumRun", "StrataReport", "Portfolio", "Weights", "Publication", "Bound"]
+
+
+@dataclass(frozen=True)
+class StratumRun:
+    """The method's run inside one stratum (groups never cross strata)."""
+
+    name: str
+    members: list  # the original strata this one merges (one unless small strata were merged)
+    records: int
+    sse: float  # on the (weighted) standardised data the method saw
+    lower_bound: float | None
+    method_facts: dict
+
+    def as_dict(self) -> dict:
+        entry = {"stratum": self.name, "members": self.members, "records": self.records, "sse": self.sse}
+        if self.lower_bound is not None:
+            entry["lower_bound"] = self.lower_bound
+        if self.method_facts:
+            entry["extras"] = self.method_facts
+        return entry
+
+
+@dataclass(frozen=True)
+class StrataReport:
+    runs: tuple  # StratumRun per stratum, in code order
+    merges: tuple  # {"stratum", "size", "merged_into"} per merge of a stratum smaller than k
+
+
+@dataclass(frozen=True)
+class Portfolio:
+    """auto's members: one row per member ({method, il, sse, seconds, status, ...}) and the winner."""
+
+    rows: tuple
+    winner: str | None
+
+    @classmethod
+    def of(cls, facts: dict) -> "Portfolio | None":
+        """From a portfolio method's reported facts (rows under "portfolio", the winner's name)."""
+        if "portfolio" not in facts:
+            return None
+        return cls(tuple(facts["portfolio"]), facts.get("winner"))
+
+    def lines(self, prefix: str = "") -> list[str]:
+        lines = [f"{prefix}auto: winner {self.winner}"]
+        for row in self.rows:
+            if row.get("status") == "ok":
+                bound = f", lower bound IL {row['lower_bound_il']:.4f}%" if "lower_bound_il" in row else ""
+                mark = "*" if row["method"] == self.winner else " "
+                lines.append(f"  {mark} {row['method']:14s} IL {row['il']:.4f}%  {row['seconds']:.2f} s{bound}")
+            else:
+                lines.append(f"    {row['method']:14s} {row.get('status')}")
+        return lines
+
+
+@dataclass(frozen=True)
+class Weights:
+    variable: dict | None = None  # QI column -> weight in the distance
+    sample_weight: str | None = None  # the sampling-weight column ("array" for an array)
+
+
+@dataclass(frozen=True)
+class Publication:
+    """What a group publishes: the continuous aggregation (and trim), the QI kinds, the distance
+    the method grouped on and, when the published values are not the group means, the SSE to the
+    means for comparison."""
+
+    aggregation: str = "mean"
+    trim: float | None = None
+    distance: str = "euclidean"
+    kinds: dict = field(default_factory=dict)
+    sse_to_group_means: float | None = None
+    note: str | None = None
+
+    @property
+    def plain(self) -> bool:
+        """Group means of continuous columns only (nothing to say)."""
+        return self.note is None
+
+
+@dataclass(frozen=True)
+class Bound:
+    """The method's proven bound before it became ``Result.lower_bound`` (on the SSE of the
+    standardised QIs): on the whitened SSE (a non-euclidean distance) and on the weighted SSE
+    (variable weights)."""
+
+    whitened: float | None = None
+    weighted: float | None = None
+
+
+@dataclass
+class Result:
+    data: Any  # same kind as the input: DataFrame or ndarray
+    labels: np.ndarray
+    information_loss: float
+    sse: float
+    sst: float
+    lower_bound: float | None
+    gap: float | None
+    method: str
+    params: dict
+    seconds: float
+    group_sizes: Any  # sizes of groups 0..g-1 (per-variable methods: one array per column)
+    k: int
+    columns: list
+    per_variable: bool = False  # labels (n, d): each QI column grouped on its own
+    scaler: Standardizer | None = None  # the run's standardisation of the QI columns
+    standardized: np.ndarray | None = None  # the QI columns as the run measured them (scaler applied)
+    # with categorical QIs, ``standardized`` is the Gower-type embedding (microagg.transforms) and
+    # ``scaler`` z-scores only the continuous values and ordinal ranks
+    audit: Audit = field(default_factory=Audit)
+    bound: Bound = field(default_factory=Bound)
+    strata: StrataReport | None = None
+    portfolio: Portfolio | None = None
+    weights: Weights = field(default_factory=Weights)
+    publication: Publication = field(default_factory=Publication)
+    method_facts: dict = field(default_factory=dict)  # the method's own report (no strata)
+
+    def measured(self, values) -> np.ndarray:
+        """Continuous QI values (n, d) in the units the run measured IL in (its own scaler).
+
+        With categorical QIs the run measured the embedding, which is ``standardized`` itself."""
+        if any(kind != "continuous" for kind in self.publication.kinds.values()):
+            raise InputError("measured() maps continuous QI values; with categorical QIs use Result.standardized")
+        return self.scaler.transform(np.asarray(values, dtype=np.float64))
+
+    @property
+    def lower_bound_il(self) -> float | None:
+        """The lower bound expressed as information loss (percent)."""
+        return self.audit.get("lower_bound_il")
+
+    @property
+    def all_group_sizes(self) -> np.ndarray:
+        """Every group's size (a per-variable method: the groups of every column together)."""
+        return np.concatenate(self.group_sizes) if self.per_variable else np.asarray(self.group_sizes)
+
+    @property
+    def continuous_columns(self) -> list:
+        """The QI columns measured as numbers (the file measures' columns)."""
+        kinds = self.publication.kinds
+        return [c for c in self.columns if kinds.get(str(c), "continuous") == "continuous"]
+
+    @property
+    def extras(self) -> dict:
+        """A dict view of the typed parts with the keys of earlier versions (read only: a copy)."""
+        out: dict = {}
+        if self.strata is not None:
+            out["strata"] = [run.as_dict() for run in self.strata.runs]
+            if self.strata.merges:
+                out["merged_strata"] = list(self.strata.merges)
+        else:
+            out.update(self.method_facts)
+        pub = self.publication
+        if pub.distance != "euclidean":
+            out["distance"] = pub.distance
+        if not pub.plain:
+            out["aggregation"] = pub.aggregation
+            if pub.aggregation == "trimmed":
+                out["trim"] = pub.trim
+            out["kinds"] = dict(pub.kinds)
+            out["sse_to_group_means"] = pub.sse_to_group_means
+            out["representatives_note"] = pub.note
+        if self.bound.whitened is not None:
+            out["whitened_lower_bound"] = self.bound.whitened
+        if self.weights.variable is not None:
+            out["weights"] = dict(self.weights.variable)
+            out["weighted_information_loss"] = self.audit.get("weighted_information_loss")
+            if self.bound.weighted is not None:
+                out["weighted_lower_bound"] = self.bound.weighted
+        if self.weights.sample_weight is not None:
+            out["sample_weight"] = self.weights.sample_weight
+        if self.audit.categories:
+            out["categories"] = {c: dict(m) for c, m in self.audit.categories.items()}
+        return out
+
+    def portfolios(self) -> list:
+        """(prefix, Portfolio) of the run, or of every stratum that ran a portfolio."""
+        if self.portfolio is not None:
+            return [("", self.portfolio)]
+        if self.strata is None:
+            return []
+        return [(f"stratum {run.name}: ", Portfolio.of(run.method_facts)) for run in self.strata.runs
+                if Portfolio.of(run.method_facts) is not None]
+
+    def summary(self) -> str:
+        a = self.audit
+        lines = [
+            f"method {self.method}, k = {self.k}, {len(self.labels)} records, "
+            f"{len(self.columns)} quasi-identifiers",
+            f"information loss {self.information_loss:.4f}% (SSE {self.sse:.6g} of SST {self.sst:.6g})",
+            f"groups: {a['groups']}, sizes {a['group_size_min']}..{a['group_size_max']}" if not self.per_variable
+            else f"groups per variable: sizes {a['group_size_min']}..{a['group_size_max']}",
+        ]
+        if self.lower_bound is not None:
+            lines.append(f"lower bound {self.lower_bound_il:.4f}% (SSE {self.lower_bound:.6g}), gap {self.gap:.3f}%")
+        lines.extend(self._facts_lines())
+        if self.per_variable:
+            lines.append(
+                "warning: each variable was grouped on its own (individual ranking); combinations of "
+                "values are NOT k-anonymous and the disclosure risk is higher than with multivariate methods"
+            )
+        lines.append(f"{self.seconds:.3f} s")
+        return "\n".join(lines)
+
+    def _facts_lines(self) -> list[str]:
+        """Human-readable lines for the run's facts (portfolio, weights, representatives, merged strata)."""
+        lines = []
+        portfolios = self.portfolios()
+        if len(portfolios) > 3:  # many strata: one line each
+            for prefix, p in portfolios:
+                ok = [r for r in p.rows if r.get("status") == "ok"]
+                lines.append(f"{prefix}auto: winner {p.winner} of {len(ok)} member(s)")
+        else:
+            for prefix, p in portfolios:
+                lines.extend(p.lines(prefix))
+        if self.weights.variable is not None:
+            lines.append(f"variable weights {self.weights.variable}; weighted information loss "
+                         f"{self.audit['weighted_information_loss']:.4f}%")
+        if self.weights.sample_weight is not None:
+            lines.append(f"group means weighted by sample weight {self.weights.sample_weight}")
+        if not self.publication.plain:
+            lines.append(self.publication.note)
+        for c, m in self.audit.categories.items():
+            lines.append(f"categorical {c}: {100 * m['changed_share']:.2f}% of values changed, "
+                         f"distribution distance (TVD) {m['distribution_tvd']:.4f}")
+        if self.publication.distance != "euclidean":
+            lines.append(f"distance {self.publication.distance}: the methods grouped the records on whitened "
+                         "continuous columns; IL is on z-scores")
+        for m in (self.strata.merges if self.strata is not None else ()):
+            lines.append(f"stratum {m['stratum']} ({m['size']} records < k) merged into {m['merged_into']}")
+        return lines

@@ -1,0 +1,182 @@
+"""microagg.measures: utility and disclosure-risk measures against brute force and hand examples, the registry."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import microagg
+from microagg import measures
+from microagg.measures import categorical_report, category_distribution_distance, utility_report
+
+from conftest import make_data
+
+
+def _dbrl_brute(X, Xp):
+    """O(n²) reference for DBRL with 1/t for ties (on the original's standardisation)."""
+    mean, std = X.mean(axis=0), np.where(X.std(axis=0) > 0, X.std(axis=0), 1.0)
+    Z, Zp = (X - mean) / std, (Xp - mean) / std
+    D = np.sqrt(((Z[:, None, :] - Zp[None, :, :]) ** 2).sum(axis=2))
+    total = 0.0
+    for i in range(len(Z)):
+        near = D[i].min()
+        tied = np.flatnonzero(D[i] <= near + 1e-9 * max(1.0, near))
+        if i in tied:
+            total += 1.0 / len(tied)
+    return total / len(Z)
+
+
+def _interval_brute(X, Xp, p):
+    n, d = X.shape
+    m = int(np.floor(p * n / 100))
+    inside = 0
+    for j in range(d):
+        order = np.sort(Xp[:, j])
+        for i in range(n):
+            ranks = np.flatnonzero(order == Xp[i, j])
+            lo, hi = order[max(ranks[0] - m, 0)], order[min(ranks[-1] + m, n - 1)]
+            inside += lo <= X[i, j] <= hi
+    return inside / (n * d)
+
+
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(3, 80), d=st.integers(1, 4), k=st.integers(2, 3),
+       p=st.sampled_from([0.0, 5.0, 10.0, 25.0]))
+@settings(max_examples=25, deadline=None)
+def test_risk_measures_match_brute_force(seed, n, d, k, p):
+    if n < k:
+        return
+    X = make_data(seed, n, d)
+    Xp = microagg.microaggregate(X, k=k).data
+    assert measures.distance_linkage_risk(X, Xp) == pytest.approx(_dbrl_brute(X, Xp), abs=1e-12)
+    assert measures.interval_disclosure_risk(X, Xp, p) == pytest.approx(_interval_brute(X, Xp, p), abs=1e-12)
+    # a k-anonymous release: every record is tied with at least k-1 others
+    assert measures.distance_linkage_risk(X, Xp) <= 1.0 / k + 1e-12
+
+
+def test_dbrl_hand_examples():
+    X = np.array([[0.0], [1.0], [10.0], [11.0]])
+    assert measures.distance_linkage_risk(X, X) == 1.0
+    # records 0,1 published as 0.5 (tie of 2): each links correctly with probability 1/2
+    Xp = np.array([[0.5], [0.5], [10.0], [11.0]])
+    assert measures.distance_linkage_risk(X, Xp) == pytest.approx((0.5 + 0.5 + 1 + 1) / 4)
+    # swapped records never link to themselves
+    assert measures.distance_linkage_risk(X, X[[1, 0, 3, 2]]) == 0.0
+
+
+def test_interval_disclosure_hand_example():
+    X = np.arange(10.0)[:, None]
+    assert measures.interval_disclosure_risk(X, X, 0) == 1.0
+    shifted = X + 1.5  # protected values 1.5..10.5; interval ±1 rank (p=10, n=10)
+    # record i: interval [i+0.5, i+2.5] clipped at the ends; x_i = i is never inside
+    assert measures.interval_disclosure_risk(X, shifted, 10) == 0.0
+    # with p = 20 (±2 ranks) the interval [x'_(i-2), x'_(i+2)] = [i-0.5, i+3.5] contains i from i = 2
+    assert measures.interval_disclosure_risk(X, shifted, 20) == pytest.approx(8 / 10)
+    with pytest.raises(ValueError, match="percentage"):
+        measures.interval_disclosure_risk(X, X, 120)
+
+
+def test_il1s_and_discrepancies_hand_examples():
+    X = np.array([[1.0, 2.0], [3.0, 1.0], [5.0, 6.0], [7.0, 3.0]])
+    Xp = X.copy()
+    Xp[:, 0] = [2.0, 2.0, 6.0, 6.0]
+    S = X.std(axis=0, ddof=1)
+    expected = np.mean(np.abs(X - Xp) / (np.sqrt(2) * S))
+    assert measures.il1s(X, Xp) == pytest.approx(expected)
+    assert measures.il1s(X, X) == 0.0
+    assert measures.eigenvalue_discrepancy(X, X) == pytest.approx(0.0, abs=1e-9)
+    assert measures.covariance_discrepancy(X, X) == pytest.approx((0.0, 0.0), abs=1e-12)
+    # shrinking a variable towards its mean shows in the covariance and eigenvalue discrepancies
+    assert measures.covariance_discrepancy(X, Xp)[0] > 0
+    assert measures.eigenvalue_discrepancy(X, Xp) > 0
+    mae, var = measures.covariance_discrepancy(X, Xp)
+    Z = (X - X.mean(0)) / X.std(0)
+    Zp = (Xp - X.mean(0)) / X.std(0)
+    iu = np.triu_indices(2)
+    diff = np.abs(np.cov(Z.T, bias=True) - np.cov(Zp.T, bias=True))[iu]
+    assert mae == pytest.approx(diff.mean())
+    assert var == pytest.approx(100 * np.mean(diff / np.abs(np.cov(Z.T, bias=True)[iu])))
+    lam = np.sort(np.linalg.eigvalsh(np.cov(Z.T, bias=True)))[::-1]
+    lam_p = np.sort(np.linalg.eigvalsh(np.cov(Zp.T, bias=True)))[::-1]
+    assert measures.eigenvalue_discrepancy(X, Xp) == pytest.approx(100 * np.mean(np.abs(lam - lam_p) / lam))
+
+
+def test_reports_contain_every_measure():
+    df = microagg.datasets.load("tarragona")
+    res = microagg.microaggregate(df, k=3)
+    util = measures.utility_report(df, res.data)
+    for key in ("information_loss", "il1s", "delta_r_mean", "covariance_mae", "covariance_variation_percent",
+                "eigenvalue_discrepancy_percent", "delta_w"):
+        assert np.isfinite(util[key])
+    assert util["information_loss"] == pytest.approx(res.information_loss)
+    risk = measures.risk_report(df, res.data)
+    assert 0 <= risk["record_linkage_dbrl"] <= 1 / 3 + 1e-12
+    assert 0 <= risk["interval_disclosure"] <= 1
+    assert risk["smallest_group"] >= 3
+
+
+def test_category_measures():
+    a = pd.Series(["x", "x", "y", "z"])
+    b = pd.Series(["x", "y", "y", "y"])
+    rep = categorical_report(a.to_frame("c"), b.to_frame("c"))["c"]
+    assert rep["changed_share"] == pytest.approx(0.5)
+    assert rep["distribution_tvd"] == pytest.approx(0.5 * (0.25 + 0.5 + 0.25))
+    assert category_distribution_distance(a, a.sample(frac=1, random_state=0)) == 0.0
+    X = pd.DataFrame({"v": [1.0, 2, 3, 4], "c": a})
+    Xp = pd.DataFrame({"v": [1.5, 1.5, 3.5, 3.5], "c": b})
+    out = utility_report(X, Xp, categorical=["c"])
+    assert out["categorical"]["c"]["changed_share"] == pytest.approx(0.5) and "information_loss" in out
+
+
+# --- the registry of measures and the audit ----------------------------------------------------------
+
+def test_every_measure_is_declared_with_its_label_unit_and_reference():
+    from microagg.measures import MEASURES, measures_of
+
+    assert {"run", "utility", "risk"} == {g for m in MEASURES.values() for g in m.groups}
+    for m in MEASURES.values():
+        assert m.label and m.unit is not None and m.groups and callable(m.compute)
+        assert m.reference or m.name in ("groups", "group_size_max")
+    assert [m.name for m in measures_of("risk")] == ["record_linkage_dbrl", "interval_disclosure",
+                                                      "interval_disclosure_p", "smallest_group"]
+
+
+def test_evaluate_the_report_and_json_list_every_registered_file_measure(tmp_path, capsys):
+    """The command line's evaluate, its --json and the report enumerate the registry: a new measure
+    shows up everywhere without touching them."""
+    import json
+
+    from microagg.cli import main
+    from microagg.measures import measures_of
+    from microagg.report import render_report
+
+    df = microagg.datasets.load("tarragona").head(120)
+    src, out = tmp_path / "in.csv", tmp_path / "out.csv"
+    df.to_csv(src, index=False)
+    assert main(["protect", str(src), "-o", str(out), "-k", "3", "-q"]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", str(src), str(out), "-k", "3"]) == 0
+    text = capsys.readouterr().out
+    record = None
+    assert main(["evaluate", str(src), str(out), "-k", "3", "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    html = render_report(microagg.microaggregate(df, k=3), df)
+    for group in ("utility", "risk"):
+        for m in measures_of(group):
+            assert m.label in text
+            assert m.name in record[group]
+            if m.name != "interval_disclosure_p":
+                assert m.label.split(" (")[0] in html
+
+
+def test_an_audit_keeps_a_runs_figures_and_a_comparisons_side_by_side():
+    from microagg.measures import compare
+
+    df = microagg.datasets.load("census").head(90)
+    res = microagg.microaggregate(df, k=3)
+    files = compare(df[res.columns], res.data[res.columns], scaler=res.scaler).audit("utility", "risk")
+    both = res.audit.with_figures(files)
+    assert both.group("run")["information_loss"] == res.information_loss
+    assert both.group("utility")["information_loss"] == pytest.approx(res.information_loss)
+    assert both["smallest_group"] >= 3 and set(both.group("run")) >= {"sse", "sst", "lower_bound", "gap", "groups"}

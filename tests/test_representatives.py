@@ -1,0 +1,104 @@
+"""microagg.representatives: what a group publishes (weighted median, trimmed, one-step, median category, mode)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from scipy import stats
+
+import microagg
+from microagg import representatives as reps
+
+from conftest import brute_onestep, brute_trimmed, brute_weighted_median_is_minimiser
+
+
+small_groups = st.lists(st.floats(-100, 100, allow_nan=False, width=32) | st.sampled_from([0.0, 1.0, 2.0]),
+                        min_size=1, max_size=9)
+
+
+@settings(max_examples=80, deadline=None)
+@given(small_groups, st.data())
+def test_weighted_median_and_trimmed_match_definitions(values, data):
+    x = np.array(values, dtype=np.float64)
+    n = len(x)
+    iw = np.array(data.draw(st.lists(st.integers(1, 4), min_size=n, max_size=n)), dtype=np.float64)
+    labels = np.zeros(n, dtype=np.int64)
+    # unweighted: textbook statistics
+    assert reps.continuous(x[:, None], labels, "median")[0, 0] == pytest.approx(np.median(x))
+    assert reps.continuous(x[:, None], labels, "trimmed", 0.2)[0, 0] == pytest.approx(stats.trim_mean(x, 0.2))
+    assert reps.continuous(x[:, None], labels, "onestep")[0, 0] == pytest.approx(brute_onestep(x))
+    # integer weights: the weighted median is the median of the records repeated w times
+    m = reps.continuous(x[:, None], labels, "median", weights=iw)[0, 0]
+    assert m == pytest.approx(np.median(np.repeat(x, iw.astype(int))))
+    assert brute_weighted_median_is_minimiser(x, iw, m)
+    for trim in (0.0, 0.1, 0.25, 0.45):
+        t = reps.continuous(x[:, None], labels, "trimmed", trim, weights=iw)[0, 0]
+        assert t == pytest.approx(brute_trimmed(x, iw, trim))
+    # scaling every weight changes nothing
+    for agg in ("median", "trimmed", "onestep", "mean"):
+        a = reps.continuous(x[:, None], labels, agg, 0.2, weights=iw)[0, 0]
+        b = reps.continuous(x[:, None], labels, agg, 0.2, weights=3.5 * iw)[0, 0]
+        assert a == pytest.approx(b)
+
+
+def test_equal_weights_trim_like_r():
+    x = np.arange(10.0) ** 2  # floor(0.25·10) = 2 records dropped at each end, as R's mean(trim=)
+    labels = np.zeros(10, dtype=np.int64)
+    expect = np.mean(np.sort(x)[2:8])
+    assert reps.continuous(x[:, None], labels, "trimmed", 0.25)[0, 0] == pytest.approx(expect)
+    assert reps.continuous(x[:, None], labels, "trimmed", 0.25, weights=np.full(10, 7.0))[0, 0] == pytest.approx(expect)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(0, 4), min_size=1, max_size=12), st.data())
+def test_median_category_and_mode(codes, data):
+    c = np.array(codes, dtype=np.int64)
+    n = len(c)
+    w = np.array(data.draw(st.lists(st.integers(1, 3), min_size=n, max_size=n)), dtype=np.float64)
+    labels = np.zeros(n, dtype=np.int64)
+    med = reps.median_category(c, labels, w)[0]
+    W = w.sum()
+    assert med in c
+    assert w[c < med].sum() < W / 2 + 1e-9 and w[c > med].sum() <= W / 2 + 1e-9  # a median ...
+    lower = [m for m in np.unique(c) if w[c < m].sum() <= W / 2 and w[c > m].sum() <= W / 2]
+    assert med == min(lower)  # ... the lower one at a tie
+    mode = reps.mode_category(c, labels, w)[0]
+    weight = {v: w[c == v].sum() for v in np.unique(c)}
+    assert weight[mode] == max(weight.values())
+    assert mode == min(v for v in weight if weight[v] == max(weight.values()))  # ties: first level
+
+
+def test_il_to_published_values_is_at_least_to_means():
+    df = microagg.datasets.load("testdata")
+    cols = ["expend", "income", "savings"]
+    mean = microagg.microaggregate(df, k=5, columns=cols)
+    for agg in ("median", "trimmed", "onestep"):
+        res = microagg.microaggregate(df, k=5, columns=cols, aggregation=agg,
+                                      trim=0.2 if agg == "trimmed" else None)
+        np.testing.assert_array_equal(res.labels, mean.labels)  # the aggregate does not change the groups
+        assert res.sse >= mean.sse - 1e-9
+        assert res.extras["sse_to_group_means"] == pytest.approx(mean.sse)
+        Z = (df[cols] - df[cols].mean()) / df[cols].std(ddof=0)
+        Zp = (res.data[cols] - df[cols].mean()) / df[cols].std(ddof=0)
+        assert res.sse == pytest.approx(float(((Z - Zp) ** 2).to_numpy().sum()))
+        assert "IL is measured to the published values" in res.summary()
+
+
+def test_bound_converted_to_published_units():
+    df = microagg.datasets.load("tarragona").iloc[:12, :3]
+    res = microagg.microaggregate(df, k=3, method="colgen", distance="mahalanobis", aggregation="median",
+                                  time_limit=20)
+    assert res.lower_bound is not None and "whitened_lower_bound" in res.extras
+    assert res.lower_bound <= res.sse + 1e-9
+    assert res.lower_bound <= res.extras["whitened_lower_bound"] + 1e-9  # scaled by min(λ_min, 1)
+
+
+def test_weighted_ties_survive_float_sums():
+    labels = np.zeros(3, dtype=np.int64)
+    # 0.1 + 0.2 != 0.3 in floating point, but the two categories weigh the same
+    assert reps.mode_category(np.array([1, 1, 0]), labels, np.array([0.1, 0.2, 0.3]))[0] == 0
+    assert reps.mode_category(np.array([0, 0, 1]), labels, np.array([0.1, 0.2, 0.3]))[0] == 0
+    # exactly half the weight at the lower category: the lower one is the median category
+    assert reps.median_category(np.array([0, 1, 2]), labels, np.array([0.1, 0.2, 0.3]))[0] == 1
+    assert reps.median_category(np.array([0, 2]), np.zeros(2, dtype=np.int64), np.array([1.0, 1.0]))[0] == 0
