@@ -1,8 +1,9 @@
-"""Command-line start-up and the first `microagg demo` after a fresh install.
+"""Command-line start-up, the first `microagg protect` of a 4,000 × 3 CSV and the first `microagg demo`
+after a fresh install.
 
 Each command runs in a fresh subprocess of the installed ``microagg`` entry point (the one on
 PATH, or ``--exe``) and is timed by wall clock, several times for the quick ones (the median is
-reported). "First demo" runs with an empty numba cache directory (``NUMBA_CACHE_DIR`` set to a
+reported). "First protect" and "first demo" run with an empty numba cache directory (``NUMBA_CACHE_DIR`` set to a
 new temporary folder), which is what a fresh install sees: every kernel the demo uses is
 compiled once. "Second demo" reuses that cache. The 1-minute load average is recorded before
 and after each command: the issue's targets are for a quiet machine.
@@ -38,6 +39,16 @@ def timed(cmd: list[str], env: dict) -> tuple[float, float, float]:
     return time.perf_counter() - t0, before, os.getloadavg()[0]
 
 
+def _write_gaussian_csv(path: str, n: int, d: int) -> None:
+    import numpy as np
+
+    X = np.random.default_rng(0).normal(size=(n, d))
+    with open(path, "w") as f:
+        f.write(",".join(f"x{j}" for j in range(d)) + "\n")
+        for row in X:
+            f.write(",".join(f"{v:.6f}" for v in row) + "\n")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--exe", default=shutil.which("microagg"), help="the microagg entry point to time")
@@ -56,6 +67,14 @@ def main() -> None:
             runs = [timed(cmd, env) for _ in range(args.repeat)]
             rows.append({"command": label, "seconds": round(statistics.median(r[0] for r in runs), 3),
                          "runs": args.repeat, "load_before": round(runs[0][1], 2), "load_after": round(runs[-1][2], 2)})
+        src = os.path.join(cache, "in.csv")
+        _write_gaussian_csv(src, 4000, 3)
+        protect = [args.exe, "protect", src, "-o", os.path.join(cache, "out.csv"), "-k", "3"]
+        for label in ("first protect 4,000 × 3 CSV (empty numba cache)", "second protect 4,000 × 3 CSV"):
+            seconds, before, after = timed(protect, env)
+            rows.append({"command": label, "seconds": round(seconds, 2), "runs": 1,
+                         "load_before": round(before, 2), "load_after": round(after, 2)})
+        env = dict(os.environ, NUMBA_CACHE_DIR=os.path.join(cache, "demo"))  # empty again
         for label in ("first demo (empty numba cache)", "second demo"):
             seconds, before, after = timed([args.exe, "demo"], env)
             rows.append({"command": label, "seconds": round(seconds, 2), "runs": 1,

@@ -5,10 +5,11 @@ Two data kinds: 'census' = records resampled from the standardised census data w
 (the worst case for spatial pruning). Every (kind, n, algorithm) runs in its own subprocess,
 which reports wall seconds, CPU seconds of the process and its peak resident memory
 (getrusage ru_maxrss). The plain loop runs up to --plain-max records (its labels are checked
-equal to the tree's) and is extrapolated quadratically beyond. From PIPELINE_MIN_N records on the
-tree kernel runs two queries at once on two threads (kernels/mdav.py); 'one thread' is the same
-kernel run serially in the same invocation (--no-serial skips it), so the pipeline's gain is a
-ratio measured in one run. Results:
+equal to the tree's) and is extrapolated quadratically beyond. 'tree' is the default kernel
+(algorithm='auto': brute force up to 10^4 records, else the KD-tree handing over to vectorised
+brute force once measured cheaper; one thread); from TREE_ONLY_MIN_N records on the tree-only
+kernel runs too, in the same invocation (--no-serial skips it), so the hand-over's gain is a ratio
+measured in one run. Rows of earlier runs (before issue 35) used a two-thread tree kernel. Results:
 benchmarks/results/mdav_scaling.{json,md}. --append merges the new rows into the existing results
 (a row of the same kind and n is replaced), so that a long point such as census 10^7 can run
 on its own:
@@ -29,6 +30,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+TREE_ONLY_MIN_N = 100_000  # from here on the tree-only kernel runs too, for comparison
 
 
 def make_data(kind: str, n: int, seed: int = 0):
@@ -55,15 +57,16 @@ def child(kind: str, n: int, algorithm: str, labels_path: str | None):
 
     from microagg.kernels.mdav import mdav_labels
 
+    kernel = {"plain": "plain", "tree": "auto", "tree-serial": "tree"}[algorithm]
+
     def run(data):
-        if algorithm == "plain":
-            return mdav_labels(data, 3, True, "plain")
-        return mdav_labels(data, 3, True, "tree", None if algorithm == "tree" else False)
+        return mdav_labels(data, 3, True, kernel)
 
     X = make_data(kind, n)
-    run(np.ascontiguousarray(X[:50]))  # load/compile
-    if algorithm == "tree":
-        mdav_labels(np.ascontiguousarray(X[:50]), 3, True, "tree", True)
+    from microagg.kernels.jit import planning
+
+    with planning(n):
+        run(np.ascontiguousarray(X[:50]))  # load/compile the kernel chosen for n records
     w0, c0 = time.perf_counter(), time.process_time()
     labels = run(X)
     wall, cpu = time.perf_counter() - w0, time.process_time() - c0
@@ -101,8 +104,6 @@ def main():
         return
     import numpy as np
 
-    from microagg.kernels.mdav import PIPELINE_MIN_N
-
     os.makedirs(os.path.join(RESULTS, "tmp"), exist_ok=True)
     sizes = [int(float(s)) for s in args.sizes.split(",")]
     old = []
@@ -116,7 +117,7 @@ def main():
             tpath = os.path.join(RESULTS, "tmp", f"tree-{kind}-{n}.npy")
             tree = run_child(kind, n, "tree", tpath, args.timeout)
             row = {"kind": kind, "n": n, "tree": tree}
-            if n >= PIPELINE_MIN_N and not args.no_serial:
+            if n >= TREE_ONLY_MIN_N and not args.no_serial:
                 spath = os.path.join(RESULTS, "tmp", f"serial-{kind}-{n}.npy")
                 serial = run_child(kind, n, "tree-serial", spath, args.timeout)
                 row["tree_serial"] = serial

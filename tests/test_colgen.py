@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 import microagg
 from microagg.kernels import kdtree
 from microagg.kernels.pricing import _smallest, bnb_pricing, enumeration_pricing, greedy_pricing
-from microagg.methods.colgen import _split_oversized, knn_sums
+from microagg.kernels.mdav import split_oversized
+from microagg.methods.colgen import knn_sums
 from microagg.methods import run
 from microagg.partition import check_partition, sse
 
@@ -346,7 +347,7 @@ def test_split_oversized_groups(seed, k, groups, ties):
     X = rng.normal(size=(len(labels), 3))
     if ties:
         X = np.round(X)
-    out = _split_oversized(X, labels, k)
+    out = split_oversized(X, labels, k)
     check_partition(out, len(labels), k, "split")
     new_sizes = np.bincount(out)
     assert new_sizes[new_sizes > 0].max() <= 2 * k - 1

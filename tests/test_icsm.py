@@ -10,7 +10,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import microagg
-from microagg.kernels.icsm import complex_heuristic, npn_tour, simple_heuristic
+from microagg.kernels.icsm import complex_heuristic, simple_heuristic
+from microagg.kernels.tours import npn_tour
 from microagg.kernels.segments import optimal_cyclic_labels
 from microagg.methods import run
 from microagg.methods.icsm import GroupPool, icsm_search, perturb

@@ -1,4 +1,4 @@
-"""The KD-tree MDAV / V-MDAV kernels return exactly the plain loops' labels."""
+"""The KD-tree and brute-force MDAV / V-MDAV kernels return exactly the plain loops' labels."""
 
 import numpy as np
 import pytest
@@ -6,7 +6,9 @@ from hypothesis import given, settings, strategies as st
 
 import microagg
 from microagg.kernels import kdtree
-from microagg.kernels.mdav import mdav_kernel, mdav_labels, mdav_tree_kernel, vmdav_kernel, vmdav_tree_kernel
+from microagg.kernels.mdav import (SWITCH_ALWAYS, SWITCH_MEASURED, SWITCH_NEVER, SWITCH_TRIALS, mdav_brute_kernel,
+                                   mdav_kernel, mdav_labels, mdav_numpy, mdav_tree_kernel, vmdav_kernel,
+                                   vmdav_tree_kernel)
 from microagg.partition import check_partition
 
 
@@ -40,10 +42,13 @@ def test_tree_mdav_equals_plain(case):
     X = _data(seed, n, d, kind)
     for classic in (True, False):
         plain = mdav_kernel(X, k, classic)
-        tree = mdav_tree_kernel(X, k, classic, leaf)
+        tree = mdav_tree_kernel(X, k, classic, leaf, SWITCH_NEVER)
         assert np.array_equal(plain, tree)
         check_partition(tree, n, k)
-        assert np.array_equal(plain, mdav_tree_kernel(X, k, classic, leaf, True))  # two-thread pipeline
+        assert np.array_equal(plain, mdav_brute_kernel(X, k, classic))
+        assert np.array_equal(plain, mdav_numpy(X, k, classic))
+        for switch in (SWITCH_MEASURED, SWITCH_ALWAYS, SWITCH_TRIALS):  # tree, then brute force or trials
+            assert np.array_equal(plain, mdav_tree_kernel(X, k, classic, leaf, switch))
 
 
 @settings(max_examples=40, deadline=None)
@@ -65,8 +70,11 @@ def test_tree_equals_plain_larger(kind):
     X = _data(7, 3000, 5, kind)
     for k in (2, 3, 7):
         plain = mdav_kernel(X, k, True)
-        assert np.array_equal(plain, mdav_tree_kernel(X, k, True, 8))
-        assert np.array_equal(plain, mdav_labels(X, k, True, "tree", pipelined=True))
+        assert np.array_equal(plain, mdav_tree_kernel(X, k, True, 8, SWITCH_NEVER))
+        for algorithm in ("brute", "numpy", "tree", "auto"):
+            assert np.array_equal(plain, mdav_labels(X, k, True, algorithm))
+        for switch in (SWITCH_ALWAYS, SWITCH_TRIALS):
+            assert np.array_equal(plain, mdav_tree_kernel(X, k, True, 8, switch))
     assert np.array_equal(vmdav_kernel(X, 3, 0.2, False), vmdav_tree_kernel(X, 3, 0.2, False, 8))
 
 
@@ -81,27 +89,53 @@ def test_registered_algorithms_agree_on_census():
     assert np.array_equal(v_plain.labels, v_tree.labels)
 
 
-def test_pipelined_kernel_from_concurrent_threads():
-    """Threads calling MDAV at once (dask's threaded blocks) all get the plain loop's labels: one
-    runs the two-thread kernel, the others the serial one."""
+def test_kernels_from_concurrent_threads():
+    """Threads calling MDAV at once (Dask's threaded blocks) all get the plain loop's labels: every
+    kernel is one thread, without state shared between calls."""
     from concurrent.futures import ThreadPoolExecutor
 
     data = [_data(seed, 1500, 4, kind) for seed, kind in enumerate(["gauss", "grid", "dup", "offset"])]
     with ThreadPoolExecutor(4) as pool:
-        got = list(pool.map(lambda X: mdav_labels(X, 3, True, "tree", pipelined=True), data))
+        got = list(pool.map(lambda X: mdav_tree_kernel(X, 3, True, 8, SWITCH_MEASURED), data))
     for X, labels in zip(data, got):
         assert np.array_equal(labels, mdav_kernel(X, 3, True))
 
 
-def test_pipeline_chosen_by_size(monkeypatch):
-    """From PIPELINE_MIN_N records mdav_labels asks numba whether two threads can run (the layer
-    picked before any parallel launch) and returns the plain loop's labels either way."""
+def test_planned_size_picks_the_kernel(monkeypatch):
+    """mdav_labels picks brute force below BRUTE_MAX_N records, the tree above; inside
+    ``jit.planning(n)`` (the warm-up of a run on n records) it picks as for n records."""
+    import microagg.kernels.mdav as kmdav
+    from microagg.kernels.jit import planning
+
+    called = []
+    monkeypatch.setattr(kmdav, "_kernel_ready", lambda dispatcher: True)
+    monkeypatch.setattr(kmdav, "mdav_brute_kernel", lambda *a: called.append("brute") or mdav_kernel(*a))
+    monkeypatch.setattr(kmdav, "mdav_tree_kernel", lambda X, k, c, leaf, sw: called.append(("tree", sw))
+                        or mdav_kernel(X, k, c))
+    X = _data(11, 60, 3, "clusters")
+    kmdav.mdav_labels(X, 3)
+    with planning(kmdav.BRUTE_MAX_N + 1):
+        kmdav.mdav_labels(X, 3)
+    kmdav.mdav_labels(X, 3, True, "tree")
+    assert called == ["brute", ("tree", SWITCH_MEASURED), ("tree", SWITCH_NEVER)]
+    assert kmdav.mdav_labels(X, 3) is not None and called[-1] == "brute"
+    # the brute-force kernel not compiled yet (a first run): numpy, nothing compiled
+    monkeypatch.setattr(kmdav, "_kernel_ready", lambda dispatcher: False)
+    monkeypatch.setattr(kmdav, "mdav_numpy", lambda *a: called.append("numpy") or mdav_kernel(*a))
+    kmdav.mdav_labels(X, 3)
+    with planning(kmdav.NUMPY_MAX_N + 1):  # more records: the kernel is worth compiling
+        kmdav.mdav_labels(X, 3)
+    with planning(kmdav.BRUTE_MAX_N + 1):
+        kmdav.mdav_labels(X, 3)
+    assert called[-3:] == ["numpy", "brute", ("tree", SWITCH_MEASURED)]
+
+
+def test_kernel_ready_reads_numba_cache():
     import microagg.kernels.mdav as kmdav
 
-    monkeypatch.setattr(kmdav, "PIPELINE_MIN_N", 100)
-    assert isinstance(kmdav._pipeline_usable(), bool)
-    X = _data(11, 600, 3, "clusters")
-    assert np.array_equal(kmdav.mdav_labels(X, 3, True, "tree"), mdav_kernel(X, 3, True))
+    X = _data(3, 30, 2, "gauss")
+    kmdav.mdav_brute_kernel(X, 3, True)
+    assert kmdav._kernel_ready(kmdav.mdav_brute_kernel)
 
 
 def test_bad_algorithm():

@@ -226,7 +226,9 @@ def progress_bar(enabled: bool, time_limit, description: str):
     """The one progress channel of the run: a bar on stderr (microagg.progress) when stderr is a
     terminal, or nothing (a log file or a pipe gets no bar)."""
     if not enabled or not _isatty(sys.stderr):
-        yield None
+        from .progress import compile_notice
+
+        yield compile_notice() if enabled else None  # no bar: one line if kernels compile
         return
     from .progress import stderr_bar
 

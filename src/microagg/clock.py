@@ -1,5 +1,6 @@
 """One clock for a run: ``time_limit`` is the wall-clock budget of the whole call (the method's
-compiled kernels are loaded before it starts, once per process: ``methods.load_kernels``).
+compiled kernels are loaded before it starts, once per process: ``methods.load_kernels``; numba
+compiling during the run is not counted either: ``methods.uncharged_compilation``).
 
 A ``Deadline`` is created once, from the caller's ``time_limit``, and handed down. Whatever
 divides the run (strata, blocks, portfolio members, an initial method inside a local search)
@@ -54,6 +55,13 @@ class Deadline:
         """Seconds left, or None when unbounded (for libraries that take a time limit)."""
         return None if self.end is None else self.remaining()
 
+    def room_for(self, seconds: float) -> bool:
+        """Whether a step expected to take ``seconds`` (e.g. the longest such step so far) can
+        still start: not expired, and unbounded or at least that much time left. A method whose
+        steps cannot be interrupted asks this before each one, so it overruns by at most the
+        error of that expectation instead of a whole step."""
+        return not self.expired() and (self.end is None or self.remaining() >= seconds)
+
     def elapsed(self) -> float:
         return time.monotonic() - self.start
 
@@ -70,10 +78,13 @@ class Deadline:
         return early
 
     def extend(self, seconds: float) -> None:
-        """Move the end ``seconds`` later: time the call spent outside its budget (loading the
-        method's compiled kernels). Children shared before keep their own end."""
+        """Move the start and the end ``seconds`` later: time the call spent outside its budget
+        (loading or compiling the method's kernels), which ``elapsed`` then does not count either.
+        Children shared before keep their own end."""
+        seconds = max(float(seconds), 0.0)
+        self.start += seconds
         if self.end is not None:
-            self.end += max(float(seconds), 0.0)
+            self.end += seconds
 
     def share(self, weight: float, remaining_weight: float = 1.0) -> "Deadline":
         """Child deadline for a sub-task worth ``weight`` of ``remaining_weight`` (module docstring)."""

@@ -246,7 +246,8 @@ def partition(source: Source, roles: Roles, prepared: Prepared, run: Run, deadli
         info.check_params_vs_input(restricted(params, rows) if strata is not None else params, len(rows),
                                    Z.shape[1], k)
     loading = time.monotonic()  # every input checked: load the kernels outside the budget
-    registry.load_kernels(info.name)
+    largest = max(len(rows) for _, rows in units)  # the kernels the largest part will call
+    registry.load_kernels(info.name, (largest, Z.shape[1]), progress)
     deadline.extend(time.monotonic() - loading)
     if strata is None:
         labels, out = _run_unit(Z, k, run, params, deadline, progress)

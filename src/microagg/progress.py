@@ -14,9 +14,13 @@ import threading
 import time
 from typing import Callable, Optional
 
-__all__ = ["ProgressCallback", "silent", "as_callback", "part", "stderr_bar", "channel"]
+__all__ = ["ProgressCallback", "silent", "as_callback", "part", "stderr_bar", "channel", "COMPILING", "compile_notice"]
 
 ProgressCallback = Callable[..., None]
+
+#: The stage reported while numba compiles kernels (the first run after an install, once a
+#: kernel): the run's clock does not count it (``methods.uncharged_compilation``).
+COMPILING = "compiling kernels"
 
 
 def silent(stage: str, fraction: Optional[float] = None, message: str = "") -> None:
@@ -30,6 +34,18 @@ def as_callback(progress) -> ProgressCallback:
     if callable(progress):
         return progress
     raise TypeError(f"progress must be a callable, True/False or None, got {progress!r}")
+
+
+def compile_notice(stream=None) -> ProgressCallback:
+    """The callback for a stderr that shows no bar (a log file, a pipe): one plain line when
+    kernels start compiling, nothing else."""
+
+    def notice(stage: str, fraction: Optional[float] = None, message: str = "") -> None:
+        if stage == COMPILING:
+            out = sys.stderr if stream is None else stream
+            print(f"microagg: {COMPILING}, {message or 'first run only'}...", file=out, flush=True)
+
+    return notice
 
 
 def part(progress: ProgressCallback, lo: float, hi: float, prefix: str = "") -> ProgressCallback:

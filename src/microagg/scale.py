@@ -17,11 +17,11 @@ import os
 import threading
 
 import numpy as np
-from numba import njit
 
 from .clock import Deadline
 from .errors import InputError
-from .kernels.icsm import group_sums
+from .kernels.groups import group_sums
+from .kernels.jit import kernel
 from .options import LOCAL_SCHEDULERS
 from .progress import as_callback, silent
 
@@ -267,7 +267,7 @@ def _blockwise_labels(Z, k, method, blocks, scheduler, seed, clock, params, refi
 # ----------------------------------------------------------------------------- refinement
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _join_cost(Z, i, sums, sizes, q):
     """SSE increase when record i joins group q: m/(m+1)·|x − c_q|²."""
     m = sizes[q]
@@ -278,7 +278,7 @@ def _join_cost(Z, i, sums, sizes, q):
     return m / (m + 1.0) * s
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _refine_kernel(Z, labels, g, k, candidates, nbr_start, nbr, tol):
     """Dissolve and migrate moves over the candidate groups, in order; labels updated in place.
 

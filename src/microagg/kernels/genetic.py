@@ -8,14 +8,13 @@ separated by k−1..2k−2 zeros (the last group too: k−1..2k−2 zeros after 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from ..methods.univariate import fixed_size_by_rank
 from ..partition import sst as total_sum_of_squares
-from .segments import path_cut
+from .jit import kernel
+from .segments import fixed_size_by_rank, path_cut
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _string_sse(xs, s):
     """SSE of the partition encoded by bit string s over sorted values xs (two passes per group)."""
     n = xs.shape[0]
@@ -36,7 +35,7 @@ def _string_sse(xs, s):
     return total
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _split(xs2, s, a, b, k):
     """Re-cut the segment [a, b) (>= k values) into groups of k..2k−1 of least SSE; sets the 1s in s."""
     for i in range(a + 1, b):
@@ -48,7 +47,7 @@ def _split(xs2, s, a, b, k):
             s[a + starts[t]] = 1
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _repair(xs2, s, k):
     """Make s encode a valid k-partition with groups of k..2k−1 (§4.2.2 corrections).
 
@@ -85,7 +84,7 @@ def _repair(xs2, s, k):
         p += 1
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _random_string(xs2, k, u, s):
     """A uniformly drawn valid string: each group size uniform among the sizes that keep a valid rest."""
     n = s.shape[0]
@@ -104,7 +103,7 @@ def _random_string(xs2, k, u, s):
         pos += size
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _mutate(s, u, pmut, k):
     """Invert each bit with probability pmut unless that breaks the k..2k−1 group sizes (§4.2.2)."""
     n = s.shape[0]
@@ -123,7 +122,7 @@ def _mutate(s, u, pmut, k):
             last_one = i
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _crossover(xs2, p1, p2, site, k, c1, c2):
     """One-point crossover after position site, then the corrections that keep both children valid."""
     n = p1.shape[0]

@@ -1,4 +1,4 @@
-"""Numba kernels of the ICSM local search (Mortazavi & Jalili 2015) and of the tour methods.
+"""Numba kernels of the ICSM local search (Mortazavi & Jalili 2015); the tours it regroups with are in ``tours.py``.
 
 Every move is evaluated with exact SSE deltas computed on the fly from the records and the
 cluster centroids (no (n+c)² weight matrix): memory stays O(n·d + c·d).
@@ -16,162 +16,16 @@ involved changes once.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from .nearest import mean_rows, sqdist
+from .groups import group_stats
+from .jit import kernel
+from .nearest import sqdist
 
 MIGRATE = 0
 EXCHANGE = 1
 
 
-@njit(cache=True, nogil=True)
-def group_sums(X, labels, g):
-    """(sizes, sums, start, members): per-group sizes and coordinate sums, and CSR member lists
-    (members[start[p]:start[p+1]] of group p, in record order) of groups 0..g-1."""
-    n, d = X.shape
-    sizes = np.zeros(g, dtype=np.int64)
-    sums = np.zeros((g, d))
-    for i in range(n):
-        p = labels[i]
-        sizes[p] += 1
-        for t in range(d):
-            sums[p, t] += X[i, t]
-    start = np.zeros(g + 1, dtype=np.int64)
-    for p in range(g):
-        start[p + 1] = start[p] + sizes[p]
-    fill = start[:-1].copy()
-    members = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        p = labels[i]
-        members[fill[p]] = i
-        fill[p] += 1
-    return sizes, sums, start, members
-
-
-@njit(cache=True, nogil=True)
-def group_stats(X, labels, g):
-    """(sizes, centroids, start, members): group_sums with the sums divided by the sizes."""
-    sizes, cent, start, members = group_sums(X, labels, g)
-    for p in range(g):
-        for t in range(X.shape[1]):
-            cent[p, t] /= sizes[p]
-    return sizes, cent, start, members
-
-
-@njit(cache=True, nogil=True)
-def npn_tour(X):
-    """Nearest point next: start at the record farthest from the centroid, then always the
-    nearest unvisited record (ties: lowest index). O(n²·d) time, O(n·d) memory."""
-    n, d = X.shape
-    c = mean_rows(X, n)
-    cur = 0
-    best = -1.0
-    for i in range(n):
-        v = sqdist(X[i], c)
-        if v > best:
-            best, cur = v, i
-    rem = np.empty(n, dtype=np.int64)  # unvisited records, kept in increasing index order
-    m = 0
-    for i in range(n):
-        if i != cur:
-            rem[m] = i
-            m += 1
-    tour = np.empty(n, dtype=np.int64)
-    tour[0] = cur
-    for step in range(1, n):
-        bj, bd = 0, np.inf
-        for j in range(m):
-            v = sqdist(X[rem[j]], X[cur])
-            if v < bd:
-                bd, bj = v, j
-        cur = rem[bj]
-        tour[step] = cur
-        for j in range(bj, m - 1):  # stable removal keeps the lowest-index tie rule
-            rem[j] = rem[j + 1]
-        m -= 1
-    return tour
-
-
-@njit(cache=True, nogil=True, inline="always")
-def walk_group(X, members, cur, placed, tour, at):
-    """Put a group's records on a tour, nearest point next from ``cur`` (a member already placed
-    at tour[at - 1]); returns (last record placed, next tour position). Shared by the ICSM tour
-    (``groups_tour``) and lsearch's (``neighbourhood.group_tour``)."""
-    for _ in range(members.shape[0] - 1):
-        bj, bd = -1, np.inf
-        for a in range(members.shape[0]):
-            j = members[a]
-            if not placed[j]:
-                v = sqdist(X[j], X[cur])
-                if v < bd:
-                    bd, bj = v, j
-        cur = bj
-        tour[at] = cur
-        at += 1
-        placed[cur] = True
-    return cur, at
-
-
-@njit(cache=True, nogil=True)
-def groups_tour(X, labels, g, formation_order):
-    """A tour visiting the groups one after another, each group's records consecutively.
-
-    ICSM §4.2 (MDAV-MHM style): start with the group holding the record farthest from the
-    centroid, entering it at that record; inside a group go nearest point next; the next group
-    is the unvisited group holding the record nearest to the last record placed (NPN over
-    groups), entered at that record. formation_order=True visits groups 0, 1, 2, ... instead
-    (MDAV's formation order), entering each at its record nearest to the last one placed.
-    O(n·g·d + n·k·d) time, O(n) extra memory.
-    """
-    n, d = X.shape
-    sizes, cent, start, members = group_stats(X, labels, g)
-    mean = mean_rows(X, n)
-    placed = np.zeros(n, dtype=np.bool_)
-    gdone = np.zeros(g, dtype=np.bool_)
-    tour = np.empty(n, dtype=np.int64)
-    pos = 0
-    entry = 0
-    best = -1.0
-    if formation_order:
-        for a in range(start[0], start[1]):
-            v = sqdist(X[members[a]], mean)
-            if v > best:
-                best, entry = v, members[a]
-    else:
-        for i in range(n):
-            v = sqdist(X[i], mean)
-            if v > best:
-                best, entry = v, i
-    for step in range(g):
-        p = labels[entry]
-        # stitch group p, nearest point next from the entry record
-        cur = entry
-        tour[pos] = cur
-        pos += 1
-        placed[cur] = True
-        cur, pos = walk_group(X, members[start[p]:start[p + 1]], cur, placed, tour, pos)
-        gdone[p] = True
-        if step == g - 1:
-            break
-        bj, bd = -1, np.inf
-        if formation_order:
-            q = p + 1
-            for a in range(start[q], start[q + 1]):
-                j = members[a]
-                v = sqdist(X[j], X[cur])
-                if v < bd:
-                    bd, bj = v, j
-        else:
-            for j in range(n):
-                if not gdone[labels[j]]:
-                    v = sqdist(X[j], X[cur])
-                    if v < bd:
-                        bd, bj = v, j
-        entry = bj
-    return tour
-
-
-@njit(cache=True, nogil=True)
+@kernel
 def _pool_insert(pool_delta, pool_kind, pool_a, pool_b, count, delta, kind, a, b):
     """Keep the len(pool) most negative moves; returns the new count."""
     size = pool_delta.shape[0]
@@ -192,7 +46,7 @@ def _pool_insert(pool_delta, pool_kind, pool_a, pool_b, count, delta, kind, a, b
     return count
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def simple_heuristic(X, labels, g, k, pool_size, tol):
     """SimpleHeuristic (ICSM Algorithm 3): one scan for negative 2-cycles of H, then a greedy
     application of the pool that touches no group twice.
@@ -311,7 +165,7 @@ def simple_heuristic(X, labels, g, k, pool_size, tol):
     return applied[:m], found
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def group_scores(X, labels, g, sizes, cent):
     """Score(G_p) of ICSM Eq. 7: Σ R1 over all edges leaving G_p's records minus Σ over edges
     entering them, in closed form. With S_pq = Σ_{x∈G_p}|x−c_q|² = SSE_p + m_p|c_p−c_q|²,
@@ -333,7 +187,7 @@ def group_scores(X, labels, g, sizes, cent):
     return score
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def complex_heuristic(X, labels, g, k, tol, tries):
     """ComplexHeuristic (ICSM Algorithm 4): one negative cycle of the ranked acyclic graph H′.
 

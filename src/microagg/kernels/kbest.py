@@ -11,18 +11,19 @@ returns exactly what a scan in index order returns.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from .jit import kernel
 
 __all__ = ["kbest_admits", "kbest_insert", "k_smallest"]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def kbest_admits(best_key, best_id, k, filled, key, i):
     """Whether (key, i) enters the k best held so far (``filled`` of them)."""
     return filled < k or key < best_key[k - 1] or (key == best_key[k - 1] and i < best_id[k - 1])
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def kbest_insert(best_key, best_id, k, filled, key, i):
     """Insert an admitted (key, i), dropping the worst when k are held; returns the new count."""
     j = filled if filled < k else k - 1
@@ -35,7 +36,7 @@ def kbest_insert(best_key, best_id, k, filled, key, i):
     return filled + 1 if filled < k else k
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def k_smallest(v, m, k, out):
     """Positions of the k smallest of v[:m] in increasing order; ties by lower position."""
     best = np.empty(k)

@@ -36,8 +36,8 @@ from __future__ import annotations
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
 
+from .jit import kernel
 from .kbest import kbest_admits, kbest_insert
 from .nearest import sqdist
 
@@ -55,7 +55,7 @@ STACK = 256
 SHELL_WEIGHT = 8.0  # build_subset's shell weight for farthest-query trees (measured: 4 → 900 visits, 8 → 125)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _select(perm, X, dim, a, b, kth):
     """Reorder perm[a:b] so that perm[kth] holds the kth smallest by X[:, dim] (3-way quickselect)."""
     while b - a > 1:
@@ -92,7 +92,7 @@ def _select(perm, X, dim, a, b, kth):
             return
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _refit_leaf(Xt, lo, hi, start, cnt, v):
     d = Xt.shape[1]
     s = start[v]
@@ -109,20 +109,20 @@ def _refit_leaf(Xt, lo, hi, start, cnt, v):
 
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def build(X, leaf_size):
     """KD-tree over the rows of X: median splits along the widest side of each node's box."""
     return build_subset(X, np.arange(X.shape[0]), leaf_size, 0.0)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def build_pair(X, members, leaf_size):
     """(T, F) over the records ``members``: a plain KD-tree T for nearest-neighbour queries and a
     shell tree F for farthest queries (each kind serves its query best, see build_subset)."""
     return build_subset(X, members, leaf_size, 0.0), build_subset(X, members, leaf_size, SHELL_WEIGHT)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def build_subset(X, members, leaf_size, shell_weight):
     """KD-tree over the rows ``members`` of X (original indices kept: ties break the same way).
 
@@ -243,7 +243,7 @@ def build_subset(X, members, leaf_size, shell_weight):
     return T
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _cones(Xt, anchor, start, end):
     """Per node (records Xt[start[v]:end[v]]): the unit mean direction mu[v] of the records'
     directions from the anchor and cosb[v], the smallest cosine between such a direction and
@@ -285,7 +285,7 @@ def _cones(Xt, anchor, start, end):
     return mu, cosb
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _max_sqdist(Xt, a, b, point):
     """Largest squared distance from point among the rows Xt[a:b] (0 if none)."""
     m = 0.0
@@ -296,7 +296,7 @@ def _max_sqdist(Xt, a, b, point):
     return m
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _refit_r2(T, v):
     """r2[v] = largest squared distance from the anchor among v's alive records."""
     Xt, start, cnt, left, right, anchor, r2 = T.Xt, T.start, T.cnt, T.left, T.right, T.anchor, T.r2
@@ -310,7 +310,7 @@ def _refit_r2(T, v):
     r2[v] = m
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _refit_ball(T, v):
     Xt, start, cnt, left, right = T.Xt, T.start, T.cnt, T.left, T.right
     center, rad, cdist = T.center, T.rad, T.cdist
@@ -326,7 +326,7 @@ def _refit_ball(T, v):
         rad[v] = r * _UB_SCALE
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def delete(T, i):
     """Remove record i (original index) from the tree; it must be alive.
 
@@ -391,7 +391,7 @@ def delete(T, i):
 
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _box_lb(lo, hi, v, q):
     s = 0.0
     for t in range(q.shape[0]):
@@ -405,7 +405,7 @@ def _box_lb(lo, hi, v, q):
     return s
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _lower(T, v, q, kth):
     """Lower bound on the squared distance from q to node v's records (box, then ball if needed)."""
     lo, hi, center, rad = T.lo, T.hi, T.center, T.rad
@@ -421,7 +421,7 @@ def _lower(T, v, q, kth):
     return box
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _upper(T, v, q, u, uu, un, best):
     """Upper bound on the squared distance from q to node v's records, u = q − anchor, un = ‖u‖.
 
@@ -474,7 +474,7 @@ def _upper(T, v, q, u, uu, un, best):
     return ball if ball < bound else bound
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _push(stack, bound, top, v, bv):
     """Push node v with its bound on the traversal stack; returns the new top."""
     stack[top] = v
@@ -482,7 +482,7 @@ def _push(stack, bound, top, v, bv):
     return top + 1
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _new_stack(root_bound):
     """(stack, bound, top) of a traversal holding the root with root_bound."""
     stack = np.empty(STACK, dtype=np.int64)
@@ -490,7 +490,7 @@ def _new_stack(root_bound):
     return stack, bound, _push(stack, bound, 0, 0, root_bound)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _push_nearer_last(stack, bound, top, a, b, la, lb):
     """Push children a, b with lower bounds la, lb (inf = empty), the nearer last so that it is
     explored first; returns the new top."""
@@ -503,7 +503,7 @@ def _push_nearer_last(stack, bound, top, a, b, la, lb):
     return top
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _excluded(i, excl, nexcl):
     for e in range(nexcl):
         if excl[e] == i:
@@ -511,7 +511,7 @@ def _excluded(i, excl, nexcl):
     return False
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def knn(T, q, k, out_idx, out_d, excl, nexcl):
     """The k alive records nearest to q, by (squared distance, original index), into out_*.
 
@@ -547,7 +547,7 @@ def knn(T, q, k, out_idx, out_d, excl, nexcl):
     return filled
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def node_max(T, w):
     """Per node, the largest w[i] over its alive records (-inf when none): the weight bound of
     ``nearest_weighted``. After later deletions it is still an upper bound."""
@@ -563,7 +563,7 @@ def node_max(T, w):
     return out
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def nearest_weighted(T, q, lam, w, wmax, excl, nexcl):
     """(original index, value) of the alive record minimising ‖x_i − q‖² − lam·w[i] (lam >= 0),
     by (value, original index), skipping the records in excl[:nexcl]; (-1, inf) when none.
@@ -592,7 +592,7 @@ def nearest_weighted(T, q, lam, w, wmax, excl, nexcl):
     return best_i, best_v
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def nearest_to_any(T, X, members, nmem, excl, nexcl):
     """(original index, squared distance) of the alive record nearest to any of the records
     members[:nmem] of X, by (min over members of sqdist(record, member), original index); the
@@ -631,7 +631,7 @@ def nearest_to_any(T, X, members, nmem, excl, nexcl):
     return best_i, best_d
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def has_witness(T, q, excl, nexcl, din, gamma):
     """Whether some alive record x outside excl[:nexcl] has not (√din < gamma·√sqdist(x, q)).
 
@@ -663,7 +663,7 @@ def has_witness(T, q, excl, nexcl, din, gamma):
     return False
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def farthest(T, q, excl, nexcl):
     """(original index, squared distance) of the alive record farthest from q; lowest index on ties.
 
@@ -702,7 +702,7 @@ def farthest(T, q, excl, nexcl):
     return best_i, best_d
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def alive_indices(T):
     """Original indices of the alive records, ascending."""
     oidx, pos_of, start, cnt, left = T.oidx, T.pos_of, T.start, T.cnt, T.left
@@ -714,7 +714,7 @@ def alive_indices(T):
     return np.nonzero(mark)[0]
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def radial_build(X, members, anchor):
     """Records ``members`` sorted by decreasing distance from ``anchor``: (Xa, idx, rho).
 
@@ -740,7 +740,7 @@ def radial_build(X, members, anchor):
     return Xa, idx, rs, head
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def radial_skip_dead(R, alive):
     """Move R's head past its leading run of dead entries (once and for all: MDAV removes the
     outermost records first, so they pile up at the top of the list); returns the new head."""
@@ -752,7 +752,7 @@ def radial_skip_dead(R, alive):
     return j
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def radial_farthest(R, anchor, alive, q):
     """(index, squared distance, entries scanned) of the alive record farthest from q.
 

@@ -5,12 +5,13 @@ one home; each kernel works on one group's values sorted ascending with their we
 """
 
 import numpy as np
-from numba import njit
+
+from .jit import kernel
 
 MEDIAN, TRIMMED, ONESTEP, LOWER_MEDIAN = 0, 1, 2, 3
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _weighted_median(x, w, average):
     """x sorted ascending; sdcMicro's weightedQuantile(probs=0.5) (lower value if not average)."""
     total = 0.0
@@ -28,7 +29,7 @@ def _weighted_median(x, w, average):
     return x[len(x) - 1]
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _trimmed_mean(x, w, trim):
     """x sorted ascending; drop whole records from each end while the dropped weight <= trim·W."""
     m = len(x)
@@ -51,7 +52,7 @@ def _trimmed_mean(x, w, trim):
     return s / sw
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _onestep(x, w, constant, consistency):
     med = _weighted_median(x, w, True)
     dev = np.abs(x - med)
@@ -66,7 +67,7 @@ def _onestep(x, w, constant, consistency):
     return s / sw
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def segment_statistic(x, w, starts, stat, trim, constant, consistency):
     """The statistic of each segment x[starts[s]:starts[s+1]] (sorted ascending within segments)."""
     g = len(starts) - 1

@@ -12,16 +12,16 @@ nearest-neighbour queries on a KD-tree with deletions (kernels.kdtree). Memory O
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from . import kdtree
+from .jit import kernel
 from .kbest import kbest_admits, kbest_insert
 from .nearest import sqdist
 
 LEAF_SIZE = 32
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _farthest(X, alive, i):
     n = X.shape[0]
     best, bd = np.int64(-1), -1.0  # np.int64: a literal -1 would compile callers twice
@@ -33,7 +33,7 @@ def _farthest(X, alive, i):
     return best, bd
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _farthest_alive(X, alive, i, F, excl):
     """_farthest through the shell tree F (same answer: lowest index among the farthest); a full
     scan when F is None (numba then prunes the tree branch: the tree is compiled only if used)."""
@@ -43,13 +43,13 @@ def _farthest_alive(X, alive, i, F, excl):
     return _farthest(X, alive, i)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _before(fard, a, b):
     """Heap order: larger farthest-partner distance first, lower index on ties."""
     return fard[a] > fard[b] or (fard[a] == fard[b] and a < b)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _sift_down(heap, size, fard, j):
     while True:
         c = 2 * j + 1
@@ -63,7 +63,7 @@ def _sift_down(heap, size, fard, j):
         j = c
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _heap_of(fard):
     """Max-heap of all record indices ordered by _before."""
     n = fard.shape[0]
@@ -73,7 +73,7 @@ def _heap_of(fard):
     return heap
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _farthest_pair_heap(X, alive, far, fard, F, excl, heap, size):
     """_farthest_pair with the max-heap of fard: dead records are dropped from the top, a stale
     top entry gets its partner recomputed and sinks in place. Returns (r, new heap size)."""
@@ -90,7 +90,7 @@ def _farthest_pair_heap(X, alive, far, fard, F, excl, heap, size):
         _sift_down(heap, size, fard, 0)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _farthest_pair(X, alive, far, fard, T, excl):
     """One end r of the most distant alive pair (r, far[r]).
 
@@ -109,7 +109,7 @@ def _farthest_pair(X, alive, far, fard, T, excl):
         far[r], fard[r] = _farthest_alive(X, alive, r, T, excl)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _grow(X, alive, seed_idx, k, by_centroid, out, T=None, excl=None, nexcl=0):
     """Group of seed_idx and k−1 more alive records, nearest to the seed or to the growing centroid.
 
@@ -168,7 +168,7 @@ def _grow(X, alive, seed_idx, k, by_centroid, out, T=None, excl=None, nexcl=0):
     return out
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _group_sse(X, members):
     d = X.shape[1]
     c = np.zeros(d)
@@ -182,7 +182,7 @@ def _group_sse(X, members):
     return s
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _pair(X, alive, a, b, k, by_centroid, T=None, F=None):
     """Two groups, first around a then around b among the rest; returns (sse, ga, gb).
     With trees (T for nearest, F for farthest queries) a's group is excluded by lists instead."""
@@ -212,7 +212,7 @@ def md_kernel(X, k, by_centroid, both_orders, use_tree=False):
     return _md_groups(X, k, by_centroid, both_orders, T, F)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _md_groups(X, k, by_centroid, both_orders, T=None, F=None):
     """Algorithm 2. With trees (T: KD-tree for nearest, F: shell tree for farthest queries, both
     over X), every query goes through them (exact: same records, lowest index on ties) and the

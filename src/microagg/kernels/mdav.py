@@ -1,8 +1,13 @@
-"""MDAV and V-MDAV kernels, each as a plain loop and as an exact KD-tree version (methods/mdav.py
-registers the methods; mdav-mhm, icsm and colgen call these kernels too).
+"""MDAV and V-MDAV kernels, each as a plain loop and as an exact KD-tree version, and MDAV by
+vectorised brute force (methods/mdav.py registers the methods; mdav-mhm, icsm, lsearch and colgen
+call these kernels too). Every kernel runs on one thread: a run never waits for a second thread
+that another process holds (issue 35: the former two-thread MDAV, in lock-step, was 5–12× slower
+than one thread once two other processes held the two cores).
 
 The plain kernels are O(n²·d/k) loops over a compacted copy of the remaining records; they stay
-as the reference. The tree kernels (``algorithm='tree'``) return exactly the same labels: the
+as the reference. The brute-force kernel (``algorithm='brute'``) computes the same distances with
+the records stored as columns, which vectorises, and reads the records twice per pair of groups
+instead of four times. The tree kernels (``algorithm='tree'``) return exactly the same labels: the
 same distances are computed by the same arithmetic, candidates are only pruned by conservative
 box bounds (``kernels.kdtree``), and ties are broken towards the lower record index everywhere
 (farthest record, nearest neighbours). The centroid of the remaining records is kept as a
@@ -13,12 +18,15 @@ centroids; it is also more accurate than re-summing the remaining records in flo
 
 from __future__ import annotations
 
-import threading
+import os
 
 import numpy as np
-from numba import njit, prange
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.extending import intrinsic
 
 from . import kdtree
+from .jit import kernel, planned_records
 from .kbest import k_smallest
 from .nearest import (
     argmax_first,
@@ -29,7 +37,7 @@ from .nearest import (
     sqdist_to_point,
 )
 
-TREE_MIN_N = 3000  # algorithm='auto' switches to the tree from this many records on
+TREE_MIN_N = 3000  # V-MDAV's algorithm='auto' switches to the tree from this many records on
 LEAF_SIZE = 32  # measured: 32-64 beat 8-12 on census-like and Gaussian data (leaf scans are cheap, node visits are not)
 REBUILD_BELOW = 0.6  # rebuild the KD-tree over the alive records when fewer remain than this fraction
 RADIAL_REBUILD_WORK = 32  # rebuild a radial list once scans cost this many list lengths (measured: 8 → 32
@@ -37,10 +45,25 @@ RADIAL_REBUILD_WORK = 32  # rebuild a radial list once scans cost this many list
 #: the outermost records' list (_radial_index); census-like 3·10^6, two threads: one list 88.5 s,
 #: prefix 1/128 86.1 s, 1/32 76.4 s, 1/8 71.5 s, 1/4 70.3 s (prefix re-sorted after 8 lengths: 76.0 s)
 RADIAL_PREFIX_SHARE, RADIAL_PREFIX_MIN = 1 / 4, 1024
-PIPELINE_MIN_N = 100_000  # the tree kernel runs two queries per pair of groups at once from this many records on
+#: algorithm='auto' runs brute force alone up to this many records (planned: ``jit.planned_records``):
+#: there it costs at most about 0.1 s whatever the data (measured at 10^4: Gaussian 10-d 0.07 s
+#: against 0.19 s for the tree, census-like 0.09 s against 0.10 s), and a first run compiles only it
+BRUTE_MAX_N = 10_000
+BRUTE_BLOCK = 64  # records per block of a brute-force distance pass (measured: 64 beats 512 and whole columns)
+#: at each tree rebuild the tree kernel runs this many pairs of groups by brute force, timed, and
+#: goes on by brute force if they cost less than the tree's pairs since the last rebuild
+SWITCH_TRIAL_PAIRS = 4
+#: up to this many records, MDAV runs in numpy (``mdav_numpy``) while the brute-force kernel is not
+#: compiled yet: at most about 0.3 s, where compiling costs about 12 s of CPU once; from here on
+#: the kernel is compiled on a first run (numpy: 0.7 s at 10^4 records, the kernel 0.07 s)
+NUMPY_MAX_N = 5_000
+SWITCH_SKIP = 2.0  # no trial while brute force, scaled from the last trial, costs this many times the tree
+SWITCH_FIRST_PAIRS = 32  # the first trial after this many pairs of groups by the tree (n/16k if fewer)
+SWITCH_NEVER, SWITCH_MEASURED, SWITCH_ALWAYS, SWITCH_TRIALS = 0, 1, 2, 3  # mdav_tree_kernel's ``switch``
+SWITCH_EVERY = 0.8  # then a trial each time the records left have fallen by this factor
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def running_sum_init(X):
     """Compensated column sums of X in row order: (sum, compensation)."""
     d = X.shape[1]
@@ -51,7 +74,7 @@ def running_sum_init(X):
     return s, comp
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def running_sum_add(s, comp, x, sign):
     """Neumaier-compensated s += sign·x, coordinate-wise (sign is +1 or -1)."""
     for t in range(s.shape[0]):
@@ -64,7 +87,7 @@ def running_sum_add(s, comp, x, sign):
         s[t] = u
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def running_mean(s, comp, m):
     c = np.empty(s.shape[0])
     for t in range(s.shape[0]):
@@ -72,7 +95,7 @@ def running_mean(s, comp, m):
     return c
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _take_group(Xr, idx, m, pos, labels, g, removed, s, comp):
     for p in pos:
         labels[idx[p]] = g
@@ -81,7 +104,7 @@ def _take_group(Xr, idx, m, pos, labels, g, removed, s, comp):
     return compact(Xr, idx, m, removed)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _farthest_group(Xr, idx, m, point, k, dist, pos, labels, g, removed, s, comp):
     """The record farthest from ``point`` and its k − 1 nearest become group g; returns the
     number of records left and the farthest record."""
@@ -92,7 +115,7 @@ def _farthest_group(Xr, idx, m, point, k, dist, pos, labels, g, removed, s, comp
     return _take_group(Xr, idx, m, pos, labels, g, removed, s, comp), far
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def mdav_kernel(X, k, classic):
     """MDAV (ICSM Algorithm 1; Domingo-Ferrer & Torra 2005), plain O(n²·d/k) reference loop.
 
@@ -129,7 +152,7 @@ def mdav_kernel(X, k, classic):
     return labels
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _tree_take_group(T, X, q, k, labels, g, s, comp, members, dbuf, excl, alive):
     """The k alive records nearest to q become group g (removed from the tree and the sum)."""
     kdtree.knn(T, q, k, members, dbuf, excl, 0)
@@ -141,21 +164,21 @@ def _tree_take_group(T, X, q, k, labels, g, s, comp, members, dbuf, excl, alive)
         kdtree.delete(T, i)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _delete_all(F, ids, count):
     """Remove the records ids[:count] from the tree F."""
     for j in range(count):
         kdtree.delete(F, ids[j])
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _trees_take_group(T, F, X, q, k, labels, g, s, comp, members, dbuf, excl, alive):
     """_tree_take_group, the group also removed from the shell tree F."""
     _tree_take_group(T, X, q, k, labels, g, s, comp, members, dbuf, excl, alive)
     _delete_all(F, members, k)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _radial_index(X, members, anchors, c):
     """The radial lists around c over the records ``members``: (tail, prefix). The prefix is a
     copy of the tail's first RADIAL_PREFIX_SHARE (the outermost records, which MDAV takes next)
@@ -170,7 +193,7 @@ def _radial_index(X, members, anchors, c):
     return tail, prefix
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _farthest_from_centroid(X, tail, prefix, anchors, work, alive, c):
     """Farthest alive record from the centroid c via two radial lists: (record, tail, prefix).
 
@@ -203,24 +226,184 @@ def _farthest_from_centroid(X, tail, prefix, anchors, work, alive, c):
     return best_i, tail, prefix
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def _first_group_and_next_seed(T, F, X, xr, k, labels, g, s, comp, members, dbuf, excl, alive, stale, nstale,
-                               far):
-    """Two threads: group g = the k nearest to xr (from T), and far[0] = the record farthest from
-    xr in F, after F has dropped the records ``stale[:nstale]`` (taken from T earlier).
+@intrinsic
+def _cycles(typingctx):
+    """The processor's cycle counter (LLVM readcyclecounter: rdtsc on x86), for the tree kernel's
+    choice between tree and brute force; only compared, never part of a result."""
 
-    F still holds group g during the farthest query; the caller checks the answer is alive.
-    """
-    for task in prange(2):
-        if task == 0:
-            _tree_take_group(T, X, xr, k, labels, g, s, comp, members, dbuf, excl, alive)
-        else:
-            _delete_all(F, stale, nstale)
-            far[0] = kdtree.farthest(F, xr, excl, 0)[0]
+    def codegen(context, builder, signature, args):
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(64), []),
+                                            "llvm.readcyclecounter")
+        return builder.call(fn, [])
+
+    return types.int64(), codegen
 
 
-@njit(cache=True, nogil=True)
-def mdav_tree_kernel(X, k, classic, leaf_size, pipelined=False):
+@kernel
+def _columns(X, members):
+    """The records ``members`` of X as columns (d × m), in the order given: each coordinate of a
+    block of records is contiguous, so brute-force distance passes vectorise."""
+    m, d = members.shape[0], X.shape[1]
+    Xc = np.empty((d, m))
+    for j in range(m):
+        i = members[j]
+        for t in range(d):
+            Xc[t, j] = X[i, t]
+    return Xc
+
+
+@kernel
+def _distances(Xc, m, p, out):
+    """out[i] = ‖record i − p‖² over the first m columns of Xc: nearest.sqdist's operations in its
+    order (coordinate 0 first, from 0.0), so the same bits, one coordinate at a time over a
+    block of records, which the compiler vectorises (loops over a slice from 0: no negative
+    index to wrap, measured 2.4 ns a 10-d record against 4.4 for sqdist row by row)."""
+    d = Xc.shape[0]
+    for i0 in range(0, m, BRUTE_BLOCK):
+        i1 = min(i0 + BRUTE_BLOCK, m)
+        o = out[i0:i1]
+        x = Xc[0, i0:i1]
+        c = p[0]
+        for j in range(i1 - i0):
+            diff = x[j] - c
+            o[j] = diff * diff
+        for t in range(1, d):
+            x = Xc[t, i0:i1]
+            c = p[t]
+            for j in range(i1 - i0):
+                diff = x[j] - c
+                o[j] += diff * diff
+
+
+@kernel
+def _remove_columns(Xc, idx, m, gone, ngone):
+    """Stable removal of the positions gone[:ngone] (ascending) from the first m columns of Xc
+    and entries of idx; returns the new count. Each stretch between two removed positions moves
+    left as one contiguous copy per coordinate."""
+    d = Xc.shape[0]
+    for j in range(ngone):
+        a = gone[j] + 1
+        b = gone[j + 1] if j + 1 < ngone else m
+        shift = j + 1
+        for t in range(d):
+            src = Xc[t, a:b]
+            dst = Xc[t, a - shift:b - shift]
+            for i in range(b - a):
+                dst[i] = src[i]
+        src_i = idx[a:b]
+        dst_i = idx[a - shift:b - shift]
+        for i in range(b - a):
+            dst_i[i] = src_i[i]
+    return m - ngone
+
+
+@kernel(inline="always")
+def _sort_small(v, m):
+    """Insertion sort of v[:m] (a pair of groups' positions; numba's sort would be one more
+    kernel to compile on a first run)."""
+    for i in range(1, m):
+        x = v[i]
+        j = i
+        while j > 0 and v[j - 1] > x:
+            v[j] = v[j - 1]
+            j -= 1
+        v[j] = x
+
+
+@kernel
+def _brute_take(X, idx, k, pos, labels, g, s, comp, gone, at, alive):
+    """The records at positions pos[:k] become group g (in pos order, as _take_group: the same
+    running sums); their positions go to gone[at:at + k]."""
+    for j in range(k):
+        p = pos[j]
+        i = idx[p]
+        labels[i] = g
+        alive[i] = False
+        running_sum_add(s, comp, X[i], -1.0)
+        gone[at + j] = p
+
+
+@kernel
+def _brute_pairs(X, Xc, idx, m, k, stop, max_pairs, labels, g, s, comp, dist, pos, gone, alive, tail, prefix,
+                 anchors, work):
+    """mdav_kernel's pairs of groups by brute force over the columns Xc[:, :m] (the remaining
+    records idx[:m], ascending), while at least ``stop`` remain, at most max_pairs pairs; returns
+    (m, g, tail, prefix). The record r farthest from the centroid comes from the radial lists
+    (``_farthest_from_centroid``, as in the tree kernel); then two distance passes: to r (r's
+    group, and the record s farthest from r among the others, as the plain loop finds it after
+    removing the group) and to s (s's group); one stable removal of both groups."""
+    d = Xc.shape[0]
+    xs = np.empty(d)
+    pairs = 0
+    while m >= stop and pairs < max_pairs:
+        c = running_mean(s, comp, m)
+        r, tail, prefix = _farthest_from_centroid(X, tail, prefix, anchors, work, alive, c)
+        _distances(Xc, m, X[r], dist)
+        k_smallest(dist, m, k, pos)
+        _brute_take(X, idx, k, pos, labels, g, s, comp, gone, 0, alive)
+        for j in range(k):
+            dist[gone[j]] = -1.0  # below every distance: not the farthest
+        far = argmax_first(dist, m)
+        for t in range(d):
+            xs[t] = Xc[t, far]
+        _distances(Xc, m, xs, dist)
+        for j in range(k):
+            dist[gone[j]] = np.inf  # not among the nearest
+        k_smallest(dist, m, k, pos)
+        _brute_take(X, idx, k, pos, labels, g + 1, s, comp, gone, k, alive)
+        _sort_small(gone, 2 * k)
+        m = _remove_columns(Xc, idx, m, gone, 2 * k)
+        g += 2
+        pairs += 1
+    return m, g, tail, prefix
+
+
+@kernel
+def _brute_finish(X, Xc, idx, m, k, classic, labels, g, s, comp, dist, pos, gone, alive):
+    """mdav_kernel's last steps by brute force once fewer than ``stop`` records remain."""
+    if classic and m >= 2 * k:
+        _distances(Xc, m, running_mean(s, comp, m), dist)
+        r = argmax_first(dist, m)
+        _distances(Xc, m, Xc[:, r].copy(), dist)
+        k_smallest(dist, m, k, pos)
+        _brute_take(X, idx, k, pos, labels, g, s, comp, gone, 0, alive)
+        _sort_small(gone, k)
+        m = _remove_columns(Xc, idx, m, gone, k)
+        g += 1
+    if m >= k or g == 0:
+        for j in range(m):
+            labels[idx[j]] = g
+    elif m > 0:
+        join_nearest_centroid(X, labels, g)
+
+
+@kernel
+def mdav_brute_kernel(X, k, classic):
+    """mdav_kernel by vectorised brute force: the same labels, bit for bit (same distances, same
+    selections, same running sums), with the records as columns, the farthest record from the
+    centroid from radial lists and two distance passes per pair of groups instead of four
+    (``_brute_pairs``). O(n²·d/k) time, O(n·d) memory."""
+    n, d = X.shape
+    labels = np.full(n, -1, dtype=np.int64)
+    alive = np.ones(n, dtype=np.bool_)
+    idx = np.arange(n)
+    Xc = _columns(X, idx)
+    s, comp = running_sum_init(X)
+    anchors = np.empty((2, d))
+    tail, prefix = _radial_index(X, idx, anchors, running_mean(s, comp, n))
+    work = np.zeros(2, dtype=np.int64)
+    dist = np.empty(n)
+    pos = np.empty(k, dtype=np.int64)
+    gone = np.empty(2 * k, dtype=np.int64)
+    stop = 3 * k if classic else 2 * k
+    m, g, tail, prefix = _brute_pairs(X, Xc, idx, n, k, stop, n, labels, 0, s, comp, dist, pos, gone, alive, tail,
+                                      prefix, anchors, work)
+    _brute_finish(X, Xc, idx, m, k, classic, labels, g, s, comp, dist, pos, gone, alive)
+    return labels
+
+
+@kernel
+def mdav_tree_kernel(X, k, classic, leaf_size, switch):
     """mdav_kernel with KD-trees and a radial list: the same labels, bit for bit.
 
     Farthest-from-centroid queries use the radial list (records sorted by distance to a nearby
@@ -228,10 +411,15 @@ def mdav_tree_kernel(X, k, classic, leaf_size, pipelined=False):
     trees are rebuilt over the remaining records whenever their number has fallen below
     REBUILD_BELOW of the last build.
 
-    pipelined=True runs the first group's nearest-k query and the farthest-from-r query (the
-    second group's seed) on two threads: the farthest query does not wait for the first group to
-    leave the shell tree. Its answer is exact unless it lies in that group (the group is the k
-    nearest to r, so only with ties or very few records left); then it is asked again.
+    switch=SWITCH_MEASURED chooses between the tree and brute force by measured cost (cycles):
+    after SWITCH_FIRST_PAIRS pairs of groups, then each time the records left have fallen by
+    SWITCH_EVERY, the next SWITCH_TRIAL_PAIRS pairs are formed by brute force (``_brute_pairs``,
+    the same groups) and timed; if they cost less per pair than the tree's pairs since the last
+    trial (few dimensions prune well, many do not, and brute force gains as the records run
+    out), the rest runs by brute force. No trial while the last trial's cost per pair, scaled to
+    the records left, is SWITCH_SKIP times the tree's. SWITCH_NEVER: the tree throughout;
+    SWITCH_ALWAYS / SWITCH_TRIALS: brute force from the first trial on / trials without switching
+    (both for the tests: the same labels on every path).
     """
     n, d = X.shape
     labels = np.full(n, -1, dtype=np.int64)
@@ -245,39 +433,52 @@ def mdav_tree_kernel(X, k, classic, leaf_size, pipelined=False):
     members = np.empty(k, dtype=np.int64)
     dbuf = np.empty(k)
     excl = np.empty(1, dtype=np.int64)
-    stale = np.empty(2 * k, dtype=np.int64)  # pipelined: records taken from T, still in F
-    nstale = 0
-    far = np.empty(1, dtype=np.int64)
+    pos = np.empty(k, dtype=np.int64)
+    gone = np.empty(2 * k, dtype=np.int64)
     m = n
     g = 0
     stop = 3 * k if classic else 2 * k
+    tree_cycles, tree_pairs = 0, 0
+    brute_per_record = -1.0  # the last trial's cycles per pair and remaining record
+    check = n - 2 * k * max(1, min(SWITCH_FIRST_PAIRS, n // (16 * k)))  # the next trial once this many remain
     while m >= stop:
+        tic = _cycles()
         c = running_mean(s, comp, m)
         r, tail, prefix = _farthest_from_centroid(X, tail, prefix, anchors, work, alive, c)
         xr = X[r].copy()
-        if pipelined:
-            _first_group_and_next_seed(T, F, X, xr, k, labels, g, s, comp, members, dbuf, excl, alive, stale,
-                                       nstale, far)
-            stale[:k] = members
-            nstale = k
-            r = far[0]
-            if not alive[r]:  # the farthest record joined group g: ask again without the group
-                _delete_all(F, stale, nstale)
-                nstale = 0
-                r, _ = kdtree.farthest(F, xr, excl, 0)
-            _tree_take_group(T, X, X[r].copy(), k, labels, g + 1, s, comp, members, dbuf, excl, alive)
-            stale[nstale:nstale + k] = members
-            nstale += k
-        else:
-            _trees_take_group(T, F, X, xr, k, labels, g, s, comp, members, dbuf, excl, alive)
-            r, _ = kdtree.farthest(F, xr, excl, 0)
-            _trees_take_group(T, F, X, X[r].copy(), k, labels, g + 1, s, comp, members, dbuf, excl, alive)
+        _trees_take_group(T, F, X, xr, k, labels, g, s, comp, members, dbuf, excl, alive)
+        r, _ = kdtree.farthest(F, xr, excl, 0)
+        _trees_take_group(T, F, X, X[r].copy(), k, labels, g + 1, s, comp, members, dbuf, excl, alive)
         g += 2
         m -= 2 * k
+        tree_cycles += _cycles() - tic
+        tree_pairs += 1
+        if switch != SWITCH_NEVER and m <= check and m >= stop:
+            tree_cost = tree_cycles / tree_pairs
+            if switch != SWITCH_MEASURED or brute_per_record < 0 or brute_per_record * m < SWITCH_SKIP * tree_cost:
+                tic = _cycles()
+                rest = kdtree.alive_indices(T)
+                Xc = _columns(X, rest)
+                dist = np.empty(m)
+                m_after, g, tail, prefix = _brute_pairs(X, Xc, rest, m, k, stop, SWITCH_TRIAL_PAIRS, labels, g, s,
+                                                        comp, dist, pos, gone, alive, tail, prefix, anchors, work)
+                brute_cost = (_cycles() - tic) / max((m - m_after) // (2 * k), 1)
+                brute_per_record = brute_cost / m
+                if switch == SWITCH_ALWAYS or (switch == SWITCH_MEASURED and brute_cost < tree_cost):  # brute from here
+                    m, g, tail, prefix = _brute_pairs(X, Xc, rest, m_after, k, stop, n, labels, g, s, comp, dist, pos,
+                                                      gone, alive, tail, prefix, anchors, work)
+                    _brute_finish(X, Xc, rest, m, k, classic, labels, g, s, comp, dist, pos, gone, alive)
+                    return labels
+                for i in kdtree.alive_indices(T):  # the tree goes on without the trial's groups
+                    if not alive[i]:
+                        kdtree.delete(T, i)
+                        kdtree.delete(F, i)
+                m = m_after
+                tree_cycles, tree_pairs = 0, 0
+            check = int(SWITCH_EVERY * m)
         if m < REBUILD_BELOW * built:
             T, F = kdtree.build_pair(X, kdtree.alive_indices(T), leaf_size)
             built = m
-            nstale = 0
     if classic and m >= 2 * k:
         c = running_mean(s, comp, m)
         r, tail, prefix = _farthest_from_centroid(X, tail, prefix, anchors, work, alive, c)
@@ -294,7 +495,7 @@ def mdav_tree_kernel(X, k, classic, leaf_size, pipelined=False):
     return labels
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def vmdav_kernel(X, k, gamma, global_centroid):
     """V-MDAV, plain O(n²·d/k) reference loop."""
     n, d = X.shape
@@ -364,7 +565,7 @@ def vmdav_kernel(X, k, gamma, global_centroid):
     return labels
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def vmdav_tree_kernel(X, k, gamma, global_centroid, leaf_size):
     """vmdav_kernel with KD-tree queries: the same labels, bit for bit.
 
@@ -413,58 +614,141 @@ def vmdav_tree_kernel(X, k, gamma, global_centroid, leaf_size):
     return labels
 
 
-_PIPELINE_LOCK = threading.Lock()  # one pipelined kernel at a time; concurrent callers run the serial one
+def _np_running_add(s, comp, x, sign):
+    """running_sum_add in numpy, coordinate-wise the same operations."""
+    v = sign * x
+    u = s + v
+    comp += np.where(np.abs(s) >= np.abs(v), (s - u) + v, (v - u) + s)
+    s[:] = u
 
 
-def _pipeline_usable():
-    """Whether numba can run the pipelined kernel's two tasks at once, cheaply: two threads or
-    more and a threading layer other than 'workqueue' (its launch costs more than the step).
-    OpenMP's own default is kept: its idle thread spins briefly before sleeping, which the short
-    serial parts between steps need (10^5 Gaussian records, OMP_WAIT_POLICY=PASSIVE: 3.0 s wall
-    against 2.4 s; one thread 3.7 s).
-    """
-    import importlib
+def _np_k_smallest(dist, k):
+    """k_smallest in numpy: the positions of the k smallest, by (value, position)."""
+    kth = np.partition(dist, k - 1)[k - 1]
+    candidates = np.flatnonzero(dist <= kth)
+    return candidates[np.argsort(dist[candidates], kind="stable")[:k]]
 
-    import numba
 
-    if numba.get_num_threads() < 2:
-        return False
+def mdav_numpy(X, k, classic=True):
+    """mdav_kernel in numpy: the same labels, bit for bit (the same distances, coordinate by
+    coordinate from the first, the same selections and running sums), without compiling
+    anything. For a first run on few records (``mdav_labels``): compiling the numba kernels
+    costs about 12 s of CPU once; this costs about 0.3 s on 4,000 records and 1.2 s on 10^4
+    (O(n/k) numpy calls of O(n·d) each)."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    n, d = X.shape
+    labels = np.full(n, -1, dtype=np.int64)
+    Xc = np.ascontiguousarray(X.T)
+    idx = np.arange(n)
+    s, comp = np.zeros(d), np.zeros(d)
+    for i in range(n):
+        _np_running_add(s, comp, X[i], 1.0)
+
+    def distances(p):
+        out = (Xc[0] - p[0]) ** 2
+        for t in range(1, d):
+            out += (Xc[t] - p[t]) ** 2
+        return out
+
+    def take(pos, g):
+        labels[idx[pos]] = g
+        for p in pos:
+            _np_running_add(s, comp, Xc[:, p], -1.0)
+
+    def group_around_farthest(point, g):
+        """The record farthest from point and its k − 1 nearest become group g: (positions, record)."""
+        far = Xc[:, int(np.argmax(distances(point)))].copy()
+        dist = distances(far)
+        pos = _np_k_smallest(dist, k)
+        take(pos, g)
+        return pos, dist
+
+    m, g = n, 0
+    stop = 3 * k if classic else 2 * k
+    while m >= stop:
+        pos, dist = group_around_farthest((s + comp) / m, g)
+        dist[pos] = -1.0  # the farthest from r among the others, as the plain loop finds it
+        xs = Xc[:, int(np.argmax(dist))].copy()
+        dist = distances(xs)
+        dist[pos] = np.inf
+        pos2 = _np_k_smallest(dist, k)
+        take(pos2, g + 1)
+        keep = np.ones(m, dtype=bool)
+        keep[pos] = keep[pos2] = False
+        Xc, idx = Xc[:, keep], idx[keep]
+        m, g = m - 2 * k, g + 2
+    if classic and m >= 2 * k:
+        pos, _ = group_around_farthest((s + comp) / m, g)
+        keep = np.ones(m, dtype=bool)
+        keep[pos] = False
+        Xc, idx = Xc[:, keep], idx[keep]
+        m, g = m - k, g + 1
+    if m >= k or g == 0:
+        labels[idx] = g
+    elif m > 0:  # join_nearest_centroid: centroids of the groups so far, summed in record order
+        cent = np.zeros((g, d))
+        done = labels >= 0
+        np.add.at(cent, labels[done], X[done])
+        cnt = np.bincount(labels[done], minlength=g).astype(float)
+        cent /= np.maximum(cnt, 1.0)[:, None]
+        for i in idx:
+            dc = (X[i, 0] - cent[:, 0]) ** 2
+            for t in range(1, d):
+                dc += (X[i, t] - cent[:, t]) ** 2
+            dc[cnt == 0] = np.inf
+            labels[i] = int(np.argmin(dc))
+    return labels
+
+
+def _kernel_ready(dispatcher) -> bool:
+    """Whether calling the numba kernel costs no compilation: loaded in this process, or in
+    numba's on-disk cache (its index file is there). Where that cannot be told: True."""
+    if dispatcher.signatures:
+        return True
     try:
-        return numba.threading_layer() != "workqueue"
-    except ValueError:  # no parallel launch yet: find the layer numba would pick
-        pass
-    layer = numba.config.THREADING_LAYER
-    pools = {"tbb": ("tbbpool",), "omp": ("omppool",), "workqueue": ()}.get(layer, ("tbbpool", "omppool"))
-    for pool in pools:
-        try:
-            importlib.import_module(f"numba.np.ufunc.{pool}")
-            return True
-        except ImportError:
-            continue
-    return False
+        return os.path.exists(dispatcher._cache._cache_file._index_path)
+    except AttributeError:
+        return True
 
 
-def mdav_labels(X, k, classic=True, algorithm="auto", pipelined=None):
-    """MDAV labels with the kernel ``algorithm`` selects: 'plain', 'tree', or 'auto' (the tree from
-    TREE_MIN_N records on); both kernels give the same labels.
-
-    pipelined (tree only): None runs the two-thread tree kernel from PIPELINE_MIN_N records on when
-    numba can (``_pipeline_usable``) and no other thread is running it; the labels are the same.
-    """
-    if not (algorithm == "tree" or (algorithm == "auto" and len(X) >= TREE_MIN_N)):
+def mdav_labels(X, k, classic=True, algorithm="auto"):
+    """MDAV labels with the kernel ``algorithm`` selects; every kernel gives the same labels, on
+    one thread. 'plain': the reference loop; 'brute': vectorised brute force; 'numpy': the same
+    in numpy; 'tree': KD-trees throughout; 'auto': brute force up to BRUTE_MAX_N records
+    (planned, ``jit.planned_records``; in numpy up to NUMPY_MAX_N while the brute-force kernel
+    is not compiled yet, which would cost far more than the run), else the tree switching to
+    brute force when that is measured cheaper."""
+    if algorithm == "plain":
         return mdav_kernel(X, k, classic)
-    if pipelined is None:
-        pipelined = len(X) >= PIPELINE_MIN_N and _pipeline_usable()
-    if pipelined and _PIPELINE_LOCK.acquire(blocking=False):
-        try:
-            return mdav_tree_kernel(X, k, classic, LEAF_SIZE, True)
-        finally:
-            _PIPELINE_LOCK.release()
-    return mdav_tree_kernel(X, k, classic, LEAF_SIZE, False)
+    if algorithm == "numpy" or (algorithm == "auto" and planned_records(len(X)) <= NUMPY_MAX_N
+                                and not _kernel_ready(mdav_brute_kernel)):
+        return mdav_numpy(X, k, classic)  # a first run on few records: nothing to compile
+    if algorithm == "brute" or (algorithm == "auto" and planned_records(len(X)) <= BRUTE_MAX_N):
+        return mdav_brute_kernel(X, k, classic)
+    return mdav_tree_kernel(X, k, classic, LEAF_SIZE, SWITCH_MEASURED if algorithm == "auto" else SWITCH_NEVER)
 
 
 def vmdav_labels(X, k, gamma, global_centroid=False, algorithm="auto"):
-    """V-MDAV labels, kernel chosen as in ``mdav_labels``."""
-    if algorithm == "tree" or (algorithm == "auto" and len(X) >= TREE_MIN_N):
+    """V-MDAV labels: 'plain' the reference loop, 'tree' the KD-tree version (the same labels),
+    'auto' the tree from TREE_MIN_N records on (planned, ``jit.planned_records``)."""
+    if algorithm == "tree" or (algorithm == "auto" and planned_records(len(X)) >= TREE_MIN_N):
         return vmdav_tree_kernel(X, k, float(gamma), global_centroid, LEAF_SIZE)
     return vmdav_kernel(X, k, float(gamma), global_centroid)
+
+
+def split_oversized(X, labels, k):
+    """Groups of 2k records or more (SRH's AddRemainingNodes, the MSTH repair and some initial
+    methods make them) split by MDAV inside the group into groups of k..2k−1. Splitting never
+    raises the SSE: SSE(A ∪ B) = SSE(A) + SSE(B) + |A||B|/(|A| + |B|)·‖x̄_A − x̄_B‖²."""
+    sizes = np.bincount(labels)
+    big = np.flatnonzero(sizes >= 2 * k)
+    if len(big) == 0:
+        return labels
+    labels = labels.copy()
+    g = len(sizes)
+    for b in big:
+        idx = np.flatnonzero(labels == b)
+        sub = mdav_brute_kernel(np.ascontiguousarray(X[idx]), k, True)
+        labels[idx] = np.where(sub == 0, b, g + sub - 1)
+        g += int(sub.max())
+    return labels

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from .jit import kernel
 
-@njit(cache=True, nogil=True)
+@kernel
 def sqdist(a, b):
     s = 0.0
     for t in range(a.shape[0]):
@@ -15,7 +15,7 @@ def sqdist(a, b):
     return s
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def mean_rows(X, m):
     """Mean of the first m rows of X."""
     d = X.shape[1]
@@ -28,14 +28,14 @@ def mean_rows(X, m):
     return c
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def sqdist_to_point(X, m, p, out):
     """out[i] = |X[i] − p|² for the first m rows."""
     for i in range(m):
         out[i] = sqdist(X[i], p)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def argmax_first(v, m):
     """Index of the largest of v[:m]; the first one on ties."""
     best = 0
@@ -45,7 +45,7 @@ def argmax_first(v, m):
     return best
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def compact(X, idx, m, removed):
     """Stable in-place removal of rows flagged in removed[:m]; returns the new count."""
     w = 0
@@ -62,7 +62,7 @@ def compact(X, idx, m, removed):
     return w
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def join_nearest_centroid(X, labels, g):
     """Records labelled −1 join the non-empty group 0..g−1 with the nearest centroid.
 

@@ -21,18 +21,19 @@ record's slot, so moves cost O(d) to apply; memory O(n·d + g·(2k−1) + g·K).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from .icsm import group_sums, walk_group
+from .groups import group_sums
+from .jit import kernel
 from .kdtree import build, delete, knn
 from .nearest import sqdist
+from .tours import walk_group
 
 MIGRATE = 0
 EXCHANGE = 1
 DISSOLVE_STEP = 2  # one record of a dissolved group joining a neighbour (the group is below k meanwhile)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def build_state(X, labels, g, k):
     """(sizes, sums, slots, pos) of a partition whose groups all hold at most 2k−1 records."""
     n = X.shape[0]
@@ -47,7 +48,7 @@ def build_state(X, labels, g, k):
     return sizes, sums, slots, pos
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _to_centroid(X, i, sums, m, q):
     """|X[i] − sums[q]/m|²."""
     s = 0.0
@@ -57,7 +58,7 @@ def _to_centroid(X, i, sums, m, q):
     return s
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _move(X, labels, sizes, sums, slots, pos, i, q):
     """Record i leaves its group for group q (bookkeeping only)."""
     p = labels[i]
@@ -76,7 +77,7 @@ def _move(X, labels, sizes, sums, slots, pos, i, q):
     labels[i] = q
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _exchange(X, labels, sums, slots, pos, i, j):
     """Records i and j swap groups (each takes the other's slot; sizes unchanged)."""
     p, q = labels[i], labels[j]
@@ -90,7 +91,7 @@ def _exchange(X, labels, sums, slots, pos, i, j):
         sums[q, t] += v
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _log(log, nlog, kind, a, b, delta):
     if nlog < log.shape[0]:
         log[nlog, 0] = kind
@@ -100,7 +101,7 @@ def _log(log, nlog, kind, a, b, delta):
     return nlog + 1
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _best_move(X, labels, sizes, sums, slots, p, nbr, k, tol, dself, gx):
     """The most negative migration or exchange between p and its neighbour groups:
     (delta, kind, a, b) with kind MIGRATE (record a to group b) or EXCHANGE (records a, b);
@@ -144,7 +145,7 @@ def _best_move(X, labels, sizes, sums, slots, p, nbr, k, tol, dself, gx):
     return best, kind, ba, bb
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _try_dissolve(X, labels, sizes, sums, slots, pos, p, nbr, k, tol, moved_i, moved_to, log, nlog):
     """Dissolve p into its neighbour groups when that lowers SSE (exact); (delta, nlog) or (0, nlog)."""
     full = 2 * k - 1
@@ -189,7 +190,7 @@ def _try_dissolve(X, labels, sizes, sums, slots, pos, p, nbr, k, tol, moved_i, m
     return 0.0, nlog
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def sweep(X, labels, sizes, sums, slots, pos, nbr, order, k, tol, max_moves, dissolve, changed, log, nlog):
     """One pass over the groups ``order``: for each, apply its best migration / exchange with
     its neighbour groups while one lowers SSE (at most max_moves), then try to dissolve it.
@@ -233,7 +234,7 @@ def sweep(X, labels, sizes, sums, slots, pos, nbr, order, k, tol, max_moves, dis
     return total, moves, nlog
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def group_tour(X, sizes, sums, slots, nbr, first, leaf_size):
     """Records as a path through the groups (ICSM Algorithm 2's tour, in O(n·K·k·d + g·log g)):
     start at group ``first``; walk each group nearest point next from its entry record; the next
@@ -292,7 +293,7 @@ def group_tour(X, sizes, sums, slots, nbr, first, leaf_size):
     return tour
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def neighbour_groups(labels, sizes, slots, record_knn, K):
     """(g, K) candidate neighbour groups: for each group, the first K distinct other groups met
     among its members' nearest records, rank by rank (−1 where fewer). O(n·K_r + g·K)."""

@@ -27,15 +27,15 @@ Facts used throughout (x̄_S = centroid of S, m = |S|):
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from . import kdtree
+from .jit import kernel
 
 #: leaf size of the KD-tree of greedy_pricing
 GREEDY_LEAF = 32  # as mdav's LEAF_SIZE; 16 was slower, 64–128 no faster (eia, k = 10)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def column_costs(X, ptr, members):
     """SSE of each column c = members[ptr[c]:ptr[c+1]] (the cost w_C of eq. (8))."""
     ncol = ptr.shape[0] - 1
@@ -60,7 +60,7 @@ def column_costs(X, ptr, members):
     return out
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def column_rcs(X, pi, ptr, members, cptr, ccut, cpen):
     """Reduced cost SSE(C) − Σ_{i∈C} π_i + (cut penalties) of each column
     c = members[ptr[c]:ptr[c+1]] (cptr/ccut/cpen as in cut_penalty)."""
@@ -76,7 +76,7 @@ def column_rcs(X, pi, ptr, members, cptr, ccut, cpen):
     return out
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def cut_penalty(members, size, cptr, ccut, cpen, hits):
     """Σ of −σ_S over the subset-row cuts S (3 records each) meeting the cluster in >= 2
     records; cptr/ccut: record -> cuts (CSR), cpen[S] = −σ_S >= 0; hits: zeroed scratch."""
@@ -95,7 +95,7 @@ def cut_penalty(members, size, cptr, ccut, cpen, hits):
     return pen
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _cluster_rc(X, pi, members, size):
     d = X.shape[1]
     cent = np.zeros(d)
@@ -114,7 +114,7 @@ def _cluster_rc(X, pi, members, size):
     return s - ps
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def greedy_pricing(X, pi, eta, thr, cptr, ccut, cpen):
     """The paper's SolveHeuristicPricing (Section 5.1): disjoint clusters of size eta.
 
@@ -181,7 +181,7 @@ def greedy_pricing(X, pi, eta, thr, cptr, ccut, cpen):
     return out[:found], rcs[:found]
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _smallest(val, eta, out):
     """out[:] = the indices of the eta smallest values, ascending (ties: the lowest indices).
     O(n) by selection: the full argsort it replaces was most of the alternating descent's time
@@ -201,7 +201,7 @@ def _smallest(val, eta, out):
     out.sort()
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def alternating_pricing(X, pi, eta, starts, thr, max_iter, cptr, ccut, cpen):
     """Alternate centre z and the eta records minimising ‖x_i − z‖² − π_i (a k-means-like
     descent on rc(C) = min_z Σ_{i∈C}(‖x_i − z‖² − π_i)), from each start point z.
@@ -264,7 +264,7 @@ def alternating_pricing(X, pi, eta, starts, thr, max_iter, cptr, ccut, cpen):
     return out[:found], rcs[:found]
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _by_root_term(X, pi, eta, s, cand):
     """The candidates of seed s in order of their root completion term ‖x_i − x_s‖²/eta − π_i
     (good members first: good clusters are met early)."""
@@ -279,7 +279,7 @@ def _by_root_term(X, pi, eta, s, cand):
     return cand[np.argsort(g0)]
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _root(X, pi, s, L, chosen, sumv, sumsq, pis, lst, ln):
     """The root node {s} at level 1, every one of the L candidates in its list."""
     chosen[0] = s
@@ -293,7 +293,7 @@ def _root(X, pi, s, L, chosen, sumv, sumsq, pis, lst, ln):
     ln[1] = L
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _expand_node(X, pi, eta, knn_sum, cand, lst, ln, m, sumv, sumsq, pis, g, cb, sm2, small):
     """Branch-and-bound node S of m members (sums sumv[m], sumsq[m], pis[m]) with candidate list
     lst[m, :ln[m]] (positions in cand): fills each candidate's completion term g[m, u], the
@@ -345,7 +345,7 @@ def _expand_node(X, pi, eta, knn_sum, cand, lst, ln, m, sumv, sumsq, pis, g, cb,
     return rcS
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _descend(X, pi, cand, lst, ln, m, u, sumv, sumsq, pis, g, sm2, rcS, thr, chosen):
     """Child S ∪ {i} of node S (level m, rc rcS), i = cand[lst[m, u]]: its sums at level m + 1
     and its list, the later candidates q that can still complete a cluster below thr with it:
@@ -370,7 +370,7 @@ def _descend(X, pi, cand, lst, ln, m, u, sumv, sumsq, pis, g, sm2, rcS, thr, cho
     ln[m + 1] = w
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def bnb_pricing(X, pi, eta, seeds, nbr_ptr, nbr_idx, thr, collect_all, max_cols, max_nodes, seed_nodes, knn_sum,
                 retry_step, max_attempts, rec_min, cptr, ccut, cpen):
     """Exact pricing by branch-and-bound over members, one seed at a time.
@@ -554,13 +554,13 @@ def bnb_pricing(X, pi, eta, seeds, nbr_ptr, nbr_idx, thr, collect_all, max_cols,
     return out[:count], rcs[:count], count, seeds_done, nodes, thr, best_all, seed_lb, seed_exact, seed_tau
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _set_bit(mask, pos):
     """Set bit pos of a part's mask (bit pos % 63 of word pos // 63, as region.py reads them)."""
     mask[pos // 63] |= np.int64(1) << (pos % 63)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _part_slot(keys, used, mask):
     """The slot of ``mask`` in the open-addressing table (keys, used; capacity a power of two):
     its own, or the empty one where it goes (the words mixed by MurmurHash3's 64-bit finaliser,
@@ -587,7 +587,7 @@ def _part_slot(keys, used, mask):
     return j
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _part_store(keys, vals, used, filled, mask, rc):
     """Record rc for the part ``mask`` if below its least so far; the table doubles when half
     full. Returns (keys, vals, used, filled, stored?)."""
@@ -614,7 +614,7 @@ def _part_store(keys, vals, used, filled, mask, rc):
     return keys, vals, used, filled, True
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def region_part_pricing(X, pi, eta, s, cand, position, thr, max_nodes, knn_sum, cptr, ccut, cpen, keys, vals,
                         used, filled):
     """The least rc of the clusters of size eta made of seed s and candidates cand, per part (their
@@ -711,7 +711,7 @@ def region_part_pricing(X, pi, eta, s, cand, position, thr, max_nodes, knn_sum, 
     return keys, vals, used, filled, stored, nodes, True
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def enumeration_pricing(X, pi, eta, first_lo, first_hi, thr, max_cols, cptr, ccut, cpen):
     """The paper's SolveCompleteEnumeration: every eta-subset whose smallest index is in
     [first_lo, first_hi), by nested loops (an index odometer), rc from running sums.

@@ -20,12 +20,13 @@ Records at the ends of changed edges are re-activated. Or-opt moves are done wit
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from .jit import kernel
 
 _EPS = 1e-10  # smallest gain accepted, against cycling on rounding noise
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _dist(X, a, b):
     s = 0.0
     for t in range(X.shape[1]):
@@ -34,7 +35,7 @@ def _dist(X, a, b):
     return np.sqrt(s)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _edge(X, a, b):
     """Length of edge a-b; an absent end (-1) costs nothing."""
     if a < 0 or b < 0:
@@ -42,7 +43,7 @@ def _edge(X, a, b):
     return _dist(X, a, b)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _next(path, j, closed):
     n = path.shape[0]
     if j < n - 1:
@@ -50,14 +51,14 @@ def _next(path, j, closed):
     return path[0] if closed else -1
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _prev(path, j, closed):
     if j > 0:
         return path[j - 1]
     return path[path.shape[0] - 1] if closed else -1
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _reverse(path, pos, lo, hi):
     while lo < hi:
         a = path[lo]
@@ -70,7 +71,7 @@ def _reverse(path, pos, lo, hi):
         hi -= 1
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def nearest_neighbour_path(X, neigh, start, path, pos, unvisited, upos):
     """Nearest-neighbour construction from ``start`` into path/pos.
 
@@ -115,7 +116,7 @@ def nearest_neighbour_path(X, neigh, start, path, pos, unvisited, upos):
         cur = nxt
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def improve(X, neigh, K, K_or, path, pos, closed, queue, inq):
     """2-opt + Or-opt local search with don't-look bits until no active record improves.
 
@@ -267,7 +268,7 @@ def improve(X, neigh, K, K_or, path, pos, closed, queue, inq):
     return moves
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def path_length(X, path, closed):
     n = path.shape[0]
     total = 0.0
@@ -278,7 +279,7 @@ def path_length(X, path, closed):
     return total
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def build_paths(X, neigh, K, K_or, starts, closed, k, N, last_path):
     """Improved TSP paths (or tours) from each start record, counted into N as they are built.
 

@@ -22,10 +22,10 @@ from __future__ import annotations
 import heapq
 
 import numpy as np
-from numba import njit
 
+from .jit import kernel
 
-@njit(cache=True, nogil=True)
+@kernel
 def ward_adjacent_1d(xs, k):
     """k-Ward pass over sorted values xs (m >= 2k): group id per rank, groups of >= k consecutive ranks.
 
@@ -101,7 +101,7 @@ def ward_adjacent_1d(xs, k):
     return labels
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _ward_distance(C, S, a, b):
     s = 0.0
     for t in range(C.shape[1]):
@@ -110,7 +110,7 @@ def _ward_distance(C, S, a, b):
     return S[a] * S[b] / (S[a] + S[b]) * s
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def ward_nn_chain(X, init, k):
     """k-Ward pass (Algorithm 1 step 2) over the rows of X by a nearest-neighbour chain.
 
@@ -216,7 +216,7 @@ def ward_nn_chain(X, init, k):
     return labels
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def farthest_pair(X):
     """(r, s), r < s, the two most distant rows (squared Euclidean); first pair found on ties."""
     m, d = X.shape

@@ -26,10 +26,14 @@ discovered automatically, so a new method is one new function registered once.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
+import math
 import pkgutil
 import sys
+import threading
+import time
 import types
 import warnings
 from dataclasses import dataclass, field
@@ -40,13 +44,23 @@ import numpy as np
 from ..clock import Deadline
 from ..errors import InputError, ParameterError
 from ..params import Param, provide_choices, validate
-from ..progress import as_callback
+from ..progress import COMPILING, as_callback, compile_notice
 
 __all__ = ["MethodInfo", "MethodOutput", "Param", "register", "get", "names", "all_methods", "run", "load_kernels",
-           "validate_params"]
+           "validate_params", "uncharged_compilation", "BudgetError"]
 
 #: Arguments every method receives from ``run``; everything else is a declared parameter.
 COMMON_ARGUMENTS = ("seed", "deadline", "progress")
+
+
+#: An uninterruptible step shorter than this runs even past the deadline (the documented overshoot
+#: of ``least_seconds``): refusing a sub-second step would only refuse small inputs.
+TOLERATED_OVERSHOOT = 1.0
+
+
+class BudgetError(InputError):
+    """The method cannot stop within the time limit on data of this size (its ``least_seconds``):
+    raised before it starts, so the user can raise the limit or pick a faster method."""
 
 
 @dataclass
@@ -76,6 +90,7 @@ class MethodInfo:
     check_together: Callable[[dict], dict] | None = None  # checks that involve several parameters
     check_input: Callable[[dict, int, int, int], None] | None = None  # its own checks against (n, d, k)
     default_budget: float | None = None  # seconds a call without a time limit takes at most (its cap)
+    least_seconds: Callable[[int, int, int], float] | None = None  # (n, d, k) -> seconds it needs before it can stop
 
     @property
     def defaults(self) -> dict[str, Any]:
@@ -143,6 +158,7 @@ def register(
     check_together: Callable[[dict], dict] | None = None,
     check_input: Callable[[dict, int, int, int], None] | None = None,
     default_budget: float | None = None,
+    least_seconds: Callable[[int, int, int], float] | None = None,
 ):
     """Decorator registering ``func`` under ``name``; its docstring's first line is the summary.
 
@@ -153,7 +169,9 @@ def register(
     ``check_input(values, n, d, k)`` checks them against the data, before any method starts
     (``MethodInfo.check_params_vs_input``). ``default_budget``: the seconds a call without a time
     limit takes at most (a method that would otherwise run on; the pipeline shares this cap among
-    strata as it shares a time limit).
+    strata as it shares a time limit). ``least_seconds(n, d, k)``: a measured lower bound on the
+    seconds the method needs on n × d data before it can stop (a step it cannot interrupt); ``run``
+    refuses it (``BudgetError``) when the time limit leaves less and it is over TOLERATED_OVERSHOOT.
     """
 
     def deco(func):
@@ -169,7 +187,7 @@ def register(
         _REGISTRY[name] = MethodInfo(
             name, func, family, paper, complexity, variable_size, multivariate, randomized,
             per_variable, summary, declared, interruptible, categorical, check_together, check_input,
-            default_budget,
+            default_budget, least_seconds,
         )
         return func
 
@@ -244,6 +262,13 @@ def run(
         deadline = Deadline(time_limit)
     elif time_limit is not None:
         raise TypeError("pass time_limit or deadline, not both")
+    if info.least_seconds is not None and deadline.bounded and n >= 2 * k:
+        need = float(info.least_seconds(n, X.shape[1], k))
+        if need > max(deadline.remaining(), TOLERATED_OVERSHOOT):
+            raise BudgetError(
+                f"method {name!r} cannot finish within the time limit on {n:,} records: it needs at least about "
+                f"{need:,.0f} s before it can stop ({info.complexity.split(',')[0]}), {deadline.remaining():,.0f} s "
+                "left; raise the time limit, or use mdav, lsearch or auto")
     if n < 2 * k and info.family != "portfolio":  # one group is the only valid partition (and so
         # optimal): no method needed; a portfolio still runs its members, whose runs answer it here
         from ..partition import sse
@@ -252,7 +277,9 @@ def run(
         labels = np.zeros(shape, dtype=np.int64)
         bound = None if info.per_variable else sse(X, labels)
         return MethodOutput(labels, lower_bound=bound, extras={"trivial": True})
-    out = info.func(X, k, seed=seed, deadline=deadline, progress=as_callback(progress), **values)
+    report = as_callback(progress)
+    with uncharged_compilation(deadline, report):
+        out = info.func(X, k, seed=seed, deadline=deadline, progress=report, **values)
     if not isinstance(out, MethodOutput):
         out = MethodOutput(np.asarray(out))
     return out
@@ -261,27 +288,83 @@ def run(
 #: The warm-up run of ``load_kernels``: records (random normal), k and its time limit (seconds;
 #: auto stops early once column generation proves the sample's partition optimal).
 WARM_UP_RECORDS, WARM_UP_K, WARM_UP_SECONDS = 40, 3, 5.0
-_WARM: set[str] = set()
+_WARM: set = set()  # (method, size class) warmed up in this process
+_UNCHARGED = threading.local()  # .active: a run in this thread already watches numba's compilations
 
 
-def load_kernels(name: str) -> None:
-    """Run the package's method ``name`` once per process on a small random input, so that its
-    numba kernels are loaded from the on-disk cache (compiled, on the first run after an
-    install) before a caller starts its clock: a time limit is then spent on the search, in a
-    fresh process as in a warm one. Measured (census, k = 3, time limit 1 s, fresh processes):
-    loading counted in the limit, auto reached IL 4.7588 / 4.795 against icsm alone 4.791.
-    Best effort: a method that cannot run on the sample loads its kernels at its real call."""
+def _size_class(records: int) -> int:
+    """Half a decade of records (kernels are chosen by size: brute force or a tree, ...)."""
+    return int(2 * math.log10(max(int(records), 1)))
+
+
+def load_kernels(name: str, shape: tuple | None = None, progress=None) -> None:
+    """Run the package's method ``name`` on a small random input, once per process and size class,
+    so that the numba kernels its run on data of ``shape`` (records, attributes) will call are
+    loaded from the on-disk cache (compiled, on the first run after an install) before a caller
+    starts its clock: kernels are chosen as for that many records (``kernels.jit.planning``),
+    and a time limit is then spent on the search, in a fresh process as in a warm one. Measured
+    (census, k = 3, time limit 1 s, fresh processes): loading counted in the limit, auto reached
+    IL 4.7588 / 4.795 against icsm alone 4.791. ``progress`` (a callback, or True: one line on
+    stderr) hears ``COMPILING`` once if numba compiles. Best effort: a method that cannot run on
+    the sample loads its kernels at its real call, which does not charge it to its deadline
+    either (``uncharged_compilation``)."""
     info = get(name)
-    if name in _WARM or not info.func.__module__.startswith(__name__ + "."):
+    records = WARM_UP_RECORDS if shape is None else int(shape[0])
+    key = (name, _size_class(records))
+    if key in _WARM or not info.func.__module__.startswith(__name__ + "."):
         return  # a caller's own method: not run behind its back
-    _WARM.add(name)
+    _WARM.add(key)
+    from ..kernels.jit import planning
+
+    report = compile_notice() if progress is True else as_callback(progress)
     X = np.random.default_rng(0).normal(size=(WARM_UP_RECORDS, 3 if info.multivariate else 1))
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), planning(records), uncharged_compilation(None, report):
         warnings.simplefilter("ignore")
         try:
             run(name, X, WARM_UP_K, seed=0, time_limit=WARM_UP_SECONDS)
         except Exception:  # noqa: BLE001  (its real call reports any problem)
             pass
+
+
+@contextlib.contextmanager
+def uncharged_compilation(deadline: Deadline | None, progress):
+    """Within the block, numba compiling a kernel (the first run after an install, or a kernel
+    the warm-up did not reach) is announced once on ``progress`` (stage ``COMPILING``) and not
+    charged to ``deadline``: the seconds it takes move the deadline's start and end later
+    (``Deadline.extend``), so neither the time limit nor the reported seconds count it. Only
+    compilations in the calling thread count; nested runs in the same thread are watched once."""
+    if getattr(_UNCHARGED, "active", False):
+        yield
+        return
+    from numba.core import event
+
+    me = threading.get_ident()
+    state = {"depth": 0, "since": 0.0, "announced": False}
+
+    class Watch(event.Listener):
+        def on_start(self, ev):
+            if threading.get_ident() != me:
+                return
+            if state["depth"] == 0:
+                state["since"] = time.monotonic()
+                if not state["announced"]:
+                    state["announced"] = True
+                    progress(COMPILING, None, "first run only")
+            state["depth"] += 1
+
+        def on_end(self, ev):
+            if threading.get_ident() != me:
+                return
+            state["depth"] -= 1
+            if state["depth"] == 0 and deadline is not None:
+                deadline.extend(time.monotonic() - state["since"])
+
+    _UNCHARGED.active = True
+    try:
+        with event.install_listener("numba:compile", Watch()):
+            yield
+    finally:
+        _UNCHARGED.active = False
 
 
 class _RegistryModule(types.ModuleType):

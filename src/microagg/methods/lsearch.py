@@ -56,7 +56,7 @@ def _valid_start(X, labels, k):
     if sizes.min() < k:
         raise ValueError(f"the start partition has a group of {int(sizes.min())} records, fewer than k = {k}")
     if sizes.max() >= 2 * k:
-        from .colgen.rounding import split_oversized
+        from ..kernels.mdav import split_oversized
 
         labels = relabel(split_oversized(X, labels, k))
     return labels
@@ -143,10 +143,13 @@ def neighbourhood_search(X, k, labels, *, seed=None, deadline=None, progress=Non
     """
     from ..kernels.neighbourhood import build_state, neighbour_groups
 
-
     X = np.ascontiguousarray(X, dtype=np.float64)
     labels = _valid_start(X, labels, k)
     start_sse = current = sse(X, labels)
+    if deadline is not None and deadline.expired():  # the start used the budget: no k-NN graph (10^6: tens of s)
+        out = relabel(labels)
+        return out, {"sse_start": start_sse, "sse": current, "rounds": 0, "sweeps": 0, "moves": 0, "regroups": 0,
+                     "stopped": "deadline", "groups": int(out.max()) + 1}
     tol = REL_TOL * max(sst(X), 1e-300)
     rng = np.random.default_rng(seed)
     log = np.empty((1_000_000 if trace is not None else 0, 4))
@@ -277,4 +280,5 @@ def lsearch(X, k, *, seed, deadline, progress, init, effort, neighbours, rounds,
                                          neighbours=neighbours, rounds=rounds, regroup=regroup, dissolve=dissolve,
                                          min_gain=min_gain)
     stats["init_seconds"] = init_seconds
+    stats["init"] = init if isinstance(init, str) else "labels"
     return MethodOutput(check_partition(labels, n, k, "lsearch"), extras=stats)

@@ -9,6 +9,12 @@ from . import register
 ALGORITHM = Param("algorithm", "str", "auto",
                   "kernel: 'plain' O(n²·d/k) reference loop, 'tree' exact KD-tree version (same labels), "
                   "'auto' the tree from 3000 records on", choices=("auto", "plain", "tree"))
+MDAV_ALGORITHM = Param("algorithm", "str", "auto",
+                       "kernel (all give the same labels, on one thread): 'plain' O(n²·d/k) reference loop, 'brute' "
+                       "vectorised brute force, 'numpy' the same in numpy (nothing to compile), 'tree' exact "
+                       "KD-tree version, 'auto' brute force up to 10,000 records (up to 5,000 in numpy until its "
+                       "kernel is compiled), else the tree handing over to brute force once measured cheaper",
+                       choices=("auto", "plain", "brute", "numpy", "tree"))
 
 
 @register(
@@ -23,7 +29,7 @@ ALGORITHM = Param("algorithm", "str", "auto",
               "'classic': pairs of groups while at least 3k records remain (reproduces the published IL); "
               "'icsm': the ICSM paper's Algorithm 1 wording (pairs while 2k remain, leftovers to the "
               "nearest group)", choices=("classic", "icsm")),
-        ALGORITHM,
+        MDAV_ALGORITHM,
     ),
 )
 def mdav(X, k, *, seed, deadline, progress, variant, algorithm):
@@ -33,9 +39,13 @@ def mdav(X, k, *, seed, deadline, progress, variant, algorithm):
     which reproduces the published information loss on census, tarragona and eia;
     variant='icsm' follows the ICSM paper's Algorithm 1 wording literally (pairs while 2k remain,
     leftovers to the nearest group). algorithm='plain' is the O(n²·d/k) reference loop,
-    'tree' the exact KD-tree version (same labels: branch-and-bound nearest / farthest queries
-    on a tree with deletions), 'auto' the tree from 3000 records on. Runs to completion (one
-    kernel call): it does not watch the deadline.
+    'brute' the same loop vectorised (records as columns, two distance passes per pair of
+    groups), 'numpy' the same brute force in numpy, 'tree' the exact KD-tree version
+    (branch-and-bound nearest / farthest queries on a tree with deletions), 'auto' brute force up
+    to 10,000 records (up to 5,000 in numpy on a first run, while compiling its kernel would cost
+    far more than the run), else the tree handing over to brute force when that is measured cheaper
+    (``kernels.mdav.mdav_tree_kernel``); all give the same labels, on one thread. Runs to completion (one kernel call): it does not watch the
+    deadline.
     """
     from ..kernels.mdav import mdav_labels
 

@@ -10,11 +10,14 @@ ICSM paper, ``kernels.segments.optimal_cyclic_labels``).
 
 from __future__ import annotations
 
+import os
+import time
+
 import numpy as np
 
 from ..params import Param
 from ..partition import group_means, sse
-from . import MethodOutput, register
+from . import BudgetError, MethodOutput, register
 
 _EXTENSIONS = ("pair", "max", "sum")
 _BATCH = 16  # paths per kernel call between time-limit checks
@@ -125,6 +128,18 @@ def _finish(X: np.ndarray, labels: np.ndarray, g: int, k: int) -> np.ndarray:
 NEIGHBOURS = Param("neighbours", "int", 10, "K: candidate neighbours per record for 2-opt and Or-opt", low=1)
 
 
+#: mf-tsp refuses data whose n×n int32 count matrix would take more than this share of the memory
+MF_TSP_MEMORY_SHARE = 0.5
+
+
+def _physical_memory() -> int:
+    """Bytes of physical memory (Linux / macOS sysconf; 8 GiB where it cannot be read)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, OSError, ValueError):
+        return 8 * 2**30
+
+
 @register(
     "mf-tsp",
     family="tsp",
@@ -172,6 +187,11 @@ def mf_tsp(X, k, *, seed, deadline, progress, n_paths, neighbours, extension):
     from ..kernels.tsp import build_paths
 
     n = len(X)
+    need, memory = 4 * n * n, _physical_memory()
+    if need > MF_TSP_MEMORY_SHARE * memory:
+        raise BudgetError(f"mf-tsp keeps an n×n count matrix: {need / 2**30:,.1f} GiB for {n:,} records, more than "
+                         f"{MF_TSP_MEMORY_SHARE:.0%} of this machine's {memory / 2**30:,.0f} GiB; use tsp-mhm, lsearch "
+                         "or mdav")
     X = np.ascontiguousarray(X, dtype=np.float64)
     neigh = candidate_neighbours(X, max(int(neighbours), _NN_CANDIDATES))
     K = min(int(neighbours), neigh.shape[1])
@@ -197,6 +217,13 @@ def mf_tsp(X, k, *, seed, deadline, progress, n_paths, neighbours, extension):
     return MethodOutput(best, extras={"paths": done})
 
 
+#: tsp-mhm's first tour (candidate neighbours, nearest neighbour, 2-opt and Or-opt) cannot be
+#: interrupted; measured (census-like, 13 attributes, k = 3, CPU s, time limit 0.01 s): 0.73 s at
+#: 3·10^4, 4.7 s at 10^5 (n^1.55); killed after 240 s at 10^6. What a time limit must leave
+#: (``least_seconds``).
+TSP_FIRST_TOUR_SECONDS = 0.7
+
+
 @register(
     "tsp-mhm",
     family="tsp",
@@ -204,6 +231,7 @@ def mf_tsp(X, k, *, seed, deadline, progress, n_paths, neighbours, extension):
     complexity="O(S·(n²·d + n·k²·d)) time for S tours (nearest-neighbour scans, 2k−1 cuts), O(n·(d + K)) memory",
     variable_size=True,
     randomized=True,
+    least_seconds=lambda n, d, k: TSP_FIRST_TOUR_SECONDS * (d / 13) * (n / 3e4) ** 1.55,
     params=(
         Param("n_starts", "int", 10, "tours tried (the first from the record farthest from the centroid)", low=1),
         Param("smoothing", "int", None, "tours built through each record's mean with its smoothing − 1 nearest "
@@ -225,7 +253,7 @@ def tsp_mhm(X, k, *, seed, deadline, progress, n_starts, smoothing, neighbours):
     tours in 13 dimensions run in strands, so groups of 10 consecutive records are elongated
     (census k=10: IL 15.2 at best over 40 tours, worse than MDAV's 14.16); on the smoothed
     cloud records of one compact neighbourhood sit together on the tour (13.4-13.8).
-    The deadline stops starting new tours (the first is always finished).
+    No new tour starts once the longest so far would overrun the deadline (the first always runs).
     """
     from scipy.spatial import cKDTree
 
@@ -247,8 +275,9 @@ def tsp_mhm(X, k, *, seed, deadline, progress, n_starts, smoothing, neighbours):
     starts = np.concatenate([[far], others])[: int(n_starts)]
     unused = np.zeros((1, 1), dtype=np.int32)
     tour = np.empty(n, dtype=np.int64)
-    best_cost, best_labels, tours = np.inf, None, 0
+    best_cost, best_labels, tours, longest = np.inf, None, 0, 0.0
     for s in starts:
+        tic = time.monotonic()
         build_paths(Y, neigh, K, K, np.array([s], dtype=np.int64), True, 0, unused, tour)
         cost, by_position = optimal_cyclic_labels(X[tour], k)
         tours += 1
@@ -257,6 +286,7 @@ def tsp_mhm(X, k, *, seed, deadline, progress, n_starts, smoothing, neighbours):
             best_labels = np.empty(n, dtype=np.int64)
             best_labels[tour] = by_position
         progress("tsp-mhm", tours / len(starts), f"tour {tours}/{len(starts)}, best SSE {best_cost:.4f}")
-        if deadline.expired():
+        longest = max(longest, time.monotonic() - tic)
+        if not deadline.room_for(longest):  # a tour cannot be interrupted: none that would overrun
             break
     return MethodOutput(best_labels, extras={"tours": tours, "smoothing": m})

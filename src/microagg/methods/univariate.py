@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..kernels.segments import fixed_size_by_rank
 from ..params import Param
 from . import register
 
@@ -46,46 +47,6 @@ def univariate_optimal(X, k, *, seed, deadline, progress):
     order = sorted_order(x)
     _, by_rank = optimal_path_labels(x[order], k)
     return labels_from_order(order, by_rank)
-
-
-def fixed_size_by_rank(xs: np.ndarray, k: int, placement: str = "best") -> np.ndarray:
-    """Group ids by rank for sorted values xs: groups of k, one group of k + (n mod k).
-
-    placement='best' puts the larger group where it gives the lowest SSE (the data-oriented
-    paper places it "around the modal value" as the option that reduces information loss most;
-    trying every position realises that intent exactly). placement='mode' puts it at the
-    group-aligned window of k + r values with the smallest range, the densest spot.
-    """
-    n = len(xs)
-    q, r = divmod(n, k)
-    if q == 0:
-        return np.zeros(n, dtype=np.int64)
-    # SSE of each candidate: larger group is group j, covering ranks [j*k, j*k+k+r)
-    csum = np.concatenate([[0.0], np.cumsum(xs)])
-    csq = np.concatenate([[0.0], np.cumsum(xs * xs)])
-
-    def seg_sse(a, b):
-        s = csum[b] - csum[a]
-        return csq[b] - csq[a] - s * s / (b - a)
-
-    j = np.arange(q)
-    # groups before j start at multiples of k, groups after j are shifted by r
-    small_start = np.arange(q) * k
-    before = seg_sse(small_start, small_start + k)  # group i < j at [i*k, i*k+k)
-    after = seg_sse(small_start + r, small_start + r + k)  # group i > j at [i*k+r, i*k+r+k)
-    cb = np.concatenate([[0.0], np.cumsum(before)])
-    ca = np.concatenate([[0.0], np.cumsum(after)])
-    big = seg_sse(j * k, j * k + k + r)
-    total = cb[j] + big + (ca[q] - ca[j + 1])
-    if placement == "best":
-        jbest = int(np.argmin(total))
-    elif placement == "mode":
-        jbest = int(np.argmin(xs[j * k + k + r - 1] - xs[j * k]))
-    else:
-        raise ValueError(f"unknown placement {placement!r}")
-    ranks = np.arange(n)
-    ids = np.where(ranks < jbest * k, ranks // k, np.where(ranks < jbest * k + k + r, jbest, (ranks - r) // k))
-    return ids.astype(np.int64)
 
 
 @register(

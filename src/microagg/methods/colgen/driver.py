@@ -20,7 +20,8 @@ from .. import MethodOutput
 from ..starts import start_labels
 from .master import Master, MasterLPError, groups
 from .pricing import Pricer, disjoint_families
-from .rounding import mst_rounding, separate_subset_rows, simple_rounding, split_oversized
+from ...kernels.mdav import split_oversized
+from .rounding import mst_rounding, separate_subset_rows, simple_rounding
 
 __all__ = ["ColumnGeneration"]
 
@@ -215,10 +216,12 @@ class ColumnGeneration:
             self.clock = self.deadline.share(max(left - reserve, 0.0), left)
             self.pricer.deadline = self.clock
         master = self.master
+        longest = 0.0  # the longest round so far: its heuristic pricing cannot be interrupted
         while True:
-            if self.left() <= 0 or (self.max_rounds is not None and self.rounds >= self.max_rounds):
+            if not self.clock.room_for(longest) or (self.max_rounds is not None and self.rounds >= self.max_rounds):
                 break
             self.take_offers(enter=False)
+            round_start = time.perf_counter()
             tic = time.perf_counter()
             try:
                 solved = master.solve(self.left())
@@ -264,6 +267,7 @@ class ColumnGeneration:
             master.add(disjoint_families(cols, rcs, self.n, max_families=50 if stalled else 3))
             self.prev_lp = lp_value
             self.phase["lp"] += time.perf_counter() - tic
+            longest = max(longest, time.perf_counter() - round_start)
         self.clock = self.deadline
         self.pricer.deadline = self.deadline
 

@@ -2,22 +2,20 @@
 subset-row cut separation (ours).
 
 SimpleRoundingHeuristic and RoundingMSTHeuristic turn a fractional x into partitions;
-``split_oversized`` repairs groups of 2k records or more; ``separate_subset_rows`` finds the
-violated subset-row cuts on triples (Jepsen et al. 2008) that strengthen the master LP.
+``separate_subset_rows`` finds the violated subset-row cuts on triples (Jepsen et al. 2008) that strengthen the master LP.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from ...kernels.mdav import mdav_kernel
+from ...kernels.jit import kernel
 from ...kernels.nearest import join_nearest_centroid
 
-__all__ = ["simple_rounding", "mst_rounding", "split_oversized", "separate_subset_rows"]
+__all__ = ["simple_rounding", "mst_rounding", "separate_subset_rows"]
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def simple_rounding(X, k, ptr, members, order):
     """SimpleRoundingHeuristic: columns by decreasing x_C, disjoint ones taken while at least
     2k records are unassigned; k..2k−1 leftovers form a cluster, others join the nearest."""
@@ -50,25 +48,7 @@ def simple_rounding(X, k, ptr, members, order):
     return labels
 
 
-def split_oversized(X, labels, k):
-    """Groups of 2k records or more (SRH's AddRemainingNodes, the MSTH repair and some initial
-    methods make them) split by MDAV inside the group into groups of k..2k−1. Splitting never
-    raises the SSE: SSE(A ∪ B) = SSE(A) + SSE(B) + |A||B|/(|A| + |B|)·‖x̄_A − x̄_B‖²."""
-    sizes = np.bincount(labels)
-    big = np.flatnonzero(sizes >= 2 * k)
-    if len(big) == 0:
-        return labels
-    labels = labels.copy()
-    g = len(sizes)
-    for b in big:
-        idx = np.flatnonzero(labels == b)
-        sub = mdav_kernel(np.ascontiguousarray(X[idx]), k, True)
-        labels[idx] = np.where(sub == 0, b, g + sub - 1)
-        g += int(sub.max())
-    return labels
-
-
-@njit(cache=True, nogil=True)
+@kernel
 def _find(parent, i):
     while parent[i] != i:
         parent[i] = parent[parent[i]]
@@ -76,7 +56,7 @@ def _find(parent, i):
     return i
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def mst_rounding(X, k, ptr, members, x, maxcl):
     """RoundingMSTHeuristic for one maxcl: z_ij = Σ_{C∋i,j} x_C, edges by decreasing z_ij glue
     clusters while the union has at most maxcl records. Clusters left smaller than k are
@@ -138,7 +118,7 @@ def mst_rounding(X, k, ptr, members, x, maxcl):
     return labels
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def separate_subset_rows(n, ptr, members, x, min_violation):
     """Violated subset-row cuts on triples: Σ_{C: |C∩S|>=2} x_C > 1 (Jepsen et al. 2008), over
     the support columns (ptr, members, x > 0). Triples are found around a record a whose

@@ -1,0 +1,113 @@
+"""Every method with a time limit at 10^5 and 10^6 records: does it finish within the limit plus
+its documented overshoot, or refuse at once (issue 35 item 3)?
+
+Each (method, n) runs through the public API (``microaggregate(X, k=3, method=..., time_limit=T)``)
+in a fresh subprocess on census-like data (``mdav_scaling.make_data``; a univariate method gets its
+first column), with the kernels compiled beforehand (a warm-up on a small sample, as for n
+records). A row gives the call's wall seconds (from the call to its return, compilation excluded
+by the warm-up), the reported ``Result.seconds``, and the outcome: ``ok``, ``refused`` (the
+one-line error the method gives before any work where it cannot run within the limit) or
+``killed`` (still running after the hard timeout, T × 4 + 120 s). MDAV itself cannot stop; the
+other non-interruptible methods are judged against the limit plus MDAV's time on the same data,
+which is measured first.
+
+    python benchmarks/time_limits.py [--sizes 1e5,1e6] [--limit 30] [--methods mdav,auto] [--append]
+
+Results: benchmarks/results/time_limits.{json,md}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import md_table, write_results  # noqa: E402
+
+NAME = "time_limits"
+K = 3
+
+
+def child(method: str, n: int, limit: float) -> None:
+    import warnings
+
+    import numpy as np
+
+    from mdav_scaling import make_data
+
+    warnings.simplefilter("ignore")
+    import microagg
+    from microagg.errors import InputError
+
+    info = microagg.methods.get(method)
+    X = make_data("census", n)
+    if not info.multivariate:
+        X = np.ascontiguousarray(X[:, :1])
+    microagg.methods.load_kernels(method, X.shape)
+    t = time.perf_counter()
+    try:
+        res = microagg.microaggregate(X, k=K, method=method, time_limit=limit, seed=0)
+    except InputError as exc:
+        print(json.dumps({"status": "refused", "wall": time.perf_counter() - t, "message": str(exc)}))
+        return
+    print(json.dumps({"status": "ok", "wall": time.perf_counter() - t, "reported": res.seconds,
+                      "il": res.information_loss}))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="1e5,1e6")
+    ap.add_argument("--limit", type=float, default=30.0)
+    ap.add_argument("--methods", default=None)
+    ap.add_argument("--append", action="store_true", help="merge into the existing results (same method and n replaced)")
+    ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        child(args.child[0], int(float(args.child[1])), float(args.child[2]))
+        return
+    import microagg
+
+    names = args.methods.split(",") if args.methods else microagg.methods()
+    if "mdav" in names:
+        names = ["mdav"] + [m for m in names if m != "mdav"]
+    rows = []
+    for n in [int(float(s)) for s in args.sizes.split(",")]:
+        for name in names:
+            before = os.getloadavg()[0]
+            hard = args.limit * 4 + 120
+            cmd = [sys.executable, os.path.abspath(__file__), "--child", name, str(n), str(args.limit)]
+            t = time.perf_counter()
+            try:
+                out = subprocess.run(cmd, capture_output=True, text=True, timeout=hard)
+                row = json.loads(out.stdout.strip().splitlines()[-1]) if out.returncode == 0 else {
+                    "status": "failed", "message": out.stderr.strip().splitlines()[-1][:200]}
+            except subprocess.TimeoutExpired:
+                row = {"status": "killed", "wall": time.perf_counter() - t}
+            row.update(method=name, n=n, limit=args.limit, load_before=round(before, 2),
+                       load_after=round(os.getloadavg()[0], 2))
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    if args.append:
+        from _common import RESULTS
+
+        old = json.loads((RESULTS / f"{NAME}.json").read_text())["rows"]
+        new = {(r["method"], r["n"]) for r in rows}
+        rows = sorted([r for r in old if (r["method"], r["n"]) not in new] + rows,
+                      key=lambda r: (r["n"], r["method"] != "mdav", r["method"]))
+    mdav = {r["n"]: r.get("wall") for r in rows if r["method"] == "mdav" and r["status"] == "ok"}
+    table = md_table(
+        ["method", "n", "limit s", "outcome", "wall s", "reported s", "MDAV s (same n)", "message / IL %", "load"],
+        [[r["method"], f"{r['n']:,}", r["limit"], r["status"], f"{r['wall']:.1f}" if "wall" in r else "-",
+          f"{r['reported']:.1f}" if "reported" in r else "-", f"{mdav[r['n']]:.1f}" if mdav.get(r["n"]) else "-",
+          r.get("message", f"{r['il']:.3f}" if "il" in r else "")[:90],
+          f"{r['load_before']}–{r['load_after']}"] for r in rows])
+    write_results(NAME, rows, "Census-like data, k = 3, through `microaggregate` with `time_limit`, each in a fresh "
+                  "process with its kernels compiled first (`python benchmarks/time_limits.py`).\n\n" + table)
+
+
+if __name__ == "__main__":
+    main()
