@@ -648,7 +648,7 @@ def explore(data, k=DEFAULT_KS, methods=DEFAULT_METHODS, *, time_limit: float = 
             r.figures, r.warnings, r.labels = old.figures, old.warnings, old.labels
     cache: dict = {}
     _load_kernels([m for m in names if any(not r.done for r in runs if r.method == m)], n,
-                  len(roles.columns), deadline)
+                  len(roles.columns), deadline, progress)
     with channel(progress, time_limit, "microagg explore") as report:
         from .methods import get as method_info
 
@@ -662,18 +662,15 @@ def explore(data, k=DEFAULT_KS, methods=DEFAULT_METHODS, *, time_limit: float = 
                        dict(input_info or {}), float(time_limit), deadline.elapsed(), _load(), fingerprint)
 
 
-def _load_kernels(methods, n: int, d: int, deadline) -> None:
-    """Load (compile, on a first run after an install) each method's kernels before the clock runs,
-    as ``microaggregate`` does: the budget is spent on runs. A registry whose ``load_kernels``
-    takes the data's shape warms the kernels chosen for that size."""
-    import inspect
-
+def _load_kernels(methods, n: int, d: int, deadline, progress) -> None:
+    """Load (compile, on a first run after an install) each method's kernels for data of n × d
+    before the clock runs, as ``microaggregate`` does: the budget is spent on runs. ``progress``
+    (True: a line on stderr) hears if numba compiles."""
     from . import methods as registry
 
-    sized = "shape" in inspect.signature(registry.load_kernels).parameters
     for m in methods:
         t0 = time.monotonic()
-        registry.load_kernels(m, (n, d)) if sized else registry.load_kernels(m)
+        registry.load_kernels(m, (n, d), progress)
         deadline.extend(time.monotonic() - t0)
 
 
