@@ -36,9 +36,10 @@ __all__ = ["AuditRoles", "FileAudit", "audit_files", "combine", "in_registry_ord
 #: the l of l-diversity checked by default (sdcMicro's ldiversity reports l; 2 is the least diversity)
 DEFAULT_L = 2.0
 #: the robust (MCD) location and scatter of RMDID are fitted on at most this many records, drawn
-#: with the run's seed (MinCovDet's cost grows fast with n: 2 s at 10^4 records, 10 s at 10^5);
-#: the distances are then computed for every record
-RMD_MAX_FIT = 5000
+#: with the run's seed; the distances are then computed for every record. Measured on census-like
+#: data, 2·10^4 × 13 after MDAV k = 3: fitted on 1,000 / 5,000 / all records, 0.35 / 0.95 / 2.8 s,
+#: RMDID1 0.8997 / 0.8983 / 0.8992: the figure does not move, the default call's time does.
+RMD_MAX_FIT = 1000
 
 
 @dataclass(frozen=True)
