@@ -226,6 +226,50 @@ def test_the_map_as_markup_runs_nothing(tmp_path, quiet_worker):
             grid.checked_svg(bad)
 
 
+def test_an_exploration_runs_in_its_own_process_cancels_and_dies_with_the_app(tmp_path):
+    """As a protect run: its own spawned process (RunHandle, job="explore"), Cancel ends it at
+    once, and a killed app (SIGKILL: no handler) leaves no exploration computing."""
+    import subprocess
+    import sys
+
+    from test_app_security import SRC, _wait_gone
+
+    df = microagg.datasets.load("census")
+    src = tmp_path / "census.csv"
+    df.to_csv(src, index=False)
+    run = logic.RunSpec.of(str(src), "census.csv", k=3, columns=list(df.columns))
+    spec = grid.grid_spec(run, "3,10", ["mdav"], 30, explore.DEFAULT_RISK)
+    handle = logic.RunHandle(spec, tmp_path, 1, job="explore")
+    while handle.poll() == "running":
+        time.sleep(0.1)
+    assert handle.state == "done", handle.error
+    exploration = grid.load_exploration(grid.pickle_path(tmp_path, 1))
+    assert [(r.k, r.method, r.status) for r in exploration.runs] == [(3, "mdav", "ok"), (10, "mdav", "ok")]
+    np.testing.assert_array_equal(exploration.runs[0].labels, microagg.microaggregate(df, k=3).labels)
+    slow = logic.RunHandle(grid.grid_spec(run, "3,4,5", ["colgen"], 600, explore.DEFAULT_RISK), tmp_path, 2,
+                           job="explore")
+    deadline = time.monotonic() + 60
+    while slow.poll() == "running" and slow.stage != "explore" and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert slow.stage == "explore" and grid.progress_line(slow)[0].startswith("exploring: explore (run ")
+    slow.cancel()
+    assert slow.state == "cancelled" and not slow.process.is_alive()
+    script = ("import time\n"
+              "from microagg.app import grid, logic\n"
+              f"run = logic.RunSpec.of({str(src)!r}, 'census.csv', k=3, columns={list(df.columns)!r})\n"
+              "spec = grid.grid_spec(run, '3,4,5', ['colgen'], 600, 'record_linkage_dbrl')\n"
+              f"h = logic.RunHandle(spec, {str(tmp_path)!r}, 3, job='explore')\n"
+              "print(h.process.pid, flush=True)\n"
+              "time.sleep(600)\n")
+    env = dict(os.environ, PYTHONPATH=f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    parent = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, text=True)
+    worker = int(parent.stdout.readline())
+    time.sleep(4.0)  # exploring by now
+    parent.kill()
+    parent.wait()
+    assert _wait_gone([worker]) == []
+
+
 def test_a_given_partition_is_named_not_printed():
     from microagg.app.figures import option_text
 
