@@ -277,7 +277,10 @@ def test_a_given_partition_is_named_not_printed():
 
 
 # ---------------------------------------------------------------------------- the browser
-from test_app import Page, _chromium, app_server, browser  # noqa: E402,F401  (fixtures)
+import test_app  # noqa: E402
+from test_app import Page, _chromium  # noqa: E402
+
+app_server, browser = test_app.app_server, test_app.browser  # its fixtures
 
 needs_chromium = pytest.mark.skipif(
     _chromium() is None or not os.path.exists("/usr/bin/chromedriver"),

@@ -184,12 +184,7 @@ class PageState:
         self.update_spare()  # the run's file is kept for its export
 
     def cancel_run(self) -> None:
-        handle = self.active.get()
-        if handle is not None:
-            handle.cancel()
-            self.active.set(None)
-            self.runs.set(list(self.runs.get()))
-            self.tick.set(self.tick.get() + 1)
+        self._cancel(self.active, self.runs)
 
     def start_exploration(self, spec) -> None:
         """Explore a grid (``grid.GridSpec``) in its own process, as a run goes."""
@@ -205,37 +200,41 @@ class PageState:
         self.update_spare()
 
     def cancel_exploration(self) -> None:
-        handle = self.exploring.get()
+        self._cancel(self.exploring, self.explorations)
+
+    def _cancel(self, going, listed) -> None:
+        """Stop the run or exploration ``going`` holds; ``listed``, the page's list of them, shows it."""
+        handle = going.get()
         if handle is not None:
             handle.cancel()
-            self.exploring.set(None)
-            self.explorations.set(list(self.explorations.get()))
+            going.set(None)
+            listed.set(list(listed.get()))
             self.tick.set(self.tick.get() + 1)
 
+    def _poll(self, going, listed):
+        """One look at the run or exploration ``going`` holds: the progress line moves on; at its
+        end ``listed`` shows it, an error is the page's line; returns the handle once it is done."""
+        handle = going.get()
+        if handle is None:
+            return None
+        state = handle.poll()
+        self.tick.set(self.tick.get() + 1)
+        if state == "running":
+            return None
+        going.set(None)
+        listed.set(list(listed.get()))
+        if state == "error":
+            self.show_error(handle.error)
+        return handle if state == "done" else None
+
     def _poll_active(self) -> None:
-        """One look at the current run and exploration: move the progress line on; at a run's
-        end, show its results (or its error line); at an exploration's, its map."""
+        """One look at the current run and exploration; a finished run's results are shown (an
+        exploration's map is the Map tab's, which follows ``explorations``)."""
         with reactive.isolate():
-            handle = self.active.get()
-            if handle is not None:
-                state = handle.poll()
-                self.tick.set(self.tick.get() + 1)
-                if state != "running":
-                    self.active.set(None)
-                    self.runs.set(list(self.runs.get()))
-                    if state == "done":
-                        self.show_run(handle.run_id)
-                    elif state == "error":
-                        self.show_error(handle.error)
-            handle = self.exploring.get()
-            if handle is not None:
-                state = handle.poll()
-                self.tick.set(self.tick.get() + 1)
-                if state != "running":
-                    self.exploring.set(None)
-                    self.explorations.set(list(self.explorations.get()))
-                    if state == "error":
-                        self.show_error(handle.error)
+            done = self._poll(self.active, self.runs)
+            if done is not None:
+                self.show_run(done.run_id)
+            self._poll(self.exploring, self.explorations)
 
     async def _watch_runs(self) -> None:
         # The page's own timer task, not reactive.invalidate_later: shiny 1.8 prints a traceback
