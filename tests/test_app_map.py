@@ -76,7 +76,13 @@ def test_grid_spec_is_the_protect_run_less_what_a_grid_sets_per_run():
             ("3", ["mdav"], 0, explore.DEFAULT_RISK, None, "budget"),
             ("3", ["mdav"], float("inf"), explore.DEFAULT_RISK, None, "budget"),
             ("3", ["mdav"], 10, "smallest_group", None, "risk must be one of"),
-            ("3", ["mdav"], 10, explore.DEFAULT_RISK, -1.0, "max_risk")):
+            ("3", ["mdav"], 10, explore.DEFAULT_RISK, -1.0, "max_risk"),
+            ("3", ["mdav"], "ten", explore.DEFAULT_RISK, None, "budget"),
+            ({"k": 3}, ["mdav"], 10, explore.DEFAULT_RISK, None, "k must be"),
+            ("3", 5, 10, explore.DEFAULT_RISK, None, "methods must be"),
+            ("3", [{"m": 1}], 10, explore.DEFAULT_RISK, None, "methods must be"),
+            ("3", ["mdav"], 10, ["risk"], None, "risk must be one of"),
+            ("3", ["mdav"], 10, explore.DEFAULT_RISK, "0.2", "max_risk")):
         with pytest.raises(microagg.InputError, match=message) as info:
             grid.grid_spec(run, ks, methods, budget, risk, max_risk)
         assert "\n" not in str(info.value)

@@ -81,6 +81,8 @@ def grid_spec(run: logic.RunSpec, ks, methods, budget, risk: str, max_risk=None,
     from .. import explore
     from ..options import NOT_FOR_A_GRID
 
+    if not isinstance(methods, (str, list, tuple)) or not all(isinstance(m, str) for m in methods):
+        raise ParameterError("methods must be a list of method names")
     ks, names = explore._ks(ks), explore._methods(methods)
     if budget is None or (isinstance(budget, str) and not budget.strip()):
         budget = explore.DEFAULT_BUDGET

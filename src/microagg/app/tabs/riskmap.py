@@ -60,7 +60,7 @@ def map_ui():
 def map_server(input, output, session, state: PageState):
     from ...options import NOT_FOR_A_GRID
 
-    loaded_explorations: dict = {}  # exploration id -> the Exploration its process pickled
+    loaded_explorations: dict = {}  # the shown exploration's id -> the Exploration its process pickled
 
     def sent(ident):
         """The Protect tab's controls as the grid reads them."""
@@ -81,7 +81,8 @@ def map_server(input, output, session, state: PageState):
         if not done:
             return None
         gid, spec, handle = done[-1]
-        if gid not in loaded_explorations:
+        if gid not in loaded_explorations:  # only the one shown is held: its partitions are n labels a run
+            loaded_explorations.clear()
             loaded_explorations[gid] = grid.load_exploration(grid.pickle_path(state.session_dir, gid))
         return gid, spec, handle, loaded_explorations[gid]
 
