@@ -792,9 +792,9 @@ def _print_evaluation(args, audit, roles, orig, doc, recomputed, aligned) -> Non
 def cmd_explore(args) -> int:
     """microagg explore: a grid of k values and methods within one budget, audited, mapped."""
     from . import explore, io, manifest
-    from .options import from_arguments
+    from .options import NOT_FOR_A_GRID, from_arguments
 
-    options = from_arguments(args, skip=_EXPLORE_SKIP)
+    options = from_arguments(args, skip=NOT_FOR_A_GRID)
     ks = explore._ks(args.k)
     names = explore._methods(args.methods)
     budget = explore.DEFAULT_BUDGET if args.time_limit is None else _budget(args.time_limit)
@@ -857,8 +857,6 @@ def cmd_explore(args) -> int:
     return 0
 
 
-#: run options explore sets itself (per run) or that have no meaning for a grid
-_EXPLORE_SKIP = ("k", "method", "time_limit", "shuffle", "household", "block_size", "scheduler", "refine")
 
 
 def _budget(text: str) -> float:
@@ -962,7 +960,7 @@ def _add_read_options(p, missing: bool = True) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     from . import io
-    from .options import add_arguments
+    from .options import NOT_FOR_A_GRID, add_arguments
 
     p = _Parser(prog="microagg", description="Microaggregation of numeric microdata (k-anonymity by group means).")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
@@ -1029,7 +1027,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "record_linkage_dbrl)")
     ex.add_argument("--max-risk", default=None, metavar="R", help="recommend the least IL among runs whose risk is "
                     "at most R (in the measure's own unit: a share 0..1 for record linkage)")
-    add_arguments(ex, skip=_EXPLORE_SKIP)
+    add_arguments(ex, skip=NOT_FOR_A_GRID)
     ex.add_argument("--param", action="append", default=[], metavar="[METHOD:]NAME=VALUE",
                     help="a method parameter, for every method of the grid that declares it (or METHOD's only)")
     ex.add_argument("-o", "--output", metavar="RESULT.json", help="write the result and the runs' labels "

@@ -241,8 +241,7 @@ class Exploration:
             options["time_limit"] = r.time_limit
         shown = input_name if input_name != "INPUT" else self.input.get("name", "INPUT")
         return {"protect": command_line(shown, output, options, r.params),
-                "from_explore": f"microagg protect {_quote(shown)} -o {_quote(output)} --from-explore "
-                                f"{_quote(result)} --pick {run_id}",
+                "from_explore": from_explore_command(shown, output, result, run_id),
                 "python": python_call(options, r.params)}
 
     def table(self, risk: str | None = None) -> str:
@@ -349,6 +348,11 @@ def _num(v):
     if isinstance(v, float):
         return repr(v) if math.isfinite(v) else ""
     return v
+
+
+def from_explore_command(input_name: str, output: str, result: str, run_id: int) -> str:
+    """The command that publishes run ``run_id`` of the exploration saved as ``result`` exactly."""
+    return f"microagg protect {_quote(input_name)} -o {_quote(output)} --from-explore {_quote(result)} --pick {run_id}"
 
 
 def _quote(text: str) -> str:

@@ -24,9 +24,14 @@ from typing import Any, Mapping
 from .errors import ParameterError
 from .params import Param
 
+#: run options an exploration (``microagg explore``) does not take from a run's options (the command
+#: line's flags and the app's Map tab leave them out): set per run, or without meaning for a grid
+#: (the partitioned mode)
+NOT_FOR_A_GRID = ("k", "method", "time_limit", "shuffle", "household", "block_size", "scheduler", "refine")
+
 __all__ = ["RUN_OPTIONS", "POSITIONAL", "Run", "validate_run", "split_arguments", "signature", "describe", "option",
            "LOCAL_SCHEDULERS", "add_arguments", "from_arguments", "command_line", "python_call", "parse_weights",
-           "unlisted_names"]
+           "unlisted_names", "NOT_FOR_A_GRID"]
 
 #: Dask's local schedulers by name (anything else is a dask.distributed address or Client)
 LOCAL_SCHEDULERS = ("threads", "processes", "synchronous", "sync", "single-threaded")

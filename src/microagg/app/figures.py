@@ -135,6 +135,8 @@ def option_text(value) -> str:
     """A run option's or parameter's value as the page shows it."""
     if value is None:
         return "none"
+    if hasattr(value, "shape") and getattr(value, "ndim", 0) >= 1:  # a partition given (an explore run's)
+        return f"a given partition ({len(value):,} records)"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, dict):

@@ -226,7 +226,9 @@ class RunSpec:
     ``options``: run option -> value as given (validated by ``options.validate_run``);
     ``params``: the method's parameters that differ from their defaults; ``dataset``: a bundled
     data set's name (the Python call loads it); ``shown_path``: the input as the user names it in
-    a command (default ``input_name``); ``max_bytes``: an upload's reading bound."""
+    a command (default ``input_name``); ``max_bytes``: an upload's reading bound; ``explored``:
+    (the result file's name, the run's id) for a run of an exploration (Map tab), whose options
+    carry that run's kept partition (``labels``): it is reproduced by ``protect --from-explore``."""
 
     input_path: str
     input_name: str
@@ -235,9 +237,11 @@ class RunSpec:
     dataset: str | None = None
     shown_path: str | None = None
     max_bytes: int | None = None
+    explored: tuple | None = None
 
     @classmethod
-    def of(cls, input_path, input_name, *args, dataset=None, shown_path=None, max_bytes=None, **kwargs) -> "RunSpec":
+    def of(cls, input_path, input_name, *args, dataset=None, shown_path=None, max_bytes=None, explored=None,
+           **kwargs) -> "RunSpec":
         """The run ``microaggregate(data, *args, **kwargs)`` would make (positional options in the
         contract's order; run options and method parameters by name), validated first: a bad one
         is a ParameterError in one line, the command line's."""
@@ -249,7 +253,8 @@ class RunSpec:
         differing = {name: value for name, value in params.items()
                      if run.params[name] != declared[name].default or type(run.params[name]) is not type(
                          declared[name].default)}
-        return cls(str(input_path), str(input_name), dict(options), differing, dataset, shown_path, max_bytes)
+        return cls(str(input_path), str(input_name), dict(options), differing, dataset, shown_path, max_bytes,
+                   None if explored is None else (str(explored[0]), int(explored[1])))
 
     def option(self, name: str):
         """A run option's value (its default when not given)."""
@@ -302,17 +307,28 @@ class RunSpec:
 
     def cli_command(self) -> str:
         """The ``microagg protect`` command that gives the same output (``options.command_line``:
-        a name starting with '-' is './-name', a value starting with '-' is joined to its flag)."""
+        a name starting with '-' is './-name', a value starting with '-' is joined to its flag); for
+        a run of an exploration, ``protect --from-explore RESULT.json --pick N``."""
         from ..options import command_line
 
+        if self.explored is not None:
+            from ..explore import from_explore_command
+
+            return from_explore_command(self.shown_path or self.input_name, self.output_name(), *self.explored)
         return command_line(self.shown_path or self.input_name, self.output_name(), self.stated_options(),
                             self.params)
 
     def python_snippet(self) -> str:
-        """The Python call that gives the same output (``options.python_call``)."""
+        """The Python call that gives the same output (``options.python_call``); for a run of an
+        exploration, with its kept partition read from the result (``explore.load``)."""
         from ..options import python_call
 
-        call = python_call(self.stated_options(), self.params)
+        if self.explored is not None:
+            result, run_id = self.explored
+            call = (f"doc, labels = microagg.explore.load({result!r})  # and its .labels.npz beside it\n"
+                    + python_call(self.stated_options(), self.params, f"df,\n    labels=labels[{run_id}]"))
+        else:
+            call = python_call(self.stated_options(), self.params)
         if self.dataset:
             return (f"import microagg\ndf = microagg.datasets.load({self.dataset!r})\n{call}"
                     f"res.data.to_csv({Path(self.output_name()).with_suffix('.csv').name!r}, index=False)\n"
@@ -329,7 +345,10 @@ class RunSpec:
         note = ("# A time limit makes iterative methods depend on the machine's speed: the same command\n"
                 "# can stop at a different point on another machine or under another load.\n"
                 if self.time_limit is not None else "")
-        if unlisted_names(self.options):  # the command line splits column lists at commas
+        if self.explored is not None:
+            note = (f"# {self.explored[0]} is the exploration's result (the Map tab's download), its partitions in\n"
+                    f"# {Path(self.explored[0]).name.removesuffix('.json')}.labels.npz beside it.\n")
+        elif unlisted_names(self.options):  # the command line splits column lists at commas
             note += "# A column name holds a comma, which the command line cannot list: use the Python call.\n"
         return f"# command line\n{note}{self.cli_command()}\n\n# Python\n{self.python_snippet()}\n"
 
@@ -400,6 +419,20 @@ def measured_view(res):
     return dataclasses.replace(res, **changes), note
 
 
+def progress_sender(post, t0: float):
+    """A run's progress callback that posts ("progress", stage, fraction, message, elapsed) events,
+    at most five a second (and the last, at fraction 1)."""
+    last = [0.0]
+
+    def progress(stage, fraction=None, message=""):
+        now = time.perf_counter()
+        if now - last[0] >= 0.2 or (fraction is not None and fraction >= 1):
+            last[0] = now
+            post(("progress", str(stage), None if fraction is None else float(fraction), str(message), now - t0))
+
+    return progress
+
+
 def _worker(spec: RunSpec, workdir: str, run_id: int, events) -> None:
     """Run one protection in this (spawned) process and report through ``events`` (the writing
     end of a pipe): ("progress", stage, fraction, message, elapsed), then ("done", figures) or
@@ -413,14 +446,7 @@ def _worker(spec: RunSpec, workdir: str, run_id: int, events) -> None:
         from ..report import render_report
         from .figures import option_text, run_figures
 
-        last = [0.0]
-
-        def progress(stage, fraction=None, message=""):
-            now = time.perf_counter()
-            if now - last[0] >= 0.2 or (fraction is not None and fraction >= 1):
-                last[0] = now
-                post(("progress", str(stage), None if fraction is None else float(fraction), str(message), now - t0))
-
+        progress = progress_sender(post, t0)
         _silence_stdout()
         post(("progress", "reading the data", None, "", 0.0))
         with warnings.catch_warnings(record=True) as caught:
@@ -456,13 +482,14 @@ def _worker(spec: RunSpec, workdir: str, run_id: int, events) -> None:
 
 
 class RunHandle:
-    """One protection running in a spawned process; ``poll()`` drains its events, ``cancel()``
-    terminates it (works inside a numba kernel, where no Python code can check a flag).
+    """One protection (or, ``job="explore"``, one exploration: ``app.grid``) running in a spawned
+    process; ``poll()`` drains its events, ``cancel()`` terminates it (works inside a numba
+    kernel, where no Python code can check a flag).
 
     The process starts in ``run_process.start``, which ties its life to this one's before any
     heavy import; events come through a one-way pipe (no semaphore left behind at a kill)."""
 
-    def __init__(self, spec: RunSpec, workdir, run_id: int):
+    def __init__(self, spec, workdir, run_id: int, job: str = "protect"):
         from . import run_process
 
         ctx = multiprocessing.get_context("spawn")
@@ -478,7 +505,7 @@ class RunHandle:
         reader, writer = ctx.Pipe(duplex=False)
         # the spec goes as plain data: unpickling it must not import this (heavy) module first
         self.process = ctx.Process(target=run_process.start, daemon=True,
-                                   args=(os.getpid(), dataclasses.asdict(spec), str(workdir), run_id, writer))
+                                   args=(os.getpid(), dataclasses.asdict(spec), str(workdir), run_id, writer, job))
         blocked = hasattr(signal, "pthread_sigmask")  # inherited by the child until run_process ignores it
         previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if blocked else None
         try:

@@ -1,5 +1,5 @@
 """The Shiny page: one module per tab (``microagg.app.tabs``: Data -> Protect -> Results ->
-Compare), composed here around the error line, with the page's style and script served from
+Compare -> Map), composed here around the error line, with the page's style and script served from
 ``static/``.
 
 Every text that comes from a file (column names, values, file names) reaches the page through
@@ -14,7 +14,7 @@ from htmltools import tags
 from shiny import App, render, ui
 
 from . import logic, security
-from .tabs import compare, data, protect, results
+from .tabs import compare, data, protect, results, riskmap
 from .tabs.shared import TABS_ID, PageState, quiet_ui
 
 #: the page's style and script, served by the app under /static
@@ -42,6 +42,7 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
             ui.nav_panel("2 Protect", protect.protect_ui("protect"), value="protect"),
             ui.nav_panel("3 Results", results.results_ui("results"), value="results"),
             ui.nav_panel("4 Compare", compare.compare_ui("compare"), value="compare"),
+            ui.nav_panel("5 Map", riskmap.map_ui("map"), value="map"),
             id=TABS_ID,
         ),
     )
@@ -52,6 +53,7 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
         protect.protect_server("protect", state)
         results.results_server("results", state)
         compare.compare_server("compare", state)
+        riskmap.map_server("map", state)
 
         @render.ui
         @quiet_ui

@@ -20,12 +20,18 @@ import time
 _PR_SET_PDEATHSIG = 1
 
 
-def start(parent: int, spec: dict, workdir: str, run_id: int, events) -> None:
-    """multiprocessing's target: ``parent`` is the app's process id, ``spec`` a RunSpec as a dict."""
+def start(parent: int, spec: dict, workdir: str, run_id: int, events, job: str = "protect") -> None:
+    """multiprocessing's target: ``parent`` is the app's process id, ``spec`` a RunSpec as a dict
+    (``job="explore"``: a ``grid.GridSpec``, an exploration of the Map tab)."""
     die_with(parent)
-    from .logic import RunSpec, _worker
+    if job == "explore":
+        from .grid import GridSpec, worker
 
-    _worker(RunSpec(**spec), workdir, run_id, events)
+        worker(GridSpec(**spec), workdir, run_id, events)
+    else:
+        from .logic import RunSpec, _worker
+
+        _worker(RunSpec(**spec), workdir, run_id, events)
 
 
 def die_with(parent: int) -> None:

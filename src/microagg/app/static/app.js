@@ -13,3 +13,16 @@ document.addEventListener("change", function (event) {
       " MB (start the app with --max-upload-mb to change it)";
   }
 }, true);
+
+// The Map tab: a click on a run's point of the risk-utility map (<g data-run="N">) or on a row's
+// "open" button sends the run's id to the input its container names (data-pick-input); the server
+// checks it is a finished run of the map and opens it in the Results tab.
+document.addEventListener("click", function (event) {
+  var target = event.target;
+  var run = target && target.closest ? target.closest("[data-run]") : null;
+  var box = run ? run.closest("[data-pick-input]") : null;
+  if (!box || !window.Shiny || !Shiny.setInputValue) {
+    return;
+  }
+  Shiny.setInputValue(box.getAttribute("data-pick-input"), run.getAttribute("data-run"), {priority: "event"});
+});

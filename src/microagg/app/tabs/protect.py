@@ -96,6 +96,16 @@ def protect_server(input, output, session, state: PageState):
         suggested = [p.name for p in prof if p.suggested]
         return [c for c in controls.option_controls(names, {QUASI_IDENTIFIERS: suggested}) if _is_column_control(c)]
 
+    def sent(ident):
+        """What the page sent for a control (``controls.run_spec``'s ``sent``); a column control
+        the page has not drawn yet (the tab never opened) gives its initial value: the column rules'
+        suggestion, what the tab would show."""
+        if ident in input:
+            return input[ident]()
+        return {c.input_id: c.value for c in column_controls()}.get(ident, controls.ABSENT)
+
+    state.run_inputs = sent  # the Map tab explores the run these controls describe
+
     @render.ui
     @quiet_ui
     def columns_ui():
@@ -158,14 +168,14 @@ def protect_server(input, output, session, state: PageState):
     async def _run():
         clicks = input.run()
         state.run_clicks = clicks if isinstance(clicks, int) else 0
-        if state.active.get() is not None:
+        if state.busy():
             state.show_error("a run is already going: wait for it or cancel it")
             return
         with reactive.isolate():
             loaded = state.loaded.get()
         if loaded is None:
             raise InputError("load a file or choose a data set first")
-        spec = controls.run_spec(loaded, lambda ident: input[ident]() if ident in input else controls.ABSENT)
+        spec = controls.run_spec(loaded, sent)
         # the command line's checks on the loaded data, before a process starts
         await asyncio.to_thread(logic.check_against_data, spec, loaded["df"])
         state.show_error("")

@@ -10,9 +10,7 @@ from starlette.exceptions import HTTPException
 
 from .. import figures as shown, logic
 from .shared import PageState, quiet_ui, table
-
-# shiny renamed this (1.x): use the new name where it exists
-_download = getattr(render, "download_button", render.download)
+from .shared import download as _download
 
 
 @module.ui
@@ -33,6 +31,9 @@ def run_detail(key: str, spec: logic.RunSpec, handle: logic.RunHandle):
     il = audit.get("information_loss")
     parts = [tags.h4(f"Run {key}: {spec.method}, k = {spec.k}, {spec.input_name}"),
              tags.p("IL = ", tags.b("—" if il is None else f"{il:.6f}", id="il-value"), " %")]
+    if spec.explored is not None:
+        parts.append(tags.p(f"Run {spec.explored[1]} of the map (Map tab): its partition, kept from the exploration, "
+                            "published as it was found.", class_="muted", id="result-explored"))
     for message in [*f.get("warnings", []), *f.get("notes", [])]:
         parts.append(tags.p("warning: ", message, class_="warning-line"))
     if f.get("per_variable"):

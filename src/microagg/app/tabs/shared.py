@@ -10,13 +10,14 @@ import itertools
 from pathlib import Path
 
 from htmltools import Tag, tags
-from shiny import reactive, ui
+from shiny import reactive, render, ui
 from shiny.types import SilentCancelOutputException, SilentException
 
 from .. import logic, security
 
-# shiny renamed this (1.x): use the new name where it exists
+# shiny renamed these (1.x): use the new names where they exist
 _update_navset = getattr(ui, "update_navset", getattr(ui, "update_navs", None))
+download = getattr(render, "download_button", render.download)
 
 #: Shiny's own "nothing to show yet" signals (req() and the like): not failures
 SHINY_SIGNALS = (SilentException, SilentCancelOutputException)
@@ -26,13 +27,16 @@ TABS_ID = "tabs"
 
 
 def table(header, rows, table_id=None, numeric_from=1) -> Tag:
-    """An HTML table; every cell is escaped text (htmltools); numbers (or number texts) from
-    column ``numeric_from`` on are right-aligned."""
+    """An HTML table; every cell is escaped text (htmltools), or a tag built with htmltools;
+    numbers (or number texts) from column ``numeric_from`` on are right-aligned."""
     head = tags.tr(*[tags.th(str(h)) for h in header]) if header else None
     body = []
     for row in rows:
         cells = []
         for j, value in enumerate(row):
+            if isinstance(value, Tag):
+                cells.append(tags.td(value))
+                continue
             text = logic.fmt(value)
             cells.append(tags.td(text, class_="num") if j >= numeric_from and _numeric(value) else tags.td(text))
         body.append(tags.tr(*cells))
@@ -72,6 +76,9 @@ class PageState:
 
     ``loaded``: the data shown (a dict: df, path, name, dataset, shown, profile, note, max_bytes);
     ``runs``: [(run id, RunSpec, RunHandle)] in order; ``active``: the RunHandle of the run going;
+    ``explorations``: [(id, grid.GridSpec, RunHandle)] of the Map tab; ``exploring``: the one going
+    (one run or exploration at a time); ``run_inputs``: the Protect tab's controls as they are
+    (``controls.run_spec``'s ``sent``; set by that tab);
     ``shown_run``: (the run the Results tab shows, a count); ``error``: (the one-line message, the Run click
     it belongs to); ``tick``: moves when a run's progress does."""
 
@@ -86,6 +93,9 @@ class PageState:
         self.runs = reactive.Value([])
         self.tick = reactive.Value(0)
         self.shown_run = reactive.Value(None)
+        self.exploring = reactive.Value(None)
+        self.explorations = reactive.Value([])
+        self.run_inputs = None
         self.run_clicks = 0  # Run clicks so far: an error line names the click it belongs to
         self.handles: list = []  # every RunHandle of this page, stopped when the page ends
         self.uploads: dict = {}  # path of each upload kept -> its bytes (counted in the page's budget)
@@ -135,7 +145,8 @@ class PageState:
 
     # ------------------------------------------------------------------ uploads and the budget
     def used_by_a_run(self, path: str) -> bool:
-        return any(spec.input_path == path for _, spec, _ in self.runs.get())
+        """A run or an exploration of the page reads this file (its export, a pick of its map)."""
+        return any(spec.input_path == path for _, spec, _ in [*self.runs.get(), *self.explorations.get()])
 
     def release_upload(self, path: str | None) -> None:
         """Delete an upload that no run uses (not shown any more, or replaced); its bytes go back
@@ -156,8 +167,13 @@ class PageState:
         self.budget.set_spare(self.session.id, spare)
 
     # ------------------------------------------------------------------ runs
+    def busy(self) -> bool:
+        """A run or an exploration is going (one at a time: they share the machine's cores)."""
+        with reactive.isolate():
+            return self.active.get() is not None or self.exploring.get() is not None
+
     def start_run(self, spec: logic.RunSpec) -> None:
-        if self.active.get() is not None:
+        if self.busy():
             self.show_error("a run is already going: wait for it or cancel it")
             return
         run_id = len(self.runs.get()) + 1
@@ -168,29 +184,57 @@ class PageState:
         self.update_spare()  # the run's file is kept for its export
 
     def cancel_run(self) -> None:
-        handle = self.active.get()
+        self._cancel(self.active, self.runs)
+
+    def start_exploration(self, spec) -> None:
+        """Explore a grid (``grid.GridSpec``) in its own process, as a run goes."""
+        if self.busy():
+            self.show_error("a run is already going: wait for it or cancel it")
+            return
+        with reactive.isolate():
+            explorations = self.explorations.get()
+        handle = logic.RunHandle(spec, self.session_dir, len(explorations) + 1, job="explore")
+        self.handles.append(handle)
+        self.explorations.set(explorations + [(handle.run_id, spec, handle)])
+        self.exploring.set(handle)
+        self.update_spare()
+
+    def cancel_exploration(self) -> None:
+        self._cancel(self.exploring, self.explorations)
+
+    def _cancel(self, going, listed) -> None:
+        """Stop the run or exploration ``going`` holds; ``listed``, the page's list of them, shows it."""
+        handle = going.get()
         if handle is not None:
             handle.cancel()
-            self.active.set(None)
-            self.runs.set(list(self.runs.get()))
+            going.set(None)
+            listed.set(list(listed.get()))
             self.tick.set(self.tick.get() + 1)
 
+    def _poll(self, going, listed):
+        """One look at the run or exploration ``going`` holds: the progress line moves on; at its
+        end ``listed`` shows it, an error is the page's line; returns the handle once it is done."""
+        handle = going.get()
+        if handle is None:
+            return None
+        state = handle.poll()
+        self.tick.set(self.tick.get() + 1)
+        if state == "running":
+            return None
+        going.set(None)
+        listed.set(list(listed.get()))
+        if state == "error":
+            self.show_error(handle.error)
+        return handle if state == "done" else None
+
     def _poll_active(self) -> None:
-        """One look at the current run: move the progress line on; at its end, show its results
-        (or its error line)."""
+        """One look at the current run and exploration; a finished run's results are shown (an
+        exploration's map is the Map tab's, which follows ``explorations``)."""
         with reactive.isolate():
-            handle = self.active.get()
-            if handle is None:
-                return
-            state = handle.poll()
-            self.tick.set(self.tick.get() + 1)
-            if state != "running":
-                self.active.set(None)
-                self.runs.set(list(self.runs.get()))
-                if state == "done":
-                    self.show_run(handle.run_id)
-                elif state == "error":
-                    self.show_error(handle.error)
+            done = self._poll(self.active, self.runs)
+            if done is not None:
+                self.show_run(done.run_id)
+            self._poll(self.exploring, self.explorations)
 
     async def _watch_runs(self) -> None:
         # The page's own timer task, not reactive.invalidate_later: shiny 1.8 prints a traceback
