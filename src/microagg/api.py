@@ -21,6 +21,7 @@ __all__ = ["Result", "microaggregate"]
 def microaggregate(data, *args, **kwargs) -> Result:
     options, params = split_arguments(args, kwargs)
     run = validate_run(options, params)  # every option and parameter, before the data are read
+    pipeline.import_dependencies()
     deadline = Deadline(run.time_limit)  # the whole call's budget (the checks above take microseconds)
     source = pipeline.load(data)
     roles = pipeline.check_params_vs_input(run, source)
