@@ -615,10 +615,7 @@ def explore(data, k=DEFAULT_KS, methods=DEFAULT_METHODS, *, time_limit: float = 
 
     ks, names = _ks(k), _methods(methods)
     risk_limit = _check_risk(risk, max_risk)
-    if time_limit is None or isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) \
-            or not math.isfinite(time_limit) or time_limit <= 0:
-        raise ParameterError(f"time_limit (the exploration's budget) must be a number of seconds > 0, got "
-                             f"{time_limit!r}")
+    time_limit = _check_budget(time_limit)
     per_run = [name for name in options if name in _PER_RUN]
     if per_run:
         raise ParameterError(f"explore sets {', '.join(per_run)} per run: give k and methods as lists")
@@ -627,7 +624,7 @@ def explore(data, k=DEFAULT_KS, methods=DEFAULT_METHODS, *, time_limit: float = 
     if unknown:
         raise ParameterError(f"method_params names method(s) not in the grid: {', '.join(unknown)}")
     validated = {m: validate_run({**options, "k": ks[0], "method": m}, method_params.get(m, {})) for m in names}
-    deadline = Deadline(float(time_limit))
+    deadline = Deadline(time_limit)
     with warnings.catch_warnings(record=True) as told:
         warnings.simplefilter("always")
         source = pipeline.load(data)
@@ -660,10 +657,10 @@ def explore(data, k=DEFAULT_KS, methods=DEFAULT_METHODS, *, time_limit: float = 
                              roles, grid_options, method_params, ks[0], deadline, report) if n > PROBE_SIZES[-1] \
             else {}
         _run_grid(runs, costs, payload, source, grid_options, n, deadline, report, cache, method_info,
-                  float(time_limit))
+                  time_limit)
     audit_roles = pipeline.audit_roles(roles, validated[names[0]])
     return Exploration(runs, risk, risk_limit, audit_roles.to_dict(), _plain_options(grid_options), n,
-                       dict(input_info or {}), float(time_limit), deadline.elapsed(), _load(), fingerprint)
+                       dict(input_info or {}), time_limit, deadline.elapsed(), _load(), fingerprint)
 
 
 def _load_kernels(methods, n: int, d: int, deadline, progress) -> None:
@@ -676,6 +673,15 @@ def _load_kernels(methods, n: int, d: int, deadline, progress) -> None:
         t0 = time.monotonic()
         registry.load_kernels(m, (n, d), progress)
         deadline.extend(time.monotonic() - t0)
+
+
+def _check_budget(time_limit) -> float:
+    """The exploration's time budget: a finite number of seconds > 0 (ParameterError otherwise)."""
+    if time_limit is None or isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) \
+            or not math.isfinite(time_limit) or time_limit <= 0:
+        raise ParameterError(f"time_limit (the exploration's budget) must be a number of seconds > 0, got "
+                             f"{time_limit!r}")
+    return float(time_limit)
 
 
 def _plain_options(options: dict) -> dict:

@@ -22,7 +22,6 @@ measure, and the run a click on a point opens.
 
 from __future__ import annotations
 
-import math
 import pickle
 import time
 import warnings
@@ -86,12 +85,11 @@ def grid_spec(run: logic.RunSpec, ks, methods, budget, risk: str, max_risk=None,
     ks, names = explore._ks(ks), explore._methods(methods)
     if budget is None or (isinstance(budget, str) and not budget.strip()):
         budget = explore.DEFAULT_BUDGET
-    if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not math.isfinite(budget) or budget <= 0:
-        raise ParameterError(f"the time budget must be a number of seconds > 0, got {budget!r}")
+    budget = explore._check_budget(budget)
     limit = explore._check_risk(risk, max_risk)
     options = {name: value for name, value in run.options.items() if name not in NOT_FOR_A_GRID}
     params = {run.method: dict(run.params)} if run.params and run.method in names else {}
-    return GridSpec(run.input_path, run.input_name, options, ks, names, params, float(budget), risk, limit,
+    return GridSpec(run.input_path, run.input_name, options, ks, names, params, budget, risk, limit,
                     run.dataset, run.shown_path, run.max_bytes, previous)
 
 
