@@ -346,8 +346,10 @@ class RunSpec:
                 "# can stop at a different point on another machine or under another load.\n"
                 if self.time_limit is not None else "")
         if self.explored is not None:
+            from ..explore import labels_path
+
             note = (f"# {self.explored[0]} is the exploration's result (the Map tab's download), its partitions in\n"
-                    f"# {Path(self.explored[0]).name.removesuffix('.json')}.labels.npz beside it.\n")
+                    f"# {labels_path(Path(self.explored[0]).name).name} beside it.\n")
         elif unlisted_names(self.options):  # the command line splits column lists at commas
             note += "# A column name holds a comma, which the command line cannot list: use the Python call.\n"
         return f"# command line\n{note}{self.cli_command()}\n\n# Python\n{self.python_snippet()}\n"

@@ -169,7 +169,6 @@ def protect_server(input, output, session, state: PageState):
         clicks = input.run()
         state.run_clicks = clicks if isinstance(clicks, int) else 0
         if state.busy():
-            state.show_error("a run is already going: wait for it or cancel it")
             return
         with reactive.isolate():
             loaded = state.loaded.get()

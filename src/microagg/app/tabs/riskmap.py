@@ -19,6 +19,7 @@ from shiny import module, reactive, render, ui
 from starlette.exceptions import HTTPException
 
 from ...errors import InputError
+from ...explore import labels_path
 from .. import controls, grid
 from .shared import PageState, download, quiet_ui, table
 
@@ -118,7 +119,6 @@ def map_server(input, output, session, state: PageState):
     @state.guarded
     async def _explore():
         if state.busy():
-            state.show_error("a run is already going: wait for it or cancel it")
             return
         loaded, run = protect_run()
         spec = grid.grid_spec(run, input.ks(), list(input.methods() or ()), input.budget(), input.risk(), max_risk())
@@ -146,7 +146,6 @@ def map_server(input, output, session, state: PageState):
         _, spec, _, exploration = found
         run_id = grid.pick_of(input.pick(), exploration)
         if state.busy():
-            state.show_error("a run is already going: wait for it or cancel it")
             return
         state.show_error("")
         state.start_run(grid.picked_spec(spec, exploration, run_id))
@@ -209,7 +208,7 @@ def map_server(input, output, session, state: PageState):
             tags.h5("The exploration's result"),
             ui.p("The reproduce commands read these two files (put them beside the data):", class_="muted"),
             ui.download_button("download_result", grid.result_name(spec)), " ",
-            ui.download_button("download_labels", grid.result_name(spec).removesuffix(".json") + ".labels.npz"),
+            ui.download_button("download_labels", labels_path(grid.result_name(spec)).name),
         ]
         return ui.div(*parts, id="map-view", data_pick_input=session.ns("pick"))
 
@@ -229,6 +228,4 @@ def map_server(input, output, session, state: PageState):
         return str(_labels())
 
     def _labels():
-        from ...explore import labels_path
-
         return labels_path(_result())

@@ -168,13 +168,16 @@ class PageState:
 
     # ------------------------------------------------------------------ runs
     def busy(self) -> bool:
-        """A run or an exploration is going (one at a time: they share the machine's cores)."""
+        """A run or an exploration is going (one at a time: they share the machine's cores); if so,
+        the page's error line says so."""
         with reactive.isolate():
-            return self.active.get() is not None or self.exploring.get() is not None
+            going = self.active.get() is not None or self.exploring.get() is not None
+        if going:
+            self.show_error("a run is already going: wait for it or cancel it")
+        return going
 
     def start_run(self, spec: logic.RunSpec) -> None:
         if self.busy():
-            self.show_error("a run is already going: wait for it or cancel it")
             return
         run_id = len(self.runs.get()) + 1
         handle = logic.RunHandle(spec, self.session_dir, run_id)
@@ -189,7 +192,6 @@ class PageState:
     def start_exploration(self, spec) -> None:
         """Explore a grid (``grid.GridSpec``) in its own process, as a run goes."""
         if self.busy():
-            self.show_error("a run is already going: wait for it or cancel it")
             return
         with reactive.isolate():
             explorations = self.explorations.get()
