@@ -648,31 +648,21 @@ def explore(data, k=DEFAULT_KS, methods=DEFAULT_METHODS, *, time_limit: float = 
                 old.audit_seconds
             r.figures, r.warnings, r.labels = old.figures, old.warnings, old.labels
     cache: dict = {}
-    _load_kernels([m for m in names if any(not r.done for r in runs if r.method == m)], n,
-                  len(roles.columns), deadline, progress)
+    from . import methods as registry
+
+    to_run = [m for m in names if any(not r.done for r in runs if r.method == m)]
+    for m in to_run:  # their kernels load outside the budget
+        registry.load_kernels(m, (n, len(roles.columns)), progress, deadline)
     with channel(progress, time_limit, "microagg explore") as report:
         from .methods import get as method_info
 
-        costs = _probe_costs([m for m in names if any(not r.done for r in runs if r.method == m)], payload, source,
-                             roles, grid_options, method_params, ks[0], deadline, report) if n > PROBE_SIZES[-1] \
-            else {}
+        costs = _probe_costs(to_run, payload, source, roles, grid_options, method_params, ks[0], deadline,
+                             report) if n > PROBE_SIZES[-1] else {}
         _run_grid(runs, costs, payload, source, grid_options, n, deadline, report, cache, method_info,
                   time_limit)
     audit_roles = pipeline.audit_roles(roles, validated[names[0]])
     return Exploration(runs, risk, risk_limit, audit_roles.to_dict(), _plain_options(grid_options), n,
                        dict(input_info or {}), time_limit, deadline.elapsed(), _load(), fingerprint)
-
-
-def _load_kernels(methods, n: int, d: int, deadline, progress) -> None:
-    """Load (compile, on a first run after an install) each method's kernels for data of n × d
-    before the clock runs, as ``microaggregate`` does: the budget is spent on runs. ``progress``
-    (True: a line on stderr) hears if numba compiles."""
-    from . import methods as registry
-
-    for m in methods:
-        t0 = time.monotonic()
-        registry.load_kernels(m, (n, d), progress)
-        deadline.extend(time.monotonic() - t0)
 
 
 def _check_budget(time_limit) -> float:

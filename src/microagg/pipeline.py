@@ -17,7 +17,6 @@ categorical changes). ``microaggregate`` (api.py) is these calls; the out-of-cor
 
 from __future__ import annotations
 
-import time
 import warnings
 from dataclasses import dataclass
 
@@ -254,10 +253,9 @@ def partition(source: Source, roles: Roles, prepared: Prepared, run: Run, deadli
     for _, rows in units:
         info.check_params_vs_input(restricted(params, rows) if strata is not None else params, len(rows),
                                    Z.shape[1], k)
-    loading = time.monotonic()  # every input checked: load the kernels outside the budget
-    largest = max(len(rows) for _, rows in units)  # the kernels the largest part will call
-    registry.load_kernels(info.name, (largest, Z.shape[1]), progress)
-    deadline.extend(time.monotonic() - loading)
+    # every input checked: the kernels the largest part will call load outside the budget
+    largest = max(len(rows) for _, rows in units)
+    registry.load_kernels(info.name, (largest, Z.shape[1]), progress, deadline)
     if strata is None:
         labels, out = _run_unit(Z, k, run, params, deadline, progress)
         return Partitioned(labels, out.lower_bound, dict(out.extras))

@@ -297,7 +297,7 @@ def _size_class(records: int) -> int:
     return int(2 * math.log10(max(int(records), 1)))
 
 
-def load_kernels(name: str, shape: tuple | None = None, progress=None) -> None:
+def load_kernels(name: str, shape: tuple | None = None, progress=None, deadline: Deadline | None = None) -> None:
     """Run the package's method ``name`` on a small random input, once per process and size class,
     so that the numba kernels its run on data of ``shape`` (records, attributes) will call are
     loaded from the on-disk cache (compiled, on the first run after an install) before a caller
@@ -307,7 +307,17 @@ def load_kernels(name: str, shape: tuple | None = None, progress=None) -> None:
     IL 4.7588 / 4.795 against icsm alone 4.791. ``progress`` (a callback, or True: one line on
     stderr) hears ``COMPILING`` once if numba compiles. Best effort: a method that cannot run on
     the sample loads its kernels at its real call, which does not charge it to its deadline
-    either (``uncharged_compilation``)."""
+    either (``uncharged_compilation``). ``deadline``: a caller's clock, already running, moved
+    later by the seconds this takes (``Deadline.extend``: loading is outside any budget)."""
+    started = time.monotonic()
+    try:
+        _load_kernels(name, shape, progress)
+    finally:
+        if deadline is not None:
+            deadline.extend(time.monotonic() - started)
+
+
+def _load_kernels(name: str, shape: tuple | None, progress) -> None:
     info = get(name)
     records = WARM_UP_RECORDS if shape is None else int(shape[0])
     key = (name, _size_class(records))
