@@ -42,13 +42,13 @@ def test_tree_mdav_equals_plain(case):
     X = _data(seed, n, d, kind)
     for classic in (True, False):
         plain = mdav_kernel(X, k, classic)
-        tree = mdav_tree_kernel(X, k, classic, leaf, SWITCH_NEVER)
+        tree = mdav_tree_kernel(X, k, classic, leaf, SWITCH_NEVER, 0)
         assert np.array_equal(plain, tree)
         check_partition(tree, n, k)
-        assert np.array_equal(plain, mdav_brute_kernel(X, k, classic))
+        assert np.array_equal(plain, mdav_brute_kernel(X, k, classic, 0))
         assert np.array_equal(plain, mdav_numpy(X, k, classic))
         for switch in (SWITCH_MEASURED, SWITCH_ALWAYS, SWITCH_TRIALS):  # tree, then brute force or trials
-            assert np.array_equal(plain, mdav_tree_kernel(X, k, classic, leaf, switch))
+            assert np.array_equal(plain, mdav_tree_kernel(X, k, classic, leaf, switch, 0))
 
 
 @settings(max_examples=40, deadline=None)
@@ -60,7 +60,7 @@ def test_tree_vmdav_equals_plain(case, gamma):
     X = _data(seed, n, d, kind)
     for global_centroid in (False, True):
         plain = vmdav_kernel(X, k, gamma, global_centroid)
-        tree = vmdav_tree_kernel(X, k, gamma, global_centroid, leaf)
+        tree = vmdav_tree_kernel(X, k, gamma, global_centroid, leaf, 0)
         assert np.array_equal(plain, tree)
         check_partition(tree, n, k)
 
@@ -70,12 +70,12 @@ def test_tree_equals_plain_larger(kind):
     X = _data(7, 3000, 5, kind)
     for k in (2, 3, 7):
         plain = mdav_kernel(X, k, True)
-        assert np.array_equal(plain, mdav_tree_kernel(X, k, True, 8, SWITCH_NEVER))
+        assert np.array_equal(plain, mdav_tree_kernel(X, k, True, 8, SWITCH_NEVER, 0))
         for algorithm in ("brute", "numpy", "tree", "auto"):
             assert np.array_equal(plain, mdav_labels(X, k, True, algorithm))
         for switch in (SWITCH_ALWAYS, SWITCH_TRIALS):
-            assert np.array_equal(plain, mdav_tree_kernel(X, k, True, 8, switch))
-    assert np.array_equal(vmdav_kernel(X, 3, 0.2, False), vmdav_tree_kernel(X, 3, 0.2, False, 8))
+            assert np.array_equal(plain, mdav_tree_kernel(X, k, True, 8, switch, 0))
+    assert np.array_equal(vmdav_kernel(X, 3, 0.2, False), vmdav_tree_kernel(X, 3, 0.2, False, 8, 0))
 
 
 def test_registered_algorithms_agree_on_census():
@@ -96,7 +96,7 @@ def test_kernels_from_concurrent_threads():
 
     data = [_data(seed, 1500, 4, kind) for seed, kind in enumerate(["gauss", "grid", "dup", "offset"])]
     with ThreadPoolExecutor(4) as pool:
-        got = list(pool.map(lambda X: mdav_tree_kernel(X, 3, True, 8, SWITCH_MEASURED), data))
+        got = list(pool.map(lambda X: mdav_tree_kernel(X, 3, True, 8, SWITCH_MEASURED, 0), data))
     for X, labels in zip(data, got):
         assert np.array_equal(labels, mdav_kernel(X, 3, True))
 
@@ -109,8 +109,8 @@ def test_planned_size_picks_the_kernel(monkeypatch):
 
     called = []
     monkeypatch.setattr(kmdav, "_kernel_ready", lambda dispatcher: True)
-    monkeypatch.setattr(kmdav, "mdav_brute_kernel", lambda *a: called.append("brute") or mdav_kernel(*a))
-    monkeypatch.setattr(kmdav, "mdav_tree_kernel", lambda X, k, c, leaf, sw: called.append(("tree", sw))
+    monkeypatch.setattr(kmdav, "mdav_brute_kernel", lambda X, k, c, budget: called.append("brute") or mdav_kernel(X, k, c))
+    monkeypatch.setattr(kmdav, "mdav_tree_kernel", lambda X, k, c, leaf, sw, budget: called.append(("tree", sw))
                         or mdav_kernel(X, k, c))
     X = _data(11, 60, 3, "clusters")
     kmdav.mdav_labels(X, 3)
@@ -134,7 +134,7 @@ def test_kernel_ready_reads_numba_cache():
     import microagg.kernels.mdav as kmdav
 
     X = _data(3, 30, 2, "gauss")
-    kmdav.mdav_brute_kernel(X, 3, True)
+    kmdav.mdav_brute_kernel(X, 3, True, 0)
     assert kmdav._kernel_ready(kmdav.mdav_brute_kernel)
 
 
@@ -176,3 +176,59 @@ def test_tree_md_equals_plain(case):
     for by_centroid in (True, False):
         for both in (True, False):
             assert np.array_equal(md_kernel(X, k, by_centroid, both, False), md_kernel(X, k, by_centroid, both, True))
+
+
+@settings(max_examples=30, deadline=None)
+@given(cases)
+def test_stopped_kernels_keep_plain_groups_then_split(case):
+    """A kernel out of budget (1 cycle: one pair of groups, or one V-MDAV group) has formed the
+    plain loop's first groups, leaves the rest at −1, and group_unreached makes a valid
+    partition of k..2k−1-record groups over the rest."""
+    from microagg.kernels.mdav import group_unreached
+
+    seed, n, d, k, kind, leaf = case
+    if n < 4 * k:
+        return
+    X = _data(seed, n, d, kind)
+    plain = mdav_kernel(X, k, True)
+    runs = [mdav_brute_kernel(X, k, True, 1)] + [mdav_tree_kernel(X, k, True, leaf, s, 1)
+                                                 for s in (SWITCH_NEVER, SWITCH_ALWAYS)]
+    for labels in runs:
+        reached = labels >= 0
+        assert 0 < reached.sum() < n
+        assert np.array_equal(labels[reached], plain[reached])  # MDAV's first groups, as formed
+        first_new = labels.max() + 1
+        share = group_unreached(X, labels, k)
+        assert share == pytest.approx(reached.mean())
+        check_partition(labels, n, k)
+        assert np.bincount(labels)[first_new:].max() <= 2 * k - 1
+    v_plain = vmdav_kernel(X, k, 0.2, False)
+    v = vmdav_tree_kernel(X, k, 0.2, False, leaf, 1)
+    if (v < 0).any():
+        assert np.array_equal(v[v >= 0], v_plain[v >= 0])
+        group_unreached(X, v, k)
+    check_partition(v, n, k)
+
+
+def test_time_limited_methods_stop_and_say_so(monkeypatch):
+    """mdav, vmdav and mdav-mhm given a time limit they cannot meet stop, group the rest, warn and
+    say so in extras; with room they give the labels of a run without a limit."""
+    import microagg.kernels.mdav as kmdav
+    from microagg import methods
+
+    X = _data(5, 4000, 4, "gauss")
+    free = {name: methods.run(name, X, 3).labels for name in ("mdav", "vmdav", "mdav-mhm")}
+    for name in free:
+        assert np.array_equal(methods.run(name, X, 3, time_limit=60).labels, free[name])
+    monkeypatch.setattr(methods, "TOLERATED_OVERSHOOT", 0.0)  # what a run on 10^6 records meets
+    import microagg.methods.mdav as mmdav
+
+    monkeypatch.setattr(mmdav, "TOLERATED_OVERSHOOT", 0.0)
+    monkeypatch.setattr(kmdav, "UNREACHED_SECONDS_PER_VALUE", 1.0)  # the reserve takes the whole budget
+    for name in free:
+        with pytest.warns(UserWarning, match="reached the time limit"):
+            out = methods.run(name, X, 3, time_limit=5, algorithm="tree") if name != "mdav-mhm" else \
+                methods.run(name, X, 3, time_limit=5)
+        check_partition(out.labels, len(X), 3)
+        assert 0 < out.extras["reached"] < 0.05 and "median splits" in out.extras["stopped"]
+    assert "before its tour" in out.extras["stopped"]

@@ -325,13 +325,14 @@ def _brute_take(X, idx, k, pos, labels, g, s, comp, gone, at, alive):
 
 @kernel
 def _brute_pairs(X, Xc, idx, m, k, stop, max_pairs, labels, g, s, comp, dist, pos, gone, alive, tail, prefix,
-                 anchors, work):
+                 anchors, work, stop_cycle):
     """mdav_kernel's pairs of groups by brute force over the columns Xc[:, :m] (the remaining
     records idx[:m], ascending), while at least ``stop`` remain, at most max_pairs pairs; returns
     (m, g, tail, prefix). The record r farthest from the centroid comes from the radial lists
     (``_farthest_from_centroid``, as in the tree kernel); then two distance passes: to r (r's
     group, and the record s farthest from r among the others, as the plain loop finds it after
-    removing the group) and to s (s's group); one stable removal of both groups."""
+    removing the group) and to s (s's group); one stable removal of both groups. Stops early once the
+    cycle counter passes stop_cycle (> 0: the time limit, ``budget_cycles``)."""
     d = Xc.shape[0]
     xs = np.empty(d)
     pairs = 0
@@ -355,6 +356,8 @@ def _brute_pairs(X, Xc, idx, m, k, stop, max_pairs, labels, g, s, comp, dist, po
         m = _remove_columns(Xc, idx, m, gone, 2 * k)
         g += 2
         pairs += 1
+        if stop_cycle > 0 and _cycles() > stop_cycle:
+            break
     return m, g, tail, prefix
 
 
@@ -378,11 +381,13 @@ def _brute_finish(X, Xc, idx, m, k, classic, labels, g, s, comp, dist, pos, gone
 
 
 @kernel
-def mdav_brute_kernel(X, k, classic):
+def mdav_brute_kernel(X, k, classic, budget):
     """mdav_kernel by vectorised brute force: the same labels, bit for bit (same distances, same
     selections, same running sums), with the records as columns, the farthest record from the
     centroid from radial lists and two distance passes per pair of groups instead of four
-    (``_brute_pairs``). O(n²·d/k) time, O(n·d) memory."""
+    (``_brute_pairs``). O(n²·d/k) time, O(n·d) memory. budget > 0: stop forming pairs once this
+    many cycles have passed, the records not reached keep label −1 (``budget_cycles``)."""
+    stop_cycle = _cycles() + budget if budget > 0 else 0
     n, d = X.shape
     labels = np.full(n, -1, dtype=np.int64)
     alive = np.ones(n, dtype=np.bool_)
@@ -397,13 +402,14 @@ def mdav_brute_kernel(X, k, classic):
     gone = np.empty(2 * k, dtype=np.int64)
     stop = 3 * k if classic else 2 * k
     m, g, tail, prefix = _brute_pairs(X, Xc, idx, n, k, stop, n, labels, 0, s, comp, dist, pos, gone, alive, tail,
-                                      prefix, anchors, work)
-    _brute_finish(X, Xc, idx, m, k, classic, labels, g, s, comp, dist, pos, gone, alive)
+                                      prefix, anchors, work, stop_cycle)
+    if m < stop:  # not stopped by the budget
+        _brute_finish(X, Xc, idx, m, k, classic, labels, g, s, comp, dist, pos, gone, alive)
     return labels
 
 
 @kernel
-def mdav_tree_kernel(X, k, classic, leaf_size, switch):
+def mdav_tree_kernel(X, k, classic, leaf_size, switch, budget):
     """mdav_kernel with KD-trees and a radial list: the same labels, bit for bit.
 
     Farthest-from-centroid queries use the radial list (records sorted by distance to a nearby
@@ -419,8 +425,14 @@ def mdav_tree_kernel(X, k, classic, leaf_size, switch):
     out), the rest runs by brute force. No trial while the last trial's cost per pair, scaled to
     the records left, is SWITCH_SKIP times the tree's. SWITCH_NEVER: the tree throughout;
     SWITCH_ALWAYS / SWITCH_TRIALS: brute force from the first trial on / trials without switching
-    (both for the tests: the same labels on every path).
+    (both for the tests: the same labels on every path). The trial's cost leaves out copying the
+    records into columns, paid once if brute force goes on (counted, it doubled brute force's cost
+    per pair at 3·10^4 Gaussian records and kept the tree where brute force was cheaper).
+
+    budget > 0: no pair of groups starts once this many cycles have passed since the call; the
+    records not reached keep label −1 (``budget_cycles``; the caller groups them).
     """
+    stop_cycle = _cycles() + budget if budget > 0 else 0
     n, d = X.shape
     labels = np.full(n, -1, dtype=np.int64)
     alive = np.ones(n, dtype=np.bool_)
@@ -451,23 +463,28 @@ def mdav_tree_kernel(X, k, classic, leaf_size, switch):
         _trees_take_group(T, F, X, X[r].copy(), k, labels, g + 1, s, comp, members, dbuf, excl, alive)
         g += 2
         m -= 2 * k
-        tree_cycles += _cycles() - tic
+        toc = _cycles()
+        tree_cycles += toc - tic
         tree_pairs += 1
+        if stop_cycle > 0 and toc > stop_cycle:
+            return labels
         if switch != SWITCH_NEVER and m <= check and m >= stop:
             tree_cost = tree_cycles / tree_pairs
             if switch != SWITCH_MEASURED or brute_per_record < 0 or brute_per_record * m < SWITCH_SKIP * tree_cost:
-                tic = _cycles()
                 rest = kdtree.alive_indices(T)
                 Xc = _columns(X, rest)
                 dist = np.empty(m)
+                tic = _cycles()
                 m_after, g, tail, prefix = _brute_pairs(X, Xc, rest, m, k, stop, SWITCH_TRIAL_PAIRS, labels, g, s,
-                                                        comp, dist, pos, gone, alive, tail, prefix, anchors, work)
+                                                        comp, dist, pos, gone, alive, tail, prefix, anchors, work,
+                                                        stop_cycle)
                 brute_cost = (_cycles() - tic) / max((m - m_after) // (2 * k), 1)
                 brute_per_record = brute_cost / m
                 if switch == SWITCH_ALWAYS or (switch == SWITCH_MEASURED and brute_cost < tree_cost):  # brute from here
                     m, g, tail, prefix = _brute_pairs(X, Xc, rest, m_after, k, stop, n, labels, g, s, comp, dist, pos,
-                                                      gone, alive, tail, prefix, anchors, work)
-                    _brute_finish(X, Xc, rest, m, k, classic, labels, g, s, comp, dist, pos, gone, alive)
+                                                      gone, alive, tail, prefix, anchors, work, stop_cycle)
+                    if m < stop:  # not stopped by the budget
+                        _brute_finish(X, Xc, rest, m, k, classic, labels, g, s, comp, dist, pos, gone, alive)
                     return labels
                 for i in kdtree.alive_indices(T):  # the tree goes on without the trial's groups
                     if not alive[i]:
@@ -566,12 +583,14 @@ def vmdav_kernel(X, k, gamma, global_centroid):
 
 
 @kernel
-def vmdav_tree_kernel(X, k, gamma, global_centroid, leaf_size):
+def vmdav_tree_kernel(X, k, gamma, global_centroid, leaf_size, budget):
     """vmdav_kernel with KD-tree queries: the same labels, bit for bit.
 
     The record nearest to the group (smallest d_in, lowest index on ties) comes from one
-    nearest-to-any-member query (kernels.kdtree.nearest_to_any).
+    nearest-to-any-member query (kernels.kdtree.nearest_to_any). budget > 0: no group starts once
+    this many cycles have passed; the records not reached keep label −1 (``budget_cycles``).
     """
+    stop_cycle = _cycles() + budget if budget > 0 else 0
     n, d = X.shape
     labels = np.full(n, -1, dtype=np.int64)
     alive = np.ones(n, dtype=np.bool_)
@@ -609,6 +628,8 @@ def vmdav_tree_kernel(X, k, gamma, global_centroid, leaf_size):
             kdtree.delete(T, e)
             m -= 1
         g += 1
+        if stop_cycle > 0 and m >= 2 * k and _cycles() > stop_cycle:
+            return labels
     if m > 0:
         join_nearest_centroid(X, labels, g)
     return labels
@@ -711,28 +732,78 @@ def _kernel_ready(dispatcher) -> bool:
         return True
 
 
-def mdav_labels(X, k, classic=True, algorithm="auto"):
+@kernel
+def _read_cycles():
+    return _cycles()
+
+
+_CYCLES_PER_SECOND: list = []
+#: seconds a time-limited MDAV keeps for grouping the records it did not reach
+#: (``groups.median_split_labels``: measured 1.2 s on 10^6 × 13 Gaussian records, so 1e-7 s per value)
+UNREACHED_SECONDS_PER_VALUE = 1e-7
+
+
+def budget_cycles(seconds, n, d) -> int:
+    """The cycle budget of a kernel that must stop within ``seconds`` (None: unbounded, 0 returned)
+    and then leave time to group up to n × d unreached values: the cycle counter's rate is
+    measured once per process against the monotonic clock (10 ms). Where the counter does not
+    tick (LLVM gives 0 on some processors), 0: the kernel runs to completion."""
+    if seconds is None or not np.isfinite(seconds):
+        return 0
+    if not _CYCLES_PER_SECOND:
+        import time
+
+        _read_cycles()
+        t0, c0 = time.perf_counter(), _read_cycles()
+        while time.perf_counter() - t0 < 0.01:
+            pass
+        _CYCLES_PER_SECOND.append((_read_cycles() - c0) / (time.perf_counter() - t0))
+    rate = _CYCLES_PER_SECOND[0]
+    if rate < 1e6:
+        return 0
+    left = seconds - UNREACHED_SECONDS_PER_VALUE * n * d
+    return max(1, int(left * rate))
+
+
+def group_unreached(X, labels, k) -> float:
+    """Group the records a time-limited kernel left at −1 (``groups.median_split_labels``), in
+    place; returns the share of records the kernel had grouped (1.0: none left)."""
+    rest = np.flatnonzero(labels < 0)
+    if len(rest) == 0:
+        return 1.0
+    from .groups import median_split_labels
+
+    median_split_labels(X, rest, k, labels, int(labels.max()) + 1)
+    return 1.0 - len(rest) / len(labels)
+
+
+def mdav_labels(X, k, classic=True, algorithm="auto", seconds=None):
     """MDAV labels with the kernel ``algorithm`` selects; every kernel gives the same labels, on
     one thread. 'plain': the reference loop; 'brute': vectorised brute force; 'numpy': the same
     in numpy; 'tree': KD-trees throughout; 'auto': brute force up to BRUTE_MAX_N records
     (planned, ``jit.planned_records``; in numpy up to NUMPY_MAX_N while the brute-force kernel
     is not compiled yet, which would cost far more than the run), else the tree switching to
-    brute force when that is measured cheaper."""
+    brute force when that is measured cheaper. ``seconds``: the brute-force and tree kernels stop
+    forming groups then (``budget_cycles``), and the records they did not reach keep label −1
+    (``group_unreached``); the plain and numpy loops run to completion."""
     if algorithm == "plain":
         return mdav_kernel(X, k, classic)
     if algorithm == "numpy" or (algorithm == "auto" and planned_records(len(X)) <= NUMPY_MAX_N
                                 and not _kernel_ready(mdav_brute_kernel)):
         return mdav_numpy(X, k, classic)  # a first run on few records: nothing to compile
+    budget = budget_cycles(seconds, *X.shape)
     if algorithm == "brute" or (algorithm == "auto" and planned_records(len(X)) <= BRUTE_MAX_N):
-        return mdav_brute_kernel(X, k, classic)
-    return mdav_tree_kernel(X, k, classic, LEAF_SIZE, SWITCH_MEASURED if algorithm == "auto" else SWITCH_NEVER)
+        return mdav_brute_kernel(X, k, classic, budget)
+    return mdav_tree_kernel(X, k, classic, LEAF_SIZE, SWITCH_MEASURED if algorithm == "auto" else SWITCH_NEVER,
+                            budget)
 
 
-def vmdav_labels(X, k, gamma, global_centroid=False, algorithm="auto"):
+def vmdav_labels(X, k, gamma, global_centroid=False, algorithm="auto", seconds=None):
     """V-MDAV labels: 'plain' the reference loop, 'tree' the KD-tree version (the same labels),
-    'auto' the tree from TREE_MIN_N records on (planned, ``jit.planned_records``)."""
+    'auto' the tree from TREE_MIN_N records on (planned, ``jit.planned_records``). ``seconds``:
+    as for mdav_labels (the tree kernel only)."""
     if algorithm == "tree" or (algorithm == "auto" and planned_records(len(X)) >= TREE_MIN_N):
-        return vmdav_tree_kernel(X, k, float(gamma), global_centroid, LEAF_SIZE)
+        return vmdav_tree_kernel(X, k, float(gamma), global_centroid, LEAF_SIZE, budget_cycles(seconds, *X.shape))
     return vmdav_kernel(X, k, float(gamma), global_centroid)
 
 
@@ -748,7 +819,7 @@ def split_oversized(X, labels, k):
     g = len(sizes)
     for b in big:
         idx = np.flatnonzero(labels == b)
-        sub = mdav_brute_kernel(np.ascontiguousarray(X[idx]), k, True)
+        sub = mdav_brute_kernel(np.ascontiguousarray(X[idx]), k, True, 0)
         labels[idx] = np.where(sub == 0, b, g + sub - 1)
         g += int(sub.max())
     return labels

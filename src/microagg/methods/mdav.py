@@ -3,8 +3,12 @@ so listing the registry stays light)."""
 
 from __future__ import annotations
 
+import warnings
+
+import numpy as np
+
 from ..params import Param
-from . import register
+from . import TOLERATED_OVERSHOOT, MethodOutput, register
 
 ALGORITHM = Param("algorithm", "str", "auto",
                   "kernel: 'plain' O(n²·d/k) reference loop, 'tree' exact KD-tree version (same labels), "
@@ -23,7 +27,6 @@ MDAV_ALGORITHM = Param("algorithm", "str", "auto",
     paper="Domingo-Ferrer & Torra 2005; ICSM paper Algorithm 1",
     complexity="O(n²·d/k) time worst case (KD-tree pruning: far less on real data), O(n·d) memory",
     variable_size=False,
-    interruptible=False,
     params=(
         Param("variant", "str", "classic",
               "'classic': pairs of groups while at least 3k records remain (reproduces the published IL); "
@@ -44,13 +47,14 @@ def mdav(X, k, *, seed, deadline, progress, variant, algorithm):
     (branch-and-bound nearest / farthest queries on a tree with deletions), 'auto' brute force up
     to 10,000 records (up to 5,000 in numpy on a first run, while compiling its kernel would cost
     far more than the run), else the tree handing over to brute force when that is measured cheaper
-    (``kernels.mdav.mdav_tree_kernel``); all give the same labels, on one thread. Runs to completion (one kernel call): it does not watch the
-    deadline.
+    (``kernels.mdav.mdav_tree_kernel``); all give the same labels, on one thread. With a time
+    limit, the brute-force and tree kernels stop forming groups when it ends and the records not
+    reached are grouped by median splits (``within_time``); the plain and numpy loops run to the end.
     """
     from ..kernels.mdav import mdav_labels
 
     progress("mdav", None, f"{len(X)} records")
-    return mdav_labels(X, k, variant == "classic", algorithm)
+    return within_time(X, mdav_labels(X, k, variant == "classic", algorithm, kernel_seconds(deadline)), k, "mdav")
 
 
 @register(
@@ -59,7 +63,6 @@ def mdav(X, k, *, seed, deadline, progress, variant, algorithm):
     paper="Solanas & Martínez-Ballesté 2006 (V-MDAV)",
     complexity="O(n²·d/k) time worst case (KD-tree pruning: far less on real data), O(n·d) memory",
     variable_size=True,
-    interruptible=False,
     params=(
         Param("gamma", "float", 0.2, "extension factor γ: the nearest unassigned record e joins the group "
               "while d_in(e) < γ·d_out(e)", low=0.0),
@@ -84,4 +87,29 @@ def vmdav(X, k, *, seed, deadline, progress, gamma, centroid, algorithm):
     from ..kernels.mdav import vmdav_labels
 
     progress("vmdav", None, f"{len(X)} records")
-    return vmdav_labels(X, k, gamma, centroid == "global", algorithm)
+    return within_time(X, vmdav_labels(X, k, gamma, centroid == "global", algorithm, kernel_seconds(deadline)), k,
+                       "vmdav")
+
+
+def kernel_seconds(deadline) -> float | None:
+    """The seconds an MDAV kernel may run (None: to the end): what the deadline leaves, but at
+    least TOLERATED_OVERSHOOT, so that a run that short is never cut (a small data set's MDAV
+    gives the same partition under any time limit)."""
+    return None if not deadline.bounded else max(deadline.remaining(), TOLERATED_OVERSHOOT)
+
+
+def within_time(X: np.ndarray, labels: np.ndarray, k: int, name: str) -> MethodOutput:
+    """The output of an MDAV kernel that may have stopped at its time limit: the records it did
+    not reach (label −1) are grouped by median splits (``kernels.mdav.group_unreached``; groups of
+    k..2k−1, far coarser than MDAV's), with a warning and, in extras, ``reached`` (the share MDAV
+    grouped) and ``stopped`` (the note)."""
+    from ..kernels.mdav import group_unreached
+
+    reached = group_unreached(X, labels, k)
+    if reached == 1.0:
+        return MethodOutput(labels)
+    note = (f"{name} reached the time limit after grouping {reached:.1%} of the records; the other "
+            f"{1 - reached:.1%} were grouped by median splits, with a higher information loss: raise the time limit "
+            "for MDAV's groups throughout")
+    warnings.warn(note, stacklevel=2)
+    return MethodOutput(labels, extras={"reached": reached, "stopped": note})
