@@ -138,8 +138,9 @@ def test_every_measure_is_declared_with_its_label_unit_and_reference():
     for m in MEASURES.values():
         assert m.label and m.unit is not None and m.groups and callable(m.compute)
         assert m.reference or m.name in ("groups", "group_size_max")
-    assert [m.name for m in measures_of("risk")][:4] == ["record_linkage_dbrl", "interval_disclosure",
-                                                          "interval_disclosure_p", "smallest_group"]
+    assert [m.name for m in measures_of("risk")][:5] == ["record_linkage_dbrl", "record_linkage_dbrl_records",
+                                                          "interval_disclosure", "interval_disclosure_p",
+                                                          "smallest_group"]
     assert {"key_records_below_k", "reidentification_expected", "ldiversity_smallest_distinct", "interval_sdid_share",
             "interval_rmd_risk1", "row_order_informative_columns"} <= {m.name for m in measures_of("risk")}
 
@@ -188,3 +189,35 @@ def test_an_audit_keeps_a_runs_figures_and_a_comparisons_side_by_side():
     assert both.group("run")["information_loss"] == res.information_loss
     assert both.group("utility")["information_loss"] == pytest.approx(res.information_loss)
     assert both["smallest_group"] >= 3 and set(both.group("run")) >= {"sse", "sst", "lower_bound", "gap", "groups"}
+
+
+def test_dbrl_on_a_sample_links_those_records_exactly(monkeypatch):
+    """Above DBRL_MAX_RECORDS, DBRL is the share of a fixed-seed sample of original records linked
+    to their own protected record, each against every protected record: the full computation
+    restricted to those records; the audit says how many were linked."""
+    import microagg.measures as measures
+    from microagg.measures import Comparison, distance_linkage_risk
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(600, 3))
+    labels = microagg.methods.run("mdav", X, 3).labels
+    cent = np.zeros((labels.max() + 1, 3))
+    np.add.at(cent, labels, X)
+    Xp = (cent / np.bincount(labels)[:, None])[labels]
+    assert measures.dbrl_sample(600) is None
+    monkeypatch.setattr(measures, "DBRL_MAX_RECORDS", 200)
+    sample = measures.dbrl_sample(600)
+    assert len(sample) == 200 and np.array_equal(sample, measures.dbrl_sample(600))
+    # the sample's links: the nearest protected record (ties 1/t) over all 600, by brute force, on
+    # the original's standard scores
+    mean, std = X.mean(axis=0), X.std(axis=0)
+    Z, Zp = (X - mean) / std, (Xp - mean) / std
+    d = ((Z[sample, None, :] - Zp[None, :, :]) ** 2).sum(-1) ** 0.5
+    nearest = d.min(axis=1)
+    own = d[np.arange(200), sample]
+    tied = (d <= nearest[:, None] * (1 + 1e-9) + 1e-12).sum(axis=1)
+    expected = np.mean(np.where(own <= nearest * (1 + 1e-9) + 1e-12, 1.0 / tied, 0.0))
+    assert distance_linkage_risk(X, Xp, sample) == pytest.approx(expected)
+    figures = {f.name: f.value for f in measures.audit(Comparison(X, Xp), "risk").figures}
+    assert figures["record_linkage_dbrl_records"] == 200
+    assert figures["record_linkage_dbrl"] == pytest.approx(expected)

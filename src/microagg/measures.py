@@ -187,7 +187,48 @@ def eigenvalue_discrepancy(X, Xp) -> float:
     return float(100.0 * np.mean(np.abs(lam[keep] - lam_p[keep]) / lam[keep]))
 
 
-def distance_linkage_risk(X, Xp) -> float:
+#: queries per KD-tree call in ``_bounded_query``: each call's search radius is the largest of its
+#: queries' radii, so smaller calls prune more (the tree accepts one radius per call)
+BOUNDED_QUERY_CALLS = 32
+
+
+def _bounded_query(tree, Q, radius, k):
+    """``tree.query(Q, k)`` for queries whose k-th neighbour is known to lie within ``radius``
+    (one radius per query): the queries sorted by radius, in calls of similar radii, each with its
+    largest radius (a little above it: the tree's bound may be exclusive) as the search bound,
+    which prunes part of the tree. Distances and neighbours are the unbounded query's, except
+    that for k > 1 a neighbour beyond the bound comes back as inf (the caller only asks whether it
+    lies within the radius)."""
+    n = len(Q)
+    dist = np.empty((n, k)) if k > 1 else np.empty(n)
+    idx = np.empty((n, k), dtype=np.intp) if k > 1 else np.empty(n, dtype=np.intp)
+    order = np.argsort(radius, kind="stable")
+    for part in np.array_split(order, min(BOUNDED_QUERY_CALLS, max(n, 1))):
+        if len(part):
+            bound = float(radius[part[-1]]) * (1.0 + 1e-9) + 1e-100  # the tree squares it: no underflow
+            dist[part], idx[part] = tree.query(Q[part], k=k, distance_upper_bound=bound)
+    lost = np.flatnonzero(~np.isfinite(dist if k == 1 else dist[:, k - 1]))
+    if k == 1 and len(lost):  # never expected (the radius holds the nearest): the unbounded query
+        dist[lost], idx[lost] = tree.query(Q[lost], k=1)
+    return dist, idx
+
+
+#: above this many records, DBRL links a random sample of this many original records (each against
+#: every protected record, so each link is exact): a nearest-neighbour query in 10 dimensions prunes
+#: little, and all records would cost minutes at 10^6 (Gaussian 10-d: 17 s at 2·10^5); the share's
+#: standard error is then at most 0.5/sqrt(20,000) = 0.35 percentage points
+DBRL_MAX_RECORDS = 20_000
+
+
+def dbrl_sample(n: int) -> np.ndarray | None:
+    """The original records DBRL links on n records: None (all) up to DBRL_MAX_RECORDS, else that
+    many drawn without replacement by a fixed seed (the same file gets the same figure)."""
+    if n <= DBRL_MAX_RECORDS:
+        return None
+    return np.sort(np.random.default_rng(0).choice(n, DBRL_MAX_RECORDS, replace=False))
+
+
+def distance_linkage_risk(X, Xp, sample=None) -> float:
     """Distance-based record linkage (DBRL): share (0..1) of original records linked to their own protected record.
 
     Domingo-Ferrer & Torra (2001), "A quantitative comparison of disclosure control methods
@@ -198,6 +239,8 @@ def distance_linkage_risk(X, Xp) -> float:
     microaggregation, where a whole group publishes the same values) the link is correct with
     probability 1/t, and 1/t is counted. Distances within 1e-9 (relative) of the nearest count
     as tied. KD-tree (scipy cKDTree): O(n log n) time on low-dimensional data, O(n·d) memory.
+    ``sample``: indices of the original records to link (each against every protected record);
+    the share is then theirs, an estimate of the whole file's (``dbrl_sample``).
     """
     from scipy.spatial import cKDTree
 
@@ -211,8 +254,13 @@ def distance_linkage_risk(X, Xp) -> float:
     U, inverse, counts = np.unique(Zp, axis=0, return_inverse=True, return_counts=True)
     inverse = inverse.ravel()
     tree = cKDTree(U)
-    nearest, at = tree.query(Z, k=1)
+    if sample is not None:
+        Z, inverse = Z[sample], inverse[sample]
+        n = len(Z)
     own = np.sqrt(np.sum((Z - U[inverse]) ** 2, axis=1))
+    # the own protected record bounds the search (the nearest is no farther): exact, and it prunes
+    # part of the tree (Gaussian 10-d, 5·10^4 records, k = 3: 2.36 s -> 1.33 s, the same figure)
+    nearest, at = _bounded_query(tree, Z, own, 1)
     tol = 1e-9 * np.maximum(1.0, nearest)
     hit = own <= nearest + tol
     if not hit.any():
@@ -221,7 +269,7 @@ def distance_linkage_risk(X, Xp) -> float:
     # record, unless another distinct record is tied too (then the counts within the radius)
     ties = counts[at[hit]].astype(np.float64)
     if len(U) > 1:
-        second, _ = tree.query(Z[hit], k=2)
+        second, _ = _bounded_query(tree, Z[hit], nearest[hit] + tol[hit], 2)
         crowded = np.flatnonzero(second[:, 1] <= nearest[hit] + tol[hit])
         for j, near in zip(crowded, tree.query_ball_point(Z[hit][crowded], r=(nearest[hit] + tol[hit])[crowded])):
             ties[j] = counts[near].sum()
@@ -593,7 +641,17 @@ def _fpc_protected(c: Comparison):
 def _dbrl(c: Comparison):
     if not c.X.shape[1]:  # no continuous QI column
         return None
-    return distance_linkage_risk(c.X, c.Xp)
+    return distance_linkage_risk(c.X, c.Xp, dbrl_sample(len(c.X)))
+
+
+@measure("record_linkage_dbrl_records", "DBRL: original records linked", "records",
+         f"all records up to {DBRL_MAX_RECORDS:,}; above, a random sample of that many (fixed seed), each linked "
+         "against every protected record: the share is an estimate (standard error at most 0.35 points)", "risk",
+         aligned=True)
+def _dbrl_records(c: Comparison):
+    if not c.X.shape[1]:
+        return None
+    return min(len(c.X), DBRL_MAX_RECORDS)
 
 
 @measure("interval_disclosure", "interval disclosure (%)", "share",
