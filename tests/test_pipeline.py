@@ -234,3 +234,22 @@ def test_the_result_has_typed_parts_and_extras_is_their_view():
     assert extras["weighted_information_loss"] == res.audit["weighted_information_loss"]
     extras["weights"]["AGI"] = 9.0  # a view: the Result does not change
     assert res.weights.variable["AGI"] == 2.0
+
+
+def test_a_time_limited_run_leaves_the_audit_its_time():
+    """With the file audit in the call (audit=True) the methods get the time limit less the
+    audit's expected time, never less than half; small data and unbounded runs are untouched."""
+    from microagg import pipeline
+    from microagg.audit import audit_seconds
+    from microagg.clock import Deadline
+    from microagg.options import validate_run
+
+    run = validate_run({"method": "mdav", "time_limit": 60})
+    big = (10**6, 10)
+    deadline = Deadline(60)
+    method_deadline = pipeline.leave_for_audit(deadline, run, big)
+    assert method_deadline.remaining() == pytest.approx(60 - audit_seconds(*big), abs=0.5)
+    assert pipeline.leave_for_audit(Deadline(10), run, big).remaining() == pytest.approx(5, abs=0.5)
+    assert pipeline.leave_for_audit(deadline, run, (1000, 10)) is deadline
+    assert pipeline.leave_for_audit(deadline, run.with_options(audit=False), big) is deadline
+    assert pipeline.leave_for_audit(Deadline(None), run, big).bounded is False

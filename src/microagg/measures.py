@@ -276,6 +276,26 @@ def distance_linkage_risk(X, Xp, sample=None) -> float:
     return float(np.sum(1.0 / np.maximum(ties, 1)) / n)
 
 
+def _tied_ranks(values: np.ndarray):
+    """(sorted values, first rank, last rank): the block of ranks each value's ties occupy in the
+    sorted order (NaNs tie with each other, as numpy sorts them), from one stable argsort and the
+    runs of equal sorted values (two searchsorted calls cost 2.5 of 9.7 s of the audit at 4·10^5 ×
+    13 census-like records: their random reads)."""
+    n = len(values)
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    same = (ordered[1:] == ordered[:-1]) | (np.isnan(ordered[1:]) & np.isnan(ordered[:-1]))
+    new_run = np.concatenate(([True], ~same))
+    starts = np.flatnonzero(new_run)
+    run = np.cumsum(new_run) - 1
+    ends = np.append(starts[1:], n) - 1
+    first = np.empty(n, dtype=np.intp)
+    last = np.empty(n, dtype=np.intp)
+    first[order] = starts[run]
+    last[order] = ends[run]
+    return ordered, first, last
+
+
 def interval_disclosure_risk(X, Xp, p: float = 10.0) -> float:
     """Interval disclosure by rank intervals: share (0..1) of original values inside their protected value's interval.
 
@@ -300,9 +320,7 @@ def interval_disclosure_risk(X, Xp, p: float = 10.0) -> float:
     m = int(np.floor(p * n / 100.0))
     inside = 0
     for j in range(d):
-        ordered = np.sort(Xp[:, j])
-        first = np.searchsorted(ordered, Xp[:, j], side="left")
-        last = np.searchsorted(ordered, Xp[:, j], side="right") - 1
+        ordered, first, last = _tied_ranks(Xp[:, j])
         lo = ordered[np.maximum(first - m, 0)]
         hi = ordered[np.minimum(last + m, n - 1)]
         inside += int(np.count_nonzero((X[:, j] >= lo) & (X[:, j] <= hi)))

@@ -787,8 +787,9 @@ def _read_cycles():
 
 _CYCLES_PER_SECOND: list = []
 #: seconds a time-limited MDAV keeps for grouping the records it did not reach
-#: (``groups.median_split_labels``: measured 1.2 s on 10^6 × 13 Gaussian records, so 1e-7 s per value)
-UNREACHED_SECONDS_PER_VALUE = 1e-7
+#: (``groups.median_split_labels``: measured 1.2 s on 10^6 × 13 Gaussian records, 0.9e-7 s per value;
+#: with the pipeline's steps after the method, 1.9 s over a 20 s limit at 10^6 × 10)
+UNREACHED_SECONDS_PER_VALUE = 1.5e-7
 
 
 def budget_cycles(seconds, n, d) -> int:
