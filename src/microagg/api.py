@@ -65,10 +65,13 @@ microaggregate.__doc__ = """Microaggregate ``data`` so that every group of quasi
 
     time_limit is the wall-clock budget of the whole call (None: no limit; ``auto`` then takes
     60 s); strata, blocks, portfolio members and initial methods share it by one rule
-    (``microagg.clock``). Methods registered as not interruptible (mdav, md, ...) run to
-    completion; anytime methods overshoot by at most about max(0.5 s, 10 %)
-    (benchmarks/results/colgen_time_limit.md). The method's compiled kernels load before the clock
-    starts, once per process (``methods.load_kernels``).
+    (``microagg.clock``), and with ``audit`` the file audit's expected time is left to it
+    (``pipeline.leave_for_audit``). MDAV stops forming groups at the limit and groups the
+    records it did not reach by median splits (a warning, ``extras['stopped']``); methods
+    registered as not interruptible (md, npn-mhm, ...) run to completion or are refused at once
+    where their least time does not fit; anytime methods overshoot by at most about
+    max(0.5 s, 10 %) (benchmarks/results/colgen_time_limit.md). The method's compiled kernels
+    load before the clock starts, once per process (``methods.load_kernels``).
 
     With variable weights, standardised column j is multiplied by sqrt(w_j) before the method, so
     it minimises Σ_j w_j·SSE_j; IL and SSE stay on the unweighted columns (the weighted IL is an
