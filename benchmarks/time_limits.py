@@ -6,8 +6,8 @@ in a fresh subprocess on census-like or Gaussian 10-d data (``mdav_scaling.make_
 univariate method gets its first column), with the kernels compiled beforehand (a warm-up on a
 small sample, as for n records). A row gives the call's wall seconds (from the call to its
 return, compilation excluded by the warm-up), the reported ``Result.seconds``, and the outcome:
-``ok``, ``stopped`` (returned within the limit, the method saying it stopped early:
-``extras['stopped']``), ``refused`` (the one-line error the method gives before any work where it
+``ok``, ``stopped`` (the method says it stopped at the time limit before its end:
+``extras['stopped']``, e.g. MDAV grouping the records it did not reach by median splits), ``refused`` (the one-line error the method gives before any work where it
 cannot run within the limit) or ``killed`` (still running after the hard timeout, T × 4 + 120 s).
 "within" says whether the call returned within the limit plus the documented overshoot,
 max(1 s, 10 %).
@@ -57,6 +57,7 @@ def child(method: str, n: int, limit: float, data: str) -> None:
         return
     wall = time.perf_counter() - t
     stopped = res.extras.get("stopped")
+    stopped = stopped if isinstance(stopped, str) and "time limit" in stopped else None  # not "converged"
     print(json.dumps({"status": "stopped" if stopped else "ok", "wall": wall, "reported": res.seconds,
                       "il": res.information_loss, **({"message": stopped} if stopped else {})}))
 

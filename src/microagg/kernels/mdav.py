@@ -252,27 +252,32 @@ def _columns(X, members):
     return Xc
 
 
-@kernel
-def _distances(Xc, m, p, out):
-    """out[i] = ‖record i − p‖² over the first m columns of Xc: nearest.sqdist's operations in its
-    order (coordinate 0 first, from 0.0), so the same bits, one coordinate at a time over a
-    block of records, which the compiler vectorises (loops over a slice from 0: no negative
-    index to wrap, measured 2.4 ns a 10-d record against 4.4 for sqdist row by row)."""
-    d = Xc.shape[0]
-    for i0 in range(0, m, BRUTE_BLOCK):
-        i1 = min(i0 + BRUTE_BLOCK, m)
-        o = out[i0:i1]
-        x = Xc[0, i0:i1]
-        c = p[0]
+@kernel(inline="always")
+def _block_distances(Xc, i0, i1, p, o):
+    """o[j] = ‖record i0 + j − p‖² for the columns i0..i1−1 of Xc: nearest.sqdist's operations in
+    its order (coordinate 0 first, from 0.0), so the same bits, one coordinate at a time over the
+    block, which the compiler vectorises (loops over a slice from 0: no negative index to wrap,
+    measured 2.4 ns a 10-d record against 4.4 for sqdist row by row)."""
+    x = Xc[0, i0:i1]
+    c = p[0]
+    for j in range(i1 - i0):
+        diff = x[j] - c
+        o[j] = diff * diff
+    for t in range(1, Xc.shape[0]):
+        x = Xc[t, i0:i1]
+        c = p[t]
         for j in range(i1 - i0):
             diff = x[j] - c
-            o[j] = diff * diff
-        for t in range(1, d):
-            x = Xc[t, i0:i1]
-            c = p[t]
-            for j in range(i1 - i0):
-                diff = x[j] - c
-                o[j] += diff * diff
+            o[j] += diff * diff
+
+
+@kernel
+def _distances(Xc, m, p, out):
+    """out[i] = ‖record i − p‖² over the first m columns of Xc, a block of BRUTE_BLOCK records at
+    a time (``_block_distances``)."""
+    for i0 in range(0, m, BRUTE_BLOCK):
+        i1 = min(i0 + BRUTE_BLOCK, m)
+        _block_distances(Xc, i0, i1, p, out[i0:i1])
 
 
 @kernel
@@ -284,23 +289,12 @@ def _distances_select(Xc, m, p, out, k, pos, best, excl, nexcl):
     the block, which vectorises): positions come in increasing order, so a later equal key never
     enters, and the results are k_smallest's and argmax_first's (measured at 10^4 census-like
     records: the two scans cost 17 µs beside 28 µs for the pass)."""
-    d = Xc.shape[0]
     filled = 0
     top, far = -np.inf, 0
     for i0 in range(0, m, BRUTE_BLOCK):
         i1 = min(i0 + BRUTE_BLOCK, m)
         o = out[i0:i1]
-        x = Xc[0, i0:i1]
-        c = p[0]
-        for j in range(i1 - i0):
-            diff = x[j] - c
-            o[j] = diff * diff
-        for t in range(1, d):
-            x = Xc[t, i0:i1]
-            c = p[t]
-            for j in range(i1 - i0):
-                diff = x[j] - c
-                o[j] += diff * diff
+        _block_distances(Xc, i0, i1, p, o)
         hit = filled < k
         if not hit:
             kth = best[k - 1]
