@@ -634,8 +634,9 @@ def rmd_interval_risk(X, Xp, k: float = 0.01, k2: float = 0.05, *, seed: int | N
     at_risk2 = np.zeros(n, dtype=bool)
     if at_risk1.any():
         # distance to the nearest OTHER protected record: the second neighbour (the first is itself,
-        # at 0, or an identical record, also at 0)
-        dist, _ = cKDTree(Zp).query(Zp[at_risk1], k=2)
+        # at 0, or an identical record, also at 0); only whether it lies within k2 matters, so the
+        # search stops a little beyond k2 (inf there)
+        dist, _ = cKDTree(Zp).query(Zp[at_risk1], k=2, distance_upper_bound=k2 * (1.0 + 1e-9) + 1e-100)
         at_risk2[at_risk1] = dist[:, 1] > k2
     return RMDRisk(float(k), float(k2), rmd, at_risk1, at_risk2, int(keep.sum()))
 
