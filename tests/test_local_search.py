@@ -171,3 +171,33 @@ def test_partitioned_mode_searches_across_blocks(monkeypatch):
     blocks_only = scale.partitioned_labels(X, 3, "mdav", block_size=300, scheduler="synchronous", seed=0)
     _check_sizes(with_search, 3)
     assert sse(X, with_search) < sse(X, blocks_only)
+
+
+def test_lsearch_stops_while_building_its_neighbour_graph(monkeypatch):
+    """The record k-NN graph is built in slices with the deadline checked between them: a deadline
+    that ends during it returns the start partition, valid, saying it stopped at the deadline; the
+    graph built in slices is the one built at once."""
+    import microagg.methods.lsearch as ls
+    from microagg.kernels.mdav import mdav_labels
+
+    X = np.random.default_rng(4).normal(size=(900, 3))
+    whole = ls._record_knn(X, ls.RECORD_NEIGHBOURS)
+    monkeypatch.setattr(ls, "KNN_SLICE", 100)
+    assert np.array_equal(ls._record_knn(X, ls.RECORD_NEIGHBOURS), whole)
+
+    class EndsAfter:  # a deadline that expires at its third check
+        def __init__(self):
+            self.checks = 0
+
+        def expired(self):
+            self.checks += 1
+            return self.checks > 2
+
+    start = mdav_labels(X, 3)
+    labels, stats = ls.neighbourhood_search(X, 3, start, deadline=EndsAfter())
+    assert stats["stopped"] == "deadline" and stats["rounds"] == 0
+    def first_member(lab):  # each record's group named by its first record: the partition itself
+        first = {}
+        return np.array([first.setdefault(g, i) for i, g in enumerate(lab)])
+
+    assert np.array_equal(first_member(labels), first_member(start))
