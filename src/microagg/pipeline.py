@@ -305,6 +305,10 @@ def leave_for_audit(deadline: Deadline, run: Run, shape) -> Deadline:
     if reserve <= TOLERATED_OVERSHOOT:
         return deadline
     left = deadline.remaining()
+    if reserve > 0.5 * left:
+        warnings.warn(f"the audit of {shape[0]:,} records is expected to take about {reserve:,.0f} s, more than half "
+                      f"of the {left:,.0f} s time limit: the call will end after the limit; audit=False leaves the "
+                      "whole limit to the method (the command line audits the written file after it)", stacklevel=2)
     return deadline.share(max(left - reserve, 0.5 * left), left)
 
 
