@@ -6,7 +6,9 @@ PATH, or ``--exe``) and is timed by wall clock, several times for the quick ones
 reported). "First protect" and "first demo" run with an empty numba cache directory (``NUMBA_CACHE_DIR`` set to a
 new temporary folder), which is what a fresh install sees: every kernel the demo uses is
 compiled once. "Second demo" reuses that cache. The 1-minute load average is recorded before
-and after each command: the issue's targets are for a quiet machine.
+and after each command: the issue's targets are for a quiet machine. The load average lags, so
+each row also gives the cores that other processes kept busy while the command ran (from
+/proc/stat's busy time less the command's own CPU time; Linux only, else blank).
 
     python benchmarks/cli_startup.py [--exe PATH/TO/microagg] [--repeat 5]
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -31,12 +34,35 @@ from _common import md_table, update_readme, write_results  # noqa: E402
 NAME = "cli_startup"
 
 
-def timed(cmd: list[str], env: dict) -> tuple[float, float, float]:
-    """(wall seconds, load before, load after) of one run; the command must succeed."""
+def _busy_seconds() -> float | None:
+    """CPU seconds all cores of the machine have spent busy since boot (/proc/stat), or None."""
+    try:
+        with open("/proc/stat") as f:
+            ticks = [int(v) for v in f.readline().split()[1:]]
+    except OSError:
+        return None
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")  # less idle and iowait
+
+
+def timed(cmd: list[str], env: dict) -> tuple[float, float, float, float | None]:
+    """(wall seconds, load before, load after, cores other processes kept busy meanwhile) of one
+    run; the command must succeed."""
     before = os.getloadavg()[0]
+    busy, own = _busy_seconds(), resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - t0, before, os.getloadavg()[0]
+    wall = time.perf_counter() - t0
+    after, busy_after = resource.getrusage(resource.RUSAGE_CHILDREN), _busy_seconds()
+    others = None
+    if busy is not None and busy_after is not None:
+        mine = after.ru_utime + after.ru_stime - own.ru_utime - own.ru_stime
+        others = max(busy_after - busy - mine, 0.0) / wall
+    return wall, before, os.getloadavg()[0], others
+
+
+def _mean_cores(values: list) -> float | None:
+    known = [v for v in values if v is not None]
+    return round(sum(known) / len(known), 2) if known else None
 
 
 def _write_gaussian_csv(path: str, n: int, d: int) -> None:
@@ -66,21 +92,25 @@ def main() -> None:
         for label, cmd in quick.items():
             runs = [timed(cmd, env) for _ in range(args.repeat)]
             rows.append({"command": label, "seconds": round(statistics.median(r[0] for r in runs), 3),
-                         "runs": args.repeat, "load_before": round(runs[0][1], 2), "load_after": round(runs[-1][2], 2)})
+                         "runs": args.repeat, "load_before": round(runs[0][1], 2), "load_after": round(runs[-1][2], 2),
+                         "other_cores": _mean_cores([r[3] for r in runs])})
         src = os.path.join(cache, "in.csv")
         _write_gaussian_csv(src, 4000, 3)
         protect = [args.exe, "protect", src, "-o", os.path.join(cache, "out.csv"), "-k", "3"]
         for label in ("first protect 4,000 × 3 CSV (empty numba cache)", "second protect 4,000 × 3 CSV"):
-            seconds, before, after = timed(protect, env)
+            seconds, before, after, others = timed(protect, env)
             rows.append({"command": label, "seconds": round(seconds, 2), "runs": 1,
-                         "load_before": round(before, 2), "load_after": round(after, 2)})
+                         "load_before": round(before, 2), "load_after": round(after, 2),
+                         "other_cores": _mean_cores([others])})
         env = dict(os.environ, NUMBA_CACHE_DIR=os.path.join(cache, "demo"))  # empty again
         for label in ("first demo (empty numba cache)", "second demo"):
-            seconds, before, after = timed([args.exe, "demo"], env)
+            seconds, before, after, others = timed([args.exe, "demo"], env)
             rows.append({"command": label, "seconds": round(seconds, 2), "runs": 1,
-                         "load_before": round(before, 2), "load_after": round(after, 2)})
-    table = md_table(["command", "seconds (median)", "runs", "load before", "load after"],
-                     [[r["command"], f"{r['seconds']:.2f}", r["runs"], r["load_before"], r["load_after"]] for r in rows])
+                         "load_before": round(before, 2), "load_after": round(after, 2),
+                         "other_cores": _mean_cores([others])})
+    table = md_table(["command", "seconds (median)", "runs", "load before", "load after", "cores busy with other work"],
+                     [[r["command"], f"{r['seconds']:.2f}", r["runs"], r["load_before"], r["load_after"],
+                       "" if r["other_cores"] is None else f"{r['other_cores']:.2f}"] for r in rows])
     write_results(NAME, rows, table)
     update_readme("cli-startup", f"{table}\n\n_From `python benchmarks/cli_startup.py` "
                   f"(benchmarks/results/{NAME}.md), {os.cpu_count()} cores._")

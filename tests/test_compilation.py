@@ -141,6 +141,25 @@ def test_one_numba_switch():
         assert "@njit" not in path.read_text() or path.name == "jit.py", path.name
 
 
+def test_a_constant_argument_compiles_no_second_specialisation():
+    """A kernel called from another kernel with a constant is compiled for int64, the type a call
+    from Python gives, not once more for Literal[int] (kernels.jit._no_literal_specialisation)."""
+    from microagg.kernels.jit import kernel
+
+    def scaled(x, factor):
+        return x * factor
+
+    callee = kernel(scaled)
+
+    def twice_from_a_kernel(x):
+        return callee(x, 2)  # a constant: numba types it Literal[int](2)
+
+    caller = kernel(twice_from_a_kernel)
+    assert callee(3, 2) == 6 and caller(5) == 10
+    assert [str(t) for t in callee.signatures[0]] == ["int64", "int64"]
+    assert len(callee.signatures) == 1, callee.signatures
+
+
 def test_auto_skips_a_member_that_cannot_fit_its_budget(monkeypatch):
     """auto runs a constructive member only if its least time (MEMBER_COST × MDAV's time measured
     in the run) fits in the budget left; a skipped member gets a row saying why."""

@@ -30,6 +30,8 @@ import numpy as np
 
 from . import kdtree
 from .jit import kernel
+from .kbest import k_smallest
+from .mdav import _sort_small
 
 #: leaf size of the KD-tree of greedy_pricing
 GREEDY_LEAF = 32  # as mdav's LEAF_SIZE; 16 was slower, 64–128 no faster (eia, k = 10)
@@ -184,21 +186,11 @@ def greedy_pricing(X, pi, eta, thr, cptr, ccut, cpen):
 @kernel
 def _smallest(val, eta, out):
     """out[:] = the indices of the eta smallest values, ascending (ties: the lowest indices).
-    O(n) by selection: the full argsort it replaces was most of the alternating descent's time
-    at n = 4092."""
-    cutoff = np.partition(val, eta - 1)[eta - 1]
-    m = 0
-    for i in range(val.shape[0]):
-        if val[i] < cutoff:
-            out[m] = i
-            m += 1
-    for i in range(val.shape[0]):
-        if m == eta:
-            break
-        if val[i] == cutoff:
-            out[m] = i
-            m += 1
-    out.sort()
+    One O(n) pass keeping the eta best (``kbest.k_smallest``; the full argsort it replaced was
+    most of the alternating descent's time at n = 4092), then the eta indices sorted in place:
+    numba's np.partition and sort cost 4.6 s to compile on a first run (issue 35)."""
+    k_smallest(val, val.shape[0], eta, out)
+    _sort_small(out, eta)
 
 
 @kernel

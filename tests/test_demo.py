@@ -1,0 +1,61 @@
+"""``microagg demo``: its task graph (every method in one task, waits without a cycle) and one run
+of the command end to end."""
+
+from __future__ import annotations
+
+import re
+
+import microagg
+from microagg import demo
+
+
+def _graph():
+    return demo.demo_tasks(microagg.methods())
+
+
+def test_every_method_runs_in_exactly_one_task():
+    tasks, needs = _graph()
+    listed = [m for methods in tasks.values() for m in methods]
+    assert sorted(listed) == sorted(microagg.methods())
+    assert set(needs) == set(tasks)
+    assert set(demo._DEMO_TASK_LOADS) <= set(tasks)
+    assert all(m in microagg.methods() for loads in demo._DEMO_TASK_LOADS.values() for m in loads)
+
+
+def test_task_waits_have_no_cycle_and_name_known_tasks():
+    tasks, needs = _graph()
+    done: set = set()
+    pending = list(tasks)
+    while pending:  # Kahn's order: some task must always be ready
+        ready = [t for t in pending if needs[t] <= done]
+        assert ready, f"tasks wait for each other: {pending}"
+        done.update(ready)
+        pending = [t for t in pending if t not in ready]
+    assert needs["portfolio"] == set(tasks) - {"portfolio"}  # auto runs the others' kernels
+    assert "mdav" in needs["local-search"]
+    assert not needs["column generation"]  # the longest task starts at once
+
+
+def test_tasks_run_once_each_after_what_they_wait_for():
+    tasks, needs = _graph()
+    order = []
+
+    def run(task, methods):
+        assert needs[task] <= set(order), (task, order)
+        order.append(task)
+        return [(m, task) for m in methods]
+
+    rows = demo.run_demo_tasks(tasks, needs, run, workers=1)
+    assert sorted(order) == sorted(tasks)
+    assert sorted(r[0] for r in rows) == sorted(microagg.methods())
+    assert order[0] == "mdav"  # others wait for it, so it goes first
+
+
+def test_demo_prints_one_row_per_method(cli):
+    done = cli("demo", "--time-limit", "0.2")
+    assert done.returncode == 0, done.stderr
+    for name in microagg.methods():
+        row = [line for line in done.stdout.splitlines() if re.match(rf"^\W*{re.escape(name)}\s", line)]
+        assert len(row) == 1, (name, row)
+        il = float(re.findall(r"\d+\.\d{3}", row[0])[0])
+        assert 0.0 < il < 100.0, row
