@@ -14,7 +14,7 @@ import numpy as np
 
 from .jit import kernel
 
-__all__ = ["kbest_admits", "kbest_insert", "k_smallest"]
+__all__ = ["kbest_admits", "kbest_insert", "k_smallest", "sort_small"]
 
 
 @kernel(inline="always")
@@ -45,3 +45,16 @@ def k_smallest(v, m, k, out):
         if kbest_admits(best, out, k, filled, v[i], i):
             filled = kbest_insert(best, out, k, filled, v[i], i)
     return out
+
+
+@kernel(inline="always")
+def sort_small(v, m):
+    """Insertion sort of v[:m], for a few values (a pair of MDAV's groups' positions, pricing's
+    candidates): numba's sort would be one more kernel to compile on a first run."""
+    for i in range(1, m):
+        x = v[i]
+        j = i
+        while j > 0 and v[j - 1] > x:
+            v[j] = v[j - 1]
+            j -= 1
+        v[j] = x

@@ -27,7 +27,7 @@ from numba.extending import intrinsic
 
 from . import kdtree
 from .jit import kernel, planned_records
-from .kbest import k_smallest, kbest_admits, kbest_insert
+from .kbest import k_smallest, kbest_admits, kbest_insert, sort_small
 from .nearest import (
     argmax_first,
     compact,
@@ -341,19 +341,6 @@ def _remove_columns(Xc, idx, m, gone, ngone):
     return m - ngone
 
 
-@kernel(inline="always")
-def _sort_small(v, m):
-    """Insertion sort of v[:m] (a pair of groups' positions; numba's sort would be one more
-    kernel to compile on a first run)."""
-    for i in range(1, m):
-        x = v[i]
-        j = i
-        while j > 0 and v[j - 1] > x:
-            v[j] = v[j - 1]
-            j -= 1
-        v[j] = x
-
-
 @kernel
 def _brute_take(X, idx, k, pos, labels, g, s, comp, gone, at, alive):
     """The records at positions pos[:k] become group g (in pos order, as _take_group: the same
@@ -394,7 +381,7 @@ def _brute_pairs(X, Xc, idx, m, k, stop, max_pairs, labels, g, s, comp, dist, po
             xs[t] = Xc[t, far]
         _distances_select(Xc, m, xs, dist, k, pos, best, gone, k)  # r's group left out
         _brute_take(X, idx, k, pos, labels, g + 1, s, comp, gone, k, alive)
-        _sort_small(gone, 2 * k)
+        sort_small(gone, 2 * k)
         m = _remove_columns(Xc, idx, m, gone, 2 * k)
         g += 2
         pairs += 1
@@ -412,7 +399,7 @@ def _brute_finish(X, Xc, idx, m, k, classic, labels, g, s, comp, dist, pos, gone
         _distances(Xc, m, Xc[:, r].copy(), dist)
         k_smallest(dist, m, k, pos)
         _brute_take(X, idx, k, pos, labels, g, s, comp, gone, 0, alive)
-        _sort_small(gone, k)
+        sort_small(gone, k)
         m = _remove_columns(Xc, idx, m, gone, k)
         g += 1
     if m >= k or g == 0:
@@ -862,7 +849,7 @@ def split_oversized(X, labels, k):
     g = len(sizes)
     for b in big:
         idx = np.flatnonzero(labels == b)
-        sub = mdav_brute_kernel(np.ascontiguousarray(X[idx]), k, True, 0)
+        sub = mdav_labels(np.ascontiguousarray(X[idx]), k)  # numpy while its kernel is not compiled
         labels[idx] = np.where(sub == 0, b, g + sub - 1)
         g += int(sub.max())
     return labels

@@ -30,8 +30,7 @@ import numpy as np
 
 from . import kdtree
 from .jit import kernel
-from .kbest import k_smallest
-from .mdav import _sort_small
+from .kbest import k_smallest, sort_small
 
 #: leaf size of the KD-tree of greedy_pricing
 GREEDY_LEAF = 32  # as mdav's LEAF_SIZE; 16 was slower, 64–128 no faster (eia, k = 10)
@@ -190,7 +189,7 @@ def _smallest(val, eta, out):
     most of the alternating descent's time at n = 4092), then the eta indices sorted in place:
     numba's np.partition and sort cost 4.6 s to compile on a first run (issue 35)."""
     k_smallest(val, val.shape[0], eta, out)
-    _sort_small(out, eta)
+    sort_small(out, eta)
 
 
 @kernel
