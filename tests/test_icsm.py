@@ -105,12 +105,12 @@ def test_moves_are_exact_from_random_partitions(data, seed):
     _, labels = regroup(X, perturb(run("mdav", X, k).labels, 10, np.random.default_rng(seed)), k)
     g = int(labels.max()) + 1
     before = sse(X, labels)
-    applied, _ = simple_heuristic(X, labels, g, k, 50, 0.0)
+    applied, _ = simple_heuristic(X, labels, g, k, 50, 0.0, 0)
     assert sse(X, labels) - before == pytest.approx(applied[:, 3].sum(), rel=1e-6, abs=1e-8)
     sizes = group_sizes(labels)
     assert sizes.min() >= k and sizes.max() <= 2 * k - 1
     before = sse(X, labels)
-    cycle, gain = complex_heuristic(X, labels, g, k, 0.0, g)
+    cycle, gain = complex_heuristic(X, labels, g, k, 0.0, g, 0)
     if len(cycle):
         assert gain < 0
         assert sse(X, labels) - before == pytest.approx(gain, rel=1e-6, abs=1e-8)
@@ -262,3 +262,18 @@ def test_icsm_recombine_restarts_never_worse_than_the_start():
     labels = check_partition(res.labels, len(X), 4)
     assert sse(X, labels) <= sse(X, start) + 1e-9
     assert res.extras["recombined"]["mips"] >= 1
+
+
+def test_passes_out_of_budget_keep_a_valid_partition():
+    """A pass out of cycles (budget 1) stops at once: the simple scan applies what it found, the
+    cyclic search applies no cycle or a complete one; the partition stays one of k..2k−1 groups."""
+    X = np.random.default_rng(9).normal(size=(300, 3))
+    labels = run("mdav", X, 3).labels.copy()
+    g = int(labels.max()) + 1
+    before = sse(X, labels)
+    applied, _ = simple_heuristic(X, labels, g, 3, 50, 0.0, 1)
+    assert sse(X, labels) <= before + 1e-9
+    cycle, gain = complex_heuristic(X, labels, g, 3, 0.0, g, 1)
+    assert len(cycle) == 0 or gain < 0
+    sizes = np.bincount(labels, minlength=g)
+    assert sizes.min() >= 3 and sizes.max() <= 5

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .clock import cycles
 from .groups import group_stats
 from .jit import kernel
 from .nearest import sqdist
@@ -47,7 +48,7 @@ def _pool_insert(pool_delta, pool_kind, pool_a, pool_b, count, delta, kind, a, b
 
 
 @kernel
-def simple_heuristic(X, labels, g, k, pool_size, tol):
+def simple_heuristic(X, labels, g, k, pool_size, tol, budget):
     """SimpleHeuristic (ICSM Algorithm 3): one scan for negative 2-cycles of H, then a greedy
     application of the pool that touches no group twice.
 
@@ -56,7 +57,10 @@ def simple_heuristic(X, labels, g, k, pool_size, tol):
     first p_n it finds; the best p_n give lower SSE). labels are updated in place.
     Returns (moves applied as rows (kind, a, b, delta), number of negative moves seen):
     kind 0 moves record a to group b, kind 1 exchanges the groups of records a and b.
+    budget > 0: the scan stops once this many cycles have passed (``clock.budget_cycles``) and
+    the pool found so far is applied (every move in it is exact; the paper's scan just ends early).
     """
+    stop_cycle = cycles() + budget if budget > 0 else 0
     n, d = X.shape
     sizes, cent, start, members = group_stats(X, labels, g)
     dself = np.empty(n)
@@ -82,6 +86,8 @@ def simple_heuristic(X, labels, g, k, pool_size, tol):
         if r > radius[labels[i]]:
             radius[labels[i]] = r
     for p in range(g):
+        if stop_cycle > 0 and cycles() > stop_cycle:
+            break
         mp = sizes[p]
         rp = radius[p]
         for q in range(p + 1, g):
@@ -188,7 +194,7 @@ def group_scores(X, labels, g, sizes, cent):
 
 
 @kernel
-def complex_heuristic(X, labels, g, k, tol, tries):
+def complex_heuristic(X, labels, g, k, tol, tries, budget):
     """ComplexHeuristic (ICSM Algorithm 4): one negative cycle of the ranked acyclic graph H′.
 
     G_s is the group of lowest Score (Eq. 7); groups are ranked by the distance of their
@@ -200,8 +206,11 @@ def complex_heuristic(X, labels, g, k, tol, tries):
     tries > 1 (an extension) falls back to the groups of next-lowest Score, in order, when G_s
     yields no negative cycle. labels are updated in place.
     Returns (cycle nodes in order: record i as i, group p as n + p; cycle cost); an empty
-    cycle when none is negative.
+    cycle when none is negative. budget > 0: the sweeps stop once this many cycles have passed
+    (checked every 256 groups of a sweep); the most negative cycle closed so far is applied.
     """
+    stop_cycle = cycles() + budget if budget > 0 else 0
+    out_of_time = False
     n, d = X.shape
     hi = 2 * k - 1
     sizes, cent, start, members = group_stats(X, labels, g)
@@ -257,6 +266,9 @@ def complex_heuristic(X, labels, g, k, tol, tries):
                 bestC = 0.0
                 bestC_node = n + s
             for r in range(1, g):
+                if stop_cycle > 0 and r % 256 == 0 and cycles() > stop_cycle:
+                    out_of_time = True
+                    break
                 q = rank_order[r]
                 mq = sizes[q]
                 rq = radius[q]
@@ -375,7 +387,9 @@ def complex_heuristic(X, labels, g, k, tol, tries):
                 if distC[q] < bestC:
                     bestC = distC[q]
                     bestC_node = n + q
-        if best_cycle.shape[0] > 0:
+            if out_of_time:
+                break
+        if best_cycle.shape[0] > 0 or out_of_time:
             break
     if best_cycle.shape[0] > 0:
         old = labels.copy()

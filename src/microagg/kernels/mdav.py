@@ -21,11 +21,9 @@ from __future__ import annotations
 import os
 
 import numpy as np
-from llvmlite import ir
-from numba.core import cgutils, types
-from numba.extending import intrinsic
 
 from . import kdtree
+from .clock import budget_cycles, cycles
 from .jit import kernel, planned_records
 from .kbest import k_smallest, kbest_admits, kbest_insert, sort_small
 from .nearest import (
@@ -226,19 +224,6 @@ def _farthest_from_centroid(X, tail, prefix, anchors, work, alive, c):
     return best_i, tail, prefix
 
 
-@intrinsic
-def _cycles(typingctx):
-    """The processor's cycle counter (LLVM readcyclecounter: rdtsc on x86), for the tree kernel's
-    choice between tree and brute force; only compared, never part of a result."""
-
-    def codegen(context, builder, signature, args):
-        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(64), []),
-                                            "llvm.readcyclecounter")
-        return builder.call(fn, [])
-
-    return types.int64(), codegen
-
-
 @kernel
 def _columns(X, members):
     """The records ``members`` of X as columns (d × m), in the order given: each coordinate of a
@@ -385,7 +370,7 @@ def _brute_pairs(X, Xc, idx, m, k, stop, max_pairs, labels, g, s, comp, dist, po
         m = _remove_columns(Xc, idx, m, gone, 2 * k)
         g += 2
         pairs += 1
-        if stop_cycle > 0 and _cycles() > stop_cycle:
+        if stop_cycle > 0 and cycles() > stop_cycle:
             break
     return m, g, tail, prefix
 
@@ -416,7 +401,7 @@ def mdav_brute_kernel(X, k, classic, budget):
     centroid from radial lists and two distance passes per pair of groups instead of four
     (``_brute_pairs``). O(n²·d/k) time, O(n·d) memory. budget > 0: stop forming pairs once this
     many cycles have passed, the records not reached keep label −1 (``budget_cycles``)."""
-    stop_cycle = _cycles() + budget if budget > 0 else 0
+    stop_cycle = cycles() + budget if budget > 0 else 0
     n, d = X.shape
     labels = np.full(n, -1, dtype=np.int64)
     alive = np.ones(n, dtype=np.bool_)
@@ -461,7 +446,7 @@ def mdav_tree_kernel(X, k, classic, leaf_size, switch, budget):
     budget > 0: no pair of groups starts once this many cycles have passed since the call; the
     records not reached keep label −1 (``budget_cycles``; the caller groups them).
     """
-    stop_cycle = _cycles() + budget if budget > 0 else 0
+    stop_cycle = cycles() + budget if budget > 0 else 0
     n, d = X.shape
     labels = np.full(n, -1, dtype=np.int64)
     alive = np.ones(n, dtype=np.bool_)
@@ -483,7 +468,7 @@ def mdav_tree_kernel(X, k, classic, leaf_size, switch, budget):
     brute_per_record = -1.0  # the last trial's cycles per pair and remaining record
     check = n - 2 * k * max(1, min(SWITCH_FIRST_PAIRS, n // (16 * k)))  # the next trial once this many remain
     while m >= stop:
-        tic = _cycles()
+        tic = cycles()
         c = running_mean(s, comp, m)
         r, tail, prefix = _farthest_from_centroid(X, tail, prefix, anchors, work, alive, c)
         xr = X[r].copy()
@@ -492,7 +477,7 @@ def mdav_tree_kernel(X, k, classic, leaf_size, switch, budget):
         _trees_take_group(T, F, X, X[r].copy(), k, labels, g + 1, s, comp, members, dbuf, excl, alive)
         g += 2
         m -= 2 * k
-        toc = _cycles()
+        toc = cycles()
         tree_cycles += toc - tic
         tree_pairs += 1
         if stop_cycle > 0 and toc > stop_cycle:
@@ -503,11 +488,11 @@ def mdav_tree_kernel(X, k, classic, leaf_size, switch, budget):
                 rest = kdtree.alive_indices(T)
                 Xc = _columns(X, rest)
                 dist = np.empty(m)
-                tic = _cycles()
+                tic = cycles()
                 m_after, g, tail, prefix = _brute_pairs(X, Xc, rest, m, k, stop, SWITCH_TRIAL_PAIRS, labels, g, s,
                                                         comp, dist, pos, gone, alive, tail, prefix, anchors, work,
                                                         stop_cycle)
-                brute_cost = (_cycles() - tic) / max((m - m_after) // (2 * k), 1)
+                brute_cost = (cycles() - tic) / max((m - m_after) // (2 * k), 1)
                 brute_per_record = brute_cost / m
                 if switch == SWITCH_ALWAYS or (switch == SWITCH_MEASURED and brute_cost < tree_cost):  # brute from here
                     m, g, tail, prefix = _brute_pairs(X, Xc, rest, m_after, k, stop, n, labels, g, s, comp, dist, pos,
@@ -619,7 +604,7 @@ def vmdav_tree_kernel(X, k, gamma, global_centroid, leaf_size, budget):
     nearest-to-any-member query (kernels.kdtree.nearest_to_any). budget > 0: no group starts once
     this many cycles have passed; the records not reached keep label −1 (``budget_cycles``).
     """
-    stop_cycle = _cycles() + budget if budget > 0 else 0
+    stop_cycle = cycles() + budget if budget > 0 else 0
     n, d = X.shape
     labels = np.full(n, -1, dtype=np.int64)
     alive = np.ones(n, dtype=np.bool_)
@@ -657,7 +642,7 @@ def vmdav_tree_kernel(X, k, gamma, global_centroid, leaf_size, budget):
             kdtree.delete(T, e)
             m -= 1
         g += 1
-        if stop_cycle > 0 and m >= 2 * k and _cycles() > stop_cycle:
+        if stop_cycle > 0 and m >= 2 * k and cycles() > stop_cycle:
             return labels
     if m > 0:
         join_nearest_centroid(X, labels, g)
@@ -761,38 +746,18 @@ def _kernel_ready(dispatcher) -> bool:
         return True
 
 
-@kernel
-def _read_cycles():
-    return _cycles()
-
-
-_CYCLES_PER_SECOND: list = []
 #: seconds a time-limited MDAV keeps for grouping the records it did not reach
 #: (``groups.median_split_labels``: measured 1.2 s on 10^6 × 13 Gaussian records, 0.9e-7 s per value;
 #: with the pipeline's steps after the method, 1.9 s over a 20 s limit at 10^6 × 10)
 UNREACHED_SECONDS_PER_VALUE = 1.5e-7
 
 
-def budget_cycles(seconds, n, d) -> int:
-    """The cycle budget of a kernel that must stop within ``seconds`` (None: unbounded, 0 returned)
-    and then leave time to group up to n × d unreached values: the cycle counter's rate is
-    measured once per process against the monotonic clock (10 ms). Where the counter does not
-    tick (LLVM gives 0 on some processors), 0: the kernel runs to completion."""
-    if seconds is None or not np.isfinite(seconds):
+def _mdav_budget(seconds, n, d) -> int:
+    """The cycle budget of an MDAV kernel that must stop within ``seconds`` (None: 0, unbounded)
+    and then leave time to group up to n × d unreached values (``clock.budget_cycles``)."""
+    if seconds is None:
         return 0
-    if not _CYCLES_PER_SECOND:
-        import time
-
-        _read_cycles()
-        t0, c0 = time.perf_counter(), _read_cycles()
-        while time.perf_counter() - t0 < 0.01:
-            pass
-        _CYCLES_PER_SECOND.append((_read_cycles() - c0) / (time.perf_counter() - t0))
-    rate = _CYCLES_PER_SECOND[0]
-    if rate < 1e6:
-        return 0
-    left = seconds - UNREACHED_SECONDS_PER_VALUE * n * d
-    return max(1, int(left * rate))
+    return budget_cycles(max(seconds - UNREACHED_SECONDS_PER_VALUE * n * d, 0.0))
 
 
 def group_unreached(X, labels, k) -> float:
@@ -821,7 +786,7 @@ def mdav_labels(X, k, classic=True, algorithm="auto", seconds=None):
     if algorithm == "numpy" or (algorithm == "auto" and planned_records(len(X)) <= NUMPY_MAX_N
                                 and not _kernel_ready(mdav_brute_kernel)):
         return mdav_numpy(X, k, classic)  # a first run on few records: nothing to compile
-    budget = budget_cycles(seconds, *X.shape)
+    budget = _mdav_budget(seconds, *X.shape)
     if algorithm == "brute" or (algorithm == "auto" and planned_records(len(X)) <= BRUTE_MAX_N):
         return mdav_brute_kernel(X, k, classic, budget)
     return mdav_tree_kernel(X, k, classic, LEAF_SIZE, SWITCH_MEASURED if algorithm == "auto" else SWITCH_NEVER,
@@ -833,7 +798,7 @@ def vmdav_labels(X, k, gamma, global_centroid=False, algorithm="auto", seconds=N
     'auto' the tree from TREE_MIN_N records on (planned, ``jit.planned_records``). ``seconds``:
     as for mdav_labels (the tree kernel only)."""
     if algorithm == "tree" or (algorithm == "auto" and planned_records(len(X)) >= TREE_MIN_N):
-        return vmdav_tree_kernel(X, k, float(gamma), global_centroid, LEAF_SIZE, budget_cycles(seconds, *X.shape))
+        return vmdav_tree_kernel(X, k, float(gamma), global_centroid, LEAF_SIZE, _mdav_budget(seconds, *X.shape))
     return vmdav_kernel(X, k, float(gamma), global_centroid)
 
 
