@@ -39,9 +39,10 @@ def regroup(X: np.ndarray, labels: np.ndarray, k: int, formation_order: bool = F
     return cut_tour(X, tour, k)
 
 
-#: npn-mhm's tour, measured (census-like, k = 3, CPU s): 0.31 s at 10^4, 4.2 s at 3·10^4, about
-#: 50 s at 10^5 (3.6e-10 s per n²·d); the lower bound a time limit must leave (``least_seconds``).
-NPN_SECONDS_PER_N2D = 2.5e-10
+#: npn-mhm's tour, measured (k = 3): census-like 0.31 s at 10^4, 4.2 s at 3·10^4, about 50 s at
+#: 10^5 (3.6e-10 s per n²·d, CPU); Gaussian 10-d 33 s at 10^5 (3.3e-10, wall, load 2): the lower
+#: bound a time limit must leave (``least_seconds``; 2.5e-10 let a 30 s limit start a 33 s tour)
+NPN_SECONDS_PER_N2D = 3.3e-10
 
 
 #: mdav-mhm's group tour and cut after MDAV take at most about this many times MDAV's own time
