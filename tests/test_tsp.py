@@ -144,3 +144,22 @@ def test_bad_parameters_raise_value_error():
         run("tsp-mhm", X, 3, n_starts=0)
     with pytest.raises(ValueError):
         run("tsp-mhm", X, 3, smoothing=0)
+
+
+def test_tsp_mhm_refuses_a_first_tour_its_probe_says_cannot_fit(monkeypatch):
+    """From PROBE_MIN_N records a time-limited tsp-mhm times its first tour on two samples and
+    refuses (BudgetError, before any tour) when the extrapolation does not fit the time left; with
+    room, the probe changes nothing in the result (its samples have their own generator)."""
+    from microagg import methods
+    from microagg.clock import Deadline
+    from microagg.methods import BudgetError, tsp
+
+    X = np.random.default_rng(2).normal(size=(2000, 4))
+    free = methods.run("tsp-mhm", X, 3, seed=1, n_starts=2).labels
+    monkeypatch.setattr(tsp, "PROBE_MIN_N", 500)
+    monkeypatch.setattr(tsp, "PROBE_RECORDS", 400)
+    assert np.array_equal(methods.run("tsp-mhm", X, 3, seed=1, n_starts=2, time_limit=3600).labels, free)
+    tsp._refuse_if_first_tour_cannot_fit(X, 3, None, 10, Deadline(None))  # unbounded: no probe
+    monkeypatch.setattr(methods, "TOLERATED_OVERSHOOT", 0.0)
+    with pytest.raises(BudgetError, match="its first tour needs about"):
+        tsp._refuse_if_first_tour_cannot_fit(X, 3, None, 10, Deadline(1e-6))

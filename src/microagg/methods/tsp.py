@@ -222,6 +222,60 @@ def mf_tsp(X, k, *, seed, deadline, progress, n_paths, neighbours, extension):
 #: 3·10^4, 4.7 s at 10^5 (n^1.55); killed after 240 s at 10^6. What a time limit must leave
 #: (``least_seconds``).
 TSP_FIRST_TOUR_SECONDS = 0.7
+#: From this many records a time-limited tsp-mhm first times its first tour on samples of
+#: PROBE_RECORDS / 4 and PROBE_RECORDS records (its own generator) and extrapolates with the growth
+#: they show (clipped to TOUR_GROWTH): the cost varies with the data far beyond the census-based
+#: model. Measured first tours at 4,000 / 16,000 / 10^5 records: census-like 0.076 / 0.47 / 4.8 s
+#: (n^1.3), Gaussian 10-d 0.18 / 1.77 / 44 s (n^1.65-1.76; the model said 3.5 s at 10^5).
+PROBE_MIN_N, PROBE_RECORDS, TOUR_GROWTH = 20_000, 8_000, (1.2, 2.0)
+
+
+def _tour_inputs(X, k, smoothing, neighbours):
+    """(Y, candidate neighbours, K, m): the cloud the tours are built through (each record's mean
+    with its m − 1 nearest neighbours when m = smoothing > 1) and its candidate lists."""
+    from scipy.spatial import cKDTree
+
+    n = len(X)
+    m = k // 2 + 1 if smoothing is None else min(int(smoothing), n)
+    Y = X
+    if m > 1:
+        _, idx = cKDTree(X).query(X, k=m)
+        Y = np.ascontiguousarray(X[idx].mean(axis=1))
+    neigh = candidate_neighbours(Y, max(int(neighbours), _NN_CANDIDATES))
+    return Y, neigh, min(int(neighbours), neigh.shape[1]), m
+
+
+def _first_tour(X, k, smoothing, neighbours):
+    """The first tour's work on X (for timing): its inputs and one tour from record 0."""
+    from ..kernels.tsp import build_paths
+
+    Y, neigh, K, _ = _tour_inputs(X, k, smoothing, neighbours)
+    build_paths(Y, neigh, K, K, np.array([0], dtype=np.int64), True, 0, np.zeros((1, 1), dtype=np.int32),
+                np.empty(len(X), dtype=np.int64))
+
+
+def _refuse_if_first_tour_cannot_fit(X, k, smoothing, neighbours, deadline):
+    """BudgetError when the first tour on X, extrapolated from one on PROBE_RECORDS records,
+    cannot end within the time left (nor within TOLERATED_OVERSHOOT): it cannot be interrupted."""
+    from . import TOLERATED_OVERSHOOT
+
+    n = len(X)
+    if not deadline.bounded or n < PROBE_MIN_N:
+        return
+    sample = np.ascontiguousarray(X[np.random.default_rng(0).choice(n, PROBE_RECORDS, replace=False)])
+    _first_tour(sample[:100], k, smoothing, neighbours)  # loads (or compiles) the kernels: not timed
+    seconds = []
+    for size in (PROBE_RECORDS // 4, PROBE_RECORDS):
+        tic = time.monotonic()
+        _first_tour(sample[:size], k, smoothing, neighbours)
+        seconds.append(time.monotonic() - tic)
+    growth = float(np.clip(np.log(max(seconds[1], 1e-9) / max(seconds[0], 1e-9)) / np.log(4.0), *TOUR_GROWTH))
+    need = seconds[1] * (n / PROBE_RECORDS) ** growth
+    if need > max(deadline.remaining(), TOLERATED_OVERSHOOT):
+        raise BudgetError(f"method 'tsp-mhm' cannot finish within the time limit on {n:,} records: its first tour "
+                          f"needs about {need:,.0f} s on these data (timed on {PROBE_RECORDS:,} of them, growing as "
+                          f"n^{growth:.2f}), "
+                          f"{deadline.remaining():,.0f} s left; raise the time limit, or use mdav, lsearch or auto")
 
 
 @register(
@@ -255,20 +309,13 @@ def tsp_mhm(X, k, *, seed, deadline, progress, n_starts, smoothing, neighbours):
     cloud records of one compact neighbourhood sit together on the tour (13.4-13.8).
     No new tour starts once the longest so far would overrun the deadline (the first always runs).
     """
-    from scipy.spatial import cKDTree
-
     from ..kernels.segments import optimal_cyclic_labels
     from ..kernels.tsp import build_paths
 
     n = len(X)
     X = np.ascontiguousarray(X, dtype=np.float64)
-    m = k // 2 + 1 if smoothing is None else min(int(smoothing), n)
-    Y = X
-    if m > 1:
-        _, idx = cKDTree(X).query(X, k=m)
-        Y = np.ascontiguousarray(X[idx].mean(axis=1))
-    neigh = candidate_neighbours(Y, max(int(neighbours), _NN_CANDIDATES))
-    K = min(int(neighbours), neigh.shape[1])
+    _refuse_if_first_tour_cannot_fit(X, k, smoothing, neighbours, deadline)
+    Y, neigh, K, m = _tour_inputs(X, k, smoothing, neighbours)
     far = int(np.argmax(((X - X.mean(axis=0)) ** 2).sum(axis=1)))
     rng = np.random.default_rng(seed)
     others = rng.permutation(np.delete(np.arange(n), far))
