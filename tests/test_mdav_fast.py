@@ -221,9 +221,6 @@ def test_time_limited_methods_stop_and_say_so(monkeypatch):
     for name in free:
         assert np.array_equal(methods.run(name, X, 3, time_limit=60).labels, free[name])
     monkeypatch.setattr(methods, "TOLERATED_OVERSHOOT", 0.0)  # what a run on 10^6 records meets
-    import microagg.methods.mdav as mmdav
-
-    monkeypatch.setattr(mmdav, "TOLERATED_OVERSHOOT", 0.0)
     monkeypatch.setattr(kmdav, "UNREACHED_SECONDS_PER_VALUE", 1.0)  # the reserve takes the whole budget
     for name in free:
         with pytest.warns(UserWarning, match="reached the time limit"):

@@ -58,6 +58,19 @@ COMMON_ARGUMENTS = ("seed", "deadline", "progress")
 TOLERATED_OVERSHOOT = 1.0
 
 
+def step_seconds(deadline: Deadline) -> float | None:
+    """What a step that cannot be interrupted may still take (None: no limit): the time left, but
+    at least TOLERATED_OVERSHOOT, so that a step that short is never cut or refused (a small data
+    set's result is the same under any time limit)."""
+    return None if not deadline.bounded else max(deadline.remaining(), TOLERATED_OVERSHOOT)
+
+
+def step_fits(deadline: Deadline, seconds: float) -> bool:
+    """Whether a step expected to take ``seconds``, which cannot be interrupted, may start."""
+    limit = step_seconds(deadline)
+    return limit is None or seconds <= limit
+
+
 class BudgetError(InputError):
     """The method cannot stop within the time limit on data of this size (its ``least_seconds``):
     raised before it starts, so the user can raise the limit or pick a faster method."""
@@ -264,7 +277,7 @@ def run(
         raise TypeError("pass time_limit or deadline, not both")
     if info.least_seconds is not None and deadline.bounded and n >= 2 * k:
         need = float(info.least_seconds(n, X.shape[1], k))
-        if need > max(deadline.remaining(), TOLERATED_OVERSHOOT):
+        if not step_fits(deadline, need):
             raise BudgetError(
                 f"method {name!r} cannot finish within the time limit on {n:,} records: it needs at least about "
                 f"{need:,.0f} s before it can stop ({info.complexity.split(',')[0]}), {deadline.remaining():,.0f} s "

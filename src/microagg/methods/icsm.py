@@ -21,7 +21,7 @@ from ..clock import Deadline
 from ..params import Param
 from ..partition import check_partition, group_sizes, relabel, sse, sst
 from ..progress import silent
-from . import TOLERATED_OVERSHOOT, MethodOutput, register
+from . import MethodOutput, register, step_seconds
 from .starts import check_lengths, check_offers, check_start, check_starts, start_labels
 from .tour import regroup
 
@@ -76,11 +76,12 @@ def local_search(X, k, labels, *, deadline, max_iterations=None, pool_size=100, 
     # no step starts unless the longest so far and the model's least time for its kind
     # (SIMPLE_/COMPLEX_SECONDS_PER_N2D) fit in the time left; a pass that runs on past the
     # deadline (Gaussian 10-d at 10^5 records: one took over 60 s) stops there, keeping the exact
-    # moves it found, unless the time left is under TOLERATED_OVERSHOOT (small data: never cut)
+    # moves it found, unless the time left is under TOLERATED_OVERSHOOT (``step_seconds``: small data
+    # are never cut)
     step = [0.0, time.monotonic()]  # the longest step so far (seconds), the current step's start
 
     def step_budget():
-        return budget_cycles(max(deadline.remaining(), TOLERATED_OVERSHOOT)) if deadline.bounded else 0
+        return budget_cycles(step_seconds(deadline))
 
     def done(least=SIMPLE_SECONDS_PER_N2D * n * n * d):
         now = time.monotonic()

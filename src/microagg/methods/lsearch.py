@@ -32,7 +32,7 @@ import numpy as np
 from ..clock import Deadline
 from ..params import Param
 from ..partition import check_partition, relabel, sse, sst
-from . import TOLERATED_OVERSHOOT, MethodOutput, register
+from . import MethodOutput, register, step_fits
 from .starts import check_labels_vs_input, check_start, start_labels
 
 # moves with |ΔSSE| below this (relative to SST) are ignored: rounding noise
@@ -198,8 +198,7 @@ def neighbourhood_search(X, k, labels, *, seed=None, deadline=None, progress=Non
             break
         if not regroup:
             break
-        if deadline is not None and (deadline.expired() or (regroup_seconds > TOLERATED_OVERSHOOT
-                                                            and not deadline.room_for(regroup_seconds))):
+        if deadline is not None and (deadline.expired() or not step_fits(deadline, regroup_seconds)):
             stopped = "deadline"  # a regrouping cannot stop: one expected to end past the deadline is not started
             break
         sizes, sums, slots, _ = state

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from ..params import Param
-from . import TOLERATED_OVERSHOOT, MethodOutput, register
+from . import MethodOutput, register, step_seconds
 
 ALGORITHM = Param("algorithm", "str", "auto",
                   "kernel: 'plain' O(n²·d/k) reference loop, 'tree' exact KD-tree version (same labels), "
@@ -54,7 +54,7 @@ def mdav(X, k, *, seed, deadline, progress, variant, algorithm):
     from ..kernels.mdav import mdav_labels
 
     progress("mdav", None, f"{len(X)} records")
-    return within_time(X, mdav_labels(X, k, variant == "classic", algorithm, kernel_seconds(deadline)), k, "mdav")
+    return within_time(X, mdav_labels(X, k, variant == "classic", algorithm, step_seconds(deadline)), k, "mdav")
 
 
 @register(
@@ -87,15 +87,8 @@ def vmdav(X, k, *, seed, deadline, progress, gamma, centroid, algorithm):
     from ..kernels.mdav import vmdav_labels
 
     progress("vmdav", None, f"{len(X)} records")
-    return within_time(X, vmdav_labels(X, k, gamma, centroid == "global", algorithm, kernel_seconds(deadline)), k,
+    return within_time(X, vmdav_labels(X, k, gamma, centroid == "global", algorithm, step_seconds(deadline)), k,
                        "vmdav")
-
-
-def kernel_seconds(deadline) -> float | None:
-    """The seconds an MDAV kernel may run (None: to the end): what the deadline leaves, but at
-    least TOLERATED_OVERSHOOT, so that a run that short is never cut (a small data set's MDAV
-    gives the same partition under any time limit)."""
-    return None if not deadline.bounded else max(deadline.remaining(), TOLERATED_OVERSHOOT)
 
 
 def within_time(X: np.ndarray, labels: np.ndarray, k: int, name: str) -> MethodOutput:

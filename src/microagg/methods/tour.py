@@ -70,19 +70,18 @@ def mdav_mhm(X, k, *, seed, deadline, progress, order):
     opposite extremes of the data, so its tour is longer and its SSE higher on census, tarragona
     and eia, hence not the default. With a time limit, MDAV stops at it as the mdav method does
     (``mdav.within_time``), and the tour starts only if TOUR_PER_MDAV × MDAV's time fits what
-    is left (or TOLERATED_OVERSHOOT); else MDAV's partition is returned and ``extras['stopped']`` says so.
+    is left (``step_fits``); else MDAV's partition is returned and ``extras['stopped']`` says so.
     """
     import time
 
     from ..kernels.mdav import mdav_labels
-    from . import TOLERATED_OVERSHOOT
-    from .mdav import kernel_seconds, within_time
+    from . import step_fits, step_seconds
+    from .mdav import within_time
 
     progress("mdav-mhm", None, "MDAV")
     started = time.perf_counter()
-    out = within_time(X, mdav_labels(X, k, seconds=kernel_seconds(deadline)), k, "mdav-mhm's MDAV")
-    tour_seconds = TOUR_PER_MDAV * (time.perf_counter() - started)
-    if "reached" in out.extras or (deadline.bounded and tour_seconds > max(deadline.remaining(), TOLERATED_OVERSHOOT)):
+    out = within_time(X, mdav_labels(X, k, seconds=step_seconds(deadline)), k, "mdav-mhm's MDAV")
+    if "reached" in out.extras or not step_fits(deadline, TOUR_PER_MDAV * (time.perf_counter() - started)):
         note = "mdav-mhm reached the time limit before its tour: MDAV's partition is returned"
         out.extras["stopped"] = "; ".join(filter(None, (out.extras.get("stopped"), note)))
         return out

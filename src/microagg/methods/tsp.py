@@ -17,7 +17,7 @@ import numpy as np
 
 from ..params import Param
 from ..partition import group_means, sse
-from . import BudgetError, MethodOutput, register
+from . import BudgetError, MethodOutput, register, step_fits
 
 _EXTENSIONS = ("pair", "max", "sum")
 _BATCH = 16  # paths per kernel call between time-limit checks
@@ -256,8 +256,7 @@ def _first_tour(X, k, smoothing, neighbours):
 
 def _refuse_if_first_tour_cannot_fit(X, k, smoothing, neighbours, deadline):
     """BudgetError when the first tour on X, extrapolated from one on PROBE_RECORDS records,
-    cannot end within the time left (nor within TOLERATED_OVERSHOOT): it cannot be interrupted."""
-    from . import TOLERATED_OVERSHOOT
+    cannot end within the time left (``step_fits``): it cannot be interrupted."""
 
     n = len(X)
     if not deadline.bounded or n < PROBE_MIN_N:
@@ -271,7 +270,7 @@ def _refuse_if_first_tour_cannot_fit(X, k, smoothing, neighbours, deadline):
         seconds.append(time.monotonic() - tic)
     growth = float(np.clip(np.log(max(seconds[1], 1e-9) / max(seconds[0], 1e-9)) / np.log(4.0), *TOUR_GROWTH))
     need = seconds[1] * (n / PROBE_RECORDS) ** growth
-    if need > max(deadline.remaining(), TOLERATED_OVERSHOOT):
+    if not step_fits(deadline, need):
         raise BudgetError(f"method 'tsp-mhm' cannot finish within the time limit on {n:,} records: its first tour "
                           f"needs about {need:,.0f} s on these data (timed on {PROBE_RECORDS:,} of them, growing as "
                           f"n^{growth:.2f}), "
