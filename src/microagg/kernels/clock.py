@@ -13,7 +13,7 @@ from numba.extending import intrinsic
 
 from .jit import kernel
 
-__all__ = ["cycles", "budget_cycles"]
+__all__ = ["cycles", "budget_cycles", "stop_cycle_after", "past"]
 
 
 @intrinsic
@@ -27,6 +27,18 @@ def cycles(typingctx):
         return builder.call(fn, [])
 
     return types.int64(), codegen
+
+
+@kernel(inline="always")
+def stop_cycle_after(budget):
+    """The counter's reading at which a kernel given ``budget`` cycles stops (0: no budget)."""
+    return cycles() + budget if budget > 0 else 0
+
+
+@kernel(inline="always")
+def past(stop_cycle):
+    """Whether the counter has passed ``stop_cycle`` (never, for 0: no budget)."""
+    return stop_cycle > 0 and cycles() > stop_cycle
 
 
 @kernel

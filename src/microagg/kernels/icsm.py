@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .clock import cycles
+from .clock import past, stop_cycle_after
 from .groups import group_stats
 from .jit import kernel
 from .nearest import sqdist
@@ -60,7 +60,7 @@ def simple_heuristic(X, labels, g, k, pool_size, tol, budget):
     budget > 0: the scan stops once this many cycles have passed (``clock.budget_cycles``) and
     the pool found so far is applied (every move in it is exact; the paper's scan just ends early).
     """
-    stop_cycle = cycles() + budget if budget > 0 else 0
+    stop_cycle = stop_cycle_after(budget)
     n, d = X.shape
     sizes, cent, start, members = group_stats(X, labels, g)
     dself = np.empty(n)
@@ -86,7 +86,7 @@ def simple_heuristic(X, labels, g, k, pool_size, tol, budget):
         if r > radius[labels[i]]:
             radius[labels[i]] = r
     for p in range(g):
-        if stop_cycle > 0 and cycles() > stop_cycle:
+        if past(stop_cycle):
             break
         mp = sizes[p]
         rp = radius[p]
@@ -209,7 +209,7 @@ def complex_heuristic(X, labels, g, k, tol, tries, budget):
     cycle when none is negative. budget > 0: the sweeps stop once this many cycles have passed
     (checked every 256 groups of a sweep); the most negative cycle closed so far is applied.
     """
-    stop_cycle = cycles() + budget if budget > 0 else 0
+    stop_cycle = stop_cycle_after(budget)
     out_of_time = False
     n, d = X.shape
     hi = 2 * k - 1
@@ -266,7 +266,7 @@ def complex_heuristic(X, labels, g, k, tol, tries, budget):
                 bestC = 0.0
                 bestC_node = n + s
             for r in range(1, g):
-                if stop_cycle > 0 and r % 256 == 0 and cycles() > stop_cycle:
+                if r % 256 == 0 and past(stop_cycle):
                     out_of_time = True
                     break
                 q = rank_order[r]

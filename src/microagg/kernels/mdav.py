@@ -23,7 +23,7 @@ import os
 import numpy as np
 
 from . import kdtree
-from .clock import budget_cycles, cycles
+from .clock import budget_cycles, cycles, past, stop_cycle_after
 from .jit import kernel, planned_records
 from .kbest import k_smallest, kbest_admits, kbest_insert, sort_small
 from .nearest import (
@@ -370,7 +370,7 @@ def _brute_pairs(X, Xc, idx, m, k, stop, max_pairs, labels, g, s, comp, dist, po
         m = _remove_columns(Xc, idx, m, gone, 2 * k)
         g += 2
         pairs += 1
-        if stop_cycle > 0 and cycles() > stop_cycle:
+        if past(stop_cycle):
             break
     return m, g, tail, prefix
 
@@ -401,7 +401,7 @@ def mdav_brute_kernel(X, k, classic, budget):
     centroid from radial lists and two distance passes per pair of groups instead of four
     (``_brute_pairs``). O(n²·d/k) time, O(n·d) memory. budget > 0: stop forming pairs once this
     many cycles have passed, the records not reached keep label −1 (``budget_cycles``)."""
-    stop_cycle = cycles() + budget if budget > 0 else 0
+    stop_cycle = stop_cycle_after(budget)
     n, d = X.shape
     labels = np.full(n, -1, dtype=np.int64)
     alive = np.ones(n, dtype=np.bool_)
@@ -446,7 +446,7 @@ def mdav_tree_kernel(X, k, classic, leaf_size, switch, budget):
     budget > 0: no pair of groups starts once this many cycles have passed since the call; the
     records not reached keep label −1 (``budget_cycles``; the caller groups them).
     """
-    stop_cycle = cycles() + budget if budget > 0 else 0
+    stop_cycle = stop_cycle_after(budget)
     n, d = X.shape
     labels = np.full(n, -1, dtype=np.int64)
     alive = np.ones(n, dtype=np.bool_)
@@ -604,7 +604,7 @@ def vmdav_tree_kernel(X, k, gamma, global_centroid, leaf_size, budget):
     nearest-to-any-member query (kernels.kdtree.nearest_to_any). budget > 0: no group starts once
     this many cycles have passed; the records not reached keep label −1 (``budget_cycles``).
     """
-    stop_cycle = cycles() + budget if budget > 0 else 0
+    stop_cycle = stop_cycle_after(budget)
     n, d = X.shape
     labels = np.full(n, -1, dtype=np.int64)
     alive = np.ones(n, dtype=np.bool_)
@@ -642,7 +642,7 @@ def vmdav_tree_kernel(X, k, gamma, global_centroid, leaf_size, budget):
             kdtree.delete(T, e)
             m -= 1
         g += 1
-        if stop_cycle > 0 and m >= 2 * k and cycles() > stop_cycle:
+        if m >= 2 * k and past(stop_cycle):
             return labels
     if m > 0:
         join_nearest_centroid(X, labels, g)
