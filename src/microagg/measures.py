@@ -207,9 +207,10 @@ def _bounded_query(tree, Q, radius, k):
         if len(part):
             bound = float(radius[part[-1]]) * (1.0 + 1e-9) + 1e-100  # the tree squares it: no underflow
             dist[part], idx[part] = tree.query(Q[part], k=k, distance_upper_bound=bound)
-    lost = np.flatnonzero(~np.isfinite(dist if k == 1 else dist[:, k - 1]))
-    if k == 1 and len(lost):  # never expected (the radius holds the nearest): the unbounded query
-        dist[lost], idx[lost] = tree.query(Q[lost], k=1)
+    if k == 1:  # a nearest beyond its radius is never expected: the unbounded query then
+        lost = np.flatnonzero(~np.isfinite(dist))
+        if len(lost):
+            dist[lost], idx[lost] = tree.query(Q[lost], k=1)
     return dist, idx
 
 
