@@ -480,7 +480,7 @@ def mdav_tree_kernel(X, k, classic, leaf_size, switch, budget):
         toc = cycles()
         tree_cycles += toc - tic
         tree_pairs += 1
-        if stop_cycle > 0 and toc > stop_cycle:
+        if m >= stop and stop_cycle > 0 and toc > stop_cycle:  # pairs remain: stop (else MDAV's own tail)
             return labels
         if switch != SWITCH_NEVER and m <= check and m >= stop:
             tree_cost = tree_cycles / tree_pairs
