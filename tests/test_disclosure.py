@@ -363,6 +363,27 @@ def test_rmd_risk2_by_hand():
     assert res.wrisk1 == pytest.approx(44 * np.sum(0.05 * res.rmd) / 44)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_rmd_risk2_matches_all_pairs(seed):
+    # clusters of near (some identical) published records and isolated ones, more records than the
+    # certificate's window: RMDID2 (identical rows, the principal-axis certificate, the KD-tree)
+    # against every pair's distance
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(60, 4)) * 3
+    X = np.vstack([centres[rng.integers(0, 60, 240)] + rng.normal(scale=0.02, size=(240, 4)),
+                   rng.normal(size=(60, 4)) * 4])
+    Xp = X + rng.normal(scale=0.001, size=X.shape)
+    Xp[:20] = Xp[20:40]  # identical published records
+    for k2 in (0.01, 0.05, 0.3):
+        res = D.rmd_interval_risk(X, Xp, k=0.5, k2=k2)
+        Zp = (Xp - X.mean(axis=0)) / X.std(axis=0, ddof=1)
+        dist = np.linalg.norm(Zp[:, None, :] - Zp[None, :, :], axis=2)
+        np.fill_diagonal(dist, np.inf)
+        expected = res.at_risk1 & (dist.min(axis=1) > k2)
+        assert 0 < expected.sum() < res.at_risk1.sum()
+        np.testing.assert_array_equal(res.at_risk2, expected)
+
+
 def test_rmd_after_microaggregation_and_scaling():
     import microagg
 

@@ -32,7 +32,7 @@ def microaggregate(data, *args, **kwargs) -> Result:
     audit, publication, bound = pipeline.measure(source, roles, prepared, partitioned, published, run)
     seconds = deadline.elapsed()  # the protection's time; the file audit below is not part of it
     if run.audit:
-        audit = audit.with_figures(pipeline.audit(source, roles, published, run))
+        audit = audit.with_figures(pipeline.audit(source, roles, prepared, published, run))
     order = pipeline.shuffle_order(run, source.frame)  # after the audit, which pairs records in input order
     labels = partitioned.labels
     sizes = [group_sizes(labels[:, j]) for j in range(labels.shape[1])] if labels.ndim == 2 else group_sizes(labels)

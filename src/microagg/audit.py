@@ -96,6 +96,13 @@ def _floats(frame, columns) -> np.ndarray:
     return quasi_identifiers(frame, list(columns)) if columns else np.empty((len(frame), 0))
 
 
+def embedding_key(roles: AuditRoles) -> tuple:
+    """The key of the original's embedding in an audit's ``cache`` (what it is built from): a run
+    that embedded the original under these roles seeds it (``pipeline.audit``)."""
+    return ("embedding", tuple(roles.columns), tuple(sorted(roles.kinds.items())), roles.standardize,
+            repr(sorted(roles.ordinal_levels.items(), key=repr)))
+
+
 class FileAudit(Comparison):
     """The inputs of the file measures: the original and the published frames (every column),
     the roles, and how the published key variables are grouped.
@@ -125,8 +132,7 @@ class FileAudit(Comparison):
         from .transforms import embed
 
         r = self.roles
-        key = ("embedding", tuple(r.columns), tuple(sorted(r.kinds.items())), r.standardize,
-               repr(sorted(r.ordinal_levels.items(), key=repr)))
+        key = embedding_key(r)
         if key not in self.cache:
             with warnings.catch_warnings():  # (a constant column was told once, by the run)
                 warnings.simplefilter("ignore")
@@ -148,6 +154,18 @@ class FileAudit(Comparison):
     @cached_property
     def frequencies(self) -> D.KeyFrequencies:
         return D.key_frequencies(self.key_view, self.roles.key_variables, self.roles.k)
+
+    @cached_property
+    def published_frequencies(self) -> D.KeyFrequencies:
+        if self.grouped is None and list(self.roles.key_variables) == list(self.roles.columns):
+            return self.frequencies  # the key variables are the QIs: the same combinations
+        return Comparison.published_frequencies.func(self)
+
+    @cached_property
+    def published_rows(self) -> np.ndarray:
+        if set(self.roles.continuous) == set(self.roles.columns):  # every QI continuous: the same records
+            return self.published_frequencies.combination
+        return Comparison.published_rows.func(self)
 
     @cached_property
     def weights(self):
@@ -189,7 +207,7 @@ class FileAudit(Comparison):
         key = ("rmd", tuple(self.roles.continuous), self.seed)
         try:
             out = D.rmd_interval_risk(self.X, self.Xp, seed=self.seed, max_fit=RMD_MAX_FIT,
-                                      distances=self.cache.get(key))
+                                      distances=self.cache.get(key), published_rows=self.published_rows)
             self.cache[key] = out.rmd
             return out
         except ValueError as exc:

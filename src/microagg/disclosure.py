@@ -94,18 +94,38 @@ def _combination_codes(frame, keys: list) -> np.ndarray:
     """int64 code per row, equal for rows with the same values in every key column (missing = a value).
 
     Each column is factorised (``use_na_sentinel=False``: NaN / None / NA are one code) and the
-    codes are combined column by column, re-factorising so they stay below n (no overflow).
-    No key column: every row is in the one combination 0.
+    codes are combined column by column as digits of a mixed-radix number, re-factorised only when
+    the next digit could overflow int64 (at 10^6 x 13 published columns: 0.85 -> 0.5 s). Codes
+    number the combinations in order of first appearance. No key column: every row is in the one
+    combination 0.
     """
     import pandas as pd
 
     n = len(frame)
     combined = np.zeros(n, dtype=np.int64)
+    size = 1  # combined < size
     for key in keys:
         codes, uniques = pd.factorize(frame[key], use_na_sentinel=False)
-        combined = combined * max(len(uniques), 1) + codes.astype(np.int64)
-        combined = pd.factorize(combined)[0].astype(np.int64)
-    return combined
+        radix = max(len(uniques), 1)
+        if size > _CODE_LIMIT // radix:
+            combined, distinct = pd.factorize(combined)
+            combined, size = combined.astype(np.int64), max(len(distinct), 1)
+        combined = combined * radix + codes.astype(np.int64)
+        size *= radix
+    return pd.factorize(combined)[0].astype(np.int64)
+
+
+def identical_rows(A: np.ndarray) -> np.ndarray:
+    """int64 code per row of a 2-D array, equal for rows with the same values in every column
+    (``_combination_codes`` over its columns; no row sort: np.unique(axis=0) took 1.0 s on 10^6 x 13)."""
+    import pandas as pd
+
+    A = np.asarray(A)
+    return _combination_codes(pd.DataFrame(A, copy=False), list(range(A.shape[1])))
+
+
+#: the largest mixed-radix combination code ``_combination_codes`` lets grow before re-factorising
+_CODE_LIMIT = 2 ** 62
 
 
 @dataclass(frozen=True)
@@ -550,8 +570,42 @@ class RMDRisk:
         return self._weighted(self.at_risk2)
 
 
+#: ``_near_in_order``: the records each record is compared with on each side, in the order of each
+#: of the first NEAR_AXES principal axes
+NEAR_WINDOW = 16
+NEAR_AXES = 2
+
+
+def _near_in_order(P: np.ndarray, which: np.ndarray, radius: float, chunk: int = 1 << 16) -> np.ndarray:
+    """For the rows of P selected by ``which``: True where one of the NEAR_WINDOW rows before or
+    after it in the order of one of P's first NEAR_AXES principal axes lies within ``radius``
+    (Euclidean, as the KD-tree measures it): a certificate that another record is that near;
+    False where none is (one may still be: the KD-tree decides). After individual ranking, 94 % of
+    10^6 x 13 census-like records are certified in 1.5 s, which spares the KD-tree 940,000 of its
+    ~40 µs queries (RMDID2: 40 s -> 4.5 s)."""
+    from .scaling import principal_axes
+
+    n = len(P)
+    _, axes = principal_axes(P[:: max(1, n // 20_000)], NEAR_AXES)
+    near = np.zeros(n, dtype=bool)
+    for axis in axes.T:
+        if near[which].all():
+            break
+        order = np.argsort(P @ axis, kind="stable")
+        ordered = P[order]
+        for offset in range(1, min(NEAR_WINDOW, n - 1) + 1):
+            for a in range(0, n - offset, chunk):  # in chunks: their temporaries are reused, not faulted in
+                b = min(a + chunk, n - offset)
+                diff = ordered[a + offset:b + offset] - ordered[a:b]
+                close = np.sqrt(np.einsum("ij,ij->i", diff, diff)) <= radius
+                near[order[a:b][close]] = True
+                near[order[a + offset:b + offset][close]] = True
+    return near[which]
+
+
 def rmd_interval_risk(X, Xp, k: float = 0.01, k2: float = 0.05, *, seed: int | None = 0,
-                      scaling: str = "original", max_fit: int | None = None, distances=None) -> RMDRisk:
+                      scaling: str = "original", max_fit: int | None = None, distances=None,
+                      published_rows=None) -> RMDRisk:
     """Robust-Mahalanobis-scaled interval disclosure (RMDID1 / RMDID2), after sdcMicro's ``dRiskRMD``.
 
     Templ & Meindl (2008), "Robust statistics meets SDC: new disclosure risk measures for
@@ -588,6 +642,7 @@ def rmd_interval_risk(X, Xp, k: float = 0.01, k2: float = 0.05, *, seed: int | N
     10 s at 10^5), and a robust estimate from a few thousand records is as good for scaling
     intervals. distances: the original records' robust distances when known (``RMDRisk.rmd`` of an
     earlier call on the same X, seed and max_fit: the MCD is then not fitted again).
+    published_rows: codes of identical published records (``identical_rows(Xp)``) when known.
     """
     from scipy.spatial import cKDTree
 
@@ -633,11 +688,22 @@ def rmd_interval_risk(X, Xp, k: float = 0.01, k2: float = 0.05, *, seed: int | N
     at_risk1 = (np.abs(Zp - Z) < half[:, None]).any(axis=1)
     at_risk2 = np.zeros(n, dtype=bool)
     if at_risk1.any():
-        # distance to the nearest OTHER protected record: the second neighbour (the first is itself,
-        # at 0, or an identical record, also at 0); only whether it lies within k2 matters, so the
-        # search stops a little beyond k2 (inf there)
-        dist, _ = cKDTree(Zp).query(Zp[at_risk1], k=2, distance_upper_bound=k2 * (1.0 + 1e-9) + 1e-100)
-        at_risk2[at_risk1] = dist[:, 1] > k2
+        rows = identical_rows(Zp) if published_rows is None else np.asarray(published_rows)
+        if rows.shape != (n,):
+            raise ValueError(f"published_rows must give one code per record ({n}), got shape {rows.shape}")
+        # a record published more than once has another at distance 0, within k2. For the others:
+        # the distance to the nearest OTHER distinct published record, the second neighbour in a
+        # tree of the distinct ones (the first is itself, at 0); only whether it lies within k2
+        # matters, so the search stops a little beyond k2 (inf there). After microaggregation no
+        # tree is needed (10^6 x 13: 2.7 s -> 0.2 s)
+        alone = at_risk1 & (np.bincount(rows)[rows] == 1)
+        if alone.any():
+            alone[alone] = ~_near_in_order(Zp, alone, k2)
+        if alone.any():
+            distinct = np.empty((int(rows.max()) + 1, Zp.shape[1]))
+            distinct[rows] = Zp  # identical records write the same values
+            dist, _ = cKDTree(distinct).query(Zp[alone], k=2, distance_upper_bound=k2 * (1.0 + 1e-9) + 1e-100)
+            at_risk2[alone] = dist[:, 1] > k2
     return RMDRisk(float(k), float(k2), rmd, at_risk1, at_risk2, int(keep.sum()))
 
 

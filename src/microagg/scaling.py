@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Standardizer", "Moments", "zscores", "principal_axes", "axes_of_covariance"]
+__all__ = ["Standardizer", "Moments", "zscores", "covariance", "principal_axes", "axes_of_covariance"]
 
 
 @dataclass
@@ -126,10 +126,14 @@ def principal_axes(Z: np.ndarray, count: int = 1, sign: str | None = None) -> tu
     """(eigenvalues, axes): the ``count`` leading eigenvalues (descending) of the covariance of the
     rows of Z and their unit eigenvectors as columns (d, count) (``axes_of_covariance``).
     Fewer than two rows: the coordinate axes and zero eigenvalues."""
+    return axes_of_covariance(covariance(Z), count, sign)
+
+
+def covariance(Z: np.ndarray) -> np.ndarray:
+    """The population covariance (d, d) of the rows of Z (zeros below two rows)."""
     Z = np.asarray(Z, dtype=np.float64)
     d = Z.shape[1]
-    C = np.atleast_2d(np.cov(Z, rowvar=False, bias=True)) if len(Z) > 1 else np.zeros((d, d))
-    return axes_of_covariance(C, count, sign)
+    return np.atleast_2d(np.cov(Z, rowvar=False, bias=True)) if len(Z) > 1 else np.zeros((d, d))
 
 
 def axes_of_covariance(C: np.ndarray, count: int = 1, sign: str | None = None) -> tuple[np.ndarray, np.ndarray]:

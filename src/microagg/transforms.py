@@ -211,6 +211,8 @@ class Embedding:
     def embed(self, numeric: np.ndarray, codes: np.ndarray) -> np.ndarray:
         """The embedding of (continuous values and ordinal ranks, category codes), columns in QI order."""
         Zn = self.scaler.transform(numeric)
+        if self.numeric_columns == self.columns:  # no nominal column, QI order: the z-scores as they are
+            return np.ascontiguousarray(Zn, dtype=np.float64)
         unit = np.sqrt(NOMINAL_WEIGHT / 2.0)
         parts = []
         for c in self.columns:
