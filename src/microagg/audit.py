@@ -363,12 +363,12 @@ def _row_order(c):
     return len(c.order.informative_columns) if isinstance(c, FileAudit) else None
 
 
-#: the file audit's time per published value (records × columns), measured (k = 3, mdav, load 2,
-#: audit=True against audit=False in one process): census-like 13 columns
-#: 0.8e-6 s at 3·10^5 records and 1.9e-6 at 10^6, Gaussian 10-d 1.1e-6 and 2.2e-6 (DBRL on 20,000
-#: records, rank intervals, robust distances, key frequencies); a time-limited run leaves this much
-#: of its limit to the audit (``audit_seconds``), with room for the growth with n
-AUDIT_SECONDS_PER_VALUE = 2.5e-6
+#: the file audit's time per published value (records × columns), measured at 10^6 records, k = 3
+#: (the call with audit=True less the protection's seconds, load about 1): census-like 13 columns 0.6e-6 s after projected, 1.0e-6 after
+#: individual ranking (RMDID2 then needs its KD-tree), Gaussian 10-d 1.0e-6 (DBRL on 10,000
+#: records, rank intervals, robust distances, key frequencies); a time-limited run leaves this
+#: much of its limit to the audit (``audit_seconds``), with room for a busy machine
+AUDIT_SECONDS_PER_VALUE = 1.2e-6
 
 
 def audit_seconds(n: int, columns: int) -> float:
