@@ -97,7 +97,7 @@ def local_search(X, k, labels, *, deadline, max_iterations=None, pool_size=100, 
             before = labels.copy() if trace is not None else None
             applied, _ = simple_heuristic(X, labels, g, k, pool_size, tol, step_budget())
             if len(applied) == 0:
-                if regroup_every:
+                if regroup_every or deadline.expired():
                     break
                 new_cost, new_labels = regroup(X, labels, k)
                 if new_cost < cost - tol:
@@ -110,8 +110,8 @@ def local_search(X, k, labels, *, deadline, max_iterations=None, pool_size=100, 
             cost += float(applied[:, 3].sum())
             if trace is not None:
                 _replay(X, before, applied, k, trace)
-            if regroup_every:
-                cost, labels = regroup(X, labels, k)
+            if regroup_every and not deadline.expired():  # the moves keep the groups' sizes valid: a
+                cost, labels = regroup(X, labels, k)         # regrouping past the deadline is left out
                 if trace is not None:
                     _trace_state(X, labels, "tour", trace)
         if done(COMPLEX_SECONDS_PER_N2D * n * n * d):
@@ -123,6 +123,8 @@ def local_search(X, k, labels, *, deadline, max_iterations=None, pool_size=100, 
         iterations += 1
         if trace is not None:
             _trace_state(X, labels, "cycle", trace, float(gain))
+        if deadline.expired():  # a cycle keeps every group's size
+            break
         cost, labels = regroup(X, labels, k)
         if trace is not None:
             _trace_state(X, labels, "tour", trace)
