@@ -228,7 +228,8 @@ def alternating_pricing(X, pi, eta, starts, thr, max_iter, cptr, ccut, cpen):
                     same = False
             if same:
                 break
-            prev[:] = cur
+            for q in range(eta):  # element by element: a slice assignment compiles numba's
+                prev[q] = cur[q]  # shape-mismatch error path, 1.5 s of a first run
             for t in range(d):
                 z[t] = 0.0
             for q in range(eta):
@@ -249,7 +250,8 @@ def alternating_pricing(X, pi, eta, starts, thr, max_iter, cptr, ccut, cpen):
                     dup = True
                     break
             if not dup:
-                out[found] = cur
+                for q in range(eta):
+                    out[found, q] = cur[q]
                 rcs[found] = rc
                 found += 1
     return out[:found], rcs[:found]
@@ -488,7 +490,8 @@ def bnb_pricing(X, pi, eta, seeds, nbr_ptr, nbr_idx, thr, collect_all, max_cols,
                             w = 0
                             for c in range(count):
                                 if rcs[c] < thr:
-                                    out[w] = out[c]
+                                    for q in range(eta):
+                                        out[w, q] = out[c, q]
                                     rcs[w] = rcs[c]
                                     w += 1
                             count = w
@@ -534,7 +537,8 @@ def bnb_pricing(X, pi, eta, seeds, nbr_ptr, nbr_idx, thr, collect_all, max_cols,
         if aborted:
             break  # this seed is not finished: not counted as done
         if found_seed and count < max_cols:
-            out[count] = seed_best
+            for q in range(eta):
+                out[count, q] = seed_best[q]
             rcs[count] = best_seed
             count += 1
         seed_lb[j] = lb_seed
@@ -681,7 +685,8 @@ def region_part_pricing(X, pi, eta, s, cand, position, thr, max_nodes, knn_sum, 
                 rc += cut_penalty(chosen, eta, cptr, ccut, cpen, hits)
                 if not (rc < limit):
                     continue
-            leaf_mask[:] = mask[m]
+            for w in range(leaf_mask.shape[0]):
+                leaf_mask[w] = mask[m, w]
             if p < nr:
                 _set_bit(leaf_mask, position[i])
             keys, vals, used, filled, done = _part_store(keys, vals, used, filled, leaf_mask, rc)
@@ -751,10 +756,12 @@ def enumeration_pricing(X, pi, eta, first_lo, first_hi, thr, max_cols, cptr, ccu
                     rc += cut_penalty(idx, eta, cptr, ccut, cpen, hits)
                 if rc < best_rc:
                     best_rc = rc
-                    best[:] = idx
+                    for q in range(eta):
+                        best[q] = idx[q]
                 if rc < thr:
                     if count < max_cols:
-                        out[count] = idx
+                        for q in range(eta):
+                            out[count, q] = idx[q]
                         rcs[count] = rc
                         count += 1
                     else:
