@@ -38,9 +38,11 @@ def relabel(labels: np.ndarray) -> np.ndarray:
     labels = np.asarray(labels)
     if labels.ndim == 2:
         return np.column_stack([relabel(labels[:, j]) for j in range(labels.shape[1])])
-    _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
-    order = np.argsort(np.argsort(first, kind="stable"), kind="stable")
-    return order[inverse.ravel()].astype(np.int64)
+    import pandas as pd
+
+    # pandas numbers values in order of first appearance in one hashing pass (np.unique and two
+    # argsorts took 1.5 ms of a 10^4-record MDAV call's 55 ms)
+    return pd.factorize(labels.ravel(), use_na_sentinel=False)[0].astype(np.int64)
 
 
 def group_sizes(labels: np.ndarray) -> np.ndarray:
