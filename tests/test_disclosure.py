@@ -56,6 +56,20 @@ def test_key_frequencies_categorical_unused_levels_and_no_keys():
     assert empty.smallest is None and empty.records_below_k == 0
 
 
+def test_combination_codes_past_int64_and_identical_rows():
+    # 8 columns of up to 400 values: their mixed-radix code would overflow int64, so the codes are
+    # re-factorised on the way; they must still number the distinct rows in order of first appearance
+    rng = np.random.default_rng(3)
+    base = rng.integers(0, 400, size=(300, 8)).astype(float)
+    A = base[rng.integers(0, 300, 900)]
+    first = {}
+    expected = np.array([first.setdefault(tuple(row), len(first)) for row in A.tolist()])
+    np.testing.assert_array_equal(D.identical_rows(A), expected)
+    freq = D.key_frequencies(pd.DataFrame(A, columns=list("abcdefgh")), list("abcdefgh"), 2)
+    np.testing.assert_array_equal(freq.combination, expected)
+    np.testing.assert_array_equal(freq.fk, np.bincount(expected)[expected])
+
+
 def test_key_frequencies_bad_arguments():
     df = pd.DataFrame({"a": [1, 2]})
     with pytest.raises(ValueError, match="not in the data"):
