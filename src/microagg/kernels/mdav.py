@@ -302,7 +302,8 @@ def _distances_select(Xc, m, p, out, k, pos, best):
 
 #: ``_brute_pairs`` marks the columns of grouped records removed (NaN) and drops them in one stable
 #: pass once they are this share of the columns: a removal after every pair of groups had copied
-#: about all columns each time (measured at 10^4 census-like records: the kernel 0.064 -> 0.055 s, Gaussian 10-d 0.051 -> 0.042 s; 1/4 and 1/16 measured no better)
+#: about all columns each time (measured at 10^4 records: the kernel 0.064 -> 0.055 s census-like,
+#: 0.051 -> 0.042 s Gaussian 10-d; 1/4 and 1/16 measured no better)
 DEAD_SHARE = 0.125
 
 
@@ -320,10 +321,9 @@ def _drop_removed(Xc, idx, width, keep):
     entries of idx; returns the number of columns left."""
     for i in range(width):
         keep[i] = Xc[0, i] == Xc[0, i]
-    w = 0
     for t in range(Xc.shape[0]):
         row = Xc[t]
-        w = 0
+        w = 0  # every coordinate's row keeps the same columns
         for i in range(width):
             if keep[i]:
                 row[w] = row[i]
@@ -334,16 +334,6 @@ def _drop_removed(Xc, idx, width, keep):
             idx[w] = idx[i]
             w += 1
     return w
-
-
-@kernel
-def _argmax_live(v, m):
-    """Index of the largest of v[:m] leaving out NaN; the first one on ties."""
-    best, top = 0, -np.inf
-    for i in range(m):
-        if v[i] > top:
-            best, top = i, v[i]
-    return best
 
 
 @kernel
@@ -390,8 +380,8 @@ def _brute_pairs(X, Xc, idx, m, k, stop, max_pairs, labels, g, s, comp, dist, po
     (``_farthest_from_centroid``, as in the tree kernel); then two distance passes: to r (r's
     group, and the record s farthest from r among the others, as the plain loop finds it after
     removing the group) and to s (s's group); both groups' columns are marked removed (NaN) and
-    dropped in one stable pass once they are DEAD_SHARE of the columns (``_drop_removed``). Stops early once the
-    cycle counter passes stop_cycle (> 0: the time limit, ``budget_cycles``)."""
+    dropped in one stable pass once they are DEAD_SHARE of the columns (``_drop_removed``).
+    Stops early once the cycle counter passes stop_cycle (> 0: the time limit, ``budget_cycles``)."""
     d = Xc.shape[0]
     xs = np.empty(d)
     best = np.empty(k)
@@ -407,7 +397,7 @@ def _brute_pairs(X, Xc, idx, m, k, stop, max_pairs, labels, g, s, comp, dist, po
         if not dist[far] > best[k - 1]:  # the largest may be in r's group (ties): as the plain loop
             for j in range(k):
                 dist[gone[j]] = np.nan
-            far = _argmax_live(dist, width)
+            far = argmax_first(dist, width)
         for t in range(d):
             xs[t] = Xc[t, far]
         _distances_select(Xc, width, xs, dist, k, pos, best)  # r's group is NaN: left out

@@ -37,11 +37,12 @@ def sqdist_to_point(X, m, p, out):
 
 @kernel
 def argmax_first(v, m):
-    """Index of the largest of v[:m]; the first one on ties."""
-    best = 0
-    for i in range(1, m):
-        if v[i] > v[best]:
-            best = i
+    """Index of the largest of v[:m], NaN left out (MDAV's brute force marks removed records so);
+    the first one on ties."""
+    best, top = 0, -np.inf
+    for i in range(m):
+        if v[i] > top:
+            best, top = i, v[i]
     return best
 
 
