@@ -124,6 +124,13 @@ def identical_rows(A: np.ndarray) -> np.ndarray:
     return _combination_codes(pd.DataFrame(A, copy=False), list(range(A.shape[1])))
 
 
+def distinct_records(A: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """One row of A per code of ``rows`` (``identical_rows(A)``), in code order."""
+    distinct = np.empty((int(rows.max()) + 1 if len(rows) else 0, A.shape[1]))
+    distinct[rows] = A  # identical records write the same values
+    return distinct
+
+
 #: the largest mixed-radix combination code ``_combination_codes`` lets grow before re-factorising
 _CODE_LIMIT = 2 ** 62
 
@@ -700,9 +707,7 @@ def rmd_interval_risk(X, Xp, k: float = 0.01, k2: float = 0.05, *, seed: int | N
         if alone.any():
             alone[alone] = ~_near_in_order(Zp, alone, k2)
         if alone.any():
-            distinct = np.empty((int(rows.max()) + 1, Zp.shape[1]))
-            distinct[rows] = Zp  # identical records write the same values
-            dist, _ = cKDTree(distinct).query(Zp[alone], k=2, distance_upper_bound=k2 * (1.0 + 1e-9) + 1e-100)
+            dist, _ = cKDTree(distinct_records(Zp, rows)).query(Zp[alone], k=2, distance_upper_bound=k2 * (1.0 + 1e-9) + 1e-100)
             at_risk2[alone] = dist[:, 1] > k2
     return RMDRisk(float(k), float(k2), rmd, at_risk1, at_risk2, int(keep.sum()))
 
