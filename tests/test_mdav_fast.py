@@ -89,6 +89,36 @@ def test_registered_algorithms_agree_on_census():
     assert np.array_equal(v_plain.labels, v_tree.labels)
 
 
+def _brute_pairs_alone(X, k):
+    """The pairs of groups of the brute-force kernel (``_brute_pairs``) on X: (labels, pairs, passes)."""
+    from microagg.kernels import mdav as kmdav
+
+    n, d = X.shape
+    labels, alive, idx = np.full(n, -1), np.ones(n, dtype=np.bool_), np.arange(n)
+    s, comp = kmdav.running_sum_init(X)
+    anchors = np.empty((2, d))
+    tail, prefix = kmdav._radial_index(X, idx, anchors, kmdav.running_mean(s, comp, n))
+    _, _, g, _, _, passes = kmdav._brute_pairs(
+        X, kmdav._columns(X, idx), idx, n, n, k, 3 * k, n, labels, 0, s, comp, np.empty(n), np.empty(n),
+        np.empty(n, dtype=np.bool_), np.empty(k, dtype=np.int64), np.empty(2 * k, dtype=np.int64), alive, tail,
+        prefix, anchors, np.zeros(2, dtype=np.int64), 0)
+    return labels, g // 2, passes
+
+
+@pytest.mark.parametrize("kind", ["gauss", "grid", "dup", "clusters"])
+def test_brute_force_reads_the_records_once_a_pair_mostly(kind):
+    """The pass to a pair's second seed s also computes the distances to a guess of the next pair's
+    first seed: a right guess saves a pass, a wrong one (ties, s's group, the centroid's shift)
+    costs one; both kinds occur here, and the groups are the plain loop's."""
+    X = _data(11, 2000, 6, kind)
+    labels, pairs, passes = _brute_pairs_alone(X, 3)
+    assert pairs + 1 < passes < 2 * pairs  # guesses right and wrong
+    assert passes < 1.5 * pairs  # right far more often
+    plain = mdav_kernel(X, 3, True)
+    grouped = labels >= 0
+    assert grouped.sum() == 6 * pairs and np.array_equal(labels[grouped], plain[grouped])
+
+
 def test_kernels_from_concurrent_threads():
     """Threads calling MDAV at once (Dask's threaded blocks) all get the plain loop's labels: every
     kernel is one thread, without state shared between calls."""

@@ -753,8 +753,9 @@ def radial_skip_dead(R, alive):
 
 
 @kernel
-def radial_farthest(R, anchor, alive, q):
-    """(index, squared distance, entries scanned) of the alive record farthest from q.
+def radial_farthest(R, anchor, alive, q, skip=-1):
+    """(index, squared distance, entries scanned) of the alive record farthest from q, the record
+    ``skip`` left out.
 
     A leading run of dead entries is skipped once and for all (radial_skip_dead).
 
@@ -769,7 +770,7 @@ def radial_farthest(R, anchor, alive, q):
         if (rho[j] + delta) * _UB_SCALE < best_r:
             break
         i = idx[j]
-        if alive[i]:
+        if alive[i] and i != skip:
             dd = sqdist(Xa[j], q)
             if dd > best_d or (dd == best_d and i < best_i):
                 best_d, best_i = dd, i
