@@ -186,15 +186,16 @@ def _radial_index(X, members, anchors, c):
     size = min(idx.shape[0], max(RADIAL_PREFIX_MIN, int(idx.shape[0] * RADIAL_PREFIX_SHARE)))
     prefix = (Xa[:size].copy(), idx[:size].copy(), rho[:size].copy(), np.zeros(1, dtype=np.int64))
     head[0] = size
-    anchors[0] = c
-    anchors[1] = c
+    for t in range(c.shape[0]):  # element-wise: a row assignment compiles numba's shape-error path (1.4 s)
+        anchors[0, t] = c[t]
+        anchors[1, t] = c[t]
     return tail, prefix
 
 
 @kernel
-def _farthest_from_centroid(X, tail, prefix, anchors, work, alive, c, skip=-1):
+def _farthest_from_centroid(X, tail, prefix, anchors, work, alive, c, skip):
     """Farthest alive record from the centroid c via two radial lists, the record ``skip`` left
-    out: (record, tail, prefix).
+    out (−1: none): (record, tail, prefix).
 
     The centroid drifts slowly, so few records pass the triangle-inequality test of a list
     around a nearby anchor. The outermost records, where the farthest one lies, are kept in a
@@ -220,7 +221,8 @@ def _farthest_from_centroid(X, tail, prefix, anchors, work, alive, c, skip=-1):
     elif work[1] > RADIAL_REBUILD_WORK * prefix[1].shape[0] + 1000:
         members = prefix[1][prefix[3][0]:]
         prefix = kdtree.radial_build(X, members[alive[members]], c)
-        anchors[1] = c
+        for t in range(c.shape[0]):
+            anchors[1, t] = c[t]
         work[1] = 0
     return best_i, tail, prefix
 
@@ -303,15 +305,6 @@ def _block_distances_two(Xc, i0, i1, p, q, o, u):
         t += 1
 
 
-@kernel
-def _distances(Xc, m, p, out):
-    """out[i] = ‖record i − p‖² over the first m columns of Xc, a block of BRUTE_BLOCK records at
-    a time (``_block_distances``)."""
-    for i0 in range(0, m, BRUTE_BLOCK):
-        i1 = min(i0 + BRUTE_BLOCK, m)
-        _block_distances(Xc, i0, i1, p, out[i0:i1])
-
-
 @kernel(inline="always")
 def _block_k_smallest(o, i0, k, pos, best, filled):
     """One block's part of _select's k smallest: o holds the keys of positions i0, i0 + 1, ...;
@@ -360,8 +353,9 @@ def _select(dist, m, k, pos, best):
 
 @kernel
 def _distances_select(Xc, m, p, out, k, pos, best, farthest):
-    """_distances fused with _select: out[:m] as _distances gives it, and _select's results on it
-    (the columns of removed records, NaN by ``_mark_removed``, left out), each block selected
+    """out[:m] = the squared distances of the first m columns of Xc to p, a block of BRUTE_BLOCK
+    records at a time (``_block_distances``), fused with _select (the columns of removed records,
+    NaN by ``_mark_removed``, left out), each block selected
     while it is in cache (measured at 10^4 census-like records: two separate scans cost 17 µs
     beside 28 µs for the pass). farthest=False: the k smallest only (returns 0)."""
     filled, top, far = 0, -np.inf, 0
@@ -499,13 +493,13 @@ def _brute_pairs(X, Xc, idx, m, width, k, stop, max_pairs, labels, g, s, comp, d
     removed = width - m  # columns of grouped records (NaN)
     while m >= stop and pairs < max_pairs:
         c = running_mean(s, comp, m)
-        r, tail, prefix = _farthest_from_centroid(X, tail, prefix, anchors, work, alive, c)
+        r, tail, prefix = _farthest_from_centroid(X, tail, prefix, anchors, work, alive, c, -1)
         if r == guess:
             dist, ahead = ahead, dist
             if selected:
                 far = far_q
-                pos[:] = pos_q
-                best[:] = best_q
+                for j in range(k):  # element-wise: an array copy compiles numba's shape-error path
+                    pos[j], best[j] = pos_q[j], best_q[j]
             else:
                 far = _select(dist, width, k, pos, best)
         else:
@@ -563,10 +557,9 @@ def _brute_finish(X, Xc, idx, m, width, k, classic, labels, g, s, comp, dist, ke
     if width > m:
         _drop_removed(Xc, idx, dist, width, keep)
     if classic and m >= 2 * k:
-        _distances(Xc, m, running_mean(s, comp, m), dist)
-        r = argmax_first(dist, m)
-        _distances(Xc, m, Xc[:, r].copy(), dist)
-        k_smallest(dist, m, k, pos)
+        best = np.empty(k)  # the pairs' selections, not compiled again for these two passes
+        r = _distances_select(Xc, m, running_mean(s, comp, m), dist, k, pos, best, True)
+        _distances_select(Xc, m, Xc[:, r].copy(), dist, k, pos, best, False)
         _brute_take(X, idx, k, pos, labels, g, s, comp, gone, 0, alive)
         sort_small(gone, k)
         m = _remove_columns(Xc, idx, m, gone, k)
@@ -655,7 +648,7 @@ def mdav_tree_kernel(X, k, classic, leaf_size, switch, budget):
     while m >= stop:
         tic = cycles()
         c = running_mean(s, comp, m)
-        r, tail, prefix = _farthest_from_centroid(X, tail, prefix, anchors, work, alive, c)
+        r, tail, prefix = _farthest_from_centroid(X, tail, prefix, anchors, work, alive, c, -1)
         xr = X[r].copy()
         _trees_take_group(T, F, X, xr, k, labels, g, s, comp, members, dbuf, excl, alive)
         r, _ = kdtree.farthest(F, xr, excl, 0)
@@ -700,7 +693,7 @@ def mdav_tree_kernel(X, k, classic, leaf_size, switch, budget):
             built = m
     if classic and m >= 2 * k:
         c = running_mean(s, comp, m)
-        r, tail, prefix = _farthest_from_centroid(X, tail, prefix, anchors, work, alive, c)
+        r, tail, prefix = _farthest_from_centroid(X, tail, prefix, anchors, work, alive, c, -1)
         _trees_take_group(T, F, X, X[r].copy(), k, labels, g, s, comp, members, dbuf, excl, alive)
         g += 1
         m -= k
@@ -810,7 +803,7 @@ def vmdav_tree_kernel(X, k, gamma, global_centroid, leaf_size, budget):
     while m >= k:
         if not global_centroid:
             c = running_mean(s, comp, m)
-        r, tail, prefix = _farthest_from_centroid(X, tail, prefix, anchors, work, alive, c)
+        r, tail, prefix = _farthest_from_centroid(X, tail, prefix, anchors, work, alive, c, -1)
         _tree_take_group(T, X, X[r].copy(), k, labels, g, s, comp, members, dbuf, excl, alive)
         m -= k
         size = k
