@@ -22,10 +22,13 @@ and pandas imported, as the API does first: a cold run compiles there), the repo
 (start-up, data, loading or compiling included), and the 1-minute load average before and after. Other jobs share the machine, so "quiet" may not be quiet: read the load columns.
 Labels are hashed and must be the same in every run of a size. Beside the time: sdcMicro 5.8.1's
 C++ MDAV CPU seconds from issue 35 (measured there; R and CRAN are not reachable here) and the
-floor of MDAV's brute-force passes, the time of the vectorised distance pass measured on the same
-data (``kernels.mdav._distances``, the best of several passes over all records) times the records
-those passes read: two passes of m records for each pair of groups, m = n, n − 2k, ... (the
-brute-force kernel's minimum; the KD-tree reads fewer above 10^4).
+floor of MDAV's brute-force passes: each pair of groups needs the distances of the m records left
+to its two seeds (m = n, n − 2k, ...), and the fastest way the kernels have to compute them is
+one vectorised pass that reads each record once for two points (``kernels.mdav._block_distances_two``,
+bound by memory above the L2 cache); the floor is that pass's time per record, the best of
+several pure passes over all records of the data (no selection, no other work), times Σ m. The
+brute-force kernel reaches it only where its guess of the next seed is right (``_brute_pairs``);
+the KD-tree reads fewer records above 10^4.
 
     python benchmarks/busy_speed.py [--sizes 1e4,3e4,1e5,3e5] [--kinds census,gauss] [--repeat 3]
 
@@ -72,35 +75,50 @@ def child(kind: str, n: int) -> None:
     res = microaggregate(X, k=K, method="mdav", audit=False)
     wall, cpu = time.perf_counter() - w0, time.process_time() - c0
     digest = hashlib.sha256(np.ascontiguousarray(res.labels).tobytes()).hexdigest()[:16]
+    # the kernel alone on what the API hands it (the z-scores), timed as the call: the same labels
+    Z = np.ascontiguousarray(microagg.scaling.Standardizer.fit(X, warn=False).transform(X))
+    c0 = time.process_time()
+    kernel_labels = microagg.kernels.mdav.mdav_labels(Z, K)
+    kernel_cpu = time.process_time() - c0
+    import pandas as pd  # imported already by the API
+
+    assert np.array_equal(pd.factorize(kernel_labels)[0], res.labels), "the kernel alone must make the API's groups"
     w0 = time.perf_counter()
     audited = microaggregate(X, k=K, method="mdav")  # the default call: the file audit too
     with_audit = time.perf_counter() - w0
     assert np.array_equal(audited.labels, res.labels)
     print(json.dumps({"wall": wall, "cpu": cpu, "reported": res.seconds, "loading": loading, "labels": digest,
-                      "with_audit": with_audit}))
+                      "with_audit": with_audit, "kernel_cpu": kernel_cpu}))
 
 
 def floor_seconds(kind: str, n: int) -> float:
     """The brute-force passes' floor on this data (module docstring)."""
     import numpy as np
+    from numba import njit
 
     from mdav_scaling import make_data
-    from microagg.kernels.mdav import _columns, _distances
+    from microagg.kernels.mdav import BRUTE_BLOCK, _block_distances_two, _columns
+
+    @njit
+    def pure_pass(Xc, m, p, q, out, out_q):
+        for i0 in range(0, m, BRUTE_BLOCK):
+            i1 = min(i0 + BRUTE_BLOCK, m)
+            _block_distances_two(Xc, i0, i1, p, q, out[i0:i1], out_q[i0:i1])
 
     X = make_data(kind, n)
     Xc = _columns(X, np.arange(n))
-    out = np.empty(n)
-    p = X.mean(axis=0)
-    _distances(Xc, n, p, out)
+    out, out_q = np.empty(n), np.empty(n)
+    p, q = X.mean(axis=0), X[0].copy()
+    pure_pass(Xc, n, p, q, out, out_q)
     reps = max(3, int(2e7 // (n * X.shape[1])))
     best = np.inf
     for _ in range(5):
         t = time.perf_counter()
         for _ in range(reps):
-            _distances(Xc, n, p, out)
+            pure_pass(Xc, n, p, q, out, out_q)
         best = min(best, (time.perf_counter() - t) / reps)
     per_record = best / n
-    records = sum(2 * m for m in range(n, 3 * K - 1, -2 * K))  # two passes a pair of groups
+    records = sum(range(n, 3 * K - 1, -2 * K))  # one pass over the m records left a pair of groups
     return per_record * records
 
 
@@ -183,22 +201,27 @@ def main() -> None:
             f"{b['wall']:.2f} / {b1['wall']:.2f} ({b['wall'] / b1['wall']:.2f}×)",
             f"{runs['quiet/default/cold']['process_wall']:.1f} ({runs['quiet/default/cold']['reported']:.2f})",
             f"{runs['busy/default/cold']['process_wall']:.1f} ({runs['busy/default/cold']['reported']:.2f})",
-            f"{r['floor']:.3f} ({q['cpu'] / r['floor']:.1f}×)",
+            f"{r['floor']:.3f} ({q['cpu'] / r['floor']:.1f}× / {q['kernel_cpu']:.3f} s, "
+            f"{q['kernel_cpu'] / r['floor']:.1f}×)",
             f"{sdc} ({sdc / q['cpu']:.0f}×)" if sdc else "-", f"{q['with_audit']:.2f}",
             "yes" if r["same_labels"] else "NO",
             f"{q['load_before']:.1f}–{q1['load_after']:.1f}", f"{b['load_before']:.1f}–{b1['load_after']:.1f}",
         ])
     table = md_table(["data", "n", "quiet wall s default / one thread", "quiet CPU s", "busy wall s default / one "
                       "thread (ratio)", "cold quiet: process s (reported s)", "cold busy: process s (reported s)",
-                      "brute-force floor s (CPU ÷ floor)", "sdcMicro CPU s (÷ ours)",
+                      "brute-force floor s (call's CPU ÷ floor / kernel's CPU s, ÷ floor)",
+                      "sdcMicro CPU s (÷ ours)",
                       "quiet wall s with the file audit", "same labels", "load quiet",
                       "load busy"], table_rows)
     note = ("MDAV, k = 3, through `microaggregate(..., audit=False)`, each run in a fresh process (`python benchmarks/busy_speed.py`); "
             "warm runs: the run of median wall time of 5, default and one thread alternating. "
             "Busy: two busy-loop processes started by the script, one per core. Warm: kernels compiled before; "
             "cold: an empty numba cache (the process compiles; 'reported' is `Result.seconds`, which leaves "
-            "compilation out). One thread: NUMBA_NUM_THREADS=1 OMP_NUM_THREADS=1. Floor: the vectorised "
-            "distance pass measured on the data × the records two passes a pair of groups read. sdcMicro: "
+            "compilation out). One thread: NUMBA_NUM_THREADS=1 OMP_NUM_THREADS=1. Floor: the pure vectorised "
+            "pass that computes the distances of the records to two points in one read, measured on the data, "
+            "× the records left at each pair of groups (each pair needs their distances to its two seeds); "
+            "the call's CPU includes the API's steps around the kernel (checks, z-scores, publication, SSE), "
+            "the kernel's is `kernels.mdav.mdav_labels` alone on the same z-scores (the same groups). sdcMicro: "
             "issue 35's CPU seconds (R sdcMicro 5.8.1 cannot be installed here). Loads are 1-minute averages "
             "before / after each condition; other jobs shared the machine when the quiet load is above 0. "
             "'With the file audit': the default call `microaggregate(X, k=3, method='mdav')`, which also "
