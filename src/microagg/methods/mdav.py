@@ -42,8 +42,9 @@ def mdav(X, k, *, seed, deadline, progress, variant, algorithm):
     which reproduces the published information loss on census, tarragona and eia;
     variant='icsm' follows the ICSM paper's Algorithm 1 wording literally (pairs while 2k remain,
     leftovers to the nearest group). algorithm='plain' is the O(n²·d/k) reference loop,
-    'brute' the same loop vectorised (records as columns, two distance passes per pair of
-    groups), 'numpy' the same brute force in numpy, 'tree' the exact KD-tree version
+    'brute' the same loop vectorised (records as columns, about one distance pass per pair of
+    groups: the second seed's pass also computes the distances to a guess of the next first
+    seed), 'numpy' the same brute force in numpy, 'tree' the exact KD-tree version
     (branch-and-bound nearest / farthest queries on a tree with deletions), 'auto' brute force up
     to 10,000 records (up to 5,000 in numpy on a first run, while compiling its kernel would cost
     far more than the run), else the tree handing over to brute force when that is measured cheaper
