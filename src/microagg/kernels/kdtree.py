@@ -753,9 +753,9 @@ def radial_skip_dead(R, alive):
 
 
 @kernel
-def radial_farthest(R, anchor, alive, q, skip=-1):
+def radial_farthest(R, anchor, alive, q, skip):
     """(index, squared distance, entries scanned) of the alive record farthest from q, the record
-    ``skip`` left out.
+    ``skip`` left out (−1: none).
 
     A leading run of dead entries is skipped once and for all (radial_skip_dead).
 

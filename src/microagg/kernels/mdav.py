@@ -10,10 +10,11 @@ the records stored as columns, which vectorises, and reads the records about onc
 groups instead of four times (``_brute_pairs``). The tree kernels (``algorithm='tree'``) return
 exactly the same labels: the same distances are computed by the same arithmetic, candidates are
 only pruned by conservative box bounds (``kernels.kdtree``), and ties are broken towards the
-lower record index everywhere (farthest record, nearest neighbours). The centroid of the remaining records is kept as a
-compensated (Neumaier) running sum in both versions, updated in the same order (the members of
-each new group in order of their distance to the group's seed), so both see bit-identical
-centroids; it is also more accurate than re-summing the remaining records in floating point.
+lower record index everywhere (farthest record, nearest neighbours). The centroid of the
+remaining records is kept as a compensated (Neumaier) running sum in both versions, updated in
+the same order (the members of each new group in order of their distance to the group's seed),
+so both see bit-identical centroids; it is also more accurate than re-summing the remaining
+records in floating point.
 """
 
 from __future__ import annotations
@@ -555,7 +556,7 @@ def _brute_finish(X, Xc, idx, m, width, k, classic, labels, g, s, comp, dist, ke
     """mdav_kernel's last steps by brute force once fewer than ``stop`` records remain (the
     columns as _brute_pairs leaves them)."""
     if width > m:
-        _drop_removed(Xc, idx, dist, width, keep)
+        _drop_removed(Xc, idx, dist, width, keep)  # dist: scratch here, compacted along for nothing
     if classic and m >= 2 * k:
         best = np.empty(k)  # the pairs' selections, not compiled again for these two passes
         r = _distances_select(Xc, m, running_mean(s, comp, m), dist, k, pos, best, True)
