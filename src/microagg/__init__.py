@@ -10,10 +10,10 @@ from . import methods  # callable: microagg.methods() lists the registered names
 from .errors import InputError, ParameterError
 
 __version__ = "0.1.0"
-__all__ = ["microaggregate", "Result", "methods", "datasets", "information_loss", "explore", "InputError",
+__all__ = ["microaggregate", "protect", "Result", "methods", "datasets", "information_loss", "explore", "InputError",
            "ParameterError", "__version__"]
 
-_LAZY = {"microaggregate": ".api", "Result": ".api", "information_loss": ".measures"}
+_LAZY = {"microaggregate": ".api", "protect": ".publication", "Result": ".api", "information_loss": ".measures"}
 
 
 def __getattr__(name):
@@ -23,6 +23,6 @@ def __getattr__(name):
         return getattr(importlib.import_module(_LAZY[name], __name__), name)
     if name in ("datasets", "measures", "scale", "report", "partition", "preprocess", "api", "io", "pipeline",
                 "options", "outofcore", "result", "scaling", "strata", "transforms", "representatives", "explore",
-                "audit", "disclosure", "manifest"):  # explore: a callable module, microagg.explore(...) runs the grid
+                "audit", "disclosure", "manifest", "publication"):  # explore: a callable module, microagg.explore(...) runs the grid
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'microagg' has no attribute {name!r}")

@@ -98,22 +98,6 @@ def parse_weights(text: str | None):
         raise UserError(str(exc)) from None
 
 
-def as_in_header(names, header) -> list | None:
-    """Column names from the command line (stripped when parsed) as the file spells them: a
-    hand-written header 'x, y' holds the name ' y', so a name matching no column exactly takes
-    the one column whose name it is once stripped."""
-    if not names:
-        return names
-    out = []
-    for name in names:
-        if name not in header:
-            near = [h for h in dict.fromkeys(header) if isinstance(h, str) and h.strip() == name]
-            if len(near) == 1:
-                name = near[0]
-        out.append(name)
-    return out
-
-
 def read_start_labels(path: str):
     """--init: the partition to start from, one integer group label per line in record order
     (what --labels-out writes)."""
@@ -132,13 +116,6 @@ def read_start_labels(path: str):
     if not labels:
         raise UserError(f"--init {src} is empty")
     return np.asarray(labels, dtype=np.int64)
-
-
-def labels_text(labels) -> str:
-    """One line per record: its group label (per-variable methods: one label per column, comma-separated)."""
-    if labels.ndim == 1:
-        return "\n".join(map(str, labels.tolist())) + "\n"
-    return "\n".join(",".join(map(str, row)) for row in labels.tolist()) + "\n"
 
 
 def _interval_p(args, default=None):
@@ -281,24 +258,6 @@ def protect_out_of_core_cli(args, options: dict, params: dict) -> int:
     return 0
 
 
-def _protect_paths(args, src: Path):
-    """(output, report, labels file): each checked before any work (format, folder, writable, not
-    the input or another file of the run)."""
-    from . import io
-
-    out = io.check_output_path(Path(args.output), src)
-    if args.init is not None and io.same_file(out, Path(args.init)):
-        raise UserError(f"refusing to write the output over the --init file {out}")
-    report_path = None
-    if args.report is not None:
-        from .report import check_report_path
-
-        report_path = io.check_side_file(check_report_path(args.report), "report", src, out, args.init)
-    labels_out = None if args.labels_out is None else io.check_side_file(args.labels_out, "labels", src, out,
-                                                                            report_path, args.init)
-    return out, report_path, labels_out
-
-
 def _start_partition(args, options: dict, params: dict):
     """--init: the labels to start from (read here), for a method that takes a start partition."""
     if args.init is None:
@@ -316,33 +275,9 @@ def _start_partition(args, options: dict, params: dict):
     return read_start_labels(args.init)
 
 
-def _as_in_file(options: dict, table) -> dict:
-    """The column names of the options as the file's header spells them (``as_in_header``); a
-    duplicated header name named in an option is an error."""
-    header = table.header
-    out = dict(options)
-    for name in ("columns", "strata", "categorical", "continuous", "keys", "sensitive"):
-        if out.get(name):
-            out[name] = as_in_header(out[name], header)
-    if isinstance(out.get("household"), str):
-        out["household"] = as_in_header([out["household"]], header)[0]
-    if out.get("ordinal"):
-        out["ordinal"] = dict(zip(as_in_header(list(out["ordinal"]), header), out["ordinal"].values()))
-    if isinstance(out.get("sample_weight"), str):
-        out["sample_weight"] = as_in_header([out["sample_weight"]], header)[0]
-    if isinstance(out.get("weights"), dict):
-        out["weights"] = dict(zip(as_in_header(list(out["weights"]), header), out["weights"].values()))
-    table.check_columns(out.get("columns"))
-    table.check_columns(out.get("strata"), "stratum")
-    table.check_columns([out["sample_weight"]] if isinstance(out.get("sample_weight"), str) else [], "sample weight")
-    table.check_columns((out.get("categorical") or []) + list(out.get("ordinal") or []) + (out.get("continuous") or []))
-    table.check_columns((out.get("keys") or []) + (out.get("sensitive") or []), "key or sensitive column")
-    return out
-
-
 def cmd_protect(args) -> int:
-    from . import io
     from .options import from_arguments, validate_run
+    from .publication import publish
 
     options = from_arguments(args)
     if args.from_explore is not None or args.pick is not None:
@@ -358,42 +293,12 @@ def cmd_protect(args) -> int:
     start = _start_partition(args, options, params)
     if args.out_of_core:
         return protect_out_of_core_cli(args, options, params)
-    src = Path(args.input)
-    if not src.exists():
-        raise UserError(f"input file not found: {src}")
-    io.format_of(src)
-    out, report_path, labels_out = _protect_paths(args, src)
-    manifest_path = _manifest_path(out, src, report_path, labels_out, args.init)
-    table = io.read(src, **_read_options(args))
-    io.check_writable(table, out)
-    options = _as_in_file(options, table)
-    if run.household is not None and options["household"] not in table.frame.columns:
-        raise UserError(f"unknown household column: {options['household']}")
-    if start is not None:
-        if len(start) != len(table.frame):
-            raise UserError(f"--init {args.init} has {len(start)} labels for {len(table.frame)} records")
-        params["init"] = start
-    res = _protect(args, table, options, params, run)
-    if interval_p is not None:  # the audit's rank interval (protect's summary, report and manifest)
-        import dataclasses
-
-        res.audit_roles = dataclasses.replace(res.audit_roles, p=float(interval_p))
-    order = _shuffle_order(run, options, table)
-    written = _write_verified(args, table, out, res, order)
-    res.audit = res.audit.with_figures(_written_audit(table, written, res, run, order))
-    if report_path is not None:
-        from .report import render_report
-
-        settings = {"input": str(table.path), "output": str(out), "seed": run.seed, "time limit (s)": run.time_limit,
-                    "strata": ", ".join(map(str, run.strata)) if run.strata else None,
-                    "standardised": run.standardize, "block size": run.block_size,
-                    "row order": "shuffled" if order is not None else "the input's"}
-        with stdout_to_stderr():
-            io.atomic_write_text(report_path, render_report(res, table.frame, settings))
-    if labels_out is not None:
-        io.atomic_write_text(labels_out, labels_text(res.labels))
-    _write_manifest(manifest_path, args, table, out, written, res, options, params, order)
-    _print_protected(args, res, table, out, report_path, labels_out, manifest_path)
+    bar = progress_bar(not args.quiet, run.time_limit, f"microagg {run.method}")
+    with stdout_to_stderr():
+        res = publish(Path(args.input), args.output, options, params, run, read_options=_read_options(args),
+                      report=args.report, labels_out=args.labels_out, interval_p=interval_p, init=args.init,
+                      init_labels=start, command_input=str(args.input), progress_context=bar)
+    _print_protected(args, res)
     return 0
 
 
@@ -432,119 +337,16 @@ def _from_explore(args, given: dict) -> tuple[dict, dict]:
     return options, dict(row["params"])
 
 
-def _manifest_path(out: Path, src: Path, *others) -> Path:
-    """``<output>.manifest.json``, checked before any work: not the input nor another file of the run."""
-    from . import io
-    from .manifest import path_for
-
-    path = path_for(out)
-    return io.check_side_file(path, "manifest", src, out, *others)
-
-
-def _protect(args, table, options, params, run):
-    """The run (the API's microaggregate on the table read, without its own audit: the written
-    file is audited instead), with stdout kept clean."""
-    from .api import microaggregate
-
-    api = {name: value for name, value in options.items() if name not in ("shuffle", "household")}
-    with stdout_to_stderr(), progress_bar(not args.quiet, run.time_limit, f"microagg {run.method}") as callback:
-        return microaggregate(table, **api, audit=False, progress=callback if callback is not None else False,
-                              **params)
-
-
-def _shuffle_order(run, options, table):
-    from .pipeline import shuffle_order
-
-    return shuffle_order(run.with_options(household=options.get("household")), table.frame)
-
-
-class _Written:
-    """The output as its format's reader reads it back: its table and its key variables as grouped."""
-
-    def __init__(self, table, keys, read_options):
-        from . import io
-
-        self.table, self.read_options = table, read_options
-        self.keys = io.key_view(table, keys)
-        self.reader = io.reader_name(table)
-
-
-def _write_verified(args, table, out: Path, res, order):
-    """Write the output (atomically, in ``order``) after reading the written file back with its
-    format's own reader (for CSV its text) and checking that every combination of the QIs and
-    strata occurs at least k times as that reader groups it; otherwise nothing is written and the
-    run ends with one line. (A method that groups each variable on its own is not k-anonymous on
-    the combination by design: its summary says so, and the audit counts the records.)"""
-    from . import io
-    from .disclosure import key_frequencies
-
-    keys = res.audit_roles.key_variables
-    guaranteed = list(dict.fromkeys([*res.audit_roles.columns, *res.audit_roles.strata]))
-    box = {}
-
-    def check(tmp, fmt):
-        options = {"decimal": table.meta.dialect.decimal} if fmt == "csv" and table.format == "csv" else {}
-        back = _Written(io.read(tmp, format=fmt, **options), keys, options)
-        if len(back.table.frame) != len(table.frame):
-            raise InputError(f"the written {out.name} reads back with {len(back.table.frame)} records instead of "
-                             f"{len(table.frame)}: nothing was written")
-        found = key_frequencies(back.keys, guaranteed, res.k)
-        if not found.is_k_anonymous and not res.per_variable:
-            raise InputError(f"{out.name}, read back ({back.reader}), is not {res.k}-anonymous on "
-                             f"{', '.join(map(str, guaranteed))}: {found.records_below_k} records in combinations "
-                             f"occurring fewer than {res.k} times (values the reader tells apart that the run took "
-                             "as one, such as '1' and '1.0' in a stratum column); nothing was written")
-        box["written"] = back
-
-    published = {c: res.data[c].to_numpy() for c in res.changed_columns}
-    io.write(table, out, published, order=order, check=check)
-    return box["written"]
-
-
-def _written_audit(table, written, res, run, order):
-    """The audit of the written file read back (``audit.audit_files``), on the original as read:
-    exactly what ``microagg evaluate`` computes from the two files and the manifest. A shuffled
-    file's records are put back in the input's order (by the permutation, held in memory only)
-    for the measures that pair records; every other figure is the file's as it is."""
-    import numpy as np
-
-    from . import io
-    from .audit import audit_files, combine
-
-    roles = res.audit_roles
-    frame, keys = io.published_view(written.table), written.keys
-    as_written = audit_files(table.frame, frame, roles, grouped=keys, aligned=order is None, seed=run.seed,
-                             read_back=written.reader)
-    if order is None:
-        return as_written
-    back = np.argsort(order)
-    paired = audit_files(table.frame, frame.iloc[back].reset_index(drop=True), roles,
-                         grouped=keys.iloc[back].reset_index(drop=True), seed=run.seed, read_back=written.reader)
-    return combine(paired, as_written)
-
-
-def _write_manifest(path, args, table, out, written, res, options, params, order) -> None:
-    from . import io, manifest
-    from .disclosure import key_frequencies
-    from .options import command_line
-
-    found = key_frequencies(written.keys, res.audit_roles.key_variables, res.k)
-    verified = {"key_variables": [str(c) for c in res.audit_roles.key_variables], "read_back_by": written.reader,
-                "k_anonymous": bool(found.is_k_anonymous), "smallest_frequency": found.smallest}
-    command = command_line(str(args.input), str(args.output), {**options, "shuffle": order is not None},
-                           {k: v for k, v in params.items() if k != "init"})
-    doc = manifest.build(input_path=table.path, output_path=out, input_format=table.format,
-                         output_format=io.format_of(out), read_options=_read_options(args), run_options=options,
-                         params=params, result=res, shuffled=order is not None, command=command, verified=verified,
-                         output_read=written.read_options)
-    manifest.write(path, doc)
-
-
-def _print_protected(args, res, table, out, report_path, labels_out, manifest_path=None) -> None:
-    unchanged = [c for c in table.header if c not in set(res.changed_columns)]
+def _print_protected(args, res) -> None:
+    published = res.file
     if args.json:
-        record = result_record(res, out, report_path, unchanged)
-        record["manifest"] = None if manifest_path is None else str(manifest_path)
+        record = result_record(res, published.path, published.report, published.unchanged)
+        record["manifest"] = None if published.manifest is None else str(published.manifest)
+        record["labels"] = None if published.labels is None else str(published.labels)
+        record["unchanged_sheets"] = [str(s) for s in published.other_sheets]
+        record["verified"] = {"read_back_by": published.read_back_by, "key_variables": published.key_variables,
+                              "k_anonymous": published.k_anonymous,
+                              "smallest_frequency": published.smallest_frequency}
         print_json(record)
         return
     print(res.summary())
@@ -552,15 +354,15 @@ def _print_protected(args, res, table, out, report_path, labels_out, manifest_pa
     recoded = [c for c in res.changed_columns if c not in set(res.columns)]
     if recoded:
         print(f"recoded (merged strata): {', '.join(map(str, recoded))}")
-    if unchanged:
-        print(f"unchanged: {', '.join(map(str, unchanged))}")
-    print(f"written: {out}")
-    if report_path is not None:
-        print(f"report: {report_path}")
-    if labels_out is not None:
-        print(f"labels: {labels_out}")
-    if manifest_path is not None:
-        print(f"manifest: {manifest_path}")
+    if published.unchanged:
+        print(f"unchanged: {', '.join(map(str, published.unchanged))}")
+    if published.other_sheets:
+        print(f"other sheets, published unchanged: {', '.join(map(str, published.other_sheets))}")
+    print(f"written: {published.path}")
+    for what, path in (("report", published.report), ("labels", published.labels),
+                       ("manifest", published.manifest)):
+        if path is not None:
+            print(f"{what}: {path}")
 
 
 # --- evaluate --------------------------------------------------------------------------------
@@ -595,6 +397,7 @@ def _evaluate_roles(args, orig, prot, orig_table):
 
     from .audit import AuditRoles
     from .params import column_names
+    from .publication import as_in_header
     from .preprocess import select_columns
     from .transforms import column_kinds
 
@@ -793,6 +596,7 @@ def cmd_explore(args) -> int:
     """microagg explore: a grid of k values and methods within one budget, audited, mapped."""
     from . import explore, io, manifest
     from .options import NOT_FOR_A_GRID, from_arguments
+    from .publication import as_in_file
 
     options = from_arguments(args, skip=NOT_FOR_A_GRID)
     ks = explore._ks(args.k)
@@ -826,7 +630,7 @@ def cmd_explore(args) -> int:
     if "-o" in outputs and outputs["-o"].exists() and not args.fresh:
         previous = explore.load(outputs["-o"])  # runs of the same data and options are reused
     table = io.read(src, **_read_options(args))
-    options = _as_in_file(options, table)
+    options = as_in_file(options, table)
     info = {"name": src.name, "sha256": manifest.sha256(src), "format": table.format,
             "read": {k: v for k, v in _read_options(args).items() if v not in (None, ())}}
     with stdout_to_stderr():

@@ -624,11 +624,13 @@ def unlisted_names(options: Mapping[str, Any]) -> list:
     return out
 
 
-def python_call(options: Mapping[str, Any], params: Mapping[str, Any], data: str = "df") -> str:
-    """The ``microagg.microaggregate`` call that runs with these options and method parameters."""
+def python_call(options: Mapping[str, Any], params: Mapping[str, Any], data: str = "df",
+                function: str = "microaggregate") -> str:
+    """The ``microagg.microaggregate`` call (or ``microagg.protect``, with ``data`` naming the input
+    and output files) that runs with these options and method parameters."""
     kwargs = {name: value for name, value in options.items()
               if name in _BY_NAME and name not in ("progress", "shuffle_seed", "labels")
               and (value != _BY_NAME[name].default
                                                                 or name in ("k", "method", "columns", "seed"))}
     args = ",\n    ".join(f"{k}={v!r}" for k, v in {**kwargs, **params}.items())
-    return f"res = microagg.microaggregate(\n    {data},\n    {args},\n)\n"
+    return f"res = microagg.{function}(\n    {data},\n    {args},\n)\n"

@@ -143,6 +143,7 @@ class Result:
     changed_columns: list | None = None  # columns published anew: the QIs and recoded stratum columns
     shuffled: bool = False  # data's rows are in a random order (labels and the audit: the input's)
     audit_roles: Any = None  # audit.AuditRoles: the roles the published data were audited with
+    file: Any = None  # publication.PublishedFile: the file published (microagg.protect, the command line, the app)
 
     def __post_init__(self):
         if self.changed_columns is None:

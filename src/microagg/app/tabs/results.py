@@ -124,10 +124,10 @@ def results_server(input, output, session, state: PageState):
     def download_data():
         spec, handle = _chosen()
 
-        def write():
-            path = state.session_dir / f"export-{handle.run_id}" / spec.output_name()
-            path.parent.mkdir(mode=0o700, exist_ok=True)
-            logic.write_protected(spec.input_path, handle.load_result(), path)
+        def write():  # the file the run published (written, read back, verified, with its manifest)
+            path = logic.published_path(handle.workdir, handle.run_id, spec)
+            if not path.is_file():
+                raise HTTPException(404, "microagg app: the run published no file")
             return str(path)
 
         return _exported(write)
