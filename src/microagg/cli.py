@@ -316,16 +316,20 @@ def _from_explore(args, given: dict) -> tuple[dict, dict]:
         shown = [f"--{n.replace('_', '-')}" if n != "k" else "-k" for n in fixed] + (["--param"] if args.param else []) \
             + (["--init"] if args.init else [])
         raise UserError(f"--from-explore publishes the run as explored: drop {', '.join(shown)}")
-    doc, labels = explore.load(args.from_explore)
+    doc, labels = explore.load(args.from_explore, runs=[args.pick])
     runs = {row["id"]: row for row in doc["runs"]}
+    if not runs:
+        raise UserError(f"--pick {args.pick}: {Path(args.from_explore).name} holds no run")
     if args.pick not in runs:
         raise UserError(f"--pick {args.pick}: {Path(args.from_explore).name} has runs {min(runs)} to {max(runs)}")
     row = runs[args.pick]
     if row["status"] != "ok" or args.pick not in labels:
         raise UserError(f"--pick {args.pick}: that run did not finish ({row['status']}"
                         + (f": {row['note']}" if row.get("note") else "") + ")")
-    sha = (doc.get("input") or {}).get("sha256")
-    if sha and Path(args.input).is_file() and manifest.sha256(args.input) != sha:
+    sha = doc["input"]["sha256"]  # required by the result's schema (documents.py)
+    if not Path(args.input).is_file():
+        raise UserError(f"input file not found: {args.input}")
+    if manifest.sha256(args.input) != sha:
         raise UserError(f"{Path(args.input).name} is not the file {Path(args.from_explore).name} explored (its SHA-256 "
                         "differs)")
     from .options import validate_run

@@ -361,20 +361,18 @@ def _quote(text: str) -> str:
     return shlex.quote(text if not str(text).startswith("-") else f"./{text}")
 
 
-def load(path) -> tuple[dict, dict]:
-    """(result document, {run id: labels}) of a saved exploration; one InputError line otherwise."""
-    from .manifest import read_document
+def load(path, runs=None) -> tuple[dict, dict]:
+    """(result document, {run id: labels}) of a saved exploration, read as untrusted
+    (``documents``: its schema, its labels file beside it, each array's header checked before it
+    is read); ``runs``: the ids whose labels to read (default: every finished run's). One
+    InputError line otherwise."""
+    from .documents import labels_file, read_explore_result, read_labels
 
     p = Path(path)
-    doc = read_document(p, "microagg explore result", "microagg_explore", VERSION, "runs")
-    lp = p.with_name(doc.get("labels_file") or labels_path(p).name)
-    labels = {}
-    if lp.is_file():
-        try:
-            with np.load(lp, allow_pickle=False) as f:
-                labels = {int(name.removeprefix("run_")): f[name] for name in f.files}
-        except (OSError, ValueError) as exc:
-            raise InputError(f"cannot read the runs' labels {lp.name}: {exc}") from None
+    doc = read_explore_result(p)
+    wanted = [row["id"] for row in doc["runs"] if row["status"] == "ok"] if runs is None else list(runs)
+    labels = read_labels(labels_file(p, doc), wanted, doc.get("records") if isinstance(doc.get("records"), int)
+                         else None)
     return doc, labels
 
 
