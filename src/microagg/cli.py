@@ -626,7 +626,7 @@ def cmd_explore(args) -> int:
             continue
         if not str(value).lower().endswith(suffixes):
             raise UserError(f"{flag} must end in {' or '.join(suffixes)}, got {Path(value).name}")
-        outputs[flag] = io.check_side_file(value, flag.lstrip("-"), *taken)
+        outputs[flag] = io.check_side_file(value, {"-o": "result"}.get(flag, flag.lstrip("-")), *taken)
         taken.append(outputs[flag])
     if "-o" in outputs:
         io.check_side_file(explore.labels_path(outputs["-o"]), "labels", *taken)
@@ -642,6 +642,11 @@ def cmd_explore(args) -> int:
             result = explore.explore(table, ks, names, time_limit=budget, risk=args.risk, max_risk=max_risk,
                                      method_params=params, previous=previous, progress=bar if bar else False,
                                      input_info=info, **options)
+        if not any(r.status == "ok" for r in result.runs):  # a run that produced nothing is not a success
+            first = next((r for r in result.runs if r.note), None)
+            raise UserError(f"no run of the exploration finished ({len(result.runs)} tried"
+                            + (f"; run {first.id}: {first.status}: {first.note}" if first is not None else "")
+                            + "): nothing was written")
         if "-o" in outputs:
             result.save(outputs["-o"])
         if "--csv" in outputs:
@@ -760,6 +765,9 @@ def _add_read_options(p, missing: bool = True) -> None:
     p.add_argument("--decimal", choices=(".", ","), help="CSV decimal mark (default: detected)")
     p.add_argument("--encoding", help="CSV text encoding (default: UTF-8 with or without BOM, else cp1252/latin-1)")
     p.add_argument("--sheet", help="Excel: the worksheet to read (default: the first)")
+    p.add_argument("--max-memory-mb", metavar="MB",
+                   help="the memory reading a file may take: decompressed text at most a quarter of it, the cells a "
+                        "file claims at their size in memory (default: half of this machine's memory)")
     if missing:
         p.add_argument("--missing", metavar="TOKEN,...",
                        help="text tokens that mean 'missing' (e.g. '-,.,n/a'); a missing value in a "
@@ -879,15 +887,40 @@ def build_parser() -> argparse.ArgumentParser:
 
 # --- running a command: errors, signals ------------------------------------------------------
 
+#: the longest error line printed (a message quoting a 10 MB field is cut, saying so)
+MAX_ERROR_CHARS = 600
+
+
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    line = text.splitlines()[0] if text else type(exc).__name__
+    if len(line) > MAX_ERROR_CHARS:
+        line = f"{line[:MAX_ERROR_CHARS - 40]}... ({len(line):,} characters in all)"
+    return line
+
+
+def _memory_mb(text) -> float | None:
+    """--max-memory-mb: a number of megabytes > 0 (None: the default)."""
+    import math
+
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise UserError(f"--max-memory-mb must be a number of megabytes, got {str(text)[:40]!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise UserError(f"--max-memory-mb must be a number > 0, got {str(text)[:40]!r}")
+    return value
 
 
 def _run_command(args) -> int:
     """Run the command; map its outcome to an exit status (in the thread that runs it)."""
     try:
-        return args.func(args)
+        from .read_limits import memory_budget
+
+        with memory_budget(_memory_mb(getattr(args, "max_memory_mb", None))):
+            return args.func(args)
     except InputError as exc:  # exactly the user errors: ours, argparse's, the library's family
         print(f"microagg: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_USER_ERROR

@@ -627,6 +627,8 @@ def explore(data, k=DEFAULT_KS, methods=DEFAULT_METHODS, *, time_limit: float = 
         warnings.simplefilter("always")
         source = pipeline.load(data)
         roles = pipeline.check_params_vs_input(validated[names[0]].with_options(k=ks[0]), source)
+        # the data's own problems (missing values in a QI, ...) are one line before any run, not a failed grid
+        pipeline.prepare(source, roles, validated[names[0]].with_options(k=ks[0]))
     for w in told:  # the column rules' warnings, once
         warnings.warn(w.message, w.category, stacklevel=2)
     n = len(source.frame)

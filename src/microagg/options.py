@@ -274,8 +274,8 @@ RUN_OPTIONS: tuple[Param, ...] = (
           nullable=True, flags=("--seed",)),
     Param("standardize", "bool", True, "run the method on z-scores (--raw: on the raw values; SSE, SST and the "
           "bound are then in raw units)", flags=("--raw",), flag_value=False),
-    Param("time_limit", "float", None, "the wall-clock budget of the whole call, in seconds", low=0.0,
-          low_open=True, nullable=True, flags=("--time-limit",), metavar="SECONDS"),
+    Param("time_limit", "float", None, "the wall-clock budget of the whole call, in seconds (inf: none)", low=0.0,
+          low_open=True, nullable=True, flags=("--time-limit",), metavar="SECONDS", infinite_is_none=True),
     Param("strata", "names", None, "stratum columns: groups never cross strata", nullable=True,
           flags=("--strata",), metavar="A,B"),
     Param("block_size", "int", None, "partitioned mode: records per block (at least k)", low=1, nullable=True,

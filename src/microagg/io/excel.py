@@ -49,7 +49,7 @@ def read(p: Path, *, missing=(), sheet=None):
         if name in integer and any(r[j] is None for r in body) and any(r[j] is not None for r in body) \
                 and header.count(name) == 1:
             frame[name] = pd.array([r[j] for r in body], dtype="Int64")
-    return typed_table(frame, "excel", p, ExcelMeta(title, integer, others), missing)
+    return typed_table(frame, "excel", p, ExcelMeta(sheet=title, integer_columns=integer, other_sheets=others), missing)
 
 
 def write(frame, tmp, meta, path, published) -> None:
