@@ -224,10 +224,12 @@ def _isatty(stream) -> bool:
 
 def protect_out_of_core_cli(args, options: dict, params: dict) -> int:
     """--out-of-core: stream a Parquet dataset or CSV through the partitioned mode into a new
-    folder of Parquet partitions (outofcore.py). Every check runs before the first pass over the
-    data; the folder appears complete or not at all."""
-    from . import io
-    from .outofcore import check_out_of_core, protect_out_of_core
+    folder of Parquet partitions, published as every file is (``publication.publish_folder``:
+    read back, k-anonymity counted on every record, audited on a sample, with its manifest).
+    Every check runs before the first pass over the data; the folder and its manifest appear
+    complete or not at all."""
+    from .outofcore import check_out_of_core
+    from .publication import publish_folder
 
     unsupported = [flag for flag, on in (
         ("--report", args.report), ("--sep", args.sep), ("--decimal", args.decimal), ("--encoding", args.encoding),
@@ -235,27 +237,38 @@ def protect_out_of_core_cli(args, options: dict, params: dict) -> int:
     if unsupported:
         raise UserError(f"--out-of-core does not support {', '.join(unsupported)} yet")
     check_out_of_core(options, cli=True)
-    src, out = Path(args.input), Path(args.output)
-    if not src.exists():
-        raise UserError(f"input file not found: {src}")
-    io.check_output_path(out, src, folder=True)
-    box = {}
-
-    def fill(tmp):
-        with stdout_to_stderr(), progress_bar(not args.quiet, options.get("time_limit"),
-                                              f"microagg {options.get('method', 'mdav')}") as bar:
-            box["summary"] = protect_out_of_core(src, tmp, progress=bar, **options, **params)
-
-    io.atomic_folder(out, fill)
+    bar = progress_bar(not args.quiet, options.get("time_limit"), f"microagg {options.get('method', 'mdav')}")
+    with stdout_to_stderr():
+        summary, published = publish_folder(Path(args.input), Path(args.output), options, params, _run_of(options,
+                                            params), command_input=str(args.input), progress_context=bar)
+    audit = summary.pop("audit")
     summary = {k: (v if isinstance(v, (int, float, str, list, bool)) or v is None else str(v))
-               for k, v in box["summary"].items() if k != "files"}
+               for k, v in summary.items()}
+    risk = audit.group("risk")
     if args.json:
-        print_json({"output": str(out), **summary})
+        print_json({"output": str(published.path), "manifest": str(published.manifest), **summary,
+                    "verified": {"read_back_by": published.read_back_by, "key_variables": published.key_variables,
+                                 "k_anonymous": published.k_anonymous,
+                                 "smallest_frequency": published.smallest_frequency},
+                    "utility": audit.group("utility"), "risk": risk, "audit_context": audit.context})
     else:
         for key, value in summary.items():
             print(f"{key}: {value}")
-        print(f"written: {out}/")
+        sampled = audit.context.get("sampled", {})
+        print(f"published file: {summary['k']}-anonymous on its key variables ({', '.join(published.key_variables)}),"
+              f" counted on every record as pyarrow reads them back: the rarest combination is shared by "
+              f"{published.smallest_frequency} records")
+        print(f"audit: on a random sample of {sampled.get('records', 0):,} of {sampled.get('of', 0):,} records "
+              "(k-anonymity exact)")
+        print(f"written: {published.path}/")
+        print(f"manifest: {published.manifest}")
     return 0
+
+
+def _run_of(options: dict, params: dict):
+    from .options import validate_run
+
+    return validate_run(options, params, cli=True)
 
 
 def _start_partition(args, options: dict, params: dict):
@@ -493,6 +506,8 @@ def cmd_evaluate(args) -> int:
                                   ("--strata", args.strata), ("--keys", args.keys), ("--sensitive", args.sensitive),
                                   ("--sample-weight", args.sample_weight)) if v is not None]
     doc = _evaluate_manifest(args, given_roles)
+    if doc is not None and (doc["audit"].get("context") or {}).get("sampled"):
+        return _evaluate_streamed(args, doc, interval_p)
     options = _read_options(args)
     if doc is not None:
         read = {**{k: v for k, v in options.items() if v not in (None, ())}, **doc["input"].get("read", {})}
@@ -540,6 +555,36 @@ def cmd_evaluate(args) -> int:
             warnings.warn(f"figure(s) {', '.join(differ)} recomputed from the files differ from the manifest's",
                           UserWarning, stacklevel=2)
     _print_evaluation(args, audit, roles, orig, doc, recomputed, aligned)
+    return 0
+
+
+def _evaluate_streamed(args, doc, interval_p) -> int:
+    """evaluate of a file the out-of-core mode published: its manifest's audit recomputed from the
+    two files in a stream, on the same seeded sample (``publication.stream_audit``), the
+    k-anonymity figures on every record; every figure must equal the manifest's."""
+    import dataclasses
+
+    from .audit import AuditRoles
+    from .measures import Audit
+    from .publication import stream_audit
+
+    roles = AuditRoles.from_dict(doc["roles"])
+    if interval_p is not None:
+        roles = dataclasses.replace(roles, p=float(interval_p))
+    sampled = doc["audit"]["context"]["sampled"]
+    size = sampled.get("records") if isinstance(sampled, dict) else None
+    if not isinstance(size, int) or size < 1:
+        raise UserError("the manifest's audit names no sample size: not a microagg out-of-core manifest")
+    with stdout_to_stderr():
+        audit, _ = stream_audit(args.original, args.protected, roles, seed=doc["run"].get("seed", 0), sample=size)
+    run = Audit.from_dict(doc["audit"])
+    differ = [f.name for f in audit.figures if _value_of(run, f) != f.value and f.name != "interval_disclosure_p"
+              and interval_p is None]
+    if differ:
+        warnings.warn(f"figure(s) {', '.join(differ)} recomputed from the files differ from the manifest's",
+                      UserWarning, stacklevel=2)
+    _print_evaluation(args, audit, roles, range(sampled.get("of", 0)), doc, {(f.group, f.name) for f in audit.figures},
+                      True)
     return 0
 
 

@@ -105,7 +105,7 @@ def other_sheets(table) -> list:
 
 def protect(input, output, *args, report=None, labels_out=None, manifest: bool = True, sep=None, decimal=None,
             encoding=None, sheet=None, missing=(), interval_p: float | None = None, init=None,
-            command_input: str | None = None, quiet: bool = True, **kwargs):
+            command_input: str | None = None, quiet: bool = True, out_of_core: bool = False, **kwargs):
     """Protect the file ``input`` and publish it as ``output``: the one publication stage.
 
     The run options and method parameters are ``microaggregate``'s (``k``, ``method``,
@@ -117,11 +117,21 @@ def protect(input, output, *args, report=None, labels_out=None, manifest: bool =
     with it. Returns the run's :class:`~microagg.result.Result`, whose ``audit`` is the written
     file's and whose ``file`` is a :class:`PublishedFile`.
 
+    ``out_of_core=True`` streams a file larger than memory into a folder of Parquet partitions
+    (``block_size`` needed; :func:`publish_folder`); it returns that mode's summary dict, with its
+    ``audit`` and ``file``.
+
     Every bad input is one ``InputError`` before any work, and nothing is written.
     """
     from .options import split_arguments, validate_run
 
     options, params = split_arguments(args, kwargs)
+    if out_of_core:
+        from .outofcore import check_out_of_core
+
+        run = check_out_of_core(options, params)
+        summary, published = publish_folder(Path(input), output, options, params, run, command_input=command_input)
+        return {**summary, "file": published}
     run = validate_run(options, params)
     read_options = {"sep": sep, "decimal": decimal, "encoding": encoding, "sheet": sheet,
                     "missing": (missing,) if isinstance(missing, str) else tuple(missing or ())}
@@ -442,3 +452,199 @@ def _land(staged, output: Path) -> None:
                 if Path(target).exists():
                     os.unlink(target)
         raise InputError(f"cannot write {target}: {exc.strerror or exc}; nothing was written") from None
+
+
+# --- the out-of-core mode: a folder of Parquet partitions, verified and audited in a stream -------------
+
+#: records of the out-of-core audit's simple random sample (the k-anonymity figures are exact, counted on every record)
+FOLDER_AUDIT_SAMPLE = 10_000
+#: the audit figures that need every record (the frequencies of the whole file): exact from the stream
+_EXACT_KEY_FIGURES = ("key_combinations", "key_smallest_frequency", "key_records_below_k", "key_combinations_below_k",
+                      "smallest_group")
+#: figures that estimate population frequencies from the file's own: meaningless on a sample, left out
+_WHOLE_FILE_ONLY = ("reidentification_expected", "reidentification_global_percent", "reidentification_max",
+                    "reidentification_above_threshold", "reidentification_higher_than_main_part")
+
+
+def publish_folder(source: Path, output, options: dict, params: dict, run, *, command_input=None,
+                   progress_context=None, chunk_rows: int = 1_000_000):
+    """The out-of-core mode's publication: the folder of Parquet partitions is written beside its
+    target, read back in a stream (pyarrow) and checked k-anonymous on the QIs and strata by an
+    exact count of their combinations over every record, audited on a seeded sample of
+    FOLDER_AUDIT_SAMPLE records, and lands together with its manifest (``OUTPUT.manifest.json``).
+    Returns (the mode's summary, the PublishedFile)."""
+    import shutil
+
+    from . import io, manifest
+    from .outofcore import protect_out_of_core
+
+    source, out = Path(source), Path(output)
+    if not source.exists():
+        raise InputError(f"input file not found: {source}")
+    io.check_output_path(out, source, folder=True)
+    manifest_path = io.check_side_file(manifest.path_for(out), "manifest", source, out)
+    box: dict = {}
+    staged: list = []
+
+    def fill(tmp):
+        if progress_context is None:
+            box["summary"] = protect_out_of_core(source, tmp, chunk_rows=chunk_rows, **options, **params)
+        else:
+            with progress_context as bar:
+                box["summary"] = protect_out_of_core(source, tmp, progress=bar, chunk_rows=chunk_rows, **options,
+                                                     **params)
+        summary = box["summary"]
+        roles = folder_roles(summary, run)
+        audit, frequencies = stream_audit(source, tmp, roles, seed=run.seed, chunk_rows=chunk_rows)
+        if frequencies.records_below_k:
+            raise InputError(f"{out.name}, read back (pyarrow), is not {roles.k}-anonymous on "
+                             f"{', '.join(map(str, roles.key_variables))}: {frequencies.records_below_k} records in "
+                             f"combinations occurring fewer than {roles.k} times; nothing was written")
+        published = PublishedFile(out, manifest_path, None, None, "pyarrow", [str(c) for c in roles.key_variables],
+                                  True, frequencies.smallest, [], [], False)
+        doc = _folder_manifest(source, tmp, out, summary, roles, run, options, params, audit, published,
+                               _command(command_input or str(source), str(output), {**options, "out_of_core": True},
+                                        params, None))
+        staged.append((_stage_text(manifest_path, _manifest_text(doc)), manifest_path))
+        box["published"], box["audit"] = published, audit
+
+    try:
+        io.atomic_folder(out, fill)
+        try:
+            for tmp, target in staged:
+                os.replace(tmp, target)
+        except OSError as exc:
+            shutil.rmtree(out, ignore_errors=True)
+            raise InputError(f"cannot write {manifest_path}: {exc.strerror or exc}; nothing was written") from None
+    finally:
+        for tmp, _ in staged:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            io.unregister_temporary(tmp)
+    summary = {k: v for k, v in box["summary"].items() if k != "files"}
+    summary["audit"] = box["audit"]
+    return summary, box["published"]
+
+
+def folder_roles(summary: dict, run):
+    """The audit's roles of an out-of-core run: continuous QIs, strata, k."""
+    from .audit import AuditRoles
+
+    columns = tuple(summary["columns"])
+    return AuditRoles(columns, {c: "continuous" for c in columns}, int(summary["k"]), tuple(run.strata or ()))
+
+
+def _folder_manifest(source, tmp, out, summary, roles, run, options, params, audit, published, command) -> dict:
+    from . import manifest
+
+    verified = {"key_variables": published.key_variables, "read_back_by": "pyarrow", "k_anonymous": True,
+                "smallest_frequency": published.smallest_frequency, "counted": "every record (streamed)"}
+    plain = {k: v for k, v in options.items() if k not in ("progress", "scheduler")}
+    return {
+        "microagg_manifest": manifest.VERSION,
+        "written": __import__("time").strftime("%Y-%m-%dT%H:%M:%SZ", __import__("time").gmtime()),
+        "versions": manifest.versions(),
+        "input": {"name": Path(source).name, "sha256": manifest.sha256(source), "format": _format_name(source),
+                  "read": {}},
+        "output": {"name": out.name, "sha256": manifest.sha256(tmp), "format": "parquet", "read": {}},
+        "run": {"method": summary["method"], "k": int(summary["k"]), "seed": run.seed, "options": plain,
+                "params": manifest._plain_params(params), "per_variable": False, "seconds": summary["seconds"],
+                "out_of_core": True, "information_loss": summary["information_loss"], "sse": summary["sse"]},
+        "roles": roles.to_dict(),
+        "shuffled": False,
+        "merged_strata": None if not summary.get("merged_strata") else {
+            "count": len(summary["merged_strata"]), "published": run.merged_strata},
+        "verified": verified,
+        "published_unchanged": {"columns": [], "sheets": []},
+        "command": command,
+        "audit": audit.to_dict(),
+    }
+
+
+def _format_name(path) -> str:
+    from . import io
+
+    return io.format_of(Path(path))
+
+
+def stream_audit(original, published, roles, *, seed, sample: int = FOLDER_AUDIT_SAMPLE,
+                 chunk_rows: int = 1_000_000):
+    """(the audit of a published file too large for memory, its key frequencies), both from
+    streams of the two files in the same record order: the k-anonymity figures counted exactly on
+    every record (each key combination hashed twice, 128 bits: a collision that would merge two
+    combinations has a chance below 2^-100 at 10^9 records), every other figure on the same
+    seeded simple random sample of ``sample`` records (the audit's context says so), except the
+    re-identification figures, which need the whole file's frequencies and are left out.
+    ``microagg evaluate`` recomputes it from the manifest to the last digit."""
+    import numpy as np
+    import pandas as pd
+
+    from . import io
+    from .audit import audit_files
+    from .disclosure import KeyFrequencies
+    from .measures import MEASURES, Audit, Figure, _load_registry
+
+    keys, qis = list(roles.key_variables), list(roles.columns)
+    hashes, qi_hashes = [], []
+    for df in io.chunks(published, keys, chunk_rows, qis):
+        hashes.append(_row_hashes(df[keys].reset_index(drop=True)))
+        qi_hashes.append(_row_hashes(df[qis].reset_index(drop=True)))
+    n = sum(len(h) for h in hashes)
+    combination, counts = _combinations(hashes)
+    frequencies = KeyFrequencies(tuple(keys), int(roles.k), combination, counts[combination].astype(np.int64))
+    _, qi_counts = _combinations(qi_hashes)
+    rng = np.random.default_rng(seed)
+    chosen = np.sort(rng.choice(n, size=min(sample, n), replace=False))
+    numeric = [c for c in roles.columns]
+    frames = [_rows_at(io.chunks(path, None, chunk_rows, numeric), chosen) for path in (original, published)]
+    audit = audit_files(frames[0], frames[1], roles, seed=seed, read_back="pyarrow")
+    _load_registry()
+    exact = {name: value for name, value in (
+        ("key_combinations", frequencies.combinations), ("key_smallest_frequency", frequencies.smallest),
+        ("key_records_below_k", frequencies.records_below_k),
+        ("key_combinations_below_k", frequencies.combinations_below_k),
+        ("smallest_group", int(qi_counts.min()) if len(qi_counts) else None))}
+    figures = [Figure(f.measure, exact[f.name], f.group) if f.name in exact else f for f in audit.figures
+               if f.name not in _WHOLE_FILE_ONLY]
+    present = {f.name for f in figures}
+    figures += [Figure(MEASURES[name], value, "risk") for name, value in exact.items() if name not in present]
+    from .audit import in_registry_order
+
+    context = {**audit.context, "sampled": {"records": int(len(chosen)), "of": int(n), "seed": seed,
+                                            "exact": list(_EXACT_KEY_FIGURES),
+                                            "left_out": list(_WHOLE_FILE_ONLY)}}
+    warnings_ = tuple(w for w in audit.warnings if "anonymous" not in w)
+    return Audit(in_registry_order(tuple(figures)), audit.categories, warnings_, context), frequencies
+
+
+def _row_hashes(frame):
+    """Two 64-bit hashes of each row's values (two keys: 128 bits in all)."""
+    import numpy as np
+    import pandas as pd
+
+    return np.stack([pd.util.hash_pandas_object(frame, index=False, hash_key=key).to_numpy()
+                     for key in ("microagg-keys-01", "microagg-keys-02")], axis=1)
+
+
+def _combinations(hashes):
+    """(each row's combination code, each combination's count) of row hashes in chunks."""
+    import numpy as np
+
+    pairs = np.concatenate(hashes) if hashes else np.empty((0, 2), np.uint64)
+    _, combination, counts = np.unique(pairs, axis=0, return_inverse=True, return_counts=True)
+    return combination.reshape(-1).astype(np.int64), counts
+
+
+def _rows_at(chunks, positions):
+    """The records at ``positions`` (sorted) of a stream of chunks, as one frame."""
+    import numpy as np
+    import pandas as pd
+
+    parts, start = [], 0
+    for df in chunks:
+        stop = start + len(df)
+        lo, hi = np.searchsorted(positions, [start, stop])
+        if hi > lo:
+            parts.append(df.iloc[positions[lo:hi] - start])
+        start = stop
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
