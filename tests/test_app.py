@@ -152,8 +152,8 @@ def test_the_reproduce_command_gives_the_apps_export_byte_for_byte_with_awkward_
     spec = logic.RunSpec.of(str(src), src.name, k=3, method="vmdav", columns=["-age", "in come", "it's"],
                             strata=["-zone"], sample_weight="-w", weights={"-age": 2.0}, aggregation="median",
                             missing=["-"], gamma=0.3)
-    res = microagg.microaggregate(logic.load_input(spec), **spec.api_kwargs())  # as the run's process does
-    exported = logic.write_protected(spec.input_path, res, tmp_path / "app-export.csv").read_bytes()
+    res, _ = logic.publish_run(spec, tmp_path / "app", 1)  # as the run's process does
+    exported = logic.published_path(tmp_path / "app", 1, spec).read_bytes()  # the file the download serves
     command = spec.cli_command()
     for words in ("./-my data.csv", "--columns=-age,in come,it", "--strata=-zone", "--sample-weight=-w",
                   "--weights=-age=2", "--missing=-", "--param gamma=0.3"):
@@ -213,8 +213,9 @@ def test_export_keeps_the_input_format(tmp_path, suffix):
     qi = list(frame.columns[:3])
     spec = logic.RunSpec.of(str(src), src.name, k=3, method="mdav", columns=qi)
     assert spec.output_name() == f"firms-mdav-k3{suffix}"
-    res = microagg.microaggregate(frame, **spec.api_kwargs())
-    out = logic.write_protected(src, res, tmp_path / spec.output_name())
+    res, _ = logic.publish_run(spec, tmp_path / "app", 1)
+    out = logic.published_path(tmp_path / "app", 1, spec)
+    assert out.name == spec.output_name() and out.with_name(out.name + ".manifest.json").is_file()
     back = logic.read_input(out)
     np.testing.assert_allclose(back[qi].to_numpy(np.float64), res.data[qi].to_numpy(np.float64), rtol=1e-9)
     assert back["label"].tolist() == frame["label"].tolist()

@@ -391,13 +391,55 @@ def audit_files(original, published, roles: AuditRoles, *, grouped=None, sample_
 
     files = FileAudit(original, published, roles, grouped=grouped, sample_weights=sample_weights, aligned=aligned,
                       seed=seed, cache=cache)
-    result = audit_group(files, "utility").with_figures(audit_group(files, "risk"))
+    wide = len(roles.continuous) > AUDIT_MATRIX_COLUMNS
+    result = _audit_measures(files, skip=MATRIX_MEASURES) if wide else \
+        audit_group(files, "utility").with_figures(audit_group(files, "risk"))
+    notes = ()
+    if wide:  # the d×d measures on the first AUDIT_MATRIX_COLUMNS continuous QIs: their cost grows as d^3
+        narrow = _first_continuous(roles, AUDIT_MATRIX_COLUMNS)
+        matrix = FileAudit(original, published, narrow, grouped=grouped, sample_weights=sample_weights,
+                           aligned=aligned, seed=seed, cache=cache)
+        result = result.with_figures(_audit_measures(matrix, only=MATRIX_MEASURES))
+        notes = (f"correlation, covariance, eigenvalue, principal-component and RMD figures on the first "
+                 f"{AUDIT_MATRIX_COLUMNS} of the {len(roles.continuous):,} continuous quasi-identifiers (their cost "
+                 "grows with the cube of the columns); the other figures on all of them",)
     categorical = [c for c in roles.columns if c not in roles.continuous]
     categories = categorical_report(original[categorical], published[categorical]) if categorical and aligned else {}
     context = {"key_variables": [str(c) for c in roles.key_variables],
                "categorical_keys": [str(c) for c in roles.categorical_keys],
                "rows_aligned": bool(aligned), "grouped_as": read_back or "the published data as given"}
-    return Audit(result.figures, categories, files.warnings(), context)
+    if wide:
+        context["matrix_columns"] = [str(c) for c in _first_continuous(roles, AUDIT_MATRIX_COLUMNS).continuous]
+    figures = in_registry_order(result.figures) if wide else result.figures
+    return Audit(figures, categories, files.warnings() + notes, context)
+
+
+#: the audit's d×d measures (correlations, covariances, eigenvalues, principal components, the robust
+#: Mahalanobis intervals) look at most at this many continuous QI columns (the first ones)
+AUDIT_MATRIX_COLUMNS = 200
+MATRIX_MEASURES = ("delta_r_mean", "delta_r_std", "covariance_mae", "covariance_variation_percent",
+                   "eigenvalue_discrepancy_percent", "delta_w", "fpc_percent_original", "fpc_percent_protected",
+                   "interval_rmd_risk1", "interval_rmd_risk2")
+
+
+def _first_continuous(roles: AuditRoles, count: int) -> AuditRoles:
+    """The roles with only the first ``count`` continuous QI columns (the categorical ones kept)."""
+    import dataclasses
+
+    keep = set(roles.continuous[:count])
+    columns = tuple(c for c in roles.columns if c in keep or c not in roles.continuous)
+    return dataclasses.replace(roles, columns=columns, kinds={c: roles.kinds[c] for c in columns if c in roles.kinds})
+
+
+def _audit_measures(files, *, skip=(), only=None) -> Audit:
+    """The "utility" and "risk" figures of ``files``: every registered measure but ``skip`` (or only
+    those in ``only``), in registration order, those that pair records left out when unaligned."""
+    from .measures import Figure
+
+    aligned = getattr(files, "aligned", True)
+    figures = [Figure(m, m.compute(files), group) for group in ("utility", "risk") for m in measures_of(group)
+               if m.name not in skip and (only is None or m.name in only) and (aligned or not m.aligned)]
+    return Audit(tuple(f for f in figures if f.value is not None))
 
 
 def combine(paired: Audit, as_published: Audit) -> Audit:

@@ -354,6 +354,18 @@ def _from_explore(args, given: dict) -> tuple[dict, dict]:
     return options, dict(row["params"])
 
 
+#: column lists longer than this are shown by their first and last names (--json lists them all)
+SHOWN_NAMES = 20
+
+
+def _names_text(names) -> str:
+    names = [str(c) for c in names]
+    if len(names) <= SHOWN_NAMES:
+        return ", ".join(names)
+    return (f"{', '.join(names[:SHOWN_NAMES - 2])}, ..., {names[-1]} ({len(names):,} columns; --json lists them "
+            "all)")
+
+
 def _print_protected(args, res) -> None:
     published = res.file
     if args.json:
@@ -367,14 +379,14 @@ def _print_protected(args, res) -> None:
         print_json(record)
         return
     print(res.summary())
-    print(f"protected (quasi-identifiers): {', '.join(map(str, res.columns))}")
+    print(f"protected (quasi-identifiers): {_names_text(res.columns)}")
     recoded = [c for c in res.changed_columns if c not in set(res.columns)]
     if recoded:
-        print(f"recoded (merged strata): {', '.join(map(str, recoded))}")
+        print(f"recoded (merged strata): {_names_text(recoded)}")
     if published.unchanged:
-        print(f"unchanged: {', '.join(map(str, published.unchanged))}")
+        print(f"unchanged: {_names_text(published.unchanged)}")
     if published.other_sheets:
-        print(f"other sheets, published unchanged: {', '.join(map(str, published.other_sheets))}")
+        print(f"other sheets, published unchanged: {_names_text(published.other_sheets)}")
     print(f"written: {published.path}")
     for what, path in (("report", published.report), ("labels", published.labels),
                        ("manifest", published.manifest)):

@@ -246,7 +246,9 @@ class Result:
         risk = a.group("risk")
         if "key_records_below_k" not in risk:
             return []
-        keys = ", ".join(a.context.get("key_variables", ())) or "(none)"
+        named = [str(c) for c in a.context.get("key_variables", ())]
+        keys = (", ".join(named) if len(named) <= 20 else f"{', '.join(named[:18])}, ..., {named[-1]}: "
+                f"{len(named):,} columns") or "(none)"
         how = a.context.get("grouped_as")
         read = f", as {how} groups them" if how and how != "the published data as given" else ""
         if risk["key_records_below_k"] == 0:

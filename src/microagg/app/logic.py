@@ -430,6 +430,24 @@ def progress_sender(post, t0: float):
     return progress
 
 
+def publish_run(spec: RunSpec, workdir, run_id: int, progress=False, started=None):
+    """(the Result, the input as read) of a run published through the command line's publication
+    stage (``publication``): the file the download serves is the one written, read back with its
+    format's own library, checked k-anonymous on its key variables and given its manifest."""
+    from .. import publication, read_limits
+
+    out = published_path(workdir, run_id, spec)
+    out.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    run = spec.run()
+    with read_limits.limited(spec.max_bytes):
+        opened = publication.open_input(input_file(spec), out, spec.options, run, read_options={})
+    if started is not None:
+        started()
+    res = publication.publish_table(opened, spec.params, run, command_input=spec.shown_path or spec.input_name,
+                                    progress=progress)
+    return res, opened.table.frame
+
+
 def _worker(spec: RunSpec, workdir: str, run_id: int, events) -> None:
     """Run one protection in this (spawned) process and report through ``events`` (the writing
     end of a pipe): ("progress", stage, fraction, message, elapsed), then ("done", figures) or
@@ -438,7 +456,6 @@ def _worker(spec: RunSpec, workdir: str, run_id: int, events) -> None:
     t0 = time.perf_counter()
     post = events.send
     try:
-        from .. import publication, read_limits
         from ..errors import InputError
         from ..report import render_report
         from .figures import option_text, run_figures
@@ -448,16 +465,8 @@ def _worker(spec: RunSpec, workdir: str, run_id: int, events) -> None:
         post(("progress", "reading the data", None, "", 0.0))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            # the command line's publication stage: the download is the file written, read back and verified
-            out = published_path(workdir, run_id, spec)
-            out.parent.mkdir(mode=0o700, exist_ok=True)
-            run = spec.run()
-            with read_limits.limited(spec.max_bytes):
-                opened = publication.open_input(input_file(spec), out, spec.options, run, read_options={})
-            df = opened.table.frame
-            post(("progress", spec.method, None, "", time.perf_counter() - t0))
-            res = publication.publish_table(opened, spec.params, run, command_input=spec.shown_path or spec.input_name,
-                                            progress=progress)
+            res, df = publish_run(spec, workdir, run_id, progress,
+                                  lambda: post(("progress", spec.method, None, "", time.perf_counter() - t0)))
         post(("progress", "measures and report", None, "", time.perf_counter() - t0))
         view, note = measured_view(res)
         figures = run_figures(view, df)
