@@ -65,15 +65,15 @@ class AuditRoles:
     def key_variables(self) -> list:
         return list(dict.fromkeys([*self.columns, *self.strata, *self.keys]))
 
-    @property
-    def continuous(self) -> list:
+    @cached_property
+    def continuous(self) -> list:  # computed once: a wide file's audit asks for it per column
         return [c for c in self.columns if self.kinds.get(c, "continuous") == "continuous"]
 
     @property
     def categorical_keys(self) -> list:
         """The key variables whose published values are categories (the individual risk's keys)."""
-        return list(dict.fromkeys([*self.strata, *(c for c in self.columns if c not in self.continuous),
-                                   *self.keys]))
+        continuous = set(self.continuous)
+        return list(dict.fromkeys([*self.strata, *(c for c in self.columns if c not in continuous), *self.keys]))
 
     def to_dict(self) -> dict:
         return {"columns": [str(c) for c in self.columns], "kinds": {str(c): v for c, v in self.kinds.items()},
@@ -416,7 +416,7 @@ def audit_files(original, published, roles: AuditRoles, *, grouped=None, sample_
 
 #: the audit's d×d measures (correlations, covariances, eigenvalues, principal components, the robust
 #: Mahalanobis intervals) look at most at this many continuous QI columns (the first ones)
-AUDIT_MATRIX_COLUMNS = 200
+AUDIT_MATRIX_COLUMNS = 100
 MATRIX_MEASURES = ("delta_r_mean", "delta_r_std", "covariance_mae", "covariance_variation_percent",
                    "eigenvalue_discrepancy_percent", "delta_w", "fpc_percent_original", "fpc_percent_protected",
                    "interval_rmd_risk1", "interval_rmd_risk2")
@@ -426,8 +426,8 @@ def _first_continuous(roles: AuditRoles, count: int) -> AuditRoles:
     """The roles with only the first ``count`` continuous QI columns (the categorical ones kept)."""
     import dataclasses
 
-    keep = set(roles.continuous[:count])
-    columns = tuple(c for c in roles.columns if c in keep or c not in roles.continuous)
+    keep, continuous = set(roles.continuous[:count]), set(roles.continuous)
+    columns = tuple(c for c in roles.columns if c in keep or c not in continuous)
     return dataclasses.replace(roles, columns=columns, kinds={c: roles.kinds[c] for c in columns if c in roles.kinds})
 
 

@@ -209,8 +209,10 @@ def as_in_file(options: dict, table) -> dict:
             out[name] = as_in_header(out[name], header)
     if isinstance(out.get("household"), str):
         out["household"] = as_in_header([out["household"]], header)[0]
-    if out.get("ordinal"):
+    if isinstance(out.get("ordinal"), dict):
         out["ordinal"] = dict(zip(as_in_header(list(out["ordinal"]), header), out["ordinal"].values()))
+    elif out.get("ordinal"):
+        out["ordinal"] = as_in_header(list(out["ordinal"]), header)
     if isinstance(out.get("sample_weight"), str):
         out["sample_weight"] = as_in_header([out["sample_weight"]], header)[0]
     if isinstance(out.get("weights"), dict):
