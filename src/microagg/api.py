@@ -171,6 +171,25 @@ def microaggregate(
     InputError
         Data that cannot be protected as asked (a missing column, NaN in a QI, k > n, ...).
 
+    Notes
+    -----
+    ``time_limit`` is shared by strata, blocks, portfolio members and initial methods by one rule
+    (``microagg.clock``), and with ``audit`` the file audit's expected time is left to it
+    (``pipeline.leave_for_audit``). Methods registered as not interruptible (md, npn-mhm, ...) run
+    to completion or are refused at once where their least time does not fit
+    (benchmarks/results/colgen_time_limit.md). The method's compiled kernels load before the clock
+    starts, once per process (``methods.load_kernels``).
+
+    With variable weights, standardised column j is multiplied by sqrt(w_j) before the method, so
+    it minimises Σ_j w_j·SSE_j; IL and SSE stay on the unweighted columns (the weighted IL is an
+    audit figure) and a proven bound on the weighted SSE becomes one on the SSE by dividing by
+    max w_j. With sampling weights, robust aggregates or categorical QIs, IL is measured to the
+    published values. Categorical / ordinal QIs are embedded as in ``microagg.transforms``
+    (nominal columns publish the group's mode, ordinal ones its median category, in the column's
+    own dtype); a non-euclidean distance whitens the continuous part before the method. Strata
+    merged because smaller than k are recoded or suppressed in the stratum columns
+    (``merged_strata``). ``Result.audit`` is computed after ``Result.seconds`` was taken.
+
     Examples
     --------
     >>> import microagg
@@ -183,7 +202,11 @@ def microaggregate(
     >>> round(res.information_loss, 4) > 0
     True
     """
-    options, params = given_options(locals()), dict(params)
+    return _microaggregate(data, given_options(locals()), dict(params))
+
+
+def _microaggregate(data, options: dict, params: dict) -> Result:
+    """The run: the pipeline's stages, once the call's options are known (given ones only)."""
     run = validate_run(options, params)  # every option and parameter, before the data are read
     pipeline.import_dependencies()
     deadline = Deadline(run.time_limit)  # the whole call's budget (the checks above take microseconds)

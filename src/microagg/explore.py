@@ -704,7 +704,7 @@ def explore(
     grid_options = {**options, "columns": list(roles.columns)}
     fingerprint = _fingerprint(source.frame, roles, grid_options)
     reuse = _previous_runs(previous, fingerprint)
-    payload = source.table if source.table is not None else data
+    payload = source.table if source.table is not None else source.frame if source.kind == "native" else data
     runs = [ExploreRun(i, kv, m, dict(method_params.get(m, {}))) for i, (m, kv) in
             enumerate((m, kv) for m in names for kv in ks)]
     for r in runs:
