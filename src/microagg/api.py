@@ -71,7 +71,7 @@ def microaggregate(
     by at least ``k`` records. Information loss is IL = 100·SSE/SST on the z-scores.
 
     Every option and method parameter is validated before the data are read (a bad one raises
-    :class:`~microagg.errors.ParameterError`, an :class:`~microagg.errors.InputError`, in one
+    ``ParameterError``, an ``InputError``, in one
     line); what needs the data (columns exist, k against n, ...) is checked right after loading,
     before any method starts. The options are declared once, in ``microagg.options.RUN_OPTIONS``:
     the command line's flags, the app's controls and this signature follow them (a test holds

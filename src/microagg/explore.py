@@ -635,7 +635,7 @@ def explore(
     Parameters
     ----------
     data : pandas.DataFrame, polars.DataFrame, pyarrow.Table, numpy.ndarray, str or io.Table
-        As :func:`microagg.microaggregate` takes it.
+        As ``microagg.microaggregate`` takes it.
     k : int or list of int, default (3, 4, 5, 10)
         The k values of the grid.
     methods : str or list of str, default ("mdav", "vmdav", "mdav-mhm", "icsm", "lsearch")
@@ -658,7 +658,7 @@ def explore(
     input_info : dict, optional
         What the command line and the app record of an explored file (name, sha256, format).
     columns, seed, standardize, strata, weights, sample_weight, merge_small_strata, categorical, ordinal, distance, aggregation, trim, missing, continuous, keys, sensitive, merged_strata
-        The run options of :func:`microagg.microaggregate` (the same for every run of the grid).
+        The run options of ``microagg.microaggregate`` (the same for every run of the grid).
 
     Returns
     -------
