@@ -118,3 +118,19 @@ def test_pyright_is_clean_on_the_public_api(tmp_path):
     errors = [f"{d['file']}:{d['range']['start']['line'] + 1}: {d['message']}" for d in report["generalDiagnostics"]
               if d["severity"] == "error"]
     assert errors == []
+
+
+def test_protect_once_it_exists_takes_the_run_options_typed():
+    """microagg.protect(input, output, **options) -> Result (the lead's publication.py): its options
+    are the run options by name, keyword-only, with their defaults and annotations, like
+    microaggregate's (a method's parameters as **params: Unpack[MethodParams])."""
+    try:
+        from microagg.publication import protect
+    except ImportError:
+        pytest.skip("microagg.publication.protect does not exist yet")
+    sig = inspect.signature(protect)
+    options = {p.name: p for p in sig.parameters.values() if p.kind is P.KEYWORD_ONLY}
+    assert set(options) >= {p.name for p in RUN_OPTIONS}
+    for p in RUN_OPTIONS:
+        assert options[p.name].default == p.default and options[p.name].annotation is not P.empty, p.name
+    assert [p.kind for p in sig.parameters.values()][-1] is P.VAR_KEYWORD
