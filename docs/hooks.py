@@ -17,7 +17,17 @@ from pathlib import Path
 from mkdocs.structure.files import File
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "src"))  # the checkout's package, even where another one is installed
+
+
+def on_config(config):
+    """The checkout's package is the one documented and run by the tutorials, even where another
+    one is installed (MkDocs restores sys.path after loading this module: hence here); the
+    tutorials' subprocesses inherit it through PYTHONPATH."""
+    src = str(ROOT / "src")
+    if sys.path[0] != src:
+        sys.path.insert(0, src)
+    os.environ["PYTHONPATH"] = os.pathsep.join([src, *filter(None, [os.environ.get("PYTHONPATH")])])
+    return config
 
 
 def on_files(files, config):
