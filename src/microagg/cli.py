@@ -1001,7 +1001,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="output file; its suffix sets the format (the input's format and CSV dialect when "
                          "the suffixes match); written atomically, never over the input")
     add_arguments(pr, notes={"k": "required, unless --from-explore gives it"})  # the run options' flags
-    pr.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="method parameter")
+    pr.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                    help="a parameter of the method, typed by its declaration (repeat the flag for several; "
+                         "'microagg methods -v' lists each method's)")
     pr.add_argument("--out-of-core", action="store_true",
                     help="stream a Parquet dataset or CSV larger than memory in chunks (needs --block-size); "
                          "OUTPUT is a new folder of Parquet partitions")

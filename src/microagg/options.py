@@ -555,6 +555,8 @@ def add_arguments(parser, skip=(), required=(), notes: Mapping[str, str] | None 
         shown = p.kind in ("int", "float", "str", "method")  # structured values: the doc says what they are
         text = f"{p.doc} ({p.constraint().removesuffix(' or None')}{default})" if shown else \
             f"{p.doc} ({default.removeprefix('; ')})" if default else p.doc
+        if p.kind == "bool" and p.flag_value is False:  # a flag that turns a default on off (--raw)
+            text = f"by default: {text}"
         if p.kind == "bool":
             parser.add_argument(*p.flags, dest=p.name, action="store_const", const=p.flag_value, default=None,
                                 help=text)
