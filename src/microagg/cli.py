@@ -43,9 +43,33 @@ class UserError(InputError):
     """An error in what the user asked; reported in one line, exit status 2."""
 
 
+#: what a command that does not exist probably meant
+_NOT_A_COMMAND = {"report": "the HTML report is written by 'microagg protect IN -o OUT --report REPORT.html' (or "
+                            "'microagg explore IN --report MAP.html')",
+                  "version": "'microagg --version' prints the version"}
+
+
 class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # one line, status 2
-        raise UserError(f"{self.prog}: {message}")
+    """argparse's parser whose errors are one line, raised (main prints it once, with the one
+    ``microagg: error:`` prefix, and exits 2): a subcommand's name its errors, the unknown or
+    missing command a line listing the commands."""
+
+    def error(self, message):
+        words = self.prog.split()[1:]  # "microagg protect" -> ["protect"]
+        if not words:
+            commands = ", ".join(_commands(self))
+            if "required: COMMAND" in message:
+                message = f"no command given: microagg COMMAND, one of {commands} (microagg --help)"
+            elif message.startswith("argument COMMAND: invalid choice:"):
+                given = message.split("invalid choice:", 1)[1].split("(", 1)[0].strip().strip("'")
+                hint = _NOT_A_COMMAND.get(given)
+                message = f"no command {given!r}: " + (f"{hint}; " if hint else "") + f"the commands are {commands}"
+        raise UserError(f"{words[0]}: {message}" if words else message)
+
+
+def _commands(parser) -> list[str]:
+    return [name for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+            for name in action.choices]
 
 
 # --- option parsing (all before any work) ------------------------------------------------------
@@ -835,17 +859,24 @@ def build_parser() -> argparse.ArgumentParser:
     from . import io
     from .options import NOT_FOR_A_GRID, add_arguments
 
+    from . import __version__
+
     p = _Parser(prog="microagg", description="Microaggregation of numeric microdata (k-anonymity by group means).")
-    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+    p.add_argument("--version", action="version", version=f"microagg {__version__}",
+                   help="print the installed version and exit")
+    sub = p.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
     sub.required = True
 
     pr = sub.add_parser("protect", help=f"microaggregate a data file ({io.supported_text()})")
-    pr.add_argument("input")
+    pr.add_argument("input", help="the data file to protect (its suffix says the format), or a folder of Parquet "
+                    "files with --out-of-core")
     pr.add_argument("-o", "--output", required=True,
                     help="output file; its suffix sets the format (the input's format and CSV dialect when "
                          "the suffixes match); written atomically, never over the input")
-    add_arguments(pr)  # the run options, from their declarations (-k is required unless --from-explore)
-    pr.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="method parameter")
+    add_arguments(pr, notes={"k": "required, unless --from-explore gives it"})  # the run options' flags
+    pr.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                    help="a parameter of the method, typed by its declaration (repeat the flag for several; "
+                         "'microagg methods -v' lists each method's)")
     pr.add_argument("--out-of-core", action="store_true",
                     help="stream a Parquet dataset or CSV larger than memory in chunks (needs --block-size); "
                          "OUTPUT is a new folder of Parquet partitions")

@@ -115,6 +115,42 @@ class Bound:
 
 @dataclass
 class Result:
+    """What ``microaggregate`` returns: the protected data, the partition and the run's figures.
+
+    Attributes
+    ----------
+    data : DataFrame, ndarray, polars.DataFrame or pyarrow.Table
+        The protected data: the input's kind and shape, the same rows in the same order (unless
+        ``shuffled``), every column other than the QIs (and recoded strata) unchanged.
+    labels : ndarray
+        Each record's group (per-variable methods: one column per QI).
+    information_loss : float
+        IL = 100·SSE/SST on the z-scores, in percent.
+    sse, sst : float
+        Within-group and total sums of squares on the z-scores.
+    lower_bound, gap : float or None
+        A proven lower bound on the optimal SSE and the gap 100·(SSE − bound)/SSE, when the
+        method proves one.
+    method : str
+        The method that ran.
+    params : dict
+        The method's parameters as given.
+    seconds : float
+        The protection's wall time (the audit is not part of it).
+    group_sizes : ndarray
+        The size of each group.
+    k : int
+        The minimum group size.
+    columns : list
+        The quasi-identifier columns.
+    audit : Audit
+        The run's figures and the published data's audit (``audit.group("utility")``,
+        ``audit.group("risk")``, ``audit.warnings``).
+    strata, portfolio, weights, publication, bound
+        Typed facts of the run: strata and their merges, ``auto``'s members, the weights, what a
+        group publishes, the method's bound.
+    """
+
     data: Any  # same kind as the input: DataFrame or ndarray
     labels: np.ndarray
     information_loss: float
