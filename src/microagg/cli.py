@@ -371,6 +371,12 @@ def _from_explore(args, given: dict) -> tuple[dict, dict]:
                         "differs)")
     from .options import validate_run
 
+    from .options import GRID_OPTIONS
+
+    foreign = sorted(name for name in doc["options"] if name not in GRID_OPTIONS)
+    if foreign:  # an exploration's runs share only the grid's options (no scheduler, no time limit)
+        raise UserError(f"{Path(args.from_explore).name} is not a microagg explore result: its options name "
+                        f"{', '.join(map(str, foreign))[:200]}")
     options = {name: value for name, value in doc["options"].items() if value != "(an array)"}
     options.update(k=row["k"], method=row["method"], **{n: v for n, v in given.items()})
     validate_run(options, row["params"], cli=True)
@@ -568,6 +574,8 @@ def cmd_evaluate(args) -> int:
     missing = [c for c in roles.key_variables + list(roles.sensitive) if c not in prot.columns]
     if missing:
         raise UserError(f"column(s) missing from the protected file: {', '.join(map(str, missing))}")
+    if roles.sample_weight is not None and roles.sample_weight not in orig.columns:
+        raise UserError(f"the sample weight column {roles.sample_weight} is missing from the original")
     with stdout_to_stderr(), progress_bar(not args.quiet and not args.json, None, "evaluating"):
         try:
             audit = audit_files(orig, prot, roles, grouped=io.key_view(prot_table, roles.key_variables),

@@ -325,8 +325,10 @@ def as_in_file(options: dict, table) -> dict:
 def as_in_header(names, header) -> list | None:
     """Column names as given (stripped when parsed from a command line) as the file spells them: a
     name matching no column exactly takes the one column whose name it is once stripped."""
-    if not names:
+    if names is None or (isinstance(names, (list, tuple)) and not names):
         return names
+    if isinstance(names, (str, int)) or not isinstance(names, (list, tuple)):
+        names = [names]  # one name (or a position, for an array) as the options may give it
     out = []
     for name in names:
         if name not in header:
