@@ -76,7 +76,7 @@ def _edit(path, change):
     (lambda d: d.__setitem__("labels_file", "../../x.labels.npz"), ["labels file"]),
     (lambda d: d.__setitem__("labels_file", "sub/x.labels.npz"), ["labels file"]),
     (lambda d: d["options"].__setitem__("scheduler", "tcp://10.0.0.1:8786"), ["scheduler"]),
-    (lambda d: d["options"].__setitem__("columns", 5), ["columns"]),
+    (lambda d: d["options"].__setitem__("columns", 5), ["column"]),
 ])
 def test_a_forged_explore_result_is_one_line(explored, tmp_path, cli, change, words):
     _copy(explored, tmp_path)
