@@ -8,8 +8,10 @@ every labelling checked) -> publish (representatives in original units) -> measu
 
 from __future__ import annotations
 
+import dataclasses
+
 from . import pipeline
-from .clock import Deadline
+from .clock import TIME_CUT_NOTE, Deadline
 from .options import describe, signature, split_arguments, validate_run
 from .partition import group_sizes
 from .progress import channel
@@ -22,7 +24,7 @@ def microaggregate(data, *args, **kwargs) -> Result:
     options, params = split_arguments(args, kwargs)
     run = validate_run(options, params)  # every option and parameter, before the data are read
     pipeline.import_dependencies()
-    deadline = Deadline(run.time_limit)  # the whole call's budget (the checks above take microseconds)
+    deadline = Deadline(run.time_limit, work=run.work)  # the whole call's budget (the checks above take microseconds)
     source = pipeline.load(data)
     roles = pipeline.check_params_vs_input(run, source)
     prepared = pipeline.prepare(source, roles, run)
@@ -30,6 +32,9 @@ def microaggregate(data, *args, **kwargs) -> Result:
         partitioned = pipeline.partition(source, roles, prepared, run, deadline, report)
     published = pipeline.publish(source, roles, prepared, partitioned, run)
     audit, publication, bound = pipeline.measure(source, roles, prepared, partitioned, published, run)
+    if deadline.time_cut:  # the clock, not the work done, ended the run: another load gives another file
+        audit = dataclasses.replace(audit, warnings=audit.warnings + (TIME_CUT_NOTE,),
+                                    context={**audit.context, "reproducible": False})
     seconds = deadline.elapsed()  # the protection's time; the file audit below is not part of it
     if run.audit:
         audit = audit.with_figures(pipeline.audit(source, roles, prepared, published, run))
@@ -48,7 +53,7 @@ def microaggregate(data, *args, **kwargs) -> Result:
                                                                                               roles.weights)},
                         sample_weight),
         publication=publication, method_facts=partitioned.method_facts, changed_columns=published.changed,
-        shuffled=order is not None, audit_roles=pipeline.audit_roles(roles, run),
+        shuffled=order is not None, audit_roles=pipeline.audit_roles(roles, run), time_cut=deadline.time_cut,
     )
 
 

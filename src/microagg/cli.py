@@ -930,7 +930,8 @@ def cmd_demo(args) -> int:
         raise UserError(f"unknown data set {args.dataset!r}; bundled: {', '.join(datasets.names())}")
     replace(option("k"), name="-k").validate(args.k, None)
     replace(option("time_limit"), name="--time-limit").validate(args.time_limit, None)
-    run_demo(args.dataset, args.k, args.time_limit, quiet_stdout=stdout_to_stderr)
+    replace(option("work"), name="--work").validate(args.work, None)
+    run_demo(args.dataset, args.k, args.time_limit, quiet_stdout=stdout_to_stderr, work=args.work)
     return 0
 
 
@@ -1050,8 +1051,11 @@ def build_parser() -> argparse.ArgumentParser:
     de = sub.add_parser("demo", help="run every method on a bundled data set")
     de.add_argument("--dataset", default="census", help="census, tarragona or eia (default census)")
     de.add_argument("-k", type=int, default=3)
-    de.add_argument("--time-limit", type=float, default=1.0, metavar="SECONDS",
-                    help="budget for each iterative method (default 1)")
+    de.add_argument("--work", type=float, default=None, metavar="UNITS",
+                    help="work budget for each iterative method (default: 200 passes over the records, at "
+                         "most about 1 s of a quiet machine's work): the same figures at any load")
+    de.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+                    help="a safety cap for each method (default none)")
     de.set_defaults(func=cmd_demo)
 
     ap = sub.add_parser("app", help="open the point-and-click web app in the browser")

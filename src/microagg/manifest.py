@@ -21,6 +21,7 @@ import json
 import time
 from pathlib import Path
 
+from .clock import TIME_CUT_NOTE
 from .errors import InputError
 
 __all__ = ["SUFFIX", "VERSION", "path_for", "sha256", "build", "write", "read", "read_document", "versions",
@@ -90,7 +91,8 @@ def build(*, input_path, output_path, input_format: str, output_format: str, rea
                    "read": dict(output_read or {})},
         "run": {"method": result.method, "k": result.k, "seed": run_options.get("seed", 0),
                 "options": options, "params": _plain_params(params), "per_variable": bool(result.per_variable),
-                "seconds": result.seconds},
+                "seconds": result.seconds, "reproducible": not getattr(result, "time_cut", False),
+                **({"note": TIME_CUT_NOTE} if getattr(result, "time_cut", False) else {})},
         "roles": result.audit_roles.to_dict(),
         "shuffled": bool(shuffled),
         "merged_strata": None if strata is None or not strata.merges else {

@@ -85,8 +85,19 @@ DEFAULT_UNIVARIATE = ("univariate-optimal",)
 MEMBER_COST = {"mdav": (1.0, 0.0), "vmdav": (3.5, 0.0), "mdav-mhm": (3.5, 0.0), "tsp-mhm": (4.0, 0.3),
                "kward": (45.0, 0.8)}
 COST_REF_N, COST_MIN_N = 30_000, 20_000
-#: Budget (seconds) when the caller gives no time limit.
+#: Without a time limit or a work budget from the caller, auto's cap is a work budget (the same
+#: result at any load, ``default_work``): DEFAULT_PASSES passes over the records, at most what the
+#: reference machine does in DEFAULT_BUDGET seconds (``clock.work_budget``).
 DEFAULT_BUDGET = 60.0
+DEFAULT_PASSES = 200
+
+
+def default_work(n: int, d: int, k: int) -> float:
+    """auto's work cap on n × d data at k (a deterministic function of the input's size)."""
+    from ..clock import work_budget
+
+    return work_budget(n, DEFAULT_PASSES, DEFAULT_BUDGET)
+
 #: Weights of the members in the time rule (``Deadline.share``) when the local search is not
 #: first (a portfolio given by the caller): the local search, which improves the best partition
 #: for as long as it runs, gets most of the budget; tours and column generation (anytime too)
@@ -431,7 +442,7 @@ class _Portfolio:
     ),
     check_together=_check_together,
     check_input=_check_input,
-    default_budget=DEFAULT_BUDGET,
+    default_work=default_work,
 )
 def auto(X, k, *, seed, deadline, progress, portfolio, member_params, improve, parallel, init):
     """Portfolio: run several registered methods within the time budget and keep the lowest-SSE partition.
@@ -485,11 +496,13 @@ def auto(X, k, *, seed, deadline, progress, portfolio, member_params, improve, p
         if not get(m).multivariate and d != 1:
             raise ParameterError(f"auto portfolio cannot contain the univariate method {m!r}: "
                                  f"the data have {d} quasi-identifier columns")
-    if improve is None:  # a cap (no time limit from the caller) is not a budget to fill
-        improve = default and deadline.bounded and not deadline.cap and d > 1
-    if not deadline.bounded:
-        deadline = Deadline(DEFAULT_BUDGET, cap=True)
+    if improve is None:  # a cap (no time limit nor work budget from the caller) is not a budget to fill
+        improve = default and deadline.limited and not deadline.cap and d > 1
+    if not deadline.limited:
+        deadline = Deadline(work=default_work(n, d, k), cap=True)
     budget = deadline.remaining()
+    if deadline.work_bounded:  # exchanges between threads happen at times, not at work: one after another
+        parallel = False
     state = _Portfolio(X, k, seed, member_params or {})
     if init is not None:
         check_lengths([init], n, "auto")
@@ -579,6 +592,8 @@ def auto(X, k, *, seed, deadline, progress, portfolio, member_params, improve, p
             state.lane.cancel()
         raise
     extras = {"winner": state.winner, "portfolio": state.rows, "budget_seconds": budget}
+    if deadline.work_bounded:
+        extras["budget_work"] = deadline.work
     if state.bound_from is not None:
         extras["lower_bound_from"] = state.bound_from
     return MethodOutput(state.best_labels, lower_bound=state.best_bound, extras=extras)
