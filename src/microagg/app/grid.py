@@ -64,12 +64,12 @@ class GridSpec:
 
 def left_out(run: logic.RunSpec) -> list[str]:
     """The Protect tab's options that differ from their defaults and that a grid leaves out
-    (set per run: k, method, time limit; or without meaning for a grid: shuffle, partitioned
+    (set per run: k, method, time limit, work; or without meaning for a grid: shuffle, partitioned
     mode): the Map tab says so."""
     from ..options import NOT_FOR_A_GRID
 
     return [name.replace("_", " ") for name in run.changed_options()
-            if name in NOT_FOR_A_GRID and name not in ("k", "method", "time_limit")]
+            if name in NOT_FOR_A_GRID and name not in ("k", "method", "time_limit", "work")]
 
 
 def grid_spec(run: logic.RunSpec, ks, methods, budget, risk: str, max_risk=None, previous: str | None = None
