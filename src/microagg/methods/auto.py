@@ -85,6 +85,11 @@ DEFAULT_UNIVARIATE = ("univariate-optimal",)
 MEMBER_COST = {"mdav": (1.0, 0.0), "vmdav": (3.5, 0.0), "mdav-mhm": (3.5, 0.0), "tsp-mhm": (4.0, 0.3),
                "kward": (45.0, 0.8)}
 COST_REF_N, COST_MIN_N = 30_000, 20_000
+#: Under a work budget the same model in work units, deterministic: MDAV's work on n records is
+#: MDAV_WORK_PER_RECORD · n (about 25 s for 10^6 records at 30 s limits, benchmarks/results/
+#: time_limits.md, at clock.UNITS_PER_SECOND); a constructive member is charged its model's work
+#: after it runs, and skipped when that is more than the work left.
+MDAV_WORK_PER_RECORD = 4.0
 #: Without a time limit or a work budget from the caller, auto's cap is a work budget (the same
 #: result at any load, ``default_work``): DEFAULT_PASSES passes over the records, at most what the
 #: reference machine does in DEFAULT_BUDGET seconds (``clock.work_budget``).
@@ -344,6 +349,15 @@ class _Portfolio:
         ratio, growth = MEMBER_COST[name]
         return ratio * (n / COST_REF_N) ** growth * self.mdav_seconds
 
+    def least_work(self, name) -> float | None:
+        """The work member ``name`` is charged on X under a work budget (MEMBER_COST in units of
+        MDAV's modelled work), or None when no model applies (unlisted, small n)."""
+        n = len(self.X)
+        if name not in MEMBER_COST or n < COST_MIN_N:
+            return None
+        ratio, growth = MEMBER_COST[name]
+        return ratio * (n / COST_REF_N) ** growth * MDAV_WORK_PER_RECORD * n
+
     def record(self, name, out, seconds, row=None):
         """Check a member's output and keep its partition if it is the best; its figures go to
         a new row, or improve ``row``. Returns the labels, or None if they are not valid."""
@@ -539,6 +553,11 @@ def auto(X, k, *, seed, deadline, progress, portfolio, member_params, improve, p
                 state.rows.append({"method": name, "status": f"skipped (needs about {cost:.1f} s, "
                                                              f"{deadline.remaining():.1f} s left)"})
                 continue
+            work = state.least_work(name) if deadline.work_bounded else None
+            if work is not None and state.best_labels is not None and work > deadline.work_left():
+                state.rows.append({"method": name, "status": f"skipped (needs about {work:,.0f} work units, "
+                                                             f"{deadline.work_left():,.0f} left)"})
+                continue
             # a local search first gets the whole budget, as it would alone; it stops when converged
             share = deadline if i == 0 and name in LOCAL_SEARCHES else deadline.share(weights[i], sum(weights[i:]))
             report = part(progress, i / steps, (i + 1) / steps, prefix="auto: ")
@@ -549,6 +568,8 @@ def auto(X, k, *, seed, deadline, progress, portfolio, member_params, improve, p
                 starts = [state.by_method["mdav"]] if "mdav" in state.by_method and state.winner != "mdav" else []
                 params["init"] = starts + [state.best_labels] if name == "icsm" else state.best_labels
             state.run(name, share, report, **params)
+            if work is not None:  # a constructive member's modelled work (it does not count its own)
+                deadline.charge(work)
             if lane_wanted and state.lane is None and not deadline.expired():
                 state.start_lane(deadline)
         if state.best_labels is None:
