@@ -27,10 +27,11 @@ __all__ = ["ColumnGeneration"]
 
 #: partitions offered meanwhile (``offers``) kept for the final MIP: the latest, the best
 MAX_OFFERED = 20
-#: Under a work budget (run option ``work``) each integral master stops after this many
-#: branch-and-bound nodes (HiGHS ``mip_max_nodes``) instead of at a share of the time: the same
-#: node at any load
-MIP_WORK_NODES = 500
+#: Under a work budget (run option ``work``) the integral masters (the final MIP, the closing)
+#: are not solved: HiGHS cannot stop them at a deterministic point (a node limit of 1 still took
+#: 78 s on census k = 3 over 5,166 columns at load 9, the root's cuts and heuristics), so the
+#: result is the best rounding's partition, the same at any load.
+
 #: A pricing round's work per record and unit of k (it grows with the clusters' size, up to 2k − 1):
 #: measured on census and eia at k = 3 and 5 against a pass of the local search, 15-37 times a
 #: record-step (benchmarks/reproducible.py calibrates; docs/reproducibility.md)
@@ -432,24 +433,17 @@ class ColumnGeneration:
     # the end: integral master and closing
 
     def mip_seconds(self, fraction: float) -> float:
-        """``fraction`` of the time left, at most mip_time_limit (with a work budget, the MIPs
-        stop at MIP_WORK_NODES nodes instead, ``mip_nodes``, and the time limit is the caller's)."""
-        if self.deadline.work_bounded:
-            return fraction * self.left()
+        """``fraction`` of the time left, at most mip_time_limit."""
         if self.mip_time_limit is not None:
             return min(fraction * self.left(), self.mip_time_limit)
         return fraction * self.left()
-
-    def mip_nodes(self) -> int | None:
-        """Branch-and-bound nodes a MIP may explore under a work budget (None: no work budget)."""
-        return MIP_WORK_NODES if self.deadline.work_bounded else None
 
     def primal_mip(self, tl: float) -> None:
         """The integral master over the generated columns, warm-started from the best partition,
         within ``tl`` seconds; its solution is offered."""
         master = self.master
         lab, _, _, optimal = master.solve_integral(
-            tl if np.isfinite(tl) else 1e9, master.indicator(self.best_labels), primal=True, max_nodes=self.mip_nodes()
+            tl if np.isfinite(tl) else 1e9, master.indicator(self.best_labels), primal=True
         )
         self.offer(lab, "mip")
         self.progress("colgen", None, f"MIP over {master.ncols} columns: {'optimal' if optimal else 'stopped'}, "
@@ -463,8 +457,7 @@ class ColumnGeneration:
         sub = Master(self.X)
         sub.add(groups(self.best_labels))
         sub.add(columns)
-        lab, _, _, optimal = sub.solve_integral(tl, sub.indicator(self.best_labels), primal=True,
-                                                max_nodes=self.mip_nodes())
+        lab, _, _, optimal = sub.solve_integral(tl, sub.indicator(self.best_labels), primal=True)
         self.offer(lab, "restricted mip")
         self.progress("colgen", None, f"MIP over the best groups and {len(columns)} enumerated clusters: "
                       f"{'optimal' if optimal else 'stopped'}, best {self.best_sse:.6g}")
@@ -474,6 +467,9 @@ class ColumnGeneration:
         after convergence the closing step."""
         tic = time.perf_counter()
         self.take_offers(enter=True)
+        if self.deadline.work_bounded:  # no integral master: see the note at the top
+            self.phase["mip_and_closing"] = time.perf_counter() - tic
+            return
         if self.final_mip and self.left() > 0 and self.master.ncols > 0 and not (
             self.converged and self.close_gap
         ) and not self.proven():
@@ -523,8 +519,8 @@ class ColumnGeneration:
             tl = self.mip_seconds(0.8)
             target = pi_sum + g_try + corr  # no MIP bound above this value can be used
             lab, obj, dual_bound, optimal = master.solve_integral(
-                tl if np.isfinite(tl) else 1e9, master.indicator(self.best_labels), max(self.best_sse - target, 0.0),
-                max_nodes=self.mip_nodes())
+                tl if np.isfinite(tl) else 1e9, master.indicator(self.best_labels), max(self.best_sse - target, 0.0)
+            )
             self.offer(lab, "mip")
             mip_bound = min(dual_bound, self.best_sse)
             cand = min(mip_bound, pi_sum + g_try + corr)

@@ -200,7 +200,7 @@ class Master:
         return float(self.h.getInfo().objective_function_value), x, duals[:self.n], sigma
 
     def solve_integral(self, time_limit: float, incumbent: np.ndarray | None, abs_gap: float = 0.0,
-                       primal: bool = False, max_nodes: int | None = None):
+                       primal: bool = False):
         """The integral master over the current columns (HiGHS MIP), stopped when the gap to
         its own bound is at most abs_gap.
 
@@ -217,8 +217,6 @@ class Master:
             ncol, np.arange(ncol, dtype=np.int32), np.full(ncol, highspy.HighsVarType.kInteger)
         )
         set_time_limit(mip, max(float(time_limit), 0.05))
-        if max_nodes is not None:  # a work budget: the MIP stops at the same node at any load
-            mip.setOptionValue("mip_max_nodes", int(max_nodes))
         mip.setOptionValue("mip_rel_gap", 1e-9)
         mip.setOptionValue("mip_abs_gap", float(abs_gap))
         if incumbent is not None:
