@@ -88,7 +88,7 @@ def build(*, input_path, output_path, input_format: str, output_format: str, rea
         "input": {"name": Path(input_path).name, "sha256": sha256(input_path), "format": input_format,
                   "read": {k: v for k, v in read_options.items() if v not in (None, ())}},
         "output": {"name": Path(output_path).name, "sha256": sha256(output_path), "format": output_format,
-                   "read": dict(output_read or {}), **({"rows_sha256": _rows_digest(output_path, output_read)}
+                   "read": dict(output_read or {}), **({"rows_sha256": _rows_digest(output_path, output_read, output_format)}
                                                        if shuffled else {})},
         "run": {"method": result.method, "k": result.k, "seed": run_options.get("seed", 0),
                 "options": options, "params": _plain_params(params), "per_variable": bool(result.per_variable),
@@ -104,11 +104,11 @@ def build(*, input_path, output_path, input_format: str, output_format: str, rea
     }
 
 
-def _rows_digest(path, read_options) -> str:
+def _rows_digest(path, read_options, format) -> str:
     """The output's rows as a multiset (``reproduce.rows_digest``): a shuffled file's check."""
     from .reproduce import rows_digest
 
-    return rows_digest(path, read_options)
+    return rows_digest(path, read_options, format)
 
 
 def write(path, manifest: dict) -> Path:

@@ -45,7 +45,7 @@ def protect_arguments(doc: dict, input_path: str, output_path: str) -> list[str]
     return [str(input_path), "-o", str(output_path), *flags]
 
 
-def rows_digest(path, read_options: dict | None = None) -> str:
+def rows_digest(path, read_options: dict | None = None, format: str | None = None) -> str:
     """SHA-256 of a table's rows as a multiset (row order aside): the column names, then every
     row's hash (pandas ``hash_pandas_object``, the values and their types) in sorted order."""
     import numpy as np
@@ -55,7 +55,7 @@ def rows_digest(path, read_options: dict | None = None) -> str:
 
     options = {k: v for k, v in (read_options or {}).items() if k in ("sep", "decimal", "encoding", "sheet")
                and v not in (None, "")}
-    frame = io.read(path, **options).frame
+    frame = io.read(path, format=format or None, **options).frame  # format: a temporary file's name says none
     h = hashlib.sha256()
     h.update("\x1f".join(map(str, frame.columns)).encode("utf-8"))
     rows = np.sort(pd.util.hash_pandas_object(frame, index=False).to_numpy(dtype=np.uint64))
@@ -75,7 +75,7 @@ def _expected(doc: dict, manifest_path: Path) -> tuple[str, str | None, str]:
 
     earlier = manifest_path.with_name(str(out.get("name", "")))
     if out.get("name") and earlier.exists() and sha256(earlier) == out.get("sha256"):
-        return "rows", rows_digest(earlier, out.get("read")), "rows (shuffled: order aside)"
+        return "rows", rows_digest(earlier, out.get("read"), out.get("format")), "rows (shuffled: order aside)"
     return "rows", None, "rows (shuffled: order aside)"
 
 
@@ -115,7 +115,7 @@ def protect_from_manifest(args, parse, protect) -> int:
     if how == "sha256":
         got = manifest.sha256(args.output)
     else:
-        got = rows_digest(args.output, (doc.get("output") or {}).get("read"))
+        got = rows_digest(args.output, (doc.get("output") or {}).get("read"), (doc.get("output") or {}).get("format"))
     if got != expected:
         note = "" if (doc.get("run") or {}).get("reproducible", True) else \
             f" ({path.name} says its run was {(doc.get('run') or {}).get('note', 'stopped by the time limit')})"
