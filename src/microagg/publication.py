@@ -125,6 +125,7 @@ def protect(
     seed: int | None = 0,
     standardize: bool = True,
     time_limit: float | None = None,
+    work: float | None = None,
     strata: Columns | None = None,
     block_size: int | None = None,
     scheduler: str | Client | None = None,
