@@ -335,7 +335,7 @@ def _ld_records_entropy(c):
     return int(np.count_nonzero(np.logical_or.reduce([ld.entropy < ld.l * (1.0 - 1e-12) for ld in d.values()])))
 
 
-@measure("interval_sdid_share", "records at risk by SDID (±0.05 sd; sdcMicro dRisk, %)", "share",
+@measure("interval_sdid_share", "records at risk by SDID (all values within ±0.05 sd; sdcMicro dRisk, %)", "share",
          D.REFERENCES["sdid"], "risk", digits=2, scale=100.0, aligned=True)
 def _sdid(c):
     if not isinstance(c, FileAudit) or not c.X.shape[1]:
@@ -343,7 +343,7 @@ def _sdid(c):
     return D.sdid_risk(c.X, c.Xp)
 
 
-@measure("interval_rmd_risk1", "records inside their RMD-scaled interval (RMDID1; sdcMicro dRiskRMD, %)",
+@measure("interval_rmd_risk1", "records inside their RMD-scaled interval (RMDID1, microagg's: MCD location, original scale, %)",
          "share", D.REFERENCES["rmd"], "risk", digits=2, scale=100.0, aligned=True)
 def _rmd1(c):
     r = c.rmd if isinstance(c, FileAudit) else None
