@@ -48,7 +48,7 @@ def microaggregate(data, *args, **kwargs) -> Result:
                                                                                               roles.weights)},
                         sample_weight),
         publication=publication, method_facts=partitioned.method_facts, changed_columns=published.changed,
-        shuffled=order is not None, audit_roles=pipeline.audit_roles(roles, run),
+        shuffled=order is not None, audit_roles=pipeline.audit_roles(roles, run), suppression=published.suppression,
     )
 
 

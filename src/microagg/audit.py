@@ -153,7 +153,8 @@ class FileAudit(Comparison):
 
     @cached_property
     def frequencies(self) -> D.KeyFrequencies:
-        return D.key_frequencies(self.key_view, self.roles.key_variables, self.roles.k)
+        # a missing key value (a suppressed one) matches any value, as sdcMicro's freqCalc counts it
+        return D.key_frequencies(self.key_view, self.roles.key_variables, self.roles.k, missing="wildcard")
 
     @cached_property
     def published_frequencies(self) -> D.KeyFrequencies:
@@ -181,7 +182,7 @@ class FileAudit(Comparison):
             return None
         try:
             return D.individual_risk(self.key_view, keys, None if self.weights is None else np.asarray(
-                self.weights, dtype=np.float64))
+                self.weights, dtype=np.float64), missing="wildcard")
         except ValueError as exc:  # weights below 1: the model needs F >= f
             self._notes.append(f"individual risk not computed: {exc}")
             return None

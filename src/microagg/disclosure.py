@@ -209,9 +209,9 @@ def key_frequencies(frame, keys, k: int, *, missing: str = "value") -> KeyFreque
         raise ValueError(f"missing must be 'value' or 'wildcard', got {missing!r}")
     keys = _key_list(frame, keys)
     combination = _combination_codes(frame, keys)
-    if missing == "wildcard":
+    if missing == "wildcard" and keys and bool(frame[keys].isna().to_numpy().any()):
         fk = wildcard_frequencies(key_codes(frame, keys))[0]
-    else:
+    else:  # no missing key value: the wildcard changes nothing
         fk = np.bincount(combination)[combination].astype(np.int64)
     return KeyFrequencies(tuple(keys), int(k), combination, fk)
 
@@ -429,6 +429,8 @@ def individual_risk(frame, keys, weights=None, *, method: str = "approx", thresh
     n = freq.n
     sizes = freq.sizes.astype(np.float64)
     unit = freq.combination  # the unit whose frequencies a record takes: its combination
+    if missing == "wildcard" and not bool(frame[list(freq.keys)].isna().to_numpy().any()):
+        missing = "value"  # no missing key value: the wildcard changes nothing
     if missing == "wildcard":  # each record its own unit: its matches depend on its missing keys
         unit = np.arange(n)
     elif missing != "value":

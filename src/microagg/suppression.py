@@ -28,10 +28,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ON_BELOW_K", "Suppression", "default_importance", "plan", "apply", "below_k"]
+from .options import ON_KEYS_BELOW_K as ON_BELOW_K  # declared once, with the run options
 
-#: what a run does when the declared keys fall below k (``options.RUN_OPTIONS`` "on_keys_below_k")
-ON_BELOW_K = ("suppress", "refuse", "report")
+__all__ = ["ON_BELOW_K", "Suppression", "default_importance", "plan", "apply", "below_k", "for_run"]
 
 
 @dataclass(frozen=True)
@@ -51,6 +50,7 @@ class Suppression:
     records_below_k_before: int
     records_left_below_k: int
     greedy: int
+    mode: str = "suppress"  # the run's on_keys_below_k: "report" suppresses nothing and says so
 
     @property
     def per_key(self) -> dict:
@@ -67,7 +67,7 @@ class Suppression:
         return int(self.suppressed.any(axis=1).sum()) if self.suppressed.size else 0
 
     def to_dict(self) -> dict:
-        return {"keys": list(self.keys), "importance": list(self.importance), "k": self.k,
+        return {"mode": self.mode, "keys": list(self.keys), "importance": list(self.importance), "k": self.k,
                 "per_key": self.per_key, "total": self.total, "records": self.records,
                 "records_below_k_before": self.records_below_k_before,
                 "records_left_below_k": self.records_left_below_k}
@@ -75,6 +75,10 @@ class Suppression:
     def warnings(self) -> tuple:
         if not self.records_left_below_k:
             return ()
+        if self.mode == "report":
+            return (f"{self.records_left_below_k} records match fewer than {self.k} records on the keys "
+                    f"({', '.join(map(str, self.keys))}) with the published QIs and strata; published unchanged "
+                    "(on_keys_below_k='report'): the file is not k-anonymous",)
         return (f"{self.records_left_below_k} records stay below k = {self.k} on the keys "
                 f"({', '.join(map(str, self.keys))}) after local suppression: their QI group or stratum has "
                 f"fewer than {self.k} records",)
@@ -190,3 +194,23 @@ def apply(frame, suppression: Suppression):
             col = col.astype("boolean")
         out[key] = col.mask(pd.Series(mask, index=col.index))
     return out
+
+
+def for_run(frame, keys, k: int, mode: str, importance=None, fixed=None) -> Suppression | None:
+    """The publish stage's suppression of a run (``pipeline.publish``): None without keys; with
+    mode "suppress" the plan; "report" and "refuse" suppress nothing and count the records below
+    k ("refuse" raises ``InputError`` when there are any: nothing is written)."""
+    from .errors import InputError
+
+    if not keys:
+        return None
+    if mode == "suppress":
+        return plan(frame, keys, k, importance, fixed)
+    keys, importance = _check(frame, keys, k, importance)
+    left = below_k(frame, keys, k, fixed)
+    if mode == "refuse" and left:
+        raise InputError(f"{left} records match fewer than {k} records on the keys ({', '.join(map(str, keys))}) "
+                         "with the published quasi-identifiers and strata (on_keys_below_k='refuse'): use "
+                         "on_keys_below_k='suppress' (--on-keys-below-k suppress), or fewer or coarser keys")
+    return Suppression(tuple(keys), tuple(importance), int(k), np.zeros((len(frame), len(keys)), dtype=bool),
+                       left, left, 0, mode)
