@@ -31,6 +31,7 @@ from .params import Param
 
 EXIT_INTERNAL_ERROR = 1
 EXIT_USER_ERROR = 2
+EXIT_KEYS_BELOW_K = 3  # --on-keys-below-k report: the file is written, but not k-anonymous on its keys
 EXIT_SIGINT = 130
 EXIT_SIGTERM = 143
 
@@ -191,6 +192,7 @@ def result_record(res, output=None, report=None, unchanged=()) -> dict:
         "strata_published": None if res.strata is None or not res.strata.merges else {
             "how": res.strata.published, "mapping": list(res.strata.mapping)},
         "shuffled": bool(getattr(res, "shuffled", False)),
+        "suppression": None if getattr(res, "suppression", None) is None else res.suppression.to_dict(),
         "per_variable": res.per_variable,
         "seconds": res.seconds,
         "extras": res.extras,
@@ -394,6 +396,9 @@ def cmd_protect(args) -> int:
         io.atomic_write_text(labels_out, labels_text(res.labels))
     _write_manifest(manifest_path, args, table, out, written, res, options, params, order)
     _print_protected(args, res, table, out, report_path, labels_out, manifest_path)
+    if res.suppression is not None and res.suppression.mode == "report" and res.suppression.records_left_below_k:
+        print(f"microagg: {res.suppression.warnings()[0]}", file=sys.stderr)
+        return EXIT_KEYS_BELOW_K
     return 0
 
 
@@ -465,7 +470,8 @@ class _Written:
         from . import io
 
         self.table, self.read_options = table, read_options
-        self.keys = io.key_view(table, keys)
+        # an empty CSV field is a missing value: after local suppression it matches any value
+        self.keys = io.key_view(table, keys).replace("", None)
         self.reader = io.reader_name(table)
 
 
@@ -528,9 +534,10 @@ def _write_manifest(path, args, table, out, written, res, options, params, order
     from .disclosure import key_frequencies
     from .options import command_line
 
-    found = key_frequencies(written.keys, res.audit_roles.key_variables, res.k)
+    found = key_frequencies(written.keys, res.audit_roles.key_variables, res.k, missing="wildcard")
     verified = {"key_variables": [str(c) for c in res.audit_roles.key_variables], "read_back_by": written.reader,
-                "k_anonymous": bool(found.is_k_anonymous), "smallest_frequency": found.smallest}
+                "k_anonymous": bool(found.is_k_anonymous), "smallest_frequency": found.smallest,
+                "suppression": None if res.suppression is None else res.suppression.to_dict()}
     command = command_line(str(args.input), str(args.output), {**options, "shuffle": order is not None},
                            {k: v for k, v in params.items() if k != "init"})
     doc = manifest.build(input_path=table.path, output_path=out, input_format=table.format,
@@ -549,9 +556,12 @@ def _print_protected(args, res, table, out, report_path, labels_out, manifest_pa
         return
     print(res.summary())
     print(f"protected (quasi-identifiers): {', '.join(map(str, res.columns))}")
-    recoded = [c for c in res.changed_columns if c not in set(res.columns)]
+    suppressed = [] if res.suppression is None else [c for c, n in res.suppression.per_key.items() if n]
+    recoded = [c for c in res.changed_columns if c not in set(res.columns) and c not in suppressed]
     if recoded:
         print(f"recoded (merged strata): {', '.join(map(str, recoded))}")
+    if suppressed:
+        print(f"suppressed values (local suppression): {', '.join(map(str, suppressed))}")
     if unchanged:
         print(f"unchanged: {', '.join(map(str, unchanged))}")
     print(f"written: {out}")
