@@ -219,7 +219,10 @@ def eigen_sdcmicro(X, Xp) -> float | None:
 
     Templ, Kowarik & Meindl (2015), J. Stat. Softw. 67(4). Invariant to the protection's loss of
     variance (only the correlation structure counts). None where sdcMicro returns NA: a constant
-    column (its correlation is undefined). Checked against sdcMicro 5.8.1 by
+    column (its correlation is undefined); None also where the original's correlation matrix is
+    singular (a column a linear combination of others, as in the census data): the smallest
+    eigenvalue is then rounding noise and sdcMicro's figure a ratio of noises (0.26 in R, 3.37 with
+    numpy's LAPACK, on the same census data). Checked against sdcMicro 5.8.1 by
     benchmarks/sdcmicro_parity.py.
     """
     X, Xp = _values(X), _values(Xp)
@@ -232,7 +235,14 @@ def eigen_sdcmicro(X, Xp) -> float | None:
         return None
     e = np.sort(np.linalg.eigvalsh(np.corrcoef(X, rowvar=False).reshape(X.shape[1], X.shape[1])))[::-1]
     ep = np.sort(np.linalg.eigvalsh(np.corrcoef(Xp, rowvar=False).reshape(X.shape[1], X.shape[1])))[::-1]
+    if e[-1] <= SINGULAR_EIGEN * e[0]:
+        return None  # a column is a linear combination of others: e_min is rounding noise, and so is the ratio
     return float(np.sum(np.abs(e - ep) / e))
+
+
+#: ``eigen_sdcmicro`` gives no figure when the original's smallest correlation eigenvalue is below
+#: this share of its largest (census: 1.4e-16 here, -5.6e-17 in R: the ratio is noise of the LAPACK build)
+SINGULAR_EIGEN = 1e-10
 
 
 #: queries per KD-tree call in ``_bounded_query``: each call's search radius is the largest of its
