@@ -149,7 +149,9 @@ class FileAudit(Comparison):
     @cached_property
     def key_view(self):
         keys = self.roles.key_variables
-        return (self.grouped if self.grouped is not None else self.published_frame)[keys]
+        view = (self.grouped if self.grouped is not None else self.published_frame)[keys]
+        # a CSV's text: an empty field is a missing value (a suppressed key matches any value)
+        return view.replace("", None) if self.grouped is not None else view
 
     @cached_property
     def frequencies(self) -> D.KeyFrequencies:

@@ -713,8 +713,9 @@ def cmd_evaluate(args) -> int:
     else:
         roles = _evaluate_roles(args, orig, prot, orig_table)
         seed = 0
-        _warn_unaligned(orig, prot, roles.columns)
-        aligned = _rows_aligned(orig, prot, roles.columns)
+        changed = tuple(roles.columns) + tuple(roles.keys)  # keys: local suppression may have set values missing
+        _warn_unaligned(orig, prot, changed)
+        aligned = _rows_aligned(orig, prot, changed)
     if interval_p is not None:
         roles = dataclasses.replace(roles, p=float(interval_p))
     missing = [c for c in roles.key_variables + list(roles.sensitive) if c not in prot.columns]
@@ -1169,6 +1170,11 @@ def main(argv=None) -> int:
     finally:
         warnings.showwarning = saved_show
         if code != EXIT_USER_ERROR:
+            table = [t for t in shown if t.startswith("microagg: warning: not protected, ")]
+            if table and getattr(locals().get("args"), "quiet", False):  # -q: the default-column table's count only
+                shown = [t for t in shown if t not in table]
+                print(f"microagg: {len(table)} warning(s) on columns left out of the default quasi-identifiers "
+                      "(run without -q to see them)", file=sys.stderr)
             for text in shown:
                 print(text, file=sys.stderr)
 
