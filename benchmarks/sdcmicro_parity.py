@@ -2,6 +2,7 @@
 on the same data as microagg, figure by figure.
 
     python benchmarks/sdcmicro_parity.py --sdcmicro-src DIR [--sizes 1e4,3e4] [--build-dir DIR]
+    python benchmarks/sdcmicro_parity.py --render     (the docs' blocks from the committed JSON)
 
 DIR is a source snapshot of sdcTools/sdcMicro (e.g. ``git archive`` of its repository). Nothing of
 it is copied into the project: at run time its C++ (``src/``) is compiled with Rcpp into one shared
@@ -448,14 +449,52 @@ def markdown(doc: dict) -> str:
     return "\n".join(lines)
 
 
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+
+
+def suppression_table(doc: dict) -> str:
+    rows = []
+    for c in doc["cases"]:
+        ls = c.get("local_suppression")
+        if ls:
+            rows.append([c["case"], c["records"], ", ".join(c["keys"]), ls["k"], ls["sdcmicro_total"],
+                         ls["microagg_total"], f"{ls['sdcmicro_cpu_s']:.2f}", f"{ls['microagg_cpu_s']:.2f}"])
+    return md_table(["data", "records", "keys", "k", "sdcMicro localSuppression: values suppressed",
+                     "microagg: values suppressed", "sdcMicro CPU s", "microagg CPU s"], rows)
+
+
+def render(doc: dict) -> None:
+    """The docs' blocks from the committed results: the whole report in docs/sdcmicro.md, the
+    local-suppression table in docs/local-suppression.md (between their markers)."""
+    meta = doc["machine"]
+    stamp = (f"_From `benchmarks/results/sdcmicro_parity.json` ({meta['date_utc']} UTC, {meta['cpus']} cores, load "
+             f"{meta['load_start'][0]} at the start, {meta['load_end'][0]} at the end)._\n\n")
+    for name, marker, text in (("sdcmicro.md", "sdcmicro-parity", markdown(doc)),
+                               ("local-suppression.md", "suppression-parity", suppression_table(doc))):
+        path = DOCS / name
+        body = path.read_text()
+        start, end = f"<!-- {marker}:begin -->", f"<!-- {marker}:end -->"
+        if start not in body or end not in body:
+            raise SystemExit(f"{path} has no {start} ... {end} block")
+        head, rest = body.split(start, 1)
+        _, tail = rest.split(end, 1)
+        path.write_text(f"{head}{start}\n{stamp}{text.rstrip()}\n{end}{tail}")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sdcmicro-src", required=True, type=Path, help="source snapshot of sdcTools/sdcMicro")
+    ap.add_argument("--render", action="store_true", help="only write the docs' blocks from the committed JSON")
+    ap.add_argument("--sdcmicro-src", type=Path, help="source snapshot of sdcTools/sdcMicro")
     ap.add_argument("--build-dir", type=Path, default=Path(tempfile.gettempdir()) / "sdcmicro-build")
     ap.add_argument("--sizes", default="1e4,3e4", help="MDAV side by side: records ('' to skip)")
     ap.add_argument("--kinds", default="census,gauss")
     ap.add_argument("--cases", default=",".join(c["name"] for c in CASES))
     args = ap.parse_args(argv)
+    if args.render:
+        render(json.loads((RESULTS / "sdcmicro_parity.json").read_text()))
+        return
+    if args.sdcmicro_src is None:
+        ap.error("--sdcmicro-src DIR is required (or --render)")
     src = args.sdcmicro_src.resolve()
     if not (src / "DESCRIPTION").is_file() or not (src / "src").is_dir():
         raise SystemExit(f"{src} is not a source snapshot of sdcMicro (no DESCRIPTION or src/)")
@@ -498,6 +537,7 @@ def main(argv=None) -> None:
     (RESULTS / "sdcmicro_parity.md").write_text(
         f"_Produced by `{doc['command']}` on {meta['date_utc']} UTC, {meta['cpus']} cores, load average "
         f"{meta['load_start'][0]} at the start and {meta['load_end'][0]} at the end of the run._\n\n{text}\n")
+    render(doc)
     print(text)
 
 
