@@ -122,6 +122,20 @@ def partition_hash(labels) -> str:
     return hashlib.sha256(codes.tobytes()).hexdigest()
 
 
+def same_up_to_identical_records(X: np.ndarray, published_a: np.ndarray, published_b: np.ndarray) -> bool:
+    """Do two protections publish the same (original, published) pairs, as multisets? MDAV's
+    partitions may differ only in which of two identical original records joins which group (a
+    tie): the file released is then the same. Published values compared to 1e-9 of each column's
+    largest magnitude."""
+    scale = np.maximum(np.abs(X).max(axis=0), 1.0)
+
+    def pairs(P):
+        key = np.hstack([X / scale, np.round(P / scale * 1e9)])
+        return key[np.lexsort(key.T[::-1])]
+
+    return bool(np.array_equal(pairs(published_a), pairs(published_b)))
+
+
 def rows_partition(frame: pd.DataFrame) -> np.ndarray:
     """Records that share every published value form one group (sdcMicro's mdav returns values)."""
     return D.identical_rows(frame.to_numpy(dtype=np.float64))
@@ -331,6 +345,10 @@ def run_case(case: dict, df: pd.DataFrame, loader: Path, src: Path, so: Path, tm
     row["mdav"] = {"sdcmicro_partition_sha256": partition_hash(sdc_labels),
                    "microagg_partition_sha256": partition_hash(labels),
                    "same_partition": partition_hash(sdc_labels) == partition_hash(labels),
+                   "same_up_to_identical_records": same_up_to_identical_records(
+                       df[num].to_numpy(np.float64), theirs_mdav[num].to_numpy(np.float64),
+                       protected[num].to_numpy(np.float64)),
+                   "identical_original_records": int(df[num].duplicated(keep=False).sum()),
                    "sdcmicro_groups": int(sdc_labels.max() + 1), "microagg_groups": int(labels.max() + 1),
                    "sdcmicro_cpu_s": sdc["mdav_cpu_s"], "microagg_cpu_s": microagg_mdav_cpu}
     if case["keys"]:
@@ -421,11 +439,15 @@ def markdown(doc: dict) -> str:
               md_table(["data", "dRiskRMD risk1", "dRiskRMD risk2", "robeigen", "microagg interval_rmd_risk1",
                         "microagg interval_rmd_risk2", "microagg RMDID1, own scaling"], rows), ""]
     rows = [[c["case"], c["records"], c["mdav"]["sdcmicro_groups"], c["mdav"]["microagg_groups"],
-             "yes" if c["mdav"]["same_partition"] else "no", f"{c['mdav']['sdcmicro_cpu_s']:.3f}",
-             f"{c['mdav']['microagg_cpu_s']:.3f}"] for c in doc["cases"]]
+             "yes" if c["mdav"]["same_partition"] else "no",
+             "yes" if c["mdav"]["same_up_to_identical_records"] else "no", c["mdav"]["identical_original_records"],
+             f"{c['mdav']['sdcmicro_cpu_s']:.3f}", f"{c['mdav']['microagg_cpu_s']:.3f}"] for c in doc["cases"]]
     lines += ["## MDAV partitions (k = 3)", "",
-              md_table(["data", "n", "sdcMicro groups", "microagg groups", "same partition", "sdcMicro CPU s",
-                        "microagg CPU s (API call)"], rows), ""]
+              "sdcMicro's groups are the records sharing a published row (groups whose means coincide merge). "
+              "'Same released file': the same (original record, published record) pairs, as multisets: partitions "
+              "may differ only in which of two identical original records joins which group (a tie).", "",
+              md_table(["data", "n", "sdcMicro groups", "microagg groups", "same partition", "same released file",
+                        "identical original records", "sdcMicro CPU s", "microagg CPU s (API call)"], rows), ""]
     rows = []
     for c in doc["cases"]:
         ls = c.get("local_suppression")
@@ -446,6 +468,9 @@ def markdown(doc: dict) -> str:
         lines += ["## MDAV side by side (k = 3, CPU seconds in one run; microagg warm: kernels compiled before)", "",
                   md_table(["data", "n", "sdcMicro mdav() CPU s", "microagg CPU s", "sdcMicro ÷ microagg",
                             "same partition", "load before / after"], rows), ""]
+        dates = sorted({r["measured_utc"] for r in doc["mdav_timing"] if "measured_utc" in r})
+        if dates:
+            lines += [f"(Side by side measured on {', '.join(dates)} UTC and kept with --keep-timing.)", ""]
     return "\n".join(lines)
 
 
@@ -488,6 +513,8 @@ def main(argv=None) -> None:
     ap.add_argument("--build-dir", type=Path, default=Path(tempfile.gettempdir()) / "sdcmicro-build")
     ap.add_argument("--sizes", default="1e4,3e4", help="MDAV side by side: records ('' to skip)")
     ap.add_argument("--kinds", default="census,gauss")
+    ap.add_argument("--keep-timing", action="store_true", help="with --sizes '': keep the committed MDAV side by "
+                    "side rows (each row keeps its loads and the date it was measured)")
     ap.add_argument("--cases", default=",".join(c["name"] for c in CASES))
     args = ap.parse_args(argv)
     if args.render:
@@ -523,11 +550,16 @@ def main(argv=None) -> None:
             print(f"{case['name']}: {time.time() - t:.1f} s", flush=True)
         sizes = [int(float(s)) for s in args.sizes.split(",") if s.strip()]
         mdav_timing = timing(args.kinds.split(","), sizes, loader, src, so, tmp) if sizes else []
+        if not sizes and args.keep_timing and (RESULTS / "sdcmicro_parity.json").exists():
+            previous = json.loads((RESULTS / "sdcmicro_parity.json").read_text())
+            mdav_timing = [{**r, "measured_utc": r.get("measured_utc", previous["machine"]["date_utc"])}
+                           for r in previous.get("mdav_timing", [])]
     load_end = os.getloadavg()
     doc = {"machine": {**machine(), "load_start": [round(x, 2) for x in load_start],
                        "load_end": [round(x, 2) for x in load_end]},
            "command": "python benchmarks/sdcmicro_parity.py --sdcmicro-src DIR" + (
-               f" --sizes {args.sizes}" if args.sizes != "1e4,3e4" else ""),
+               f" --sizes {args.sizes}" if args.sizes != "1e4,3e4" else "") + (
+               " --keep-timing" if args.keep_timing else ""),
            "sdcmicro": {"version": version, "r": r_version}, "tolerance": TOLERANCE, "cases": cases,
            "mdav_timing": mdav_timing}
     RESULTS.mkdir(parents=True, exist_ok=True)

@@ -62,9 +62,15 @@ def test_every_figure_with_sdcmicros_name_equals_sdcmicros(recomputed):
 
 
 def test_mdav_partition_is_sdcmicros(recomputed):
-    row, _, _, _, _, labels = recomputed
-    assert row["mdav"]["same_partition"]
-    assert HARNESS.partition_hash(labels) == row["mdav"]["sdcmicro_partition_sha256"]
+    """The same partition, or (files with identical records) the same released file: the
+    partitions then differ only in which of two identical records joins which group."""
+    row, _, df, num, _, labels = recomputed
+    assert HARNESS.partition_hash(labels) == row["mdav"]["microagg_partition_sha256"]  # deterministic
+    if row["mdav"]["identical_original_records"] == 0:
+        assert row["mdav"]["same_partition"]
+        assert HARNESS.partition_hash(labels) == row["mdav"]["sdcmicro_partition_sha256"]
+    else:
+        assert row["mdav"]["same_partition"] or row["mdav"]["same_up_to_identical_records"]
 
 
 def test_per_record_risk_and_diversity_were_equal():
