@@ -1148,6 +1148,7 @@ def main(argv=None) -> int:
     saved_show = warnings.showwarning
     warnings.showwarning = keep_warning
     code = EXIT_INTERNAL_ERROR
+    args = None
     try:
         try:
             args = build_parser().parse_args(argv)
@@ -1171,7 +1172,7 @@ def main(argv=None) -> int:
         warnings.showwarning = saved_show
         if code != EXIT_USER_ERROR:
             table = [t for t in shown if t.startswith("microagg: warning: not protected, ")]
-            if table and getattr(locals().get("args"), "quiet", False):  # -q: the default-column table's count only
+            if table and getattr(args, "quiet", False):  # -q: the default-column table's count only
                 shown = [t for t in shown if t not in table]
                 print(f"microagg: {len(table)} warning(s) on columns left out of the default quasi-identifiers "
                       "(run without -q to see them)", file=sys.stderr)
