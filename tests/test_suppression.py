@@ -123,6 +123,7 @@ def test_api_suppresses_keys_after_microaggregation_whole_file_k_anonymous():
     key_vars = ["income", "assets", "region", "sex", "age"]
     assert D.key_frequencies(out, key_vars, 3, missing="wildcard").is_k_anonymous
     assert res.audit["key_records_below_k"] == 0
+    assert res.audit["suppressed_key_values"] == s.total  # the registered measure, from the two files
     assert "local suppression on the keys" in res.summary()
 
 
@@ -158,6 +159,10 @@ def test_cli_modes_and_read_back(tmp_path, fmt):
         return
     back = pd.read_csv(out)
     assert back[["region", "sex", "age"]].isna().sum().sum() == verified["suppression"]["total"]
+    shown = subprocess.run(base + ["-o", str(tmp_path / "j.csv"), "--json"], capture_output=True, text=True)
+    record = json.loads(shown.stdout)
+    assert record["risk"]["suppressed_key_values"] == record["suppression"]["total"] > 0  # audit of the file read back
+    assert record["risk"]["key_records_below_k"] == 0
     report = subprocess.run(base + ["-o", str(tmp_path / "r.csv"), "--on-keys-below-k", "report"],
                             capture_output=True, text=True)
     assert report.returncode == 3 and (tmp_path / "r.csv").exists()

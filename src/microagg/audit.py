@@ -360,6 +360,19 @@ def _rmd2(c):
     return None if r is None else r.risk2
 
 
+@measure("suppressed_key_values", "declared key values published missing (local suppression)", "values",
+         "local suppression: sdcMicro localSuppression; mu-ARGUS", "risk", aligned=True)
+def _suppressed_key_values(c):
+    """Values of the declared keys present in the original and missing in the published file:
+    local suppression's count (docs/local-suppression.md); per key in ``Result.suppression``."""
+    if not isinstance(c, FileAudit) or not c.roles.keys:
+        return None
+    keys = [k for k in c.roles.keys if k in c.original.columns and k in c.published_frame.columns]
+    original = c.original[keys].reset_index(drop=True)
+    published = c.published_frame[keys].reset_index(drop=True).replace("", None)
+    return int((original.notna().to_numpy() & published.isna().to_numpy()).sum())
+
+
 @measure("row_order_informative_columns", "columns the published file's row order follows", "columns",
          D.REFERENCES["row_order"], "risk")
 def _row_order(c):
