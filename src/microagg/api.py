@@ -247,4 +247,5 @@ def _microaggregate(data, options: dict, params: dict) -> Result:
                         sample_weight),
         publication=publication, method_facts=partitioned.method_facts, changed_columns=published.changed,
         shuffled=order is not None, audit_roles=pipeline.audit_roles(roles, run), time_cut=deadline.time_cut,
+        suppression=published.suppression,
     )

@@ -181,6 +181,7 @@ class Result:
     audit_roles: Any = None  # audit.AuditRoles: the roles the published data were audited with
     file: Any = None  # publication.PublishedFile: the file published (microagg.protect, the command line, the app)
     time_cut: bool = False  # the time limit ended the run (not its work budget): not reproducible
+    suppression: Any = None  # suppression.Suppression: key values set missing (local suppression), None: no keys
 
     def __post_init__(self):
         if self.changed_columns is None:
@@ -344,6 +345,8 @@ class Result:
         if self.publication.distance != "euclidean":
             lines.append(f"distance {self.publication.distance}: the methods grouped the records on whitened "
                          "continuous columns; IL is on z-scores")
+        if self.suppression is not None:
+            lines.extend(_suppression_lines(self.suppression))
         for m in (self.strata.merges if self.strata is not None else ()):
             lines.append(f"stratum {m['stratum']} ({m['size']} records < k) merged into {m['merged_into']}")
         for m in (self.strata.mapping if self.strata is not None else ()):
@@ -351,3 +354,18 @@ class Result:
                                                           if m["published_as"] is not None else
                                                           "stratum values suppressed (merged_strata='suppress')"))
         return lines
+
+
+def _suppression_lines(s) -> list[str]:
+    """The local suppression in words (summary, report)."""
+    keys = ", ".join(map(str, s.keys))
+    if s.mode == "report":
+        return [] if not s.records_left_below_k else [
+            f"keys ({keys}): {s.records_left_below_k} records below k = {s.k}, published unchanged "
+            "(on_keys_below_k='report')"]
+    if not s.total:
+        return [f"keys ({keys}): every record matches at least {s.k} records; nothing suppressed"]
+    per_key = ", ".join(f"{c} {n}" for c, n in s.per_key.items())
+    return [f"local suppression on the keys ({keys}), importance {', '.join(map(str, s.importance))}: {s.total} "
+            f"values set missing in {s.records} records ({per_key}) for {s.records_below_k_before} records below "
+            f"k = {s.k}"]
