@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from .result import Result
-    from .typed import Aggregation, Columns, Distance, MergedStrata, MethodParams, Progress
+    from .typed import Aggregation, Columns, Distance, MergedStrata, MethodParams, OnKeysBelowK, Progress
 
 __all__ = ["protect", "PublishedFile", "Targets", "READ_OPTIONS", "unchanged_columns"]
 
@@ -142,6 +142,8 @@ def protect(
     missing: str | Sequence[str] | None = None,
     continuous: Columns | None = None,
     keys: Columns | None = None,
+    on_keys_below_k: OnKeysBelowK = "suppress",
+    key_importance: Columns | None = None,
     sensitive: Columns | None = None,
     merged_strata: MergedStrata = "recode",
     shuffle: bool = False,
