@@ -167,11 +167,8 @@ def _reordered(table: Table, published: dict, order, fmt) -> tuple[Table, dict]:
     frame.attrs = dict(table.frame.attrs)
     original = None if table.original is None else table.original.iloc[order].reset_index(drop=True)
     meta = table.meta
-    if meta is not None and hasattr(meta, "records"):  # CSV: the data records change places
-        records = list(meta.records)
-        for pos, src in zip(meta.data_rows, order):
-            records[pos] = meta.records[meta.data_rows[src]]
-        meta = dataclasses.replace(meta, records=records)
+    if meta is not None and hasattr(meta, "reordered"):  # CSV: the data records change places
+        meta = meta.reordered(order)
     elif meta is not None and getattr(meta, "arrow", None) is not None:
         import pyarrow as pa
 
@@ -185,12 +182,9 @@ def key_view(table: Table, columns):
     import pandas as pd
 
     meta = table.meta
-    if meta is not None and hasattr(meta, "records"):
-        from .csv import _unquote
-
+    if meta is not None and hasattr(meta, "texts"):
         index = {name: j for j, name in enumerate(table.header)}
-        return pd.DataFrame({c: [_unquote(meta.records[i][index[c]]) for i in meta.data_rows] for c in columns},
-                            columns=list(columns))
+        return pd.DataFrame({c: meta.texts(index[c]) for c in columns}, columns=list(columns))
     frame = table.original if table.original is not None else table.frame
     return frame[list(columns)].reset_index(drop=True)
 
