@@ -18,7 +18,7 @@ from .. import read_limits
 from ..errors import InputError
 from .formats import Format, all_formats
 from .table import Meta, Table
-from .typed import is_numeric
+from .typed import is_missing, is_numeric
 
 __all__ = ["FORMATS", "CsvDialect", "CsvMeta", "sniff_csv", "typed_text_frame"]
 
@@ -67,9 +67,11 @@ class CsvMeta(Meta):
 
     def field_bounds(self, j: int):
         """(starts, ends) of column ``j``'s fields, row by row in the order written."""
+        import numpy as np
+
+        if self.order is None and self.rows == len(self.spans):
+            return np.ascontiguousarray(self.spans[:, j]), self.spans[:, j + 1] - 1
         rows = self.row_order()
-        if self.order is None and len(rows) == len(self.spans):
-            return self.spans[:, j], self.spans[:, j + 1] - 1
         return self.spans[rows, j], self.spans[rows, j + 1] - 1
 
     def texts(self, j: int):
@@ -354,7 +356,7 @@ def read(p: Path, *, missing=(), sep=None, decimal=None, encoding=None) -> Table
     meta = CsvMeta(CsvDialect(sep=sep, encoding=enc, bom=bom, gzip=gz), buf, spans, tails, head_end, header_raw,
                    header_term, cr_only)
     meta.dialect.newline = _newline_of(buf, header_term, cr_only)
-    heads = [_texts(meta, spans[:200, j], spans[:200, j + 1] - 1) for j in range(h)]  # what the sniffers see
+    heads = [_texts(meta, spans[:200, j].copy(), spans[:200, j + 1] - 1) for j in range(h)]  # what the sniffers see
     if decimal is None:
         decimal = _sniff_decimal(heads, sep)
         _warn_thousands(heads, decimal, p.name)
@@ -616,7 +618,13 @@ def _published_texts(values, integer: bool, numeric: bool, d: CsvDialect, sep: s
         codes[np.isnan(array)] = -1
         texts = _number_texts(bits.view(np.float64), integer, d.decimal)
     else:
-        codes, distinct = pd.factorize(array if numeric else np.asarray(values, dtype=object))
+        objects = np.asarray(values, dtype=object)
+        codes, distinct = pd.factorize(objects)
+        if any(isinstance(v, float) and v == 0 for v in distinct.tolist()):  # 0.0 and -0.0 hash alike
+            keys = _objects([(type(v).__name__, repr(v)) if not is_missing(v) else None for v in objects.tolist()])
+            codes, _ = pd.factorize(keys)
+            firsts = np.unique(codes[codes >= 0], return_index=True)[1]
+            distinct = pd.Index(objects[np.flatnonzero(codes >= 0)[firsts]], dtype=object)
         listed = [_format_number(v, integer, d.decimal) if numeric else str(v) for v in distinct.tolist()]
         texts = pa.array([t.replace(q, q + q) for t in listed], pa.string())
     texts = pa.concat_arrays([texts, pa.array([""], pa.string())])  # the missing value

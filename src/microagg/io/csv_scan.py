@@ -14,7 +14,7 @@ import numpy as np
 
 from ..kernels.jit import kernel
 
-__all__ = ["scan", "cut", "text_flags", "assemble"]
+__all__ = ["scan", "text_flags", "strings", "integers", "assemble", "offset_type"]
 
 _NL = 10
 _CR = 13
@@ -99,24 +99,6 @@ def scan(data: np.ndarray, sep: int, quote: int):
 def offset_type(size: int):
     """int32 offsets for a text under 2 GiB (half the memory of int64), else int64."""
     return np.int32 if size < 2 ** 31 - 2 else np.int64
-
-
-@kernel
-def _cut(buf, starts, ends, width, out):
-    """Each field [starts[i], ends[i]) in a row of ``out`` (zero padded to ``width``)."""
-    for i in range(starts.shape[0]):
-        s = starts[i]
-        w = ends[i] - s
-        for j in range(w):
-            out[i, j] = buf[s + j]
-
-
-def cut(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """The fields as a numpy fixed-width bytes array ('S<width>')."""
-    width = max(int((ends - starts).max(initial=0)), 1)
-    out = np.zeros((starts.shape[0], width), dtype=np.uint8)
-    _cut(data, starts, ends, width, out)
-    return out.view(f"S{width}").ravel()
 
 
 @kernel
@@ -206,7 +188,7 @@ def _assemble(buf, head, spans, order, tails, qcol, codes, tbuf, toff, wrap, in_
     field holding ``out_sep`` (when it is not ``in_sep``) is quoted, as ``csv.csv_bytes`` does.
     Returns the size; with ``fill`` writes ``out``."""
     pos = _put(out, 0, head, 0, head.shape[0], fill)
-    rows = spans.shape[0]
+    rows = min(order.shape[0], tails.shape[0])
     columns = spans.shape[1] - 1
     same_sep = out_sep == in_sep
     for i in range(rows):
