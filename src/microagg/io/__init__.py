@@ -29,7 +29,7 @@ from .table import Table
 __all__ = ["Table", "Format", "read", "write", "format_of", "formats", "supported_text", "check_output_path",
            "check_writable", "check_side_file", "check_folder", "same_file", "atomic_write", "atomic_write_text",
            "atomic_folder", "remove_temporaries", "register_temporary", "unregister_temporary", "FormatError",
-           "chunks", "first_rows", "SUPPORTED", "key_view", "reader_name", "published_view"]
+           "chunks", "first_rows", "SUPPORTED", "key_view", "reader_name", "published_view", "read_header"]
 
 #: option name -> the command-line flag that sets it (for "applies to ... files" errors)
 _OPTION_FLAGS = {"sep": "--sep", "decimal": "--decimal", "encoding": "--encoding", "sheet": "--sheet"}
@@ -98,6 +98,33 @@ def read(path, *, sep: str | None = None, decimal: str | None = None, encoding: 
     if len(table.frame) == 0:
         raise InputError(f"input has no data rows: {p}")
     return table
+
+
+def read_header(path, *, sep: str | None = None, decimal: str | None = None, encoding: str | None = None,
+                missing=(), sheet=None, format: str | None = None) -> list[str]:
+    """The column names of ``path`` in file order (duplicates included), as :func:`read` would
+    give them in ``Table.header``, reading only what names them: a CSV file's first bytes, a
+    Parquet footer, a Stata / SPSS / SAS header, an Excel sheet's first row. Takes
+    :func:`read`'s options (``missing`` plays no part in the names); the same errors for a
+    missing file, an option the format does not take, a file that is not its format."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"input file not found: {p}")
+    fmt = of_path(p) if format is None else get_format(format)
+    options = {"sep": sep, "decimal": decimal, "encoding": encoding, "sheet": sheet}
+    stray = [name for name, value in options.items() if value is not None and name not in fmt.read_options]
+    if stray or fmt.header is None or (format is not None and not p.name.lower().endswith(fmt.suffixes)):
+        return read(p, sep=sep, decimal=decimal, encoding=encoding, missing=missing, sheet=sheet, format=format).header
+    read_limits.check_file(p, fmt.name)
+    given = {name: options[name] for name in fmt.read_options if options[name] is not None}
+    try:
+        return fmt.header(p, **given)
+    except (InputError, MemoryError):
+        raise
+    except Exception as exc:
+        if isinstance(exc, OSError) and not fmt.library:
+            raise InputError(f"cannot read {p.name}: {exc.strerror or _one_line(exc)}") from None
+        raise InputError(f"cannot read {p.name} as {fmt.name}: {_one_line(exc)}") from None
 
 
 def write(table: Table, path, published: dict, *, order=None, check=None) -> Path:

@@ -381,6 +381,68 @@ def _newline_of(buf: bytes, header_term: int, cr_only: bool) -> str:
     return "\n"
 
 
+def header(p: Path, *, sep=None, decimal=None, encoding=None) -> list:
+    """The column names (the first record's fields, unquoted) as ``read`` finds them, from the
+    file's first bytes only: as many as hold the separator sniffing's 64 KiB and the whole first
+    record (gzip inflated as far as that)."""
+    import gzip
+
+    if decimal is not None and decimal not in (".", ","):
+        raise InputError(f"--decimal must be '.' or ',', got {decimal!r}")
+    if sep is not None:
+        sep = {"tab": "\t", "\\t": "\t"}.get(sep, sep)
+        if len(sep) != 1 or sep in '"\n\r' or not sep.isascii():
+            raise InputError(f"--sep must be one character (or 'tab'), got {sep!r}")
+    with open(p, "rb") as f:
+        zipped = f.read(2) == b"\x1f\x8b"
+    opener = gzip.open if zipped else open
+    size = 1 << 18  # 4 bytes for each of the 65,537 characters the sniffer sees at most
+    with opener(p, "rb") as stream:
+        raw = stream.read(size)
+        while True:
+            read_limits.check_text(raw, p.name, encoding)
+            _other_format(raw, p.name)
+            more = stream.read(size)
+            text, _ = _decoded_head(raw, encoding, p.name, complete=not more)
+            if not more or _first_record_complete(text, sep):
+                break
+            raw += more
+            size *= 2
+    if not text.strip():
+        raise InputError(f"input file is empty: {p}")
+    if "\r" in text and "\n" not in text:
+        text = text.replace("\r", "\n")
+    if sep is None:
+        sep = _sniff_sep(text[:65537])
+    records, _ = _split_records(text, sep, lenient=True)
+    return [_unquote(f) for f in records[0]]
+
+
+def _decoded_head(raw: bytes, encoding, name: str, complete: bool):
+    """(the text of a file's first bytes by ``_decode``, a character cut at their end dropped, ...)."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")) or (encoding or "").lower().replace("_", "-").startswith("utf-16"):
+        raw = raw[:len(raw) // 2 * 2]
+    elif not complete:
+        for cut in range(4):
+            try:
+                raw[:len(raw) - cut].decode(encoding or "utf-8")
+            except (UnicodeDecodeError, LookupError):
+                continue
+            raw = raw[:len(raw) - cut]
+            break
+    return _decode(raw, encoding, name)[0], None
+
+
+def _first_record_complete(text: str, sep) -> bool:
+    """The first record ends (a line break outside quotes) within ``text``, with more after it."""
+    lines = text.replace("\r", "\n")
+    for candidate in ([sep] if sep else list(_SEPARATORS)):
+        records, _ = _split_records(lines[:65537 * 4], candidate, lenient=True)
+        if len(records) < 2:
+            return False
+    return len(text) > 65536
+
+
 def sniff_csv(path) -> tuple[str, str]:
     """(separator, encoding) of a (possibly gzipped) CSV file, detected from its first 64 KiB as
     ``read`` detects them (for readers that stream the file in chunks; a UTF-8 BOM is 'utf-8-sig',
@@ -801,4 +863,4 @@ def first_rows(path, rows: int = 1000):
 FORMATS = (Format("csv", "CSV/TSV", (".csv.gz", ".tsv.gz", ".txt.gz", ".tab.gz", ".csv", ".tsv", ".txt", ".tab"),
                   read, write, family="text", rank=10, note="also .gz", library=False,
                   read_options=("sep", "decimal", "encoding"), write_same=write_same, chunks=chunks,
-                  first_rows=first_rows),)
+                  first_rows=first_rows, header=header),)
