@@ -205,13 +205,14 @@ def _reordered(table: Table, published: dict, order, fmt) -> tuple[Table, dict]:
 
 def key_view(table: Table, columns):
     """The columns of a file as its reader groups them, one row per record: for CSV the text of
-    each field (unquoted), for the typed formats the values their library reads (``original``)."""
+    each field (unquoted; a categorical of the distinct texts, grouped without hashing them
+    again), for the typed formats the values their library reads (``original``)."""
     import pandas as pd
 
     meta = table.meta
-    if meta is not None and hasattr(meta, "texts"):
+    if meta is not None and hasattr(meta, "grouped"):
         index = {name: j for j, name in enumerate(table.header)}
-        return pd.DataFrame({c: meta.texts(index[c]) for c in columns}, columns=list(columns))
+        return pd.DataFrame({c: meta.grouped(index[c]) for c in columns}, columns=list(columns))
     frame = table.original if table.original is not None else table.frame
     return frame[list(columns)].reset_index(drop=True)
 

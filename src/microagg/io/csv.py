@@ -79,6 +79,15 @@ class CsvMeta(Meta):
         starts, ends = self.field_bounds(j)
         return _texts(self, starts, ends)
 
+    def grouped(self, j: int):
+        """Column ``j``'s texts as a pandas Categorical (its categories the distinct texts, object
+        strings): what the read-back check and the audit group records by."""
+        import pandas as pd
+
+        starts, ends = self.field_bounds(j)
+        codes, distinct = _distinct_texts(self, starts, ends)
+        return pd.Categorical.from_codes(codes, pd.Index(_objects(distinct), dtype=object), validate=False)
+
     def source_frame(self, table: Table):
         """For another format: numeric columns typed, every other column the exact text of its
         cells (a column with stray tokens stays text)."""
