@@ -174,3 +174,31 @@ def test_a_huge_file_of_plain_columns_reads_as_before(tmp_path):
     pd.testing.assert_frame_equal(before.frame, after.frame)
     published = {"x": after.frame["x"].to_numpy() / 3, "y": after.frame["y"].to_numpy() * 0.5}
     assert new.csv_bytes(after, published, False) == old.csv_bytes(before, published, False)
+
+
+def test_a_10_mb_quoted_field_is_one_short_line(tmp_path, capsys):
+    """A QI column holding one 10 MB quoted token: the column rules' error quotes a bounded
+    prefix of it (the whole token made a 10 MB 'line')."""
+    from microagg.cli import main
+
+    src = tmp_path / "in.csv"
+    src.write_text('a,b\n1,"' + "x" * 10_000_000 + '"\n2,3\n3,4\n4,5\n5,6\n6,7\n7,8\n8,9\n9,10\n10,11\n')
+    assert main(["protect", str(src), "-o", str(tmp_path / "out.csv"), "-k", "2", "-q", "--columns", "a,b"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("microagg: error: ") and err.count("\n") == 1 and len(err) < 400
+    assert "10,000,000 characters" in err
+
+
+@pytest.mark.parametrize("text", ["7" * 5_000_000 + "\n", "a,b\n1," + "7" * 5_000_000 + "\n2,3\n3,4\n4,5\n"])
+def test_a_line_of_millions_of_digits_is_no_traceback(tmp_path, capsys, text):
+    """A number of millions of digits (more than Python converts to an int) was a ValueError
+    traceback; it is text now (not a number to protect): one error line, or a run that leaves it
+    unprotected and says so."""
+    from microagg.cli import main
+
+    src = tmp_path / "in.csv"
+    src.write_text(text)
+    code = main(["protect", str(src), "-o", str(tmp_path / "out.csv"), "-k", "2", "-q"])
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and all(len(line) < 600 for line in err.splitlines())
+    assert code == 2 and err.startswith("microagg: error: ") or code == 0 and "not protected" in err
