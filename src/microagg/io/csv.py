@@ -313,7 +313,8 @@ def read(p: Path, *, missing=(), sep=None, decimal=None, encoding=None) -> Table
     _other_format(raw, p.name)
     buf, enc, bom = _text_of(raw, encoding, p.name)
     del raw
-    if not buf.strip() and not buf.decode("utf-8", "surrogatepass").strip():  # also nothing but a BOM
+    if not buf or (buf.isspace() or len(buf) < 64) and not buf.decode("utf-8", "surrogatepass").strip():
+        # also nothing but a BOM (bytes.strip would copy the text)
         raise InputError(f"input file is empty: {p}")
     if sep is not None:
         sep = {"tab": "\t", "\\t": "\t"}.get(sep, sep)
@@ -331,6 +332,7 @@ def read(p: Path, *, missing=(), sep=None, decimal=None, encoding=None) -> Table
     if isinstance(scanned, int):
         raise InputError(f"unclosed quote near line {_line_of(buf, scanned)}")
     rec_start, rec_term, rec_first, fstart = scanned
+    del scanned  # (the arrays are freed once the spans are taken)
     records = len(rec_term)
     fields = np.diff(rec_first)
     h = int(fields[0])
@@ -354,7 +356,10 @@ def read(p: Path, *, missing=(), sep=None, decimal=None, encoding=None) -> Table
         raise InputError(f"input has no data rows: {p}")
     kind = rec_start.dtype
     spans = np.empty((len(data_rows), h + 1), dtype=kind)
-    spans[:, :h] = fstart[rec_first[data_rows][:, None] + np.arange(h)]
+    firsts = rec_first[data_rows]
+    for k in range(h):  # column by column: no (rows x columns) int64 index at once
+        spans[:, k] = fstart[firsts + k]
+    del firsts
     spans[:, h] = rec_term[data_rows] + 1
     tails = np.empty((len(data_rows), 2), dtype=kind)
     tails[:, 0] = rec_term[data_rows]
@@ -559,7 +564,7 @@ def _typed_frame_of(meta: CsvMeta, header, duplicates, decimal, missing):
         else:
             codes, distinct = _distinct_texts(meta, starts, ends, flags)
             data[name] = _typed_column(codes, distinct, decimal, tokens)
-    return pd.DataFrame(data, columns=[c for c in header if c not in duplicates])
+    return pd.DataFrame(data, columns=[c for c in header if c not in duplicates], copy=False)
 
 
 def _plain_numbers(csv_scan, array, starts, ends, flags):
