@@ -306,7 +306,7 @@ def _line_of(buf: bytes, pos: int) -> int:
 def read(p: Path, *, missing=(), sep=None, decimal=None, encoding=None) -> Table:
     import numpy as np
 
-    from . import csv_scan
+    from . import _csv_scan as csv_scan
 
     missing = tuple(missing)
     raw, gz = read_limits.text_bytes(p, encoding)  # gzip inflated in a bounded stream; binary data refused
@@ -506,7 +506,7 @@ def _distinct_texts(meta: CsvMeta, starts, ends, flags=None):
     import numpy as np
     import pandas as pd
 
-    from . import csv_scan
+    from . import _csv_scan as csv_scan
 
     buf = meta.text
     array = np.frombuffer(buf, dtype=np.uint8)
@@ -545,7 +545,7 @@ def _typed_frame_of(meta: CsvMeta, header, duplicates, decimal, missing):
     import numpy as np
     import pandas as pd
 
-    from . import csv_scan
+    from . import _csv_scan as csv_scan
 
     tokens = {t.strip() for t in missing}
     data = {}
@@ -667,7 +667,7 @@ def _integer_texts(meta: CsvMeta, j: int) -> bool:
     integers)."""
     import numpy as np
 
-    from . import csv_scan
+    from . import _csv_scan as csv_scan
 
     starts, ends = meta.field_bounds(j)
     flags = csv_scan.text_flags(np.frombuffer(meta.text, dtype=np.uint8), starts, ends, ord(meta.dialect.quotechar))
@@ -760,7 +760,7 @@ def _write_csv(stream, table: Table, published: dict, gz: bool, sep: str | None 
     formatted once."""
     import numpy as np
 
-    from . import csv_scan
+    from . import _csv_scan as csv_scan
 
     meta = table.meta
     d = meta.dialect

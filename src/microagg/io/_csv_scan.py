@@ -1,4 +1,4 @@
-"""The byte-level passes of the CSV reader and writer, compiled (numba): one scan of the file
+"""The byte-level passes of the CSV reader and writer (``io.csv``), compiled (numba): one scan of the file
 finds every record and field, columns are cut out of the file's bytes, and the output is
 assembled from the input's bytes and the published cells. Python touches no field one by one.
 
