@@ -330,3 +330,55 @@ def integers(data: np.ndarray, starts: np.ndarray, ends: np.ndarray):
     None when one is not or does not fit."""
     out = np.empty(starts.shape[0], dtype=np.int64)
     return out if _parse_integers(data, starts, ends, out) else None
+
+
+@kernel
+def _hash_fields(buf, starts, ends, out):
+    """FNV-1a (64 bits) of each field's bytes."""
+    for i in range(starts.shape[0]):
+        h = np.uint64(14695981039346656037)
+        for t in range(starts[i], ends[i]):
+            h = (h ^ np.uint64(buf[t])) * np.uint64(1099511628211)
+        out[i] = np.int64(h)
+
+
+@kernel
+def _first_rows(codes, count):
+    """The first row of each code (codes number the values in order of first appearance)."""
+    first = np.full(count, -1, dtype=np.int64)
+    for i in range(codes.shape[0]):
+        if first[codes[i]] < 0:
+            first[codes[i]] = i
+    return first
+
+
+@kernel
+def _all_equal_to_first(buf, starts, ends, codes, first):
+    """Every field has the very bytes of the first field of its code (no two texts share a hash)."""
+    for i in range(codes.shape[0]):
+        r = first[codes[i]]
+        if r == i:
+            continue
+        w = ends[i] - starts[i]
+        if ends[r] - starts[r] != w:
+            return False
+        for t in range(w):
+            if buf[starts[i] + t] != buf[starts[r] + t]:
+                return False
+    return True
+
+
+def group_codes(data: np.ndarray, starts: np.ndarray, ends: np.ndarray):
+    """(codes, first rows): equal fields (byte for byte) share a code, numbered in order of first
+    appearance, found by hashing the bytes (no string per field); or None when two different
+    fields share a hash (then the caller groups the texts otherwise)."""
+    import pandas as pd
+
+    hashes = np.empty(starts.shape[0], dtype=np.int64)
+    _hash_fields(data, starts, ends, hashes)
+    codes, distinct = pd.factorize(hashes)
+    codes = codes.astype(np.int64)
+    first = _first_rows(codes, len(distinct))
+    if not _all_equal_to_first(data, starts, ends, codes, first):
+        return None
+    return codes, first

@@ -80,13 +80,21 @@ class CsvMeta(Meta):
         return _texts(self, starts, ends)
 
     def grouped(self, j: int):
-        """Column ``j``'s texts as a pandas Categorical (its categories the distinct texts, object
-        strings): what the read-back check and the audit group records by."""
+        """Column ``j``'s texts as a pandas Categorical (its categories the distinct texts):
+        what the read-back check and the audit group records by."""
         import pandas as pd
 
         starts, ends = self.field_bounds(j)
-        codes, distinct = _distinct_texts(self, starts, ends)
-        return pd.Categorical.from_codes(codes, pd.Index(_objects(distinct), dtype=object), validate=False)
+        codes, distinct = _distinct_texts(self, starts, ends, arrow=True)
+        if isinstance(distinct, list):
+            categories = pd.Index(_objects(distinct), dtype=object)
+        else:  # pandas strings over the pyarrow array: no Python string per distinct text
+            categories = pd.Index(pd.arrays.ArrowStringArray(distinct))
+        try:  # the texts are distinct by construction: pandas need not hash them again to check it
+            dtype = pd.CategoricalDtype._from_fastpath(categories, False)
+        except AttributeError:  # (a private constructor: a pandas without it checks them)
+            dtype = pd.CategoricalDtype(categories, ordered=False)
+        return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
 
     def source_frame(self, table: Table):
         """For another format: numeric columns typed, every other column the exact text of its
@@ -499,7 +507,7 @@ def typed_text_frame(frame, decimal: str = ".", missing=()):
     return pd.DataFrame(data, columns=header)
 
 
-def _distinct_texts(meta: CsvMeta, starts, ends, flags=None):
+def _distinct_texts(meta: CsvMeta, starts, ends, flags=None, arrow: bool = False):
     """(codes, distinct values): the values (unquoted text) of the fields [starts, ends) of the
     file's text as the index of each in a list of its distinct values. Unquoted fields are
     encoded by pyarrow from the file's bytes (a Python string per distinct value only)."""
@@ -512,10 +520,17 @@ def _distinct_texts(meta: CsvMeta, starts, ends, flags=None):
     array = np.frombuffer(buf, dtype=np.uint8)
     if flags is None:
         flags = csv_scan.text_flags(array, starts, ends, ord(meta.dialect.quotechar))
+    if not flags["quoted"] and arrow and not meta.cr_only:  # the texts' bytes hashed, no dictionary of strings
+        grouped = csv_scan.group_codes(array, starts, ends)
+        if grouped is not None:
+            codes, first = grouped
+            return codes, csv_scan.strings(array, starts[first], ends[first])
     if not flags["quoted"]:
         encoded = csv_scan.strings(array, starts, ends).dictionary_encode()
         codes = encoded.indices.to_numpy(zero_copy_only=False)
-        distinct = encoded.dictionary.to_pylist()
+        if arrow and not meta.cr_only:  # ``arrow``: the distinct texts may stay a pyarrow array
+            return codes, encoded.dictionary
+        distinct = encoded.dictionary.to_numpy(zero_copy_only=False).tolist()  # (to_pylist: 10x slower)
     else:
         values = [_unquote(buf[a:b].decode("utf-8", "surrogatepass")) for a, b in zip(starts.tolist(), ends.tolist())]
         codes, uniques = pd.factorize(np.asarray(values, dtype=object), use_na_sentinel=False)
