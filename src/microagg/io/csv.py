@@ -599,16 +599,6 @@ def _plain_numbers(csv_scan, array, starts, ends, flags):
         return None
 
 
-def _typed_frame(header, columns, duplicates, decimal, missing):
-    """The typed frame of columns given as lists of texts (see ``_typed_column``)."""
-    import pandas as pd
-
-    tokens = {t.strip() for t in missing}
-    data = {name: _typed_column(*_factorized(values), decimal, tokens) for name, values in zip(header, columns)
-            if name not in duplicates}
-    return pd.DataFrame(data, columns=[c for c in header if c not in duplicates])
-
-
 def _factorized(values: list):
     import numpy as np
     import pandas as pd
