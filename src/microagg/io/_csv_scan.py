@@ -22,8 +22,8 @@ _CR = 13
 
 @kernel
 def _scan(buf, sep, quote, fill, rec_start, rec_term, rec_first, fstart):
-    """Records and fields of ``buf``. With ``fill`` false only counts: returns (records, fields,
-    error position or -1). With ``fill`` true writes, per record, its start, the start of its
+    """Records and fields of ``buf``: returns (records, fields, error position or -1). With
+    ``fill`` false only counts; with ``fill`` true writes, per record, its start, the start of its
     line terminator (the end of its last field; a '\\r' before '\\n' belongs to the terminator)
     and the index of its first field in ``fstart``. An unclosed quote is an error at its
     position, except that, as a backtracking regular expression does, a quoted section that
@@ -82,18 +82,20 @@ def scan(data: np.ndarray, sep: int, quote: int):
     ``data`` (uint8), the last array closed by the number of fields; or the position of an
     unclosed quote (an int)."""
     kind = offset_type(data.shape[0])
-    none, no_first = np.empty(0, dtype=kind), np.empty(0, dtype=np.int64)
-    records, fields, error = _scan(data, sep, quote, False, none, none, no_first, none)
+    # one pass into arrays of the most records and fields the text can hold (a record a line
+    # break, a field a separator more), cut to what it holds
+    most_records = int(np.count_nonzero(data == _NL)) + 1
+    most_fields = int(np.count_nonzero(data == sep)) + most_records
+    rec_start = np.empty(most_records + 1, dtype=kind)
+    rec_term = np.empty(most_records, dtype=kind)
+    rec_first = np.empty(most_records + 1, dtype=np.int64)
+    fstart = np.empty(most_fields, dtype=kind)
+    records, fields, error = _scan(data, sep, quote, True, rec_start, rec_term, rec_first, fstart)
     if error >= 0:
         return int(error)
-    rec_start = np.empty(records + 1, dtype=kind)
-    rec_term = np.empty(records, dtype=kind)
-    rec_first = np.empty(records + 1, dtype=np.int64)
-    fstart = np.empty(fields, dtype=kind)
-    _scan(data, sep, quote, True, rec_start, rec_term, rec_first, fstart)
     rec_start[records] = data.shape[0]
     rec_first[records] = fields
-    return rec_start, rec_term, rec_first, fstart
+    return rec_start[:records + 1], rec_term[:records], rec_first[:records + 1], fstart[:fields]
 
 
 def offset_type(size: int):
