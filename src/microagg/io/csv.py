@@ -94,7 +94,10 @@ class CsvMeta(Meta):
             dtype = pd.CategoricalDtype._from_fastpath(categories, False)
         except AttributeError:  # (a private constructor: a pandas without it checks them)
             dtype = pd.CategoricalDtype(categories, ordered=False)
-        return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
+        try:
+            return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
+        except TypeError:  # pandas before 2.1 checks the codes
+            return pd.Categorical.from_codes(codes, dtype=dtype)
 
     def source_frame(self, table: Table):
         """For another format: numeric columns typed, every other column the exact text of its
