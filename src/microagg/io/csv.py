@@ -807,12 +807,13 @@ def _write_csv(stream, table: Table, published: dict, gz: bool, sep: str | None 
     bom = "\ufeff".encode(d.encoding) if d.bom else b""
     if d.encoding.lower().replace("_", "-") not in ("utf-8", "utf8"):
         body = body.tobytes().decode("utf-8", "surrogatepass").encode(d.encoding, "surrogatepass")
-    if gz:
-        import gzip
+    if gz:  # the bytes of gzip.compress(data, mtime=0), in a stream (no copy of the data)
+        import zlib
 
-        with gzip.GzipFile(fileobj=stream, mode="wb", mtime=0, filename="") as zipped:
-            zipped.write(bom)
-            zipped.write(memoryview(body))
+        zipped = zlib.compressobj(9, zlib.DEFLATED, 31)
+        stream.write(zipped.compress(bom))
+        stream.write(zipped.compress(memoryview(body)))
+        stream.write(zipped.flush())
         return
     stream.write(bom)
     stream.write(memoryview(body))
