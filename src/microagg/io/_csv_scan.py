@@ -355,17 +355,17 @@ def _first_rows(codes, count):
 
 
 @kernel
-def _all_equal_to_first(buf, starts, ends, codes, first):
-    """Every field has the very bytes of the first field of its code (no two texts share a hash)."""
+def _all_equal_to_first(buf, starts, ends, codes, first_data, first_offsets):
+    """Every field has the very bytes of the first field of its code (no two texts share a hash);
+    the first fields are given one after another (``first_data``, compact: looked up at random)."""
     for i in range(codes.shape[0]):
-        r = first[codes[i]]
-        if r == i:
-            continue
+        c = codes[i]
+        a = first_offsets[c]
         w = ends[i] - starts[i]
-        if ends[r] - starts[r] != w:
+        if first_offsets[c + 1] - a != w:
             return False
         for t in range(w):
-            if buf[starts[i] + t] != buf[starts[r] + t]:
+            if buf[starts[i] + t] != first_data[a + t]:
                 return False
     return True
 
@@ -381,6 +381,9 @@ def group_codes(data: np.ndarray, starts: np.ndarray, ends: np.ndarray):
     codes, distinct = pd.factorize(hashes)
     codes = codes.astype(np.int64)
     first = _first_rows(codes, len(distinct))
-    if not _all_equal_to_first(data, starts, ends, codes, first):
+    first_data = np.empty(max(int((ends[first] - starts[first]).sum(dtype=np.int64)), 1), dtype=np.uint8)
+    first_offsets = np.empty(len(first) + 1, dtype=np.int64)
+    _gather(data, starts[first], ends[first], first_data, first_offsets)
+    if not _all_equal_to_first(data, starts, ends, codes, first_data, first_offsets):
         return None
     return codes, first
