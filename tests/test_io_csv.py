@@ -205,7 +205,15 @@ def csv_files(draw):
     if draw(st.booleans()):
         text += newline
     encoding = draw(st.sampled_from(["utf-8", "utf-8-sig", "cp1252"]))
-    return text.encode(encoding), k, header, rows, sep, decimal, [f"q{j}" for j in range(n_qi)]
+    data = text.encode(encoding)
+    if encoding == "cp1252":
+        try:  # cp1252 bytes that are also valid UTF-8 ("é€€" is the bytes of "退"): no reader can tell
+            ambiguous = data.decode("utf-8") != text
+        except UnicodeDecodeError:
+            ambiguous = False
+        if ambiguous:
+            data = text.encode("utf-8")
+    return data, k, header, rows, sep, decimal, [f"q{j}" for j in range(n_qi)]
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -328,28 +328,26 @@ def as_in_file(options: dict, table) -> dict:
 
 
 #: the run options that name columns (lists, a mapping's keys, or one name)
-NAMING_OPTIONS = ("columns", "strata", "categorical", "ordinal", "continuous", "keys", "key_importance", "sensitive",
-                  "household", "sample_weight", "weights")
+NAMING_OPTIONS = ("columns", "strata", "categorical", "ordinal", "continuous", "keys", "sensitive", "household",
+                  "sample_weight")  # weights and key_importance name QIs and keys: checked against them
 
 
 def check_names(options: dict, header: list, source: Path) -> None:
     """Every column an option names is in the file's header (as :func:`as_in_header` matches
     it), found from the header alone: a misspelt name in a file of millions of rows is one line
     before the body is read."""
-    names = []
     for option in NAMING_OPTIONS:
         value = options.get(option)
-        if value is None or (option in ("weights",) and not isinstance(value, dict)):
-            continue
-        if option == "sample_weight" and not isinstance(value, str):
-            continue  # an array of weights, not a column
+        if value is None or (option == "sample_weight" and not isinstance(value, str)):
+            continue  # (sample weights as an array of numbers, not a column)
         given = list(value) if isinstance(value, (list, tuple, dict)) else [value]
-        names += [n for n in as_in_header(given, header) if n not in header]
-    if names:
-        shown = ", ".join(map(str, dict.fromkeys(names)))
-        available = ", ".join(map(str, header))
-        raise InputError(f"unknown column(s): {shown[:300]}; available in {source.name}: {available[:300]}"
-                         + ("..." if len(available) > 300 else ""))
+        names = [n for n in as_in_header(given, header) if n not in header]
+        if names:
+            shown = ", ".join(map(str, dict.fromkeys(names)))
+            available = ", ".join(map(str, header))
+            what = "column(s)" if option == "columns" else f"{option} column(s)"
+            raise InputError(f"unknown {what}: {shown[:300]}; available in {source.name}: {available[:300]}"
+                             + ("..." if len(available) > 300 else ""))
 
 
 def as_in_header(names, header) -> list | None:
