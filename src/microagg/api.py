@@ -30,9 +30,9 @@ def microaggregate(data, *args, **kwargs) -> Result:
         partitioned = pipeline.partition(source, roles, prepared, run, deadline, report)
     published = pipeline.publish(source, roles, prepared, partitioned, run)
     audit, publication, bound = pipeline.measure(source, roles, prepared, partitioned, published, run)
-    seconds = deadline.elapsed()  # the protection's time; the file audit below is not part of it
-    if run.audit:
-        audit = audit.with_figures(pipeline.audit(source, roles, prepared, published, run))
+    seconds = deadline.elapsed()  # the protection's time; the file audit is not part of it
+    # the file audit runs when Result.audit is first read (issue 45: the default call costs the protection)
+    pending = pipeline.deferred_audit(source, roles, prepared, published, run) if run.audit else None
     order = pipeline.shuffle_order(run, source.frame)  # after the audit, which pairs records in input order
     labels = partitioned.labels
     sizes = [group_sizes(labels[:, j]) for j in range(labels.shape[1])] if labels.ndim == 2 else group_sizes(labels)
@@ -48,7 +48,7 @@ def microaggregate(data, *args, **kwargs) -> Result:
                                                                                               roles.weights)},
                         sample_weight),
         publication=publication, method_facts=partitioned.method_facts, changed_columns=published.changed,
-        shuffled=order is not None, audit_roles=pipeline.audit_roles(roles, run),
+        shuffled=order is not None, audit_roles=pipeline.audit_roles(roles, run), pending_audit=pending,
     )
 
 

@@ -28,7 +28,7 @@ from .options import Run
 from .partition import check_k, check_partition, relabel, sse
 
 __all__ = ["Source", "Roles", "Prepared", "Partitioned", "Published", "load", "check_params_vs_input", "prepare",
-           "partition", "publish", "measure", "audit_roles", "audit", "shuffle_order", "frame_of"]
+           "partition", "publish", "measure", "audit_roles", "audit", "deferred_audit", "shuffle_order", "frame_of"]
 
 
 @dataclass
@@ -480,6 +480,21 @@ def audit(source: Source, roles: Roles, prepared: Prepared, published: Published
     return audit_files(source.frame, frame, given,
                        sample_weights=roles.sample_weights if roles.sample_weight_column is None else None,
                        seed=run.seed, cache={embedding_key(given): prepared.embedding})
+
+
+def deferred_audit(source: Source, roles: Roles, prepared: Prepared, published: Published, run: Run):
+    """``audit`` of this run, computed when ``Result.audit`` is first read (``result.PendingAudit``),
+    on the input and the published data as they are now: pandas' copy-on-write keeps a shallow
+    copy of a frame from the caller's later edits (free), an array is copied."""
+    from dataclasses import replace
+
+    from .result import PendingAudit
+
+    def snapshot(data):
+        return data.copy(deep=False) if hasattr(data, "iloc") else np.array(data, copy=True)
+
+    return PendingAudit(audit, replace(source, frame=snapshot(source.frame)), roles, prepared,
+                        replace(published, data=snapshot(published.data)), run)
 
 
 def shuffle_order(run: Run, frame) -> np.ndarray | None:

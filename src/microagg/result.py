@@ -21,7 +21,7 @@ from .errors import InputError
 from .measures import Audit
 from .scaling import Standardizer
 
-__all__ = ["Result", "StratumRun", "StrataReport", "Portfolio", "Weights", "Publication", "Bound"]
+__all__ = ["Result", "PendingAudit", "StratumRun", "StrataReport", "Portfolio", "Weights", "Publication", "Bound"]
 
 
 @dataclass(frozen=True)
@@ -113,6 +113,19 @@ class Bound:
     weighted: float | None = None
 
 
+class PendingAudit:
+    """The published data's file audit of an API call, computed when ``Result.audit`` is first read
+    (the default call then costs the protection, not the audit nobody read: issue 45). Holds what
+    ``pipeline.audit`` needs (the original, the published data in the input's order, the roles,
+    the run's embedding); ``compute`` returns the file audit."""
+
+    def __init__(self, compute, *args):
+        self._compute, self._args = compute, args
+
+    def compute(self):
+        return self._compute(*self._args)
+
+
 @dataclass
 class Result:
     data: Any  # same kind as the input: DataFrame or ndarray
@@ -143,10 +156,17 @@ class Result:
     changed_columns: list | None = None  # columns published anew: the QIs and recoded stratum columns
     shuffled: bool = False  # data's rows are in a random order (labels and the audit: the input's)
     audit_roles: Any = None  # audit.AuditRoles: the roles the published data were audited with
+    pending_audit: Any = field(default=None, repr=False, compare=False)  # PendingAudit: the file audit, on first read
 
     def __post_init__(self):
         if self.changed_columns is None:
             self.changed_columns = list(self.columns)
+
+    def __getstate__(self) -> dict:
+        """A pickled Result is complete: its file audit is computed first (the app's run process
+        sends Results to the page; the audit's inputs, the original frame among them, stay here)."""
+        self.audit  # noqa: B018 (computes a pending audit)
+        return dict(self.__dict__)
 
     def measured(self, values) -> np.ndarray:
         """Continuous QI values (n, d) in the units the run measured IL in (its own scaler).
@@ -307,3 +327,21 @@ class Result:
                                                           if m["published_as"] is not None else
                                                           "stratum values suppressed (merged_strata='suppress')"))
         return lines
+
+
+def _get_audit(self) -> Audit:
+    """The run's figures and, with ``audit``, the published data's (computed on first read)."""
+    pending = self.__dict__.get("pending_audit")
+    if pending is not None:
+        self.__dict__["pending_audit"] = None
+        self.__dict__["_audit"] = self.__dict__["_audit"].with_figures(pending.compute())
+    return self.__dict__["_audit"]
+
+
+def _set_audit(self, value: Audit) -> None:
+    self.__dict__["_audit"] = value
+
+
+# ``audit`` stays a dataclass field (the constructor's and dataclasses.replace's keyword) read
+# through a property, so that the file audit runs on first read (PendingAudit)
+Result.audit = property(_get_audit, _set_audit)
