@@ -387,17 +387,25 @@ def audit_files(original, published, roles: AuditRoles, *, grouped=None, sample_
     how they were read (said in the context); cache: a dict kept across audits of the same
     original (the embedding, the robust distances), as ``explore`` keeps one. Deterministic: the
     same inputs give the same figures to the last digit, whichever front end computes them."""
+    from threadpoolctl import threadpool_limits
+
     from .measures import categorical_report
 
     files = FileAudit(original, published, roles, grouped=grouped, sample_weights=sample_weights, aligned=aligned,
                       seed=seed, cache=cache)
-    result = audit_group(files, "utility").with_figures(audit_group(files, "risk"))
-    categorical = [c for c in roles.columns if c not in roles.continuous]
-    categories = categorical_report(original[categorical], published[categorical]) if categorical and aligned else {}
+    # one BLAS/OpenMP thread, as the kernels run: the audit's linear algebra is on small matrices
+    # (the MCD's c-steps on RMD_MAX_FIT records, d × d covariances), where a second thread gains
+    # nothing on a free core and spins against busy ones (benchmarks/results/default_call.md)
+    with threadpool_limits(limits=1):
+        result = audit_group(files, "utility").with_figures(audit_group(files, "risk"))
+        categorical = [c for c in roles.columns if c not in roles.continuous]
+        categories = (categorical_report(original[categorical], published[categorical]) if categorical and aligned
+                      else {})
+        warnings = files.warnings()
     context = {"key_variables": [str(c) for c in roles.key_variables],
                "categorical_keys": [str(c) for c in roles.categorical_keys],
                "rows_aligned": bool(aligned), "grouped_as": read_back or "the published data as given"}
-    return Audit(result.figures, categories, files.warnings(), context)
+    return Audit(result.figures, categories, warnings, context)
 
 
 def combine(paired: Audit, as_published: Audit) -> Audit:
