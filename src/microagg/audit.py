@@ -31,7 +31,7 @@ import numpy as np
 from . import disclosure as D
 from .measures import Audit, Comparison, audit as audit_group, measure, measures_of
 
-__all__ = ["AuditRoles", "FileAudit", "audit_files", "combine", "in_registry_order", "DEFAULT_L", "RMD_MAX_FIT"]
+__all__ = ["AuditRoles", "FileAudit", "audit_files", "combine", "in_registry_order", "DEFAULT_L", "RMD_MAX_FIT", "ROW_ORDER_SAMPLE"]
 
 #: the l of l-diversity checked by default (sdcMicro's ldiversity reports l; 2 is the least diversity)
 DEFAULT_L = 2.0
@@ -40,6 +40,12 @@ DEFAULT_L = 2.0
 #: data, 2·10^4 × 13 after MDAV k = 3: fitted on 1,000 / 5,000 / all records, 0.35 / 0.95 / 2.8 s,
 #: RMDID1 0.8997 / 0.8983 / 0.8992: the figure does not move, the default call's time does.
 RMD_MAX_FIT = 1000
+#: above this many records, the row-order signals (Spearman's rho with the row number, the share
+#: of ascending adjacent pairs) are estimated on a fixed-seed sample of this many rows and as many
+#: adjacent pairs: standard error at most 1/sqrt(10^5) = 0.0032 for rho (about (1 - rho^2)/sqrt(m))
+#: and 0.5/sqrt(10^5) = 0.0016 for the share, against flag thresholds of 0.5 and 0.8; the
+#: row-number check stays exact. Census-like 10^6 x 13: 1.8 of the audit's 12.1 CPU s before
+ROW_ORDER_SAMPLE = 100_000
 
 
 @dataclass(frozen=True)
@@ -216,7 +222,7 @@ class FileAudit(Comparison):
 
     @cached_property
     def order(self) -> D.RowOrder:
-        return D.row_order(self.published_frame)
+        return D.row_order(self.published_frame, sample=ROW_ORDER_SAMPLE)
 
     def warnings(self) -> tuple:
         out = list(self.frequencies.warnings())
