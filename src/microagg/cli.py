@@ -513,13 +513,15 @@ def _written_audit(table, written, res, run, order):
 
     roles = res.audit_roles
     frame, keys = io.published_view(written.table), written.keys
+    cache: dict = {}  # what depends on the original only (its embedding, robust distances): once for both
     as_written = audit_files(table.frame, frame, roles, grouped=keys, aligned=order is None, seed=run.seed,
-                             read_back=written.reader)
+                             read_back=written.reader, cache=cache)
     if order is None:
         return as_written
     back = np.argsort(order)
     paired = audit_files(table.frame, frame.iloc[back].reset_index(drop=True), roles,
-                         grouped=keys.iloc[back].reset_index(drop=True), seed=run.seed, read_back=written.reader)
+                         grouped=keys.iloc[back].reset_index(drop=True), seed=run.seed, read_back=written.reader,
+                         cache=cache)
     return combine(paired, as_written)
 
 
