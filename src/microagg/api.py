@@ -65,8 +65,8 @@ microaggregate.__doc__ = """Microaggregate ``data`` so that every group of quasi
 
     time_limit is the wall-clock budget of the whole call (None: no limit; ``auto`` then takes
     60 s); strata, blocks, portfolio members and initial methods share it by one rule
-    (``microagg.clock``), and with ``audit`` the file audit's expected time is left to it
-    (``pipeline.leave_for_audit``). MDAV stops forming groups at the limit and groups the
+    (``microagg.clock``); the file audit is not part of the call (``Result.audit`` computes it
+    when first read). MDAV stops forming groups at the limit and groups the
     records it did not reach by median splits (a warning, ``extras['stopped']``); methods
     registered as not interruptible (md, npn-mhm, ...) run to completion or are refused at once
     where their least time does not fit; anytime methods overshoot by at most about
@@ -87,7 +87,8 @@ microaggregate.__doc__ = """Microaggregate ``data`` so that every group of quasi
     with ``shuffle=True`` the rows come in a random order, while ``labels`` and the audit stay in
     the input's). ``Result.audit`` holds the run's figures and the published data's audit
     (``microagg.audit``: utility, k-anonymity of the key variables, re-identification risk,
-    l-diversity, interval disclosure, row order), computed after ``seconds`` was taken.
+    l-diversity, interval disclosure, row order), computed when ``Result.audit`` is first read
+    (docs/performance.md: the default call costs the protection).
 
     Run options:
 """ + describe() + "\n"

@@ -369,20 +369,6 @@ def _row_order(c):
     return len(c.order.informative_columns) if isinstance(c, FileAudit) else None
 
 
-#: the file audit's time per published value (records × columns), measured at 10^6 records, k = 3
-#: (the call with audit=True less the protection's seconds, load about 1): census-like 13 columns
-#: 0.6e-6 s after projected, 1.0e-6 after individual ranking (RMDID2 then needs its KD-tree),
-#: Gaussian 10-d 1.0e-6 (DBRL on 10,000 records, rank intervals, robust distances, key
-#: frequencies); a time-limited run leaves this much of its limit to the audit
-#: (``audit_seconds``), with room for a busy machine
-AUDIT_SECONDS_PER_VALUE = 1.2e-6
-
-
-def audit_seconds(n: int, columns: int) -> float:
-    """The seconds the file audit of n records × ``columns`` published columns is expected to take."""
-    return AUDIT_SECONDS_PER_VALUE * n * columns
-
-
 def audit_files(original, published, roles: AuditRoles, *, grouped=None, sample_weights=None, aligned: bool = True,
                 seed: int | None = 0, read_back: str | None = None, cache: dict | None = None) -> Audit:
     """The audit of a published file (groups "utility" and "risk", the categorical QIs' changes,
