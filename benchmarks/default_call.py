@@ -17,12 +17,13 @@ data made and the kernels warmed on a small call (compilation is ``compile_time.
 * ``univariate``: 10^6 records (``univariate.data``), k = 3: the default call with
   ``method="univariate-optimal"``, ``audit=False``, and microagg1d's exact methods (staggered,
   wilber), best of ``--repeat``, in one process.
+* ``row_order``: the audit's row-order signals on 10^6 × 14 values, every row against the sample.
 * ``big``: 10^6 × 13 census-like through the default call, one process: wall, CPU and the peak
   RSS of the process (``ru_maxrss``, data included), then the first read of ``res.audit``.
 
 The 1-minute load average is recorded before and after each part.
 
-    python benchmarks/default_call.py [--parts call,univariate,big] [--sizes 3e4,1e5] [--kinds gauss,census]
+    python benchmarks/default_call.py [--parts call,univariate,big,row_order] [--sizes 3e4,1e5] [--kinds gauss,census]
                                       [--repeat 3] [--loads quiet,busy]
 
 Results: benchmarks/results/default_call.{json,md}.
@@ -74,7 +75,9 @@ def child_call(kind: str, n: int, repeat: int) -> dict:
     med = lambda rows, i: statistics.median(r[i] for r in rows)  # noqa: E731
     return {"audit_false_wall": med(plain, 0), "audit_false_cpu": med(plain, 1), "default_wall": med(default, 0),
             "default_cpu": med(default, 1), "audit_read_wall": aw, "audit_read_cpu": ac,
-            "figures": len(res.audit.figures)}
+            "figures": len(res.audit.figures),
+            # each default call against the audit=False call just before it: the pair met the same load
+            "paired_cpu_ratio": statistics.median(d[1] / p[1] for p, d in zip(plain, default))}
 
 
 def child_univariate(repeat: int) -> dict:
@@ -122,6 +125,27 @@ def child_big() -> dict:
             "audit_read_cpu": ac, "peak_rss_mb_after_audit": rss_audit, "seconds_reported": res.seconds}
 
 
+def child_row_order() -> dict:
+    """The row-order signals of 10^6 × 13 census-like values, every row against the audit's sample."""
+    import numpy as np
+    import pandas as pd
+    from mdav_scaling import make_data
+
+    from microagg import disclosure as D
+    from microagg.audit import ROW_ORDER_SAMPLE
+
+    frame = pd.DataFrame(make_data("census", 10**6))
+    frame[13] = np.arange(len(frame))  # an id column: the row-number check, on every row in both
+    D.row_order(frame.head(1000))
+    exact, w_exact, c_exact = _timed(lambda: D.row_order(frame))
+    sampled, w_sampled, c_sampled = _timed(lambda: D.row_order(frame, sample=ROW_ORDER_SAMPLE))
+    return {"exact_wall": w_exact, "exact_cpu": c_exact, "sampled_wall": w_sampled, "sampled_cpu": c_sampled,
+            "sample": ROW_ORDER_SAMPLE, "same_flags": [s.informative for s in exact.signals]
+            == [s.informative for s in sampled.signals],
+            "largest_rho_difference": max(abs(a.spearman - b.spearman) for a, b in zip(exact.signals,
+                                                                                      sampled.signals))}
+
+
 def run_child(spec: dict, env_extra: dict | None = None) -> dict:
     env = {**os.environ, **(env_extra or {})}
     here = os.path.dirname(os.path.abspath(__file__))
@@ -142,7 +166,7 @@ def busy_loops(count: int):
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--parts", default="call,univariate,big")
+    ap.add_argument("--parts", default="call,univariate,big,row_order")
     ap.add_argument("--sizes", default="3e4,1e5")
     ap.add_argument("--kinds", default="gauss,census")
     ap.add_argument("--loads", default="quiet,busy")
@@ -163,7 +187,8 @@ def main() -> None:
         spec = json.loads(args.child)
         part = spec["part"]
         out = (child_call(spec["kind"], spec["n"], spec["repeat"]) if part == "call" else
-               child_univariate(spec["repeat"]) if part == "univariate" else child_big())
+               child_univariate(spec["repeat"]) if part == "univariate" else
+               child_row_order() if part == "row_order" else child_big())
         print(json.dumps(out))
         return
     parts = args.parts.split(",")
@@ -186,6 +211,13 @@ def main() -> None:
         rows.append(run_child({"part": "univariate", "repeat": args.repeat, "load": "quiet"}))
     if "big" in parts:
         rows.append(run_child({"part": "big", "load": "quiet"}))
+    if "row_order" in parts:
+        rows.append(run_child({"part": "row_order", "load": "quiet"}))
+    from _common import RESULTS
+
+    old = RESULTS / f"{NAME}.json"  # the parts not run this time keep their committed rows
+    kept = [r for r in json.loads(old.read_text())["rows"] if r["part"] not in parts] if old.exists() else []
+    rows = kept + rows
     write_results(NAME, rows, markdown(rows))
 
 
@@ -201,7 +233,8 @@ def markdown(rows: list) -> str:
             one = by.get((load, kind, n, "one thread"))
             table.append([load, kind, f"{n:,}", f"{r['audit_false_wall']:.2f} / {r['audit_false_cpu']:.2f}",
                           f"{r['default_wall']:.2f} / {r['default_cpu']:.2f}",
-                          f"{r['default_wall'] / r['audit_false_wall']:.2f}× / {r['default_cpu'] / r['audit_false_cpu']:.2f}×",
+                          f"{r['default_wall'] / r['audit_false_wall']:.2f}× / {r['default_cpu'] / r['audit_false_cpu']:.2f}×"
+                          + (f" (paired {r['paired_cpu_ratio']:.2f}×)" if "paired_cpu_ratio" in r else ""),
                           "" if one is None else f"{one['default_wall']:.2f} ({r['default_wall'] / one['default_wall']:.2f}×)",
                           f"{r['audit_read_wall']:.2f} / {r['audit_read_cpu']:.2f} "
                           f"({r['audit_read_cpu'] / r['audit_false_cpu']:.0%} of the call's CPU)",
@@ -214,7 +247,8 @@ def markdown(rows: list) -> str:
                    "without it. One thread: NUMBA_NUM_THREADS = OMP_NUM_THREADS = OPENBLAS_NUM_THREADS = 1. Busy: "
                    "two busy-loop processes. Loads: 1-minute averages before–after (default threads, one "
                    "thread). Wall times at a load of 8–17 (other engineers' jobs) are mostly waiting: compare the CPU "
-                   "figures.\n\n" + md_table(
+                   "figures; 'paired': the median over the repeats of each default call's CPU over that of the audit=False "
+                   "call just before it.\n\n" + md_table(
                        ["load", "data", "n", "audit=False s", "default s", "default ÷ audit=False (wall / CPU)",
                         "default, one thread s (default ÷ one thread)", "first read of res.audit s",
                         "same, one thread s", "load"], table))
@@ -227,6 +261,14 @@ def markdown(rows: list) -> str:
                            [["", *(f"{r[f'{c}_wall']:.2f} / {r[f'{c}_cpu']:.2f}"
                                    for c in ("default", "audit_false", "staggered", "wilber")),
                              f"{r['staggered_same_sse']}, {r['wilber_same_sse']}"]]))
+        if r["part"] == "row_order":
+            out.append(f"Row-order signals of 10^6 × 14 columns (census-like and an id), every row against the audit's "
+                       f"sample of {r['sample']:,} (load {r['load_before']}–{r['load_after']}):\n\n" + md_table(
+                           ["every row s (wall / CPU)", "sampled s (wall / CPU)", "same flags",
+                            "largest absolute rho difference"],
+                           [[f"{r['exact_wall']:.2f} / {r['exact_cpu']:.2f}",
+                             f"{r['sampled_wall']:.2f} / {r['sampled_cpu']:.2f}", r["same_flags"],
+                             f"{r['largest_rho_difference']:.4f}"]]))
         if r["part"] == "big":
             out.append("10^6 × 13 census-like, MDAV k = 3, the default call in a fresh process "
                        f"(load {r['load_before']}–{r['load_after']}):\n\n" + md_table(
