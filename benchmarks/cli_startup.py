@@ -132,7 +132,8 @@ def main() -> None:
         for label in ("first demo (empty numba cache)", "second demo"):
             first, notices = told([args.exe, "demo"], env)
             row = next(r for r in rows if r["command"] == label)
-            row["first_stderr_line_seconds"], row["compile_notices"] = None if first is None else round(first, 2), notices
+            row["first_stderr_line_seconds"] = None if first is None else round(first, 2)
+            row["compile_notices"] = notices
     table = md_table(["command", "seconds (median)", "runs", "load before", "load after", "cores busy with other work",
                       "first stderr line s / compile notices (demo, a second run, stderr not a terminal)"],
                      [[r["command"], f"{r['seconds']:.2f}", r["runs"], r["load_before"], r["load_after"],

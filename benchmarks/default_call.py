@@ -233,9 +233,11 @@ def markdown(rows: list) -> str:
             one = by.get((load, kind, n, "one thread"))
             table.append([load, kind, f"{n:,}", f"{r['audit_false_wall']:.2f} / {r['audit_false_cpu']:.2f}",
                           f"{r['default_wall']:.2f} / {r['default_cpu']:.2f}",
-                          f"{r['default_wall'] / r['audit_false_wall']:.2f}× / {r['default_cpu'] / r['audit_false_cpu']:.2f}×"
+                          f"{r['default_wall'] / r['audit_false_wall']:.2f}× / "
+                          f"{r['default_cpu'] / r['audit_false_cpu']:.2f}×"
                           + (f" (paired {r['paired_cpu_ratio']:.2f}×)" if "paired_cpu_ratio" in r else ""),
-                          "" if one is None else f"{one['default_wall']:.2f} ({r['default_wall'] / one['default_wall']:.2f}×)",
+                          "" if one is None else
+                          f"{one['default_wall']:.2f} ({r['default_wall'] / one['default_wall']:.2f}×)",
                           f"{r['audit_read_wall']:.2f} / {r['audit_read_cpu']:.2f} "
                           f"({r['audit_read_cpu'] / r['audit_false_cpu']:.0%} of the call's CPU)",
                           "" if one is None else f"{one['audit_read_wall']:.2f}",
@@ -246,9 +248,9 @@ def markdown(rows: list) -> str:
                    "whose file audit is computed when `res.audit` is first read; audit=False: the same call "
                    "without it. One thread: NUMBA_NUM_THREADS = OMP_NUM_THREADS = OPENBLAS_NUM_THREADS = 1. Busy: "
                    "two busy-loop processes. Loads: 1-minute averages before–after (default threads, one "
-                   "thread). Wall times at a load of 8–17 (other engineers' jobs) are mostly waiting: compare the CPU "
-                   "figures; 'paired': the median over the repeats of each default call's CPU over that of the audit=False "
-                   "call just before it.\n\n" + md_table(
+                   "thread). Wall times at a load of 8–17 (other engineers' jobs) are mostly waiting: compare "
+                   "the CPU figures; 'paired': the median over the repeats of each default call's CPU over that "
+                   "of the audit=False call just before it.\n\n" + md_table(
                        ["load", "data", "n", "audit=False s", "default s", "default ÷ audit=False (wall / CPU)",
                         "default, one thread s (default ÷ one thread)", "first read of res.audit s",
                         "same, one thread s", "load"], table))
@@ -262,7 +264,8 @@ def markdown(rows: list) -> str:
                                    for c in ("default", "audit_false", "staggered", "wilber")),
                              f"{r['staggered_same_sse']}, {r['wilber_same_sse']}"]]))
         if r["part"] == "row_order":
-            out.append(f"Row-order signals of 10^6 × 14 columns (census-like and an id), every row against the audit's "
+            out.append("Row-order signals of 10^6 × 14 columns (census-like and an id), every row against the "
+                       f"audit's "
                        f"sample of {r['sample']:,} (load {r['load_before']}–{r['load_after']}):\n\n" + md_table(
                            ["every row s (wall / CPU)", "sampled s (wall / CPU)", "same flags",
                             "largest absolute rho difference"],

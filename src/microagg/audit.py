@@ -31,7 +31,8 @@ import numpy as np
 from . import disclosure as D
 from .measures import Audit, Comparison, audit as audit_group, measure, measures_of
 
-__all__ = ["AuditRoles", "FileAudit", "audit_files", "combine", "in_registry_order", "DEFAULT_L", "RMD_MAX_FIT", "ROW_ORDER_SAMPLE"]
+__all__ = ["AuditRoles", "FileAudit", "audit_files", "combine", "in_registry_order", "DEFAULT_L", "RMD_MAX_FIT",
+           "ROW_ORDER_SAMPLE"]
 
 #: the l of l-diversity checked by default (sdcMicro's ldiversity reports l; 2 is the least diversity)
 DEFAULT_L = 2.0

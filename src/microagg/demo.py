@@ -191,9 +191,7 @@ def run_demo(dataset: str, k: int, time_limit, quiet_stdout=None) -> None:
     """Run every method on ``dataset`` and print the table (stdout); the status line is on stderr.
     ``quiet_stdout``: a context manager that keeps third-party output (HiGHS' banner, also from
     the worker processes, which inherit the file descriptors) off stdout while the methods run."""
-    import contextlib
     import multiprocessing
-    import queue
     from functools import partial
 
     from rich.console import Console
@@ -218,8 +216,6 @@ def run_demo(dataset: str, k: int, time_limit, quiet_stdout=None) -> None:
     Console().print(table)
 
 
-
-
 @contextlib.contextmanager
 def _progress_display(names: list, events):
     """What the demo is doing, on stderr, from the workers' events: in a terminal one bar per
@@ -236,8 +232,8 @@ def _progress_display(names: list, events):
     total = len(names)
     finished = []
     if console.is_terminal:
-        bars = Progress(TextColumn("{task.description:16s}"), BarColumn(bar_width=24), TextColumn("{task.fields[state]}"),
-                        TimeElapsedColumn(), console=console, transient=True)
+        bars = Progress(TextColumn("{task.description:16s}"), BarColumn(bar_width=24),
+                        TextColumn("{task.fields[state]}"), TimeElapsedColumn(), console=console, transient=True)
         overall = bars.add_task("microagg demo", total=total, state=f"0 of {total} methods")
         rows = {name: bars.add_task(name, total=1, state="waiting", start=False) for name in names}
 
@@ -262,6 +258,7 @@ def _progress_display(names: list, events):
         context = contextlib.nullcontext()
         print(f"microagg demo: running {total} methods (the first run after an install also compiles them)",
               file=sys.stderr, flush=True)
+
     def pump():
         while (event := events.get()) is not None:  # None: the demo is over
             show(*event)
