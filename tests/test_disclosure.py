@@ -591,6 +591,12 @@ def test_audit_collects_every_measure():
     assert not any(f.measure.aligned for f in shuffled.figures)
     assert shuffled.group("risk")["key_records_below_k"] == risk["key_records_below_k"]
     assert not any("ori_hid" in w for w in shuffled.warnings)
+    # a shuffled file's audit: the paired measures alone give what combine takes from the full audit
+    from microagg.audit import combine
+
+    paired_only = audit_files(df, out, roles, paired_only=True)
+    assert paired_only.figures and all(f.measure.aligned for f in paired_only.figures) and not paired_only.warnings
+    assert combine(paired_only, shuffled).to_dict() == combine(audit, shuffled).to_dict()
 
 
 def test_row_order_on_a_sample_estimates_the_exact_signals():

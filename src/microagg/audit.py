@@ -372,14 +372,17 @@ def _row_order(c):
 
 
 def audit_files(original, published, roles: AuditRoles, *, grouped=None, sample_weights=None, aligned: bool = True,
-                seed: int | None = 0, read_back: str | None = None, cache: dict | None = None) -> Audit:
+                seed: int | None = 0, read_back: str | None = None, cache: dict | None = None,
+                paired_only: bool = False) -> Audit:
     """The audit of a published file (groups "utility" and "risk", the categorical QIs' changes,
     the warnings): every registered file measure on ``FileAudit(original, published, roles, ...)``.
 
     original, published: DataFrames (the published file in the original's row order when
     ``aligned``); grouped: the key variables as the output's reader groups them; read_back:
     how they were read (said in the context); cache: a dict kept across audits of the same
-    original (the embedding, the robust distances), as ``explore`` keeps one. Deterministic: the
+    original (the embedding, the robust distances), as ``explore`` keeps one; paired_only: only
+    the measures that pair records, and no warnings (what ``combine`` takes from the audit of a
+    shuffled file's records put back in order). Deterministic: the
     same inputs give the same figures to the last digit, whichever front end computes them."""
     from threadpoolctl import threadpool_limits
 
@@ -391,11 +394,11 @@ def audit_files(original, published, roles: AuditRoles, *, grouped=None, sample_
     # (the MCD's c-steps on RMD_MAX_FIT records, d × d covariances), where a second thread gains
     # nothing on a free core and spins against busy ones (benchmarks/results/default_call.md)
     with threadpool_limits(limits=1):
-        result = audit_group(files, "utility").with_figures(audit_group(files, "risk"))
+        result = audit_group(files, "utility", paired_only).with_figures(audit_group(files, "risk", paired_only))
         categorical = [c for c in roles.columns if c not in roles.continuous]
         categories = (categorical_report(original[categorical], published[categorical]) if categorical and aligned
                       else {})
-        warnings = files.warnings()
+        warnings = () if paired_only else files.warnings()
     context = {"key_variables": [str(c) for c in roles.key_variables],
                "categorical_keys": [str(c) for c in roles.categorical_keys],
                "rows_aligned": bool(aligned), "grouped_as": read_back or "the published data as given"}

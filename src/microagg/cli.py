@@ -521,7 +521,7 @@ def _written_audit(table, written, res, run, order):
     back = np.argsort(order)
     paired = audit_files(table.frame, frame.iloc[back].reset_index(drop=True), roles,
                          grouped=keys.iloc[back].reset_index(drop=True), seed=run.seed, read_back=written.reader,
-                         cache=cache)
+                         cache=cache, paired_only=True)  # combine takes only these from it
     return combine(paired, as_written)
 
 
