@@ -10,7 +10,7 @@ and after each command: the issue's targets are for a quiet machine. The load av
 each row also gives the cores that other processes kept busy while the command ran (from
 /proc/stat's busy time less the command's own CPU time; Linux only, else blank).
 
-    python benchmarks/cli_startup.py [--exe PATH/TO/microagg] [--repeat 5] [--no-readme]
+    python benchmarks/cli_startup.py [--exe PATH/TO/microagg] [--repeat 5] [--no-readme] [--results NAME]
 
 The demo runs twice more (an empty cache, then warm) with stderr read line by line: when its first
 line came and how many lines told that kernels compile (``microagg demo`` says so on a plain
@@ -98,6 +98,7 @@ def main() -> None:
     ap.add_argument("--exe", default=shutil.which("microagg"), help="the microagg entry point to time")
     ap.add_argument("--repeat", type=int, default=5, help="runs of each quick command (median reported)")
     ap.add_argument("--no-readme", action="store_true", help="write the results only, not README's block")
+    ap.add_argument("--results", default=NAME, help="the results' name under benchmarks/results/ (default %(default)s)")
     args = ap.parse_args()
     if not args.exe:
         raise SystemExit("no microagg on PATH: pip install . first, or give --exe")
@@ -140,7 +141,7 @@ def main() -> None:
                        "" if r["other_cores"] is None else f"{r['other_cores']:.2f}",
                        f"{r['first_stderr_line_seconds']} / {r['compile_notices']}" if "compile_notices" in r else ""]
                       for r in rows])
-    write_results(NAME, rows, table)
+    write_results(args.results, rows, table)
     if args.no_readme:
         return
     update_readme("cli-startup", f"{table}\n\n_From `python benchmarks/cli_startup.py` "
