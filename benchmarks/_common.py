@@ -41,13 +41,24 @@ def md_table(headers: list[str], rows: list[list]) -> str:
     return "\n".join(out)
 
 
-def update_readme(marker: str, text: str) -> None:
-    """Replace the README block between <!-- marker:start --> and <!-- marker:end --> with text."""
-    readme = Path(__file__).resolve().parent.parent / "README.md"
-    s = readme.read_text()
+def marked_page(marker: str) -> Path:
+    """The page holding the block <!-- marker:start --> ... <!-- marker:end -->: README.md or a page
+    of the documentation site (docs/**/*.md), where README's sections moved."""
+    root = Path(__file__).resolve().parent.parent
     start, end = f"<!-- {marker}:start -->", f"<!-- {marker}:end -->"
-    if start not in s or end not in s:
-        raise SystemExit(f"README.md has no {start} ... {end} block")
+    for page in [root / "README.md", *sorted((root / "docs").rglob("*.md"))]:
+        s = page.read_text()
+        if start in s and end in s:
+            return page
+    raise SystemExit(f"neither README.md nor docs/**/*.md has a {start} ... {end} block")
+
+
+def update_readme(marker: str, text: str) -> None:
+    """Replace the block between <!-- marker:start --> and <!-- marker:end --> (in README.md or the
+    docs page that holds it) with text."""
+    page = marked_page(marker)
+    s = page.read_text()
+    start, end = f"<!-- {marker}:start -->", f"<!-- {marker}:end -->"
     head, rest = s.split(start, 1)
     _, tail = rest.split(end, 1)
-    readme.write_text(f"{head}{start}\n{text.rstrip()}\n{end}{tail}")
+    page.write_text(f"{head}{start}\n{text.rstrip()}\n{end}{tail}")

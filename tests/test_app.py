@@ -152,8 +152,8 @@ def test_the_reproduce_command_gives_the_apps_export_byte_for_byte_with_awkward_
     spec = logic.RunSpec.of(str(src), src.name, k=3, method="vmdav", columns=["-age", "in come", "it's"],
                             strata=["-zone"], sample_weight="-w", weights={"-age": 2.0}, aggregation="median",
                             missing=["-"], gamma=0.3)
-    res = microagg.microaggregate(logic.load_input(spec), **spec.api_kwargs())  # as the run's process does
-    exported = logic.write_protected(spec.input_path, res, tmp_path / "app-export.csv").read_bytes()
+    res, _ = logic.publish_run(spec, tmp_path / "app", 1)  # as the run's process does
+    exported = logic.published_path(tmp_path / "app", 1, spec).read_bytes()  # the file the download serves
     command = spec.cli_command()
     for words in ("./-my data.csv", "--columns=-age,in come,it", "--strata=-zone", "--sample-weight=-w",
                   "--weights=-age=2", "--missing=-", "--param gamma=0.3"):
@@ -213,8 +213,9 @@ def test_export_keeps_the_input_format(tmp_path, suffix):
     qi = list(frame.columns[:3])
     spec = logic.RunSpec.of(str(src), src.name, k=3, method="mdav", columns=qi)
     assert spec.output_name() == f"firms-mdav-k3{suffix}"
-    res = microagg.microaggregate(frame, **spec.api_kwargs())
-    out = logic.write_protected(src, res, tmp_path / spec.output_name())
+    res, _ = logic.publish_run(spec, tmp_path / "app", 1)
+    out = logic.published_path(tmp_path / "app", 1, spec)
+    assert out.name == spec.output_name() and out.with_name(out.name + ".manifest.json").is_file()
     back = logic.read_input(out)
     np.testing.assert_allclose(back[qi].to_numpy(np.float64), res.data[qi].to_numpy(np.float64), rtol=1e-9)
     assert back["label"].tolist() == frame["label"].tolist()
@@ -774,3 +775,92 @@ def test_file_argument_and_upload_limit(browser, tmp_path):
         shutil.copy(small, tiny)
         page.el("#data-upload").send_keys(str(tiny))  # under the limit: accepted
         page.text_of("#data-name", lambda t: t == "tiny.csv", 20)
+
+
+@needs_chromium
+def test_the_apps_downloads_are_the_published_files(app_server, browser, tmp_path):
+    """Downloaded from the page, a shuffled run, a run with merged strata and a labelled SPSS
+    file: every published record is its original's (by its id), the merged stratum published as
+    the stratum it joined, and the file k-anonymous on its key variables as its reader groups
+    them; each download is the file the command line publishes for the same options."""
+    pytest.importorskip("shiny")
+    pyreadstat = pytest.importorskip("pyreadstat")
+    url, _ = app_server
+    page = Page(browser, None)
+    rng = np.random.default_rng(7)
+    n = 300
+    survey = pd.DataFrame({"id": np.arange(5000, 5000 + n), "REGION": rng.integers(1, 4, n),
+                           "INCOME": np.round(rng.lognormal(10, 1, n), 2), "ASSETS": np.round(rng.lognormal(11, 1, n), 2),
+                           "DEBTS": np.round(rng.lognormal(8, 1, n), 2), "note": rng.choice(["x", "y", "z"], n)})
+    survey.loc[:1, "REGION"] = 7  # a stratum of 2 records: merged into its nearest
+    src = tmp_path / "survey.csv"
+    survey.to_csv(src, index=False)
+    qi = ["INCOME", "ASSETS", "DEBTS"]
+    browser.get(url)
+    browser.find_element(page.By.ID, "data-upload").send_keys(str(src))
+    page.text_of("#data-name", lambda t: t == "survey.csv")
+    page.tab("protect")
+    page.type_into("#protect-k", "3")
+    page.select("#protect-method", "mdav")
+    from selenium.webdriver.support.ui import Select
+
+    Select(page.el("#protect-strata")).select_by_visible_text("REGION")
+    page.click("#protect-merge_small_strata")
+    page.click("#protect-shuffle")
+    page.run_and_wait(1)
+    downloaded = page.download("results-download_data", ".csv")
+    got = pd.read_csv(downloaded)
+    manifest = page.download("results-download_manifest", ".json")
+    assert json_of(manifest)["shuffled"] is True and json_of(manifest)["verified"]["k_anonymous"] is True
+    assert sorted(got["id"]) == sorted(survey["id"]) and not got["id"].equals(survey["id"])  # shuffled
+    reference = tmp_path / "cli.csv"
+    from microagg import cli
+
+    assert cli.main(["protect", str(src), "-o", str(reference), "-k", "3", "--columns", ",".join(qi),
+                     "--strata", "REGION", "--merge-small-strata", "-q"]) == 0
+    expected = pd.read_csv(reference).set_index("id")
+    mine = got.set_index("id").loc[expected.index]
+    pd.testing.assert_frame_equal(mine, expected)  # every record carries its own published values
+    original = survey.set_index("id").loc[expected.index]
+    assert (mine["note"] == original["note"]).all()
+    merged = original["REGION"] == 7
+    assert (mine.loc[merged, "REGION"] != 7).all() and (mine.loc[~merged, "REGION"] == original.loc[~merged,
+                                                                                                  "REGION"]).all()
+    text = pd.read_csv(downloaded, dtype=str)
+    assert text.groupby(["REGION", *qi]).size().min() >= 3  # k-anonymous as the file's text groups it
+
+    # a labelled SPSS file: labels kept, records their originals'
+    sav = tmp_path / "labelled.sav"
+    labelled = survey.drop(columns="note")
+    pyreadstat.write_sav(labelled, str(sav), column_labels={"INCOME": "yearly income"},
+                         variable_value_labels={"REGION": {1.0: "north", 2.0: "south", 3.0: "east", 7.0: "isle"}})
+    page.tab("data")
+    browser.find_element(page.By.ID, "data-upload").send_keys(str(sav))
+    page.text_of("#data-name", lambda t: t == "labelled.sav")
+    page.tab("protect")
+
+    def strata_region(d):  # the list re-renders for the new file: chosen once it shows and holds
+        box = Select(d.find_element(page.By.CSS_SELECTOR, "#protect-strata"))
+        if not any(o.text == "REGION" for o in box.options):
+            return False
+        if "REGION" not in [o.text for o in box.all_selected_options]:
+            box.select_by_visible_text("REGION")
+            return False
+        return True
+
+    time.sleep(1.0)
+    page.settled(strata_region)
+    if page.el("#protect-shuffle").is_selected():  # options stay as they were for the next file
+        page.click("#protect-shuffle")
+    page.run_and_wait(2)
+    back, meta = pyreadstat.read_sav(str(page.download("results-download_data", ".sav")))
+    assert meta.column_names_to_labels["INCOME"] == "yearly income"
+    assert meta.variable_value_labels["REGION"][1.0] == "north"
+    assert back["id"].tolist() == labelled["id"].astype(float).tolist()
+    assert back.groupby(["REGION", *qi]).size().min() >= 3
+
+
+def json_of(path):
+    import json
+
+    return json.loads(Path(path).read_text())

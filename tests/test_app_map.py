@@ -121,7 +121,7 @@ def test_worker_saves_what_protect_from_explore_reads_and_a_pick_publishes_it_by
     with open(tmp_path / "run-9.pkl", "rb") as fh:
         res = pickle.load(fh)
     assert res.information_loss == pytest.approx(exploration.runs[3].il, rel=1e-12)
-    exported = logic.write_protected(picked.input_path, res, tmp_path / "app-export.csv").read_bytes()
+    exported = logic.published_path(tmp_path, 9, picked).read_bytes()  # the file the download serves
     command = picked.cli_command()
     assert command == ("microagg protect survey.csv -o survey-icsm-k5.csv --from-explore survey-explore.json "
                        "--pick 3")

@@ -254,13 +254,21 @@ def test_widening_the_grid_reuses_the_runs_done(tmp_path, monkeypatch):
 @pytest.mark.parametrize("kwargs, needle", [
     ({"k": [3, 3]}, "twice"), ({"k": [1]}, "k must be"), ({"methods": ["rmd"]}, "sdcMicro"),
     ({"risk": "nope"}, "risk must be one of"), ({"max_risk": -1}, "max_risk"), ({"time_limit": 0}, "budget"),
-    ({"shuffle": True}, "per run"), ({"method_params": {"colgen": {}}}, "not in the grid"),
+    ({"method_params": {"colgen": {}}}, "not in the grid"),
     ({"columns": ["nope"]}, "unknown column"), ({"k": [5000]}, "larger than")])
 def test_bad_grids_fail_before_any_run(kwargs, needle):
     df = microagg.datasets.load("census").head(100)
     call = {"k": [3], "methods": ["mdav"], "time_limit": 5, **kwargs}
     with pytest.raises(InputError, match=needle):
         microagg.explore(df, **call)
+
+
+def test_an_option_set_per_run_is_not_a_grid_option():
+    """explore's signature lists the grid's options (options.GRID_OPTIONS): one set per run, such as
+    shuffle, is refused by Python itself (and by a type checker before the call)."""
+    df = microagg.datasets.load("census").head(100)
+    with pytest.raises(TypeError, match="shuffle"):
+        microagg.explore(df, k=[3], methods=["mdav"], time_limit=5, shuffle=True)
 
 
 def test_the_command_line_writes_json_csv_map_and_report(tmp_path, capsys):

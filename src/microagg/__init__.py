@@ -1,19 +1,44 @@
 """microagg: microaggregation for statistical disclosure control of numeric microdata.
 
 The heavy parts (pandas, scipy, numba) load when first used, so ``import microagg`` and the
-command line start at once.
+command line start at once. Type checkers and IDEs see the public names through the
+``TYPE_CHECKING`` imports below (the package ships ``py.typed``).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from . import methods  # callable: microagg.methods() lists the registered names
 from .errors import InputError, ParameterError
 
-__version__ = "0.1.0"
-__all__ = ["microaggregate", "Result", "methods", "datasets", "information_loss", "explore", "InputError",
-           "ParameterError", "__version__"]
 
-_LAZY = {"microaggregate": ".api", "Result": ".api", "information_loss": ".measures"}
+def _version() -> str:
+    """The installed distribution's version (pyproject.toml's, through the package metadata): one
+    source for ``microagg.__version__``, ``microagg --version`` and the run manifest."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("microagg")
+    except PackageNotFoundError:  # a source tree on sys.path without an install
+        return "0+unknown"
+
+
+__version__ = _version()
+__all__ = ["microaggregate", "protect", "Result", "methods", "datasets", "information_loss", "explore", "MicroAggregator",
+           "InputError", "ParameterError", "__version__"]
+
+if TYPE_CHECKING:  # what the lazy __getattr__ below returns, for type checkers
+    from . import datasets as datasets
+    from .api import Result as Result
+    from .api import microaggregate as microaggregate
+    from .explore import explore as explore
+    from .measures import information_loss as information_loss
+    from .publication import protect as protect
+    from .sklearn import MicroAggregator as MicroAggregator
+
+_LAZY = {"microaggregate": ".api", "protect": ".publication", "Result": ".api", "information_loss": ".measures",
+         "MicroAggregator": ".sklearn"}
 
 
 def __getattr__(name):
@@ -23,6 +48,6 @@ def __getattr__(name):
         return getattr(importlib.import_module(_LAZY[name], __name__), name)
     if name in ("datasets", "measures", "scale", "report", "partition", "preprocess", "api", "io", "pipeline",
                 "options", "outofcore", "result", "scaling", "strata", "transforms", "representatives", "explore",
-                "audit", "disclosure", "manifest"):  # explore: a callable module, microagg.explore(...) runs the grid
-        return importlib.import_module(f".{name}", __name__)
+                "audit", "disclosure", "manifest", "sklearn", "typed", "frames", "publication", "documents"):  # explore: a callable module,
+        return importlib.import_module(f".{name}", __name__)  # microagg.explore(...) runs the grid
     raise AttributeError(f"module 'microagg' has no attribute {name!r}")

@@ -8,18 +8,206 @@ every labelling checked) -> publish (representatives in original units) -> measu
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Hashable, Mapping, Sequence
+
 from . import pipeline
 from .clock import Deadline
-from .options import describe, signature, split_arguments, validate_run
+from .options import given_options, validate_run
 from .partition import group_sizes
 from .progress import channel
 from .result import Portfolio, Result, Weights
 
+if TYPE_CHECKING:
+    from typing import Any
+
+    from distributed import Client
+    from numpy.typing import ArrayLike
+    from typing_extensions import Unpack
+
+    from .typed import Aggregation, Columns, DataInput, Distance, MergedStrata, MethodParams, Progress
+
 __all__ = ["Result", "microaggregate"]
 
 
-def microaggregate(data, *args, **kwargs) -> Result:
-    options, params = split_arguments(args, kwargs)
+def microaggregate(
+    data: DataInput,
+    k: int = 3,
+    method: str = "mdav",
+    columns: Columns | None = None,
+    seed: int | None = 0,
+    standardize: bool = True,
+    time_limit: float | None = None,
+    strata: Columns | None = None,
+    block_size: int | None = None,
+    scheduler: str | Client | None = None,
+    *,
+    refine: float | None = None,
+    weights: Sequence[float] | Mapping[Hashable, float] | None = None,
+    sample_weight: Hashable | ArrayLike | None = None,
+    merge_small_strata: bool = False,
+    categorical: Columns | None = None,
+    ordinal: Columns | Mapping[Hashable, Sequence[Any]] | None = None,
+    distance: Distance = "euclidean",
+    aggregation: Aggregation = "mean",
+    trim: float | None = None,
+    missing: str | Sequence[str] | None = None,
+    continuous: Columns | None = None,
+    keys: Columns | None = None,
+    sensitive: Columns | None = None,
+    merged_strata: MergedStrata = "recode",
+    shuffle: bool = False,
+    household: Hashable | None = None,
+    shuffle_seed: int | None = None,
+    labels: ArrayLike | None = None,
+    audit: bool = True,
+    progress: bool | Progress | None = False,
+    **params: Unpack[MethodParams],
+) -> Result:
+    """Microaggregate ``data`` so that every group of quasi-identifier values has at least k records.
+
+    Records are grouped into groups of at least ``k`` similar records (by ``method``, on the
+    z-scores of the quasi-identifiers (QIs)) and each QI value is replaced by its group's
+    representative (the mean by default), so every published combination of QI values is shared
+    by at least ``k`` records. Information loss is IL = 100·SSE/SST on the z-scores.
+
+    Every option and method parameter is validated before the data are read (a bad one raises
+    ``ParameterError``, an ``InputError``, in one
+    line); what needs the data (columns exist, k against n, ...) is checked right after loading,
+    before any method starts. The options are declared once, in ``microagg.options.RUN_OPTIONS``:
+    the command line's flags, the app's controls and this signature follow them (a test holds
+    this signature against the table).
+
+    Parameters
+    ----------
+    data : pandas.DataFrame, polars.DataFrame, pyarrow.Table, numpy.ndarray, str or io.Table
+        The microdata: a data frame (the same kind comes back), a 1-D or 2-D array, or a file path
+        (CSV, Parquet, Stata, SPSS, SAS, Excel: ``microagg.io``).
+    k : int, default 3
+        Minimum group size (at least 2, at most the number of records).
+    method : str, default "mdav"
+        A registered method (``microagg.methods()``; ``microagg methods -v`` lists their papers and
+        parameters).
+    columns : str or list, optional
+        Quasi-identifier columns (default: every numeric column, strata excluded; for an array,
+        positions).
+    seed : int or None, default 0
+        Random seed of randomised methods, blocks and the robust distance.
+    standardize : bool, default True
+        Run the method on z-scores; False: on the raw values (SSE, SST and the bound are then in
+        raw units).
+    time_limit : float, optional
+        The wall-clock budget of the whole call, in seconds (None: no limit; ``auto`` then takes
+        60 s). MDAV stops forming groups at the limit and groups the rest by median splits (a
+        warning); anytime methods overshoot by at most about max(0.5 s, 10 %).
+    strata : str or list, optional
+        Stratum columns: groups never cross strata.
+    block_size : int, optional
+        Partitioned mode: records per block (at least k).
+    scheduler : str or distributed.Client, optional
+        Partitioned mode: the Dask scheduler (threads, processes, synchronous), a cluster's
+        address or a ``distributed.Client``.
+    refine : float, optional
+        Partitioned mode: share of the groups the refinement tries to improve (None: 0.05).
+    weights : list of float or dict, optional
+        Variable weights for the distance: one positive number per QI column, or
+        ``{column: weight}`` (others weigh 1). The method then minimises Σ_j w_j·SSE_j.
+    sample_weight : str or array-like, optional
+        Sampling weights for weighted group means: a column, or one positive number per record.
+    merge_small_strata : bool, default False
+        Merge a stratum smaller than k into the stratum with the nearest QI centroid (else such a
+        stratum is an error).
+    categorical : str or list, optional
+        Nominal QI columns (published as the group's mode).
+    ordinal : str, list or dict, optional
+        Ordinal QI columns (published as the group's median category); also
+        ``{column: [levels, lowest first]}``.
+    distance : {"euclidean", "mahalanobis", "robust"}, default "euclidean"
+        Distance between records (``microagg.distances.DISTANCES``).
+    aggregation : {"mean", "median", "trimmed", "onestep"}, default "mean"
+        What a group publishes for continuous columns (``microagg.representatives.AGGREGATIONS``).
+    trim : float, optional
+        Share trimmed at each end with ``aggregation="trimmed"`` (None: 0.1).
+    missing : str or list of str, optional
+        Text tokens that mean missing (e.g. ``"-,.,n/a"``); a missing value in a QI is still an
+        error, other columns are written unchanged.
+    continuous : str or list, optional
+        QI columns declared continuous: published as group means even when they look like
+        category codes.
+    keys : str or list, optional
+        Other published categorical key variables a reader can match on (published unchanged; the
+        audit's k-anonymity and re-identification risk include them).
+    sensitive : str or list, optional
+        Sensitive columns whose l-diversity the audit measures within the key combinations.
+    merged_strata : {"recode", "suppress", "refuse"}, default "recode"
+        What the published stratum column shows for strata merged because smaller than k.
+    shuffle : bool, default False
+        Publish the records in a random order (``labels`` and the audit stay in the input's).
+    household : str, optional
+        Household id column: ``shuffle`` keeps each household's records together.
+    shuffle_seed : int, optional
+        A seed for the shuffle's permutation (tests only: with it anyone can undo the shuffle).
+    labels : array-like of int, optional
+        Publish this partition (one group label per record, e.g. an explore run's) instead of
+        running the method; every group is checked to hold at least k records inside one stratum.
+    audit : bool, default True
+        Measure the published data into ``Result.audit`` (utility, k-anonymity of the key
+        variables, re-identification risk, l-diversity, interval disclosure, row order), when
+        ``Result.audit`` is first read.
+    progress : bool or callable, default False
+        True: a progress bar on stderr; a callable receives ``progress(stage, fraction, message)``.
+    **params
+        The method's own parameters (``microagg methods -v``; e.g. ``gamma`` of ``vmdav``).
+
+    Returns
+    -------
+    Result
+        The protected data (``Result.data``: the same kind and shape as the input, the same rows
+        in the same order, every non-QI column unchanged), the partition (``labels``), the
+        information loss and the audit.
+
+    Raises
+    ------
+    ParameterError
+        A bad option or parameter, before the data are read.
+    InputError
+        Data that cannot be protected as asked (a missing column, NaN in a QI, k > n, ...).
+
+    Notes
+    -----
+    ``time_limit`` is shared by strata, blocks, portfolio members and initial methods by one rule
+    (``microagg.clock``); the file audit is not part of the call. Methods registered as not
+    interruptible (md, npn-mhm, ...) run to completion or are refused at once where their least time does not fit
+    (benchmarks/results/colgen_time_limit.md). The method's compiled kernels load before the clock
+    starts, once per process (``methods.load_kernels``).
+
+    With variable weights, standardised column j is multiplied by sqrt(w_j) before the method, so
+    it minimises Σ_j w_j·SSE_j; IL and SSE stay on the unweighted columns (the weighted IL is an
+    audit figure) and a proven bound on the weighted SSE becomes one on the SSE by dividing by
+    max w_j. With sampling weights, robust aggregates or categorical QIs, IL is measured to the
+    published values. Categorical / ordinal QIs are embedded as in ``microagg.transforms``
+    (nominal columns publish the group's mode, ordinal ones its median category, in the column's
+    own dtype); a non-euclidean distance whitens the continuous part before the method. Strata
+    merged because smaller than k are recoded or suppressed in the stratum columns
+    (``merged_strata``). The published data's file audit is computed when ``Result.audit`` is
+    first read, not during the call (docs/performance.md).
+
+    Examples
+    --------
+    >>> import microagg
+    >>> df = microagg.datasets.load("census").head(300)
+    >>> res = microagg.microaggregate(df, k=3, method="mdav", columns=["AGI", "FEDTAX"])
+    >>> int(res.group_sizes.min()) >= 3
+    True
+    >>> res.data.shape == df.shape and list(res.data.columns) == list(df.columns)
+    True
+    >>> round(res.information_loss, 4) > 0
+    True
+    """
+    return _microaggregate(data, given_options(locals()), dict(params))
+
+
+def _microaggregate(data, options: dict, params: dict) -> Result:
+    """The run: the pipeline's stages, once the call's options are known (given ones only)."""
     run = validate_run(options, params)  # every option and parameter, before the data are read
     pipeline.import_dependencies()
     deadline = Deadline(run.time_limit)  # the whole call's budget (the checks above take microseconds)
@@ -50,45 +238,3 @@ def microaggregate(data, *args, **kwargs) -> Result:
         publication=publication, method_facts=partitioned.method_facts, changed_columns=published.changed,
         shuffled=order is not None, audit_roles=pipeline.audit_roles(roles, run), pending_audit=pending,
     )
-
-
-microaggregate.__signature__ = signature()
-microaggregate.__doc__ = """Microaggregate ``data`` so that every group of quasi-identifier values has >= k records.
-
-    data: pandas DataFrame, 1-D or 2-D numpy array, a file path (``microagg.io`` formats) or an
-        ``io.Table``. The other arguments are the run options (``microagg.options.RUN_OPTIONS``:
-        k, method, columns, seed, standardize, time_limit, strata, block_size, scheduler may also be
-        given by position, in this order) and the method's declared parameters (``microagg methods
-        -v``). Every option and parameter is validated before the data are read: a bad one raises
-        ``ParameterError`` (an ``InputError``) in one line; what needs the data (columns exist, k
-        against n, ...) is checked right after loading, before any method starts.
-
-    time_limit is the wall-clock budget of the whole call (None: no limit; ``auto`` then takes
-    60 s); strata, blocks, portfolio members and initial methods share it by one rule
-    (``microagg.clock``); the file audit is not part of the call (``Result.audit`` computes it
-    when first read). MDAV stops forming groups at the limit and groups the
-    records it did not reach by median splits (a warning, ``extras['stopped']``); methods
-    registered as not interruptible (md, npn-mhm, ...) run to completion or are refused at once
-    where their least time does not fit; anytime methods overshoot by at most about
-    max(0.5 s, 10 %) (benchmarks/results/colgen_time_limit.md). The method's compiled kernels
-    load before the clock starts, once per process (``methods.load_kernels``).
-
-    With variable weights, standardised column j is multiplied by sqrt(w_j) before the method, so
-    it minimises Σ_j w_j·SSE_j; IL and SSE stay on the unweighted columns (the weighted IL is an
-    audit figure) and a proven bound on the weighted SSE becomes one on the SSE by dividing by
-    max w_j. With sampling weights, robust aggregates or categorical QIs, IL is measured to the
-    published values. Categorical / ordinal QIs are embedded as in ``microagg.transforms``
-    (nominal columns publish the group's mode, ordinal ones its median category, in the column's
-    own dtype); a non-euclidean distance whitens the continuous part before the method.
-
-    Returns a Result (``microagg.result``): the protected data are the same kind and shape as the
-    input, with the same rows in the same order and every non-QI column unchanged (strata merged
-    because smaller than k are recoded or suppressed in the stratum columns, ``merged_strata``;
-    with ``shuffle=True`` the rows come in a random order, while ``labels`` and the audit stay in
-    the input's). ``Result.audit`` holds the run's figures and the published data's audit
-    (``microagg.audit``: utility, k-anonymity of the key variables, re-identification risk,
-    l-diversity, interval disclosure, row order), computed when ``Result.audit`` is first read
-    (docs/performance.md: the default call costs the protection).
-
-    Run options:
-""" + describe() + "\n"

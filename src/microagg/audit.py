@@ -73,15 +73,15 @@ class AuditRoles:
     def key_variables(self) -> list:
         return list(dict.fromkeys([*self.columns, *self.strata, *self.keys]))
 
-    @property
-    def continuous(self) -> list:
+    @cached_property
+    def continuous(self) -> list:  # computed once: a wide file's audit asks for it per column
         return [c for c in self.columns if self.kinds.get(c, "continuous") == "continuous"]
 
     @property
     def categorical_keys(self) -> list:
         """The key variables whose published values are categories (the individual risk's keys)."""
-        return list(dict.fromkeys([*self.strata, *(c for c in self.columns if c not in self.continuous),
-                                   *self.keys]))
+        continuous = set(self.continuous)
+        return list(dict.fromkeys([*self.strata, *(c for c in self.columns if c not in continuous), *self.keys]))
 
     def to_dict(self) -> dict:
         return {"columns": [str(c) for c in self.columns], "kinds": {str(c): v for c, v in self.kinds.items()},
@@ -390,19 +390,63 @@ def audit_files(original, published, roles: AuditRoles, *, grouped=None, sample_
 
     files = FileAudit(original, published, roles, grouped=grouped, sample_weights=sample_weights, aligned=aligned,
                       seed=seed, cache=cache)
+    wide = len(roles.continuous) > AUDIT_MATRIX_COLUMNS
     # one BLAS/OpenMP thread, as the kernels run: the audit's linear algebra is on small matrices
     # (the MCD's c-steps on RMD_MAX_FIT records, d × d covariances), where a second thread gains
     # nothing on a free core and spins against busy ones (benchmarks/results/default_call.md)
     with threadpool_limits(limits=1):
-        result = audit_group(files, "utility", paired_only).with_figures(audit_group(files, "risk", paired_only))
+        result = _audit_measures(files, skip=MATRIX_MEASURES, paired_only=paired_only) if wide else \
+            audit_group(files, "utility", paired_only).with_figures(audit_group(files, "risk", paired_only))
+        notes = ()
+        if wide:  # the d×d measures on the first AUDIT_MATRIX_COLUMNS continuous QIs: their cost grows as d^3
+            narrow = _first_continuous(roles, AUDIT_MATRIX_COLUMNS)
+            matrix = FileAudit(original, published, narrow, grouped=grouped, sample_weights=sample_weights,
+                               aligned=aligned, seed=seed, cache=cache)
+            result = result.with_figures(_audit_measures(matrix, only=MATRIX_MEASURES, paired_only=paired_only))
+            notes = (f"correlation, covariance, eigenvalue, principal-component and RMD figures on the first "
+                     f"{AUDIT_MATRIX_COLUMNS} of the {len(roles.continuous):,} continuous quasi-identifiers (their "
+                     "cost grows with the cube of the columns); the other figures on all of them",)
         categorical = [c for c in roles.columns if c not in roles.continuous]
         categories = (categorical_report(original[categorical], published[categorical]) if categorical and aligned
                       else {})
-        warnings = () if paired_only else files.warnings()
+        warnings = () if paired_only else files.warnings() + notes
     context = {"key_variables": [str(c) for c in roles.key_variables],
                "categorical_keys": [str(c) for c in roles.categorical_keys],
                "rows_aligned": bool(aligned), "grouped_as": read_back or "the published data as given"}
-    return Audit(result.figures, categories, warnings, context)
+    if wide:
+        context["matrix_columns"] = [str(c) for c in _first_continuous(roles, AUDIT_MATRIX_COLUMNS).continuous]
+    figures = in_registry_order(result.figures) if wide else result.figures
+    return Audit(figures, categories, warnings, context)
+
+
+#: the audit's d×d measures (correlations, covariances, eigenvalues, principal components, the robust
+#: Mahalanobis intervals) look at most at this many continuous QI columns (the first ones)
+AUDIT_MATRIX_COLUMNS = 100
+MATRIX_MEASURES = ("delta_r_mean", "delta_r_std", "covariance_mae", "covariance_variation_percent",
+                   "eigenvalue_discrepancy_percent", "delta_w", "fpc_percent_original", "fpc_percent_protected",
+                   "interval_rmd_risk1", "interval_rmd_risk2")
+
+
+def _first_continuous(roles: AuditRoles, count: int) -> AuditRoles:
+    """The roles with only the first ``count`` continuous QI columns (the categorical ones kept)."""
+    import dataclasses
+
+    keep, continuous = set(roles.continuous[:count]), set(roles.continuous)
+    columns = tuple(c for c in roles.columns if c in keep or c not in continuous)
+    return dataclasses.replace(roles, columns=columns, kinds={c: roles.kinds[c] for c in columns if c in roles.kinds})
+
+
+def _audit_measures(files, *, skip=(), only=None, paired_only: bool = False) -> Audit:
+    """The "utility" and "risk" figures of ``files``: every registered measure but ``skip`` (or only
+    those in ``only``), in registration order, those that pair records left out when unaligned
+    (``paired_only``: only those)."""
+    from .measures import Figure
+
+    aligned = getattr(files, "aligned", True)
+    figures = [Figure(m, m.compute(files), group) for group in ("utility", "risk") for m in measures_of(group)
+               if m.name not in skip and (only is None or m.name in only) and (aligned or not m.aligned)
+               and (m.aligned or not paired_only)]
+    return Audit(tuple(f for f in figures if f.value is not None))
 
 
 def combine(paired: Audit, as_published: Audit) -> Audit:

@@ -43,9 +43,33 @@ class UserError(InputError):
     """An error in what the user asked; reported in one line, exit status 2."""
 
 
+#: what a command that does not exist probably meant
+_NOT_A_COMMAND = {"report": "the HTML report is written by 'microagg protect IN -o OUT --report REPORT.html' (or "
+                            "'microagg explore IN --report MAP.html')",
+                  "version": "'microagg --version' prints the version"}
+
+
 class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # one line, status 2
-        raise UserError(f"{self.prog}: {message}")
+    """argparse's parser whose errors are one line, raised (main prints it once, with the one
+    ``microagg: error:`` prefix, and exits 2): a subcommand's name its errors, the unknown or
+    missing command a line listing the commands."""
+
+    def error(self, message):
+        words = self.prog.split()[1:]  # "microagg protect" -> ["protect"]
+        if not words:
+            commands = ", ".join(_commands(self))
+            if "required: COMMAND" in message:
+                message = f"no command given: microagg COMMAND, one of {commands} (microagg --help)"
+            elif message.startswith("argument COMMAND: invalid choice:"):
+                given = message.split("invalid choice:", 1)[1].split("(", 1)[0].strip().strip("'")
+                hint = _NOT_A_COMMAND.get(given)
+                message = f"no command {given!r}: " + (f"{hint}; " if hint else "") + f"the commands are {commands}"
+        raise UserError(f"{words[0]}: {message}" if words else message)
+
+
+def _commands(parser) -> list[str]:
+    return [name for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+            for name in action.choices]
 
 
 # --- option parsing (all before any work) ------------------------------------------------------
@@ -98,22 +122,6 @@ def parse_weights(text: str | None):
         raise UserError(str(exc)) from None
 
 
-def as_in_header(names, header) -> list | None:
-    """Column names from the command line (stripped when parsed) as the file spells them: a
-    hand-written header 'x, y' holds the name ' y', so a name matching no column exactly takes
-    the one column whose name it is once stripped."""
-    if not names:
-        return names
-    out = []
-    for name in names:
-        if name not in header:
-            near = [h for h in dict.fromkeys(header) if isinstance(h, str) and h.strip() == name]
-            if len(near) == 1:
-                name = near[0]
-        out.append(name)
-    return out
-
-
 def read_start_labels(path: str):
     """--init: the partition to start from, one integer group label per line in record order
     (what --labels-out writes)."""
@@ -132,13 +140,6 @@ def read_start_labels(path: str):
     if not labels:
         raise UserError(f"--init {src} is empty")
     return np.asarray(labels, dtype=np.int64)
-
-
-def labels_text(labels) -> str:
-    """One line per record: its group label (per-variable methods: one label per column, comma-separated)."""
-    if labels.ndim == 1:
-        return "\n".join(map(str, labels.tolist())) + "\n"
-    return "\n".join(",".join(map(str, row)) for row in labels.tolist()) + "\n"
 
 
 def _interval_p(args, default=None):
@@ -247,10 +248,12 @@ def _isatty(stream) -> bool:
 
 def protect_out_of_core_cli(args, options: dict, params: dict) -> int:
     """--out-of-core: stream a Parquet dataset or CSV through the partitioned mode into a new
-    folder of Parquet partitions (outofcore.py). Every check runs before the first pass over the
-    data; the folder appears complete or not at all."""
-    from . import io
-    from .outofcore import check_out_of_core, protect_out_of_core
+    folder of Parquet partitions, published as every file is (``publication.publish_folder``:
+    read back, k-anonymity counted on every record, audited on a sample, with its manifest).
+    Every check runs before the first pass over the data; the folder and its manifest appear
+    complete or not at all."""
+    from .outofcore import check_out_of_core
+    from .publication import publish_folder
 
     unsupported = [flag for flag, on in (
         ("--report", args.report), ("--sep", args.sep), ("--decimal", args.decimal), ("--encoding", args.encoding),
@@ -258,45 +261,38 @@ def protect_out_of_core_cli(args, options: dict, params: dict) -> int:
     if unsupported:
         raise UserError(f"--out-of-core does not support {', '.join(unsupported)} yet")
     check_out_of_core(options, cli=True)
-    src, out = Path(args.input), Path(args.output)
-    if not src.exists():
-        raise UserError(f"input file not found: {src}")
-    io.check_output_path(out, src, folder=True)
-    box = {}
-
-    def fill(tmp):
-        with stdout_to_stderr(), progress_bar(not args.quiet, options.get("time_limit"),
-                                              f"microagg {options.get('method', 'mdav')}") as bar:
-            box["summary"] = protect_out_of_core(src, tmp, progress=bar, **options, **params)
-
-    io.atomic_folder(out, fill)
+    bar = progress_bar(not args.quiet, options.get("time_limit"), f"microagg {options.get('method', 'mdav')}")
+    with stdout_to_stderr():
+        summary, published = publish_folder(Path(args.input), Path(args.output), options, params, _run_of(options,
+                                            params), command_input=str(args.input), progress_context=bar)
+    audit = summary.pop("audit")
     summary = {k: (v if isinstance(v, (int, float, str, list, bool)) or v is None else str(v))
-               for k, v in box["summary"].items() if k != "files"}
+               for k, v in summary.items()}
+    risk = audit.group("risk")
     if args.json:
-        print_json({"output": str(out), **summary})
+        print_json({"output": str(published.path), "manifest": str(published.manifest), **summary,
+                    "verified": {"read_back_by": published.read_back_by, "key_variables": published.key_variables,
+                                 "k_anonymous": published.k_anonymous,
+                                 "smallest_frequency": published.smallest_frequency},
+                    "utility": audit.group("utility"), "risk": risk, "audit_context": audit.context})
     else:
         for key, value in summary.items():
             print(f"{key}: {value}")
-        print(f"written: {out}/")
+        sampled = audit.context.get("sampled", {})
+        print(f"published file: {summary['k']}-anonymous on its key variables ({', '.join(published.key_variables)}),"
+              f" counted on every record as pyarrow reads them back: the rarest combination is shared by "
+              f"{published.smallest_frequency} records")
+        print(f"audit: on a random sample of {sampled.get('records', 0):,} of {sampled.get('of', 0):,} records "
+              "(k-anonymity exact)")
+        print(f"written: {published.path}/")
+        print(f"manifest: {published.manifest}")
     return 0
 
 
-def _protect_paths(args, src: Path):
-    """(output, report, labels file): each checked before any work (format, folder, writable, not
-    the input or another file of the run)."""
-    from . import io
+def _run_of(options: dict, params: dict):
+    from .options import validate_run
 
-    out = io.check_output_path(Path(args.output), src)
-    if args.init is not None and io.same_file(out, Path(args.init)):
-        raise UserError(f"refusing to write the output over the --init file {out}")
-    report_path = None
-    if args.report is not None:
-        from .report import check_report_path
-
-        report_path = io.check_side_file(check_report_path(args.report), "report", src, out, args.init)
-    labels_out = None if args.labels_out is None else io.check_side_file(args.labels_out, "labels", src, out,
-                                                                            report_path, args.init)
-    return out, report_path, labels_out
+    return validate_run(options, params, cli=True)
 
 
 def _start_partition(args, options: dict, params: dict):
@@ -316,33 +312,9 @@ def _start_partition(args, options: dict, params: dict):
     return read_start_labels(args.init)
 
 
-def _as_in_file(options: dict, table) -> dict:
-    """The column names of the options as the file's header spells them (``as_in_header``); a
-    duplicated header name named in an option is an error."""
-    header = table.header
-    out = dict(options)
-    for name in ("columns", "strata", "categorical", "continuous", "keys", "sensitive"):
-        if out.get(name):
-            out[name] = as_in_header(out[name], header)
-    if isinstance(out.get("household"), str):
-        out["household"] = as_in_header([out["household"]], header)[0]
-    if out.get("ordinal"):
-        out["ordinal"] = dict(zip(as_in_header(list(out["ordinal"]), header), out["ordinal"].values()))
-    if isinstance(out.get("sample_weight"), str):
-        out["sample_weight"] = as_in_header([out["sample_weight"]], header)[0]
-    if isinstance(out.get("weights"), dict):
-        out["weights"] = dict(zip(as_in_header(list(out["weights"]), header), out["weights"].values()))
-    table.check_columns(out.get("columns"))
-    table.check_columns(out.get("strata"), "stratum")
-    table.check_columns([out["sample_weight"]] if isinstance(out.get("sample_weight"), str) else [], "sample weight")
-    table.check_columns((out.get("categorical") or []) + list(out.get("ordinal") or []) + (out.get("continuous") or []))
-    table.check_columns((out.get("keys") or []) + (out.get("sensitive") or []), "key or sensitive column")
-    return out
-
-
 def cmd_protect(args) -> int:
-    from . import io
     from .options import from_arguments, validate_run
+    from .publication import publish
 
     options = from_arguments(args)
     if args.from_explore is not None or args.pick is not None:
@@ -358,42 +330,12 @@ def cmd_protect(args) -> int:
     start = _start_partition(args, options, params)
     if args.out_of_core:
         return protect_out_of_core_cli(args, options, params)
-    src = Path(args.input)
-    if not src.exists():
-        raise UserError(f"input file not found: {src}")
-    io.format_of(src)
-    out, report_path, labels_out = _protect_paths(args, src)
-    manifest_path = _manifest_path(out, src, report_path, labels_out, args.init)
-    table = io.read(src, **_read_options(args))
-    io.check_writable(table, out)
-    options = _as_in_file(options, table)
-    if run.household is not None and options["household"] not in table.frame.columns:
-        raise UserError(f"unknown household column: {options['household']}")
-    if start is not None:
-        if len(start) != len(table.frame):
-            raise UserError(f"--init {args.init} has {len(start)} labels for {len(table.frame)} records")
-        params["init"] = start
-    res = _protect(args, table, options, params, run)
-    if interval_p is not None:  # the audit's rank interval (protect's summary, report and manifest)
-        import dataclasses
-
-        res.audit_roles = dataclasses.replace(res.audit_roles, p=float(interval_p))
-    order = _shuffle_order(run, options, table)
-    written = _write_verified(args, table, out, res, order)
-    res.audit = res.audit.with_figures(_written_audit(table, written, res, run, order))
-    if report_path is not None:
-        from .report import render_report
-
-        settings = {"input": str(table.path), "output": str(out), "seed": run.seed, "time limit (s)": run.time_limit,
-                    "strata": ", ".join(map(str, run.strata)) if run.strata else None,
-                    "standardised": run.standardize, "block size": run.block_size,
-                    "row order": "shuffled" if order is not None else "the input's"}
-        with stdout_to_stderr():
-            io.atomic_write_text(report_path, render_report(res, table.frame, settings))
-    if labels_out is not None:
-        io.atomic_write_text(labels_out, labels_text(res.labels))
-    _write_manifest(manifest_path, args, table, out, written, res, options, params, order)
-    _print_protected(args, res, table, out, report_path, labels_out, manifest_path)
+    bar = progress_bar(not args.quiet, run.time_limit, f"microagg {run.method}")
+    with stdout_to_stderr():
+        res = publish(Path(args.input), args.output, options, params, run, read_options=_read_options(args),
+                      report=args.report, labels_out=args.labels_out, interval_p=interval_p, init=args.init,
+                      init_labels=start, command_input=str(args.input), progress_context=bar)
+    _print_protected(args, res)
     return 0
 
 
@@ -411,16 +353,20 @@ def _from_explore(args, given: dict) -> tuple[dict, dict]:
         shown = [f"--{n.replace('_', '-')}" if n != "k" else "-k" for n in fixed] + (["--param"] if args.param else []) \
             + (["--init"] if args.init else [])
         raise UserError(f"--from-explore publishes the run as explored: drop {', '.join(shown)}")
-    doc, labels = explore.load(args.from_explore)
+    doc, labels = explore.load(args.from_explore, runs=[args.pick])
     runs = {row["id"]: row for row in doc["runs"]}
+    if not runs:
+        raise UserError(f"--pick {args.pick}: {Path(args.from_explore).name} holds no run")
     if args.pick not in runs:
         raise UserError(f"--pick {args.pick}: {Path(args.from_explore).name} has runs {min(runs)} to {max(runs)}")
     row = runs[args.pick]
     if row["status"] != "ok" or args.pick not in labels:
         raise UserError(f"--pick {args.pick}: that run did not finish ({row['status']}"
                         + (f": {row['note']}" if row.get("note") else "") + ")")
-    sha = (doc.get("input") or {}).get("sha256")
-    if sha and Path(args.input).is_file() and manifest.sha256(args.input) != sha:
+    sha = doc["input"]["sha256"]  # required by the result's schema (documents.py)
+    if not Path(args.input).is_file():
+        raise UserError(f"input file not found: {args.input}")
+    if manifest.sha256(args.input) != sha:
         raise UserError(f"{Path(args.input).name} is not the file {Path(args.from_explore).name} explored (its SHA-256 "
                         "differs)")
     from .options import validate_run
@@ -432,137 +378,44 @@ def _from_explore(args, given: dict) -> tuple[dict, dict]:
     return options, dict(row["params"])
 
 
-def _manifest_path(out: Path, src: Path, *others) -> Path:
-    """``<output>.manifest.json``, checked before any work: not the input nor another file of the run."""
-    from . import io
-    from .manifest import path_for
-
-    path = path_for(out)
-    return io.check_side_file(path, "manifest", src, out, *others)
+#: column lists longer than this are shown by their first and last names (--json lists them all)
+SHOWN_NAMES = 20
 
 
-def _protect(args, table, options, params, run):
-    """The run (the API's microaggregate on the table read, without its own audit: the written
-    file is audited instead), with stdout kept clean."""
-    from .api import microaggregate
-
-    api = {name: value for name, value in options.items() if name not in ("shuffle", "household")}
-    with stdout_to_stderr(), progress_bar(not args.quiet, run.time_limit, f"microagg {run.method}") as callback:
-        return microaggregate(table, **api, audit=False, progress=callback if callback is not None else False,
-                              **params)
+def _names_text(names) -> str:
+    names = [str(c) for c in names]
+    if len(names) <= SHOWN_NAMES:
+        return ", ".join(names)
+    return (f"{', '.join(names[:SHOWN_NAMES - 2])}, ..., {names[-1]} ({len(names):,} columns; --json lists them "
+            "all)")
 
 
-def _shuffle_order(run, options, table):
-    from .pipeline import shuffle_order
-
-    return shuffle_order(run.with_options(household=options.get("household")), table.frame)
-
-
-class _Written:
-    """The output as its format's reader reads it back: its table and its key variables as grouped."""
-
-    def __init__(self, table, keys, read_options):
-        from . import io
-
-        self.table, self.read_options = table, read_options
-        self.keys = io.key_view(table, keys)
-        self.reader = io.reader_name(table)
-
-
-def _write_verified(args, table, out: Path, res, order):
-    """Write the output (atomically, in ``order``) after reading the written file back with its
-    format's own reader (for CSV its text) and checking that every combination of the QIs and
-    strata occurs at least k times as that reader groups it; otherwise nothing is written and the
-    run ends with one line. (A method that groups each variable on its own is not k-anonymous on
-    the combination by design: its summary says so, and the audit counts the records.)"""
-    from . import io
-    from .disclosure import key_frequencies
-
-    keys = res.audit_roles.key_variables
-    guaranteed = list(dict.fromkeys([*res.audit_roles.columns, *res.audit_roles.strata]))
-    box = {}
-
-    def check(tmp, fmt):
-        options = {"decimal": table.meta.dialect.decimal} if fmt == "csv" and table.format == "csv" else {}
-        back = _Written(io.read(tmp, format=fmt, **options), keys, options)
-        if len(back.table.frame) != len(table.frame):
-            raise InputError(f"the written {out.name} reads back with {len(back.table.frame)} records instead of "
-                             f"{len(table.frame)}: nothing was written")
-        found = key_frequencies(back.keys, guaranteed, res.k)
-        if not found.is_k_anonymous and not res.per_variable:
-            raise InputError(f"{out.name}, read back ({back.reader}), is not {res.k}-anonymous on "
-                             f"{', '.join(map(str, guaranteed))}: {found.records_below_k} records in combinations "
-                             f"occurring fewer than {res.k} times (values the reader tells apart that the run took "
-                             "as one, such as '1' and '1.0' in a stratum column); nothing was written")
-        box["written"] = back
-
-    published = {c: res.data[c].to_numpy() for c in res.changed_columns}
-    io.write(table, out, published, order=order, check=check)
-    return box["written"]
-
-
-def _written_audit(table, written, res, run, order):
-    """The audit of the written file read back (``audit.audit_files``), on the original as read:
-    exactly what ``microagg evaluate`` computes from the two files and the manifest. A shuffled
-    file's records are put back in the input's order (by the permutation, held in memory only)
-    for the measures that pair records; every other figure is the file's as it is."""
-    import numpy as np
-
-    from . import io
-    from .audit import audit_files, combine
-
-    roles = res.audit_roles
-    frame, keys = io.published_view(written.table), written.keys
-    cache: dict = {}  # what depends on the original only (its embedding, robust distances): once for both
-    as_written = audit_files(table.frame, frame, roles, grouped=keys, aligned=order is None, seed=run.seed,
-                             read_back=written.reader, cache=cache)
-    if order is None:
-        return as_written
-    back = np.argsort(order)
-    paired = audit_files(table.frame, frame.iloc[back].reset_index(drop=True), roles,
-                         grouped=keys.iloc[back].reset_index(drop=True), seed=run.seed, read_back=written.reader,
-                         cache=cache, paired_only=True)  # combine takes only these from it
-    return combine(paired, as_written)
-
-
-def _write_manifest(path, args, table, out, written, res, options, params, order) -> None:
-    from . import io, manifest
-    from .disclosure import key_frequencies
-    from .options import command_line
-
-    found = key_frequencies(written.keys, res.audit_roles.key_variables, res.k)
-    verified = {"key_variables": [str(c) for c in res.audit_roles.key_variables], "read_back_by": written.reader,
-                "k_anonymous": bool(found.is_k_anonymous), "smallest_frequency": found.smallest}
-    command = command_line(str(args.input), str(args.output), {**options, "shuffle": order is not None},
-                           {k: v for k, v in params.items() if k != "init"})
-    doc = manifest.build(input_path=table.path, output_path=out, input_format=table.format,
-                         output_format=io.format_of(out), read_options=_read_options(args), run_options=options,
-                         params=params, result=res, shuffled=order is not None, command=command, verified=verified,
-                         output_read=written.read_options)
-    manifest.write(path, doc)
-
-
-def _print_protected(args, res, table, out, report_path, labels_out, manifest_path=None) -> None:
-    unchanged = [c for c in table.header if c not in set(res.changed_columns)]
+def _print_protected(args, res) -> None:
+    published = res.file
     if args.json:
-        record = result_record(res, out, report_path, unchanged)
-        record["manifest"] = None if manifest_path is None else str(manifest_path)
+        record = result_record(res, published.path, published.report, published.unchanged)
+        record["manifest"] = None if published.manifest is None else str(published.manifest)
+        record["labels"] = None if published.labels is None else str(published.labels)
+        record["unchanged_sheets"] = [str(s) for s in published.other_sheets]
+        record["verified"] = {"read_back_by": published.read_back_by, "key_variables": published.key_variables,
+                              "k_anonymous": published.k_anonymous,
+                              "smallest_frequency": published.smallest_frequency}
         print_json(record)
         return
     print(res.summary())
-    print(f"protected (quasi-identifiers): {', '.join(map(str, res.columns))}")
+    print(f"protected (quasi-identifiers): {_names_text(res.columns)}")
     recoded = [c for c in res.changed_columns if c not in set(res.columns)]
     if recoded:
-        print(f"recoded (merged strata): {', '.join(map(str, recoded))}")
-    if unchanged:
-        print(f"unchanged: {', '.join(map(str, unchanged))}")
-    print(f"written: {out}")
-    if report_path is not None:
-        print(f"report: {report_path}")
-    if labels_out is not None:
-        print(f"labels: {labels_out}")
-    if manifest_path is not None:
-        print(f"manifest: {manifest_path}")
+        print(f"recoded (merged strata): {_names_text(recoded)}")
+    if published.unchanged:
+        print(f"unchanged: {_names_text(published.unchanged)}")
+    if published.other_sheets:
+        print(f"other sheets, published unchanged: {_names_text(published.other_sheets)}")
+    print(f"written: {published.path}")
+    for what, path in (("report", published.report), ("labels", published.labels),
+                       ("manifest", published.manifest)):
+        if path is not None:
+            print(f"{what}: {path}")
 
 
 # --- evaluate --------------------------------------------------------------------------------
@@ -597,6 +450,7 @@ def _evaluate_roles(args, orig, prot, orig_table):
 
     from .audit import AuditRoles
     from .params import column_names
+    from .publication import as_in_header
     from .preprocess import select_columns
     from .transforms import column_kinds
 
@@ -688,6 +542,8 @@ def cmd_evaluate(args) -> int:
                                   ("--strata", args.strata), ("--keys", args.keys), ("--sensitive", args.sensitive),
                                   ("--sample-weight", args.sample_weight)) if v is not None]
     doc = _evaluate_manifest(args, given_roles)
+    if doc is not None and (doc["audit"].get("context") or {}).get("sampled"):
+        return _evaluate_streamed(args, doc, interval_p)
     options = _read_options(args)
     if doc is not None:
         read = {**{k: v for k, v in options.items() if v not in (None, ())}, **doc["input"].get("read", {})}
@@ -735,6 +591,36 @@ def cmd_evaluate(args) -> int:
             warnings.warn(f"figure(s) {', '.join(differ)} recomputed from the files differ from the manifest's",
                           UserWarning, stacklevel=2)
     _print_evaluation(args, audit, roles, orig, doc, recomputed, aligned)
+    return 0
+
+
+def _evaluate_streamed(args, doc, interval_p) -> int:
+    """evaluate of a file the out-of-core mode published: its manifest's audit recomputed from the
+    two files in a stream, on the same seeded sample (``publication.stream_audit``), the
+    k-anonymity figures on every record; every figure must equal the manifest's."""
+    import dataclasses
+
+    from .audit import AuditRoles
+    from .measures import Audit
+    from .publication import stream_audit
+
+    roles = AuditRoles.from_dict(doc["roles"])
+    if interval_p is not None:
+        roles = dataclasses.replace(roles, p=float(interval_p))
+    sampled = doc["audit"]["context"]["sampled"]
+    size = sampled.get("records") if isinstance(sampled, dict) else None
+    if not isinstance(size, int) or size < 1:
+        raise UserError("the manifest's audit names no sample size: not a microagg out-of-core manifest")
+    with stdout_to_stderr():
+        audit, _ = stream_audit(args.original, args.protected, roles, seed=doc["run"].get("seed", 0), sample=size)
+    run = Audit.from_dict(doc["audit"])
+    differ = [f.name for f in audit.figures if _value_of(run, f) != f.value and f.name != "interval_disclosure_p"
+              and interval_p is None]
+    if differ:
+        warnings.warn(f"figure(s) {', '.join(differ)} recomputed from the files differ from the manifest's",
+                      UserWarning, stacklevel=2)
+    _print_evaluation(args, audit, roles, range(sampled.get("of", 0)), doc, {(f.group, f.name) for f in audit.figures},
+                      True)
     return 0
 
 
@@ -795,6 +681,7 @@ def cmd_explore(args) -> int:
     """microagg explore: a grid of k values and methods within one budget, audited, mapped."""
     from . import explore, io, manifest
     from .options import NOT_FOR_A_GRID, from_arguments
+    from .publication import as_in_file
 
     options = from_arguments(args, skip=NOT_FOR_A_GRID)
     ks = explore._ks(args.k)
@@ -820,7 +707,7 @@ def cmd_explore(args) -> int:
             continue
         if not str(value).lower().endswith(suffixes):
             raise UserError(f"{flag} must end in {' or '.join(suffixes)}, got {Path(value).name}")
-        outputs[flag] = io.check_side_file(value, flag.lstrip("-"), *taken)
+        outputs[flag] = io.check_side_file(value, {"-o": "result"}.get(flag, flag.lstrip("-")), *taken)
         taken.append(outputs[flag])
     if "-o" in outputs:
         io.check_side_file(explore.labels_path(outputs["-o"]), "labels", *taken)
@@ -828,7 +715,7 @@ def cmd_explore(args) -> int:
     if "-o" in outputs and outputs["-o"].exists() and not args.fresh:
         previous = explore.load(outputs["-o"])  # runs of the same data and options are reused
     table = io.read(src, **_read_options(args))
-    options = _as_in_file(options, table)
+    options = as_in_file(options, table)
     info = {"name": src.name, "sha256": manifest.sha256(src), "format": table.format,
             "read": {k: v for k, v in _read_options(args).items() if v not in (None, ())}}
     with stdout_to_stderr():
@@ -836,6 +723,11 @@ def cmd_explore(args) -> int:
             result = explore.explore(table, ks, names, time_limit=budget, risk=args.risk, max_risk=max_risk,
                                      method_params=params, previous=previous, progress=bar if bar else False,
                                      input_info=info, **options)
+        if not any(r.status == "ok" for r in result.runs):  # a run that produced nothing is not a success
+            first = next((r for r in result.runs if r.note), None)
+            raise UserError(f"no run of the exploration finished ({len(result.runs)} tried"
+                            + (f"; run {first.id}: {first.status}: {first.note}" if first is not None else "")
+                            + "): nothing was written")
         if "-o" in outputs:
             result.save(outputs["-o"])
         if "--csv" in outputs:
@@ -954,6 +846,9 @@ def _add_read_options(p, missing: bool = True) -> None:
     p.add_argument("--decimal", choices=(".", ","), help="CSV decimal mark (default: detected)")
     p.add_argument("--encoding", help="CSV text encoding (default: UTF-8 with or without BOM, else cp1252/latin-1)")
     p.add_argument("--sheet", help="Excel: the worksheet to read (default: the first)")
+    p.add_argument("--max-memory-mb", metavar="MB",
+                   help="the memory reading a file may take: decompressed text at most a quarter of it, the cells a "
+                        "file claims at their size in memory (default: half of this machine's memory)")
     if missing:
         p.add_argument("--missing", metavar="TOKEN,...",
                        help="text tokens that mean 'missing' (e.g. '-,.,n/a'); a missing value in a "
@@ -964,17 +859,24 @@ def build_parser() -> argparse.ArgumentParser:
     from . import io
     from .options import NOT_FOR_A_GRID, add_arguments
 
+    from . import __version__
+
     p = _Parser(prog="microagg", description="Microaggregation of numeric microdata (k-anonymity by group means).")
-    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+    p.add_argument("--version", action="version", version=f"microagg {__version__}",
+                   help="print the installed version and exit")
+    sub = p.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
     sub.required = True
 
     pr = sub.add_parser("protect", help=f"microaggregate a data file ({io.supported_text()})")
-    pr.add_argument("input")
+    pr.add_argument("input", help="the data file to protect (its suffix says the format), or a folder of Parquet "
+                    "files with --out-of-core")
     pr.add_argument("-o", "--output", required=True,
                     help="output file; its suffix sets the format (the input's format and CSV dialect when "
                          "the suffixes match); written atomically, never over the input")
-    add_arguments(pr)  # the run options, from their declarations (-k is required unless --from-explore)
-    pr.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="method parameter")
+    add_arguments(pr, notes={"k": "required, unless --from-explore gives it"})  # the run options' flags
+    pr.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                    help="a parameter of the method, typed by its declaration (repeat the flag for several; "
+                         "'microagg methods -v' lists each method's)")
     pr.add_argument("--out-of-core", action="store_true",
                     help="stream a Parquet dataset or CSV larger than memory in chunks (needs --block-size); "
                          "OUTPUT is a new folder of Parquet partitions")
@@ -1073,15 +975,40 @@ def build_parser() -> argparse.ArgumentParser:
 
 # --- running a command: errors, signals ------------------------------------------------------
 
+#: the longest error line printed (a message quoting a 10 MB field is cut, saying so)
+MAX_ERROR_CHARS = 600
+
+
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    line = text.splitlines()[0] if text else type(exc).__name__
+    if len(line) > MAX_ERROR_CHARS:
+        line = f"{line[:MAX_ERROR_CHARS - 40]}... ({len(line):,} characters in all)"
+    return line
+
+
+def _memory_mb(text) -> float | None:
+    """--max-memory-mb: a number of megabytes > 0 (None: the default)."""
+    import math
+
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise UserError(f"--max-memory-mb must be a number of megabytes, got {str(text)[:40]!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise UserError(f"--max-memory-mb must be a number > 0, got {str(text)[:40]!r}")
+    return value
 
 
 def _run_command(args) -> int:
     """Run the command; map its outcome to an exit status (in the thread that runs it)."""
     try:
-        return args.func(args)
+        from .read_limits import memory_budget
+
+        with memory_budget(_memory_mb(getattr(args, "max_memory_mb", None))):
+            return args.func(args)
     except InputError as exc:  # exactly the user errors: ours, argparse's, the library's family
         print(f"microagg: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_USER_ERROR

@@ -49,10 +49,16 @@ import types
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Hashable, Mapping, Sequence
 
 import numpy as np
 
 from .errors import InputError, ParameterError
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from .typed import Aggregation, Columns, DataInput, Distance, MergedStrata, Progress
 
 __all__ = ["explore", "Exploration", "ExploreRun", "frontier", "recommend", "DEFAULT_KS", "DEFAULT_METHODS",
            "DEFAULT_RISK", "load", "risk_measures"]
@@ -79,8 +85,6 @@ def probe_sizes(n: int) -> tuple[int, int]:
 #: from this many records, a method whose measured cost grows as n^SCALABLE_EXPONENT or faster is left out
 SCALABLE_N = 20_000
 SCALABLE_EXPONENT = 1.7
-#: the options a grid sets per run (every other run option is the grid's, the same for all runs)
-_PER_RUN = ("k", "method", "time_limit", "progress", "labels", "audit", "shuffle", "shuffle_seed", "household")
 VERSION = 1
 
 
@@ -361,20 +365,18 @@ def _quote(text: str) -> str:
     return shlex.quote(text if not str(text).startswith("-") else f"./{text}")
 
 
-def load(path) -> tuple[dict, dict]:
-    """(result document, {run id: labels}) of a saved exploration; one InputError line otherwise."""
-    from .manifest import read_document
+def load(path, runs=None) -> tuple[dict, dict]:
+    """(result document, {run id: labels}) of a saved exploration, read as untrusted
+    (``documents``: its schema, its labels file beside it, each array's header checked before it
+    is read); ``runs``: the ids whose labels to read (default: every finished run's). One
+    InputError line otherwise."""
+    from .documents import labels_file, read_explore_result, read_labels
 
     p = Path(path)
-    doc = read_document(p, "microagg explore result", "microagg_explore", VERSION, "runs")
-    lp = p.with_name(doc.get("labels_file") or labels_path(p).name)
-    labels = {}
-    if lp.is_file():
-        try:
-            with np.load(lp, allow_pickle=False) as f:
-                labels = {int(name.removeprefix("run_")): f[name] for name in f.files}
-        except (OSError, ValueError) as exc:
-            raise InputError(f"cannot read the runs' labels {lp.name}: {exc}") from None
+    doc = read_explore_result(p)
+    wanted = [row["id"] for row in doc["runs"] if row["status"] == "ok"] if runs is None else list(runs)
+    labels = read_labels(labels_file(p, doc), wanted, doc.get("records") if isinstance(doc.get("records"), int)
+                         else None)
     return doc, labels
 
 
@@ -590,23 +592,89 @@ def _previous_runs(previous, fingerprint: str) -> dict:
     return out
 
 
-def explore(data, k=DEFAULT_KS, methods=DEFAULT_METHODS, *, time_limit: float = DEFAULT_BUDGET,
-            risk: str = DEFAULT_RISK, max_risk: float | None = None, method_params: dict | None = None,
-            previous=None, progress=False, input_info: dict | None = None, **options) -> Exploration:
+def explore(
+    data: DataInput,
+    k: Sequence[int] | int = DEFAULT_KS,
+    methods: Sequence[str] | str = DEFAULT_METHODS,
+    *,
+    time_limit: float = DEFAULT_BUDGET,
+    risk: str = DEFAULT_RISK,
+    max_risk: float | None = None,
+    method_params: Mapping[str, Mapping[str, Any]] | None = None,
+    previous: Exploration | tuple | None = None,
+    progress: bool | Progress | None = False,
+    input_info: dict | None = None,
+    columns: Columns | None = None,
+    seed: int | None = 0,
+    standardize: bool = True,
+    strata: Columns | None = None,
+    weights: Sequence[float] | Mapping[Hashable, float] | None = None,
+    sample_weight: Hashable | ArrayLike | None = None,
+    merge_small_strata: bool = False,
+    categorical: Columns | None = None,
+    ordinal: Columns | Mapping[Hashable, Sequence[Any]] | None = None,
+    distance: Distance = "euclidean",
+    aggregation: Aggregation = "mean",
+    trim: float | None = None,
+    missing: str | Sequence[str] | None = None,
+    continuous: Columns | None = None,
+    keys: Columns | None = None,
+    sensitive: Columns | None = None,
+    merged_strata: MergedStrata = "recode",
+) -> Exploration:
     """Run the grid ``k`` × ``methods`` on ``data`` within ``time_limit`` seconds and map it.
 
-    data: as ``microaggregate`` takes it (a DataFrame, an array, a path, an ``io.Table``). k: the
-    k values (a list); methods: registered method names; time_limit: the whole exploration's
-    budget (one ``Deadline``; module docstring for how it is spent); risk: the risk measure of
-    the frontier and the recommendation (``risk_measures()``; default distance-based record
-    linkage); max_risk: the recommended run is the least IL among runs with risk <= max_risk (in
-    the measure's own unit: a share 0..1 for record linkage); method_params: {method: its
-    parameters}; previous: an earlier ``Exploration`` (or a loaded result) of the same data and
-    options, whose runs are reused; options: every other run option of ``microaggregate``
-    (columns, categorical, strata, keys, sensitive, sample_weight, distance, aggregation, seed,
-    ...), the same for every run. Every option, k, method and parameter is checked before any
-    run (ParameterError / InputError in one line).
+    Every run is audited with the audit every front end shows; the result holds one row per run
+    (k, method, IL, every utility and risk figure, seconds, whether it is on the Pareto frontier
+    of ``risk`` against IL), the recommended run and the risk-utility map. Every option, k,
+    method and parameter is checked before any run (ParameterError / InputError in one line).
+    How the budget is spent: the module's docstring.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame, polars.DataFrame, pyarrow.Table, numpy.ndarray, str or io.Table
+        As ``microagg.microaggregate`` takes it.
+    k : int or list of int, default (3, 4, 5, 10)
+        The k values of the grid.
+    methods : str or list of str, default ("mdav", "vmdav", "mdav-mhm", "icsm", "lsearch")
+        Registered method names.
+    time_limit : float, default 60
+        The whole exploration's budget in seconds (one deadline: cheap runs first, anytime methods
+        share what is left).
+    risk : str, default "record_linkage_dbrl"
+        The risk measure of the frontier and the recommendation (``risk_measures()``).
+    max_risk : float, optional
+        Recommend the least IL among the runs whose risk is at most this (in the measure's own
+        unit: a share 0..1 for record linkage).
+    method_params : dict, optional
+        ``{method: {parameter: value}}``.
+    previous : Exploration, optional
+        An earlier exploration (or a loaded result) of the same data and options: its runs are
+        reused, not run again.
+    progress : bool or callable, default False
+        True: a progress bar on stderr; a callable receives ``progress(stage, fraction, message)``.
+    input_info : dict, optional
+        What the command line and the app record of an explored file (name, sha256, format).
+    columns, seed, standardize, strata, weights, sample_weight, merge_small_strata, categorical, ordinal, distance, aggregation, trim, missing, continuous, keys, sensitive, merged_strata
+        The run options of ``microagg.microaggregate`` (the same for every run of the grid).
+
+    Returns
+    -------
+    Exploration
+        The runs, their frontier, the recommended run (``recommended()``), the table
+        (``table()``, ``rows()``, ``to_csv()``) and the map (``map_svg()``).
+
+    Examples
+    --------
+    >>> import microagg
+    >>> df = microagg.datasets.load("census").head(200)
+    >>> ex = microagg.explore(df, k=[3, 5], methods=["mdav"], time_limit=30, columns=["AGI", "FEDTAX"])
+    >>> [(run.k, run.method, run.status) for run in ex.runs]
+    [(3, 'mdav', 'ok'), (5, 'mdav', 'ok')]
     """
+    from .options import GRID_OPTIONS, given_options
+
+    options = given_options(locals(), GRID_OPTIONS)
     from . import pipeline
     from .clock import Deadline
     from .options import validate_run
@@ -616,9 +684,6 @@ def explore(data, k=DEFAULT_KS, methods=DEFAULT_METHODS, *, time_limit: float = 
     ks, names = _ks(k), _methods(methods)
     risk_limit = _check_risk(risk, max_risk)
     time_limit = _check_budget(time_limit)
-    per_run = [name for name in options if name in _PER_RUN]
-    if per_run:
-        raise ParameterError(f"explore sets {', '.join(per_run)} per run: give k and methods as lists")
     method_params = {m: dict(p) for m, p in (method_params or {}).items()}
     unknown = [m for m in method_params if m not in names]
     if unknown:
@@ -629,6 +694,8 @@ def explore(data, k=DEFAULT_KS, methods=DEFAULT_METHODS, *, time_limit: float = 
         warnings.simplefilter("always")
         source = pipeline.load(data)
         roles = pipeline.check_params_vs_input(validated[names[0]].with_options(k=ks[0]), source)
+        # the data's own problems (missing values in a QI, ...) are one line before any run, not a failed grid
+        pipeline.prepare(source, roles, validated[names[0]].with_options(k=ks[0]))
     for w in told:  # the column rules' warnings, once
         warnings.warn(w.message, w.category, stacklevel=2)
     n = len(source.frame)
@@ -637,7 +704,7 @@ def explore(data, k=DEFAULT_KS, methods=DEFAULT_METHODS, *, time_limit: float = 
     grid_options = {**options, "columns": list(roles.columns)}
     fingerprint = _fingerprint(source.frame, roles, grid_options)
     reuse = _previous_runs(previous, fingerprint)
-    payload = source.table if source.table is not None else data
+    payload = source.table if source.table is not None else source.frame if source.kind == "native" else data
     runs = [ExploreRun(i, kv, m, dict(method_params.get(m, {}))) for i, (m, kv) in
             enumerate((m, kv) for m in names for kv in ks)]
     for r in runs:

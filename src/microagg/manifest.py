@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .errors import InputError
 
-__all__ = ["SUFFIX", "VERSION", "path_for", "sha256", "build", "write", "read", "read_document", "versions",
+__all__ = ["SUFFIX", "VERSION", "path_for", "sha256", "build", "write", "read", "versions",
            "json_safe"]
 
 SUFFIX = ".manifest.json"
@@ -131,20 +131,8 @@ def json_safe(obj):
 
 
 def read(path) -> dict:
-    """A manifest written by ``write``; one InputError line when it is not one."""
-    return read_document(path, "microagg run manifest", "microagg_manifest", VERSION, "roles")
+    """A manifest written by ``write``, read as untrusted (``documents.read_manifest``: its schema,
+    a bounded size and depth); one InputError line when it is not one."""
+    from .documents import read_manifest
 
-
-def read_document(path, what: str, marker: str, version: int, needed: str) -> dict:
-    """A JSON document microagg wrote (``marker`` holds its ``version``, ``needed`` is one of its
-    keys): a run manifest, an explore result; one InputError line when it is not one."""
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"{what} not found: {p}")
-    try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"{p.name} is not a {what} ({type(exc).__name__})") from None
-    if not isinstance(doc, dict) or doc.get(marker) != version or needed not in doc:
-        raise InputError(f"{p.name} is not a {what} (version {version})")
-    return doc
+    return read_manifest(path)

@@ -31,7 +31,7 @@ NOT_FOR_A_GRID = ("k", "method", "time_limit", "shuffle", "household", "block_si
 
 __all__ = ["RUN_OPTIONS", "POSITIONAL", "Run", "validate_run", "split_arguments", "signature", "describe", "option",
            "LOCAL_SCHEDULERS", "add_arguments", "from_arguments", "command_line", "python_call", "parse_weights",
-           "unlisted_names", "NOT_FOR_A_GRID"]
+           "unlisted_names", "NOT_FOR_A_GRID", "GRID_OPTIONS", "given_options"]
 
 #: Dask's local schedulers by name (anything else is a dask.distributed address or Client)
 LOCAL_SCHEDULERS = ("threads", "processes", "synchronous", "sync", "single-threaded")
@@ -274,8 +274,8 @@ RUN_OPTIONS: tuple[Param, ...] = (
           nullable=True, flags=("--seed",)),
     Param("standardize", "bool", True, "run the method on z-scores (--raw: on the raw values; SSE, SST and the "
           "bound are then in raw units)", flags=("--raw",), flag_value=False),
-    Param("time_limit", "float", None, "the wall-clock budget of the whole call, in seconds", low=0.0,
-          low_open=True, nullable=True, flags=("--time-limit",), metavar="SECONDS"),
+    Param("time_limit", "float", None, "the wall-clock budget of the whole call, in seconds (inf: none)", low=0.0,
+          low_open=True, nullable=True, flags=("--time-limit",), metavar="SECONDS", infinite_is_none=True),
     Param("strata", "names", None, "stratum columns: groups never cross strata", nullable=True,
           flags=("--strata",), metavar="A,B"),
     Param("block_size", "int", None, "partitioned mode: records per block (at least k)", low=1, nullable=True,
@@ -359,6 +359,21 @@ def split_arguments(args: tuple, kwargs: dict) -> tuple[dict, dict]:
     for name, value in kwargs.items():
         (options if name in _BY_NAME else params)[name] = value
     return options, params
+
+
+def given_options(arguments: Mapping[str, Any], names=None) -> dict:
+    """The run options a call gave, from its arguments (``locals()`` of a function whose signature
+    lists the options): those not left at their declared default (the very default object), so a
+    call validates and records what was given, as when options came as keyword arguments.
+    ``names``: the options the function takes (default: every run option)."""
+    return {name: arguments[name] for name in (names or _BY_NAME) if name in arguments
+            and arguments[name] is not _BY_NAME[name].default}
+
+
+#: the run options ``explore`` takes, the same for every run of its grid (k and the methods are
+#: its grid, the rest is set per run or has no meaning for a grid)
+GRID_OPTIONS = tuple(p.name for p in RUN_OPTIONS if p.name not in NOT_FOR_A_GRID
+                     and p.name not in ("progress", "labels", "audit", "shuffle_seed"))
 
 
 def signature(func_name: str = "microaggregate"):
@@ -521,16 +536,27 @@ def _check_together(v: dict, info, method_params: dict, cli: bool) -> None:
 
 # --- the command line, generated from the table -------------------------------------------------
 
-def add_arguments(parser, skip=(), required=()) -> None:
+def add_arguments(parser, skip=(), required=(), notes: Mapping[str, str] | None = None) -> None:
     """One flag per run option with flags (``skip``: names the command declares itself;
-    ``required``: options the command needs given); every value is read as text and typed by its
-    declaration in ``from_arguments``."""
+    ``required``: options the command needs given; ``notes``: what the command says instead of the
+    option's default, e.g. that it needs the option); every value is read as text and typed by its
+    declaration in ``from_arguments``. The help is the declaration's meaning, then what a value
+    must be and the default."""
+    notes = dict(notes or {})
     for p in RUN_OPTIONS:
         if not p.flags or p.name in skip:
             continue
-        default = "" if p.default is None or isinstance(p.default, bool) else f"; default {p.default}"
+        if p.name in notes:
+            default = f"; {notes[p.name]}"
+        elif p.name in required:
+            default = "; required"
+        else:
+            default = "" if p.default is None or isinstance(p.default, bool) else f"; default {p.default}"
         shown = p.kind in ("int", "float", "str", "method")  # structured values: the doc says what they are
-        text = f"{p.doc} ({p.constraint().removesuffix(' or None')}{default})" if shown else p.doc
+        text = f"{p.doc} ({p.constraint().removesuffix(' or None')}{default})" if shown else \
+            f"{p.doc} ({default.removeprefix('; ')})" if default else p.doc
+        if p.kind == "bool" and p.flag_value is False:  # a flag that turns a default on off (--raw)
+            text = f"by default: {text}"
         if p.kind == "bool":
             parser.add_argument(*p.flags, dest=p.name, action="store_const", const=p.flag_value, default=None,
                                 help=text)
@@ -624,11 +650,13 @@ def unlisted_names(options: Mapping[str, Any]) -> list:
     return out
 
 
-def python_call(options: Mapping[str, Any], params: Mapping[str, Any], data: str = "df") -> str:
-    """The ``microagg.microaggregate`` call that runs with these options and method parameters."""
+def python_call(options: Mapping[str, Any], params: Mapping[str, Any], data: str = "df",
+                function: str = "microaggregate") -> str:
+    """The ``microagg.microaggregate`` call (or ``microagg.protect``, with ``data`` naming the input
+    and output files) that runs with these options and method parameters."""
     kwargs = {name: value for name, value in options.items()
               if name in _BY_NAME and name not in ("progress", "shuffle_seed", "labels")
               and (value != _BY_NAME[name].default
                                                                 or name in ("k", "method", "columns", "seed"))}
     args = ",\n    ".join(f"{k}={v!r}" for k, v in {**kwargs, **params}.items())
-    return f"res = microagg.microaggregate(\n    {data},\n    {args},\n)\n"
+    return f"res = microagg.{function}(\n    {data},\n    {args},\n)\n"

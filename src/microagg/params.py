@@ -81,6 +81,7 @@ class Param:
     parse_text: Callable[[str], Any] | None = None
     data_bound: str | None = None  # "columns": an index below the data's column count (checked with the data)
     hint: Callable[[Any], str | None] | None = None  # a better line for a value outside the choices (sdcMicro's names)
+    infinite_is_none: bool = False  # +inf is a valid value meaning "no bound" (None): a time limit of inf
 
     def __post_init__(self):
         if self.kind not in _KINDS:
@@ -142,6 +143,8 @@ class Param:
             if isinstance(value, bool) or not isinstance(value, numbers.Real):
                 raise ParameterError(f"{where} must be {self.constraint()}, got {value!r}")
             value = float(value)
+            if self.infinite_is_none and value == math.inf:
+                return None
             if not math.isfinite(value):
                 raise ParameterError(f"{where} must be a finite number, got {value!r}")
         elif kind in ("str", "method"):
@@ -204,6 +207,8 @@ class Param:
                 value = float(raw)
             except ValueError:
                 raise ParameterError(f"{where} must be {self.constraint()}, got {raw!r}") from None
+            if self.infinite_is_none and value == math.inf:
+                return None
             if not math.isfinite(value):
                 raise ParameterError(f"{where} must be a finite number, got {raw!r}")
             return value

@@ -37,9 +37,10 @@ class Source:
     read, when the input was one (its duplicated header names are not in the frame)."""
 
     frame: object
-    kind: str  # "frame" or "array"
+    kind: str  # "frame", "array" or "native" (a polars, pyarrow, ... frame: microagg.frames)
     shape: tuple | None
     table: object = None
+    native: object = None  # the caller's frame of another library than pandas
 
 
 @dataclass(frozen=True)
@@ -102,9 +103,11 @@ def import_dependencies() -> None:
 
 
 def load(data) -> Source:
-    """The input as a frame: a DataFrame, a 1-D or 2-D real array, a file path or an ``io.Table``."""
+    """The input as a frame: a DataFrame (pandas, or polars, pyarrow, ... through narwhals:
+    ``microagg.frames``), a 1-D or 2-D real array, a file path or an ``io.Table``."""
     import pandas as pd
 
+    from . import frames
     from .io import Table
 
     if isinstance(data, Table):
@@ -122,7 +125,10 @@ def load(data) -> Source:
 
         table = io.read(data)
         return Source(table.frame, "frame", None, table)
-    raise InputError(f"unsupported input type {type(data).__name__}: pass a DataFrame, an ndarray or a file path")
+    if frames.is_foreign_frame(data):
+        return Source(frames.to_pandas(data), "native", None, native=data)
+    raise InputError(f"unsupported input type {type(data).__name__}: pass a DataFrame (pandas, polars, pyarrow), "
+                     "an ndarray or a file path")
 
 
 # --- the data hook ---------------------------------------------------------------------------------
@@ -370,6 +376,10 @@ def publish(source: Source, roles: Roles, prepared: Prepared, partitioned: Parti
         out[c] = emb.published_column(c, numeric, codes, df[c])
     for c, values in recoded.items():
         out[c] = values
+    if source.kind == "native":  # the caller's frame, only the changed columns replaced
+        from .frames import give_back
+
+        return Published(numeric, codes, give_back(source.native, out, changed), changed)
     return Published(numeric, codes, out, changed)
 
 
@@ -445,6 +455,10 @@ def frame_of(data, columns) -> object:
 
     if isinstance(data, pd.DataFrame):
         return data
+    if not isinstance(data, np.ndarray):  # a polars, pyarrow, ... frame
+        from .frames import to_pandas
+
+        return to_pandas(data)
     return pd.DataFrame(np.asarray(data).reshape(len(data), -1), columns=columns)
 
 
@@ -493,4 +507,8 @@ def reorder(data, order: np.ndarray):
     """``data``'s rows in ``order`` (a DataFrame gets a fresh 0..n-1 index: no trace of the old positions)."""
     if hasattr(data, "iloc"):
         return data.iloc[order].reset_index(drop=True)
+    if not isinstance(data, np.ndarray):  # a polars, pyarrow, ... frame
+        from .frames import take_rows
+
+        return take_rows(data, order)
     return np.asarray(data)[order]

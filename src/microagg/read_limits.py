@@ -32,7 +32,7 @@ from pathlib import Path
 
 from .errors import InputError
 
-__all__ = ["ReadLimitError", "Limits", "limited", "current", "check_file", "text_bytes", "memory_bytes"]
+__all__ = ["ReadLimitError", "Limits", "limited", "memory_budget", "current", "check_file", "text_bytes", "memory_bytes"]
 
 
 class ReadLimitError(InputError):
@@ -42,9 +42,18 @@ class ReadLimitError(InputError):
 @dataclass(frozen=True)
 class Limits:
     """``max_bytes``: the most bytes one file may hold once decompressed, and the most cells
-    (one byte a cell) it may claim; None: only this machine's memory bounds them."""
+    (one byte a cell) it may claim; ``memory``: the memory reading may take (the command line's
+    ``--max-memory-mb``: text a quarter of it, cells at their size in memory); None: only this
+    machine's memory bounds them."""
 
     max_bytes: int | None = None
+    memory: int | None = None
+
+
+#: the command line's default memory budget for reading: this share of the machine's memory
+DEFAULT_MEMORY_SHARE = 0.5
+#: text in memory while it is parsed and kept for a byte-identical write: about this many times its bytes
+TEXT_MEMORY_FACTOR = 4
 
 
 _LIMITS: contextvars.ContextVar = contextvars.ContextVar("microagg_read_limits", default=Limits())
@@ -55,6 +64,23 @@ def limited(max_bytes: int | None):
     """Within this block (and the threads started from it with its context, as
     ``asyncio.to_thread`` does), reading a file is bounded by ``max_bytes``."""
     token = _LIMITS.set(Limits(None if max_bytes is None else int(max_bytes)))
+    try:
+        yield
+    finally:
+        _LIMITS.reset(token)
+
+
+@contextlib.contextmanager
+def memory_budget(megabytes: float | None):
+    """Within this block, reading a file may take at most ``megabytes`` of memory (default:
+    DEFAULT_MEMORY_SHARE of this machine's): decompressed text at most a TEXT_MEMORY_FACTOR-th of
+    it, claimed cells at their size in memory. The command line reads under it."""
+    if megabytes is None:
+        memory = memory_bytes()
+        budget = None if memory is None else int(memory * DEFAULT_MEMORY_SHARE)
+    else:
+        budget = int(float(megabytes) * (1 << 20))
+    token = _LIMITS.set(Limits(current().max_bytes, budget))
     try:
         yield
     finally:
@@ -82,26 +108,42 @@ def memory_bytes() -> int | None:
 
 
 _CELL_BYTES = 8  # a cell in memory: a float64, an int64 or a pointer to a Python object
+#: an Excel cell as openpyxl's reader holds it before the frame is built (a Python object in a row tuple)
+_EXCEL_CELL_BYTES = 64
+
+
+def _memory() -> tuple[int | None, str]:
+    """(the memory reading may take, what sets it): the budget in force, else the machine's."""
+    budget = current().memory
+    if budget is not None:
+        return budget, f"the memory budget of {_size(budget)} (--max-memory-mb)"
+    memory = memory_bytes()
+    return memory, (f"this machine's {_size(memory)} of memory" if memory is not None else "")
 
 
 def _byte_cap() -> tuple[int | None, str]:
     """(the most decompressed bytes a file may hold, what sets it)."""
-    limit, memory = current().max_bytes, memory_bytes()
+    limit = current().max_bytes
+    memory, why = _memory()
+    if current().memory is not None:
+        memory, why = memory // TEXT_MEMORY_FACTOR, f"a {TEXT_MEMORY_FACTOR}th of {why}"
     if limit is not None and (memory is None or limit <= memory):
         return limit, f"the limit of {_size(limit)}"
     if memory is not None:
-        return memory, f"this machine's {_size(memory)} of memory"
+        return memory, why
     return None, ""
 
 
-def _cell_cap() -> tuple[int | None, str]:
-    """(the most cells a file may claim, what sets it)."""
-    limit, memory = current().max_bytes, memory_bytes()
-    by_memory = None if memory is None else memory // _CELL_BYTES
+def _cell_cap(cell_bytes: int = 8) -> tuple[int | None, str]:
+    """(the most cells a file may claim, what sets it); ``cell_bytes``: a cell's size in memory
+    as the format's reader holds it."""
+    limit = current().max_bytes
+    memory, why = _memory()
+    by_memory = None if memory is None else memory // cell_bytes
     if limit is not None and (by_memory is None or limit <= by_memory):
         return limit, f"the limit of {_size(limit)} (one byte a cell)"
     if by_memory is not None:
-        return by_memory, f"this machine's {_size(memory)} of memory ({_CELL_BYTES} bytes a cell)"
+        return by_memory, f"{why} ({cell_bytes} bytes a cell)"
     return None, ""
 
 
@@ -514,16 +556,17 @@ def _check_excel(f, name: str, size: int) -> None:
         for member in members:
             if re.fullmatch(r"xl/worksheets/[^/]+\.xml", member.filename):
                 rows, columns = _sheet_extent(archive, member.filename, name)
-                cap, why = _cell_cap()
+                cap, why = _cell_cap(_EXCEL_CELL_BYTES)
                 if cap is not None and rows * columns > cap:
                     raise ReadLimitError(
                         f"cannot read {name}: its {member.filename[len('xl/worksheets/'):-4]} spans {rows:,} rows × "
                         f"{columns:,} columns, more cells than {why} (blank cells count: the reader fills them)")
 
 
-_DIMENSION = re.compile(rb"<(?:\w+:)?dimension\s[^>]*?ref=\"([A-Z]{1,3})(\d{1,7})(?::([A-Z]{1,3})(\d{1,7}))?\"")
-_ROW = re.compile(rb"<(?:\w+:)?row\s[^>]*?\br=\"(\d{1,7})\"")
-_CELL_COLUMN = re.compile(rb"<(?:\w+:)?c\s[^>]*?\br=\"([A-Z]{1,3})\d")
+# numbers read whole (a sheet claiming 10^9 rows must not read as 10^7): the cap then refuses them
+_DIMENSION = re.compile(rb"<(?:\w+:)?dimension\s[^>]*?ref=\"([A-Z]{1,9})(\d{1,30})(?::([A-Z]{1,9})(\d{1,30}))?\"")
+_ROW = re.compile(rb"<(?:\w+:)?row\s[^>]*?\br=\"(\d{1,30})\"")
+_CELL_COLUMN = re.compile(rb"<(?:\w+:)?c\s[^>]*?\br=\"([A-Z]{1,9})\d")
 
 
 def _column_number(letters: bytes) -> int:

@@ -128,6 +128,43 @@ class PendingAudit:
 
 @dataclass
 class Result:
+    """What ``microaggregate`` returns: the protected data, the partition and the run's figures.
+
+    Attributes
+    ----------
+    data : DataFrame, ndarray, polars.DataFrame or pyarrow.Table
+        The protected data: the input's kind and shape, the same rows in the same order (unless
+        ``shuffled``), every column other than the QIs (and recoded strata) unchanged.
+    labels : ndarray
+        Each record's group (per-variable methods: one column per QI).
+    information_loss : float
+        IL = 100·SSE/SST on the z-scores, in percent.
+    sse, sst : float
+        Within-group and total sums of squares on the z-scores.
+    lower_bound, gap : float or None
+        A proven lower bound on the optimal SSE and the gap 100·(SSE − bound)/SSE, when the
+        method proves one.
+    method : str
+        The method that ran.
+    params : dict
+        The method's parameters as given.
+    seconds : float
+        The protection's wall time (the audit is not part of it).
+    group_sizes : ndarray
+        The size of each group.
+    k : int
+        The minimum group size.
+    columns : list
+        The quasi-identifier columns.
+    audit : Audit
+        The run's figures and the published data's audit (``audit.group("utility")``,
+        ``audit.group("risk")``, ``audit.warnings``), the latter computed when ``audit`` is first
+        read (docs/performance.md).
+    strata, portfolio, weights, publication, bound
+        Typed facts of the run: strata and their merges, ``auto``'s members, the weights, what a
+        group publishes, the method's bound.
+    """
+
     data: Any  # same kind as the input: DataFrame or ndarray
     labels: np.ndarray
     information_loss: float
@@ -156,15 +193,22 @@ class Result:
     changed_columns: list | None = None  # columns published anew: the QIs and recoded stratum columns
     shuffled: bool = False  # data's rows are in a random order (labels and the audit: the input's)
     audit_roles: Any = None  # audit.AuditRoles: the roles the published data were audited with
+    file: Any = None  # publication.PublishedFile: the file published (microagg.protect, the command line, the app)
     pending_audit: Any = field(default=None, repr=False, compare=False)  # PendingAudit: the file audit, on first read
 
     def __post_init__(self):
         if self.changed_columns is None:
             self.changed_columns = list(self.columns)
 
+    @property
+    def _run_audit(self) -> Audit:
+        """The audit as known without computing a pending file audit: the run's own figures (IL,
+        the bound, weighted IL, the categorical QIs' changes) are in it from the call on."""
+        return self.__dict__["_audit"]
+
     def __getstate__(self) -> dict:
         """A pickled Result is complete: its file audit is computed first (the app's run process
-        sends Results to the page; the audit's inputs, the original frame among them, stay here)."""
+        pickles its Result; the audit's inputs, the original frame among them, stay here)."""
         self.audit  # noqa: B018 (computes a pending audit)
         return dict(self.__dict__)
 
@@ -179,7 +223,7 @@ class Result:
     @property
     def lower_bound_il(self) -> float | None:
         """The lower bound expressed as information loss (percent)."""
-        return self.audit.get("lower_bound_il")
+        return self._run_audit.get("lower_bound_il")
 
     @property
     def all_group_sizes(self) -> np.ndarray:
@@ -216,13 +260,13 @@ class Result:
             out["whitened_lower_bound"] = self.bound.whitened
         if self.weights.variable is not None:
             out["weights"] = dict(self.weights.variable)
-            out["weighted_information_loss"] = self.audit.get("weighted_information_loss")
+            out["weighted_information_loss"] = self._run_audit.get("weighted_information_loss")
             if self.bound.weighted is not None:
                 out["weighted_lower_bound"] = self.bound.weighted
         if self.weights.sample_weight is not None:
             out["sample_weight"] = self.weights.sample_weight
-        if self.audit.categories:
-            out["categories"] = {c: dict(m) for c, m in self.audit.categories.items()}
+        if self._run_audit.categories:
+            out["categories"] = {c: dict(m) for c, m in self._run_audit.categories.items()}
         return out
 
     def portfolios(self) -> list:
@@ -265,7 +309,9 @@ class Result:
         risk = a.group("risk")
         if "key_records_below_k" not in risk:
             return []
-        keys = ", ".join(a.context.get("key_variables", ())) or "(none)"
+        named = [str(c) for c in a.context.get("key_variables", ())]
+        keys = (", ".join(named) if len(named) <= 20 else f"{', '.join(named[:18])}, ..., {named[-1]}: "
+                f"{len(named):,} columns") or "(none)"
         how = a.context.get("grouped_as")
         read = f", as {how} groups them" if how and how != "the published data as given" else ""
         if risk["key_records_below_k"] == 0:
@@ -309,12 +355,12 @@ class Result:
                 lines.extend(p.lines(prefix))
         if self.weights.variable is not None:
             lines.append(f"variable weights {self.weights.variable}; weighted information loss "
-                         f"{self.audit['weighted_information_loss']:.4f}%")
+                         f"{self._run_audit['weighted_information_loss']:.4f}%")
         if self.weights.sample_weight is not None:
             lines.append(f"group means weighted by sample weight {self.weights.sample_weight}")
         if not self.publication.plain:
             lines.append(self.publication.note)
-        for c, m in self.audit.categories.items():
+        for c, m in self._run_audit.categories.items():
             lines.append(f"categorical {c}: {100 * m['changed_share']:.2f}% of values changed, "
                          f"distribution distance (TVD) {m['distribution_tvd']:.4f}")
         if self.publication.distance != "euclidean":

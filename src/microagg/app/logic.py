@@ -83,13 +83,14 @@ def output_suffix(input_name: str) -> str:
     return _READ_ONLY_AS.get(Path(name).suffix, ".csv")
 
 
-def write_protected(input_path, res, path) -> Path:
-    """Write the protected data to ``path`` as ``microagg protect`` does: a copy of the input file
-    in which only the quasi-identifier cells changed (formats, labels, text of the other cells kept)."""
-    from .. import io
+def published_path(workdir, run_id: int, spec) -> Path:
+    """Where a run's process publishes its file (the download serves it as it is)."""
+    return Path(workdir) / f"run-{run_id}" / spec.output_name()
 
-    published = {c: res.data[c].to_numpy() for c in res.columns}
-    return io.write(io.read(input_path), Path(path), published)
+
+def input_file(spec) -> Path:
+    """The file a run protects: the upload, or the bundled data set's own file."""
+    return dataset_path(spec.dataset) if spec.dataset else Path(spec.input_path)
 
 
 def _silence_stdout() -> None:
@@ -323,21 +324,15 @@ class RunSpec:
         exploration, with its kept partition read from the result (``explore.load``)."""
         from ..options import python_call
 
+        source = f"microagg.datasets.path({self.dataset!r})" if self.dataset else repr(self.shown_path or self.input_name)
+        files = f"{source}, {self.output_name()!r}"
+        lead = "import microagg\n"
         if self.explored is not None:
             result, run_id = self.explored
-            call = (f"doc, labels = microagg.explore.load({result!r})  # and its .labels.npz beside it\n"
-                    + python_call(self.stated_options(), self.params, f"df,\n    labels=labels[{run_id}]"))
-        else:
-            call = python_call(self.stated_options(), self.params)
-        if self.dataset:
-            return (f"import microagg\ndf = microagg.datasets.load({self.dataset!r})\n{call}"
-                    f"res.data.to_csv({Path(self.output_name()).with_suffix('.csv').name!r}, index=False)\n"
-                    "print(res.summary())")
-        return (f"import microagg\ntable = microagg.io.read({self.shown_path or self.input_name!r})\n"
-                f"df = table.frame\n{call}"
-                "# a copy of the input in which only the quasi-identifier cells change\n"
-                f"microagg.io.write(table, {self.output_name()!r}, {{c: res.data[c].to_numpy() for c in res.columns}})\n"
-                "print(res.summary())")
+            lead += f"doc, labels = microagg.explore.load({result!r})  # and its .labels.npz beside it\n"
+            files += f",\n    labels=labels[{run_id}]"
+        # the command line's publication: written, read back, verified, with its manifest
+        return f"{lead}{python_call(self.stated_options(), self.params, files, 'protect')}print(res.summary())\n"
 
     def reproduce_text(self) -> str:
         from ..options import unlisted_names
@@ -435,6 +430,24 @@ def progress_sender(post, t0: float):
     return progress
 
 
+def publish_run(spec: RunSpec, workdir, run_id: int, progress=False, started=None):
+    """(the Result, the input as read) of a run published through the command line's publication
+    stage (``publication``): the file the download serves is the one written, read back with its
+    format's own library, checked k-anonymous on its key variables and given its manifest."""
+    from .. import publication, read_limits
+
+    out = published_path(workdir, run_id, spec)
+    out.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    run = spec.run()
+    with read_limits.limited(spec.max_bytes):
+        opened = publication.open_input(input_file(spec), out, spec.options, run, read_options={})
+    if started is not None:
+        started()
+    res = publication.publish_table(opened, spec.params, run, command_input=spec.shown_path or spec.input_name,
+                                    progress=progress)
+    return res, opened.table.frame
+
+
 def _worker(spec: RunSpec, workdir: str, run_id: int, events) -> None:
     """Run one protection in this (spawned) process and report through ``events`` (the writing
     end of a pipe): ("progress", stage, fraction, message, elapsed), then ("done", figures) or
@@ -443,7 +456,6 @@ def _worker(spec: RunSpec, workdir: str, run_id: int, events) -> None:
     t0 = time.perf_counter()
     post = events.send
     try:
-        from .. import api
         from ..errors import InputError
         from ..report import render_report
         from .figures import option_text, run_figures
@@ -453,9 +465,8 @@ def _worker(spec: RunSpec, workdir: str, run_id: int, events) -> None:
         post(("progress", "reading the data", None, "", 0.0))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            df = load_input(spec)
-            post(("progress", spec.method, None, "", time.perf_counter() - t0))
-            res = api.microaggregate(df, progress=progress, **spec.api_kwargs())
+            res, df = publish_run(spec, workdir, run_id, progress,
+                                  lambda: post(("progress", spec.method, None, "", time.perf_counter() - t0)))
         post(("progress", "measures and report", None, "", time.perf_counter() - t0))
         view, note = measured_view(res)
         figures = run_figures(view, df)

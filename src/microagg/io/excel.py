@@ -18,6 +18,7 @@ __all__ = ["FORMATS", "ExcelMeta"]
 @dataclass
 class ExcelMeta(Meta):
     sheet: str = ""  # the worksheet read (written back in place)
+    other_sheets: list = field(default_factory=list)  # the workbook's other sheets (published as they came)
     integer_columns: list = field(default_factory=list)  # columns of integer cells only
 
 
@@ -32,6 +33,7 @@ def read(p: Path, *, missing=(), sheet=None):
         ws = wb.worksheets[0] if sheet is None else wb[sheet]
         rows = list(ws.iter_rows(values_only=True))
         title = ws.title
+        others = [name for name in wb.sheetnames if name != title]
     finally:
         wb.close()
     while rows and all(v is None for v in rows[-1]):
@@ -47,7 +49,7 @@ def read(p: Path, *, missing=(), sheet=None):
         if name in integer and any(r[j] is None for r in body) and any(r[j] is not None for r in body) \
                 and header.count(name) == 1:
             frame[name] = pd.array([r[j] for r in body], dtype="Int64")
-    return typed_table(frame, "excel", p, ExcelMeta(title, integer), missing)
+    return typed_table(frame, "excel", p, ExcelMeta(sheet=title, integer_columns=integer, other_sheets=others), missing)
 
 
 def write(frame, tmp, meta, path, published) -> None:

@@ -65,4 +65,7 @@ def budget_cycles(seconds) -> int:
     rate = _CYCLES_PER_SECOND[0]
     if rate < 1e6:
         return 0
-    return max(1, int(seconds * rate))
+    cycles = seconds * rate
+    if cycles >= 2.0**62:  # a limit beyond any run (1e12 s, 1e300 s): no budget, never an int64 overflow
+        return 0
+    return max(1, int(cycles))

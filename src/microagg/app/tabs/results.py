@@ -50,6 +50,7 @@ def run_detail(key: str, spec: logic.RunSpec, handle: logic.RunHandle):
     export = [
         tags.h5("Export"),
         ui.download_button("download_data", f"Protected data ({logic.output_suffix(spec.input_name)})"),
+        " ", ui.download_button("download_manifest", "Manifest (.json)"),
         " ", ui.download_button("download_report", "HTML report"),
         " ", ui.download_button("download_reproduce", "Reproduce (.txt)"),
         tags.pre(spec.reproduce_text(), class_="reproduce", id="reproduce"),
@@ -124,11 +125,24 @@ def results_server(input, output, session, state: PageState):
     def download_data():
         spec, handle = _chosen()
 
-        def write():
-            path = state.session_dir / f"export-{handle.run_id}" / spec.output_name()
-            path.parent.mkdir(mode=0o700, exist_ok=True)
-            logic.write_protected(spec.input_path, handle.load_result(), path)
+        def write():  # the file the run published (written, read back, verified, with its manifest)
+            path = logic.published_path(handle.workdir, handle.run_id, spec)
+            if not path.is_file():
+                raise HTTPException(404, "microagg app: the run published no file")
             return str(path)
+
+        return _exported(write)
+
+    @_download(filename=lambda: f"{_chosen()[0].output_name()}.manifest.json")
+    def download_manifest():
+        spec, handle = _chosen()
+
+        def write():  # the published file's manifest: roles, checks, audit (microagg evaluate reads it)
+            path = logic.published_path(handle.workdir, handle.run_id, spec)
+            manifest = path.with_name(path.name + ".manifest.json")
+            if not manifest.is_file():
+                raise HTTPException(404, "microagg app: the run published no manifest")
+            return str(manifest)
 
         return _exported(write)
 

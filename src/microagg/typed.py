@@ -1,0 +1,97 @@
+"""The public API's types, for type checkers and IDEs (``py.typed`` ships with the package).
+
+``MethodParams`` lists every parameter a registered method declares (``microagg methods -v``),
+so that ``microaggregate(df, k=3, gama=0.2)`` is an error to pyright and mypy, not only at run
+time. ``tests/test_typing.py`` holds it against the method registry, and the API's signatures
+against ``options.RUN_OPTIONS``: a new option or parameter that is not typed here fails a test.
+Nothing here is imported at run time but these names (the module imports nothing heavy).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Literal, Mapping, Sequence, TypedDict, Union
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+__all__ = ["Columns", "DataInput", "Distance", "Aggregation", "MergedStrata", "Progress", "MethodParams"]
+
+#: column names: one name, a comma-separated string or a list (positions for a numpy array)
+Columns = Union[str, Hashable, Sequence[Hashable]]
+#: what the API reads: a pandas, polars or pyarrow frame (the same kind comes out), a 1-D or 2-D
+#: numpy array, a file path (``microagg.io`` formats) or an ``io.Table``
+DataInput = Union["pd.DataFrame", "np.ndarray", str, "Any"]
+#: ``distances.DISTANCES``
+Distance = Literal["euclidean", "mahalanobis", "robust"]
+#: ``representatives.AGGREGATIONS``
+Aggregation = Literal["mean", "median", "trimmed", "onestep"]
+#: ``options.MERGED_STRATA``
+MergedStrata = Literal["recode", "suppress", "refuse"]
+#: ``progress(stage, fraction, message)``
+Progress = Callable[[str, float, str], object]
+
+
+class MethodParams(TypedDict, total=False):
+    """Every method's declared parameters (each method takes its own: ``microagg methods -v``)."""
+
+    algorithm: str
+    alternating_starts: int
+    centroid: str
+    close_gap: bool
+    complex_tries: int
+    criterion: str
+    cut_tailing: float
+    cuts: bool
+    dissolve: bool
+    effort: float | None
+    exact_pricing: str
+    extension: str
+    final_mip: bool
+    fitness: str
+    gamma: float
+    grow: str
+    improve: bool | None
+    init: Any
+    keep_state: bool
+    max_cut_rounds: int
+    max_enumerated: int
+    max_iterations: int | None
+    max_nodes: int
+    max_rounds: int | None
+    maxgen: int
+    member_params: Mapping[str, Mapping[str, Any]] | None
+    min_gain: float
+    mip_time_limit: float | None
+    n_paths: int | None
+    n_starts: int
+    neighbours: int
+    offers: Any
+    order: str
+    parallel: bool | None
+    pcross: float
+    perturbation: int
+    placement: str
+    pmut: float
+    pool_size: int
+    pool_window: float
+    population_size: int
+    portfolio: Any
+    primal_columns: int
+    projection: str
+    recombine: float
+    recompute: bool
+    regroup: bool
+    restart_complex_tries: int
+    restart_from: str
+    restarts: int
+    resume: Any
+    rounds: int | None
+    scope: str
+    seed_nodes: int
+    smoothing: float | None
+    start: str
+    univariate: str
+    univariate_params: Mapping[str, Any] | None
+    variable: int
+    variant: str
