@@ -248,7 +248,7 @@ def markdown(rows: list) -> str:
                    "whose file audit is computed when `res.audit` is first read; audit=False: the same call "
                    "without it. One thread: NUMBA_NUM_THREADS = OMP_NUM_THREADS = OPENBLAS_NUM_THREADS = 1. Busy: "
                    "two busy-loop processes. Loads: 1-minute averages before–after (default threads, one "
-                   "thread). Wall times at a load of 8–17 (other engineers' jobs) are mostly waiting: compare "
+                   "thread). Wall times at these loads (other engineers' jobs) are partly waiting: compare "
                    "the CPU figures; 'paired': the median over the repeats of each default call's CPU over that "
                    "of the audit=False call just before it.\n\n" + md_table(
                        ["load", "data", "n", "audit=False s", "default s", "default ÷ audit=False (wall / CPU)",
