@@ -68,12 +68,71 @@ def test_auto_members_share_the_budget():
 
 
 def test_a_cap_is_bounded_but_not_a_budget_to_fill_and_its_children_keep_it():
-    """A method's default_budget (auto: 60 s) caps a call without a time limit; auto does not start
-    work that only fills a budget for it (improve), as without the cap (no method name in the
-    pipeline: the registry declares the budget)."""
+    """A method's default_work (auto: a work budget sized from the input) caps a call without a
+    time limit or work budget; auto does not start work that only fills a budget for it (improve),
+    as without the cap (no method name in the pipeline: the registry declares the budget)."""
     import pickle
+
+    from microagg.clock import UNITS_PER_SECOND
+    from microagg.methods.auto import DEFAULT_BUDGET, DEFAULT_PASSES
 
     cap = Deadline(60, cap=True)
     assert cap.bounded and cap.cap and cap.share(1, 2).cap
     assert pickle.loads(pickle.dumps(cap)).cap and not Deadline(None, cap=True).cap
-    assert methods.get("auto").default_budget == 60.0 and methods.get("mdav").default_budget is None
+    work_cap = Deadline(work=100, cap=True)
+    assert work_cap.limited and not work_cap.bounded and work_cap.cap and work_cap.share(1, 2).cap
+    auto_work = methods.get("auto").default_work
+    assert methods.get("mdav").default_work is None
+    assert auto_work(1000, 5, 3) == DEFAULT_PASSES * 1000  # small data: passes over the records
+    assert auto_work(10**7, 5, 3) == DEFAULT_BUDGET * UNITS_PER_SECOND  # large data: the reference seconds
+
+
+def test_work_is_shared_by_the_time_rule_and_charged_up_the_family():
+    """A work budget: children get their weight's part of what is left, charges count in every
+    parent, a child expires on its own budget; ``work_fraction`` gives a fixed part of the whole
+    (blocks side by side); a time limit that ends a step marks the family as cut."""
+    import pickle
+
+    parent = Deadline(work=100)
+    assert parent.limited and not parent.bounded and parent.remaining() == float("inf")
+    child = parent.share(1, 4)
+    assert child.work == 25
+    child.charge(25)
+    assert child.expired() and not parent.expired() and parent.spent == 25
+    assert parent.share(1, 1).work == 75 and parent.share(1, 1, work_fraction=0.5).work == 50
+    parent.charge(75)
+    assert parent.expired() and not parent.time_cut  # ended by work: reproducible
+    assert pickle.loads(pickle.dumps(Deadline(work=10))).work == 10
+    clock = Deadline(0.0, work=100)
+    kid = clock.share(1, 2)
+    assert kid.expired() and clock.time_cut and kid.time_cut
+    stopped = Deadline(100.0)
+    stopped.stop()
+    assert stopped.expired() and not stopped.time_cut  # ended on purpose
+
+
+def test_a_work_budget_gives_the_same_labels_whatever_the_clock_says(monkeypatch):
+    """Bounded by work alone, anytime methods stop at the same step however slow the machine: the
+    monotonic clock is made to race (each reading a minute later) and the labels do not change."""
+    import itertools
+    import time as time_module
+
+    X = np.random.default_rng(5).normal(size=(300, 3))
+    work = 20 * len(X)
+    quiet = {m: microagg.microaggregate(X, k=3, method=m, seed=2, work=work, audit=False)
+             for m in ("icsm", "lsearch", "auto", "mf-tsp")}
+    ticks = itertools.count()
+    real = time_module.monotonic
+    monkeypatch.setattr(time_module, "monotonic", lambda: real() + 60.0 * next(ticks))
+    for m, res in quiet.items():
+        again = microagg.microaggregate(X, k=3, method=m, seed=2, work=work, audit=False)
+        assert np.array_equal(again.labels, res.labels), m
+        assert not again.time_cut
+
+
+def test_a_time_limit_that_cuts_the_run_says_so():
+    X = np.random.default_rng(6).normal(size=(2000, 4))
+    res = microagg.microaggregate(X, k=3, method="icsm", seed=0, time_limit=1e-4, audit=False,
+                                  restarts=10**6)
+    assert res.time_cut and "not reproducible" in res.summary()
+    assert "stopped by the time limit: not reproducible" in res.audit.warnings

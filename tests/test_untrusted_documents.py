@@ -75,6 +75,8 @@ def _edit(path, change):
     (lambda d: d.__setitem__("labels_file", "/etc/passwd"), ["labels file"]),
     (lambda d: d.__setitem__("labels_file", "../../x.labels.npz"), ["labels file"]),
     (lambda d: d.__setitem__("labels_file", "sub/x.labels.npz"), ["labels file"]),
+    (lambda d: d["options"].__setitem__("scheduler", "tcp://10.0.0.1:8786"), ["scheduler"]),
+    (lambda d: d["options"].__setitem__("columns", 5), ["column"]),
 ])
 def test_a_forged_explore_result_is_one_line(explored, tmp_path, cli, change, words):
     _copy(explored, tmp_path)
@@ -151,6 +153,9 @@ def test_a_bad_labels_file_is_one_line_before_allocation(explored, tmp_path, cli
     (lambda d: d["output"].pop("sha256"), ["output.sha256"]),
     (lambda d: d.__setitem__("microagg_manifest", "1"), ["not microagg's"]),
     (lambda d: d["audit"].__setitem__("groups", [1, 2]), ["audit.groups"]),
+    (lambda d: d["roles"].__setitem__("sensitive", ["AGI"]), ["sensitive"]),
+    (lambda d: d["roles"].__setitem__("sample_weight", "nope"), ["sample weight"]),
+    (lambda d: d["roles"].__setitem__("strata", ["nope"]), ["nope"]),
 ])
 def test_a_forged_manifest_is_one_line(explored, tmp_path, cli, change, words):
     _copy(explored, tmp_path)

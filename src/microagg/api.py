@@ -8,10 +8,11 @@ every labelling checked) -> publish (representatives in original units) -> measu
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Hashable, Mapping, Sequence
 
 from . import pipeline
-from .clock import Deadline
+from .clock import TIME_CUT_NOTE, Deadline
 from .options import given_options, validate_run
 from .partition import group_sizes
 from .progress import channel
@@ -41,6 +42,7 @@ def microaggregate(
     block_size: int | None = None,
     scheduler: str | Client | None = None,
     *,
+    work: float | None = None,
     refine: float | None = None,
     weights: Sequence[float] | Mapping[Hashable, float] | None = None,
     sample_weight: Hashable | ArrayLike | None = None,
@@ -96,9 +98,15 @@ def microaggregate(
         Run the method on z-scores; False: on the raw values (SSE, SST and the bound are then in
         raw units).
     time_limit : float, optional
-        The wall-clock budget of the whole call, in seconds (None: no limit; ``auto`` then takes
-        60 s). MDAV stops forming groups at the limit and groups the rest by median splits (a
-        warning); anytime methods overshoot by at most about max(0.5 s, 10 %).
+        The wall-clock budget of the whole call, in seconds (None or inf: no limit). A safety cap:
+        a run it cuts says "stopped by the time limit: not reproducible". MDAV stops forming groups
+        at the limit and groups the rest by median splits (a warning); anytime methods overshoot
+        by at most about max(0.5 s, 10 %).
+    work : float, optional
+        The work budget of the whole call, in the methods' deterministic units
+        (docs/reproducibility.md): the same input, options and seed give the same output at any
+        load. Methods that improve until stopped (``auto``, ``icsm``, ``colgen``, ...) take a
+        default sized from the data when neither bound is given.
     strata : str or list, optional
         Stratum columns: groups never cross strata.
     block_size : int, optional
@@ -210,7 +218,7 @@ def _microaggregate(data, options: dict, params: dict) -> Result:
     """The run: the pipeline's stages, once the call's options are known (given ones only)."""
     run = validate_run(options, params)  # every option and parameter, before the data are read
     pipeline.import_dependencies()
-    deadline = Deadline(run.time_limit)  # the whole call's budget (the checks above take microseconds)
+    deadline = Deadline(run.time_limit, work=run.work)  # the whole call's budget (the checks above take microseconds)
     source = pipeline.load(data)
     roles = pipeline.check_params_vs_input(run, source)
     prepared = pipeline.prepare(source, roles, run)
@@ -218,6 +226,9 @@ def _microaggregate(data, options: dict, params: dict) -> Result:
         partitioned = pipeline.partition(source, roles, prepared, run, deadline, report)
     published = pipeline.publish(source, roles, prepared, partitioned, run)
     audit, publication, bound = pipeline.measure(source, roles, prepared, partitioned, published, run)
+    if deadline.time_cut:  # the clock, not the work done, ended the run: another load gives another file
+        audit = dataclasses.replace(audit, warnings=audit.warnings + (TIME_CUT_NOTE,),
+                                    context={**audit.context, "reproducible": False})
     seconds = deadline.elapsed()  # the protection's time; the file audit is not part of it
     # the file audit runs when Result.audit is first read (issue 45: the default call costs the protection)
     pending = pipeline.deferred_audit(source, roles, prepared, published, run) if run.audit else None
@@ -236,5 +247,6 @@ def _microaggregate(data, options: dict, params: dict) -> Result:
                                                                                               roles.weights)},
                         sample_weight),
         publication=publication, method_facts=partitioned.method_facts, changed_columns=published.changed,
-        shuffled=order is not None, audit_roles=pipeline.audit_roles(roles, run), pending_audit=pending,
+        shuffled=order is not None, audit_roles=pipeline.audit_roles(roles, run), time_cut=deadline.time_cut,
+        pending_audit=pending,
     )

@@ -92,10 +92,22 @@ class AuditRoles:
 
     @classmethod
     def from_dict(cls, doc: dict) -> "AuditRoles":
-        return cls(tuple(doc["columns"]), dict(doc["kinds"]), int(doc["k"]), tuple(doc.get("strata") or ()),
-                   tuple(doc.get("keys") or ()), tuple(doc.get("sensitive") or ()), doc.get("sample_weight"),
-                   dict(doc.get("ordinal_levels") or {}), bool(doc.get("standardize", True)),
-                   float(doc.get("l", DEFAULT_L)), float(doc.get("p", 10.0)))
+        """The roles ``to_dict`` wrote (a manifest's, read as untrusted: roles that contradict each
+        other are one InputError)."""
+        roles = cls(tuple(doc["columns"]), dict(doc["kinds"]), int(doc["k"]), tuple(doc.get("strata") or ()),
+                    tuple(doc.get("keys") or ()), tuple(doc.get("sensitive") or ()), doc.get("sample_weight"),
+                    dict(doc.get("ordinal_levels") or {}), bool(doc.get("standardize", True)),
+                    float(doc.get("l", DEFAULT_L)), float(doc.get("p", 10.0)))
+        from .errors import InputError
+
+        both = sorted(set(map(str, roles.sensitive)) & set(map(str, roles.key_variables)))
+        if both:
+            raise InputError(f"the roles name {', '.join(both)} both sensitive and a key variable: not microagg's")
+        if len(set(roles.columns)) != len(roles.columns):
+            raise InputError("the roles name a quasi-identifier twice: not microagg's")
+        if roles.sample_weight is not None and roles.sample_weight in roles.key_variables:
+            raise InputError(f"the roles name the sample weight {roles.sample_weight} a key variable: not microagg's")
+        return roles
 
 
 def _floats(frame, columns) -> np.ndarray:

@@ -316,6 +316,10 @@ def cmd_protect(args) -> int:
     from .options import from_arguments, validate_run
     from .publication import publish
 
+    if args.from_manifest is not None:  # re-run a publication and check it (microagg.reproduce)
+        from .reproduce import protect_from_manifest
+
+        return protect_from_manifest(args, lambda argv: build_parser().parse_args(["protect", *argv]), cmd_protect)
     options = from_arguments(args)
     if args.from_explore is not None or args.pick is not None:
         options, picked_params = _from_explore(args, options)
@@ -371,6 +375,12 @@ def _from_explore(args, given: dict) -> tuple[dict, dict]:
                         "differs)")
     from .options import validate_run
 
+    from .options import GRID_OPTIONS
+
+    foreign = sorted(name for name in doc["options"] if name not in GRID_OPTIONS)
+    if foreign:  # an exploration's runs share only the grid's options (no scheduler, no time limit)
+        raise UserError(f"{Path(args.from_explore).name} is not a microagg explore result: its options name "
+                        f"{', '.join(map(str, foreign))[:200]}")
     options = {name: value for name, value in doc["options"].items() if value != "(an array)"}
     options.update(k=row["k"], method=row["method"], **{n: v for n, v in given.items()})
     validate_run(options, row["params"], cli=True)
@@ -568,6 +578,8 @@ def cmd_evaluate(args) -> int:
     missing = [c for c in roles.key_variables + list(roles.sensitive) if c not in prot.columns]
     if missing:
         raise UserError(f"column(s) missing from the protected file: {', '.join(map(str, missing))}")
+    if roles.sample_weight is not None and roles.sample_weight not in orig.columns:
+        raise UserError(f"the sample weight column {roles.sample_weight} is missing from the original")
     with stdout_to_stderr(), progress_bar(not args.quiet and not args.json, None, "evaluating"):
         try:
             audit = audit_files(orig, prot, roles, grouped=io.key_view(prot_table, roles.key_variables),
@@ -736,15 +748,16 @@ def cmd_explore(args) -> int:
             io.atomic_write_text(outputs["--map"], result.map_svg())
         if "--report" in outputs:
             io.atomic_write_text(outputs["--report"], explore.report_html(
-                result, result_name=outputs["-o"].name if "-o" in outputs else "RESULT.json"))
-    if args.json:
-        print_json(result.to_dict(result_name=outputs["-o"].name if "-o" in outputs else "RESULT.json"))
+                result, result_name=args.output if "-o" in outputs else "RESULT.json"))
+    if args.json:  # the reproduce commands carry the paths as typed: they run where the user is
+        print_json(result.to_dict(result_name=args.output if "-o" in outputs else "RESULT.json"))
         return 0
     print(result.table())
-    print(f"{len(result.runs)} runs in {result.seconds:.1f} s of a {budget:g} s budget")
+    done = sum(r.done for r in result.runs)
+    print(f"{done} of {len(result.runs)} runs done in {result.seconds:.1f} s of a {budget:g} s budget")
     best = result.recommended()
     if best is not None:
-        cmds = result.commands(best, src.name, "OUTPUT", outputs["-o"].name if "-o" in outputs else "RESULT.json")
+        cmds = result.commands(best, args.input, "OUTPUT", args.output if "-o" in outputs else "RESULT.json")
         print(f"reproduce the recommended run: {cmds['from_explore'] if '-o' in outputs else cmds['protect']}")
     for flag, path in outputs.items():
         print(f"written ({flag}): {path}")
@@ -824,7 +837,8 @@ def cmd_demo(args) -> int:
         raise UserError(f"unknown data set {args.dataset!r}; bundled: {', '.join(datasets.names())}")
     replace(option("k"), name="-k").validate(args.k, None)
     replace(option("time_limit"), name="--time-limit").validate(args.time_limit, None)
-    run_demo(args.dataset, args.k, args.time_limit, quiet_stdout=stdout_to_stderr)
+    replace(option("work"), name="--work").validate(args.work, None)
+    run_demo(args.dataset, args.k, args.time_limit, quiet_stdout=stdout_to_stderr, work=args.work)
     return 0
 
 
@@ -890,6 +904,9 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--from-explore", metavar="RESULT.json", help="publish a run of 'microagg explore' exactly: "
                     "its roles, options and kept partition (with --pick)")
     pr.add_argument("--pick", type=int, metavar="N", help="the explore run to publish (its id in RESULT.json)")
+    pr.add_argument("--from-manifest", metavar="M.manifest.json", help="re-run the publication M describes on "
+                    "INPUT (the same options, parameters and seed) and check OUTPUT against it: its SHA-256, or "
+                    "its rows when the records were shuffled")
     _add_read_options(pr, missing=False)  # --missing is a run option
     pr.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     pr.add_argument("--json", action="store_true", help="print one JSON object on stdout instead of the summary")
@@ -954,8 +971,11 @@ def build_parser() -> argparse.ArgumentParser:
     de = sub.add_parser("demo", help="run every method on a bundled data set")
     de.add_argument("--dataset", default="census", help="census, tarragona or eia (default census)")
     de.add_argument("-k", type=int, default=3)
-    de.add_argument("--time-limit", type=float, default=1.0, metavar="SECONDS",
-                    help="budget for each iterative method (default 1)")
+    de.add_argument("--work", type=float, default=None, metavar="UNITS",
+                    help="work budget for each iterative method (default: 200 passes over the records, at "
+                         "most about 1 s of a quiet machine's work): the same figures at any load")
+    de.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+                    help="a safety cap for each method (default none)")
     de.set_defaults(func=cmd_demo)
 
     ap = sub.add_parser("app", help="open the point-and-click web app in the browser")

@@ -53,7 +53,19 @@ def _demo_inputs(info, df, dataset: str = ""):
     return df, ""
 
 
-def _demo_task(task: str, names: list, dataset: str, k: int, time_limit) -> list:
+#: Each iterative method's work budget in the demo: DEMO_PASSES passes over the records, at most what
+#: the reference machine does in DEMO_SECONDS (``clock.work_budget``): the same table at any load
+DEMO_PASSES, DEMO_SECONDS = 200, 1.0
+
+
+def demo_work(records: int) -> float:
+    """The demo's work budget per method on ``records`` records."""
+    from .clock import work_budget
+
+    return work_budget(records, DEMO_PASSES, DEMO_SECONDS)
+
+
+def _demo_task(task: str, names: list, dataset: str, k: int, time_limit, work=None) -> list:
     """Run the methods ``names`` of ``task`` as the demo shows them (runs in a worker process).
 
     Each method first runs once, untimed and to completion, on the first few records. That loads
@@ -106,6 +118,7 @@ def _demo_task(task: str, names: list, dataset: str, k: int, time_limit) -> list
             for _ in range(_DEMO_MAX_RUNS):
                 before = len(elsewhere)
                 res = microaggregate(data, k=k, method=name, seed=0, time_limit=time_limit,
+                                     work=demo_work(len(data)) if work is None else work,
                                      columns=list(data.columns), audit=False)
                 if len(elsewhere) == before:
                     break
@@ -187,8 +200,10 @@ def run_demo_tasks(tasks: dict, needs: dict, run, workers: int, events=None) -> 
     return rows
 
 
-def run_demo(dataset: str, k: int, time_limit, quiet_stdout=None) -> None:
+def run_demo(dataset: str, k: int, time_limit=None, quiet_stdout=None, work=None) -> None:
     """Run every method on ``dataset`` and print the table (stdout); the status line is on stderr.
+    Each method's budget is ``work`` (None: ``demo_work``), so the IL figures are the same at any
+    load; ``time_limit`` (seconds, None: none) is a safety cap.
     ``quiet_stdout``: a context manager that keeps third-party output (HiGHS' banner, also from
     the worker processes, which inherit the file descriptors) off stdout while the methods run."""
     import multiprocessing
@@ -199,7 +214,7 @@ def run_demo(dataset: str, k: int, time_limit, quiet_stdout=None) -> None:
 
     df = datasets.load(dataset)
     tasks, needs = demo_tasks(registry.names())
-    run = partial(_demo_task, dataset=dataset, k=k, time_limit=time_limit)
+    run = partial(_demo_task, dataset=dataset, k=k, time_limit=time_limit, work=work)
     workers = min(len(tasks), os.cpu_count() or 1)
     # numba compiles on one thread and a fresh install has nothing cached: the tasks run in
     # parallel worker processes, which write numba's on-disk cache (fast on later runs)
@@ -207,7 +222,8 @@ def run_demo(dataset: str, k: int, time_limit, quiet_stdout=None) -> None:
     with quiet_stdout() if quiet_stdout is not None else contextlib.nullcontext(), \
             _progress_display(registry.names(), events):
         rows = {row[0]: row for row in run_demo_tasks(tasks, needs, run, workers, events)}
-    table = Table(title=f"microagg demo: {dataset} ({len(df)}×{df.shape[1]}), k = {k}")
+    budget = f"work {demo_work(len(df)) if work is None else work:,.0f} per method"
+    table = Table(title=f"microagg demo: {dataset} ({len(df)}×{df.shape[1]}), k = {k}, {budget}")
     for col in ("method", "IL %", "lower bound %", "seconds", "note"):
         table.add_column(col, justify="left" if col in ("method", "note") else "right")
     for name in registry.names():

@@ -19,11 +19,15 @@ How the budget is spent (cheap runs first, by measured cost):
   in what is left, and above SCALABLE_N records a method whose cost grows as n^SCALABLE_EXPONENT
   or faster is left out ("not scalable", with its exponent). Below, each method's smallest-k run
   goes first and its seconds order the others.
-* an anytime method gets an equal share of what is left (``Deadline.share``) as its time limit;
-* runs are planned within 90 % of the budget (``SLACK``), each method's prediction corrected by
-  its own runs' seconds; the slack absorbs the last run's overrun (a mis-predicted run that
-  cannot stop, an anytime method's start, an audit): ``benchmarks/explore_budget.py`` measures
-  the overshoot. As in
+* an anytime method gets a work budget (``run_work``: the same for every run, sized from the
+  records, the budget and the grid's size alone), so that each run done is reproducible at any
+  load; what is left of the budget is only its safety cap (a run it cuts is marked);
+* runs are planned within 90 % of the budget (``SLACK``), again after every run: the next run is
+  the first that fits by its expected cost (its method's last run, or the probes' prediction)
+  and its audit's (the first audit's one-off cost, which fills the cache of the original's
+  figures, is not expected of the others), so no run that fits is skipped; the slack absorbs the
+  last run's overrun (a mis-predicted run that cannot stop, an anytime method's start, an
+  audit): ``benchmarks/explore_budget.py`` measures the overshoot. As in
   ``microaggregate``, loading the methods' compiled kernels (compiling them on a first run after
   an install) is outside the budget.
 
@@ -158,6 +162,8 @@ class ExploreRun:
     warnings: list = field(default_factory=list)
     labels: np.ndarray | None = field(default=None, repr=False)
     reused: bool = False
+    work: float | None = None  # an anytime method's work budget (run option work)
+    time_cut: bool = False  # its safety time limit ended it (not its work budget)
 
     @property
     def done(self) -> bool:
@@ -175,10 +181,13 @@ class ExploreRun:
 
     @property
     def reproducible(self) -> bool:
-        """Re-running gives the same labels: no time limit cut it (the labels are kept anyway)."""
+        """Re-running gives the same labels: bounded by work, no time limit cut it (the labels
+        are kept anyway)."""
         from . import methods as registry
 
-        return self.time_limit is None or not registry.get(self.method).interruptible
+        if self.time_cut:
+            return False
+        return self.work is not None or self.time_limit is None or not registry.get(self.method).interruptible
 
     def key(self) -> str:
         return json.dumps([self.k, self.method, self.params], sort_keys=True, default=str)
@@ -225,7 +234,8 @@ class Exploration:
         out = []
         for r, f in zip(self.runs, front):
             out.append({"id": r.id, "k": r.k, "method": r.method, "params": r.params, "status": r.status,
-                        "note": r.note, "reused": r.reused, "time_limit": r.time_limit, "predicted": r.predicted,
+                        "note": r.note, "reused": r.reused, "time_limit": r.time_limit, "work": r.work,
+                        "time_cut": r.time_cut, "predicted": r.predicted,
                         "seconds": r.seconds, "audit_seconds": r.audit_seconds, "il": r.il, "risk": r.value(risk),
                         "frontier": bool(f), "recommended": r.id == best, "reproducible": r.reproducible,
                         "utility": dict(r.figures.get("utility", {})), "risk_figures": dict(r.figures.get("risk", {})),
@@ -234,14 +244,18 @@ class Exploration:
 
     def commands(self, run_id: int, input_name: str = "INPUT", output: str = "OUTPUT",
                  result: str = "RESULT.json") -> dict:
-        """The reproduce commands of one run: ``protect`` with its options (exact for a run no
-        time limit cut), ``protect --from-explore`` (exact always: the kept labels) and the
-        Python call."""
+        """The reproduce commands of one run: ``protect`` with its options (exact for a run
+        bounded by work that no time limit cut), ``protect --from-explore`` (exact always: the
+        kept labels) and the Python call. A run that was not done has none (empty dict)."""
         from .options import command_line, python_call
 
         r = self.runs[run_id]
+        if not r.done:
+            return {}
         options = {**self.options, "k": r.k, "method": r.method}
-        if r.time_limit is not None:
+        if r.work is not None:
+            options["work"] = r.work
+        elif r.time_limit is not None:
             options["time_limit"] = r.time_limit
         shown = input_name if input_name != "INPUT" else self.input.get("name", "INPUT")
         return {"protect": command_line(shown, output, options, r.params),
@@ -474,8 +488,8 @@ def report_html(exploration: Exploration, risk: str | None = None, result_name: 
         body.append(f"<tr{cls}><td>{row['id']}</td><td>{row['k']}</td><td>{_esc(row['method'])}</td>"
                     f'<td class="num">{il}</td><td class="num">{rv}</td><td class="num">{sec}</td>'
                     f"<td>{'yes' if row['frontier'] else ''}</td><td>{_esc(status)}</td>"
-                    f"<td><code>{_esc(cmds['from_explore'])}</code><br><code class=\"small\">{_esc(cmds['protect'])}"
-                    "</code></td></tr>")
+                    + (f"<td><code>{_esc(cmds['from_explore'])}</code><br><code class=\"small\">"
+                       f"{_esc(cmds['protect'])}</code></td></tr>" if cmds else "<td></td></tr>"))
     best = exploration.recommended(risk)
     limit = "" if exploration.max_risk is None else f" with {_esc(risk)} ≤ {exploration.max_risk:g}"
     rec = "none meets the risk target" if best is None else (
@@ -487,7 +501,8 @@ def report_html(exploration: Exploration, risk: str | None = None, result_name: 
 code{{white-space:pre-wrap;word-break:break-all;font-size:.8rem}}</style></head>
 <body>
 <h1>Risk-utility map</h1>
-<p class="small">{exploration.records} records; {len(rows)} runs in a budget of {exploration.budget} s
+<p class="small">{exploration.records} records; {sum(r.done for r in exploration.runs)} of {len(rows)} runs done in a
+budget of {exploration.budget} s
 ({exploration.seconds:.1f} s used). Risk: {_esc(risk)}; IL: 100·SSE/SST on z-scores. Duncan, Keller-McNulty &amp;
 Stokes, the R-U confidentiality map (NISS technical reports 121, 2001, and 142, 2004).</p>
 <p><b>Recommended</b> (least IL{limit}): {rec}.</p>
@@ -587,7 +602,8 @@ def _previous_runs(previous, fingerprint: str) -> dict:
                              row.get("predicted"), row.get("seconds"), row.get("audit_seconds"),
                              {"run": row.get("run_figures", {}), "utility": row.get("utility", {}),
                               "risk": row.get("risk_figures", {})}, list(row.get("warnings", [])),
-                             np.asarray(labels[row["id"]], dtype=np.int64))
+                             np.asarray(labels[row["id"]], dtype=np.int64), work=row.get("work"),
+                             time_cut=bool(row.get("time_cut", False)))
             out[run.key()] = run
     return out
 
@@ -713,6 +729,7 @@ def explore(
             r.status, r.reused, r.note = "ok", True, ""
             r.time_limit, r.predicted, r.seconds, r.audit_seconds = old.time_limit, old.predicted, old.seconds, \
                 old.audit_seconds
+            r.work, r.time_cut = old.work, old.time_cut
             r.figures, r.warnings, r.labels = old.figures, old.warnings, old.labels
     cache: dict = {}
     from . import methods as registry
@@ -812,56 +829,87 @@ def _run_grid(runs, costs, payload, source, options, n, deadline, report, cache,
                 r.status, r.note = "skipped", (f"not scalable: its cost grows as n^{cost[1]:.2f} (measured on "
                                                f"{cost[3][0]} and {cost[3][1]} records)")
     pending = [r for r in pending if r.status == "pending"]
-    state = {"audit": 0.0, "measured": {}, "floor": {}, "budget": budget}
-    if costs:  # cheapest predicted first
-        _run_in_order(sorted(pending, key=lambda r: (r.predicted, r.k, r.id)), runs, pending, options, payload,
-                      source, deadline, report, cache, method_info, state)
-        return
-    # small data: each method's smallest k first (non-interruptible ones first), then the others by
-    # the seconds their method took
-    heads = {}
-    for r in pending:
-        heads.setdefault(r.method, r)
-    first = sorted(heads.values(), key=lambda r: (method_info(r.method).interruptible, r.id))
-    _run_in_order(first, runs, pending, options, payload, source, deadline, report, cache, method_info, state)
-    rest = [r for r in pending if r.status == "pending"]
-    rest.sort(key=lambda r: (state["measured"].get(r.method, math.inf), r.k, r.id))
-    _run_in_order(rest, runs, pending, options, payload, source, deadline, report, cache, method_info, state)
+    # every anytime run gets the same work budget, sized from the data and the grid alone: its
+    # result does not depend on the load, nor on which runs were done before it
+    work = run_work(n, budget, len(runs))
+    state = {"audits": [], "measured": {}, "budget": budget, "work": work}
+    _plan_and_run(pending, runs, options, payload, source, deadline, report, cache, method_info, state)
 
 
 #: the share of the budget kept free when planning runs: it absorbs the last run's overrun (a
 #: mis-predicted run that cannot stop, an anytime method's start, an audit)
 SLACK = 0.1
+#: an anytime run's work budget: RUN_PASSES passes over the records, at most what the reference
+#: machine does in its even share of the budget (``clock.work_budget``)
+RUN_PASSES = 200
+#: before a second audit is measured, a later audit is expected to take this share of the first
+#: (the first fills the cache of the original's figures: measured 9-13 s against 0.15 s after it)
+LATER_AUDIT_SHARE = 0.1
 
 
-def _run_in_order(order, runs, pending, options, payload, source, deadline, report, cache, method_info, state):
-    for r in order:
+def run_work(n: int, budget: float, runs: int) -> float:
+    """The work budget of each anytime run of a grid of ``runs`` runs on n records within
+    ``budget`` seconds (a function of these alone: the grid's runs are reproducible)."""
+    from .clock import work_budget
+
+    return work_budget(n, RUN_PASSES, (1.0 - SLACK) * budget / max(int(runs), 1))
+
+
+def _audit_estimate(audits: list) -> float:
+    """A later run's audit seconds: the least measured after the first (which has one-off costs)."""
+    if len(audits) > 1:
+        return min(audits[1:])
+    return LATER_AUDIT_SHARE * audits[0] if audits else 0.0
+
+
+def _expected(r, state) -> float | None:
+    """A run's expected seconds: its method's own last run, else the probes' prediction."""
+    known = [v for v in (r.predicted, state["measured"].get(r.method)) if v is not None]
+    return (state["measured"][r.method] if r.method in state["measured"] else max(known)) if known else None
+
+
+def _plan_and_run(pending, runs, options, payload, source, deadline, report, cache, method_info, state):
+    """Plan again after every run: the next run is the first, in order (a method not run yet
+    first, the non-interruptible ones before the others; then by expected seconds, k, id), whose
+    expected cost and audit fit in what is left of the budget less the slack; a run whose cost is
+    not known yet fits. Runs that never fit are skipped at the end, with the reason."""
+    waiting = list(pending)
+
+    def order(r):
+        measured = r.method in state["measured"]
+        expected = _expected(r, state)
+        return (measured, method_info(r.method).interruptible if not measured else True,
+                math.inf if expected is None and measured else (expected or 0.0), r.k, r.id)
+
+    while waiting:
         plan = deadline.remaining() - SLACK * state["budget"]
-        runs_left = sum(1 for p in pending if p.status == "pending")
+        if plan <= 0:
+            break
+        audit = _audit_estimate(state["audits"])
+        chosen = next((r for r in sorted(waiting, key=order)
+                       if _expected(r, state) is None or _expected(r, state) + audit <= plan), None)
+        if chosen is None:
+            break
+        waiting.remove(chosen)
+        r = chosen
         info = method_info(r.method)
-        known = [v for v in (r.predicted, state["measured"].get(r.method)) if v is not None]
-        expected = max(known) if known else None  # a method's own runs correct its prediction
-        if deadline.remaining() <= 0 or plan <= 0:
-            r.status, r.note = "skipped", "the budget was spent"
-            continue
-        if not info.interruptible and expected is not None and expected + state["audit"] > plan:
-            r.status, r.note = "skipped", f"predicted {expected:.1f} s, {max(plan, 0):.1f} s left to plan"
-            continue
-        share = (plan - state["audit"] * runs_left) / max(runs_left, 1)
-        floor = state["floor"].get(r.method, 0.0)  # an anytime method's start (e.g. MDAV) takes this long
-        if info.interruptible and (share < 0.05 or floor + state["audit"] > plan):
-            r.status, r.note = "skipped", (f"{max(plan, 0):.1f} s left to plan for {runs_left} run(s)"
-                                           + (f"; its last run took {floor:.1f} s" if floor else ""))
-            continue
-        r.time_limit = max(share, 0.05) if info.interruptible else None
+        if info.interruptible:
+            # its work budget bounds it; what is left of the budget is the safety cap (a run it cuts
+            # is marked not reproducible)
+            r.work, r.time_limit = state["work"], max(plan, 0.05)
         finished = sum(1 for p in runs if p.status != "pending")
         report("explore", finished / len(runs), f"run {r.id}: k = {r.k}, {r.method}")
         _run_one(r, payload, source, options, cache)
-        if r.done:  # the latest audit's time (the first one also fills the cache of the original's figures)
-            state["audit"] = r.audit_seconds or 0.0
+        if r.done:
+            state["audits"].append(r.audit_seconds or 0.0)
             state["measured"][r.method] = r.seconds
-            if r.time_limit is not None and r.seconds > 1.5 * r.time_limit:
-                state["floor"][r.method] = r.seconds
+    plan = deadline.remaining() - SLACK * state["budget"]
+    audit = _audit_estimate(state["audits"])
+    for r in waiting:
+        expected = _expected(r, state)
+        r.status = "skipped"
+        r.note = ("the budget was spent" if plan <= 0 or expected is None else
+                  f"expected {expected + audit:.1f} s with its audit, {max(plan, 0):.1f} s left to plan")
 
 
 def _run_one(r: ExploreRun, payload, source, options, cache) -> None:
@@ -873,9 +921,10 @@ def _run_one(r: ExploreRun, payload, source, options, cache) -> None:
         with warnings.catch_warnings(record=True) as told:
             warnings.simplefilter("always")
             t0 = time.perf_counter()
-            res = microaggregate(payload, k=r.k, method=r.method, time_limit=r.time_limit, audit=False, **options,
-                                 **r.params)
+            res = microaggregate(payload, k=r.k, method=r.method, time_limit=r.time_limit, work=r.work, audit=False,
+                                 **options, **r.params)
             r.seconds = res.seconds
+            r.time_cut = bool(res.time_cut)
             t1 = time.perf_counter()
             sw = res.weights.sample_weight
             files = audit_files(source.frame, pipeline.frame_of(res.data, source.frame.columns), res.audit_roles,

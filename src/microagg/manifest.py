@@ -21,6 +21,7 @@ import json
 import time
 from pathlib import Path
 
+from .clock import TIME_CUT_NOTE
 from .errors import InputError
 
 __all__ = ["SUFFIX", "VERSION", "path_for", "sha256", "build", "write", "read", "versions",
@@ -87,10 +88,12 @@ def build(*, input_path, output_path, input_format: str, output_format: str, rea
         "input": {"name": Path(input_path).name, "sha256": sha256(input_path), "format": input_format,
                   "read": {k: v for k, v in read_options.items() if v not in (None, ())}},
         "output": {"name": Path(output_path).name, "sha256": sha256(output_path), "format": output_format,
-                   "read": dict(output_read or {})},
+                   "read": dict(output_read or {}), **({"rows_sha256": _rows_digest(output_path, output_read, output_format)}
+                                                       if shuffled else {})},
         "run": {"method": result.method, "k": result.k, "seed": run_options.get("seed", 0),
                 "options": options, "params": _plain_params(params), "per_variable": bool(result.per_variable),
-                "seconds": result.seconds},
+                "seconds": result.seconds, "reproducible": not getattr(result, "time_cut", False),
+                **({"note": TIME_CUT_NOTE} if getattr(result, "time_cut", False) else {})},
         "roles": result.audit_roles.to_dict(),
         "shuffled": bool(shuffled),
         "merged_strata": None if strata is None or not strata.merges else {
@@ -99,6 +102,13 @@ def build(*, input_path, output_path, input_format: str, output_format: str, rea
         "command": command,
         "audit": result.audit.to_dict(),
     }
+
+
+def _rows_digest(path, read_options, format) -> str:
+    """The output's rows as a multiset (``reproduce.rows_digest``): a shuffled file's check."""
+    from .reproduce import rows_digest
+
+    return rows_digest(path, read_options, format)
 
 
 def write(path, manifest: dict) -> Path:

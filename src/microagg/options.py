@@ -27,7 +27,7 @@ from .params import Param
 #: run options an exploration (``microagg explore``) does not take from a run's options (the command
 #: line's flags and the app's Map tab leave them out): set per run, or without meaning for a grid
 #: (the partitioned mode)
-NOT_FOR_A_GRID = ("k", "method", "time_limit", "shuffle", "household", "block_size", "scheduler", "refine")
+NOT_FOR_A_GRID = ("k", "method", "time_limit", "work", "shuffle", "household", "block_size", "scheduler", "refine")
 
 __all__ = ["RUN_OPTIONS", "POSITIONAL", "Run", "validate_run", "split_arguments", "signature", "describe", "option",
            "LOCAL_SCHEDULERS", "add_arguments", "from_arguments", "command_line", "python_call", "parse_weights",
@@ -276,6 +276,10 @@ RUN_OPTIONS: tuple[Param, ...] = (
           "bound are then in raw units)", flags=("--raw",), flag_value=False),
     Param("time_limit", "float", None, "the wall-clock budget of the whole call, in seconds (inf: none)", low=0.0,
           low_open=True, nullable=True, flags=("--time-limit",), metavar="SECONDS", infinite_is_none=True),
+    Param("work", "float", None, "the work budget of the whole call, in the methods' deterministic units "
+          "(docs/reproducibility.md): the same input, options and seed give the same output at any load; "
+          "a time limit beside it is a safety cap", low=0.0, low_open=True, nullable=True, flags=("--work",),
+          metavar="UNITS"),
     Param("strata", "names", None, "stratum columns: groups never cross strata", nullable=True,
           flags=("--strata",), metavar="A,B"),
     Param("block_size", "int", None, "partitioned mode: records per block (at least k)", low=1, nullable=True,

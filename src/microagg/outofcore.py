@@ -154,7 +154,7 @@ def protect_out_of_core(input_path, output_dir, *, k, method="mdav", columns=Non
                    **{name: value for name, value in params.items() if name in declared})
     params = {name: value for name, value in params.items() if name not in declared}
     run = check_out_of_core(options, params)
-    deadline = Deadline(run.time_limit)
+    deadline = Deadline(run.time_limit, work=run.work)
     progress = as_callback(progress)
     input_path, output_dir = os.fspath(input_path), os.fspath(output_dir)
     if not os.path.exists(input_path):
@@ -183,6 +183,10 @@ def protect_out_of_core(input_path, output_dir, *, k, method="mdav", columns=Non
     summary = {"records": int(n), "columns": cols, "k": int(k), "method": run.method, "block_size": int(min_size),
                "slabs": int(nslabs), "groups": int(groups), "min_group_size": int(min_group), "sse": total_sse,
                "information_loss": il_percent(total_sse, total_sst), "files": files, "seconds": deadline.elapsed()}
+    if deadline.time_cut:
+        from .clock import TIME_CUT_NOTE
+
+        summary["note"] = TIME_CUT_NOTE
     if run.strata:
         summary["strata"] = run.strata
         summary["merged_strata"] = merges

@@ -317,15 +317,15 @@ def _run_unit(Z, k, run: Run, params, deadline, progress):
 
 def _partition_strata(strata, Z, k, run: Run, deadline: Deadline, progress) -> Partitioned:
     """The method inside each stratum; each gets ``deadline.share(its records, records still to
-    do)``, and a method with a ``default_budget`` shares that cap when the caller gave no time
-    limit. Bounds add up."""
+    do)``, and a method with a ``default_work`` shares that cap when the caller gave no time
+    limit nor work budget. Bounds add up."""
     from .methods.starts import restricted
     from .progress import part
     from .result import StrataReport, StratumRun
 
     info = run.info
-    if not deadline.bounded and info.default_budget is not None:  # the cap is for the whole run
-        deadline = Deadline(info.default_budget, cap=True)
+    if not deadline.limited and info.default_work is not None:  # the cap is for the whole run
+        deadline = Deadline(work=info.default_work(len(Z), Z.shape[1], k), cap=True)
     n = len(Z)
     labels = np.full((n, Z.shape[1]) if info.per_variable else n, -1, dtype=np.int64)
     offset, todo = 0, n

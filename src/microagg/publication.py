@@ -23,7 +23,19 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from typing import TYPE_CHECKING, Hashable, Mapping, Sequence
+
 from .errors import InputError
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from distributed import Client
+    from numpy.typing import ArrayLike
+    from typing_extensions import Unpack
+
+    from .result import Result
+    from .typed import Aggregation, Columns, Distance, MergedStrata, MethodParams, Progress
 
 __all__ = ["protect", "PublishedFile", "Targets", "READ_OPTIONS", "unchanged_columns"]
 
@@ -103,41 +115,127 @@ def other_sheets(table) -> list:
     return list(sheets or [])
 
 
-def protect(input, output, *args, report=None, labels_out=None, manifest: bool = True, sep=None, decimal=None,
-            encoding=None, sheet=None, missing=(), interval_p: float | None = None, init=None,
-            command_input: str | None = None, quiet: bool = True, out_of_core: bool = False, **kwargs):
+def protect(
+    input: str | os.PathLike,
+    output: str | os.PathLike,
+    *,
+    k: int = 3,
+    method: str = "mdav",
+    columns: Columns | None = None,
+    seed: int | None = 0,
+    standardize: bool = True,
+    time_limit: float | None = None,
+    work: float | None = None,
+    strata: Columns | None = None,
+    block_size: int | None = None,
+    scheduler: str | Client | None = None,
+    refine: float | None = None,
+    weights: Sequence[float] | Mapping[Hashable, float] | None = None,
+    sample_weight: Hashable | None = None,
+    merge_small_strata: bool = False,
+    categorical: Columns | None = None,
+    ordinal: Columns | Mapping[Hashable, Sequence[Any]] | None = None,
+    distance: Distance = "euclidean",
+    aggregation: Aggregation = "mean",
+    trim: float | None = None,
+    missing: str | Sequence[str] | None = None,
+    continuous: Columns | None = None,
+    keys: Columns | None = None,
+    sensitive: Columns | None = None,
+    merged_strata: MergedStrata = "recode",
+    shuffle: bool = False,
+    household: Hashable | None = None,
+    shuffle_seed: int | None = None,
+    labels: ArrayLike | None = None,
+    audit: bool = True,
+    progress: bool | Progress | None = False,
+    report: str | os.PathLike | None = None,
+    labels_out: str | os.PathLike | None = None,
+    manifest: bool = True,
+    sep: str | None = None,
+    decimal: str | None = None,
+    encoding: str | None = None,
+    sheet: str | None = None,
+    interval_p: float | None = None,
+    init: str | os.PathLike | None = None,
+    command_input: str | None = None,
+    out_of_core: bool = False,
+    **params: Unpack[MethodParams],
+) -> Result:
     """Protect the file ``input`` and publish it as ``output``: the one publication stage.
 
-    The run options and method parameters are ``microaggregate``'s (``k``, ``method``,
-    ``columns``, ``strata``, ``shuffle``, ...); ``sep``, ``decimal``, ``encoding``, ``sheet`` and
-    ``missing`` say how to read the input. The output is written in the format its suffix names,
-    read back with that format's own library and checked k-anonymous on every key variable as
-    that library groups them; then ``output.manifest.json`` (``manifest=False``: none), the
-    optional HTML ``report`` and ``labels_out`` (one group label per record) are moved into place
-    with it. Returns the run's :class:`~microagg.result.Result`, whose ``audit`` is the written
-    file's and whose ``file`` is a :class:`PublishedFile`.
+    The file is read with its format's own library, microaggregated (``microaggregate`` on the
+    table read), written in the format ``output``'s suffix names, read back with that format's
+    own library and checked k-anonymous on every key variable as that library groups them; then
+    ``output.manifest.json`` (``manifest=False``: none), the optional HTML ``report`` and
+    ``labels_out`` (one group label per record) land with it. Nothing is written when a stage
+    fails. The command line's ``protect``, the app's download and this call publish the same
+    bytes (a shuffled file: the same records).
 
-    ``out_of_core=True`` streams a file larger than memory into a folder of Parquet partitions
-    (``block_size`` needed; :func:`publish_folder`); it returns that mode's summary dict, with its
-    ``audit`` and ``file``.
+    Parameters
+    ----------
+    input, output : str or path
+        The file to protect and the file to publish (a different suffix converts; never over the
+        input).
+    k, method, columns, ... : run options
+        ``microaggregate``'s run options (``microagg.options.RUN_OPTIONS``), with their defaults;
+        ``missing`` also says which text tokens the reader takes as missing.
+    report, labels_out : str or path, optional
+        An HTML report and a labels file written beside the output.
+    manifest : bool, default True
+        Write ``output.manifest.json`` (``microagg evaluate`` reads it).
+    sep, decimal, encoding, sheet : str, optional
+        How to read the input: a CSV's dialect (detected by default), an Excel sheet.
+    interval_p : float, optional
+        The rank-interval percentage of the audit's interval disclosure (default 10).
+    init : str or path, optional
+        The labels file the method's ``init`` came from (named in errors).
+    command_input : str, optional
+        The input as the manifest's reproduce command names it (default: ``input``).
+    out_of_core : bool, default False
+        Stream a file larger than memory into a folder of Parquet partitions (``block_size``
+        needed): returns that mode's summary dict with its ``audit`` and ``file``.
+    **params
+        The method's declared parameters (``microagg methods -v``).
 
-    Every bad input is one ``InputError`` before any work, and nothing is written.
+    Returns
+    -------
+    Result
+        The run, whose ``audit`` is the written file's and whose ``file`` is a
+        :class:`PublishedFile` (paths, the reader, k-anonymity as read back, unchanged columns).
+
+    Raises
+    ------
+    InputError
+        Every bad input, in one line, before any work; nothing is written.
+
+    Examples
+    --------
+    >>> import microagg, tempfile, pathlib
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "public.csv"
+    >>> res = microagg.protect(microagg.datasets.path("census"), out, k=3)
+    >>> res.file.k_anonymous, out.with_name("public.csv.manifest.json").is_file()
+    (True, True)
     """
-    from .options import split_arguments, validate_run
+    from .options import given_options, validate_run
 
-    options, params = split_arguments(args, kwargs)
+    options = given_options(locals())
+    options.pop("progress", None)  # reported through progress= below
+    options.pop("audit", None)  # a published file is always audited, as read back
+    params = dict(params)
     if out_of_core:
         from .outofcore import check_out_of_core
 
+        options = {"k": k, "method": method, **options}  # the mode's call names them
         run = check_out_of_core(options, params)
         summary, published = publish_folder(Path(input), output, options, params, run, command_input=command_input)
-        return {**summary, "file": published}
+        return {**summary, "file": published}  # type: ignore[return-value]
     run = validate_run(options, params)
     read_options = {"sep": sep, "decimal": decimal, "encoding": encoding, "sheet": sheet,
                     "missing": (missing,) if isinstance(missing, str) else tuple(missing or ())}
     return publish(Path(input), output, options, params, run, read_options=read_options, report=report,
                    labels_out=labels_out, manifest=manifest, interval_p=interval_p, init=init,
-                   command_input=command_input, progress=None if quiet else True)
+                   command_input=command_input, progress=progress)
 
 
 def publish(source: Path, output, options: dict, params: dict, run, *, read_options: dict, report=None,
@@ -228,8 +326,10 @@ def as_in_file(options: dict, table) -> dict:
 def as_in_header(names, header) -> list | None:
     """Column names as given (stripped when parsed from a command line) as the file spells them: a
     name matching no column exactly takes the one column whose name it is once stripped."""
-    if not names:
+    if names is None or (isinstance(names, (list, tuple)) and not names):
         return names
+    if isinstance(names, (str, int)) or not isinstance(names, (list, tuple)):
+        names = [names]  # one name (or a position, for an array) as the options may give it
     out = []
     for name in names:
         if name not in header:
@@ -244,7 +344,8 @@ def _run(table, options, params, run, progress, progress_context):
     """The pipeline on the table read, without its own audit: the written file is audited instead."""
     from .api import microaggregate
 
-    api = {name: value for name, value in options.items() if name not in ("shuffle", "household")}
+    api = {name: value for name, value in options.items() if name not in ("shuffle", "household", "progress",
+                                                                           "audit")}
     if progress_context is None:
         return microaggregate(table, **api, audit=False, progress=progress if progress is not None else False,
                               **params)

@@ -246,12 +246,33 @@ def text_bytes(path, encoding: str | None = None) -> tuple[bytes, bool]:
     if nul >= 0:
         raise ReadLimitError(f"{p.name} holds NUL bytes (the first at byte {nul:,}): binary data, not delimited "
                              "text (UTF-16 text needs its byte order mark or --encoding)")
+    if not wide:
+        _check_text_cells(p.name, raw)
     return raw, gz
+
+
+#: a delimited text file's cell in memory while it is read and kept for a byte-identical write
+_TEXT_CELL_BYTES = 64
+
+
+def _check_text_cells(name: str, raw: bytes) -> None:
+    """The cells a text holds (its lines × the fields of its first line, at its most frequent
+    candidate separator), at their size in memory, within the limits: a file of 200 million
+    short lines is refused before it is parsed, not after it has taken the machine's memory."""
+    end = raw.find(b"\n", 0, 1 << 20)
+    first = raw[: end if end >= 0 else min(len(raw), 1 << 20)]
+    columns = 1 + max(first.count(sep) for sep in (b",", b";", b"\t", b"|"))
+    lines = raw.count(b"\n") + 1
+    cap, why = _cell_cap(_TEXT_CELL_BYTES)
+    if cap is not None and lines * columns > cap:
+        raise ReadLimitError(f"cannot read {name}: its {lines:,} lines × {columns:,} fields are more cells than "
+                             f"{why}")
 
 
 def _gunzip(data: bytes, name: str, cap: int | None, why: str) -> bytes:
     """The gzip members of ``data`` inflated one megabyte at a time, stopping past ``cap``."""
-    out, total = [], 0
+    out, total, lines, columns = [], 0, 0, None
+    cell_cap, cell_why = _cell_cap(_TEXT_CELL_BYTES)
     while data:
         inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)  # a gzip header and trailer
         pending = data
@@ -263,6 +284,13 @@ def _gunzip(data: bytes, name: str, cap: int | None, why: str) -> bytes:
                 if cap is not None and total > cap:
                     raise ReadLimitError(f"cannot read {name}: it decompresses to more than {why}")
                 out.append(piece)
+                if columns is None and (b"\n" in piece or total > 1 << 20):  # the first line's fields
+                    first = b"".join(out)[: 1 << 20].split(b"\n", 1)[0]
+                    columns = 1 + max(first.count(sep) for sep in (b",", b";", b"\t", b"|"))
+                lines += piece.count(b"\n")
+                if cell_cap is not None and columns is not None and lines * columns > cell_cap:
+                    raise ReadLimitError(f"cannot read {name}: it decompresses to more than {lines:,} lines × "
+                                         f"{columns:,} fields, more cells than {cell_why}")
                 if not piece and not pending:
                     raise ReadLimitError(f"cannot read {name}: broken gzip data (it ends before its end marker)")
         except zlib.error as exc:

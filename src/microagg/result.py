@@ -194,6 +194,7 @@ class Result:
     shuffled: bool = False  # data's rows are in a random order (labels and the audit: the input's)
     audit_roles: Any = None  # audit.AuditRoles: the roles the published data were audited with
     file: Any = None  # publication.PublishedFile: the file published (microagg.protect, the command line, the app)
+    time_cut: bool = False  # the time limit ended the run (not its work budget): not reproducible
     pending_audit: Any = field(default=None, repr=False, compare=False)  # PendingAudit: the file audit, on first read
 
     def __post_init__(self):
@@ -297,6 +298,10 @@ class Result:
             )
         lines.extend(self._audit_lines())
         lines.append(f"{self.seconds:.3f} s")
+        if self.time_cut:
+            from .clock import TIME_CUT_NOTE
+
+            lines.append(f"{TIME_CUT_NOTE} (bound the run by work, option work / --work, to reproduce it)")
         return "\n".join(lines)
 
     def _audit_lines(self) -> list[str]:

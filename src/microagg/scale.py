@@ -50,26 +50,37 @@ def _min_block(k: int, block_size) -> int:
     return max(int(k), DEFAULT_BLOCK_SIZE if block_size is None else block_size)
 
 
+#: Of a work budget (run option ``work``), the part the local search across block boundaries gets
+#: (the blocks share the rest by their records): fixed parts, so that blocks run side by side in
+#: any order spend the same budgets
+ACROSS_WORK_SHARE = 0.2
+
+
 class BlockClock:
     """The time rule for blocks that run in parallel on ``workers`` workers: a block starting now
     gets ``deadline.share(workers · its records, records not yet started)`` (the rule of
     ``microagg.clock``, with the parallelism counted). Thread-safe; a copy sent to another
     process (Dask's process or distributed schedulers) counts from the records at sending time."""
 
-    def __init__(self, deadline: Deadline, records: int, workers: int):
+    def __init__(self, deadline: Deadline, records: int, workers: int, work_share: float = 1.0):
         self.deadline = deadline
-        self.pending = records
+        self.pending = self.total = records
         self.workers = max(int(workers), 1)
+        self.work_share = work_share  # of a work budget, for the blocks (the rest: the search across them)
         self._lock = threading.Lock()
 
     def start(self, records: int) -> Deadline:
+        """A block's deadline; its work budget is its records' fixed part of ``work_share`` of the
+        whole (not of what is left), so that blocks running in any order get the same budgets."""
         with self._lock:
-            child = self.deadline.share(min(self.workers * records, self.pending), self.pending)
+            child = self.deadline.share(min(self.workers * records, self.pending), self.pending,
+                                        work_fraction=self.work_share * records / max(self.total, 1))
             self.pending = max(self.pending - records, 0)
         return child
 
     def __getstate__(self):
-        return {"deadline": self.deadline, "pending": self.pending, "workers": self.workers}
+        return {"deadline": self.deadline, "pending": self.pending, "workers": self.workers, "total": self.total,
+                "work_share": self.work_share}
 
     def __setstate__(self, state):
         self.__dict__.update(state)
@@ -227,11 +238,14 @@ def partitioned_labels(Z, k, method, *, block_size, scheduler=None, seed=None, t
     progress = as_callback(progress)
     progress("blocks", 0.0, "cutting blocks")
     blocks = spatial_blocks(Z, min_size)
-    clock = BlockClock(deadline, len(Z), _workers(scheduler) if len(blocks) > 1 else 1)
+    across = refine > 0 and len(blocks) > 1
+    clock = BlockClock(deadline, len(Z), _workers(scheduler) if len(blocks) > 1 else 1,
+                       1.0 - ACROSS_WORK_SHARE if across else 1.0)
     labels = _blockwise_labels(Z, k, method, blocks, scheduler, seed, clock, params, float(refine), progress)
-    if refine > 0 and len(blocks) > 1 and labels.ndim == 1:
+    if across and labels.ndim == 1:
         labels = refine_labels(Z, labels, k, share=float(refine))
-        labels = _search_across_blocks(Z, labels, k, seed, deadline, progress)
+        labels = _search_across_blocks(Z, labels, k, seed, deadline.share(1, 1, work_fraction=ACROSS_WORK_SHARE),
+                                       progress)
     return labels
 
 

@@ -64,12 +64,12 @@ class GridSpec:
 
 def left_out(run: logic.RunSpec) -> list[str]:
     """The Protect tab's options that differ from their defaults and that a grid leaves out
-    (set per run: k, method, time limit; or without meaning for a grid: shuffle, partitioned
+    (set per run: k, method, time limit, work; or without meaning for a grid: shuffle, partitioned
     mode): the Map tab says so."""
     from ..options import NOT_FOR_A_GRID
 
     return [name.replace("_", " ") for name in run.changed_options()
-            if name in NOT_FOR_A_GRID and name not in ("k", "method", "time_limit")]
+            if name in NOT_FOR_A_GRID and name not in ("k", "method", "time_limit", "work")]
 
 
 def grid_spec(run: logic.RunSpec, ks, methods, budget, risk: str, max_risk=None, previous: str | None = None
@@ -228,8 +228,7 @@ def output_name(spec: GridSpec, exploration, run_id: int) -> str:
 def table_rows(spec: GridSpec, shown) -> tuple[list, list]:
     """(header, rows) of the runs of an exploration ``shown`` (a ``view``): id, k, method, IL,
     the axis's risk (in the axis's unit), seconds, frontier, recommended, status, and the command
-    that publishes the run exactly (``protect --from-explore``; for a run that did not finish, the
-    protect command with its options)."""
+    that publishes the run exactly (``protect --from-explore``; none for a run not done)."""
     label, scale = risk_choices().get(shown.risk, shown.risk), risk_scale(shown.risk)
     header = ["run", "k", "method", "IL (%)", label, "seconds", "frontier", "recommended", "status", "reproduce"]
     rows = []
@@ -237,7 +236,7 @@ def table_rows(spec: GridSpec, shown) -> tuple[list, list]:
         status = row["status"] + (" (reused)" if row["reused"] else "") + (f": {row['note']}" if row["note"] else "")
         commands = shown.commands(row["id"], Path(spec.shown_path or spec.input_name).name,
                                   output_name(spec, shown, row["id"]), result_name(spec))
-        reproduce = commands["from_explore"] if row["status"] == "ok" else commands["protect"]
+        reproduce = commands.get("from_explore", "")  # a run not done has nothing to reproduce
         rows.append((row["id"], row["k"], row["method"], row["il"], None if row["risk"] is None else row["risk"] * scale,
                      row["seconds"],
                      "yes" if row["frontier"] else "", "yes" if row["recommended"] else "", status, reproduce))

@@ -605,12 +605,9 @@ _LIVE: "weakref.WeakSet[RunHandle]" = weakref.WeakSet()
 
 def progress_line(handle: RunHandle) -> tuple[str, float | None]:
     """(the progress line of a running run, its fraction done or None): the stage and message the
-    run reported, the seconds so far and of its time limit (auto's own budget without one)."""
+    run reported, the seconds so far and of its time limit (without one, a run is bounded by work:
+    auto's own cap is a work budget, not seconds)."""
     limit = handle.spec.time_limit
-    if limit is None and handle.spec.method == "auto":
-        from ..methods.auto import DEFAULT_BUDGET
-
-        limit = DEFAULT_BUDGET
     elapsed = handle.elapsed
     text = f"running {handle.spec.method}: {handle.stage}"
     if handle.message:

@@ -102,7 +102,7 @@ class MethodInfo:
     categorical: bool = True  # False: cannot take categorical quasi-identifiers
     check_together: Callable[[dict], dict] | None = None  # checks that involve several parameters
     check_input: Callable[[dict, int, int, int], None] | None = None  # its own checks against (n, d, k)
-    default_budget: float | None = None  # seconds a call without a time limit takes at most (its cap)
+    default_work: Callable[[int, int, int], float] | None = None  # (n, d, k) -> its work cap without a bound
     least_seconds: Callable[[int, int, int], float] | None = None  # (n, d, k) -> seconds it needs before it can stop
 
     @property
@@ -170,7 +170,7 @@ def register(
     categorical: bool = True,
     check_together: Callable[[dict], dict] | None = None,
     check_input: Callable[[dict, int, int, int], None] | None = None,
-    default_budget: float | None = None,
+    default_work: Callable[[int, int, int], float] | None = None,
     least_seconds: Callable[[int, int, int], float] | None = None,
 ):
     """Decorator registering ``func`` under ``name``; its docstring's first line is the summary.
@@ -180,9 +180,10 @@ def register(
     method that may overrun its deadline. ``check_together(values) -> values`` checks what involves
     several parameters (it raises ValueError / ParameterError), still before any data work.
     ``check_input(values, n, d, k)`` checks them against the data, before any method starts
-    (``MethodInfo.check_params_vs_input``). ``default_budget``: the seconds a call without a time
-    limit takes at most (a method that would otherwise run on; the pipeline shares this cap among
-    strata as it shares a time limit). ``least_seconds(n, d, k)``: a measured lower bound on the
+    (``MethodInfo.check_params_vs_input``). ``default_work(n, d, k)``: the work budget (units of
+    ``Deadline.charge``) of a call with neither a time limit nor a work budget (a method that
+    would otherwise run on; the pipeline shares this cap among strata as it shares a budget): a
+    cap the same at any load. ``least_seconds(n, d, k)``: a measured lower bound on the
     seconds the method needs on n × d data before it can stop (a step it cannot interrupt); ``run``
     refuses it (``BudgetError``) when the time limit leaves less and it is over TOLERATED_OVERSHOOT.
     """
@@ -200,7 +201,7 @@ def register(
         _REGISTRY[name] = MethodInfo(
             name, func, family, paper, complexity, variable_size, multivariate, randomized,
             per_variable, summary, declared, interruptible, categorical, check_together, check_input,
-            default_budget, least_seconds,
+            default_work, least_seconds,
         )
         return func
 

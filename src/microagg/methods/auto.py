@@ -85,8 +85,24 @@ DEFAULT_UNIVARIATE = ("univariate-optimal",)
 MEMBER_COST = {"mdav": (1.0, 0.0), "vmdav": (3.5, 0.0), "mdav-mhm": (3.5, 0.0), "tsp-mhm": (4.0, 0.3),
                "kward": (45.0, 0.8)}
 COST_REF_N, COST_MIN_N = 30_000, 20_000
-#: Budget (seconds) when the caller gives no time limit.
+#: Under a work budget the same model in work units, deterministic: MDAV's work on n records is
+#: MDAV_WORK_PER_RECORD · n (about 25 s for 10^6 records at 30 s limits, benchmarks/results/
+#: time_limits.md, at clock.UNITS_PER_SECOND); a constructive member is charged its model's work
+#: after it runs, and skipped when that is more than the work left.
+MDAV_WORK_PER_RECORD = 4.0
+#: Without a time limit or a work budget from the caller, auto's cap is a work budget (the same
+#: result at any load, ``default_work``): DEFAULT_PASSES passes over the records, at most what the
+#: reference machine does in DEFAULT_BUDGET seconds (``clock.work_budget``).
 DEFAULT_BUDGET = 60.0
+DEFAULT_PASSES = 200
+
+
+def default_work(n: int, d: int, k: int) -> float:
+    """auto's work cap on n × d data at k (a deterministic function of the input's size)."""
+    from ..clock import work_budget
+
+    return work_budget(n, DEFAULT_PASSES, DEFAULT_BUDGET)
+
 #: Weights of the members in the time rule (``Deadline.share``) when the local search is not
 #: first (a portfolio given by the caller): the local search, which improves the best partition
 #: for as long as it runs, gets most of the budget; tours and column generation (anytime too)
@@ -333,6 +349,15 @@ class _Portfolio:
         ratio, growth = MEMBER_COST[name]
         return ratio * (n / COST_REF_N) ** growth * self.mdav_seconds
 
+    def least_work(self, name) -> float | None:
+        """The work member ``name`` is charged on X under a work budget (MEMBER_COST in units of
+        MDAV's modelled work), or None when no model applies (unlisted, small n)."""
+        n = len(self.X)
+        if name not in MEMBER_COST or n < COST_MIN_N:
+            return None
+        ratio, growth = MEMBER_COST[name]
+        return ratio * (n / COST_REF_N) ** growth * MDAV_WORK_PER_RECORD * n
+
     def record(self, name, out, seconds, row=None):
         """Check a member's output and keep its partition if it is the best; its figures go to
         a new row, or improve ``row``. Returns the labels, or None if they are not valid."""
@@ -431,7 +456,7 @@ class _Portfolio:
     ),
     check_together=_check_together,
     check_input=_check_input,
-    default_budget=DEFAULT_BUDGET,
+    default_work=default_work,
 )
 def auto(X, k, *, seed, deadline, progress, portfolio, member_params, improve, parallel, init):
     """Portfolio: run several registered methods within the time budget and keep the lowest-SSE partition.
@@ -485,11 +510,13 @@ def auto(X, k, *, seed, deadline, progress, portfolio, member_params, improve, p
         if not get(m).multivariate and d != 1:
             raise ParameterError(f"auto portfolio cannot contain the univariate method {m!r}: "
                                  f"the data have {d} quasi-identifier columns")
-    if improve is None:  # a cap (no time limit from the caller) is not a budget to fill
-        improve = default and deadline.bounded and not deadline.cap and d > 1
-    if not deadline.bounded:
-        deadline = Deadline(DEFAULT_BUDGET, cap=True)
+    if improve is None:  # a cap (no time limit nor work budget from the caller) is not a budget to fill
+        improve = default and deadline.limited and not deadline.cap and d > 1
+    if not deadline.limited:
+        deadline = Deadline(work=default_work(n, d, k), cap=True)
     budget = deadline.remaining()
+    if deadline.work_bounded:  # exchanges between threads happen at times, not at work: one after another
+        parallel = False
     state = _Portfolio(X, k, seed, member_params or {})
     if init is not None:
         check_lengths([init], n, "auto")
@@ -526,6 +553,11 @@ def auto(X, k, *, seed, deadline, progress, portfolio, member_params, improve, p
                 state.rows.append({"method": name, "status": f"skipped (needs about {cost:.1f} s, "
                                                              f"{deadline.remaining():.1f} s left)"})
                 continue
+            work = state.least_work(name) if deadline.work_bounded else None
+            if work is not None and state.best_labels is not None and work > deadline.work_left():
+                state.rows.append({"method": name, "status": f"skipped (needs about {work:,.0f} work units, "
+                                                             f"{deadline.work_left():,.0f} left)"})
+                continue
             # a local search first gets the whole budget, as it would alone; it stops when converged
             share = deadline if i == 0 and name in LOCAL_SEARCHES else deadline.share(weights[i], sum(weights[i:]))
             report = part(progress, i / steps, (i + 1) / steps, prefix="auto: ")
@@ -536,6 +568,8 @@ def auto(X, k, *, seed, deadline, progress, portfolio, member_params, improve, p
                 starts = [state.by_method["mdav"]] if "mdav" in state.by_method and state.winner != "mdav" else []
                 params["init"] = starts + [state.best_labels] if name == "icsm" else state.best_labels
             state.run(name, share, report, **params)
+            if work is not None:  # a constructive member's modelled work (it does not count its own)
+                deadline.charge(work)
             if lane_wanted and state.lane is None and not deadline.expired():
                 state.start_lane(deadline)
         if state.best_labels is None:
@@ -579,6 +613,8 @@ def auto(X, k, *, seed, deadline, progress, portfolio, member_params, improve, p
             state.lane.cancel()
         raise
     extras = {"winner": state.winner, "portfolio": state.rows, "budget_seconds": budget}
+    if deadline.work_bounded:
+        extras["budget_work"] = deadline.work
     if state.bound_from is not None:
         extras["lower_bound_from"] = state.bound_from
     return MethodOutput(state.best_labels, lower_bound=state.best_bound, extras=extras)

@@ -96,10 +96,12 @@ def local_search(X, k, labels, *, deadline, max_iterations=None, pool_size=100, 
             g = int(labels.max()) + 1
             before = labels.copy() if trace is not None else None
             applied, _ = simple_heuristic(X, labels, g, k, pool_size, tol, step_budget())
+            deadline.charge(n)  # work: one pass over the records
             if len(applied) == 0:
                 if regroup_every or deadline.expired():
                     break
                 new_cost, new_labels = regroup(X, labels, k)
+                deadline.charge(n)
                 if new_cost < cost - tol:
                     cost, labels = new_cost, new_labels
                     if trace is not None:
@@ -112,12 +114,14 @@ def local_search(X, k, labels, *, deadline, max_iterations=None, pool_size=100, 
                 _replay(X, before, applied, k, trace)
             if regroup_every and not deadline.expired():  # the moves keep the groups' sizes valid: a
                 cost, labels = regroup(X, labels, k)         # regrouping past the deadline is left out
+                deadline.charge(n)
                 if trace is not None:
                     _trace_state(X, labels, "tour", trace)
         if done(COMPLEX_SECONDS_PER_N2D * n * n * d):
             break
         g = int(labels.max()) + 1
         cycle, gain = complex_heuristic(X, labels, g, k, tol, complex_tries, step_budget())
+        deadline.charge(n)
         if len(cycle) == 0:
             break
         iterations += 1
@@ -126,6 +130,7 @@ def local_search(X, k, labels, *, deadline, max_iterations=None, pool_size=100, 
         if deadline.expired():  # a cycle keeps every group's size
             break
         cost, labels = regroup(X, labels, k)
+        deadline.charge(n)
         if trace is not None:
             _trace_state(X, labels, "tour", trace)
     return sse(X, labels), labels, iterations

@@ -125,7 +125,10 @@ def _sweeps(X, k, labels, state, nbr, active, deadline, tol, dissolve, log, trac
         for lo in range(0, len(active), SLICE):
             if deadline is not None and deadline.expired():
                 return gained, moves_total + moves, sweeps, True
-            delta, m, nlog = sweep(X, labels, sizes, sums, slots, pos, nbr, active[lo:lo + SLICE], k, tol,
+            part = active[lo:lo + SLICE]
+            if deadline is not None:  # work: the records of the groups swept
+                deadline.charge(float(sizes[part].sum()))
+            delta, m, nlog = sweep(X, labels, sizes, sums, slots, pos, nbr, part, k, tol,
                                    MAX_MOVES, dissolve, changed, log, 0)
             gained += delta
             moves += m
@@ -205,6 +208,8 @@ def neighbourhood_search(X, k, labels, *, seed=None, deadline=None, progress=Non
         alive = np.flatnonzero(sizes > 0)
         tic = time.perf_counter()
         cost, new = tour_regroup(X, k, sizes, sums, slots, nbr, int(alive[rng.integers(len(alive))]))
+        if deadline is not None:
+            deadline.charge(len(X))  # work: one pass over the records
         regroup_seconds = time.perf_counter() - tic if regroups == 0 else max(regroup_seconds, time.perf_counter() - tic)
         regroups += 1
         if cost < current - tol:
@@ -292,7 +297,9 @@ def lsearch(X, k, *, seed, deadline, progress, init, effort, neighbours, rounds,
     limit = deadline.seconds()
     if effort is not None and init_seconds is not None:
         limit = effort * init_seconds if limit is None else min(limit, effort * init_seconds)
-    search_deadline = Deadline(limit)
+    search_deadline = deadline.share(1, 1)  # what the start left of the time and the work
+    if limit is not None:
+        search_deadline.end = search_deadline.start + limit
     if limit is None:
         report = progress
     else:

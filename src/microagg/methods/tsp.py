@@ -10,6 +10,7 @@ ICSM paper, ``kernels.segments.optimal_cyclic_labels``).
 
 from __future__ import annotations
 
+import math
 import os
 import time
 
@@ -18,6 +19,16 @@ import numpy as np
 from ..params import Param
 from ..partition import group_means, sse
 from . import BudgetError, MethodOutput, register, step_fits
+
+#: mf-tsp's grouping after the paths (greedy over the n×n counts, then the two endings) cannot be
+#: interrupted: its time in units of one batch of paths' time measured in the run, GROUPING_PER_BATCH
+#: at GROUPING_REF_N records, growing as √n (eia, load 9.7: 1.14 at 2,000 records, 1.56 at 4,092;
+#: doubled for the endings and a denser matrix). Under a time limit no batch starts that would leave
+#: less (benchmarks/time_limits.py: 16.2 s for a 6 s limit at load 18 before).
+GROUPING_PER_BATCH, GROUPING_REF_N = 3.2, 4096
+#: Work (``Deadline.charge``) per record of a path or tour, in record-steps of the local search
+#: (measured on census and eia: a path's record costs 0.2-0.7 of one)
+PATH_WEIGHT = 0.5
 
 _EXTENSIONS = ("pair", "max", "sum")
 _BATCH = 16  # paths per kernel call between time-limit checks
@@ -201,10 +212,15 @@ def mf_tsp(X, k, *, seed, deadline, progress, n_paths, neighbours, extension):
     N = np.zeros((n, n), dtype=np.int32)
     path = np.empty(n, dtype=np.int64)
     done = 0
+    grouping = GROUPING_PER_BATCH * math.sqrt(n / GROUPING_REF_N)  # the grouping's time in batches
     for b in range(0, len(order), _BATCH):
-        done += build_paths(X, neigh, K, K, order[b : b + _BATCH], False, k, N, path)
+        batch = order[b : b + _BATCH]
+        tic = time.monotonic()
+        done += build_paths(X, neigh, K, K, batch, False, k, N, path)
+        deadline.charge(PATH_WEIGHT * len(batch) * n)  # work: each path visits every record
         progress("mf-tsp", done / len(order), f"{done}/{len(order)} paths")
-        if deadline.expired():
+        # no batch whose end would leave less than the grouping needs (it cannot be interrupted)
+        if not deadline.room_for((1.0 + grouping) * (time.monotonic() - tic)):
             break
     labels, g, g_literal = greedy_groups(X, N, k, extension)
     literal = labels.copy()
@@ -327,6 +343,7 @@ def tsp_mhm(X, k, *, seed, deadline, progress, n_starts, smoothing, neighbours):
         build_paths(Y, neigh, K, K, np.array([s], dtype=np.int64), True, 0, unused, tour)
         cost, by_position = optimal_cyclic_labels(X[tour], k)
         tours += 1
+        deadline.charge(PATH_WEIGHT * n)  # work: a tour visits every record
         if cost < best_cost:
             best_cost = cost
             best_labels = np.empty(n, dtype=np.int64)

@@ -25,7 +25,7 @@ from .shared import PageState, download, quiet_ui, table
 
 #: the Protect tab's controls a grid does not read (it sets them per run); the method is read, for
 #: the parameters the Protect tab gives it
-_GRID_SETS = ("k", "time_limit")
+_GRID_SETS = ("k", "time_limit", "work")
 
 
 @module.ui
