@@ -81,7 +81,7 @@ ROWS = [
     ('microaggrGower(testdata, variables=c("relat","age","expend"), dist_var=c("age","sex","income","savings"), '
      'by=c("urbrur","roof"))',
      'microagg.microaggregate(df, k=3, columns=["age", "sex", "relat", "expend", "income", "savings"], '
-     'strata=["urbrur", "roof"], merge_small_strata=True)'),
+     'strata=["urbrur", "roof"], merge_small_strata=True, continuous=["age"])'),
 ]
 
 

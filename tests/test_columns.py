@@ -68,9 +68,10 @@ def test_identifier_columns_are_never_default_qis_without_a_warning():
         cols = select_columns(df)
     assert cols == ["income"]  # eia's utility id (a name in capitals ending in ID) is an identifier (issue 33)
     warned = [str(w.message) for w in caught]
-    assert any("column person_id looks like an identifier" in m for m in warned)
-    assert any("column row looks like" in m for m in warned)  # a running number
-    assert any("column UTILITYID looks like an identifier" in m for m in warned)
+    # one line per rule: person_id by name, row as a running number, UTILITYID by name
+    assert [m for m in warned if m.startswith("not protected, identifiers")] == [
+        "not protected, identifiers (by name, or a running number): person_id, row, UTILITYID (declare: --columns to "
+        "use them as quasi-identifiers; or remove before publishing)"]
     assert select_columns(df, None, continuous=["UTILITYID"]) == ["income", "UTILITYID"]
     assert select_columns(df, ["person_id", "income"]) == ["person_id", "income"]
 
@@ -80,12 +81,14 @@ def test_category_codes_and_weights_are_never_default_qis_without_a_warning():
     df = pd.read_csv(microagg.datasets.path("testdata"))
     with pytest.warns(UserWarning) as caught:
         cols = select_columns(df)
-    assert cols == ["age", "expend", "income", "savings"]
-    warned = " ".join(str(w.message) for w in caught)
+    assert cols == ["expend", "income", "savings"]  # age repeats like a code list (4580 records, ~90 values)
+    warned = {str(w.message).split(":")[0]: str(w.message) for w in caught}
+    few = warned["not protected, category codes (fewer than 20 distinct integers)"]
     for c in ("urbrur", "roof", "walls", "water", "electcon", "relat", "sex", "hhcivil"):
-        assert f"column {c} looks like" in warned and "distinct integer values: category codes" in warned
-    for c in ("sampling_weight", "household_weights"):
-        assert f"column {c} looks like an identifier, a code or a weight (its name says survey weight)" in warned
+        assert c in few
+    assert "age" in warned["not protected, category codes (integers repeating like a code list)"]
+    assert "sampling_weight, household_weights" in warned["not protected, survey weights (by name)"]
+    assert len(caught) == len(warned)  # one warning per rule
     assert select_columns(df, ["sex", "income"]) == ["sex", "income"]  # named: averaged as asked
     # not codes: fractions, many values, or too few records to tell
     rng = np.random.default_rng(1)
@@ -122,3 +125,45 @@ def test_duplicated_numeric_columns_left_out_by_default_are_named(tmp_path, caps
     err = capsys.readouterr().err
     warned = [ln for ln in err.splitlines() if "'x'" in ln]
     assert len(warned) == 1 and "occur more than once" in warned[0] and "not protected" in warned[0]
+
+
+def _free1_like(n=4000, seed=43):
+    """A survey shaped like sdcMicro's free1 (its codes are not shipped): integer codes under
+    concatenated capital names and in another language, amounts in whole units, a weight."""
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "REGION": rng.integers(1, 60, n), "SEX": rng.integers(1, 3, n), "AGE": rng.integers(15, 95, n),
+        "COMPCODE": rng.choice(np.arange(10, 99, 1.5).astype(int)[:57], n),
+        "OCCUCODE": rng.choice(np.arange(100, 999, 4)[:226], n), "HHSIZE": rng.integers(1, 12, n),
+        "GEMEINDE": rng.choice(np.arange(1001, 1250), n),  # municipality codes, in German
+        "INCOME": rng.lognormal(10, 1, n).round(), "ASSETS": rng.lognormal(11, 1.5, n).round(),
+        "WEIGHT": rng.uniform(50, 300, n).round(1)})
+
+
+@pytest.mark.parametrize("fmt", ["csv", "dta", "sav", "app"])
+def test_code_columns_are_never_averaged_by_default(tmp_path, fmt):
+    df = _free1_like()
+    codes = ["REGION", "SEX", "AGE", "COMPCODE", "OCCUCODE", "HHSIZE", "GEMEINDE"]
+    if fmt == "app":
+        from microagg.app.logic import profile
+
+        suggested = [p.name for p in profile(df) if p.suggested]
+        assert suggested == ["INCOME", "ASSETS"]
+        return
+    path = tmp_path / f"in.{fmt}"
+    if fmt == "csv":
+        df.to_csv(path, index=False)
+    elif fmt == "dta":
+        df.to_stata(path, write_index=False)
+    else:
+        import pyreadstat
+
+        pyreadstat.write_sav(df, str(path))
+    with pytest.warns(UserWarning) as caught:
+        res = microagg.microaggregate(path, k=3, audit=False)
+    assert res.columns == ["INCOME", "ASSETS"]
+    warned = " ".join(str(w.message) for w in caught)
+    for c in codes:
+        assert c in warned
+        assert (res.data[c].to_numpy() == df[c].to_numpy()).all()
+    assert len([w for w in caught if str(w.message).startswith("not protected, ")]) <= 4

@@ -310,11 +310,13 @@ def test_sdid_by_hand():
     # s'_1: mean 11, deviations -1, -1, -1, 3, sum of squares 12, variance 4, s = 2; k s = 1
     X = np.array([[0.5, 10.5],   # |0.5| <= 0.577 in, |0.5| <= 1 in: 0 outside -> at risk
                   [1.0, 12.0],   # |1.0| > 0.577 out, |2| > 1 out: 2 outside -> safe
-                  [2.0, 13.0],   # 0 in, |3| > 1 out: 1 outside -> at risk (sdcMicro: 0 or 1 outside)
-                  [1.0, 14.0]])  # |-1| out, 0 in: 1 outside -> at risk
-    assert D.sdid_risk(X, Xp, k=0.5) == pytest.approx(3 / 4)
-    # one variable: at most one value can be outside, so every record is at risk (sdcMicro's rule)
-    assert D.sdid_risk(X[:, :1], Xp[:, :1] + 100, k=0.5) == 1.0
+                  [2.0, 13.0],   # 0 in, |3| > 1 out: 1 outside -> safe (sdcMicro since 2020: all inside)
+                  [1.0, 14.0]])  # |-1| out, 0 in: 1 outside -> safe
+    assert D.sdid_risk(X, Xp, k=0.5) == pytest.approx(1 / 4)
+    # one variable moved far away: no record inside its interval
+    assert D.sdid_risk(X[:, :1], Xp[:, :1] + 100, k=0.5) == 0.0
+    # bounds included: a value exactly on the interval's edge is inside
+    assert D.sdid_risk(np.array([[0.0], [2.0]]), np.array([[0.0], [2.0]]) , k=0.0) == 1.0
 
 
 def _standardised(X):

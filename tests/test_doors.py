@@ -27,6 +27,7 @@ BASE = {"k": 3, "columns": ["income", "expend", "age"], "seed": 1}
 CASES = {
     "plain": {},
     "method": {"method": "vmdav"},
+    "work": {"method": "icsm", "work": 20_000},  # a work budget: the same file at any load, through every door
     "shuffle": {"shuffle": True},
     "household": {"shuffle": True, "household": "hh"},
     "merged_strata=recode": {"strata": ["region"], "merge_small_strata": True, "merged_strata": "recode"},

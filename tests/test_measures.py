@@ -82,9 +82,17 @@ def test_il1s_and_discrepancies_hand_examples():
     Xp = X.copy()
     Xp[:, 0] = [2.0, 2.0, 6.0, 6.0]
     S = X.std(axis=0, ddof=1)
-    expected = np.mean(np.abs(X - Xp) / (np.sqrt(2) * S))
+    # sdcMicro's IL1s is the sum (dUtility: sum(a, na.rm=TRUE)); il1s_per_value divides by n·p
+    expected = np.sum(np.abs(X - Xp) / (np.sqrt(2) * S))
     assert measures.il1s(X, Xp) == pytest.approx(expected)
+    assert measures.il1s_per_value(X, Xp) == pytest.approx(expected / X.size)
     assert measures.il1s(X, X) == 0.0
+    # sdcMicro's eigen: each file on its own scale, eigenvalues of the correlation matrices, summed
+    e = np.sort(np.linalg.eigvalsh(np.corrcoef(X.T)))[::-1]
+    ep = np.sort(np.linalg.eigvalsh(np.corrcoef(Xp.T)))[::-1]
+    assert measures.eigen_sdcmicro(X, Xp) == pytest.approx(np.sum(np.abs(e - ep) / e))
+    assert measures.eigen_sdcmicro(X, X) == pytest.approx(0.0, abs=1e-12)
+    assert measures.eigen_sdcmicro(X, np.column_stack([Xp[:, 0], np.ones(4)])) is None  # constant: R's NA
     assert measures.eigenvalue_discrepancy(X, X) == pytest.approx(0.0, abs=1e-9)
     assert measures.covariance_discrepancy(X, X) == pytest.approx((0.0, 0.0), abs=1e-12)
     # shrinking a variable towards its mean shows in the covariance and eigenvalue discrepancies
@@ -107,7 +115,7 @@ def test_reports_contain_every_measure():
     res = microagg.microaggregate(df, k=3)
     util = measures.utility_report(df, res.data)
     for key in ("information_loss", "il1s", "delta_r_mean", "covariance_mae", "covariance_variation_percent",
-                "eigenvalue_discrepancy_percent", "delta_w"):
+                "eigenvalue_discrepancy_percent", "delta_w", "il1s_per_value", "eigen_sdcmicro"):
         assert np.isfinite(util[key])
     assert util["information_loss"] == pytest.approx(res.information_loss)
     risk = measures.risk_report(df, res.data)

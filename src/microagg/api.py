@@ -102,11 +102,6 @@ def microaggregate(
         a run it cuts says "stopped by the time limit: not reproducible". MDAV stops forming groups
         at the limit and groups the rest by median splits (a warning); anytime methods overshoot
         by at most about max(0.5 s, 10 %).
-    work : float, optional
-        The work budget of the whole call, in the methods' deterministic units
-        (docs/reproducibility.md): the same input, options and seed give the same output at any
-        load. Methods that improve until stopped (``auto``, ``icsm``, ``colgen``, ...) take a
-        default sized from the data when neither bound is given.
     strata : str or list, optional
         Stratum columns: groups never cross strata.
     block_size : int, optional
@@ -114,6 +109,11 @@ def microaggregate(
     scheduler : str or distributed.Client, optional
         Partitioned mode: the Dask scheduler (threads, processes, synchronous), a cluster's
         address or a ``distributed.Client``.
+    work : float, optional
+        The work budget of the whole call, in the methods' deterministic units
+        (docs/reproducibility.md): the same input, options and seed give the same output at any
+        load. Methods that improve until stopped (``auto``, ``icsm``, ``colgen``, ...) take a
+        default sized from the data when neither bound is given.
     refine : float, optional
         Partitioned mode: share of the groups the refinement tries to improve (None: 0.05).
     weights : list of float or dict, optional
@@ -248,5 +248,6 @@ def _microaggregate(data, options: dict, params: dict) -> Result:
                         sample_weight),
         publication=publication, method_facts=partitioned.method_facts, changed_columns=published.changed,
         shuffled=order is not None, audit_roles=pipeline.audit_roles(roles, run), time_cut=deadline.time_cut,
+        suppression=published.suppression,
         pending_audit=pending,
     )

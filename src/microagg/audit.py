@@ -169,11 +169,14 @@ class FileAudit(Comparison):
     @cached_property
     def key_view(self):
         keys = self.roles.key_variables
-        return (self.grouped if self.grouped is not None else self.published_frame)[keys]
+        view = (self.grouped if self.grouped is not None else self.published_frame)[keys]
+        # a CSV's text: an empty field is a missing value (a suppressed key matches any value)
+        return view.replace("", None) if self.grouped is not None else view
 
     @cached_property
     def frequencies(self) -> D.KeyFrequencies:
-        return D.key_frequencies(self.key_view, self.roles.key_variables, self.roles.k)
+        # a missing key value (a suppressed one) matches any value, as sdcMicro's freqCalc counts it
+        return D.key_frequencies(self.key_view, self.roles.key_variables, self.roles.k, missing="wildcard")
 
     @cached_property
     def published_frequencies(self) -> D.KeyFrequencies:
@@ -201,7 +204,7 @@ class FileAudit(Comparison):
             return None
         try:
             return D.individual_risk(self.key_view, keys, None if self.weights is None else np.asarray(
-                self.weights, dtype=np.float64))
+                self.weights, dtype=np.float64), missing="wildcard")
         except ValueError as exc:  # weights below 1: the model needs F >= f
             self._notes.append(f"individual risk not computed: {exc}")
             return None
@@ -355,7 +358,7 @@ def _ld_records_entropy(c):
     return int(np.count_nonzero(np.logical_or.reduce([ld.entropy < ld.l * (1.0 - 1e-12) for ld in d.values()])))
 
 
-@measure("interval_sdid_share", "records at risk by SDID (±0.05 sd; sdcMicro dRisk, %)", "share",
+@measure("interval_sdid_share", "records at risk by SDID (all values within ±0.05 sd; sdcMicro dRisk, %)", "share",
          D.REFERENCES["sdid"], "risk", digits=2, scale=100.0, aligned=True)
 def _sdid(c):
     if not isinstance(c, FileAudit) or not c.X.shape[1]:
@@ -363,7 +366,7 @@ def _sdid(c):
     return D.sdid_risk(c.X, c.Xp)
 
 
-@measure("interval_rmd_risk1", "records inside their RMD-scaled interval (RMDID1; sdcMicro dRiskRMD, %)",
+@measure("interval_rmd_risk1", "records inside their RMD-scaled interval (RMDID1, microagg's: MCD location, original scale, %)",
          "share", D.REFERENCES["rmd"], "risk", digits=2, scale=100.0, aligned=True)
 def _rmd1(c):
     r = c.rmd if isinstance(c, FileAudit) else None
@@ -375,6 +378,19 @@ def _rmd1(c):
 def _rmd2(c):
     r = c.rmd if isinstance(c, FileAudit) else None
     return None if r is None else r.risk2
+
+
+@measure("suppressed_key_values", "declared key values published missing (local suppression)", "values",
+         "local suppression: sdcMicro localSuppression; mu-ARGUS", "risk", aligned=True)
+def _suppressed_key_values(c):
+    """Values of the declared keys present in the original and missing in the published file:
+    local suppression's count (docs/local-suppression.md); per key in ``Result.suppression``."""
+    if not isinstance(c, FileAudit) or not c.roles.keys:
+        return None
+    keys = [k for k in c.roles.keys if k in c.original.columns and k in c.published_frame.columns]
+    original = c.original[keys].reset_index(drop=True)
+    published = c.published_frame[keys].reset_index(drop=True).replace("", None)
+    return int((original.notna().to_numpy() & published.isna().to_numpy()).sum())
 
 
 @measure("row_order_informative_columns", "columns the published file's row order follows", "columns",

@@ -31,6 +31,7 @@ from .params import Param
 
 EXIT_INTERNAL_ERROR = 1
 EXIT_USER_ERROR = 2
+EXIT_KEYS_BELOW_K = 3  # --on-keys-below-k report: the file is written, but not k-anonymous on its keys
 EXIT_SIGINT = 130
 EXIT_SIGTERM = 143
 
@@ -192,6 +193,7 @@ def result_record(res, output=None, report=None, unchanged=()) -> dict:
         "strata_published": None if res.strata is None or not res.strata.merges else {
             "how": res.strata.published, "mapping": list(res.strata.mapping)},
         "shuffled": bool(getattr(res, "shuffled", False)),
+        "suppression": None if getattr(res, "suppression", None) is None else res.suppression.to_dict(),
         "per_variable": res.per_variable,
         "seconds": res.seconds,
         "extras": res.extras,
@@ -340,6 +342,9 @@ def cmd_protect(args) -> int:
                       report=args.report, labels_out=args.labels_out, interval_p=interval_p, init=args.init,
                       init_labels=start, command_input=str(args.input), progress_context=bar)
     _print_protected(args, res)
+    if res.suppression is not None and res.suppression.mode == "report" and res.suppression.records_left_below_k:
+        print(f"microagg: {res.suppression.warnings()[0]}", file=sys.stderr)
+        return EXIT_KEYS_BELOW_K
     return 0
 
 
@@ -414,9 +419,12 @@ def _print_protected(args, res) -> None:
         return
     print(res.summary())
     print(f"protected (quasi-identifiers): {_names_text(res.columns)}")
-    recoded = [c for c in res.changed_columns if c not in set(res.columns)]
+    suppressed = [] if res.suppression is None else [c for c, n in res.suppression.per_key.items() if n]
+    recoded = [c for c in res.changed_columns if c not in set(res.columns) and c not in suppressed]
     if recoded:
         print(f"recoded (merged strata): {_names_text(recoded)}")
+    if suppressed:
+        print(f"suppressed values (local suppression): {_names_text(suppressed)}")
     if published.unchanged:
         print(f"unchanged: {_names_text(published.unchanged)}")
     if published.other_sheets:
@@ -571,8 +579,9 @@ def cmd_evaluate(args) -> int:
     else:
         roles = _evaluate_roles(args, orig, prot, orig_table)
         seed = 0
-        _warn_unaligned(orig, prot, roles.columns)
-        aligned = _rows_aligned(orig, prot, roles.columns)
+        changed = tuple(roles.columns) + tuple(roles.keys)  # keys: local suppression may have set values missing
+        _warn_unaligned(orig, prot, changed)
+        aligned = _rows_aligned(orig, prot, changed)
     if interval_p is not None:
         roles = dataclasses.replace(roles, p=float(interval_p))
     missing = [c for c in roles.key_variables + list(roles.sensitive) if c not in prot.columns]
@@ -1086,6 +1095,7 @@ def main(argv=None) -> int:
     saved_show = warnings.showwarning
     warnings.showwarning = keep_warning
     code = EXIT_INTERNAL_ERROR
+    args = None
     try:
         try:
             args = build_parser().parse_args(argv)
@@ -1108,6 +1118,11 @@ def main(argv=None) -> int:
     finally:
         warnings.showwarning = saved_show
         if code != EXIT_USER_ERROR:
+            table = [t for t in shown if t.startswith("microagg: warning: not protected, ")]
+            if table and getattr(args, "quiet", False):  # -q: the default-column table's count only
+                shown = [t for t in shown if t not in table]
+                print(f"microagg: {len(table)} warning(s) on columns left out of the default quasi-identifiers "
+                      "(run without -q to see them)", file=sys.stderr)
             for text in shown:
                 print(text, file=sys.stderr)
 

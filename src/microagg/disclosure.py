@@ -42,6 +42,8 @@ __all__ = [
     "REFERENCES",
     "KeyFrequencies",
     "key_frequencies",
+    "key_codes",
+    "wildcard_frequencies",
     "expected_inverse_frequency",
     "IndividualRisk",
     "individual_risk",
@@ -174,7 +176,7 @@ class KeyFrequencies:
 
     @property
     def combinations_below_k(self) -> int:
-        return int(np.count_nonzero(self.sizes < self.k))
+        return int(np.unique(self.combination[self.fk < self.k]).size)
 
     @property
     def is_k_anonymous(self) -> bool:
@@ -188,7 +190,7 @@ class KeyFrequencies:
                 f"{self.combinations_below_k} combinations occur fewer than {self.k} times",)
 
 
-def key_frequencies(frame, keys, k: int) -> KeyFrequencies:
+def key_frequencies(frame, keys, k: int, *, missing: str = "value") -> KeyFrequencies:
     """k-anonymity of a published file on its key variables, grouped as its reader groups them.
 
     frame: the published file as read back (a pandas DataFrame); keys: its key columns (the QIs,
@@ -197,13 +199,70 @@ def key_frequencies(frame, keys, k: int) -> KeyFrequencies:
     module docstring for why this differs from sdcMicro's wildcard rule and is conservative).
     Samarati (2001), Sweeney (2002): the file is k-anonymous on the keys when every combination
     of key values that occurs, occurs at least k times. O(n·len(keys)) time and memory.
+    missing="wildcard": a missing key value matches any value (sdcMicro's ``freqCalc``; the
+    reading of a file after local suppression, ``wildcard_frequencies``): fk counts every record
+    that matches.
     """
     if not isinstance(k, numbers.Integral) or isinstance(k, bool) or k < 1:
         raise ValueError(f"k must be an integer >= 1, got {k!r}")
+    if missing not in ("value", "wildcard"):
+        raise ValueError(f"missing must be 'value' or 'wildcard', got {missing!r}")
     keys = _key_list(frame, keys)
     combination = _combination_codes(frame, keys)
-    sizes = np.bincount(combination)
-    return KeyFrequencies(tuple(keys), int(k), combination, sizes[combination].astype(np.int64))
+    if missing == "wildcard" and keys and bool(frame[keys].isna().to_numpy().any()):
+        fk = wildcard_frequencies(key_codes(frame, keys))[0]
+    else:  # no missing key value: the wildcard changes nothing
+        fk = np.bincount(combination)[combination].astype(np.int64)
+    return KeyFrequencies(tuple(keys), int(k), combination, fk)
+
+
+def key_codes(frame, keys) -> np.ndarray:
+    """(n, len(keys)) int64 matrix: each key column's values as codes 0.. in order of first
+    appearance, -1 where the value is missing (NaN, None, pandas NA)."""
+    import pandas as pd
+
+    keys = _key_list(frame, keys)
+    out = np.empty((len(frame), len(keys)), dtype=np.int64)
+    for j, key in enumerate(keys):
+        out[:, j] = pd.factorize(frame[key], use_na_sentinel=True)[0]
+    return out
+
+
+def wildcard_frequencies(codes: np.ndarray, weights=None, fixed=None) -> tuple[np.ndarray, np.ndarray]:
+    """(fk, Fk) per record when a missing key value matches ANY value (sdcMicro's ``freqCalc``,
+    alpha = 1): two records share a combination when, on every key, their codes are equal or one
+    of them is missing (-1). fk[i] counts the records matching record i (itself included), Fk[i]
+    sums their weights (fk without weights). A record missing every key matches all n records.
+
+    codes: ``key_codes`` of the keys; fixed: optional int codes per record that must be EQUAL
+    for two records to match (published QI groups, strata: they are never suppressed).
+    Exact counting by missingness pattern: for each pair of patterns (P, Q) present, the records
+    of Q are counted by their codes on the keys both have, and looked up for the records of P.
+    O(p² · n) time for p distinct patterns (p <= 2^keys, few in practice), O(n) memory.
+    """
+    codes = np.asarray(codes, dtype=np.int64)
+    n, m = codes.shape
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
+    present = codes >= 0
+    pattern = (present * (1 << np.arange(m, dtype=np.int64))).sum(axis=1) if m else np.zeros(n, dtype=np.int64)
+    base = np.zeros(n, dtype=np.int64) if fixed is None else np.unique(np.asarray(fixed), return_inverse=True)[1].astype(np.int64)
+    fk = np.zeros(n)
+    Fk = np.zeros(n)
+    patterns = np.unique(pattern)
+    rows_of = {int(P): np.flatnonzero(pattern == P) for P in patterns}
+    common_codes: dict = {}
+    for P in patterns:
+        for Q in patterns:
+            C = int(P) & int(Q)
+            if C not in common_codes:
+                cols = [j for j in range(m) if C >> j & 1]
+                common_codes[C] = identical_rows(np.column_stack([base] + [codes[:, j] for j in cols]))
+            code = common_codes[C]
+            rp, rq = rows_of[int(P)], rows_of[int(Q)]
+            size = int(code.max()) + 1
+            fk[rp] += np.bincount(code[rq], minlength=size)[code[rp]]
+            Fk[rp] += np.bincount(code[rq], weights=w[rq], minlength=size)[code[rp]]
+    return fk.astype(np.int64), Fk
 
 
 # --- individual re-identification risk -----------------------------------------------------------
@@ -335,7 +394,8 @@ class IndividualRisk:
                 f"{self.threshold:g} on the key variables ({', '.join(map(str, self.keys))})",)
 
 
-def individual_risk(frame, keys, weights=None, *, method: str = "approx", threshold: float = 0.1) -> IndividualRisk:
+def individual_risk(frame, keys, weights=None, *, method: str = "approx", threshold: float = 0.1,
+                    missing: str = "value") -> IndividualRisk:
     """Individual re-identification risk of each record on categorical keys, as sdcMicro's ``measure_risk``.
 
     frame: the published file (DataFrame); keys: its categorical key columns; weights: sampling
@@ -353,9 +413,11 @@ def individual_risk(frame, keys, weights=None, *, method: str = "approx", thresh
       the exact expectation (sdcMicro's ``indivRisk(method="exact")``). Where Fk = fk (every
       weight 1) the risk is 1 / fk, as in sdcMicro.
 
-    Differences from sdcMicro: missing key values are a value of their own (sdcMicro: a
-    wildcard), and weights giving Fk < fk are an error (the model needs F >= f; sdcMicro returns
-    numbers without meaning there). threshold: records with risk above it are counted.
+    missing="value" (default): a missing key value is a value of its own, as a reader grouping
+    the file sees it; missing="wildcard": it matches any value, as sdcMicro's ``freqCalc``
+    (alpha = 1; ``wildcard_frequencies``), for sdcMicro's figures on files with missing keys.
+    Weights giving Fk < fk are an error (the model needs F >= f; sdcMicro returns numbers without
+    meaning there). threshold: records with risk above it are counted.
     """
     import pandas as pd
 
@@ -366,7 +428,16 @@ def individual_risk(frame, keys, weights=None, *, method: str = "approx", thresh
     freq = key_frequencies(frame, keys, 1)
     n = freq.n
     sizes = freq.sizes.astype(np.float64)
+    unit = freq.combination  # the unit whose frequencies a record takes: its combination
+    if missing == "wildcard" and not bool(frame[list(freq.keys)].isna().to_numpy().any()):
+        missing = "value"  # no missing key value: the wildcard changes nothing
+    if missing == "wildcard":  # each record its own unit: its matches depend on its missing keys
+        unit = np.arange(n)
+    elif missing != "value":
+        raise ValueError(f"missing must be 'value' or 'wildcard', got {missing!r}")
     if weights is None:
+        if missing == "wildcard":
+            sizes = wildcard_frequencies(key_codes(frame, freq.keys))[0].astype(np.float64)
         per_combination = 1.0 / sizes if n else np.zeros(0)
         totals = sizes
     else:
@@ -376,7 +447,11 @@ def individual_risk(frame, keys, weights=None, *, method: str = "approx", thresh
             raise ValueError(f"weights must give one number per record ({n}), got shape {w.shape}")
         if not np.all(np.isfinite(w) & (w > 0)):
             raise ValueError("sampling weights must be positive finite numbers (missing or non-numeric weights found)")
-        totals = np.bincount(freq.combination, weights=w, minlength=sizes.size)
+        if missing == "wildcard":
+            fk, totals = wildcard_frequencies(key_codes(frame, freq.keys), w)
+            sizes = fk.astype(np.float64)
+        else:
+            totals = np.bincount(freq.combination, weights=w, minlength=sizes.size)
         if np.any(totals < sizes * (1.0 - 1e-12)):
             bad = int(np.count_nonzero(totals < sizes * (1.0 - 1e-12)))
             raise ValueError(f"sampling weights give {bad} key combination(s) an estimated population frequency "
@@ -389,9 +464,9 @@ def individual_risk(frame, keys, weights=None, *, method: str = "approx", thresh
             per_combination[big] = p / (sizes[big] - (1.0 - p))
         census = totals == sizes  # sdcMicro: fk == Fk -> 1 / fk, whatever the method
         per_combination[census] = 1.0 / sizes[census]
-    c = freq.combination
+    c = unit
     return IndividualRisk(freq.keys, weights is not None, method, float(threshold), per_combination[c],
-                          freq.fk, totals[c].astype(np.float64))
+                          sizes[c].astype(np.int64), totals[c].astype(np.float64))
 
 
 # --- l-diversity ---------------------------------------------------------------------------------
@@ -513,10 +588,10 @@ def sdid_risk(X, Xp, k: float = 0.05) -> float:
     masking", PSD 2004, LNCS 3050 (method SDID), in sdcMicro's form (``dRisk``, default k =
     0.05): around each protected value x'_ij the interval [x'_ij - k·s'_j, x'_ij + k·s'_j] is
     built, s'_j the sample standard deviation (n - 1) of protected variable j; a record is at
-    risk unless at least two of its original values lie outside their intervals. (So with one
-    variable every record is at risk, whatever the masking: that is sdcMicro's rule, kept so
-    the figure matches the upper bound sdcMicro prints as "Disclosure risk ... modified data:
-    [0.00%; x%]".)
+    risk when ALL its original values lie inside their intervals (bounds included). This is
+    sdcMicro's rule since its 2020 fix (``rowSums(x < mi | x > ma) == 0``); before, a record was
+    counted at risk while at most one value fell outside. Checked against sdcMicro 5.8.1's own
+    code by benchmarks/sdcmicro_parity.py (to 1e-9).
     """
     X, Xp = _paired_values(X, Xp)
     n = len(X)
@@ -524,9 +599,9 @@ def sdid_risk(X, Xp, k: float = 0.05) -> float:
         return 0.0
     if not (isinstance(k, numbers.Real) and k >= 0):
         raise ValueError(f"k must be a number >= 0, got {k!r}")
-    s = Xp.std(axis=0, ddof=1) if n > 1 else np.zeros(X.shape[1])
-    outside = (X < Xp - k * s) | (X > Xp + k * s)
-    return float(np.count_nonzero(outside.sum(axis=1) <= 1)) / n
+    s = Xp.std(axis=0, ddof=1) if n > 1 else np.full(X.shape[1], np.nan)
+    outside = (X < Xp - k * s) | (X > Xp + k * s)  # NaN bounds (n = 1): never outside, as R's na.rm
+    return float(np.count_nonzero(~outside.any(axis=1))) / n
 
 
 #: sdcMicro's dRiskRMD scales the robust Mahalanobis distance by this constant before k applies

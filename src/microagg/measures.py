@@ -29,6 +29,8 @@ __all__ = [
     "is_k_anonymous",
     "utility_report",
     "il1s",
+    "il1s_per_value",
+    "eigen_sdcmicro",
     "covariance_discrepancy",
     "eigenvalue_discrepancy",
     "distance_linkage_risk",
@@ -139,19 +141,29 @@ def _common_scale(X: np.ndarray, Xp: np.ndarray, scaler=None) -> tuple[np.ndarra
 
 
 def il1s(X, Xp) -> float:
-    """IL1s: mean over records and variables of |x_ij − x'_ij| / (√2·S_j).
+    """IL1s as sdcMicro's ``dUtility(method="IL1s")``: the SUM over records and variables of
+    |x_ij − x'_ij| / (√2·S_j).
 
     Yancey, Winkler & Creecy (2002), "Disclosure risk assessment in perturbative microdata
-    protection", LNCS 2316, pp. 135–152; the same measure as sdcMicro's ``dUtility(method="IL1s")``.
-    S_j is the sample standard deviation (n − 1) of original variable j; constant variables
-    (S_j = 0) contribute 0 when unchanged and are otherwise measured in raw units.
+    protection", LNCS 2316, pp. 135–152. S_j is the sample standard deviation (n − 1) of original
+    variable j. As in sdcMicro (R's ``sum(na.rm=TRUE)``), a constant variable contributes nothing
+    where unchanged (0/0 is dropped) and makes the figure infinite where changed. It grows with
+    n·p: ``il1s_per_value`` is the same sum divided by n·p. Checked against sdcMicro 5.8.1 by
+    benchmarks/sdcmicro_parity.py.
     """
     X, Xp = _values(X), _values(Xp)
     if X.shape != Xp.shape:
         raise InputError(f"original and protected values differ in shape: {X.shape} and {Xp.shape}")
-    S = X.std(axis=0, ddof=1) if len(X) > 1 else np.zeros(X.shape[1])
-    S = np.where(S > 0, S, 1.0)
-    return float(np.mean(np.abs(X - Xp) / (np.sqrt(2.0) * S)))
+    S = X.std(axis=0, ddof=1) if len(X) > 1 else np.full(X.shape[1], np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(np.nansum(np.abs(X - Xp) / (np.sqrt(2.0) * S)))
+
+
+def il1s_per_value(X, Xp) -> float:
+    """microagg's IL1s per value: ``il1s`` / (n·p), the mean of |x_ij − x'_ij| / (√2·S_j), which
+    does not grow with the size of the file (constant variables count 0 when unchanged)."""
+    X = _values(X)
+    return il1s(X, Xp) / X.size if X.size else 0.0
 
 
 def covariance_discrepancy(X, Xp) -> tuple[float, float]:
@@ -178,14 +190,14 @@ def _covariance_figures(V: np.ndarray, Vp: np.ndarray) -> tuple[float, float]:
 
 
 def eigenvalue_discrepancy(X, Xp) -> float:
-    """Relative eigenvalue discrepancy in %: 100·mean_i |λ_i − λ'_i| / λ_i.
+    """microagg's relative eigenvalue discrepancy in %: 100·mean_i |λ_i − λ'_i| / λ_i.
 
-    The eigenvalues λ (descending) of the covariance matrix of the original and λ' of the
-    protected data, both standardised with the original's mean and standard deviation (λ are
-    then the eigenvalues of the original's correlation matrix). This is the "eigen" utility
-    measure of sdcMicro (Templ, Kowarik & Meindl 2015, J. Stat. Softw. 67(4); ``dUtility(method=
-    "eigen")``), which reports the sum Σ|λ_i − λ'_i|/λ_i; we report the mean in percent so that
-    it does not grow with the number of variables. Eigenvalues below 1e-12·λ_1 are left out.
+    λ (descending) are the eigenvalues of the covariance of the original and λ' of the
+    protected data, BOTH standardised with the original's mean and standard deviation (λ are
+    then the eigenvalues of the original's correlation matrix, and λ' see the variance the
+    protection removed). The mean in percent does not grow with the number of variables.
+    Eigenvalues below 1e-12·λ_1 are left out. sdcMicro's ``eigen`` (``eigen_sdcmicro``) differs:
+    it standardises each file by its own scale and reports the sum.
     """
     Z, Zp = _common_scale(_values(X), _values(Xp))
     return _eigenvalue_figure(covariance(Z), covariance(Zp))
@@ -198,6 +210,39 @@ def _eigenvalue_figure(V: np.ndarray, Vp: np.ndarray) -> float:
     if not keep.any():
         return 0.0
     return float(100.0 * np.mean(np.abs(lam[keep] - lam_p[keep]) / lam[keep]))
+
+
+def eigen_sdcmicro(X, Xp) -> float | None:
+    """sdcMicro's ``dUtility(method="eigen")``: Σ_i |e_i − e'_i| / e_i, e (e') the eigenvalues,
+    in decreasing order, of the correlation matrix of the original (protected) data, each file
+    standardised by its own mean and standard deviation (R: ``eigen(var(scale(x)))``).
+
+    Templ, Kowarik & Meindl (2015), J. Stat. Softw. 67(4). Invariant to the protection's loss of
+    variance (only the correlation structure counts). None where sdcMicro returns NA: a constant
+    column (its correlation is undefined); None also where the original's correlation matrix is
+    singular (a column a linear combination of others, as in the census data): the smallest
+    eigenvalue is then rounding noise and sdcMicro's figure a ratio of noises (0.26 in R, 3.37 with
+    numpy's LAPACK, on the same census data). Checked against sdcMicro 5.8.1 by
+    benchmarks/sdcmicro_parity.py.
+    """
+    X, Xp = _values(X), _values(Xp)
+    if X.shape != Xp.shape:
+        raise InputError(f"original and protected values differ in shape: {X.shape} and {Xp.shape}")
+    if len(X) < 2 or not X.shape[1]:
+        return None
+    sd, sdp = X.std(axis=0, ddof=1), Xp.std(axis=0, ddof=1)
+    if not (np.all(sd > 0) and np.all(sdp > 0)):
+        return None
+    e = np.sort(np.linalg.eigvalsh(np.corrcoef(X, rowvar=False).reshape(X.shape[1], X.shape[1])))[::-1]
+    ep = np.sort(np.linalg.eigvalsh(np.corrcoef(Xp, rowvar=False).reshape(X.shape[1], X.shape[1])))[::-1]
+    if e[-1] <= SINGULAR_EIGEN * e[0]:
+        return None  # a column is a linear combination of others: e_min is rounding noise, and so is the ratio
+    return float(np.sum(np.abs(e - ep) / e))
+
+
+#: ``eigen_sdcmicro`` gives no figure when the original's smallest correlation eigenvalue is below
+#: this share of its largest (census: 1.4e-16 here, -5.6e-17 in R: the ratio is noise of the LAPACK build)
+SINGULAR_EIGEN = 1e-10
 
 
 #: queries per KD-tree call in ``_bounded_query``: each call's search radius is the largest of its
@@ -638,11 +683,20 @@ def _information_loss(inputs):
     return il_percent(inputs.sse, inputs.sst)
 
 
-@measure("il1s", "IL1s", "", "Yancey, Winkler & Creecy 2002", "utility", aligned=True)
+@measure("il1s", "IL1s (sdcMicro dUtility: the sum)", "", "Yancey, Winkler & Creecy 2002; sdcMicro dUtility IL1s",
+         "utility", aligned=True)
 def _il1s(c: Comparison):
     if not c.X.shape[1]:  # no continuous QI column
         return None
     return il1s(c.X, c.Xp)
+
+
+@measure("il1s_per_value", "IL1s per value (sum / n·p)", "", "Yancey, Winkler & Creecy 2002", "utility",
+         aligned=True)
+def _il1s_per_value(c: Comparison):
+    if not c.X.shape[1]:  # no continuous QI column
+        return None
+    return il1s_per_value(c.X, c.Xp)
 
 
 @measure("delta_r_mean", "correlation discrepancy Δr (mean)", "", "Domingo-Ferrer & Mateo-Sanz 2002", "utility")
@@ -674,12 +728,20 @@ def _covariance_variation(c: Comparison):
     return _covariance_figures(*c.covariances)[1]
 
 
-@measure("eigenvalue_discrepancy_percent", "relative eigenvalue discrepancy (%)", "%", "sdcMicro 'eigen'",
-         "utility", digits=2)
+@measure("eigenvalue_discrepancy_percent", "relative eigenvalue discrepancy, common scale (%)", "%",
+         "microagg; after Templ, Kowarik & Meindl 2015", "utility", digits=2)
 def _eigen(c: Comparison):
     if not c.X.shape[1]:  # no continuous QI column
         return None
     return _eigenvalue_figure(*c.covariances)
+
+
+@measure("eigen_sdcmicro", "eigen (sdcMicro dUtility: sum over correlation eigenvalues)", "",
+         "Templ, Kowarik & Meindl 2015; sdcMicro dUtility eigen", "utility", digits=6, aligned=True)
+def _eigen_sdcmicro(c: Comparison):
+    if not c.X.shape[1]:  # no continuous QI column
+        return None
+    return eigen_sdcmicro(c.X, c.Xp)
 
 
 @measure("delta_w", "first-PC weight change ΔW (%)", "%", "Domingo-Ferrer & Mateo-Sanz 2002", "utility", digits=3)

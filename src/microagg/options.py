@@ -262,6 +262,9 @@ def _aggregations():
     return tuple(AGGREGATIONS)
 
 
+#: what a run does when the declared keys fall below k (``on_keys_below_k``; ``microagg.suppression``)
+ON_KEYS_BELOW_K = ("suppress", "refuse", "report")
+
 # --- the table ----------------------------------------------------------------------------------
 
 RUN_OPTIONS: tuple[Param, ...] = (
@@ -319,6 +322,13 @@ RUN_OPTIONS: tuple[Param, ...] = (
     Param("keys", "names", None, "other published categorical key variables a reader can match on (published "
           "unchanged; the audit's k-anonymity and re-identification risk include them)", nullable=True,
           flags=("--keys",), metavar="A,B"),
+    Param("on_keys_below_k", "str", "suppress", "what a run does when records match fewer than k records on the "
+          "declared keys (QIs and strata included; a missing value matches any): suppress (set the fewest key values "
+          "missing, local suppression, docs/local-suppression.md), refuse (an error before any work), report "
+          "(publish anyway, say so on stderr, exit status 3)", choices=ON_KEYS_BELOW_K, flags=("--on-keys-below-k",)),
+    Param("key_importance", "names", None, "the keys in order of importance, most important first: suppressed "
+          "last (default: fewer categories first, as sdcMicro's localSuppression)", nullable=True,
+          flags=("--key-importance",), metavar="A,B"),
     Param("sensitive", "names", None, "sensitive columns whose l-diversity the audit measures within the key "
           "combinations", nullable=True, flags=("--sensitive",), metavar="A,B"),
     Param("merged_strata", "str", "recode", "what the published stratum column shows for strata merged because "
@@ -504,6 +514,9 @@ def _check_together(v: dict, info, method_params: dict, cli: bool) -> None:
             raise ParameterError(f"column(s) {', '.join(map(str, clash))} given in {n(name)} are already "
                                  + ("key variables (quasi-identifiers or strata)" if name == "keys" else
                                     "key variables: a sensitive column cannot be a key"))
+    stray = [c for c in (v["key_importance"] or []) if c not in keys]
+    if stray:
+        raise ParameterError(f"key_importance names column(s) not given in keys: {', '.join(map(str, stray))}")
     if v["weights"] is not None and v["distance"] != "euclidean":
         raise ParameterError(f"weights and distance={v['distance']!r} cannot be combined: whitening undoes the "
                              "weights")

@@ -87,6 +87,7 @@ class Published:
     codes: np.ndarray  # category codes of the categorical columns
     data: object  # the protected data, the input's kind
     changed: list = None  # the columns whose values are published anew: the QIs and recoded strata
+    suppression: object = None  # suppression.Suppression: the key values set missing (None: no keys)
 
 
 # --- load ------------------------------------------------------------------------------------------
@@ -183,6 +184,14 @@ def check_params_vs_input(run: Run, source: Source) -> Roles:
                          "numeric codes continuous (--continuous) to average them")
     n = len(df)
     k = check_k(run.k, n)
+    if keys and run.on_keys_below_k == "refuse":  # known from the input: refused before any work
+        from .suppression import below_k
+
+        left = below_k(df, keys, k, strata)
+        if left:
+            raise InputError(f"{left} records match fewer than {k} records on the keys ({', '.join(map(str, keys))})"
+                             + (f" within their strata" if strata else "") + " (on_keys_below_k='refuse'): use "
+                             "on_keys_below_k='suppress' (--on-keys-below-k suppress), or fewer or coarser keys")
     return Roles(cols, kinds, strata, sw_col, _variable_weights(run.weights, cols),
                  _sample_weights(run.sample_weight, df, n), k, n, keys, sensitive, household)
 
@@ -370,17 +379,47 @@ def publish(source: Source, roles: Roles, prepared: Prepared, partitioned: Parti
             out[:, df.columns.get_loc(c)] = np.asarray(emb.published_column(c, numeric, codes), dtype=np.float64)
         for c, values in recoded.items():
             out[:, df.columns.get_loc(c)] = np.asarray(values, dtype=np.float64)
-        return Published(numeric, codes, out.reshape(source.shape), changed)
+        suppression = _suppress_keys(frame_of(out, df.columns), roles, run)
+        if suppression is not None:
+            for j, c in enumerate(suppression.keys):
+                out[suppression.suppressed[:, j], df.columns.get_loc(c)] = np.nan
+        return Published(numeric, codes, out.reshape(source.shape), changed + _suppressed_columns(suppression),
+                         suppression)
     out = df.copy()
     for c in roles.columns:
         out[c] = emb.published_column(c, numeric, codes, df[c])
     for c, values in recoded.items():
         out[c] = values
+    suppression = _suppress_keys(out, roles, run)
+    if suppression is not None and suppression.total:
+        from .suppression import apply
+
+        out = apply(out, suppression)
+    changed = changed + _suppressed_columns(suppression)
     if source.kind == "native":  # the caller's frame, only the changed columns replaced
         from .frames import give_back
 
-        return Published(numeric, codes, give_back(source.native, out, changed), changed)
-    return Published(numeric, codes, out, changed)
+        return Published(numeric, codes, give_back(source.native, out, changed), changed, suppression)
+    return Published(numeric, codes, out, changed, suppression)
+
+
+def _suppress_keys(frame, roles: Roles, run: Run):
+    """The published file's last stage: local suppression of the declared keys (``suppression``),
+    the published QIs and strata fixed, so that the whole file is k-anonymous on every key
+    variable; or, by ``on_keys_below_k``, a refusal or a report."""
+    if not roles.keys:
+        return None
+    from .suppression import for_run
+
+    return for_run(frame, list(roles.keys), roles.k, run.on_keys_below_k, run.key_importance,
+                   list(roles.columns) + list(roles.strata))
+
+
+def _suppressed_columns(suppression) -> list:
+    """The key columns in which values were suppressed: they are published anew."""
+    if suppression is None:
+        return []
+    return [c for c, count in suppression.per_key.items() if count]
 
 
 def _trim(run: Run) -> float:

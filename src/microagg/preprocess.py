@@ -75,13 +75,23 @@ CODE_NAME_WORDS = ("code", "codes", "region", "regio", "district", "municipality
                    "type", "status", "group", "grp")
 
 
+#: Parts of a name in capitals, concatenated without separators as survey files write them
+#: (COMPCODE, OCCUCODE, REGCODE, HHSIZE, HHTYPE), that say category codes or a count of persons
+CAPITALS_CODE_PARTS = ("CODE", "REGIO", "OCCU", "SIZE", "TYPE", "CLASS", "STATUS", "GROUP", "ISCO", "NACE", "ISIC",
+                       "DISTR", "PROV", "COUNTY", "SECTOR", "INDUS", "BRANCH", "ZIP", "POSTC", "NUTS", "CAT")
+
+
 def looks_like_code_name(name) -> str | None:
     """Why the name of an integer column says category codes (None if it does not): one of its
-    words is in CODE_NAME_WORDS (region, occupation, isco, nace, zip, postcode, district, ...)."""
+    words is in CODE_NAME_WORDS (region, occupation, isco, nace, zip, postcode, district, ...),
+    or, for a name in capitals (COMPCODE, OCCUCODE, REGCODE, HHSIZE), it holds one of
+    CAPITALS_CODE_PARTS: such names concatenate their words without a separator."""
     if not isinstance(name, str):
         return None
     words = re.split(r"[^A-Za-z]+|(?<=[a-z])(?=[A-Z])", name)
     hit = next((w for w in words if w.lower() in CODE_NAME_WORDS), None)
+    if hit is None and name == name.upper():
+        hit = next((part for part in CAPITALS_CODE_PARTS if part in name), None)
     return None if hit is None else f"its name ({hit!r}) says category codes"
 
 
@@ -92,9 +102,20 @@ FEW_VALUES = 20
 CODE_MIN_ROWS = 2 * FEW_VALUES
 
 
+#: An integer column is clearly continuous (an amount, a count of many values) only when its values
+#: rarely repeat: at most REPEATS records per distinct value on average, or at least MANY_VALUES
+#: distinct values. Codes repeat (free1's OCCUCODE: 226 codes, 18 records each; COMPCODE: 57, 70
+#: each), whatever their name or its language; amounts do not (free1's INCOME: 1.9 records each).
+REPEATS = 5
+MANY_VALUES = 1000
+
+
 def looks_like_codes(values) -> str | None:
-    """Why a numeric column looks like category codes (None if it does not): integers only,
-    fewer than FEW_VALUES distinct values, and at least CODE_MIN_ROWS records."""
+    """Why a numeric column looks like category codes (None if it does not), for integer columns
+    of at least CODE_MIN_ROWS records: fewer than FEW_VALUES distinct values, or values that
+    repeat like a code list (more than REPEATS records per distinct value on average, fewer than
+    MANY_VALUES distinct values). The positive rule: an integer column is averaged by default only
+    when it is clearly continuous."""
     col = pd.Series(values)
     if len(col) < CODE_MIN_ROWS or pd.api.types.is_bool_dtype(col.dtype):
         return None
@@ -105,6 +126,9 @@ def looks_like_codes(values) -> str | None:
     if 1 < distinct < FEW_VALUES:
         return (f"{distinct} distinct integer values: category codes; to protect them as categories, name the "
                 f"column in --categorical / categorical= too")
+    if 1 < distinct < MANY_VALUES and len(x) > REPEATS * distinct:
+        return (f"{distinct} distinct integer values, {len(x) / distinct:.0f} records each on average: a code list; "
+                "to protect them as categories, name the column in --categorical / categorical= too")
     return None
 
 
@@ -224,6 +248,37 @@ def first_non_number(col: pd.Series, missing=()) -> tuple[int, object] | None:
     return None
 
 
+#: The rules that leave a numeric column out of the default QIs, as ``skipped_table`` names them:
+#: (text its reason holds, the rule's line, whether it says category codes)
+SKIP_RULES = (
+    ("more than once", "duplicated names", False),
+    ("identifier", "identifiers (by name, or a running number)", False),
+    ("running number", "identifiers (by name, or a running number)", False),
+    ("survey weight", "survey weights (by name)", False),
+    ("value labels", "category codes (value labels, or an SPSS measure nominal / ordinal)", True),
+    ("a code list", "category codes (integers repeating like a code list)", True),
+    ("distinct integer values", f"category codes (fewer than {FEW_VALUES} distinct integers)", True),
+    ("says category codes", "category codes (a code-like name)", True),
+    ("stored as text", "numbers stored as text (such as codes with leading zeros)", False),
+)
+
+
+def skipped_table(skipped) -> list[str]:
+    """The default selection's warnings as one short table: one line per rule, with its columns
+    and how to declare them (``skipped``: (column, reason) pairs of ``not_a_default_qi``)."""
+    rows: dict = {}
+    order = [label for _, label, _ in SKIP_RULES] + ["other reasons"]
+    for c, why in skipped:
+        _, label, codes = next((r for r in SKIP_RULES if r[0] in why), ("", "other reasons", False))
+        rows.setdefault((label, codes), []).append(str(c))
+    lines = []
+    for (label, codes), cols in sorted(rows.items(), key=lambda kv: order.index(kv[0][0])):
+        how = ("--categorical to protect them as categories, --continuous to average them" if codes else
+               "--columns to use them as quasi-identifiers")
+        lines.append(f"not protected, {label}: {', '.join(cols)} (declare: {how}; or remove before publishing)")
+    return lines
+
+
 def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=(), allow_empty: bool = False,
                    continuous=()) -> list[str]:
     """The quasi-identifier columns.
@@ -279,15 +334,8 @@ def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=(), allow
                     f"(--missing / missing=) or name the quasi-identifiers (--columns / columns=)")
             elif tokens and all(_FORMATTED_NUMBER.fullmatch(t) for t in tokens):  # not text: numbers, written otherwise
                 formatted.append((c, next(iter(tokens))))
-        for c, why in skipped:
-            if "category codes" in why:
-                how = ("name it in --categorical / categorical= to protect it as categories (the group's mode), or in "
-                       "--continuous / continuous= to average it")
-            else:
-                how = "name it in --columns / columns= to use it as a quasi-identifier"
-            warnings.warn(f"column {c} looks like an identifier, a code or a weight ({why.split(';')[0]}): it is "
-                          "not protected; "
-                          f"{how}, or remove it before publishing", UserWarning, stacklevel=3)
+        for line in skipped_table(skipped):  # one line per rule, with its columns
+            warnings.warn(line, UserWarning, stacklevel=3)
         if categories:
             warnings.warn(f"column(s) {', '.join(map(str, categories))} hold categories (pandas Categorical): they "
                           "are not protected; name them in --categorical / categorical= (or --ordinal) to protect "

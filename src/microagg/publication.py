@@ -98,7 +98,8 @@ class _ReadBack:
         from . import io
 
         self.table, self.read_options = table, read_options
-        self.keys = io.key_view(table, keys)
+        # an empty CSV field is a missing value: after local suppression it matches any value
+        self.keys = io.key_view(table, keys).replace("", None)
         self.reader = io.reader_name(table)
 
 
@@ -467,7 +468,7 @@ def _written_audit(table, back: _ReadBack, res, run, order):
 def _published_file(targets: Targets, back: _ReadBack, res, table, order) -> PublishedFile:
     from .disclosure import key_frequencies
 
-    found = key_frequencies(back.keys, res.audit_roles.key_variables, res.k)
+    found = key_frequencies(back.keys, res.audit_roles.key_variables, res.k, missing="wildcard")
     return PublishedFile(targets.output, targets.manifest, targets.report, targets.labels, back.reader,
                          [str(c) for c in res.audit_roles.key_variables], bool(found.is_k_anonymous),
                          None if found.smallest is None else int(found.smallest), unchanged_columns(table, res),
@@ -478,7 +479,8 @@ def _manifest(tmp, table, targets, back, res, options, params, read_options, ord
     from . import io, manifest
 
     verified = {"key_variables": published.key_variables, "read_back_by": back.reader,
-                "k_anonymous": published.k_anonymous, "smallest_frequency": published.smallest_frequency}
+                "k_anonymous": published.k_anonymous, "smallest_frequency": published.smallest_frequency,
+                "suppression": None if res.suppression is None else res.suppression.to_dict()}
     doc = manifest.build(input_path=table.path, output_path=tmp, input_format=table.format,
                          output_format=io.format_of(targets.output), read_options=read_options, run_options=options,
                          params=params, result=res, shuffled=order is not None, command=command, verified=verified,

@@ -195,6 +195,7 @@ class Result:
     audit_roles: Any = None  # audit.AuditRoles: the roles the published data were audited with
     file: Any = None  # publication.PublishedFile: the file published (microagg.protect, the command line, the app)
     time_cut: bool = False  # the time limit ended the run (not its work budget): not reproducible
+    suppression: Any = None  # suppression.Suppression: key values set missing (local suppression), None: no keys
     pending_audit: Any = field(default=None, repr=False, compare=False)  # PendingAudit: the file audit, on first read
 
     def __post_init__(self):
@@ -371,6 +372,8 @@ class Result:
         if self.publication.distance != "euclidean":
             lines.append(f"distance {self.publication.distance}: the methods grouped the records on whitened "
                          "continuous columns; IL is on z-scores")
+        if self.suppression is not None:
+            lines.extend(_suppression_lines(self.suppression))
         for m in (self.strata.merges if self.strata is not None else ()):
             lines.append(f"stratum {m['stratum']} ({m['size']} records < k) merged into {m['merged_into']}")
         for m in (self.strata.mapping if self.strata is not None else ()):
@@ -396,3 +399,18 @@ def _set_audit(self, value: Audit) -> None:
 # ``audit`` stays a dataclass field (the constructor's and dataclasses.replace's keyword) read
 # through a property, so that the file audit runs on first read (PendingAudit)
 Result.audit = property(_get_audit, _set_audit)
+
+
+def _suppression_lines(s) -> list[str]:
+    """The local suppression in words (summary, report)."""
+    keys = ", ".join(map(str, s.keys))
+    if s.mode == "report":
+        return [] if not s.records_left_below_k else [
+            f"keys ({keys}): {s.records_left_below_k} records below k = {s.k}, published unchanged "
+            "(on_keys_below_k='report')"]
+    if not s.total:
+        return [f"keys ({keys}): every record matches at least {s.k} records; nothing suppressed"]
+    per_key = ", ".join(f"{c} {n}" for c, n in s.per_key.items())
+    return [f"local suppression on the keys ({keys}), importance {', '.join(map(str, s.importance))}: {s.total} "
+            f"values set missing in {s.records} records ({per_key}) for {s.records_below_k_before} records below "
+            f"k = {s.k}"]
