@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike
     from typing_extensions import Unpack
 
-    from .typed import Aggregation, Columns, DataInput, Distance, MergedStrata, MethodParams, Progress
+    from .typed import Aggregation, Columns, DataInput, Distance, MergedStrata, MethodParams, OnKeysBelowK, Progress
 
 __all__ = ["Result", "microaggregate"]
 
@@ -55,6 +55,8 @@ def microaggregate(
     missing: str | Sequence[str] | None = None,
     continuous: Columns | None = None,
     keys: Columns | None = None,
+    on_keys_below_k: OnKeysBelowK = "suppress",
+    key_importance: Columns | None = None,
     sensitive: Columns | None = None,
     merged_strata: MergedStrata = "recode",
     shuffle: bool = False,
@@ -144,6 +146,13 @@ def microaggregate(
     keys : str or list, optional
         Other published categorical key variables a reader can match on (published unchanged; the
         audit's k-anonymity and re-identification risk include them).
+    on_keys_below_k : {"suppress", "refuse", "report"}, default "suppress"
+        What a run does when records match fewer than k records on the declared keys (QIs and
+        strata included; a missing value matches any): set the fewest key values missing (local
+        suppression, docs/local-suppression.md), refuse before any work, or publish and report.
+    key_importance : list, optional
+        The keys in order of importance, most important first: suppressed last (default: fewer
+        categories first, as sdcMicro's ``localSuppression``).
     sensitive : str or list, optional
         Sensitive columns whose l-diversity the audit measures within the key combinations.
     merged_strata : {"recode", "suppress", "refuse"}, default "recode"

@@ -5,7 +5,7 @@ is a bug of ours and stays a traceback.
 
 from __future__ import annotations
 
-__all__ = ["InputError", "ParameterError"]
+__all__ = ["InputError", "ParameterError", "shown"]
 
 
 class InputError(ValueError):
@@ -18,3 +18,12 @@ class ParameterError(InputError, TypeError):
     Raised by the declared-parameter validator (``microagg.params``) before any data work. It is
     both a ``ValueError`` and a ``TypeError``, as scikit-learn's ``InvalidParameterError``.
     """
+
+
+def shown(value, limit: int = 40) -> str:
+    """``repr(value)`` for a one-line message, at most about ``limit`` characters of it: a value
+    read from a file may be megabytes long (a 10 MB field), and a message quotes a bounded prefix."""
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[:limit]!r}... ({len(value):,} characters)"
+    text = repr(value)
+    return text if len(text) <= limit + 2 else f"{text[:limit]}... ({len(text):,} characters)"

@@ -62,7 +62,7 @@ from .errors import InputError, ParameterError
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-    from .typed import Aggregation, Columns, DataInput, Distance, MergedStrata, Progress
+    from .typed import Aggregation, Columns, DataInput, Distance, MergedStrata, OnKeysBelowK, Progress
 
 __all__ = ["explore", "Exploration", "ExploreRun", "frontier", "recommend", "DEFAULT_KS", "DEFAULT_METHODS",
            "DEFAULT_RISK", "load", "risk_measures"]
@@ -635,6 +635,8 @@ def explore(
     missing: str | Sequence[str] | None = None,
     continuous: Columns | None = None,
     keys: Columns | None = None,
+    on_keys_below_k: OnKeysBelowK = "suppress",
+    key_importance: Columns | None = None,
     sensitive: Columns | None = None,
     merged_strata: MergedStrata = "recode",
 ) -> Exploration:
@@ -671,7 +673,7 @@ def explore(
         True: a progress bar on stderr; a callable receives ``progress(stage, fraction, message)``.
     input_info : dict, optional
         What the command line and the app record of an explored file (name, sha256, format).
-    columns, seed, standardize, strata, weights, sample_weight, merge_small_strata, categorical, ordinal, distance, aggregation, trim, missing, continuous, keys, sensitive, merged_strata
+    columns, seed, standardize, strata, weights, sample_weight, merge_small_strata, categorical, ordinal, distance, aggregation, trim, missing, continuous, keys, on_keys_below_k, key_importance, sensitive, merged_strata
         The run options of ``microagg.microaggregate`` (the same for every run of the grid).
 
     Returns

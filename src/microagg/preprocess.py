@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
+from .errors import InputError, shown
 from .partition import check_k  # noqa: F401  (importable from here: the app uses it)
 from .scaling import Standardizer, principal_axes, zscores  # noqa: F401  (their home is scaling)
 
@@ -326,7 +326,7 @@ def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=(), allow
             elif numbers and numbers >= sum(tokens.values()) and (
                     len(tokens) <= _FEW_TOKENS or numbers >= 9 * sum(tokens.values())):
                 ranked = sorted(tokens.items(), key=lambda x: -x[1])
-                listed = ", ".join(f"{t!r} ({k}x)" for t, k in ranked[:_FEW_TOKENS])
+                listed = ", ".join(f"{shown(t)} ({k}x)" for t, k in ranked[:_FEW_TOKENS])
                 if len(ranked) > _FEW_TOKENS:
                     listed += f" and {len(ranked) - _FEW_TOKENS} more"
                 raise InputError(
@@ -341,14 +341,14 @@ def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=(), allow
                           "are not protected; name them in --categorical / categorical= (or --ordinal) to protect "
                           "them as categories, or remove them before publishing", UserWarning, stacklevel=3)
         for c, example in formatted:
-            warnings.warn(f"column {c} holds numbers in a notation that is not read as numbers, such as {example!r} "
+            warnings.warn(f"column {c} holds numbers in a notation that is not read as numbers, such as {shown(example)} "
                           "(thousands separators, a decimal comma, the unicode minus, currency or percent signs): "
                           "it is not protected; write them as plain numbers (or set the decimal mark with --decimal) "
                           "to protect it, or remove it before publishing", UserWarning, stacklevel=3)
         if not cols and not allow_empty:
             hint = "" if not formatted else (
                 f": column(s) {', '.join(str(c) for c, _ in formatted)} hold numbers in a notation not read as "
-                f"numbers, such as {formatted[0][1]!r}; write them as plain numbers, or set the decimal mark "
+                f"numbers, such as {shown(formatted[0][1])}; write them as plain numbers, or set the decimal mark "
                 "with --decimal / decimal=")
             raise InputError("no numeric columns to use as quasi-identifiers" + hint)
         return cols
@@ -381,7 +381,7 @@ def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=(), allow
             raise InputError(f"quasi-identifier column {c} is not numeric (dtype {col.dtype})")
         bad = first_non_number(col, missing)
         if bad is not None:
-            raise InputError(f"quasi-identifier column {c} is not numeric: row {bad[0]} holds {bad[1]!r}")
+            raise InputError(f"quasi-identifier column {c} is not numeric: row {bad[0]} holds {shown(bad[1])}")
     return columns
 
 
@@ -414,7 +414,7 @@ def quasi_identifiers(df: pd.DataFrame, columns: list, missing=()) -> np.ndarray
                     raise InputError(f"quasi-identifier column {c} holds integers beyond 2^53 that float64 cannot "
                                      f"hold exactly (row {i + 1}: {value}); rescale it or leave it out")
                 if not (is_missing or is_number):
-                    raise InputError(f"quasi-identifier column {c} is not numeric: row {i + 1} holds {v!r}")
+                    raise InputError(f"quasi-identifier column {c} is not numeric: row {i + 1} holds {shown(v)}")
                 X[i, j] = float(value) if is_number else np.nan
     bad = ~np.isfinite(X)
     if bad.any():

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from .result import Result
-    from .typed import Aggregation, Columns, Distance, MergedStrata, MethodParams, Progress
+    from .typed import Aggregation, Columns, Distance, MergedStrata, MethodParams, OnKeysBelowK, Progress
 
 __all__ = ["protect", "PublishedFile", "Targets", "READ_OPTIONS", "unchanged_columns"]
 
@@ -142,6 +142,8 @@ def protect(
     missing: str | Sequence[str] | None = None,
     continuous: Columns | None = None,
     keys: Columns | None = None,
+    on_keys_below_k: OnKeysBelowK = "suppress",
+    key_importance: Columns | None = None,
     sensitive: Columns | None = None,
     merged_strata: MergedStrata = "recode",
     shuffle: bool = False,
@@ -272,6 +274,7 @@ def open_input(source: Path, output, options: dict, run, *, read_options: dict, 
         raise InputError(f"input file not found: {source}")
     io.format_of(source)
     targets = Targets.checked(source, output, report=report, labels=labels_out, init=init, manifest=manifest)
+    check_names(options, io.read_header(source, **read_options), source)  # before the body is read
     table = io.read(source, **read_options)
     io.check_writable(table, targets.output)
     options = as_in_file(options, table)
@@ -322,6 +325,31 @@ def as_in_file(options: dict, table) -> dict:
     table.check_columns((out.get("categorical") or []) + list(out.get("ordinal") or []) + (out.get("continuous") or []))
     table.check_columns((out.get("keys") or []) + (out.get("sensitive") or []), "key or sensitive column")
     return out
+
+
+#: the run options that name columns (lists, a mapping's keys, or one name)
+NAMING_OPTIONS = ("columns", "strata", "categorical", "ordinal", "continuous", "keys", "key_importance", "sensitive",
+                  "household", "sample_weight", "weights")
+
+
+def check_names(options: dict, header: list, source: Path) -> None:
+    """Every column an option names is in the file's header (as :func:`as_in_header` matches
+    it), found from the header alone: a misspelt name in a file of millions of rows is one line
+    before the body is read."""
+    names = []
+    for option in NAMING_OPTIONS:
+        value = options.get(option)
+        if value is None or (option in ("weights",) and not isinstance(value, dict)):
+            continue
+        if option == "sample_weight" and not isinstance(value, str):
+            continue  # an array of weights, not a column
+        given = list(value) if isinstance(value, (list, tuple, dict)) else [value]
+        names += [n for n in as_in_header(given, header) if n not in header]
+    if names:
+        shown = ", ".join(map(str, dict.fromkeys(names)))
+        available = ", ".join(map(str, header))
+        raise InputError(f"unknown column(s): {shown[:300]}; available in {source.name}: {available[:300]}"
+                         + ("..." if len(available) > 300 else ""))
 
 
 def as_in_header(names, header) -> list | None:

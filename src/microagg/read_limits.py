@@ -32,7 +32,8 @@ from pathlib import Path
 
 from .errors import InputError
 
-__all__ = ["ReadLimitError", "Limits", "limited", "memory_budget", "current", "check_file", "text_bytes", "memory_bytes"]
+__all__ = ["ReadLimitError", "Limits", "limited", "memory_budget", "current", "check_file", "text_bytes", "check_text",
+           "memory_bytes"]
 
 
 class ReadLimitError(InputError):
@@ -235,20 +236,26 @@ def text_bytes(path, encoding: str | None = None) -> tuple[bytes, bool]:
     gz = raw[:2] == b"\x1f\x8b"
     if gz:
         raw = _gunzip(raw, p.name, cap, why)
+    check_text(raw, p.name, encoding)
+    if not (raw.startswith(_WIDE_BOMS) or (encoding or "").lower().replace("_", "-").startswith(("utf-16", "utf-32"))):
+        _check_text_cells(p.name, raw)
+    return raw, gz
+
+
+def check_text(raw: bytes, name: str, encoding: str | None = None) -> None:
+    """Refuse bytes (a delimited text file's, or its first ones) that are another format (a PNG,
+    a Parquet file...) or hold NUL bytes, with one line."""
     found = _what_is(raw[:64])
     if found is not None:
         what, suffix = found
         hint = f": give it its suffix ({suffix})" if suffix else ""
-        raise ReadLimitError(f"{p.name} is {what}, not delimited text{hint}")
+        raise ReadLimitError(f"{name} is {what}, not delimited text{hint}")
     wide = raw.startswith(_WIDE_BOMS) or (encoding is not None
                                           and encoding.lower().replace("_", "-").startswith(("utf-16", "utf-32")))
     nul = -1 if wide else raw.find(b"\x00")
     if nul >= 0:
-        raise ReadLimitError(f"{p.name} holds NUL bytes (the first at byte {nul:,}): binary data, not delimited "
+        raise ReadLimitError(f"{name} holds NUL bytes (the first at byte {nul:,}): binary data, not delimited "
                              "text (UTF-16 text needs its byte order mark or --encoding)")
-    if not wide:
-        _check_text_cells(p.name, raw)
-    return raw, gz
 
 
 #: a delimited text file's cell in memory while it is read and kept for a byte-identical write

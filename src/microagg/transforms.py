@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .errors import InputError, ParameterError
+from .errors import InputError, ParameterError, shown
 from .preprocess import first_non_number, quasi_identifiers, select_columns
 from .distances import DISTANCES, Distance  # noqa: F401  (the registry of distances)
 from .scaling import Standardizer
@@ -78,7 +78,7 @@ def column_kinds(df: pd.DataFrame, cols: list, categorical=(), ordinal=(), missi
             if not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
                 if (bad := first_non_number(s, set(missing))) is not None:
                     raise InputError(f"column {c} is declared continuous but is not numeric: row {bad[0]} holds "
-                                     f"{bad[1]!r}")
+                                     f"{shown(bad[1])}")
             kinds[c] = "continuous"
         elif isinstance(s.dtype, pd.CategoricalDtype):
             kinds[c] = "ordinal" if s.dtype.ordered else "nominal"
@@ -93,7 +93,7 @@ def column_kinds(df: pd.DataFrame, cols: list, categorical=(), ordinal=(), missi
         elif (bad := first_non_number(s, set(missing))) is None:  # numbers written as text (issue 14): continuous
             kinds[c] = "continuous"
         else:
-            raise InputError(f"quasi-identifier column {c} is not numeric: row {bad[0]} holds {bad[1]!r}; "
+            raise InputError(f"quasi-identifier column {c} is not numeric: row {bad[0]} holds {shown(bad[1])}; "
                              f"declare it with categorical= or ordinal= (--categorical / --ordinal)")
     if as_codes:
         import warnings

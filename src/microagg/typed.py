@@ -28,6 +28,8 @@ Distance = Literal["euclidean", "mahalanobis", "robust"]
 Aggregation = Literal["mean", "median", "trimmed", "onestep"]
 #: ``options.MERGED_STRATA``
 MergedStrata = Literal["recode", "suppress", "refuse"]
+#: what a run does when records match fewer than k on the declared keys (options.ON_KEYS_BELOW_K)
+OnKeysBelowK = Literal["suppress", "refuse", "report"]
 #: ``progress(stage, fraction, message)``
 Progress = Callable[[str, float, str], object]
 

@@ -29,7 +29,7 @@ from .table import Table
 __all__ = ["Table", "Format", "read", "write", "format_of", "formats", "supported_text", "check_output_path",
            "check_writable", "check_side_file", "check_folder", "same_file", "atomic_write", "atomic_write_text",
            "atomic_folder", "remove_temporaries", "register_temporary", "unregister_temporary", "FormatError",
-           "chunks", "first_rows", "SUPPORTED", "key_view", "reader_name", "published_view"]
+           "chunks", "first_rows", "SUPPORTED", "key_view", "reader_name", "published_view", "read_header"]
 
 #: option name -> the command-line flag that sets it (for "applies to ... files" errors)
 _OPTION_FLAGS = {"sep": "--sep", "decimal": "--decimal", "encoding": "--encoding", "sheet": "--sheet"}
@@ -100,6 +100,33 @@ def read(path, *, sep: str | None = None, decimal: str | None = None, encoding: 
     return table
 
 
+def read_header(path, *, sep: str | None = None, decimal: str | None = None, encoding: str | None = None,
+                missing=(), sheet=None, format: str | None = None) -> list[str]:
+    """The column names of ``path`` in file order (duplicates included), as :func:`read` would
+    give them in ``Table.header``, reading only what names them: a CSV file's first bytes, a
+    Parquet footer, a Stata / SPSS / SAS header, an Excel sheet's first row. Takes
+    :func:`read`'s options (``missing`` plays no part in the names); the same errors for a
+    missing file, an option the format does not take, a file that is not its format."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"input file not found: {p}")
+    fmt = of_path(p) if format is None else get_format(format)
+    options = {"sep": sep, "decimal": decimal, "encoding": encoding, "sheet": sheet}
+    stray = [name for name, value in options.items() if value is not None and name not in fmt.read_options]
+    if stray or fmt.header is None or (format is not None and not p.name.lower().endswith(fmt.suffixes)):
+        return read(p, sep=sep, decimal=decimal, encoding=encoding, missing=missing, sheet=sheet, format=format).header
+    read_limits.check_file(p, fmt.name)
+    given = {name: options[name] for name in fmt.read_options if options[name] is not None}
+    try:
+        return fmt.header(p, **given)
+    except (InputError, MemoryError):
+        raise
+    except Exception as exc:
+        if isinstance(exc, OSError) and not fmt.library:
+            raise InputError(f"cannot read {p.name}: {exc.strerror or _one_line(exc)}") from None
+        raise InputError(f"cannot read {p.name} as {fmt.name}: {_one_line(exc)}") from None
+
+
 def write(table: Table, path, published: dict, *, order=None, check=None) -> Path:
     """Write ``table`` to ``path`` with the QI columns in ``published`` (name -> values, one per
     data row) replaced; the format comes from the suffix of ``path``.
@@ -167,11 +194,8 @@ def _reordered(table: Table, published: dict, order, fmt) -> tuple[Table, dict]:
     frame.attrs = dict(table.frame.attrs)
     original = None if table.original is None else table.original.iloc[order].reset_index(drop=True)
     meta = table.meta
-    if meta is not None and hasattr(meta, "records"):  # CSV: the data records change places
-        records = list(meta.records)
-        for pos, src in zip(meta.data_rows, order):
-            records[pos] = meta.records[meta.data_rows[src]]
-        meta = dataclasses.replace(meta, records=records)
+    if meta is not None and hasattr(meta, "reordered"):  # CSV: the data records change places
+        meta = meta.reordered(order)
     elif meta is not None and getattr(meta, "arrow", None) is not None:
         import pyarrow as pa
 
@@ -181,16 +205,14 @@ def _reordered(table: Table, published: dict, order, fmt) -> tuple[Table, dict]:
 
 def key_view(table: Table, columns):
     """The columns of a file as its reader groups them, one row per record: for CSV the text of
-    each field (unquoted), for the typed formats the values their library reads (``original``)."""
+    each field (unquoted; a categorical of the distinct texts, grouped without hashing them
+    again), for the typed formats the values their library reads (``original``)."""
     import pandas as pd
 
     meta = table.meta
-    if meta is not None and hasattr(meta, "records"):
-        from .csv import _unquote
-
+    if meta is not None and hasattr(meta, "grouped"):
         index = {name: j for j, name in enumerate(table.header)}
-        return pd.DataFrame({c: [_unquote(meta.records[i][index[c]]) for i in meta.data_rows] for c in columns},
-                            columns=list(columns))
+        return pd.DataFrame({c: meta.grouped(index[c]) for c in columns}, columns=list(columns))
     frame = table.original if table.original is not None else table.frame
     return frame[list(columns)].reset_index(drop=True)
 

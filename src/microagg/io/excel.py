@@ -102,5 +102,21 @@ def write_in_place(table, published: dict, tmp, path) -> None:
     wb.save(tmp)
 
 
+def header(p: Path, *, sheet=None) -> list:
+    """The first row of the sheet ``read`` reads (the first, or ``sheet``): its names."""
+    openpyxl = need("openpyxl", "reading Excel files")
+    wb = openpyxl.load_workbook(p, read_only=True, data_only=True)
+    try:
+        if sheet is not None and sheet not in wb.sheetnames:
+            raise InputError(f"no sheet {sheet!r} in {p.name}; its sheets: {', '.join(wb.sheetnames)}")
+        ws = wb.worksheets[0] if sheet is None else wb[sheet]
+        first = next(ws.iter_rows(max_row=1, values_only=True), None)
+    finally:
+        wb.close()
+    if first is None:
+        raise InputError(f"input file is empty: {p}")
+    return ["" if v is None else str(v) for v in first]
+
+
 FORMATS = (Format("excel", "Excel", (".xlsx",), read, write, family="excel", rank=60, read_options=("sheet",),
-                  write_same=write_in_place, magic=(b"PK\x03\x04",)),)
+                  write_same=write_in_place, magic=(b"PK\x03\x04",), header=header),)

@@ -37,7 +37,9 @@ class Format:
     the same family pass their metadata (labels, formats, ...) to this writer. ``library``: read
     by a third-party library, whose exceptions mean a damaged or foreign file. chunks(path,
     columns, rows, numeric) and first_rows(path, rows): the out-of-core reader (None: not
-    supported). ``folder``: a folder of such files is one data set.
+    supported). ``folder``: a folder of such files is one data set. header(path, **options): the
+    column names in file order (duplicates included), reading only what names them (None: the
+    whole file is read for them).
     """
 
     name: str
@@ -56,6 +58,7 @@ class Format:
     folder: bool = False
     read_only_hint: str = ""
     magic: tuple = ()  # first bytes of its files (a file of this format with a text suffix is named)
+    header: Callable | None = None
 
     @property
     def read_only(self) -> bool:

@@ -50,6 +50,14 @@ class LabelledMeta(Meta):
         return {k: v for k, v in (mapping or {}).items() if k in frame.columns}
 
 
+def readstat_header(p: Path, fmt: str) -> list:
+    """The variable names of an SPSS, SAS transport or SAS file, from its metadata only."""
+    pyreadstat = need("pyreadstat", f"reading {p.suffix} files")
+    reader = {"spss": pyreadstat.read_sav, "xpt": pyreadstat.read_xport, "sas7bdat": pyreadstat.read_sas7bdat}[fmt]
+    _, m = reader(str(p), metadataonly=True)
+    return [str(c) for c in m.column_names]
+
+
 def read_readstat(p: Path, fmt: str, missing=()):
     """An SPSS (.sav, .zsav), SAS transport (.xpt) or SAS data set (.sas7bdat) file."""
     pyreadstat = need("pyreadstat", f"reading {p.suffix} files")

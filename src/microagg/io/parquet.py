@@ -123,5 +123,17 @@ def first_rows(path, rows: int = 1000):
         raise InputError(f"cannot read {files[0]}: {text}") from None
 
 
+def header(p: Path) -> list:
+    """The column names as ``read`` gives them, from the schema (a file's footer; a folder's
+    files and partitions): a pandas index stored without a name is not a column."""
+    import pyarrow.parquet as pq
+
+    schema = pq.ParquetDataset(p).schema
+    unnamed = {c for c in ((schema.pandas_metadata or {}).get("index_columns") or [])
+               if isinstance(c, str) and c.startswith("__index_level_")}
+    return [str(n) for n in schema.names if n not in unnamed]
+
+
 FORMATS = (Format("parquet", "Parquet", (".parquet", ".pq"), read, write, family="parquet", rank=20,
-                  note="or a folder", folder=True, magic=(b"PAR1",), chunks=chunks, first_rows=first_rows),)
+                  note="or a folder", folder=True, magic=(b"PAR1",), chunks=chunks, first_rows=first_rows,
+                  header=header),)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .formats import Format
-from .labelled import LabelledMeta, read_readstat
+from .labelled import LabelledMeta, read_readstat, readstat_header
 from .typed import need
 
 __all__ = ["FORMATS"]
@@ -29,8 +29,10 @@ def write_xpt(frame, tmp, meta: LabelledMeta | None, path, published) -> None:
 
 
 FORMATS = (
-    Format("xpt", "SAS transport", (".xpt",), read_xpt, write_xpt, family="labelled", rank=50),
+    Format("xpt", "SAS transport", (".xpt",), read_xpt, write_xpt, family="labelled", rank=50,
+           header=lambda p: readstat_header(p, "xpt")),
     Format("sas7bdat", "SAS data set", (".sas7bdat",), read_sas7bdat, None, family="labelled", rank=51,
+           header=lambda p: readstat_header(p, "sas7bdat"),
            read_only_hint="SAS .sas7bdat files can be read but not written: choose an output ending in .xpt "
                           "(SAS transport), .csv, .parquet, .dta, .sav or .xlsx"),
 )

@@ -47,5 +47,12 @@ def write(frame, tmp, meta: LabelledMeta | None, path, published) -> None:
     )
 
 
+def header(p: Path) -> list:
+    """The variable names, from the file's dictionary (its cases are not read)."""
+    from .labelled import readstat_header
+
+    return readstat_header(p, "spss")
+
+
 FORMATS = (Format("spss", "SPSS", (".sav", ".zsav"), read, write, family="labelled", rank=40,
-                  magic=(b"$FL2", b"$FL3")),)
+                  magic=(b"$FL2", b"$FL3"), header=header),)

@@ -74,5 +74,12 @@ def write(frame, tmp, meta: LabelledMeta | None, path, published) -> None:
             warnings.warn(w.message, w.category, stacklevel=2)
 
 
+def header(p: Path) -> list:
+    """The variable names, from the file's header (its data are not read)."""
+    pyreadstat = need("pyreadstat", "reading Stata files")
+    _, m = pyreadstat.read_dta(str(p), metadataonly=True)
+    return [str(c) for c in m.column_names]
+
+
 FORMATS = (Format("stata", "Stata", (".dta",), read, write, family="labelled", rank=30,
-                  magic=(b"<stata_dta>",)),)
+                  magic=(b"<stata_dta>",), header=header),)
