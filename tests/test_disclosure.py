@@ -593,3 +593,36 @@ def test_audit_collects_every_measure():
     assert not any(f.measure.aligned for f in shuffled.figures)
     assert shuffled.group("risk")["key_records_below_k"] == risk["key_records_below_k"]
     assert not any("ori_hid" in w for w in shuffled.warnings)
+    # a shuffled file's audit: the paired measures alone give what combine takes from the full audit
+    from microagg.audit import combine
+
+    paired_only = audit_files(df, out, roles, paired_only=True)
+    assert paired_only.figures and all(f.measure.aligned for f in paired_only.figures) and not paired_only.warnings
+    assert combine(paired_only, shuffled).to_dict() == combine(audit, shuffled).to_dict()
+
+
+def test_row_order_on_a_sample_estimates_the_exact_signals():
+    """Above ``sample`` rows, rho and the ascending share are estimated on a fixed-seed sample
+    (issue 45): within a few standard errors (1/sqrt(sample)) of the exact figures, the same
+    flags, the row-number id still found exactly, and the same figures on every call."""
+    rng = np.random.default_rng(5)
+    n, m = 60_000, 5_000
+    frame = pd.DataFrame({
+        "sorted": np.sort(rng.normal(size=n)),  # follows the order
+        "noisy": np.arange(n) + rng.normal(scale=n / 3, size=n),  # rho about 0.7
+        "random": rng.normal(size=n),  # no order
+        "within_blocks": np.concatenate([np.sort(rng.normal(size=n // 60)) for _ in range(60)]),
+        "id": np.arange(n) + 7,
+    })
+    exact = {s.column: s for s in D.row_order(frame).signals}
+    sampled = {s.column: s for s in D.row_order(frame, sample=m).signals}
+    assert sampled == {s.column: s for s in D.row_order(frame, sample=m).signals}  # fixed seed
+    for name, s in exact.items():
+        est = sampled[name]
+        assert abs(est.spearman - s.spearman) < 5 / np.sqrt(m), name
+        assert abs(est.ascending_share - s.ascending_share) < 5 * 0.5 / np.sqrt(m), name
+        assert est.informative == s.informative, name
+        assert est.row_number_offset == s.row_number_offset, name
+    assert sampled["id"].row_number_offset == 7.0
+    assert not sampled["random"].informative and sampled["within_blocks"].informative
+    assert exact["random"].pairs == n - 1 and sampled["random"].pairs == m  # the pairs the share counts

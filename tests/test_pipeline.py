@@ -236,21 +236,39 @@ def test_the_result_has_typed_parts_and_extras_is_their_view():
     assert res.weights.variable["AGI"] == 2.0
 
 
-def test_a_time_limited_run_leaves_the_audit_its_time():
-    """With the file audit in the call (audit=True) the methods get the time limit less the
-    audit's expected time, never less than half; small data and unbounded runs are untouched."""
+def test_the_file_audit_is_computed_when_first_read_on_the_data_of_the_call():
+    """The default call leaves the file audit to the first read of Result.audit (issue 45): the
+    figures are those of audit=False plus the file audit (pipeline.audit), computed on the input
+    and output as they were at the call even when the caller then edits them, and a pickled
+    Result carries them."""
+    import pickle
+
     from microagg import pipeline
-    from microagg.audit import audit_seconds
     from microagg.clock import Deadline
     from microagg.options import validate_run
 
-    run = validate_run({"method": "mdav", "time_limit": 60})
-    big = (10**6, 10)
-    deadline = Deadline(60)
-    method_deadline = pipeline.leave_for_audit(deadline, run, big)
-    assert method_deadline.remaining() == pytest.approx(60 - audit_seconds(*big), abs=0.5)
-    with pytest.warns(UserWarning, match="the call will end after the limit"):
-        assert pipeline.leave_for_audit(Deadline(10), run, big).remaining() == pytest.approx(5, abs=0.5)
-    assert pipeline.leave_for_audit(deadline, run, (1000, 10)) is deadline
-    assert pipeline.leave_for_audit(deadline, run.with_options(audit=False), big) is deadline
-    assert pipeline.leave_for_audit(Deadline(None), run, big).bounded is False
+    df = microagg.datasets.load("census").head(300).copy()
+    res = microagg.microaggregate(df, k=3)
+    plain = microagg.microaggregate(df, k=3, audit=False)
+    assert res.pending_audit is not None and plain.pending_audit is None
+    run = validate_run({"k": 3})
+    source = pipeline.load(df.copy())
+    roles = pipeline.check_params_vs_input(run, source)
+    prepared = pipeline.prepare(source, roles, run)
+    parted = pipeline.partition(source, roles, prepared, run, Deadline(None), lambda *a: None)
+    published = pipeline.publish(source, roles, prepared, parted, run)
+    expected = plain.audit.with_figures(pipeline.audit(source, roles, prepared, published, run))
+    df.iloc[:, 0] = 0.0  # the caller edits its input and the output before reading the audit
+    res.data.iloc[:, 1] = 0.0
+    assert res.audit.to_dict() == expected.to_dict()
+    assert res.pending_audit is None and res.audit is res.audit  # computed once
+    fresh = microagg.microaggregate(microagg.datasets.load("census").head(300), k=3)
+    again = pickle.loads(pickle.dumps(fresh))
+    assert again.pending_audit is None and again.audit.to_dict() == expected.to_dict()
+    X = np.array(microagg.datasets.load("census").head(300), dtype=float)  # writable
+    arr = microagg.microaggregate(X, k=3)
+    utility = microagg.microaggregate(X.copy(), k=3).audit.group("utility")
+    X[:] = 0.0
+    arr.data[:] = 0.0
+    assert arr.audit.group("utility") == utility
+

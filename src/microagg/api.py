@@ -168,7 +168,8 @@ def microaggregate(
         running the method; every group is checked to hold at least k records inside one stratum.
     audit : bool, default True
         Measure the published data into ``Result.audit`` (utility, k-anonymity of the key
-        variables, re-identification risk, l-diversity, interval disclosure, row order).
+        variables, re-identification risk, l-diversity, interval disclosure, row order), when
+        ``Result.audit`` is first read.
     progress : bool or callable, default False
         True: a progress bar on stderr; a callable receives ``progress(stage, fraction, message)``.
     **params
@@ -191,9 +192,8 @@ def microaggregate(
     Notes
     -----
     ``time_limit`` is shared by strata, blocks, portfolio members and initial methods by one rule
-    (``microagg.clock``), and with ``audit`` the file audit's expected time is left to it
-    (``pipeline.leave_for_audit``). Methods registered as not interruptible (md, npn-mhm, ...) run
-    to completion or are refused at once where their least time does not fit
+    (``microagg.clock``); the file audit is not part of the call. Methods registered as not
+    interruptible (md, npn-mhm, ...) run to completion or are refused at once where their least time does not fit
     (benchmarks/results/colgen_time_limit.md). The method's compiled kernels load before the clock
     starts, once per process (``methods.load_kernels``).
 
@@ -205,7 +205,8 @@ def microaggregate(
     (nominal columns publish the group's mode, ordinal ones its median category, in the column's
     own dtype); a non-euclidean distance whitens the continuous part before the method. Strata
     merged because smaller than k are recoded or suppressed in the stratum columns
-    (``merged_strata``). ``Result.audit`` is computed after ``Result.seconds`` was taken.
+    (``merged_strata``). The published data's file audit is computed when ``Result.audit`` is
+    first read, not during the call (docs/performance.md).
 
     Examples
     --------
@@ -237,9 +238,9 @@ def _microaggregate(data, options: dict, params: dict) -> Result:
     if deadline.time_cut:  # the clock, not the work done, ended the run: another load gives another file
         audit = dataclasses.replace(audit, warnings=audit.warnings + (TIME_CUT_NOTE,),
                                     context={**audit.context, "reproducible": False})
-    seconds = deadline.elapsed()  # the protection's time; the file audit below is not part of it
-    if run.audit:
-        audit = audit.with_figures(pipeline.audit(source, roles, prepared, published, run))
+    seconds = deadline.elapsed()  # the protection's time; the file audit is not part of it
+    # the file audit runs when Result.audit is first read (issue 45: the default call costs the protection)
+    pending = pipeline.deferred_audit(source, roles, prepared, published, run) if run.audit else None
     order = pipeline.shuffle_order(run, source.frame)  # after the audit, which pairs records in input order
     labels = partitioned.labels
     sizes = [group_sizes(labels[:, j]) for j in range(labels.shape[1])] if labels.ndim == 2 else group_sizes(labels)
@@ -257,4 +258,5 @@ def _microaggregate(data, options: dict, params: dict) -> Result:
         publication=publication, method_facts=partitioned.method_facts, changed_columns=published.changed,
         shuffled=order is not None, audit_roles=pipeline.audit_roles(roles, run), time_cut=deadline.time_cut,
         suppression=published.suppression,
+        pending_audit=pending,
     )

@@ -31,7 +31,8 @@ import numpy as np
 from . import disclosure as D
 from .measures import Audit, Comparison, audit as audit_group, measure, measures_of
 
-__all__ = ["AuditRoles", "FileAudit", "audit_files", "combine", "in_registry_order", "DEFAULT_L", "RMD_MAX_FIT"]
+__all__ = ["AuditRoles", "FileAudit", "audit_files", "combine", "in_registry_order", "DEFAULT_L", "RMD_MAX_FIT",
+           "ROW_ORDER_SAMPLE"]
 
 #: the l of l-diversity checked by default (sdcMicro's ldiversity reports l; 2 is the least diversity)
 DEFAULT_L = 2.0
@@ -40,6 +41,13 @@ DEFAULT_L = 2.0
 #: data, 2·10^4 × 13 after MDAV k = 3: fitted on 1,000 / 5,000 / all records, 0.35 / 0.95 / 2.8 s,
 #: RMDID1 0.8997 / 0.8983 / 0.8992: the figure does not move, the default call's time does.
 RMD_MAX_FIT = 1000
+#: above this many records, the row-order signals (Spearman's rho with the row number, the share
+#: of ascending adjacent pairs) are estimated on a fixed-seed sample of this many rows and as many
+#: adjacent pairs: standard error at most 1/sqrt(10^5) = 0.0032 for rho (about (1 - rho^2)/sqrt(m))
+#: and 0.5/sqrt(10^5) = 0.0016 for the share, against flag thresholds of 0.5 and 0.8; the
+#: row-number check stays exact. 10^6 x 14 census-like columns: 2.29 -> 0.34 CPU s, the same flags
+#: (benchmarks/results/default_call.md)
+ROW_ORDER_SAMPLE = 100_000
 
 
 @dataclass(frozen=True)
@@ -231,7 +239,7 @@ class FileAudit(Comparison):
 
     @cached_property
     def order(self) -> D.RowOrder:
-        return D.row_order(self.published_frame)
+        return D.row_order(self.published_frame, sample=ROW_ORDER_SAMPLE)
 
     def warnings(self) -> tuple:
         out = list(self.frequencies.warnings())
@@ -391,55 +399,52 @@ def _row_order(c):
     return len(c.order.informative_columns) if isinstance(c, FileAudit) else None
 
 
-#: the file audit's time per published value (records × columns), measured at 10^6 records, k = 3
-#: (the call with audit=True less the protection's seconds, load about 1): census-like 13 columns
-#: 0.6e-6 s after projected, 1.0e-6 after individual ranking (RMDID2 then needs its KD-tree),
-#: Gaussian 10-d 1.0e-6 (DBRL on 10,000 records, rank intervals, robust distances, key
-#: frequencies); a time-limited run leaves this much of its limit to the audit
-#: (``audit_seconds``), with room for a busy machine
-AUDIT_SECONDS_PER_VALUE = 1.2e-6
-
-
-def audit_seconds(n: int, columns: int) -> float:
-    """The seconds the file audit of n records × ``columns`` published columns is expected to take."""
-    return AUDIT_SECONDS_PER_VALUE * n * columns
-
-
 def audit_files(original, published, roles: AuditRoles, *, grouped=None, sample_weights=None, aligned: bool = True,
-                seed: int | None = 0, read_back: str | None = None, cache: dict | None = None) -> Audit:
+                seed: int | None = 0, read_back: str | None = None, cache: dict | None = None,
+                paired_only: bool = False) -> Audit:
     """The audit of a published file (groups "utility" and "risk", the categorical QIs' changes,
     the warnings): every registered file measure on ``FileAudit(original, published, roles, ...)``.
 
     original, published: DataFrames (the published file in the original's row order when
     ``aligned``); grouped: the key variables as the output's reader groups them; read_back:
     how they were read (said in the context); cache: a dict kept across audits of the same
-    original (the embedding, the robust distances), as ``explore`` keeps one. Deterministic: the
+    original (the embedding, the robust distances), as ``explore`` keeps one; paired_only: only
+    the measures that pair records, and no warnings (what ``combine`` takes from the audit of a
+    shuffled file's records put back in order). Deterministic: the
     same inputs give the same figures to the last digit, whichever front end computes them."""
+    from threadpoolctl import threadpool_limits
+
     from .measures import categorical_report
 
     files = FileAudit(original, published, roles, grouped=grouped, sample_weights=sample_weights, aligned=aligned,
                       seed=seed, cache=cache)
     wide = len(roles.continuous) > AUDIT_MATRIX_COLUMNS
-    result = _audit_measures(files, skip=MATRIX_MEASURES) if wide else \
-        audit_group(files, "utility").with_figures(audit_group(files, "risk"))
-    notes = ()
-    if wide:  # the d×d measures on the first AUDIT_MATRIX_COLUMNS continuous QIs: their cost grows as d^3
-        narrow = _first_continuous(roles, AUDIT_MATRIX_COLUMNS)
-        matrix = FileAudit(original, published, narrow, grouped=grouped, sample_weights=sample_weights,
-                           aligned=aligned, seed=seed, cache=cache)
-        result = result.with_figures(_audit_measures(matrix, only=MATRIX_MEASURES))
-        notes = (f"correlation, covariance, eigenvalue, principal-component and RMD figures on the first "
-                 f"{AUDIT_MATRIX_COLUMNS} of the {len(roles.continuous):,} continuous quasi-identifiers (their cost "
-                 "grows with the cube of the columns); the other figures on all of them",)
-    categorical = [c for c in roles.columns if c not in roles.continuous]
-    categories = categorical_report(original[categorical], published[categorical]) if categorical and aligned else {}
+    # one BLAS/OpenMP thread, as the kernels run: the audit's linear algebra is on small matrices
+    # (the MCD's c-steps on RMD_MAX_FIT records, d × d covariances), where a second thread gains
+    # nothing on a free core and spins against busy ones (benchmarks/results/default_call.md)
+    with threadpool_limits(limits=1):
+        result = _audit_measures(files, skip=MATRIX_MEASURES, paired_only=paired_only) if wide else \
+            audit_group(files, "utility", paired_only).with_figures(audit_group(files, "risk", paired_only))
+        notes = ()
+        if wide:  # the d×d measures on the first AUDIT_MATRIX_COLUMNS continuous QIs: their cost grows as d^3
+            narrow = _first_continuous(roles, AUDIT_MATRIX_COLUMNS)
+            matrix = FileAudit(original, published, narrow, grouped=grouped, sample_weights=sample_weights,
+                               aligned=aligned, seed=seed, cache=cache)
+            result = result.with_figures(_audit_measures(matrix, only=MATRIX_MEASURES, paired_only=paired_only))
+            notes = (f"correlation, covariance, eigenvalue, principal-component and RMD figures on the first "
+                     f"{AUDIT_MATRIX_COLUMNS} of the {len(roles.continuous):,} continuous quasi-identifiers (their "
+                     "cost grows with the cube of the columns); the other figures on all of them",)
+        categorical = [c for c in roles.columns if c not in roles.continuous]
+        categories = (categorical_report(original[categorical], published[categorical]) if categorical and aligned
+                      else {})
+        warnings = () if paired_only else files.warnings() + notes
     context = {"key_variables": [str(c) for c in roles.key_variables],
                "categorical_keys": [str(c) for c in roles.categorical_keys],
                "rows_aligned": bool(aligned), "grouped_as": read_back or "the published data as given"}
     if wide:
         context["matrix_columns"] = [str(c) for c in _first_continuous(roles, AUDIT_MATRIX_COLUMNS).continuous]
     figures = in_registry_order(result.figures) if wide else result.figures
-    return Audit(figures, categories, files.warnings() + notes, context)
+    return Audit(figures, categories, warnings, context)
 
 
 #: the audit's d×d measures (correlations, covariances, eigenvalues, principal components, the robust
@@ -459,14 +464,16 @@ def _first_continuous(roles: AuditRoles, count: int) -> AuditRoles:
     return dataclasses.replace(roles, columns=columns, kinds={c: roles.kinds[c] for c in columns if c in roles.kinds})
 
 
-def _audit_measures(files, *, skip=(), only=None) -> Audit:
+def _audit_measures(files, *, skip=(), only=None, paired_only: bool = False) -> Audit:
     """The "utility" and "risk" figures of ``files``: every registered measure but ``skip`` (or only
-    those in ``only``), in registration order, those that pair records left out when unaligned."""
+    those in ``only``), in registration order, those that pair records left out when unaligned
+    (``paired_only``: only those)."""
     from .measures import Figure
 
     aligned = getattr(files, "aligned", True)
     figures = [Figure(m, m.compute(files), group) for group in ("utility", "risk") for m in measures_of(group)
-               if m.name not in skip and (only is None or m.name in only) and (aligned or not m.aligned)]
+               if m.name not in skip and (only is None or m.name in only) and (aligned or not m.aligned)
+               and (m.aligned or not paired_only)]
     return Audit(tuple(f for f in figures if f.value is not None))
 
 

@@ -7,11 +7,14 @@ own times, not numba's compilation.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import queue
 
 from . import datasets
 from . import methods as registry
 from .api import microaggregate
+from .progress import COMPILING
 
 _DEMO_TASK_OF_FAMILY = {"tour": "local-search", "projection": "univariate", "per-variable": "univariate"}
 #: column generation starts from V-MDAV and compiles its kernel (3 s) itself: the vmdav row runs
@@ -91,9 +94,24 @@ def _demo_task(task: str, names: list, dataset: str, k: int, time_limit, work=No
         def on_end(self, ev):
             pass
 
+    current = {"name": None, "announced": set()}
+
+    class CompileNotice(event.Listener):  # any thread of this worker: the method's kernels compile
+        def on_start(self, ev):
+            name = current["name"]
+            if name is not None and name not in current["announced"]:
+                current["announced"].add(name)
+                _tell("compiling", name)
+
+        def on_end(self, ev):
+            pass
+
     rows = []
-    with event.install_listener("numba:compile", CompiledElsewhere()):
+    with event.install_listener("numba:compile", CompiledElsewhere()), \
+            event.install_listener("numba:compile", CompileNotice()):
         for name in names:
+            current["name"] = name
+            _tell("start", name)
             data, note = _demo_inputs(registry.get(name), df, dataset)
             microaggregate(data.head(max(3 * k, 30)), k=k, method=name, seed=0, columns=list(data.columns),
                            audit=False)
@@ -105,7 +123,25 @@ def _demo_task(task: str, names: list, dataset: str, k: int, time_limit, work=No
                 if len(elsewhere) == before:
                     break
             rows.append((name, res.information_loss, res.lower_bound_il, res.seconds, note))
+            current["name"] = None
+            _tell("done", name, res.seconds)
     return rows
+
+
+#: where a worker's events go ("start" / "compiling" / "done", method, seconds): the parent's
+#: queue in a worker process (``_listen``), a callback when the tasks run in this process
+_EVENTS = None
+
+
+def _listen(events) -> None:
+    """Worker-process initializer: send this worker's events to ``events`` (a queue)."""
+    global _EVENTS
+    _EVENTS = events.put
+
+
+def _tell(kind: str, name: str, seconds: float | None = None) -> None:
+    if _EVENTS is not None:
+        _EVENTS((kind, name, seconds))
 
 
 def demo_tasks(names) -> dict:
@@ -124,25 +160,33 @@ def demo_tasks(names) -> dict:
     return {t: tasks[t] for t in order}, needs
 
 
-def run_demo_tasks(tasks: dict, needs: dict, run, workers: int) -> list:
+def run_demo_tasks(tasks: dict, needs: dict, run, workers: int, events=None) -> list:
     """Run ``run(task, task_methods)`` for every task on ``workers`` processes, each task once the
     tasks in needs[task] are done; a task that others name in _DEMO_TASK_NEEDS starts first,
-    then the heaviest first (the order of ``tasks``). Returns the rows of all tasks."""
+    then the heaviest first (the order of ``tasks``). ``events``: a multiprocessing queue that
+    hears each method's start, compilation and end (``_tell``). Returns the rows of all tasks."""
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    global _EVENTS
 
     unblocks = {t: sum(t in _DEMO_TASK_NEEDS.get(u, ()) for u in tasks) for t in tasks}
     pending = sorted(tasks, key=lambda t: -unblocks[t])  # stable: keeps the cost order
     done: set = set()
     rows: list = []
     if workers < 2:  # one core: in this process, in dependency order
-        while pending:
-            task = next(t for t in pending if needs[t] <= done)
-            pending.remove(task)
-            rows += run(task, tasks[task])
-            done.add(task)
+        _EVENTS = None if events is None else events.put
+        try:
+            while pending:
+                task = next(t for t in pending if needs[t] <= done)
+                pending.remove(task)
+                rows += run(task, tasks[task])
+                done.add(task)
+        finally:
+            _EVENTS = None
         return rows
     running: dict = {}
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    initializer = {} if events is None else {"initializer": _listen, "initargs": (events,)}
+    with ProcessPoolExecutor(max_workers=workers, **initializer) as pool:
         while pending or running:
             for task in [t for t in pending if needs[t] <= done][: workers - len(running)]:
                 pending.remove(task)
@@ -162,7 +206,7 @@ def run_demo(dataset: str, k: int, time_limit=None, quiet_stdout=None, work=None
     load; ``time_limit`` (seconds, None: none) is a safety cap.
     ``quiet_stdout``: a context manager that keeps third-party output (HiGHS' banner, also from
     the worker processes, which inherit the file descriptors) off stdout while the methods run."""
-    import contextlib
+    import multiprocessing
     from functools import partial
 
     from rich.console import Console
@@ -174,9 +218,10 @@ def run_demo(dataset: str, k: int, time_limit=None, quiet_stdout=None, work=None
     workers = min(len(tasks), os.cpu_count() or 1)
     # numba compiles on one thread and a fresh install has nothing cached: the tasks run in
     # parallel worker processes, which write numba's on-disk cache (fast on later runs)
+    events = multiprocessing.get_context().Queue() if workers >= 2 else queue.SimpleQueue()
     with quiet_stdout() if quiet_stdout is not None else contextlib.nullcontext(), \
-            Console(stderr=True).status("running every method (the first run also compiles them)"):
-        rows = {row[0]: row for row in run_demo_tasks(tasks, needs, run, workers)}
+            _progress_display(registry.names(), events):
+        rows = {row[0]: row for row in run_demo_tasks(tasks, needs, run, workers, events)}
     budget = f"work {demo_work(len(df)) if work is None else work:,.0f} per method"
     table = Table(title=f"microagg demo: {dataset} ({len(df)}×{df.shape[1]}), k = {k}, {budget}")
     for col in ("method", "IL %", "lower bound %", "seconds", "note"):
@@ -187,3 +232,58 @@ def run_demo(dataset: str, k: int, time_limit=None, quiet_stdout=None, work=None
     Console().print(table)
 
 
+@contextlib.contextmanager
+def _progress_display(names: list, events):
+    """What the demo is doing, on stderr, from the workers' events: in a terminal one bar per
+    method (waiting, compiling, running, done) under a bar of the methods done; otherwise one
+    line when a method's kernels compile and one when it is done, so a log shows why a first run
+    takes longer."""
+    import sys
+    import threading
+
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    total = len(names)
+    finished = []
+    if console.is_terminal:
+        bars = Progress(TextColumn("{task.description:16s}"), BarColumn(bar_width=24),
+                        TextColumn("{task.fields[state]}"), TimeElapsedColumn(), console=console, transient=True)
+        overall = bars.add_task("microagg demo", total=total, state=f"0 of {total} methods")
+        rows = {name: bars.add_task(name, total=1, state="waiting", start=False) for name in names}
+
+        def show(kind, name, seconds):
+            if kind == "start":
+                bars.start_task(rows[name])
+                bars.update(rows[name], state="running")
+            elif kind == "compiling":
+                bars.update(rows[name], state="compiling kernels (first run only)")
+            else:
+                finished.append(name)
+                bars.update(rows[name], completed=1, state=f"done, {seconds:.2f} s")
+                bars.update(overall, completed=len(finished), state=f"{len(finished)} of {total} methods")
+        context = bars
+    else:
+        def show(kind, name, seconds):
+            if kind == "compiling":
+                print(f"microagg demo: {name}: {COMPILING} (first run only)...", file=sys.stderr, flush=True)
+            elif kind == "done":
+                finished.append(name)
+                print(f"microagg demo: [{len(finished)}/{total}] {name} done", file=sys.stderr, flush=True)
+        context = contextlib.nullcontext()
+        print(f"microagg demo: running {total} methods (the first run after an install also compiles them)",
+              file=sys.stderr, flush=True)
+
+    def pump():
+        while (event := events.get()) is not None:  # None: the demo is over
+            show(*event)
+
+    with context:
+        thread = threading.Thread(target=pump, daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            events.put(None)
+            thread.join(timeout=5)

@@ -577,13 +577,15 @@ class Audit:
                    dict(doc.get("context") or {}))
 
 
-def audit(inputs, group: str) -> Audit:
+def audit(inputs, group: str, paired_only: bool = False) -> Audit:
     """Every registered measure of ``group`` on ``inputs`` (a ``Comparison`` or ``audit.FileAudit``
     for "utility" and "risk", the pipeline's measure-stage inputs for "run"). Measures that pair
-    records (``aligned``) are left out when the inputs' rows are not aligned."""
+    records (``aligned``) are left out when the inputs' rows are not aligned; ``paired_only``:
+    only those (a shuffled file's other figures come from the file as it is: ``audit.combine``)."""
     _load_registry()
     aligned = getattr(inputs, "aligned", True)
-    figures = [Figure(m, m.compute(inputs), group) for m in measures_of(group) if aligned or not m.aligned]
+    figures = [Figure(m, m.compute(inputs), group) for m in measures_of(group)
+               if (aligned or not m.aligned) and (m.aligned or not paired_only)]
     return Audit(tuple(f for f in figures if f.value is not None or f.measure.name in _ALWAYS))
 
 

@@ -28,7 +28,7 @@ from .options import Run
 from .partition import check_k, check_partition, relabel, sse
 
 __all__ = ["Source", "Roles", "Prepared", "Partitioned", "Published", "load", "check_params_vs_input", "prepare",
-           "partition", "publish", "measure", "audit_roles", "audit", "shuffle_order", "frame_of"]
+           "partition", "publish", "measure", "audit_roles", "audit", "deferred_audit", "shuffle_order", "frame_of"]
 
 
 @dataclass
@@ -273,7 +273,6 @@ def partition(source: Source, roles: Roles, prepared: Prepared, run: Run, deadli
     # every input checked: the kernels the largest part will call load outside the budget
     largest = max(len(rows) for _, rows in units)
     registry.load_kernels(info.name, (largest, Z.shape[1]), progress, deadline)
-    deadline = leave_for_audit(deadline, run, source.frame.shape)
     if strata is None:
         labels, out = _run_unit(Z, k, run, params, deadline, progress)
         return Partitioned(labels, out.lower_bound, dict(out.extras))
@@ -307,26 +306,6 @@ def _given_partition(labels, strata, Z, k, run: Run) -> Partitioned:
     report = StrataReport(tuple(runs), tuple(strata.merges), run.merged_strata if strata.merges else None,
                           tuple(strata.mapping(run.merged_strata)) if strata.merges else ())
     return Partitioned(labels, None, facts, report, strata)
-
-
-def leave_for_audit(deadline: Deadline, run: Run, shape) -> Deadline:
-    """The methods' deadline when the call's time limit must also hold the file audit
-    (``run.audit``): the limit less the audit's expected time (``audit.audit_seconds``), where that
-    is over TOLERATED_OVERSHOOT (about 4·10^5 values), and never less than half of what is left."""
-    from .audit import audit_seconds
-    from .methods import TOLERATED_OVERSHOOT
-
-    if not (run.audit and deadline.bounded):
-        return deadline
-    reserve = audit_seconds(*shape)
-    if reserve <= TOLERATED_OVERSHOOT:
-        return deadline
-    left = deadline.remaining()
-    if reserve > 0.5 * left:
-        warnings.warn(f"the audit of {shape[0]:,} records is expected to take about {reserve:,.0f} s, more than half "
-                      f"of the {left:,.0f} s time limit: the call will end after the limit; audit=False leaves the "
-                      "whole limit to the method (the command line audits the written file after it)", stacklevel=2)
-    return deadline.share(max(left - reserve, 0.5 * left), left)
 
 
 def _run_unit(Z, k, run: Run, params, deadline, progress):
@@ -533,6 +512,21 @@ def audit(source: Source, roles: Roles, prepared: Prepared, published: Published
     return audit_files(source.frame, frame, given,
                        sample_weights=roles.sample_weights if roles.sample_weight_column is None else None,
                        seed=run.seed, cache={embedding_key(given): prepared.embedding})
+
+
+def deferred_audit(source: Source, roles: Roles, prepared: Prepared, published: Published, run: Run):
+    """``audit`` of this run, computed when ``Result.audit`` is first read (``result.PendingAudit``),
+    on the input and the published data as they are now: pandas' copy-on-write keeps a shallow
+    copy of a frame from the caller's later edits (free), an array is copied."""
+    from dataclasses import replace
+
+    from .result import PendingAudit
+
+    def snapshot(data):
+        return data.copy(deep=False) if hasattr(data, "iloc") else np.array(data, copy=True)
+
+    return PendingAudit(audit, replace(source, frame=snapshot(source.frame)), roles, prepared,
+                        replace(published, data=snapshot(published.data)), run)
 
 
 def shuffle_order(run: Run, frame) -> np.ndarray | None:

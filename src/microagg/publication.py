@@ -479,13 +479,15 @@ def _written_audit(table, back: _ReadBack, res, run, order):
 
     roles = res.audit_roles
     frame, keys = io.published_view(back.table), back.keys
+    cache: dict = {}  # what depends on the original only (its embedding, robust distances): once for both
     as_written = audit_files(table.frame, frame, roles, grouped=keys, aligned=order is None, seed=run.seed,
-                             read_back=back.reader)
+                             read_back=back.reader, cache=cache)
     if order is None:
         return as_written
     undo = np.argsort(order)
     paired = audit_files(table.frame, frame.iloc[undo].reset_index(drop=True), roles,
-                         grouped=keys.iloc[undo].reset_index(drop=True), seed=run.seed, read_back=back.reader)
+                         grouped=keys.iloc[undo].reset_index(drop=True), seed=run.seed, read_back=back.reader,
+                         cache=cache, paired_only=True)  # combine takes only these from it
     return combine(paired, as_written)
 
 

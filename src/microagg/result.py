@@ -21,7 +21,7 @@ from .errors import InputError
 from .measures import Audit
 from .scaling import Standardizer
 
-__all__ = ["Result", "StratumRun", "StrataReport", "Portfolio", "Weights", "Publication", "Bound"]
+__all__ = ["Result", "PendingAudit", "StratumRun", "StrataReport", "Portfolio", "Weights", "Publication", "Bound"]
 
 
 @dataclass(frozen=True)
@@ -113,6 +113,19 @@ class Bound:
     weighted: float | None = None
 
 
+class PendingAudit:
+    """The published data's file audit of an API call, computed when ``Result.audit`` is first read
+    (the default call then costs the protection, not the audit nobody read: issue 45). Holds what
+    ``pipeline.audit`` needs (the original, the published data in the input's order, the roles,
+    the run's embedding); ``compute`` returns the file audit."""
+
+    def __init__(self, compute, *args):
+        self._compute, self._args = compute, args
+
+    def compute(self):
+        return self._compute(*self._args)
+
+
 @dataclass
 class Result:
     """What ``microaggregate`` returns: the protected data, the partition and the run's figures.
@@ -145,7 +158,8 @@ class Result:
         The quasi-identifier columns.
     audit : Audit
         The run's figures and the published data's audit (``audit.group("utility")``,
-        ``audit.group("risk")``, ``audit.warnings``).
+        ``audit.group("risk")``, ``audit.warnings``), the latter computed when ``audit`` is first
+        read (docs/performance.md).
     strata, portfolio, weights, publication, bound
         Typed facts of the run: strata and their merges, ``auto``'s members, the weights, what a
         group publishes, the method's bound.
@@ -182,10 +196,23 @@ class Result:
     file: Any = None  # publication.PublishedFile: the file published (microagg.protect, the command line, the app)
     time_cut: bool = False  # the time limit ended the run (not its work budget): not reproducible
     suppression: Any = None  # suppression.Suppression: key values set missing (local suppression), None: no keys
+    pending_audit: Any = field(default=None, repr=False, compare=False)  # PendingAudit: the file audit, on first read
 
     def __post_init__(self):
         if self.changed_columns is None:
             self.changed_columns = list(self.columns)
+
+    @property
+    def _run_audit(self) -> Audit:
+        """The audit as known without computing a pending file audit: the run's own figures (IL,
+        the bound, weighted IL, the categorical QIs' changes) are in it from the call on."""
+        return self.__dict__["_audit"]
+
+    def __getstate__(self) -> dict:
+        """A pickled Result is complete: its file audit is computed first (the app's run process
+        pickles its Result; the audit's inputs, the original frame among them, stay here)."""
+        self.audit  # noqa: B018 (computes a pending audit)
+        return dict(self.__dict__)
 
     def measured(self, values) -> np.ndarray:
         """Continuous QI values (n, d) in the units the run measured IL in (its own scaler).
@@ -198,7 +225,7 @@ class Result:
     @property
     def lower_bound_il(self) -> float | None:
         """The lower bound expressed as information loss (percent)."""
-        return self.audit.get("lower_bound_il")
+        return self._run_audit.get("lower_bound_il")
 
     @property
     def all_group_sizes(self) -> np.ndarray:
@@ -235,13 +262,13 @@ class Result:
             out["whitened_lower_bound"] = self.bound.whitened
         if self.weights.variable is not None:
             out["weights"] = dict(self.weights.variable)
-            out["weighted_information_loss"] = self.audit.get("weighted_information_loss")
+            out["weighted_information_loss"] = self._run_audit.get("weighted_information_loss")
             if self.bound.weighted is not None:
                 out["weighted_lower_bound"] = self.bound.weighted
         if self.weights.sample_weight is not None:
             out["sample_weight"] = self.weights.sample_weight
-        if self.audit.categories:
-            out["categories"] = {c: dict(m) for c, m in self.audit.categories.items()}
+        if self._run_audit.categories:
+            out["categories"] = {c: dict(m) for c, m in self._run_audit.categories.items()}
         return out
 
     def portfolios(self) -> list:
@@ -334,12 +361,12 @@ class Result:
                 lines.extend(p.lines(prefix))
         if self.weights.variable is not None:
             lines.append(f"variable weights {self.weights.variable}; weighted information loss "
-                         f"{self.audit['weighted_information_loss']:.4f}%")
+                         f"{self._run_audit['weighted_information_loss']:.4f}%")
         if self.weights.sample_weight is not None:
             lines.append(f"group means weighted by sample weight {self.weights.sample_weight}")
         if not self.publication.plain:
             lines.append(self.publication.note)
-        for c, m in self.audit.categories.items():
+        for c, m in self._run_audit.categories.items():
             lines.append(f"categorical {c}: {100 * m['changed_share']:.2f}% of values changed, "
                          f"distribution distance (TVD) {m['distribution_tvd']:.4f}")
         if self.publication.distance != "euclidean":
@@ -354,6 +381,24 @@ class Result:
                                                           if m["published_as"] is not None else
                                                           "stratum values suppressed (merged_strata='suppress')"))
         return lines
+
+
+def _get_audit(self) -> Audit:
+    """The run's figures and, with ``audit``, the published data's (computed on first read)."""
+    pending = self.__dict__.get("pending_audit")
+    if pending is not None:
+        self.__dict__["pending_audit"] = None
+        self.__dict__["_audit"] = self.__dict__["_audit"].with_figures(pending.compute())
+    return self.__dict__["_audit"]
+
+
+def _set_audit(self, value: Audit) -> None:
+    self.__dict__["_audit"] = value
+
+
+# ``audit`` stays a dataclass field (the constructor's and dataclasses.replace's keyword) read
+# through a property, so that the file audit runs on first read (PendingAudit)
+Result.audit = property(_get_audit, _set_audit)
 
 
 def _suppression_lines(s) -> list[str]:
