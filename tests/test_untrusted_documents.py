@@ -65,7 +65,7 @@ def _edit(path, change):
 
 
 @pytest.mark.parametrize("change, words", [
-    (lambda d: d["input"].pop("sha256"), ["input.sha256"]),
+    (lambda d: d["input"].pop("sha256"), ["SHA-256"]),
     (lambda d: d["input"].__setitem__("sha256", "0" * 64), ["SHA-256"]),
     (lambda d: d.pop("runs"), ["runs"]),
     (lambda d: d.__setitem__("runs", "all"), ["runs"]),

@@ -372,7 +372,10 @@ def _from_explore(args, given: dict) -> tuple[dict, dict]:
     if row["status"] != "ok" or args.pick not in labels:
         raise UserError(f"--pick {args.pick}: that run did not finish ({row['status']}"
                         + (f": {row['note']}" if row.get("note") else "") + ")")
-    sha = doc["input"]["sha256"]  # required by the result's schema (documents.py)
+    sha = doc["input"].get("sha256")
+    if sha is None:
+        raise UserError(f"{Path(args.from_explore).name} names no input SHA-256: the file it explored cannot be "
+                        "checked, so it is not published (explore a file, or protect with the run's options)")
     if not Path(args.input).is_file():
         raise UserError(f"input file not found: {args.input}")
     if manifest.sha256(args.input) != sha:

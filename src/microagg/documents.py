@@ -97,9 +97,9 @@ def _models():
         command: str = ""
         audit: AuditDoc = Field(default_factory=AuditDoc)
 
-    class InputDoc(Open):
+    class InputDoc(Open):  # an exploration of a data frame has no file: --from-explore requires its SHA-256
         name: str = ""
-        sha256: str = Field(pattern=_SHA256)
+        sha256: Optional[str] = Field(None, pattern=_SHA256)
         format: str = ""
         read: ReadOptions = Field(default_factory=ReadOptions)
 
@@ -121,7 +121,7 @@ def _models():
 
     class ExploreResult(Open):
         microagg_explore: Literal[1]
-        input: InputDoc
+        input: InputDoc = Field(default_factory=InputDoc)
         options: dict[str, Any] = Field(default_factory=dict)
         fingerprint: Optional[str] = None
         runs: list[ExploreRunDoc] = Field(max_length=100_000)
