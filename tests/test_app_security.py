@@ -559,7 +559,7 @@ def test_hostile_input_values_are_one_line_on_the_page_and_nothing_on_stderr(ser
                                "not a number for time_limit"),
                               ({"protect-time_limit:shiny.number": None, "protect-weights": ["1"]},
                                "not text for weights"),
-                              ({"protect-weights": "", "protect-time_limit:shiny.number": "inf"},
+                              ({"protect-weights": "", "protect-time_limit:shiny.number": "-inf"},
                                "time_limit must be a finite number"),
                               ({"protect-time_limit:shiny.number": None, "protect-scheduler": "tcp://192.0.2.1:8786"},
                                "scheduler must be one of 'threads'"),  # never reached: the data stay here

@@ -40,7 +40,7 @@ def test_bad_parameters_fail_before_any_data_work(monkeypatch, method, params, m
 
 @pytest.mark.parametrize("kwargs,match", [
     ({"k": 1}, "k must be an integer >= 2"), ({"k": 2.5}, "k must be an integer"), ({"time_limit": "5"}, "time_limit"),
-    ({"time_limit": -1}, "time_limit"), ({"time_limit": math.inf}, "time_limit"), ({"seed": -1}, "seed"),
+    ({"time_limit": -1}, "time_limit"), ({"time_limit": -math.inf}, "time_limit"), ({"seed": -1}, "seed"),
     ({"columns": 5.5}, "columns"), ({"standardize": "no"}, "standardize"), ({"progress": "yes"}, "progress"),
     ({"block_size": 0}, "block_size"), ({"refine": 0.5}, "refine applies"),
     ({"merge_small_strata": True}, "needs strata"),

@@ -778,16 +778,21 @@ def cmd_explore(args) -> int:
 
 
 
-def _budget(text: str) -> float:
+def _positive_number(text: str, flag: str, unit: str) -> float:
+    """A flag's finite number > 0 (one line naming the flag otherwise)."""
     import math
 
     try:
         value = float(text)
     except ValueError:
-        raise UserError(f"--time-limit must be a number of seconds, got {text!r}") from None
+        raise UserError(f"{flag} must be a number of {unit}, got {str(text)[:40]!r}") from None
     if not math.isfinite(value) or value <= 0:
-        raise UserError(f"--time-limit (the exploration's budget) must be a number > 0, got {text!r}")
+        raise UserError(f"{flag} must be a number > 0, got {str(text)[:40]!r}")
     return value
+
+
+def _budget(text: str) -> float:
+    return _positive_number(text, "--time-limit (the exploration's budget)", "seconds")
 
 
 def _explore_params(names, texts) -> dict:
@@ -1021,17 +1026,7 @@ def _one_line(exc: BaseException) -> str:
 
 def _memory_mb(text) -> float | None:
     """--max-memory-mb: a number of megabytes > 0 (None: the default)."""
-    import math
-
-    if text is None:
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        raise UserError(f"--max-memory-mb must be a number of megabytes, got {str(text)[:40]!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise UserError(f"--max-memory-mb must be a number > 0, got {str(text)[:40]!r}")
-    return value
+    return None if text is None else _positive_number(text, "--max-memory-mb", "megabytes")
 
 
 def _run_command(args) -> int:

@@ -281,7 +281,8 @@ def invalid_values(p: Param) -> list[tuple[Any, str | None]]:
         if p.kind == "int":
             out.append((2.5, "2.5"))
         else:
-            out += [(math.nan, "nan"), (math.inf, "inf")]
+            out += [(math.nan, "nan")] + ([] if p.infinite_is_none else [(math.inf, "inf")])
+            out.append((-math.inf, "-inf"))
         step = 1 if p.kind == "int" else 1e-9
         if p.low is not None:
             low = p.low if p.low_open else p.low - step

@@ -523,7 +523,11 @@ def deferred_audit(source: Source, roles: Roles, prepared: Prepared, published: 
     from .result import PendingAudit
 
     def snapshot(data):
-        return data.copy(deep=False) if hasattr(data, "iloc") else np.array(data, copy=True)
+        if hasattr(data, "iloc"):
+            return data.copy(deep=False)
+        if isinstance(data, np.ndarray):
+            return np.array(data, copy=True)
+        return data  # a pyarrow or polars frame: immutable, every edit makes a new one
 
     return PendingAudit(audit, replace(source, frame=snapshot(source.frame)), roles, prepared,
                         replace(published, data=snapshot(published.data)), run)

@@ -22,15 +22,20 @@ class ExcelMeta(Meta):
     integer_columns: list = field(default_factory=list)  # columns of integer cells only
 
 
+def _sheet(wb, p: Path, sheet):
+    """The worksheet read: the first, or the one named (one line naming the sheets otherwise)."""
+    if sheet is not None and sheet not in wb.sheetnames:
+        raise InputError(f"no sheet {sheet!r} in {p.name}; its sheets: {', '.join(wb.sheetnames)}")
+    return wb.worksheets[0] if sheet is None else wb[sheet]
+
+
 def read(p: Path, *, missing=(), sheet=None):
     import pandas as pd
 
     openpyxl = need("openpyxl", "reading Excel files")
     wb = openpyxl.load_workbook(p, read_only=True, data_only=True)
     try:
-        if sheet is not None and sheet not in wb.sheetnames:
-            raise InputError(f"no sheet {sheet!r} in {p.name}; its sheets: {', '.join(wb.sheetnames)}")
-        ws = wb.worksheets[0] if sheet is None else wb[sheet]
+        ws = _sheet(wb, p, sheet)
         rows = list(ws.iter_rows(values_only=True))
         title = ws.title
         others = [name for name in wb.sheetnames if name != title]
@@ -107,9 +112,7 @@ def header(p: Path, *, sheet=None) -> list:
     openpyxl = need("openpyxl", "reading Excel files")
     wb = openpyxl.load_workbook(p, read_only=True, data_only=True)
     try:
-        if sheet is not None and sheet not in wb.sheetnames:
-            raise InputError(f"no sheet {sheet!r} in {p.name}; its sheets: {', '.join(wb.sheetnames)}")
-        ws = wb.worksheets[0] if sheet is None else wb[sheet]
+        ws = _sheet(wb, p, sheet)
         first = next(ws.iter_rows(max_row=1, values_only=True), None)
     finally:
         wb.close()

@@ -37,13 +37,17 @@ def is_parquet_file(path: Path) -> bool:
         return False
 
 
+def _check_folder(p: Path) -> None:
+    if p.is_dir() and not any(is_parquet_file(f) for f in p.rglob("*")):
+        raise InputError(f"input {p} is a folder without Parquet files (a folder is read as a Parquet dataset; "
+                         "give a file)")
+
+
 def read(p: Path, *, missing=()):
     import pandas as pd
     import pyarrow.parquet as pq
 
-    if p.is_dir() and not any(is_parquet_file(f) for f in p.rglob("*")):
-        raise InputError(f"input {p} is a folder without Parquet files (a folder is read as a Parquet dataset; "
-                         "give a file)")
+    _check_folder(p)
     arrow = pq.read_table(p)
     frame = arrow.to_pandas()
     named = [n for n in frame.index.names if n is not None]
@@ -128,6 +132,7 @@ def header(p: Path) -> list:
     files and partitions): a pandas index stored without a name is not a column."""
     import pyarrow.parquet as pq
 
+    _check_folder(p)
     schema = pq.ParquetDataset(p).schema
     unnamed = {c for c in ((schema.pandas_metadata or {}).get("index_columns") or [])
                if isinstance(c, str) and c.startswith("__index_level_")}
