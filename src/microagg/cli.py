@@ -262,11 +262,11 @@ def protect_out_of_core_cli(args, options: dict, params: dict) -> int:
         ("--sheet", args.sheet), ("--labels-out", args.labels_out)) if on]
     if unsupported:
         raise UserError(f"--out-of-core does not support {', '.join(unsupported)} yet")
-    check_out_of_core(options, cli=True)
+    run = check_out_of_core(options, params, cli=True)
     bar = progress_bar(not args.quiet, options.get("time_limit"), f"microagg {options.get('method', 'mdav')}")
     with stdout_to_stderr():
-        summary, published = publish_folder(Path(args.input), Path(args.output), options, params, _run_of(options,
-                                            params), command_input=str(args.input), progress_context=bar)
+        summary, published = publish_folder(Path(args.input), Path(args.output), options, params, run,
+                                            command_input=str(args.input), progress_context=bar)
     audit = summary.pop("audit")
     summary = {k: (v if isinstance(v, (int, float, str, list, bool)) or v is None else str(v))
                for k, v in summary.items()}
@@ -289,12 +289,6 @@ def protect_out_of_core_cli(args, options: dict, params: dict) -> int:
         print(f"written: {published.path}/")
         print(f"manifest: {published.manifest}")
     return 0
-
-
-def _run_of(options: dict, params: dict):
-    from .options import validate_run
-
-    return validate_run(options, params, cli=True)
 
 
 def _start_partition(args, options: dict, params: dict):

@@ -37,10 +37,7 @@ if TYPE_CHECKING:
     from .result import Result
     from .typed import Aggregation, Columns, Distance, MergedStrata, MethodParams, OnKeysBelowK, Progress
 
-__all__ = ["protect", "PublishedFile", "Targets", "READ_OPTIONS", "unchanged_columns"]
-
-#: the reader's options (``io.read``): the CSV dialect, the Excel sheet, the missing-value tokens
-READ_OPTIONS = ("sep", "decimal", "encoding", "sheet", "missing")
+__all__ = ["protect", "PublishedFile", "Targets", "unchanged_columns"]
 
 
 @dataclass(frozen=True)
@@ -407,7 +404,6 @@ def _write_all(table, targets: Targets, res, run, order, options, params, read_o
         back = _read_back(tmp, fmt, table, targets.output, keys)
         _verify(back, table, res, targets.output)
         res.audit = res.audit.with_figures(_written_audit(table, back, res, run, order))
-        box["back"] = back
         published = _published_file(targets, back, res, table, order)
         box["published"] = published
         if published.other_sheets:
@@ -492,12 +488,13 @@ def _written_audit(table, back: _ReadBack, res, run, order):
 
 
 def _published_file(targets: Targets, back: _ReadBack, res, table, order) -> PublishedFile:
-    from .disclosure import key_frequencies
-
-    found = key_frequencies(back.keys, res.audit_roles.key_variables, res.k, missing="wildcard")
+    """The file as published; its k-anonymity on every key variable is the written file's audit's
+    (counted once, on the keys as the reader grouped them, a suppressed value matching any)."""
+    risk = res.audit.group("risk")
+    smallest = risk["key_smallest_frequency"]
     return PublishedFile(targets.output, targets.manifest, targets.report, targets.labels, back.reader,
-                         [str(c) for c in res.audit_roles.key_variables], bool(found.is_k_anonymous),
-                         None if found.smallest is None else int(found.smallest), unchanged_columns(table, res),
+                         [str(c) for c in res.audit_roles.key_variables], risk["key_records_below_k"] == 0,
+                         None if smallest is None else int(smallest), unchanged_columns(table, res),
                          other_sheets(back.table), order is not None)
 
 
@@ -668,16 +665,18 @@ def folder_roles(summary: dict, run):
 
 
 def _folder_manifest(source, tmp, out, summary, roles, run, options, params, audit, published, command) -> dict:
-    from . import manifest
+    import time
+
+    from . import io, manifest
 
     verified = {"key_variables": published.key_variables, "read_back_by": "pyarrow", "k_anonymous": True,
                 "smallest_frequency": published.smallest_frequency, "counted": "every record (streamed)"}
     plain = {k: v for k, v in options.items() if k not in ("progress", "scheduler")}
     return {
         "microagg_manifest": manifest.VERSION,
-        "written": __import__("time").strftime("%Y-%m-%dT%H:%M:%SZ", __import__("time").gmtime()),
+        "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "versions": manifest.versions(),
-        "input": {"name": Path(source).name, "sha256": manifest.sha256(source), "format": _format_name(source),
+        "input": {"name": Path(source).name, "sha256": manifest.sha256(source), "format": io.format_of(Path(source)),
                   "read": {}},
         "output": {"name": out.name, "sha256": manifest.sha256(tmp), "format": "parquet", "read": {}},
         "run": {"method": summary["method"], "k": int(summary["k"]), "seed": run.seed, "options": plain,
@@ -692,12 +691,6 @@ def _folder_manifest(source, tmp, out, summary, roles, run, options, params, aud
         "command": command,
         "audit": audit.to_dict(),
     }
-
-
-def _format_name(path) -> str:
-    from . import io
-
-    return io.format_of(Path(path))
 
 
 def stream_audit(original, published, roles, *, seed, sample: int = FOLDER_AUDIT_SAMPLE,
