@@ -368,8 +368,9 @@ def _run(table, options, params, run, progress, progress_context):
     """The pipeline on the table read, without its own audit: the written file is audited instead."""
     from .api import microaggregate
 
-    api = {name: value for name, value in options.items() if name not in ("shuffle", "household", "progress",
-                                                                           "audit")}
+    # the publication stage shuffles the written rows itself (with run.shuffle_seed), not the run
+    api = {name: value for name, value in options.items()
+           if name not in ("shuffle", "shuffle_seed", "household", "progress", "audit")}
     if progress_context is None:
         return microaggregate(table, **api, audit=False, progress=progress if progress is not None else False,
                               **params)
