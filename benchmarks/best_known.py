@@ -275,9 +275,9 @@ def region_run(df, k, state: dict | None, seconds: float, norm: float, threshold
     """The region bound (microagg.methods.colgen.region) at the smoothing centre of the cell's
     stored colgen state (the duals of its best Lagrangian bound, with its cuts), the records
     farther than ``norm`` from the centre of the z-scored data kept integral."""
-    from microagg.clock import Deadline
+    from microagg.deadline import Deadline
     from microagg.methods.colgen.region import outlying_records, region_bound
-    from microagg.preprocess import zscores
+    from microagg.columns import zscores
 
     if not state or "centre_pi" not in state:
         raise SystemExit("--strategies region needs a stored colgen state with its smoothing centre "

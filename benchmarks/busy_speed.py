@@ -77,7 +77,7 @@ def child(kind: str, n: int) -> None:
     wall, cpu = time.perf_counter() - w0, time.process_time() - c0
     digest = hashlib.sha256(np.ascontiguousarray(res.labels).tobytes()).hexdigest()[:16]
     # the kernel alone on what the API hands it (the z-scores), timed as the call: the same labels
-    Z = np.ascontiguousarray(microagg.scaling.Standardizer.fit(X, warn=False).transform(X))
+    Z = np.ascontiguousarray(microagg.standardize.Standardizer.fit(X, warn=False).transform(X))
     c0 = time.process_time()
     kernel_labels = microagg.kernels.mdav.mdav_labels(Z, K)
     kernel_cpu = time.process_time() - c0

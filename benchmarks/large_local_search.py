@@ -128,7 +128,7 @@ def plot(rows: list[dict]) -> None:
 def measure_partitioned(n: int, k: int, seed: int, block_size: int) -> list[dict]:
     """The partitioned mode (MDAV per block, Dask synchronous) with and without the local search
     across block boundaries (``scale._search_across_blocks``), against unpartitioned MDAV."""
-    import microagg.scale as scale
+    import microagg.partitioned as scale
     from microagg.methods import run
     from microagg.measures import information_loss
 

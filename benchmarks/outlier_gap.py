@@ -26,11 +26,11 @@ import time
 import numpy as np
 
 import microagg
-from microagg.clock import Deadline
+from microagg.deadline import Deadline
 from microagg.methods import run
 from microagg.methods.colgen.region import outlying_records
 from microagg.partition import relabel, sse, sst
-from microagg.preprocess import zscores
+from microagg.columns import zscores
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import md_table, write_results  # noqa: E402

@@ -45,7 +45,7 @@ def main():
     import microagg
     from microagg.methods import run
     from microagg.measures import information_loss
-    from microagg.scale import DEFAULT_REFINE, partitioned_labels, refine_labels, spatial_blocks
+    from microagg.partitioned import DEFAULT_REFINE, partitioned_labels, refine_labels, spatial_blocks
     from mdav_scaling import make_data
 
     blocks = [int(b) for b in args.blocks.split(",")]
@@ -99,7 +99,7 @@ def write(rows, results=True):
           f"{r['penalty_unrefined_vs_full_pct']:+.2f}%",
           f"{r['seconds_partitioned']:.1f} ({r['seconds_partitioned_unrefined']:.1f})"] for r in rows])
     text = ("# Partitioned MDAV: information loss against unpartitioned MDAV (k = 3)\n\n"
-            "Partitioned = `microagg.scale.partitioned_labels(Z, 3, 'mdav', block_size=B)` on Dask's local "
+            "Partitioned = `microagg.partitioned.partitioned_labels(Z, 3, 'mdav', block_size=B)` on Dask's local "
             "threaded scheduler: blocks of B to 2B−1 records cut across the principal axis at the widest gap "
             "near the median, MDAV per block, then the refinement (dissolve / migrate moves, exact SSE deltas) "
             "inside every block and across blocks, and with several blocks the lsearch local search across "

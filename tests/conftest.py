@@ -15,7 +15,7 @@ import pytest
 import microagg
 from microagg import methods
 from microagg.cli import main
-from microagg.params import Param
+from microagg.declarations import Param
 
 
 @pytest.fixture(autouse=True)

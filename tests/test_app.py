@@ -58,7 +58,7 @@ def test_profile_suggests_what_the_cli_uses_by_default(n):
     the default quasi-identifiers, on small and larger files alike."""
     import warnings
 
-    from microagg import preprocess
+    from microagg import columns as preprocess
 
     rng = np.random.default_rng(1)
     df = pd.DataFrame({

@@ -13,7 +13,7 @@ import microagg
 from microagg import options as run_options
 from microagg.app import controls
 from microagg.errors import InputError, ParameterError
-from microagg.params import Param, invalid_values
+from microagg.declarations import Param, invalid_values
 
 pytest.importorskip("shiny")
 

@@ -189,7 +189,7 @@ def test_auto_in_the_command_lines_thread_runs_its_second_thread():
     one: auto there runs column generation beside the sequence, as in the main thread."""
     import threading
 
-    from microagg.clock import mark_command_thread
+    from microagg.deadline import mark_command_thread
 
     X = make_data(12, 60, 3)
     got = {}

@@ -10,7 +10,7 @@ import microagg
 from microagg import io
 from microagg.cli import main
 from microagg.errors import InputError
-from microagg.preprocess import quasi_identifiers, select_columns
+from microagg.columns import quasi_identifiers, select_columns
 
 from conftest import one_error_line
 

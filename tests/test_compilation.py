@@ -11,7 +11,7 @@ from numba import njit
 
 import microagg
 from microagg import methods
-from microagg.clock import Deadline
+from microagg.deadline import Deadline
 from microagg.progress import COMPILING, compile_notice
 
 

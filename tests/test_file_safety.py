@@ -232,7 +232,7 @@ def test_eia_utility_id_is_an_identifier_and_the_benchmark_names_it():
     ("region", True), ("RegionCode", True), ("isco08", True), ("nace_2", True), ("zip", True), ("district", True),
     ("occupation", True), ("income", False), ("STATETAX", False), ("age", False), ("FIXED.ASSETS", False)])
 def test_code_like_names(name, expected):
-    from microagg.preprocess import looks_like_code_name
+    from microagg.columns import looks_like_code_name
 
     assert (looks_like_code_name(name) is not None) == expected
 
@@ -242,7 +242,7 @@ def test_a_region_code_with_many_values_is_not_a_default_qi():
     df = pd.DataFrame({"region": rng.integers(1, 183, 500), "income": rng.lognormal(8, 1, 500),
                        "UTILITYID": rng.integers(1000, 9000, 500), "PAID": rng.integers(0, 10**6, 500)})
     with pytest.warns(UserWarning):
-        cols = microagg.preprocess.select_columns(df)
+        cols = microagg.columns.select_columns(df)
     assert cols == ["income", "PAID"]  # a region code (182 values), a utility id: left out; PAID is an amount
 
 
@@ -267,7 +267,7 @@ def test_labelled_qis_are_categories_with_their_labels_kept(tmp_path, suffix):
     table = microagg.io.read(src)
     assert set(table.frame.attrs["category_codes"]) == {"educ", "grade"}
     with pytest.warns(UserWarning):
-        assert microagg.preprocess.select_columns(table.frame) == ["income"]
+        assert microagg.columns.select_columns(table.frame) == ["income"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert main(["protect", str(src), "-o", str(out), "-k", "3", "-q", "--columns", "income,educ,grade"]) == 0

@@ -15,7 +15,7 @@ import microagg
 from microagg import io
 from microagg.cli import main
 from microagg.errors import InputError
-from microagg.preprocess import select_columns
+from microagg.columns import select_columns
 
 from conftest import assert_k_anonymous, protect_table
 

@@ -162,7 +162,7 @@ def test_bad_init_rejected():
 
 
 def test_partitioned_mode_searches_across_blocks(monkeypatch):
-    import microagg.scale as scale
+    import microagg.partitioned as scale
 
     rng = np.random.default_rng(6)
     X = _standardise(rng.normal(size=(30, 3))[rng.integers(0, 30, 2000)] * 3 + rng.normal(size=(2000, 3)))

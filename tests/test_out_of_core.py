@@ -12,7 +12,7 @@ from microagg.cli import main
 from microagg.errors import ParameterError
 from microagg.outofcore import _slab_bounds, protect_out_of_core
 from microagg.partition import group_sizes, sse
-from microagg.scale import _block_seed, partitioned_labels, SLAB_CUT_WINDOW
+from microagg.partitioned import _block_seed, partitioned_labels, SLAB_CUT_WINDOW
 
 from conftest import _lines, _records
 

@@ -203,7 +203,7 @@ def test_microaggregate_is_its_stages():
     """pipeline.load -> check_params_vs_input -> prepare -> partition -> publish -> measure give
     what microaggregate gives."""
     from microagg import pipeline
-    from microagg.clock import Deadline
+    from microagg.deadline import Deadline
     from microagg.options import validate_run
 
     df = microagg.datasets.load("tarragona").head(150)
@@ -244,7 +244,7 @@ def test_the_file_audit_is_computed_when_first_read_on_the_data_of_the_call():
     import pickle
 
     from microagg import pipeline
-    from microagg.clock import Deadline
+    from microagg.deadline import Deadline
     from microagg.options import validate_run
 
     df = microagg.datasets.load("census").head(300).copy()

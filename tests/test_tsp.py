@@ -151,7 +151,7 @@ def test_tsp_mhm_refuses_a_first_tour_its_probe_says_cannot_fit(monkeypatch):
     refuses (BudgetError, before any tour) when the extrapolation does not fit the time left; with
     room, the probe changes nothing in the result (its samples have their own generator)."""
     from microagg import methods
-    from microagg.clock import Deadline
+    from microagg.deadline import Deadline
     from microagg.methods import BudgetError, tsp
 
     X = np.random.default_rng(2).normal(size=(2000, 4))

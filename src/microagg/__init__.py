@@ -46,8 +46,9 @@ def __getattr__(name):
 
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name], __name__), name)
-    if name in ("datasets", "measures", "scale", "report", "partition", "preprocess", "api", "io", "pipeline",
-                "options", "outofcore", "result", "scaling", "strata", "transforms", "representatives", "explore",
-                "audit", "disclosure", "manifest", "sklearn", "typed", "frames", "publication", "documents"):  # explore: a callable module,
-        return importlib.import_module(f".{name}", __name__)  # microagg.explore(...) runs the grid
+    try:  # a submodule, loaded on first use (explore is a callable module: microagg.explore(...))
+        return importlib.import_module(f".{name}", __name__)
+    except ModuleNotFoundError as error:
+        if error.name != f"{__name__}.{name}":
+            raise
     raise AttributeError(f"module 'microagg' has no attribute {name!r}")

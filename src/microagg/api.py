@@ -12,7 +12,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Hashable, Mapping, Sequence
 
 from . import pipeline
-from .clock import TIME_CUT_NOTE, Deadline
+from .deadline import TIME_CUT_NOTE, Deadline
 from .options import given_options, validate_run
 from .partition import group_sizes
 from .progress import channel
@@ -192,7 +192,7 @@ def microaggregate(
     Notes
     -----
     ``time_limit`` is shared by strata, blocks, portfolio members and initial methods by one rule
-    (``microagg.clock``); the file audit is not part of the call. Methods registered as not
+    (``microagg.deadline``); the file audit is not part of the call. Methods registered as not
     interruptible (md, npn-mhm, ...) run to completion or are refused at once where their least time does not fit
     (benchmarks/results/colgen_time_limit.md). The method's compiled kernels load before the clock
     starts, once per process (``methods.load_kernels``).
@@ -201,7 +201,7 @@ def microaggregate(
     it minimises Σ_j w_j·SSE_j; IL and SSE stay on the unweighted columns (the weighted IL is an
     audit figure) and a proven bound on the weighted SSE becomes one on the SSE by dividing by
     max w_j. With sampling weights, robust aggregates or categorical QIs, IL is measured to the
-    published values. Categorical / ordinal QIs are embedded as in ``microagg.transforms``
+    published values. Categorical / ordinal QIs are embedded as in ``microagg.embedding``
     (nominal columns publish the group's mode, ordinal ones its median category, in the column's
     own dtype); a non-euclidean distance whitens the continuous part before the method. Strata
     merged because smaller than k are recoded or suppressed in the stratum columns

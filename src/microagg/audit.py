@@ -111,7 +111,7 @@ class AuditRoles:
 
 
 def _floats(frame, columns) -> np.ndarray:
-    from .preprocess import quasi_identifiers
+    from .columns import quasi_identifiers
 
     return quasi_identifiers(frame, list(columns)) if columns else np.empty((len(frame), 0))
 
@@ -149,7 +149,7 @@ class FileAudit(Comparison):
     def embedding(self):
         import warnings
 
-        from .transforms import embed
+        from .embedding import embed
 
         r = self.roles
         key = embedding_key(r)

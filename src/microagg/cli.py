@@ -25,9 +25,9 @@ import traceback
 import warnings
 from pathlib import Path
 
-from .clock import mark_command_thread
+from .deadline import mark_command_thread
 from .errors import InputError
-from .params import Param
+from .declarations import Param
 
 EXIT_INTERNAL_ERROR = 1
 EXIT_USER_ERROR = 2
@@ -464,10 +464,10 @@ def _evaluate_roles(args, orig, prot, orig_table):
     import numpy as np
 
     from .audit import AuditRoles
-    from .params import column_names
+    from .declarations import column_names
     from .publication import as_in_header
-    from .preprocess import select_columns
-    from .transforms import column_kinds
+    from .columns import select_columns
+    from .embedding import column_kinds
 
     def names(value, flag):
         return as_in_header(column_names(value, flag), orig_table.header) or []

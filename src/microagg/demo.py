@@ -60,7 +60,7 @@ DEMO_PASSES, DEMO_SECONDS = 200, 1.0
 
 def demo_work(records: int) -> float:
     """The demo's work budget per method on ``records`` records."""
-    from .clock import work_budget
+    from .deadline import work_budget
 
     return work_budget(records, DEMO_PASSES, DEMO_SECONDS)
 

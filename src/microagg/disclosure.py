@@ -665,7 +665,7 @@ def _near_in_order(P: np.ndarray, which: np.ndarray, radius: float, chunk: int =
     False where none is (one may still be: the KD-tree decides). After individual ranking, 94 % of
     10^6 x 13 census-like records are certified in 1.5 s, which spares the KD-tree 940,000 of its
     ~40 µs queries (RMDID2: 40 s -> 4.5 s)."""
-    from .scaling import principal_axes
+    from .standardize import principal_axes
 
     n = len(P)
     _, axes = principal_axes(P[:: max(1, n // 20_000)], NEAR_AXES)
@@ -728,7 +728,7 @@ def rmd_interval_risk(X, Xp, k: float = 0.01, k2: float = 0.05, *, seed: int | N
     """
     from scipy.spatial import cKDTree
 
-    from .transforms import whiten
+    from .embedding import whiten
 
     if scaling not in ("original", "own"):
         raise ValueError(f"scaling must be 'original' or 'own', got {scaling!r}")

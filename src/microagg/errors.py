@@ -15,7 +15,7 @@ class InputError(ValueError):
 class ParameterError(InputError, TypeError):
     """A method parameter or a run option has the wrong type, range or choice.
 
-    Raised by the declared-parameter validator (``microagg.params``) before any data work. It is
+    Raised by the declared-parameter validator (``microagg.declarations``) before any data work. It is
     both a ``ValueError`` and a ``TypeError``, as scikit-learn's ``InvalidParameterError``.
     """
 

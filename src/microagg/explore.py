@@ -694,7 +694,7 @@ def explore(
 
     options = given_options(locals(), GRID_OPTIONS)
     from . import pipeline
-    from .clock import Deadline
+    from .deadline import Deadline
     from .options import validate_run
     from .partition import check_k
     from .progress import channel
@@ -852,7 +852,7 @@ LATER_AUDIT_SHARE = 0.1
 def run_work(n: int, budget: float, runs: int) -> float:
     """The work budget of each anytime run of a grid of ``runs`` runs on n records within
     ``budget`` seconds (a function of these alone: the grid's runs are reproducible)."""
-    from .clock import work_budget
+    from .deadline import work_budget
 
     return work_budget(n, RUN_PASSES, (1.0 - SLACK) * budget / max(int(runs), 1))
 

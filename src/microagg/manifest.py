@@ -21,7 +21,7 @@ import json
 import time
 from pathlib import Path
 
-from .clock import TIME_CUT_NOTE
+from .deadline import TIME_CUT_NOTE
 from .errors import InputError
 
 __all__ = ["SUFFIX", "VERSION", "path_for", "sha256", "build", "write", "read", "versions",

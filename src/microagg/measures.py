@@ -18,7 +18,7 @@ import numpy as np
 from .errors import InputError
 
 from .partition import gap_percent, group_sizes, il_percent, sse, sst
-from .scaling import Standardizer, axes_of_covariance, covariance, zscores
+from .standardize import Standardizer, axes_of_covariance, covariance, zscores
 
 __all__ = [
     "information_loss",

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 from .errors import ParameterError
-from .params import Param
+from .declarations import Param
 
 #: run options an exploration (``microagg explore``) does not take from a run's options (the command
 #: line's flags and the app's Map tab leave them out): set per run, or without meaning for a grid

@@ -29,10 +29,10 @@ import tempfile
 
 import numpy as np
 
-from .clock import Deadline
+from .deadline import Deadline
 from .errors import InputError, ParameterError
 from .progress import as_callback
-from .scale import BlockClock, _bisect, _block_seed, _compute, _workers, partitioned_labels, SLAB_CUT_WINDOW
+from .partitioned import BlockClock, _bisect, _block_seed, _compute, _workers, partitioned_labels, SLAB_CUT_WINDOW
 
 __all__ = ["protect_out_of_core", "check_out_of_core", "SUPPORTED_OPTIONS"]
 
@@ -71,7 +71,7 @@ def _columns(input_path, run, chunk_rows) -> list:
     rows (preprocess.select_columns: identifiers, codes and weights left out, with a warning
     naming them), strata excluded; named columns and strata must exist."""
     from . import io
-    from .preprocess import select_columns
+    from .columns import select_columns
 
     first = io.first_rows(input_path, min(chunk_rows, 1000))
     strata = run.strata or []
@@ -184,7 +184,7 @@ def protect_out_of_core(input_path, output_dir, *, k, method="mdav", columns=Non
                "slabs": int(nslabs), "groups": int(groups), "min_group_size": int(min_group), "sse": total_sse,
                "information_loss": il_percent(total_sse, total_sst), "files": files, "seconds": deadline.elapsed()}
     if deadline.time_cut:
-        from .clock import TIME_CUT_NOTE
+        from .deadline import TIME_CUT_NOTE
 
         summary["note"] = TIME_CUT_NOTE
     if run.strata:
@@ -205,7 +205,7 @@ def _values(df, cols) -> np.ndarray:
 def _moments(input_path, cols, chunk_rows, progress):
     """Pass 1: the z-scores' Standardizer and covariance, from moments merged chunk by chunk."""
     from . import io
-    from .scaling import Moments
+    from .standardize import Moments
 
     progress("pass 1 of 4", 0.0, "means and covariance")
     moments = Moments(len(cols))
@@ -218,7 +218,7 @@ def _slabs(input_path, cols, chunk_rows, run, scaler, C, n, min_size, slab_block
     """Pass 2: stratum codes (small strata an error or merged, as in memory) and projections on the
     leading principal axes (float32: they only place the cuts) -> the slab of every record."""
     from . import io
-    from .scaling import axes_of_covariance
+    from .standardize import axes_of_covariance
     from .strata import StratumIndex
 
     progress("pass 2 of 4", 0.25, "strata and slabs")
@@ -329,7 +329,7 @@ def _partition_slabs(spill, nslabs, n, run, deadline, progress):
     units), SSE, the smallest group and the number of groups."""
     import dask
 
-    from .scale import DEFAULT_REFINE
+    from .partitioned import DEFAULT_REFINE
 
     refine = DEFAULT_REFINE if run.refine is None else float(run.refine)
     clock = BlockClock(deadline, n, _workers(run.scheduler) if nslabs > 1 else 1)

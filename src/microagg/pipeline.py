@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .clock import Deadline
+from .deadline import Deadline
 from .errors import InputError
 from .options import Run
 from .partition import check_k, check_partition, relabel, sse
@@ -99,7 +99,7 @@ def import_dependencies() -> None:
     of a first 10^4-record MDAV call's 0.3-0.6 s; the stages' modules 0.03 s of its 0.09 s)."""
     import importlib
 
-    for name in ("pandas", ".io", ".preprocess", ".read_limits", ".strata", ".transforms"):
+    for name in ("pandas", ".io", ".columns", ".read_limits", ".strata", ".embedding"):
         importlib.import_module(name, __package__)
 
 
@@ -140,7 +140,7 @@ def check_params_vs_input(run: Run, source: Source) -> Roles:
     by the column rules), their kinds, strata and sample-weight columns, the variable weights
     against the QI columns, the sampling weights against the records, whether the method takes
     categorical QIs, and k against the number of records. InputError / ParameterError."""
-    from .transforms import select_qi
+    from .embedding import select_qi
 
     df, info = source.frame, run.info
     columns, strata = run.columns, run.strata or []
@@ -241,7 +241,7 @@ def prepare(source: Source, roles: Roles, run: Run) -> Prepared:
     """The matrix the method sees: z-scores of continuous columns, the Gower-type embedding of the
     others (``transforms.embed``), whitened for a non-euclidean distance, each column scaled by
     the square root of its variable weight (the method then minimises Σ_j w_j·SSE_j)."""
-    from .transforms import embed, method_matrix
+    from .embedding import embed, method_matrix
 
     emb = embed(source.frame, roles.columns, roles.kinds, run.standardize, run.ordinal or {},
                 missing=run.missing or ())
@@ -314,7 +314,7 @@ def _run_unit(Z, k, run: Run, params, deadline, progress):
 
     name = run.info.name
     if run.block_size is not None or run.scheduler is not None:
-        from .scale import DEFAULT_REFINE, partitioned_labels
+        from .partitioned import DEFAULT_REFINE, partitioned_labels
 
         labels = partitioned_labels(Z, k, name, block_size=run.block_size, scheduler=run.scheduler, seed=run.seed,
                                     deadline=deadline, progress=progress,

@@ -18,7 +18,7 @@ import pandas as pd
 
 from .errors import InputError
 from .io import atomic_write, atomic_write_text, check_folder  # noqa: F401  (atomic writes: their home is io; kept importable here)
-from .scaling import Standardizer, principal_axes
+from .standardize import Standardizer, principal_axes
 
 __all__ = ["render_report", "write_report", "atomic_write", "atomic_write_text", "check_report_path"]
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from .errors import InputError
 from .measures import Audit
-from .scaling import Standardizer
+from .standardize import Standardizer
 
 __all__ = ["Result", "PendingAudit", "StratumRun", "StrataReport", "Portfolio", "Weights", "Publication", "Bound"]
 
@@ -181,7 +181,7 @@ class Result:
     per_variable: bool = False  # labels (n, d): each QI column grouped on its own
     scaler: Standardizer | None = None  # the run's standardisation of the QI columns
     standardized: np.ndarray | None = None  # the QI columns as the run measured them (scaler applied)
-    # with categorical QIs, ``standardized`` is the Gower-type embedding (microagg.transforms) and
+    # with categorical QIs, ``standardized`` is the Gower-type embedding (microagg.embedding) and
     # ``scaler`` z-scores only the continuous values and ordinal ranks
     audit: Audit = field(default_factory=Audit)
     bound: Bound = field(default_factory=Bound)
@@ -300,7 +300,7 @@ class Result:
         lines.extend(self._audit_lines())
         lines.append(f"{self.seconds:.3f} s")
         if self.time_cut:
-            from .clock import TIME_CUT_NOTE
+            from .deadline import TIME_CUT_NOTE
 
             lines.append(f"{TIME_CUT_NOTE} (bound the run by work, option work / --work, to reproduce it)")
         return "\n".join(lines)

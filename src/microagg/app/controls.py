@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InputError, ParameterError
-from ..params import Param
+from ..declarations import Param
 
 __all__ = ["Control", "column_valued", "widget_of", "narrowed", "option_controls", "method_controls", "value_of",
            "leaves_the_quasi_identifiers", "param_input_id", "run_spec", "ABSENT"]

@@ -174,7 +174,7 @@ def profile(df: pd.DataFrame, roles: dict | None = None) -> list[ColumnProfile]:
     quasi-identifier by the library's rule (preprocess.not_a_default_qi: not an identifier, a
     weight or category codes), so the app suggests what the CLI uses. ``roles`` (a bundled data
     set's ``datasets.roles``) marks identifiers and weights besides."""
-    from ..preprocess import looks_like_identifier, looks_like_weight, not_a_default_qi
+    from ..columns import looks_like_identifier, looks_like_weight, not_a_default_qi
 
     rows = []
     roles = roles or {}

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .clock import past, stop_cycle_after
+from .cycles import past, stop_cycle_after
 from .groups import group_stats
 from .jit import kernel
 from .nearest import sqdist

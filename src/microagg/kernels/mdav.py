@@ -24,7 +24,7 @@ import os
 import numpy as np
 
 from . import kdtree
-from .clock import budget_cycles, cycles, past, stop_cycle_after
+from .cycles import budget_cycles, cycles, past, stop_cycle_after
 from .jit import kernel, planned_records
 from .kbest import k_smallest, kbest_admits, kbest_insert, sort_small
 from .nearest import (

@@ -5,10 +5,10 @@ Every method is a plain function over a standardised float64 array::
     fit(X: ndarray[n, d], k: int, *, seed, deadline, progress, **params)
         -> labels (int64[n], or int64[n, d] for per-variable methods) | MethodOutput
 
-``deadline`` is a ``microagg.clock.Deadline`` (the share of the whole call's time budget this
+``deadline`` is a ``microagg.deadline.Deadline`` (the share of the whole call's time budget this
 method may use), ``progress`` a callback ``progress(stage, fraction=None, message="")``
 (``microagg.progress``). The method's own parameters are declared once, with ``params=`` at
-registration (``microagg.params.Param``: type, range or choices, default, meaning); the
+registration (``microagg.declarations.Param``: type, range or choices, default, meaning); the
 function names them as keyword-only arguments without defaults, and ``run`` validates a call's
 values and fills in the defaults before the method starts. Methods never see files, DataFrames
 or column names, never validate their parameters again, and never print.
@@ -41,9 +41,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..clock import Deadline
+from ..deadline import Deadline
 from ..errors import InputError, ParameterError
-from ..params import Param, provide_choices, validate
+from ..declarations import Param, provide_choices, validate
 from ..progress import COMPILING, as_callback, compile_notice
 
 __all__ = ["MethodInfo", "MethodOutput", "Param", "register", "get", "names", "all_methods", "run", "load_kernels",

@@ -15,9 +15,9 @@ import warnings
 
 import numpy as np
 
-from ..clock import Deadline, in_command_thread
+from ..deadline import Deadline, in_command_thread
 from ..errors import InputError, ParameterError
-from ..params import Param
+from ..declarations import Param
 from ..partition import InvalidPartitionError, check_partition, group_sizes, il_percent, relabel, sse, sst
 from ..progress import part, silent
 from . import BudgetError, MethodOutput, get, names, register, run
@@ -99,7 +99,7 @@ DEFAULT_PASSES = 200
 
 def default_work(n: int, d: int, k: int) -> float:
     """auto's work cap on n × d data at k (a deterministic function of the input's size)."""
-    from ..clock import work_budget
+    from ..deadline import work_budget
 
     return work_budget(n, DEFAULT_PASSES, DEFAULT_BUDGET)
 

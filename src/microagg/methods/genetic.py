@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..params import Param
+from ..declarations import Param
 from . import MethodOutput, register
 from .univariate import labels_from_order, sorted_order
 

@@ -17,8 +17,8 @@ import time
 
 import numpy as np
 
-from ..clock import Deadline
-from ..params import Param
+from ..deadline import Deadline
+from ..declarations import Param
 from ..partition import check_partition, group_sizes, relabel, sse, sst
 from ..progress import silent
 from . import MethodOutput, register, step_seconds
@@ -65,7 +65,7 @@ def local_search(X, k, labels, *, deadline, max_iterations=None, pool_size=100, 
     regroup_every=True regroups (tour + Tour2Assignment) before every SimpleHeuristic pass as
     Algorithm 2 does; False regroups only once the simple moves are exhausted (the restarts use
     this: far fewer Tour2Assignment calls for the same local optimum conditions)."""
-    from ..kernels.clock import budget_cycles
+    from ..kernels.cycles import budget_cycles
     from ..kernels.icsm import complex_heuristic, simple_heuristic
 
     cost, labels = regroup(X, labels, k)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..params import Param
+from ..declarations import Param
 from . import MethodOutput, register
 from .univariate import labels_from_order
 
@@ -37,7 +37,7 @@ def projection_scores(X: np.ndarray, projection: str, variable: int = 0) -> np.n
     The scores are computed on z-scores of X (X as given by the pipeline is already standardised,
     so this only matters for raw input); 'fpc' is the principal component of the correlation matrix.
     """
-    from ..scaling import principal_axes, zscores
+    from ..standardize import principal_axes, zscores
 
     if projection == "pv":
         return X[:, variable].astype(np.float64)

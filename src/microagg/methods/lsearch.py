@@ -29,8 +29,8 @@ import time
 
 import numpy as np
 
-from ..clock import Deadline
-from ..params import Param
+from ..deadline import Deadline
+from ..declarations import Param
 from ..partition import check_partition, relabel, sse, sst
 from . import MethodOutput, register, step_fits
 from .starts import check_labels_vs_input, check_start, start_labels

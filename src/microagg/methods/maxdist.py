@@ -3,7 +3,7 @@ Algorithm 2); kernels in ``kernels/maxdist.py``."""
 
 from __future__ import annotations
 
-from ..params import Param
+from ..declarations import Param
 from . import register
 
 TREE_MIN_N = 2000  # algorithm='auto' uses the trees from this many records on

@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from ..params import Param
+from ..declarations import Param
 from . import MethodOutput, register, step_seconds
 
 ALGORITHM = Param("algorithm", "str", "auto",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..partition import group_means, relabel, sse
-from ..params import Param
+from ..declarations import Param
 from . import MethodOutput, get, register, run
 from .kward import ORDER, VARIABLE, projection_scores, stable_order
 from .univariate import labels_from_order

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..params import Param
+from ..declarations import Param
 from . import MethodOutput, register
 
 

@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from ..params import Param
+from ..declarations import Param
 from ..partition import group_means, sse
 from . import BudgetError, MethodOutput, register, step_fits
 

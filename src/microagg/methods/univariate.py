@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels.segments import fixed_size_by_rank
-from ..params import Param
+from ..declarations import Param
 from . import register
 
 

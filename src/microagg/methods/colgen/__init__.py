@@ -42,7 +42,7 @@ the method: it imports none of highspy, scipy or numba, so listing the registry 
 from __future__ import annotations
 
 from ...errors import ParameterError
-from ...params import Param
+from ...declarations import Param
 from .. import register
 from ..starts import check_offers
 

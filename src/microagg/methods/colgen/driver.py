@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from ...clock import Deadline
+from ...deadline import Deadline
 from ...kernels.pricing import column_rcs
 from ...partition import check_partition, group_sizes, relabel, sse
 from .. import MethodOutput

@@ -17,7 +17,7 @@ import highspy
 import numpy as np
 from scipy.spatial import cKDTree
 
-from ...clock import Deadline
+from ...deadline import Deadline
 from ...kernels.pricing import alternating_pricing, bnb_pricing, enumeration_pricing, greedy_pricing
 from .master import new_highs, set_time_limit
 

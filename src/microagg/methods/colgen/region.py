@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass
 import highspy
 import numpy as np
 
-from ...clock import Deadline
+from ...deadline import Deadline
 from ...kernels.pricing import region_part_pricing
 from .master import cut_arrays, new_highs, set_time_limit
 from .pricing import Pricer

@@ -1,4 +1,4 @@
-"""microagg.params: declared parameters, their validation and parsing; bad values fail before any work."""
+"""microagg.declarations: declared parameters, their validation and parsing; bad values fail before any work."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ def _declared_cases():
     """(owner, Param, bad API value, bad command-line text or None) for every run option and every
     method parameter, the bad values built from each declaration (params.invalid_values)."""
     from microagg.options import RUN_OPTIONS
-    from microagg.params import invalid_values
+    from microagg.declarations import invalid_values
 
     cases = [(None, p, value, text) for p in RUN_OPTIONS for value, text in invalid_values(p)]
     cases += [(info.name, p, value, text) for info in methods.all_methods() for p in info.params.values()

@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 import microagg
 from microagg.partition import check_partition, sse
-from microagg.scale import _gap_cut, partitioned_labels, refine_labels, spatial_blocks
+from microagg.partitioned import _gap_cut, partitioned_labels, refine_labels, spatial_blocks
 
 from conftest import _records
 

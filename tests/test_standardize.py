@@ -1,11 +1,11 @@
-"""microagg.scaling: the one home of z-scores and principal axes (in memory and chunk by chunk)."""
+"""microagg.standardize: the one home of z-scores and principal axes (in memory and chunk by chunk)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from microagg.scaling import axes_of_covariance, Moments, principal_axes, Standardizer, zscores
+from microagg.standardize import axes_of_covariance, Moments, principal_axes, Standardizer, zscores
 
 
 

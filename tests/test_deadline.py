@@ -1,4 +1,4 @@
-"""microagg.clock: one Deadline per call, shared by one rule among strata, blocks and members."""
+"""microagg.deadline: one Deadline per call, shared by one rule among strata, blocks and members."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pandas as pd
 
 import microagg
 from microagg import methods
-from microagg.clock import Deadline
+from microagg.deadline import Deadline
 
 
 def test_deadline_share_rule():
@@ -73,7 +73,7 @@ def test_a_cap_is_bounded_but_not_a_budget_to_fill_and_its_children_keep_it():
     as without the cap (no method name in the pipeline: the registry declares the budget)."""
     import pickle
 
-    from microagg.clock import UNITS_PER_SECOND
+    from microagg.deadline import UNITS_PER_SECOND
     from microagg.methods.auto import DEFAULT_BUDGET, DEFAULT_PASSES
 
     cap = Deadline(60, cap=True)

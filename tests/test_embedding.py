@@ -1,4 +1,4 @@
-"""microagg.transforms: QI kinds, the Gower-type embedding, distances; mixed frames end to end."""
+"""microagg.embedding: QI kinds, the Gower-type embedding, distances; mixed frames end to end."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import given, HealthCheck, settings, strategies as st
 from scipy.spatial.distance import mahalanobis
 
 import microagg
-from microagg import representatives as reps, transforms
+from microagg import representatives as reps, embedding as transforms
 from microagg.cli import main
 from microagg.errors import InputError, ParameterError
 

@@ -18,7 +18,7 @@ import threading
 
 import numpy as np
 
-from .clock import Deadline
+from .deadline import Deadline
 from .errors import InputError
 from .kernels.groups import group_sums
 from .kernels.jit import kernel
@@ -59,7 +59,7 @@ ACROSS_WORK_SHARE = 0.2
 class BlockClock:
     """The time rule for blocks that run in parallel on ``workers`` workers: a block starting now
     gets ``deadline.share(workers · its records, records not yet started)`` (the rule of
-    ``microagg.clock``, with the parallelism counted). Thread-safe; a copy sent to another
+    ``microagg.deadline``, with the parallelism counted). Thread-safe; a copy sent to another
     process (Dask's process or distributed schedulers) counts from the records at sending time."""
 
     def __init__(self, deadline: Deadline, records: int, workers: int, work_share: float = 1.0):
@@ -89,7 +89,7 @@ class BlockClock:
 
 def _principal_axis(Z: np.ndarray) -> np.ndarray:
     """Unit eigenvector of the largest eigenvalue of the covariance of Z's rows."""
-    from .scaling import principal_axes
+    from .standardize import principal_axes
 
     return principal_axes(Z, 1)[1][:, 0]
 

@@ -15,7 +15,7 @@ import pandas as pd
 
 from .errors import InputError, shown
 from .partition import check_k  # noqa: F401  (importable from here: the app uses it)
-from .scaling import Standardizer, principal_axes, zscores  # noqa: F401  (their home is scaling)
+from .standardize import Standardizer, principal_axes, zscores  # noqa: F401  (their home is scaling)
 
 __all__ = ["InputError", "read_table", "select_columns", "quasi_identifiers", "looks_like_identifier",
            "looks_like_codes", "looks_like_code_name", "not_a_default_qi", "looks_like_weight", "code_columns",

@@ -37,9 +37,9 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError, ParameterError, shown
-from .preprocess import first_non_number, quasi_identifiers, select_columns
+from .columns import first_non_number, quasi_identifiers, select_columns
 from .distances import DISTANCES, Distance  # noqa: F401  (the registry of distances)
-from .scaling import Standardizer
+from .standardize import Standardizer
 
 __all__ = ["KINDS", "DISTANCES", "Distance", "NOMINAL_WEIGHT", "column_kinds", "select_qi", "Embedding", "embed",
            "whiten", "method_matrix"]
@@ -62,7 +62,7 @@ def column_kinds(df: pd.DataFrame, cols: list, categorical=(), ordinal=(), missi
     warning naming them (no code is averaged unless declared continuous); another numeric column
     -> continuous; text columns must be declared (InputError otherwise).
     """
-    from .preprocess import code_columns
+    from .columns import code_columns
 
     declared = set(categorical) | set(ordinal) | set(continuous)
     codes = code_columns(df, [c for c in cols if c not in declared])
