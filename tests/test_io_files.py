@@ -118,17 +118,24 @@ def test_a_write_that_fails_late_is_one_input_error_and_leaves_nothing(tmp_path,
 def test_the_supported_list_and_the_readers_come_from_the_format_registry():
     """Each format is one module of microagg.io declaring FORMATS; the supported list, the suffix
     lookup and the out-of-core readers enumerate them."""
+    import pkgutil
+
     from microagg import io
     from microagg.cli import build_parser
+    from microagg.io.formats import get as get_format
 
-    names = [f.name for f in io.formats()]
-    assert names == ["csv", "parquet", "stata", "spss", "xpt", "sas7bdat", "excel"]
+    modules = {m.name for m in pkgutil.iter_modules(io.__path__) if not m.name.startswith("_")}
     for fmt in io.formats():
+        assert fmt.read.__module__.rsplit(".", 1)[1] in modules  # declared by a module of microagg.io
         assert fmt.label in io.supported_text() and fmt.suffixes
         for suffix in fmt.suffixes:
             assert io.format_of(f"data{suffix.upper()}") == fmt.name
         assert (fmt.write is None) == bool(fmt.read_only_hint)
-    assert [f.name for f in io.formats() if f.chunks is not None] == ["csv", "parquet"]
+        if fmt.read_only:  # the hint names the format it is written as, and every writable one
+            target = get_format(fmt.written_as)
+            assert not target.read_only and f"{target.suffixes[0]} ({target.label})" in fmt.read_only_hint
+            assert all(f.suffixes[0] in fmt.read_only_hint for f in io.formats() if not f.read_only)
+    assert {"csv", "parquet"} <= {f.name for f in io.formats() if f.chunks is not None}
     assert io.SUPPORTED == io.supported_text()
     shown = " ".join(build_parser().format_help().split())  # the protect command's line in the help
     assert all(fmt.label in shown for fmt in io.formats())

@@ -63,24 +63,19 @@ def read_input(path, max_bytes: int | None = None) -> pd.DataFrame:
         return io.read(path).frame
 
 
-# Suffixes written back in the input's own format (longest first: ".csv.gz" before ".gz").
-_IO_SUFFIXES = (".csv.gz", ".tsv.gz", ".txt.gz", ".tab.gz", ".csv", ".tsv", ".txt", ".tab", ".parquet", ".pq",
-                ".dta", ".sav", ".zsav", ".xpt", ".xlsx")
-_READ_ONLY_AS = {".sas7bdat": ".xpt"}  # SAS data sets are written as SAS transport files
-
-
 def read_suffixes() -> tuple:
-    """The suffixes of the files the app reads (longest first)."""
-    return _IO_SUFFIXES + tuple(_READ_ONLY_AS)
+    """The suffixes of the files the app reads (longest first), from the format registry."""
+    from .. import io
+
+    return io.read_suffixes()
 
 
 def output_suffix(input_name: str) -> str:
-    """The suffix of the protected file: the input's own where it can be written, else .csv."""
-    name = str(input_name).lower()
-    for suffix in _IO_SUFFIXES:
-        if name.endswith(suffix):
-            return suffix
-    return _READ_ONLY_AS.get(Path(name).suffix, ".csv")
+    """The suffix of the protected file: the input's own where it can be written, else the one
+    its format is written as (CSV for an unknown one), from the format registry."""
+    from .. import io
+
+    return io.output_suffix(input_name)
 
 
 def published_path(workdir, run_id: int, spec) -> Path:

@@ -7,8 +7,9 @@ input's own format every other byte (CSV) or cell (Excel) is kept; in another fo
 columns keep their dtype and the metadata the target can hold.
 
 Each format is one module of this package declaring ``FORMATS`` (``microagg.io.formats``): CSV
-(``csv``), Parquet (``parquet``), Stata (``stata``), SPSS (``spss``), SAS (``sas``), Excel
-(``excel``). Writes are atomic and an interrupted run leaves nothing (``microagg.io.files``).
+(``csv``, its sniffing in ``csv_dialect``, its writer in ``csv_write``), Parquet (``parquet``),
+Stata (``stata``), SPSS (``spss``), SAS (``sas``), Excel (``excel``); a format declared elsewhere
+joins with :func:`register`. Writes are atomic and an interrupted run leaves nothing (``microagg.io.files``).
 Nothing heavy is imported at module level (the CLI starts instantly).
 """
 
@@ -22,14 +23,16 @@ from .. import read_limits
 from ..errors import InputError
 from .files import (atomic_folder, atomic_write, atomic_write_text, check_folder, check_output_path,
                     check_side_file, register_temporary, remove_temporaries, same_file, unregister_temporary)
-from .formats import Format, FormatError, all_formats, format_of, of_path, supported_text
+from .formats import (Format, FormatError, all_formats, format_of, of_path, output_suffix, read_suffixes, register,
+                      supported_text, unregister)
 from .formats import get as get_format
 from .table import Table
 
 __all__ = ["Table", "Format", "read", "write", "format_of", "formats", "supported_text", "check_output_path",
            "check_writable", "check_side_file", "check_folder", "same_file", "atomic_write", "atomic_write_text",
            "atomic_folder", "remove_temporaries", "register_temporary", "unregister_temporary", "FormatError",
-           "chunks", "first_rows", "SUPPORTED", "key_view", "reader_name", "published_view", "read_header"]
+           "chunks", "first_rows", "SUPPORTED", "key_view", "reader_name", "published_view", "read_header",
+           "register", "unregister", "read_suffixes", "output_suffix"]
 
 #: option name -> the command-line flag that sets it (for "applies to ... files" errors)
 _OPTION_FLAGS = {"sep": "--sep", "decimal": "--decimal", "encoding": "--encoding", "sheet": "--sheet"}
@@ -82,7 +85,7 @@ def read(path, *, sep: str | None = None, decimal: str | None = None, encoding: 
         flags = ", ".join(_OPTION_FLAGS[name] for name in stray)
         raise InputError(f"{flags} appl{'ies' if len(stray) == 1 else 'y'} to {' and '.join(takers)} files, "
                          f"not to {p.name}")
-    read_limits.check_file(p, fmt.name)  # the format its suffix says; what its header claims fits
+    read_limits.check_file(p, fmt)  # the format its suffix says; what its header claims fits
     missing = (missing,) if isinstance(missing, str) else tuple(missing or ())
     given = {name: options[name] for name in fmt.read_options if options[name] is not None}
     try:
@@ -115,7 +118,7 @@ def read_header(path, *, sep: str | None = None, decimal: str | None = None, enc
     stray = [name for name, value in options.items() if value is not None and name not in fmt.read_options]
     if stray or fmt.header is None or (format is not None and not p.name.lower().endswith(fmt.suffixes)):
         return read(p, sep=sep, decimal=decimal, encoding=encoding, missing=missing, sheet=sheet, format=format).header
-    read_limits.check_file(p, fmt.name)
+    read_limits.check_file(p, fmt)
     given = {name: options[name] for name in fmt.read_options if options[name] is not None}
     try:
         return fmt.header(p, **given)
@@ -232,10 +235,9 @@ def published_view(table: Table):
 
 
 def reader_name(table: Table) -> str:
-    """Which reader grouped a file's key variables (for the audit's context)."""
-    return {"csv": "the text of its fields", "parquet": "pyarrow", "stata": "pandas.read_stata",
-            "spss": "pyreadstat", "xpt": "pyreadstat", "sas": "pyreadstat",
-            "excel": "openpyxl"}.get(table.format, table.format)
+    """Which reader grouped a file's key variables (for the audit's context): its format's
+    ``read_by``, else the format's name."""
+    return get_format(table.format).read_by or table.format
 
 
 def _writer_errors() -> tuple:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .. import read_limits
 from ..errors import InputError
-from .formats import Format, all_formats
+from .formats import Format
 from .table import Meta, Table
 from .typed import is_missing, is_numeric
 
@@ -131,16 +131,6 @@ _NUMBER = {".": re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*"),
            ",": re.compile(r"\s*[+-]?(?:\d+,?\d*|,\d+)(?:[eE][+-]?\d+)?\s*")}
 _INTEGER = re.compile(r"\s*[+-]?\d+\s*")
 _LEADING_ZERO = re.compile(r"\s*[+-]?0\d")
-
-
-def _other_format(raw: bytes, name: str) -> None:
-    """A data file of another format (by its first bytes) with a text suffix: say what it is."""
-    for fmt in all_formats():
-        for magic in fmt.magic:
-            if raw.startswith(magic):
-                article = "an" if fmt.label[0].lower() in "aeiou" else "a"
-                raise InputError(f"{name} is {article} {fmt.label} file, not delimited text: give it its suffix "
-                                 f"({fmt.suffixes[0]})")
 
 
 def _decode(raw: bytes, encoding: str | None, name: str):
@@ -321,7 +311,6 @@ def read(p: Path, *, missing=(), sep=None, decimal=None, encoding=None) -> Table
 
     missing = tuple(missing)
     raw, gz = read_limits.text_bytes(p, encoding)  # gzip inflated in a bounded stream; binary data refused
-    _other_format(raw, p.name)
     buf, enc, bom = _text_of(raw, encoding, p.name)
     del raw
     if not buf or (buf.isspace() or len(buf) < 64) and not buf.decode("utf-8", "surrogatepass").strip():
@@ -426,7 +415,6 @@ def header(p: Path, *, sep=None, decimal=None, encoding=None) -> list:
         raw = stream.read(size)
         while True:
             read_limits.check_text(raw, p.name, encoding)
-            _other_format(raw, p.name)
             more = stream.read(size)
             text, _ = _decoded_head(raw, encoding, p.name, complete=not more)
             if not more or _first_record_complete(text, sep):
@@ -883,7 +871,7 @@ def first_rows(path, rows: int = 1000):
         raise InputError(f"cannot read {Path(path).name}: {text}") from None
 
 
-FORMATS = (Format("csv", "CSV/TSV", (".csv.gz", ".tsv.gz", ".txt.gz", ".tab.gz", ".csv", ".tsv", ".txt", ".tab"),
-                  read, write, family="text", rank=10, note="also .gz", library=False,
+FORMATS = (Format("csv", "CSV/TSV", (".csv", ".tsv", ".txt", ".tab", ".csv.gz", ".tsv.gz", ".txt.gz", ".tab.gz"),
+                  read, write, family="text", rank=10, note="also .gz", library=False, read_by="the text of its fields",
                   read_options=("sep", "decimal", "encoding"), write_same=write_same, chunks=chunks,
                   first_rows=first_rows, header=header),)

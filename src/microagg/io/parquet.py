@@ -10,11 +10,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
+from ..read_limits import Damaged, ForeignBytes, ReadLimitError, cell_cap, check_cells, check_decompressed
 from .formats import Format
 from .table import Meta
 from .typed import is_numeric, typed_table
 
 __all__ = ["FORMATS", "ParquetMeta", "is_parquet_file"]
+
+
+_MAGIC = b"PAR1"  # a Parquet file's first and last four bytes
 
 
 @dataclass
@@ -32,7 +36,7 @@ def is_parquet_file(path: Path) -> bool:
         return False
     try:
         with open(path, "rb") as f:
-            return f.read(4) == b"PAR1"
+            return f.read(4) == _MAGIC
     except OSError:
         return False
 
@@ -139,6 +143,47 @@ def header(p: Path) -> list:
     return [str(n) for n in schema.names if n not in unnamed]
 
 
+def check_header(f, name: str, size: int) -> None:
+    """The footer's rows × columns and uncompressed size fit the limits (``microagg.read_limits``)."""
+    head = f.read(4)
+    if head != _MAGIC:
+        raise ForeignBytes(head + f.read(60))
+    if size < 12:
+        raise Damaged("it is shorter than a Parquet footer")
+    f.seek(size - 4)
+    if f.read(4) != _MAGIC:
+        raise Damaged("it does not end with a Parquet footer")
+    _footer_claims(f.name, name)
+
+
+def _footer_claims(path, name: str) -> tuple[int, int]:
+    """(cells, uncompressed bytes) a file's footer claims, each within the limits."""
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.read_metadata(path)
+    except Exception as exc:  # noqa: BLE001 - pyarrow's many error types for a broken footer
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise Damaged(text, name) from None
+    inflated = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    check_decompressed(name, inflated)
+    check_cells(name, meta.num_rows, meta.num_columns)
+    return meta.num_rows * meta.num_columns, inflated
+
+
+def check_folder(folder: Path) -> None:
+    """The footers of a folder data set's files claim, together, what fits the limits."""
+    cells = inflated = 0
+    for f in sorted(folder.rglob("*")):
+        if is_parquet_file(f):
+            c, b = _footer_claims(f, f"{folder.name}/{f.relative_to(folder)}")
+            cells, inflated = cells + c, inflated + b
+    check_decompressed(folder.name, inflated)
+    cap, why = cell_cap()
+    if cap is not None and cells > cap:
+        raise ReadLimitError(f"cannot read {folder.name}: its files claim {cells:,} cells, more than {why}")
+
+
 FORMATS = (Format("parquet", "Parquet", (".parquet", ".pq"), read, write, family="parquet", rank=20,
-                  note="or a folder", folder=True, magic=(b"PAR1",), chunks=chunks, first_rows=first_rows,
-                  header=header),)
+                  note="or a folder", folder=True, read_by="pyarrow", magic=(_MAGIC,), check_header=check_header,
+                  check_folder=check_folder, chunks=chunks, first_rows=first_rows, header=header),)

@@ -4,9 +4,12 @@ columns' own %t types."""
 
 from __future__ import annotations
 
+import re
+import struct
 from pathlib import Path
 
 from ..errors import InputError
+from ..read_limits import Damaged, ForeignBytes, check_cells
 from .formats import Format
 from .labelled import LabelledMeta, labels_for
 from .typed import need, typed_table
@@ -81,5 +84,49 @@ def header(p: Path) -> list:
     return [str(c) for c in m.column_names]
 
 
-FORMATS = (Format("stata", "Stata", (".dta",), read, write, family="labelled", rank=30,
-                  magic=(b"<stata_dta>",), header=header),)
+#: Stata 13+ formats: (bytes of the variable count K, bytes of the observation count N)
+_COUNT_BYTES = {117: (2, 4), 118: (2, 8), 119: (4, 8), 120: (2, 8), 121: (4, 8)}
+_OLD_RELEASES = range(104, 116)  # format versions 104 to 115: the first byte of a binary .dta
+_MAGIC = b"<stata_dta>"
+_HEADER = re.compile(rb"<stata_dta><header><release>(\d{3})</release><byteorder>(MSF|LSF)</byteorder><K>")
+
+
+def check_header(f, name: str, size: int) -> None:
+    """The rows × variables the header claims fit the file's bytes (every variable takes at least
+    one byte in each row) and the limits (``microagg.read_limits``)."""
+    head = f.read(256)
+    if head.startswith(_MAGIC):
+        claims = _xml_header_claims(head)
+        if claims is None:  # a format this check does not know: the reader decides
+            return
+        rows, columns = claims
+    elif head and head[0] in _OLD_RELEASES and len(head) >= 10 and head[1] in (1, 2):
+        order = ">" if head[1] == 1 else "<"
+        columns, rows = struct.unpack(order + "H", head[4:6])[0], struct.unpack(order + "I", head[6:10])[0]
+    else:
+        raise ForeignBytes(head)
+    if rows * columns > size:
+        raise Damaged(f"it claims {rows:,} rows × {columns:,} columns, more than its {size:,} bytes can hold")
+    check_cells(name, rows, columns)
+
+
+def _xml_header_claims(head: bytes) -> tuple[int, int] | None:
+    """(rows, variables) of a Stata 13 or later header; None for a release this check does not know."""
+    m = _HEADER.match(head)
+    if m is None:
+        raise Damaged("its header is not a Stata 13 or later header")
+    release, byteorder = int(m.group(1)), "little" if m.group(2) == b"LSF" else "big"
+    if release not in _COUNT_BYTES:
+        return None
+    pos = m.end()
+    k_size, n_size = _COUNT_BYTES[release]
+    columns = int.from_bytes(head[pos:pos + k_size], byteorder)
+    pos += k_size
+    if head[pos:pos + 7] != b"</K><N>":
+        raise Damaged("its header is not a Stata 13 or later header")
+    pos += 7
+    return int.from_bytes(head[pos:pos + n_size], byteorder), columns
+
+
+FORMATS = (Format("stata", "Stata", (".dta",), read, write, family="labelled", rank=30, read_by="pandas.read_stata",
+                  magic=(_MAGIC,), check_header=check_header, header=header),)
