@@ -18,6 +18,7 @@ import csv_reference as old
 from microagg import io
 from microagg.errors import InputError
 from microagg.io import csv as new
+from microagg.io.csv import writer
 
 _CELLS = st.one_of(
     st.integers(-10 ** 6, 10 ** 6).map(str),
@@ -159,8 +160,8 @@ def test_numbers_are_formatted_as_python_writes_them():
                              [-0.0, 0.0, 1e16, 1e15 + 0.5, 2.0 ** 63, -2.0 ** 63, 1e-4, 0.00009999, 5e-324]])
     for integer in (False, True):
         for decimal in ".,":
-            texts = new._number_texts(values, integer, decimal).to_pylist()
-            assert texts == [new._format_number(v, integer, decimal) for v in values.tolist()]
+            texts = writer.number_texts(values, integer, decimal).to_pylist()
+            assert texts == [writer.format_number(v, integer, decimal) for v in values.tolist()]
 
 
 def test_a_huge_file_of_plain_columns_reads_as_before(tmp_path):

@@ -78,7 +78,7 @@ def test_fields_split_and_unquote_as_pythons_csv_reads_them():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from microagg.io.csv import _split_records, _unquote
+    from microagg.io.csv.dialect import split_records, unquote
 
     quoted = st.text(alphabet='ab,;"\n ', max_size=6)
     plain = st.text(alphabet='ab ;"', max_size=6).filter(lambda t: not t.startswith('"'))
@@ -91,8 +91,8 @@ def test_fields_split_and_unquote_as_pythons_csv_reads_them():
         rows = [r[:width] + [("p", "x")] * (width - len(r)) for r in rows]
         text = "".join(",".join('"' + v.replace('"', '""') + '"' if kind == "q" else v for kind, v in r) + "\n"
                        for r in rows)
-        records, _ = _split_records(text, ",")
-        assert [[_unquote(f) for f in r] for r in records] == list(csv.reader(stdio.StringIO(text)))
+        records, _ = split_records(text, ",")
+        assert [[unquote(f) for f in r] for r in records] == list(csv.reader(stdio.StringIO(text)))
 
     check()
 
@@ -238,7 +238,7 @@ def test_csv_non_qi_fields_byte_identical_and_groups_k_anonymous(tmp_path_factor
     assert len(parsed) == len(rows) + 1
     qi_at = [header.index(c) for c in qi]
     # the output is the input text with only the QI fields replaced (by what the parser read back)
-    records, ends = io.csv._split_records(data.decode(encoding), sep)
+    records, ends = io.csv.dialect.split_records(data.decode(encoding), sep)
     rebuilt = []
     for ri, rec in enumerate(records):
         fields = list(rec)

@@ -77,7 +77,8 @@ DEFAULT_MEMORY_SHARE = 0.5
 TEXT_MEMORY_FACTOR = 4
 
 
-_LIMITS: contextvars.ContextVar = contextvars.ContextVar("microagg_read_limits", default=Limits())
+_NO_LIMITS = Limits()  # frozen: a shared default cannot be changed
+_LIMITS: contextvars.ContextVar = contextvars.ContextVar("microagg_read_limits", default=_NO_LIMITS)
 
 
 @contextlib.contextmanager

@@ -7,7 +7,7 @@ input's own format every other byte (CSV) or cell (Excel) is kept; in another fo
 columns keep their dtype and the metadata the target can hold.
 
 Each format is one module of this package declaring ``FORMATS`` (``microagg.io.formats``): CSV
-(``csv``, its sniffing in ``csv_dialect``, its writer in ``csv_write``), Parquet (``parquet``),
+(the ``csv`` package: dialect sniffing, reading, writing), Parquet (``parquet``),
 Stata (``stata``), SPSS (``spss``), SAS (``sas``), Excel (``excel``); a format declared elsewhere
 joins with :func:`register`. Writes are atomic and an interrupted run leaves nothing (``microagg.io.files``).
 Nothing heavy is imported at module level (the CLI starts instantly).
@@ -21,10 +21,30 @@ from pathlib import Path
 
 from .. import read_limits
 from ..errors import InputError
-from .files import (atomic_folder, atomic_write, atomic_write_text, check_folder, check_output_path,
-                    check_side_file, register_temporary, remove_temporaries, same_file, unregister_temporary)
-from .formats import (Format, FormatError, all_formats, format_of, of_path, output_suffix, read_suffixes, register,
-                      supported_text, unregister)
+from .files import (
+    atomic_folder,
+    atomic_write,
+    atomic_write_text,
+    check_folder,
+    check_output_path,
+    check_side_file,
+    register_temporary,
+    remove_temporaries,
+    same_file,
+    unregister_temporary,
+)
+from .formats import (
+    Format,
+    FormatError,
+    all_formats,
+    format_of,
+    of_path,
+    output_suffix,
+    read_suffixes,
+    register,
+    supported_text,
+    unregister,
+)
 from .formats import get as get_format
 from .table import Table
 

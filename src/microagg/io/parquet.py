@@ -10,7 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
-from ..read_limits import Damaged, ForeignBytes, ReadLimitError, cell_cap, check_cells, check_decompressed
+from ..read_limits import (
+    Damaged,
+    ForeignBytes,
+    ReadLimitError,
+    cell_cap,
+    check_cells,
+    check_decompressed,
+)
 from .formats import Format
 from .table import Meta
 from .typed import is_numeric, typed_table
@@ -25,7 +32,7 @@ _MAGIC = b"PAR1"  # a Parquet file's first and last four bytes
 class ParquetMeta(Meta):
     arrow: object = None  # the pyarrow Table as read: schema, field metadata, the arrays of non-QI columns
 
-    def head(self, rows: int) -> "ParquetMeta":
+    def head(self, rows: int) -> ParquetMeta:
         return ParquetMeta(None if self.arrow is None else self.arrow.slice(0, rows))
 
 

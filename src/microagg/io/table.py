@@ -14,14 +14,14 @@ class Meta:
     """Base of the per-family metadata dataclasses (``CsvMeta``, ``ParquetMeta``, ``LabelledMeta``,
     ``ExcelMeta``): what a format family keeps beside the frame."""
 
-    def source_frame(self, table: "Table"):
+    def source_frame(self, table: Table):
         """The typed frame a writer of another format starts from (the frame as read)."""
         return table.original
 
     def warn_lost(self, target, published: dict) -> None:
         """Warn of what ``target`` (a Format) cannot keep of this metadata (nothing by default)."""
 
-    def head(self, rows: int) -> "Meta":
+    def head(self, rows: int) -> Meta:
         """The metadata of the first ``rows`` data rows (a dry write of the head of a table)."""
         return self
 
@@ -50,7 +50,7 @@ class Table:
         """The typed frame writers of another format start from."""
         return self.meta.source_frame(self) if self.meta is not None else self.original
 
-    def head(self, rows: int) -> "Table":
+    def head(self, rows: int) -> Table:
         """The table of its first ``rows`` data rows."""
         import dataclasses
 

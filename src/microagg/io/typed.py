@@ -165,7 +165,7 @@ def is_numeric(values) -> bool:
     import numpy as np
 
     dtype = getattr(values, "dtype", None)
-    if dtype is not None and dtype != object:
+    if dtype is not None and dtype != np.dtype(object):
         return np.issubdtype(dtype, np.number) and not np.issubdtype(dtype, np.bool_)
     return all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
                for v in values)

@@ -1,18 +1,19 @@
-"""The byte-level passes of the CSV reader and writer (``io.csv``), compiled (numba): one scan of the file
-finds every record and field, columns are cut out of the file's bytes, and the output is
-assembled from the input's bytes and the published cells. Python touches no field one by one.
+"""The byte-level passes of the CSV reader and writer (``microagg.io.csv``), compiled (numba):
+one scan of the file finds every record and field, columns are cut out of the file's bytes, and
+the output is assembled from the input's bytes and the published cells. Python touches no field
+one by one.
 
-The scan reads fields by the rules of ``csv._split_records`` (RFC 4180 as Python's csv and
-pandas read it): a field that starts with a quote is a quoted section ("" inside is one quote)
-followed by any text up to the separator; a quote inside a field that does not start with one
-is a plain character. A quoted section may hold separators and line breaks.
+The scan reads fields by the rules of ``microagg.io.csv.dialect.split_records`` (RFC 4180 as
+Python's csv and pandas read it): a field that starts with a quote is a quoted section ("" inside
+is one quote) followed by any text up to the separator; a quote inside a field that does not
+start with one is a plain character. A quoted section may hold separators and line breaks.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.jit import kernel
+from .jit import kernel
 
 __all__ = ["scan", "text_flags", "strings", "integers", "assemble", "offset_type"]
 
@@ -168,7 +169,7 @@ def text_flags(data, starts, ends, quote: int) -> dict:
     """What a column's fields hold (see ``_text_flags``), by name."""
     names = ("widest", "quoted", "wide_char", "digit", "empty", "plain", "leading_zero", "fraction", "comma",
              "integers")
-    return dict(zip(names, _text_flags(data, starts, ends, quote)))
+    return dict(zip(names, _text_flags(data, starts, ends, quote), strict=True))
 
 
 @kernel(inline="always")
@@ -187,7 +188,7 @@ def _assemble(buf, head, spans, order, tails, qcol, codes, tbuf, toff, wrap, in_
     joined by ``out_sep`` (a replaced column's cell is text ``codes[c, i]`` of ``tbuf``, in
     quotes when ``wrap`` says so or the input's cell started with a quote) and the bytes of
     ``tails[i]`` (row i's line terminator and the blank lines after it, which stay in place). A
-    field holding ``out_sep`` (when it is not ``in_sep``) is quoted, as ``csv.csv_bytes`` does.
+    field holding ``out_sep`` (when it is not ``in_sep``) is quoted, as ``io.csv.csv_bytes`` does.
     Returns the size; with ``fill`` writes ``out``."""
     pos = _put(out, 0, head, 0, head.shape[0], fill)
     rows = min(order.shape[0], tails.shape[0])

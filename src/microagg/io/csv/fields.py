@@ -1,0 +1,179 @@
+"""A CSV file's columns from its bytes: the texts of a column's fields grouped into distinct
+values (pyarrow and the compiled kernels of ``microagg.kernels.csv_scan``: no Python string per
+field), and each column typed as the pipeline sees it (numbers, integers, codes with leading zeros
+kept as text, missing tokens)."""
+
+from __future__ import annotations
+
+import re
+
+from .dialect import INTEGER, LEADING_ZERO, NUMBER, unquote
+
+
+def typed_text_frame(frame, decimal: str = ".", missing=()):
+    """A frame whose cells are the texts of CSV fields, typed by the column rules of ``read``
+    (numbers, integers, codes with leading zeros kept as text, tokens): for readers that stream a
+    CSV in chunks and must see the columns as ``read`` sees them."""
+    import pandas as pd
+
+    header = [str(c) for c in frame.columns]
+    tokens = {t.strip() for t in missing}
+    data = {}
+    for name, c in zip(header, frame.columns, strict=True):
+        values = ["" if v is None else str(v) for v in frame[c].tolist()]
+        data[name] = typed_column(*factorized(values), decimal, tokens)
+    return pd.DataFrame(data, columns=header)
+
+
+def distinct_texts(meta, starts, ends, flags=None, arrow: bool = False):
+    """(codes, distinct values): the values (unquoted text) of the fields [starts, ends) of the
+    file's text (``meta``: its CsvMeta) as the index of each in a list of its distinct values.
+    Unquoted fields are encoded by pyarrow from the file's bytes (a Python string per distinct
+    value only)."""
+    import numpy as np
+    import pandas as pd
+
+    from ...kernels import csv_scan
+
+    buf = meta.text
+    array = np.frombuffer(buf, dtype=np.uint8)
+    if flags is None:
+        flags = csv_scan.text_flags(array, starts, ends, ord(meta.dialect.quotechar))
+    if not flags["quoted"] and arrow and not meta.cr_only:  # the texts' bytes hashed, no dictionary of strings
+        grouped = csv_scan.group_codes(array, starts, ends)
+        if grouped is not None:
+            codes, first = grouped
+            return codes, csv_scan.strings(array, starts[first], ends[first])
+    if not flags["quoted"]:
+        encoded = csv_scan.strings(array, starts, ends).dictionary_encode()
+        codes = encoded.indices.to_numpy(zero_copy_only=False)
+        if arrow and not meta.cr_only:  # ``arrow``: the distinct texts may stay a pyarrow array
+            return codes, encoded.dictionary
+        distinct = encoded.dictionary.to_numpy(zero_copy_only=False).tolist()  # (to_pylist: 10x slower)
+    else:
+        values = [unquote(buf[a:b].decode("utf-8", "surrogatepass")) for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
+        codes, uniques = pd.factorize(np.asarray(values, dtype=object), use_na_sentinel=False)
+        distinct = uniques.tolist()
+    if meta.cr_only:
+        distinct = [v.replace("\n", "\r") for v in distinct]
+    return codes, distinct
+
+
+def field_texts(meta, starts, ends):
+    """The values (unquoted text) of the fields [starts, ends): an object array of strings."""
+    codes, distinct = distinct_texts(meta, starts, ends)
+    return object_array(distinct)[codes]
+
+
+def object_array(values: list):
+    import numpy as np
+
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+def typed_frame_of(meta, header, duplicates, decimal, missing):
+    """The pipeline's frame (see ``typed_column``); a column of plain numbers (no blanks,
+    quotes, spaces, tokens, codes with leading zeros) is parsed from the file's bytes at C speed."""
+    import numpy as np
+    import pandas as pd
+
+    from ...kernels import csv_scan
+
+    tokens = {t.strip() for t in missing}
+    data = {}
+    array = np.frombuffer(meta.text, dtype=np.uint8)
+    for j, name in enumerate(header):
+        if name in duplicates:
+            continue
+        starts, ends = meta.field_bounds(j)
+        flags = csv_scan.text_flags(array, starts, ends, ord(meta.dialect.quotechar))
+        fast = None
+        if (flags["plain"] and not flags["empty"] and not flags["quoted"] and not flags["leading_zero"]
+                and (decimal == "," or not flags["comma"])):
+            fast = _plain_numbers(csv_scan, array, starts, ends, flags)
+        if fast is not None:
+            data[name] = pd.Series(fast)
+        else:
+            codes, distinct = distinct_texts(meta, starts, ends, flags)
+            data[name] = typed_column(codes, distinct, decimal, tokens)
+    return pd.DataFrame(data, columns=[c for c in header if c not in duplicates], copy=False)
+
+
+def _plain_numbers(csv_scan, array, starts, ends, flags):
+    """Every cell a plain number: int64 or float64 values parsed from the bytes as Python's int
+    and float read them (pyarrow parses floats exactly so), or None to take the careful path."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not flags["fraction"] and not flags["comma"]:
+        return csv_scan.integers(array, starts, ends)
+    texts = csv_scan.strings(array, starts, ends)
+    if flags["comma"]:  # a decimal comma
+        texts = pc.replace_substring(texts, ",", ".")
+    try:
+        return pc.cast(texts, pa.float64()).to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, ValueError):
+        return None
+
+
+def factorized(values: list):
+    import numpy as np
+    import pandas as pd
+
+    codes, uniques = pd.factorize(np.asarray(values, dtype=object), use_na_sentinel=False)
+    return codes, uniques.tolist()
+
+
+def typed_column(codes, distinct: list, decimal: str, tokens: set):
+    """A column (each row's index in its list of distinct texts) as the pipeline sees it: numeric
+    when every non-missing cell is a number under the file's decimal mark (blank cells and
+    ``missing`` tokens are missing). Integer columns without missing cells are int64; numbers
+    with leading zeros (codes such as 00123) stay text; a column numeric but for a few other
+    tokens keeps the numbers as floats and the tokens as text, so the column rules (preprocess)
+    can name them. Each distinct text is looked at once."""
+    import numpy as np
+    import pandas as pd
+
+    number = NUMBER[decimal]
+    rows = len(codes)
+    counts = np.bincount(codes, minlength=len(distinct))
+    stripped = [v.strip() for v in distinct]
+    is_missing = np.array([v == "" or v in tokens for v in stripped], dtype=bool)
+    is_number = np.array([not m and bool(number.fullmatch(v)) for v, m in zip(stripped, is_missing, strict=True)], dtype=bool)
+    n_number = int(counts[is_number].sum()) if len(distinct) else 0
+    n_missing = int(counts[is_missing].sum()) if len(distinct) else 0
+    others = rows - n_number - n_missing
+
+    def as_text():
+        return pd.Series(object_array(distinct)[codes], dtype=object)
+
+    if n_number and any(LEADING_ZERO.match(v) and not re.fullmatch(r"[+-]?0(?:[.,]\d*)?(?:[eE].*)?", v)
+                        for v, isnum in zip(stripped, is_number, strict=True) if isnum):
+        return as_text()  # a code such as a zip code: text
+    if n_number == 0:
+        if n_missing == rows and tokens & set(stripped):
+            return pd.Series(np.full(rows, np.nan))
+        return as_text()
+
+    def parse(v):
+        return float(v.replace(",", ".")) if decimal == "," else float(v)
+
+    if others == 0:
+        if not n_missing and all(INTEGER.fullmatch(v) for v in stripped):
+            try:
+                ints = [int(v) for v in stripped]
+            except ValueError:  # more digits than Python converts (4,300): not a number to protect
+                return as_text()
+            if all(-(2 ** 63) <= x < 2 ** 63 for x in ints):
+                return pd.Series(np.array(ints, dtype=np.int64)[codes])
+            return pd.Series(object_array(ints)[codes], dtype=object)  # beyond int64: exact Python integers
+        parsed = np.array([np.nan if m else parse(v) for v, m in zip(stripped, is_missing, strict=True)], dtype=np.float64)
+        return pd.Series(parsed[codes], dtype=np.float64)
+    # numeric but for some tokens: numbers as floats, the rest as the text it is
+    mixed = object_array([np.nan if m else (parse(v) if isnum else distinct[i])
+                      for i, (v, m, isnum) in enumerate(zip(stripped, is_missing, is_number, strict=True))])
+    return pd.Series(mixed[codes], dtype=object)
+
+

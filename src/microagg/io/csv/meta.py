@@ -1,0 +1,114 @@
+"""What a CSV file keeps beside its frame: its dialect and its text with where every field of
+every data row starts, from which the writer copies every field that is not a QI cell."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..table import Meta, Table
+from .dialect import INTEGER
+from .fields import distinct_texts, field_texts, object_array
+
+
+@dataclass
+class CsvDialect:
+    """How a delimited text file is written: everything needed to write it back the same way."""
+
+    sep: str = ","
+    decimal: str = "."
+    encoding: str = "utf-8"
+    bom: bool = False
+    newline: str = "\n"
+    quotechar: str = '"'
+    gzip: bool = False
+
+
+@dataclass
+class CsvMeta(Meta):
+    """A CSV file as read: its dialect and its text (UTF-8, whatever the file's encoding; a file
+    with classic Mac line endings holds '\\n' here, written back as '\\r') with where every field
+    of every data row starts. Blank lines and line endings belong to positions, not to records:
+    ``tails[i]`` is the text after data row i's last field up to the next data row, written after
+    the i-th published row whatever record ``order[i]`` is placed there (the shuffle)."""
+
+    dialect: CsvDialect
+    text: bytes
+    spans: object  # (rows, columns + 1) int array: field j of row r is text[spans[r, j]:spans[r, j + 1] - 1]
+    tails: object  # (rows, 2) int array: [start, end) of what follows each row's last field
+    head_end: int  # the header record and the blank lines after it: text[:head_end]
+    header_raw: list  # the header's fields as written (quotes included)
+    header_term: int  # where the header's line terminator starts
+    cr_only: bool = False
+    order: object = None  # the records in the order written (None: the file's)
+
+    @property
+    def rows(self) -> int:
+        return len(self.tails)
+
+    def row_order(self):
+        import numpy as np
+
+        return np.arange(self.rows, dtype=np.int64) if self.order is None else self.order
+
+    def field_bounds(self, j: int):
+        """(starts, ends) of column ``j``'s fields, row by row in the order written."""
+        import numpy as np
+
+        if self.order is None and self.rows == len(self.spans):
+            return np.ascontiguousarray(self.spans[:, j]), self.spans[:, j + 1] - 1
+        rows = self.row_order()
+        return self.spans[rows, j], self.spans[rows, j + 1] - 1
+
+    def texts(self, j: int):
+        """Column ``j``'s values: the text of each field (unquoted), row by row (an object array)."""
+        starts, ends = self.field_bounds(j)
+        return field_texts(self, starts, ends)
+
+    def grouped(self, j: int):
+        """Column ``j``'s texts as a pandas Categorical (its categories the distinct texts):
+        what the read-back check and the audit group records by."""
+        import pandas as pd
+
+        starts, ends = self.field_bounds(j)
+        codes, distinct = distinct_texts(self, starts, ends, arrow=True)
+        if isinstance(distinct, list):
+            categories = pd.Index(object_array(distinct), dtype=object)
+        else:  # pandas strings over the pyarrow array: no Python string per distinct text
+            categories = pd.Index(pd.arrays.ArrowStringArray(distinct))
+        try:  # the texts are distinct by construction: pandas need not hash them again to check it
+            dtype = pd.CategoricalDtype._from_fastpath(categories, False)
+        except AttributeError:  # (a private constructor: a pandas without it checks them)
+            dtype = pd.CategoricalDtype(categories, ordered=False)
+        try:
+            return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
+        except TypeError:  # pandas before 2.1 checks the codes
+            return pd.Categorical.from_codes(codes, dtype=dtype)
+
+    def source_frame(self, table: Table):
+        """For another format: numeric columns typed, every other column the exact text of its
+        cells (a column with stray tokens stays text)."""
+        import pandas as pd
+
+        frame = table.frame.copy()
+        for name in frame.columns:
+            if frame[name].dtype == object:
+                j = table.header.index(name)
+                frame[name] = pd.Series(self.texts(j), dtype=object)
+            elif frame[name].dtype.kind == "f" and frame[name].isna().any():  # integers with blanks: nullable integers
+                j = table.header.index(name)
+                texts = [t.strip() for t in self.texts(j)]
+                if all(not t or INTEGER.fullmatch(t) for t in texts) and not all(not t for t in texts):
+                    ints = [int(t) if t else None for t in texts]
+                    if all(v is None or -(2 ** 63) <= v < 2 ** 63 for v in ints):
+                        frame[name] = pd.array(ints, dtype="Int64")
+        return frame
+
+    def head(self, rows: int) -> CsvMeta:
+        return replace(self, order=self.row_order()[:rows], tails=self.tails[:rows])
+
+    def reordered(self, order) -> CsvMeta:
+        """The records in ``order`` (record ``order[i]`` written at position i); blank lines and
+        line endings stay at their positions."""
+        return replace(self, order=self.row_order()[order])
+
+

@@ -1,0 +1,206 @@
+"""Writing a CSV file: the input's bytes with the QI cells replaced, copied field by field by a
+compiled kernel (``microagg.kernels.csv_scan.assemble``), each published column's distinct values
+formatted once in the file's decimal mark; or a typed frame from another format as plain CSV."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ...errors import InputError
+from ..table import Table
+from ..typed import is_missing, is_numeric
+from .dialect import INTEGER
+from .fields import distinct_texts, object_array
+from .meta import CsvDialect, CsvMeta
+
+
+def format_number(value: float, integer: bool, decimal: str) -> str:
+    """A published number's text: an integer when the column held integers and the value is
+    integral, else the shortest text that reads back as the same float64 (Python's repr)."""
+    v = float(value)
+    if integer and v.is_integer() and abs(v) < 2.0 ** 63:
+        text = str(int(v))
+    else:
+        text = repr(v)
+    return text.replace(".", ",") if decimal == "," else text
+
+
+def _integer_texts(meta: CsvMeta, j: int) -> bool:
+    """Every non-blank field of column ``j`` is an integer (so integral values are written as
+    integers)."""
+    import numpy as np
+
+    from ...kernels import csv_scan
+
+    starts, ends = meta.field_bounds(j)
+    flags = csv_scan.text_flags(np.frombuffer(meta.text, dtype=np.uint8), starts, ends, ord(meta.dialect.quotechar))
+    if not flags["quoted"] and not flags["wide_char"]:
+        return bool(flags["integers"])
+    _, distinct = distinct_texts(meta, starts, ends, flags)
+    return all(INTEGER.fullmatch(t) for t in distinct if t.strip())
+
+
+def _published_texts(values, integer: bool, numeric: bool, d: CsvDialect, sep: str):
+    """(codes per row, the distinct texts as written (a pyarrow string array, quotes doubled),
+    which of them are always quoted): a missing value, as a suppressed stratum publishes, is an
+    empty field; a text holding the separator, a quote or a line break is quoted. Numbers are
+    formatted by ``format_number`` (each distinct value once; pyarrow formats the common ones)."""
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+
+    q = d.quotechar
+    array = np.asarray(values)
+    if numeric and array.dtype.kind in "fiu":
+        array = array.astype(np.float64)
+        codes, bits = pd.factorize(array.view(np.int64))  # by their bits: -0.0 is not 0.0
+        codes[np.isnan(array)] = -1
+        texts = number_texts(bits.view(np.float64), integer, d.decimal)
+    else:
+        objects = np.asarray(values, dtype=object)
+        codes, distinct = pd.factorize(objects)
+        if any(isinstance(v, float) and v == 0 for v in distinct.tolist()):  # 0.0 and -0.0 hash alike
+            keys = object_array([(type(v).__name__, repr(v)) if not is_missing(v) else None for v in objects.tolist()])
+            codes, _ = pd.factorize(keys)
+            firsts = np.unique(codes[codes >= 0], return_index=True)[1]
+            distinct = pd.Index(objects[np.flatnonzero(codes >= 0)[firsts]], dtype=object)
+        listed = [format_number(v, integer, d.decimal) if numeric else str(v) for v in distinct.tolist()]
+        texts = pa.array([t.replace(q, q + q) for t in listed], pa.string())
+    texts = pa.concat_arrays([texts, pa.array([""], pa.string())])  # the missing value
+    codes = np.where(codes < 0, len(texts) - 1, codes).astype(np.int32)
+    needs = [sep, q, "\n", "\r"]
+    wrap = np.zeros(len(texts), dtype=bool)
+    for piece in needs:
+        wrap |= _contains(texts, piece)
+    return codes, texts, wrap
+
+
+def _contains(texts, piece: str):
+    import pyarrow.compute as pc
+
+    return pc.match_substring(texts, piece).to_numpy(zero_copy_only=False)
+
+
+def number_texts(numbers, integer: bool, decimal: str):
+    """``format_number`` of every value, as a pyarrow string array: pyarrow formats integers and
+    the numbers whose shortest text has no exponent; Python's repr the others (its exponent
+    form, 1e-05 or 1e+16, is not pyarrow's)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    finite = np.isfinite(numbers)
+    whole = finite & (numbers == np.round(numbers))
+    as_integer = whole & integer & (np.abs(numbers) < 2.0 ** 63)
+    fixed = finite & ~whole & (np.abs(numbers) >= 1e-4) & (np.abs(numbers) < 1e16)
+    texts = pc.cast(pa.array(numbers), pa.string())
+    fixed &= ~_contains(texts, "e")
+    texts = pc.if_else(pa.array(as_integer), pc.cast(pa.array(np.where(as_integer, numbers, 0).astype(np.int64)),
+                                                      pa.string()), texts)
+    other = np.flatnonzero(~(as_integer | fixed))
+    if len(other):
+        exceptions = np.full(len(numbers), None, dtype=object)
+        exceptions[other] = [format_number(v, integer, ".") for v in numbers[other].tolist()]
+        texts = pc.if_else(pa.array(as_integer | fixed), texts, pa.array(exceptions, pa.string()))
+    if decimal == ",":
+        texts = pc.replace_substring(texts, ".", ",")
+    return texts
+
+
+def csv_bytes(table: Table, published: dict, gz: bool, sep: str | None = None) -> bytes:
+    """The file's bytes with the QI cells replaced; ``sep``: another separator (a field holding
+    it is quoted, every other field keeps its text)."""
+    import io as stdio
+
+    out = stdio.BytesIO()
+    _write_csv(out, table, published, gz, sep)
+    return out.getvalue()
+
+
+def _write_csv(stream, table: Table, published: dict, gz: bool, sep: str | None = None) -> None:
+    """Write the file's bytes with the QI cells replaced to ``stream`` (see ``csv_bytes``): the
+    input's text, copied field by field at C speed, with each published column's distinct values
+    formatted once."""
+    import numpy as np
+
+    from ...kernels import csv_scan
+
+    meta = table.meta
+    d = meta.dialect
+    q = d.quotechar
+    sep = d.sep if sep is None else sep
+    if not sep.isascii() or len(sep) != 1:
+        raise InputError(f"cannot write a CSV file separated by {sep!r}")
+    h = len(table.header)
+    index = {name: j for j, name in enumerate(table.header) if name not in table.duplicates}
+    qcol = np.full(h, -1, dtype=np.int64)
+    rows = meta.rows
+    codes = np.zeros((len(published), rows), dtype=np.int32)
+    columns, wraps, base = [], [], 0
+    for c, (name, values) in enumerate(published.items()):
+        j = index[name]
+        qcol[j] = c
+        numeric = is_numeric(values)
+        integer = numeric and _integer_texts(meta, j)
+        column_codes, texts, wrap = _published_texts(values, integer, numeric, d, sep)
+        codes[c] = column_codes + base
+        base += len(texts)
+        columns.append(texts)
+        wraps.append(wrap)
+    tbuf, toff = _text_buffers(columns)
+    wrap = np.concatenate(wraps or [np.zeros(1, dtype=bool)]).astype(np.uint8)
+    if sep == d.sep:
+        head = meta.text[:meta.head_end]
+    else:  # the header's fields holding the new separator are quoted
+        fields = [q + f.replace(q, q + q) + q if sep in f and not f.startswith(q) else f for f in meta.header_raw]
+        head = sep.join(fields).encode("utf-8", "surrogatepass") + meta.text[meta.header_term:meta.head_end]
+    body = csv_scan.assemble(np.frombuffer(meta.text, dtype=np.uint8), np.frombuffer(head, dtype=np.uint8),
+                             meta.spans, meta.row_order(), meta.tails, qcol, codes, tbuf, toff, wrap,
+                             ord(d.sep), ord(sep), ord(q))
+    if meta.cr_only:
+        body = np.where(body == ord("\n"), np.uint8(ord("\r")), body)
+    bom = "\ufeff".encode(d.encoding) if d.bom else b""
+    if d.encoding.lower().replace("_", "-") not in ("utf-8", "utf8"):
+        body = body.tobytes().decode("utf-8", "surrogatepass").encode(d.encoding, "surrogatepass")
+    if gz:  # the bytes of gzip.compress(data, mtime=0), in a stream (no copy of the data)
+        import zlib
+
+        zipped = zlib.compressobj(9, zlib.DEFLATED, 31)
+        stream.write(zipped.compress(bom))
+        stream.write(zipped.compress(memoryview(body)))
+        stream.write(zipped.flush())
+        return
+    stream.write(bom)
+    stream.write(memoryview(body))
+
+
+def _text_buffers(columns: list):
+    """(bytes, offsets) of pyarrow string arrays one after another: text i is
+    bytes[offsets[i]:offsets[i + 1]]."""
+    import numpy as np
+    import pyarrow as pa
+
+    if not columns:
+        return np.zeros(1, dtype=np.uint8), np.zeros(1, dtype=np.int64)
+    texts = pa.concat_arrays([c.cast(pa.large_string()) for c in columns])
+    texts = pa.concat_arrays([texts]) if texts.offset else texts
+    _, offsets, data = texts.buffers()
+    offsets = np.frombuffer(offsets, dtype=np.int64)[:len(texts) + 1]
+    data = np.frombuffer(data, dtype=np.uint8) if data is not None and data.size else np.zeros(1, dtype=np.uint8)
+    return data, offsets
+
+
+def write_same(table: Table, published: dict, tmp, path) -> None:
+    """CSV to CSV: the input's bytes with the QI cells replaced. A file named .tsv / .tab is
+    tab-separated; any other name keeps the input's separator."""
+    name = Path(path).name.lower()
+    tabs = name.removesuffix(".gz").endswith((".tsv", ".tab"))
+    with open(tmp, "wb") as stream:
+        _write_csv(stream, table, published, gz=name.endswith(".gz"), sep="\t" if tabs else None)
+
+
+def write(frame, tmp, meta, path, published) -> None:
+    """A typed frame (from another format) as a plain CSV file."""
+    compression = "gzip" if Path(path).name.lower().endswith(".gz") else None
+    frame.to_csv(tmp, index=False, compression=compression)
+
