@@ -437,11 +437,8 @@ def _write_all(table, targets: Targets, res, run, order, options, params, read_o
 def _read_back(tmp, fmt, table, out: Path, keys) -> _ReadBack:
     from . import io
 
-    options = {}
-    if fmt == "csv" and table.format == "csv":
-        options["decimal"] = table.meta.dialect.decimal
-    if fmt == "excel" and table.format == "excel" and getattr(table.meta, "sheet", None):
-        options["sheet"] = table.meta.sheet  # the sheet protected, not the workbook's first
+    same = fmt == table.format and table.meta is not None  # read back as the input was read
+    options = table.meta.read_options() if same else {}
     back = _ReadBack(io.read(tmp, format=fmt, **options), keys, options)
     if len(back.table.frame) != len(table.frame):
         raise InputError(f"the written {out.name} reads back with {len(back.table.frame)} records instead of "

@@ -23,6 +23,9 @@ class ExcelMeta(Meta):
     other_sheets: list = field(default_factory=list)  # the workbook's other sheets (published as they came)
     integer_columns: list = field(default_factory=list)  # columns of integer cells only
 
+    def read_options(self) -> dict:
+        return {"sheet": self.sheet} if self.sheet else {}  # the sheet protected, not the workbook's first
+
 
 def _sheet(wb, p: Path, sheet):
     """The worksheet read: the first, or the one named (one line naming the sheets otherwise)."""

@@ -25,6 +25,11 @@ class Meta:
         """The metadata of the first ``rows`` data rows (a dry write of the head of a table)."""
         return self
 
+    def read_options(self) -> dict:
+        """The read options that read a file written in this same format back as this one was
+        read (the read-back check: a CSV's decimal mark, the Excel sheet protected)."""
+        return {}
+
 
 @dataclass
 class Table:

@@ -33,7 +33,7 @@ def typed_table(frame, fmt: str, p: Path, meta: Meta, missing=(), value_labels=N
     pipeline's view (``_pipeline_view``) with declared ``missing`` tokens missing, and numeric
     columns of category codes marked (``attrs["category_codes"]``: value labels on their values,
     ``_coded_columns``, or an SPSS measure nominal / ordinal; ``attrs["ordinal"]``: measure
-    ordinal), for the column rules (``preprocess``) and the QI kinds (``transforms``)."""
+    ordinal), for the column rules (``columns``) and the QI kinds (``embedding``)."""
     names = [str(c) for c in frame.columns]
     counts: dict = {}
     for c in names:
@@ -49,7 +49,7 @@ def typed_table(frame, fmt: str, p: Path, meta: Meta, missing=(), value_labels=N
     measured = {c: m for c, m in (measures or {}).items() if m in ("nominal", "ordinal") and c in view.columns
                 and pd.api.types.is_numeric_dtype(view[c].dtype)}
     codes += [c for c in measured if c not in codes]
-    if codes:  # the column rules (preprocess.select_columns) leave category codes out of the default QIs
+    if codes:  # the column rules (columns.select_columns) leave category codes out of the default QIs
         view = view.copy() if view is frame else view
         view.attrs["category_codes"] = codes
         view.attrs["ordinal"] = [c for c, m in measured.items() if m == "ordinal"]

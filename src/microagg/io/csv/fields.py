@@ -131,7 +131,7 @@ def typed_column(codes, distinct: list, decimal: str, tokens: set):
     when every non-missing cell is a number under the file's decimal mark (blank cells and
     ``missing`` tokens are missing). Integer columns without missing cells are int64; numbers
     with leading zeros (codes such as 00123) stay text; a column numeric but for a few other
-    tokens keeps the numbers as floats and the tokens as text, so the column rules (preprocess)
+    tokens keeps the numbers as floats and the tokens as text, so the column rules (``columns``)
     can name them. Each distinct text is looked at once."""
     import numpy as np
     import pandas as pd

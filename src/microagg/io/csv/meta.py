@@ -103,6 +103,9 @@ class CsvMeta(Meta):
                         frame[name] = pd.array(ints, dtype="Int64")
         return frame
 
+    def read_options(self) -> dict:
+        return {"decimal": self.dialect.decimal}
+
     def head(self, rows: int) -> CsvMeta:
         return replace(self, order=self.row_order()[:rows], tails=self.tails[:rows])
 
