@@ -53,7 +53,7 @@ def awkward_files(draw):
         if draw(st.integers(0, 7)) == 0:
             lines.append(draw(st.sampled_from(["", " " if width == 1 else ""])))
     ends = [draw(st.sampled_from(["\n", "\r\n", "\n", "\n"])) for _ in lines]
-    text = "".join(line + end for line, end in zip(lines, ends))
+    text = "".join(line + end for line, end in zip(lines, ends, strict=True))
     if draw(st.booleans()):
         text = text.rstrip("\r\n")  # no line break at the end
     if draw(st.integers(0, 5)) == 0 and "\r" not in text:
@@ -76,7 +76,7 @@ def _read_both(path, **options):
 def _old_reordered(table, order):
     meta = table.meta
     records = list(meta.records)
-    for pos, src in zip(meta.data_rows, order):
+    for pos, src in zip(meta.data_rows, order, strict=True):
         records[pos] = meta.records[meta.data_rows[src]]
     return dataclasses.replace(table, meta=dataclasses.replace(meta, records=records))
 
@@ -135,7 +135,8 @@ def test_awkward_files_read_and_write_as_before(tmp_path, case, seed):
 
 @pytest.mark.parametrize("text", [
     'a,b\n1,"x\n2,3\n',  # unclosed
-    'a,b\n1,"x""\n2,3\n',  # unclosed, a doubled quote in it: closes there, as the regular expression backtracks
+    # unclosed, a doubled quote in it: closes there, as the regular expression backtracks
+    'a,b\n1,"x""\n2,3\n',
     'a,b\n1,2,3\n', 'a,b\n1\n', 'a\n"1"x\n', 'a,b\n"1"",2\n3,4\n', 'a,b\r\n\r\n1,2\r\n\r\n', 'a\n\n1\n\n',
     '"a\nb",c\n1,2\n', 'a;b\n1,5;2,5\n3,5;4\n', 'a,b\n,\n1,2\n', 'a,a,b\n1,2,3\n4,5,6\n',
 ])

@@ -24,7 +24,8 @@ FORMATS = (".csv", ".dta", ".sav", ".xlsx", ".parquet")
 
 
 def _write_input(frame: pd.DataFrame, path, labels: dict) -> None:
-    """``frame`` as a file of the format its suffix says, with value labels where the format has them."""
+    """``frame`` as a file of the format its suffix says, with value labels where the format
+    has them."""
     suffix = path.suffix
     if suffix == ".csv":
         frame.to_csv(path, index=False)
@@ -166,8 +167,8 @@ def test_a_file_its_reader_groups_otherwise_is_not_written(tmp_path, capsys):
     region = ["1"] * 15 + ["2"] * 15
     region[3] = "1.0"
     src, out = tmp_path / "in.csv", tmp_path / "out.csv"
-    src.write_text("x,y,region\n" + "".join(f"{a:.4f},{b:.4f},{r}\n" for a, b, r in zip(rng.normal(size=30),
-                                                                                      rng.normal(size=30), region)))
+    rows = zip(rng.normal(size=30), rng.normal(size=30), region, strict=True)
+    src.write_text("x,y,region\n" + "".join(f"{a:.4f},{b:.4f},{r}\n" for a, b, r in rows))
     assert main(["protect", str(src), "-o", str(out), "-k", "3", "-q", "--strata", "region"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "not 3-anonymous" in err and "nothing was written" in err
@@ -189,7 +190,7 @@ def test_out_of_core_recodes_merged_strata_too(tmp_path):
     assert _smallest_combination(got, ["x", "y", "region"]) >= 3
 
 
-# --- conservative roles ------------------------------------------------------------------------------
+# --- conservative roles --------------------------------------------------------------------------
 
 
 def test_testdata_codes_are_never_averaged_by_default():
@@ -301,7 +302,7 @@ def test_declared_and_file_missing_codes_are_never_a_category_level(tmp_path, ca
     assert sorted(pyreadstat.read_sav(str(tmp_path / "o.sav"), user_missing=True)[0]["health"])[-2:] == [9.0, 9.0]
 
 
-# --- row order -----------------------------------------------------------------------------------------
+# --- row order -----------------------------------------------------------------------------------
 
 
 def test_shuffle_publishes_the_same_rows_in_a_random_order_and_keeps_households(tmp_path):
@@ -345,7 +346,7 @@ def test_the_api_shuffle_is_fresh_unless_seeded():
         microagg.microaggregate(df, k=3, household="AGI")
 
 
-# --- one audit: protect, evaluate with the manifest, the report ------------------------------------------
+# --- one audit: protect, evaluate with the manifest, the report ----------------------------------
 
 
 @pytest.mark.parametrize("shuffle", [False, True])
@@ -368,7 +369,8 @@ def test_evaluate_with_the_manifest_reproduces_protects_figures_exactly(tmp_path
     assert evaluated["run"]["information_loss"] == protected["information_loss"]
     assert bool(evaluated["from_manifest"]) == shuffle and evaluated["rows_aligned"] == (not shuffle)
     assert "capture" not in capsys.readouterr().err
-    # without the manifest, the alignment-free figures are recomputed the same; paired ones need alignment
+    # without the manifest, the alignment-free figures are recomputed the same; paired ones need
+    # alignment
     assert main(["evaluate", str(src), str(out), "--json", "--no-manifest", "--columns", "expend,income,savings,sex",
                  "--strata", "urbrur", "--keys", "roof", "--sensitive", "relat", "--sample-weight",
                  "sampling_weight", "-k", "3"]) == 0
@@ -423,7 +425,7 @@ def test_report_lists_every_qi_and_the_published_file(tmp_path):
     assert "The published file" in html and "3-anonymous on its key variables" in html
 
 
-# --- sdcMicro's names --------------------------------------------------------------------------------
+# --- sdcMicro's names ----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("flag, name, needle", [

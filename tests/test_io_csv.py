@@ -207,7 +207,8 @@ def csv_files(draw):
     encoding = draw(st.sampled_from(["utf-8", "utf-8-sig", "cp1252"]))
     data = text.encode(encoding)
     if encoding == "cp1252":
-        try:  # cp1252 bytes that are also valid UTF-8 ("é€€" is the bytes of "退"): no reader can tell
+        # cp1252 bytes that are also valid UTF-8 ("é€€" is the bytes of "退"): no reader can tell
+        try:
             ambiguous = data.decode("utf-8") != text
         except UnicodeDecodeError:
             ambiguous = False

@@ -1,4 +1,5 @@
-"""microagg.io.files and the registry: atomic writes, paths checked before any work, formats listed."""
+"""microagg.io.files and the registry: atomic writes, paths checked before any work, formats
+listed."""
 
 from __future__ import annotations
 

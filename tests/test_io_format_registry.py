@@ -35,7 +35,8 @@ def write_jsonl(frame, tmp, meta, path, published) -> None:
 
 
 def check_jsonl(f, name: str, size: int) -> None:
-    """Its lines × the keys of its first record fit the limits (as a header's claims are checked)."""
+    """Its lines × the keys of its first record fit the limits (as a header's claims are
+    checked)."""
     first = f.readline()
     lines = 1 + sum(1 for line in f if line.strip())
     read_limits.check_cells(name, lines, len(json.loads(first)))

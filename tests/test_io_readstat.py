@@ -1,4 +1,5 @@
-"""microagg.io stata, spss and sas: labels, formats, measures, user-missing values and dates kept."""
+"""microagg.io stata, spss and sas: labels, formats, measures, user-missing values and dates
+kept."""
 
 from __future__ import annotations
 

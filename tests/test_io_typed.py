@@ -1,4 +1,5 @@
-"""microagg.io parquet and excel: typed formats keep dtypes, schema, styles; only QI cells change."""
+"""microagg.io parquet and excel: typed formats keep dtypes, schema, styles; only QI cells
+change."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """Bounded reading (microagg.read_limits): header claims checked against the file's own bytes and
 the limits before memory is taken, compressed text inflated in a bounded stream, files named for
-what they are. Each case is one InputError line in the library and exit 2 with one line in the CLI."""
+what they are. Each case is one InputError line in the library and exit 2 with one line in the
+CLI."""
 
 from __future__ import annotations
 
@@ -186,10 +187,12 @@ def test_spss_case_counts_and_zsav_blocks(tmp_path, capsys):
 
 
 def test_a_truncated_sas_transport_file_is_refused_in_the_cli(tmp_path, capsys):
-    """A truncated .xpt was protected without a word (21 of 60 rows): cut anywhere, it is refused."""
+    """A truncated .xpt was protected without a word (21 of 60 rows): cut anywhere, it is
+    refused."""
     pyreadstat = pytest.importorskip("pyreadstat")
     # inside a record; at a record boundary inside an observation; at a record boundary that is an
-    # observation's (30 observations of 24 bytes): only version 8 says how many observations it holds
+    # observation's (30 observations of 24 bytes): only version 8 says how many observations it
+    # holds
     for version, cuts in ((8, (700, 800, 720)), (5, (700, 800))):
         ok = tmp_path / f"v{version}.xpt"
         pyreadstat.write_xport(_frame(), str(ok), file_format_version=version)

@@ -40,7 +40,8 @@ __all__ = ["ReadLimitError", "Damaged", "ForeignBytes", "Limits", "limited", "me
 
 
 class ReadLimitError(InputError):
-    """A file claims or holds more than it may: damaged, truncated, or beyond the limits in force."""
+    """A file claims or holds more than it may: damaged, truncated, or beyond the limits in
+    force."""
 
 
 class Damaged(Exception):
@@ -73,7 +74,8 @@ class Limits:
 
 #: the command line's default memory budget for reading: this share of the machine's memory
 DEFAULT_MEMORY_SHARE = 0.5
-#: text in memory while it is parsed and kept for a byte-identical write: about this many times its bytes
+#: text in memory while it is parsed and kept for a byte-identical write: about this many times
+#: its bytes
 TEXT_MEMORY_FACTOR = 4
 
 

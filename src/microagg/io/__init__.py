@@ -9,7 +9,8 @@ columns keep their dtype and the metadata the target can hold.
 Each format is one module of this package declaring ``FORMATS`` (``microagg.io.formats``): CSV
 (the ``csv`` package: dialect sniffing, reading, writing), Parquet (``parquet``),
 Stata (``stata``), SPSS (``spss``), SAS (``sas``), Excel (``excel``); a format declared elsewhere
-joins with :func:`register`. Writes are atomic and an interrupted run leaves nothing (``microagg.io.files``).
+joins with :func:`register`. Writes are atomic and an interrupted run leaves nothing
+(``microagg.io.files``).
 Nothing heavy is imported at module level (the CLI starts instantly).
 """
 
@@ -180,7 +181,8 @@ def write(table: Table, path, published: dict, *, order=None, check=None) -> Pat
     if in_place:
         return atomic_write(path, checked(lambda tmp: fmt.write_same(table, published, tmp, path)))
     if table.duplicates:
-        raise InputError(f"cannot write {path.name}: column name(s) {', '.join(map(repr, table.duplicates))} occur "
+        names = ", ".join(map(repr, table.duplicates))
+        raise InputError(f"cannot write {path.name}: column name(s) {names} occur "
                          f"more than once in {table.path.name}; only a file of the input's format keeps them")
     if table.meta is not None:
         table.meta.warn_lost(fmt, published)

@@ -24,7 +24,7 @@ class ExcelMeta(Meta):
     integer_columns: list = field(default_factory=list)  # columns of integer cells only
 
     def read_options(self) -> dict:
-        return {"sheet": self.sheet} if self.sheet else {}  # the sheet protected, not the workbook's first
+        return {"sheet": self.sheet} if self.sheet else {}  # the sheet protected, not the first
 
 
 def _sheet(wb, p: Path, sheet):
@@ -128,7 +128,8 @@ def header(p: Path, *, sheet=None) -> list:
 
 _MAGIC = b"PK\x03\x04"  # a zip archive's first bytes (a workbook is one)
 _ZIP_MEMBERS = 10_000
-#: an Excel cell as openpyxl's reader holds it before the frame is built (a Python object in a row tuple)
+#: an Excel cell as openpyxl's reader holds it before the frame is built (a Python object in a
+#: row tuple)
 _CELL_BYTES = 64
 _CHUNK = 1 << 20
 
@@ -157,9 +158,10 @@ def check_header(f, name: str, size: int) -> None:
                 rows, columns = _sheet_extent(archive, member.filename)
                 cap, why = cell_cap(_CELL_BYTES)
                 if cap is not None and rows * columns > cap:
+                    sheet = member.filename[len("xl/worksheets/"):-4]
                     raise ReadLimitError(
-                        f"cannot read {name}: its {member.filename[len('xl/worksheets/'):-4]} spans {rows:,} rows × "
-                        f"{columns:,} columns, more cells than {why} (blank cells count: the reader fills them)")
+                        f"cannot read {name}: its {sheet} spans {rows:,} rows × {columns:,} "
+                        f"columns, more cells than {why} (blank cells count: the reader fills them)")
 
 
 # numbers read whole (a sheet claiming 10^9 rows must not read as 10^7): the cap then refuses them

@@ -95,15 +95,16 @@ class Format:
 
     @property
     def read_only_hint(self) -> str:
-        """What to choose instead of a read-only format's suffix for an output (from the registry)."""
+        """What to choose instead of a read-only format's suffix for an output (from the
+        registry)."""
         if not self.read_only:
             return ""
         target = get(self.written_as) if self.written_as else None
         others = [f.suffixes[0] for f in all_formats() if not f.read_only and f is not target]
         choices = ([f"{target.suffixes[0]} ({target.label})"] if target else []) + others
         listed = ", ".join(choices[:-1]) + (" or " if len(choices) > 1 else "") + choices[-1]
-        return (f"{self.file_noun}s ({', '.join(self.suffixes)}) can be read but not written: choose an output "
-                f"ending in {listed}")
+        return (f"{self.file_noun}s ({', '.join(self.suffixes)}) can be read but not written: "
+                f"choose an output ending in {listed}")
 
     def describe(self) -> str:
         """'Stata (.dta)' as the supported list shows it."""

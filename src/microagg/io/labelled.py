@@ -36,12 +36,14 @@ class LabelledMeta(Meta):
         """Stata's extended missing values and SPSS user-missing values a target cannot keep."""
         extended = [c for c in self.extended_missing if c not in published]
         if extended:
-            warnings.warn(f"column(s) {', '.join(map(str, extended))} hold Stata extended missing values (.a to .z): "
+            names = ", ".join(map(str, extended))
+            warnings.warn(f"column(s) {names} hold Stata extended missing values (.a to .z): "
                           "they are written as '.' (the Stata writer keeps only the plain missing value)",
                           UserWarning, stacklevel=3)
         user_missing = [c for c in self.missing_ranges if c not in published]
         if user_missing and target.name != "spss":
-            warnings.warn(f"column(s) {', '.join(map(str, user_missing))} have SPSS user-missing values, which "
+            names = ", ".join(map(str, user_missing))
+            warnings.warn(f"column(s) {names} have SPSS user-missing values, which "
                           f"{target.name} cannot declare: they are written as ordinary values", UserWarning,
                           stacklevel=3)
 

@@ -151,7 +151,8 @@ def header(p: Path) -> list:
 
 
 def check_header(f, name: str, size: int) -> None:
-    """The footer's rows × columns and uncompressed size fit the limits (``microagg.read_limits``)."""
+    """The footer's rows × columns and uncompressed size fit the limits
+    (``microagg.read_limits``)."""
     head = f.read(4)
     if head != _MAGIC:
         raise ForeignBytes(head + f.read(60))

@@ -84,7 +84,8 @@ def _check_xpt_observations(data: bytes) -> None:
 
 
 def check_sas7bdat(f, name: str, size: int) -> None:
-    """The rows × columns a SAS data set's header claims fit the limits (``microagg.read_limits``)."""
+    """The rows × columns a SAS data set's header claims fit the limits
+    (``microagg.read_limits``)."""
     head = f.read(len(_SAS7BDAT_MAGIC))
     if head != _SAS7BDAT_MAGIC:
         raise ForeignBytes(head)

@@ -29,9 +29,10 @@ def write(frame, tmp, meta: LabelledMeta | None, path, published) -> None:
         if col in published and is_numeric(published[col]):
             hit = int(user_missing(np.asarray(published[col], dtype=np.float64), spec).sum())
             if hit:
-                warnings.warn(f"column {col}: {hit} published value(s) fall on its SPSS user-missing values, so "
-                              "SPSS reads them as missing; change or remove the column's missing values if they "
-                              "should count", UserWarning, stacklevel=2)
+                warnings.warn(f"column {col}: {hit} published value(s) fall on its SPSS "
+                              "user-missing values, so SPSS reads them as missing; change or remove "
+                              "the column's missing values if they should count", UserWarning,
+                              stacklevel=2)
     formats = {k: v for k, v in meta.kept(frame, meta.formats).items()
                if not (k in published and is_numeric(published[k]) and not integral(published[k]))}
     notes = meta.notes
@@ -81,14 +82,16 @@ def check_header(f, name: str, size: int) -> None:
         data, what = size, "bytes"
         per_value = 8 if compression == 0 else 1
     if cases >= 0 and cases * case_size * per_value > data:
-        raise Damaged(f"it claims {cases:,} cases of {case_size:,} values, more than its {data:,} {what} can hold")
+        raise Damaged(f"it claims {cases:,} cases of {case_size:,} values, more than its {data:,} "
+                      f"{what} can hold")
     if cases >= 0:
         check_cells(name, cases, case_size, " (values of 8 bytes)")
 
 
 def _zsav_inflated_size(f, name: str, size: int, order: str) -> int:
     """The decompressed size of a .zsav's data: the sum of its blocks' sizes (its trailer), after
-    walking the dictionary to find the zlib header; checked against the file's size and the limits."""
+    walking the dictionary to find the zlib header; checked against the file's size and the
+    limits."""
     dictionary = _Dictionary(f, size, order)
     dictionary.walk()
     zheader, ztrailer, trailer_length = dictionary.read("3q")

@@ -35,7 +35,8 @@ def read(p: Path, *, missing=()):
 
 
 def _extended_missing(p: Path) -> list:
-    """Columns holding Stata's extended missing values (.a to .z): pandas writes them back as '.'."""
+    """Columns holding Stata's extended missing values (.a to .z): pandas writes them back as
+    '.'."""
     import pandas as pd
     from pandas.io.stata import StataMissingValue
 
@@ -69,7 +70,8 @@ def write(frame, tmp, meta: LabelledMeta | None, path, published) -> None:
     renamed = [line.split("   ->   ")[0].strip() for w in caught if issubclass(w.category, InvalidColumnName)
                for line in str(w.message).splitlines() if "   ->   " in line]
     if renamed:
-        raise InputError(f"cannot write {Path(path).name} as stata: column name(s) {', '.join(map(repr, renamed))} "
+        names = ", ".join(map(repr, renamed))
+        raise InputError(f"cannot write {Path(path).name} as stata: column name(s) {names} "
                          "cannot be Stata variable names (at most 32 characters: letters, digits and _, not "
                          "starting with a digit, no reserved word): rename them, or write another format")
     for w in caught:
@@ -111,7 +113,8 @@ def check_header(f, name: str, size: int) -> None:
 
 
 def _xml_header_claims(head: bytes) -> tuple[int, int] | None:
-    """(rows, variables) of a Stata 13 or later header; None for a release this check does not know."""
+    """(rows, variables) of a Stata 13 or later header; None for a release this check does not
+    know."""
     m = _HEADER.match(head)
     if m is None:
         raise Damaged("its header is not a Stata 13 or later header")

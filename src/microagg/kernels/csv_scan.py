@@ -296,7 +296,8 @@ def strings(data: np.ndarray, starts: np.ndarray, ends: np.ndarray):
 
 @kernel
 def _parse_integers(buf, starts, ends, out):
-    """Each field an optional sign and digits, within int64: parsed into ``out`` (True), else False."""
+    """Each field an optional sign and digits, within int64: parsed into ``out`` (True), else
+    False."""
     limit = np.uint64(9223372036854775807)
     for i in range(starts.shape[0]):
         k = starts[i]

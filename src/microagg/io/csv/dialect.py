@@ -116,7 +116,8 @@ def unquote(raw: str, quote: str = '"') -> str:
 
 
 def sniff_sep(text: str, quote: str = '"') -> str:
-    """The separator among , ; tab | that splits the first lines into the same number (> 1) of fields."""
+    """The separator among , ; tab | that splits the first lines into the same number (> 1) of
+    fields."""
     head = text[:65536]
     cut = head.rfind("\n")
     head = head if cut < 0 or len(text) <= 65536 else head[:cut]
@@ -132,7 +133,8 @@ def sniff_sep(text: str, quote: str = '"') -> str:
 
 
 def sniff_decimal(columns: list, sep: str) -> str:
-    """',' when the separator is not ',' and numbers in the file use a decimal comma, not a point."""
+    """',' when the separator is not ',' and numbers in the file use a decimal comma, not a
+    point."""
     if sep == ",":
         return "."
     comma = point = 0
@@ -243,7 +245,8 @@ def header(p: Path, *, sep=None, decimal=None, encoding=None) -> list:
 
 
 def _decoded_head(raw: bytes, encoding, name: str, complete: bool):
-    """(the text of a file's first bytes by ``decode``, a character cut at their end dropped, ...)."""
+    """(the text of a file's first bytes by ``decode``, a character cut at their end dropped,
+    None)."""
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")) or (encoding or "").lower().replace("_", "-").startswith("utf-16"):
         raw = raw[:len(raw) // 2 * 2]
     elif not complete:

@@ -33,7 +33,8 @@ class CsvMeta(Meta):
 
     dialect: CsvDialect
     text: bytes
-    spans: object  # (rows, columns + 1) int array: field j of row r is text[spans[r, j]:spans[r, j + 1] - 1]
+    # (rows, columns + 1) int array: field j of row r is text[spans[r, j]:spans[r, j + 1] - 1]
+    spans: object
     tails: object  # (rows, 2) int array: [start, end) of what follows each row's last field
     head_end: int  # the header record and the blank lines after it: text[:head_end]
     header_raw: list  # the header's fields as written (quotes included)
@@ -60,7 +61,8 @@ class CsvMeta(Meta):
         return self.spans[rows, j], self.spans[rows, j + 1] - 1
 
     def texts(self, j: int):
-        """Column ``j``'s values: the text of each field (unquoted), row by row (an object array)."""
+        """Column ``j``'s values: the text of each field (unquoted), row by row (an object
+        array)."""
         starts, ends = self.field_bounds(j)
         return field_texts(self, starts, ends)
 

@@ -110,7 +110,8 @@ def _data_rows(buf: bytes, fields, rec_start, rec_term, sep: str, p: Path):
     bad = (fields[1:] != h) & ~blank
     if bad.any():
         i = int(later[np.argmax(bad)])
-        raise InputError(f"line {line_of(buf, int(rec_start[i]))} of {p.name} has {int(fields[i])} field(s), the "
+        line = line_of(buf, int(rec_start[i]))
+        raise InputError(f"line {line} of {p.name} has {int(fields[i])} field(s), the "
                          f"header has {h} (separator {sep!r}; set it with --sep)")
     if h == 1:
         data_rows = later[:-1] if records > 1 and blank[-1] else later
