@@ -78,6 +78,20 @@ def _scan(buf, sep, quote, fill, rec_start, rec_term, rec_first, fstart):
     return records, fields, -1
 
 
+@kernel
+def _count_bytes(buf, sep):
+    """(line breaks, separators) in ``buf``, in one pass."""
+    newlines = 0
+    separators = 0
+    for i in range(buf.shape[0]):
+        c = buf[i]
+        if c == _NL:
+            newlines += 1
+        elif c == sep:
+            separators += 1
+    return newlines, separators
+
+
 def scan(data: np.ndarray, sep: int, quote: int):
     """(record starts, terminator starts, first-field indexes, field starts) of the text
     ``data`` (uint8), the last array closed by the number of fields; or the position of an
@@ -85,8 +99,9 @@ def scan(data: np.ndarray, sep: int, quote: int):
     kind = offset_type(data.shape[0])
     # one pass into arrays of the most records and fields the text can hold (a record a line
     # break, a field a separator more), cut to what it holds
-    most_records = int(np.count_nonzero(data == _NL)) + 1
-    most_fields = int(np.count_nonzero(data == sep)) + most_records
+    newlines, separators = _count_bytes(data, sep)
+    most_records = newlines + 1
+    most_fields = separators + most_records
     rec_start = np.empty(most_records + 1, dtype=kind)
     rec_term = np.empty(most_records, dtype=kind)
     rec_first = np.empty(most_records + 1, dtype=np.int64)
@@ -97,6 +112,27 @@ def scan(data: np.ndarray, sep: int, quote: int):
     rec_start[records] = data.shape[0]
     rec_first[records] = fields
     return rec_start[:records + 1], rec_term[:records], rec_first[:records + 1], fstart[:fields]
+
+
+@kernel
+def _field_spans(fstart, rec_first, rec_term, data_rows, spans):
+    """Row i of ``spans``: the starts of record data_rows[i]'s fields, then its terminator + 1."""
+    h = spans.shape[1] - 1
+    for i in range(data_rows.shape[0]):
+        r = data_rows[i]
+        first = rec_first[r]
+        for k in range(h):
+            spans[i, k] = fstart[first + k]
+        spans[i, h] = rec_term[r] + 1
+
+
+def field_spans(fstart: np.ndarray, rec_first: np.ndarray, rec_term: np.ndarray, data_rows: np.ndarray,
+                h: int) -> np.ndarray:
+    """(rows, h + 1) array of the data rows' field starts and terminator + 1 (see ``scan``): field
+    j of row i is text[spans[i, j]:spans[i, j + 1] - 1]."""
+    spans = np.empty((data_rows.shape[0], h + 1), dtype=fstart.dtype)
+    _field_spans(fstart, rec_first, rec_term, data_rows, spans)
+    return spans
 
 
 def offset_type(size: int):
@@ -295,9 +331,10 @@ def strings(data: np.ndarray, starts: np.ndarray, ends: np.ndarray):
 
 
 @kernel
-def _parse_integers(buf, starts, ends, out):
+def _parse_integers(buf, starts, ends, out, plain):
     """Each field an optional sign and digits, within int64: parsed into ``out`` (True), else
-    False."""
+    False. ``plain``: also False at a leading zero ('0' then a digit after the sign), a code
+    such as 00123 that the column rules keep as text."""
     limit = np.uint64(9223372036854775807)
     for i in range(starts.shape[0]):
         k = starts[i]
@@ -307,6 +344,8 @@ def _parse_integers(buf, starts, ends, out):
             negative = buf[k] == 45
             k += 1
         if k == e:
+            return False
+        if plain and k + 1 < e and buf[k] == 48:
             return False
         value = np.uint64(0)
         while k < e:
@@ -329,11 +368,12 @@ def _parse_integers(buf, starts, ends, out):
     return True
 
 
-def integers(data: np.ndarray, starts: np.ndarray, ends: np.ndarray):
+def integers(data: np.ndarray, starts: np.ndarray, ends: np.ndarray, plain: bool = False):
     """The fields as int64 (each an optional sign and digits, as Python's int reads them), or
-    None when one is not or does not fit."""
+    None when one is not or does not fit; ``plain``: None also when one has a leading zero (so
+    that a column of plain integers is found and parsed in one pass)."""
     out = np.empty(starts.shape[0], dtype=np.int64)
-    return out if _parse_integers(data, starts, ends, out) else None
+    return out if _parse_integers(data, starts, ends, out, plain) else None
 
 
 @kernel

@@ -88,8 +88,11 @@ def typed_frame_of(meta, header, duplicates, decimal, missing):
         if name in duplicates:
             continue
         starts, ends = meta.field_bounds(j)
+        fast = csv_scan.integers(array, starts, ends, plain=True)  # the common column, in one pass
+        if fast is not None:
+            data[name] = pd.Series(fast)
+            continue
         flags = csv_scan.text_flags(array, starts, ends, ord(meta.dialect.quotechar))
-        fast = None
         if (flags["plain"] and not flags["empty"] and not flags["quoted"] and not flags["leading_zero"]
                 and (decimal == "," or not flags["comma"])):
             fast = _plain_numbers(csv_scan, array, starts, ends, flags)

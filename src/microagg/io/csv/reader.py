@@ -81,12 +81,7 @@ def _scanned(buf: bytes, dialect: CsvDialect, cr_only: bool, p: Path) -> tuple[C
     if cr_only:
         header_raw = [f.replace("\n", "\r") for f in header_raw]
     data_rows = _data_rows(buf, fields, rec_start, rec_term, dialect.sep, p)
-    spans = np.empty((len(data_rows), h + 1), dtype=rec_start.dtype)
-    firsts = rec_first[data_rows]
-    for k in range(h):  # column by column: no (rows x columns) int64 index at once
-        spans[:, k] = fstart[firsts + k]
-    del firsts
-    spans[:, h] = rec_term[data_rows] + 1
+    spans = csv_scan.field_spans(fstart, rec_first, rec_term, data_rows, h)
     tails = np.empty((len(data_rows), 2), dtype=rec_start.dtype)
     tails[:, 0] = rec_term[data_rows]
     tails[:-1, 1] = rec_start[data_rows[1:]]
