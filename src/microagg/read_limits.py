@@ -35,8 +35,9 @@ from pathlib import Path
 
 from .errors import InputError
 
-__all__ = ["ReadLimitError", "Damaged", "ForeignBytes", "Limits", "limited", "memory_budget", "current", "check_file",
-           "text_bytes", "check_text", "memory_bytes", "check_cells", "check_decompressed", "cell_cap", "size_text"]
+__all__ = ["ReadLimitError", "Damaged", "ForeignBytes", "Limits", "limited", "memory_budget", "current",
+           "check_file", "text_bytes", "check_text", "memory_bytes", "check_cells", "check_decompressed",
+           "cell_cap"]
 
 
 class ReadLimitError(InputError):
@@ -135,9 +136,9 @@ def _memory() -> tuple[int | None, str]:
     """(the memory reading may take, what sets it): the budget in force, else the machine's."""
     budget = current().memory
     if budget is not None:
-        return budget, f"the memory budget of {size_text(budget)} (--max-memory-mb)"
+        return budget, f"the memory budget of {_size(budget)} (--max-memory-mb)"
     memory = memory_bytes()
-    return memory, (f"this machine's {size_text(memory)} of memory" if memory is not None else "")
+    return memory, (f"this machine's {_size(memory)} of memory" if memory is not None else "")
 
 
 def _byte_cap() -> tuple[int | None, str]:
@@ -147,7 +148,7 @@ def _byte_cap() -> tuple[int | None, str]:
     if current().memory is not None:
         memory, why = memory // TEXT_MEMORY_FACTOR, f"a {TEXT_MEMORY_FACTOR}th of {why}"
     if limit is not None and (memory is None or limit <= memory):
-        return limit, f"the limit of {size_text(limit)}"
+        return limit, f"the limit of {_size(limit)}"
     if memory is not None:
         return memory, why
     return None, ""
@@ -160,13 +161,13 @@ def cell_cap(cell_bytes: int = 8) -> tuple[int | None, str]:
     memory, why = _memory()
     by_memory = None if memory is None else memory // cell_bytes
     if limit is not None and (by_memory is None or limit <= by_memory):
-        return limit, f"the limit of {size_text(limit)} (one byte a cell)"
+        return limit, f"the limit of {_size(limit)} (one byte a cell)"
     if by_memory is not None:
         return by_memory, f"{why} ({cell_bytes} bytes a cell)"
     return None, ""
 
 
-def size_text(n: int) -> str:
+def _size(n: int) -> str:
     """Bytes in the unit a limit is given in: '0.5 MB' (not '512 kB') for --max-upload-mb 0.5."""
     for unit, scale, least in (("GB", 1 << 30, 1 << 30), ("MB", 1 << 20, 1 << 16), ("kB", 1 << 10, 1 << 10)):
         if n >= least:
@@ -186,7 +187,7 @@ def check_decompressed(name: str, size: int) -> None:
     """The ``size`` bytes a file (``name``) decompresses to fit the limits in force."""
     cap, why = _byte_cap()
     if cap is not None and size > cap:
-        raise ReadLimitError(f"cannot read {name}: it decompresses to {size_text(size)}, more than {why}")
+        raise ReadLimitError(f"cannot read {name}: it decompresses to {_size(size)}, more than {why}")
 
 
 def _damaged(name: str, fmt, detail: str) -> ReadLimitError:
@@ -254,7 +255,7 @@ def text_bytes(path, encoding: str | None = None, kind: str = "delimited text") 
     cap, why = _byte_cap()
     size = p.stat().st_size
     if cap is not None and size > cap:
-        raise ReadLimitError(f"cannot read {p.name}: it holds {size_text(size)}, more than {why}")
+        raise ReadLimitError(f"cannot read {p.name}: it holds {_size(size)}, more than {why}")
     raw = p.read_bytes()
     gz = raw[:2] == b"\x1f\x8b"
     if gz:
