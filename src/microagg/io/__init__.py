@@ -168,8 +168,8 @@ def write(table: Table, path, published: dict, *, order=None, check=None) -> Pat
         import numpy as np
 
         order = np.asarray(order, dtype=np.int64)
-        table, published = _reordered(table, published, order, fmt)
-        in_place = in_place and fmt.name != "excel"  # formulas refer to cells by position: a new workbook
+        table, published = _reordered(table, published, order)
+        in_place = in_place and not (table.meta is not None and table.meta.positional)
 
     def checked(fill):
         def run(tmp):
@@ -202,11 +202,12 @@ def write(table: Table, path, published: dict, *, order=None, check=None) -> Pat
     return atomic_write(path, checked(fill))
 
 
-def _reordered(table: Table, published: dict, order, fmt) -> tuple[Table, dict]:  # noqa: ARG001
-    """The table and published values with the records in ``order`` (the shuffle): the frames, the
-    CSV records (blank lines and line endings stay where they were: they belong to positions,
-    not to records), the Parquet arrays. An Excel workbook is written anew (a workbook's formulas
-    refer to cells by position, so moving rows in place would change what they compute)."""
+def _reordered(table: Table, published: dict, order) -> tuple[Table, dict]:
+    """The table and published values with the records in ``order`` (the shuffle): the frames and
+    the metadata's records (``Meta.reordered``: the CSV records, whose blank lines and line
+    endings stay where they were, belonging to positions; the Parquet arrays). An Excel workbook
+    is written anew (``Meta.positional``: its formulas refer to cells by position, so moving rows
+    in place would change what they compute)."""
     import dataclasses
 
     import numpy as np
@@ -218,13 +219,7 @@ def _reordered(table: Table, published: dict, order, fmt) -> tuple[Table, dict]:
     frame = table.frame.iloc[order].reset_index(drop=True)
     frame.attrs = dict(table.frame.attrs)
     original = None if table.original is None else table.original.iloc[order].reset_index(drop=True)
-    meta = table.meta
-    if meta is not None and hasattr(meta, "reordered"):  # CSV: the data records change places
-        meta = meta.reordered(order)
-    elif meta is not None and getattr(meta, "arrow", None) is not None:
-        import pyarrow as pa
-
-        meta = dataclasses.replace(meta, arrow=meta.arrow.take(pa.array(order)))
+    meta = None if table.meta is None else table.meta.reordered(order)
     return dataclasses.replace(table, frame=frame, original=original, meta=meta), published
 
 

@@ -22,6 +22,7 @@ class ExcelMeta(Meta):
     sheet: str = ""  # the worksheet read (written back in place)
     other_sheets: list = field(default_factory=list)  # the workbook's other sheets (published as they came)
     integer_columns: list = field(default_factory=list)  # columns of integer cells only
+    positional = True  # formulas refer to cells by position: a shuffled copy is a new workbook
 
     def read_options(self) -> dict:
         return {"sheet": self.sheet} if self.sheet else {}  # the sheet protected, not the first

@@ -35,6 +35,11 @@ class ParquetMeta(Meta):
     def head(self, rows: int) -> ParquetMeta:
         return ParquetMeta(None if self.arrow is None else self.arrow.slice(0, rows))
 
+    def reordered(self, order) -> ParquetMeta:
+        import pyarrow as pa
+
+        return self if self.arrow is None else ParquetMeta(self.arrow.take(pa.array(order)))
+
 
 def is_parquet_file(path: Path) -> bool:
     """A data file of a Parquet dataset folder (by its magic bytes: some writers give no suffix);

@@ -14,6 +14,10 @@ class Meta:
     """Base of the per-family metadata dataclasses (``CsvMeta``, ``ParquetMeta``, ``LabelledMeta``,
     ``ExcelMeta``): what a format family keeps beside the frame."""
 
+    #: a file of this family refers to its cells by position (an Excel formula): a shuffled copy
+    #: is written anew, not in place
+    positional = False
+
     def source_frame(self, table: Table):
         """The typed frame a writer of another format starts from (the frame as read)."""
         return table.original
@@ -23,6 +27,11 @@ class Meta:
 
     def head(self, rows: int) -> Meta:
         """The metadata of the first ``rows`` data rows (a dry write of the head of a table)."""
+        return self
+
+    def reordered(self, order) -> Meta:
+        """The metadata of the records in ``order`` (the shuffle: record ``order[i]`` at position
+        i); by default it holds nothing per record."""
         return self
 
     def read_options(self) -> dict:
