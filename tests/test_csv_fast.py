@@ -122,7 +122,7 @@ def test_awkward_files_read_and_write_as_before(tmp_path, case, seed):
     if len(after.frame.columns) == 0:
         return  # every name duplicated: nothing can be published or moved
     order = rng.permutation(len(after.frame))
-    moved, moved_published = io._reordered(after, published, order, io.get_format("csv"))
+    moved, moved_published = io._reordered(after, published, order)
     shuffled = {c: np.asarray(v)[order] for c, v in published.items()}
     assert new.csv_bytes(moved, moved_published, False) == old.csv_bytes(_old_reordered(before, order), shuffled,
                                                                          False)
