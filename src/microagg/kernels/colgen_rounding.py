@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...kernels.jit import kernel
-from ...kernels.nearest import join_nearest_centroid
+from .jit import kernel
+from .nearest import join_nearest_centroid
 
 __all__ = ["simple_rounding", "mst_rounding", "separate_subset_rows"]
 
