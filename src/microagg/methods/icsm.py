@@ -21,7 +21,7 @@ from ..deadline import Deadline
 from ..declarations import Param
 from ..partition import check_partition, group_sizes, relabel, sse, sst
 from ..progress import silent
-from . import MethodOutput, register, step_seconds
+from . import MethodOutput, get, register, step_seconds
 from .starts import check_lengths, check_offers, check_start, check_starts, start_labels
 from .tour import regroup
 
@@ -202,42 +202,62 @@ def check_init(init):
     return check_start(init, "icsm")
 
 
-def icsm_search(X, k, *, deadline=None, progress=silent, init="mdav", seed=None, max_iterations=None,
-                pool_size=100, complex_tries=5, restarts=0, perturbation=20, restart_from="best",
-                scope="global", restart_complex_tries=1, recombine=0.0, pool_window=0.02,
-                offers=None, trace=None):
-    """The ICSM driver behind the registered method (parameters validated by the registry);
-    ``trace`` (a list) receives one record per applied move / regrouping with the SSE and group
-    sizes after it (a debug hook for tests). An initial method gets INIT_SHARE of the deadline.
+def icsm_search(X, k, *, deadline=None, progress=silent, seed=None, trace=None, **params):
+    """The ICSM driver behind the registered method. ``params``: icsm's parameters as declared
+    once, at its registration below (validated by the registry on a run; the declared default
+    for any not given). ``trace`` (a list) receives one record per applied move / regrouping
+    with the SSE and group sizes after it (a debug hook for tests). An initial method gets
+    INIT_SHARE of the deadline.
 
     Its phases: the local search from every start; then restarts, each polishing the partitions
     another search offers, perturbing the base partition and searching again, and, with
     ``recombine``, the set partitioning over the pooled groups."""
+    p = _with_declared_defaults(params)
+    restarts, recombine, offers = p["restarts"], p["recombine"], p["offers"]
     X = np.ascontiguousarray(X, dtype=np.float64)
-    starts = init if isinstance(init, list) else [init]
+    starts = p["init"] if isinstance(p["init"], list) else [p["init"]]
     check_lengths(starts, len(X), "icsm")
-    run = _IcsmRun(X, k, Deadline.of(deadline), progress, restart_from, max_iterations=max_iterations,
-                   pool_size=pool_size)
-    run.search_from_starts(starts, seed, complex_tries, trace)
-    run.base = run.best if restart_from == "best" else run.first_start
+    run = _IcsmRun(
+        X,
+        k,
+        Deadline.of(deadline),
+        progress,
+        p["restart_from"],
+        max_iterations=p["max_iterations"],
+        pool_size=p["pool_size"],
+    )
+    run.search_from_starts(starts, seed, p["complex_tries"], trace)
+    run.base = run.best if p["restart_from"] == "best" else run.first_start
     rng = np.random.default_rng(seed)
-    pool = GroupPool(X, pool_window) if recombine > 0 and restarts > 0 else None
+    pool = GroupPool(X, p["pool_window"]) if recombine > 0 and restarts > 0 else None
     if pool is not None:
         pool.offer(run.best, run.best_sse, run.best_sse)
         next_mip = run.deadline.elapsed() + recombine
     for r in range(restarts):
         if run.deadline.expired():
             break
-        run.polish(offers() if offers is not None else (), complex_tries)
+        run.polish(offers() if offers is not None else (), p["complex_tries"])
         if run.deadline.expired():
             break
         progress("icsm", None, f"restart {r + 1} of {restarts}, best SSE {run.best_sse:.6g}")
-        run.restart(perturb(run.base, perturbation, rng, X if scope == "local" else None),
-                    restart_complex_tries, pool)
+        run.restart(
+            perturb(run.base, p["perturbation"], rng, X if p["scope"] == "local" else None),
+            p["restart_complex_tries"],
+            pool,
+        )
         if pool is not None and run.deadline.elapsed() >= next_mip and not run.deadline.expired():
             run.recombine(pool, recombine)
             next_mip = run.deadline.elapsed() + recombine
     return run.output(len(starts) > 1, pool is not None, offers is not None)
+
+
+def _with_declared_defaults(params: dict) -> dict:
+    """icsm's declared parameters: the values given, the declared defaults for the others."""
+    declared = get("icsm").defaults
+    unknown = sorted(set(params) - set(declared))
+    if unknown:
+        raise TypeError(f"icsm_search: unknown parameter(s) {', '.join(unknown)}")
+    return dict(declared, **params)
 
 
 class _IcsmRun:
@@ -263,8 +283,16 @@ class _IcsmRun:
         weights = [FIRST_START_WEIGHT] + [1.0] * (len(starts) - 1)
         for i, one in enumerate(starts):
             part = self.deadline.share(weights[i], sum(weights[i:]))
-            start = start_labels(X, k, one, owner="icsm", seed=seed, deadline=part, share=INIT_SHARE,
-                                 progress=self.progress)
+            start = start_labels(
+                X,
+                k,
+                one,
+                owner="icsm",
+                seed=seed,
+                deadline=part,
+                share=INIT_SHARE,
+                progress=self.progress,
+            )
             if self.first_start is None:
                 self.first_start = start
             if group_sizes(start).min() >= k:  # a valid start is already an answer
@@ -273,8 +301,9 @@ class _IcsmRun:
                 if value < self.best_sse:
                     self.best_sse, self.best = value, start
             self.progress("icsm", None, f"local search from start {i + 1} of {len(starts)}")
-            cur_sse, cur, it = local_search(X, k, start, deadline=part, complex_tries=complex_tries,
-                                            trace=trace, **self.search)
+            cur_sse, cur, it = local_search(
+                X, k, start, deadline=part, complex_tries=complex_tries, trace=trace, **self.search
+            )
             self.rounds.append(it)
             self.run_sse.append(cur_sse)
             if cur_sse < self.best_sse:
@@ -297,15 +326,28 @@ class _IcsmRun:
             lab = np.asarray(lab, dtype=np.int64)
             if lab.shape != (len(self.X),) or self.deadline.expired():
                 continue
-            cur_sse, cur, _ = local_search(self.X, self.k, lab, deadline=self.deadline,
-                                           complex_tries=complex_tries, **self.search)
+            cur_sse, cur, _ = local_search(
+                self.X,
+                self.k,
+                lab,
+                deadline=self.deadline,
+                complex_tries=complex_tries,
+                **self.search,
+            )
             self.polished += 1
             self.improve(cur_sse, cur)
 
     def restart(self, perturbed, complex_tries, pool) -> None:
         """The local search from a perturbed partition (Mortazavi & Jalili 2015 §5.3)."""
-        cur_sse, cur, it = local_search(self.X, self.k, perturbed, deadline=self.deadline,
-                                        complex_tries=complex_tries, regroup_every=False, **self.search)
+        cur_sse, cur, it = local_search(
+            self.X,
+            self.k,
+            perturbed,
+            deadline=self.deadline,
+            complex_tries=complex_tries,
+            regroup_every=False,
+            **self.search,
+        )
         self.done_restarts += 1
         self.rounds.append(it)
         if pool is not None:
@@ -317,7 +359,9 @@ class _IcsmRun:
         pooled groups, warm-started from the best partition, so it is never worse; the MIP gets
         at most as long as the restarts before it, and half the time left."""
         self.progress("icsm", None, f"set partitioning over {len(pool)} pooled groups")
-        mip_sse, mip_labels = pool.recombine(self.best, min(recombine, 0.5 * self.deadline.remaining()))
+        mip_sse, mip_labels = pool.recombine(
+            self.best, min(recombine, 0.5 * self.deadline.remaining())
+        )
         self.recombined["mips"] += 1
         self.recombined["columns"] = len(pool)
         if mip_labels is not None and self.improve(mip_sse, mip_labels):
@@ -325,8 +369,13 @@ class _IcsmRun:
 
     def output(self, several_starts, recombining, offered) -> MethodOutput:
         labels = check_partition(self.best, len(self.X), self.k, "icsm")
-        extras = {"iterations": self.rounds[0], "sse_init": self.init_sse, "sse_first_run": self.run_sse[0],
-                  "restarts_done": self.done_restarts, "iterations_per_run": self.rounds}
+        extras = {
+            "iterations": self.rounds[0],
+            "sse_init": self.init_sse,
+            "sse_first_run": self.run_sse[0],
+            "restarts_done": self.done_restarts,
+            "iterations_per_run": self.rounds,
+        }
         if several_starts:
             extras["sse_per_start"] = self.run_sse
         if recombining:
