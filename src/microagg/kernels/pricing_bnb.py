@@ -19,6 +19,7 @@ from .pricing import cut_penalty
 
 __all__ = ["bnb_pricing", "region_part_pricing"]
 
+
 @kernel
 def _by_root_term(X, pi, eta, s, cand):
     """The candidates of seed s in order of their root completion term ‖x_i − x_s‖²/eta − π_i
@@ -126,15 +127,34 @@ def _descend(X, pi, cand, lst, ln, m, u, sumv, sumsq, pis, g, sm2, rcS, thr, cho
 
 
 @kernel
-def bnb_pricing(X, pi, eta, seeds, nbr_ptr, nbr_idx, thr, collect_all, max_cols, max_nodes, seed_nodes, knn_sum,
-                retry_step, max_attempts, rec_min, cptr, ccut, cpen):
+def bnb_pricing(
+    X,
+    pi,
+    eta,
+    seeds,
+    nbr_ptr,
+    nbr_idx,
+    thr,
+    collect_all,
+    max_cols,
+    max_nodes,
+    seed_nodes,
+    knn_sum,
+    retry_step,
+    max_attempts,
+    rec_min,
+    cptr,
+    ccut,
+    cpen,
+):
     """Exact pricing by branch-and-bound over members, one seed at a time.
 
     Seed seeds[j] is the member with the largest dual (callers rank records by π); its
     candidates nbr_idx[nbr_ptr[j]:nbr_ptr[j+1]] are the later-ranked records of its ball.
     A node S (m members) bounds its subtree by rc(S) + the sum of the r = eta − m smallest
-    completion terms (m/eta)·‖x_i − x̄_S‖² + D_i(r−1)/(2·eta) − π_i (``microagg.kernels.pricing``'s docstring;
-    knn_sum[i, t] = D_i(t)); it is pruned when that is ≥ the threshold.
+    completion terms (m/eta)·‖x_i − x̄_S‖² + D_i(r−1)/(2·eta) − π_i (the docstring of
+    ``microagg.kernels.pricing``; knn_sum[i, t] = D_i(t)); it is pruned when that is ≥ the
+    threshold.
     collect_all=False: per seed, the cluster of minimum rc < thr; rec_min[i] (updated in place)
     becomes the minimum rc of the clusters found below the threshold that hold record i (the
     threshold does not tighten on a find, so every cluster below it is found). A seed
@@ -153,8 +173,9 @@ def bnb_pricing(X, pi, eta, seeds, nbr_ptr, nbr_idx, thr, collect_all, max_cols,
     stored the threshold drops to their median rc and the ones above are discarded, so at the
     end the output holds exactly the clusters with rc < the returned threshold. A seed cut
     short by max_nodes or seed_nodes is not counted as done (to be searched again).
-    Returns (members, rcs, count, seeds_done, nodes, threshold, best_rc, seed_lb, seed_exact, seed_tau);
-    seeds_done < len(seeds) when max_nodes ran out (the remaining seeds were not searched).
+    Returns (members, rcs, count, seeds_done, nodes, threshold, best_rc, seed_lb, seed_exact,
+    seed_tau); seeds_done < len(seeds) when max_nodes ran out (the remaining seeds were not
+    searched).
     """
     d = X.shape[1]
     ns = seeds.shape[0]
@@ -213,8 +234,9 @@ def bnb_pricing(X, pi, eta, seeds, nbr_ptr, nbr_idx, thr, collect_all, max_cols,
                 if expand:
                     expand = False
                     nodes += 1
-                    rcl[m] = _expand_node(X, pi, eta, knn_sum, cand, lst, ln, m, sumv, sumsq, pis, g, cb, sm2,
-                                          small)
+                    rcl[m] = _expand_node(
+                        X, pi, eta, knn_sum, cand, lst, ln, m, sumv, sumsq, pis, g, cb, sm2, small
+                    )
                     nextpos[m] = 0
                 # next child of level m
                 u = nextpos[m]
@@ -279,7 +301,9 @@ def bnb_pricing(X, pi, eta, seeds, nbr_ptr, nbr_idx, thr, collect_all, max_cols,
                     if rc < best_all:
                         best_all = rc
                     continue
-                _descend(X, pi, cand, lst, ln, m, u, sumv, sumsq, pis, g, sm2, rcl[m], local_thr, chosen)
+                _descend(
+                    X, pi, cand, lst, ln, m, u, sumv, sumsq, pis, g, sm2, rcl[m], local_thr, chosen
+                )
                 m += 1
                 expand = True
             att_lb = min(local_thr, open_min, best_seed)
@@ -293,7 +317,7 @@ def bnb_pricing(X, pi, eta, seeds, nbr_ptr, nbr_idx, thr, collect_all, max_cols,
             if collect_all or retry_step <= 0.0:
                 break
             # cut short: prove a weaker bound tau with a smaller tree (nodes ≥ tau are pruned)
-            tau = min(thr, best_seed) - retry_step * 4.0 ** attempt
+            tau = min(thr, best_seed) - retry_step * 4.0**attempt
             if tau <= lb_seed:
                 break
         if aborted:
@@ -308,7 +332,18 @@ def bnb_pricing(X, pi, eta, seeds, nbr_ptr, nbr_idx, thr, collect_all, max_cols,
             best_all = lb_seed
         seed_exact[j] = exact_seed
         seeds_done += 1
-    return out[:count], rcs[:count], count, seeds_done, nodes, thr, best_all, seed_lb, seed_exact, seed_tau
+    return (
+        out[:count],
+        rcs[:count],
+        count,
+        seeds_done,
+        nodes,
+        thr,
+        best_all,
+        seed_lb,
+        seed_exact,
+        seed_tau,
+    )
 
 
 @kernel
@@ -325,7 +360,12 @@ def _part_slot(keys, used, mask):
     cap = used.shape[0]
     h = np.uint64(0)
     for w in range(mask.shape[0]):
-        h ^= np.uint64(mask[w]) + np.uint64(0x9E3779B97F4A7C15) + (h << np.uint64(6)) + (h >> np.uint64(2))
+        h ^= (
+            np.uint64(mask[w])
+            + np.uint64(0x9E3779B97F4A7C15)
+            + (h << np.uint64(6))
+            + (h >> np.uint64(2))
+        )
         h ^= h >> np.uint64(33)
         h *= np.uint64(0xFF51AFD7ED558CCD)
         h ^= h >> np.uint64(33)
@@ -372,8 +412,24 @@ def _part_store(keys, vals, used, filled, mask, rc):
 
 
 @kernel
-def region_part_pricing(X, pi, eta, s, cand, position, thr, max_nodes, knn_sum, cptr, ccut, cpen, keys, vals,
-                        used, filled):
+def region_part_pricing(
+    X,
+    pi,
+    eta,
+    s,
+    cand,
+    position,
+    thr,
+    max_nodes,
+    knn_sum,
+    cptr,
+    ccut,
+    cpen,
+    keys,
+    vals,
+    used,
+    filled,
+):
     """The least rc of the clusters of size eta made of seed s and candidates cand, per part (their
     intersection with a region R of records: a bit mask, bit position[i] for i in R, position −1
     outside R), for the parts where it is below thr: into the open-addressing table (keys,
@@ -425,7 +481,9 @@ def region_part_pricing(X, pi, eta, s, cand, position, thr, max_nodes, knn_sum, 
             nodes += 1
             if nodes > max_nodes:
                 return keys, vals, used, filled, stored, nodes, False
-            rcl[m] = _expand_node(X, pi, eta, knn_sum, cand, lst, ln, m, sumv, sumsq, pis, g, cb, sm2, small)
+            rcl[m] = _expand_node(
+                X, pi, eta, knn_sum, cand, lst, ln, m, sumv, sumsq, pis, g, cb, sm2, small
+            )
             nextpos[m] = 0
             j = _part_slot(keys, used, mask[m])
             part_thr[m] = min(thr, vals[j]) if used[j] else thr

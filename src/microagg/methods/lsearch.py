@@ -149,8 +149,16 @@ def _sweeps(X, k, labels, state, nbr, active, deadline, tol, dissolve, log, trac
 def _stopped_at_start(labels, start_sse):
     """The start, valid, as the answer: the deadline ended before the search could begin."""
     out = relabel(labels)
-    return out, {"sse_start": start_sse, "sse": start_sse, "rounds": 0, "sweeps": 0, "moves": 0, "regroups": 0,
-                 "stopped": "deadline", "groups": int(out.max()) + 1}
+    return out, {
+        "sse_start": start_sse,
+        "sse": start_sse,
+        "rounds": 0,
+        "sweeps": 0,
+        "moves": 0,
+        "regroups": 0,
+        "stopped": "deadline",
+        "groups": int(out.max()) + 1,
+    }
 
 
 def _keep_if_lower(labels, regrouped, cost, current, tol, trace):
@@ -159,7 +167,8 @@ def _keep_if_lower(labels, regrouped, cost, current, tol, trace):
     if cost < current - tol:
         old = relabel(labels)
         labels = relabel(regrouped)
-        active = np.flatnonzero(_changed_groups(old, labels, int(labels.max()) + 1)).astype(np.int64)
+        changed = _changed_groups(old, labels, int(labels.max()) + 1)
+        active = np.flatnonzero(changed).astype(np.int64)
         if trace is not None:
             trace.append({"kind": "regroup", "labels": labels.copy(), "delta": cost - current})
         return labels, active, cost

@@ -81,7 +81,7 @@ class _DualRanking:
         order = self.order
         seeds = order[pi[order] + self.next_sum(np.arange(len(order)), eta - 1) + gpos > 0]
         for lo in range(0, len(seeds), chunk):
-            yield seeds[lo:lo + chunk]
+            yield seeds[lo : lo + chunk]
 
 
 class _BnbPass:
@@ -96,7 +96,8 @@ class _BnbPass:
         self.cols_arr, self.rcs_arr = np.zeros((0, eta), dtype=np.int64), np.zeros(0)
         self.best = np.inf
         self.rho = np.full(n, float(thr))
-        self.rec_min = np.full(n, np.inf)  # per record: the least rc of the clusters found below thr
+        # per record: the least rc of the clusters found below thr
+        self.rec_min = np.full(n, np.inf)
         self.complete = True  # every seed processed (searched to the end or cut with a bound)
         self.exact = True  # no seed cut short
         self.used = 0  # nodes spent in this call (collect_all: capped by max_nodes)
@@ -115,8 +116,12 @@ class _BnbPass:
     def result(self, collect_all) -> ExactResult:
         if collect_all:
             cols, rcs = list(self.cols_arr), list(self.rcs_arr)
-            return ExactResult(cols, np.asarray(rcs), min(self.best, self.thr) if self.complete else None,
-                               exact=self.complete)
+            return ExactResult(
+                cols,
+                np.asarray(rcs),
+                min(self.best, self.thr) if self.complete else None,
+                exact=self.complete,
+            )
         if not self.complete:
             return ExactResult(self.cols, np.asarray(self.rcs), None, None, exact=False)
         rho = np.minimum(self.rho, self.rec_min)
@@ -267,7 +272,9 @@ class Pricer:
         radii = np.sqrt(np.maximum(_RADIUS_FACTOR * (pi[seeds] + others), 0.0)) * (1 + 1e-9) + 1e-12
         lists = self.tree.query_ball_point(X[seeds], r=radii, return_sorted=False)
         lengths = np.fromiter((len(a) for a in lists), dtype=np.int64, count=len(lists))
-        flat = np.fromiter(itertools.chain.from_iterable(lists), dtype=np.int64, count=int(lengths.sum()))
+        flat = np.fromiter(
+            itertools.chain.from_iterable(lists), dtype=np.int64, count=int(lengths.sum())
+        )
         owner_pos = np.repeat(np.arange(len(seeds)), lengths)
         owner = seeds[owner_pos]
         d2 = np.einsum("ij,ij->i", X[flat] - X[owner], X[flat] - X[owner])
@@ -292,9 +299,22 @@ class Pricer:
             room = max_cols if collect_all else len(sub)
             tic = time.perf_counter()
             m, r, cnt, done, nodes, thr_out, b, seed_lb, seed_exact, seed_tau = bnb_pricing(
-                self.X, pi, eta, sub, nptr[pos:] - nptr[pos], nbr[nptr[pos]:], found.thr, collect_all,
-                max(room, 1), budget, seed_budget, self.knn_sum, self.retry_unit * eta, self.max_attempts,
-                found.rec_min, *self.cuts
+                self.X,
+                pi,
+                eta,
+                sub,
+                nptr[pos:] - nptr[pos],
+                nbr[nptr[pos] :],
+                found.thr,
+                collect_all,
+                max(room, 1),
+                budget,
+                seed_budget,
+                self.knn_sum,
+                self.retry_unit * eta,
+                self.max_attempts,
+                found.rec_min,
+                *self.cuts,
             )
             self._measured(nodes, time.perf_counter() - tic)
             found.used += nodes
@@ -347,7 +367,7 @@ class Pricer:
         for j in np.flatnonzero(floor < found.thr):
             sj = seeds[j]
             rho[sj] = min(rho[sj], floor[j])
-            ball = nbr[nptr[j]:nptr[j + 1]]
+            ball = nbr[nptr[j] : nptr[j + 1]]
             rho[ball] = np.minimum(rho[ball], np.maximum(floor[j], self._root_bounds(pi, eta, sj, ball)))
 
     def _root_bounds(self, pi, eta, s, ball):
