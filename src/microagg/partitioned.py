@@ -221,9 +221,8 @@ def partitioned_labels(Z, k, method, *, block_size, scheduler=None, seed=None, t
     the method's groups as they are.
     """
     from .methods import get
-    from .partition import check_k
-
     from .options import option
+    from .partition import check_k
 
     Z = np.ascontiguousarray(Z, dtype=np.float64)
     if Z.ndim != 2:
@@ -271,7 +270,7 @@ def _blockwise_labels(Z, k, method, blocks, scheduler, seed, clock, params, refi
     # per-variable methods (individual ranking) give one label column per attribute
     labels = np.empty((len(Z),) + results[0].shape[1:], dtype=np.int64)
     offset = 0
-    for b, lab in zip(blocks, results):
+    for b, lab in zip(blocks, results, strict=True):
         labels[b] = lab + offset
         offset = offset + lab.max(axis=0) + 1
     return labels

@@ -214,7 +214,7 @@ def alternating_pricing(X, pi, eta, starts, thr, max_iter, cptr, ccut, cpen):
             z[t] = starts[s, t]
         for q in range(eta):
             prev[q] = -1
-        for it in range(max_iter):
+        for _ in range(max_iter):
             for i in range(n):
                 acc = -pi[i]
                 for t in range(d):

@@ -108,8 +108,8 @@ def _default_portfolio(n: int, d: int) -> list[str]:
 
 
 def _check_portfolio(portfolio):
-    """A list of distinct registered method names (or a comma-separated string), none of them auto or
-    per-variable; checked before any data work."""
+    """A list of distinct registered method names (or a comma-separated string), none of them
+    auto or per-variable; checked before any data work."""
     if isinstance(portfolio, str):
         portfolio = [p.strip() for p in portfolio.split(",") if p.strip()]
     if not isinstance(portfolio, (list, tuple)) or any(not isinstance(m, str) for m in portfolio):
@@ -130,7 +130,8 @@ def _check_portfolio(portfolio):
 
 
 def _check_together(values: dict) -> dict:
-    """member_params: {method: {parameter: value}}, each validated against that method's declarations."""
+    """member_params: {method: {parameter: value}}, each validated against that method's
+    declarations."""
     mp = values["member_params"]
     if mp is None:
         return values
@@ -162,29 +163,62 @@ def _check_input(values, n, d, k):
                                      f"the data have {d} quasi-identifier columns")
 
 
-
 @register(
     "auto",
     family="portfolio",
-    paper="Domingo-Ferrer & Mateo-Sanz 2002 (data-oriented paper), §6: try several methods, keep the best",
-    complexity="the sum of its members' costs, bounded by the time budget; O(n·d) memory beyond the members'",
+    paper="Domingo-Ferrer & Mateo-Sanz 2002 (data-oriented paper), §6: try several methods, "
+    "keep the best",
+    complexity="the sum of its members' costs, bounded by the time budget; O(n·d) memory beyond "
+    "the members'",
     variable_size=True,
     params=(
-        Param("portfolio", "object", None, "member methods in run order, a list or comma-separated names "
-              "(None: icsm (lsearch from 20,000 records), mdav, vmdav, mdav-mhm, tsp-mhm, kward, md "
-              "(n <= 2000); univariate-optimal for one column)", nullable=True, check=_check_portfolio),
-        Param("member_params", "object", None, "parameters per member, {method: {parameter: value}}", nullable=True),
-        Param("improve", "bool", None, "with the time left after the members, keep improving the best partition "
-              "(the local search from the other members' partitions, colgen warm-started from the best when "
-              "n <= 5000, ICSM restarts) until the time limit (None: with the default portfolio and a time "
-              "limit given by the caller)", nullable=True),
-        Param("parallel", "bool", None, "run column generation in a second thread beside the other members, "
-              "with the whole budget, instead of after them (None: when improving with column generation, the "
-              "process may use two cores or more and auto runs in the main thread or the command line's)",
-              nullable=True),
-        Param("init", "object", None, "a partition to continue improving (labels, one group id per record, "
-              "e.g. a committed one): the local search and column generation start from it, and auto "
-              "returns nothing worse", nullable=True, check=_check_init),
+        Param(
+            "portfolio",
+            "object",
+            None,
+            "member methods in run order, a list or comma-separated names (None: icsm (lsearch "
+            "from 20,000 records), mdav, vmdav, mdav-mhm, tsp-mhm, kward, md (n <= 2000); "
+            "univariate-optimal for one column)",
+            nullable=True,
+            check=_check_portfolio,
+        ),
+        Param(
+            "member_params",
+            "object",
+            None,
+            "parameters per member, {method: {parameter: value}}",
+            nullable=True,
+        ),
+        Param(
+            "improve",
+            "bool",
+            None,
+            "with the time left after the members, keep improving the best partition (the local "
+            "search from the other members' partitions, colgen warm-started from the best when "
+            "n <= 5000, ICSM restarts) until the time limit (None: with the default portfolio and "
+            "a time limit given by the caller)",
+            nullable=True,
+        ),
+        Param(
+            "parallel",
+            "bool",
+            None,
+            "run column generation in a second thread beside the other members, with the whole "
+            "budget, instead of after them (None: when improving with column generation, the "
+            "process may use two cores or more and auto runs in the main thread or the command "
+            "line's)",
+            nullable=True,
+        ),
+        Param(
+            "init",
+            "object",
+            None,
+            "a partition to continue improving (labels, one group id per record, e.g. a committed "
+            "one): the local search and column generation start from it, and auto returns "
+            "nothing worse",
+            nullable=True,
+            check=_check_init,
+        ),
     ),
     check_together=_check_together,
     check_input=_check_input,
@@ -209,8 +243,9 @@ def auto(X, k, *, seed, deadline, progress, portfolio, member_params, improve, p
     time left is not wasted. The local search continues from the other members' partitions,
     best first (different starts end in different local optima); then, for n <= COLGEN_MAX_N,
     column generation warm-started from the best partition and the members' partitions gets
-    COLGEN_SHARE_SMALL_K or _LARGE_K of what is left (its lower bound is kept, and a proven optimum ends the run);
-    ICSM restarts from the best partition (perturbation, §5.3 of the ICSM paper) get the rest.
+    COLGEN_SHARE_SMALL_K or _LARGE_K of what is left (its lower bound is kept, and a proven
+    optimum ends the run); ICSM restarts from the best partition (perturbation, §5.3 of the
+    ICSM paper) get the rest.
     Without a time limit the budget is 60 s and only the first of these steps runs.
     ``parallel`` (default: with two cores or more, in the main thread or the thread that runs a
     command line command, ``deadline.in_command_thread``): column generation runs

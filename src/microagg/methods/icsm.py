@@ -76,8 +76,8 @@ def local_search(X, k, labels, *, deadline, max_iterations=None, pool_size=100, 
     # no step starts unless the longest so far and the model's least time for its kind
     # (SIMPLE_/COMPLEX_SECONDS_PER_N2D) fit in the time left; a pass that runs on past the
     # deadline (Gaussian 10-d at 10^5 records: one took over 60 s) stops there, keeping the exact
-    # moves it found, unless the time left is under TOLERATED_OVERSHOOT (``step_seconds``: small data
-    # are never cut)
+    # moves it found, unless the time left is under TOLERATED_OVERSHOOT (``step_seconds``: small
+    # data are never cut)
     step = [0.0, time.monotonic()]  # the longest step so far (seconds), the current step's start
 
     def step_budget():

@@ -42,8 +42,8 @@ the method: it imports none of highspy, scipy or numba, so listing the registry 
 
 from __future__ import annotations
 
-from ...errors import ParameterError
 from ...declarations import Param
+from ...errors import ParameterError
 from .. import register
 from ..starts import check_offers
 

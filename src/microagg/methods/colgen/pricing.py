@@ -4,8 +4,9 @@ cost rc(C) = w_C − Σ_{i∈C} π_i − (cut duals), and proven bounds on the l
 ``Pricer`` runs the paper's SolveHeuristicPricing and an alternating centre/members descent,
 then an exact method: branch-and-bound in a KD-tree ball (ours), the paper's complete
 enumeration, or the paper's pricing ILP (14) with the node-to-node inequalities (12). The numba
-kernels are in ``microagg.kernels.pricing`` and ``microagg.kernels.pricing_bnb``; this module slices their work against the
-``Deadline`` (numba cannot read the clock) and turns their per-seed bounds into per-record ones.
+kernels are in ``microagg.kernels.pricing`` and ``microagg.kernels.pricing_bnb``; this module
+slices their work against the ``Deadline`` (numba cannot read the clock) and turns their
+per-seed bounds into per-record ones.
 """
 
 from __future__ import annotations
