@@ -163,10 +163,10 @@ def test_a_constant_argument_compiles_no_second_specialisation():
 def test_auto_skips_a_member_that_cannot_fit_its_budget(monkeypatch):
     """auto runs a constructive member only if its least time (MEMBER_COST × MDAV's time measured
     in the run) fits in the budget left; a skipped member gets a row saying why."""
-    from microagg.methods import auto
+    from microagg.methods import auto_members
 
-    monkeypatch.setattr(auto, "COST_MIN_N", 0)
-    monkeypatch.setattr(auto, "MEMBER_COST", dict(auto.MEMBER_COST, vmdav=(1e9, 0.0)))
+    monkeypatch.setattr(auto_members, "COST_MIN_N", 0)
+    monkeypatch.setattr(auto_members, "MEMBER_COST", dict(auto_members.MEMBER_COST, vmdav=(1e9, 0.0)))
     X = np.random.default_rng(0).normal(size=(300, 3))
     res = microagg.microaggregate(X, k=3, method="auto", portfolio=["mdav", "vmdav", "mdav-mhm"], time_limit=30)
     rows = {r["method"]: r for r in res.extras["portfolio"]}
@@ -216,12 +216,12 @@ def test_one_thread_everywhere_and_the_switches(monkeypatch):
         for obj in vars(module).values():
             if isinstance(obj, CPUDispatcher):
                 assert not obj.targetoptions.get("parallel"), f"{mod.name}.{obj.__name__} is a parallel kernel"
-    from microagg.methods import auto
+    from microagg.methods import auto_members
 
     X = np.random.default_rng(0).normal(size=(60, 2))
     methods.load_kernels("auto", X.shape)  # the warm-up runs auto with its defaults
     started = []
-    monkeypatch.setattr(auto, "_Lane", lambda *a, **kw: started.append(a) or pytest.fail("a lane started"))
+    monkeypatch.setattr(auto_members, "Lane", lambda *a, **kw: started.append(a) or pytest.fail("a lane started"))
     res = microagg.microaggregate(X, k=3, method="auto", time_limit=3, parallel=False)
     assert not started and res.labels.shape == (60,)
 

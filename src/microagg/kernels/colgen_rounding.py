@@ -2,15 +2,16 @@
 subset-row cut separation (ours).
 
 SimpleRoundingHeuristic and RoundingMSTHeuristic turn a fractional x into partitions;
-``separate_subset_rows`` finds the violated subset-row cuts on triples (Jepsen et al. 2008) that strengthen the master LP.
+``separate_subset_rows`` finds the violated subset-row cuts on triples (Jepsen et al. 2008) that
+strengthen the master LP. The column-generation driver (``methods.colgen.driver``) calls them.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...kernels.jit import kernel
-from ...kernels.nearest import join_nearest_centroid
+from .jit import kernel
+from .nearest import join_nearest_centroid
 
 __all__ = ["simple_rounding", "mst_rounding", "separate_subset_rows"]
 
@@ -183,4 +184,3 @@ def separate_subset_rows(n, ptr, members, x, min_violation):
                     lhs_out[found] = lhs
                     found += 1
     return out[:found], lhs_out[:found]
-
