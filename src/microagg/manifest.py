@@ -22,7 +22,6 @@ import time
 from pathlib import Path
 
 from .deadline import TIME_CUT_NOTE
-from .errors import InputError
 
 __all__ = ["SUFFIX", "VERSION", "path_for", "sha256", "rows_digest", "build", "write", "read",
            "versions", "json_safe"]
