@@ -1,8 +1,8 @@
-"""The app's Explore tab (issue 34): its logic without a browser (``microagg.app.explore_runs``), and the tab
-end to end in headless Chromium: a grid explored in the run's process, the risk axis switched
-without running again, the grid widened (the runs made are reused), a click on a point opening
-that run in the Results tab, whose export is byte for byte what ``protect --from-explore`` writes;
-column names that carry HTML never run. With MICROAGG_SCREENSHOTS=DIR it saves app-map.png.
+"""The app's Explore tab (issue 34): its logic without a browser (``microagg.app.explore_runs``),
+and the tab end to end in headless Chromium: a grid explored in the run's process, the risk axis
+switched without running again, the grid widened (the runs made are reused), a click on a point of
+the map opening that run in the Results tab, whose export is byte for byte what
+``protect --from-explore`` writes; column names that carry HTML never run. With MICROAGG_SCREENSHOTS=DIR it saves app-map.png.
 """
 
 from __future__ import annotations
