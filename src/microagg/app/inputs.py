@@ -11,7 +11,8 @@ import pandas as pd
 
 def read_input(path, max_bytes: int | None = None) -> pd.DataFrame:
     """Read a data file in any format the CLI reads (the one reading function of the app);
-    ``max_bytes``: an upload's bound on its decompressed bytes and its cells (microagg.read_limits)."""
+    ``max_bytes``: an upload's bound on its decompressed bytes and its cells
+    (``microagg.read_limits``)."""
     from .. import io, read_limits
 
     with read_limits.limited(max_bytes):

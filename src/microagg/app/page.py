@@ -1,6 +1,6 @@
 """The Shiny page: one module per tab (``microagg.app.tabs``: Data -> Protect -> Results ->
-Compare -> Explore), composed here around the error line, with the page's style and script served from
-``static/``.
+Compare -> Explore), composed here around the error line, with the page's style and script served
+from ``static/``.
 
 Every text that comes from a file (column names, values, file names) reaches the page through
 htmltools tags, which escape it; the HTML report is shown in a sandboxed iframe (no scripts).

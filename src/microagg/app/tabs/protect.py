@@ -176,8 +176,8 @@ def _method_panel(info):
     items = [ui.p(info.summary, class_="muted", id="method-summary"),
              ui.p(f"{info.family}; {info.complexity}; {info.paper}", class_="muted")]
     if not info.interruptible:
-        items.append(ui.p("It may run past the time limit (it cannot stop inside a step); Cancel always stops "
-                          "it.", class_="muted"))
+        items.append(ui.p("It may run past the time limit (it cannot stop inside a step); Cancel "
+                          "always stops it.", class_="muted"))
     if info.per_variable:
         items.append(ui.p("It groups each variable on its own: the published records are NOT k-anonymous.",
                           class_="one-line-error"))

@@ -87,11 +87,11 @@ class PageState:
 
     ``loaded``: the data shown (a dict: df, path, name, dataset, shown, profile, note, max_bytes);
     ``runs``: [(run id, RunSpec, RunHandle)] in order; ``active``: the RunHandle of the run going;
-    ``explorations``: [(id, explore_runs.ExploreSpec, RunHandle)] of the Explore tab; ``exploring``: the one going
-    (one run or exploration at a time); ``run_inputs``: the Protect tab's controls as they are
-    (``controls.run_spec``'s ``sent``; set by that tab);
-    ``shown_run``: (the run the Results tab shows, a count); ``error``: (the one-line message, the Run click
-    it belongs to); ``tick``: moves when a run's progress does."""
+    ``explorations``: [(id, explore_runs.ExploreSpec, RunHandle)] of the Explore tab;
+    ``exploring``: the one going (one run or exploration at a time); ``run_inputs``: the Protect
+    tab's controls as they are (``controls.run_spec``'s ``sent``; set by that tab); ``shown_run``:
+    (the run the Results tab shows, a count); ``error``: (the one-line message, the Run click it
+    belongs to); ``tick``: moves when a run's progress does."""
 
     def __init__(self, session, workdir: Path, budget: security.UploadBudget):
         self.session = session  # the page's (root) session
