@@ -7,7 +7,7 @@ import pytest
 
 import microagg
 from microagg import measures
-from microagg.app import figures, logic
+from microagg.app import figures, runspec
 from microagg.report import report_audit
 
 
@@ -17,7 +17,7 @@ def census():
 
 
 def _spec(**options):
-    return logic.RunSpec.of("census.csv", "census.csv", **options)
+    return runspec.RunSpec.of("census.csv", "census.csv", **options)
 
 
 def _figures(df, spec):
