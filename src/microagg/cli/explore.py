@@ -123,8 +123,8 @@ def _grid(args) -> dict:
     methods' parameters, each checked."""
     from .. import explore
 
-    ks = explore._ks(args.k)
-    names = explore._methods(args.methods)
+    ks = explore.checked_ks(args.k)
+    names = explore.checked_methods(args.methods)
     budget = explore.DEFAULT_BUDGET if args.time_limit is None else _budget(args.time_limit)
     max_risk = None
     if args.max_risk is not None:
@@ -132,7 +132,7 @@ def _grid(args) -> dict:
             max_risk = float(args.max_risk)
         except ValueError:
             raise UserError(f"--max-risk must be a number, got {args.max_risk!r}") from None
-    explore._check_risk(args.risk, max_risk)
+    explore.checked_risk(args.risk, max_risk)
     return {
         "ks": ks,
         "names": names,

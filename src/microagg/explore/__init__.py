@@ -115,15 +115,6 @@ __all__ = [
     "VERSION",
 ]
 
-#: the command line's names of the grid's checks (``cli.cmd_explore``)
-_ks, _methods, _check_risk, _check_budget = (
-    checked_ks,
-    checked_methods,
-    checked_risk,
-    checked_budget,
-)
-
-
 def explore(
     data: DataInput,
     k: Sequence[int] | int = DEFAULT_KS,
