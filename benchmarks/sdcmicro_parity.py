@@ -59,7 +59,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import RESULTS, machine, md_table  # noqa: E402
 
 import microagg  # noqa: E402
-from microagg import disclosure as D  # noqa: E402
+from microagg.measures import risk as D  # noqa: E402
 from microagg import measures, suppression  # noqa: E402
 
 K = 3

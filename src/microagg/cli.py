@@ -463,7 +463,7 @@ def _evaluate_roles(args, orig, prot, orig_table):
     continuous), strata, keys, sensitive columns, the sampling weight and k (default 2)."""
     import numpy as np
 
-    from .audit import AuditRoles
+    from .measures import AuditRoles
     from .declarations import column_names
     from .publication import as_in_header
     from .columns import select_columns
@@ -546,7 +546,7 @@ def cmd_evaluate(args) -> int:
     import dataclasses
 
     from . import io
-    from .audit import AuditRoles, audit_files, in_registry_order
+    from .measures import AuditRoles, audit_files, in_registry_order
     from .measures import Audit
 
     interval_p = _interval_p(args)
@@ -618,7 +618,7 @@ def _evaluate_streamed(args, doc, interval_p) -> int:
     k-anonymity figures on every record; every figure must equal the manifest's."""
     import dataclasses
 
-    from .audit import AuditRoles
+    from .measures import AuditRoles
     from .measures import Audit
     from .publication import stream_audit
 

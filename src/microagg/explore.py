@@ -324,9 +324,8 @@ class Exploration:
         """The R-U map: ``risk`` on the horizontal axis, IL on the vertical, one point per finished
         run (id ``run-N``, labelled by k and method, its values in a tooltip), the frontier joined,
         the recommended run ringed, ``max_risk`` drawn as a dashed line."""
-        from .measures import MEASURES, _load_registry
+        from .measures import MEASURES
 
-        _load_registry()
         risk = risk or self.risk
         m = MEASURES.get(risk)
         scale = m.scale if m is not None else 1.0
@@ -917,7 +916,7 @@ def _plan_and_run(pending, runs, options, payload, source, deadline, report, cac
 def _run_one(r: ExploreRun, payload, source, options, cache) -> None:
     from . import pipeline
     from .api import microaggregate
-    from .audit import audit_files
+    from .measures import audit_files
 
     try:
         with warnings.catch_warnings(record=True) as told:

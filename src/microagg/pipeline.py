@@ -481,7 +481,7 @@ def _publication(emb, Z, labels, run: Run, total_sse: float):
 
 def audit_roles(roles: Roles, run: Run, p: float = 10.0):
     """The roles the file audit needs (``audit.AuditRoles``), from the run's."""
-    from .audit import AuditRoles
+    from .measures import AuditRoles
 
     sw = roles.sample_weight_column
     return AuditRoles(tuple(roles.columns), dict(roles.kinds), roles.k, tuple(roles.strata), tuple(roles.keys),
@@ -505,7 +505,7 @@ def audit(source: Source, roles: Roles, prepared: Prepared, published: Published
     """The published data's audit (``audit.audit_files``: utility and disclosure risk on the key
     variables, grouped as the data are given), in the input's row order; the run's embedding of
     the original is the audit's (not built again: 1.5 s at 10^6 x 13)."""
-    from .audit import audit_files, embedding_key
+    from .measures.file_audit import audit_files, embedding_key
 
     frame = frame_of(published.data, source.frame.columns)
     given = audit_roles(roles, run, p)
@@ -540,7 +540,7 @@ def shuffle_order(run: Run, frame) -> np.ndarray | None:
     given. The permutation is never kept or written: with it (or the seed) anyone could undo it."""
     if not run.shuffle:
         return None
-    from .disclosure import shuffle_permutation
+    from .measures.risk.order import shuffle_permutation
 
     groups = None if run.household is None else frame[run.household].to_numpy()
     return shuffle_permutation(len(frame), run.shuffle_seed, groups=groups)

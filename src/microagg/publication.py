@@ -453,7 +453,7 @@ def _verify(back: _ReadBack, table, res, out: Path) -> None:
     """Every combination of the QIs and strata occurs at least k times as the reader groups them
     (a method that groups each variable on its own is not k-anonymous on the combination by
     design: its summary says so, and the audit counts the records)."""
-    from .disclosure import key_frequencies
+    from .measures.records import key_frequencies
 
     guaranteed = list(dict.fromkeys([*res.audit_roles.columns, *res.audit_roles.strata]))
     found = key_frequencies(back.keys, guaranteed, res.k)
@@ -472,7 +472,7 @@ def _written_audit(table, back: _ReadBack, res, run, order):
     import numpy as np
 
     from . import io
-    from .audit import audit_files, combine
+    from .measures import audit_files, combine
 
     roles = res.audit_roles
     frame, keys = io.published_view(back.table), back.keys
@@ -659,7 +659,7 @@ def publish_folder(source: Path, output, options: dict, params: dict, run, *, co
 
 def folder_roles(summary: dict, run):
     """The audit's roles of an out-of-core run: continuous QIs, strata, k."""
-    from .audit import AuditRoles
+    from .measures import AuditRoles
 
     columns = tuple(summary["columns"])
     return AuditRoles(columns, {c: "continuous" for c in columns}, int(summary["k"]), tuple(run.strata or ()))
@@ -707,9 +707,9 @@ def stream_audit(original, published, roles, *, seed, sample: int = FOLDER_AUDIT
     import pandas as pd
 
     from . import io
-    from .audit import audit_files
-    from .disclosure import KeyFrequencies
-    from .measures import MEASURES, Audit, Figure, _load_registry
+    from .measures import audit_files
+    from .measures.records import KeyFrequencies
+    from .measures import MEASURES, Audit, Figure
 
     keys, qis = list(roles.key_variables), list(roles.columns)
     hashes, qi_hashes = [], []
@@ -725,7 +725,6 @@ def stream_audit(original, published, roles, *, seed, sample: int = FOLDER_AUDIT
     numeric = [c for c in roles.columns]
     frames = [_rows_at(io.chunks(path, None, chunk_rows, numeric), chosen) for path in (original, published)]
     audit = audit_files(frames[0], frames[1], roles, seed=seed, read_back="pyarrow")
-    _load_registry()
     exact = {name: value for name, value in (
         ("key_combinations", frequencies.combinations), ("key_smallest_frequency", frequencies.smallest),
         ("key_records_below_k", frequencies.records_below_k),
@@ -735,7 +734,7 @@ def stream_audit(original, published, roles, *, seed, sample: int = FOLDER_AUDIT
                if f.name not in _WHOLE_FILE_ONLY]
     present = {f.name for f in figures}
     figures += [Figure(MEASURES[name], value, "risk") for name, value in exact.items() if name not in present]
-    from .audit import in_registry_order
+    from .measures import in_registry_order
 
     context = {**audit.context, "sampled": {"records": int(len(chosen)), "of": int(n), "seed": seed,
                                             "exact": list(_EXACT_KEY_FIGURES),

@@ -212,7 +212,7 @@ def report_audit(result, original, p: float = 10.0):
     audited without its file figures or with another rank-interval ``p``, that audit computed now
     (``audit.audit_files``, as the pipeline computes it). Returns (audit, X, Xp, continuous QI
     columns) with X, Xp the continuous QI values for the figures."""
-    from .audit import audit_files
+    from .measures import audit_files
     from .pipeline import frame_of
 
     cols = result.continuous_columns

@@ -1,11 +1,11 @@
 """The audit of a published file: utility and disclosure risk, computed by one function from the
 original, the published file and the run's roles (``audit_files``). The pipeline's measure stage,
 ``microagg protect`` (on its output file read back), ``microagg evaluate``, the report, the run
-manifest and the app all show this one ``measures.Audit``, so their figures agree to the last
-digit. docs/audit.md explains every figure, its formula and its reference.
+manifest and the app all show this one ``Audit``, so their figures agree to the last digit.
+docs/audit.md explains every figure, its formula and its reference.
 
-The disclosure measures are the pure functions of ``microagg.disclosure``, registered here in the
-measure registry (``measures.measure``: name, label, unit, reference), group "risk":
+The disclosure measures are the pure functions of ``microagg.measures.risk``, registered here in
+the measure registry (``registry.measure``: name, label, unit, reference), group "risk":
 
 * k-anonymity of the published combinations of the **key variables** (QIs + strata + declared
   keys), grouped exactly as a reader of the output groups them (Samarati 2001; Sweeney 2002);
@@ -14,7 +14,7 @@ measure registry (``measures.measure``: name, label, unit, reference), group "ri
 * l-diversity of declared sensitive columns (Machanavajjhala et al. 2007);
 * interval disclosure of the continuous QIs: SDID (sdcMicro ``dRisk``) and robust-Mahalanobis-
   scaled intervals (RMDID1/2, sdcMicro ``dRiskRMD``; Templ & Meindl 2008), beside the rank
-  intervals and distance-based record linkage of ``measures``;
+  intervals and distance-based record linkage of ``comparison``;
 * whether the published file's row order follows a column (position links records).
 
 Measures that pair each original record with its published one (``aligned``) need both files
@@ -23,16 +23,28 @@ in the same row order; on a shuffled output they come from the run (its manifest
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
 
-from . import disclosure as D
-from .measures import Audit, Comparison, audit as audit_group, measure, measures_of
+from ..errors import InputError
+from .comparison import Comparison
+from .records import KeyFrequencies, key_frequencies
+from .registry import Audit, Figure, in_registry_order, measure, measures_of
+from .registry import audit as audit_group
+from .risk import REFERENCES
+from .risk.diversity import l_diversity
+from .risk.individual import IndividualRisk, individual_risk
+from .risk.intervals import sdid_risk
+from .risk.order import RowOrder, row_order
+from .risk.rmd import RMDRisk, rmd_interval_risk
+from .utility import categorical_report
 
-__all__ = ["AuditRoles", "FileAudit", "audit_files", "combine", "in_registry_order", "DEFAULT_L", "RMD_MAX_FIT",
+__all__ = ["AuditRoles", "FileAudit", "audit_files", "combine", "embedding_key", "DEFAULT_L", "RMD_MAX_FIT",
            "ROW_ORDER_SAMPLE"]
+
 
 #: the l of l-diversity checked by default (sdcMicro's ldiversity reports l; 2 is the least diversity)
 DEFAULT_L = 2.0
@@ -98,8 +110,6 @@ class AuditRoles:
                     tuple(doc.get("keys") or ()), tuple(doc.get("sensitive") or ()), doc.get("sample_weight"),
                     dict(doc.get("ordinal_levels") or {}), bool(doc.get("standardize", True)),
                     float(doc.get("l", DEFAULT_L)), float(doc.get("p", 10.0)))
-        from .errors import InputError
-
         both = sorted(set(map(str, roles.sensitive)) & set(map(str, roles.key_variables)))
         if both:
             raise InputError(f"the roles name {', '.join(both)} both sensitive and a key variable: not microagg's")
@@ -111,7 +121,7 @@ class AuditRoles:
 
 
 def _floats(frame, columns) -> np.ndarray:
-    from .columns import quasi_identifiers
+    from ..columns import quasi_identifiers
 
     return quasi_identifiers(frame, list(columns)) if columns else np.empty((len(frame), 0))
 
@@ -149,7 +159,7 @@ class FileAudit(Comparison):
     def embedding(self):
         import warnings
 
-        from .embedding import embed
+        from ..embedding import embed
 
         r = self.roles
         key = embedding_key(r)
@@ -174,12 +184,12 @@ class FileAudit(Comparison):
         return view.replace("", None) if self.grouped is not None else view
 
     @cached_property
-    def frequencies(self) -> D.KeyFrequencies:
+    def frequencies(self) -> KeyFrequencies:
         # a missing key value (a suppressed one) matches any value, as sdcMicro's freqCalc counts it
-        return D.key_frequencies(self.key_view, self.roles.key_variables, self.roles.k, missing="wildcard")
+        return key_frequencies(self.key_view, self.roles.key_variables, self.roles.k, missing="wildcard")
 
     @cached_property
-    def published_frequencies(self) -> D.KeyFrequencies:
+    def published_frequencies(self) -> KeyFrequencies:
         if self.grouped is None and list(self.roles.key_variables) == list(self.roles.columns):
             return self.frequencies  # the key variables are the QIs: the same combinations
         return Comparison.published_frequencies.func(self)
@@ -198,12 +208,12 @@ class FileAudit(Comparison):
         return None if sw is None or sw not in self.published_frame.columns else self.published_frame[sw]
 
     @cached_property
-    def individual(self) -> D.IndividualRisk | None:
+    def individual(self) -> IndividualRisk | None:
         keys = self.roles.categorical_keys
         if not keys:
             return None
         try:
-            return D.individual_risk(self.key_view, keys, None if self.weights is None else np.asarray(
+            return individual_risk(self.key_view, keys, None if self.weights is None else np.asarray(
                 self.weights, dtype=np.float64), missing="wildcard")
         except ValueError as exc:  # weights below 1: the model needs F >= f
             self._notes.append(f"individual risk not computed: {exc}")
@@ -221,15 +231,15 @@ class FileAudit(Comparison):
         frame = self.key_view.copy()
         for c in r.sensitive:
             frame[c] = self.published_frame[c].to_numpy()
-        return D.l_diversity(frame, r.key_variables, list(r.sensitive), r.l)
+        return l_diversity(frame, r.key_variables, list(r.sensitive), r.l)
 
     @cached_property
-    def rmd(self) -> D.RMDRisk | None:
+    def rmd(self) -> RMDRisk | None:
         if not self.X.shape[1]:
             return None
         key = ("rmd", tuple(self.roles.continuous), self.seed)
         try:
-            out = D.rmd_interval_risk(self.X, self.Xp, seed=self.seed, max_fit=RMD_MAX_FIT,
+            out = rmd_interval_risk(self.X, self.Xp, seed=self.seed, max_fit=RMD_MAX_FIT,
                                       distances=self.cache.get(key), published_rows=self.published_rows)
             self.cache[key] = out.rmd
             return out
@@ -238,8 +248,8 @@ class FileAudit(Comparison):
             return None
 
     @cached_property
-    def order(self) -> D.RowOrder:
-        return D.row_order(self.published_frame, sample=ROW_ORDER_SAMPLE)
+    def order(self) -> RowOrder:
+        return row_order(self.published_frame, sample=ROW_ORDER_SAMPLE)
 
     def warnings(self) -> tuple:
         out = list(self.frequencies.warnings())
@@ -260,25 +270,25 @@ class FileAudit(Comparison):
 
 
 @measure("key_combinations", "published combinations of the key variables", "combinations",
-         D.REFERENCES["k_anonymity"], "risk")
+         REFERENCES["k_anonymity"], "risk")
 def _key_combinations(c):
     return c.frequencies.combinations if isinstance(c, FileAudit) else None
 
 
 @measure("key_smallest_frequency", "records sharing the rarest combination of key variables", "records",
-         D.REFERENCES["k_anonymity"], "risk")
+         REFERENCES["k_anonymity"], "risk")
 def _key_smallest(c):
     return c.frequencies.smallest if isinstance(c, FileAudit) else None
 
 
 @measure("key_records_below_k", "records whose combination of key variables occurs fewer than k times",
-         "records", D.REFERENCES["k_anonymity"], "risk")
+         "records", REFERENCES["k_anonymity"], "risk")
 def _key_records_below(c):
     return c.frequencies.records_below_k if isinstance(c, FileAudit) else None
 
 
 @measure("key_combinations_below_k", "combinations of key variables occurring fewer than k times",
-         "combinations", D.REFERENCES["k_anonymity"], "risk")
+         "combinations", REFERENCES["k_anonymity"], "risk")
 def _key_combinations_below(c):
     return c.frequencies.combinations_below_k if isinstance(c, FileAudit) else None
 
@@ -288,35 +298,35 @@ def _individual(c):
 
 
 @measure("reidentification_expected", "expected re-identifications (categorical keys)", "records",
-         D.REFERENCES["individual_risk"], "risk")
+         REFERENCES["individual_risk"], "risk")
 def _reid_expected(c):
     r = _individual(c)
     return None if r is None else r.expected_reidentifications
 
 
 @measure("reidentification_global_percent", "global re-identification risk (%)", "%",
-         D.REFERENCES["individual_risk"], "risk", digits=6)
+         REFERENCES["individual_risk"], "risk", digits=6)
 def _reid_global(c):
     r = _individual(c)
     return None if r is None else r.global_risk_percent
 
 
 @measure("reidentification_max", "largest individual re-identification risk", "risk",
-         D.REFERENCES["individual_risk"], "risk", digits=6)
+         REFERENCES["individual_risk"], "risk", digits=6)
 def _reid_max(c):
     r = _individual(c)
     return None if r is None else r.max_risk
 
 
 @measure("reidentification_above_threshold", "records with individual risk above 0.1", "records",
-         D.REFERENCES["individual_risk"], "risk")
+         REFERENCES["individual_risk"], "risk")
 def _reid_above(c):
     r = _individual(c)
     return None if r is None else r.records_above_threshold
 
 
 @measure("reidentification_higher_than_main_part", "records with risk above median + 2 MAD and 0.1",
-         "records", D.REFERENCES["individual_risk"], "risk")
+         "records", REFERENCES["individual_risk"], "risk")
 def _reid_main(c):
     r = _individual(c)
     return None if r is None else r.higher_than_main_part
@@ -327,21 +337,21 @@ def _diversity(c):
 
 
 @measure("ldiversity_smallest_distinct", "fewest distinct sensitive values in a key combination (distinct l)",
-         "l", D.REFERENCES["l_diversity"], "risk")
+         "l", REFERENCES["l_diversity"], "risk")
 def _ld_distinct(c):
     d = _diversity(c)
     return None if not d else min(ld.smallest_distinct for ld in d.values())
 
 
 @measure("ldiversity_smallest_entropy", "smallest entropy l of a sensitive column in a key combination", "l",
-         D.REFERENCES["l_diversity"], "risk")
+         REFERENCES["l_diversity"], "risk")
 def _ld_entropy(c):
     d = _diversity(c)
     return None if not d else min(ld.smallest_entropy for ld in d.values())
 
 
 @measure("ldiversity_records_below_l", "records in key combinations with fewer than l distinct sensitive values",
-         "records", D.REFERENCES["l_diversity"], "risk")
+         "records", REFERENCES["l_diversity"], "risk")
 def _ld_records(c):
     d = _diversity(c)
     if not d:
@@ -350,7 +360,7 @@ def _ld_records(c):
 
 
 @measure("ldiversity_records_below_l_entropy", "records in key combinations not entropy l-diverse", "records",
-         D.REFERENCES["l_diversity"], "risk")
+         REFERENCES["l_diversity"], "risk")
 def _ld_records_entropy(c):
     d = _diversity(c)
     if not d:
@@ -359,22 +369,22 @@ def _ld_records_entropy(c):
 
 
 @measure("interval_sdid_share", "records at risk by SDID (all values within ±0.05 sd; sdcMicro dRisk, %)", "share",
-         D.REFERENCES["sdid"], "risk", digits=2, scale=100.0, aligned=True)
+         REFERENCES["sdid"], "risk", digits=2, scale=100.0, aligned=True)
 def _sdid(c):
     if not isinstance(c, FileAudit) or not c.X.shape[1]:
         return None
-    return D.sdid_risk(c.X, c.Xp)
+    return sdid_risk(c.X, c.Xp)
 
 
 @measure("interval_rmd_risk1", "records inside their RMD-scaled interval (RMDID1, microagg's: MCD location, original scale, %)",
-         "share", D.REFERENCES["rmd"], "risk", digits=2, scale=100.0, aligned=True)
+         "share", REFERENCES["rmd"], "risk", digits=2, scale=100.0, aligned=True)
 def _rmd1(c):
     r = c.rmd if isinstance(c, FileAudit) else None
     return None if r is None else r.risk1
 
 
 @measure("interval_rmd_risk2", "RMDID1 records with no other published record near (RMDID2, %)", "share",
-         D.REFERENCES["rmd"], "risk", digits=2, scale=100.0, aligned=True)
+         REFERENCES["rmd"], "risk", digits=2, scale=100.0, aligned=True)
 def _rmd2(c):
     r = c.rmd if isinstance(c, FileAudit) else None
     return None if r is None else r.risk2
@@ -394,7 +404,7 @@ def _suppressed_key_values(c):
 
 
 @measure("row_order_informative_columns", "columns the published file's row order follows", "columns",
-         D.REFERENCES["row_order"], "risk")
+         REFERENCES["row_order"], "risk")
 def _row_order(c):
     return len(c.order.informative_columns) if isinstance(c, FileAudit) else None
 
@@ -413,8 +423,6 @@ def audit_files(original, published, roles: AuditRoles, *, grouped=None, sample_
     shuffled file's records put back in order). Deterministic: the
     same inputs give the same figures to the last digit, whichever front end computes them."""
     from threadpoolctl import threadpool_limits
-
-    from .measures import categorical_report
 
     files = FileAudit(original, published, roles, grouped=grouped, sample_weights=sample_weights, aligned=aligned,
                       seed=seed, cache=cache)
@@ -457,8 +465,6 @@ MATRIX_MEASURES = ("delta_r_mean", "delta_r_std", "covariance_mae", "covariance_
 
 def _first_continuous(roles: AuditRoles, count: int) -> AuditRoles:
     """The roles with only the first ``count`` continuous QI columns (the categorical ones kept)."""
-    import dataclasses
-
     keep, continuous = set(roles.continuous[:count]), set(roles.continuous)
     columns = tuple(c for c in roles.columns if c in keep or c not in continuous)
     return dataclasses.replace(roles, columns=columns, kinds={c: roles.kinds[c] for c in columns if c in roles.kinds})
@@ -468,8 +474,6 @@ def _audit_measures(files, *, skip=(), only=None, paired_only: bool = False) -> 
     """The "utility" and "risk" figures of ``files``: every registered measure but ``skip`` (or only
     those in ``only``), in registration order, those that pair records left out when unaligned
     (``paired_only``: only those)."""
-    from .measures import Figure
-
     aligned = getattr(files, "aligned", True)
     figures = [Figure(m, m.compute(files), group) for group in ("utility", "risk") for m in measures_of(group)
                if m.name not in skip and (only is None or m.name in only) and (aligned or not m.aligned)
@@ -487,10 +491,3 @@ def combine(paired: Audit, as_published: Audit) -> Audit:
     return Audit(in_registry_order(keep + rest), paired.categories, as_published.warnings,
                  {**as_published.context, "rows_aligned": False, "paired_measures": "the file's records put back "
                   "in the original's order by the run's permutation (kept in memory only)"})
-
-
-def in_registry_order(figures) -> tuple:
-    """Figures sorted by group (run, utility, risk) and their measures' registration order."""
-    order = {(m.name, g): i for i, (m, g) in enumerate((m, g) for g in ("run", "utility", "risk")
-                                                         for m in measures_of(g))}
-    return tuple(sorted(figures, key=lambda f: order.get((f.name, f.group), len(order))))
