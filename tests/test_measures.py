@@ -275,8 +275,10 @@ def test_a_measure_registered_in_a_scratch_module_shows_in_every_audit(tmp_path,
     assert audit.group("risk")["scratch_values_changed"] == pytest.approx(expected)
     assert audit.to_dict()["groups"]["risk"]["scratch_values_changed"] == pytest.approx(expected)
     shown = {f.name: f for f in audit.rows("risk")}["scratch_values_changed"]
-    assert shown.text() == f"{100 * expected:.1f}" and shown.measure.reference == "a test's own measure"
-    assert compare(df[cols], out[cols]).group("risk")["scratch_values_changed"] == pytest.approx(expected)
+    assert shown.text() == f"{100 * expected:.1f}"
+    assert shown.measure.reference == "a test's own measure"
+    compared = compare(df[cols], out[cols]).group("risk")
+    assert compared["scratch_values_changed"] == pytest.approx(expected)
     assert "scratch_values_changed" not in audit_files(df, out, roles, aligned=False).group("risk")
 
 
@@ -290,6 +292,7 @@ def test_the_registry_is_full_whichever_module_is_imported_first():
 
     code = ("from microagg.measures.registry import measures_of; "
             "print(','.join(m.name for g in ('run', 'utility', 'risk') for m in measures_of(g)))")
-    fresh = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    fresh = run.stdout.strip()
     assert fresh.split(",") == [m.name for g in ("run", "utility", "risk") for m in measures_of(g)]
     assert fresh.split(",")[:3] == ["information_loss", "sse", "sst"]

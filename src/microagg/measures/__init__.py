@@ -16,11 +16,13 @@ The package's modules, each importing only those listed before it (no module imp
   individual risk, l-diversity, row order);
 * ``comparison``: original against protected values (``Comparison``) and their figures;
 * ``run``: a run's own figures (``RunInputs``);
-* ``file_audit``: the audit of a published file (``audit_files``) and its disclosure figures.
+* ``file_audit``: the audit of a published file (``audit_files``, ``FileAudit``: its inputs);
+* ``file_risk``: the published file's disclosure figures.
 
 A measure registers itself when its module is imported; this package imports ``comparison``,
-``run`` and ``file_audit`` first, in that order, which is the order their figures are listed
-in. A new figure is one function decorated with ``@measure`` in the module of its inputs.
+``run`` and ``file_risk`` first, in that order, which is the order their figures are listed in.
+A new figure is one function decorated with ``@measure`` in the module of its inputs
+(``comparison``, ``run`` or ``file_risk``).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from . import comparison as comparison  # isort: split
 
 from . import run as run  # isort: split
 
-from . import file_audit as file_audit  # isort: split
+from . import file_risk as file_risk  # isort: split
 
 from . import registry
 from .comparison import Comparison, compare, risk_report, utility_report

@@ -5,7 +5,7 @@ A figure of a comparison is one function decorated with ``@measure`` here, compu
 comparison's values and what several measures share (the covariances, the first principal
 components, the published key frequencies), computed once per comparison. The figures of a
 published file that need its other columns (keys, weights, sensitive columns, row order) are
-registered in ``file_audit``.
+registered in ``file_risk``.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from ..partition import il_percent, sst
 from ..standardize import covariance
 from .records import as_matrix, common_scale, identical_rows, key_frequencies
 from .registry import Audit, audit, measure
-from .risk.intervals import interval_disclosure_risk
 from .risk import linkage as dbrl
+from .risk.intervals import interval_disclosure_risk
 from .utility import (
     categorical_report,
     correlation_discrepancy,
@@ -48,7 +48,9 @@ class Comparison:
     def __init__(self, X, Xp, scaler=None, p: float = 10.0, published=None):
         self.X, self.Xp = as_matrix(X), as_matrix(Xp)
         if self.X.shape != self.Xp.shape:
-            raise InputError(f"original and protected values differ in shape: {self.X.shape} and {self.Xp.shape}")
+            raise InputError(
+                f"original and protected values differ in shape: {self.X.shape} and {self.Xp.shape}"
+            )
         self.scaler, self.p, self.published = scaler, float(p), published
 
     # what several measures share, computed once per comparison (an audit at 10^6 x 13 computed
@@ -109,76 +111,134 @@ def compare(X, Xp, scaler=None, p: float = 10.0, published=None) -> Comparison:
     return Comparison(X, Xp, scaler, p, published)
 
 
-@measure("information_loss", "information loss (IL, %)", "%", "100·SSE/SST on z-scores", ("run", "utility"),
-         aligned=True)
+@measure(
+    "information_loss",
+    "information loss (IL, %)",
+    "%",
+    "100·SSE/SST on z-scores",
+    ("run", "utility"),
+    aligned=True,
+)
 def _information_loss(inputs):
     """A run's IL, or the IL of a protected file against its original (to the published values,
     which are not always the group means), from ``inputs.sse`` and ``inputs.sst``."""
     return il_percent(inputs.sse, inputs.sst)
 
 
-@measure("il1s", "IL1s (sdcMicro dUtility: the sum)", "", "Yancey, Winkler & Creecy 2002; sdcMicro dUtility IL1s",
-         "utility", aligned=True)
+@measure(
+    "il1s",
+    "IL1s (sdcMicro dUtility: the sum)",
+    "",
+    "Yancey, Winkler & Creecy 2002; sdcMicro dUtility IL1s",
+    "utility",
+    aligned=True,
+)
 def _il1s(c: Comparison):
     if not c.X.shape[1]:  # no continuous QI column
         return None
     return il1s(c.X, c.Xp)
 
 
-@measure("il1s_per_value", "IL1s per value (sum / n·p)", "", "Yancey, Winkler & Creecy 2002", "utility",
-         aligned=True)
+@measure(
+    "il1s_per_value",
+    "IL1s per value (sum / n·p)",
+    "",
+    "Yancey, Winkler & Creecy 2002",
+    "utility",
+    aligned=True,
+)
 def _il1s_per_value(c: Comparison):
     if not c.X.shape[1]:  # no continuous QI column
         return None
     return il1s_per_value(c.X, c.Xp)
 
 
-@measure("delta_r_mean", "correlation discrepancy Δr (mean)", "", "Domingo-Ferrer & Mateo-Sanz 2002", "utility")
+@measure(
+    "delta_r_mean",
+    "correlation discrepancy Δr (mean)",
+    "",
+    "Domingo-Ferrer & Mateo-Sanz 2002",
+    "utility",
+)
 def _delta_r_mean(c: Comparison):
     if not c.X.shape[1]:  # no continuous QI column
         return None
     return correlation_discrepancy(c.X, c.Xp)[0]
 
 
-@measure("delta_r_std", "correlation discrepancy Δr (sd)", "", "Domingo-Ferrer & Mateo-Sanz 2002", "utility")
+@measure(
+    "delta_r_std",
+    "correlation discrepancy Δr (sd)",
+    "",
+    "Domingo-Ferrer & Mateo-Sanz 2002",
+    "utility",
+)
 def _delta_r_std(c: Comparison):
     if not c.X.shape[1]:  # no continuous QI column
         return None
     return correlation_discrepancy(c.X, c.Xp)[1]
 
 
-@measure("covariance_mae", "covariance discrepancy (MAE)", "", "Domingo-Ferrer & Torra 2001", "utility")
+@measure(
+    "covariance_mae", "covariance discrepancy (MAE)", "", "Domingo-Ferrer & Torra 2001", "utility"
+)
 def _covariance_mae(c: Comparison):
     if not c.X.shape[1]:  # no continuous QI column
         return None
     return covariance_figures(*c.covariances)[0]
 
 
-@measure("covariance_variation_percent", "covariance mean variation (%)", "%", "Domingo-Ferrer & Torra 2001",
-         "utility", digits=2)
+@measure(
+    "covariance_variation_percent",
+    "covariance mean variation (%)",
+    "%",
+    "Domingo-Ferrer & Torra 2001",
+    "utility",
+    digits=2,
+)
 def _covariance_variation(c: Comparison):
     if not c.X.shape[1]:  # no continuous QI column
         return None
     return covariance_figures(*c.covariances)[1]
 
 
-@measure("eigenvalue_discrepancy_percent", "relative eigenvalue discrepancy, common scale (%)", "%",
-         "microagg; after Templ, Kowarik & Meindl 2015", "utility", digits=2)
+@measure(
+    "eigenvalue_discrepancy_percent",
+    "relative eigenvalue discrepancy, common scale (%)",
+    "%",
+    "microagg; after Templ, Kowarik & Meindl 2015",
+    "utility",
+    digits=2,
+)
 def _eigen(c: Comparison):
     if not c.X.shape[1]:  # no continuous QI column
         return None
     return eigenvalue_figure(*c.covariances)
 
 
-@measure("eigen_sdcmicro", "eigen (sdcMicro dUtility: sum over correlation eigenvalues)", "",
-         "Templ, Kowarik & Meindl 2015; sdcMicro dUtility eigen", "utility", digits=6, aligned=True)
+@measure(
+    "eigen_sdcmicro",
+    "eigen (sdcMicro dUtility: sum over correlation eigenvalues)",
+    "",
+    "Templ, Kowarik & Meindl 2015; sdcMicro dUtility eigen",
+    "utility",
+    digits=6,
+    aligned=True,
+)
 def _eigen_sdcmicro(c: Comparison):
     if not c.X.shape[1]:  # no continuous QI column
         return None
     return eigen_sdcmicro(c.X, c.Xp)
 
 
-@measure("delta_w", "first-PC weight change ΔW (%)", "%", "Domingo-Ferrer & Mateo-Sanz 2002", "utility", digits=3)
+@measure(
+    "delta_w",
+    "first-PC weight change ΔW (%)",
+    "%",
+    "Domingo-Ferrer & Mateo-Sanz 2002",
+    "utility",
+    digits=3,
+)
 def _delta_w(c: Comparison):
     if not c.X.shape[1]:  # no continuous QI column
         return None
@@ -186,58 +246,104 @@ def _delta_w(c: Comparison):
     return weight_change(w, wp)
 
 
-@measure("fpc_percent_original", "variance on the first PC, original (%FPC)", "%", "Domingo-Ferrer & Mateo-Sanz 2002",
-         "utility", digits=2)
+@measure(
+    "fpc_percent_original",
+    "variance on the first PC, original (%FPC)",
+    "%",
+    "Domingo-Ferrer & Mateo-Sanz 2002",
+    "utility",
+    digits=2,
+)
 def _fpc_original(c: Comparison):
     if not c.X.shape[1]:  # no continuous QI column
         return None
     return 100.0 * c.first_pcs[0][1]
 
 
-@measure("fpc_percent_protected", "variance on the first PC, protected (%FPC)", "%",
-         "Domingo-Ferrer & Mateo-Sanz 2002", "utility", digits=2)
+@measure(
+    "fpc_percent_protected",
+    "variance on the first PC, protected (%FPC)",
+    "%",
+    "Domingo-Ferrer & Mateo-Sanz 2002",
+    "utility",
+    digits=2,
+)
 def _fpc_protected(c: Comparison):
     if not c.X.shape[1]:  # no continuous QI column
         return None
     return 100.0 * c.first_pcs[1][1]
 
 
-@measure("record_linkage_dbrl", "distance-based record linkage (DBRL, %)", "share",
-         "share of records whose nearest protected record is their own (ties count 1/t); Domingo-Ferrer & Torra "
-         "2001", "risk", digits=2, scale=100.0, aligned=True)
+@measure(
+    "record_linkage_dbrl",
+    "distance-based record linkage (DBRL, %)",
+    "share",
+    "share of records whose nearest protected record is their own (ties count 1/t); "
+    "Domingo-Ferrer & Torra 2001",
+    "risk",
+    digits=2,
+    scale=100.0,
+    aligned=True,
+)
 def _dbrl(c: Comparison):
     if not c.X.shape[1]:  # no continuous QI column
         return None
     return dbrl.linkage(*c.common, c.published_rows, dbrl.dbrl_sample(len(c.X)))
 
 
-@measure("record_linkage_dbrl_records", "DBRL: original records linked", "records",
-         f"all records up to {dbrl.DBRL_MAX_RECORDS:,}; above, a random sample of that many (fixed seed), each linked "
-         "against every protected record: the share is an estimate (standard error at most 0.5 points)", "risk",
-         aligned=True)
+@measure(
+    "record_linkage_dbrl_records",
+    "DBRL: original records linked",
+    "records",
+    f"all records up to {dbrl.DBRL_MAX_RECORDS:,}; above, a random sample of that many "
+    "(fixed seed), each linked against every protected record: the share is an estimate (standard "
+    "error at most 0.5 points)",
+    "risk",
+    aligned=True,
+)
 def _dbrl_records(c: Comparison):
     if not c.X.shape[1]:
         return None
     return min(len(c.X), dbrl.DBRL_MAX_RECORDS)
 
 
-@measure("interval_disclosure", "interval disclosure (%)", "share",
-         "share of original values inside the rank interval of their protected value; Mateo-Sanz, Sebé & "
-         "Domingo-Ferrer 2004", "risk", digits=2, scale=100.0, aligned=True)
+@measure(
+    "interval_disclosure",
+    "interval disclosure (%)",
+    "share",
+    "share of original values inside the rank interval of their protected value; "
+    "Mateo-Sanz, Sebé & Domingo-Ferrer 2004",
+    "risk",
+    digits=2,
+    scale=100.0,
+    aligned=True,
+)
 def _interval(c: Comparison):
     if not c.X.shape[1]:  # no continuous QI column
         return None
     return interval_disclosure_risk(c.X, c.Xp, c.p)
 
 
-@measure("interval_disclosure_p", "interval disclosure: rank interval p (%)", "%", "the interval's half-width in "
-         "ranks, p% of n", "risk", digits=0, aligned=True)
+@measure(
+    "interval_disclosure_p",
+    "interval disclosure: rank interval p (%)",
+    "%",
+    "the interval's half-width in ranks, p% of n",
+    "risk",
+    digits=0,
+    aligned=True,
+)
 def _interval_p(c: Comparison):
     return c.p
 
 
-@measure("smallest_group", "smallest group of identical published QI values", "records",
-         "k-anonymity of the published quasi-identifiers", ("utility", "risk"))
+@measure(
+    "smallest_group",
+    "smallest group of identical published QI values",
+    "records",
+    "k-anonymity of the published quasi-identifiers",
+    ("utility", "risk"),
+)
 def _smallest(c: Comparison):
     if c.published is not None:  # every QI column, categorical ones included, as published
         return c.published_frequencies.smallest
@@ -265,7 +371,9 @@ def utility_report(X, Xp, labels=None, scaler=None, categorical=()) -> dict:
 
         categorical = list(categorical)
         if not (isinstance(X, pd.DataFrame) and isinstance(Xp, pd.DataFrame)):
-            raise InputError("categorical columns are named: pass the original and protected data as DataFrames")
+            raise InputError(
+                "categorical columns are named: pass the original and protected data as DataFrames"
+            )
         rest = [c for c in X.columns if c not in categorical]
         out = utility_report(X[rest], Xp[rest], labels) if rest else {}
         out["categorical"] = categorical_report(X[categorical], Xp[categorical])

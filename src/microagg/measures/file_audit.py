@@ -4,8 +4,9 @@ original, the published file and the run's roles (``audit_files``). The pipeline
 manifest and the app all show this one ``Audit``, so their figures agree to the last digit.
 docs/audit.md explains every figure, its formula and its reference.
 
-The disclosure measures are the pure functions of ``microagg.measures.risk``, registered here in
-the measure registry (``registry.measure``: name, label, unit, reference), group "risk":
+The disclosure measures are the pure functions of ``microagg.measures.risk``, registered by
+``file_risk`` in the measure registry (``registry.measure``: name, label, unit, reference) with
+this module's ``FileAudit`` as their inputs, group "risk":
 
 * k-anonymity of the published combinations of the **key variables** (QIs + strata + declared
   keys), grouped exactly as a reader of the output groups them (Samarati 2001; Sweeney 2002);
@@ -32,21 +33,28 @@ import numpy as np
 from ..errors import InputError
 from .comparison import Comparison
 from .records import KeyFrequencies, key_frequencies
-from .registry import Audit, Figure, in_registry_order, measure, measures_of
+from .registry import Audit, Figure, in_registry_order, measures_of
 from .registry import audit as audit_group
-from .risk import REFERENCES
 from .risk.diversity import l_diversity
 from .risk.individual import IndividualRisk, individual_risk
-from .risk.intervals import sdid_risk
 from .risk.order import RowOrder, row_order
 from .risk.rmd import RMDRisk, rmd_interval_risk
 from .utility import categorical_report
 
-__all__ = ["AuditRoles", "FileAudit", "audit_files", "combine", "embedding_key", "DEFAULT_L", "RMD_MAX_FIT",
-           "ROW_ORDER_SAMPLE"]
+__all__ = [
+    "AuditRoles",
+    "FileAudit",
+    "audit_files",
+    "combine",
+    "embedding_key",
+    "DEFAULT_L",
+    "RMD_MAX_FIT",
+    "ROW_ORDER_SAMPLE",
+]
 
 
-#: the l of l-diversity checked by default (sdcMicro's ldiversity reports l; 2 is the least diversity)
+#: the l of l-diversity checked by default (sdcMicro's ldiversity reports l; 2 is the least
+#: diversity)
 DEFAULT_L = 2.0
 #: the robust (MCD) location and scatter of RMDID are fitted on at most this many records, drawn
 #: with the run's seed; the distances are then computed for every record. Measured on census-like
@@ -78,7 +86,7 @@ class AuditRoles:
     sample_weight: str | None = None
     ordinal_levels: dict = field(default_factory=dict)
     standardize: bool = True
-    l: float = DEFAULT_L
+    l: float = DEFAULT_L  # noqa: E741 (the l of l-diversity)
     p: float = 10.0
 
     @property
@@ -93,30 +101,59 @@ class AuditRoles:
     def categorical_keys(self) -> list:
         """The key variables whose published values are categories (the individual risk's keys)."""
         continuous = set(self.continuous)
-        return list(dict.fromkeys([*self.strata, *(c for c in self.columns if c not in continuous), *self.keys]))
+        return list(
+            dict.fromkeys(
+                [*self.strata, *(c for c in self.columns if c not in continuous), *self.keys]
+            )
+        )
 
     def to_dict(self) -> dict:
-        return {"columns": [str(c) for c in self.columns], "kinds": {str(c): v for c, v in self.kinds.items()},
-                "k": int(self.k), "strata": [str(c) for c in self.strata], "keys": [str(c) for c in self.keys],
-                "sensitive": [str(c) for c in self.sensitive], "sample_weight": self.sample_weight,
-                "ordinal_levels": {str(c): (None if v is None else list(v)) for c, v in self.ordinal_levels.items()},
-                "standardize": bool(self.standardize), "l": float(self.l), "p": float(self.p)}
+        return {
+            "columns": [str(c) for c in self.columns],
+            "kinds": {str(c): v for c, v in self.kinds.items()},
+            "k": int(self.k),
+            "strata": [str(c) for c in self.strata],
+            "keys": [str(c) for c in self.keys],
+            "sensitive": [str(c) for c in self.sensitive],
+            "sample_weight": self.sample_weight,
+            "ordinal_levels": {
+                str(c): (None if v is None else list(v)) for c, v in self.ordinal_levels.items()
+            },
+            "standardize": bool(self.standardize),
+            "l": float(self.l),
+            "p": float(self.p),
+        }
 
     @classmethod
-    def from_dict(cls, doc: dict) -> "AuditRoles":
+    def from_dict(cls, doc: dict) -> AuditRoles:
         """The roles ``to_dict`` wrote (a manifest's, read as untrusted: roles that contradict each
         other are one InputError)."""
-        roles = cls(tuple(doc["columns"]), dict(doc["kinds"]), int(doc["k"]), tuple(doc.get("strata") or ()),
-                    tuple(doc.get("keys") or ()), tuple(doc.get("sensitive") or ()), doc.get("sample_weight"),
-                    dict(doc.get("ordinal_levels") or {}), bool(doc.get("standardize", True)),
-                    float(doc.get("l", DEFAULT_L)), float(doc.get("p", 10.0)))
+        roles = cls(
+            tuple(doc["columns"]),
+            dict(doc["kinds"]),
+            int(doc["k"]),
+            tuple(doc.get("strata") or ()),
+            tuple(doc.get("keys") or ()),
+            tuple(doc.get("sensitive") or ()),
+            doc.get("sample_weight"),
+            dict(doc.get("ordinal_levels") or {}),
+            bool(doc.get("standardize", True)),
+            float(doc.get("l", DEFAULT_L)),
+            float(doc.get("p", 10.0)),
+        )
         both = sorted(set(map(str, roles.sensitive)) & set(map(str, roles.key_variables)))
         if both:
-            raise InputError(f"the roles name {', '.join(both)} both sensitive and a key variable: not microagg's")
+            raise InputError(
+                f"the roles name {', '.join(both)} both sensitive and a key variable: "
+                "not microagg's"
+            )
         if len(set(roles.columns)) != len(roles.columns):
             raise InputError("the roles name a quasi-identifier twice: not microagg's")
         if roles.sample_weight is not None and roles.sample_weight in roles.key_variables:
-            raise InputError(f"the roles name the sample weight {roles.sample_weight} a key variable: not microagg's")
+            raise InputError(
+                f"the roles name the sample weight {roles.sample_weight} a key variable: "
+                "not microagg's"
+            )
         return roles
 
 
@@ -129,8 +166,13 @@ def _floats(frame, columns) -> np.ndarray:
 def embedding_key(roles: AuditRoles) -> tuple:
     """The key of the original's embedding in an audit's ``cache`` (what it is built from): a run
     that embedded the original under these roles seeds it (``pipeline.audit``)."""
-    return ("embedding", tuple(roles.columns), tuple(sorted(roles.kinds.items())), roles.standardize,
-            repr(sorted(roles.ordinal_levels.items(), key=repr)))
+    return (
+        "embedding",
+        tuple(roles.columns),
+        tuple(sorted(roles.kinds.items())),
+        roles.standardize,
+        repr(sorted(roles.ordinal_levels.items(), key=repr)),
+    )
 
 
 class FileAudit(Comparison):
@@ -143,18 +185,35 @@ class FileAudit(Comparison):
     default the published frame's; ``sample_weights``: one weight per published record (default:
     the published frame's ``roles.sample_weight`` column); ``seed``: the MCD's (RMDID)."""
 
-    def __init__(self, original, published, roles: AuditRoles, *, grouped=None, sample_weights=None,
-                 aligned: bool = True, seed: int | None = 0, cache: dict | None = None):
+    def __init__(
+        self,
+        original,
+        published,
+        roles: AuditRoles,
+        *,
+        grouped=None,
+        sample_weights=None,
+        aligned: bool = True,
+        seed: int | None = 0,
+        cache: dict | None = None,
+    ):
         self.original, self.published_frame, self.roles = original, published, roles
         self.aligned, self.seed = bool(aligned), seed
-        self.cache = {} if cache is None else cache  # what depends on the original only, across audits
+        self.cache = (
+            {} if cache is None else cache
+        )  # what depends on the original only, across audits
         self.grouped = grouped
         self.sample_weights = sample_weights
         cont = roles.continuous
-        super().__init__(_floats(original, cont), _floats(published, cont), None, roles.p,
-                         published[list(roles.columns)])
+        super().__init__(
+            _floats(original, cont),
+            _floats(published, cont),
+            None,
+            roles.p,
+            published[list(roles.columns)],
+        )
 
-    # --- IL over every QI column, on the run's embedding of the original ---------------------------
+    # --- IL over every QI column, on the run's embedding of the original -----------------------
     @cached_property
     def embedding(self):
         import warnings
@@ -166,8 +225,13 @@ class FileAudit(Comparison):
         if key not in self.cache:
             with warnings.catch_warnings():  # (a constant column was told once, by the run)
                 warnings.simplefilter("ignore")
-                self.cache[key] = embed(self.original, list(r.columns), dict(r.kinds), r.standardize,
-                                        dict(r.ordinal_levels))
+                self.cache[key] = embed(
+                    self.original,
+                    list(r.columns),
+                    dict(r.kinds),
+                    r.standardize,
+                    dict(r.ordinal_levels),
+                )
         return self.cache[key]
 
     @cached_property
@@ -175,7 +239,7 @@ class FileAudit(Comparison):
         emb = self.embedding
         return emb.matrix, emb.embed(*emb.values_of(self.published_frame))
 
-    # --- disclosure ----------------------------------------------------------------------------------
+    # --- disclosure ------------------------------------------------------------------------------
     @cached_property
     def key_view(self):
         keys = self.roles.key_variables
@@ -186,7 +250,9 @@ class FileAudit(Comparison):
     @cached_property
     def frequencies(self) -> KeyFrequencies:
         # a missing key value (a suppressed one) matches any value, as sdcMicro's freqCalc counts it
-        return key_frequencies(self.key_view, self.roles.key_variables, self.roles.k, missing="wildcard")
+        return key_frequencies(
+            self.key_view, self.roles.key_variables, self.roles.k, missing="wildcard"
+        )
 
     @cached_property
     def published_frequencies(self) -> KeyFrequencies:
@@ -196,7 +262,9 @@ class FileAudit(Comparison):
 
     @cached_property
     def published_rows(self) -> np.ndarray:
-        if set(self.roles.continuous) == set(self.roles.columns):  # every QI continuous: the same records
+        if set(self.roles.continuous) == set(
+            self.roles.columns
+        ):  # every QI continuous: the same records
             return self.published_frequencies.combination
         return Comparison.published_rows.func(self)
 
@@ -205,7 +273,11 @@ class FileAudit(Comparison):
         if self.sample_weights is not None:
             return np.asarray(self.sample_weights, dtype=np.float64)
         sw = self.roles.sample_weight
-        return None if sw is None or sw not in self.published_frame.columns else self.published_frame[sw]
+        return (
+            None
+            if sw is None or sw not in self.published_frame.columns
+            else self.published_frame[sw]
+        )
 
     @cached_property
     def individual(self) -> IndividualRisk | None:
@@ -213,8 +285,12 @@ class FileAudit(Comparison):
         if not keys:
             return None
         try:
-            return individual_risk(self.key_view, keys, None if self.weights is None else np.asarray(
-                self.weights, dtype=np.float64), missing="wildcard")
+            return individual_risk(
+                self.key_view,
+                keys,
+                None if self.weights is None else np.asarray(self.weights, dtype=np.float64),
+                missing="wildcard",
+            )
         except ValueError as exc:  # weights below 1: the model needs F >= f
             self._notes.append(f"individual risk not computed: {exc}")
             return None
@@ -239,8 +315,14 @@ class FileAudit(Comparison):
             return None
         key = ("rmd", tuple(self.roles.continuous), self.seed)
         try:
-            out = rmd_interval_risk(self.X, self.Xp, seed=self.seed, max_fit=RMD_MAX_FIT,
-                                      distances=self.cache.get(key), published_rows=self.published_rows)
+            out = rmd_interval_risk(
+                self.X,
+                self.Xp,
+                seed=self.seed,
+                max_fit=RMD_MAX_FIT,
+                distances=self.cache.get(key),
+                published_rows=self.published_rows,
+            )
             self.cache[key] = out.rmd
             return out
         except ValueError as exc:
@@ -261,157 +343,33 @@ class FileAudit(Comparison):
             parts = []
             for s in self.order.signals:
                 if s.informative:
-                    parts.append(f"{s.column} (= row number + {s.row_number_offset:g})" if s.row_number_offset
-                                 is not None else f"{s.column} (rank correlation {s.spearman:+.2f})")
-            out.append("the published file's row order follows " + ", ".join(parts) + ": position can link a "
-                       "published record to its respondent in any file kept in the same order; publish with "
-                       "--shuffle (shuffle=True)")
+                    parts.append(
+                        f"{s.column} (= row number + {s.row_number_offset:g})"
+                        if s.row_number_offset is not None
+                        else f"{s.column} (rank correlation {s.spearman:+.2f})"
+                    )
+            out.append(
+                "the published file's row order follows "
+                + ", ".join(parts)
+                + ": position can link a published record to its respondent in any file kept in "
+                "the same order; publish with --shuffle (shuffle=True)"
+            )
         return tuple(out) + tuple(self._notes)
 
 
-@measure("key_combinations", "published combinations of the key variables", "combinations",
-         REFERENCES["k_anonymity"], "risk")
-def _key_combinations(c):
-    return c.frequencies.combinations if isinstance(c, FileAudit) else None
-
-
-@measure("key_smallest_frequency", "records sharing the rarest combination of key variables", "records",
-         REFERENCES["k_anonymity"], "risk")
-def _key_smallest(c):
-    return c.frequencies.smallest if isinstance(c, FileAudit) else None
-
-
-@measure("key_records_below_k", "records whose combination of key variables occurs fewer than k times",
-         "records", REFERENCES["k_anonymity"], "risk")
-def _key_records_below(c):
-    return c.frequencies.records_below_k if isinstance(c, FileAudit) else None
-
-
-@measure("key_combinations_below_k", "combinations of key variables occurring fewer than k times",
-         "combinations", REFERENCES["k_anonymity"], "risk")
-def _key_combinations_below(c):
-    return c.frequencies.combinations_below_k if isinstance(c, FileAudit) else None
-
-
-def _individual(c):
-    return c.individual if isinstance(c, FileAudit) else None
-
-
-@measure("reidentification_expected", "expected re-identifications (categorical keys)", "records",
-         REFERENCES["individual_risk"], "risk")
-def _reid_expected(c):
-    r = _individual(c)
-    return None if r is None else r.expected_reidentifications
-
-
-@measure("reidentification_global_percent", "global re-identification risk (%)", "%",
-         REFERENCES["individual_risk"], "risk", digits=6)
-def _reid_global(c):
-    r = _individual(c)
-    return None if r is None else r.global_risk_percent
-
-
-@measure("reidentification_max", "largest individual re-identification risk", "risk",
-         REFERENCES["individual_risk"], "risk", digits=6)
-def _reid_max(c):
-    r = _individual(c)
-    return None if r is None else r.max_risk
-
-
-@measure("reidentification_above_threshold", "records with individual risk above 0.1", "records",
-         REFERENCES["individual_risk"], "risk")
-def _reid_above(c):
-    r = _individual(c)
-    return None if r is None else r.records_above_threshold
-
-
-@measure("reidentification_higher_than_main_part", "records with risk above median + 2 MAD and 0.1",
-         "records", REFERENCES["individual_risk"], "risk")
-def _reid_main(c):
-    r = _individual(c)
-    return None if r is None else r.higher_than_main_part
-
-
-def _diversity(c):
-    return c.diversity if isinstance(c, FileAudit) and c.roles.sensitive else None
-
-
-@measure("ldiversity_smallest_distinct", "fewest distinct sensitive values in a key combination (distinct l)",
-         "l", REFERENCES["l_diversity"], "risk")
-def _ld_distinct(c):
-    d = _diversity(c)
-    return None if not d else min(ld.smallest_distinct for ld in d.values())
-
-
-@measure("ldiversity_smallest_entropy", "smallest entropy l of a sensitive column in a key combination", "l",
-         REFERENCES["l_diversity"], "risk")
-def _ld_entropy(c):
-    d = _diversity(c)
-    return None if not d else min(ld.smallest_entropy for ld in d.values())
-
-
-@measure("ldiversity_records_below_l", "records in key combinations with fewer than l distinct sensitive values",
-         "records", REFERENCES["l_diversity"], "risk")
-def _ld_records(c):
-    d = _diversity(c)
-    if not d:
-        return None
-    return int(np.count_nonzero(np.logical_or.reduce([ld.distinct < ld.l for ld in d.values()])))
-
-
-@measure("ldiversity_records_below_l_entropy", "records in key combinations not entropy l-diverse", "records",
-         REFERENCES["l_diversity"], "risk")
-def _ld_records_entropy(c):
-    d = _diversity(c)
-    if not d:
-        return None
-    return int(np.count_nonzero(np.logical_or.reduce([ld.entropy < ld.l * (1.0 - 1e-12) for ld in d.values()])))
-
-
-@measure("interval_sdid_share", "records at risk by SDID (all values within ±0.05 sd; sdcMicro dRisk, %)", "share",
-         REFERENCES["sdid"], "risk", digits=2, scale=100.0, aligned=True)
-def _sdid(c):
-    if not isinstance(c, FileAudit) or not c.X.shape[1]:
-        return None
-    return sdid_risk(c.X, c.Xp)
-
-
-@measure("interval_rmd_risk1", "records inside their RMD-scaled interval (RMDID1, microagg's: MCD location, original scale, %)",
-         "share", REFERENCES["rmd"], "risk", digits=2, scale=100.0, aligned=True)
-def _rmd1(c):
-    r = c.rmd if isinstance(c, FileAudit) else None
-    return None if r is None else r.risk1
-
-
-@measure("interval_rmd_risk2", "RMDID1 records with no other published record near (RMDID2, %)", "share",
-         REFERENCES["rmd"], "risk", digits=2, scale=100.0, aligned=True)
-def _rmd2(c):
-    r = c.rmd if isinstance(c, FileAudit) else None
-    return None if r is None else r.risk2
-
-
-@measure("suppressed_key_values", "declared key values published missing (local suppression)", "values",
-         "local suppression: sdcMicro localSuppression; mu-ARGUS", "risk", aligned=True)
-def _suppressed_key_values(c):
-    """Values of the declared keys present in the original and missing in the published file:
-    local suppression's count (docs/local-suppression.md); per key in ``Result.suppression``."""
-    if not isinstance(c, FileAudit) or not c.roles.keys:
-        return None
-    keys = [k for k in c.roles.keys if k in c.original.columns and k in c.published_frame.columns]
-    original = c.original[keys].reset_index(drop=True)
-    published = c.published_frame[keys].reset_index(drop=True).replace("", None)
-    return int((original.notna().to_numpy() & published.isna().to_numpy()).sum())
-
-
-@measure("row_order_informative_columns", "columns the published file's row order follows", "columns",
-         REFERENCES["row_order"], "risk")
-def _row_order(c):
-    return len(c.order.informative_columns) if isinstance(c, FileAudit) else None
-
-
-def audit_files(original, published, roles: AuditRoles, *, grouped=None, sample_weights=None, aligned: bool = True,
-                seed: int | None = 0, read_back: str | None = None, cache: dict | None = None,
-                paired_only: bool = False) -> Audit:
+def audit_files(
+    original,
+    published,
+    roles: AuditRoles,
+    *,
+    grouped=None,
+    sample_weights=None,
+    aligned: bool = True,
+    seed: int | None = 0,
+    read_back: str | None = None,
+    cache: dict | None = None,
+    paired_only: bool = False,
+) -> Audit:
     """The audit of a published file (groups "utility" and "risk", the categorical QIs' changes,
     the warnings): every registered file measure on ``FileAudit(original, published, roles, ...)``.
 
@@ -424,50 +382,111 @@ def audit_files(original, published, roles: AuditRoles, *, grouped=None, sample_
     same inputs give the same figures to the last digit, whichever front end computes them."""
     from threadpoolctl import threadpool_limits
 
-    files = FileAudit(original, published, roles, grouped=grouped, sample_weights=sample_weights, aligned=aligned,
-                      seed=seed, cache=cache)
+    files = FileAudit(
+        original,
+        published,
+        roles,
+        grouped=grouped,
+        sample_weights=sample_weights,
+        aligned=aligned,
+        seed=seed,
+        cache=cache,
+    )
     wide = len(roles.continuous) > AUDIT_MATRIX_COLUMNS
     # one BLAS/OpenMP thread, as the kernels run: the audit's linear algebra is on small matrices
     # (the MCD's c-steps on RMD_MAX_FIT records, d × d covariances), where a second thread gains
     # nothing on a free core and spins against busy ones (benchmarks/results/default_call.md)
     with threadpool_limits(limits=1):
-        result = _audit_measures(files, skip=MATRIX_MEASURES, paired_only=paired_only) if wide else \
-            audit_group(files, "utility", paired_only).with_figures(audit_group(files, "risk", paired_only))
-        notes = ()
-        if wide:  # the d×d measures on the first AUDIT_MATRIX_COLUMNS continuous QIs: their cost grows as d^3
-            narrow = _first_continuous(roles, AUDIT_MATRIX_COLUMNS)
-            matrix = FileAudit(original, published, narrow, grouped=grouped, sample_weights=sample_weights,
-                               aligned=aligned, seed=seed, cache=cache)
-            result = result.with_figures(_audit_measures(matrix, only=MATRIX_MEASURES, paired_only=paired_only))
-            notes = (f"correlation, covariance, eigenvalue, principal-component and RMD figures on the first "
-                     f"{AUDIT_MATRIX_COLUMNS} of the {len(roles.continuous):,} continuous quasi-identifiers (their "
-                     "cost grows with the cube of the columns); the other figures on all of them",)
-        categorical = [c for c in roles.columns if c not in roles.continuous]
-        categories = (categorical_report(original[categorical], published[categorical]) if categorical and aligned
-                      else {})
+        if wide:
+            result, notes = _wide_figures(files, cache, paired_only)
+        else:
+            result = audit_group(files, "utility", paired_only).with_figures(
+                audit_group(files, "risk", paired_only)
+            )
+            notes = ()
+        categories = _categorical_changes(files)
         warnings = () if paired_only else files.warnings() + notes
-    context = {"key_variables": [str(c) for c in roles.key_variables],
-               "categorical_keys": [str(c) for c in roles.categorical_keys],
-               "rows_aligned": bool(aligned), "grouped_as": read_back or "the published data as given"}
-    if wide:
-        context["matrix_columns"] = [str(c) for c in _first_continuous(roles, AUDIT_MATRIX_COLUMNS).continuous]
     figures = in_registry_order(result.figures) if wide else result.figures
-    return Audit(figures, categories, warnings, context)
+    return Audit(figures, categories, warnings, _context(roles, aligned, read_back, wide))
 
 
-#: the audit's d×d measures (correlations, covariances, eigenvalues, principal components, the robust
-#: Mahalanobis intervals) look at most at this many continuous QI columns (the first ones)
+def _wide_figures(files: FileAudit, cache, paired_only: bool) -> tuple[Audit, tuple]:
+    """The figures of a file with more than AUDIT_MATRIX_COLUMNS continuous QIs: the d×d measures
+    (their cost grows as d^3) on the first AUDIT_MATRIX_COLUMNS of them, the others on all; and
+    the note that says so."""
+    roles = files.roles
+    result = _audit_measures(files, skip=MATRIX_MEASURES, paired_only=paired_only)
+    matrix = FileAudit(
+        files.original,
+        files.published_frame,
+        _first_continuous(roles, AUDIT_MATRIX_COLUMNS),
+        grouped=files.grouped,
+        sample_weights=files.sample_weights,
+        aligned=files.aligned,
+        seed=files.seed,
+        cache=cache,
+    )
+    result = result.with_figures(
+        _audit_measures(matrix, only=MATRIX_MEASURES, paired_only=paired_only)
+    )
+    note = (
+        "correlation, covariance, eigenvalue, principal-component and RMD figures on the "
+        f"first {AUDIT_MATRIX_COLUMNS} of the {len(roles.continuous):,} continuous "
+        "quasi-identifiers (their cost grows with the cube of the columns); the other "
+        "figures on all of them"
+    )
+    return result, (note,)
+
+
+def _categorical_changes(files: FileAudit) -> dict:
+    """The categorical QIs' changes (``categorical_report``), when the rows are aligned."""
+    roles = files.roles
+    categorical = [c for c in roles.columns if c not in roles.continuous]
+    if not (categorical and files.aligned):
+        return {}
+    return categorical_report(files.original[categorical], files.published_frame[categorical])
+
+
+def _context(roles: AuditRoles, aligned: bool, read_back: str | None, wide: bool) -> dict:
+    """What the figures were computed on: the key variables, the categorical keys, whether the
+    rows were aligned, how the key variables were read, the matrix measures' columns."""
+    context = {
+        "key_variables": [str(c) for c in roles.key_variables],
+        "categorical_keys": [str(c) for c in roles.categorical_keys],
+        "rows_aligned": bool(aligned),
+        "grouped_as": read_back or "the published data as given",
+    }
+    if wide:
+        context["matrix_columns"] = [
+            str(c) for c in _first_continuous(roles, AUDIT_MATRIX_COLUMNS).continuous
+        ]
+    return context
+
+
+#: the audit's d×d measures (correlations, covariances, eigenvalues, principal components, the
+#: robust Mahalanobis intervals) look at most at this many continuous QI columns (the first ones)
 AUDIT_MATRIX_COLUMNS = 100
-MATRIX_MEASURES = ("delta_r_mean", "delta_r_std", "covariance_mae", "covariance_variation_percent",
-                   "eigenvalue_discrepancy_percent", "delta_w", "fpc_percent_original", "fpc_percent_protected",
-                   "interval_rmd_risk1", "interval_rmd_risk2")
+MATRIX_MEASURES = (
+    "delta_r_mean",
+    "delta_r_std",
+    "covariance_mae",
+    "covariance_variation_percent",
+    "eigenvalue_discrepancy_percent",
+    "delta_w",
+    "fpc_percent_original",
+    "fpc_percent_protected",
+    "interval_rmd_risk1",
+    "interval_rmd_risk2",
+)
 
 
 def _first_continuous(roles: AuditRoles, count: int) -> AuditRoles:
     """The roles with only the first ``count`` continuous QI columns (the categorical ones kept)."""
     keep, continuous = set(roles.continuous[:count]), set(roles.continuous)
     columns = tuple(c for c in roles.columns if c in keep or c not in continuous)
-    return dataclasses.replace(roles, columns=columns, kinds={c: roles.kinds[c] for c in columns if c in roles.kinds})
+    return dataclasses.replace(
+        roles, columns=columns, kinds={c: roles.kinds[c] for c in columns if c in roles.kinds}
+    )
 
 
 def _audit_measures(files, *, skip=(), only=None, paired_only: bool = False) -> Audit:
@@ -475,9 +494,15 @@ def _audit_measures(files, *, skip=(), only=None, paired_only: bool = False) -> 
     those in ``only``), in registration order, those that pair records left out when unaligned
     (``paired_only``: only those)."""
     aligned = getattr(files, "aligned", True)
-    figures = [Figure(m, m.compute(files), group) for group in ("utility", "risk") for m in measures_of(group)
-               if m.name not in skip and (only is None or m.name in only) and (aligned or not m.aligned)
-               and (m.aligned or not paired_only)]
+    figures = [
+        Figure(m, m.compute(files), group)
+        for group in ("utility", "risk")
+        for m in measures_of(group)
+        if m.name not in skip
+        and (only is None or m.name in only)
+        and (aligned or not m.aligned)
+        and (m.aligned or not paired_only)
+    ]
     return Audit(tuple(f for f in figures if f.value is not None))
 
 
@@ -488,6 +513,14 @@ def combine(paired: Audit, as_published: Audit) -> Audit:
     it is), so that ``evaluate`` on the file itself recomputes the latter to the last digit."""
     keep = tuple(f for f in paired.figures if f.measure.aligned)
     rest = tuple(f for f in as_published.figures if not f.measure.aligned)
-    return Audit(in_registry_order(keep + rest), paired.categories, as_published.warnings,
-                 {**as_published.context, "rows_aligned": False, "paired_measures": "the file's records put back "
-                  "in the original's order by the run's permutation (kept in memory only)"})
+    return Audit(
+        in_registry_order(keep + rest),
+        paired.categories,
+        as_published.warnings,
+        {
+            **as_published.context,
+            "rows_aligned": False,
+            "paired_measures": "the file's records put back "
+            "in the original's order by the run's permutation (kept in memory only)",
+        },
+    )

@@ -79,7 +79,8 @@ def key_list(frame, keys) -> list:
 
 
 def combination_codes(frame, keys: list) -> np.ndarray:
-    """int64 code per row, equal for rows with the same values in every key column (missing = a value).
+    """int64 code per row, equal for rows with the same values in every key column (missing: a
+    value of its own).
 
     Each column is factorised (``use_na_sentinel=False``: NaN / None / NA are one code) and the
     codes are combined column by column as digits of a mixed-radix number, re-factorised only when
@@ -105,7 +106,8 @@ def combination_codes(frame, keys: list) -> np.ndarray:
 
 def identical_rows(A: np.ndarray) -> np.ndarray:
     """int64 code per row of a 2-D array, equal for rows with the same values in every column
-    (``combination_codes`` over its columns; no row sort: np.unique(axis=0) took 1.0 s on 10^6 x 13)."""
+    (``combination_codes`` over its columns; no row sort: np.unique(axis=0) took 1.0 s on
+    10^6 x 13)."""
     import pandas as pd
 
     A = np.asarray(A)
@@ -120,7 +122,7 @@ def distinct_records(A: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 
 #: the largest mixed-radix combination code ``combination_codes`` lets grow before re-factorising
-_CODE_LIMIT = 2 ** 62
+_CODE_LIMIT = 2**62
 
 
 @dataclass(frozen=True)
@@ -171,9 +173,11 @@ class KeyFrequencies:
     def warnings(self) -> tuple[str, ...]:
         if self.is_k_anonymous:
             return ()
-        return (f"the published file is not {self.k}-anonymous on its key variables "
-                f"({', '.join(map(str, self.keys))}): {self.records_below_k} records in "
-                f"{self.combinations_below_k} combinations occur fewer than {self.k} times",)
+        return (
+            f"the published file is not {self.k}-anonymous on its key variables "
+            f"({', '.join(map(str, self.keys))}): {self.records_below_k} records in "
+            f"{self.combinations_below_k} combinations occur fewer than {self.k} times",
+        )
 
 
 def key_frequencies(frame, keys, k: int, *, missing: str = "value") -> KeyFrequencies:
@@ -214,7 +218,9 @@ def key_codes(frame, keys) -> np.ndarray:
     return out
 
 
-def wildcard_frequencies(codes: np.ndarray, weights=None, fixed=None) -> tuple[np.ndarray, np.ndarray]:
+def wildcard_frequencies(
+    codes: np.ndarray, weights=None, fixed=None
+) -> tuple[np.ndarray, np.ndarray]:
     """(fk, Fk) per record when a missing key value matches ANY value (sdcMicro's ``freqCalc``,
     alpha = 1): two records share a combination when, on every key, their codes are equal or one
     of them is missing (-1). fk[i] counts the records matching record i (itself included), Fk[i]
@@ -230,8 +236,16 @@ def wildcard_frequencies(codes: np.ndarray, weights=None, fixed=None) -> tuple[n
     n, m = codes.shape
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
     present = codes >= 0
-    pattern = (present * (1 << np.arange(m, dtype=np.int64))).sum(axis=1) if m else np.zeros(n, dtype=np.int64)
-    base = np.zeros(n, dtype=np.int64) if fixed is None else np.unique(np.asarray(fixed), return_inverse=True)[1].astype(np.int64)
+    pattern = (
+        (present * (1 << np.arange(m, dtype=np.int64))).sum(axis=1)
+        if m
+        else np.zeros(n, dtype=np.int64)
+    )
+    base = (
+        np.zeros(n, dtype=np.int64)
+        if fixed is None
+        else np.unique(np.asarray(fixed), return_inverse=True)[1].astype(np.int64)
+    )
     fk = np.zeros(n)
     Fk = np.zeros(n)
     patterns = np.unique(pattern)
@@ -242,7 +256,9 @@ def wildcard_frequencies(codes: np.ndarray, weights=None, fixed=None) -> tuple[n
             C = int(P) & int(Q)
             if C not in common_codes:
                 cols = [j for j in range(m) if C >> j & 1]
-                common_codes[C] = identical_rows(np.column_stack([base] + [codes[:, j] for j in cols]))
+                common_codes[C] = identical_rows(
+                    np.column_stack([base] + [codes[:, j] for j in cols])
+                )
             code = common_codes[C]
             rp, rq = rows_of[int(P)], rows_of[int(Q)]
             size = int(code.max()) + 1

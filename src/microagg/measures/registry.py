@@ -3,7 +3,7 @@
 A measure is one function registered with ``@measure`` (its name, the JSON key; its label, unit,
 reference, groups and how it is shown). The command line, the report, the run manifest and the
 app enumerate ``MEASURES``, so a new measure is one decorated function in the module of its
-inputs (``comparison``, ``run``, ``file_audit``) and its test. ``Audit`` holds the figures of one
+inputs (``comparison``, ``run``, ``file_risk``) and its test. ``Audit`` holds the figures of one
 run and of its published file. This module imports none of the measures: they import it and
 register themselves when the package ``microagg.measures`` loads them, in its order (the order
 the figures are listed in).
@@ -11,12 +11,22 @@ the figures are listed in).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-__all__ = ["Measure", "MEASURES", "measure", "measures_of", "Figure", "Audit", "audit", "in_registry_order"]
+__all__ = [
+    "Measure",
+    "MEASURES",
+    "measure",
+    "measures_of",
+    "Figure",
+    "Audit",
+    "audit",
+    "in_registry_order",
+]
 
 
 @dataclass(frozen=True)
@@ -34,14 +44,24 @@ class Measure:
     groups: tuple
     digits: int = 4
     scale: float = 1.0
-    aligned: bool = False  # compares each record's original and published values: needs the same row order
+    aligned: bool = (
+        False  # compares each record's original and published values: needs the same row order
+    )
 
 
 MEASURES: dict[str, Measure] = {}
 
 
-def measure(name: str, label: str, unit: str, reference: str, groups, digits: int = 4, scale: float = 1.0,
-            aligned: bool = False):
+def measure(
+    name: str,
+    label: str,
+    unit: str,
+    reference: str,
+    groups,
+    digits: int = 4,
+    scale: float = 1.0,
+    aligned: bool = False,
+):
     """Register a measure (decorator of ``compute(inputs) -> value``; None: not defined for these
     inputs, left out of the audit): the command line, the report and the app enumerate
     ``MEASURES``, so a new measure is one function (and its test). ``aligned``: the measure pairs
@@ -52,7 +72,9 @@ def measure(name: str, label: str, unit: str, reference: str, groups, digits: in
     def deco(compute):
         if name in MEASURES and MEASURES[name].compute is not compute:
             raise ValueError(f"measure {name!r} registered twice")
-        MEASURES[name] = Measure(name, label, unit, reference, compute, groups, digits, scale, aligned)
+        MEASURES[name] = Measure(
+            name, label, unit, reference, compute, groups, digits, scale, aligned
+        )
         return compute
 
     return deco
@@ -111,7 +133,9 @@ class Audit:
     file was read back, whether rows were aligned)."""
 
     figures: tuple = ()
-    categories: dict = field(default_factory=dict)  # categorical QI column -> {changed_share, distribution_tvd}
+    categories: dict = field(
+        default_factory=dict
+    )  # categorical QI column -> {changed_share, distribution_tvd}
     warnings: tuple = ()
     context: dict = field(default_factory=dict)
 
@@ -135,17 +159,24 @@ class Audit:
         """name -> value of a group's figures (the JSON object of that group)."""
         return {f.name: f.value for f in self.rows(group)}
 
-    def with_figures(self, other: "Audit") -> "Audit":
+    def with_figures(self, other: Audit) -> Audit:
         """This audit and another's figures (e.g. a run's and its files' comparison); the other's
         replace this one's of the same group and name."""
         keys = {(f.group, f.name) for f in other.figures}
-        return Audit(tuple(f for f in self.figures if (f.group, f.name) not in keys) + other.figures,
-                     {**self.categories, **other.categories}, tuple(dict.fromkeys(self.warnings + other.warnings)),
-                     {**self.context, **other.context})
+        return Audit(
+            tuple(f for f in self.figures if (f.group, f.name) not in keys) + other.figures,
+            {**self.categories, **other.categories},
+            tuple(dict.fromkeys(self.warnings + other.warnings)),
+            {**self.context, **other.context},
+        )
 
-    def without(self, group: str, *names) -> "Audit":
-        return Audit(tuple(f for f in self.figures if not (f.group == group and f.name in names)), self.categories,
-                     self.warnings, self.context)
+    def without(self, group: str, *names) -> Audit:
+        return Audit(
+            tuple(f for f in self.figures if not (f.group == group and f.name in names)),
+            self.categories,
+            self.warnings,
+            self.context,
+        )
 
     def to_dict(self) -> dict:
         """JSON-ready: {group: {name: value}} per group, the categorical QIs' figures, the warnings
@@ -153,12 +184,18 @@ class Audit:
         groups: dict = {}
         for f in self.figures:
             groups.setdefault(f.group, {})[f.name] = _plain_value(f.value)
-        return {"groups": groups, "categories": {str(c): {k: _plain_value(v) for k, v in m.items()}
-                                                 for c, m in self.categories.items()},
-                "warnings": list(self.warnings), "context": dict(self.context)}
+        return {
+            "groups": groups,
+            "categories": {
+                str(c): {k: _plain_value(v) for k, v in m.items()}
+                for c, m in self.categories.items()
+            },
+            "warnings": list(self.warnings),
+            "context": dict(self.context),
+        }
 
     @classmethod
-    def from_dict(cls, doc: dict) -> "Audit":
+    def from_dict(cls, doc: dict) -> Audit:
         """The audit ``to_dict`` wrote (a run manifest's); a figure whose measure this version does
         not register keeps its name as its label."""
         figures = []
@@ -166,18 +203,26 @@ class Audit:
             for name, value in values.items():
                 m = MEASURES.get(name) or Measure(name, name, "", "", None, (group,))
                 figures.append(Figure(m, value, group))
-        return cls(tuple(figures), dict(doc.get("categories") or {}), tuple(doc.get("warnings") or ()),
-                   dict(doc.get("context") or {}))
+        return cls(
+            tuple(figures),
+            dict(doc.get("categories") or {}),
+            tuple(doc.get("warnings") or ()),
+            dict(doc.get("context") or {}),
+        )
 
 
 def audit(inputs, group: str, paired_only: bool = False) -> Audit:
-    """Every registered measure of ``group`` on ``inputs`` (a ``Comparison`` or ``file_audit.FileAudit``
-    for "utility" and "risk", the pipeline's measure-stage inputs for "run"). Measures that pair
-    records (``aligned``) are left out when the inputs' rows are not aligned; ``paired_only``:
-    only those (a shuffled file's other figures come from the file as it is: ``file_audit.combine``)."""
+    """Every registered measure of ``group`` on ``inputs`` (a ``Comparison`` or
+    ``file_audit.FileAudit`` for "utility" and "risk", the pipeline's measure-stage inputs for
+    "run"). Measures that pair records (``aligned``) are left out when the inputs' rows are not
+    aligned; ``paired_only``: only those (a shuffled file's other figures come from the file as it
+    is: ``file_audit.combine``)."""
     aligned = getattr(inputs, "aligned", True)
-    figures = [Figure(m, m.compute(inputs), group) for m in measures_of(group)
-               if (aligned or not m.aligned) and (m.aligned or not paired_only)]
+    figures = [
+        Figure(m, m.compute(inputs), group)
+        for m in measures_of(group)
+        if (aligned or not m.aligned) and (m.aligned or not paired_only)
+    ]
     return Audit(tuple(f for f in figures if f.value is not None or f.measure.name in _ALWAYS))
 
 
@@ -187,6 +232,10 @@ _ALWAYS = ("lower_bound", "lower_bound_il", "gap")
 
 def in_registry_order(figures) -> tuple:
     """Figures sorted by group (run, utility, risk) and their measures' registration order."""
-    order = {(m.name, g): i for i, (m, g) in enumerate((m, g) for g in ("run", "utility", "risk")
-                                                         for m in measures_of(g))}
+    order = {
+        (m.name, g): i
+        for i, (m, g) in enumerate(
+            (m, g) for g in ("run", "utility", "risk") for m in measures_of(g)
+        )
+    }
     return tuple(sorted(figures, key=lambda f: order.get((f.name, f.group), len(order))))

@@ -20,8 +20,17 @@ class RunInputs:
     proven bound in the method's units with its conversions (whitening: SSE(Z) >= f·SSE(W);
     variable weights: SSE >= SSE_w / max w) and the weighted matrix the method saw."""
 
-    def __init__(self, Z, Zp, labels, published_are_means: bool, bound=None, bound_factor: float = 1.0,
-                 weights=None, Zw=None):
+    def __init__(
+        self,
+        Z,
+        Zp,
+        labels,
+        published_are_means: bool,
+        bound=None,
+        bound_factor: float = 1.0,
+        weights=None,
+        Zw=None,
+    ):
         self.Z, self.Zp, self.labels = Z, Zp, labels
         self.published_are_means = published_are_means
         self.proven, self.bound_factor, self.weights, self.Zw = bound, bound_factor, weights, Zw
@@ -30,7 +39,9 @@ class RunInputs:
     def sse(self) -> float:
         if self.published_are_means:
             return sse(self.Z, self.labels)
-        return float(np.sum((self.Z - self.Zp) ** 2))  # weighted means, robust aggregates, categories
+        return float(
+            np.sum((self.Z - self.Zp) ** 2)
+        )  # weighted means, robust aggregates, categories
 
     @cached_property
     def sst(self) -> float:
@@ -46,11 +57,16 @@ class RunInputs:
         """The bound on the weighted SSE (after the whitening conversion), with variable weights."""
         if self.proven is None or self.weights is None:
             return None
-        return float(self.proven) * self.bound_factor if self.bound_factor != 1.0 else float(self.proven)
+        return (
+            float(self.proven) * self.bound_factor
+            if self.bound_factor != 1.0
+            else float(self.proven)
+        )
 
     @cached_property
     def lower_bound(self) -> float | None:
-        """The bound on the SSE of Z: converted from the whitened and the weighted SSE, at most SSE."""
+        """The bound on the SSE of Z: converted from the whitened and the weighted SSE, at most
+        SSE."""
         if self.proven is None:
             return None
         bound = float(self.proven) * self.bound_factor if self.bound_factor != 1.0 else self.proven
@@ -62,15 +78,20 @@ class RunInputs:
     def sizes(self) -> np.ndarray:
         """Every group's size (per-variable labels: the groups of every column)."""
         if self.labels.ndim == 2:
-            return np.concatenate([group_sizes(self.labels[:, j]) for j in range(self.labels.shape[1])])
+            return np.concatenate(
+                [group_sizes(self.labels[:, j]) for j in range(self.labels.shape[1])]
+            )
         return group_sizes(self.labels)
 
     @cached_property
     def weighted_information_loss(self) -> float | None:
         if self.weights is None:
             return None
-        w_sse = sse(self.Zw, self.labels) if self.published_are_means else float(
-            np.sum(self.weights * (self.Z - self.Zp) ** 2))
+        w_sse = (
+            sse(self.Zw, self.labels)
+            if self.published_are_means
+            else float(np.sum(self.weights * (self.Z - self.Zp) ** 2))
+        )
         return il_percent(w_sse, sst(self.Zw))
 
 
@@ -84,7 +105,14 @@ def _run_sst(r: RunInputs):
     return r.sst
 
 
-@measure("lower_bound", "lower bound on SSE", "", "proven by the method (column generation)", "run", digits=6)
+@measure(
+    "lower_bound",
+    "lower bound on SSE",
+    "",
+    "proven by the method (column generation)",
+    "run",
+    digits=6,
+)
 def _run_bound(r: RunInputs):
     return r.lower_bound
 
@@ -99,7 +127,13 @@ def _run_gap(r: RunInputs):
     return None if r.lower_bound is None else gap_percent(r.sse, r.lower_bound)
 
 
-@measure("weighted_information_loss", "weighted IL (%)", "%", "IL of the variable-weighted columns", "run")
+@measure(
+    "weighted_information_loss",
+    "weighted IL (%)",
+    "%",
+    "IL of the variable-weighted columns",
+    "run",
+)
 def _run_weighted_il(r: RunInputs):
     return r.weighted_information_loss
 
@@ -109,7 +143,9 @@ def _run_groups(r: RunInputs):
     return int(len(r.sizes))
 
 
-@measure("group_size_min", "smallest group", "records", "every group holds at least k records", "run")
+@measure(
+    "group_size_min", "smallest group", "records", "every group holds at least k records", "run"
+)
 def _run_min(r: RunInputs):
     return int(r.sizes.min())
 

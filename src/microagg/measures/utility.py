@@ -62,7 +62,8 @@ def correlation_discrepancy(X, Xp) -> tuple[float, float]:
 
 
 def first_pc(C: np.ndarray) -> tuple[np.ndarray, float]:
-    """Loadings of the first principal component of standardised variables of covariance C, and its share."""
+    """Loadings of the first principal component of standardised variables of covariance C, and
+    its share."""
     vals, axes = axes_of_covariance(C, C.shape[0])
     total = vals.sum()
     return axes[:, 0], float(vals[0] / total) if total > 0 else 0.0
@@ -80,7 +81,9 @@ def pc_weight_change(X, Xp) -> float:
     w' is aligned with w, since an eigenvector's sign is arbitrary).
     """
     X, Xp = as_matrix(X), as_matrix(Xp)
-    return weight_change(first_pc(standardised_covariance(X))[0], first_pc(standardised_covariance(Xp))[0])
+    return weight_change(
+        first_pc(standardised_covariance(X))[0], first_pc(standardised_covariance(Xp))[0]
+    )
 
 
 def weight_change(w: np.ndarray, wp: np.ndarray) -> float:
@@ -198,15 +201,20 @@ def eigen_sdcmicro(X, Xp) -> float | None:
     sd, sdp = X.std(axis=0, ddof=1), Xp.std(axis=0, ddof=1)
     if not (np.all(sd > 0) and np.all(sdp > 0)):
         return None
-    e = np.sort(np.linalg.eigvalsh(np.corrcoef(X, rowvar=False).reshape(X.shape[1], X.shape[1])))[::-1]
-    ep = np.sort(np.linalg.eigvalsh(np.corrcoef(Xp, rowvar=False).reshape(X.shape[1], X.shape[1])))[::-1]
+    e = np.sort(np.linalg.eigvalsh(np.corrcoef(X, rowvar=False).reshape(X.shape[1], X.shape[1])))[
+        ::-1
+    ]
+    ep = np.sort(np.linalg.eigvalsh(np.corrcoef(Xp, rowvar=False).reshape(X.shape[1], X.shape[1])))[
+        ::-1
+    ]
     if e[-1] <= SINGULAR_EIGEN * e[0]:
-        return None  # a column is a linear combination of others: e_min is rounding noise, and so is the ratio
+        return None  # a column a linear combination of others: e_min, and the ratio, are noise
     return float(np.sum(np.abs(e - ep) / e))
 
 
 #: ``eigen_sdcmicro`` gives no figure when the original's smallest correlation eigenvalue is below
-#: this share of its largest (census: 1.4e-16 here, -5.6e-17 in R: the ratio is noise of the LAPACK build)
+#: this share of its largest (census: 1.4e-16 here, -5.6e-17 in R: the ratio is noise of the
+#: LAPACK build)
 SINGULAR_EIGEN = 1e-10
 
 
@@ -240,7 +248,8 @@ def category_distribution_distance(original, protected) -> float:
 
 
 def categorical_report(original, protected) -> dict:
-    """Per categorical column of the DataFrames: share of changed values, total variation distance of the frequencies."""
+    """Per categorical column of the DataFrames: share of changed values, total variation distance
+    of the frequencies."""
     return {
         str(c): {
             "changed_share": category_change_rate(original[c], protected[c]),

@@ -25,7 +25,7 @@ class LDiversity:
 
     column: str
     keys: tuple
-    l: float
+    l: float  # noqa: E741 (the l of l-diversity)
     combination: np.ndarray
     distinct: np.ndarray
     entropy: np.ndarray
@@ -58,17 +58,21 @@ class LDiversity:
 
     @property
     def records_below_l_entropy(self) -> int:
-        """Records whose combination is not entropy l-diverse (exp(H) < l, relative tolerance 1e-12)."""
+        """Records whose combination is not entropy l-diverse (exp(H) < l, relative tolerance
+        1e-12)."""
         return int(np.count_nonzero(self.entropy < self.l * (1.0 - 1e-12)))
 
     def warnings(self) -> tuple[str, ...]:
         if self.records_below_l == 0:
             return ()
-        return (f"{self.records_below_l} records are in key combinations with fewer than {self.l:g} distinct "
-                f"values of the sensitive column {self.column}: their value of {self.column} can be inferred",)
+        return (
+            f"{self.records_below_l} records are in key combinations with fewer than {self.l:g} "
+            f"distinct values of the sensitive column {self.column}: their value of {self.column} "
+            "can be inferred",
+        )
 
 
-def l_diversity(frame, keys, sensitive, l: float = 2) -> dict:
+def l_diversity(frame, keys, sensitive, l: float = 2) -> dict:  # noqa: E741
     """Distinct and entropy l-diversity of each sensitive column within the key combinations.
 
     Machanavajjhala, Kifer, Gehrke & Venkitasubramaniam (2007), "l-Diversity: privacy beyond
@@ -86,7 +90,9 @@ def l_diversity(frame, keys, sensitive, l: float = 2) -> dict:
     sensitive = key_list(frame, sensitive)
     both = sorted(set(keys) & set(sensitive), key=str)
     if both:
-        raise ValueError(f"a sensitive column cannot be a key variable: {', '.join(map(str, both))}")
+        raise ValueError(
+            f"a sensitive column cannot be a key variable: {', '.join(map(str, both))}"
+        )
     if not (isinstance(l, numbers.Real) and float(l) >= 1):
         raise ValueError(f"l must be a number >= 1, got {l!r}")
     combination = combination_codes(frame, keys)
@@ -100,9 +106,15 @@ def l_diversity(frame, keys, sensitive, l: float = 2) -> dict:
         distinct = np.bincount(pair_combination, minlength=sizes.size).astype(np.int64)
         counts = counts.astype(np.float64)
         # H = log n_c - (1/n_c) sum_s c_s log c_s  (natural logarithm)
-        weighted = np.bincount(pair_combination, weights=counts * np.log(counts), minlength=sizes.size)
+        weighted = np.bincount(
+            pair_combination, weights=counts * np.log(counts), minlength=sizes.size
+        )
         with np.errstate(divide="ignore", invalid="ignore"):
             H = np.log(sizes) - weighted / sizes
-        ent = np.minimum(np.exp(np.maximum(np.nan_to_num(H), 0.0)), distinct)  # rounding: 1 <= exp(H) <= distinct
-        out[col] = LDiversity(str(col), tuple(keys), float(l), combination, distinct[combination], ent[combination])
+        ent = np.minimum(
+            np.exp(np.maximum(np.nan_to_num(H), 0.0)), distinct
+        )  # rounding: 1 <= exp(H) <= distinct
+        out[col] = LDiversity(
+            str(col), tuple(keys), float(l), combination, distinct[combination], ent[combination]
+        )
     return out

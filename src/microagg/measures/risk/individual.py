@@ -1,5 +1,6 @@
 """Individual re-identification risk on categorical key variables, with sampling weights, as
-sdcMicro's ``measure_risk`` / ``indivRisk`` (Benedetti & Franconi 1998; Franconi & Polettini 2004)."""
+sdcMicro's ``measure_risk`` / ``indivRisk`` (Benedetti & Franconi 1998; Franconi & Polettini
+2004)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..records import key_codes, key_frequencies, wildcard_frequencies
+from ..records import KeyFrequencies, key_codes, key_frequencies, wildcard_frequencies
 
 __all__ = ["expected_inverse_frequency", "IndividualRisk", "individual_risk"]
 
 
-#: terms of the series in q (t_{m+1}/t_m < q <= 1/2 there, or f >= 40: 2^-64 or 1/C(104, 64) is left)
+#: terms of the series in q (t_{m+1}/t_m < q <= 1/2 there, or f >= 40: 2^-64 or 1/C(104, 64) is
+#: left)
 _SERIES_TERMS = 64
 #: below this f with q > 1/2 the finite expansion in 1/z is used (at most f - 1 terms, all needed)
 _EXPANSION_MAX_F = 40
@@ -46,8 +48,10 @@ def expected_inverse_frequency(fk, Fk) -> np.ndarray:
     if np.any(~np.isfinite(f) | (f < 1)) or np.any(f != np.floor(f)):
         raise ValueError("sample frequencies f must be integers >= 1")
     if np.any(~np.isfinite(F)) or np.any(F < f * (1.0 - 1e-12)):
-        raise ValueError("estimated population frequencies F must be finite and at least the sample frequency f "
-                         "(sampling weights are inverse inclusion probabilities, >= 1)")
+        raise ValueError(
+            "estimated population frequencies F must be finite and at least the sample frequency f "
+            "(sampling weights are inverse inclusion probabilities, >= 1)"
+        )
     F = np.maximum(F, f)
     q = (F - f) / F
     p = f / F
@@ -72,7 +76,9 @@ def expected_inverse_frequency(fk, Fk) -> np.ndarray:
                 if not active.any():
                     break
                 sign = 1.0 if j % 2 == 0 else -1.0
-                acc = acc + np.where(active, sign / (z ** (j + 1) * np.maximum(fr - 1 - j, 1.0)), 0.0)
+                acc = acc + np.where(
+                    active, sign / (z ** (j + 1) * np.maximum(fr - 1 - j, 1.0)), 0.0
+                )
         out[rest] = acc
     return out
 
@@ -84,7 +90,8 @@ def _mad(x: np.ndarray) -> float:
 
 @dataclass(frozen=True)
 class IndividualRisk:
-    """Per-record re-identification risk on categorical keys and the global figures sdcMicro reports.
+    """Per-record re-identification risk on categorical keys and the global figures sdcMicro
+    reports.
 
     risk[i]: the record's risk; fk[i]: its combination's sample frequency; Fk[i]: the estimated
     population frequency (sum of the combination's sampling weights; = fk without weights).
@@ -136,13 +143,24 @@ class IndividualRisk:
     def warnings(self) -> tuple[str, ...]:
         if self.records_above_threshold == 0:
             return ()
-        return (f"{self.records_above_threshold} records have an individual re-identification risk above "
-                f"{self.threshold:g} on the key variables ({', '.join(map(str, self.keys))})",)
+        return (
+            f"{self.records_above_threshold} records have an individual re-identification risk "
+            "above "
+            f"{self.threshold:g} on the key variables ({', '.join(map(str, self.keys))})",
+        )
 
 
-def individual_risk(frame, keys, weights=None, *, method: str = "approx", threshold: float = 0.1,
-                    missing: str = "value") -> IndividualRisk:
-    """Individual re-identification risk of each record on categorical keys, as sdcMicro's ``measure_risk``.
+def individual_risk(
+    frame,
+    keys,
+    weights=None,
+    *,
+    method: str = "approx",
+    threshold: float = 0.1,
+    missing: str = "value",
+) -> IndividualRisk:
+    """Individual re-identification risk of each record on categorical keys, as sdcMicro's
+    ``measure_risk``.
 
     frame: the published file (DataFrame); keys: its categorical key columns; weights: sampling
     weights (a column name of ``frame`` or an array of n positive numbers), or None for a
@@ -165,51 +183,82 @@ def individual_risk(frame, keys, weights=None, *, method: str = "approx", thresh
     Weights giving Fk < fk are an error (the model needs F >= f; sdcMicro returns numbers without
     meaning there). threshold: records with risk above it are counted.
     """
-    import pandas as pd
-
     if method not in ("approx", "exact"):
         raise ValueError(f"method must be 'approx' or 'exact', got {method!r}")
     if not (isinstance(threshold, numbers.Real) and 0.0 <= float(threshold) <= 1.0):
         raise ValueError(f"threshold must be a number in [0, 1], got {threshold!r}")
     freq = key_frequencies(frame, keys, 1)
-    n = freq.n
-    sizes = freq.sizes.astype(np.float64)
-    unit = freq.combination  # the unit whose frequencies a record takes: its combination
     if missing == "wildcard" and not bool(frame[list(freq.keys)].isna().to_numpy().any()):
         missing = "value"  # no missing key value: the wildcard changes nothing
-    if missing == "wildcard":  # each record its own unit: its matches depend on its missing keys
-        unit = np.arange(n)
-    elif missing != "value":
+    if missing not in ("value", "wildcard"):
         raise ValueError(f"missing must be 'value' or 'wildcard', got {missing!r}")
+    # the unit whose frequencies a record takes: its combination, or (wildcard) the record itself,
+    # whose matches depend on its missing keys
+    wildcard = missing == "wildcard"
+    unit = np.arange(freq.n) if wildcard else freq.combination
+    codes = key_codes(frame, freq.keys) if wildcard else None
     if weights is None:
-        if missing == "wildcard":
-            sizes = wildcard_frequencies(key_codes(frame, freq.keys))[0].astype(np.float64)
-        per_combination = 1.0 / sizes if n else np.zeros(0)
-        totals = sizes
+        sizes = (wildcard_frequencies(codes)[0] if wildcard else freq.sizes).astype(np.float64)
+        risk, totals = (1.0 / sizes if freq.n else np.zeros(0)), sizes
     else:
-        w = frame[weights] if isinstance(weights, str) else weights
-        w = pd.to_numeric(pd.Series(np.asarray(w)), errors="coerce").to_numpy(dtype=np.float64)
-        if w.shape != (n,):
-            raise ValueError(f"weights must give one number per record ({n}), got shape {w.shape}")
-        if not np.all(np.isfinite(w) & (w > 0)):
-            raise ValueError("sampling weights must be positive finite numbers (missing or non-numeric weights found)")
-        if missing == "wildcard":
-            fk, totals = wildcard_frequencies(key_codes(frame, freq.keys), w)
-            sizes = fk.astype(np.float64)
-        else:
-            totals = np.bincount(freq.combination, weights=w, minlength=sizes.size)
-        if np.any(totals < sizes * (1.0 - 1e-12)):
-            bad = int(np.count_nonzero(totals < sizes * (1.0 - 1e-12)))
-            raise ValueError(f"sampling weights give {bad} key combination(s) an estimated population frequency "
-                             "below their sample frequency (weights < 1): the individual risk needs F >= f")
-        totals = np.maximum(totals, sizes)
-        per_combination = expected_inverse_frequency(sizes, totals)
-        if method == "approx":
-            big = sizes > 2
-            p = sizes[big] / totals[big]
-            per_combination[big] = p / (sizes[big] - (1.0 - p))
-        census = totals == sizes  # sdcMicro: fk == Fk -> 1 / fk, whatever the method
-        per_combination[census] = 1.0 / sizes[census]
-    c = unit
-    return IndividualRisk(freq.keys, weights is not None, method, float(threshold), per_combination[c],
-                          sizes[c].astype(np.int64), totals[c].astype(np.float64))
+        w = _sampling_weights(frame, weights, freq.n)
+        sizes, totals = _weighted_frequencies(freq, codes, w)
+        risk = _weighted_risk(sizes, totals, method)
+    return IndividualRisk(
+        freq.keys,
+        weights is not None,
+        method,
+        float(threshold),
+        risk[unit],
+        sizes[unit].astype(np.int64),
+        totals[unit].astype(np.float64),
+    )
+
+
+def _sampling_weights(frame, weights, n: int) -> np.ndarray:
+    """The sampling weights (a column name or n numbers) as n positive finite floats."""
+    import pandas as pd
+
+    w = frame[weights] if isinstance(weights, str) else weights
+    w = pd.to_numeric(pd.Series(np.asarray(w)), errors="coerce").to_numpy(dtype=np.float64)
+    if w.shape != (n,):
+        raise ValueError(f"weights must give one number per record ({n}), got shape {w.shape}")
+    if not np.all(np.isfinite(w) & (w > 0)):
+        raise ValueError(
+            "sampling weights must be positive finite numbers (missing or non-numeric weights "
+            "found)"
+        )
+    return w
+
+
+def _weighted_frequencies(
+    freq: KeyFrequencies, codes, w: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(fk, Fk) per unit: per combination, or per record when a missing key value is a wildcard
+    (``codes``: the keys' codes then); Fk >= fk is required by the model (weights >= 1)."""
+    if codes is not None:
+        fk, totals = wildcard_frequencies(codes, w)
+        sizes = fk.astype(np.float64)
+    else:
+        sizes = freq.sizes.astype(np.float64)
+        totals = np.bincount(freq.combination, weights=w, minlength=sizes.size)
+    if np.any(totals < sizes * (1.0 - 1e-12)):
+        bad = int(np.count_nonzero(totals < sizes * (1.0 - 1e-12)))
+        raise ValueError(
+            f"sampling weights give {bad} key combination(s) an estimated population frequency "
+            "below their sample frequency (weights < 1): the individual risk needs F >= f"
+        )
+    return sizes, np.maximum(totals, sizes)
+
+
+def _weighted_risk(sizes: np.ndarray, totals: np.ndarray, method: str) -> np.ndarray:
+    """E(1/F | f) per unit; method="approx": sdcMicro's p / (fk - q) for fk >= 3; fk == Fk: 1 / fk,
+    whatever the method (as sdcMicro)."""
+    risk = expected_inverse_frequency(sizes, totals)
+    if method == "approx":
+        big = sizes > 2
+        p = sizes[big] / totals[big]
+        risk[big] = p / (sizes[big] - (1.0 - p))
+    census = totals == sizes
+    risk[census] = 1.0 / sizes[census]
+    return risk

@@ -26,7 +26,9 @@ def _inside_rank_intervals(x: np.ndarray, xp: np.ndarray, m: int) -> int:
     xp, the runs of equal sorted values, and x read in the same order: no per-record scatter of
     ranks (0.17 -> 0.08 s per column of 10^6)."""
     n = len(xp)
-    order = np.argsort(xp)  # any order within a run of ties counts the same (quicksort: 3x the stable sort)
+    order = np.argsort(
+        xp
+    )  # any order within a run of ties counts the same (quicksort: 3x the stable sort)
     ordered = xp[order]
     same = (ordered[1:] == ordered[:-1]) | (np.isnan(ordered[1:]) & np.isnan(ordered[:-1]))
     new_run = np.concatenate(([True], ~same))
@@ -40,7 +42,8 @@ def _inside_rank_intervals(x: np.ndarray, xp: np.ndarray, m: int) -> int:
 
 
 def interval_disclosure_risk(X, Xp, p: float = 10.0) -> float:
-    """Interval disclosure by rank intervals: share (0..1) of original values inside their protected value's interval.
+    """Interval disclosure by rank intervals: share (0..1) of original values inside their
+    protected value's interval.
 
     Domingo-Ferrer & Torra (2001), "A quantitative comparison of disclosure control methods
     for microdata", and Mateo-Sanz, Sebé & Domingo-Ferrer (2004), "Outlier protection in
@@ -68,7 +71,8 @@ def interval_disclosure_risk(X, Xp, p: float = 10.0) -> float:
 
 
 def sdid_risk(X, Xp, k: float = 0.05) -> float:
-    """Standard-deviation interval disclosure (SDID) as sdcMicro's ``dRisk``: share (0..1) of records at risk.
+    """Standard-deviation interval disclosure (SDID) as sdcMicro's ``dRisk``: share (0..1) of
+    records at risk.
 
     Mateo-Sanz, Sebé & Domingo-Ferrer (2004), "Outlier protection in continuous microdata
     masking", PSD 2004, LNCS 3050 (method SDID), in sdcMicro's form (``dRisk``, default k =
@@ -104,13 +108,27 @@ class IntervalDisclosure:
         return ()
 
 
-def interval_disclosure(X, Xp, *, p: float = 10.0, sdid_k: float = 0.05, rmd_k: float = 0.01,
-                        rmd_k2: float = 0.05, seed: int | None = 0) -> IntervalDisclosure:
-    """The three interval-disclosure measures of continuous QIs (original X, protected Xp, same rows).
+def interval_disclosure(
+    X,
+    Xp,
+    *,
+    p: float = 10.0,
+    sdid_k: float = 0.05,
+    rmd_k: float = 0.01,
+    rmd_k2: float = 0.05,
+    seed: int | None = 0,
+) -> IntervalDisclosure:
+    """The three interval-disclosure measures of continuous QIs (original X, protected Xp, same
+    rows).
 
     Rank intervals (``interval_disclosure_risk``, p %), SDID (``sdid_risk``, sdid_k)
     and RMDID1/2 (``rmd_interval_risk``, rmd_k, rmd_k2, MCD seed).
     """
     X, Xp = finite_pairs(X, Xp)
-    return IntervalDisclosure(interval_disclosure_risk(X, Xp, p), float(p), sdid_risk(X, Xp, sdid_k), float(sdid_k),
-                              rmd_interval_risk(X, Xp, rmd_k, rmd_k2, seed=seed))
+    return IntervalDisclosure(
+        interval_disclosure_risk(X, Xp, p),
+        float(p),
+        sdid_risk(X, Xp, sdid_k),
+        float(sdid_k),
+        rmd_interval_risk(X, Xp, rmd_k, rmd_k2, seed=seed),
+    )

@@ -32,7 +32,9 @@ def _bounded_query(tree, Q, radius, k):
     order = np.argsort(radius, kind="stable")
     for part in np.array_split(order, min(BOUNDED_QUERY_CALLS, max(n, 1))):
         if len(part):
-            bound = float(radius[part[-1]]) * (1.0 + 1e-9) + 1e-100  # the tree squares it: no underflow
+            bound = (
+                float(radius[part[-1]]) * (1.0 + 1e-9) + 1e-100
+            )  # the tree squares it: no underflow
             dist[part], idx[part] = tree.query(Q[part], k=k, distance_upper_bound=bound)
     if k == 1:  # a nearest beyond its radius is never expected: the unbounded query then
         lost = np.flatnonzero(~np.isfinite(dist))
@@ -44,8 +46,8 @@ def _bounded_query(tree, Q, radius, k):
 #: above this many records, DBRL links a random sample of this many original records (each against
 #: every protected record, so each link is exact): a nearest-neighbour query in 10 dimensions prunes
 #: little, and all records would cost minutes at 10^6 (Gaussian 10-d: 17 s at 2·10^5); the share's
-#: standard error is then at most 0.5/sqrt(10,000) = 0.5 percentage points (20,000 had taken 7.4 s of
-#: the audit of 10^6 Gaussian 10-d records published in groups of 3)
+#: standard error is then at most 0.5/sqrt(10,000) = 0.5 percentage points (20,000 had taken 7.4 s
+#: of the audit of 10^6 Gaussian 10-d records published in groups of 3)
 DBRL_MAX_RECORDS = 10_000
 
 
@@ -58,7 +60,8 @@ def dbrl_sample(n: int) -> np.ndarray | None:
 
 
 def distance_linkage_risk(X, Xp, sample=None) -> float:
-    """Distance-based record linkage (DBRL): share (0..1) of original records linked to their own protected record.
+    """Distance-based record linkage (DBRL): share (0..1) of original records linked to their own
+    protected record.
 
     Domingo-Ferrer & Torra (2001), "A quantitative comparison of disclosure control methods
     for microdata" (and Pagliuca & Seri 1999): each original record is linked to the protected
@@ -76,14 +79,15 @@ def distance_linkage_risk(X, Xp, sample=None) -> float:
 
 
 def linkage(Z: np.ndarray, Zp: np.ndarray, rows: np.ndarray, sample=None) -> float:
-    """DBRL on both files' common scale; rows: codes of identical published records (``identical_rows``)."""
+    """DBRL on both files' common scale; rows: codes of identical published records
+    (``identical_rows``)."""
     from scipy.spatial import cKDTree
 
     if len(Z) == 0:
         return 0.0
     # the tree holds each distinct published record once, with its count: after microaggregation a
-    # group publishes one record, so the tree is k times smaller (6.6 s -> 2.2 s at 3·10^5 x 13, k = 3,
-    # the same figure; load 1)
+    # group publishes one record, so the tree is k times smaller (6.6 s -> 2.2 s at 3·10^5 x 13,
+    # k = 3, the same figure; load 1)
     counts = np.bincount(rows)
     U = distinct_records(Zp, rows)
     tree = cKDTree(U)
@@ -105,6 +109,7 @@ def linkage(Z: np.ndarray, Zp: np.ndarray, rows: np.ndarray, sample=None) -> flo
     if len(U) > 1:
         second, _ = _bounded_query(tree, Z[hit], nearest[hit] + tol[hit], 2)
         crowded = np.flatnonzero(second[:, 1] <= nearest[hit] + tol[hit])
-        for j, near in zip(crowded, tree.query_ball_point(Z[hit][crowded], r=(nearest[hit] + tol[hit])[crowded])):
+        radius = (nearest[hit] + tol[hit])[crowded]
+        for j, near in zip(crowded, tree.query_ball_point(Z[hit][crowded], r=radius), strict=True):
             ties[j] = counts[near].sum()
     return float(np.sum(1.0 / np.maximum(ties, 1)) / n)

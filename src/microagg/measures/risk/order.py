@@ -57,15 +57,22 @@ class RowOrder:
                 if s.row_number_offset is not None:
                     parts.append(f"{s.column} (= row number + {s.row_number_offset:g})")
                 else:
-                    parts.append(f"{s.column} (rank correlation {s.spearman:+.2f}, "
-                                 f"{100 * max(s.ascending_share, 1 - s.ascending_share):.0f} % of neighbours in order)")
-        return ("the input's row order is informative: it follows " + ", ".join(parts)
-                + "; an output in the same order lets position link a published record to its respondent: "
-                  "use --shuffle",)
+                    parts.append(
+                        f"{s.column} (rank correlation {s.spearman:+.2f}, "
+                        f"{100 * max(s.ascending_share, 1 - s.ascending_share):.0f} % of "
+                        "neighbours in order)"
+                    )
+        return (
+            "the input's row order is informative: it follows "
+            + ", ".join(parts)
+            + "; an output in the same order lets position link a published record to its "
+            "respondent: use --shuffle",
+        )
 
 
 def _order_values(series) -> np.ndarray | None:
-    """Float ranks-ready values of a column in row order (NaN = missing), or None if it cannot be ordered."""
+    """Float ranks-ready values of a column in row order (NaN = missing), or None if it cannot be
+    ordered."""
     import pandas as pd
 
     s = series
@@ -98,8 +105,15 @@ def _average_ranks(v: np.ndarray) -> np.ndarray:
     return (last - (counts - 1) / 2.0)[inverse]
 
 
-def _order_signal(name, values: np.ndarray, min_spearman: float, min_share: float, min_z: float,
-                  sample: int | None = None, seed: int = 0) -> OrderSignal | None:
+def _order_signal(
+    name,
+    values: np.ndarray,
+    min_spearman: float,
+    min_share: float,
+    min_z: float,
+    sample: int | None = None,
+    seed: int = 0,
+) -> OrderSignal | None:
     n = len(values)
     present = ~np.isnan(values)
     v = values[present]
@@ -124,23 +138,37 @@ def _order_signal(name, values: np.ndarray, min_spearman: float, min_share: floa
         m = sample
     else:
         rank = _average_ranks(v)
-        rho = float(np.corrcoef(rank, np.arange(m))[0, 1])  # ranks of the values against ranks of the rows
+        rho = float(
+            np.corrcoef(rank, np.arange(m))[0, 1]
+        )  # ranks of the values against ranks of the rows
         step = np.diff(rank)
     up, down = int(np.count_nonzero(step > 0)), int(np.count_nonzero(step < 0))
     pairs = up + down
     share = up / pairs if pairs else 0.5
-    # under a random order: rho·sqrt(m-1) ~ N(0, 1); ascents among P pairs: mean P/2, variance ~(P+2)/12
+    # under a random order: rho·sqrt(m-1) ~ N(0, 1); ascents among P pairs: mean P/2, variance
+    # ~(P+2)/12
     z_rho = abs(rho) * math.sqrt(m - 1)
     z_share = abs(up - pairs / 2) / math.sqrt((pairs + 2) / 12) if pairs else 0.0
-    informative = (offset is not None
-                   or (abs(rho) >= min_spearman and z_rho >= min_z)
-                   or (max(share, 1 - share) >= min_share and z_share >= min_z))
+    informative = (
+        offset is not None
+        or (abs(rho) >= min_spearman and z_rho >= min_z)
+        or (max(share, 1 - share) >= min_share and z_share >= min_z)
+    )
     return OrderSignal(str(name), rho, share, pairs, offset, bool(informative))
 
 
-def row_order(frame, columns=None, *, min_spearman: float = 0.5, min_monotone_share: float = 0.8,
-              min_z: float = 5.0, sample: int | None = None, seed: int = 0) -> RowOrder:
-    """Does the input's row order carry information? One ``OrderSignal`` per column that can be ordered.
+def row_order(
+    frame,
+    columns=None,
+    *,
+    min_spearman: float = 0.5,
+    min_monotone_share: float = 0.8,
+    min_z: float = 5.0,
+    sample: int | None = None,
+    seed: int = 0,
+) -> RowOrder:
+    """Does the input's row order carry information? One ``OrderSignal`` per column that can be
+    ordered.
 
     A file is often stored sorted by an id, a date, a region, or a quasi-identifier; an output
     written in the same order lets anyone holding the original (or any other release of it in
@@ -200,8 +228,10 @@ def shuffle_permutation(n: int, seed=None, *, groups=None) -> np.ndarray:
     rng = np.random.default_rng(seed)
     if groups is None:
         return rng.permutation(int(n)).astype(np.int64)
-    codes = pd.factorize(np.asarray(groups, dtype=object) if not hasattr(groups, "dtype") else groups,
-                         use_na_sentinel=False)[0]
+    codes = pd.factorize(
+        np.asarray(groups, dtype=object) if not hasattr(groups, "dtype") else groups,
+        use_na_sentinel=False,
+    )[0]
     if len(codes) != n:
         raise ValueError(f"groups must give one label per row ({n}), got {len(codes)}")
     group_rank = rng.permutation(int(codes.max()) + 1 if n else 0)

@@ -19,7 +19,8 @@ _RMD_SCALE = 0.05
 
 @dataclass(frozen=True)
 class RMDRisk:
-    """Interval disclosure with intervals scaled by robust Mahalanobis distances (sdcMicro's ``dRiskRMD``).
+    """Interval disclosure with intervals scaled by robust Mahalanobis distances (sdcMicro's
+    ``dRiskRMD``).
 
     rmd[i]: robust Mahalanobis distance of original record i; at_risk1[i]: some protected value
     of record i lies in its interval (RMDID1); at_risk2[i]: at risk by RMDID1 and no other
@@ -67,7 +68,9 @@ NEAR_WINDOW = 16
 NEAR_AXES = 2
 
 
-def _near_in_order(P: np.ndarray, which: np.ndarray, radius: float, chunk: int = 1 << 16) -> np.ndarray:
+def _near_in_order(
+    P: np.ndarray, which: np.ndarray, radius: float, chunk: int = 1 << 16
+) -> np.ndarray:
     """For the rows of P selected by ``which``: True where one of the NEAR_WINDOW rows before or
     after it in the order of one of P's first NEAR_AXES principal axes lies within ``radius``
     (Euclidean, as the KD-tree measures it): a certificate that another record is that near;
@@ -85,19 +88,31 @@ def _near_in_order(P: np.ndarray, which: np.ndarray, radius: float, chunk: int =
         order = np.argsort(P @ axis, kind="stable")
         ordered = P[order]
         for offset in range(1, min(NEAR_WINDOW, n - 1) + 1):
-            for a in range(0, n - offset, chunk):  # in chunks: their temporaries are reused, not faulted in
+            for a in range(
+                0, n - offset, chunk
+            ):  # in chunks: their temporaries are reused, not faulted in
                 b = min(a + chunk, n - offset)
-                diff = ordered[a + offset:b + offset] - ordered[a:b]
+                diff = ordered[a + offset : b + offset] - ordered[a:b]
                 close = np.sqrt(np.einsum("ij,ij->i", diff, diff)) <= radius
                 near[order[a:b][close]] = True
-                near[order[a + offset:b + offset][close]] = True
+                near[order[a + offset : b + offset][close]] = True
     return near[which]
 
 
-def rmd_interval_risk(X, Xp, k: float = 0.01, k2: float = 0.05, *, seed: int | None = 0,
-                      scaling: str = "original", max_fit: int | None = None, distances=None,
-                      published_rows=None) -> RMDRisk:
-    """Robust-Mahalanobis-scaled interval disclosure (RMDID1 / RMDID2), after sdcMicro's ``dRiskRMD``.
+def rmd_interval_risk(
+    X,
+    Xp,
+    k: float = 0.01,
+    k2: float = 0.05,
+    *,
+    seed: int | None = 0,
+    scaling: str = "original",
+    max_fit: int | None = None,
+    distances=None,
+    published_rows=None,
+) -> RMDRisk:
+    """Robust-Mahalanobis-scaled interval disclosure (RMDID1 / RMDID2), after sdcMicro's
+    ``dRiskRMD``.
 
     Templ & Meindl (2008), "Robust statistics meets SDC: new disclosure risk measures for
     continuous microdata masking", PSD 2008, LNCS 5262, 113-126. Outlying records are easier
@@ -150,7 +165,9 @@ def rmd_interval_risk(X, Xp, k: float = 0.01, k2: float = 0.05, *, seed: int | N
     else:
         rmd = np.asarray(distances, dtype=np.float64)
         if rmd.shape != (n,):
-            raise ValueError(f"distances must give one robust distance per record ({n}), got shape {rmd.shape}")
+            raise ValueError(
+                f"distances must give one robust distance per record ({n}), got shape {rmd.shape}"
+            )
     at_risk1 = (np.abs(Zp - Z) < (k * _RMD_SCALE * rmd)[:, None]).any(axis=1)  # step 3
     at_risk2 = _singled_out(Zp, at_risk1, k2, published_rows)  # step 4
     return RMDRisk(float(k), float(k2), rmd, at_risk1, at_risk2, Z.shape[1])
@@ -166,7 +183,9 @@ def _check_scaling_and_widths(scaling: str, k, k2) -> None:
 
 def _nobody_at_risk(k, k2, n: int) -> RMDRisk:
     """The figures of a file with fewer than two records or no varying original column."""
-    return RMDRisk(float(k), float(k2), np.zeros(n), np.zeros(n, dtype=bool), np.zeros(n, dtype=bool), 0)
+    return RMDRisk(
+        float(k), float(k2), np.zeros(n), np.zeros(n, dtype=bool), np.zeros(n, dtype=bool), 0
+    )
 
 
 def _standardised(X: np.ndarray, Xp: np.ndarray, scaling: str) -> tuple[np.ndarray, np.ndarray]:
@@ -190,12 +209,23 @@ def _robust_distances(Z: np.ndarray, seed, max_fit) -> np.ndarray:
 
     n = len(Z)
     try:
-        fit_rows = None if max_fit is None or n <= max_fit else np.sort(
-            np.random.default_rng(0 if seed is None else seed).choice(n, int(max_fit), replace=False))
+        fit_rows = (
+            None
+            if max_fit is None or n <= max_fit
+            else np.sort(
+                np.random.default_rng(0 if seed is None else seed).choice(
+                    n, int(max_fit), replace=False
+                )
+            )
+        )
         W, _ = whiten(Z, "robust", seed, fit_rows=fit_rows)
-    except ValueError:  # scikit-learn's "covariance of the support data is equal to 0", or whiten's InputError
-        raise ValueError("the robust (MCD) covariance of the original values is zero: more than half of the "
-                         "records share the same values, so robust Mahalanobis distances are not defined") from None
+    except (
+        ValueError
+    ):  # scikit-learn's "covariance of the support data is equal to 0", or whiten's InputError
+        raise ValueError(
+            "the robust (MCD) covariance of the original values is zero: more than half of the "
+            "records share the same values, so robust Mahalanobis distances are not defined"
+        ) from None
     return np.sqrt(np.einsum("ij,ij->i", W, W))
 
 
@@ -215,12 +245,16 @@ def _singled_out(Zp: np.ndarray, at_risk1: np.ndarray, k2: float, published_rows
         return at_risk2
     rows = identical_rows(Zp) if published_rows is None else np.asarray(published_rows)
     if rows.shape != (n,):
-        raise ValueError(f"published_rows must give one code per record ({n}), got shape {rows.shape}")
+        raise ValueError(
+            f"published_rows must give one code per record ({n}), got shape {rows.shape}"
+        )
     alone = at_risk1 & (np.bincount(rows)[rows] == 1)
     if alone.any():
         alone[alone] = ~_near_in_order(Zp, alone, k2)
     if alone.any():
         bound = k2 * (1.0 + 1e-9) + 1e-100
-        dist, _ = cKDTree(distinct_records(Zp, rows)).query(Zp[alone], k=2, distance_upper_bound=bound)
+        dist, _ = cKDTree(distinct_records(Zp, rows)).query(
+            Zp[alone], k=2, distance_upper_bound=bound
+        )
         at_risk2[alone] = dist[:, 1] > k2
     return at_risk2
