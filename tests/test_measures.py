@@ -296,3 +296,28 @@ def test_the_registry_is_full_whichever_module_is_imported_first():
     fresh = run.stdout.strip()
     assert fresh.split(",") == [m.name for g in ("run", "utility", "risk") for m in measures_of(g)]
     assert fresh.split(",")[:3] == ["information_loss", "sse", "sst"]
+
+
+def test_no_module_of_the_package_imports_a_package_above_it():
+    """The package ``__init__`` imports the measures (which fills the registry); a module below it
+    importing it back would make a circle the import graph does not show (importing a.b runs a
+    first), so none does: each imports its siblings by name."""
+    import ast
+    import pathlib
+
+    root = pathlib.Path(microagg.__file__).parent / "measures"
+    for path in root.rglob("*.py"):
+        if path.name == "__init__.py" and path.parent == root:
+            continue
+        parts = path.relative_to(root.parent.parent).with_suffix("").parts
+        package = parts[:-1]  # the module's own package: a package __init__ is in it too
+        ancestors = {".".join(package[:i]) for i in range(2, len(package) + 1)}  # below microagg
+        if path.name == "__init__.py":
+            ancestors.discard(".".join(package))
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                base = list(package[: len(package) - node.level + 1]) if node.level else []
+                target = ".".join(base + ([node.module] if node.module else []))
+                assert target not in ancestors, (str(path), target)
+            elif isinstance(node, ast.Import):
+                assert not {alias.name for alias in node.names} & ancestors, str(path)
