@@ -463,8 +463,8 @@ def _evaluate_roles(args, orig, prot, orig_table):
     continuous), strata, keys, sensitive columns, the sampling weight and k (default 2)."""
     import numpy as np
 
-    from .measures import AuditRoles
     from .declarations import column_names
+    from .measures import AuditRoles
     from .publication import as_in_header
     from .columns import select_columns
     from .embedding import column_kinds
@@ -546,8 +546,7 @@ def cmd_evaluate(args) -> int:
     import dataclasses
 
     from . import io
-    from .measures import AuditRoles, audit_files, in_registry_order
-    from .measures import Audit
+    from .measures import Audit, AuditRoles, audit_files, in_registry_order
 
     interval_p = _interval_p(args)
     if args.k is not None and args.k < 1:
@@ -618,8 +617,7 @@ def _evaluate_streamed(args, doc, interval_p) -> int:
     k-anonymity figures on every record; every figure must equal the manifest's."""
     import dataclasses
 
-    from .measures import AuditRoles
-    from .measures import Audit
+    from .measures import Audit, AuditRoles
     from .publication import stream_audit
 
     roles = AuditRoles.from_dict(doc["roles"])

@@ -707,9 +707,8 @@ def stream_audit(original, published, roles, *, seed, sample: int = FOLDER_AUDIT
     import pandas as pd
 
     from . import io
-    from .measures import audit_files
+    from .measures import MEASURES, Audit, Figure, audit_files
     from .measures.records import KeyFrequencies
-    from .measures import MEASURES, Audit, Figure
 
     keys, qis = list(roles.key_variables), list(roles.columns)
     hashes, qi_hashes = [], []

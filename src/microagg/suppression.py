@@ -140,8 +140,8 @@ def plan(frame, keys, k: int, importance=None, fixed=None) -> Suppression:
     also identify and are never suppressed (published QIs, strata): records match only within
     the same fixed combination. Deterministic: the same frame gives the same suppressions.
     """
-    from .measures.records import key_codes, wildcard_frequencies
     from .kernels.suppress import restore, suppress_greedy
+    from .measures.records import key_codes, wildcard_frequencies
 
     keys, importance = _check(frame, keys, k, importance)
     n, m = len(frame), len(keys)
