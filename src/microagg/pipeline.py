@@ -480,8 +480,8 @@ def _publication(emb, Z, labels, run: Run, total_sse: float):
 # --- the published file's audit and its row order ------------------------------------------------
 
 def audit_roles(roles: Roles, run: Run, p: float = 10.0):
-    """The roles the file audit needs (``audit.AuditRoles``), from the run's."""
-    from .audit import AuditRoles
+    """The roles the file audit needs (``measures.AuditRoles``), from the run's."""
+    from .measures import AuditRoles
 
     sw = roles.sample_weight_column
     return AuditRoles(tuple(roles.columns), dict(roles.kinds), roles.k, tuple(roles.strata), tuple(roles.keys),
@@ -502,10 +502,10 @@ def frame_of(data, columns) -> object:
 
 
 def audit(source: Source, roles: Roles, prepared: Prepared, published: Published, run: Run, p: float = 10.0):
-    """The published data's audit (``audit.audit_files``: utility and disclosure risk on the key
+    """The published data's audit (``measures.audit_files``: utility and disclosure risk on the key
     variables, grouped as the data are given), in the input's row order; the run's embedding of
     the original is the audit's (not built again: 1.5 s at 10^6 x 13)."""
-    from .audit import audit_files, embedding_key
+    from .measures.file_audit import audit_files, embedding_key
 
     frame = frame_of(published.data, source.frame.columns)
     given = audit_roles(roles, run, p)
@@ -535,12 +535,12 @@ def deferred_audit(source: Source, roles: Roles, prepared: Prepared, published: 
 
 def shuffle_order(run: Run, frame) -> np.ndarray | None:
     """The order the records are published in: None (the input's), or with ``shuffle`` a uniformly
-    random permutation (``disclosure.shuffle_permutation``; households together when a household
+    random permutation (``measures.risk.shuffle_permutation``; households together when a household
     column is given), from fresh operating-system entropy unless the API's ``shuffle_seed`` is
     given. The permutation is never kept or written: with it (or the seed) anyone could undo it."""
     if not run.shuffle:
         return None
-    from .disclosure import shuffle_permutation
+    from .measures.risk.order import shuffle_permutation
 
     groups = None if run.household is None else frame[run.household].to_numpy()
     return shuffle_permutation(len(frame), run.shuffle_seed, groups=groups)

@@ -213,9 +213,9 @@ def report_audit(result, original, p: float = 10.0):
     """The audit the report shows: the result's own (``Result.audit``: the run's figures and the
     published data's, the one object the command line and the app show), or, for a result
     audited without its file figures or with another rank-interval ``p``, that audit computed now
-    (``audit.audit_files``, as the pipeline computes it). Returns (audit, X, Xp, continuous QI
+    (``measures.audit_files``, as the pipeline computes it). Returns (audit, X, Xp, continuous QI
     columns) with X, Xp the continuous QI values for the figures."""
-    from .audit import audit_files
+    from .measures import audit_files
     from .pipeline import frame_of
 
     cols = result.continuous_columns

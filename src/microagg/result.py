@@ -192,7 +192,7 @@ class Result:
     method_facts: dict = field(default_factory=dict)  # the method's own report (no strata)
     changed_columns: list | None = None  # columns published anew: the QIs and recoded stratum columns
     shuffled: bool = False  # data's rows are in a random order (labels and the audit: the input's)
-    audit_roles: Any = None  # audit.AuditRoles: the roles the published data were audited with
+    audit_roles: Any = None  # measures.AuditRoles: the roles the published data were audited with
     file: Any = None  # publication.PublishedFile: the file published (microagg.protect, the command line, the app)
     time_cut: bool = False  # the time limit ended the run (not its work budget): not reproducible
     suppression: Any = None  # suppression.Suppression: key values set missing (local suppression), None: no keys

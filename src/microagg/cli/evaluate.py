@@ -100,7 +100,7 @@ def _evaluate_roles(args, orig, prot, orig_table):
     continuous), strata, keys, sensitive columns, the sampling weight and k (default 2)."""
     import numpy as np
 
-    from ..audit import AuditRoles
+    from ..measures import AuditRoles
     from ..columns import select_columns
     from ..declarations import column_names
     from ..embedding import column_kinds
@@ -277,7 +277,7 @@ def _roles(args, doc, orig, prot, orig_table, interval):
     manifest's, else from the flags and the files; every role's column checked in the files."""
     import dataclasses
 
-    from ..audit import AuditRoles
+    from ..measures import AuditRoles
 
     if doc is not None:
         roles = AuditRoles.from_dict(doc["roles"])
@@ -307,7 +307,7 @@ def _roles(args, doc, orig, prot, orig_table, interval):
 def _audit(orig, prot, prot_table, roles, aligned, seed):
     """The published file's audit (``audit.audit_files``), its keys as its reader groups them."""
     from .. import io
-    from ..audit import audit_files
+    from ..measures import audit_files
 
     try:
         return audit_files(
@@ -328,7 +328,7 @@ def _with_manifest_figures(audit, doc, interval):
     the records are shuffled); a recomputed figure that differs from the manifest's is warned of."""
     import dataclasses
 
-    from ..audit import in_registry_order
+    from ..measures import in_registry_order
     from ..measures import Audit
 
     written = Audit.from_dict(doc["audit"])
@@ -365,7 +365,7 @@ def _evaluate_streamed(args, doc, interval) -> int:
     k-anonymity figures on every record; every figure must equal the manifest's."""
     import dataclasses
 
-    from ..audit import AuditRoles
+    from ..measures import AuditRoles
     from ..measures import Audit
     from ..publication import stream_audit
 

@@ -180,7 +180,7 @@ def run_one(r: ExploreRun, payload, source, options, cache) -> None:
     warnings and labels. A run's own error marks it "failed" with its one line."""
     from .. import pipeline
     from ..api import microaggregate
-    from ..audit import audit_files
+    from ..measures import audit_files
 
     try:
         with warnings.catch_warnings(record=True) as told:

@@ -133,7 +133,7 @@ def _land_manifest(staged, out: Path, manifest_path) -> None:
 
 def folder_roles(summary: dict, run):
     """The audit's roles of an out-of-core run: continuous QIs, strata, k."""
-    from ..audit import AuditRoles
+    from ..measures import AuditRoles
 
     columns = tuple(summary["columns"])
     return AuditRoles(
@@ -237,7 +237,7 @@ def _stream_frequencies(published, roles, chunk_rows):
     import numpy as np
 
     from .. import io
-    from ..disclosure import KeyFrequencies
+    from ..measures.records import KeyFrequencies
 
     keys, qis = list(roles.key_variables), list(roles.columns)
     hashes, qi_hashes = [], []
@@ -259,7 +259,7 @@ def _sampled_audit(original, published, roles, seed, sample, n, chunk_rows):
     import numpy as np
 
     from .. import io
-    from ..audit import audit_files
+    from ..measures import audit_files
 
     rng = np.random.default_rng(seed)
     chosen = np.sort(rng.choice(n, size=min(sample, n), replace=False))
@@ -274,10 +274,8 @@ def _sampled_audit(original, published, roles, seed, sample, n, chunk_rows):
 def _with_exact_figures(audit, exact: dict, sampled: dict):
     """The sample's audit with the figures counted on every record in place of the sample's, the
     whole-file-only figures left out, and its context saying what was sampled."""
-    from ..audit import in_registry_order
-    from ..measures import MEASURES, Audit, Figure, _load_registry
-
-    _load_registry()
+    from ..measures import in_registry_order
+    from ..measures import MEASURES, Audit, Figure
     figures = [
         Figure(f.measure, exact[f.name], f.group) if f.name in exact else f
         for f in audit.figures

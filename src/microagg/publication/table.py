@@ -238,7 +238,7 @@ def _verify(back: _ReadBack, table, res, out: Path) -> None:
     """Every combination of the QIs and strata occurs at least k times as the reader groups them
     (a method that groups each variable on its own is not k-anonymous on the combination by
     design: its summary says so, and the audit counts the records)."""
-    from ..disclosure import key_frequencies
+    from ..measures.records import key_frequencies
 
     guaranteed = list(dict.fromkeys([*res.audit_roles.columns, *res.audit_roles.strata]))
     found = key_frequencies(back.keys, guaranteed, res.k)
@@ -259,7 +259,7 @@ def _written_audit(table, back: _ReadBack, res, run, order):
     import numpy as np
 
     from .. import io
-    from ..audit import audit_files, combine
+    from ..measures import audit_files, combine
 
     roles = res.audit_roles
     frame, keys = io.published_view(back.table), back.keys
