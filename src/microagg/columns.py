@@ -15,7 +15,7 @@ import pandas as pd
 
 from .errors import InputError, shown
 from .partition import check_k  # noqa: F401  (importable from here: the app uses it)
-from .standardize import Standardizer, principal_axes, zscores  # noqa: F401  (their home is scaling)
+from .standardize import Standardizer, principal_axes, zscores  # noqa: F401  (their home is standardize)
 
 __all__ = ["InputError", "read_table", "select_columns", "quasi_identifiers", "looks_like_identifier",
            "looks_like_codes", "looks_like_code_name", "not_a_default_qi", "looks_like_weight", "code_columns",
@@ -173,7 +173,7 @@ def code_columns(df: pd.DataFrame, columns) -> dict:
     """Column -> why it looks like category codes (the default rule's reasons: value labels, an
     SPSS measure, few distinct integers, a code-like name), for numeric columns of ``columns``
     that are neither identifiers nor weights. Named as quasi-identifiers, such columns are
-    protected as categories unless declared continuous (``transforms.column_kinds``)."""
+    protected as categories unless declared continuous (``embedding.column_kinds``)."""
     coded = set(df.attrs.get("category_codes", ()))
     out = {}
     for c in columns:
@@ -293,65 +293,89 @@ def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=(), allow
     """
     missing = {str(t).strip() for t in (missing or ())}
     if columns is None:
-        cols, skipped, formatted, categories = [], [], [], []
-        coded = set(df.attrs.get("category_codes", ()))  # io: every value has a value label (Stata, SPSS)
-        for c in df.columns:
-            if c in set(exclude):
-                continue
-            col = df[c]
-            if isinstance(col, pd.DataFrame):  # a duplicated name: ambiguous, never a default QI
-                skipped.append((c, "its name occurs more than once"))
-                continue
-            if pd.api.types.is_bool_dtype(col.dtype):
-                continue
-            if isinstance(col.dtype, pd.CategoricalDtype):  # categories: a QI only when named
-                categories.append(c)
-                continue
-            if pd.api.types.is_numeric_dtype(col.dtype):
-                why = None if c in set(continuous) else not_a_default_qi(c, col, labelled=c in coded)
-                if why:
-                    skipped.append((c, why))
-                else:
-                    cols.append(c)
-                continue
-            if not _is_text_column(col):
-                continue
-            numbers, tokens = _tokens(col, missing)
-            if numbers and not tokens:
-                if any(isinstance(v, str) and _number(v, missing)[1] for v in col.to_numpy(dtype=object)):
-                    # numbers written as text, e.g. codes with leading zeros (00123)
-                    skipped.append((c, "its numbers are stored as text, such as codes with leading zeros"))
-                else:  # numbers with declared-missing tokens, or integers beyond int64: checked as QIs
-                    cols.append(c)
-            elif numbers and numbers >= sum(tokens.values()) and (
-                    len(tokens) <= _FEW_TOKENS or numbers >= 9 * sum(tokens.values())):
-                ranked = sorted(tokens.items(), key=lambda x: -x[1])
-                listed = ", ".join(f"{shown(t)} ({k}x)" for t, k in ranked[:_FEW_TOKENS])
-                if len(ranked) > _FEW_TOKENS:
-                    listed += f" and {len(ranked) - _FEW_TOKENS} more"
-                raise InputError(
-                    f"column {c} is numeric except for {listed}: declare the token(s) missing "
-                    f"(--missing / missing=) or name the quasi-identifiers (--columns / columns=)")
-            elif tokens and all(_FORMATTED_NUMBER.fullmatch(t) for t in tokens):  # not text: numbers, written otherwise
-                formatted.append((c, next(iter(tokens))))
-        for line in skipped_table(skipped):  # one line per rule, with its columns
-            warnings.warn(line, UserWarning, stacklevel=3)
-        if categories:
-            warnings.warn(f"column(s) {', '.join(map(str, categories))} hold categories (pandas Categorical): they "
-                          "are not protected; name them in --categorical / categorical= (or --ordinal) to protect "
-                          "them as categories, or remove them before publishing", UserWarning, stacklevel=3)
-        for c, example in formatted:
-            warnings.warn(f"column {c} holds numbers in a notation that is not read as numbers, such as {shown(example)} "
-                          "(thousands separators, a decimal comma, the unicode minus, currency or percent signs): "
-                          "it is not protected; write them as plain numbers (or set the decimal mark with --decimal) "
-                          "to protect it, or remove it before publishing", UserWarning, stacklevel=3)
-        if not cols and not allow_empty:
-            hint = "" if not formatted else (
-                f": column(s) {', '.join(str(c) for c, _ in formatted)} hold numbers in a notation not read as "
-                f"numbers, such as {shown(formatted[0][1])}; write them as plain numbers, or set the decimal mark "
-                "with --decimal / decimal=")
-            raise InputError("no numeric columns to use as quasi-identifiers" + hint)
-        return cols
+        return _default_columns(df, set(exclude), missing, allow_empty, set(continuous))
+    return _named_columns(df, columns, missing)
+
+
+def _default_columns(df: pd.DataFrame, exclude: set, missing: set, allow_empty: bool, continuous: set) -> list:
+    """Every column the rules make a quasi-identifier; those left out are named in warnings."""
+    cols, skipped, formatted, categories = [], [], [], []
+    coded = set(df.attrs.get("category_codes", ()))  # io: every value has a value label (Stata, SPSS)
+    for c in df.columns:
+        if c in exclude:
+            continue
+        role, detail = _default_role(c, df[c], missing, c in continuous, c in coded)
+        if role == "qi":
+            cols.append(c)
+        elif role == "skipped":
+            skipped.append((c, detail))
+        elif role == "categories":
+            categories.append(c)
+        elif role == "formatted":
+            formatted.append((c, detail))
+    _warn_left_out(skipped, categories, formatted)
+    if not cols and not allow_empty:
+        hint = "" if not formatted else (
+            f": column(s) {', '.join(str(c) for c, _ in formatted)} hold numbers in a notation not read as "
+            f"numbers, such as {shown(formatted[0][1])}; write them as plain numbers, or set the decimal mark "
+            "with --decimal / decimal=")
+        raise InputError("no numeric columns to use as quasi-identifiers" + hint)
+    return cols
+
+
+def _default_role(c, col, missing: set, declared_continuous: bool, labelled: bool) -> tuple[str, object]:
+    """(role, detail) of one column under the default rules: "qi"; "skipped" (detail: why);
+    "categories" (a pandas Categorical: a QI only when named); "formatted" (numbers in another
+    notation; detail: an example); "other" (not numeric: published unchanged). A column numeric
+    but for a few tokens is an error."""
+    if isinstance(col, pd.DataFrame):  # a duplicated name: ambiguous, never a default QI
+        return "skipped", "its name occurs more than once"
+    if pd.api.types.is_bool_dtype(col.dtype):
+        return "other", None
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        return "categories", None
+    if pd.api.types.is_numeric_dtype(col.dtype):
+        why = None if declared_continuous else not_a_default_qi(c, col, labelled=labelled)
+        return ("skipped", why) if why else ("qi", None)
+    if not _is_text_column(col):
+        return "other", None
+    numbers, tokens = _tokens(col, missing)
+    if numbers and not tokens:
+        if any(isinstance(v, str) and _number(v, missing)[1] for v in col.to_numpy(dtype=object)):
+            # numbers written as text, e.g. codes with leading zeros (00123)
+            return "skipped", "its numbers are stored as text, such as codes with leading zeros"
+        return "qi", None  # numbers with declared-missing tokens, or integers beyond int64: checked as QIs
+    if numbers and numbers >= sum(tokens.values()) and (
+            len(tokens) <= _FEW_TOKENS or numbers >= 9 * sum(tokens.values())):
+        ranked = sorted(tokens.items(), key=lambda x: -x[1])
+        listed = ", ".join(f"{shown(t)} ({k}x)" for t, k in ranked[:_FEW_TOKENS])
+        if len(ranked) > _FEW_TOKENS:
+            listed += f" and {len(ranked) - _FEW_TOKENS} more"
+        raise InputError(
+            f"column {c} is numeric except for {listed}: declare the token(s) missing "
+            f"(--missing / missing=) or name the quasi-identifiers (--columns / columns=)")
+    if tokens and all(_FORMATTED_NUMBER.fullmatch(t) for t in tokens):  # not text: numbers, written otherwise
+        return "formatted", next(iter(tokens))
+    return "other", None
+
+
+def _warn_left_out(skipped: list, categories: list, formatted: list) -> None:
+    """One warning per rule that left columns unprotected, naming them."""
+    for line in skipped_table(skipped):  # one line per rule, with its columns
+        warnings.warn(line, UserWarning, stacklevel=5)
+    if categories:
+        warnings.warn(f"column(s) {', '.join(map(str, categories))} hold categories (pandas Categorical): they "
+                      "are not protected; name them in --categorical / categorical= (or --ordinal) to protect "
+                      "them as categories, or remove them before publishing", UserWarning, stacklevel=5)
+    for c, example in formatted:
+        warnings.warn(f"column {c} holds numbers in a notation that is not read as numbers, such as "
+                      f"{shown(example)} (thousands separators, a decimal comma, the unicode minus, currency or "
+                      "percent signs): it is not protected; write them as plain numbers (or set the decimal mark "
+                      "with --decimal) to protect it, or remove it before publishing", UserWarning, stacklevel=5)
+
+
+def _named_columns(df: pd.DataFrame, columns, missing: set) -> list:
+    """The named quasi-identifier columns: each given once, present and numeric."""
     if isinstance(columns, str):
         columns = [c.strip() for c in columns.split(",") if c.strip()]
     elif isinstance(columns, (int, float, np.integer, np.floating)) or not hasattr(columns, "__iter__"):
@@ -368,21 +392,25 @@ def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=(), allow
             f"unknown column(s): {', '.join(map(str, missing_cols))}; available: {', '.join(map(str, df.columns))}"
         )
     for c in columns:
-        col = df[c]
-        if isinstance(col, pd.DataFrame):
-            raise InputError(f"column name {c!r} occurs more than once: a duplicated name cannot be a quasi-identifier")
-        if pd.api.types.is_bool_dtype(col.dtype):
-            raise InputError(f"quasi-identifier column {c} is not numeric (true/false values)")
-        if pd.api.types.is_numeric_dtype(col.dtype):
-            if pd.api.types.is_complex_dtype(col.dtype):
-                raise InputError(f"quasi-identifier column {c} is not numeric (complex values)")
-            continue
-        if not _is_text_column(col):
-            raise InputError(f"quasi-identifier column {c} is not numeric (dtype {col.dtype})")
-        bad = first_non_number(col, missing)
-        if bad is not None:
-            raise InputError(f"quasi-identifier column {c} is not numeric: row {bad[0]} holds {shown(bad[1])}")
+        _check_named_column(c, df[c], missing)
     return columns
+
+
+def _check_named_column(c, col, missing: set) -> None:
+    """A named quasi-identifier column holds numbers (text cells that read as numbers included)."""
+    if isinstance(col, pd.DataFrame):
+        raise InputError(f"column name {c!r} occurs more than once: a duplicated name cannot be a quasi-identifier")
+    if pd.api.types.is_bool_dtype(col.dtype):
+        raise InputError(f"quasi-identifier column {c} is not numeric (true/false values)")
+    if pd.api.types.is_numeric_dtype(col.dtype):
+        if pd.api.types.is_complex_dtype(col.dtype):
+            raise InputError(f"quasi-identifier column {c} is not numeric (complex values)")
+        return
+    if not _is_text_column(col):
+        raise InputError(f"quasi-identifier column {c} is not numeric (dtype {col.dtype})")
+    bad = first_non_number(col, missing)
+    if bad is not None:
+        raise InputError(f"quasi-identifier column {c} is not numeric: row {bad[0]} holds {shown(bad[1])}")
 
 
 #: float64 holds every integer up to 2**53 exactly; beyond, distinct integers may become equal.

@@ -16,13 +16,13 @@ Nothing heavy is imported here: the command line builds its parser from this mod
 
 from __future__ import annotations
 
-import math
-import numbers
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any, Mapping
 
-from .errors import ParameterError
 from .declarations import Param
+from .errors import ParameterError
+from . import option_values as values
+from .option_values import LOCAL_SCHEDULERS, MERGED_STRATA, parse_weights, positive_weights
 
 #: run options an exploration (``microagg explore``) does not take from a run's options (the command
 #: line's flags and the app's Map tab leave them out): set per run, or without meaning for a grid
@@ -31,217 +31,8 @@ NOT_FOR_A_GRID = ("k", "method", "time_limit", "work", "shuffle", "household", "
 
 __all__ = ["RUN_OPTIONS", "POSITIONAL", "Run", "validate_run", "split_arguments", "signature", "describe", "option",
            "LOCAL_SCHEDULERS", "add_arguments", "from_arguments", "command_line", "python_call", "parse_weights",
-           "unlisted_names", "NOT_FOR_A_GRID", "GRID_OPTIONS", "given_options"]
-
-#: Dask's local schedulers by name (anything else is a dask.distributed address or Client)
-LOCAL_SCHEDULERS = ("threads", "processes", "synchronous", "sync", "single-threaded")
-#: seconds to wait for a scheduler address to answer before the run is refused
-SCHEDULER_TIMEOUT = 3.0
-
-
-# --- checks of structured options (each raises ValueError / ParameterError with its reason) ------
-
-_REACHED: set = set()  # scheduler addresses that answered as Dask schedulers in this process
-
-
-def _reach(address: str, host: str, port: int) -> None:
-    """A TCP connection, then a dask.distributed handshake, each within SCHEDULER_TIMEOUT: an
-    address where nothing listens, or something that is not a Dask scheduler, is one line."""
-    import socket
-
-    try:
-        socket.create_connection((host, port), timeout=SCHEDULER_TIMEOUT).close()
-    except OSError as exc:
-        raise ValueError(f"{address} cannot be reached ({exc.strerror or exc}): start the scheduler, or check "
-                         "the address") from None
-    import asyncio
-    import logging
-
-    from distributed.core import rpc
-
-    async def identity():
-        async with rpc(address, timeout=SCHEDULER_TIMEOUT) as scheduler:
-            return await scheduler.identity()
-
-    quiet = logging.getLogger("distributed")
-    level = quiet.level
-    quiet.setLevel(logging.CRITICAL)
-    try:
-        answer = asyncio.run(asyncio.wait_for(identity(), SCHEDULER_TIMEOUT))
-    except Exception:  # noqa: BLE001  (whatever answered, it is not a scheduler we can use)
-        answer = None
-    finally:
-        quiet.setLevel(level)
-    if not isinstance(answer, dict) or answer.get("type") != "Scheduler":
-        raise ValueError(f"{address} does not answer as a Dask scheduler: start the scheduler, or check the address")
-
-
-def _scheduler(value):
-    """A local scheduler name, a dask.distributed Client, or an address that answers now (a TCP
-    connection within SCHEDULER_TIMEOUT): an unreachable cluster is one line before any work."""
-    if isinstance(value, str):
-        if value in LOCAL_SCHEDULERS:
-            return value
-        from urllib.parse import urlsplit
-
-        scheme, _, rest = value.partition("://") if "://" in value else ("tcp", "", value)
-        if scheme == "inproc":  # a cluster in this very process (tests, notebooks)
-            return value
-        try:
-            parts = urlsplit(f"//{rest}")
-            host, port = parts.hostname, parts.port
-        except ValueError:
-            host = port = None
-        if scheme not in ("tcp", "tls", "ws", "wss") or not host or port is None:
-            raise ValueError(f"must be one of {', '.join(LOCAL_SCHEDULERS)} or a scheduler address such as "
-                             f"tcp://host:8786, got {value!r}")
-        if value not in _REACHED:
-            _reach(value, host, port)
-            _REACHED.add(value)
-        return value
-    if callable(getattr(value, "compute", None)) and callable(getattr(value, "gather", None)):
-        return value  # a dask.distributed Client
-    raise ValueError(f"must be a scheduler name ({', '.join(LOCAL_SCHEDULERS)}), an address or a "
-                     f"dask.distributed Client, got {value!r}")
-
-
-def _number(v) -> float:
-    if isinstance(v, (bool,)) or type(v).__name__ == "bool_" or not isinstance(v, numbers.Real):
-        raise TypeError
-    return float(v)
-
-
-def _weights(value):
-    """Variable weights: one positive finite number per QI column (a sequence in column order) or
-    a mapping column -> weight (columns left out weigh 1). Their count and names are checked
-    against the QI columns once the data are read."""
-    if isinstance(value, (str, bytes)):
-        raise ParameterError("weights must be numbers (one per quasi-identifier column) or a column -> weight "
-                             "mapping")
-    if isinstance(value, Mapping):
-        names, raw = list(value), list(value.values())
-    else:
-        try:
-            import numpy as np
-
-            raw = list(np.ravel(np.asarray(value, dtype=object)))
-        except (TypeError, ValueError):
-            raise ParameterError(f"weights must be numbers, got {value!r}") from None
-        names = None
-    try:
-        w = [_number(v) for v in raw]
-    except TypeError:
-        raise ParameterError(f"weights must be numbers, got {raw!r}") from None
-    bad = [f"{names[j] if names else j + 1}={raw[j]!r}" for j, x in enumerate(w) if not (math.isfinite(x) and x > 0)]
-    if bad:
-        raise ParameterError(f"weights must be positive and finite: {', '.join(bad)}")
-    if not w:
-        raise ParameterError("weights is empty")
-    return dict(zip(names, w)) if names is not None else w
-
-
-def parse_weights(text: str):
-    """--weights: "2,1,0.5" (one per QI column, in order) or "AGI=2,INCOME=0.5" (others weigh 1)."""
-    items = [t.strip() for t in text.split(",")]
-    if not all(items):
-        raise ParameterError(f"--weights has an empty item: {text!r}")
-    named = ["=" in t for t in items]
-    if any(named) and not all(named):
-        raise ParameterError(f"--weights mixes NAME=VALUE and plain values: {text!r}")
-
-    def number(raw, what):
-        try:
-            return float(raw)
-        except ValueError:
-            raise ParameterError(f"--weights: {what} is not a number: {raw!r}") from None
-
-    if all(named):
-        pairs = [t.split("=", 1) for t in items]
-        names = [a.strip() for a, _ in pairs]
-        if len(set(names)) != len(names):
-            raise ParameterError(f"--weights names a column twice: {text!r}")
-        return {a.strip(): number(b.strip(), f"the weight of {a.strip()}") for a, b in pairs}
-    return [number(t, "a weight") for t in items]
-
-
-def _sample_weight(value):
-    """A column name, or one positive finite weight per record (its length is checked with the data)."""
-    if isinstance(value, str):
-        return value
-    import numpy as np
-
-    try:
-        sw = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ParameterError("sample_weight must be a column name or an array of numbers") from None
-    if sw.ndim != 1:
-        raise ParameterError(f"sample_weight must have one value per record, got shape {sw.shape}")
-    return positive_weights(sw, "sample_weight")
-
-
-def positive_weights(sw, where: str):
-    """Sampling weights must be positive and finite: one line naming the first bad row otherwise."""
-    import numpy as np
-
-    bad = ~(np.isfinite(sw) & (sw > 0))
-    if bad.any():
-        first = int(np.flatnonzero(bad)[0])
-        raise ParameterError(f"{where} must be positive and finite: {int(bad.sum())} bad value(s), "
-                             f"first at row {first + 1} ({sw[first]:g})")
-    return sw
-
-
-def _progress(value):
-    if isinstance(value, bool) or type(value).__name__ == "bool_" or value is None or callable(value):
-        return value
-    raise ParameterError(f"progress must be True, False or a callable, got {value!r}")
-
-
-def _ordinal(value):
-    """Ordinal columns: names, or a mapping column -> its levels from lowest to highest (None: the
-    dtype's or the sorted order). Returned as that mapping."""
-    if not isinstance(value, Mapping):
-        return dict.fromkeys(value)
-    out = {}
-    for c, levels in value.items():
-        if levels is not None:
-            if isinstance(levels, (str, bytes)) or not hasattr(levels, "__iter__"):
-                raise ParameterError(f"ordinal levels of {c} must be a list (lowest first), got {levels!r}")
-            levels = list(levels)
-            if not levels or len(set(map(repr, levels))) != len(levels):
-                raise ParameterError(f"ordinal levels of {c} must be distinct and not empty, got {levels!r}")
-        out[c] = levels
-    return out
-
-
-def _missing(value):
-    """Text tokens that mean missing: a list of strings or a comma-separated string."""
-    if isinstance(value, str):
-        value = value.split(",")
-    if not isinstance(value, (list, tuple)) or any(not isinstance(t, str) for t in value):
-        raise ParameterError(f"missing must be text tokens (a list or a comma-separated string), got {value!r}")
-    return tuple(t.strip() for t in value if t.strip())
-
-
-#: merged_strata: what the published stratum column shows for strata merged because smaller than k
-MERGED_STRATA = ("recode", "suppress", "refuse")
-
-
-def _column_name(value):
-    if isinstance(value, str) and value:
-        return value
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        return value
-    raise ValueError(f"must be a column name, got {value!r}")
-
-
-def _given_labels(value):
-    import numpy as np
-
-    labels = np.asarray(value)
-    if labels.ndim != 1 or labels.size == 0 or not np.issubdtype(labels.dtype, np.integer):
-        raise ValueError("must be a 1-D array of integer group labels, one per record")
-    return labels.astype(np.int64)
+           "unlisted_names", "NOT_FOR_A_GRID", "GRID_OPTIONS", "given_options", "positive_weights",
+           "ON_KEYS_BELOW_K", "run_fields"]
 
 
 def _sdcmicro(kind: str, name):
@@ -250,10 +41,10 @@ def _sdcmicro(kind: str, name):
     return hint(kind, name)
 
 
-def _distances():
-    from .distances import DISTANCES
+def _whitenings():
+    from .whitening import WHITENINGS
 
-    return tuple(DISTANCES)
+    return tuple(WHITENINGS)
 
 
 def _aggregations():
@@ -288,32 +79,32 @@ RUN_OPTIONS: tuple[Param, ...] = (
     Param("block_size", "int", None, "partitioned mode: records per block (at least k)", low=1, nullable=True,
           flags=("--block-size",), metavar="N"),
     Param("scheduler", "object", None, "partitioned mode: the Dask scheduler (threads, processes, synchronous), a "
-          "cluster's address (tcp://host:8786) or a dask.distributed Client", nullable=True, check=_scheduler,
+          "cluster's address (tcp://host:8786) or a dask.distributed Client", nullable=True, check=values.check_scheduler,
           flags=("--scheduler",), parse_text=str),
     Param("refine", "float", None, "partitioned mode: share of the groups the refinement tries to improve "
           "(None: 0.05)", low=0.0, high=1.0, nullable=True, flags=("--refine",), metavar="SHARE"),
     Param("weights", "object", None, "variable weights for the distance: one positive number per QI column "
-          "(W1,W2,..) or COL=W,.. (others weigh 1)", nullable=True, check=_weights, flags=("--weights",),
+          "(W1,W2,..) or COL=W,.. (others weigh 1)", nullable=True, check=values.check_weights, flags=("--weights",),
           metavar="W1,W2,..|COL=W,..", parse_text=parse_weights),
     Param("sample_weight", "object", None, "sampling weights for weighted group means: a column, or one "
-          "positive number per record", nullable=True, check=_sample_weight, flags=("--sample-weight",),
+          "positive number per record", nullable=True, check=values.check_sample_weight, flags=("--sample-weight",),
           metavar="COLUMN", parse_text=str),
     Param("merge_small_strata", "bool", False, "merge a stratum smaller than k into the stratum with the nearest "
           "QI centroid (else such a stratum is an error)", flags=("--merge-small-strata",), flag_value=True),
     Param("categorical", "names", None, "nominal quasi-identifier columns (publish the group's mode)",
           nullable=True, flags=("--categorical",), metavar="A,B"),
     Param("ordinal", "names", None, "ordinal quasi-identifier columns (publish the median category); in the "
-          "API also {column: [levels, lowest first]}", nullable=True, check=_ordinal, flags=("--ordinal",),
+          "API also {column: [levels, lowest first]}", nullable=True, check=values.check_ordinal, flags=("--ordinal",),
           metavar="C,D"),
-    Param("distance", "str", "euclidean", "distance between records (distances.DISTANCES)",
-          choices_from=_distances, flags=("--distance",)),
+    Param("distance", "str", "euclidean", "the distance the methods group records by: the whitening of the "
+          "continuous QIs (whitening.WHITENINGS; euclidean: none)", choices_from=_whitenings, flags=("--distance",)),
     Param("aggregation", "str", "mean", "what a group publishes for continuous columns "
           "(representatives.AGGREGATIONS)", choices_from=_aggregations, flags=("--aggregation",),
           hint=lambda name: _sdcmicro("aggregation", name)),
-    Param("trim", "float", None, "share trimmed at each end with aggregation 'trimmed' (None: 0.1)", low=0.0,
+    Param("trim", "float", None, "share trimmed at each end, a parameter of aggregation 'trimmed' (None: 0.1)", low=0.0,
           high=0.5, high_open=True, nullable=True, flags=("--trim",), metavar="SHARE"),
     Param("missing", "object", None, "text tokens that mean missing (e.g. '-,.,n/a'); a missing value in a QI "
-          "is still an error, other columns are written unchanged", nullable=True, check=_missing,
+          "is still an error, other columns are written unchanged", nullable=True, check=values.check_missing,
           flags=("--missing",), metavar="TOKEN,...", parse_text=str),
     Param("continuous", "names", None, "quasi-identifier columns declared continuous: published as group means "
           "even when they look like category codes (value labels, an SPSS measure, few distinct integers, a "
@@ -339,19 +130,19 @@ RUN_OPTIONS: tuple[Param, ...] = (
           "written anywhere); households stay together when --household is given", flags=("--shuffle",),
           flag_value=True),
     Param("household", "object", None, "household id column: --shuffle keeps each household's records together",
-          nullable=True, check=_column_name, flags=("--household",), metavar="COLUMN", parse_text=str),
+          nullable=True, check=values.check_column_name, flags=("--household",), metavar="COLUMN", parse_text=str),
     Param("shuffle_seed", "int", None, "a seed for the shuffle's permutation (tests only: with it and the "
           "software anyone can undo the shuffle; it is never written, not in the command nor the manifest)",
           low=0, nullable=True),
     Param("labels", "object", None, "publish this partition (one integer group label per record, e.g. an "
           "explore run's) instead of running the method: every group is checked to hold at least k records "
-          "inside one stratum; the method is only named", nullable=True, check=_given_labels),
+          "inside one stratum; the method is only named", nullable=True, check=values.check_labels),
     Param("audit", "bool", True, "measure the published data (utility, k-anonymity of the key variables, "
           "re-identification risk, l-diversity, interval disclosure, row order) into Result.audit; False: the "
           "run's own figures only (the command line audits the written file instead)"),
     Param("progress", "object", False, "True: a progress bar on stderr; a callable receives "
           "progress(stage, fraction, message) (the command line: -q turns the bar off)", nullable=True,
-          check=_progress),
+          check=values.check_progress),
 )
 
 _BY_NAME = {p.name: p for p in RUN_OPTIONS}
@@ -415,22 +206,88 @@ def option(name: str) -> Param:
 
 @dataclass(frozen=True)
 class Run:
-    """A validated run: every declared option (defaults filled), the method's registry entry and
-    its parameters (validated, defaults filled; ``given``: as the caller gave them)."""
+    """A validated run: the method's registry entry and its parameters (validated, defaults
+    filled; ``given``: as the caller gave them), then every run option, one typed field each
+    (defaults filled), so that a misspelt option is an error for a type checker. The fields are
+    RUN_OPTIONS's, in its order, typed by their kinds (``run_fields``): checked when this module
+    is imported."""
 
-    options: Mapping[str, Any]
     info: Any  # methods.MethodInfo
     params: dict
     given: dict
+    k: int = 3
+    method: str = "mdav"
+    columns: list | None = None
+    seed: int | None = 0
+    standardize: bool = True
+    time_limit: float | None = None
+    work: float | None = None
+    strata: list | None = None
+    block_size: int | None = None
+    scheduler: Any = None
+    refine: float | None = None
+    weights: Any = None
+    sample_weight: Any = None
+    merge_small_strata: bool = False
+    categorical: list | None = None
+    ordinal: dict | None = None
+    distance: str = "euclidean"
+    aggregation: str = "mean"
+    trim: float | None = None
+    missing: Any = None
+    continuous: list | None = None
+    keys: list | None = None
+    on_keys_below_k: str = "suppress"
+    key_importance: list | None = None
+    sensitive: list | None = None
+    merged_strata: str = "recode"
+    shuffle: bool = False
+    household: Any = None
+    shuffle_seed: int | None = None
+    labels: Any = None
+    audit: bool = True
+    progress: Any = False
 
-    def __getattr__(self, name):
-        try:
-            return self.__dict__["options"][name]
-        except KeyError:
-            raise AttributeError(name) from None
+    @property
+    def options(self) -> dict[str, Any]:
+        """Every run option by name, in RUN_OPTIONS's order."""
+        return {p.name: getattr(self, p.name) for p in RUN_OPTIONS}
 
     def with_options(self, **changes) -> "Run":
-        return replace(self, options={**self.options, **changes})
+        """This run with some options changed (not validated again)."""
+        unknown = [name for name in changes if name not in _BY_NAME]
+        if unknown:
+            raise TypeError(f"unknown run option(s): {', '.join(unknown)}")
+        return replace(self, **changes)
+
+
+_TYPE_OF_KIND = {"int": "int", "float": "float", "bool": "bool", "str": "str", "method": "str", "names": "list",
+                 "object": "Any"}
+
+
+def run_fields() -> list[str]:
+    """The run options' fields of ``Run`` as its source declares them, generated from RUN_OPTIONS:
+    the kind's type ("names" normalised by a check to a mapping: dict), "| None" when nullable."""
+    lines = []
+    for p in RUN_OPTIONS:
+        typed = "dict" if p.kind == "names" and p.check is not None else _TYPE_OF_KIND[p.kind]
+        if p.nullable and typed != "Any":
+            typed += " | None"
+        lines.append(f"{p.name}: {typed} = {p.default!r}")
+    return lines
+
+
+def _check_run_fields() -> None:
+    """Run's option fields are RUN_OPTIONS's (names, order, types, defaults): a new run option
+    gets its field here, in this module (the line to write is in the error)."""
+    declared = [f"{f.name}: {f.type} = {f.default!r}" for f in fields(Run)[3:]]
+    expected = run_fields()
+    if declared != expected:
+        wrong = next((e for d, e in zip(declared + [""] * len(expected), expected) if d != e), None)
+        raise TypeError(f"options.Run's fields must follow RUN_OPTIONS: write `{wrong}` (all: {expected})")
+
+
+_check_run_fields()
 
 
 def validate_run(options: Mapping[str, Any], params: Mapping[str, Any] | None = None, *, cli: bool = False) -> Run:
@@ -457,7 +314,7 @@ def validate_run(options: Mapping[str, Any], params: Mapping[str, Any] | None = 
         values[p.name] = shown.validate(options[p.name], None) if p.name in options else p.default
     method_params = info.validate(params)
     _check_together(values, info, method_params, cli)
-    return Run(values, info, method_params, params)
+    return Run(info, method_params, params, **values)
 
 
 def _shown(name: str, cli: bool) -> str:
@@ -466,15 +323,28 @@ def _shown(name: str, cli: bool) -> str:
 
 
 def _check_together(v: dict, info, method_params: dict, cli: bool) -> None:
-    """What involves several options (and the method), still before any data is read."""
-    from .methods.starts import given_labels
+    """What involves several options (and the method), still before any data is read: each step
+    raises one ParameterError naming the options (their flags on the command line)."""
 
     def n(name):
         return _shown(name, cli)
 
-    partitioned = v["block_size"] is not None or v["scheduler"] is not None
-    strata = v["strata"] or []
-    if v["merge_small_strata"] and not strata:
+    _check_dependent_options(v, n, cli)
+    _check_given_partition(v, method_params, n)
+    _check_aggregation_parameters(v, n)
+    _check_column_kinds(v)
+    _check_key_roles(v, n)
+    _check_distance(v, info)
+    _check_column_roles(v)
+
+
+def _partitioned(v: dict) -> bool:
+    return v["block_size"] is not None or v["scheduler"] is not None
+
+
+def _check_dependent_options(v: dict, n, cli: bool) -> None:
+    """Options that only apply beside another one."""
+    if v["merge_small_strata"] and not v["strata"]:
         raise ParameterError(f"{n('merge_small_strata')} needs {n('strata')}" + (
             "" if cli else ": pass the stratum column(s) with strata="))
     if v["merged_strata"] != "recode" and not v["merge_small_strata"]:
@@ -485,69 +355,116 @@ def _check_together(v: dict, info, method_params: dict, cli: bool) -> None:
     if v["household"] is not None and not v["shuffle"]:
         raise ParameterError(f"{n('household')} keeps households together when the records are shuffled: pass "
                              f"{n('shuffle')} too")
-    if v["refine"] is not None and not partitioned:
+    if v["refine"] is not None and not _partitioned(v):
         raise ParameterError(f"{n('refine')} applies to the partitioned mode: pass {n('block_size')} "
                              f"(or {n('scheduler')}) too")
-    if v["labels"] is not None and (partitioned or given_labels(method_params)):
+
+
+def _check_given_partition(v: dict, method_params: dict, n) -> None:
+    """A partition to publish (labels) or to start from (a method's init labels) is cut afresh by
+    neither the partitioned mode nor the other."""
+    from .methods.starts import given_labels
+
+    start = given_labels(method_params)
+    if v["labels"] is not None and (_partitioned(v) or start):
         raise ParameterError("labels (a partition to publish) cannot be combined with the partitioned mode or a "
                              "start partition")
-    if given_labels(method_params) and partitioned:
+    if start and _partitioned(v):
         raise ParameterError("init labels (a start partition) cannot be combined with the partitioned mode "
                              f"({n('block_size')} / {n('scheduler')}): blocks are cut afresh")
-    if v["trim"] is not None and v["aggregation"] != "trimmed":
-        raise ParameterError(f"{n('trim')} applies to aggregation='trimmed' only (aggregation is "
-                             f"{v['aggregation']!r})")
-    categorical, ordinal = v["categorical"] or [], list(v["ordinal"] or {})
-    continuous = v["continuous"] or []
-    both = [c for c in categorical if c in ordinal]
-    if both:
-        raise ParameterError(f"column(s) declared both categorical and ordinal: {', '.join(map(str, both))}")
-    both = [c for c in continuous if c in categorical or c in ordinal]
-    if both:
-        raise ParameterError(f"column(s) declared both continuous and categorical/ordinal: {', '.join(map(str, both))}")
-    keys, sensitive = v["keys"] or [], v["sensitive"] or []
-    for name, given, others in (("keys", keys, strata + (v["columns"] or []) + categorical + ordinal + continuous),
-                                ("sensitive", sensitive, keys + strata + (v["columns"] or []) + categorical
-                                 + ordinal + continuous)):
-        clash = [c for c in given if c in others]
-        if clash:
-            raise ParameterError(f"column(s) {', '.join(map(str, clash))} given in {n(name)} are already "
-                                 + ("key variables (quasi-identifiers or strata)" if name == "keys" else
-                                    "key variables: a sensitive column cannot be a key"))
-    stray = [c for c in (v["key_importance"] or []) if c not in keys]
-    if stray:
-        raise ParameterError(f"key_importance names column(s) not given in keys: {', '.join(map(str, stray))}")
-    if v["weights"] is not None and v["distance"] != "euclidean":
+
+
+def _check_aggregation_parameters(v: dict, n) -> None:
+    """A run option that is some aggregation's parameter (``Aggregation.params``) is given only
+    with an aggregation that takes it."""
+    from .representatives import AGGREGATIONS
+
+    chosen = AGGREGATIONS[v["aggregation"]]
+    parameters = sorted({name for a in AGGREGATIONS.values() for name in a.params} - set(chosen.params))
+    for name in parameters:
+        if v.get(name) is not None:
+            takers = " / ".join(repr(a.name) for a in AGGREGATIONS.values() if name in a.params)
+            raise ParameterError(f"{n(name)} applies to aggregation={takers} only (aggregation is "
+                                 f"{v['aggregation']!r})")
+
+
+def _check_distance(v: dict, info) -> None:
+    """A whitening (``distance``) undoes variable weights; neither means anything to a method that
+    groups each variable on its own."""
+    from .whitening import WHITENINGS
+
+    whitened = not WHITENINGS[v["distance"]].identity
+    if v["weights"] is not None and whitened:
         raise ParameterError(f"weights and distance={v['distance']!r} cannot be combined: whitening undoes the "
                              "weights")
     if info.per_variable and v["weights"] is not None:
         raise ParameterError(f"weights have no effect with method {info.name!r}, which groups each variable on "
                              "its own")
-    if info.per_variable and v["distance"] != "euclidean":
+    if info.per_variable and whitened:
         raise ParameterError(f"distance={v['distance']!r} has no effect with method {info.name!r}, which groups "
                              "each variable on its own")
+
+
+def _declared_kinds(v: dict) -> tuple[list, list, list]:
+    """The columns declared categorical, ordinal and continuous."""
+    return v["categorical"] or [], list(v["ordinal"] or {}), v["continuous"] or []
+
+
+def _listed(columns) -> str:
+    return ", ".join(map(str, columns))
+
+
+def _check_column_kinds(v: dict) -> None:
+    """A column has one declared kind."""
+    categorical, ordinal, continuous = _declared_kinds(v)
+    both = [c for c in categorical if c in ordinal]
+    if both:
+        raise ParameterError(f"column(s) declared both categorical and ordinal: {_listed(both)}")
+    both = [c for c in continuous if c in categorical or c in ordinal]
+    if both:
+        raise ParameterError(f"column(s) declared both continuous and categorical/ordinal: {_listed(both)}")
+
+
+def _check_key_roles(v: dict, n) -> None:
+    """Keys are not already key variables (QIs, strata), sensitive columns are no key at all, and
+    key_importance ranks the keys only."""
+    categorical, ordinal, continuous = _declared_kinds(v)
+    qis = (v["strata"] or []) + (v["columns"] or []) + categorical + ordinal + continuous
+    keys, sensitive = v["keys"] or [], v["sensitive"] or []
+    for name, given, others, what in (
+            ("keys", keys, qis, "key variables (quasi-identifiers or strata)"),
+            ("sensitive", sensitive, keys + qis, "key variables: a sensitive column cannot be a key")):
+        clash = [c for c in given if c in others]
+        if clash:
+            raise ParameterError(f"column(s) {_listed(clash)} given in {n(name)} are already {what}")
+    stray = [c for c in (v["key_importance"] or []) if c not in keys]
+    if stray:
+        raise ParameterError(f"key_importance names column(s) not given in keys: {_listed(stray)}")
+
+
+def _check_column_roles(v: dict) -> None:
+    """A column is at most one of quasi-identifier, stratum, sample weight and household id, and
+    a column declared of a kind is a quasi-identifier."""
+    strata, columns = v["strata"] or [], v["columns"]
+    declared = [c for kind in _declared_kinds(v) for c in kind]
     sw = v["sample_weight"] if isinstance(v["sample_weight"], str) else None
     if sw is not None and sw in strata:
         raise ParameterError(f"column {sw} cannot be both sample weight and stratum")
-    columns = v["columns"]
     if columns is not None:
         overlap = [c for c in columns if c in strata]
         if overlap:
-            raise ParameterError(f"column(s) {', '.join(map(str, overlap))} cannot be both quasi-identifier and "
-                                 "stratum")
+            raise ParameterError(f"column(s) {_listed(overlap)} cannot be both quasi-identifier and stratum")
         if sw is not None and sw in columns:
             raise ParameterError(f"column {sw} cannot be both quasi-identifier and sample weight")
-        outside = [c for c in categorical + ordinal + continuous if c not in columns]
+        outside = [c for c in declared if c not in columns]
         if outside:
             raise ParameterError(f"column(s) declared categorical/ordinal/continuous but not among the "
-                                 f"quasi-identifier columns: {', '.join(map(str, outside))}")
-        hh = v["household"]
-        if hh is not None and hh in columns:
-            raise ParameterError(f"column {hh} cannot be both quasi-identifier and household id")
-    roles = strata + ([sw] if sw is not None else [])
-    excluded = [c for c in categorical + ordinal + continuous if c in roles]
+                                 f"quasi-identifier columns: {_listed(outside)}")
+        if v["household"] is not None and v["household"] in columns:
+            raise ParameterError(f"column {v['household']} cannot be both quasi-identifier and household id")
+    excluded = [c for c in declared if c in strata + ([sw] if sw is not None else [])]
     if excluded:
-        raise ParameterError(f"column(s) {', '.join(map(str, excluded))} declared categorical/ordinal/continuous "
+        raise ParameterError(f"column(s) {_listed(excluded)} declared categorical/ordinal/continuous "
                              "but used as stratum or sample weight")
 
 

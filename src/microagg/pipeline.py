@@ -1,4 +1,4 @@
-"""The pipeline of one run, in stages (DESIGN.md's flow), one function each:
+"""The pipeline of one run, in stages, one function each:
 
     load -> check_params_vs_input -> prepare -> partition -> publish -> measure
 
@@ -27,7 +27,7 @@ from .errors import InputError
 from .options import Run
 from .partition import check_k, check_partition, relabel, sse
 
-__all__ = ["Source", "Roles", "Prepared", "Partitioned", "Published", "load", "check_params_vs_input", "prepare",
+__all__ = ["Source", "Roles", "Prepared", "Partitioned", "Published", "GROUP_MEANS", "load", "check_params_vs_input", "prepare",
            "partition", "publish", "measure", "audit_roles", "audit", "deferred_audit", "shuffle_order", "frame_of"]
 
 
@@ -65,7 +65,7 @@ class Prepared:
     """The matrices of the run: ``Z`` the QI values as the run measures them (z-scores, or the
     embedding with categorical QIs), ``matrix`` what the method sees (whitened, weighted)."""
 
-    embedding: object  # transforms.Embedding
+    embedding: object  # embedding.Embedding
     Z: np.ndarray
     matrix: np.ndarray
     bound_factor: float  # SSE(Z) >= bound_factor · SSE(whitened)
@@ -81,13 +81,23 @@ class Partitioned:
     stratum_codes: object = None  # strata.Strata: each record's stratum, before and after merging
 
 
+#: ``Published.values`` when every QI publishes its group's (unweighted) mean: the run's SSE is
+#: then the within-group sum of squares
+GROUP_MEANS = "group means"
+
+
 @dataclass
 class Published:
+    """What the run publishes. ``values`` says what the published QI values are: GROUP_MEANS,
+    or else their nature in words ("median (continuous), mode (nominal)", ...); a stage that
+    changes them after ``publish`` (rounding, ...) says so here, and ``measure`` reads it."""
+
     numeric: np.ndarray  # continuous values and ordinal ranks, one row per record
     codes: np.ndarray  # category codes of the categorical columns
     data: object  # the protected data, the input's kind
     changed: list = None  # the columns whose values are published anew: the QIs and recoded strata
     suppression: object = None  # suppression.Suppression: the key values set missing (None: no keys)
+    values: str = GROUP_MEANS
 
 
 # --- load ------------------------------------------------------------------------------------------
@@ -239,7 +249,7 @@ def _sample_weights(sample_weight, df, n) -> np.ndarray | None:
 
 def prepare(source: Source, roles: Roles, run: Run) -> Prepared:
     """The matrix the method sees: z-scores of continuous columns, the Gower-type embedding of the
-    others (``transforms.embed``), whitened for a non-euclidean distance, each column scaled by
+    others (``embedding.embed``), whitened by the ``distance`` option's whitening, each column scaled by
     the square root of its variable weight (the method then minimises Σ_j w_j·SSE_j)."""
     from .embedding import embed, method_matrix
 
@@ -368,7 +378,9 @@ def publish(source: Source, roles: Roles, prepared: Prepared, partitioned: Parti
     from .representatives import publish as representatives
 
     emb = prepared.embedding
-    numeric, codes = representatives(emb, partitioned.labels, run.aggregation, _trim(run), roles.sample_weights)
+    numeric, codes = representatives(emb, partitioned.labels, run.aggregation, _aggregation_arguments(run),
+                                     roles.sample_weights)
+    nature = _published_values(emb, run, roles.sample_weights is not None)
     df = source.frame
     strata = partitioned.stratum_codes
     recoded = strata.published_columns(df, roles.strata, run.merged_strata) if strata is not None else {}
@@ -384,7 +396,7 @@ def publish(source: Source, roles: Roles, prepared: Prepared, partitioned: Parti
             for j, c in enumerate(suppression.keys):
                 out[suppression.suppressed[:, j], df.columns.get_loc(c)] = np.nan
         return Published(numeric, codes, out.reshape(source.shape), changed + _suppressed_columns(suppression),
-                         suppression)
+                         suppression, nature)
     out = df.copy()
     for c in roles.columns:
         out[c] = emb.published_column(c, numeric, codes, df[c])
@@ -399,8 +411,8 @@ def publish(source: Source, roles: Roles, prepared: Prepared, partitioned: Parti
     if source.kind == "native":  # the caller's frame, only the changed columns replaced
         from .frames import give_back
 
-        return Published(numeric, codes, give_back(source.native, out, changed), changed, suppression)
-    return Published(numeric, codes, out, changed, suppression)
+        return Published(numeric, codes, give_back(source.native, out, changed), changed, suppression, nature)
+    return Published(numeric, codes, out, changed, suppression, nature)
 
 
 def _suppress_keys(frame, roles: Roles, run: Run):
@@ -422,10 +434,34 @@ def _suppressed_columns(suppression) -> list:
     return [c for c, count in suppression.per_key.items() if count]
 
 
-def _trim(run: Run) -> float:
-    from .representatives import DEFAULT_TRIM
+def _aggregation_arguments(run: Run) -> dict:
+    """The values of the chosen aggregation's parameters (run options; defaults where not given)."""
+    from .representatives import AGGREGATIONS
 
-    return DEFAULT_TRIM if run.trim is None else run.trim
+    chosen = AGGREGATIONS[run.aggregation]
+    return chosen.arguments({name: getattr(run, name) for name in chosen.params})
+
+
+def _representatives_in_words(emb, run: Run) -> list[str]:
+    """What a group publishes, per kind of QI ("median (continuous)", "mode (nominal)", ...)."""
+    from .representatives import AGGREGATIONS
+
+    described = AGGREGATIONS[run.aggregation].describe(_aggregation_arguments(run))
+    parts = [f"{described} (continuous)"] if emb.continuous_columns else []
+    if any(kind == "ordinal" for kind in emb.kinds.values()):
+        parts.append("median category (ordinal)")
+    if any(kind == "nominal" for kind in emb.kinds.values()):
+        parts.append("mode (nominal)")
+    return parts
+
+
+def _published_values(emb, run: Run, weighted: bool) -> str:
+    """The nature of the published QI values (``Published.values``)."""
+    from .representatives import AGGREGATIONS
+
+    if AGGREGATIONS[run.aggregation].group_means and not weighted and not emb.heterogeneous:
+        return GROUP_MEANS
+    return ", ".join(_representatives_in_words(emb, run)) + (" (weighted)" if weighted else "")
 
 
 # --- measure ---------------------------------------------------------------------------------------
@@ -442,7 +478,7 @@ def measure(source: Source, roles: Roles, prepared: Prepared, partitioned: Parti
 
     emb, labels = prepared.embedding, partitioned.labels
     Zp = emb.embed(published.numeric, published.codes)
-    means = roles.sample_weights is None and run.aggregation == "mean" and not emb.heterogeneous
+    means = published.values == GROUP_MEANS
     inputs = RunInputs(prepared.Z, Zp, labels, means, partitioned.lower_bound, prepared.bound_factor,
                        prepared.weights, prepared.matrix)
     result = audit(inputs, "run")
@@ -457,24 +493,19 @@ def measure(source: Source, roles: Roles, prepared: Prepared, partitioned: Parti
 
 
 def _publication(emb, Z, labels, run: Run, total_sse: float):
-    """What was published: the aggregation, the kinds, the SSE to the group means."""
+    """What was published: the aggregation and its parameters, the kinds, the SSE to the group
+    means (group means, weighted or not, of continuous QIs only: nothing to say)."""
     from .representatives import AGGREGATIONS
     from .result import Publication
 
     kinds = {str(c): emb.kinds[c] for c in emb.columns}
-    trim = _trim(run)
-    if run.aggregation == "mean" and not emb.heterogeneous:
-        return Publication("mean", trim, run.distance, kinds)
+    if AGGREGATIONS[run.aggregation].group_means and not emb.heterogeneous:
+        return Publication(run.aggregation, {}, run.distance, kinds)
     to_means = sse(Z, labels) if labels.ndim == 1 else None
-    parts = [f"{AGGREGATIONS[run.aggregation].describe(trim)} (continuous)"] if emb.continuous_columns else []
-    if any(k == "ordinal" for k in kinds.values()):
-        parts.append("median category (ordinal)")
-    if any(k == "nominal" for k in kinds.values()):
-        parts.append("mode (nominal)")
-    note = f"representatives: {', '.join(parts)}; IL is measured to the published values"
+    note = f"representatives: {', '.join(_representatives_in_words(emb, run))}; IL is measured to the published values"
     if to_means is not None:
         note += f" (SSE {total_sse:.6g}; to the group means it would be {to_means:.6g})"
-    return Publication(run.aggregation, trim, run.distance, kinds, to_means, note)
+    return Publication(run.aggregation, _aggregation_arguments(run), run.distance, kinds, to_means, note)
 
 
 # --- the published file's audit and its row order ------------------------------------------------
