@@ -242,10 +242,10 @@ def test_run_has_one_typed_field_per_option_in_the_table_order():
 
 
 def test_a_run_option_without_its_field_is_an_error_when_options_is_imported(monkeypatch):
-    from microagg import options
     from microagg.declarations import Param
+    from microagg.options import table
 
-    monkeypatch.setattr(options, "RUN_OPTIONS", options.RUN_OPTIONS + (
+    monkeypatch.setattr(table, "RUN_OPTIONS", table.RUN_OPTIONS + (
         Param("round", "int", None, "digits", nullable=True, flags=("--round",)),))
     with pytest.raises(TypeError, match=r"write `round: int \| None = None`"):
-        options._check_run_fields()
+        table._check_run_fields()

@@ -279,8 +279,9 @@ def skipped_table(skipped) -> list[str]:
     return lines
 
 
-def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=(), allow_empty: bool = False,
-                   continuous=()) -> list[str]:
+def select_columns(
+    df: pd.DataFrame, columns=None, exclude=(), missing=(), allow_empty: bool = False, continuous=()
+) -> list[str]:
     """The quasi-identifier columns.
 
     ``columns`` given: those columns, each of which must be numeric (a text cell that is not a
@@ -297,10 +298,14 @@ def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=(), allow
     return _named_columns(df, columns, missing)
 
 
-def _default_columns(df: pd.DataFrame, exclude: set, missing: set, allow_empty: bool, continuous: set) -> list:
+def _default_columns(
+    df: pd.DataFrame, exclude: set, missing: set, allow_empty: bool, continuous: set
+) -> list:
     """Every column the rules make a quasi-identifier; those left out are named in warnings."""
     cols, skipped, formatted, categories = [], [], [], []
-    coded = set(df.attrs.get("category_codes", ()))  # io: every value has a value label (Stata, SPSS)
+    coded = set(
+        df.attrs.get("category_codes", ())
+    )  # io: every value has a value label (Stata, SPSS)
     for c in df.columns:
         if c in exclude:
             continue
@@ -315,15 +320,24 @@ def _default_columns(df: pd.DataFrame, exclude: set, missing: set, allow_empty: 
             formatted.append((c, detail))
     _warn_left_out(skipped, categories, formatted)
     if not cols and not allow_empty:
-        hint = "" if not formatted else (
-            f": column(s) {', '.join(str(c) for c, _ in formatted)} hold numbers in a notation not read as "
-            f"numbers, such as {shown(formatted[0][1])}; write them as plain numbers, or set the decimal mark "
-            "with --decimal / decimal=")
+        hint = (
+            ""
+            if not formatted
+            else (
+                f": column(s) {', '.join(str(c) for c, _ in formatted)} hold numbers in a notation "
+                "not read as "
+                f"numbers, such as {shown(formatted[0][1])}; write them as plain numbers, or set "
+                "the decimal mark "
+                "with --decimal / decimal="
+            )
+        )
         raise InputError("no numeric columns to use as quasi-identifiers" + hint)
     return cols
 
 
-def _default_role(c, col, missing: set, declared_continuous: bool, labelled: bool) -> tuple[str, object]:
+def _default_role(
+    c, col, missing: set, declared_continuous: bool, labelled: bool
+) -> tuple[str, object]:
     """(role, detail) of one column under the default rules: "qi"; "skipped" (detail: why);
     "categories" (a pandas Categorical: a QI only when named); "formatted" (numbers in another
     notation; detail: an example); "other" (not numeric: published unchanged). A column numeric
@@ -344,17 +358,26 @@ def _default_role(c, col, missing: set, declared_continuous: bool, labelled: boo
         if any(isinstance(v, str) and _number(v, missing)[1] for v in col.to_numpy(dtype=object)):
             # numbers written as text, e.g. codes with leading zeros (00123)
             return "skipped", "its numbers are stored as text, such as codes with leading zeros"
-        return "qi", None  # numbers with declared-missing tokens, or integers beyond int64: checked as QIs
-    if numbers and numbers >= sum(tokens.values()) and (
-            len(tokens) <= _FEW_TOKENS or numbers >= 9 * sum(tokens.values())):
+        return (
+            "qi",
+            None,
+        )  # numbers with declared-missing tokens, or integers beyond int64: checked as QIs
+    if (
+        numbers
+        and numbers >= sum(tokens.values())
+        and (len(tokens) <= _FEW_TOKENS or numbers >= 9 * sum(tokens.values()))
+    ):
         ranked = sorted(tokens.items(), key=lambda x: -x[1])
         listed = ", ".join(f"{shown(t)} ({k}x)" for t, k in ranked[:_FEW_TOKENS])
         if len(ranked) > _FEW_TOKENS:
             listed += f" and {len(ranked) - _FEW_TOKENS} more"
         raise InputError(
             f"column {c} is numeric except for {listed}: declare the token(s) missing "
-            f"(--missing / missing=) or name the quasi-identifiers (--columns / columns=)")
-    if tokens and all(_FORMATTED_NUMBER.fullmatch(t) for t in tokens):  # not text: numbers, written otherwise
+            f"(--missing / missing=) or name the quasi-identifiers (--columns / columns=)"
+        )
+    if tokens and all(
+        _FORMATTED_NUMBER.fullmatch(t) for t in tokens
+    ):  # not text: numbers, written otherwise
         return "formatted", next(iter(tokens))
     return "other", None
 
@@ -364,21 +387,35 @@ def _warn_left_out(skipped: list, categories: list, formatted: list) -> None:
     for line in skipped_table(skipped):  # one line per rule, with its columns
         warnings.warn(line, UserWarning, stacklevel=5)
     if categories:
-        warnings.warn(f"column(s) {', '.join(map(str, categories))} hold categories (pandas Categorical): they "
-                      "are not protected; name them in --categorical / categorical= (or --ordinal) to protect "
-                      "them as categories, or remove them before publishing", UserWarning, stacklevel=5)
+        warnings.warn(
+            f"column(s) {', '.join(map(str, categories))} hold categories (pandas Categorical): "
+            "they "
+            "are not protected; name them in --categorical / categorical= (or --ordinal) to "
+            "protect "
+            "them as categories, or remove them before publishing",
+            UserWarning,
+            stacklevel=5,
+        )
     for c, example in formatted:
-        warnings.warn(f"column {c} holds numbers in a notation that is not read as numbers, such as "
-                      f"{shown(example)} (thousands separators, a decimal comma, the unicode minus, currency or "
-                      "percent signs): it is not protected; write them as plain numbers (or set the decimal mark "
-                      "with --decimal) to protect it, or remove it before publishing", UserWarning, stacklevel=5)
+        warnings.warn(
+            f"column {c} holds numbers in a notation that is not read as numbers, such as "
+            f"{shown(example)} (thousands separators, a decimal comma, the unicode minus, currency "
+            "or "
+            "percent signs): it is not protected; write them as plain numbers (or set the decimal "
+            "mark "
+            "with --decimal) to protect it, or remove it before publishing",
+            UserWarning,
+            stacklevel=5,
+        )
 
 
 def _named_columns(df: pd.DataFrame, columns, missing: set) -> list:
     """The named quasi-identifier columns: each given once, present and numeric."""
     if isinstance(columns, str):
         columns = [c.strip() for c in columns.split(",") if c.strip()]
-    elif isinstance(columns, (int, float, np.integer, np.floating)) or not hasattr(columns, "__iter__"):
+    elif isinstance(columns, (int, float, np.integer, np.floating)) or not hasattr(
+        columns, "__iter__"
+    ):
         raise InputError(f"columns must be a list of column names, got {columns!r}")
     columns = list(columns)
     if not columns:
@@ -389,7 +426,8 @@ def _named_columns(df: pd.DataFrame, columns, missing: set) -> list:
     missing_cols = [c for c in columns if c not in df.columns]
     if missing_cols:
         raise InputError(
-            f"unknown column(s): {', '.join(map(str, missing_cols))}; available: {', '.join(map(str, df.columns))}"
+            f"unknown column(s): {', '.join(map(str, missing_cols))}; available: "
+            f"{', '.join(map(str, df.columns))}"
         )
     for c in columns:
         _check_named_column(c, df[c], missing)
@@ -399,7 +437,10 @@ def _named_columns(df: pd.DataFrame, columns, missing: set) -> list:
 def _check_named_column(c, col, missing: set) -> None:
     """A named quasi-identifier column holds numbers (text cells that read as numbers included)."""
     if isinstance(col, pd.DataFrame):
-        raise InputError(f"column name {c!r} occurs more than once: a duplicated name cannot be a quasi-identifier")
+        raise InputError(
+            f"column name {c!r} occurs more than once: a duplicated name cannot be a "
+            "quasi-identifier"
+        )
     if pd.api.types.is_bool_dtype(col.dtype):
         raise InputError(f"quasi-identifier column {c} is not numeric (true/false values)")
     if pd.api.types.is_numeric_dtype(col.dtype):
@@ -410,7 +451,9 @@ def _check_named_column(c, col, missing: set) -> None:
         raise InputError(f"quasi-identifier column {c} is not numeric (dtype {col.dtype})")
     bad = first_non_number(col, missing)
     if bad is not None:
-        raise InputError(f"quasi-identifier column {c} is not numeric: row {bad[0]} holds {shown(bad[1])}")
+        raise InputError(
+            f"quasi-identifier column {c} is not numeric: row {bad[0]} holds {shown(bad[1])}"
+        )
 
 
 #: float64 holds every integer up to 2**53 exactly; beyond, distinct integers may become equal.
@@ -430,7 +473,8 @@ def quasi_identifiers(df: pd.DataFrame, columns: list, missing=()) -> np.ndarray
             if big.size:
                 i = int(big[0])
                 raise InputError(f"quasi-identifier column {c} holds integers beyond 2^53 that float64 cannot hold "
-                                 f"exactly ({big.size} rows, first row {i + 1}: {col.iloc[i]}); rescale it or leave it out")
+                                 f"exactly ({big.size} rows, first row {i + 1}: {col.iloc[i]}); "
+                                 "rescale it or leave it out")
             X[:, j] = col.to_numpy(dtype=np.float64, na_value=np.nan)
         elif pd.api.types.is_numeric_dtype(col.dtype):
             X[:, j] = col.to_numpy(dtype=np.float64, na_value=np.nan)

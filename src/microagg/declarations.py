@@ -18,8 +18,9 @@ from __future__ import annotations
 import ast
 import math
 import numbers
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from .errors import ParameterError
 

@@ -33,10 +33,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .errors import InputError, ParameterError, shown
 from .columns import first_non_number, quasi_identifiers, select_columns
-from .whitening import WHITENINGS, whiten
+from .errors import InputError, shown
 from .standardize import Standardizer
+from .whitening import WHITENINGS, whiten
 
 __all__ = ["KINDS", "NOMINAL_WEIGHT", "column_kinds", "select_qi", "Embedding", "embed",
            "whiten", "method_matrix"]

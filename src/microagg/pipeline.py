@@ -200,7 +200,7 @@ def check_params_vs_input(run: Run, source: Source) -> Roles:
         left = below_k(df, keys, k, strata)
         if left:
             raise InputError(f"{left} records match fewer than {k} records on the keys ({', '.join(map(str, keys))})"
-                             + (f" within their strata" if strata else "") + " (on_keys_below_k='refuse'): use "
+                             + (" within their strata" if strata else "") + " (on_keys_below_k='refuse'): use "
                              "on_keys_below_k='suppress' (--on-keys-below-k suppress), or fewer or coarser keys")
     return Roles(cols, kinds, strata, sw_col, _variable_weights(run.weights, cols),
                  _sample_weights(run.sample_weight, df, n), k, n, keys, sensitive, household)
@@ -502,10 +502,13 @@ def _publication(emb, Z, labels, run: Run, total_sse: float):
     if AGGREGATIONS[run.aggregation].group_means and not emb.heterogeneous:
         return Publication(run.aggregation, {}, run.distance, kinds)
     to_means = sse(Z, labels) if labels.ndim == 1 else None
-    note = f"representatives: {', '.join(_representatives_in_words(emb, run))}; IL is measured to the published values"
+    parts = ", ".join(_representatives_in_words(emb, run))
+    note = f"representatives: {parts}; IL is measured to the published values"
     if to_means is not None:
         note += f" (SSE {total_sse:.6g}; to the group means it would be {to_means:.6g})"
-    return Publication(run.aggregation, _aggregation_arguments(run), run.distance, kinds, to_means, note)
+    return Publication(
+        run.aggregation, _aggregation_arguments(run), run.distance, kinds, to_means, note
+    )
 
 
 # --- the published file's audit and its row order ------------------------------------------------

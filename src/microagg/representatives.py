@@ -35,15 +35,15 @@ Both are always categories present in the group.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
 
 import numpy as np
 
 from .partition import group_means
 
-__all__ = ["AGGREGATIONS", "Aggregation", "register", "DEFAULT_TRIM", "ONESTEP_CONSTANT", "MAD_CONSISTENCY",
-           "continuous", "median_category", "mode_category", "publish"]
+__all__ = ["AGGREGATIONS", "Aggregation", "register", "DEFAULT_TRIM", "ONESTEP_CONSTANT",
+           "MAD_CONSISTENCY", "continuous", "median_category", "mode_category", "publish"]
 
 DEFAULT_TRIM = 0.1
 ONESTEP_CONSTANT = 3.0 / 1.486
@@ -76,8 +76,10 @@ class Aggregation:
 
     def arguments(self, given: Mapping[str, float | None]) -> dict[str, float]:
         """Its parameters' values: the given ones (not None), else their defaults."""
-        return {name: float(default if given.get(name) is None else given[name])
-                for name, default in self.params.items()}
+        return {
+            name: float(default if given.get(name) is None else given[name])
+            for name, default in self.params.items()
+        }
 
     def segment_kernel(self) -> Callable:
         if callable(self.kernel):
@@ -86,11 +88,15 @@ class Aggregation:
 
         return getattr(location, str(self.kernel))
 
-    def representatives(self, X: np.ndarray, labels: np.ndarray, weights, arguments: Mapping[str, float]):
+    def representatives(
+        self, X: np.ndarray, labels: np.ndarray, weights, arguments: Mapping[str, float]
+    ):
         """(g, d) representatives of groups 0..g-1 of X (n, d)."""
         if self.compute is not None:
             return self.compute(X, labels, weights)
-        params = np.array([*(arguments[name] for name in self.params), *self.constants], dtype=np.float64)
+        params = np.array(
+            [*(arguments[name] for name in self.params), *self.constants], dtype=np.float64
+        )
         kernel = self.segment_kernel()
         g = int(labels.max()) + 1 if labels.size else 0
         out = np.empty((g, X.shape[1]))
@@ -113,15 +119,45 @@ def register(aggregation: Aggregation) -> Aggregation:
     return aggregation
 
 
-register(Aggregation("mean", "mean", "the (weighted) arithmetic mean", lambda arguments: "mean",
-                     compute=group_means, group_means=True))
-register(Aggregation("median", "median", "sdcMicro weightedQuantile", lambda arguments: "median",
-                     kernel="segment_median"))
-register(Aggregation("trimmed", "trimmed mean", "R mean(x, trim=), scipy.stats.trim_mean",
-                     lambda arguments: f"{arguments['trim']:g}-trimmed mean", kernel="segment_trimmed_mean",
-                     params={"trim": DEFAULT_TRIM}))
-register(Aggregation("onestep", "one-step Huber mean", "sdcMicro's onestep", lambda arguments: "one-step Huber mean",
-                     kernel="segment_onestep", constants=(ONESTEP_CONSTANT, MAD_CONSISTENCY)))
+register(
+    Aggregation(
+        "mean",
+        "mean",
+        "the (weighted) arithmetic mean",
+        lambda arguments: "mean",
+        compute=group_means,
+        group_means=True,
+    )
+)
+register(
+    Aggregation(
+        "median",
+        "median",
+        "sdcMicro weightedQuantile",
+        lambda arguments: "median",
+        kernel="segment_median",
+    )
+)
+register(
+    Aggregation(
+        "trimmed",
+        "trimmed mean",
+        "R mean(x, trim=), scipy.stats.trim_mean",
+        lambda arguments: f"{arguments['trim']:g}-trimmed mean",
+        kernel="segment_trimmed_mean",
+        params={"trim": DEFAULT_TRIM},
+    )
+)
+register(
+    Aggregation(
+        "onestep",
+        "one-step Huber mean",
+        "sdcMicro's onestep",
+        lambda arguments: "one-step Huber mean",
+        kernel="segment_onestep",
+        constants=(ONESTEP_CONSTANT, MAD_CONSISTENCY),
+    )
+)
 
 
 def _by_group(x, labels, weights, kernel: Callable, params: np.ndarray) -> np.ndarray:
@@ -131,11 +167,21 @@ def _by_group(x, labels, weights, kernel: Callable, params: np.ndarray) -> np.nd
     g = int(labels.max()) + 1 if labels.size else 0
     starts = np.searchsorted(sorted_labels, np.arange(g + 1)).astype(np.int64)
     w = np.ones(len(x)) if weights is None else np.asarray(weights, dtype=np.float64)
-    return kernel(np.ascontiguousarray(x[order], dtype=np.float64), np.ascontiguousarray(w[order]), starts, params)
+    return kernel(
+        np.ascontiguousarray(x[order], dtype=np.float64),
+        np.ascontiguousarray(w[order]),
+        starts,
+        params,
+    )
 
 
-def continuous(X: np.ndarray, labels: np.ndarray, aggregation: str = "mean",
-               arguments: Mapping[str, float | None] | None = None, weights: np.ndarray | None = None) -> np.ndarray:
+def continuous(
+    X: np.ndarray,
+    labels: np.ndarray,
+    aggregation: str = "mean",
+    arguments: Mapping[str, float | None] | None = None,
+    weights: np.ndarray | None = None,
+) -> np.ndarray:
     """(g, d) representatives of the continuous columns X (n, d) for 1-D labels 0..g-1;
     ``arguments``: the aggregation's parameters (missing ones: their defaults)."""
     X = np.asarray(X, dtype=np.float64)
@@ -144,16 +190,22 @@ def continuous(X: np.ndarray, labels: np.ndarray, aggregation: str = "mean",
     return chosen.representatives(X, labels, weights, chosen.arguments(arguments or {}))
 
 
-def publish_continuous(X: np.ndarray, labels: np.ndarray, aggregation: str = "mean",
-                       arguments: Mapping[str, float | None] | None = None,
-                       weights: np.ndarray | None = None) -> np.ndarray:
+def publish_continuous(
+    X: np.ndarray,
+    labels: np.ndarray,
+    aggregation: str = "mean",
+    arguments: Mapping[str, float | None] | None = None,
+    weights: np.ndarray | None = None,
+) -> np.ndarray:
     """Each record's continuous values replaced by its group's representative (2-D labels: per column)."""
     labels = np.asarray(labels, dtype=np.int64)
     X = np.asarray(X, dtype=np.float64)
     if labels.ndim == 2:
         out = np.empty_like(X)
         for j in range(X.shape[1]):
-            out[:, j] = continuous(X[:, [j]], labels[:, j], aggregation, arguments, weights)[labels[:, j], 0]
+            out[:, j] = continuous(X[:, [j]], labels[:, j], aggregation, arguments, weights)[
+                labels[:, j], 0
+            ]
         return out
     return continuous(X, labels, aggregation, arguments, weights)[labels]
 
@@ -187,7 +239,8 @@ def mode_category(codes: np.ndarray, labels: np.ndarray, weights: np.ndarray | N
     return out
 
 
-def publish(emb, labels: np.ndarray, aggregation: str = "mean", arguments: Mapping[str, float | None] | None = None,
+def publish(emb, labels: np.ndarray, aggregation: str = "mean",
+            arguments: Mapping[str, float | None] | None = None,
             weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(numeric, codes) a run publishes for ``embedding.Embedding`` emb, one row per record.
 
@@ -209,7 +262,8 @@ def publish(emb, labels: np.ndarray, aggregation: str = "mean", arguments: Mappi
     for j, c in enumerate(emb.numeric_columns):
         if emb.kinds[c] == "continuous":
             col_labels = labels[:, emb.columns.index(c)] if labels.ndim == 2 else labels
-            numeric[:, j] = continuous(base[:, [j]], col_labels, aggregation, arguments, weights)[col_labels, 0]
+            groups = continuous(base[:, [j]], col_labels, aggregation, arguments, weights)
+            numeric[:, j] = groups[col_labels, 0]
     if safe:
         numeric = emb.scaler.inverse(numeric)
     for j, c in enumerate(emb.numeric_columns):

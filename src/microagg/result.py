@@ -60,7 +60,7 @@ class Portfolio:
     winner: str | None
 
     @classmethod
-    def of(cls, facts: dict) -> "Portfolio | None":
+    def of(cls, facts: dict) -> Portfolio | None:
         """From a portfolio method's reported facts (rows under "portfolio", the winner's name)."""
         if "portfolio" not in facts:
             return None

@@ -22,7 +22,7 @@ Columns = Union[str, Hashable, Sequence[Hashable]]
 #: what the API reads: a pandas, polars or pyarrow frame (the same kind comes out), a 1-D or 2-D
 #: numpy array, a file path (``microagg.io`` formats) or an ``io.Table``
 DataInput = Union["pd.DataFrame", "np.ndarray", str, "Any"]
-#: ``distances.DISTANCES``
+#: ``whitening.WHITENINGS`` (what the option distance selects)
 Distance = Literal["euclidean", "mahalanobis", "robust"]
 #: ``representatives.AGGREGATIONS``
 Aggregation = Literal["mean", "median", "trimmed", "onestep"]

@@ -22,8 +22,8 @@ follow the registry. Information loss is always measured on the z-scores, not on
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -75,14 +75,34 @@ def _mcd_covariance(Z: np.ndarray, seed):
     return mcd.location_, np.atleast_2d(mcd.covariance_)
 
 
-register(Whitening("euclidean", "Euclidean on z-scores (no whitening)", "the standard IL figure's scale", None))
-register(Whitening("mahalanobis", "Mahalanobis", "whitened by the covariance of the z-scores", _sample_covariance))
-register(Whitening("robust", "robust Mahalanobis (MCD)", "Rousseeuw & Van Driessen 1999; sdcMicro's rmd",
-                   _mcd_covariance))
+register(
+    Whitening(
+        "euclidean", "Euclidean on z-scores (no whitening)", "the standard IL figure's scale", None
+    )
+)
+register(
+    Whitening(
+        "mahalanobis",
+        "Mahalanobis",
+        "whitened by the covariance of the z-scores",
+        _sample_covariance,
+    )
+)
+register(
+    Whitening(
+        "robust",
+        "robust Mahalanobis (MCD)",
+        "Rousseeuw & Van Driessen 1999; sdcMicro's rmd",
+        _mcd_covariance,
+    )
+)
 
 
-def whiten(Z: np.ndarray, distance: str, seed: int | None = 0, fit_rows=None) -> tuple[np.ndarray, float]:
-    """(W, smallest kept eigenvalue): rows of Z whitened so that ||W_a - W_b|| is their Mahalanobis distance.
+def whiten(
+    Z: np.ndarray, distance: str, seed: int | None = 0, fit_rows=None
+) -> tuple[np.ndarray, float]:
+    """(W, smallest kept eigenvalue): rows of Z whitened so that ||W_a - W_b|| is their
+    Mahalanobis distance.
 
     ``distance``: a registered whitening with a covariance ("mahalanobis": the covariance of Z;
     "robust": the MCD covariance, ``random_state=seed``, 0 when seed is None so that runs
@@ -93,13 +113,15 @@ def whiten(Z: np.ndarray, distance: str, seed: int | None = 0, fit_rows=None) ->
     """
     Z = np.asarray(Z, dtype=np.float64)
     if distance not in WHITENINGS or WHITENINGS[distance].identity:
-        raise ParameterError(f"distance must be one of {', '.join(d for d in WHITENINGS if not WHITENINGS[d].identity)}"
-                             f" to whiten, got {distance!r}")
+        whitened = ", ".join(d for d in WHITENINGS if not WHITENINGS[d].identity)
+        raise ParameterError(f"distance must be one of {whitened} to whiten, got {distance!r}")
     location, S = WHITENINGS[distance].covariance(Z if fit_rows is None else Z[fit_rows], seed)
     vals, vecs = np.linalg.eigh(S)
     top = max(float(vals.max()), 0.0)
     keep = vals > 1e-12 * top if top > 0 else np.zeros(len(vals), dtype=bool)
     if not keep.any():
-        raise InputError(f"distance={distance!r}: the covariance of the continuous quasi-identifiers is zero")
+        raise InputError(
+            f"distance={distance!r}: the covariance of the continuous quasi-identifiers is zero"
+        )
     T = vecs[:, keep] / np.sqrt(vals[keep])
     return np.ascontiguousarray((Z - location) @ T), float(vals[keep].min())

@@ -11,6 +11,7 @@ import numpy as np
 
 from .jit import kernel
 
+
 @kernel
 def _weighted_median(x, w, average):
     """x sorted ascending; sdcMicro's weightedQuantile(probs=0.5) (lower value if not average)."""
@@ -99,5 +100,6 @@ def segment_onestep(x, w, starts, params):
     """The one-step Huber-type estimate of each segment; params = (constant, consistency)."""
     out = np.empty(len(starts) - 1)
     for s in range(len(out)):
-        out[s] = _onestep(x[starts[s]:starts[s + 1]], w[starts[s]:starts[s + 1]], params[0], params[1])
+        a, b = starts[s], starts[s + 1]
+        out[s] = _onestep(x[a:b], w[a:b], params[0], params[1])
     return out

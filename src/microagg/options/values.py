@@ -1,6 +1,6 @@
 """The values of structured run options, checked: each function takes what a user gave
 (an API value, or command-line text for ``parse_weights``) and returns it normalised, or raises
-ValueError / ParameterError with its reason. ``options.RUN_OPTIONS`` names them as its
+ValueError / ParameterError with its reason. ``options.table.RUN_OPTIONS`` names them as its
 declarations' ``check`` and ``parse_text``.
 
 Nothing heavy is imported here (numpy, dask.distributed: when a value needs them).
@@ -10,13 +10,25 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Mapping
+from collections.abc import Mapping
 
-from .errors import ParameterError
+from ..errors import ParameterError
 
-__all__ = ["LOCAL_SCHEDULERS", "SCHEDULER_TIMEOUT", "MERGED_STRATA", "parse_weights", "positive_weights",
-           "check_scheduler", "check_weights", "check_sample_weight", "check_progress", "check_ordinal",
-           "check_missing", "check_column_name", "check_labels"]
+__all__ = [
+    "LOCAL_SCHEDULERS",
+    "SCHEDULER_TIMEOUT",
+    "MERGED_STRATA",
+    "parse_weights",
+    "positive_weights",
+    "check_scheduler",
+    "check_weights",
+    "check_sample_weight",
+    "check_progress",
+    "check_ordinal",
+    "check_missing",
+    "check_column_name",
+    "check_labels",
+]
 
 #: Dask's local schedulers by name (anything else is a dask.distributed address or Client)
 LOCAL_SCHEDULERS = ("threads", "processes", "synchronous", "sync", "single-threaded")
@@ -37,8 +49,10 @@ def _reach(address: str, host: str, port: int) -> None:
     try:
         socket.create_connection((host, port), timeout=SCHEDULER_TIMEOUT).close()
     except OSError as exc:
-        raise ValueError(f"{address} cannot be reached ({exc.strerror or exc}): start the scheduler, or check "
-                         "the address") from None
+        raise ValueError(
+            f"{address} cannot be reached ({exc.strerror or exc}): start the scheduler, or check "
+            "the address"
+        ) from None
     import asyncio
     import logging
 
@@ -58,7 +72,10 @@ def _reach(address: str, host: str, port: int) -> None:
     finally:
         quiet.setLevel(level)
     if not isinstance(answer, dict) or answer.get("type") != "Scheduler":
-        raise ValueError(f"{address} does not answer as a Dask scheduler: start the scheduler, or check the address")
+        raise ValueError(
+            f"{address} does not answer as a Dask scheduler: start the scheduler, or check the "
+            "address"
+        )
 
 
 def check_scheduler(value):
@@ -78,16 +95,20 @@ def check_scheduler(value):
         except ValueError:
             host = port = None
         if scheme not in ("tcp", "tls", "ws", "wss") or not host or port is None:
-            raise ValueError(f"must be one of {', '.join(LOCAL_SCHEDULERS)} or a scheduler address such as "
-                             f"tcp://host:8786, got {value!r}")
+            raise ValueError(
+                f"must be one of {', '.join(LOCAL_SCHEDULERS)} or a scheduler address such as "
+                f"tcp://host:8786, got {value!r}"
+            )
         if value not in _REACHED:
             _reach(value, host, port)
             _REACHED.add(value)
         return value
     if callable(getattr(value, "compute", None)) and callable(getattr(value, "gather", None)):
         return value  # a dask.distributed Client
-    raise ValueError(f"must be a scheduler name ({', '.join(LOCAL_SCHEDULERS)}), an address or a "
-                     f"dask.distributed Client, got {value!r}")
+    raise ValueError(
+        f"must be a scheduler name ({', '.join(LOCAL_SCHEDULERS)}), an address or a "
+        f"dask.distributed Client, got {value!r}"
+    )
 
 
 def _number(v) -> float:
@@ -101,8 +122,10 @@ def check_weights(value):
     a mapping column -> weight (columns left out weigh 1). Their count and names are checked
     against the QI columns once the data are read."""
     if isinstance(value, (str, bytes)):
-        raise ParameterError("weights must be numbers (one per quasi-identifier column) or a column -> weight "
-                             "mapping")
+        raise ParameterError(
+            "weights must be numbers (one per quasi-identifier column) or a column -> weight "
+            "mapping"
+        )
     if isinstance(value, Mapping):
         names, raw = list(value), list(value.values())
     else:
@@ -117,12 +140,16 @@ def check_weights(value):
         w = [_number(v) for v in raw]
     except TypeError:
         raise ParameterError(f"weights must be numbers, got {raw!r}") from None
-    bad = [f"{names[j] if names else j + 1}={raw[j]!r}" for j, x in enumerate(w) if not (math.isfinite(x) and x > 0)]
+    bad = [
+        f"{names[j] if names else j + 1}={raw[j]!r}"
+        for j, x in enumerate(w)
+        if not (math.isfinite(x) and x > 0)
+    ]
     if bad:
         raise ParameterError(f"weights must be positive and finite: {', '.join(bad)}")
     if not w:
         raise ParameterError("weights is empty")
-    return dict(zip(names, w)) if names is not None else w
+    return dict(zip(names, w, strict=True)) if names is not None else w
 
 
 def parse_weights(text: str):
@@ -150,7 +177,8 @@ def parse_weights(text: str):
 
 
 def check_sample_weight(value):
-    """A column name, or one positive finite weight per record (its length is checked with the data)."""
+    """A column name, or one positive finite weight per record (their count is checked with the
+    data)."""
     if isinstance(value, str):
         return value
     import numpy as np
@@ -171,13 +199,20 @@ def positive_weights(sw, where: str):
     bad = ~(np.isfinite(sw) & (sw > 0))
     if bad.any():
         first = int(np.flatnonzero(bad)[0])
-        raise ParameterError(f"{where} must be positive and finite: {int(bad.sum())} bad value(s), "
-                             f"first at row {first + 1} ({sw[first]:g})")
+        raise ParameterError(
+            f"{where} must be positive and finite: {int(bad.sum())} bad value(s), "
+            f"first at row {first + 1} ({sw[first]:g})"
+        )
     return sw
 
 
 def check_progress(value):
-    if isinstance(value, bool) or type(value).__name__ == "bool_" or value is None or callable(value):
+    if (
+        isinstance(value, bool)
+        or type(value).__name__ == "bool_"
+        or value is None
+        or callable(value)
+    ):
         return value
     raise ParameterError(f"progress must be True, False or a callable, got {value!r}")
 
@@ -191,10 +226,14 @@ def check_ordinal(value):
     for c, levels in value.items():
         if levels is not None:
             if isinstance(levels, (str, bytes)) or not hasattr(levels, "__iter__"):
-                raise ParameterError(f"ordinal levels of {c} must be a list (lowest first), got {levels!r}")
+                raise ParameterError(
+                    f"ordinal levels of {c} must be a list (lowest first), got {levels!r}"
+                )
             levels = list(levels)
             if not levels or len(set(map(repr, levels))) != len(levels):
-                raise ParameterError(f"ordinal levels of {c} must be distinct and not empty, got {levels!r}")
+                raise ParameterError(
+                    f"ordinal levels of {c} must be distinct and not empty, got {levels!r}"
+                )
         out[c] = levels
     return out
 
@@ -204,7 +243,9 @@ def check_missing(value):
     if isinstance(value, str):
         value = value.split(",")
     if not isinstance(value, (list, tuple)) or any(not isinstance(t, str) for t in value):
-        raise ParameterError(f"missing must be text tokens (a list or a comma-separated string), got {value!r}")
+        raise ParameterError(
+            f"missing must be text tokens (a list or a comma-separated string), got {value!r}"
+        )
     return tuple(t.strip() for t in value if t.strip())
 
 
