@@ -37,13 +37,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Literal, get_args
 
 import numpy as np
 
 from .partition import group_means
 
-__all__ = ["AGGREGATIONS", "Aggregation", "register", "DEFAULT_TRIM", "ONESTEP_CONSTANT",
+__all__ = ["AGGREGATIONS", "Aggregation", "AggregationName", "register", "DEFAULT_TRIM", "ONESTEP_CONSTANT",
            "MAD_CONSISTENCY", "continuous", "median_category", "mode_category", "publish"]
+
+#: the names of the aggregations registered below, for type checkers (``typed.Aggregation``, the
+#: API's ``aggregation=``): a new aggregation adds its name here too (checked at import)
+AggregationName = Literal["mean", "median", "trimmed", "onestep"]
 
 DEFAULT_TRIM = 0.1
 ONESTEP_CONSTANT = 3.0 / 1.486
@@ -158,6 +163,11 @@ register(
         constants=(ONESTEP_CONSTANT, MAD_CONSISTENCY),
     )
 )
+
+
+if set(AGGREGATIONS) != set(get_args(AggregationName)):
+    raise TypeError("representatives.AggregationName must list the registered aggregations: "
+                    f"{sorted(AGGREGATIONS)}")
 
 
 def _by_group(x, labels, weights, kernel: Callable, params: np.ndarray) -> np.ndarray:

@@ -24,12 +24,17 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 import numpy as np
 
 from .errors import InputError, ParameterError
 
-__all__ = ["Whitening", "WHITENINGS", "register", "whiten"]
+__all__ = ["Whitening", "WHITENINGS", "WhiteningName", "register", "whiten"]
+
+#: the names of the whitenings registered below, for type checkers (``typed.Distance``, the API's
+#: ``distance=``): a new whitening adds its name here too (checked when this module is imported)
+WhiteningName = Literal["euclidean", "mahalanobis", "robust"]
 
 
 @dataclass(frozen=True)
@@ -96,6 +101,12 @@ register(
         _mcd_covariance,
     )
 )
+
+
+if set(WHITENINGS) != set(get_args(WhiteningName)):
+    raise TypeError(
+        f"whitening.WhiteningName must list the registered whitenings: {sorted(WHITENINGS)}"
+    )
 
 
 def whiten(
