@@ -17,18 +17,36 @@ categorical changes). ``microaggregate`` (api.py) is these calls; the out-of-cor
 """
 
 from .file_audit import (
-           audit,
-           audit_roles,
-           deferred_audit,
-           frame_of,
-           reorder,
-           shuffle_order,
+    audit,
+    audit_roles,
+    deferred_audit,
+    frame_of,
+    reorder,
+    shuffle_order,
 )
 from .grouping import partition
 from .inputs import check_params_vs_input, import_dependencies, load, prepare
 from .outputs import measure, publish
 from .parts import GROUP_MEANS, Partitioned, Prepared, Published, Roles, Source
 
-__all__ = ["Source", "Roles", "Prepared", "Partitioned", "Published", "GROUP_MEANS", "load",
-           "check_params_vs_input", "prepare", "partition", "publish", "measure", "audit_roles", "audit",
-           "deferred_audit", "shuffle_order", "frame_of", "reorder", "import_dependencies"]
+__all__ = [
+    "Source",
+    "Roles",
+    "Prepared",
+    "Partitioned",
+    "Published",
+    "GROUP_MEANS",
+    "load",
+    "check_params_vs_input",
+    "prepare",
+    "partition",
+    "publish",
+    "measure",
+    "audit_roles",
+    "audit",
+    "deferred_audit",
+    "shuffle_order",
+    "frame_of",
+    "reorder",
+    "import_dependencies",
+]

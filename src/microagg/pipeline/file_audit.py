@@ -10,13 +10,24 @@ from .parts import Prepared, Published, Roles, Source
 
 # --- the published file's audit and its row order ------------------------------------------------
 
+
 def audit_roles(roles: Roles, run: Run, p: float = 10.0):
     """The roles the file audit needs (``audit.AuditRoles``), from the run's."""
     from ..audit import AuditRoles
 
     sw = roles.sample_weight_column
-    return AuditRoles(tuple(roles.columns), dict(roles.kinds), roles.k, tuple(roles.strata), tuple(roles.keys),
-                      tuple(roles.sensitive), sw, dict(run.ordinal or {}), bool(run.standardize), p=float(p))
+    return AuditRoles(
+        tuple(roles.columns),
+        dict(roles.kinds),
+        roles.k,
+        tuple(roles.strata),
+        tuple(roles.keys),
+        tuple(roles.sensitive),
+        sw,
+        dict(run.ordinal or {}),
+        bool(run.standardize),
+        p=float(p),
+    )
 
 
 def frame_of(data, columns) -> object:
@@ -32,7 +43,14 @@ def frame_of(data, columns) -> object:
     return pd.DataFrame(np.asarray(data).reshape(len(data), -1), columns=columns)
 
 
-def audit(source: Source, roles: Roles, prepared: Prepared, published: Published, run: Run, p: float = 10.0):
+def audit(
+    source: Source,
+    roles: Roles,
+    prepared: Prepared,
+    published: Published,
+    run: Run,
+    p: float = 10.0,
+):
     """The published data's audit (``audit.audit_files``: utility and disclosure risk on the key
     variables, grouped as the data are given), in the input's row order; the run's embedding of
     the original is the audit's (not built again: 1.5 s at 10^6 x 13)."""
@@ -40,15 +58,23 @@ def audit(source: Source, roles: Roles, prepared: Prepared, published: Published
 
     frame = frame_of(published.data, source.frame.columns)
     given = audit_roles(roles, run, p)
-    return audit_files(source.frame, frame, given,
-                       sample_weights=roles.sample_weights if roles.sample_weight_column is None else None,
-                       seed=run.seed, cache={embedding_key(given): prepared.embedding})
+    return audit_files(
+        source.frame,
+        frame,
+        given,
+        sample_weights=roles.sample_weights if roles.sample_weight_column is None else None,
+        seed=run.seed,
+        cache={embedding_key(given): prepared.embedding},
+    )
 
 
-def deferred_audit(source: Source, roles: Roles, prepared: Prepared, published: Published, run: Run):
-    """``audit`` of this run, computed when ``Result.audit`` is first read (``result.PendingAudit``),
-    on the input and the published data as they are now: pandas' copy-on-write keeps a shallow
-    copy of a frame from the caller's later edits (free), an array is copied."""
+def deferred_audit(
+    source: Source, roles: Roles, prepared: Prepared, published: Published, run: Run
+):
+    """``audit`` of this run, computed when ``Result.audit`` is first read
+    (``result.PendingAudit``), on the input and the published data as they are now: pandas'
+    copy-on-write keeps a shallow copy of a frame from the caller's later edits (free), an array
+    is copied."""
     from dataclasses import replace
 
     from ..result import PendingAudit
@@ -60,8 +86,14 @@ def deferred_audit(source: Source, roles: Roles, prepared: Prepared, published: 
             return np.array(data, copy=True)
         return data  # a pyarrow or polars frame: immutable, every edit makes a new one
 
-    return PendingAudit(audit, replace(source, frame=snapshot(source.frame)), roles, prepared,
-                        replace(published, data=snapshot(published.data)), run)
+    return PendingAudit(
+        audit,
+        replace(source, frame=snapshot(source.frame)),
+        roles,
+        prepared,
+        replace(published, data=snapshot(published.data)),
+        run,
+    )
 
 
 def shuffle_order(run: Run, frame) -> np.ndarray | None:
@@ -78,7 +110,8 @@ def shuffle_order(run: Run, frame) -> np.ndarray | None:
 
 
 def reorder(data, order: np.ndarray):
-    """``data``'s rows in ``order`` (a DataFrame gets a fresh 0..n-1 index: no trace of the old positions)."""
+    """``data``'s rows in ``order`` (a DataFrame gets a fresh 0..n-1 index: no trace of the old
+    positions)."""
     if hasattr(data, "iloc"):
         return data.iloc[order].reset_index(drop=True)
     if not isinstance(data, np.ndarray):  # a polars, pyarrow, ... frame

@@ -10,34 +10,48 @@ from ..partition import sse
 from .file_audit import frame_of
 from .parts import GROUP_MEANS, Partitioned, Prepared, Published, Roles, Source
 
-# --- publish ---------------------------------------------------------------------------------------
+# --- publish -------------------------------------------------------------------------------------
 
-def publish(source: Source, roles: Roles, prepared: Prepared, partitioned: Partitioned, run: Run) -> Published:
+
+def publish(
+    source: Source, roles: Roles, prepared: Prepared, partitioned: Partitioned, run: Run
+) -> Published:
     """What each record publishes (``representatives.publish``: the aggregation of continuous
     columns, the median category of ordinal ones, the mode of nominal ones), in the input's kind
     and shape: only the QI columns change; categorical ones keep their dtype."""
     from ..representatives import publish as representatives
 
     emb = prepared.embedding
-    numeric, codes = representatives(emb, partitioned.labels, run.aggregation, _aggregation_arguments(run),
-                                     roles.sample_weights)
+    numeric, codes = representatives(
+        emb, partitioned.labels, run.aggregation, _aggregation_arguments(run), roles.sample_weights
+    )
     nature = _published_values(emb, run, roles.sample_weights is not None)
     df = source.frame
     strata = partitioned.stratum_codes
-    recoded = strata.published_columns(df, roles.strata, run.merged_strata) if strata is not None else {}
+    recoded = (
+        strata.published_columns(df, roles.strata, run.merged_strata) if strata is not None else {}
+    )
     changed = list(roles.columns) + list(recoded)
     if source.kind == "array":
         out = df.to_numpy(dtype=np.float64, copy=True)
         for c in roles.columns:
-            out[:, df.columns.get_loc(c)] = np.asarray(emb.published_column(c, numeric, codes), dtype=np.float64)
+            out[:, df.columns.get_loc(c)] = np.asarray(
+                emb.published_column(c, numeric, codes), dtype=np.float64
+            )
         for c, values in recoded.items():
             out[:, df.columns.get_loc(c)] = np.asarray(values, dtype=np.float64)
         suppression = _suppress_keys(frame_of(out, df.columns), roles, run)
         if suppression is not None:
             for j, c in enumerate(suppression.keys):
                 out[suppression.suppressed[:, j], df.columns.get_loc(c)] = np.nan
-        return Published(numeric, codes, out.reshape(source.shape), changed + _suppressed_columns(suppression),
-                         suppression, nature)
+        return Published(
+            numeric,
+            codes,
+            out.reshape(source.shape),
+            changed + _suppressed_columns(suppression),
+            suppression,
+            nature,
+        )
     out = df.copy()
     for c in roles.columns:
         out[c] = emb.published_column(c, numeric, codes, df[c])
@@ -52,7 +66,9 @@ def publish(source: Source, roles: Roles, prepared: Prepared, partitioned: Parti
     if source.kind == "native":  # the caller's frame, only the changed columns replaced
         from ..frames import give_back
 
-        return Published(numeric, codes, give_back(source.native, out, changed), changed, suppression, nature)
+        return Published(
+            numeric, codes, give_back(source.native, out, changed), changed, suppression, nature
+        )
     return Published(numeric, codes, out, changed, suppression, nature)
 
 
@@ -64,8 +80,14 @@ def _suppress_keys(frame, roles: Roles, run: Run):
         return None
     from ..suppression import for_run
 
-    return for_run(frame, list(roles.keys), roles.k, run.on_keys_below_k, run.key_importance,
-                   list(roles.columns) + list(roles.strata))
+    return for_run(
+        frame,
+        list(roles.keys),
+        roles.k,
+        run.on_keys_below_k,
+        run.key_importance,
+        list(roles.columns) + list(roles.strata),
+    )
 
 
 def _suppressed_columns(suppression) -> list:
@@ -105,10 +127,17 @@ def _published_values(emb, run: Run, weighted: bool) -> str:
     return ", ".join(_representatives_in_words(emb, run)) + (" (weighted)" if weighted else "")
 
 
-# --- measure ---------------------------------------------------------------------------------------
+# --- measure -------------------------------------------------------------------------------------
 
-def measure(source: Source, roles: Roles, prepared: Prepared, partitioned: Partitioned, published: Published,
-            run: Run):
+
+def measure(
+    source: Source,
+    roles: Roles,
+    prepared: Prepared,
+    partitioned: Partitioned,
+    published: Published,
+    run: Run,
+):
     """The run's audit (the "run" measures of ``measures``: IL, SSE, SST, the bound converted to
     the SSE of Z and the gap, weighted IL, group sizes; the categorical QIs' changes), and what the
     run published (``result.Publication``) and proved (``result.Bound``)."""
@@ -120,17 +149,37 @@ def measure(source: Source, roles: Roles, prepared: Prepared, partitioned: Parti
     emb, labels = prepared.embedding, partitioned.labels
     Zp = emb.embed(published.numeric, published.codes)
     means = published.values == GROUP_MEANS
-    inputs = RunInputs(prepared.Z, Zp, labels, means, partitioned.lower_bound, prepared.bound_factor,
-                       prepared.weights, prepared.matrix)
+    inputs = RunInputs(
+        prepared.Z,
+        Zp,
+        labels,
+        means,
+        partitioned.lower_bound,
+        prepared.bound_factor,
+        prepared.weights,
+        prepared.matrix,
+    )
     result = audit(inputs, "run")
     if emb.heterogeneous:  # per categorical column: share of changed values, distribution distance
         df = source.frame
-        result = type(result)(result.figures, categorical_report(
-            df[emb.categorical_columns],
-            pd.DataFrame({c: emb.published_column(c, published.numeric, published.codes, df[c])
-                          for c in emb.categorical_columns}, index=df.index)))
-    return result, _publication(emb, prepared.Z, labels, run, inputs.sse), Bound(inputs.whitened_bound,
-                                                                                  inputs.weighted_bound)
+        result = type(result)(
+            result.figures,
+            categorical_report(
+                df[emb.categorical_columns],
+                pd.DataFrame(
+                    {
+                        c: emb.published_column(c, published.numeric, published.codes, df[c])
+                        for c in emb.categorical_columns
+                    },
+                    index=df.index,
+                ),
+            ),
+        )
+    return (
+        result,
+        _publication(emb, prepared.Z, labels, run, inputs.sse),
+        Bound(inputs.whitened_bound, inputs.weighted_bound),
+    )
 
 
 def _publication(emb, Z, labels, run: Run, total_sse: float):

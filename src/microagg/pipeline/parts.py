@@ -74,5 +74,7 @@ class Published:
     codes: np.ndarray  # category codes of the categorical columns
     data: object  # the protected data, the input's kind
     changed: list = None  # the columns whose values are published anew: the QIs and recoded strata
-    suppression: object = None  # suppression.Suppression: the key values set missing (None: no keys)
+    suppression: object = (
+        None  # suppression.Suppression: the key values set missing (None: no keys)
+    )
     values: str = GROUP_MEANS
