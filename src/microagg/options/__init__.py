@@ -24,9 +24,15 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import ParameterError
-from .command_line import add_arguments, command_line, from_arguments, python_call, unlisted_names
+from . import table
+from .command_line import (
+    add_arguments,
+    command_line,
+    from_arguments,
+    python_call,
+    unlisted_names,
+)
 from .table import (
-    DECLARED,
     GRID_OPTIONS,
     NOT_FOR_A_GRID,
     ON_KEYS_BELOW_K,
@@ -79,7 +85,7 @@ def split_arguments(args: tuple, kwargs: dict) -> tuple[dict, dict]:
         raise TypeError(f"microaggregate() got multiple values for argument {twice[0]!r}")
     params = {}
     for name, value in kwargs.items():
-        (options if name in DECLARED else params)[name] = value
+        (options if name in table.DECLARED else params)[name] = value
     return options, params
 
 
@@ -90,8 +96,8 @@ def given_options(arguments: Mapping[str, Any], names=None) -> dict:
     ``names``: the options the function takes (default: every run option)."""
     return {
         name: arguments[name]
-        for name in (names or DECLARED)
-        if name in arguments and arguments[name] is not DECLARED[name].default
+        for name in (names or table.DECLARED)
+        if name in arguments and arguments[name] is not table.DECLARED[name].default
     }
 
 
@@ -102,10 +108,11 @@ def signature(func_name: str = "microaggregate"):
 
     P = inspect.Parameter
     ps = [P("data", P.POSITIONAL_OR_KEYWORD)]
-    ps += [P(name, P.POSITIONAL_OR_KEYWORD, default=DECLARED[name].default) for name in POSITIONAL]
+    declared = table.DECLARED
+    ps += [P(name, P.POSITIONAL_OR_KEYWORD, default=declared[name].default) for name in POSITIONAL]
     ps += [
         P(p.name, P.KEYWORD_ONLY, default=p.default)
-        for p in RUN_OPTIONS
+        for p in table.RUN_OPTIONS
         if p.name not in POSITIONAL
     ]
     ps.append(P("params", P.VAR_KEYWORD))
@@ -114,7 +121,7 @@ def signature(func_name: str = "microaggregate"):
 
 def describe() -> str:
     """One line per run option (name, constraint, default, meaning), for docstrings and help."""
-    return "\n".join(f"    {p.describe()}" for p in RUN_OPTIONS)
+    return "\n".join(f"    {p.describe()}" for p in table.RUN_OPTIONS)
 
 
 def validate_run(
@@ -130,19 +137,19 @@ def validate_run(
     from .. import methods
 
     params = dict(params or {})
-    unknown = [name for name in options if name not in DECLARED]
+    unknown = [name for name in options if name not in table.DECLARED]
     if unknown:
         raise ParameterError(f"unknown run option(s): {', '.join(unknown)}")
     method = options.get("method", "mdav")
-    p = DECLARED["method"]
+    p = table.DECLARED["method"]
     (replace(p, name=shown("method", cli)) if cli else p).validate(
         method, None
     )  # sdcMicro's names: a hint
     info = methods.get(method)
     values = {}
-    for p in RUN_OPTIONS:
+    for p in table.RUN_OPTIONS:
         named = replace(p, name=shown(p.name, cli)) if cli else p
         values[p.name] = named.validate(options[p.name], None) if p.name in options else p.default
     method_params = info.validate(params)
     check_together(values, info, method_params, cli)
-    return Run(info, method_params, params, **values)
+    return table.Run(info, method_params, params, **values)

@@ -6,14 +6,14 @@
 from __future__ import annotations
 
 from ..errors import ParameterError
-from .table import option
+from . import table
 
 __all__ = ["check_together", "shown"]
 
 
 def shown(name: str, cli: bool) -> str:
     """How an error names an option: its flag on the command line, its name in the API."""
-    flags = option(name).flags
+    flags = table.option(name).flags
     return flags[0] if cli and flags else name
 
 
