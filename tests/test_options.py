@@ -65,7 +65,7 @@ def test_a_stratum_named_twice_in_the_library_is_a_parameter_error():
         microagg.microaggregate(df, k=3, strata=["s", "s"])
 
 
-# --- the declared run options (options.py) ----------------------------------------------------------
+# --- the declared run options (the options package) ----------------------------------------------------
 
 def test_the_signature_and_the_command_line_are_generated_from_the_declarations():
     import inspect

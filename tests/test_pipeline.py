@@ -1,4 +1,4 @@
-"""microaggregate (api.py, pipeline.py): the stages' guarantees: rows and non-QI columns kept, kinds of
+"""microaggregate (api.py, the pipeline package): the stages' guarantees: rows and non-QI columns kept, kinds of
 input and output, weights, missing values, clear errors."""
 
 from __future__ import annotations

@@ -15,7 +15,12 @@ import numpy as np
 import pandas as pd
 
 from .column_rules import (  # noqa: F401  (importable from here: the app and the tests use them)
+    CAPITALS_CODE_PARTS,
+    CODE_MIN_ROWS,
+    CODE_NAME_WORDS,
     FEW_VALUES,
+    MANY_VALUES,
+    REPEATS,
     code_columns,
     looks_like_code_name,
     looks_like_codes,
