@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import html
 import math
-from dataclasses import replace
+from dataclasses import fields, make_dataclass, replace
+from typing import Any
 
 import pytest
 
@@ -156,7 +157,13 @@ def test_a_new_run_option_appears_in_the_app_with_no_edit_of_it(monkeypatch):
 
     table = run_options.RUN_OPTIONS + NEW
     monkeypatch.setattr(run_options, "RUN_OPTIONS", table)
-    monkeypatch.setattr(run_options, "_BY_NAME", {p.name: p for p in table})
+    monkeypatch.setattr(run_options.table, "RUN_OPTIONS", table)
+    monkeypatch.setattr(run_options.table, "DECLARED", {p.name: p for p in table})
+    # a new run option is declared with its field in the typed Run (options.table)
+    known = {f.name for f in fields(run_options.Run)}
+    monkeypatch.setattr(run_options.table, "Run", make_dataclass(
+        "Run", [(p.name, Any, p.default) for p in NEW if p.name not in known], bases=(run_options.Run,),
+        frozen=True))
     made = {c.param.name: c for c in controls.option_controls(COLUMNS)}
     assert [made[p.name].widget for p in NEW] == ["checkbox", "select", "numeric", "columns", "column"]
     page = str(protect.protect_ui("protect"))
@@ -181,7 +188,8 @@ def test_the_apps_scheduler_is_a_local_one_and_an_address_is_never_reached(monke
     """The app keeps the data on this machine: its scheduler control lists Dask's local schedulers;
     a cluster's address sent by a page is refused by that narrowed declaration, before anything
     tries to reach it (the command line and the API still take one)."""
-    monkeypatch.setattr(run_options, "_reach", lambda *a: pytest.fail("the app tried to reach a scheduler address"))
+    monkeypatch.setattr(run_options.values, "_reach",
+                        lambda *a: pytest.fail("the app tried to reach a scheduler address"))
     scheduler = next(c for c in controls.option_controls() if c.param.name == "scheduler")
     assert scheduler.widget == "select" and set(scheduler.choices) == {"", *run_options.LOCAL_SCHEDULERS}
     assert controls.value_of(scheduler, "processes") == "processes" and controls.value_of(scheduler, "") is None

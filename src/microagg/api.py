@@ -132,7 +132,8 @@ def microaggregate(
         Ordinal QI columns (published as the group's median category); also
         ``{column: [levels, lowest first]}``.
     distance : {"euclidean", "mahalanobis", "robust"}, default "euclidean"
-        Distance between records (``microagg.distances.DISTANCES``).
+        The distance the methods group records by: the whitening of the continuous columns
+        (``microagg.whitening.WHITENINGS``; "euclidean": none).
     aggregation : {"mean", "median", "trimmed", "onestep"}, default "mean"
         What a group publishes for continuous columns (``microagg.representatives.AGGREGATIONS``).
     trim : float, optional

@@ -305,7 +305,7 @@ def _roles(args, doc, orig, prot, orig_table, interval):
 
 
 def _audit(orig, prot, prot_table, roles, aligned, seed):
-    """The published file's audit (``audit.audit_files``), its keys as its reader groups them."""
+    """The published file's audit (``measures.audit_files``), its keys as its reader groups them."""
     from .. import io
     from ..measures import audit_files
 

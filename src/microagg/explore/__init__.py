@@ -3,7 +3,7 @@
 ``explore(data, k=[...], methods=[...], time_limit=T)`` runs a grid of protections of one data set
 with one set of roles (QIs and kinds, strata, keys, sensitive columns, sampling weights) within
 ONE time budget (one ``Deadline``), audits each run with the audit every front end shows
-(``audit.audit_files``), and returns an ``Exploration``: one row per run (k, method, parameters,
+(``measures.audit_files``), and returns an ``Exploration``: one row per run (k, method, parameters,
 IL, every utility and risk figure, seconds, whether it is on the Pareto frontier of the chosen
 risk measure against IL), the recommended run (the least IL among the runs whose risk is at most
 ``max_risk``), the R-U confidentiality map as SVG (Duncan, Keller-McNulty & Stokes, "Disclosure

@@ -176,7 +176,7 @@ def reuse_runs(runs: list, previous, data_fingerprint: str) -> None:
 
 def run_one(r: ExploreRun, payload, source, options, cache) -> None:
     """Run ``r`` (``microaggregate`` without its audit), then audit it with the audit every front
-    end shows (``audit.audit_files``, its cache shared by the grid's runs); keep its figures,
+    end shows (``measures.audit_files``, its cache shared by the grid's runs); keep its figures,
     warnings and labels. A run's own error marks it "failed" with its one line."""
     from .. import pipeline
     from ..api import microaggregate

@@ -252,7 +252,7 @@ def _verify(back: _ReadBack, table, res, out: Path) -> None:
 
 
 def _written_audit(table, back: _ReadBack, res, run, order):
-    """The audit of the written file read back (``audit.audit_files``), on the original as read:
+    """The audit of the written file read back (``measures.audit_files``), on the original as read:
     exactly what ``microagg evaluate`` computes from the two files and the manifest. A shuffled
     file's records are put back in the input's order (by the permutation, held in memory only)
     for the measures that pair records; every other figure is the file's as it is."""
