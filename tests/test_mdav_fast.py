@@ -320,3 +320,14 @@ def test_time_limited_methods_stop_and_say_so(monkeypatch):
         check_partition(out.labels, len(X), 3)
         assert 0 < out.extras["reached"] < 0.05 and "median splits" in out.extras["stopped"]
     assert "before its tour" in out.extras["stopped"]
+
+
+def test_idle_cores_probe():
+    """The probe reads how many of the usable cores were idle: between none and all of them; one
+    usable core never splits."""
+    from microagg.kernels import cores
+
+    usable = cores.usable_cores()
+    assert usable and 0.0 <= cores.idle_cores(usable, 0.05) <= len(usable) + 1e-9
+    assert 1 <= cores.threads_to_use(None) <= len(usable)
+    assert cores.threads_to_use(1) == 1

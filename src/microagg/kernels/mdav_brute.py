@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from .cycles import past, stop_cycle_after
+from .cycles import cycles, past, stop_cycle_after
 from .jit import kernel
 from .kbest import kbest_admits, kbest_insert, sort_small
 from .nearest import argmax_first, join_nearest_centroid
@@ -180,6 +180,41 @@ def _distances_two_select(Xc, m, p, q, out, out_q, k, pos, best, pos_q, best_q):
 #: a distance pass over at least this many records is split into ranges, one a thread, when the
 #: kernel runs with threads (``split``); below, waking a second thread costs more than it saves
 SPLIT_MIN_RECORDS = 50_000
+
+
+#: passes between two checks of the split passes against one thread (``_split_now``)
+SPLIT_CHECK_EVERY = 128
+
+
+@kernel(inline="always")
+def _split_now(split, guard):
+    """The split of the next timed pass. Every SPLIT_CHECK_EVERY timed passes, one is split and the
+    next one is not, both timed (``_split_timed``); in between, the passes run as the faster of the
+    two did. guard = [timed passes, cycles per record split, the same on one thread, 1.0 while
+    splitting]. When another process takes the second core, split passes wait for it and turn
+    slower than one thread's: the kernel goes on on one thread until the next check."""
+    turn = int(guard[0]) % SPLIT_CHECK_EVERY
+    if turn == 0 or (turn != 1 and guard[3] > 0):
+        return split
+    return (1, split[1])
+
+
+@kernel(inline="always")
+def _split_timed(guard, spent, records):
+    """Record a timed pass over ``records`` records that took ``spent`` cycles (``_split_now``)."""
+    turn = int(guard[0]) % SPLIT_CHECK_EVERY
+    if turn == 0:
+        guard[1] = spent / max(records, 1)
+    elif turn == 1:
+        guard[2] = spent / max(records, 1)
+        guard[3] = 1.0 if guard[1] < guard[2] else 0.0
+    guard[0] += 1
+
+
+@kernel(inline="always")
+def _split_current(split, guard):
+    """The split of an untimed pass: as the last check decided."""
+    return split if guard[3] > 0 else (1, split[1])
 
 
 @kernel(inline="always")
@@ -375,7 +410,8 @@ def _brute_pairs(X, Xc, idx, m, width, k, stop, max_pairs, labels, g, s, comp, d
     distances bit for bit (10^5 Gaussian 10-d records: 5.35 -> 3.41 s).
 
     dist, ahead and keep: buffers of at least m entries. Stops early once the cycle counter
-    passes stop_cycle (> 0: the time limit, ``budget_cycles``)."""
+    passes stop_cycle (> 0: the time limit, ``budget_cycles``). split: None (one thread) or the
+    passes' split (``mdav_brute_kernel``), checked against one thread as it goes (``_split_now``)."""
     d = Xc.shape[0]
     xs = np.empty(d)
     cg = np.empty(d)
@@ -385,6 +421,7 @@ def _brute_pairs(X, Xc, idx, m, width, k, stop, max_pairs, labels, g, s, comp, d
     selected, far_q = False, 0  # whether pos_q, best_q and far_q hold ahead's selection
     pairs, passes = 0, 0
     removed = width - m  # columns of grouped records (NaN)
+    guard = np.array([0.0, 0.0, 0.0, 1.0])  # split passes against one thread (``_split_now``)
     while m >= stop and pairs < max_pairs:
         c = running_mean(s, comp, m)
         r, tail, prefix = farthest_from_centroid(X, tail, prefix, anchors, work, alive, c, -1)
@@ -400,7 +437,7 @@ def _brute_pairs(X, Xc, idx, m, width, k, stop, max_pairs, labels, g, s, comp, d
             far = _distances_select(Xc, width, X[r], dist, k, pos, best, True)
             passes += 1
         else:
-            far = _distances_select_threads(Xc, width, X[r], dist, k, pos, best, True, split)
+            far = _distances_select_threads(Xc, width, X[r], dist, k, pos, best, True, _split_current(split, guard))
             passes += 1
         _brute_take(X, idx, k, pos, labels, g, s, comp, gone, 0, alive)
         _mark_removed(Xc, gone, 0, k)
@@ -422,11 +459,13 @@ def _brute_pairs(X, Xc, idx, m, width, k, stop, max_pairs, labels, g, s, comp, d
                 far_q = _distances_two_select(Xc, width, xs, X[guess], dist, ahead, k, pos, best, pos_q, best_q)
             else:
                 _distances_select(Xc, width, xs, dist, k, pos, best, False)  # r's group is NaN: left out
-        elif guess >= 0:
+        elif guess >= 0:  # the pass nearly every pair makes: timed against one thread now and then
+            now, tic = _split_now(split, guard), cycles()
             far_q = _distances_two_select_threads(Xc, width, xs, X[guess], dist, ahead, k, pos, best, pos_q, best_q,
-                                                  split)
+                                                  now)
+            _split_timed(guard, cycles() - tic, width)
         else:
-            _distances_select_threads(Xc, width, xs, dist, k, pos, best, False, split)
+            _distances_select_threads(Xc, width, xs, dist, k, pos, best, False, _split_current(split, guard))
         passes += 1
         _brute_take(X, idx, k, pos, labels, g + 1, s, comp, gone, k, alive)
         _mark_removed(Xc, gone, k, 2 * k)

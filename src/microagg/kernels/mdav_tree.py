@@ -6,11 +6,12 @@ force (``mdav_brute``) once a timed trial finds it cheaper."""
 from __future__ import annotations
 
 import numpy as np
+from numba import prange
 
 from . import kdtree
 from .cycles import cycles, past, stop_cycle_after
 from .jit import kernel
-from .mdav_brute import _brute_finish, _brute_pairs, _columns
+from .mdav_brute import _brute_finish, _brute_pairs, _columns, _split_now, _split_timed
 from .nearest import join_nearest_centroid, mean_rows
 from .radial import farthest_from_centroid, radial_index
 from .running_sum import running_mean, running_sum_add, running_sum_init
@@ -29,15 +30,42 @@ SWITCH_EVERY = 0.8  # then a trial each time the records left have fallen by thi
 
 
 @kernel
-def _tree_take_group(T, X, q, k, labels, g, s, comp, members, dbuf, excl, alive):
-    """The k alive records nearest to q become group g (removed from the tree and the sum)."""
-    kdtree.knn(T, q, k, members, dbuf, excl, 0)
+def _tree_take_members(T, X, k, labels, g, s, comp, members, alive):
+    """The records members[:k] (a query's k nearest, in order) become group g: removed from the
+    tree and, in that order, from the sum."""
     for j in range(k):
         i = members[j]
         labels[i] = g
         alive[i] = False
         running_sum_add(s, comp, X[i], -1.0)
         kdtree.delete(T, i)
+
+
+@kernel
+def _tree_take_group(T, X, q, k, labels, g, s, comp, members, dbuf, excl, alive):
+    """The k alive records nearest to q become group g (removed from the tree and the sum)."""
+    kdtree.knn(T, q, k, members, dbuf, excl, 0)
+    _tree_take_members(T, X, k, labels, g, s, comp, members, alive)
+
+
+@kernel(parallel=True)
+def _nearest_and_farthest(T, F, q, k, members, dbuf, excl, m, split):
+    """The k records nearest to q (kdtree.knn on T, into members and dbuf) and the record farthest
+    from q (kdtree.farthest on F, returned), the two queries at once on two threads (``split``:
+    threads, fewest records alive to split; else one after the other). Both trees hold the same
+    records and are only read, so the answers are those of the queries alone."""
+    threads, fewest = split
+    far = np.zeros(1, dtype=np.int64)
+    if threads < 2 or m < fewest:
+        kdtree.knn(T, q, k, members, dbuf, excl, 0)
+        far[0] = kdtree.farthest(F, q, excl, 0)[0]
+        return far[0]
+    for j in prange(2):
+        if j == 0:
+            kdtree.knn(T, q, k, members, dbuf, excl, 0)
+        else:
+            far[0] = kdtree.farthest(F, q, excl, 0)[0]
+    return far[0]
 
 
 @kernel(inline="always")
@@ -78,8 +106,10 @@ def mdav_tree_kernel(X, k, classic, leaf_size, switch, budget, split):
 
     budget > 0: no pair of groups starts once this many cycles have passed since the call; the
     records not reached keep label −1 (``budget_cycles``; the caller groups them). split: as for
-    ``mdav_brute_kernel``, for the passes once brute force goes on (the tree's queries stay on one
-    thread).
+    ``mdav_brute_kernel``, for the passes once brute force goes on; with the tree, the first
+    group's nearest-k query and the farthest-from-r query run at once on two threads
+    (``_nearest_and_farthest``), the other queries on one; both checked against one thread as they
+    go (``mdav_brute._split_now``).
     """
     stop_cycle = stop_cycle_after(budget)
     n, d = X.shape
@@ -100,6 +130,7 @@ def mdav_tree_kernel(X, k, classic, leaf_size, switch, budget, split):
     g = 0
     stop = 3 * k if classic else 2 * k
     tree_cycles, tree_pairs = 0, 0
+    guard = np.array([0.0, 0.0, 0.0, 1.0])  # the two queries at once against one thread (``_split_now``)
     brute_per_record = -1.0  # the last trial's cycles per pair and remaining record
     check = n - 2 * k * max(1, min(SWITCH_FIRST_PAIRS, n // (16 * k)))  # the next trial once this many remain
     while m >= stop:
@@ -107,8 +138,19 @@ def mdav_tree_kernel(X, k, classic, leaf_size, switch, budget, split):
         c = running_mean(s, comp, m)
         r, tail, prefix = farthest_from_centroid(X, tail, prefix, anchors, work, alive, c, -1)
         xr = X[r].copy()
-        _trees_take_group(T, F, X, xr, k, labels, g, s, comp, members, dbuf, excl, alive)
-        r, _ = kdtree.farthest(F, xr, excl, 0)
+        if split is None:  # a condition on split alone, so that numba prunes the branch not taken
+            _trees_take_group(T, F, X, xr, k, labels, g, s, comp, members, dbuf, excl, alive)
+            r, _ = kdtree.farthest(F, xr, excl, 0)
+        else:
+            # the farthest from xr among the records before xr's group is removed is the same
+            # record unless it lies in the group (ties, few records left): then asked again
+            now, tic_pair = _split_now(split, guard), cycles()
+            r = _nearest_and_farthest(T, F, xr, k, members, dbuf, excl, m, now)
+            _split_timed(guard, cycles() - tic_pair, m)
+            _tree_take_members(T, X, k, labels, g, s, comp, members, alive)
+            _delete_all(F, members, k)
+            if not alive[r]:
+                r, _ = kdtree.farthest(F, xr, excl, 0)
         _trees_take_group(T, F, X, X[r].copy(), k, labels, g + 1, s, comp, members, dbuf, excl, alive)
         g += 2
         m -= 2 * k
