@@ -2,14 +2,13 @@
 
 Gaussian n × 10 records (``mdav_scaling.make_data``), k = 3, through
 ``microaggregate(X, k=3, method="mdav", audit=False, threads=...)``, each run in a fresh process
-whose kernels were compiled before (a warm-up process per condition).
-Conditions, alternating so that they meet the same load: ``threads=1`` (one thread throughout),
-the default ``threads=None`` (the probe decides), and ``threads=2`` (split whatever the load).
-The kernels
-compile into the checkout's numba cache on the first warm-up. Each row: the run of median wall
-time, its CPU seconds (all threads), the kernel's ``Result.seconds``, the labels' SHA-256 (the
-same in every condition), the 1-minute load average before and after, and the idle cores the probe (``kernels.cores.idle_cores``) saw just before the
-call. ``--busy 2`` starts two busy-loop processes first (one per core) and stops them after.
+whose kernels were compiled before (a warm-up process per condition, into the checkout's numba
+cache). Conditions, alternating so that they meet the same load: ``threads=1`` (one thread
+throughout), the default ``threads=None`` (the probe decides), and ``threads=2`` (split whatever
+the load). Each row: the run of median wall time, its CPU seconds (all threads), the kernel's
+``Result.seconds``, the labels' SHA-256 (the same in every condition), the 1-minute load average
+before and after, and the idle cores the probe (``kernels.cores.idle_cores``) saw just before
+the call. ``--busy 2`` starts two busy-loop processes first (one per core) and stops them after.
 
     python benchmarks/parallel_mdav.py --n 1e6            # the issue's measurement, on a quiet machine
     python benchmarks/parallel_mdav.py --n 1e5,3e5 --busy 2
