@@ -286,7 +286,7 @@ UNREACHED_SECONDS_PER_VALUE = 1.5e-7
 
 def _mdav_budget(seconds, n, d) -> int:
     """The cycle budget of an MDAV kernel that must stop within ``seconds`` (None: 0, unbounded)
-    and then leave time to group up to n × d unreached values (``clock.budget_cycles``)."""
+    and then leave time to group up to n × d unreached values (``cycles.budget_cycles``)."""
     if seconds is None:
         return 0
     return budget_cycles(max(seconds - UNREACHED_SECONDS_PER_VALUE * n * d, 0.0))
