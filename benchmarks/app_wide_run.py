@@ -1,8 +1,8 @@
-"""An app run on wide data: 40 records x d columns through the app's run process (logic.RunHandle).
+"""An app run on wide data: 40 records x d columns through the app's run process (runs.RunHandle).
 
 Issue 31: a 40 x 5,000-column run sat in "measures and report" for minutes, because the
 measures (correlation matrices, principal axes) and the report's heat maps grow with the square
-of the columns. The app now measures and draws the first ``logic.REPORT_COLUMNS`` quasi-identifier
+of the columns. The app now measures and draws the first ``protect_worker.REPORT_COLUMNS`` quasi-identifier
 columns (said so in the report). Each row: the run's wall time in the app's process, from Run to
 done; the part of it spent in "measures and report"; the report's size. The last rows time the
 former, uncapped measures and report in this process (``run_figures`` and ``render_report`` on
@@ -36,14 +36,14 @@ def wide_frame(d: int):
 
 
 def app_run(d: int, folder: Path) -> dict:
-    from microagg.app import logic
+    from microagg.app import protect_worker, runs, runspec
 
     df = wide_frame(d)
     src = folder / f"wide{d}.csv"
     df.to_csv(src, index=False)
     load = os.getloadavg()[0]
     t0 = time.perf_counter()
-    handle = logic.RunHandle(logic.RunSpec.of(str(src), src.name, 3, "mdav", list(df.columns)), folder, d)
+    handle = runs.RunHandle(runspec.RunSpec.of(str(src), src.name, 3, "mdav", list(df.columns)), folder, d)
     measuring = None
     while handle.poll() == "running":
         if measuring is None and handle.stage == "measures and report":

@@ -1,4 +1,4 @@
-"""Time and peak memory of the disclosure audit's measures (microagg.disclosure) as n grows.
+"""Time and peak memory of the disclosure audit's measures (microagg.measures.risk) as n grows.
 
 Synthetic survey-like data: 5 categorical keys (2 to 10 levels), sampling weights in [50, 500],
 a sensitive column of 8 values, 3 log-normal continuous QIs and their "protected" version
@@ -25,7 +25,7 @@ import pandas as pd
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import md_table, write_results  # noqa: E402
 
-from microagg import disclosure as D  # noqa: E402
+from microagg.measures import risk as D  # noqa: E402
 
 NAME = "audit_measures"
 

@@ -131,8 +131,8 @@ def child_row_order() -> dict:
     import pandas as pd
     from mdav_scaling import make_data
 
-    from microagg import disclosure as D
-    from microagg.audit import ROW_ORDER_SAMPLE
+    from microagg.measures import risk as D
+    from microagg.measures.file_audit import ROW_ORDER_SAMPLE
 
     frame = pd.DataFrame(make_data("census", 10**6))
     frame[13] = np.arange(len(frame))  # an id column: the row-number check, on every row in both

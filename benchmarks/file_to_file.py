@@ -107,7 +107,7 @@ def library_child(path: str) -> None:
     import pyarrow.csv as pacsv
 
     from microagg import io
-    from microagg.disclosure import key_frequencies
+    from microagg.measures.records import key_frequencies
     from microagg.io import csv as ours
 
     p = Path(path)

@@ -17,10 +17,10 @@ key values, and free1), one protected file is made by microagg's MDAV (k = 3) an
 sides, so each figure is compared on identical inputs:
 
 * ``dRisk`` (SDID), ``dUtility`` IL1s and eigen: the figures carrying sdcMicro's name
-  (``disclosure.sdid_risk``, ``measures.il1s``, ``measures.eigen_sdcmicro``), to 1e-9;
+  (``measures.risk.sdid_risk``, ``measures.il1s``, ``measures.eigen_sdcmicro``), to 1e-9;
 * ``measure_risk`` with weights (``global_risk_ER``, each record's risk, fk, Fk) and
-  ``indivRisk(method="exact")`` against ``disclosure.individual_risk(missing="wildcard")``;
-* ``ldiversity`` (distinct and entropy l per record) against ``disclosure.l_diversity``;
+  ``indivRisk(method="exact")`` against ``measures.risk.individual_risk(missing="wildcard")``;
+* ``ldiversity`` (distinct and entropy l per record) against ``measures.risk.l_diversity``;
 * ``dRiskRMD`` and ``dUtility(robeigen)``: sdcMicro fits robustbase's randomised MCD (seeded
   here with ``set.seed(1)``); microagg's RMDID figures (scikit-learn's MCD, the robust location,
   the original's scale) carry their own names and are recorded beside them, not compared;
@@ -59,7 +59,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import RESULTS, machine, md_table  # noqa: E402
 
 import microagg  # noqa: E402
-from microagg import disclosure as D  # noqa: E402
+from microagg.measures import risk as D  # noqa: E402
 from microagg import measures, suppression  # noqa: E402
 
 K = 3

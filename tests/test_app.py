@@ -23,7 +23,8 @@ import pandas as pd
 import pytest
 
 import microagg
-from microagg.app import figures, is_loopback, logic, security
+from microagg.app import (column_profile, figures, inputs, is_loopback, private, protect_worker, runs, runspec,
+                          security)
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -41,7 +42,7 @@ def test_profile_flags_identifiers_and_suggests_continuous_columns():
         "name": [f"p{i}" for i in range(n)],
         "UTILITYID": rng.integers(0, 1000, n),  # an identifier for the CLI (issue 33): the same here
     })
-    prof = {p.name: p for p in logic.profile(df)}
+    prof = {p.name: p for p in column_profile.profile(df)}
     assert prof["UTILITYID"].id_like and not prof["UTILITYID"].suggested
     assert prof["hid"].id_like and not prof["hid"].suggested
     assert prof["row"].id_like and not prof["row"].suggested
@@ -72,7 +73,7 @@ def test_profile_suggests_what_the_cli_uses_by_default(n):
         "age": rng.integers(16, 90, n),
         "flag": np.ones(n, dtype=int),
     })
-    suggested = {p.name for p in logic.profile(df) if p.suggested}
+    suggested = {p.name for p in column_profile.profile(df) if p.suggested}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         default = set(preprocess.select_columns(df)) - {"flag"}  # a constant: never suggested
@@ -83,21 +84,21 @@ def test_profile_suggests_what_the_cli_uses_by_default(n):
 
 def test_profile_reads_kinds_from_dtypes_and_roles():
     df = microagg.datasets.load("testdata")
-    prof = {p.name: p for p in logic.profile(df, roles=microagg.datasets.roles("testdata"))}
+    prof = {p.name: p for p in column_profile.profile(df, roles=microagg.datasets.roles("testdata"))}
     # age: 4580 records on ~90 integer values, repeating like a code list: not suggested (the CLI's rule)
     assert {name for name, p in prof.items() if p.suggested} == {"expend", "income", "savings"}
     assert "code list" in prof["age"].note
     assert prof["sex"].kind == "nominal" and not prof["sex"].numeric
     assert prof["ori_hid"].id_like and "a weight" in prof["household_weights"].note
     text = pd.DataFrame({"t": ["a", "b"], "o": pd.Categorical(["x", "y"], ordered=True), "b": [True, False]})
-    assert [logic.column_kind(text[c]) for c in text] == ["text", "ordinal", "nominal"]
+    assert [column_profile.column_kind(text[c]) for c in text] == ["text", "ordinal", "nominal"]
 
 
 def test_reproduce_command_with_categorical_options(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     df = microagg.datasets.load("testdata").head(300)
     df.to_csv("survey.csv", index=False)
-    spec = logic.RunSpec.of("survey.csv", "survey.csv", k=3, method="mdav", columns=["sex", "relat", "age", "income"],
+    spec = runspec.RunSpec.of("survey.csv", "survey.csv", k=3, method="mdav", columns=["sex", "relat", "age", "income"],
                             categorical=["sex"], ordinal=["relat"], aggregation="median", distance="robust")
     res = microagg.microaggregate(pd.read_csv("survey.csv"), **spec.api_kwargs())
     from microagg import cli
@@ -115,7 +116,7 @@ def test_reproduce_command_gives_the_apps_output(tmp_path, monkeypatch):
     df = microagg.datasets.load("tarragona").head(120)
     df.to_csv(src, index=False)
     cols = list(df.columns[:4])
-    spec = logic.RunSpec.of(str(src), src.name, k=4, method="vmdav", columns=cols, gamma=0.3, seed=0,
+    spec = runspec.RunSpec.of(str(src), src.name, k=4, method="vmdav", columns=cols, gamma=0.3, seed=0,
                             weights={cols[0]: 2.0})
     res = microagg.microaggregate(df, **spec.api_kwargs())
     cmd = spec.cli_command()
@@ -151,11 +152,11 @@ def test_the_reproduce_command_gives_the_apps_export_byte_for_byte_with_awkward_
     df["note"] = ["-", "x"] * 120  # a token declared missing: a text column, written back as it was
     src = tmp_path / "-my data.csv"
     df.to_csv(src, index=False)
-    spec = logic.RunSpec.of(str(src), src.name, k=3, method="vmdav", columns=["-age", "in come", "it's"],
+    spec = runspec.RunSpec.of(str(src), src.name, k=3, method="vmdav", columns=["-age", "in come", "it's"],
                             strata=["-zone"], sample_weight="-w", weights={"-age": 2.0}, aggregation="median",
                             missing=["-"], gamma=0.3)
-    res, _ = logic.publish_run(spec, tmp_path / "app", 1)  # as the run's process does
-    exported = logic.published_path(tmp_path / "app", 1, spec).read_bytes()  # the file the download serves
+    res, _ = protect_worker.publish_run(spec, tmp_path / "app", 1)  # as the run's process does
+    exported = protect_worker.published_path(tmp_path / "app", 1, spec).read_bytes()  # the file the download serves
     command = spec.cli_command()
     for words in ("./-my data.csv", "--columns=-age,in come,it", "--strata=-zone", "--sample-weight=-w",
                   "--weights=-age=2", "--missing=-", "--param gamma=0.3"):
@@ -181,22 +182,22 @@ def test_weights_text_and_one_line_errors():
         with pytest.raises(microagg.InputError):
             controls.value_of(weights, bad)
     df = pd.DataFrame({"a": np.arange(9.0), "b": np.arange(9.0) ** 2})
-    spec = logic.RunSpec.of("d.csv", "d.csv", k=3, columns=["a", "b"], weights=[1.0, 2.0, 3.0])
+    spec = runspec.RunSpec.of("d.csv", "d.csv", k=3, columns=["a", "b"], weights=[1.0, 2.0, 3.0])
     with pytest.raises(microagg.InputError, match="weights has 3 value"):
-        logic.check_against_data(spec, df)
+        runspec.check_against_data(spec, df)
     # the app and the command line agree: only the InputError family is a user error
-    assert logic.one_line(microagg.InputError("first\nsecond")) == "first"
-    assert logic.one_line(ValueError("first\nsecond")) == "internal error (ValueError): first"
-    assert logic.one_line(KeyError("x")).startswith("internal error (KeyError)")
+    assert private.one_line(microagg.InputError("first\nsecond")) == "first"
+    assert private.one_line(ValueError("first\nsecond")) == "internal error (ValueError): first"
+    assert private.one_line(KeyError("x")).startswith("internal error (KeyError)")
 
 
 def test_output_format_follows_the_input():
-    assert logic.output_suffix("a.parquet") == ".parquet"
-    assert logic.output_suffix("a.CSV") == ".csv"
-    assert logic.output_suffix("a.csv.gz") == ".csv.gz"
-    assert logic.output_suffix("b.sas7bdat") == ".xpt"
-    assert logic.output_suffix("c.unknown") == ".csv"
-    spec = logic.RunSpec.of("x", "survey.csv.gz", k=3, method="mdav", columns=["a"])
+    assert inputs.output_suffix("a.parquet") == ".parquet"
+    assert inputs.output_suffix("a.CSV") == ".csv"
+    assert inputs.output_suffix("a.csv.gz") == ".csv.gz"
+    assert inputs.output_suffix("b.sas7bdat") == ".xpt"
+    assert inputs.output_suffix("c.unknown") == ".csv"
+    spec = runspec.RunSpec.of("x", "survey.csv.gz", k=3, method="mdav", columns=["a"])
     assert spec.output_name() == "survey-mdav-k3.csv.gz"
 
 
@@ -211,14 +212,14 @@ def test_export_keeps_the_input_format(tmp_path, suffix):
         df.to_excel(src, index=False)
     else:
         pytest.importorskip("pyreadstat").write_sav(df, str(src))
-    frame = logic.read_input(src)
+    frame = inputs.read_input(src)
     qi = list(frame.columns[:3])
-    spec = logic.RunSpec.of(str(src), src.name, k=3, method="mdav", columns=qi)
+    spec = runspec.RunSpec.of(str(src), src.name, k=3, method="mdav", columns=qi)
     assert spec.output_name() == f"firms-mdav-k3{suffix}"
-    res, _ = logic.publish_run(spec, tmp_path / "app", 1)
-    out = logic.published_path(tmp_path / "app", 1, spec)
+    res, _ = protect_worker.publish_run(spec, tmp_path / "app", 1)
+    out = protect_worker.published_path(tmp_path / "app", 1, spec)
     assert out.name == spec.output_name() and out.with_name(out.name + ".manifest.json").is_file()
-    back = logic.read_input(out)
+    back = inputs.read_input(out)
     np.testing.assert_allclose(back[qi].to_numpy(np.float64), res.data[qi].to_numpy(np.float64), rtol=1e-9)
     assert back["label"].tolist() == frame["label"].tolist()
     assert microagg.measures.smallest_group(back[qi].to_numpy(np.float64)) >= 3
@@ -228,8 +229,8 @@ def test_run_handle_runs_and_cancels(tmp_path):
     src = tmp_path / "d.csv"
     df = microagg.datasets.load("census")
     df.to_csv(src, index=False)
-    spec = logic.RunSpec.of(str(src), "d.csv", k=3, method="mdav", columns=list(df.columns))
-    handle = logic.RunHandle(spec, tmp_path, 1)
+    spec = runspec.RunSpec.of(str(src), "d.csv", k=3, method="mdav", columns=list(df.columns))
+    handle = runs.RunHandle(spec, tmp_path, 1)
     while handle.poll() == "running":
         time.sleep(0.1)
     assert handle.state == "done", handle.error
@@ -240,16 +241,16 @@ def test_run_handle_runs_and_cancels(tmp_path):
     assert handle.figures["warnings"] == []
     constant = tmp_path / "c.csv"
     df.assign(C=7).to_csv(constant, index=False)
-    warned = logic.RunHandle(logic.RunSpec.of(str(constant), "c.csv", k=3, method="mdav", columns=["AGI", "C"]),
+    warned = runs.RunHandle(runspec.RunSpec.of(str(constant), "c.csv", k=3, method="mdav", columns=["AGI", "C"]),
                              tmp_path, 4)
     while warned.poll() == "running":
         time.sleep(0.1)
     assert any("constant" in w for w in warned.figures["warnings"]), warned.figures["warnings"]
-    bad = logic.RunHandle(logic.RunSpec.of(str(src), "d.csv", k=5000, method="mdav", columns=["AGI"]), tmp_path, 2)
+    bad = runs.RunHandle(runspec.RunSpec.of(str(src), "d.csv", k=5000, method="mdav", columns=["AGI"]), tmp_path, 2)
     while bad.poll() == "running":
         time.sleep(0.1)
     assert bad.state == "error" and "\n" not in bad.error and "k" in bad.error
-    auto = logic.RunHandle(logic.RunSpec.of(str(src), "d.csv", k=3, method="auto", columns=list(df.columns),
+    auto = runs.RunHandle(runspec.RunSpec.of(str(src), "d.csv", k=3, method="auto", columns=list(df.columns),
                                             time_limit=3), tmp_path, 5)
     while auto.poll() == "running":
         time.sleep(0.1)
@@ -257,7 +258,7 @@ def test_run_handle_runs_and_cancels(tmp_path):
     assert auto.figures["winner"] in {row["method"] for row in portfolio}
     assert min(row["il"] for row in portfolio if row.get("status") == "ok") == pytest.approx(
         figures.headline(auto.figures), rel=1e-9)
-    slow = logic.RunHandle(logic.RunSpec.of(str(src), "d.csv", k=3, method="colgen", columns=list(df.columns),
+    slow = runs.RunHandle(runspec.RunSpec.of(str(src), "d.csv", k=3, method="colgen", columns=list(df.columns),
                                             time_limit=600), tmp_path, 3)
     time.sleep(1.0)
     slow.cancel()

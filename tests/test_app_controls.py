@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import html
 import math
-from dataclasses import replace
+from dataclasses import fields, make_dataclass, replace
+from typing import Any
 
 import pytest
 
@@ -151,12 +152,18 @@ def test_a_new_run_option_appears_in_the_app_with_no_edit_of_it(monkeypatch):
     """Issue 33 adds run options (shuffle, key-variable and merged-strata options, ...): declared in
     RUN_OPTIONS, each gets its control on the page, its value back from the page, its place in the
     run and in the reproduce command."""
-    from microagg.app import logic
+    from microagg.app import runspec
     from microagg.app.tabs import protect
 
     table = run_options.RUN_OPTIONS + NEW
     monkeypatch.setattr(run_options, "RUN_OPTIONS", table)
-    monkeypatch.setattr(run_options, "_BY_NAME", {p.name: p for p in table})
+    monkeypatch.setattr(run_options.table, "RUN_OPTIONS", table)
+    monkeypatch.setattr(run_options.table, "DECLARED", {p.name: p for p in table})
+    # a new run option is declared with its field in the typed Run (options.table)
+    known = {f.name for f in fields(run_options.Run)}
+    monkeypatch.setattr(run_options.table, "Run", make_dataclass(
+        "Run", [(p.name, Any, p.default) for p in NEW if p.name not in known], bases=(run_options.Run,),
+        frozen=True))
     made = {c.param.name: c for c in controls.option_controls(COLUMNS)}
     assert [made[p.name].widget for p in NEW] == ["checkbox", "select", "numeric", "columns", "column"]
     page = str(protect.protect_ui("protect"))
@@ -166,7 +173,7 @@ def test_a_new_run_option_appears_in_the_app_with_no_edit_of_it(monkeypatch):
     values = {name: controls.value_of(made[name], raw, COLUMNS) for name, raw in sent.items()}
     assert values == {"shuffle": True, "key_policy": "suppress", "sample_fraction": 0.25, "sensitive": ["income"],
                       "cluster": "region"}
-    spec = logic.RunSpec.of("-d.csv", "-d.csv", k=3, columns=["-x", "age"], **values)
+    spec = runspec.RunSpec.of("-d.csv", "-d.csv", k=3, columns=["-x", "age"], **values)
     command = spec.cli_command()
     for words in ("--shuffle", "--key-policy suppress", "--sample-fraction 0.25", "--sensitive income",
                   "--cluster region", "--columns=-x,age"):
@@ -181,7 +188,8 @@ def test_the_apps_scheduler_is_a_local_one_and_an_address_is_never_reached(monke
     """The app keeps the data on this machine: its scheduler control lists Dask's local schedulers;
     a cluster's address sent by a page is refused by that narrowed declaration, before anything
     tries to reach it (the command line and the API still take one)."""
-    monkeypatch.setattr(run_options, "_reach", lambda *a: pytest.fail("the app tried to reach a scheduler address"))
+    monkeypatch.setattr(run_options.values, "_reach",
+                        lambda *a: pytest.fail("the app tried to reach a scheduler address"))
     scheduler = next(c for c in controls.option_controls() if c.param.name == "scheduler")
     assert scheduler.widget == "select" and set(scheduler.choices) == {"", *run_options.LOCAL_SCHEDULERS}
     assert controls.value_of(scheduler, "processes") == "processes" and controls.value_of(scheduler, "") is None
@@ -194,11 +202,11 @@ def test_the_run_the_page_describes(tmp_path):
     """controls.run_spec: what the page sends for each generated control, as a RunSpec checked by
     the declarations; a dtype's categories declared so for the reproduce command; the first bad
     value is one line."""
-    from microagg.app import logic
+    from microagg.app import column_profile, runspec
 
     df = microagg.datasets.load("testdata").head(200)
     loaded = {"df": df, "path": str(tmp_path / "t.csv"), "name": "t.csv", "dataset": "testdata", "shown": None,
-              "max_bytes": None, "profile": logic.profile(df, microagg.datasets.roles("testdata"))}
+              "max_bytes": None, "profile": column_profile.profile(df, microagg.datasets.roles("testdata"))}
     position = {p.name: str(i) for i, p in enumerate(loaded["profile"])}
     page = {"k": 4, "method": "vmdav", "columns": [position["age"], position["income"], position["sex"]],
             "strata": [position["urbrur"]], "aggregation": "median", "time_limit": None, "seed": 7,
@@ -209,7 +217,7 @@ def test_the_run_the_page_describes(tmp_path):
     assert spec.changed_options() == {"k": 4, "method": "vmdav", "columns": ["age", "income", "sex"], "seed": 7,
                                       "strata": ["urbrur"], "categorical": ["sex"], "aggregation": "median"}
     assert "--categorical sex" in spec.cli_command() and "--param gamma=0.3" in spec.cli_command()
-    logic.check_against_data(spec, df)  # the pipeline's data hook finds nothing to say
+    runspec.check_against_data(spec, df)  # the pipeline's data hook finds nothing to say
     for change, words in (({"columns": []}, "choose at least one quasi-identifier column"),
                           ({"sample_weight": position["urbrur"]}, "both sample weight and stratum"),
                           ({"aggregation": "mean", "trim": 0.2}, "trim applies to aggregation='trimmed'"),
@@ -218,4 +226,4 @@ def test_the_run_the_page_describes(tmp_path):
             controls.run_spec(loaded, lambda ident: {**page, **change}.get(ident, controls.ABSENT))
     too_big = controls.run_spec(loaded, lambda ident: {**page, "k": 500}.get(ident, controls.ABSENT))
     with pytest.raises(InputError, match="larger than the number of records"):
-        logic.check_against_data(too_big, df)
+        runspec.check_against_data(too_big, df)

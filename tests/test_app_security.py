@@ -32,7 +32,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import microagg
-from microagg.app import figures, logic, security
+from microagg.app import figures, inputs, private, protect_worker, runs, runspec, security
 from test_app import running_app
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -290,7 +290,7 @@ def _through(messages, file_inputs=("upload",)):
     incoming += [{"type": "websocket.receive", **({"bytes": m} if isinstance(m, bytes) else {"text": m})}
                  for m in messages]
     incoming.append({"type": "websocket.disconnect", "code": 1000})
-    sent = _run(security.ShinyMessages(shiny, file_inputs, logic.read_suffixes()),
+    sent = _run(security.ShinyMessages(shiny, file_inputs, inputs.read_suffixes()),
                 _scope("websocket", path="/websocket/"), incoming)
     return read, sent
 
@@ -367,10 +367,10 @@ def test_the_pages_own_messages_pass_unchanged():
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=400))
 def test_safe_file_names(name):
-    safe = security.safe_file_name(name, logic.read_suffixes())
+    safe = security.safe_file_name(name, inputs.read_suffixes())
     assert safe and len(safe.encode()) <= 100 and safe == Path(safe).name
     assert not safe.startswith(("-", ".")) and not any(ch in safe for ch in '\x00/\\:*?"<>|')
-    assert safe.isprintable() and security.safe_file_name(safe, logic.read_suffixes()) == safe
+    assert safe.isprintable() and security.safe_file_name(safe, inputs.read_suffixes()) == safe
 
 
 # ---------------------------------------------------------------------------- a real server
@@ -710,7 +710,7 @@ def test_stopping_the_app_right_after_a_run_starts_leaves_no_process(how):
             assert not any(p.exists() for p in running.private), "the private folder outlived the app"
         else:  # nothing could remove it: the test does
             for p in running.private:
-                logic.cleanup_workdir(p)
+                private.cleanup_workdir(p)
 
 
 _IDLE_PARENT = """
@@ -746,10 +746,10 @@ def test_a_run_process_dies_with_its_parent_at_any_moment(tmp_path, delay):
     assert _wait_gone([child]) == []
     run = (
         "import time, microagg\n"
-        "from microagg.app import logic\n"
+        "from microagg.app import runs, runspec\n"
         "columns = list(microagg.datasets.load('census').columns)\n"
-        "spec = logic.RunSpec.of('', 'census', 3, 'colgen', columns, dataset='census', time_limit=600)\n"
-        f"h = logic.RunHandle(spec, {str(tmp_path)!r}, 1)\n"
+        "spec = runspec.RunSpec.of('', 'census', 3, 'colgen', columns, dataset='census', time_limit=600)\n"
+        f"h = runs.RunHandle(spec, {str(tmp_path)!r}, 1)\n"
         "print(h.process.pid, flush=True)\n"
         "time.sleep(600)\n")
     parent = subprocess.Popen([sys.executable, "-c", run], env=env, stdout=subprocess.PIPE, text=True)
@@ -794,7 +794,7 @@ def test_the_reproduce_command_is_safe_for_names_that_look_like_options(tmp_path
     df = microagg.datasets.load("census").head(60)
     df = df.rename(columns={df.columns[0]: "-x"})
     df.to_csv("-data.csv", index=False)
-    spec = logic.RunSpec.of("-data.csv", "-data.csv", k=3, method="mdav", columns=["-x", df.columns[1]], seed=0)
+    spec = runspec.RunSpec.of("-data.csv", "-data.csv", k=3, method="mdav", columns=["-x", df.columns[1]], seed=0)
     command = spec.cli_command()
     assert " ./-data.csv " in command and " ./-data-mdav-k3.csv " in command and "--columns=-x," in command
     from microagg import cli
@@ -806,26 +806,26 @@ def test_the_reproduce_command_is_safe_for_names_that_look_like_options(tmp_path
 
 
 def test_error_lines_never_show_private_paths():
-    work = logic.private_workdir()
+    work = private.private_workdir()
     try:
         inside = work / "session-0123abcd" / "upload-1" / "survey.csv"
-        message = logic.one_line(microagg.InputError(f"input has no data rows: {inside}"))
+        message = private.one_line(microagg.InputError(f"input has no data rows: {inside}"))
         assert message == "input has no data rows: survey.csv"
         other = "/tmp/microagg-app-zzz/session-99/upload-3/x.dta"  # another app's folder, or a copy of a path
-        assert logic.private_text(f"cannot read '{other}': bad") == "cannot read 'x.dta': bad"
+        assert private.private_text(f"cannot read '{other}': bad") == "cannot read 'x.dta': bad"
     finally:
-        logic.cleanup_workdir(work)
+        private.cleanup_workdir(work)
 
 
 def test_wide_data_measures_and_report_use_a_capped_set_of_columns(tmp_path):
     """A 40 x 5,000-column run spent minutes in "measures and report": they now look at the first
     REPORT_COLUMNS quasi-identifiers and say so; IL stays the whole run's."""
     rng = np.random.default_rng(3)
-    d = logic.REPORT_COLUMNS + 60
+    d = protect_worker.REPORT_COLUMNS + 60
     df = pd.DataFrame(rng.normal(size=(40, d)), columns=[f"v{i}" for i in range(d)])
     src = tmp_path / "wide.csv"
     df.to_csv(src, index=False)
-    handle = logic.RunHandle(logic.RunSpec.of(str(src), "wide.csv", k=3, method="mdav", columns=list(df.columns)),
+    handle = runs.RunHandle(runspec.RunSpec.of(str(src), "wide.csv", k=3, method="mdav", columns=list(df.columns)),
                              tmp_path, 1)
     while handle.poll() == "running":
         time.sleep(0.1)
@@ -836,9 +836,9 @@ def test_wide_data_measures_and_report_use_a_capped_set_of_columns(tmp_path):
     assert note, handle.figures["warnings"]
     report = handle.report_path.read_text()
     assert "first 40 of the 100 quasi-identifier columns" in report
-    assert report.count('class="cell"') == 2 * logic.REPORT_COLUMNS ** 2  # two heat maps of 40 x 40
-    view, _ = logic.measured_view(expected)
-    assert view.columns == list(df.columns[:logic.REPORT_COLUMNS]) and view.information_loss == expected.information_loss
+    assert report.count('class="cell"') == 2 * protect_worker.REPORT_COLUMNS ** 2  # two heat maps of 40 x 40
+    view, _ = protect_worker.measured_view(expected)
+    assert view.columns == list(df.columns[:protect_worker.REPORT_COLUMNS]) and view.information_loss == expected.information_loss
 
 
 def test_the_browser_is_sent_a_private_file_not_the_token(tmp_path):

@@ -12,7 +12,9 @@ import pandas as pd
 import pytest
 
 import microagg
-from microagg.cli import main, parse_weights, UserError
+from microagg.cli import main, UserError
+from microagg.errors import ParameterError
+from microagg.options import parse_weights
 
 from conftest import _lines, digest, one_error_line, QI, run_cli
 
@@ -281,9 +283,8 @@ def test_report_and_output_paths_checked_before_running(data_csv, tmp_path, caps
 def test_parse_weights():
     assert parse_weights("1,2.5") == [1.0, 2.5]
     assert parse_weights("A=2, B=0.5") == {"A": 2.0, "B": 0.5}
-    assert parse_weights(None) is None
     for bad in ("1,,2", "A=1,A=2", "A=x"):
-        with pytest.raises(UserError):
+        with pytest.raises(ParameterError):
             parse_weights(bad)
 
 

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 import microagg
 from microagg.kernels import kdtree
-from microagg.kernels.pricing import _smallest, bnb_pricing, enumeration_pricing, greedy_pricing
+from microagg.kernels.pricing import _smallest, enumeration_pricing, greedy_pricing
+from microagg.kernels.pricing_bnb import bnb_pricing
 from microagg.kernels.mdav import split_oversized
 from microagg.methods.colgen import knn_sums
 from microagg.methods import run

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from microagg.kernels.pricing import column_rcs, region_part_pricing
+from microagg.kernels.pricing import column_rcs
+from microagg.kernels.pricing_bnb import region_part_pricing
 from microagg.methods.colgen import knn_sums
 from microagg.methods.colgen.master import cut_arrays
 from microagg.methods.colgen.region import region_bound

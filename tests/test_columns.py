@@ -145,7 +145,7 @@ def test_code_columns_are_never_averaged_by_default(tmp_path, fmt):
     df = _free1_like()
     codes = ["REGION", "SEX", "AGE", "COMPCODE", "OCCUCODE", "HHSIZE", "GEMEINDE"]
     if fmt == "app":
-        from microagg.app.logic import profile
+        from microagg.app.column_profile import profile
 
         suggested = [p.name for p in profile(df) if p.suggested]
         assert suggested == ["INCOME", "ASSETS"]

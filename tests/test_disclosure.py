@@ -1,4 +1,4 @@
-"""The disclosure audit's measures (microagg.disclosure): hand-computed values, sdcMicro's own
+"""The disclosure audit's measures (microagg.measures.risk): hand-computed values, sdcMicro's own
 test values, brute force on tiny inputs, and invariants (hypothesis)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from microagg import disclosure as D
+from microagg.measures import risk as D
 
 # --- 1. key-variable k-anonymity -----------------------------------------------------------------
 
@@ -566,7 +566,7 @@ def test_the_audit_serialises_and_reads_back():
 
 def test_audit_collects_every_measure():
     import microagg
-    from microagg.audit import AuditRoles, audit_files
+    from microagg.measures import AuditRoles, audit_files
     from microagg.measures import MEASURES, measures_of
 
     df = microagg.datasets.load("testdata").iloc[:600]
@@ -594,7 +594,7 @@ def test_audit_collects_every_measure():
     assert shuffled.group("risk")["key_records_below_k"] == risk["key_records_below_k"]
     assert not any("ori_hid" in w for w in shuffled.warnings)
     # a shuffled file's audit: the paired measures alone give what combine takes from the full audit
-    from microagg.audit import combine
+    from microagg.measures import combine
 
     paired_only = audit_files(df, out, roles, paired_only=True)
     assert paired_only.figures and all(f.measure.aligned for f in paired_only.figures) and not paired_only.warnings

@@ -19,7 +19,7 @@ import pytest
 
 import microagg
 from microagg import cli, options
-from microagg.app import logic
+from microagg.app import protect_worker, runspec
 
 BASE = {"k": 3, "columns": ["income", "expend", "age"], "seed": 1}
 
@@ -152,9 +152,9 @@ def _publish_three_ways(src, case: dict, tmp_path):
     microagg.protect(src, api, **run)
     command = options.command_line(str(src), str(tmp_path / f"cli{src.suffix}"), run, {})
     assert cli.main(shlex.split(command)[1:] + ["-q"]) == 0
-    spec = logic.RunSpec.of(str(src), src.name, **run)
-    logic.publish_run(spec, tmp_path / "app", 1)
-    app = logic.published_path(tmp_path / "app", 1, spec)
+    spec = runspec.RunSpec.of(str(src), src.name, **run)
+    protect_worker.publish_run(spec, tmp_path / "app", 1)
+    app = protect_worker.published_path(tmp_path / "app", 1, spec)
     return api, tmp_path / f"cli{src.suffix}", app
 
 

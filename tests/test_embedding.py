@@ -1,4 +1,4 @@
-"""microagg.embedding: QI kinds, the Gower-type embedding, distances; mixed frames end to end."""
+"""microagg.embedding: QI kinds, the Gower-type embedding, its whitening; mixed frames end to end."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import given, HealthCheck, settings, strategies as st
 from scipy.spatial.distance import mahalanobis
 
 import microagg
-from microagg import representatives as reps, embedding as transforms
+from microagg import representatives as reps, embedding as transforms, whitening
 from microagg.cli import main
 from microagg.errors import InputError, ParameterError
 
@@ -43,7 +43,7 @@ def mixed_frames(draw):
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mixed_frames(), st.sampled_from(["mdav", "vmdav"]), st.sampled_from(list(reps.AGGREGATIONS)),
-       st.sampled_from(list(transforms.DISTANCES)))
+       st.sampled_from(list(whitening.WHITENINGS)))
 def test_mixed_frames_k_anonymous_and_representatives(frame, method, aggregation, distance):
     df, k, weights, strata = frame
     before = df.copy()
@@ -119,13 +119,13 @@ def test_robust_distance_is_mahalanobis_with_mcd_covariance():
     rng = np.random.default_rng(0)
     Z = rng.normal(size=(120, 3)) @ np.array([[2, 0.5, 0], [0, 1, 0.4], [0, 0, 0.5]])
     Z[:5] += 30  # a few outliers
-    W, lam = transforms.whiten(Z, "robust", seed=7)
+    W, lam = whitening.whiten(Z, "robust", seed=7)
     S = MinCovDet(random_state=7).fit(Z).covariance_
     VI = np.linalg.inv(S)
     for a, b in [(0, 1), (3, 50), (10, 119), (60, 61)]:
         assert np.linalg.norm(W[a] - W[b]) == pytest.approx(mahalanobis(Z[a], Z[b], VI), rel=1e-8)
     assert lam == pytest.approx(np.linalg.eigvalsh(S).min())
-    Wm, _ = transforms.whiten(Z, "mahalanobis")
+    Wm, _ = whitening.whiten(Z, "mahalanobis")
     VIm = np.linalg.inv(np.cov(Z, rowvar=False, bias=True))
     assert np.linalg.norm(Wm[3] - Wm[50]) == pytest.approx(mahalanobis(Z[3], Z[50], VIm), rel=1e-8)
 
@@ -207,3 +207,23 @@ def test_a_missing_cell_in_a_categorical_qi_is_an_error(tmp_path, capsys, cell, 
                  "--categorical", "cat", *extra]) == 2
     assert capsys.readouterr().err == "microagg: error: missing values in quasi-identifier column(s): cat (1 rows)\n"
     assert not out.exists()
+
+
+def test_a_new_whitening_registered_in_one_place_runs_end_to_end(monkeypatch):
+    """A whitening is one registration (here a scratch one, the per-column variance): the option
+    ``distance`` takes it, the method sees the whitened columns, IL stays on z-scores."""
+    monkeypatch.setattr(whitening, "WHITENINGS", dict(whitening.WHITENINGS))
+    monkeypatch.setattr(transforms, "WHITENINGS", whitening.WHITENINGS)
+    whitening.register(whitening.Whitening("diagonal", "per-column variance", "a test's",
+                                           lambda Z, seed: (Z.mean(axis=0), np.diag(Z.var(axis=0)))))
+    df = microagg.datasets.load("tarragona").head(90)
+    columns = list(df.columns[:3])
+    res = microagg.microaggregate(df, k=3, columns=columns, distance="diagonal", audit=False)
+    plain = microagg.microaggregate(df, k=3, columns=columns, audit=False)
+    # z-scores have unit variance: whitening by their variances only centres them, same groups
+    assert np.array_equal(res.labels, plain.labels) and res.information_loss == pytest.approx(plain.information_loss)
+    assert res.publication.distance == "diagonal" and res.extras["distance"] == "diagonal"
+    with pytest.raises(ParameterError, match="cannot be combined"):
+        microagg.microaggregate(df, k=3, columns=columns, distance="diagonal", weights=[1, 2, 3])
+    with pytest.raises(ParameterError, match="distance"):
+        microagg.microaggregate(df, k=3, columns=columns, distance="chebyshev")

@@ -145,7 +145,7 @@ def test_merged_strata_are_recoded_suppressed_or_refused(tmp_path, capsys):
     merged = sup.data["region"].isna()
     assert merged.sum() in (22,) and sup.audit["key_records_below_k"] == 0
     # unchanged when kept: what was wrong before (the stratum column published unchanged)
-    from microagg.disclosure import key_frequencies
+    from microagg.measures.records import key_frequencies
 
     assert key_frequencies(res.data.assign(region=df["region"]), ["x", "region"], 3).records_below_k > 0
     with pytest.raises(microagg.errors.InputError, match="refused"):
@@ -320,7 +320,7 @@ def test_shuffle_publishes_the_same_rows_in_a_random_order_and_keeps_households(
     assert not a["ori_hid"].equals(df["ori_hid"])
     runs = (a["ori_hid"] != a["ori_hid"].shift()).sum()
     assert runs == df["ori_hid"].nunique()  # each household's records together
-    from microagg.disclosure import row_order
+    from microagg.measures.risk import row_order
 
     assert not row_order(a).informative  # no trace of the original order
     manifest = (tmp_path / "out.csv.manifest.json").read_text()

@@ -118,12 +118,12 @@ def test_its_first_bytes_name_it_under_another_suffix(tmp_path, jsonl):
 
 
 def test_the_command_line_and_the_app_list_a_registered_format(jsonl):
-    from microagg.app import logic
+    from microagg.app import inputs
 
     assert "JSON lines (.jsonl)" in io.supported_text()
     assert "JSON lines" in " ".join(build_parser().format_help().split())
-    assert ".jsonl" in logic.read_suffixes()
-    assert logic.output_suffix("survey.JSONL") == ".jsonl"  # written back in its own format
+    assert ".jsonl" in inputs.read_suffixes()
+    assert inputs.output_suffix("survey.JSONL") == ".jsonl"  # written back in its own format
     assert io.reader_name(io.Table(pd.DataFrame(), "jsonl", Path("x.jsonl"), [])) == "json.loads"
 
 

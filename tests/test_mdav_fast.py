@@ -6,9 +6,10 @@ from hypothesis import given, settings, strategies as st
 
 import microagg
 from microagg.kernels import kdtree
-from microagg.kernels.mdav import (SWITCH_ALWAYS, SWITCH_MEASURED, SWITCH_NEVER, SWITCH_TRIALS, mdav_brute_kernel,
-                                   mdav_kernel, mdav_labels, mdav_numpy, mdav_tree_kernel, vmdav_kernel,
-                                   vmdav_tree_kernel)
+from microagg.kernels.mdav import mdav_kernel, mdav_labels, mdav_numpy, vmdav_kernel
+from microagg.kernels.mdav_brute import mdav_brute_kernel
+from microagg.kernels.mdav_tree import (SWITCH_ALWAYS, SWITCH_MEASURED, SWITCH_NEVER, SWITCH_TRIALS, mdav_tree_kernel,
+                                        vmdav_tree_kernel)
 from microagg.partition import check_partition
 
 
@@ -42,13 +43,13 @@ def test_tree_mdav_equals_plain(case):
     X = _data(seed, n, d, kind)
     for classic in (True, False):
         plain = mdav_kernel(X, k, classic)
-        tree = mdav_tree_kernel(X, k, classic, leaf, SWITCH_NEVER, 0)
+        tree = mdav_tree_kernel(X, k, classic, leaf, SWITCH_NEVER, 0, None)
         assert np.array_equal(plain, tree)
         check_partition(tree, n, k)
-        assert np.array_equal(plain, mdav_brute_kernel(X, k, classic, 0))
+        assert np.array_equal(plain, mdav_brute_kernel(X, k, classic, 0, None))
         assert np.array_equal(plain, mdav_numpy(X, k, classic))
         for switch in (SWITCH_MEASURED, SWITCH_ALWAYS, SWITCH_TRIALS):  # tree, then brute force or trials
-            assert np.array_equal(plain, mdav_tree_kernel(X, k, classic, leaf, switch, 0))
+            assert np.array_equal(plain, mdav_tree_kernel(X, k, classic, leaf, switch, 0, None))
 
 
 @settings(max_examples=40, deadline=None)
@@ -70,11 +71,11 @@ def test_tree_equals_plain_larger(kind):
     X = _data(7, 3000, 5, kind)
     for k in (2, 3, 7):
         plain = mdav_kernel(X, k, True)
-        assert np.array_equal(plain, mdav_tree_kernel(X, k, True, 8, SWITCH_NEVER, 0))
+        assert np.array_equal(plain, mdav_tree_kernel(X, k, True, 8, SWITCH_NEVER, 0, None))
         for algorithm in ("brute", "numpy", "tree", "auto"):
             assert np.array_equal(plain, mdav_labels(X, k, True, algorithm))
         for switch in (SWITCH_ALWAYS, SWITCH_TRIALS):
-            assert np.array_equal(plain, mdav_tree_kernel(X, k, True, 8, switch, 0))
+            assert np.array_equal(plain, mdav_tree_kernel(X, k, True, 8, switch, 0, None))
     assert np.array_equal(vmdav_kernel(X, 3, 0.2, False), vmdav_tree_kernel(X, 3, 0.2, False, 8, 0))
 
 
@@ -91,17 +92,17 @@ def test_registered_algorithms_agree_on_census():
 
 def _brute_pairs_alone(X, k):
     """The pairs of groups of the brute-force kernel (``_brute_pairs``) on X: (labels, pairs, passes)."""
-    from microagg.kernels import mdav as kmdav
+    from microagg.kernels import mdav_brute, radial, running_sum
 
     n, d = X.shape
     labels, alive, idx = np.full(n, -1), np.ones(n, dtype=np.bool_), np.arange(n)
-    s, comp = kmdav.running_sum_init(X)
+    s, comp = running_sum.running_sum_init(X)
     anchors = np.empty((2, d))
-    tail, prefix = kmdav._radial_index(X, idx, anchors, kmdav.running_mean(s, comp, n))
-    _, _, g, _, _, passes = kmdav._brute_pairs(
-        X, kmdav._columns(X, idx), idx, n, n, k, 3 * k, n, labels, 0, s, comp, np.empty(n), np.empty(n),
+    tail, prefix = radial.radial_index(X, idx, anchors, running_sum.running_mean(s, comp, n))
+    _, _, g, _, _, passes = mdav_brute._brute_pairs(
+        X, mdav_brute._columns(X, idx), idx, n, n, k, 3 * k, n, labels, 0, s, comp, np.empty(n), np.empty(n),
         np.empty(n, dtype=np.bool_), np.empty(k, dtype=np.int64), np.empty(2 * k, dtype=np.int64), alive, tail,
-        prefix, anchors, np.zeros(2, dtype=np.int64), 0)
+        prefix, anchors, np.zeros(2, dtype=np.int64), 0, None)
     return labels, g // 2, passes
 
 
@@ -126,7 +127,7 @@ def test_kernels_from_concurrent_threads():
 
     data = [_data(seed, 1500, 4, kind) for seed, kind in enumerate(["gauss", "grid", "dup", "offset"])]
     with ThreadPoolExecutor(4) as pool:
-        got = list(pool.map(lambda X: mdav_tree_kernel(X, 3, True, 8, SWITCH_MEASURED, 0), data))
+        got = list(pool.map(lambda X: mdav_tree_kernel(X, 3, True, 8, SWITCH_MEASURED, 0, None), data))
     for X, labels in zip(data, got):
         assert np.array_equal(labels, mdav_kernel(X, 3, True))
 
@@ -139,8 +140,8 @@ def test_planned_size_picks_the_kernel(monkeypatch):
 
     called = []
     monkeypatch.setattr(kmdav, "_kernel_ready", lambda dispatcher: True)
-    monkeypatch.setattr(kmdav, "mdav_brute_kernel", lambda X, k, c, budget: called.append("brute") or mdav_kernel(X, k, c))
-    monkeypatch.setattr(kmdav, "mdav_tree_kernel", lambda X, k, c, leaf, sw, budget: called.append(("tree", sw))
+    monkeypatch.setattr(kmdav, "mdav_brute_kernel", lambda X, k, c, budget, split: called.append("brute") or mdav_kernel(X, k, c))
+    monkeypatch.setattr(kmdav, "mdav_tree_kernel", lambda X, k, c, leaf, sw, budget, split: called.append(("tree", sw))
                         or mdav_kernel(X, k, c))
     X = _data(11, 60, 3, "clusters")
     kmdav.mdav_labels(X, 3)
@@ -164,8 +165,64 @@ def test_kernel_ready_reads_numba_cache():
     import microagg.kernels.mdav as kmdav
 
     X = _data(3, 30, 2, "gauss")
-    kmdav.mdav_brute_kernel(X, 3, True, 0)
+    kmdav.mdav_brute_kernel(X, 3, True, 0, None)
     assert kmdav._kernel_ready(kmdav.mdav_brute_kernel)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(9, 700), d=st.integers(1, 6), k=st.integers(2, 5),
+       kind=st.sampled_from(["gauss", "grid", "dup", "clusters"]), threads=st.integers(2, 3),
+       fewest=st.sampled_from([1, 64, 200]), classic=st.booleans())
+def test_split_passes_give_the_same_labels(seed, n, d, k, kind, threads, fewest, classic):
+    """The distance passes split into ranges (``split``: ranges, fewest records a split pass
+    covers; here down to a pass over one record, ranges of one block or less, more ranges than
+    threads) give the one-thread kernels' labels, bit for bit, on random data with ties and
+    duplicated records."""
+    from microagg.kernels.cores import split_threads
+
+    X = _data(seed, n, d, kind)
+    plain = mdav_kernel(X, k, classic)
+    with split_threads(threads):
+        split = (threads, fewest)
+        assert np.array_equal(plain, mdav_brute_kernel(X, k, classic, 0, split))
+        for switch in (SWITCH_ALWAYS, SWITCH_TRIALS):
+            assert np.array_equal(plain, mdav_tree_kernel(X, k, classic, 8, switch, 0, split))
+
+
+def test_threads_option_decides_the_split(monkeypatch):
+    """threads=1 and small inputs run the one-thread kernel (split None); threads=None asks the
+    probe from SPLIT_MIN_N records on (planned), a number is taken as given; all the same labels."""
+    import microagg.kernels.mdav as kmdav
+    from microagg.kernels import cores
+    from microagg.kernels.jit import planning
+
+    splits = []
+    monkeypatch.setattr(kmdav, "mdav_brute_kernel", lambda X, k, c, budget, split: splits.append(split)
+                        or mdav_kernel(X, k, c))
+    monkeypatch.setattr(kmdav, "_kernel_ready", lambda dispatcher: True)
+    monkeypatch.setattr(cores, "idle_cores", lambda *a, **kw: 2.0)
+    monkeypatch.setattr(cores, "usable_cores", lambda: [0, 1])
+    X = _data(5, 90, 3, "gauss")
+    kmdav.mdav_labels(X, 3, algorithm="brute")
+    kmdav.mdav_labels(X, 3, algorithm="brute", threads=2)
+    with planning(kmdav.SPLIT_MIN_N):
+        kmdav.mdav_labels(X, 3, algorithm="brute", threads=1)
+        kmdav.mdav_labels(X, 3, algorithm="brute")
+        monkeypatch.setattr(cores, "idle_cores", lambda *a, **kw: 1.1)  # one core busy
+        kmdav.mdav_labels(X, 3, algorithm="brute")
+    assert splits == [None, None, None, (2, kmdav.SPLIT_MIN_RECORDS), None]
+
+
+def test_one_split_at_a_time():
+    """numba's workqueue layer runs one parallel region at a time: a second split asked while one
+    runs is granted one thread."""
+    from microagg.kernels.cores import split_threads
+
+    with split_threads(2) as first:
+        with split_threads(2) as second:
+            assert (first, second) == (2, 1)
+    with split_threads(1) as alone:
+        assert alone == 1
 
 
 def test_bad_algorithm():
@@ -221,7 +278,7 @@ def test_stopped_kernels_keep_plain_groups_then_split(case):
         return
     X = _data(seed, n, d, kind)
     plain = mdav_kernel(X, k, True)
-    runs = [mdav_brute_kernel(X, k, True, 1)] + [mdav_tree_kernel(X, k, True, leaf, s, 1)
+    runs = [mdav_brute_kernel(X, k, True, 1, None)] + [mdav_tree_kernel(X, k, True, leaf, s, 1, None)
                                                  for s in (SWITCH_NEVER, SWITCH_ALWAYS)]
     if n - 2 * k < 3 * k:  # the first pair leaves fewer than 3k records: MDAV ends, nothing to cut
         for labels in runs:
@@ -263,3 +320,14 @@ def test_time_limited_methods_stop_and_say_so(monkeypatch):
         check_partition(out.labels, len(X), 3)
         assert 0 < out.extras["reached"] < 0.05 and "median splits" in out.extras["stopped"]
     assert "before its tour" in out.extras["stopped"]
+
+
+def test_idle_cores_probe():
+    """The probe reads how many of the usable cores were idle: between none and all of them; one
+    usable core never splits."""
+    from microagg.kernels import cores
+
+    usable = cores.usable_cores()
+    assert usable and 0.0 <= cores.idle_cores(usable, 0.05) <= len(usable) + 1e-9
+    assert 1 <= cores.threads_to_use(None) <= len(usable)
+    assert cores.threads_to_use(1) == 1

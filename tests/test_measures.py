@@ -205,6 +205,7 @@ def test_dbrl_on_a_sample_links_those_records_exactly(monkeypatch):
     restricted to those records; the audit says how many were linked."""
     import microagg.measures as measures
     from microagg.measures import Comparison, distance_linkage_risk
+    from microagg.measures.risk import linkage
 
     rng = np.random.default_rng(3)
     X = rng.normal(size=(600, 3))
@@ -213,7 +214,7 @@ def test_dbrl_on_a_sample_links_those_records_exactly(monkeypatch):
     np.add.at(cent, labels, X)
     Xp = (cent / np.bincount(labels)[:, None])[labels]
     assert measures.dbrl_sample(600) is None
-    monkeypatch.setattr(measures, "DBRL_MAX_RECORDS", 200)
+    monkeypatch.setattr(linkage, "DBRL_MAX_RECORDS", 200)
     sample = measures.dbrl_sample(600)
     assert len(sample) == 200 and np.array_equal(sample, measures.dbrl_sample(600))
     # the sample's links: the nearest protected record (ties 1/t) over all 600, by brute force, on
@@ -229,3 +230,94 @@ def test_dbrl_on_a_sample_links_those_records_exactly(monkeypatch):
     figures = {f.name: f.value for f in measures.audit(Comparison(X, Xp), "risk").figures}
     assert figures["record_linkage_dbrl_records"] == 200
     assert figures["record_linkage_dbrl"] == pytest.approx(expected)
+
+
+# --- a new measure takes one module ---------------------------------------------------------------
+
+SCRATCH_MEASURE = '''
+"""A contributor's new measure: one decorated function, nothing else edited."""
+
+import numpy as np
+
+from microagg.measures.registry import measure
+
+
+@measure("scratch_values_changed", "published QI values that differ from the original (%)", "share",
+         "a test's own measure", "risk", digits=1, scale=100.0, aligned=True)
+def _values_changed(c):
+    if not c.X.size:
+        return None
+    return float(np.mean(c.X != c.Xp))
+'''
+
+
+def test_a_measure_registered_in_a_scratch_module_shows_in_every_audit(tmp_path, monkeypatch):
+    """Issue "Rooms and names": a new measure is one module. Registered from a module outside the
+    package, it is in the file audit (after the registered risk figures), its JSON and its
+    rendering, in a comparison's audit, and left out of an unaligned audit (it pairs records)."""
+    import importlib.util
+
+    from microagg.measures import AuditRoles, audit_files, compare, measures_of, registry
+
+    monkeypatch.setattr(registry, "MEASURES", dict(registry.MEASURES))  # undone after the test
+    path = tmp_path / "scratch_measure.py"
+    path.write_text(SCRATCH_MEASURE)
+    spec = importlib.util.spec_from_file_location("scratch_measure", path)
+    spec.loader.exec_module(importlib.util.module_from_spec(spec))
+
+    assert [m.name for m in measures_of("risk")][-1] == "scratch_values_changed"
+    df = microagg.datasets.load("testdata").head(300)
+    cols = ["expend", "income", "savings"]
+    out = microagg.microaggregate(df, k=3, columns=cols, audit=False).data
+    expected = float(np.mean(df[cols].to_numpy(np.float64) != out[cols].to_numpy(np.float64)))
+    roles = AuditRoles(tuple(cols), dict.fromkeys(cols, "continuous"), 3)
+    audit = audit_files(df, out, roles)
+    assert audit.group("risk")["scratch_values_changed"] == pytest.approx(expected)
+    assert audit.to_dict()["groups"]["risk"]["scratch_values_changed"] == pytest.approx(expected)
+    shown = {f.name: f for f in audit.rows("risk")}["scratch_values_changed"]
+    assert shown.text() == f"{100 * expected:.1f}"
+    assert shown.measure.reference == "a test's own measure"
+    compared = compare(df[cols], out[cols]).group("risk")
+    assert compared["scratch_values_changed"] == pytest.approx(expected)
+    assert "scratch_values_changed" not in audit_files(df, out, roles, aligned=False).group("risk")
+
+
+def test_the_registry_is_full_whichever_module_is_imported_first():
+    """Importing any module of the package runs the package first, which imports the measures
+    in their order: the registry a bare ``registry`` import sees is the package's."""
+    import subprocess
+    import sys
+
+    from microagg.measures import measures_of
+
+    code = ("from microagg.measures.registry import measures_of; "
+            "print(','.join(m.name for g in ('run', 'utility', 'risk') for m in measures_of(g)))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    fresh = run.stdout.strip()
+    assert fresh.split(",") == [m.name for g in ("run", "utility", "risk") for m in measures_of(g)]
+    assert fresh.split(",")[:3] == ["information_loss", "sse", "sst"]
+
+
+def test_no_module_of_the_package_imports_a_package_above_it():
+    """The package ``__init__`` imports the measures (which fills the registry); a module below it
+    importing it back would make a circle the import graph does not show (importing a.b runs a
+    first), so none does: each imports its siblings by name."""
+    import ast
+    import pathlib
+
+    root = pathlib.Path(microagg.__file__).parent / "measures"
+    for path in root.rglob("*.py"):
+        if path.name == "__init__.py" and path.parent == root:
+            continue
+        parts = path.relative_to(root.parent.parent).with_suffix("").parts
+        package = parts[:-1]  # the module's own package: a package __init__ is in it too
+        ancestors = {".".join(package[:i]) for i in range(2, len(package) + 1)}  # below microagg
+        if path.name == "__init__.py":
+            ancestors.discard(".".join(package))
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                base = list(package[: len(package) - node.level + 1]) if node.level else []
+                target = ".".join(base + ([node.module] if node.module else []))
+                assert target not in ancestors, (str(path), target)
+            elif isinstance(node, ast.Import):
+                assert not {alias.name for alias in node.names} & ancestors, str(path)

@@ -65,7 +65,7 @@ def test_a_stratum_named_twice_in_the_library_is_a_parameter_error():
         microagg.microaggregate(df, k=3, strata=["s", "s"])
 
 
-# --- the declared run options (options.py) ----------------------------------------------------------
+# --- the declared run options (the options package) ----------------------------------------------------
 
 def test_the_signature_and_the_command_line_are_generated_from_the_declarations():
     import inspect
@@ -218,3 +218,34 @@ def test_unlisted_names_are_those_holding_a_comma():
 
     assert unlisted_names({"columns": ["a,b", "c"], "strata": ["d"], "categorical": ["a,b"]}) == ["a,b"]
     assert unlisted_names({"columns": "a,b"}) == []  # a text is already the command line's list
+
+
+# --- the typed Run ----------------------------------------------------------------------------------------
+
+def test_run_has_one_typed_field_per_option_in_the_table_order():
+    from dataclasses import fields
+
+    from microagg.options import RUN_OPTIONS, Run, run_fields, validate_run
+
+    names = [f.name for f in fields(Run)][3:]
+    assert names == [p.name for p in RUN_OPTIONS]
+    assert [f"{f.name}: {f.type} = {f.default!r}" for f in fields(Run)[3:]] == run_fields()
+    run = validate_run({"k": 4, "columns": "a,b,c", "ordinal": ["c"]})
+    assert (run.k, run.columns, run.ordinal, run.trim) == (4, ["a", "b", "c"], {"c": None}, None)
+    assert run.options == {p.name: getattr(run, p.name) for p in RUN_OPTIONS}
+    with pytest.raises(AttributeError):
+        run.colums  # noqa: B018
+    changed = run.with_options(k=5)
+    assert changed.k == 5 and run.k == 4 and changed.info is run.info
+    with pytest.raises(TypeError, match="unknown run option"):
+        run.with_options(colums=["a"])
+
+
+def test_a_run_option_without_its_field_is_an_error_when_options_is_imported(monkeypatch):
+    from microagg.declarations import Param
+    from microagg.options import table
+
+    monkeypatch.setattr(table, "RUN_OPTIONS", table.RUN_OPTIONS + (
+        Param("round", "int", None, "digits", nullable=True, flags=("--round",)),))
+    with pytest.raises(TypeError, match=r"write `round: int \| None = None`"):
+        table._check_run_fields()

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import microagg
-from microagg import publication
+from microagg.publication import landing
 
 
 @pytest.fixture
@@ -59,7 +59,7 @@ def test_no_folder_without_its_manifest(big, tmp_path, cli, monkeypatch):
     def full(target, text):
         raise microagg.InputError(f"cannot write {target}: No space left on device")
 
-    monkeypatch.setattr(publication, "_stage_text", full)
+    monkeypatch.setattr(landing, "stage_text", full)
     done = cli("protect", big, "-o", tmp_path / "out", "-k", "3", "--out-of-core", "--block-size", "500",
                "--columns", "a,b", "-q")
     assert done.returncode == 2 and "No space left" in done.stderr
@@ -67,14 +67,14 @@ def test_no_folder_without_its_manifest(big, tmp_path, cli, monkeypatch):
 
 
 def test_no_file_without_its_manifest(big, tmp_path, cli, monkeypatch):
-    real = publication._stage_text
+    real = landing.stage_text
 
     def full(target, text):
         if str(target).endswith(".manifest.json"):
             raise microagg.InputError(f"cannot write {target}: No space left on device")
         return real(target, text)
 
-    monkeypatch.setattr(publication, "_stage_text", full)
+    monkeypatch.setattr(landing, "stage_text", full)
     done = cli("protect", big, "-o", tmp_path / "pub.csv", "-k", "3", "--columns", "a,b", "--report",
                tmp_path / "r.html", "-q")
     assert done.returncode == 2 and "No space left" in done.stderr

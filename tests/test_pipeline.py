@@ -1,4 +1,4 @@
-"""microaggregate (api.py, pipeline.py): the stages' guarantees: rows and non-QI columns kept, kinds of
+"""microaggregate (api.py, the pipeline package): the stages' guarantees: rows and non-QI columns kept, kinds of
 input and output, weights, missing values, clear errors."""
 
 from __future__ import annotations
@@ -218,6 +218,35 @@ def test_microaggregate_is_its_stages():
     assert np.array_equal(parted.labels, res.labels)
     pd.testing.assert_frame_equal(published.data, res.data)
     assert audit["information_loss"] == res.information_loss and publication == res.publication
+
+
+def test_the_published_values_nature_travels_with_the_published_stage():
+    """Published.values says what was published; measure reads it: values changed after publish
+    (here rounded, as a later stage may) are measured as published, not as group means."""
+    from dataclasses import replace
+
+    from microagg import pipeline
+    from microagg.deadline import Deadline
+    from microagg.options import validate_run
+
+    df = microagg.datasets.load("tarragona").head(90)
+    stages = {}
+    for aggregation in ("mean", "median"):
+        run = validate_run({"k": 3, "aggregation": aggregation})
+        source = pipeline.load(df)
+        roles = pipeline.check_params_vs_input(run, source)
+        prepared = pipeline.prepare(source, roles, run)
+        parted = pipeline.partition(source, roles, prepared, run, Deadline(None), lambda *a: None)
+        stages[aggregation] = (source, roles, prepared, parted, pipeline.publish(source, roles, prepared, parted, run),
+                               run)
+    assert stages["mean"][4].values == pipeline.GROUP_MEANS
+    assert stages["median"][4].values == "median (continuous)"
+    source, roles, prepared, parted, published, run = stages["mean"]
+    rounded = replace(published, numeric=np.round(published.numeric, -3), values="group means, rounded")
+    audit = pipeline.measure(source, roles, prepared, parted, rounded, run)[0]
+    Zp = prepared.embedding.embed(rounded.numeric, rounded.codes)
+    assert audit["sse"] == pytest.approx(np.sum((prepared.Z - Zp) ** 2))
+    assert audit["sse"] > pipeline.measure(source, roles, prepared, parted, published, run)[0]["sse"]
 
 
 def test_the_result_has_typed_parts_and_extras_is_their_view():

@@ -26,19 +26,19 @@ def test_weighted_median_and_trimmed_match_definitions(values, data):
     labels = np.zeros(n, dtype=np.int64)
     # unweighted: textbook statistics
     assert reps.continuous(x[:, None], labels, "median")[0, 0] == pytest.approx(np.median(x))
-    assert reps.continuous(x[:, None], labels, "trimmed", 0.2)[0, 0] == pytest.approx(stats.trim_mean(x, 0.2))
+    assert reps.continuous(x[:, None], labels, "trimmed", {"trim": 0.2})[0, 0] == pytest.approx(stats.trim_mean(x, 0.2))
     assert reps.continuous(x[:, None], labels, "onestep")[0, 0] == pytest.approx(brute_onestep(x))
     # integer weights: the weighted median is the median of the records repeated w times
     m = reps.continuous(x[:, None], labels, "median", weights=iw)[0, 0]
     assert m == pytest.approx(np.median(np.repeat(x, iw.astype(int))))
     assert brute_weighted_median_is_minimiser(x, iw, m)
     for trim in (0.0, 0.1, 0.25, 0.45):
-        t = reps.continuous(x[:, None], labels, "trimmed", trim, weights=iw)[0, 0]
+        t = reps.continuous(x[:, None], labels, "trimmed", {"trim": trim}, weights=iw)[0, 0]
         assert t == pytest.approx(brute_trimmed(x, iw, trim))
     # scaling every weight changes nothing
     for agg in ("median", "trimmed", "onestep", "mean"):
-        a = reps.continuous(x[:, None], labels, agg, 0.2, weights=iw)[0, 0]
-        b = reps.continuous(x[:, None], labels, agg, 0.2, weights=3.5 * iw)[0, 0]
+        a = reps.continuous(x[:, None], labels, agg, {"trim": 0.2}, weights=iw)[0, 0]
+        b = reps.continuous(x[:, None], labels, agg, {"trim": 0.2}, weights=3.5 * iw)[0, 0]
         assert a == pytest.approx(b)
 
 
@@ -46,8 +46,8 @@ def test_equal_weights_trim_like_r():
     x = np.arange(10.0) ** 2  # floor(0.25·10) = 2 records dropped at each end, as R's mean(trim=)
     labels = np.zeros(10, dtype=np.int64)
     expect = np.mean(np.sort(x)[2:8])
-    assert reps.continuous(x[:, None], labels, "trimmed", 0.25)[0, 0] == pytest.approx(expect)
-    assert reps.continuous(x[:, None], labels, "trimmed", 0.25, weights=np.full(10, 7.0))[0, 0] == pytest.approx(expect)
+    assert reps.continuous(x[:, None], labels, "trimmed", {"trim": 0.25})[0, 0] == pytest.approx(expect)
+    assert reps.continuous(x[:, None], labels, "trimmed", {"trim": 0.25}, weights=np.full(10, 7.0))[0, 0] == pytest.approx(expect)
 
 
 @settings(max_examples=80, deadline=None)
@@ -102,3 +102,69 @@ def test_weighted_ties_survive_float_sums():
     # exactly half the weight at the lower category: the lower one is the median category
     assert reps.median_category(np.array([0, 1, 2]), labels, np.array([0.1, 0.2, 0.3]))[0] == 1
     assert reps.median_category(np.array([0, 2]), np.zeros(2, dtype=np.int64), np.array([1.0, 1.0]))[0] == 0
+
+
+# --- the registry: an aggregation declares its parameters and its kernel ---------------------------------
+
+def _winsorized_kernel(x, w, starts, params):
+    """A scratch aggregation's segment kernel: each group's values clipped to the values the
+    trimmed mean would keep at its ends (share params[0] of the weight at each end), averaged."""
+    out = np.empty(len(starts) - 1)
+    for s in range(len(out)):
+        v, vw = x[starts[s]:starts[s + 1]], w[starts[s]:starts[s + 1]]
+        cut = params[0] * vw.sum() + 1e-12 * vw.sum()
+        lo = np.searchsorted(np.cumsum(vw), cut, side="right")
+        hi = len(v) - 1 - np.searchsorted(np.cumsum(vw[::-1]), cut, side="right")
+        lo, hi = min(lo, len(v) - 1), max(hi, min(lo, len(v) - 1))
+        out[s] = np.sum(vw * np.clip(v, v[lo], v[hi])) / vw.sum()
+    return out
+
+
+def _brute_winsorized(x, share):
+    x = np.sort(x)
+    m = int(np.floor(share * len(x) + 1e-12))
+    return np.mean(np.clip(x, x[m], x[len(x) - 1 - m]))
+
+
+@pytest.fixture
+def winsorized(monkeypatch):
+    """A winsorised mean registered in one place (this fixture), with the trimmed mean's ``trim``
+    as its parameter; removed after the test."""
+    monkeypatch.setattr(reps, "AGGREGATIONS", dict(reps.AGGREGATIONS))
+    return reps.register(reps.Aggregation("winsorized", "winsorised mean", "Tukey 1962",
+                                          lambda arguments: f"{arguments['trim']:g}-winsorised mean",
+                                          kernel=_winsorized_kernel, params={"trim": 0.2}))
+
+
+def test_a_new_aggregation_registered_in_one_place_runs_end_to_end(winsorized):
+    df = microagg.datasets.load("tarragona").head(60)
+    columns = list(df.columns[:3])
+    res = microagg.microaggregate(df, k=5, columns=columns, aggregation="winsorized", trim=0.2, audit=False)
+    assert res.publication.aggregation == "winsorized" and res.publication.parameters == {"trim": 0.2}
+    assert res.extras["trim"] == 0.2 and "0.2-winsorised mean (continuous)" in res.publication.note
+    for g in np.unique(res.labels):
+        rows = res.labels == g
+        for c in columns:
+            assert res.data[c][rows].iloc[0] == pytest.approx(_brute_winsorized(df[c][rows].to_numpy(), 0.2))
+    # IL is measured to the published values (not to group means)
+    z = res.scaler.transform(df[columns].to_numpy(dtype=float))
+    zp = res.scaler.transform(res.data[columns].to_numpy(dtype=float))
+    assert res.sse == pytest.approx(np.sum((z - zp) ** 2))
+    default = microagg.microaggregate(df, k=5, columns=columns, aggregation="winsorized", audit=False)
+    assert default.publication.parameters == {"trim": 0.2}  # the aggregation's own default
+    with pytest.raises(microagg.errors.ParameterError, match=r"trim applies to aggregation='trimmed' / "
+                                                             r"'winsorized' only \(aggregation is 'median'\)"):
+        microagg.microaggregate(df, k=5, aggregation="median", trim=0.1)
+
+
+def test_every_aggregation_declares_its_kernel_and_run_options_as_parameters():
+    from microagg.kernels import location
+    from microagg.options import RUN_OPTIONS
+
+    options = {p.name for p in RUN_OPTIONS}
+    for a in reps.AGGREGATIONS.values():
+        assert (a.kernel is None) != (a.compute is None), a.name
+        assert a.compute is not None or callable(getattr(location, a.kernel)), a.name
+        assert set(a.params) <= options, a.name
+    with pytest.raises(ValueError, match="already registered"):
+        reps.register(reps.AGGREGATIONS["mean"])

@@ -86,7 +86,7 @@ def _fake_runs(monkeypatch, first_audit=10.0, later_audit=0.1, seconds=0.3):
         r.labels = np.zeros(len(source.frame), dtype=np.int64)
         done.append(r.id)
 
-    monkeypatch.setattr(ex, "_run_one", fake)
+    monkeypatch.setattr(ex.planner, "run_one", fake)  # the planner runs each run through it
     return done
 
 

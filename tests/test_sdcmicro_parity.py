@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from microagg import disclosure as D
+from microagg.measures import risk as D
 from microagg import suppression
 
 ROOT = Path(__file__).resolve().parent.parent

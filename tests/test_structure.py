@@ -120,6 +120,18 @@ def numba_outside_kernels() -> list[str]:
     return out
 
 
+@pytest.mark.parametrize("command", [["check"], ["format", "--check"]])
+def test_ruff_is_clean(command):
+    """The linter and formatter configured in pyproject.toml pass on the whole repository."""
+    import subprocess
+    import sys
+
+    root = PACKAGE.parents[1]
+    done = subprocess.run([sys.executable, "-m", "ruff", *command, "."], cwd=root,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-1000:]
+
+
 def test_the_import_graph_has_no_cycle():
     assert cycles(import_graph()) == []
 

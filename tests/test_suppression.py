@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import microagg
-from microagg import disclosure as D
+from microagg.measures import risk as D
 from microagg import suppression
 from microagg.errors import InputError
 

@@ -134,3 +134,13 @@ def test_protect_once_it_exists_takes_the_run_options_typed():
     for p in RUN_OPTIONS:
         assert options[p.name].default == p.default and options[p.name].annotation is not P.empty, p.name
     assert [p.kind for p in sig.parameters.values()][-1] is P.VAR_KEYWORD
+
+
+def test_pyright_reports_a_misspelt_option_read_from_a_run(tmp_path):
+    """options.Run is a typed dataclass: reading a misspelt option, or an option as the wrong type,
+    is a type error, not an AttributeError at run time."""
+    report = _pyright(tmp_path, ROOT / "tests" / "typing" / "misspelt_run_field.py")
+    errors = [(d["range"]["start"]["line"] + 1, d["message"]) for d in report["generalDiagnostics"]
+              if d["severity"] == "error"]
+    assert sorted({line for line, _ in errors}) == [9, 10], errors
+    assert '"colums"' in " ".join(m for line, m in errors if line == 9)

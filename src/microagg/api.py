@@ -1,4 +1,4 @@
-"""microaggregate(): the pipeline of DESIGN.md, one call per stage (``microagg.pipeline``).
+"""microaggregate(): the pipeline, one call per stage (``microagg.pipeline``).
 
 options validated (``microagg.options``) -> load -> check the options against the data ->
 prepare (kinds, z-scores, embedding, distance, weights) -> partition (method, strata, blocks;
@@ -132,7 +132,8 @@ def microaggregate(
         Ordinal QI columns (published as the group's median category); also
         ``{column: [levels, lowest first]}``.
     distance : {"euclidean", "mahalanobis", "robust"}, default "euclidean"
-        Distance between records (``microagg.distances.DISTANCES``).
+        The distance the methods group records by: the whitening of the continuous columns
+        (``microagg.whitening.WHITENINGS``; "euclidean": none).
     aggregation : {"mean", "median", "trimmed", "onestep"}, default "mean"
         What a group publishes for continuous columns (``microagg.representatives.AGGREGATIONS``).
     trim : float, optional
@@ -242,6 +243,14 @@ def _microaggregate(data, options: dict, params: dict) -> Result:
     # the file audit runs when Result.audit is first read (issue 45: the default call costs the protection)
     pending = pipeline.deferred_audit(source, roles, prepared, published, run) if run.audit else None
     order = pipeline.shuffle_order(run, source.frame)  # after the audit, which pairs records in input order
+    return _result(run, roles, prepared, partitioned, published, (audit, publication, bound, pending),
+                   deadline, seconds, order)
+
+
+def _result(run, roles, prepared, partitioned, published, measured, deadline, seconds, order) -> Result:
+    """The Result: the published data (in the published order), the partition, the figures and
+    the facts of every stage."""
+    audit, publication, bound, pending = measured
     labels = partitioned.labels
     sizes = [group_sizes(labels[:, j]) for j in range(labels.shape[1])] if labels.ndim == 2 else group_sizes(labels)
     sample_weight = None if roles.sample_weights is None else (roles.sample_weight_column or "array")

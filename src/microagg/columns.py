@@ -1,4 +1,5 @@
-"""Input handling: the column rules (which columns are quasi-identifiers) and the QI values.
+"""Input handling: which columns are quasi-identifiers (the rules of ``column_rules`` applied)
+and the QI values.
 
 Every problem with the input is reported as one InputError whose message says what is
 wrong and where (column names, row counts); nothing is dropped or coerced silently.
@@ -13,9 +14,23 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .column_rules import (  # noqa: F401  (importable from here: the app and the tests use them)
+    CAPITALS_CODE_PARTS,
+    CODE_MIN_ROWS,
+    CODE_NAME_WORDS,
+    FEW_VALUES,
+    MANY_VALUES,
+    REPEATS,
+    code_columns,
+    looks_like_code_name,
+    looks_like_codes,
+    looks_like_identifier,
+    looks_like_weight,
+    not_a_default_qi,
+)
 from .errors import InputError, shown
 from .partition import check_k  # noqa: F401  (importable from here: the app uses it)
-from .standardize import Standardizer, principal_axes, zscores  # noqa: F401  (their home is scaling)
+from .standardize import Standardizer, principal_axes, zscores  # noqa: F401  (their home is standardize)
 
 __all__ = ["InputError", "read_table", "select_columns", "quasi_identifiers", "looks_like_identifier",
            "looks_like_codes", "looks_like_code_name", "not_a_default_qi", "looks_like_weight", "code_columns",
@@ -34,159 +49,6 @@ def read_table(path: str | Path, **options) -> pd.DataFrame:
 #: numbers in 90 % of its cells) is "numeric except for a few tokens": an error, never silent text.
 _FEW_TOKENS = 5
 
-
-def looks_like_identifier(name, values) -> str | None:
-    """Why column ``name`` looks like a record identifier (None if it does not): its name (id, ID,
-    *_id, ident, ...) or its values (a running number: n distinct integers filling a range of n)."""
-    text = str(name)
-    if re.search(r"(?:^|[_\W])(?:[hp]?ids?|ident|identifier|key|nr|no)(?:$|[_\W])", text, re.IGNORECASE) \
-            or re.search(r"^(?:row|record|person|household)_?(?:num|number)$", text, re.IGNORECASE) \
-            or re.search(r"[a-z0-9](?:Id|ID)$", text) or text.lower() == "id" or _capital_id(text):
-        return "its name says identifier"
-    col = values
-    if not isinstance(name, str):  # an array's positional columns: no names, no guessing
-        return None
-    if pd.api.types.is_integer_dtype(col.dtype) and len(col) >= 10 and col.is_unique:
-        if int(col.max()) - int(col.min()) + 1 == len(col):
-            return "its values are the distinct integers of a running number"
-    return None
-
-
-#: English words ending in "id" that a name in capitals may end with without being an identifier
-_NOT_ID_WORDS = ("paid", "aid", "said", "valid", "solid", "liquid", "fluid", "acid", "rapid", "humid", "hybrid",
-                 "vivid", "void", "avoid", "grid", "raid", "maid", "lipid", "pyramid", "android", "tabloid",
-                 "thyroid", "steroid", "opioid", "squid", "candid", "timid", "lucid", "morbid", "rigid", "stupid",
-                 "torrid", "placid", "insipid", "druid", "invalid")
-
-
-def _capital_id(text: str) -> bool:
-    """A name in capitals ending in ID, as UTILITYID, HHID or PERSONID (not PAID or VALID)."""
-    return bool(re.fullmatch(r"[A-Z][A-Z0-9_]*[A-Z0-9_]ID", text)) and not text.lower().endswith(_NOT_ID_WORDS)
-
-
-#: Words that name a column of category codes: geography, classifications of occupations and
-#: industries, administrative codes. Matched as whole words of the name (split at _, -, spaces,
-#: digits and lower-to-upper case changes), for integer columns only.
-CODE_NAME_WORDS = ("code", "codes", "region", "regio", "district", "municipality", "municip", "county",
-                   "province", "state", "country", "nuts", "zip", "zipcode", "postcode", "postal", "plz",
-                   "occupation", "occup", "isco", "nace", "isic", "naics", "sic", "soc", "industry",
-                   "sector", "branch", "fips", "geo", "geocode", "commune", "canton", "department", "ward",
-                   "village", "locality", "cluster", "psu", "strata", "stratum", "category", "class",
-                   "type", "status", "group", "grp")
-
-
-#: Parts of a name in capitals, concatenated without separators as survey files write them
-#: (COMPCODE, OCCUCODE, REGCODE, HHSIZE, HHTYPE), that say category codes or a count of persons
-CAPITALS_CODE_PARTS = ("CODE", "REGIO", "OCCU", "SIZE", "TYPE", "CLASS", "STATUS", "GROUP", "ISCO", "NACE", "ISIC",
-                       "DISTR", "PROV", "COUNTY", "SECTOR", "INDUS", "BRANCH", "ZIP", "POSTC", "NUTS", "CAT")
-
-
-def looks_like_code_name(name) -> str | None:
-    """Why the name of an integer column says category codes (None if it does not): one of its
-    words is in CODE_NAME_WORDS (region, occupation, isco, nace, zip, postcode, district, ...),
-    or, for a name in capitals (COMPCODE, OCCUCODE, REGCODE, HHSIZE), it holds one of
-    CAPITALS_CODE_PARTS: such names concatenate their words without a separator."""
-    if not isinstance(name, str):
-        return None
-    words = re.split(r"[^A-Za-z]+|(?<=[a-z])(?=[A-Z])", name)
-    hit = next((w for w in words if w.lower() in CODE_NAME_WORDS), None)
-    if hit is None and name == name.upper():
-        hit = next((part for part in CAPITALS_CODE_PARTS if part in name), None)
-    return None if hit is None else f"its name ({hit!r}) says category codes"
-
-
-#: A numeric column of integers with fewer distinct values than this is taken for category codes
-#: (sex, region, dwelling type: averaging them publishes codes that mean nothing), once the data
-#: have CODE_MIN_ROWS records or more (fewer: too few to tell codes from a small sample).
-FEW_VALUES = 20
-CODE_MIN_ROWS = 2 * FEW_VALUES
-
-
-#: An integer column is clearly continuous (an amount, a count of many values) only when its values
-#: rarely repeat: at most REPEATS records per distinct value on average, or at least MANY_VALUES
-#: distinct values. Codes repeat (free1's OCCUCODE: 226 codes, 18 records each; COMPCODE: 57, 70
-#: each), whatever their name or its language; amounts do not (free1's INCOME: 1.9 records each).
-REPEATS = 5
-MANY_VALUES = 1000
-
-
-def looks_like_codes(values) -> str | None:
-    """Why a numeric column looks like category codes (None if it does not), for integer columns
-    of at least CODE_MIN_ROWS records: fewer than FEW_VALUES distinct values, or values that
-    repeat like a code list (more than REPEATS records per distinct value on average, fewer than
-    MANY_VALUES distinct values). The positive rule: an integer column is averaged by default only
-    when it is clearly continuous."""
-    col = pd.Series(values)
-    if len(col) < CODE_MIN_ROWS or pd.api.types.is_bool_dtype(col.dtype):
-        return None
-    x = col.dropna().to_numpy(dtype=np.float64)
-    if not len(x) or not np.all(np.isfinite(x)) or np.any(x != np.round(x)):
-        return None
-    distinct = len(np.unique(x))
-    if 1 < distinct < FEW_VALUES:
-        return (f"{distinct} distinct integer values: category codes; to protect them as categories, name the "
-                f"column in --categorical / categorical= too")
-    if 1 < distinct < MANY_VALUES and len(x) > REPEATS * distinct:
-        return (f"{distinct} distinct integer values, {len(x) / distinct:.0f} records each on average: a code list; "
-                "to protect them as categories, name the column in --categorical / categorical= too")
-    return None
-
-
-def looks_like_weight(name) -> str | None:
-    """Why column ``name`` looks like a survey weight (None if it does not): its name says weight.
-    A weight is not a quasi-identifier, and averaging it would change every estimate."""
-    if isinstance(name, str) and re.search(r"weight|(?:^|[_\W])(?:w|p|f)?wgt(?:$|[_\W])", name, re.IGNORECASE):
-        return "its name says survey weight"
-    return None
-
-
-def _integral(col) -> bool:
-    x = pd.Series(col).dropna().to_numpy(dtype=np.float64) if len(col) else np.zeros(0)
-    return bool(len(x)) and bool(np.all(np.isfinite(x))) and bool(np.all(x == np.round(x)))
-
-
-def not_a_default_qi(name, col, labelled: bool = False, identifier: str | None | bool = False) -> str | None:
-    """Why numeric column ``name`` is left out of the default quasi-identifiers (None: it is one):
-    an identifier, a survey weight, or category codes (``labelled``: value labels on its values,
-    or an SPSS measure nominal / ordinal; few distinct integers; integers under a code-like name
-    such as region, occupation, isco, nace, zip). The one rule for the CLI, the library and the
-    app. ``identifier``: looks_like_identifier's answer when the caller has it already (it reads
-    the whole column)."""
-    if identifier is False:
-        identifier = looks_like_identifier(name, col)
-    if identifier or looks_like_weight(name):
-        return identifier or looks_like_weight(name)
-    if labelled:
-        return ("value labels (or an SPSS measure nominal / ordinal) on its values: category codes; to protect "
-                "them as categories, name the column in --categorical / categorical=")
-    if not isinstance(name, str):  # an array's columns: no guessing
-        return None
-    coded = looks_like_codes(col)
-    if coded:
-        return coded
-    named = looks_like_code_name(name) if _integral(col) else None
-    return None if named is None else (f"{named}; to protect them as categories, name the column in "
-                                       "--categorical / categorical=")
-
-
-def code_columns(df: pd.DataFrame, columns) -> dict:
-    """Column -> why it looks like category codes (the default rule's reasons: value labels, an
-    SPSS measure, few distinct integers, a code-like name), for numeric columns of ``columns``
-    that are neither identifiers nor weights. Named as quasi-identifiers, such columns are
-    protected as categories unless declared continuous (``transforms.column_kinds``)."""
-    coded = set(df.attrs.get("category_codes", ()))
-    out = {}
-    for c in columns:
-        col = df[c]
-        if isinstance(col, pd.DataFrame) or not pd.api.types.is_numeric_dtype(col.dtype) \
-                or pd.api.types.is_bool_dtype(col.dtype):
-            continue
-        if looks_like_identifier(c, col) or looks_like_weight(c):
-            continue
-        why = not_a_default_qi(c, col, labelled=c in coded, identifier=None)
-        if why:
-            out[c] = why.split(";")[0]
-    return out
 
 
 def given_twice(names) -> list[str]:
@@ -279,8 +141,9 @@ def skipped_table(skipped) -> list[str]:
     return lines
 
 
-def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=(), allow_empty: bool = False,
-                   continuous=()) -> list[str]:
+def select_columns(
+    df: pd.DataFrame, columns=None, exclude=(), missing=(), allow_empty: bool = False, continuous=()
+) -> list[str]:
     """The quasi-identifier columns.
 
     ``columns`` given: those columns, each of which must be numeric (a text cell that is not a
@@ -293,68 +156,128 @@ def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=(), allow
     """
     missing = {str(t).strip() for t in (missing or ())}
     if columns is None:
-        cols, skipped, formatted, categories = [], [], [], []
-        coded = set(df.attrs.get("category_codes", ()))  # io: every value has a value label (Stata, SPSS)
-        for c in df.columns:
-            if c in set(exclude):
-                continue
-            col = df[c]
-            if isinstance(col, pd.DataFrame):  # a duplicated name: ambiguous, never a default QI
-                skipped.append((c, "its name occurs more than once"))
-                continue
-            if pd.api.types.is_bool_dtype(col.dtype):
-                continue
-            if isinstance(col.dtype, pd.CategoricalDtype):  # categories: a QI only when named
-                categories.append(c)
-                continue
-            if pd.api.types.is_numeric_dtype(col.dtype):
-                why = None if c in set(continuous) else not_a_default_qi(c, col, labelled=c in coded)
-                if why:
-                    skipped.append((c, why))
-                else:
-                    cols.append(c)
-                continue
-            if not _is_text_column(col):
-                continue
-            numbers, tokens = _tokens(col, missing)
-            if numbers and not tokens:
-                if any(isinstance(v, str) and _number(v, missing)[1] for v in col.to_numpy(dtype=object)):
-                    # numbers written as text, e.g. codes with leading zeros (00123)
-                    skipped.append((c, "its numbers are stored as text, such as codes with leading zeros"))
-                else:  # numbers with declared-missing tokens, or integers beyond int64: checked as QIs
-                    cols.append(c)
-            elif numbers and numbers >= sum(tokens.values()) and (
-                    len(tokens) <= _FEW_TOKENS or numbers >= 9 * sum(tokens.values())):
-                ranked = sorted(tokens.items(), key=lambda x: -x[1])
-                listed = ", ".join(f"{shown(t)} ({k}x)" for t, k in ranked[:_FEW_TOKENS])
-                if len(ranked) > _FEW_TOKENS:
-                    listed += f" and {len(ranked) - _FEW_TOKENS} more"
-                raise InputError(
-                    f"column {c} is numeric except for {listed}: declare the token(s) missing "
-                    f"(--missing / missing=) or name the quasi-identifiers (--columns / columns=)")
-            elif tokens and all(_FORMATTED_NUMBER.fullmatch(t) for t in tokens):  # not text: numbers, written otherwise
-                formatted.append((c, next(iter(tokens))))
-        for line in skipped_table(skipped):  # one line per rule, with its columns
-            warnings.warn(line, UserWarning, stacklevel=3)
-        if categories:
-            warnings.warn(f"column(s) {', '.join(map(str, categories))} hold categories (pandas Categorical): they "
-                          "are not protected; name them in --categorical / categorical= (or --ordinal) to protect "
-                          "them as categories, or remove them before publishing", UserWarning, stacklevel=3)
-        for c, example in formatted:
-            warnings.warn(f"column {c} holds numbers in a notation that is not read as numbers, such as {shown(example)} "
-                          "(thousands separators, a decimal comma, the unicode minus, currency or percent signs): "
-                          "it is not protected; write them as plain numbers (or set the decimal mark with --decimal) "
-                          "to protect it, or remove it before publishing", UserWarning, stacklevel=3)
-        if not cols and not allow_empty:
-            hint = "" if not formatted else (
-                f": column(s) {', '.join(str(c) for c, _ in formatted)} hold numbers in a notation not read as "
-                f"numbers, such as {shown(formatted[0][1])}; write them as plain numbers, or set the decimal mark "
-                "with --decimal / decimal=")
-            raise InputError("no numeric columns to use as quasi-identifiers" + hint)
-        return cols
+        return _default_columns(df, set(exclude), missing, allow_empty, set(continuous))
+    return _named_columns(df, columns, missing)
+
+
+def _default_columns(
+    df: pd.DataFrame, exclude: set, missing: set, allow_empty: bool, continuous: set
+) -> list:
+    """Every column the rules make a quasi-identifier; those left out are named in warnings."""
+    cols, skipped, formatted, categories = [], [], [], []
+    coded = set(
+        df.attrs.get("category_codes", ())
+    )  # io: every value has a value label (Stata, SPSS)
+    for c in df.columns:
+        if c in exclude:
+            continue
+        role, detail = _default_role(c, df[c], missing, c in continuous, c in coded)
+        if role == "qi":
+            cols.append(c)
+        elif role == "skipped":
+            skipped.append((c, detail))
+        elif role == "categories":
+            categories.append(c)
+        elif role == "formatted":
+            formatted.append((c, detail))
+    _warn_left_out(skipped, categories, formatted)
+    if not cols and not allow_empty:
+        hint = (
+            ""
+            if not formatted
+            else (
+                f": column(s) {', '.join(str(c) for c, _ in formatted)} hold numbers in a notation "
+                "not read as "
+                f"numbers, such as {shown(formatted[0][1])}; write them as plain numbers, or set "
+                "the decimal mark "
+                "with --decimal / decimal="
+            )
+        )
+        raise InputError("no numeric columns to use as quasi-identifiers" + hint)
+    return cols
+
+
+def _default_role(
+    c, col, missing: set, declared_continuous: bool, labelled: bool
+) -> tuple[str, object]:
+    """(role, detail) of one column under the default rules: "qi"; "skipped" (detail: why);
+    "categories" (a pandas Categorical: a QI only when named); "formatted" (numbers in another
+    notation; detail: an example); "other" (not numeric: published unchanged). A column numeric
+    but for a few tokens is an error."""
+    if isinstance(col, pd.DataFrame):  # a duplicated name: ambiguous, never a default QI
+        return "skipped", "its name occurs more than once"
+    if pd.api.types.is_bool_dtype(col.dtype):
+        return "other", None
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        return "categories", None
+    if pd.api.types.is_numeric_dtype(col.dtype):
+        why = None if declared_continuous else not_a_default_qi(c, col, labelled=labelled)
+        return ("skipped", why) if why else ("qi", None)
+    if not _is_text_column(col):
+        return "other", None
+    numbers, tokens = _tokens(col, missing)
+    if numbers and not tokens:
+        if any(isinstance(v, str) and _number(v, missing)[1] for v in col.to_numpy(dtype=object)):
+            # numbers written as text, e.g. codes with leading zeros (00123)
+            return "skipped", "its numbers are stored as text, such as codes with leading zeros"
+        return (
+            "qi",
+            None,
+        )  # numbers with declared-missing tokens, or integers beyond int64: checked as QIs
+    if (
+        numbers
+        and numbers >= sum(tokens.values())
+        and (len(tokens) <= _FEW_TOKENS or numbers >= 9 * sum(tokens.values()))
+    ):
+        ranked = sorted(tokens.items(), key=lambda x: -x[1])
+        listed = ", ".join(f"{shown(t)} ({k}x)" for t, k in ranked[:_FEW_TOKENS])
+        if len(ranked) > _FEW_TOKENS:
+            listed += f" and {len(ranked) - _FEW_TOKENS} more"
+        raise InputError(
+            f"column {c} is numeric except for {listed}: declare the token(s) missing "
+            f"(--missing / missing=) or name the quasi-identifiers (--columns / columns=)"
+        )
+    if tokens and all(
+        _FORMATTED_NUMBER.fullmatch(t) for t in tokens
+    ):  # not text: numbers, written otherwise
+        return "formatted", next(iter(tokens))
+    return "other", None
+
+
+def _warn_left_out(skipped: list, categories: list, formatted: list) -> None:
+    """One warning per rule that left columns unprotected, naming them."""
+    for line in skipped_table(skipped):  # one line per rule, with its columns
+        warnings.warn(line, UserWarning, stacklevel=5)
+    if categories:
+        warnings.warn(
+            f"column(s) {', '.join(map(str, categories))} hold categories (pandas Categorical): "
+            "they "
+            "are not protected; name them in --categorical / categorical= (or --ordinal) to "
+            "protect "
+            "them as categories, or remove them before publishing",
+            UserWarning,
+            stacklevel=5,
+        )
+    for c, example in formatted:
+        warnings.warn(
+            f"column {c} holds numbers in a notation that is not read as numbers, such as "
+            f"{shown(example)} (thousands separators, a decimal comma, the unicode minus, currency "
+            "or "
+            "percent signs): it is not protected; write them as plain numbers (or set the decimal "
+            "mark "
+            "with --decimal) to protect it, or remove it before publishing",
+            UserWarning,
+            stacklevel=5,
+        )
+
+
+def _named_columns(df: pd.DataFrame, columns, missing: set) -> list:
+    """The named quasi-identifier columns: each given once, present and numeric."""
     if isinstance(columns, str):
         columns = [c.strip() for c in columns.split(",") if c.strip()]
-    elif isinstance(columns, (int, float, np.integer, np.floating)) or not hasattr(columns, "__iter__"):
+    elif isinstance(columns, (int, float, np.integer, np.floating)) or not hasattr(
+        columns, "__iter__"
+    ):
         raise InputError(f"columns must be a list of column names, got {columns!r}")
     columns = list(columns)
     if not columns:
@@ -365,24 +288,34 @@ def select_columns(df: pd.DataFrame, columns=None, exclude=(), missing=(), allow
     missing_cols = [c for c in columns if c not in df.columns]
     if missing_cols:
         raise InputError(
-            f"unknown column(s): {', '.join(map(str, missing_cols))}; available: {', '.join(map(str, df.columns))}"
+            f"unknown column(s): {', '.join(map(str, missing_cols))}; available: "
+            f"{', '.join(map(str, df.columns))}"
         )
     for c in columns:
-        col = df[c]
-        if isinstance(col, pd.DataFrame):
-            raise InputError(f"column name {c!r} occurs more than once: a duplicated name cannot be a quasi-identifier")
-        if pd.api.types.is_bool_dtype(col.dtype):
-            raise InputError(f"quasi-identifier column {c} is not numeric (true/false values)")
-        if pd.api.types.is_numeric_dtype(col.dtype):
-            if pd.api.types.is_complex_dtype(col.dtype):
-                raise InputError(f"quasi-identifier column {c} is not numeric (complex values)")
-            continue
-        if not _is_text_column(col):
-            raise InputError(f"quasi-identifier column {c} is not numeric (dtype {col.dtype})")
-        bad = first_non_number(col, missing)
-        if bad is not None:
-            raise InputError(f"quasi-identifier column {c} is not numeric: row {bad[0]} holds {shown(bad[1])}")
+        _check_named_column(c, df[c], missing)
     return columns
+
+
+def _check_named_column(c, col, missing: set) -> None:
+    """A named quasi-identifier column holds numbers (text cells that read as numbers included)."""
+    if isinstance(col, pd.DataFrame):
+        raise InputError(
+            f"column name {c!r} occurs more than once: a duplicated name cannot be a "
+            "quasi-identifier"
+        )
+    if pd.api.types.is_bool_dtype(col.dtype):
+        raise InputError(f"quasi-identifier column {c} is not numeric (true/false values)")
+    if pd.api.types.is_numeric_dtype(col.dtype):
+        if pd.api.types.is_complex_dtype(col.dtype):
+            raise InputError(f"quasi-identifier column {c} is not numeric (complex values)")
+        return
+    if not _is_text_column(col):
+        raise InputError(f"quasi-identifier column {c} is not numeric (dtype {col.dtype})")
+    bad = first_non_number(col, missing)
+    if bad is not None:
+        raise InputError(
+            f"quasi-identifier column {c} is not numeric: row {bad[0]} holds {shown(bad[1])}"
+        )
 
 
 #: float64 holds every integer up to 2**53 exactly; beyond, distinct integers may become equal.
@@ -402,7 +335,8 @@ def quasi_identifiers(df: pd.DataFrame, columns: list, missing=()) -> np.ndarray
             if big.size:
                 i = int(big[0])
                 raise InputError(f"quasi-identifier column {c} holds integers beyond 2^53 that float64 cannot hold "
-                                 f"exactly ({big.size} rows, first row {i + 1}: {col.iloc[i]}); rescale it or leave it out")
+                                 f"exactly ({big.size} rows, first row {i + 1}: {col.iloc[i]}); "
+                                 "rescale it or leave it out")
             X[:, j] = col.to_numpy(dtype=np.float64, na_value=np.nan)
         elif pd.api.types.is_numeric_dtype(col.dtype):
             X[:, j] = col.to_numpy(dtype=np.float64, na_value=np.nan)

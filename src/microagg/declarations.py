@@ -7,7 +7,7 @@ declarations before any data work and raises ``ParameterError`` (an ``InputError
 line naming the owner, the parameter, what it must be and what it got. The command line reads
 text with ``Param.parse``, so a value is typed by its declaration, not guessed; tests build bad
 values from the declarations (``invalid_values``). (The habit is scikit-learn's
-``_parameter_constraints`` and ``check_param_validation``; see shared/EXAMPLES.md.)
+``_parameter_constraints`` and ``check_param_validation``.)
 
 This module imports nothing of the package but the errors: a kind whose choices live higher up
 (registered method names) is given them by their owner (``provide_choices``).
@@ -18,8 +18,9 @@ from __future__ import annotations
 import ast
 import math
 import numbers
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from .errors import ParameterError
 

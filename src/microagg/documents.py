@@ -34,8 +34,16 @@ _MEMBER = re.compile(r"^run_(\d{1,9})\.npy$")
 def _models():
     """The schemas (built on first use: pydantic is imported only when a document is read)."""
     global _MODELS
-    if _MODELS is not None:
-        return _MODELS
+    if _MODELS is None:
+        shared = _shared_models()
+        _MODELS = {"manifest": _manifest_model(shared), "explore": _explore_model(shared)}
+    return _MODELS
+
+
+def _shared_models():
+    """The parts both documents use: open and closed records, the read options, a figure's value."""
+    from types import SimpleNamespace
+
     from pydantic import BaseModel, ConfigDict, Field
 
     class Open(BaseModel):  # fields the program does not use are kept, not checked
@@ -50,6 +58,16 @@ def _models():
         encoding: Optional[str] = Field(None, max_length=40)
         sheet: Optional[str] = Field(None, max_length=200)
         missing: list[str] = Field(default_factory=list, max_length=1000)
+
+    Value = Optional[float | int | str | bool | list[Any] | dict[str, Any]]
+    return SimpleNamespace(Open=Open, ReadOptions=ReadOptions, Value=Value)
+
+
+def _manifest_model(shared):
+    """A run manifest (``microagg.manifest``): the files, the run, the roles and the audit."""
+    from pydantic import Field
+
+    Open, ReadOptions, Value = shared.Open, shared.ReadOptions, shared.Value
 
     class FileEntry(Open):
         name: str
@@ -69,8 +87,6 @@ def _models():
         standardize: bool = True
         l: float = Field(2.0, ge=0)
         p: float = Field(10.0, ge=0, le=100)
-
-    Value = Optional[float | int | str | bool | list[Any] | dict[str, Any]]
 
     class AuditDoc(Open):
         groups: dict[str, dict[str, Value]] = Field(default_factory=dict)
@@ -96,6 +112,15 @@ def _models():
         shuffled: bool = False
         command: str = ""
         audit: AuditDoc = Field(default_factory=AuditDoc)
+
+    return Manifest
+
+
+def _explore_model(shared):
+    """An explore result (``microagg.explore``): the input explored, the options and the runs."""
+    from pydantic import Field
+
+    Open, ReadOptions, Value = shared.Open, shared.ReadOptions, shared.Value
 
     class InputDoc(Open):  # an exploration of a data frame has no file: --from-explore requires its SHA-256
         name: str = ""
@@ -127,8 +152,7 @@ def _models():
         runs: list[ExploreRunDoc] = Field(max_length=100_000)
         labels_file: Optional[str] = None
 
-    _MODELS = {"manifest": Manifest, "explore": ExploreResult}
-    return _MODELS
+    return ExploreResult
 
 
 _MODELS = None

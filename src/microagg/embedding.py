@@ -1,4 +1,4 @@
-"""Heterogeneous quasi-identifiers: column kinds, the embedding every method sees, distances.
+"""Heterogeneous quasi-identifiers: column kinds, the embedding every method sees, its whitening.
 
 Quasi-identifier (QI) columns are continuous, ordinal or nominal. Methods only ever see one
 float matrix (their contract is unchanged); this module builds it so that its squared Euclidean
@@ -6,7 +6,7 @@ distance is a documented Gower-type distance between records (Domingo-Ferrer & T
 "Ordinal, continuous and heterogeneous k-anonymity through microaggregation", Data Min. Knowl.
 Disc. 11(2); Gower 1971 for the idea of summing per-variable dissimilarities of each kind):
 
-    d(x, y)^2 = sum_continuous ((x_j - y_j) / s_j)^2          z-scores (scaling.Standardizer)
+    d(x, y)^2 = sum_continuous ((x_j - y_j) / s_j)^2          z-scores (standardize.Standardizer)
               + sum_ordinal    ((r_j(x) - r_j(y)) / s_rj)^2    rank of the category, z-scored
               + sum_nominal    NOMINAL_WEIGHT * [x_j != y_j]   one-hot, entries sqrt(w/2)
 
@@ -20,13 +20,10 @@ Disc. 11(2); Gower 1971 for the idea of summing per-variable dissimilarities of 
   drawn at random from a z-scored continuous column (2·variance), so a mismatch costs what a
   typical difference costs in one continuous column; equal categories are at distance 0.
 
-``distance`` then changes how the continuous part is measured: "euclidean" (the z-scores above),
-"mahalanobis" (whitened by the covariance of the z-scored continuous columns) or "robust"
-(whitened by the Minimum Covariance Determinant estimate of scikit-learn's ``MinCovDet``, as
-sdcMicro's method "rmd" uses an MCD covariance; Rousseeuw & Van Driessen 1999). Whitening makes
-the Euclidean distance of the method's matrix equal the Mahalanobis distance, so every
-Euclidean method gains it. Information loss is always reported on the embedding above (the
-standard z-score figure), not on the whitened matrix.
+The run option ``distance`` then selects a whitening of the continuous part (``whitening``):
+"euclidean" (none: the z-scores above), "mahalanobis" or "robust" (an MCD covariance), so that
+the Euclidean distance of the method's matrix is a Mahalanobis distance. Information loss is
+always reported on the embedding above (the standard z-score figure), not on the whitened matrix.
 """
 
 from __future__ import annotations
@@ -36,12 +33,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .errors import InputError, ParameterError, shown
 from .columns import first_non_number, quasi_identifiers, select_columns
-from .distances import DISTANCES, Distance  # noqa: F401  (the registry of distances)
+from .errors import InputError, shown
 from .standardize import Standardizer
+from .whitening import WHITENINGS, whiten
 
-__all__ = ["KINDS", "DISTANCES", "Distance", "NOMINAL_WEIGHT", "column_kinds", "select_qi", "Embedding", "embed",
+__all__ = ["KINDS", "NOMINAL_WEIGHT", "column_kinds", "select_qi", "Embedding", "embed",
            "whiten", "method_matrix"]
 
 KINDS = ("continuous", "ordinal", "nominal")
@@ -57,7 +54,7 @@ def column_kinds(df: pd.DataFrame, cols: list, categorical=(), ordinal=(), missi
     Declared ``categorical`` -> nominal, ``ordinal`` -> ordinal, ``continuous`` -> continuous.
     Undeclared: an unordered pandas Categorical or a bool column -> nominal, an ordered
     Categorical -> ordinal; a numeric column that looks like category codes
-    (``preprocess.code_columns``: value labels, an SPSS measure nominal / ordinal, few distinct
+    (``columns.code_columns``: value labels, an SPSS measure nominal / ordinal, few distinct
     integers, a code-like name) -> nominal, or ordinal under an SPSS measure ordinal, with one
     warning naming them (no code is averaged unless declared continuous); another numeric column
     -> continuous; text columns must be declared (InputError otherwise).
@@ -310,38 +307,14 @@ def embed(df: pd.DataFrame, cols: list, kinds: dict, standardize: bool = True, l
     return emb
 
 
-def whiten(Z: np.ndarray, distance: str, seed: int | None = 0, fit_rows=None) -> tuple[np.ndarray, float]:
-    """(W, smallest kept eigenvalue): rows of Z whitened so that ||W_a - W_b|| is their Mahalanobis distance.
-
-    "mahalanobis": the covariance of Z; "robust": the MCD covariance (scikit-learn ``MinCovDet``,
-    ``random_state=seed``, 0 when seed is None so that runs repeat). W = (Z - location) V Λ^{-1/2}
-    from the eigendecomposition S = V Λ V^T; directions with eigenvalue <= 1e-12·λ_max (collinear
-    or constant columns) are dropped. The eigenvalue returned converts SSE bounds:
-    SSE(Z) >= λ_min · SSE(W). fit_rows: estimate the location and covariance on these rows only
-    (every row is whitened).
-    """
-    Z = np.asarray(Z, dtype=np.float64)
-    if distance not in DISTANCES or DISTANCES[distance].covariance is None:
-        raise ParameterError(f"distance must be one of {', '.join(d for d in DISTANCES if d != 'euclidean')} to "
-                             f"whiten, got {distance!r}")
-    location, S = DISTANCES[distance].covariance(Z if fit_rows is None else Z[fit_rows], seed)
-    vals, vecs = np.linalg.eigh(S)
-    top = max(float(vals.max()), 0.0)
-    keep = vals > 1e-12 * top if top > 0 else np.zeros(len(vals), dtype=bool)
-    if not keep.any():
-        raise InputError(f"distance={distance!r}: the covariance of the continuous quasi-identifiers is zero")
-    T = vecs[:, keep] / np.sqrt(vals[keep])
-    return np.ascontiguousarray((Z - location) @ T), float(vals[keep].min())
-
-
 def method_matrix(emb: Embedding, distance: str, seed: int | None = 0) -> tuple[np.ndarray, float]:
     """(matrix the method sees, factor f with SSE(embedding) >= f·SSE(method matrix)).
 
-    A distance without a covariance (euclidean): the embedding itself (f = 1). Otherwise the
-    continuous part is replaced by its whitened version (ordinal and nominal parts unchanged)
-    and f = min(λ_min, 1).
+    ``distance``: the whitening (``whitening.WHITENINGS``). The identity (euclidean): the
+    embedding itself (f = 1). Otherwise the continuous part is replaced by its whitened version
+    (``whitening.whiten``; ordinal and nominal parts unchanged) and f = min(λ_min, 1).
     """
-    if DISTANCES[distance].covariance is None:
+    if WHITENINGS[distance].identity:
         return emb.matrix, 1.0
     where = emb.continuous_positions()
     if where.size == 0:

@@ -6,14 +6,14 @@ concept in its one home:
 
 * options: the run's declarations (``options.validate_run``), plus what this mode cannot do
   (``check_out_of_core``: categorical QIs, weights, other aggregations or distances), before any pass;
-* columns: the column rules on the first rows (``preprocess.select_columns``);
-* prepare, pass 1: ``scaling.Moments`` (a ``partial_fit`` standardiser) gives the z-scores'
+* columns: the column rules on the first rows (``columns.select_columns``);
+* prepare, pass 1: ``standardize.Moments`` (a ``partial_fit`` standardiser) gives the z-scores'
   ``Standardizer`` and their covariance; the principal axes come from it (``axes_of_covariance``);
 * pass 2: each record's stratum code (``strata.StratumIndex``, the in-memory code: the same keys
   and the same merges of small strata, on the centroids of the z-scores) and its projection on the
   leading axes; slabs are cut inside strata by recursive bisection (as the blocks are);
 * pass 3: each slab's z-scores spilled to disk; SST summed (``partition.sst`` about the mean);
-* partition: one Dask task per slab, the partitioned mode inside it (``scale.partitioned_labels``),
+* partition: one Dask task per slab, the partitioned mode inside it (``partitioned.partitioned_labels``),
   SSE and group means per slab (``partition``);
 * publish, pass 4: group means back in original units (``Standardizer.inverse``), written in input
   order, one Parquet file per input chunk, every other column unchanged;
@@ -31,6 +31,7 @@ import numpy as np
 
 from .deadline import Deadline
 from .errors import InputError, ParameterError
+from .partition import check_k, il_percent
 from .progress import as_callback
 from .partitioned import BlockClock, _bisect, _block_seed, _compute, _workers, partitioned_labels, SLAB_CUT_WINDOW
 
@@ -68,7 +69,7 @@ def check_out_of_core(options: dict, params: dict | None = None, *, cli: bool = 
 
 def _columns(input_path, run, chunk_rows) -> list:
     """The QI columns: the given ones, or by default those the in-memory rules choose on the first
-    rows (preprocess.select_columns: identifiers, codes and weights left out, with a warning
+    rows (columns.select_columns: identifiers, codes and weights left out, with a warning
     naming them), strata excluded; named columns and strata must exist."""
     from . import io
     from .columns import select_columns
@@ -133,27 +134,19 @@ def protect_out_of_core(input_path, output_dir, *, k, method="mdav", columns=Non
 
     Reads the input four times in chunks of chunk_rows (module docstring). Slabs of about
     slab_blocks·max(k, block_size) to twice as many records are the Dask tasks (scheduler as in
-    ``scale.partitioned_labels``; with a distributed cluster the workers must see the spill
+    ``partitioned.partitioned_labels``; with a distributed cluster the workers must see the spill
     directory, which lives inside output_dir). ``strata``: column name(s); slabs (and so blocks
     and groups) are cut inside each stratum; strata smaller than k are an error or, with
     merge_small_strata, merged into the stratum with the nearest centroid, and the published
     stratum columns then recode or suppress the merged strata (``merged_strata``, as in memory:
-    the file stays k-anonymous on QIs and strata). ``time_limit`` is the
-    budget of the whole call, shared among the slabs by ``BlockClock``'s rule; ``progress`` hears
-    of each pass and each finished slab. Every option is checked before the first pass.
+    the file stays k-anonymous on QIs and strata). ``time_limit`` is the budget of the whole
+    call, shared among the slabs by ``BlockClock``'s rule; ``progress`` hears of each pass and
+    each finished slab. Every option is checked before the first pass.
     Returns a summary dict. Memory on the driver: O(n·log(slabs)) for the projections, O(n) for
     the labels and the group means (2.1 GB peak at 10^7 × 10,
     benchmarks/results/dask_end_to_end.md), plus one chunk.
     """
-    from .options import RUN_OPTIONS
-
-    declared = {p.name for p in RUN_OPTIONS}
-    options = dict(k=k, method=method, columns=columns, block_size=block_size, scheduler=scheduler, seed=seed,
-                   time_limit=time_limit, strata=strata, merge_small_strata=merge_small_strata, refine=refine,
-                   merged_strata=merged_strata,
-                   **{name: value for name, value in params.items() if name in declared})
-    params = {name: value for name, value in params.items() if name not in declared}
-    run = check_out_of_core(options, params)
+    run = _checked_run(locals())  # every option and parameter, before the first pass
     deadline = Deadline(run.time_limit, work=run.work)
     progress = as_callback(progress)
     input_path, output_dir = os.fspath(input_path), os.fspath(output_dir)
@@ -161,36 +154,54 @@ def protect_out_of_core(input_path, output_dir, *, k, method="mdav", columns=Non
         raise InputError(f"input {input_path} does not exist")
     cols = _columns(input_path, run, chunk_rows)
     scaler, C, n = _moments(input_path, cols, chunk_rows, progress)
-    from .partition import check_k
-
     k = check_k(run.k, n)
     min_size = max(k, run.block_size)
-    found, keys, slab_of, nslabs = _slabs(input_path, cols, chunk_rows, run, scaler, C, n, min_size, slab_blocks,
-                                          progress)
-    merges = [] if found is None else found.merges
+    found, keys, slab_of, nslabs = _slabs(input_path, cols, chunk_rows, run, scaler, C, n, min_size,
+                                          slab_blocks, progress)
     os.makedirs(output_dir, exist_ok=True)
     spill = tempfile.mkdtemp(prefix=".spill-", dir=output_dir)
     try:
         total_sst = _spill(input_path, cols, chunk_rows, scaler, slab_of, spill, nslabs, progress)
         del slab_of
-        labels, means, total_sse, min_group, groups = _partition_slabs(spill, nslabs, n, run, deadline, progress)
-        files = _write(input_path, output_dir, cols, chunk_rows, labels, scaler.inverse(means), progress,
-                       _stratum_publisher(run, found, keys))
+        labels, means, total_sse, min_group, groups = _partition_slabs(spill, nslabs, n, run, deadline,
+                                                                       progress)
+        public, publisher = scaler.inverse(means), _stratum_publisher(run, found, keys)
+        files = _write(input_path, output_dir, cols, chunk_rows, labels, public, progress, publisher)
     finally:
         shutil.rmtree(spill, ignore_errors=True)
-    from .partition import il_percent
-
     summary = {"records": int(n), "columns": cols, "k": int(k), "method": run.method, "block_size": int(min_size),
                "slabs": int(nslabs), "groups": int(groups), "min_group_size": int(min_group), "sse": total_sse,
                "information_loss": il_percent(total_sse, total_sst), "files": files, "seconds": deadline.elapsed()}
+    return _with_notes(summary, run, deadline, found)
+
+
+#: protect_out_of_core's arguments that are run options (the others: the mode's own, and **params)
+_OPTION_ARGUMENTS = ("k", "method", "columns", "block_size", "scheduler", "seed", "time_limit", "strata",
+                     "merge_small_strata", "refine", "merged_strata")
+
+
+def _checked_run(arguments: dict):
+    """The run of protect_out_of_core's ``arguments``: its run options (a declared option given
+    among ``**params`` too) and the method's parameters, checked by ``check_out_of_core``."""
+    from .options import RUN_OPTIONS
+
+    declared = {p.name for p in RUN_OPTIONS}
+    params = arguments["params"]
+    options = {name: arguments[name] for name in _OPTION_ARGUMENTS}
+    options.update({name: value for name, value in params.items() if name in declared})
+    return check_out_of_core(options, {name: value for name, value in params.items() if name not in declared})
+
+
+def _with_notes(summary: dict, run, deadline, found) -> dict:
+    """The summary with what the run's end and its strata add: a time cut, the merged strata."""
     if deadline.time_cut:
         from .deadline import TIME_CUT_NOTE
 
         summary["note"] = TIME_CUT_NOTE
     if run.strata:
         summary["strata"] = run.strata
-        summary["merged_strata"] = merges
-        if merges:
+        summary["merged_strata"] = [] if found is None else found.merges
+        if summary["merged_strata"]:
             summary["published_strata"] = found.mapping(run.merged_strata)
     return summary
 

@@ -24,7 +24,8 @@ __all__ = ["render_report", "write_report", "atomic_write", "atomic_write_text",
 
 _MAX_POINTS = 4000  # scatter points per series; larger data are subsampled (seeded, stated in the caption)
 
-_CSS = """
+#: the reports' style sheet (the exploration's page uses it too: ``explore.map.report_html``)
+STYLE = """
 body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:2rem auto;max-width:1100px;
 color:#222;line-height:1.4;padding:0 1rem}
 h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ddd}
@@ -37,7 +38,8 @@ svg text{font-family:system-ui,sans-serif}
 """
 
 
-def _esc(x) -> str:
+def escape(x) -> str:
+    """``x`` as text safe in HTML and SVG, quotes included."""
     return html.escape(str(x), quote=True)
 
 
@@ -46,7 +48,7 @@ def _fmt(x, digits=4) -> str:
         return "—"
     if isinstance(x, (float, np.floating)):
         return f"{x:.{digits}f}"
-    return _esc(x)
+    return escape(x)
 
 
 def _values(data, columns) -> np.ndarray:
@@ -57,7 +59,8 @@ def _values(data, columns) -> np.ndarray:
     return A[:, list(columns)] if A.shape[1] != len(columns) else A
 
 
-def _axis_ticks(lo: float, hi: float, count: int = 5) -> np.ndarray:
+def axis_ticks(lo: float, hi: float, count: int = 5) -> np.ndarray:
+    """About ``count`` round tick values (steps of 1, 2, 2.5 or 5 times a power of ten) within [lo, hi]."""
     if not np.isfinite(lo) or not np.isfinite(hi) or hi <= lo:
         return np.array([lo])
     raw = (hi - lo) / count
@@ -80,7 +83,7 @@ def _svg_histogram(sizes: np.ndarray, k: int) -> str:
     parts = [f'<svg id="svg-group-sizes" xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
              f'viewBox="0 0 {W} {H}" role="img" aria-label="group-size histogram">',
              f'<rect x="{L}" y="{T}" width="{pw}" height="{ph}" fill="#fafafa" stroke="#ccc"/>']
-    for t in _axis_ticks(0, top):
+    for t in axis_ticks(0, top):
         y = T + ph - ph * t / top
         parts.append(f'<line x1="{L}" x2="{L + pw}" y1="{y:.1f}" y2="{y:.1f}" stroke="#e4e4e4"/>'
                      f'<text x="{L - 6}" y="{y + 4:.1f}" font-size="11" text-anchor="end">{t:g}</text>')
@@ -134,9 +137,9 @@ def _svg_scatter(Z: np.ndarray, Zp: np.ndarray, seed: int = 0) -> tuple[str, int
              f'viewBox="0 0 {W} {H}" role="img" aria-label="original versus protected on the first two '
              f'principal components">',
              f'<rect x="{L}" y="{T}" width="{pw}" height="{ph}" fill="#fafafa" stroke="#ccc"/>']
-    for t in _axis_ticks(lo[0], hi[0]):
+    for t in axis_ticks(lo[0], hi[0]):
         parts.append(f'<text x="{sx(t):.1f}" y="{T + ph + 15}" font-size="11" text-anchor="middle">{t:g}</text>')
-    for t in _axis_ticks(lo[1], hi[1]):
+    for t in axis_ticks(lo[1], hi[1]):
         parts.append(f'<text x="{L - 6}" y="{sy(t) + 4:.1f}" font-size="11" text-anchor="end">{t:g}</text>')
     for cls, pts, colour, r in (("orig", P[idx], "#2b6cb0", 2.2), ("prot", Pp[idx], "#dd6b20", 2.2)):
         parts.append(f'<g class="series-{cls}" fill="{colour}" fill-opacity="0.55">')
@@ -167,16 +170,16 @@ def _svg_heatmap(R: np.ndarray, names: list[str], ident: str, label: str) -> str
     L, T = 110, 20
     W, H = L + cell * d + 10, T + cell * d + 100
     parts = [f'<svg id="{ident}" xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
-             f'viewBox="0 0 {W} {H}" role="img" aria-label="{_esc(label)}">']
+             f'viewBox="0 0 {W} {H}" role="img" aria-label="{escape(label)}">']
     for i in range(d):
         parts.append(f'<text x="{L - 4}" y="{T + cell * i + cell / 2 + 4:.1f}" font-size="10" '
-                     f'text-anchor="end">{_esc(names[i])[:16]}</text>')
+                     f'text-anchor="end">{escape(names[i])[:16]}</text>')
         x = L + cell * i + cell / 2
         parts.append(f'<text x="{x:.1f}" y="{T + cell * d + 6}" font-size="10" text-anchor="end" '
-                     f'transform="rotate(-60 {x:.1f} {T + cell * d + 6})">{_esc(names[i])[:16]}</text>')
+                     f'transform="rotate(-60 {x:.1f} {T + cell * d + 6})">{escape(names[i])[:16]}</text>')
         for j in range(d):
             parts.append(f'<rect class="cell" x="{L + cell * j}" y="{T + cell * i}" width="{cell}" height="{cell}" '
-                         f'fill="{_colour(R[i, j])}" stroke="#fff"><title>{_esc(names[i])} × {_esc(names[j])}: '
+                         f'fill="{_colour(R[i, j])}" stroke="#fff"><title>{escape(names[i])} × {escape(names[j])}: '
                          f'{R[i, j]:.3f}</title></rect>')
             if cell >= 26:
                 parts.append(f'<text x="{L + cell * j + cell / 2}" y="{T + cell * i + cell / 2 + 3}" font-size="8" '
@@ -194,7 +197,7 @@ def _correlation(X: np.ndarray) -> np.ndarray:
 def _table(rows, header=None) -> str:
     out = ["<table>"]
     if header:
-        out.append("<tr>" + "".join(f"<th>{_esc(h)}</th>" for h in header) + "</tr>")
+        out.append("<tr>" + "".join(f"<th>{escape(h)}</th>" for h in header) + "</tr>")
     for row in rows:
         cls = ""
         if isinstance(row, tuple) and len(row) and isinstance(row[0], dict):
@@ -210,9 +213,9 @@ def report_audit(result, original, p: float = 10.0):
     """The audit the report shows: the result's own (``Result.audit``: the run's figures and the
     published data's, the one object the command line and the app show), or, for a result
     audited without its file figures or with another rank-interval ``p``, that audit computed now
-    (``audit.audit_files``, as the pipeline computes it). Returns (audit, X, Xp, continuous QI
+    (``measures.audit_files``, as the pipeline computes it). Returns (audit, X, Xp, continuous QI
     columns) with X, Xp the continuous QI values for the figures."""
-    from .audit import audit_files
+    from .measures import audit_files
     from .pipeline import frame_of
 
     cols = result.continuous_columns
@@ -282,7 +285,7 @@ def _portfolio_html(result) -> str:
     for r in result.portfolio.rows:
         mark = {"class": "winner"} if r["method"] == result.portfolio.winner else {}
         rows.append((mark, r["method"], r.get("il"), r.get("lower_bound_il"), r.get("seconds"), r.get("status")))
-    return (f"<h2>Portfolio (auto)</h2><p>winner: <b>{_esc(result.portfolio.winner)}</b></p>"
+    return (f"<h2>Portfolio (auto)</h2><p>winner: <b>{escape(result.portfolio.winner)}</b></p>"
             + _table(rows, ["method", "IL (%)", "lower bound IL (%)", "seconds", "status"]))
 
 
@@ -333,13 +336,13 @@ def render_report(result, original, settings: dict | None = None, *, p: float = 
         warn = ('<p class="warn">Each variable was grouped on its own: combinations of values are NOT '
                 'k-anonymous and the disclosure risk is higher than with multivariate methods.</p>')
     file_lines = [line for line in result._audit_lines_of(audit) if not line.startswith("warning: ")]
-    published = ("<h2>The published file</h2><ul>" + "".join(f"<li>{_esc(line)}</li>" for line in file_lines)
-                 + "</ul>" + "".join(f'<p class="warn">{_esc(w)}</p>' for w in audit.warnings)
+    published = ("<h2>The published file</h2><ul>" + "".join(f"<li>{escape(line)}</li>" for line in file_lines)
+                 + "</ul>" + "".join(f'<p class="warn">{escape(w)}</p>' for w in audit.warnings)
                  + '<p class="small">Every figure: its definition, formula and reference in docs/audit.md.</p>')
     stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>microagg report: {_esc(result.method)}, k = {result.k}</title><style>{_CSS}</style></head>
+<title>microagg report: {escape(result.method)}, k = {result.k}</title><style>{STYLE}</style></head>
 <body>
 <h1>Microaggregation report</h1>
 <p class="small">microagg, {stamp}. Self-contained: figures are inline SVG.</p>

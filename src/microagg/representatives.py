@@ -19,24 +19,36 @@ weights w (with equal weights every statistic is its unweighted textbook version
   (weighted) median absolute deviation from the (weighted) median times MAD_CONSISTENCY = 1.4826
   (R's ``mad``), then averaged with their weights. A group with MAD 0 publishes its median.
 
+A new aggregation is one ``register(Aggregation(...))`` in one module: its name (the run option
+``aggregation``'s choices, in the API, the command line and the app, follow the registry), the
+run options it takes as its parameters (``trim``, with the default used when the option is not
+given; ``options`` refuses such an option with another aggregation), and its kernel: a function
+``(x, w, starts, params) -> (g,)`` over groups sorted into segments (``kernels.location``), or a
+vectorised ``compute``.
+
 Ordinal columns publish the group's weighted median category: the first category (in rank
 order) whose cumulative weight reaches half the group's weight; at exactly half the lower
 category wins. Nominal columns publish the group's weighted mode; ties go to the category that
-comes first in the column's level order (``transforms``: declared categories, else sorted values).
+comes first in the column's level order (``embedding``: declared categories, else sorted values).
 Both are always categories present in the group.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal, get_args
 
 import numpy as np
 
 from .partition import group_means
 
-__all__ = ["AGGREGATIONS", "Aggregation", "DEFAULT_TRIM", "ONESTEP_CONSTANT", "MAD_CONSISTENCY",
-           "continuous", "median_category", "mode_category", "publish"]
+__all__ = ["AGGREGATIONS", "Aggregation", "AggregationName", "register", "DEFAULT_TRIM", "ONESTEP_CONSTANT",
+           "MAD_CONSISTENCY", "continuous", "median_category", "mode_category", "publish"]
+
+#: the names of the aggregations registered below, for type checkers (``typed.Aggregation``, the
+#: API's ``aggregation=``): a new aggregation adds its name here too (checked at import)
+AggregationName = Literal["mean", "median", "trimmed", "onestep"]
 
 DEFAULT_TRIM = 0.1
 ONESTEP_CONSTANT = 3.0 / 1.486
@@ -45,81 +57,176 @@ MAD_CONSISTENCY = 1.4826
 
 @dataclass(frozen=True)
 class Aggregation:
-    """What a group publishes for a continuous column: ``compute(X, labels, weights, trim)`` gives the
-    (g, d) representatives of groups 0..g-1 (weights: sampling weights or None); ``describe(trim)``
-    names it in a run's summary. The run option ``aggregation`` (API, command line, app) takes
-    the names of ``AGGREGATIONS``: a new aggregation is one entry here (and its test)."""
+    """What a group publishes for a continuous column, declared once.
+
+    ``params``: the run options this aggregation takes as parameters, each with its default
+    (used when the option is None); ``constants``: numbers passed to the kernel after them.
+    ``kernel``: the segment kernel ``(x, w, starts, params) -> (g,)`` (x sorted ascending
+    within each group's segment, w the sampling weights or ones, params float64), either a
+    callable or the name of one in ``microagg.kernels.location`` (numba loads on first use).
+    ``compute(X, labels, weights) -> (g, d)`` instead: a vectorised aggregation (the mean).
+    ``group_means``: with equal weights it publishes the group means themselves (the SSE is
+    then the within-group sum of squares). ``describe(arguments)`` names it in a summary.
+    """
 
     name: str
     label: str
     reference: str
-    compute: Callable
-    describe: Callable[[float], str]
+    describe: Callable[[Mapping[str, float]], str]
+    kernel: str | Callable | None = None
+    params: Mapping[str, float] = field(default_factory=dict)
+    constants: tuple[float, ...] = ()
+    compute: Callable | None = None
+    group_means: bool = False
 
+    def arguments(self, given: Mapping[str, float | None]) -> dict[str, float]:
+        """Its parameters' values: the given ones (not None), else their defaults."""
+        return {
+            name: float(default if given.get(name) is None else given[name])
+            for name, default in self.params.items()
+        }
 
-def _per_column(statistic: str):
-    def compute(X, labels, weights, trim):
+    def segment_kernel(self) -> Callable:
+        if callable(self.kernel):
+            return self.kernel
+        from .kernels import location  # numba loads on first use
+
+        return getattr(location, str(self.kernel))
+
+    def representatives(
+        self, X: np.ndarray, labels: np.ndarray, weights, arguments: Mapping[str, float]
+    ):
+        """(g, d) representatives of groups 0..g-1 of X (n, d)."""
+        if self.compute is not None:
+            return self.compute(X, labels, weights)
+        params = np.array(
+            [*(arguments[name] for name in self.params), *self.constants], dtype=np.float64
+        )
+        kernel = self.segment_kernel()
         g = int(labels.max()) + 1 if labels.size else 0
         out = np.empty((g, X.shape[1]))
         for j in range(X.shape[1]):
-            out[:, j] = _by_group(X[:, j], labels, weights, statistic, trim)
+            out[:, j] = _by_group(X[:, j], labels, weights, kernel, params)
         return out
 
-    return compute
+
+#: the registered aggregations by name (the run option ``aggregation``'s choices)
+AGGREGATIONS: dict[str, Aggregation] = {}
 
 
-AGGREGATIONS: dict[str, Aggregation] = {a.name: a for a in (
-    Aggregation("mean", "mean", "the (weighted) arithmetic mean", lambda X, labels, w, trim: group_means(X, labels, w),
-                lambda trim: "mean"),
-    Aggregation("median", "median", "sdcMicro weightedQuantile", _per_column("median"), lambda trim: "median"),
-    Aggregation("trimmed", "trimmed mean", "R mean(x, trim=), scipy.stats.trim_mean", _per_column("trimmed"),
-                lambda trim: f"{trim:g}-trimmed mean"),
-    Aggregation("onestep", "one-step Huber mean", "sdcMicro's onestep", _per_column("onestep"),
-                lambda trim: "one-step Huber mean"),
-)}
+def register(aggregation: Aggregation) -> Aggregation:
+    """Add an aggregation to the registry (its name must be new)."""
+    if aggregation.name in AGGREGATIONS:
+        raise ValueError(f"aggregation {aggregation.name!r} is already registered")
+    if (aggregation.kernel is None) == (aggregation.compute is None):
+        raise ValueError(f"aggregation {aggregation.name!r} needs a kernel or a compute, not both")
+    AGGREGATIONS[aggregation.name] = aggregation
+    return aggregation
 
 
-def _by_group(x, labels, weights, statistic: str, trim=0.0) -> np.ndarray:
-    """(g,) statistic ("median", "lower_median", "trimmed", "onestep") of x within each group 0..g-1."""
-    from .kernels import location  # numba loads on first use
+register(
+    Aggregation(
+        "mean",
+        "mean",
+        "the (weighted) arithmetic mean",
+        lambda arguments: "mean",
+        compute=group_means,
+        group_means=True,
+    )
+)
+register(
+    Aggregation(
+        "median",
+        "median",
+        "sdcMicro weightedQuantile",
+        lambda arguments: "median",
+        kernel="segment_median",
+    )
+)
+register(
+    Aggregation(
+        "trimmed",
+        "trimmed mean",
+        "R mean(x, trim=), scipy.stats.trim_mean",
+        lambda arguments: f"{arguments['trim']:g}-trimmed mean",
+        kernel="segment_trimmed_mean",
+        params={"trim": DEFAULT_TRIM},
+    )
+)
+register(
+    Aggregation(
+        "onestep",
+        "one-step Huber mean",
+        "sdcMicro's onestep",
+        lambda arguments: "one-step Huber mean",
+        kernel="segment_onestep",
+        constants=(ONESTEP_CONSTANT, MAD_CONSISTENCY),
+    )
+)
 
-    stat = {"median": location.MEDIAN, "lower_median": location.LOWER_MEDIAN, "trimmed": location.TRIMMED,
-            "onestep": location.ONESTEP}[statistic]
+
+if set(AGGREGATIONS) != set(get_args(AggregationName)):
+    raise TypeError("representatives.AggregationName must list the registered aggregations: "
+                    f"{sorted(AGGREGATIONS)}")
+
+
+def _by_group(x, labels, weights, kernel: Callable, params: np.ndarray) -> np.ndarray:
+    """(g,) the segment kernel's statistic of x within each group 0..g-1."""
     order = np.lexsort((x, labels))
     sorted_labels = labels[order]
     g = int(labels.max()) + 1 if labels.size else 0
     starts = np.searchsorted(sorted_labels, np.arange(g + 1)).astype(np.int64)
     w = np.ones(len(x)) if weights is None else np.asarray(weights, dtype=np.float64)
-    return location.segment_statistic(np.ascontiguousarray(x[order], dtype=np.float64), np.ascontiguousarray(w[order]),
-                              starts, stat, float(trim), ONESTEP_CONSTANT, MAD_CONSISTENCY)
+    return kernel(
+        np.ascontiguousarray(x[order], dtype=np.float64),
+        np.ascontiguousarray(w[order]),
+        starts,
+        params,
+    )
 
 
-def continuous(X: np.ndarray, labels: np.ndarray, aggregation: str = "mean", trim: float = DEFAULT_TRIM,
-               weights: np.ndarray | None = None) -> np.ndarray:
-    """(g, d) representatives of the continuous columns X (n, d) for 1-D labels 0..g-1."""
+def continuous(
+    X: np.ndarray,
+    labels: np.ndarray,
+    aggregation: str = "mean",
+    arguments: Mapping[str, float | None] | None = None,
+    weights: np.ndarray | None = None,
+) -> np.ndarray:
+    """(g, d) representatives of the continuous columns X (n, d) for 1-D labels 0..g-1;
+    ``arguments``: the aggregation's parameters (missing ones: their defaults)."""
     X = np.asarray(X, dtype=np.float64)
     labels = np.asarray(labels, dtype=np.int64)
-    return AGGREGATIONS[aggregation].compute(X, labels, weights, trim)
+    chosen = AGGREGATIONS[aggregation]
+    return chosen.representatives(X, labels, weights, chosen.arguments(arguments or {}))
 
 
-def publish_continuous(X: np.ndarray, labels: np.ndarray, aggregation: str = "mean", trim: float = DEFAULT_TRIM,
-                       weights: np.ndarray | None = None) -> np.ndarray:
+def publish_continuous(
+    X: np.ndarray,
+    labels: np.ndarray,
+    aggregation: str = "mean",
+    arguments: Mapping[str, float | None] | None = None,
+    weights: np.ndarray | None = None,
+) -> np.ndarray:
     """Each record's continuous values replaced by its group's representative (2-D labels: per column)."""
     labels = np.asarray(labels, dtype=np.int64)
     X = np.asarray(X, dtype=np.float64)
     if labels.ndim == 2:
         out = np.empty_like(X)
         for j in range(X.shape[1]):
-            out[:, j] = continuous(X[:, [j]], labels[:, j], aggregation, trim, weights)[labels[:, j], 0]
+            out[:, j] = continuous(X[:, [j]], labels[:, j], aggregation, arguments, weights)[
+                labels[:, j], 0
+            ]
         return out
-    return continuous(X, labels, aggregation, trim, weights)[labels]
+    return continuous(X, labels, aggregation, arguments, weights)[labels]
 
 
 def median_category(codes: np.ndarray, labels: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
     """(g,) weighted median category code of each group (lower category at exactly half the weight)."""
     codes = np.asarray(codes, dtype=np.int64)
-    return _by_group(codes.astype(np.float64), np.asarray(labels, dtype=np.int64), weights,
-                     "lower_median").astype(np.int64)
+    from .kernels.location import segment_lower_median
+
+    return _by_group(codes.astype(np.float64), np.asarray(labels, dtype=np.int64), weights, segment_lower_median,
+                     np.empty(0)).astype(np.int64)
 
 
 def mode_category(codes: np.ndarray, labels: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
@@ -142,9 +249,10 @@ def mode_category(codes: np.ndarray, labels: np.ndarray, weights: np.ndarray | N
     return out
 
 
-def publish(emb, labels: np.ndarray, aggregation: str = "mean", trim: float = DEFAULT_TRIM,
+def publish(emb, labels: np.ndarray, aggregation: str = "mean",
+            arguments: Mapping[str, float | None] | None = None,
             weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(numeric, codes) a run publishes for ``transforms.Embedding`` emb, one row per record.
+    """(numeric, codes) a run publishes for ``embedding.Embedding`` emb, one row per record.
 
     Continuous columns: ``aggregation``; ordinal ranks: the median category; nominal codes: the
     mode (all weighted by ``weights``). 2-D labels (one partition per column) are accepted for
@@ -164,7 +272,8 @@ def publish(emb, labels: np.ndarray, aggregation: str = "mean", trim: float = DE
     for j, c in enumerate(emb.numeric_columns):
         if emb.kinds[c] == "continuous":
             col_labels = labels[:, emb.columns.index(c)] if labels.ndim == 2 else labels
-            numeric[:, j] = continuous(base[:, [j]], col_labels, aggregation, trim, weights)[col_labels, 0]
+            groups = continuous(base[:, [j]], col_labels, aggregation, arguments, weights)
+            numeric[:, j] = groups[col_labels, 0]
     if safe:
         numeric = emb.scaler.inverse(numeric)
     for j, c in enumerate(emb.numeric_columns):

@@ -1,6 +1,6 @@
 """What a run returns: ``Result`` with typed parts instead of string keys.
 
-The public contract (DESIGN.md): ``data, labels, information_loss, sse, sst, lower_bound, gap,
+The public contract: ``data, labels, information_loss, sse, sst, lower_bound, gap,
 method, params, seconds, group_sizes`` (and k, columns, per_variable, scaler, standardized). The
 run's facts are typed parts: ``audit`` (every figure of the run, from the measure registry),
 ``bound`` (the proven bound before its conversions), ``strata`` (each stratum's run and the
@@ -60,7 +60,7 @@ class Portfolio:
     winner: str | None
 
     @classmethod
-    def of(cls, facts: dict) -> "Portfolio | None":
+    def of(cls, facts: dict) -> Portfolio | None:
         """From a portfolio method's reported facts (rows under "portfolio", the winner's name)."""
         if "portfolio" not in facts:
             return None
@@ -86,12 +86,12 @@ class Weights:
 
 @dataclass(frozen=True)
 class Publication:
-    """What a group publishes: the continuous aggregation (and trim), the QI kinds, the distance
-    the method grouped on and, when the published values are not the group means, the SSE to the
-    means for comparison."""
+    """What a group publishes: the continuous aggregation (and its parameters' values, e.g. trim),
+    the QI kinds, the distance option (the whitening) the method grouped on and, when the
+    published values are not the group means, the SSE to the means for comparison."""
 
     aggregation: str = "mean"
-    trim: float | None = None
+    parameters: dict = field(default_factory=dict)
     distance: str = "euclidean"
     kinds: dict = field(default_factory=dict)
     sse_to_group_means: float | None = None
@@ -192,7 +192,7 @@ class Result:
     method_facts: dict = field(default_factory=dict)  # the method's own report (no strata)
     changed_columns: list | None = None  # columns published anew: the QIs and recoded stratum columns
     shuffled: bool = False  # data's rows are in a random order (labels and the audit: the input's)
-    audit_roles: Any = None  # audit.AuditRoles: the roles the published data were audited with
+    audit_roles: Any = None  # measures.AuditRoles: the roles the published data were audited with
     file: Any = None  # publication.PublishedFile: the file published (microagg.protect, the command line, the app)
     time_cut: bool = False  # the time limit ended the run (not its work budget): not reproducible
     suppression: Any = None  # suppression.Suppression: key values set missing (local suppression), None: no keys
@@ -253,8 +253,7 @@ class Result:
             out["distance"] = pub.distance
         if not pub.plain:
             out["aggregation"] = pub.aggregation
-            if pub.aggregation == "trimmed":
-                out["trim"] = pub.trim
+            out.update(pub.parameters)
             out["kinds"] = dict(pub.kinds)
             out["sse_to_group_means"] = pub.sse_to_group_means
             out["representatives_note"] = pub.note

@@ -35,7 +35,7 @@ class Standardizer:
     unit: np.ndarray | None = None  # per-column pre-scale (largest |value|); None: 1
 
     @classmethod
-    def fit(cls, X: np.ndarray, names=None, standardize: bool = True, warn: bool = True) -> "Standardizer":
+    def fit(cls, X: np.ndarray, names=None, standardize: bool = True, warn: bool = True) -> Standardizer:
         X = np.asarray(X, dtype=np.float64)
         d = X.shape[1]
         constant_mask = (X == X[:1]).all(axis=0) if len(X) else np.ones(d, dtype=bool)
@@ -85,7 +85,7 @@ class Moments:
         self.mean = np.zeros(d)
         self.m2 = np.zeros((d, d))
 
-    def partial_fit(self, X: np.ndarray) -> "Moments":
+    def partial_fit(self, X: np.ndarray) -> Moments:
         X = np.asarray(X, dtype=np.float64)
         nb = len(X)
         if nb == 0:

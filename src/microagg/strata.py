@@ -101,7 +101,7 @@ def stratum_name(key, columns) -> str:
     """'value' for one stratum column, 'col1=v1, col2=v2' for several."""
     if len(columns) == 1:
         return str(key[0])
-    return ", ".join(f"{c}={v}" for c, v in zip(columns, key))
+    return ", ".join(f"{c}={v}" for c, v in zip(columns, key, strict=False))
 
 
 class StratumIndex:

@@ -113,16 +113,16 @@ def _check(frame, keys, k, importance) -> tuple[list, list]:
 
 
 def _fixed_codes(frame, fixed) -> np.ndarray:
-    from .disclosure import _combination_codes
+    from .measures.records import combination_codes
 
     fixed = [] if fixed is None else ([fixed] if isinstance(fixed, str) else list(fixed))
-    return _combination_codes(frame, fixed)
+    return combination_codes(frame, fixed)
 
 
 def below_k(frame, keys, k: int, fixed=None) -> int:
     """Records matching fewer than k records on ``keys`` (missing matches any value) within
     their ``fixed`` combination: what ``plan`` would have to suppress for (0: nothing)."""
-    from .disclosure import key_codes, wildcard_frequencies
+    from .measures.records import key_codes, wildcard_frequencies
 
     keys, _ = _check(frame, keys, k, None)
     if not keys or not len(frame):
@@ -140,8 +140,8 @@ def plan(frame, keys, k: int, importance=None, fixed=None) -> Suppression:
     also identify and are never suppressed (published QIs, strata): records match only within
     the same fixed combination. Deterministic: the same frame gives the same suppressions.
     """
-    from .disclosure import key_codes, wildcard_frequencies
     from .kernels.suppress import restore, suppress_greedy
+    from .measures.records import key_codes, wildcard_frequencies
 
     keys, importance = _check(frame, keys, k, importance)
     n, m = len(frame), len(keys)

@@ -4,12 +4,17 @@
 so that ``microaggregate(df, k=3, gama=0.2)`` is an error to pyright and mypy, not only at run
 time. ``tests/test_typing.py`` holds it against the method registry, and the API's signatures
 against ``options.RUN_OPTIONS``: a new option or parameter that is not typed here fails a test.
-Nothing here is imported at run time but these names (the module imports nothing heavy).
+``Distance`` and ``Aggregation`` are declared beside their registries (``whitening``,
+``representatives``), so a new whitening or aggregation is typed in its own module. Nothing here
+is imported at run time but these names.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Hashable, Literal, Mapping, Sequence, TypedDict, Union
+
+from .representatives import AggregationName as Aggregation
+from .whitening import WhiteningName as Distance
 
 if TYPE_CHECKING:
     import numpy as np
@@ -22,10 +27,6 @@ Columns = Union[str, Hashable, Sequence[Hashable]]
 #: what the API reads: a pandas, polars or pyarrow frame (the same kind comes out), a 1-D or 2-D
 #: numpy array, a file path (``microagg.io`` formats) or an ``io.Table``
 DataInput = Union["pd.DataFrame", "np.ndarray", str, "Any"]
-#: ``distances.DISTANCES``
-Distance = Literal["euclidean", "mahalanobis", "robust"]
-#: ``representatives.AGGREGATIONS``
-Aggregation = Literal["mean", "median", "trimmed", "onestep"]
 #: ``options.MERGED_STRATA``
 MergedStrata = Literal["recode", "suppress", "refuse"]
 #: what a run does when records match fewer than k on the declared keys (options.ON_KEYS_BELOW_K)

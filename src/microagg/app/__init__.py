@@ -76,8 +76,11 @@ def serve(file: str | None = None, *, host: str = "127.0.0.1", port: int = 0, op
     import uvicorn
 
     from ..errors import InputError
-    from . import logic, security
+    from . import security
+    from .inputs import read_input, read_suffixes
     from .page import FILE_INPUTS, build_app
+    from .private import cleanup_workdir, private_workdir
+    from .runs import stop_all_runs
 
     if not is_loopback(host) and not allow_remote:
         raise InputError(f"--host {host} is not a loopback address: add --allow-remote to serve other machines")
@@ -85,8 +88,8 @@ def serve(file: str | None = None, *, host: str = "127.0.0.1", port: int = 0, op
     limit = upload_limit_bytes(max_upload_mb)
     token = app_token(token)
     if file is not None:
-        logic.read_input(file)  # a bad FILE is one error line before the server starts
-    workdir = logic.private_workdir()
+        read_input(file)  # a bad FILE is one error line before the server starts
+    workdir = private_workdir()
     _register_temporary(workdir, True)
     previous_tempdir = tempfile.tempdir
     tempfile.tempdir = str(workdir)  # Shiny's upload folders go inside the private folder too
@@ -107,7 +110,7 @@ def serve(file: str | None = None, *, host: str = "127.0.0.1", port: int = 0, op
                   "and holds the token can upload data and read the results", file=sys.stderr)
         budget = security.UploadBudget(limit)
         shiny_app = build_app(workdir, file, float(max_upload_mb), budget)
-        app = security.Gate(security.UploadLimit(security.ShinyMessages(shiny_app, FILE_INPUTS, logic.read_suffixes()),
+        app = security.Gate(security.UploadLimit(security.ShinyMessages(shiny_app, FILE_INPUTS, read_suffixes()),
                                                  budget),
                             security.Access.for_server(host, port, token, allow_remote))
 
@@ -140,9 +143,9 @@ def serve(file: str | None = None, *, host: str = "127.0.0.1", port: int = 0, op
         server.run(sockets=[sock])
     finally:
         sock.close()
-        logic.stop_all_runs()
+        stop_all_runs()
         tempfile.tempdir = previous_tempdir
-        logic.cleanup_workdir(workdir)
+        cleanup_workdir(workdir)
         _register_temporary(workdir, False)
     return 0
 

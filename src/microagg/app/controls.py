@@ -8,7 +8,7 @@ for structured values, the loaded file's columns for a column-valued option), it
 option's name, its help the declared meaning, constraint and default. A run option added to the
 table appears on the page with no edit of the app. What a control sends is typed and checked by
 its ``Param`` (``value_of``), then the whole run by ``options.validate_run`` and the pipeline's
-data hook (``logic.check_against_data``): the app and the command line give the same one-line
+data hook (``runspec.check_against_data``): the app and the command line give the same one-line
 errors.
 
 Column-valued options send the positions of the chosen columns in the data's profile (as text),
@@ -22,8 +22,8 @@ import numbers
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import InputError, ParameterError
 from ..declarations import Param
+from ..errors import InputError, ParameterError
 
 __all__ = ["Control", "column_valued", "widget_of", "narrowed", "option_controls", "method_controls", "value_of",
            "leaves_the_quasi_identifiers", "param_input_id", "run_spec", "ABSENT"]
@@ -220,14 +220,14 @@ QUASI_IDENTIFIERS = "columns"
 
 
 def run_spec(loaded: dict, sent):
-    """The run the page's controls describe (a ``logic.RunSpec``), each value typed and checked by
+    """The run the page's controls describe (a ``runspec.RunSpec``), each value typed and checked by
     its declaration, then the whole run by ``options.validate_run`` (one line for the first bad
     value). ``loaded``: the data shown (path, name, dataset, shown path, reading bound, profile);
     ``sent(input_id)``: what the page sent for a control, ABSENT when the control is not on the
     page. Quasi-identifiers whose dtype makes them categories are declared so
-    (``logic.with_dtype_kinds``), so that the reproduce command makes the same run."""
+    (``runspec.with_dtype_kinds``), so that the reproduce command makes the same run."""
     from .. import methods
-    from . import logic
+    from .runspec import RunSpec, with_dtype_kinds
 
     names = [p.name for p in loaded["profile"]]
     options = {}
@@ -237,15 +237,15 @@ def run_spec(loaded: dict, sent):
             options[c.param.name] = value_of(c, raw, names)
     if not options.get(QUASI_IDENTIFIERS):
         raise InputError("choose at least one quasi-identifier column")
-    options = logic.with_dtype_kinds(options, loaded["profile"])
+    options = with_dtype_kinds(options, loaded["profile"])
     info = methods.get(options.get("method", "mdav"))
     params = {}
     for c in method_controls(info):
         raw = sent(c.input_id)
         if raw is not ABSENT:
             params[c.param.name] = value_of(c, raw)
-    return logic.RunSpec.of(loaded["path"], loaded["name"], dataset=loaded["dataset"], shown_path=loaded["shown"],
-                            max_bytes=loaded["max_bytes"], **options, **params)
+    return RunSpec.of(loaded["path"], loaded["name"], dataset=loaded["dataset"], shown_path=loaded["shown"],
+                      max_bytes=loaded["max_bytes"], **options, **params)
 
 
 def leaves_the_quasi_identifiers(p: Param) -> bool:

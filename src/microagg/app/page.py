@@ -1,6 +1,6 @@
 """The Shiny page: one module per tab (``microagg.app.tabs``: Data -> Protect -> Results ->
-Compare -> Map), composed here around the error line, with the page's style and script served from
-``static/``.
+Compare -> Explore), composed here around the error line, with the page's style and script served
+from ``static/``.
 
 Every text that comes from a file (column names, values, file names) reaches the page through
 htmltools tags, which escape it; the HTML report is shown in a sandboxed iframe (no scripts).
@@ -13,8 +13,9 @@ from pathlib import Path
 from htmltools import tags
 from shiny import App, render, ui
 
-from . import logic, security
-from .tabs import compare, data, protect, results, riskmap
+from . import security
+from .inputs import dataset_names
+from .tabs import compare, data, explore, protect, results
 from .tabs.shared import TABS_ID, PageState, quiet_ui
 
 #: the page's style and script, served by the app under /static
@@ -38,11 +39,11 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
                data_limit_mb=f"{max_upload_mb:g}"),
         ui.output_ui("error_line"),
         ui.navset_tab(
-            ui.nav_panel("1 Data", data.data_ui("data", logic.dataset_names(), max_upload_mb), value="data"),
+            ui.nav_panel("1 Data", data.data_ui("data", dataset_names(), max_upload_mb), value="data"),
             ui.nav_panel("2 Protect", protect.protect_ui("protect"), value="protect"),
             ui.nav_panel("3 Results", results.results_ui("results"), value="results"),
             ui.nav_panel("4 Compare", compare.compare_ui("compare"), value="compare"),
-            ui.nav_panel("5 Map", riskmap.map_ui("map"), value="map"),
+            ui.nav_panel("5 Explore", explore.explore_ui("explore"), value="explore"),
             id=TABS_ID,
         ),
     )
@@ -53,7 +54,7 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
         protect.protect_server("protect", state)
         results.results_server("results", state)
         compare.compare_server("compare", state)
-        riskmap.map_server("map", state)
+        explore.explore_server("explore", state)
 
         @render.ui
         @quiet_ui

@@ -22,16 +22,17 @@ _PR_SET_PDEATHSIG = 1
 
 def start(parent: int, spec: dict, workdir: str, run_id: int, events, job: str = "protect") -> None:
     """multiprocessing's target: ``parent`` is the app's process id, ``spec`` a RunSpec as a dict
-    (``job="explore"``: a ``grid.GridSpec``, an exploration of the Map tab)."""
+    (``job="explore"``: an ``explore_runs.ExploreSpec``, an exploration of the Explore tab)."""
     die_with(parent)
     if job == "explore":
-        from .grid import GridSpec, worker
+        from .explore_runs import ExploreSpec, worker
 
-        worker(GridSpec(**spec), workdir, run_id, events)
+        worker(ExploreSpec(**spec), workdir, run_id, events)
     else:
-        from .logic import RunSpec, _worker
+        from .protect_worker import worker
+        from .runspec import RunSpec
 
-        _worker(RunSpec(**spec), workdir, run_id, events)
+        worker(RunSpec(**spec), workdir, run_id, events)
 
 
 def die_with(parent: int) -> None:

@@ -23,7 +23,7 @@ _ROLES = {
     },
 }
 
-# The columns the published benchmark tables microaggregate (shared/data/README.md): eia's include
+# The columns the published benchmark tables microaggregate (datasets/README.md): eia's include
 # its utility id UTILITYID, which the literature treats as a numeric attribute although it is an
 # identifier (by default microagg leaves it out and says so). Benchmarks, tests and the reference
 # values name these columns explicitly.

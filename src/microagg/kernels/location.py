@@ -1,14 +1,15 @@
 """numba kernels for group locations: weighted median, trimmed mean, one-step estimate.
 
 Definitions (and the constants passed in) are documented in ``microagg.representatives``, their
-one home; each kernel works on one group's values sorted ascending with their weights.
+one home. Each ``segment_*`` kernel is one aggregation's: ``(x, w, starts, params) -> (g,)``, the
+statistic of every segment x[starts[s]:starts[s+1]] (values sorted ascending within a segment,
+w their weights; ``params`` the aggregation's parameters then its constants, as float64). The
+registry (``representatives.AGGREGATIONS``) names the kernel of each aggregation.
 """
 
 import numpy as np
 
 from .jit import kernel
-
-MEDIAN, TRIMMED, ONESTEP, LOWER_MEDIAN = 0, 1, 2, 3
 
 
 @kernel
@@ -68,18 +69,37 @@ def _onestep(x, w, constant, consistency):
 
 
 @kernel
-def segment_statistic(x, w, starts, stat, trim, constant, consistency):
-    """The statistic of each segment x[starts[s]:starts[s+1]] (sorted ascending within segments)."""
-    g = len(starts) - 1
-    out = np.empty(g)
-    for s in range(g):
+def segment_median(x, w, starts, params):
+    """The weighted median of each segment (the mean of the two middle values at exactly half)."""
+    out = np.empty(len(starts) - 1)
+    for s in range(len(out)):
+        out[s] = _weighted_median(x[starts[s]:starts[s + 1]], w[starts[s]:starts[s + 1]], True)
+    return out
+
+
+@kernel
+def segment_lower_median(x, w, starts, params):
+    """The lower weighted median of each segment (the lower value at exactly half)."""
+    out = np.empty(len(starts) - 1)
+    for s in range(len(out)):
+        out[s] = _weighted_median(x[starts[s]:starts[s + 1]], w[starts[s]:starts[s + 1]], False)
+    return out
+
+
+@kernel
+def segment_trimmed_mean(x, w, starts, params):
+    """The weighted trimmed mean of each segment; params = (trim,)."""
+    out = np.empty(len(starts) - 1)
+    for s in range(len(out)):
+        out[s] = _trimmed_mean(x[starts[s]:starts[s + 1]], w[starts[s]:starts[s + 1]], params[0])
+    return out
+
+
+@kernel
+def segment_onestep(x, w, starts, params):
+    """The one-step Huber-type estimate of each segment; params = (constant, consistency)."""
+    out = np.empty(len(starts) - 1)
+    for s in range(len(out)):
         a, b = starts[s], starts[s + 1]
-        if stat == MEDIAN:
-            out[s] = _weighted_median(x[a:b], w[a:b], True)
-        elif stat == LOWER_MEDIAN:
-            out[s] = _weighted_median(x[a:b], w[a:b], False)
-        elif stat == TRIMMED:
-            out[s] = _trimmed_mean(x[a:b], w[a:b], trim)
-        else:
-            out[s] = _onestep(x[a:b], w[a:b], constant, consistency)
+        out[s] = _onestep(x[a:b], w[a:b], params[0], params[1])
     return out

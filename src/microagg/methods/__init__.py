@@ -36,14 +36,15 @@ import threading
 import time
 import types
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from ..deadline import Deadline
-from ..errors import InputError, ParameterError
 from ..declarations import Param, provide_choices, validate
+from ..errors import InputError, ParameterError
 from ..progress import COMPILING, as_callback, compile_notice
 
 __all__ = ["MethodInfo", "MethodOutput", "Param", "register", "get", "names", "all_methods", "run", "load_kernels",
@@ -111,7 +112,8 @@ class MethodInfo:
         return {name: p.default for name, p in self.params.items()}
 
     def validate(self, params: dict) -> dict:
-        """All parameters for a call: the given ones validated, defaults for the rest (ParameterError)."""
+        """All parameters for a call: the given ones validated, defaults for the rest
+        (ParameterError)."""
         values = validate(self.name, self.params, params)
         if self.check_together is not None:
             try:
@@ -130,8 +132,8 @@ class MethodInfo:
         method's own ``check_input``. ParameterError / InputError."""
         if not self.multivariate and d != 1:
             raise InputError(
-                f"method {self.name!r} is univariate but the data have {d} quasi-identifier columns; "
-                "select one column, or use 'projected' or 'individual-ranking'"
+                f"method {self.name!r} is univariate but the data have {d} quasi-identifier "
+                "columns; select one column, or use 'projected' or 'individual-ranking'"
             )
         for name, p in self.params.items():
             value = values.get(name)
@@ -196,7 +198,10 @@ def register(
         keywords = [p.name for p in sig.parameters.values() if p.kind is p.KEYWORD_ONLY]
         expected = list(COMMON_ARGUMENTS) + list(declared)
         if sorted(keywords) != sorted(expected):  # one declaration, no second list of defaults
-            raise TypeError(f"method {name!r}: keyword arguments {keywords} do not match the declared {expected}")
+            raise TypeError(
+                f"method {name!r}: keyword arguments {keywords} do not match the declared "
+                f"{expected}"
+            )
         summary = (inspect.getdoc(func) or "").split("\n")[0]
         _REGISTRY[name] = MethodInfo(
             name, func, family, paper, complexity, variable_size, multivariate, randomized,
@@ -280,9 +285,11 @@ def run(
         need = float(info.least_seconds(n, X.shape[1], k))
         if not step_fits(deadline, need):
             raise BudgetError(
-                f"method {name!r} cannot finish within the time limit on {n:,} records: it needs at least about "
-                f"{need:,.0f} s before it can stop ({info.complexity.split(',')[0]}), {deadline.remaining():,.0f} s "
-                "left; raise the time limit, or use mdav, lsearch or auto")
+                f"method {name!r} cannot finish within the time limit on {n:,} records: it needs "
+                f"at least about {need:,.0f} s before it can stop "
+                f"({info.complexity.split(',')[0]}), {deadline.remaining():,.0f} s left; raise the "
+                "time limit, or use mdav, lsearch or auto"
+            )
     if n < 2 * k and info.family != "portfolio":  # one group is the only valid partition (and so
         # optimal): no method needed; a portfolio still runs its members, whose runs answer it here
         from ..partition import sse
@@ -392,7 +399,8 @@ def uncharged_compilation(deadline: Deadline | None, progress):
 
 
 class _RegistryModule(types.ModuleType):
-    """Lets ``microagg.methods()`` list the names while ``microagg.methods.run`` etc. stay usable."""
+    """Lets ``microagg.methods()`` list the names while ``microagg.methods.run`` etc. stay
+    usable."""
 
     def __call__(self) -> list[str]:
         return names()

@@ -21,7 +21,7 @@ from ..deadline import Deadline
 from ..declarations import Param
 from ..partition import check_partition, group_sizes, relabel, sse, sst
 from ..progress import silent
-from . import MethodOutput, register, step_seconds
+from . import MethodOutput, get, register, step_seconds
 from .starts import check_lengths, check_offers, check_start, check_starts, start_labels
 from .tour import regroup
 
@@ -76,8 +76,8 @@ def local_search(X, k, labels, *, deadline, max_iterations=None, pool_size=100, 
     # no step starts unless the longest so far and the model's least time for its kind
     # (SIMPLE_/COMPLEX_SECONDS_PER_N2D) fit in the time left; a pass that runs on past the
     # deadline (Gaussian 10-d at 10^5 records: one took over 60 s) stops there, keeping the exact
-    # moves it found, unless the time left is under TOLERATED_OVERSHOOT (``step_seconds``: small data
-    # are never cut)
+    # moves it found, unless the time left is under TOLERATED_OVERSHOOT (``step_seconds``: small
+    # data are never cut)
     step = [0.0, time.monotonic()]  # the longest step so far (seconds), the current step's start
 
     def step_budget():
@@ -202,108 +202,187 @@ def check_init(init):
     return check_start(init, "icsm")
 
 
-def icsm_search(X, k, *, deadline=None, progress=silent, init="mdav", seed=None, max_iterations=None,
-                pool_size=100, complex_tries=5, restarts=0, perturbation=20, restart_from="best",
-                scope="global", restart_complex_tries=1, recombine=0.0, pool_window=0.02,
-                offers=None, trace=None):
-    """The ICSM driver behind the registered method (parameters validated by the registry);
-    ``trace`` (a list) receives one record per applied move / regrouping with the SSE and group
-    sizes after it (a debug hook for tests). An initial method gets INIT_SHARE of the deadline."""
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    n = len(X)
-    deadline = Deadline.of(deadline)
-    tol = _REL_TOL * max(sst(X), 1e-300)
+def icsm_search(X, k, *, deadline=None, progress=silent, seed=None, trace=None, **params):
+    """The ICSM driver behind the registered method. ``params``: icsm's parameters as declared
+    once, at its registration below (validated by the registry on a run; the declared default
+    for any not given). ``trace`` (a list) receives one record per applied move / regrouping
+    with the SSE and group sizes after it (a debug hook for tests). An initial method gets
+    INIT_SHARE of the deadline.
 
-    starts = init if isinstance(init, list) else [init]
-    check_lengths(starts, n, "icsm")
-    best_sse, best, first_start, init_sse = np.inf, None, None, np.inf
-    rounds, run_sse = [], []
-    # several starts share the budget by the clock's rule, the first (primary) start weighing
-    # FIRST_START_WEIGHT: auto's first start is MDAV's partition, what icsm alone would search from
-    weights = [FIRST_START_WEIGHT] + [1.0] * (len(starts) - 1)
-    for i, one in enumerate(starts):
-        part = deadline.share(weights[i], sum(weights[i:]))
-        start = start_labels(X, k, one, owner="icsm", seed=seed, deadline=part, share=INIT_SHARE,
-                             progress=progress)
-        if first_start is None:
-            first_start = start
-        if group_sizes(start).min() >= k:  # a valid start is already an answer
-            value = sse(X, start)
-            init_sse = value if i == 0 else init_sse
-            if value < best_sse:
-                best_sse, best = value, start
-        progress("icsm", None, f"local search from start {i + 1} of {len(starts)}")
-        cur_sse, cur, it = local_search(X, k, start, deadline=part, max_iterations=max_iterations,
-                                        pool_size=pool_size, complex_tries=complex_tries, tol=tol, trace=trace)
-        rounds.append(it)
-        run_sse.append(cur_sse)
-        if cur_sse < best_sse:
-            best_sse, best = cur_sse, cur
-    first_sse = run_sse[0]
+    Its phases: the local search from every start; then restarts, each polishing the partitions
+    another search offers, perturbing the base partition and searching again, and, with
+    ``recombine``, the set partitioning over the pooled groups."""
+    p = _with_declared_defaults(params)
+    restarts, recombine, offers = p["restarts"], p["recombine"], p["offers"]
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    starts = p["init"] if isinstance(p["init"], list) else [p["init"]]
+    check_lengths(starts, len(X), "icsm")
+    run = _IcsmRun(
+        X,
+        k,
+        Deadline.of(deadline),
+        progress,
+        p["restart_from"],
+        max_iterations=p["max_iterations"],
+        pool_size=p["pool_size"],
+    )
+    run.search_from_starts(starts, seed, p["complex_tries"], trace)
+    run.base = run.best if p["restart_from"] == "best" else run.first_start
     rng = np.random.default_rng(seed)
-    base = best if restart_from == "best" else first_start
-    done_restarts = 0
-    pool = GroupPool(X, pool_window) if recombine > 0 and restarts > 0 else None
-    recombined = {"mips": 0, "improved": 0, "columns": 0}
+    pool = GroupPool(X, p["pool_window"]) if recombine > 0 and restarts > 0 else None
     if pool is not None:
-        pool.offer(best, best_sse, best_sse)
-        next_mip = deadline.elapsed() + recombine
-    polished = 0
+        pool.offer(run.best, run.best_sse, run.best_sse)
+        next_mip = run.deadline.elapsed() + recombine
     for r in range(restarts):
-        if deadline.expired():
+        if run.deadline.expired():
             break
-        # partitions another search found meanwhile (auto's column generation): polished by a
-        # full local search, the restarts going on from the best
-        for lab in (offers() if offers is not None else ()):
+        run.polish(offers() if offers is not None else (), p["complex_tries"])
+        if run.deadline.expired():
+            break
+        progress("icsm", None, f"restart {r + 1} of {restarts}, best SSE {run.best_sse:.6g}")
+        run.restart(
+            perturb(run.base, p["perturbation"], rng, X if p["scope"] == "local" else None),
+            p["restart_complex_tries"],
+            pool,
+        )
+        if pool is not None and run.deadline.elapsed() >= next_mip and not run.deadline.expired():
+            run.recombine(pool, recombine)
+            next_mip = run.deadline.elapsed() + recombine
+    return run.output(len(starts) > 1, pool is not None, offers is not None)
+
+
+def _with_declared_defaults(params: dict) -> dict:
+    """icsm's declared parameters: the values given, the declared defaults for the others."""
+    declared = get("icsm").defaults
+    unknown = sorted(set(params) - set(declared))
+    if unknown:
+        raise TypeError(f"icsm_search: unknown parameter(s) {', '.join(unknown)}")
+    return dict(declared, **params)
+
+
+class _IcsmRun:
+    """One ICSM run's phases and what they found: the best partition, the base the restarts
+    perturb (``restart_from``: the best, or the first start), each search's iterations."""
+
+    def __init__(self, X, k, deadline, progress, restart_from, **search):
+        self.X, self.k, self.deadline, self.progress = X, k, deadline, progress
+        self.restart_from = restart_from
+        self.tol = _REL_TOL * max(sst(X), 1e-300)
+        self.search = dict(search, tol=self.tol)  # local_search's max_iterations, pool_size, tol
+        self.best_sse, self.best, self.base = np.inf, None, None
+        self.first_start, self.init_sse = None, np.inf
+        self.rounds, self.run_sse = [], []
+        self.done_restarts, self.polished = 0, 0
+        self.recombined = {"mips": 0, "improved": 0, "columns": 0}
+
+    def search_from_starts(self, starts, seed, complex_tries, trace) -> None:
+        """The local search from every start, sharing the budget by the clock's rule, the first
+        (primary) start weighing FIRST_START_WEIGHT: auto's first start is MDAV's partition, what
+        icsm alone would search from."""
+        X, k = self.X, self.k
+        weights = [FIRST_START_WEIGHT] + [1.0] * (len(starts) - 1)
+        for i, one in enumerate(starts):
+            part = self.deadline.share(weights[i], sum(weights[i:]))
+            start = start_labels(
+                X,
+                k,
+                one,
+                owner="icsm",
+                seed=seed,
+                deadline=part,
+                share=INIT_SHARE,
+                progress=self.progress,
+            )
+            if self.first_start is None:
+                self.first_start = start
+            if group_sizes(start).min() >= k:  # a valid start is already an answer
+                value = sse(X, start)
+                self.init_sse = value if i == 0 else self.init_sse
+                if value < self.best_sse:
+                    self.best_sse, self.best = value, start
+            self.progress("icsm", None, f"local search from start {i + 1} of {len(starts)}")
+            cur_sse, cur, it = local_search(
+                X, k, start, deadline=part, complex_tries=complex_tries, trace=trace, **self.search
+            )
+            self.rounds.append(it)
+            self.run_sse.append(cur_sse)
+            if cur_sse < self.best_sse:
+                self.best_sse, self.best = cur_sse, cur
+
+    def improve(self, value, labels) -> bool:
+        """Keep a partition lower than the best by more than rounding (tol); the restarts go on
+        from it when ``restart_from`` is best."""
+        if value < self.best_sse - self.tol:
+            self.best_sse, self.best = value, labels
+            if self.restart_from == "best":
+                self.base = labels
+            return True
+        return False
+
+    def polish(self, offered, complex_tries) -> None:
+        """Partitions another search found meanwhile (auto's column generation): polished by a
+        full local search, the restarts going on from the best."""
+        for lab in offered:
             lab = np.asarray(lab, dtype=np.int64)
-            if lab.shape != (n,) or deadline.expired():
+            if lab.shape != (len(self.X),) or self.deadline.expired():
                 continue
-            cur_sse, cur, _ = local_search(X, k, lab, deadline=deadline, max_iterations=max_iterations,
-                                           pool_size=pool_size, complex_tries=complex_tries, tol=tol)
-            polished += 1
-            if cur_sse < best_sse - tol:
-                best_sse, best = cur_sse, cur
-                if restart_from == "best":
-                    base = best
-        if deadline.expired():
-            break
-        progress("icsm", None, f"restart {r + 1} of {restarts}, best SSE {best_sse:.6g}")
-        cand = perturb(base, perturbation, rng, X if scope == "local" else None)
-        cur_sse, cur, it = local_search(X, k, cand, deadline=deadline, max_iterations=max_iterations,
-                                        pool_size=pool_size, complex_tries=restart_complex_tries, tol=tol,
-                                        regroup_every=False)
-        done_restarts += 1
-        rounds.append(it)
+            cur_sse, cur, _ = local_search(
+                self.X,
+                self.k,
+                lab,
+                deadline=self.deadline,
+                complex_tries=complex_tries,
+                **self.search,
+            )
+            self.polished += 1
+            self.improve(cur_sse, cur)
+
+    def restart(self, perturbed, complex_tries, pool) -> None:
+        """The local search from a perturbed partition (Mortazavi & Jalili 2015 §5.3)."""
+        cur_sse, cur, it = local_search(
+            self.X,
+            self.k,
+            perturbed,
+            deadline=self.deadline,
+            complex_tries=complex_tries,
+            regroup_every=False,
+            **self.search,
+        )
+        self.done_restarts += 1
+        self.rounds.append(it)
         if pool is not None:
-            pool.offer(cur, cur_sse, best_sse)
-        if cur_sse < best_sse - tol:
-            best_sse, best = cur_sse, cur
-            if restart_from == "best":
-                base = best
-        if pool is not None and deadline.elapsed() >= next_mip and not deadline.expired():
-            # ILS + set partitioning (Subramanian, Uchoa & Ochi 2013): the best combination of
-            # the pooled groups, warm-started from the best partition, so it is never worse
-            progress("icsm", None, f"set partitioning over {len(pool)} pooled groups")
-            # the MIP gets at most as long as the restarts before it, and half the time left
-            mip_sse, mip_labels = pool.recombine(best, min(recombine, 0.5 * deadline.remaining()))
-            recombined["mips"] += 1
-            recombined["columns"] = len(pool)
-            if mip_labels is not None and mip_sse < best_sse - tol:
-                best_sse, best = mip_sse, mip_labels
-                recombined["improved"] += 1
-                if restart_from == "best":
-                    base = best
-            next_mip = deadline.elapsed() + recombine
-    labels = check_partition(best, n, k, "icsm")
-    extras = {"iterations": rounds[0], "sse_init": init_sse, "sse_first_run": first_sse,
-              "restarts_done": done_restarts, "iterations_per_run": rounds}
-    if len(starts) > 1:
-        extras["sse_per_start"] = run_sse
-    if pool is not None:
-        extras["recombined"] = recombined
-    if offers is not None:
-        extras["offers_polished"] = polished
-    return MethodOutput(labels, extras=extras)
+            pool.offer(cur, cur_sse, self.best_sse)
+        self.improve(cur_sse, cur)
+
+    def recombine(self, pool, recombine) -> None:
+        """ILS + set partitioning (Subramanian, Uchoa & Ochi 2013): the best combination of the
+        pooled groups, warm-started from the best partition, so it is never worse; the MIP gets
+        at most as long as the restarts before it, and half the time left."""
+        self.progress("icsm", None, f"set partitioning over {len(pool)} pooled groups")
+        mip_sse, mip_labels = pool.recombine(
+            self.best, min(recombine, 0.5 * self.deadline.remaining())
+        )
+        self.recombined["mips"] += 1
+        self.recombined["columns"] = len(pool)
+        if mip_labels is not None and self.improve(mip_sse, mip_labels):
+            self.recombined["improved"] += 1
+
+    def output(self, several_starts, recombining, offered) -> MethodOutput:
+        labels = check_partition(self.best, len(self.X), self.k, "icsm")
+        extras = {
+            "iterations": self.rounds[0],
+            "sse_init": self.init_sse,
+            "sse_first_run": self.run_sse[0],
+            "restarts_done": self.done_restarts,
+            "iterations_per_run": self.rounds,
+        }
+        if several_starts:
+            extras["sse_per_start"] = self.run_sse
+        if recombining:
+            extras["recombined"] = self.recombined
+        if offered:
+            extras["offers_polished"] = self.polished
+        return MethodOutput(labels, extras=extras)
 
 
 #: One pass of the simple moves (SimpleHeuristic over all pairs of groups) and one of the cyclic

@@ -146,6 +146,35 @@ def _sweeps(X, k, labels, state, nbr, active, deadline, tol, dissolve, log, trac
     return gained, moves_total, sweeps, False
 
 
+def _stopped_at_start(labels, start_sse):
+    """The start, valid, as the answer: the deadline ended before the search could begin."""
+    out = relabel(labels)
+    return out, {
+        "sse_start": start_sse,
+        "sse": start_sse,
+        "rounds": 0,
+        "sweeps": 0,
+        "moves": 0,
+        "regroups": 0,
+        "stopped": "deadline",
+        "groups": int(out.max()) + 1,
+    }
+
+
+def _keep_if_lower(labels, regrouped, cost, current, tol, trace):
+    """The regrouped partition if it lowers the SSE by more than rounding (tol), else the current
+    one; returns (labels 0..g−1, the groups to sweep next (those changed), SSE)."""
+    if cost < current - tol:
+        old = relabel(labels)
+        labels = relabel(regrouped)
+        changed = _changed_groups(old, labels, int(labels.max()) + 1)
+        active = np.flatnonzero(changed).astype(np.int64)
+        if trace is not None:
+            trace.append({"kind": "regroup", "labels": labels.copy(), "delta": cost - current})
+        return labels, active, cost
+    return relabel(labels), np.empty(0, dtype=np.int64), current
+
+
 def neighbourhood_search(X, k, labels, *, seed=None, deadline=None, progress=None, neighbours=NEIGHBOURS,
                          rounds=None, regroup=True, dissolve=True, min_gain=MIN_GAIN, trace=None):
     """Local search from the valid partition ``labels``; returns (labels 0..g'−1, stats dict).
@@ -165,18 +194,14 @@ def neighbourhood_search(X, k, labels, *, seed=None, deadline=None, progress=Non
     labels = _valid_start(X, labels, k)
     start_sse = current = sse(X, labels)
     if deadline is not None and deadline.expired():  # the start used the budget: no k-NN graph (10^6: tens of s)
-        out = relabel(labels)
-        return out, {"sse_start": start_sse, "sse": current, "rounds": 0, "sweeps": 0, "moves": 0, "regroups": 0,
-                     "stopped": "deadline", "groups": int(out.max()) + 1}
+        return _stopped_at_start(labels, start_sse)
     tol = REL_TOL * max(sst(X), 1e-300)
     rng = np.random.default_rng(seed)
     log = np.empty((1_000_000 if trace is not None else 0, 4))
     g = int(labels.max()) + 1
     record_knn = _record_knn(X, RECORD_NEIGHBOURS, deadline)
     if record_knn is None:  # the deadline ended while the graph was built: the start, valid
-        out = relabel(labels)
-        return out, {"sse_start": start_sse, "sse": current, "rounds": 0, "sweeps": 0, "moves": 0, "regroups": 0,
-                     "stopped": "deadline", "groups": int(out.max()) + 1}
+        return _stopped_at_start(labels, start_sse)
     regroup_seconds = REGROUP_SECONDS_PER_RECORD * len(X)
     active = np.arange(g, dtype=np.int64)
     done, moves_total, sweeps_total, regroups = 0, 0, 0, 0
@@ -212,18 +237,8 @@ def neighbourhood_search(X, k, labels, *, seed=None, deadline=None, progress=Non
             deadline.charge(len(X))  # work: one pass over the records
         regroup_seconds = time.perf_counter() - tic if regroups == 0 else max(regroup_seconds, time.perf_counter() - tic)
         regroups += 1
-        if cost < current - tol:
-            old = relabel(labels)
-            labels = relabel(new)
-            g = int(labels.max()) + 1
-            active = np.flatnonzero(_changed_groups(old, labels, g)).astype(np.int64)
-            if trace is not None:
-                trace.append({"kind": "regroup", "labels": labels.copy(), "delta": cost - current})
-            current = cost
-        else:
-            labels = relabel(labels)
-            g = int(labels.max()) + 1
-            active = np.empty(0, dtype=np.int64)
+        labels, active, current = _keep_if_lower(labels, new, cost, current, tol, trace)
+        g = int(labels.max()) + 1
         history.append(round_start - current)
         # converged: the last GAIN_WINDOW rounds gained less than min_gain of the SSE per round
         if history[-1] <= 0.0 or sum(history[-GAIN_WINDOW:]) <= min_gain * len(history[-GAIN_WINDOW:]) * round_start:

@@ -1,4 +1,4 @@
-"""The MDAV family: MDAV and V-MDAV (kernels in ``kernels/mdav.py``, imported when a method runs,
+"""The MDAV family: MDAV and V-MDAV (kernels in ``kernels/mdav*.py``, imported when a method runs,
 so listing the registry stays light)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ ALGORITHM = Param("algorithm", "str", "auto",
                   "kernel: 'plain' O(n²·d/k) reference loop, 'tree' exact KD-tree version (same labels), "
                   "'auto' the tree from 3000 records on", choices=("auto", "plain", "tree"))
 MDAV_ALGORITHM = Param("algorithm", "str", "auto",
-                       "kernel (all give the same labels, on one thread): 'plain' O(n²·d/k) reference loop, 'brute' "
+                       "kernel (all give the same labels): 'plain' O(n²·d/k) reference loop, 'brute' "
                        "vectorised brute force, 'numpy' the same in numpy (nothing to compile), 'tree' exact "
                        "KD-tree version, 'auto' brute force up to 10,000 records (up to 5,000 in numpy until its "
                        "kernel is compiled), else the tree handing over to brute force once measured cheaper",
@@ -33,9 +33,13 @@ MDAV_ALGORITHM = Param("algorithm", "str", "auto",
               "'icsm': the ICSM paper's Algorithm 1 wording (pairs while 2k remain, leftovers to the "
               "nearest group)", choices=("classic", "icsm")),
         MDAV_ALGORITHM,
+        Param("threads", "int", None,
+              "threads for the brute-force distance passes from 100,000 records on (the same labels on any "
+              "number): None the cores a 0.1 s probe finds idle, 1 one thread throughout, n at most n",
+              low=1, nullable=True),
     ),
 )
-def mdav(X, k, *, seed, deadline, progress, variant, algorithm):
+def mdav(X, k, *, seed, deadline, progress, variant, algorithm, threads):
     """Maximum Distance to Average Vector: fixed-size groups around extreme records.
 
     variant='classic' is the standard MDAV (pairs of groups while at least 3k records remain),
@@ -48,14 +52,18 @@ def mdav(X, k, *, seed, deadline, progress, variant, algorithm):
     (branch-and-bound nearest / farthest queries on a tree with deletions), 'auto' brute force up
     to 10,000 records (up to 5,000 in numpy on a first run, while compiling its kernel would cost
     far more than the run), else the tree handing over to brute force when that is measured cheaper
-    (``kernels.mdav.mdav_tree_kernel``); all give the same labels, on one thread. With a time
+    (``kernels.mdav_tree.mdav_tree_kernel``); all give the same labels. From 100,000 records the
+    brute-force passes over the records run on the cores a short probe finds idle (``threads``:
+    None), split into ranges whose selections are merged (the same labels, bit for bit); threads=1
+    keeps every pass on one thread (``kernels.mdav.mdav_labels``). With a time
     limit, the brute-force and tree kernels stop forming groups when it ends and the records not
     reached are grouped by median splits (``within_time``); the plain and numpy loops run to the end.
     """
     from ..kernels.mdav import mdav_labels
 
     progress("mdav", None, f"{len(X)} records")
-    return within_time(X, mdav_labels(X, k, variant == "classic", algorithm, step_seconds(deadline)), k, "mdav")
+    labels = mdav_labels(X, k, variant == "classic", algorithm, step_seconds(deadline), threads)
+    return within_time(X, labels, k, "mdav")
 
 
 @register(

@@ -14,9 +14,9 @@ document.addEventListener("change", function (event) {
   }
 }, true);
 
-// The Map tab: a click on a run's point of the risk-utility map (<g data-run="N">) or on a row's
+// The Explore tab: a click on a run's point of the risk-utility map (<g data-run="N">) or on a row's
 // "open" button sends the run's id to the input its container names (data-pick-input); the server
-// checks it is a finished run of the map and opens it in the Results tab.
+// checks it is a finished run of the exploration and opens it in the Results tab.
 document.addEventListener("click", function (event) {
   var target = event.target;
   var run = target && target.closest ? target.closest("[data-run]") : null;

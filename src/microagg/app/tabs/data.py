@@ -11,7 +11,17 @@ from htmltools import TagList, tags
 from shiny import module, reactive, render, ui
 
 from ...errors import InputError
-from .. import logic, security
+from .. import security
+from ..column_profile import profile
+from ..inputs import (
+    dataset_names,
+    dataset_path,
+    dataset_roles,
+    load_dataset,
+    read_input,
+    read_suffixes,
+)
+from ..private import one_line
 from .shared import PageState, quiet_ui, table
 
 #: the upload's input id in this tab (``security.ShinyMessages`` lets only the server set it)
@@ -36,36 +46,51 @@ def data_ui(datasets: list, max_upload_mb: float):
 @module.server
 def data_server(input, output, session, state: PageState, workdir: Path, initial_file: str | None,
                 limit_bytes: int):
-    workdir_real = Path(os.path.realpath(workdir))
+    _initial_file(state, initial_file)
+    _upload_action(input, state, workdir, limit_bytes)
+    _dataset_action(input, state)
+    _summary_output(state)
 
-    async def load(path, name, dataset=None, shown=None, max_bytes=None, note=None) -> bool:
-        """Read a file off the event loop (a large file does not stall other pages)."""
-        try:
-            if dataset:
-                df = await asyncio.to_thread(logic.load_dataset, dataset)
-                roles = logic.dataset_roles(dataset)
-            else:
-                df = await asyncio.to_thread(logic.read_input, path, max_bytes)
-                roles = None
-            prof = await asyncio.to_thread(logic.profile, df, roles)
-        except Exception as exc:  # noqa: BLE001
-            state.show_error(logic.one_line(exc))
-            return False
-        with reactive.isolate():
-            previous = state.loaded.get()
-        state.loaded.set({"df": df, "path": str(path), "name": name, "dataset": dataset, "shown": shown,
-                          "profile": prof, "note": note, "max_bytes": max_bytes})
-        state.show_error("")
-        if previous is not None:
-            state.release_upload(previous["path"])
-        state.update_spare()
-        return True
+
+async def _load(state: PageState, path, name, dataset=None, shown=None, max_bytes=None, note=None) -> bool:
+    """Read a file (or a bundled data set) off the event loop (a large file does not stall other
+    pages) and profile its columns; it becomes the page's data, or its error is the error line."""
+    try:
+        if dataset:
+            df = await asyncio.to_thread(load_dataset, dataset)
+            roles = dataset_roles(dataset)
+        else:
+            df = await asyncio.to_thread(read_input, path, max_bytes)
+            roles = None
+        prof = await asyncio.to_thread(profile, df, roles)
+    except Exception as exc:  # noqa: BLE001
+        state.show_error(one_line(exc))
+        return False
+    with reactive.isolate():
+        previous = state.loaded.get()
+    state.loaded.set({"df": df, "path": str(path), "name": name, "dataset": dataset, "shown": shown,
+                      "profile": prof, "note": note, "max_bytes": max_bytes})
+    state.show_error("")
+    if previous is not None:
+        state.release_upload(previous["path"])
+    state.update_spare()
+    return True
+
+
+def _initial_file(state: PageState, initial_file: str | None) -> None:
+    """The file the app was started with (``microagg app FILE``), loaded at once."""
 
     @reactive.effect
     @state.guarded
     async def _initial():
         if initial_file:
-            await load(initial_file, Path(initial_file).name, shown=initial_file)
+            await _load(state, initial_file, Path(initial_file).name, shown=initial_file)
+
+
+def _upload_action(input, state: PageState, workdir: Path, limit_bytes: int) -> None:
+    """An upload: only from Shiny's own upload folder, under a safe name in the session's private
+    folder, read within the upload bound; the file it replaces gives back its room."""
+    workdir_real = Path(os.path.realpath(workdir))
 
     @reactive.effect
     @reactive.event(input[UPLOAD])
@@ -86,17 +111,21 @@ def data_server(input, output, session, state: PageState, workdir: Path, initial
             state.loaded.set(None)  # replaced: its room was this file's (UploadBudget.spare)
             state.release_upload(previous["path"])
         # the user's file name (its suffix says the format), made safe, inside the private folder
-        name = security.safe_file_name(f["name"], logic.read_suffixes())
+        name = security.safe_file_name(f["name"], read_suffixes())
         target = state.session_dir / f"upload-{next(state.upload_counter)}" / name
         target.parent.mkdir(mode=0o700)
         source.replace(target)
         state.uploads[str(target)] = size
         note = f"the file's name was changed to a safe one: {name}" if f.get("name_changed") else None
-        if await load(target, name, max_bytes=limit_bytes, note=note):
+        if await _load(state, target, name, max_bytes=limit_bytes, note=note):
             ui.update_select("dataset", selected="")
         else:
             state.release_upload(str(target))  # unreadable: nothing keeps it
             state.update_spare()
+
+
+def _dataset_action(input, state: PageState) -> None:
+    """A bundled data set chosen: loaded with its dtypes and roles."""
 
     @reactive.effect
     @reactive.event(input.dataset)
@@ -104,10 +133,14 @@ def data_server(input, output, session, state: PageState, workdir: Path, initial
     async def _dataset():
         name = input.dataset()
         if name:
-            if name not in logic.dataset_names():
+            if name not in dataset_names():
                 raise InputError("the page sent an unknown data set: reload the page")
-            path = logic.dataset_path(name)
-            await load(path, name, dataset=name, shown=str(path))
+            path = dataset_path(name)
+            await _load(state, path, name, dataset=name, shown=str(path))
+
+
+def _summary_output(state: PageState) -> None:
+    """The data loaded: each column's profile and the first rows."""
 
     @render.ui
     @quiet_ui

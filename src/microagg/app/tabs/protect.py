@@ -5,7 +5,7 @@ The quasi-identifiers are ticked in a list (the column rules' suggestion first),
 column-valued options (strata, sample weight, categorical, ordinal, ...) are chosen among the
 loaded file's columns, every other option has the widget its declaration says. Run checks the
 whole run as the command line does (``controls.run_spec``: each value by its declaration, then
-``options.validate_run``; ``logic.check_against_data``: the pipeline's data hook on the loaded
+``options.validate_run``; ``runspec.check_against_data``: the pipeline's data hook on the loaded
 data) before its process starts.
 """
 
@@ -17,7 +17,9 @@ from htmltools import TagList, tags
 from shiny import module, reactive, render, ui
 
 from ...errors import InputError
-from .. import controls, logic
+from .. import controls
+from ..runs import progress_line
+from ..runspec import check_against_data
 from .shared import PageState, quiet_ui
 
 #: the run option whose columns are the quasi-identifiers (a list of boxes, the suggested ticked)
@@ -78,43 +80,58 @@ def protect_ui():
 
 @module.server
 def protect_server(input, output, session, state: PageState):
-    from ... import methods as registry
+    columns = _ColumnControls(input, state)
+    state.run_inputs = columns.sent  # the Explore tab explores the run these controls describe
+    _column_outputs(input, columns)
+    _method_output(input)
+    _run_actions(input, state, columns)
+    _progress_output(state)
 
-    # the column-valued options that take a column away from the quasi-identifiers (stratum,
-    # sample weight, ...), as the declared run says
-    leaving = [c.input_id for c in controls.option_controls()
-               if _is_column_control(c) and controls.leaves_the_quasi_identifiers(c.param)]
 
-    def profile():
-        d = state.loaded.get()
+class _ColumnControls:
+    """The column-valued controls of the loaded data, and what the page sent for every control."""
+
+    def __init__(self, input, state: PageState):
+        self.input, self.state = input, state
+        # the column-valued options that take a column away from the quasi-identifiers (stratum,
+        # sample weight, ...), as the declared run says
+        self.leaving = [c.input_id for c in controls.option_controls()
+                        if _is_column_control(c) and controls.leaves_the_quasi_identifiers(c.param)]
+
+    def profile(self):
+        d = self.state.loaded.get()
         return [] if d is None else d["profile"]
 
-    def column_controls():
-        """The column-valued controls for the loaded data (the QIs: the column rules' suggestion)."""
-        prof = profile()
+    def column_controls(self):
+        """The column-valued controls for the loaded data (the QIs: the column rules'
+        suggestion)."""
+        prof = self.profile()
         names = [p.name for p in prof]
         suggested = [p.name for p in prof if p.suggested]
         return [c for c in controls.option_controls(names, {QUASI_IDENTIFIERS: suggested}) if _is_column_control(c)]
 
-    def sent(ident):
+    def sent(self, ident):
         """What the page sent for a control (``controls.run_spec``'s ``sent``); a column control
         the page has not drawn yet (the tab never opened) gives its initial value: the column rules'
         suggestion, what the tab would show."""
-        if ident in input:
-            return input[ident]()
-        return {c.input_id: c.value for c in column_controls()}.get(ident, controls.ABSENT)
+        if ident in self.input:
+            return self.input[ident]()
+        return {c.input_id: c.value for c in self.column_controls()}.get(ident, controls.ABSENT)
 
-    state.run_inputs = sent  # the Map tab explores the run these controls describe
+
+def _column_outputs(input, columns: _ColumnControls) -> None:
+    """The quasi-identifiers' boxes, the other column roles, and a role that takes a column away
+    from the quasi-identifiers unticking it."""
 
     @render.ui
     @quiet_ui
     def columns_ui():
-        prof = profile()
+        prof = columns.profile()
         if not prof:
             return ui.p("Load data first (tab 1).", class_="muted")
 
         labels = {str(i): p.label() for i, p in enumerate(prof)}
-        qi = next(c for c in column_controls() if c.param.name == QUASI_IDENTIFIERS)
+        qi = next(c for c in columns.column_controls() if c.param.name == QUASI_IDENTIFIERS)
         return TagList(control_ui(qi, labels),
                        ui.p("Numbers are continuous unless declared categorical or ordinal (right); text "
                             "columns are nominal.", class_="muted"))
@@ -122,17 +139,17 @@ def protect_server(input, output, session, state: PageState):
     @render.ui
     @quiet_ui
     def roles_ui():
-        if not profile():
+        if not columns.profile():
             return None
-        return TagList(*[control_ui(c) for c in column_controls() if c.param.name != QUASI_IDENTIFIERS])
+        return TagList(*[control_ui(c) for c in columns.column_controls() if c.param.name != QUASI_IDENTIFIERS])
 
     @reactive.effect
-    @state.guarded
+    @columns.state.guarded
     def _roles_leave_the_qis():
         """A column chosen in a role that excludes it from the quasi-identifiers (a stratum, the
         sample weight) stops being one: its box is unticked."""
         taken = set()
-        for ident in leaving:
+        for ident in columns.leaving:
             if ident in input:
                 value = input[ident]()
                 taken |= {value} if isinstance(value, str) else set(value or ())
@@ -144,23 +161,36 @@ def protect_server(input, output, session, state: PageState):
         if kept != current:
             ui.update_checkbox_group(QUASI_IDENTIFIERS, selected=kept)
 
+
+def _method_output(input) -> None:
+    """The chosen method's description and its parameters' controls (folded when many)."""
+    from ... import methods as registry
+
     @render.ui
     @quiet_ui
     def method_ui():
-        info = registry.get(input.method())
-        items = [ui.p(info.summary, class_="muted", id="method-summary"),
-                 ui.p(f"{info.family}; {info.complexity}; {info.paper}", class_="muted")]
-        if not info.interruptible:
-            items.append(ui.p("It may run past the time limit (it cannot stop inside a step); Cancel always stops "
-                              "it.", class_="muted"))
-        if info.per_variable:
-            items.append(ui.p("It groups each variable on its own: the published records are NOT k-anonymous.",
-                              class_="one-line-error"))
-        params = [control_ui(c) for c in controls.method_controls(info)]
-        if params:  # a long list is folded
-            items.append(tags.details(tags.summary(f"{info.name} parameters ({len(params)})"), *params,
-                                      open="" if len(params) < FOLDED_FROM else None))
-        return ui.div(*items, class_="method-panel")
+        return _method_panel(registry.get(input.method()))
+
+
+def _method_panel(info):
+    items = [ui.p(info.summary, class_="muted", id="method-summary"),
+             ui.p(f"{info.family}; {info.complexity}; {info.paper}", class_="muted")]
+    if not info.interruptible:
+        items.append(ui.p("It may run past the time limit (it cannot stop inside a step); Cancel "
+                          "always stops it.", class_="muted"))
+    if info.per_variable:
+        items.append(ui.p("It groups each variable on its own: the published records are NOT k-anonymous.",
+                          class_="one-line-error"))
+    params = [control_ui(c) for c in controls.method_controls(info)]
+    if params:  # a long list is folded
+        items.append(tags.details(tags.summary(f"{info.name} parameters ({len(params)})"), *params,
+                                  open="" if len(params) < FOLDED_FROM else None))
+    return ui.div(*items, class_="method-panel")
+
+
+def _run_actions(input, state: PageState, columns: _ColumnControls) -> None:
+    """Run (the whole run checked as the command line checks it, before its process starts) and
+    Cancel."""
 
     @reactive.effect
     @reactive.event(input.run)
@@ -174,9 +204,9 @@ def protect_server(input, output, session, state: PageState):
             loaded = state.loaded.get()
         if loaded is None:
             raise InputError("load a file or choose a data set first")
-        spec = controls.run_spec(loaded, sent)
+        spec = controls.run_spec(loaded, columns.sent)
         # the command line's checks on the loaded data, before a process starts
-        await asyncio.to_thread(logic.check_against_data, spec, loaded["df"])
+        await asyncio.to_thread(check_against_data, spec, loaded["df"])
         state.show_error("")
         state.start_run(spec)
 
@@ -185,6 +215,10 @@ def protect_server(input, output, session, state: PageState):
     @state.guarded
     def _cancel():
         state.cancel_run()
+
+
+def _progress_output(state: PageState) -> None:
+    """The run's progress line: its stage and seconds, a bar when its share done is known."""
 
     @render.ui
     @quiet_ui
@@ -196,7 +230,7 @@ def protect_server(input, output, session, state: PageState):
             if done and done[-1].state == "cancelled":
                 return ui.div(f"run {done[-1].run_id} cancelled", id="run-status", class_="progress-line")
             return ui.div("ready", id="run-status", class_="progress-line")
-        text, fraction = logic.progress_line(handle)
+        text, fraction = progress_line(handle)
         bar = tags.progress(value=f"{fraction:.3f}", max="1", class_="bar") if fraction is not None \
             else tags.progress(class_="bar")
         return ui.div(text, bar, id="run-status", class_="progress-line running")

@@ -8,7 +8,12 @@ from htmltools import TagList, tags
 from shiny import module, reactive, render, ui
 from starlette.exceptions import HTTPException
 
-from .. import figures as shown, logic
+from .. import figures as shown
+from ..inputs import output_suffix
+from ..private import one_line
+from ..protect_worker import published_path
+from ..runs import RunHandle
+from ..runspec import RunSpec
 from .shared import PageState, quiet_ui, table
 from .shared import download as _download
 
@@ -23,7 +28,7 @@ def _figure_table(rows, table_id):
                  [(f.measure.label, f.text(), f.measure.reference) for f in rows], table_id=table_id)
 
 
-def run_detail(key: str, spec: logic.RunSpec, handle: logic.RunHandle):
+def run_detail(key: str, spec: RunSpec, handle: RunHandle):
     """The Results tab's view of one finished run (rendered inside the tab's namespace)."""
     f = handle.figures
     audit = shown.audit_of(f)
@@ -32,8 +37,8 @@ def run_detail(key: str, spec: logic.RunSpec, handle: logic.RunHandle):
     parts = [tags.h4(f"Run {key}: {spec.method}, k = {spec.k}, {spec.input_name}"),
              tags.p("IL = ", tags.b("—" if il is None else f"{il:.6f}", id="il-value"), " %")]
     if spec.explored is not None:
-        parts.append(tags.p(f"Run {spec.explored[1]} of the map (Map tab): its partition, kept from the exploration, "
-                            "published as it was found.", class_="muted", id="result-explored"))
+        parts.append(tags.p(f"Run {spec.explored[1]} of the exploration (Explore tab): its partition, "
+                            "kept from it, published as it was found.", class_="muted", id="result-explored"))
     for message in [*f.get("warnings", []), *f.get("notes", [])]:
         parts.append(tags.p("warning: ", message, class_="warning-line"))
     if f.get("per_variable"):
@@ -49,7 +54,7 @@ def run_detail(key: str, spec: logic.RunSpec, handle: logic.RunHandle):
         measures += [tags.h5("Categorical quasi-identifiers"), table(None, categories, table_id="result-categories")]
     export = [
         tags.h5("Export"),
-        ui.download_button("download_data", f"Protected data ({logic.output_suffix(spec.input_name)})"),
+        ui.download_button("download_data", f"Protected data ({output_suffix(spec.input_name)})"),
         " ", ui.download_button("download_manifest", "Manifest (.json)"),
         " ", ui.download_button("download_report", "HTML report"),
         " ", ui.download_button("download_reproduce", "Reproduce (.txt)"),
@@ -119,14 +124,14 @@ def results_server(input, output, session, state: PageState):
         except HTTPException:
             raise
         except Exception as exc:  # noqa: BLE001
-            raise HTTPException(500, f"microagg app: {logic.one_line(exc)}") from None
+            raise HTTPException(500, f"microagg app: {one_line(exc)}") from None
 
     @_download(filename=lambda: _chosen()[0].output_name())
     def download_data():
         spec, handle = _chosen()
 
         def write():  # the file the run published (written, read back, verified, with its manifest)
-            path = logic.published_path(handle.workdir, handle.run_id, spec)
+            path = published_path(handle.workdir, handle.run_id, spec)
             if not path.is_file():
                 raise HTTPException(404, "microagg app: the run published no file")
             return str(path)
@@ -138,7 +143,7 @@ def results_server(input, output, session, state: PageState):
         spec, handle = _chosen()
 
         def write():  # the published file's manifest: roles, checks, audit (microagg evaluate reads it)
-            path = logic.published_path(handle.workdir, handle.run_id, spec)
+            path = published_path(handle.workdir, handle.run_id, spec)
             manifest = path.with_name(path.name + ".manifest.json")
             if not manifest.is_file():
                 raise HTTPException(404, "microagg app: the run published no manifest")

@@ -13,7 +13,10 @@ from htmltools import Tag, tags
 from shiny import reactive, render, ui
 from shiny.types import SilentCancelOutputException, SilentException
 
-from .. import logic, security
+from .. import security
+from ..private import cleanup_workdir, one_line, private_text
+from ..runs import RunHandle
+from ..runspec import RunSpec
 
 # shiny renamed these (1.x): use the new names where they exist
 _update_navset = getattr(ui, "update_navset", getattr(ui, "update_navs", None))
@@ -37,10 +40,18 @@ def table(header, rows, table_id=None, numeric_from=1) -> Tag:
             if isinstance(value, Tag):
                 cells.append(tags.td(value))
                 continue
-            text = logic.fmt(value)
+            text = fmt(value)
             cells.append(tags.td(text, class_="num") if j >= numeric_from and _numeric(value) else tags.td(text))
         body.append(tags.tr(*cells))
     return tags.table(head, *body, class_="mtable", id=table_id)
+
+def fmt(x, digits: int = 4) -> str:
+    """A table cell's text: floats to ``digits`` decimals, None as a dash."""
+    if x is None:
+        return "—"
+    if isinstance(x, float):
+        return f"{x:.{digits}f}"
+    return str(x)
 
 
 def _numeric(value) -> bool:
@@ -66,7 +77,7 @@ def quiet_ui(fn):
         except SHINY_SIGNALS:
             raise
         except Exception as exc:  # noqa: BLE001
-            return ui.div(logic.one_line(exc), class_="one-line-error")
+            return ui.div(one_line(exc), class_="one-line-error")
 
     return render_or_say_why
 
@@ -76,11 +87,11 @@ class PageState:
 
     ``loaded``: the data shown (a dict: df, path, name, dataset, shown, profile, note, max_bytes);
     ``runs``: [(run id, RunSpec, RunHandle)] in order; ``active``: the RunHandle of the run going;
-    ``explorations``: [(id, grid.GridSpec, RunHandle)] of the Map tab; ``exploring``: the one going
-    (one run or exploration at a time); ``run_inputs``: the Protect tab's controls as they are
-    (``controls.run_spec``'s ``sent``; set by that tab);
-    ``shown_run``: (the run the Results tab shows, a count); ``error``: (the one-line message, the Run click
-    it belongs to); ``tick``: moves when a run's progress does."""
+    ``explorations``: [(id, explore_runs.ExploreSpec, RunHandle)] of the Explore tab;
+    ``exploring``: the one going (one run or exploration at a time); ``run_inputs``: the Protect
+    tab's controls as they are (``controls.run_spec``'s ``sent``; set by that tab); ``shown_run``:
+    (the run the Results tab shows, a count); ``error``: (the one-line message, the Run click it
+    belongs to); ``tick``: moves when a run's progress does."""
 
     def __init__(self, session, workdir: Path, budget: security.UploadBudget):
         self.session = session  # the page's (root) session
@@ -106,7 +117,7 @@ class PageState:
 
     # ------------------------------------------------------------------ the error line
     def show_error(self, message: str) -> None:
-        self.error.set((logic.private_text(message), self.run_clicks))
+        self.error.set((private_text(message), self.run_clicks))
 
     def guarded(self, fn):
         """An effect whose failure is one line at the top of the page, never a traceback on the
@@ -119,7 +130,7 @@ class PageState:
                 except SHINY_SIGNALS:
                     raise
                 except Exception as exc:  # noqa: BLE001
-                    self.show_error(logic.one_line(exc))
+                    self.show_error(one_line(exc))
         else:
             @functools.wraps(fn)
             def run_or_say_why():
@@ -128,7 +139,7 @@ class PageState:
                 except SHINY_SIGNALS:
                     raise
                 except Exception as exc:  # noqa: BLE001
-                    self.show_error(logic.one_line(exc))
+                    self.show_error(one_line(exc))
         return run_or_say_why
 
     # ------------------------------------------------------------------ between tabs
@@ -154,7 +165,7 @@ class PageState:
         with reactive.isolate():
             if path not in self.uploads or self.used_by_a_run(path):
                 return
-        logic.cleanup_workdir(Path(path).parent)
+        cleanup_workdir(Path(path).parent)
         self.budget.release(self.session.id, self.uploads.pop(path))
 
     def update_spare(self) -> None:
@@ -176,11 +187,11 @@ class PageState:
             self.show_error("a run is already going: wait for it or cancel it")
         return going
 
-    def start_run(self, spec: logic.RunSpec) -> None:
+    def start_run(self, spec: RunSpec) -> None:
         if self.busy():
             return
         run_id = len(self.runs.get()) + 1
-        handle = logic.RunHandle(spec, self.session_dir, run_id)
+        handle = RunHandle(spec, self.session_dir, run_id)
         self.handles.append(handle)
         self.runs.set(self.runs.get() + [(run_id, spec, handle)])
         self.active.set(handle)
@@ -190,12 +201,12 @@ class PageState:
         self._cancel(self.active, self.runs)
 
     def start_exploration(self, spec) -> None:
-        """Explore a grid (``grid.GridSpec``) in its own process, as a run goes."""
+        """Explore a grid (``explore_runs.ExploreSpec``) in its own process, as a run goes."""
         if self.busy():
             return
         with reactive.isolate():
             explorations = self.explorations.get()
-        handle = logic.RunHandle(spec, self.session_dir, len(explorations) + 1, job="explore")
+        handle = RunHandle(spec, self.session_dir, len(explorations) + 1, job="explore")
         self.handles.append(handle)
         self.explorations.set(explorations + [(handle.run_id, spec, handle)])
         self.exploring.set(handle)
@@ -231,7 +242,7 @@ class PageState:
 
     def _poll_active(self) -> None:
         """One look at the current run and exploration; a finished run's results are shown (an
-        exploration's map is the Map tab's, which follows ``explorations``)."""
+        exploration's map is the Explore tab's, which follows ``explorations``)."""
         with reactive.isolate():
             done = self._poll(self.active, self.runs)
             if done is not None:
@@ -249,12 +260,12 @@ class PageState:
                     self._poll_active()
                 except Exception as exc:  # noqa: BLE001  (a bug of ours: say it, keep watching)
                     self.active.set(None)
-                    self.show_error(f"internal error: {logic.one_line(exc)}")
+                    self.show_error(f"internal error: {one_line(exc)}")
                 await reactive.flush()
 
     def _ended(self) -> None:
         self._watcher.cancel()
         for h in self.handles:
             h.cancel()
-        logic.cleanup_workdir(self.session_dir)
+        cleanup_workdir(self.session_dir)
         self.budget.forget(self.session.id)

@@ -32,17 +32,18 @@ Measured slack with numba's cache warm: ≤ max(0.5 s, 10 % of the limit)
 kernels compiles them (seconds, not covered).
 
 Layout: ``master`` (the HiGHS master LP / MIP), ``pricing`` (the pricer; its numba kernels are
-in ``microagg.kernels.pricing``), ``rounding`` (SimpleRoundingHeuristic, RoundingMSTHeuristic,
-subset-row cut separation), ``driver`` (the run's state and steps), ``region`` (a bound above
-the LP's, at given duals, with the rows of a region of records kept integral; benchmarks
-only: benchmarks/best_known.py --strategies region). This module only registers
+in ``microagg.kernels.pricing`` and ``microagg.kernels.pricing_bnb``), ``driver`` (the run's
+state and steps; its rounding heuristics, SimpleRoundingHeuristic and RoundingMSTHeuristic, and
+the subset-row cut separation are numba kernels in ``microagg.kernels.colgen_rounding``),
+``region`` (a bound above the LP's, at given duals, with the rows of a region of records kept
+integral; benchmarks only: benchmarks/best_known.py --strategies region). This module only registers
 the method: it imports none of highspy, scipy or numba, so listing the registry stays light.
 """
 
 from __future__ import annotations
 
-from ...errors import ParameterError
 from ...declarations import Param
+from ...errors import ParameterError
 from .. import register
 from ..starts import check_offers
 

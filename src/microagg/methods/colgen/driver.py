@@ -14,14 +14,14 @@ import time
 import numpy as np
 
 from ...deadline import Deadline
+from ...kernels.colgen_rounding import mst_rounding, separate_subset_rows, simple_rounding
+from ...kernels.mdav import split_oversized
 from ...kernels.pricing import column_rcs
 from ...partition import check_partition, group_sizes, relabel, sse
 from .. import MethodOutput
 from ..starts import start_labels
 from .master import Master, MasterLPError, groups
 from .pricing import Pricer, disjoint_families
-from ...kernels.mdav import split_oversized
-from .rounding import mst_rounding, separate_subset_rows, simple_rounding
 
 __all__ = ["ColumnGeneration"]
 

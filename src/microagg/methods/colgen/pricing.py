@@ -4,8 +4,9 @@ cost rc(C) = w_C − Σ_{i∈C} π_i − (cut duals), and proven bounds on the l
 ``Pricer`` runs the paper's SolveHeuristicPricing and an alternating centre/members descent,
 then an exact method: branch-and-bound in a KD-tree ball (ours), the paper's complete
 enumeration, or the paper's pricing ILP (14) with the node-to-node inequalities (12). The numba
-kernels are in ``microagg.kernels.pricing``; this module slices their work against the
-``Deadline`` (numba cannot read the clock) and turns their per-seed bounds into per-record ones.
+kernels are in ``microagg.kernels.pricing`` and ``microagg.kernels.pricing_bnb``; this module
+slices their work against the ``Deadline`` (numba cannot read the clock) and turns their
+per-seed bounds into per-record ones.
 """
 
 from __future__ import annotations
@@ -18,13 +19,14 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from ...deadline import Deadline
-from ...kernels.pricing import alternating_pricing, bnb_pricing, enumeration_pricing, greedy_pricing
+from ...kernels.pricing import alternating_pricing, enumeration_pricing, greedy_pricing
+from ...kernels.pricing_bnb import bnb_pricing
 from .master import new_highs, set_time_limit
 
 __all__ = ["ExactResult", "Pricer", "disjoint_families", "knn_sums"]
 
 
-_RADIUS_FACTOR = 2.0  # see Pricer._bnb
+_RADIUS_FACTOR = 2.0  # see Pricer._balls
 
 
 def knn_sums(X: np.ndarray, t_max: int) -> np.ndarray:
@@ -56,6 +58,76 @@ class ExactResult:
 
     def __init__(self, cols, rcs, lb, rho=None, exact=True, overflow=False):
         self.cols, self.rcs, self.lb, self.rho, self.exact, self.overflow = cols, rcs, lb, rho, exact, overflow
+
+
+class _DualRanking:
+    """Records by decreasing dual: a cluster's seed is its member of largest dual, ranked first."""
+
+    def __init__(self, pi):
+        n = len(pi)
+        self.order = np.argsort(-pi, kind="stable")
+        self.rank = np.empty(n, dtype=np.int64)
+        self.rank[self.order] = np.arange(n)
+        self.prefix = np.concatenate([[0.0], np.cumsum(pi[self.order])])
+
+    def next_sum(self, r, t):
+        """The sum of the t largest duals ranked after rank r (a bound on the duals of the other
+        members of a cluster headed by the record of rank r)."""
+        n = len(self.order)
+        return self.prefix[np.minimum(r + 1 + t, n)] - self.prefix[r + 1]
+
+    def seed_chunks(self, pi, eta, gpos, chunk=128):
+        """The records that may head a cluster of size eta with rc < G, in rank order, by chunks:
+        such a cluster T has Σ_T π > SSE(T) − G ≥ −G and Σ_T π ≤ π_s + next(s, eta−1)."""
+        order = self.order
+        seeds = order[pi[order] + self.next_sum(np.arange(len(order)), eta - 1) + gpos > 0]
+        for lo in range(0, len(seeds), chunk):
+            yield seeds[lo : lo + chunk]
+
+
+class _BnbPass:
+    """What one branch-and-bound pass has found: the clusters below the threshold (pricing:
+    lists, and per-record bounds rho; collect_all: one buffer and a threshold that may drop),
+    the least rc found, the nodes used, and whether every seed was processed (``complete``)
+    and none cut short (``exact``)."""
+
+    def __init__(self, n, eta, thr):
+        self.thr = thr
+        self.cols, self.rcs = [], []
+        self.cols_arr, self.rcs_arr = np.zeros((0, eta), dtype=np.int64), np.zeros(0)
+        self.best = np.inf
+        self.rho = np.full(n, float(thr))
+        # per record: the least rc of the clusters found below thr
+        self.rec_min = np.full(n, np.inf)
+        self.complete = True  # every seed processed (searched to the end or cut with a bound)
+        self.exact = True  # no seed cut short
+        self.used = 0  # nodes spent in this call (collect_all: capped by max_nodes)
+
+    def keep_below_threshold(self, m, r, thr_out, max_cols):
+        """collect_all: one shared buffer, keeping what is below the (possibly lowered)
+        threshold; over max_cols, the threshold drops to the median rc."""
+        self.thr = thr_out
+        allc = np.concatenate([self.cols_arr, m]) if len(self.cols_arr) else m
+        allr = np.concatenate([self.rcs_arr, r])
+        if len(allr) > max_cols:
+            self.thr = min(self.thr, np.sort(allr)[max_cols // 2])
+        keep = allr < self.thr
+        self.cols_arr, self.rcs_arr = allc[keep], allr[keep]
+
+    def result(self, collect_all) -> ExactResult:
+        if collect_all:
+            cols, rcs = list(self.cols_arr), list(self.rcs_arr)
+            return ExactResult(
+                cols,
+                np.asarray(rcs),
+                min(self.best, self.thr) if self.complete else None,
+                exact=self.complete,
+            )
+        if not self.complete:
+            return ExactResult(self.cols, np.asarray(self.rcs), None, None, exact=False)
+        rho = np.minimum(self.rho, self.rec_min)
+        lb = float(min(self.best, self.thr, rho.min(initial=np.inf)))
+        return ExactResult(self.cols, np.asarray(self.rcs), lb, rho, exact=self.exact)
 
 
 class Pricer:
@@ -169,135 +241,135 @@ class Pricer:
         valid bounds: lb on every cluster of size eta and rho_i on those containing record i
         (over the seeds whose ball holds i: the least rc found below the threshold, and for the
         rest the seed's threshold or bound, raised to the root bound with i forced in; thr when
-        no ball holds i: such clusters have rc ≥ max(thr, 0), see the ball below). The pass is
+        no ball holds i: such clusters have rc ≥ max(thr, 0), see ``_balls``). The pass is
         exact when no seed was cut. Out of time: lb = None. collect_all: every cluster with rc < thr
         (searched to the end; lb = None when that could not be done in time / max_nodes).
         """
-        X, n = self.X, self.n
+        ranking = _DualRanking(pi)
         gpos = max(thr, 0.0)
-        order = np.argsort(-pi, kind="stable")
-        rank = np.empty(n, dtype=np.int64)
-        rank[order] = np.arange(n)
-        # next[r, t]: the sum of the t largest duals ranked after rank r (a bound on the duals
-        # of the other members of a cluster headed by the record of rank r)
-        prefix = np.concatenate([[0.0], np.cumsum(pi[order])])
-
-        def next_sum(r, t):
-            return prefix[np.minimum(r + 1 + t, n)] - prefix[r + 1]
-
-        # a cluster T with rc(T) < G has Σ_T π > SSE(T) − G ≥ −G and Σ_T π ≤ π_s + next(s, eta−1)
-        seeds_all = order[pi[order] + next_sum(np.arange(n), eta - 1) + gpos > 0]
-        cols, rcs = [], []
-        cols_arr, rcs_arr = np.zeros((0, eta), dtype=np.int64), np.zeros(0)
-        best = np.inf
-        rho = np.full(n, float(thr))
-        rec_min = np.full(n, np.inf)  # per record: the least rc of the clusters found below thr
-        complete = True  # every seed processed (searched to the end or cut with a bound)
-        exact = True  # no seed cut short
-        chunk = 128
-        huge = np.iinfo(np.int64).max // 4
-        used = 0  # nodes spent in this call (collect_all: capped by max_nodes)
-        for lo in range(0, len(seeds_all), chunk):
+        found = _BnbPass(self.n, eta, thr)
+        for seeds in ranking.seed_chunks(pi, eta, gpos):
             if self.time_left() <= 0:
-                complete = False
+                found.complete = False
+            else:
+                nptr, nbr = self._balls(pi, eta, gpos, ranking, seeds)
+                self._search_seeds(found, pi, eta, seeds, nptr, nbr, collect_all, max_cols)
+            if not found.complete:
                 break
-            seeds = seeds_all[lo:lo + chunk]
-            # ball of the members of a cluster T with rc(T) < G around its largest-dual member s:
-            # SSE(T) ≥ ‖x_i − x_s‖²/2 (two of its points) and Σ_T π ≤ π_s + π_i + next(s, eta−2)
-            # (the eta − 2 others rank after s), so, with π_i ≤ π_s,
-            # ‖x_i − x_s‖² < 2·(π_s + π_i + next(s, eta−2) + G) ≤ 2·(2·π_s + next(s, eta−2) + G)
-            others = pi[seeds] + next_sum(rank[seeds], eta - 2) + gpos
-            radii = np.sqrt(np.maximum(_RADIUS_FACTOR * (pi[seeds] + others), 0.0)) * (1 + 1e-9) + 1e-12
-            lists = self.tree.query_ball_point(X[seeds], r=radii, return_sorted=False)
-            lengths = np.fromiter((len(a) for a in lists), dtype=np.int64, count=len(lists))
-            flat = np.fromiter(itertools.chain.from_iterable(lists), dtype=np.int64, count=int(lengths.sum()))
-            owner_pos = np.repeat(np.arange(len(seeds)), lengths)
-            owner = seeds[owner_pos]
-            d2 = np.einsum("ij,ij->i", X[flat] - X[owner], X[flat] - X[owner])
-            keep = (rank[flat] > rank[owner]) & (
-                d2 < _RADIUS_FACTOR * (others[owner_pos] + pi[flat]) * (1 + 1e-9) + 1e-12
+        self.last_threshold = found.thr
+        return found.result(collect_all)
+
+    def _balls(self, pi, eta, gpos, ranking, seeds):
+        """Each seed's candidates, the later-ranked records of its ball, as (nptr, nbr): the
+        candidates of seeds[j] are nbr[nptr[j]:nptr[j + 1]].
+
+        A cluster T with rc(T) < G around its largest-dual member s: SSE(T) ≥ ‖x_i − x_s‖²/2
+        (two of its points) and Σ_T π ≤ π_s + π_i + next(s, eta−2) (the eta − 2 others rank
+        after s), so, with π_i ≤ π_s,
+        ‖x_i − x_s‖² < 2·(π_s + π_i + next(s, eta−2) + G) ≤ 2·(2·π_s + next(s, eta−2) + G).
+        """
+        X, rank = self.X, ranking.rank
+        others = pi[seeds] + ranking.next_sum(rank[seeds], eta - 2) + gpos
+        radii = np.sqrt(np.maximum(_RADIUS_FACTOR * (pi[seeds] + others), 0.0)) * (1 + 1e-9) + 1e-12
+        lists = self.tree.query_ball_point(X[seeds], r=radii, return_sorted=False)
+        lengths = np.fromiter((len(a) for a in lists), dtype=np.int64, count=len(lists))
+        flat = np.fromiter(
+            itertools.chain.from_iterable(lists), dtype=np.int64, count=int(lengths.sum())
+        )
+        owner_pos = np.repeat(np.arange(len(seeds)), lengths)
+        owner = seeds[owner_pos]
+        d2 = np.einsum("ij,ij->i", X[flat] - X[owner], X[flat] - X[owner])
+        keep = (rank[flat] > rank[owner]) & (
+            d2 < _RADIUS_FACTOR * (others[owner_pos] + pi[flat]) * (1 + 1e-9) + 1e-12
+        )
+        counts = np.bincount(owner_pos[keep], minlength=len(seeds))
+        return np.concatenate([[0], np.cumsum(counts)]), flat[keep]
+
+    def _search_seeds(self, found, pi, eta, seeds, nptr, nbr, collect_all, max_cols):
+        """Branch and bound from the seeds in order, in slices of a node budget (numba cannot
+        read the clock: it is checked between slices); what each slice found goes to ``found``."""
+        pos = 0
+        boost = 1.0
+        while pos < len(seeds):
+            tl = self.time_left()
+            if tl <= 0 or (collect_all and found.used >= self.max_nodes):
+                found.complete = False
+                return
+            budget, seed_budget = self._node_budgets(tl, found.used, boost, collect_all)
+            sub = seeds[pos:]
+            room = max_cols if collect_all else len(sub)
+            tic = time.perf_counter()
+            m, r, cnt, done, nodes, thr_out, b, seed_lb, seed_exact, seed_tau = bnb_pricing(
+                self.X,
+                pi,
+                eta,
+                sub,
+                nptr[pos:] - nptr[pos],
+                nbr[nptr[pos] :],
+                found.thr,
+                collect_all,
+                max(room, 1),
+                budget,
+                seed_budget,
+                self.knn_sum,
+                self.retry_unit * eta,
+                self.max_attempts,
+                found.rec_min,
+                *self.cuts,
             )
-            counts = np.bincount(owner_pos[keep], minlength=len(seeds))
-            nptr = np.concatenate([[0], np.cumsum(counts)])
-            nbr = flat[keep]
-            pos = 0
-            boost = 1.0
-            while pos < len(seeds):
-                # numba cannot read the clock: the search runs in slices of a node budget
-                # worth ~0.2 s at the measured node rate, the clock is checked between slices
-                tl = self.time_left()
-                if tl <= 0 or (collect_all and used >= self.max_nodes):
-                    complete = False
-                    break
-                if collect_all:
-                    seed_budget = huge
-                    budget = self.max_nodes - used
-                else:
-                    seed_budget = self.seed_nodes
-                    budget = huge
-                if self.deadline.bounded:  # without a deadline: one call (deterministic)
-                    # the call stops starting seeds after ~0.2 s of nodes; a seed started runs
-                    # to its own budget, which near the pass deadline shrinks to the time left
-                    # (after it: 1 node, the root bound, so that the pass still ends with bounds)
-                    budget = int(min(budget, max(1_000, self.node_rate * min(boost * 0.2, tl))))
-                    if not collect_all:
-                        pass_left = tl if self.pass_deadline is None else self.pass_deadline.remaining()
-                        seed_budget = int(max(1, min(seed_budget, self.node_rate * min(tl, pass_left))))
-                sub = seeds[pos:]
-                room = max_cols if collect_all else len(sub)
-                tic = time.perf_counter()
-                m, r, cnt, done, nodes, thr_out, b, seed_lb, seed_exact, seed_tau = bnb_pricing(
-                    X, pi, eta, sub, nptr[pos:] - nptr[pos], nbr[nptr[pos]:], thr, collect_all, max(room, 1),
-                    budget, seed_budget, self.knn_sum, self.retry_unit * eta, self.max_attempts, rec_min,
-                    *self.cuts
-                )
-                self._measured(nodes, time.perf_counter() - tic)
-                used += nodes
-                if collect_all and done < len(sub) and len(m):
-                    # the interrupted seed is searched again from scratch: drop its clusters
-                    # (each cluster's first member is its seed) so they are not listed twice
-                    mine = m[:, 0] == sub[done]
-                    m, r = m[~mine], r[~mine]
-                best = min(best, b)
-                if collect_all:
-                    # one shared buffer: keep what is below the (possibly lowered) threshold
-                    thr = thr_out
-                    allc = np.concatenate([cols_arr, m]) if len(cols_arr) else m
-                    allr = np.concatenate([rcs_arr, r])
-                    if len(allr) > max_cols:
-                        thr = min(thr, np.sort(allr)[max_cols // 2])
-                    keep_c = allr < thr
-                    cols_arr, rcs_arr = allc[keep_c], allr[keep_c]
-                else:
-                    cols += list(m)
-                    rcs += list(r)
-                    exact &= bool(seed_exact[:done].all())
-                    self.stats["seeds"] += done
-                    self.stats["cut_short"] += int(done - seed_exact[:done].sum())
-                    self.stats["nodes"] += nodes
-                    # per-record bounds on the clusters headed by seed s and holding record i:
-                    # the clusters found below the threshold are in rec_min (applied at the end);
-                    # the others have rc ≥ the threshold of the search that completed (seed_tau),
-                    # or, if none did, ≥ the seed's bound; and rc ≥ the root bound with i forced in
-                    floor = np.where(np.isnan(seed_tau[:done]), seed_lb[:done], seed_tau[:done])
-                    for j in np.flatnonzero(floor < thr):
-                        sj = sub[j]
-                        rho[sj] = min(rho[sj], floor[j])
-                        ball = nbr[nptr[pos + j]:nptr[pos + j + 1]]
-                        rho[ball] = np.minimum(rho[ball], np.maximum(floor[j], self._root_bounds(pi, eta, sj, ball)))
-                pos += done
-                # collect_all: one seed larger than the slice: double the slice until it fits
-                boost = boost * 2.0 if done == 0 else 1.0
-            if not complete:
-                break
-        self.last_threshold = thr
+            self._measured(nodes, time.perf_counter() - tic)
+            found.used += nodes
+            if collect_all and done < len(sub) and len(m):
+                # the interrupted seed is searched again from scratch: drop its clusters
+                # (each cluster's first member is its seed) so they are not listed twice
+                mine = m[:, 0] == sub[done]
+                m, r = m[~mine], r[~mine]
+            found.best = min(found.best, b)
+            if collect_all:
+                found.keep_below_threshold(m, r, thr_out, max_cols)
+            else:
+                found.cols += list(m)
+                found.rcs += list(r)
+                found.exact &= bool(seed_exact[:done].all())
+                self.stats["seeds"] += done
+                self.stats["cut_short"] += int(done - seed_exact[:done].sum())
+                self.stats["nodes"] += nodes
+                floor = np.where(np.isnan(seed_tau[:done]), seed_lb[:done], seed_tau[:done])
+                self._bound_records(found, pi, eta, sub, floor, nptr[pos:], nbr)
+            pos += done
+            # collect_all: one seed larger than the slice: double the slice until it fits
+            boost = boost * 2.0 if done == 0 else 1.0
+
+    def _node_budgets(self, tl, used, boost, collect_all):
+        """(nodes for this slice, nodes per seed). The slice stops starting seeds after ~0.2 s
+        of nodes at the measured node rate; a seed started runs to its own budget, which near
+        the pass deadline shrinks to the time left (after it: 1 node, the root bound, so that
+        the pass still ends with bounds). Without a deadline: one call (deterministic)."""
+        huge = np.iinfo(np.int64).max // 4
         if collect_all:
-            cols, rcs = list(cols_arr), list(rcs_arr)
-            return ExactResult(cols, np.asarray(rcs), min(best, thr) if complete else None, exact=complete)
-        if not complete:
-            return ExactResult(cols, np.asarray(rcs), None, None, exact=False)
-        rho = np.minimum(rho, rec_min)
-        return ExactResult(cols, np.asarray(rcs), float(min(best, thr, rho.min(initial=np.inf))), rho, exact=exact)
+            seed_budget = huge
+            budget = self.max_nodes - used
+        else:
+            seed_budget = self.seed_nodes
+            budget = huge
+        if self.deadline.bounded:
+            budget = int(min(budget, max(1_000, self.node_rate * min(boost * 0.2, tl))))
+            if not collect_all:
+                pass_left = tl if self.pass_deadline is None else self.pass_deadline.remaining()
+                seed_budget = int(max(1, min(seed_budget, self.node_rate * min(tl, pass_left))))
+        return budget, seed_budget
+
+    def _bound_records(self, found, pi, eta, seeds, floor, nptr, nbr):
+        """Per-record bounds on the clusters headed by seed s and holding record i: the clusters
+        found below the threshold are in ``found.rec_min`` (applied at the end); the others have
+        rc ≥ the threshold of the search that completed (seed_tau), or, if none did, ≥ the
+        seed's bound (together ``floor``); and rc ≥ the root bound with i forced in."""
+        rho = found.rho
+        for j in np.flatnonzero(floor < found.thr):
+            sj = seeds[j]
+            rho[sj] = min(rho[sj], floor[j])
+            ball = nbr[nptr[j] : nptr[j + 1]]
+            rho[ball] = np.minimum(rho[ball], np.maximum(floor[j], self._root_bounds(pi, eta, sj, ball)))
 
     def _root_bounds(self, pi, eta, s, ball):
         """For each candidate i of seed s: a lower bound on rc(T) over the clusters T of size

@@ -33,7 +33,7 @@ import highspy
 import numpy as np
 
 from ...deadline import Deadline
-from ...kernels.pricing import region_part_pricing
+from ...kernels.pricing_bnb import region_part_pricing
 from .master import cut_arrays, new_highs, set_time_limit
 from .pricing import Pricer
 
@@ -177,7 +177,7 @@ def _outside_rho(X, k, pi, sigma, cuts, region, deadline: Deadline, seed_nodes: 
 def _region_parts(X, k, pi, pricer: Pricer, region, threshold, deadline: Deadline):
     """f(P') of the module docstring for every part P' (a cluster's intersection with the
     region, as a bit mask over its records) with f(P') < G: the least rc of the clusters with
-    that intersection (kernels/pricing.region_part_pricing). Each record of the region seeds the
+    that intersection (kernels/pricing_bnb.region_part_pricing). Each record of the region seeds the
     clusters it meets first (in order of decreasing dual), the later ones are its candidates
     only when a bound allows. Returns (masks, least rcs, clusters stored); None when out of
     time."""

@@ -1,0 +1,160 @@
+"""MDAV on one thread against the default (its passes split over the cores a probe finds idle).
+
+Gaussian n × 10 records (``mdav_scaling.make_data``), k = 3, through
+``microaggregate(X, k=3, method="mdav", audit=False, threads=...)``, each run in a fresh process
+whose kernels were compiled before (a warm-up process per condition, into the checkout's numba
+cache). Conditions, alternating so that they meet the same load: ``threads=1`` (one thread
+throughout), the default ``threads=None`` (the probe decides), and ``threads=2`` (split whatever
+the load). Each row: the run of median wall time, its CPU seconds (all threads), the kernel's
+``Result.seconds``, the labels' SHA-256 (the same in every condition), the 1-minute load average
+before and after, and the idle cores the probe (``kernels.cores.idle_cores``) saw just before
+the call. ``--busy 2`` starts two busy-loop processes first (one per core) and stops them after.
+
+    python benchmarks/parallel_mdav.py --n 1e6            # the issue's measurement, on a quiet machine
+    python benchmarks/parallel_mdav.py --n 1e5,3e5 --busy 2
+
+Rows accumulate in results/parallel_mdav.json, keyed by (n, busy processes); the .md table, and
+the parallel-mdav block of docs/performance.md, are rewritten from all of them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import RESULTS, md_table, update_readme, write_results  # noqa: E402
+
+CONDITIONS = {"one thread": 1, "default": None, "two threads": 2}
+
+
+def child(n: int, threads: int | None) -> None:
+    import resource
+
+    from mdav_scaling import make_data
+
+    from microagg import microaggregate
+    from microagg.kernels.cores import idle_cores
+
+    X = make_data("gauss", n)
+    idle = idle_cores()
+    cpu = resource.getrusage(resource.RUSAGE_SELF)
+    t = time.perf_counter()
+    result = microaggregate(X, k=3, method="mdav", audit=False, threads=threads)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    cpu_seconds = (after.ru_utime - cpu.ru_utime) + (after.ru_stime - cpu.ru_stime)
+    labels = result.labels.astype("int64")
+    print(json.dumps({"wall": wall, "cpu": cpu_seconds, "kernel": result.seconds, "idle_cores": round(idle, 2),
+                      "labels_sha256": hashlib.sha256(labels.tobytes()).hexdigest()}))
+
+
+def warm_up(n: int, threads: int | None, env: dict) -> None:
+    """Compile (or load) the kernels a run on n records calls, on a sample (``jit.planning``)."""
+    code = ("import numpy as np; from microagg.kernels.jit import planning; "
+            "from microagg.kernels.mdav import mdav_labels; "
+            f"X = np.random.default_rng(1).normal(size=(3000, 10))\n"
+            f"with planning({n}): mdav_labels(X, 3, threads={threads!r})")
+    subprocess.run([sys.executable, "-c", code], env=env, check=True)
+
+
+def run_child(n: int, threads: int | None, env: dict) -> dict:
+    before = os.getloadavg()[0]
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", str(n), repr(threads)], env=env,
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(out.stderr[-3000:])
+    row = json.loads(out.stdout.strip().splitlines()[-1])
+    row.update(load_before=round(before, 2), load_after=round(os.getloadavg()[0], 2))
+    return row
+
+
+def busy_loops(count: int) -> list:
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+
+
+def measure(n: int, busy: int, repeat: int, env: dict) -> dict:
+    hogs = busy_loops(busy)
+    try:
+        if hogs:
+            time.sleep(2.0)
+        for threads in CONDITIONS.values():
+            warm_up(n, threads, env)
+        runs = {name: [] for name in CONDITIONS}
+        for _ in range(repeat):
+            for name, threads in CONDITIONS.items():
+                runs[name].append(run_child(n, threads, env))
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    row = {"n": n, "busy": busy, "repeat": repeat, "conditions": {}}
+    for name, rs in runs.items():
+        median = sorted(rs, key=lambda r: r["wall"])[len(rs) // 2]
+        row["conditions"][name] = dict(median, walls=[round(r["wall"], 3) for r in rs])
+    row["same_labels"] = len({r["labels_sha256"] for rs in runs.values() for r in rs}) == 1
+    one = row["conditions"]["one thread"]["wall"]
+    row["speedup_default"] = round(one / row["conditions"]["default"]["wall"], 3)
+    row["speedup_two_threads"] = round(one / row["conditions"]["two threads"]["wall"], 3)
+    row["loads"] = [min(r["load_before"] for rs in runs.values() for r in rs),
+                    max(r["load_after"] for rs in runs.values() for r in rs)]
+    return row
+
+
+def markdown(rows: list[dict]) -> str:
+    table = []
+    for row in sorted(rows, key=lambda r: (r["busy"], r["n"])):
+        c = row["conditions"]
+        table.append([f"{row['n']:,}", row["busy"], f"{row['loads'][0]}–{row['loads'][1]}",
+                      f"{c['one thread']['wall']:.2f} / {c['one thread']['cpu']:.2f}",
+                      f"{c['default']['wall']:.2f} / {c['default']['cpu']:.2f}",
+                      f"{c['two threads']['wall']:.2f} / {c['two threads']['cpu']:.2f}",
+                      f"{row['speedup_default']:.2f}×", f"{row['speedup_two_threads']:.2f}×",
+                      " ".join(str(c[name]["idle_cores"]) for name in CONDITIONS),
+                      "yes" if row["same_labels"] else "NO", row.get("measured_utc", "")])
+    intro = ("MDAV, Gaussian n × 10, k = 3, `microaggregate(X, k=3, method='mdav', audit=False, threads=...)`, "
+             "each run in a fresh process with its kernels compiled before; the run of median wall time of "
+             "`repeat`, the conditions alternating. Seconds are wall / CPU (all threads). Speed-up: one thread's "
+             "wall over the condition's. Busy: busy-loop processes started by the script, one per core. Load: the "
+             "1-minute load average, lowest before and highest after the runs; the machine is shared, so a load "
+             "above the busy processes' count means other jobs ran too. Idle cores: what the probe saw before the "
+             "call in each condition (default: threads on the cores found idle, 1.7 idle cores of 2 make 2).\n\n")
+    return intro + md_table(["n", "busy", "load", "one thread", "default", "two threads", "default speed-up",
+                             "two threads speed-up", "idle cores (1 / default / 2)", "same labels", "measured"],
+                            table)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", default="1e6", help="record counts, comma-separated")
+    ap.add_argument("--busy", type=int, default=0, help="busy-loop processes to start before measuring")
+    ap.add_argument("--repeat", type=int, default=3, help="runs of each condition (the median is reported)")
+    ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        child(int(args.child[0]), None if args.child[1] == "None" else int(args.child[1]))
+        return
+    src = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = os.pathsep.join([src, here, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    previous = RESULTS / "parallel_mdav.json"
+    rows = json.loads(previous.read_text())["rows"] if previous.exists() else []
+    env = dict(os.environ, PYTHONPATH=path)  # the checkout's numba cache: the warm-ups fill it
+    for n in [int(float(s)) for s in args.n.split(",")]:
+        row = measure(n, args.busy, args.repeat, env)
+        row["measured_utc"] = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
+        rows = [r for r in rows if (r["n"], r["busy"]) != (n, args.busy)] + [row]
+        print(json.dumps({k: v for k, v in row.items() if k != "conditions"}), flush=True)
+    write_results("parallel_mdav", rows, markdown(rows))
+    update_readme("parallel-mdav", markdown(rows))  # docs/performance.md's block
+    if not all(r["same_labels"] for r in rows):
+        raise SystemExit("the labels differ between conditions")
+
+
+if __name__ == "__main__":
+    main()

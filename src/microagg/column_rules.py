@@ -1,0 +1,169 @@
+"""The column rules: what makes a numeric column look like an identifier, category codes or a
+sampling weight rather than a quantity to protect (``not_a_default_qi``). ``columns`` applies them
+to choose the default quasi-identifiers and names the columns they leave out.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["looks_like_identifier", "looks_like_codes", "looks_like_code_name", "not_a_default_qi",
+           "looks_like_weight", "code_columns", "CODE_NAME_WORDS", "CAPITALS_CODE_PARTS", "FEW_VALUES",
+           "CODE_MIN_ROWS", "REPEATS", "MANY_VALUES"]
+
+
+def looks_like_identifier(name, values) -> str | None:
+    """Why column ``name`` looks like a record identifier (None if it does not): its name (id, ID,
+    *_id, ident, ...) or its values (a running number: n distinct integers filling a range of n)."""
+    text = str(name)
+    if re.search(r"(?:^|[_\W])(?:[hp]?ids?|ident|identifier|key|nr|no)(?:$|[_\W])", text, re.IGNORECASE) \
+            or re.search(r"^(?:row|record|person|household)_?(?:num|number)$", text, re.IGNORECASE) \
+            or re.search(r"[a-z0-9](?:Id|ID)$", text) or text.lower() == "id" or _capital_id(text):
+        return "its name says identifier"
+    col = values
+    if not isinstance(name, str):  # an array's positional columns: no names, no guessing
+        return None
+    if pd.api.types.is_integer_dtype(col.dtype) and len(col) >= 10 and col.is_unique:
+        if int(col.max()) - int(col.min()) + 1 == len(col):
+            return "its values are the distinct integers of a running number"
+    return None
+
+
+#: English words ending in "id" that a name in capitals may end with without being an identifier
+_NOT_ID_WORDS = ("paid", "aid", "said", "valid", "solid", "liquid", "fluid", "acid", "rapid", "humid", "hybrid",
+                 "vivid", "void", "avoid", "grid", "raid", "maid", "lipid", "pyramid", "android", "tabloid",
+                 "thyroid", "steroid", "opioid", "squid", "candid", "timid", "lucid", "morbid", "rigid", "stupid",
+                 "torrid", "placid", "insipid", "druid", "invalid")
+
+
+def _capital_id(text: str) -> bool:
+    """A name in capitals ending in ID, as UTILITYID, HHID or PERSONID (not PAID or VALID)."""
+    return bool(re.fullmatch(r"[A-Z][A-Z0-9_]*[A-Z0-9_]ID", text)) and not text.lower().endswith(_NOT_ID_WORDS)
+
+
+#: Words that name a column of category codes: geography, classifications of occupations and
+#: industries, administrative codes. Matched as whole words of the name (split at _, -, spaces,
+#: digits and lower-to-upper case changes), for integer columns only.
+CODE_NAME_WORDS = ("code", "codes", "region", "regio", "district", "municipality", "municip", "county",
+                   "province", "state", "country", "nuts", "zip", "zipcode", "postcode", "postal", "plz",
+                   "occupation", "occup", "isco", "nace", "isic", "naics", "sic", "soc", "industry",
+                   "sector", "branch", "fips", "geo", "geocode", "commune", "canton", "department", "ward",
+                   "village", "locality", "cluster", "psu", "strata", "stratum", "category", "class",
+                   "type", "status", "group", "grp")
+
+
+#: Parts of a name in capitals, concatenated without separators as survey files write them
+#: (COMPCODE, OCCUCODE, REGCODE, HHSIZE, HHTYPE), that say category codes or a count of persons
+CAPITALS_CODE_PARTS = ("CODE", "REGIO", "OCCU", "SIZE", "TYPE", "CLASS", "STATUS", "GROUP", "ISCO", "NACE", "ISIC",
+                       "DISTR", "PROV", "COUNTY", "SECTOR", "INDUS", "BRANCH", "ZIP", "POSTC", "NUTS", "CAT")
+
+
+def looks_like_code_name(name) -> str | None:
+    """Why the name of an integer column says category codes (None if it does not): one of its
+    words is in CODE_NAME_WORDS (region, occupation, isco, nace, zip, postcode, district, ...),
+    or, for a name in capitals (COMPCODE, OCCUCODE, REGCODE, HHSIZE), it holds one of
+    CAPITALS_CODE_PARTS: such names concatenate their words without a separator."""
+    if not isinstance(name, str):
+        return None
+    words = re.split(r"[^A-Za-z]+|(?<=[a-z])(?=[A-Z])", name)
+    hit = next((w for w in words if w.lower() in CODE_NAME_WORDS), None)
+    if hit is None and name == name.upper():
+        hit = next((part for part in CAPITALS_CODE_PARTS if part in name), None)
+    return None if hit is None else f"its name ({hit!r}) says category codes"
+
+
+#: A numeric column of integers with fewer distinct values than this is taken for category codes
+#: (sex, region, dwelling type: averaging them publishes codes that mean nothing), once the data
+#: have CODE_MIN_ROWS records or more (fewer: too few to tell codes from a small sample).
+FEW_VALUES = 20
+CODE_MIN_ROWS = 2 * FEW_VALUES
+
+
+#: An integer column is clearly continuous (an amount, a count of many values) only when its values
+#: rarely repeat: at most REPEATS records per distinct value on average, or at least MANY_VALUES
+#: distinct values. Codes repeat (free1's OCCUCODE: 226 codes, 18 records each; COMPCODE: 57, 70
+#: each), whatever their name or its language; amounts do not (free1's INCOME: 1.9 records each).
+REPEATS = 5
+MANY_VALUES = 1000
+
+
+def looks_like_codes(values) -> str | None:
+    """Why a numeric column looks like category codes (None if it does not), for integer columns
+    of at least CODE_MIN_ROWS records: fewer than FEW_VALUES distinct values, or values that
+    repeat like a code list (more than REPEATS records per distinct value on average, fewer than
+    MANY_VALUES distinct values). The positive rule: an integer column is averaged by default only
+    when it is clearly continuous."""
+    col = pd.Series(values)
+    if len(col) < CODE_MIN_ROWS or pd.api.types.is_bool_dtype(col.dtype):
+        return None
+    x = col.dropna().to_numpy(dtype=np.float64)
+    if not len(x) or not np.all(np.isfinite(x)) or np.any(x != np.round(x)):
+        return None
+    distinct = len(np.unique(x))
+    if 1 < distinct < FEW_VALUES:
+        return (f"{distinct} distinct integer values: category codes; to protect them as categories, name the "
+                f"column in --categorical / categorical= too")
+    if 1 < distinct < MANY_VALUES and len(x) > REPEATS * distinct:
+        return (f"{distinct} distinct integer values, {len(x) / distinct:.0f} records each on average: a code list; "
+                "to protect them as categories, name the column in --categorical / categorical= too")
+    return None
+
+
+def looks_like_weight(name) -> str | None:
+    """Why column ``name`` looks like a survey weight (None if it does not): its name says weight.
+    A weight is not a quasi-identifier, and averaging it would change every estimate."""
+    if isinstance(name, str) and re.search(r"weight|(?:^|[_\W])(?:w|p|f)?wgt(?:$|[_\W])", name, re.IGNORECASE):
+        return "its name says survey weight"
+    return None
+
+
+def _integral(col) -> bool:
+    x = pd.Series(col).dropna().to_numpy(dtype=np.float64) if len(col) else np.zeros(0)
+    return bool(len(x)) and bool(np.all(np.isfinite(x))) and bool(np.all(x == np.round(x)))
+
+
+def not_a_default_qi(name, col, labelled: bool = False, identifier: str | None | bool = False) -> str | None:
+    """Why numeric column ``name`` is left out of the default quasi-identifiers (None: it is one):
+    an identifier, a survey weight, or category codes (``labelled``: value labels on its values,
+    or an SPSS measure nominal / ordinal; few distinct integers; integers under a code-like name
+    such as region, occupation, isco, nace, zip). The one rule for the CLI, the library and the
+    app. ``identifier``: looks_like_identifier's answer when the caller has it already (it reads
+    the whole column)."""
+    if identifier is False:
+        identifier = looks_like_identifier(name, col)
+    if identifier or looks_like_weight(name):
+        return identifier or looks_like_weight(name)
+    if labelled:
+        return ("value labels (or an SPSS measure nominal / ordinal) on its values: category codes; to protect "
+                "them as categories, name the column in --categorical / categorical=")
+    if not isinstance(name, str):  # an array's columns: no guessing
+        return None
+    coded = looks_like_codes(col)
+    if coded:
+        return coded
+    named = looks_like_code_name(name) if _integral(col) else None
+    return None if named is None else (f"{named}; to protect them as categories, name the column in "
+                                       "--categorical / categorical=")
+
+
+def code_columns(df: pd.DataFrame, columns) -> dict:
+    """Column -> why it looks like category codes (the default rule's reasons: value labels, an
+    SPSS measure, few distinct integers, a code-like name), for numeric columns of ``columns``
+    that are neither identifiers nor weights. Named as quasi-identifiers, such columns are
+    protected as categories unless declared continuous (``embedding.column_kinds``)."""
+    coded = set(df.attrs.get("category_codes", ()))
+    out = {}
+    for c in columns:
+        col = df[c]
+        if isinstance(col, pd.DataFrame) or not pd.api.types.is_numeric_dtype(col.dtype) \
+                or pd.api.types.is_bool_dtype(col.dtype):
+            continue
+        if looks_like_identifier(c, col) or looks_like_weight(c):
+            continue
+        why = not_a_default_qi(c, col, labelled=c in coded, identifier=None)
+        if why:
+            out[c] = why.split(";")[0]
+    return out

@@ -1,0 +1,118 @@
+"""How many cores a kernel may use now, and numba's threads for the passes it splits.
+
+A kernel split between threads waits for its slowest thread at every pass; when other processes
+hold the cores, that thread is often off the core, and the split costs more than it saves (issue
+35 measured a two-thread MDAV 5–12× slower than one thread under two busy processes). So a split
+is made only on cores that a short probe finds idle (``idle_cores``), the threads wait passively
+(numba's workqueue layer sleeps on a condition variable between passes, where OpenMP's default
+spins), and one split runs at a time in a process (``split_threads``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+
+__all__ = ["usable_cores", "idle_cores", "threads_to_use", "split_threads"]
+
+#: the probe's window, in seconds: /proc/stat counts in ticks of 10 ms, so 0.1 s over two cores
+#: gives 20 ticks, enough to tell 0, 1 and 2 idle cores apart
+PROBE_SECONDS = 0.1
+#: a core counts as free from this idle share on: 1.7 idle cores of two make two free cores, 1.6
+#: make one (a thread on a core that another process holds a fifth of the time waits for it often)
+IDLE_SHARE = 0.85
+
+_SPLIT_LOCK = threading.Lock()  # numba's workqueue layer runs one parallel region at a time
+
+
+def usable_cores() -> list[int]:
+    """The cores this process may run on (its affinity mask, else every core)."""
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return list(range(os.cpu_count() or 1))
+
+
+def _idle_ticks(cores: list[int]) -> tuple[int, int] | None:
+    """(idle, total) ticks so far over ``cores``, from /proc/stat (None where it cannot be read)."""
+    try:
+        with open("/proc/stat") as stat:
+            lines = stat.read().splitlines()
+    except OSError:
+        return None
+    idle = total = 0
+    wanted = {f"cpu{c}" for c in cores}
+    for line in lines:
+        fields = line.split()
+        if fields and fields[0] in wanted:
+            ticks = [int(v) for v in fields[1:]]
+            idle += ticks[3] + (ticks[4] if len(ticks) > 4 else 0)  # idle + iowait
+            total += sum(ticks[:8])  # guest time is counted within user time
+    return (idle, total) if total else None
+
+
+def idle_cores(cores: list[int] | None = None, seconds: float = PROBE_SECONDS) -> float:
+    """How many of ``cores`` (default: the usable ones) were idle over the last ``seconds``,
+    measured by sleeping that long (/proc/stat; elsewhere the load average's complement)."""
+    cores = usable_cores() if cores is None else cores
+    before = _idle_ticks(cores)
+    if before is None:
+        try:
+            return max(0.0, len(cores) - os.getloadavg()[0])
+        except (AttributeError, OSError):
+            return 0.0
+    time.sleep(seconds)
+    after = _idle_ticks(cores)
+    if after is None or after[1] <= before[1]:
+        return 0.0
+    return len(cores) * (after[0] - before[0]) / (after[1] - before[1])
+
+
+def threads_to_use(threads: int | None) -> int:
+    """The number of threads a split kernel runs on: ``threads`` if given (at most numba's), else
+    the idle cores found by the probe, at least 1 (``IDLE_SHARE``)."""
+    import numba
+
+    most = numba.config.NUMBA_NUM_THREADS
+    if threads is not None:
+        return max(1, min(int(threads), most))
+    cores = usable_cores()
+    if len(cores) < 2:
+        return 1
+    free = int(idle_cores(cores) / IDLE_SHARE)
+    return max(1, min(free, len(cores), most))
+
+
+def _passive_layer() -> None:
+    """numba's workqueue threading layer, whose threads sleep between parallel regions, unless the
+    user chose a layer (NUMBA_THREADING_LAYER) or numba's threads already run."""
+    import numba
+    from numba.np.ufunc import parallel
+
+    if "NUMBA_THREADING_LAYER" not in os.environ and not parallel._is_initialized:
+        numba.config.THREADING_LAYER = "workqueue"
+
+
+@contextlib.contextmanager
+def split_threads(threads: int):
+    """Within the block, numba's parallel regions started by this thread run on ``threads``
+    threads (at most numba's); yields the number granted: 1 if ``threads`` is 1 or another split
+    runs in the process (the caller then runs its one-thread kernel)."""
+    import numba
+
+    threads = min(threads, numba.config.NUMBA_NUM_THREADS)
+    if threads < 2 or not _SPLIT_LOCK.acquire(blocking=False):
+        yield 1
+        return
+    try:
+        _passive_layer()
+        before = numba.get_num_threads()
+        numba.set_num_threads(threads)
+        try:
+            yield threads
+        finally:
+            numba.set_num_threads(before)
+    finally:
+        _SPLIT_LOCK.release()

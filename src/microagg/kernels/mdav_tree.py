@@ -1,0 +1,259 @@
+"""MDAV and V-MDAV with KD-trees (``kdtree``) and radial lists (``radial``): the plain loops'
+labels bit for bit (the same distances by the same arithmetic, candidates only pruned by
+conservative bounds, ties towards the lower record index). MDAV's tree kernel hands over to brute
+force (``mdav_brute``) once a timed trial finds it cheaper."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import prange
+
+from . import kdtree
+from .cycles import cycles, past, stop_cycle_after
+from .jit import kernel
+from .mdav_brute import _brute_finish, _brute_pairs, _columns, _split_now, _split_timed
+from .nearest import join_nearest_centroid, mean_rows
+from .radial import farthest_from_centroid, radial_index
+from .running_sum import running_mean, running_sum_add, running_sum_init
+
+__all__ = ["mdav_tree_kernel", "vmdav_tree_kernel", "SWITCH_NEVER", "SWITCH_MEASURED", "SWITCH_ALWAYS",
+           "SWITCH_TRIALS"]
+
+REBUILD_BELOW = 0.6  # rebuild the KD-tree over the alive records when fewer remain than this fraction
+#: at each tree rebuild the tree kernel runs this many pairs of groups by brute force, timed, and
+#: goes on by brute force if they cost less than the tree's pairs since the last rebuild
+SWITCH_TRIAL_PAIRS = 4
+SWITCH_SKIP = 2.0  # no trial while brute force, scaled from the last trial, costs this many times the tree
+SWITCH_FIRST_PAIRS = 32  # the first trial after this many pairs of groups by the tree (n/16k if fewer)
+SWITCH_NEVER, SWITCH_MEASURED, SWITCH_ALWAYS, SWITCH_TRIALS = 0, 1, 2, 3  # mdav_tree_kernel's ``switch``
+SWITCH_EVERY = 0.8  # then a trial each time the records left have fallen by this factor
+
+
+@kernel
+def _tree_take_members(T, X, k, labels, g, s, comp, members, alive):
+    """The records members[:k] (a query's k nearest, in order) become group g: removed from the
+    tree and, in that order, from the sum."""
+    for j in range(k):
+        i = members[j]
+        labels[i] = g
+        alive[i] = False
+        running_sum_add(s, comp, X[i], -1.0)
+        kdtree.delete(T, i)
+
+
+@kernel
+def _tree_take_group(T, X, q, k, labels, g, s, comp, members, dbuf, excl, alive):
+    """The k alive records nearest to q become group g (removed from the tree and the sum)."""
+    kdtree.knn(T, q, k, members, dbuf, excl, 0)
+    _tree_take_members(T, X, k, labels, g, s, comp, members, alive)
+
+
+@kernel(parallel=True)
+def _nearest_and_farthest(T, F, q, k, members, dbuf, excl, m, split):
+    """The k records nearest to q (kdtree.knn on T, into members and dbuf) and the record farthest
+    from q (kdtree.farthest on F, returned), the two queries at once on two threads (``split``:
+    threads, fewest records alive to split; else one after the other). Both trees hold the same
+    records and are only read, so the answers are those of the queries alone."""
+    threads, fewest = split
+    far = np.zeros(1, dtype=np.int64)
+    if threads < 2 or m < fewest:
+        kdtree.knn(T, q, k, members, dbuf, excl, 0)
+        far[0] = kdtree.farthest(F, q, excl, 0)[0]
+        return far[0]
+    for j in prange(2):
+        if j == 0:
+            kdtree.knn(T, q, k, members, dbuf, excl, 0)
+        else:
+            far[0] = kdtree.farthest(F, q, excl, 0)[0]
+    return far[0]
+
+
+@kernel(inline="always")
+def _delete_all(F, ids, count):
+    """Remove the records ids[:count] from the tree F."""
+    for j in range(count):
+        kdtree.delete(F, ids[j])
+
+
+@kernel
+def _trees_take_group(T, F, X, q, k, labels, g, s, comp, members, dbuf, excl, alive):
+    """_tree_take_group, the group also removed from the shell tree F."""
+    _tree_take_group(T, X, q, k, labels, g, s, comp, members, dbuf, excl, alive)
+    _delete_all(F, members, k)
+
+
+@kernel
+def mdav_tree_kernel(X, k, classic, leaf_size, switch, budget, split):
+    """mdav_kernel with KD-trees and a radial list: the same labels, bit for bit.
+
+    Farthest-from-centroid queries use the radial list (records sorted by distance to a nearby
+    anchor), nearest-k queries a KD-tree, farthest-from-a-record queries a shell tree; both
+    trees are rebuilt over the remaining records whenever their number has fallen below
+    REBUILD_BELOW of the last build.
+
+    switch=SWITCH_MEASURED chooses between the tree and brute force by measured cost (cycles):
+    after SWITCH_FIRST_PAIRS pairs of groups, then each time the records left have fallen by
+    SWITCH_EVERY, the next SWITCH_TRIAL_PAIRS pairs are formed by brute force (``_brute_pairs``,
+    the same groups) and timed; if they cost less per pass over the records (going on, brute
+    force makes about one a pair) than the tree's pairs since the last trial (few dimensions
+    prune well, many do not, and brute force gains as the records run out), the rest runs by
+    brute force. No trial while the last trial's cost per pass, scaled to
+    the records left, is SWITCH_SKIP times the tree's. SWITCH_NEVER: the tree throughout;
+    SWITCH_ALWAYS / SWITCH_TRIALS: brute force from the first trial on / trials without switching
+    (both for the tests: the same labels on every path). The trial's cost leaves out copying the
+    records into columns, paid once if brute force goes on (counted, it doubled brute force's cost
+    per pair at 3·10^4 Gaussian records and kept the tree where brute force was cheaper).
+
+    budget > 0: no pair of groups starts once this many cycles have passed since the call; the
+    records not reached keep label −1 (``budget_cycles``; the caller groups them). split: as for
+    ``mdav_brute_kernel``, for the passes once brute force goes on; with the tree, the first
+    group's nearest-k query and the farthest-from-r query run at once on two threads
+    (``_nearest_and_farthest``), the other queries on one; both checked against one thread as they
+    go (``mdav_brute._split_now``).
+    """
+    stop_cycle = stop_cycle_after(budget)
+    n, d = X.shape
+    labels = np.full(n, -1, dtype=np.int64)
+    alive = np.ones(n, dtype=np.bool_)
+    T, F = kdtree.build_pair(X, np.arange(n), leaf_size)
+    built = n
+    s, comp = running_sum_init(X)
+    anchors = np.empty((2, d))
+    tail, prefix = radial_index(X, np.arange(n), anchors, running_mean(s, comp, n))
+    work = np.zeros(2, dtype=np.int64)
+    members = np.empty(k, dtype=np.int64)
+    dbuf = np.empty(k)
+    excl = np.empty(1, dtype=np.int64)
+    pos = np.empty(k, dtype=np.int64)
+    gone = np.empty(2 * k, dtype=np.int64)
+    m = n
+    g = 0
+    stop = 3 * k if classic else 2 * k
+    tree_cycles, tree_pairs = 0, 0
+    guard = np.array([0.0, 0.0, 0.0, 1.0])  # the two queries at once against one thread (``_split_now``)
+    brute_per_record = -1.0  # the last trial's cycles per pair and remaining record
+    check = n - 2 * k * max(1, min(SWITCH_FIRST_PAIRS, n // (16 * k)))  # the next trial once this many remain
+    while m >= stop:
+        tic = cycles()
+        c = running_mean(s, comp, m)
+        r, tail, prefix = farthest_from_centroid(X, tail, prefix, anchors, work, alive, c, -1)
+        xr = X[r].copy()
+        if split is None:  # a condition on split alone, so that numba prunes the branch not taken
+            _trees_take_group(T, F, X, xr, k, labels, g, s, comp, members, dbuf, excl, alive)
+            r, _ = kdtree.farthest(F, xr, excl, 0)
+        else:
+            # the farthest from xr among the records before xr's group is removed is the same
+            # record unless it lies in the group (ties, few records left): then asked again
+            now, tic_pair = _split_now(split, guard), cycles()
+            r = _nearest_and_farthest(T, F, xr, k, members, dbuf, excl, m, now)
+            _split_timed(guard, cycles() - tic_pair, m)
+            _tree_take_members(T, X, k, labels, g, s, comp, members, alive)
+            _delete_all(F, members, k)
+            if not alive[r]:
+                r, _ = kdtree.farthest(F, xr, excl, 0)
+        _trees_take_group(T, F, X, X[r].copy(), k, labels, g + 1, s, comp, members, dbuf, excl, alive)
+        g += 2
+        m -= 2 * k
+        toc = cycles()
+        tree_cycles += toc - tic
+        tree_pairs += 1
+        if m >= stop and stop_cycle > 0 and toc > stop_cycle:  # pairs remain: stop (else MDAV's own tail)
+            return labels
+        if switch != SWITCH_NEVER and m <= check and m >= stop:
+            tree_cost = tree_cycles / tree_pairs
+            if switch != SWITCH_MEASURED or brute_per_record < 0 or brute_per_record * m < SWITCH_SKIP * tree_cost:
+                rest = kdtree.alive_indices(T)
+                Xc = _columns(X, rest)
+                dist, ahead, keep = np.empty(m), np.empty(m), np.empty(m, dtype=np.bool_)
+                tic = cycles()
+                m_after, width, g, tail, prefix, passes = _brute_pairs(X, Xc, rest, m, m, k, stop, SWITCH_TRIAL_PAIRS,
+                                                                       labels, g, s, comp, dist, ahead, keep, pos,
+                                                                       gone, alive, tail, prefix, anchors, work,
+                                                                       stop_cycle, split)
+                brute_cost = (cycles() - tic) / max(passes, 1)  # going on, a pass a pair (``ahead``)
+                brute_per_record = brute_cost / m
+                if switch == SWITCH_ALWAYS or (switch == SWITCH_MEASURED and brute_cost < tree_cost):  # brute from here
+                    m, width, g, tail, prefix, _ = _brute_pairs(X, Xc, rest, m_after, width, k, stop, n, labels, g, s,
+                                                                comp, dist, ahead, keep, pos, gone, alive, tail,
+                                                                prefix, anchors, work, stop_cycle, split)
+                    if m < stop:  # not stopped by the budget
+                        _brute_finish(X, Xc, rest, m, width, k, classic, labels, g, s, comp, dist, keep, pos, gone,
+                                      alive)
+                    return labels
+                for i in kdtree.alive_indices(T):  # the tree goes on without the trial's groups
+                    if not alive[i]:
+                        kdtree.delete(T, i)
+                        kdtree.delete(F, i)
+                m = m_after
+                tree_cycles, tree_pairs = 0, 0
+            check = int(SWITCH_EVERY * m)
+        if m < REBUILD_BELOW * built:
+            T, F = kdtree.build_pair(X, kdtree.alive_indices(T), leaf_size)
+            built = m
+    if classic and m >= 2 * k:
+        c = running_mean(s, comp, m)
+        r, tail, prefix = farthest_from_centroid(X, tail, prefix, anchors, work, alive, c, -1)
+        _trees_take_group(T, F, X, X[r].copy(), k, labels, g, s, comp, members, dbuf, excl, alive)
+        g += 1
+        m -= k
+    rest = kdtree.alive_indices(T)
+    if m >= k or g == 0:
+        for i in rest:
+            labels[i] = g
+        g += 1
+    elif m > 0:
+        join_nearest_centroid(X, labels, g)
+    return labels
+
+
+@kernel
+def vmdav_tree_kernel(X, k, gamma, global_centroid, leaf_size, budget):
+    """vmdav_kernel with KD-tree queries: the same labels, bit for bit.
+
+    The record nearest to the group (smallest d_in, lowest index on ties) comes from one
+    nearest-to-any-member query (kernels.kdtree.nearest_to_any). budget > 0: no group starts once
+    this many cycles have passed; the records not reached keep label −1 (``budget_cycles``).
+    """
+    stop_cycle = stop_cycle_after(budget)
+    n, d = X.shape
+    labels = np.full(n, -1, dtype=np.int64)
+    alive = np.ones(n, dtype=np.bool_)
+    T = kdtree.build(X, leaf_size)
+    s, comp = running_sum_init(X)
+    anchors = np.empty((2, d))
+    tail, prefix = radial_index(X, np.arange(n), anchors, running_mean(s, comp, n))
+    work = np.zeros(2, dtype=np.int64)
+    members = np.empty(2 * k - 1, dtype=np.int64)
+    dbuf = np.empty(k)
+    excl = np.empty(1, dtype=np.int64)
+    m = n
+    g = 0
+    c = mean_rows(X, n)
+    while m >= k:
+        if not global_centroid:
+            c = running_mean(s, comp, m)
+        r, tail, prefix = farthest_from_centroid(X, tail, prefix, anchors, work, alive, c, -1)
+        _tree_take_group(T, X, X[r].copy(), k, labels, g, s, comp, members, dbuf, excl, alive)
+        m -= k
+        size = k
+        while size < 2 * k - 1 and m > 0:
+            e, din = kdtree.nearest_to_any(T, X, members, size, excl, 0)
+            excl[0] = e
+            if m == 1:  # e is the last unassigned record: d_out = inf, as in the plain loop
+                if not (np.sqrt(din) < gamma * np.sqrt(np.inf)):
+                    break
+            elif kdtree.has_witness(T, X[e], excl, 1, din, gamma):  # not √din < gamma·√dout
+                break
+            members[size] = e
+            size += 1
+            labels[e] = g
+            alive[e] = False
+            running_sum_add(s, comp, X[e], -1.0)
+            kdtree.delete(T, e)
+            m -= 1
+        g += 1
+        if m >= 2 * k and past(stop_cycle):
+            return labels
+    if m > 0:
+        join_nearest_centroid(X, labels, g)
+    return labels

@@ -1,0 +1,263 @@
+"""The disclosure figures of a published file, registered in the measure registry (group
+"risk"), each computed from the file audit's inputs (``file_audit.FileAudit``) with the pure
+functions of ``risk``: k-anonymity on the key variables, individual re-identification risk,
+l-diversity of sensitive columns, SDID and RMD interval disclosure, suppressed key values and the
+row order. Each is None (left out) on inputs that are not a published file's. docs/audit.md
+explains every figure.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .file_audit import FileAudit
+from .registry import measure
+from .risk import REFERENCES
+from .risk.intervals import sdid_risk
+
+
+@measure(
+    "key_combinations",
+    "published combinations of the key variables",
+    "combinations",
+    REFERENCES["k_anonymity"],
+    "risk",
+)
+def _key_combinations(c):
+    return c.frequencies.combinations if isinstance(c, FileAudit) else None
+
+
+@measure(
+    "key_smallest_frequency",
+    "records sharing the rarest combination of key variables",
+    "records",
+    REFERENCES["k_anonymity"],
+    "risk",
+)
+def _key_smallest(c):
+    return c.frequencies.smallest if isinstance(c, FileAudit) else None
+
+
+@measure(
+    "key_records_below_k",
+    "records whose combination of key variables occurs fewer than k times",
+    "records",
+    REFERENCES["k_anonymity"],
+    "risk",
+)
+def _key_records_below(c):
+    return c.frequencies.records_below_k if isinstance(c, FileAudit) else None
+
+
+@measure(
+    "key_combinations_below_k",
+    "combinations of key variables occurring fewer than k times",
+    "combinations",
+    REFERENCES["k_anonymity"],
+    "risk",
+)
+def _key_combinations_below(c):
+    return c.frequencies.combinations_below_k if isinstance(c, FileAudit) else None
+
+
+def _individual(c):
+    return c.individual if isinstance(c, FileAudit) else None
+
+
+@measure(
+    "reidentification_expected",
+    "expected re-identifications (categorical keys)",
+    "records",
+    REFERENCES["individual_risk"],
+    "risk",
+)
+def _reid_expected(c):
+    r = _individual(c)
+    return None if r is None else r.expected_reidentifications
+
+
+@measure(
+    "reidentification_global_percent",
+    "global re-identification risk (%)",
+    "%",
+    REFERENCES["individual_risk"],
+    "risk",
+    digits=6,
+)
+def _reid_global(c):
+    r = _individual(c)
+    return None if r is None else r.global_risk_percent
+
+
+@measure(
+    "reidentification_max",
+    "largest individual re-identification risk",
+    "risk",
+    REFERENCES["individual_risk"],
+    "risk",
+    digits=6,
+)
+def _reid_max(c):
+    r = _individual(c)
+    return None if r is None else r.max_risk
+
+
+@measure(
+    "reidentification_above_threshold",
+    "records with individual risk above 0.1",
+    "records",
+    REFERENCES["individual_risk"],
+    "risk",
+)
+def _reid_above(c):
+    r = _individual(c)
+    return None if r is None else r.records_above_threshold
+
+
+@measure(
+    "reidentification_higher_than_main_part",
+    "records with risk above median + 2 MAD and 0.1",
+    "records",
+    REFERENCES["individual_risk"],
+    "risk",
+)
+def _reid_main(c):
+    r = _individual(c)
+    return None if r is None else r.higher_than_main_part
+
+
+def _diversity(c):
+    return c.diversity if isinstance(c, FileAudit) and c.roles.sensitive else None
+
+
+@measure(
+    "ldiversity_smallest_distinct",
+    "fewest distinct sensitive values in a key combination (distinct l)",
+    "l",
+    REFERENCES["l_diversity"],
+    "risk",
+)
+def _ld_distinct(c):
+    d = _diversity(c)
+    return None if not d else min(ld.smallest_distinct for ld in d.values())
+
+
+@measure(
+    "ldiversity_smallest_entropy",
+    "smallest entropy l of a sensitive column in a key combination",
+    "l",
+    REFERENCES["l_diversity"],
+    "risk",
+)
+def _ld_entropy(c):
+    d = _diversity(c)
+    return None if not d else min(ld.smallest_entropy for ld in d.values())
+
+
+@measure(
+    "ldiversity_records_below_l",
+    "records in key combinations with fewer than l distinct sensitive values",
+    "records",
+    REFERENCES["l_diversity"],
+    "risk",
+)
+def _ld_records(c):
+    d = _diversity(c)
+    if not d:
+        return None
+    return int(np.count_nonzero(np.logical_or.reduce([ld.distinct < ld.l for ld in d.values()])))
+
+
+@measure(
+    "ldiversity_records_below_l_entropy",
+    "records in key combinations not entropy l-diverse",
+    "records",
+    REFERENCES["l_diversity"],
+    "risk",
+)
+def _ld_records_entropy(c):
+    d = _diversity(c)
+    if not d:
+        return None
+    return int(
+        np.count_nonzero(
+            np.logical_or.reduce([ld.entropy < ld.l * (1.0 - 1e-12) for ld in d.values()])
+        )
+    )
+
+
+@measure(
+    "interval_sdid_share",
+    "records at risk by SDID (all values within ±0.05 sd; sdcMicro dRisk, %)",
+    "share",
+    REFERENCES["sdid"],
+    "risk",
+    digits=2,
+    scale=100.0,
+    aligned=True,
+)
+def _sdid(c):
+    if not isinstance(c, FileAudit) or not c.X.shape[1]:
+        return None
+    return sdid_risk(c.X, c.Xp)
+
+
+@measure(
+    "interval_rmd_risk1",
+    "records inside their RMD-scaled interval (RMDID1, microagg's: MCD location, original scale, "
+    "%)",
+    "share",
+    REFERENCES["rmd"],
+    "risk",
+    digits=2,
+    scale=100.0,
+    aligned=True,
+)
+def _rmd1(c):
+    r = c.rmd if isinstance(c, FileAudit) else None
+    return None if r is None else r.risk1
+
+
+@measure(
+    "interval_rmd_risk2",
+    "RMDID1 records with no other published record near (RMDID2, %)",
+    "share",
+    REFERENCES["rmd"],
+    "risk",
+    digits=2,
+    scale=100.0,
+    aligned=True,
+)
+def _rmd2(c):
+    r = c.rmd if isinstance(c, FileAudit) else None
+    return None if r is None else r.risk2
+
+
+@measure(
+    "suppressed_key_values",
+    "declared key values published missing (local suppression)",
+    "values",
+    "local suppression: sdcMicro localSuppression; mu-ARGUS",
+    "risk",
+    aligned=True,
+)
+def _suppressed_key_values(c):
+    """Values of the declared keys present in the original and missing in the published file:
+    local suppression's count (docs/local-suppression.md); per key in ``Result.suppression``."""
+    if not isinstance(c, FileAudit) or not c.roles.keys:
+        return None
+    keys = [k for k in c.roles.keys if k in c.original.columns and k in c.published_frame.columns]
+    original = c.original[keys].reset_index(drop=True)
+    published = c.published_frame[keys].reset_index(drop=True).replace("", None)
+    return int((original.notna().to_numpy() & published.isna().to_numpy()).sum())
+
+
+@measure(
+    "row_order_informative_columns",
+    "columns the published file's row order follows",
+    "columns",
+    REFERENCES["row_order"],
+    "risk",
+)
+def _row_order(c):
+    return len(c.order.informative_columns) if isinstance(c, FileAudit) else None

@@ -1,0 +1,52 @@
+"""The pipeline of one run, in stages, one function each:
+
+    load -> check_params_vs_input -> prepare -> partition -> publish -> measure
+
+``load`` takes the input (a DataFrame, an array, a path or an ``io.Table``) as a frame;
+``check_params_vs_input`` checks the validated run options against the data (columns and their
+kinds, strata, weights, k against n: the one named hook for what needs the data, run right after
+loading and before any method starts); ``prepare`` builds the matrix the method sees (kinds,
+missing values, z-scores, the Gower-type embedding, the distance whitening, variable weights);
+``partition`` runs the method (inside each stratum, in blocks in the partitioned mode), after
+checking its parameters against each part (``MethodInfo.check_params_vs_input``);
+``publish`` computes what each group publishes (``representatives``) in the input's own kind;
+``measure`` is the run's audit (``measures``: IL, SSE, SST, the bound and gap, weighted IL,
+categorical changes). ``microaggregate`` (api.py) is these calls; the out-of-core mode
+(outofcore.py) drives the same stages' homes over chunks. One module per part of the run:
+``parts`` (the stages' results), ``inputs``, ``grouping``, ``outputs`` and ``file_audit``.
+"""
+
+from .file_audit import (
+    audit,
+    audit_roles,
+    deferred_audit,
+    frame_of,
+    reorder,
+    shuffle_order,
+)
+from .grouping import partition
+from .inputs import check_params_vs_input, import_dependencies, load, prepare
+from .outputs import measure, publish
+from .parts import GROUP_MEANS, Partitioned, Prepared, Published, Roles, Source
+
+__all__ = [
+    "Source",
+    "Roles",
+    "Prepared",
+    "Partitioned",
+    "Published",
+    "GROUP_MEANS",
+    "load",
+    "check_params_vs_input",
+    "prepare",
+    "partition",
+    "publish",
+    "measure",
+    "audit_roles",
+    "audit",
+    "deferred_audit",
+    "shuffle_order",
+    "frame_of",
+    "reorder",
+    "import_dependencies",
+]

@@ -1,0 +1,181 @@
+"""The stage ``partition``: the method's labels, inside each stratum, in blocks in the
+partitioned mode, or a given partition checked."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..deadline import Deadline
+from ..errors import InputError
+from ..options import Run
+from ..partition import check_partition, relabel, sse
+from .parts import Partitioned, Prepared, Roles, Source
+
+# --- partition -----------------------------------------------------------------------------------
+
+
+def partition(
+    source: Source, roles: Roles, prepared: Prepared, run: Run, deadline: Deadline, progress
+) -> Partitioned:
+    """The method's labels: inside each stratum (groups never cross strata), in blocks in the
+    partitioned mode. The method's parameters are checked against every part before the first
+    method starts; its compiled kernels load outside the budget."""
+    from .. import methods as registry
+    from ..methods.starts import restricted
+    from ..strata import stratum_codes
+
+    info, params, k, Z = run.info, run.params, roles.k, prepared.matrix
+    strata = (
+        stratum_codes(
+            source.frame, roles.strata, Z, k, run.merge_small_strata, run.merged_strata == "refuse"
+        )
+        if roles.strata
+        else None
+    )
+    if run.labels is not None:
+        return _given_partition(run.labels, strata, Z, k, run)
+    units = list(strata.rows()) if strata is not None else [(None, np.arange(len(Z)))]
+    for _, rows in units:
+        info.check_params_vs_input(
+            restricted(params, rows) if strata is not None else params, len(rows), Z.shape[1], k
+        )
+    # every input checked: the kernels the largest part will call load outside the budget
+    largest = max(len(rows) for _, rows in units)
+    registry.load_kernels(info.name, (largest, Z.shape[1]), progress, deadline)
+    if strata is None:
+        labels, out = _run_unit(Z, k, run, params, deadline, progress)
+        return Partitioned(labels, out.lower_bound, dict(out.extras))
+    return _partition_strata(strata, Z, k, run, deadline, progress)
+
+
+def _given_partition(labels, strata, Z, k, run: Run) -> Partitioned:
+    """A partition given to publish (``labels``, e.g. an explore run's): one label per record, every
+    group at least k records, each group inside one (merged) stratum; the method does not run."""
+    from ..result import StrataReport, StratumRun
+
+    if run.info.per_variable:
+        raise InputError(
+            f"labels cannot be given for method {run.info.name!r}, which groups each variable on "
+            "its own"
+        )
+    n = len(Z)
+    if labels.shape != (n,):
+        raise InputError(f"labels must give one group per record ({n}), got shape {labels.shape}")
+    if labels.min() < 0:
+        raise InputError(
+            "the given labels must be group numbers >= 0 (a negative label leaves a record without "
+            "group)"
+        )
+    labels = relabel(labels)
+    sizes = np.bincount(labels)
+    if sizes.min() < k:
+        raise InputError(
+            f"the given labels hold a group of {int(sizes.min())} record(s), fewer than k = {k}"
+        )
+    facts = {"given_labels": True}
+    if strata is None:
+        return Partitioned(labels, None, facts)
+    pairs = np.unique(
+        labels * (int(strata.codes.max()) + 1) + strata.codes
+    )  # (group, stratum) pairs
+    if len(pairs) != len(sizes):  # some group holds records of two strata
+        raise InputError(
+            "the given labels put records of different strata in one group: groups never cross "
+            "strata"
+        )
+    runs = [
+        StratumRun(
+            strata.names[code],
+            strata.members[code],
+            int(len(rows)),
+            sse(Z[rows], labels[rows]),
+            None,
+            {},
+        )
+        for code, rows in strata.rows()
+    ]
+    report = StrataReport(
+        tuple(runs),
+        tuple(strata.merges),
+        run.merged_strata if strata.merges else None,
+        tuple(strata.mapping(run.merged_strata)) if strata.merges else (),
+    )
+    return Partitioned(labels, None, facts, report, strata)
+
+
+def _run_unit(Z, k, run: Run, params, deadline, progress):
+    """One method run (partitioned when block_size / scheduler is given), labels checked."""
+    from .. import methods as registry
+
+    name = run.info.name
+    if run.block_size is not None or run.scheduler is not None:
+        from ..partitioned import DEFAULT_REFINE, partitioned_labels
+
+        labels = partitioned_labels(
+            Z,
+            k,
+            name,
+            block_size=run.block_size,
+            scheduler=run.scheduler,
+            seed=run.seed,
+            deadline=deadline,
+            progress=progress,
+            refine=DEFAULT_REFINE if run.refine is None else run.refine,
+            **params,
+        )
+        return check_partition(labels, len(Z), k, f"{name} (partitioned)"), registry.MethodOutput(
+            labels
+        )
+    out = registry.run(name, Z, k, seed=run.seed, deadline=deadline, progress=progress, **params)
+    return check_partition(out.labels, len(Z), k, name), out
+
+
+def _partition_strata(strata, Z, k, run: Run, deadline: Deadline, progress) -> Partitioned:
+    """The method inside each stratum; each gets ``deadline.share(its records, records still to
+    do)``, and a method with a ``default_work`` shares that cap when the caller gave no time
+    limit nor work budget. Bounds add up."""
+    from ..methods.starts import restricted
+    from ..progress import part
+    from ..result import StrataReport, StratumRun
+
+    info = run.info
+    if not deadline.limited and info.default_work is not None:  # the cap is for the whole run
+        deadline = Deadline(work=info.default_work(len(Z), Z.shape[1], k), cap=True)
+    n = len(Z)
+    labels = np.full((n, Z.shape[1]) if info.per_variable else n, -1, dtype=np.int64)
+    offset, todo = 0, n
+    bound, have_bound = 0.0, True
+    runs = []
+    for code, rows in strata.rows():
+        name = strata.names[code]
+        report = part(
+            progress, (n - todo) / n, (n - todo + len(rows)) / n, prefix=f"stratum {name}: "
+        )
+        lab, out = _run_unit(
+            Z[rows], k, run, restricted(run.params, rows), deadline.share(len(rows), todo), report
+        )
+        todo -= len(rows)
+        labels[rows] = lab + offset
+        offset = int(labels[rows].max()) + 1
+        if out.lower_bound is None:
+            have_bound = False
+        else:
+            bound += out.lower_bound
+        runs.append(
+            StratumRun(
+                name,
+                strata.members[code],
+                int(len(rows)),
+                sse(Z[rows], lab),
+                None if out.lower_bound is None else float(out.lower_bound),
+                dict(out.extras),
+            )
+        )
+    published = strata.mapping(run.merged_strata) if strata.merges else []
+    report = StrataReport(
+        tuple(runs),
+        tuple(strata.merges),
+        run.merged_strata if strata.merges else None,
+        tuple(published),
+    )
+    return Partitioned(relabel(labels), bound if have_bound else None, {}, report, strata)

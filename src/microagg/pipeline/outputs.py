@@ -1,0 +1,201 @@
+"""The stages after the method: ``publish`` (what each record publishes, and the nature of the
+published values) and ``measure`` (the run's audit, read from what was published)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..options import Run
+from ..partition import sse
+from .file_audit import frame_of
+from .parts import GROUP_MEANS, Partitioned, Prepared, Published, Roles, Source
+
+# --- publish -------------------------------------------------------------------------------------
+
+
+def publish(
+    source: Source, roles: Roles, prepared: Prepared, partitioned: Partitioned, run: Run
+) -> Published:
+    """What each record publishes (``representatives.publish``: the aggregation of continuous
+    columns, the median category of ordinal ones, the mode of nominal ones), in the input's kind
+    and shape: only the QI columns change; categorical ones keep their dtype."""
+    from ..representatives import publish as representatives
+
+    emb = prepared.embedding
+    numeric, codes = representatives(
+        emb, partitioned.labels, run.aggregation, _aggregation_arguments(run), roles.sample_weights
+    )
+    nature = _published_values(emb, run, roles.sample_weights is not None)
+    df = source.frame
+    strata = partitioned.stratum_codes
+    recoded = (
+        strata.published_columns(df, roles.strata, run.merged_strata) if strata is not None else {}
+    )
+    changed = list(roles.columns) + list(recoded)
+    if source.kind == "array":
+        out = df.to_numpy(dtype=np.float64, copy=True)
+        for c in roles.columns:
+            out[:, df.columns.get_loc(c)] = np.asarray(
+                emb.published_column(c, numeric, codes), dtype=np.float64
+            )
+        for c, values in recoded.items():
+            out[:, df.columns.get_loc(c)] = np.asarray(values, dtype=np.float64)
+        suppression = _suppress_keys(frame_of(out, df.columns), roles, run)
+        if suppression is not None:
+            for j, c in enumerate(suppression.keys):
+                out[suppression.suppressed[:, j], df.columns.get_loc(c)] = np.nan
+        return Published(
+            numeric,
+            codes,
+            out.reshape(source.shape),
+            changed + _suppressed_columns(suppression),
+            suppression,
+            nature,
+        )
+    out = df.copy()
+    for c in roles.columns:
+        out[c] = emb.published_column(c, numeric, codes, df[c])
+    for c, values in recoded.items():
+        out[c] = values
+    suppression = _suppress_keys(out, roles, run)
+    if suppression is not None and suppression.total:
+        from ..suppression import apply
+
+        out = apply(out, suppression)
+    changed = changed + _suppressed_columns(suppression)
+    if source.kind == "native":  # the caller's frame, only the changed columns replaced
+        from ..frames import give_back
+
+        return Published(
+            numeric, codes, give_back(source.native, out, changed), changed, suppression, nature
+        )
+    return Published(numeric, codes, out, changed, suppression, nature)
+
+
+def _suppress_keys(frame, roles: Roles, run: Run):
+    """The published file's last stage: local suppression of the declared keys (``suppression``),
+    the published QIs and strata fixed, so that the whole file is k-anonymous on every key
+    variable; or, by ``on_keys_below_k``, a refusal or a report."""
+    if not roles.keys:
+        return None
+    from ..suppression import for_run
+
+    return for_run(
+        frame,
+        list(roles.keys),
+        roles.k,
+        run.on_keys_below_k,
+        run.key_importance,
+        list(roles.columns) + list(roles.strata),
+    )
+
+
+def _suppressed_columns(suppression) -> list:
+    """The key columns in which values were suppressed: they are published anew."""
+    if suppression is None:
+        return []
+    return [c for c, count in suppression.per_key.items() if count]
+
+
+def _aggregation_arguments(run: Run) -> dict:
+    """The values of the chosen aggregation's parameters (run options; defaults where not given)."""
+    from ..representatives import AGGREGATIONS
+
+    chosen = AGGREGATIONS[run.aggregation]
+    return chosen.arguments({name: getattr(run, name) for name in chosen.params})
+
+
+def _representatives_in_words(emb, run: Run) -> list[str]:
+    """What a group publishes, per kind of QI ("median (continuous)", "mode (nominal)", ...)."""
+    from ..representatives import AGGREGATIONS
+
+    described = AGGREGATIONS[run.aggregation].describe(_aggregation_arguments(run))
+    parts = [f"{described} (continuous)"] if emb.continuous_columns else []
+    if any(kind == "ordinal" for kind in emb.kinds.values()):
+        parts.append("median category (ordinal)")
+    if any(kind == "nominal" for kind in emb.kinds.values()):
+        parts.append("mode (nominal)")
+    return parts
+
+
+def _published_values(emb, run: Run, weighted: bool) -> str:
+    """The nature of the published QI values (``Published.values``)."""
+    from ..representatives import AGGREGATIONS
+
+    if AGGREGATIONS[run.aggregation].group_means and not weighted and not emb.heterogeneous:
+        return GROUP_MEANS
+    return ", ".join(_representatives_in_words(emb, run)) + (" (weighted)" if weighted else "")
+
+
+# --- measure -------------------------------------------------------------------------------------
+
+
+def measure(
+    source: Source,
+    roles: Roles,
+    prepared: Prepared,
+    partitioned: Partitioned,
+    published: Published,
+    run: Run,
+):
+    """The run's audit (the "run" measures of ``measures``: IL, SSE, SST, the bound converted to
+    the SSE of Z and the gap, weighted IL, group sizes; the categorical QIs' changes), and what the
+    run published (``result.Publication``) and proved (``result.Bound``)."""
+    import pandas as pd
+
+    from ..measures import RunInputs, audit, categorical_report
+    from ..result import Bound
+
+    emb, labels = prepared.embedding, partitioned.labels
+    Zp = emb.embed(published.numeric, published.codes)
+    means = published.values == GROUP_MEANS
+    inputs = RunInputs(
+        prepared.Z,
+        Zp,
+        labels,
+        means,
+        partitioned.lower_bound,
+        prepared.bound_factor,
+        prepared.weights,
+        prepared.matrix,
+    )
+    result = audit(inputs, "run")
+    if emb.heterogeneous:  # per categorical column: share of changed values, distribution distance
+        df = source.frame
+        result = type(result)(
+            result.figures,
+            categorical_report(
+                df[emb.categorical_columns],
+                pd.DataFrame(
+                    {
+                        c: emb.published_column(c, published.numeric, published.codes, df[c])
+                        for c in emb.categorical_columns
+                    },
+                    index=df.index,
+                ),
+            ),
+        )
+    return (
+        result,
+        _publication(emb, prepared.Z, labels, run, inputs.sse),
+        Bound(inputs.whitened_bound, inputs.weighted_bound),
+    )
+
+
+def _publication(emb, Z, labels, run: Run, total_sse: float):
+    """What was published: the aggregation and its parameters, the kinds, the SSE to the group
+    means (group means, weighted or not, of continuous QIs only: nothing to say)."""
+    from ..representatives import AGGREGATIONS
+    from ..result import Publication
+
+    kinds = {str(c): emb.kinds[c] for c in emb.columns}
+    if AGGREGATIONS[run.aggregation].group_means and not emb.heterogeneous:
+        return Publication(run.aggregation, {}, run.distance, kinds)
+    to_means = sse(Z, labels) if labels.ndim == 1 else None
+    parts = ", ".join(_representatives_in_words(emb, run))
+    note = f"representatives: {parts}; IL is measured to the published values"
+    if to_means is not None:
+        note += f" (SSE {total_sse:.6g}; to the group means it would be {to_means:.6g})"
+    return Publication(
+        run.aggregation, _aggregation_arguments(run), run.distance, kinds, to_means, note
+    )

@@ -1,0 +1,80 @@
+"""The stages' results, one dataclass each (``Source``, ``Roles``, ``Prepared``,
+``Partitioned``, ``Published``), and ``GROUP_MEANS``, the nature of the published values the
+run's SSE shortcut needs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class Source:
+    """The input as a frame; ``kind`` / ``shape`` say how to give the data back; ``table``: the file
+    read, when the input was one (its duplicated header names are not in the frame)."""
+
+    frame: object
+    kind: str  # "frame", "array" or "native" (a polars, pyarrow, ... frame: microagg.frames)
+    shape: tuple | None
+    table: object = None
+    native: object = None  # the caller's frame of another library than pandas
+
+
+@dataclass(frozen=True)
+class Roles:
+    """The run's columns once checked against the data."""
+
+    columns: list
+    kinds: dict
+    strata: list
+    sample_weight_column: str | None
+    weights: np.ndarray | None  # one variable weight per QI column
+    sample_weights: np.ndarray | None  # one sampling weight per record
+    k: int
+    n: int
+    keys: list = ()  # other published key variables (the audit's)
+    sensitive: list = ()  # sensitive columns (the audit's l-diversity)
+    household: object = None  # household id column (the shuffle keeps households together)
+
+
+@dataclass
+class Prepared:
+    """The matrices of the run: ``Z`` the QI values as the run measures them (z-scores, or the
+    embedding with categorical QIs), ``matrix`` what the method sees (whitened, weighted)."""
+
+    embedding: object  # embedding.Embedding
+    Z: np.ndarray
+    matrix: np.ndarray
+    bound_factor: float  # SSE(Z) >= bound_factor · SSE(whitened)
+    weights: np.ndarray | None  # variable weights, one per column of Z
+
+
+@dataclass
+class Partitioned:
+    labels: np.ndarray
+    lower_bound: float | None  # proven on the method's matrix (summed over strata)
+    method_facts: dict  # the method's own report (no strata)
+    strata: object = None  # result.StrataReport
+    stratum_codes: object = None  # strata.Strata: each record's stratum, before and after merging
+
+
+#: ``Published.values`` when every QI publishes its group's (unweighted) mean: the run's SSE is
+#: then the within-group sum of squares
+GROUP_MEANS = "group means"
+
+
+@dataclass
+class Published:
+    """What the run publishes. ``values`` says what the published QI values are: GROUP_MEANS,
+    or else their nature in words ("median (continuous), mode (nominal)", ...); a stage that
+    changes them after ``publish`` (rounding, ...) says so here, and ``measure`` reads it."""
+
+    numeric: np.ndarray  # continuous values and ordinal ranks, one row per record
+    codes: np.ndarray  # category codes of the categorical columns
+    data: object  # the protected data, the input's kind
+    changed: list = None  # the columns whose values are published anew: the QIs and recoded strata
+    suppression: object = (
+        None  # suppression.Suppression: the key values set missing (None: no keys)
+    )
+    values: str = GROUP_MEANS

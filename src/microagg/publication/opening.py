@@ -1,0 +1,179 @@
+"""Opening a publication's input: every target path and every column an option names checked,
+the file read with its format's own library, before any computation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import InputError
+
+
+@dataclass(frozen=True)
+class Targets:
+    """Where a publication writes: the output, its manifest, and the optional report and labels."""
+
+    output: Path
+    manifest: Path | None
+    report: Path | None = None
+    labels: Path | None = None
+
+    @classmethod
+    def checked(
+        cls, source: Path, output, *, report=None, labels=None, init=None, manifest: bool = True
+    ) -> Targets:
+        """Every path checked before any work: its format, its folder (writable, by a probe),
+        never the input nor another file of the run."""
+        from .. import io
+        from ..manifest import path_for
+
+        out = io.check_output_path(Path(output), source)
+        if init is not None and io.same_file(out, Path(init)):
+            raise InputError(f"refusing to write the output over the --init file {out}")
+        report_path = None
+        if report is not None:
+            from ..report import check_report_path
+
+            report_path = io.check_side_file(check_report_path(report), "report", source, out, init)
+        labels_path = (
+            None
+            if labels is None
+            else io.check_side_file(labels, "labels", source, out, report_path, init)
+        )
+        manifest_path = None
+        if manifest:
+            manifest_path = io.check_side_file(
+                path_for(out), "manifest", source, out, report_path, labels_path, init
+            )
+        return cls(out, manifest_path, report_path, labels_path)
+
+
+@dataclass
+class Opened:
+    """An input read and its publication's targets checked: what every door holds before the run."""
+
+    table: object  # io.Table
+    targets: Targets
+    options: dict  # the run options, column names as the file spells them
+    read_options: dict
+
+
+def open_input(
+    source: Path,
+    output,
+    options: dict,
+    run,
+    *,
+    read_options: dict,
+    report=None,
+    labels_out=None,
+    manifest: bool = True,
+    init=None,
+) -> Opened:
+    """Check the targets, read the input, check the conversion and the columns: every check that
+    needs no computation, before any."""
+    from .. import io
+
+    source = Path(source)
+    if not source.exists():
+        raise InputError(f"input file not found: {source}")
+    io.format_of(source)
+    targets = Targets.checked(
+        source, output, report=report, labels=labels_out, init=init, manifest=manifest
+    )
+    check_names(options, io.read_header(source, **read_options), source)  # before the body is read
+    table = io.read(source, **read_options)
+    io.check_writable(table, targets.output)
+    options = as_in_file(options, table)
+    if run.household is not None and options["household"] not in table.frame.columns:
+        raise InputError(f"unknown household column: {options['household']}")
+    return Opened(table, targets, options, dict(read_options))
+
+
+def as_in_file(options: dict, table) -> dict:
+    """The column names of the options as the file's header spells them (a hand-written header
+    'x, y' holds ' y'); a duplicated header name named in an option is an error."""
+    header = table.header
+    out = dict(options)
+    for name in ("columns", "strata", "categorical", "continuous", "keys", "sensitive"):
+        if out.get(name):
+            out[name] = as_in_header(out[name], header)
+    if isinstance(out.get("household"), str):
+        out["household"] = as_in_header([out["household"]], header)[0]
+    if isinstance(out.get("ordinal"), dict):
+        out["ordinal"] = dict(
+            zip(as_in_header(list(out["ordinal"]), header), out["ordinal"].values(), strict=True)
+        )
+    elif out.get("ordinal"):
+        out["ordinal"] = as_in_header(list(out["ordinal"]), header)
+    if isinstance(out.get("sample_weight"), str):
+        out["sample_weight"] = as_in_header([out["sample_weight"]], header)[0]
+    if isinstance(out.get("weights"), dict):
+        out["weights"] = dict(
+            zip(as_in_header(list(out["weights"]), header), out["weights"].values(), strict=True)
+        )
+    table.check_columns(out.get("columns"))
+    table.check_columns(out.get("strata"), "stratum")
+    table.check_columns(
+        [out["sample_weight"]] if isinstance(out.get("sample_weight"), str) else [], "sample weight"
+    )
+    table.check_columns(
+        (out.get("categorical") or [])
+        + list(out.get("ordinal") or [])
+        + (out.get("continuous") or [])
+    )
+    table.check_columns(
+        (out.get("keys") or []) + (out.get("sensitive") or []), "key or sensitive column"
+    )
+    return out
+
+
+#: the run options that name columns (lists, a mapping's keys, or one name)
+NAMING_OPTIONS = (
+    "columns",
+    "strata",
+    "categorical",
+    "ordinal",
+    "continuous",
+    "keys",
+    "sensitive",
+    "household",
+    "sample_weight",
+)  # weights and key_importance name QIs and keys: checked against them
+
+
+def check_names(options: dict, header: list, source: Path) -> None:
+    """Every column an option names is in the file's header (as :func:`as_in_header` matches
+    it), found from the header alone: a misspelt name in a file of millions of rows is one line
+    before the body is read."""
+    for option in NAMING_OPTIONS:
+        value = options.get(option)
+        if value is None or (option == "sample_weight" and not isinstance(value, str)):
+            continue  # (sample weights as an array of numbers, not a column)
+        given = list(value) if isinstance(value, (list, tuple, dict)) else [value]
+        names = [n for n in as_in_header(given, header) if n not in header]
+        if names:
+            shown = ", ".join(map(str, dict.fromkeys(names)))
+            available = ", ".join(map(str, header))
+            what = "column(s)" if option == "columns" else f"{option} column(s)"
+            raise InputError(
+                f"unknown {what}: {shown[:300]}; available in {source.name}: {available[:300]}"
+                + ("..." if len(available) > 300 else "")
+            )
+
+
+def as_in_header(names, header) -> list | None:
+    """Column names as given (stripped when parsed from a command line) as the file spells them: a
+    name matching no column exactly takes the one column whose name it is once stripped."""
+    if names is None or (isinstance(names, (list, tuple)) and not names):
+        return names
+    if isinstance(names, (str, int)) or not isinstance(names, (list, tuple)):
+        names = [names]  # one name (or a position, for an array) as the options may give it
+    out = []
+    for name in names:
+        if name not in header:
+            near = [h for h in dict.fromkeys(header) if isinstance(h, str) and h.strip() == name]
+            if len(near) == 1:
+                name = near[0]
+        out.append(name)
+    return out

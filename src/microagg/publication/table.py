@@ -1,0 +1,358 @@
+"""Publishing a table: run the pipeline on the input read, write the output atomically, read it
+back with its format's own reader, verify k-anonymity as that reader groups the keys, audit the
+file as read back, and land the output with its manifest, report and labels together."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import InputError
+from . import landing
+from .opening import Opened, Targets
+
+
+@dataclass
+class PublishedFile:
+    """What was published: the paths, the file as its reader read it back, and what it holds."""
+
+    path: Path
+    manifest: Path | None
+    report: Path | None
+    labels: Path | None
+    read_back_by: str
+    key_variables: list
+    k_anonymous: bool
+    smallest_frequency: int | None
+    unchanged: list = field(default_factory=list)  # columns published as they came in
+    other_sheets: list = field(
+        default_factory=list
+    )  # a workbook's sheets published as they came in
+    shuffled: bool = False
+
+
+class _ReadBack:
+    """The output as its format's reader reads it back: its table and its key variables as
+    grouped."""
+
+    def __init__(self, table, keys, read_options):
+        from .. import io
+
+        self.table, self.read_options = table, read_options
+        # an empty CSV field is a missing value: after local suppression it matches any value
+        self.keys = io.key_view(table, keys).replace("", None)
+        self.reader = io.reader_name(table)
+
+
+def unchanged_columns(table, res) -> list:
+    """The columns of the file published as they came in (every column not protected nor
+    recoded)."""
+    changed = set(res.changed_columns)
+    return [c for c in table.header if c not in changed]
+
+
+def other_sheets(table) -> list:
+    """A workbook's sheets other than the one protected: published as they came in (named in the
+    summary, the JSON and the manifest, so that a sheet holding the original values is seen)."""
+    sheets = getattr(table.meta, "other_sheets", None)
+    return list(sheets or [])
+
+
+def publish_table(
+    opened: Opened,
+    params: dict,
+    run,
+    *,
+    interval_p=None,
+    init=None,
+    command_input=None,
+    progress=None,
+    progress_context=None,
+    init_labels=None,
+):
+    """Run the pipeline on the input read and publish its file (see :func:`protect`)."""
+    table, options = opened.table, opened.options
+    params = dict(params)
+    if init_labels is not None:
+        if len(init_labels) != len(table.frame):
+            raise InputError(
+                f"--init {init} has {len(init_labels)} labels for {len(table.frame)} records"
+            )
+        params["init"] = init_labels
+    res = _run(table, options, params, run, progress, progress_context)
+    if (
+        interval_p is not None
+    ):  # the audit's rank interval (the summary, the report and the manifest)
+        res.audit_roles = dataclasses.replace(res.audit_roles, p=float(interval_p))
+    order = _shuffle_order(run, options, table)
+    command = manifest_command(
+        command_input or str(table.path), str(opened.targets.output), options, params, order
+    )
+    res.file = _write_all(
+        table, opened.targets, res, run, order, options, params, opened.read_options, command
+    )
+    return res
+
+
+def _run(table, options, params, run, progress, progress_context):
+    """The pipeline on the table read, without its own audit: the written file is audited
+    instead."""
+    from ..api import microaggregate
+
+    # the publication stage shuffles the written rows itself (with run.shuffle_seed), not the run
+    api = {
+        name: value
+        for name, value in options.items()
+        if name not in ("shuffle", "shuffle_seed", "household", "progress", "audit")
+    }
+    if progress_context is None:
+        return microaggregate(
+            table,
+            **api,
+            audit=False,
+            progress=progress if progress is not None else False,
+            **params,
+        )
+    with progress_context as callback:
+        return microaggregate(
+            table,
+            **api,
+            audit=False,
+            progress=callback if callback is not None else False,
+            **params,
+        )
+
+
+def _shuffle_order(run, options, table):
+    """The written rows' order: a permutation with --shuffle (households kept together), else
+    None."""
+    from ..pipeline import shuffle_order
+
+    return shuffle_order(run.with_options(household=options.get("household")), table.frame)
+
+
+def manifest_command(input_name: str, output_name: str, options: dict, params: dict, order) -> str:
+    """The protect command the manifest holds, to reproduce the publication
+    (``microagg.reproduce``)."""
+    from ..options import command_line
+
+    return command_line(
+        input_name,
+        output_name,
+        {**options, "shuffle": order is not None},
+        {k: v for k, v in params.items() if k != "init"},
+    )
+
+
+def _write_all(
+    table, targets: Targets, res, run, order, options, params, read_options, command
+) -> PublishedFile:
+    """Write the output (in ``order``), read it back, verify it, audit it, then the side files;
+    everything lands together or nothing does."""
+    from .. import io
+
+    keys = res.audit_roles.key_variables
+    staged: list[
+        tuple[str, Path]
+    ] = []  # (temporary, target) of the side files, renamed after the output
+    box: dict = {}
+
+    def check(tmp, fmt):
+        back = _read_back(tmp, fmt, table, targets.output, keys)
+        _verify(back, table, res, targets.output)
+        res.audit = res.audit.with_figures(_written_audit(table, back, res, run, order))
+        published = _published_file(targets, back, res, table, order)
+        box["published"] = published
+        if published.other_sheets:
+            import warnings
+
+            warnings.warn(
+                f"{targets.output.name}: the workbook's other sheet(s) "
+                f"{', '.join(map(repr, published.other_sheets))} are published as they came in, "
+                "unprotected",
+                UserWarning,
+                stacklevel=2,
+            )
+        if targets.report is not None:
+            staged.append(
+                (
+                    landing.stage_text(
+                        targets.report, _report_text(res, table, targets, run, order)
+                    ),
+                    targets.report,
+                )
+            )
+        if targets.labels is not None:
+            staged.append(
+                (
+                    landing.stage_text(targets.labels, landing.labels_text(res.labels)),
+                    targets.labels,
+                )
+            )
+        if targets.manifest is not None:
+            doc = _manifest(
+                tmp,
+                table,
+                targets,
+                back,
+                res,
+                options,
+                params,
+                read_options,
+                order,
+                command,
+                published,
+            )
+            staged.append(
+                (landing.stage_text(targets.manifest, landing.manifest_text(doc)), targets.manifest)
+            )
+
+    published_values = {c: res.data[c].to_numpy() for c in res.changed_columns}
+    try:
+        io.write(table, targets.output, published_values, order=order, check=check)
+        landing.land(staged, targets.output)
+    finally:
+        landing.discard(staged)
+    return box["published"]
+
+
+def _read_back(tmp, fmt, table, out: Path, keys) -> _ReadBack:
+    from .. import io
+
+    same = fmt == table.format and table.meta is not None  # read back as the input was read
+    options = table.meta.read_options() if same else {}
+    back = _ReadBack(io.read(tmp, format=fmt, **options), keys, options)
+    if len(back.table.frame) != len(table.frame):
+        raise InputError(
+            f"the written {out.name} reads back with {len(back.table.frame)} records instead of "
+            f"{len(table.frame)}: nothing was written"
+        )
+    return back
+
+
+def _verify(back: _ReadBack, table, res, out: Path) -> None:
+    """Every combination of the QIs and strata occurs at least k times as the reader groups them
+    (a method that groups each variable on its own is not k-anonymous on the combination by
+    design: its summary says so, and the audit counts the records)."""
+    from ..measures.records import key_frequencies
+
+    guaranteed = list(dict.fromkeys([*res.audit_roles.columns, *res.audit_roles.strata]))
+    found = key_frequencies(back.keys, guaranteed, res.k)
+    if not found.is_k_anonymous and not res.per_variable:
+        raise InputError(
+            f"{out.name}, read back ({back.reader}), is not {res.k}-anonymous on "
+            f"{', '.join(map(str, guaranteed))}: {found.records_below_k} records in combinations "
+            f"occurring fewer than {res.k} times (values the reader tells apart that the run took "
+            "as one, such as '1' and '1.0' in a stratum column); nothing was written"
+        )
+
+
+def _written_audit(table, back: _ReadBack, res, run, order):
+    """The audit of the written file read back (``measures.audit_files``), on the original as read:
+    exactly what ``microagg evaluate`` computes from the two files and the manifest. A shuffled
+    file's records are put back in the input's order (by the permutation, held in memory only)
+    for the measures that pair records; every other figure is the file's as it is."""
+    import numpy as np
+
+    from .. import io
+    from ..measures import audit_files, combine
+
+    roles = res.audit_roles
+    frame, keys = io.published_view(back.table), back.keys
+    # what depends on the original only (its embedding, robust distances): once for both
+    cache: dict = {}
+    as_written = audit_files(
+        table.frame,
+        frame,
+        roles,
+        grouped=keys,
+        aligned=order is None,
+        seed=run.seed,
+        read_back=back.reader,
+        cache=cache,
+    )
+    if order is None:
+        return as_written
+    undo = np.argsort(order)
+    paired = audit_files(
+        table.frame,
+        frame.iloc[undo].reset_index(drop=True),
+        roles,
+        grouped=keys.iloc[undo].reset_index(drop=True),
+        seed=run.seed,
+        read_back=back.reader,
+        cache=cache,
+        paired_only=True,
+    )  # combine takes only these from it
+    return combine(paired, as_written)
+
+
+def _published_file(targets: Targets, back: _ReadBack, res, table, order) -> PublishedFile:
+    """The file as published; its k-anonymity on every key variable is the written file's audit's
+    (counted once, on the keys as the reader grouped them, a suppressed value matching any)."""
+    risk = res.audit.group("risk")
+    smallest = risk["key_smallest_frequency"]
+    return PublishedFile(
+        targets.output,
+        targets.manifest,
+        targets.report,
+        targets.labels,
+        back.reader,
+        [str(c) for c in res.audit_roles.key_variables],
+        risk["key_records_below_k"] == 0,
+        None if smallest is None else int(smallest),
+        unchanged_columns(table, res),
+        other_sheets(back.table),
+        order is not None,
+    )
+
+
+def _manifest(
+    tmp, table, targets, back, res, options, params, read_options, order, command, published
+):
+    from .. import io, manifest
+
+    verified = {
+        "key_variables": published.key_variables,
+        "read_back_by": back.reader,
+        "k_anonymous": published.k_anonymous,
+        "smallest_frequency": published.smallest_frequency,
+        "suppression": None if res.suppression is None else res.suppression.to_dict(),
+    }
+    doc = manifest.build(
+        input_path=table.path,
+        output_path=tmp,
+        input_format=table.format,
+        output_format=io.format_of(targets.output),
+        read_options=read_options,
+        run_options=options,
+        params=params,
+        result=res,
+        shuffled=order is not None,
+        command=command,
+        verified=verified,
+        output_read=back.read_options,
+    )
+    doc["output"]["name"] = targets.output.name
+    doc["published_unchanged"] = {
+        "columns": [str(c) for c in published.unchanged],
+        "sheets": [str(s) for s in published.other_sheets],
+    }
+    return doc
+
+
+def _report_text(res, table, targets, run, order) -> str:
+    from ..report import render_report
+
+    settings = {
+        "input": str(table.path),
+        "output": str(targets.output),
+        "seed": run.seed,
+        "time limit (s)": run.time_limit,
+        "strata": ", ".join(map(str, run.strata)) if run.strata else None,
+        "standardised": run.standardize,
+        "block size": run.block_size,
+        "row order": "shuffled" if order is not None else "the input's",
+    }
+    return render_report(res, table.frame, settings)
