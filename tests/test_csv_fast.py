@@ -9,12 +9,13 @@ from __future__ import annotations
 import dataclasses
 import gzip
 
+import csv_reference as old
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-import csv_reference as old
 from microagg import io
 from microagg.errors import InputError
 from microagg.io import csv as new

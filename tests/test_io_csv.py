@@ -9,15 +9,15 @@ import io as stdio
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, HealthCheck, settings, strategies as st
+from conftest import assert_k_anonymous, protect_table
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import microagg
 from microagg import io
 from microagg.cli import main
-from microagg.errors import InputError
 from microagg.columns import select_columns
-
-from conftest import assert_k_anonymous, protect_table
+from microagg.errors import InputError
 
 
 @pytest.mark.parametrize("raw", [b"\xef\xbb\xbf", b"\xff\xfe", b"\xef\xbb\xbf \r\n"])

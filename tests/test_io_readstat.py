@@ -6,14 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, HealthCheck, settings, strategies as st
+from conftest import assert_k_anonymous, frame_for_formats, protect_table
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import microagg
 from microagg import io
 from microagg.cli import main
 from microagg.errors import InputError
-
-from conftest import assert_k_anonymous, frame_for_formats, protect_table
 
 
 def test_stata_daily_dates_stay_daily_dates(tmp_path):

@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, HealthCheck, settings, strategies as st
+from conftest import assert_k_anonymous, frame_for_formats, protect_table
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from microagg import io
 from microagg.cli import main
 from microagg.errors import InputError
-
-from conftest import assert_k_anonymous, frame_for_formats, protect_table
 
 
 def test_parquet_decimal_column_is_numeric(tmp_path, capsys):

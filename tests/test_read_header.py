@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
+from test_csv_fast import awkward_files
 
 from microagg import io
 from microagg.errors import InputError
-from test_csv_fast import awkward_files
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
