@@ -127,7 +127,7 @@ def test_census_reference_values():
 def test_time_limit_stops_adding_paths_but_keeps_a_valid_partition():
     X = np.random.default_rng(8).normal(size=(100, 3))
     out = run("mf-tsp", X, 3, seed=0, time_limit=0.0)
-    assert out.extras["paths"] == 16  # one batch is always built
+    assert 1 <= out.extras["paths"] <= 16  # one batch at most, its paths cut by the cycle counter
     partition.check_partition(out.labels, len(X), 3)
     out = run("tsp-mhm", X, 3, seed=0, time_limit=0.0)
     assert out.extras["tours"] == 1

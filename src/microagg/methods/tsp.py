@@ -18,7 +18,7 @@ import numpy as np
 
 from ..declarations import Param
 from ..partition import group_means, sse
-from . import BudgetError, MethodOutput, register, step_fits
+from . import BudgetError, MethodOutput, register, step_fits, step_seconds
 
 #: mf-tsp's grouping after the paths (greedy over the n×n counts, then the two endings): its time in
 #: units of one batch of paths' time measured in the run, GROUPING_PER_BATCH at GROUPING_REF_N
@@ -217,9 +217,10 @@ def mf_tsp(X, k, *, seed, deadline, progress, n_paths, neighbours, extension):
 
     ``n_paths`` (default None = all n start records, as in the paper) limits the number of
     paths, from start records in a ``seed``-ed random order, to bound the O(n³)-like time on
-    large files; the deadline stops adding paths once expired (at least one batch of 16
-    paths is always built). With all paths and no time limit the result does not depend on seed.
+    large files; the deadline stops adding paths once expired, and the cycle counter ends the
+    improvement of a path at the time limit (at least one path is always built). With all paths and no time limit the result does not depend on seed.
     """
+    from ..kernels.cycles import budget_cycles
     from ..kernels.tsp import build_paths
 
     n = len(X)
@@ -241,7 +242,8 @@ def mf_tsp(X, k, *, seed, deadline, progress, n_paths, neighbours, extension):
     for b in range(0, len(order), _BATCH):
         batch = order[b : b + _BATCH]
         tic = time.monotonic()
-        done += build_paths(X, neigh, K, K, batch, False, k, N, path)
+        cut_at = budget_cycles(step_seconds(deadline))  # the cycle counter ends a path at the limit
+        done += build_paths(X, neigh, K, K, batch, False, k, N, path, cut_at)
         deadline.charge(PATH_WEIGHT * len(batch) * n)  # work: each path visits every record
         progress("mf-tsp", done / len(order), f"{done}/{len(order)} paths")
         # no batch whose end would leave less than the grouping needs (it cannot be interrupted)
@@ -351,8 +353,10 @@ def tsp_mhm(X, k, *, seed, deadline, progress, n_starts, smoothing, neighbours):
     tours in 13 dimensions run in strands, so groups of 10 consecutive records are elongated
     (census k=10: IL 15.2 at best over 40 tours, worse than MDAV's 14.16); on the smoothed
     cloud records of one compact neighbourhood sit together on the tour (13.4-13.8).
-    No new tour starts once the longest so far would overrun the deadline (the first always runs).
+    No new tour starts once the longest so far would overrun the deadline; the first always runs,
+    its 2-opt / Or-opt ended by the cycle counter at the time limit (kernels/tsp.py ``improve``).
     """
+    from ..kernels.cycles import budget_cycles
     from ..kernels.segments import optimal_cyclic_labels
     from ..kernels.tsp import build_paths
 
@@ -369,7 +373,8 @@ def tsp_mhm(X, k, *, seed, deadline, progress, n_starts, smoothing, neighbours):
     best_cost, best_labels, tours, longest = np.inf, None, 0, 0.0
     for s in starts:
         tic = time.monotonic()
-        build_paths(Y, neigh, K, K, np.array([s], dtype=np.int64), True, 0, unused, tour)
+        build_paths(Y, neigh, K, K, np.array([s], dtype=np.int64), True, 0, unused, tour,
+                    budget_cycles(step_seconds(deadline)))
         cost, by_position = optimal_cyclic_labels(X[tour], k)
         tours += 1
         deadline.charge(PATH_WEIGHT * n)  # work: a tour visits every record
