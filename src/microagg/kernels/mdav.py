@@ -20,6 +20,7 @@ records in floating point.
 from __future__ import annotations
 
 import os
+import time
 
 import numpy as np
 
@@ -846,12 +847,15 @@ def _np_k_smallest(dist, k):
     return candidates[np.argsort(dist[candidates], kind="stable")[:k]]
 
 
-def mdav_numpy(X, k, classic=True):
+def mdav_numpy(X, k, classic=True, seconds=None):
     """mdav_kernel in numpy: the same labels, bit for bit (the same distances, coordinate by
     coordinate from the first, the same selections and running sums), without compiling
     anything. For a first run on few records (``mdav_labels``): compiling the numba kernels
     costs about 12 s of CPU once; this costs about 0.3 s on 4,000 records and 1.2 s on 10^4
-    (O(n/k) numpy calls of O(n·d) each)."""
+    (O(n/k) numpy calls of O(n·d) each). ``seconds``: as the kernels' budget, no group starts
+    after it and the records not reached keep label −1 (``group_unreached``)."""
+    end = None if seconds is None else time.monotonic() + max(seconds - UNREACHED_SECONDS_PER_VALUE * X.size,
+                                                              0.0)
     X = np.ascontiguousarray(X, dtype=np.float64)
     n, d = X.shape
     labels = np.full(n, -1, dtype=np.int64)
@@ -883,6 +887,8 @@ def mdav_numpy(X, k, classic=True):
     m, g = n, 0
     stop = 3 * k if classic else 2 * k
     while m >= stop:
+        if end is not None and time.monotonic() >= end:
+            return labels
         pos, dist = group_around_farthest((s + comp) / m, g)
         dist[pos] = -1.0  # the farthest from r among the others, as the plain loop finds it
         xs = Xc[:, int(np.argmax(dist))].copy()
@@ -967,7 +973,7 @@ def mdav_labels(X, k, classic=True, algorithm="auto", seconds=None):
         return mdav_kernel(X, k, classic)
     if algorithm == "numpy" or (algorithm == "auto" and planned_records(len(X)) <= NUMPY_MAX_N
                                 and not _kernel_ready(mdav_brute_kernel)):
-        return mdav_numpy(X, k, classic)  # a first run on few records: nothing to compile
+        return mdav_numpy(X, k, classic, seconds)  # a first run on few records: nothing to compile
     budget = _mdav_budget(seconds, *X.shape)
     if algorithm == "brute" or (algorithm == "auto" and planned_records(len(X)) <= BRUTE_MAX_N):
         return mdav_brute_kernel(X, k, classic, budget)
