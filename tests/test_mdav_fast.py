@@ -253,7 +253,8 @@ def test_time_limited_methods_stop_and_say_so(monkeypatch):
     X = _data(5, 4000, 4, "gauss")
     free = {name: methods.run(name, X, 3).labels for name in ("mdav", "vmdav", "mdav-mhm")}
     for name in free:
-        assert np.array_equal(methods.run(name, X, 3, time_limit=60).labels, free[name])
+        # a limit no machine reaches, however busy: the same labels as without
+        assert np.array_equal(methods.run(name, X, 3, time_limit=3600).labels, free[name])
     monkeypatch.setattr(methods, "TOLERATED_OVERSHOOT", 0.0)  # what a run on 10^6 records meets
     monkeypatch.setattr(kmdav, "UNREACHED_SECONDS_PER_VALUE", 1.0)  # the reserve takes the whole budget
     for name in free:

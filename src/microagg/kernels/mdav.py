@@ -887,8 +887,6 @@ def mdav_numpy(X, k, classic=True, seconds=None):
     m, g = n, 0
     stop = 3 * k if classic else 2 * k
     while m >= stop:
-        if end is not None and time.monotonic() >= end:
-            return labels
         pos, dist = group_around_farthest((s + comp) / m, g)
         dist[pos] = -1.0  # the farthest from r among the others, as the plain loop finds it
         xs = Xc[:, int(np.argmax(dist))].copy()
@@ -900,6 +898,8 @@ def mdav_numpy(X, k, classic=True, seconds=None):
         keep[pos] = keep[pos2] = False
         Xc, idx = Xc[:, keep], idx[keep]
         m, g = m - 2 * k, g + 2
+        if end is not None and time.monotonic() >= end:  # as the kernels: after a pair of groups
+            return labels
     if classic and m >= 2 * k:
         pos, _ = group_around_farthest((s + comp) / m, g)
         keep = np.ones(m, dtype=bool)
