@@ -24,7 +24,7 @@ from pathlib import Path
 from .deadline import TIME_CUT_NOTE
 from .errors import InputError
 
-__all__ = ["SUFFIX", "VERSION", "path_for", "sha256", "build", "write", "read", "versions",
+__all__ = ["SUFFIX", "VERSION", "path_for", "sha256", "rows_digest", "build", "write", "read", "versions",
            "json_safe"]
 
 SUFFIX = ".manifest.json"
@@ -88,7 +88,7 @@ def build(*, input_path, output_path, input_format: str, output_format: str, rea
         "input": {"name": Path(input_path).name, "sha256": sha256(input_path), "format": input_format,
                   "read": {k: v for k, v in read_options.items() if v not in (None, ())}},
         "output": {"name": Path(output_path).name, "sha256": sha256(output_path), "format": output_format,
-                   "read": dict(output_read or {}), **({"rows_sha256": _rows_digest(output_path, output_read, output_format)}
+                   "read": dict(output_read or {}), **({"rows_sha256": rows_digest(output_path, output_read, output_format)}
                                                        if shuffled else {})},
         "run": {"method": result.method, "k": result.k, "seed": run_options.get("seed", 0),
                 "options": options, "params": _plain_params(params), "per_variable": bool(result.per_variable),
@@ -104,11 +104,22 @@ def build(*, input_path, output_path, input_format: str, output_format: str, rea
     }
 
 
-def _rows_digest(path, read_options, format) -> str:
-    """The output's rows as a multiset (``reproduce.rows_digest``): a shuffled file's check."""
-    from .reproduce import rows_digest
+def rows_digest(path, read_options: dict | None = None, format: str | None = None) -> str:
+    """SHA-256 of a table's rows as a multiset (row order aside): the column names, then every
+    row's hash (pandas ``hash_pandas_object``, the values and their types) in sorted order."""
+    import numpy as np
+    import pandas as pd
 
-    return rows_digest(path, read_options, format)
+    from . import io
+
+    options = {k: v for k, v in (read_options or {}).items() if k in ("sep", "decimal", "encoding", "sheet")
+               and v not in (None, "")}
+    frame = io.read(path, format=format or None, **options).frame  # format: a temporary file's name says none
+    h = hashlib.sha256()
+    h.update("\x1f".join(map(str, frame.columns)).encode("utf-8"))
+    rows = np.sort(pd.util.hash_pandas_object(frame, index=False).to_numpy(dtype=np.uint64))
+    h.update(rows.tobytes())
+    return h.hexdigest()
 
 
 def write(path, manifest: dict) -> Path:

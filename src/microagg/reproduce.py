@@ -5,7 +5,7 @@ SHA-256 and how it was read, and the output's SHA-256. ``protect_from_manifest``
 is the one the manifest was made from, runs that command again on it (the same run options,
 method parameters and seed; the input's read options), and compares the new file with the
 manifest's: byte for byte (SHA-256), or, when the records were shuffled (a fresh random order by
-design, never written anywhere), as a multiset of rows (``rows_digest``: the manifest's
+design, never written anywhere), as a multiset of rows (``manifest.rows_digest``: the manifest's
 ``rows_sha256``, or the earlier output beside the manifest when an older manifest lacks it).
 A run bounded by work, or not bounded, reproduces at any load; a run the time limit cut does not
 (its manifest says so: ``run.reproducible``).
@@ -13,13 +13,12 @@ A run bounded by work, or not bounded, reproduces at any load; a run the time li
 
 from __future__ import annotations
 
-import hashlib
 import shlex
 from pathlib import Path
 
 from .errors import InputError
 
-__all__ = ["protect_arguments", "rows_digest", "protect_from_manifest", "READ_FLAGS"]
+__all__ = ["protect_arguments", "protect_from_manifest", "READ_FLAGS"]
 
 #: the input's read options the manifest keeps (``input.read``) and protect's flags for them
 READ_FLAGS = {"sep": "--sep", "decimal": "--decimal", "encoding": "--encoding", "sheet": "--sheet"}
@@ -45,24 +44,6 @@ def protect_arguments(doc: dict, input_path: str, output_path: str) -> list[str]
     return [str(input_path), "-o", str(output_path), *flags]
 
 
-def rows_digest(path, read_options: dict | None = None, format: str | None = None) -> str:
-    """SHA-256 of a table's rows as a multiset (row order aside): the column names, then every
-    row's hash (pandas ``hash_pandas_object``, the values and their types) in sorted order."""
-    import numpy as np
-    import pandas as pd
-
-    from . import io
-
-    options = {k: v for k, v in (read_options or {}).items() if k in ("sep", "decimal", "encoding", "sheet")
-               and v not in (None, "")}
-    frame = io.read(path, format=format or None, **options).frame  # format: a temporary file's name says none
-    h = hashlib.sha256()
-    h.update("\x1f".join(map(str, frame.columns)).encode("utf-8"))
-    rows = np.sort(pd.util.hash_pandas_object(frame, index=False).to_numpy(dtype=np.uint64))
-    h.update(rows.tobytes())
-    return h.hexdigest()
-
-
 def _expected(doc: dict, manifest_path: Path) -> tuple[str, str | None, str]:
     """(how, digest, what) the new file is compared by: ``sha256`` of the bytes, or ``rows`` of a
     shuffled output (None when neither the manifest nor the earlier file gives it)."""
@@ -71,7 +52,7 @@ def _expected(doc: dict, manifest_path: Path) -> tuple[str, str | None, str]:
         return "sha256", out.get("sha256"), "SHA-256"
     if out.get("rows_sha256"):
         return "rows", out["rows_sha256"], "rows (shuffled: order aside)"
-    from .manifest import sha256
+    from .manifest import rows_digest, sha256
 
     earlier = manifest_path.with_name(str(out.get("name", "")))
     if out.get("name") and earlier.exists() and sha256(earlier) == out.get("sha256"):
@@ -84,6 +65,7 @@ def protect_from_manifest(args, parse, protect) -> int:
     check OUT against M (one line on a mismatch: an InputError, exit status 2; OUT stays, to be
     compared). ``parse(argv)``: protect's parsed arguments; ``protect(args)``: cmd_protect."""
     from . import manifest
+    from .manifest import rows_digest
     from .options import RUN_OPTIONS
 
     given = [p.flags[0] for p in RUN_OPTIONS if p.flags and getattr(args, p.name, None) is not None]
