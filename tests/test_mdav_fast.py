@@ -151,7 +151,8 @@ def test_planned_size_picks_the_kernel(monkeypatch):
     assert kmdav.mdav_labels(X, 3) is not None and called[-1] == "brute"
     # the brute-force kernel not compiled yet (a first run): numpy, nothing compiled
     monkeypatch.setattr(kmdav, "_kernel_ready", lambda dispatcher: False)
-    monkeypatch.setattr(kmdav, "mdav_numpy", lambda X, k, c, seconds=None: called.append("numpy") or mdav_kernel(X, k, c))
+    monkeypatch.setattr(kmdav, "mdav_numpy",
+                        lambda X, k, c, seconds=None: called.append("numpy") or mdav_kernel(X, k, c))
     kmdav.mdav_labels(X, 3)
     with planning(kmdav.NUMPY_MAX_N + 1):  # more records: the kernel is worth compiling
         kmdav.mdav_labels(X, 3)

@@ -854,8 +854,8 @@ def mdav_numpy(X, k, classic=True, seconds=None):
     costs about 12 s of CPU once; this costs about 0.3 s on 4,000 records and 1.2 s on 10^4
     (O(n/k) numpy calls of O(n·d) each). ``seconds``: as the kernels' budget, no group starts
     after it and the records not reached keep label −1 (``group_unreached``)."""
-    end = None if seconds is None else time.monotonic() + max(seconds - UNREACHED_SECONDS_PER_VALUE * X.size,
-                                                              0.0)
+    reserve = UNREACHED_SECONDS_PER_VALUE * X.size
+    end = None if seconds is None else time.monotonic() + max(seconds - reserve, 0.0)
     X = np.ascontiguousarray(X, dtype=np.float64)
     n, d = X.shape
     labels = np.full(n, -1, dtype=np.int64)

@@ -218,7 +218,8 @@ def mf_tsp(X, k, *, seed, deadline, progress, n_paths, neighbours, extension):
     ``n_paths`` (default None = all n start records, as in the paper) limits the number of
     paths, from start records in a ``seed``-ed random order, to bound the O(n³)-like time on
     large files; the deadline stops adding paths once expired, and the cycle counter ends the
-    improvement of a path at the time limit (at least one path is always built). With all paths and no time limit the result does not depend on seed.
+    improvement of a path at the time limit (at least one path is always built). With all paths
+    and no time limit the result does not depend on seed.
     """
     from ..kernels.cycles import budget_cycles
     from ..kernels.tsp import build_paths

@@ -100,7 +100,8 @@ class Pricer:
         for eta in range(self.k, 2 * self.k):
             if eta > self.n or self.time_left() <= 0:
                 break
-            m, r = greedy_pricing(self.X, pi, eta, thr, *self.cuts, budget_cycles(self.deadline.seconds()))
+            cut_at = budget_cycles(self.deadline.seconds())  # no cluster starts past the time limit
+            m, r = greedy_pricing(self.X, pi, eta, thr, *self.cuts, cut_at)
             cols += list(m)
             rcs += list(r)
             for lo in range(0, len(starts), chunk):
