@@ -10,7 +10,7 @@ busy-loop processes holding the cores (started here, ended by their ids). What i
 
 The bounds are the ones microagg sets itself (auto's default cap, the demo's, explore's), or a
 ``--work`` budget where the method would otherwise run until it converges. The units per second
-of the reference machine (``clock.UNITS_PER_SECOND``) are checked from the runs' seconds at the
+of the reference machine (``deadline.UNITS_PER_SECOND``) are checked from the runs' seconds at the
 end (``units_per_second``: work / seconds of the icsm case, quiet).
 
     python benchmarks/reproducible.py [--data census] [--only "auto --work,demo"]

@@ -48,7 +48,7 @@ def _explored(tmp_path, df, name="data.csv", **grid_args):
     run = runspec.RunSpec.of(str(src), name, k=3, method="mdav", columns=grid_args.pop("columns"),
                            **grid_args.pop("run", {}))
     spec = explore_runs.explore_spec(run, grid_args.pop("ks", "3,5"), grid_args.pop("methods", ["mdav", "vmdav"]),
-                          grid_args.pop("budget", 30), grid_args.pop("risk", explore.DEFAULT_RISK), **grid_args)
+                          grid_args.pop("budget", 600), grid_args.pop("risk", explore.DEFAULT_RISK), **grid_args)
     explore_runs.check_against_data(spec, df)
     events = Events()
     explore_runs.worker(spec, str(tmp_path), 1, events)
@@ -105,7 +105,8 @@ def test_worker_saves_what_protect_from_explore_reads_and_a_pick_publishes_it_by
     line's protect --from-explore writes, and the reproduce command the tab shows is that one."""
     df = microagg.datasets.load("tarragona").head(150)
     columns = list(df.columns[:4])
-    spec, exploration = _explored(tmp_path, df, "survey.csv", columns=columns, methods=["mdav", "icsm"], budget=20)
+    spec, exploration = _explored(tmp_path, df, "survey.csv", columns=columns, methods=["mdav", "icsm"],
+                                   budget=600)  # ends when every run is done: none skipped at any load
     path = explore_runs.result_path(spec, tmp_path, 1)
     assert path.name == "survey-explore.json" and explore.labels_path(path).is_file()
     doc = json.loads(path.read_text())
@@ -355,7 +356,7 @@ def test_explore_tab_end_to_end_in_headless_chromium(app_server, browser, tmp_pa
     # a small grid, explored in the run's process
     page.tab("explore")
     page.text_of("#explore-roles", lambda t: "census.csv" in t and "1,080 records" in t and "FICA" in t)
-    _set_grid(page, "3,5", ["mdav", "vmdav"], 30)
+    _set_grid(page, "3,5", ["mdav", "vmdav"], 600)  # ends when done: none skipped at any load
     _explore(page, 1)
     rows = _run_rows(page)
     assert [(r[1], r[2]) for r in rows] == [("3", "mdav"), ("5", "mdav"), ("3", "vmdav"), ("5", "vmdav")]
@@ -376,7 +377,7 @@ def test_explore_tab_end_to_end_in_headless_chromium(app_server, browser, tmp_pa
     page.text_of("#explore-recommended", lambda t: "%) ≤ 20): run" in t)  # 0.2: a share, shown in %
 
     # the grid widened: the four runs made are reused
-    _set_grid(page, "3,4,5,10", ["mdav", "vmdav", "icsm"], 30)
+    _set_grid(page, "3,4,5,10", ["mdav", "vmdav", "icsm"], 600)
     _explore(page, 2, 180)
     rows = _run_rows(page)
     assert len(rows) == 12 and sum("(reused)" in r[8] for r in rows) == 4

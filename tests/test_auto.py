@@ -35,7 +35,8 @@ def test_auto_never_worse_than_its_best_member(seed, n, d, k):
     X = make_data(seed, n, d)
     Z = zscores(X)
     portfolio = DETERMINISTIC + ["icsm"]
-    res = microagg.microaggregate(X, k=k, method="auto", seed=3, time_limit=60, portfolio=portfolio)
+    # a limit no member reaches on 90 records, however busy the machine: each runs as alone
+    res = microagg.microaggregate(X, k=k, method="auto", seed=3, time_limit=600, portfolio=portfolio)
     rows = res.extras["portfolio"]
     assert [r["method"] for r in rows] == portfolio
     ok = [r for r in rows if r["status"] == "ok"]
@@ -82,11 +83,12 @@ def test_auto_is_never_worse_than_icsm_alone(seed, n, d, k):
 
 
 def test_auto_improves_with_the_time_left_and_keeps_colgens_bound():
-    """With a time limit the default portfolio keeps improving: ICSM restarts and column
-    generation warm-started from the best partition, whose proven bound auto reports."""
+    """With a budget the default portfolio keeps improving: ICSM restarts and column
+    generation warm-started from the best partition, whose proven bound auto reports (a work
+    budget: the same steps at any load)."""
     X = make_data(7, 60, 3)
     plain = microagg.microaggregate(X, k=3, method="auto", seed=1, improve=False)
-    res = microagg.microaggregate(X, k=3, method="auto", seed=1, time_limit=3)
+    res = microagg.microaggregate(X, k=3, method="auto", seed=1, work=20_000)
     assert res.sse <= plain.sse + 1e-9 * max(1.0, plain.sse)
     rows = {r["method"]: r for r in res.extras["portfolio"]}
     assert "colgen" in rows and rows["colgen"]["status"] == "ok"
@@ -98,21 +100,26 @@ def test_auto_improves_with_the_time_left_and_keeps_colgens_bound():
 @pytest.mark.parametrize("budget", [1.0, 3.0])
 def test_auto_runs_column_generation_beside_the_sequence(budget):
     """parallel=True: colgen runs in a second thread (from the start at k <= 4 with 2 s or more,
-    else once icsm has run), takes in the sequence's partitions, and its row says so; the
-    result is the best row's, a valid partition, and no thread is left behind."""
+    else once icsm has run, if time is left then: at 1 s it depends on the load), takes in the
+    sequence's partitions, and its row says so; the result is the best row's, a valid partition,
+    and no thread is left behind."""
     import threading
+
+    from microagg.methods.auto import LANE_EARLY_BUDGET
 
     X = make_data(11, 90, 3)
     res = microagg.microaggregate(X, k=3, method="auto", seed=2, time_limit=budget, parallel=True)
     rows = res.extras["portfolio"]
-    lane = [r for r in rows if r["method"] == "colgen"]
-    assert len(lane) == 1 and lane[0]["status"] == "ok" and lane[0]["lane"] == "parallel"
+    lane = [r for r in rows if r.get("lane") == "parallel"]
+    assert len(lane) <= 1 and all(r["method"] == "colgen" and r["status"] == "ok" for r in lane)
+    if budget >= LANE_EARLY_BUDGET:  # started with the sequence, whatever the load
+        assert len(lane) == 1
     assert res.sse <= min(r["sse"] for r in rows if r["status"] == "ok") + 1e-9
     assert res.lower_bound is not None and res.lower_bound <= res.sse * (1 + 1e-9)
     partition.check_partition(res.labels, len(X), 3)
     assert not any(t.name == "microagg-auto-colgen" for t in threading.enumerate())
     seq = microagg.microaggregate(X, k=3, method="auto", seed=2, time_limit=budget, parallel=False)
-    assert "lane" not in next(r for r in seq.extras["portfolio"] if r["method"] == "colgen")
+    assert all("lane" not in r for r in seq.extras["portfolio"])
 
 
 def test_auto_polishes_column_generations_partitions_beside_it():
@@ -149,24 +156,21 @@ def test_auto_runs_a_second_local_search_beside_at_small_budgets():
 def test_interrupted_auto_stops_its_column_generation_thread():
     """Ctrl-C during the sequence (here: raised by the progress callback at mdav) reaches the
     caller at once, and the column-generation thread stops at its next round, long before the
-    60 s budget."""
+    600 s budget (a thread still running after 120 s would be one that did not stop)."""
     import threading
-    import time
 
     def interrupt_at_mdav(stage, fraction=None, message=""):
         if stage == "auto: mdav":
             raise KeyboardInterrupt
 
     X = make_data(13, 300, 3)
-    tic = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
-        microagg.microaggregate(X, k=3, method="auto", seed=2, time_limit=60, parallel=True,
+        microagg.microaggregate(X, k=3, method="auto", seed=2, time_limit=600, parallel=True,
                                 progress=interrupt_at_mdav)
     lanes = [t for t in threading.enumerate() if t.name == "microagg-auto-colgen"]
     for t in lanes:
-        t.join(timeout=30)
+        t.join(timeout=120)
     assert not any(t.is_alive() for t in lanes)
-    assert time.monotonic() - tic < 45
 
 
 def test_auto_outside_the_main_thread_runs_no_second_thread():
@@ -193,8 +197,8 @@ def test_auto_in_the_command_lines_thread_runs_its_second_thread():
 
     X = make_data(12, 60, 3)
     got = {}
-    worker = threading.Thread(target=lambda: got.update(
-        res=microagg.microaggregate(X, k=3, method="auto", seed=2, time_limit=2)))
+    worker = threading.Thread(target=lambda: got.update(  # 3 s: the lane starts with the sequence
+        res=microagg.microaggregate(X, k=3, method="auto", seed=2, time_limit=3)))
     mark_command_thread(worker)
     worker.start()
     worker.join()
@@ -204,7 +208,7 @@ def test_auto_in_the_command_lines_thread_runs_its_second_thread():
 
 def test_auto_keeps_the_best_lower_bound_of_its_members():
     X = make_data(5, 10, 2)
-    res = microagg.microaggregate(X, k=3, method="auto", portfolio=["mdav", "colgen"], time_limit=60)
+    res = microagg.microaggregate(X, k=3, method="auto", portfolio=["mdav", "colgen"])
     rows = {r["method"]: r for r in res.extras["portfolio"]}
     assert rows["colgen"].get("lower_bound") is not None
     assert res.lower_bound is not None
@@ -273,14 +277,14 @@ def test_auto_continues_from_a_given_partition():
     X = make_data(15, 120, 3)
     first = microagg.microaggregate(X, k=3, method="mdav")
     start, start_sse = first.labels, first.sse  # SSE of the standardised QIs
-    res = microagg.microaggregate(X, k=3, method="auto", seed=0, time_limit=2, init=start)
+    res = microagg.microaggregate(X, k=3, method="auto", seed=0, work=20_000, init=start)
     rows = {r["method"]: r for r in res.extras["portfolio"]}
     assert rows["init"]["status"] == "ok" and rows["init"]["sse"] == pytest.approx(start_sse)
     assert res.sse <= start_sse * (1 + 1e-12)
     partition.check_partition(res.labels, len(X), 3)
     broken = np.arange(len(X)) % 50  # groups of 2 and 3: not a partition for k = 3
     with pytest.warns(UserWarning, match="30 group.s. with fewer than k = 3 records"):
-        res = microagg.microaggregate(X, k=3, method="auto", seed=0, time_limit=1, init=broken)
+        res = microagg.microaggregate(X, k=3, method="auto", seed=0, work=20_000, init=broken)
     partition.check_partition(res.labels, len(X), 3)
     assert "repaired" in next(r for r in res.extras["portfolio"] if r["method"] == "init")["status"]
     with pytest.raises(microagg.ParameterError, match="not a method"):

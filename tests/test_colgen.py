@@ -7,7 +7,6 @@ import itertools
 import os
 import subprocess
 import sys
-import time
 from functools import lru_cache
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import microagg
+from microagg.deadline import Deadline
 from microagg.kernels import kdtree
 from microagg.kernels.pricing import _smallest, enumeration_pricing, greedy_pricing
 from microagg.kernels.pricing_bnb import bnb_pricing
@@ -276,34 +276,27 @@ def _standardised(name):
     return (X - X.mean(0)) / X.std(0)
 
 
-@pytest.mark.parametrize("name,k,limit", [("census", 3, 3.0), ("census", 10, 1.0), ("tarragona", 5, 2.0)])
-def test_time_limit_is_honoured_and_bound_returned(name, k, limit):
-    # a correctness contract, not a speed benchmark: colgen promises max(0.5 s, 10 %) of slack
-    # (benchmarks/results/colgen_time_limit.md); the test allows 2·limit + 2 s on a loaded machine
+@pytest.mark.parametrize("name,k", [("census", 3), ("census", 10), ("tarragona", 5)])
+def test_a_time_limit_that_cuts_the_run_keeps_a_partition_and_a_bound(name, k):
+    # about the time limit, whatever the load: 0.05 s cuts colgen on any machine, and the cut is
+    # reported (its overshoot is measured, not tested: benchmarks/results/time_limits.md)
     X = _standardised(name)
-    run("colgen", X[:30], k, time_limit=0.5)  # numba kernels loaded from the cache first
-    t0 = time.perf_counter()
-    out = run("colgen", X, k, time_limit=limit)
-    elapsed = time.perf_counter() - t0
+    deadline = Deadline(0.05)
+    out = run("colgen", X, k, deadline=deadline)
+    assert deadline.time_cut
     labels = check_partition(out.labels, len(X), k, "colgen")
     val = sse(X, labels)
-    assert elapsed < 2 * limit + 2.0
     assert val <= sse(X, run("mdav", X, k).labels) + 1e-9
     # a bound is always there (at least the k-nearest-neighbour dual of kernels/pricing.py)
     assert out.lower_bound is not None and 0.0 < out.lower_bound <= val
 
 
-def test_time_limit_is_honoured_strictly_on_mid_size_input():
-    # a correctness contract, not a speed benchmark: the slack is generous for a loaded machine
-    rng = np.random.default_rng(5)
-    X = rng.normal(size=(300, 4))
-    run("colgen", X[:20], 3, time_limit=0.5)  # numba kernels loaded from the cache first
-    t0 = time.perf_counter()
-    out = run("colgen", X, 3, time_limit=3.0)
-    elapsed = time.perf_counter() - t0
-    labels = check_partition(out.labels, len(X), 3, "colgen")
-    val = sse(X, labels)
-    assert elapsed < 3.0 + 2.5
+def test_a_time_limit_that_cuts_the_run_on_mid_size_input_is_reported():
+    X = np.random.default_rng(5).normal(size=(300, 4))
+    deadline = Deadline(0.05)
+    out = run("colgen", X, 3, deadline=deadline)
+    assert deadline.time_cut
+    val = sse(X, check_partition(out.labels, len(X), 3, "colgen"))
     if out.lower_bound is not None:
         assert out.lower_bound <= val + 1e-9 * max(val, 1.0)
 
@@ -438,7 +431,7 @@ def test_closing_restricted_mip_gives_a_valid_partition_at_the_bound():
     and the run ends proven optimal (SSE = bound)."""
     X = np.random.default_rng(1).normal(size=(80, 3))
     messages = []
-    out = run("colgen", X, 3, seed=0, time_limit=60, progress=lambda stage, fraction, m: messages.append(m))
+    out = run("colgen", X, 3, seed=0, progress=lambda stage, fraction, m: messages.append(m))
     assert any("enumerated clusters" in m for m in messages)
     check_partition(out.labels, len(X), 3)
     assert out.extras["colgen_proven_optimal"]
@@ -638,8 +631,8 @@ def test_cuts_before_convergence_keep_optimum_and_bound(inst):
 
 def test_cuts_before_convergence_on_a_fractional_lp():
     X = np.random.default_rng(1).normal(size=(80, 3))
-    out = run("colgen", X, 3, seed=0, time_limit=60, cut_tailing=1.0)
+    out = run("colgen", X, 3, seed=0, cut_tailing=1.0)
     assert out.extras["colgen_cut_rounds"]["before_convergence"] > 0
-    assert run("colgen", X, 3, seed=0, time_limit=60).extras["colgen_cut_rounds"]["before_convergence"] == 0
+    assert run("colgen", X, 3, seed=0).extras["colgen_cut_rounds"]["before_convergence"] == 0
     check_partition(out.labels, len(X), 3)
     assert out.lower_bound <= sse(X, out.labels) * (1 + 1e-9)

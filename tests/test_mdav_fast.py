@@ -152,7 +152,8 @@ def test_planned_size_picks_the_kernel(monkeypatch):
     assert kmdav.mdav_labels(X, 3) is not None and called[-1] == "brute"
     # the brute-force kernel not compiled yet (a first run): numpy, nothing compiled
     monkeypatch.setattr(kmdav, "_kernel_ready", lambda dispatcher: False)
-    monkeypatch.setattr(kmdav, "mdav_numpy", lambda *a: called.append("numpy") or mdav_kernel(*a))
+    monkeypatch.setattr(kmdav, "mdav_numpy",
+                        lambda X, k, c, seconds=None: called.append("numpy") or mdav_kernel(X, k, c))
     kmdav.mdav_labels(X, 3)
     with planning(kmdav.NUMPY_MAX_N + 1):  # more records: the kernel is worth compiling
         kmdav.mdav_labels(X, 3)
@@ -310,7 +311,8 @@ def test_time_limited_methods_stop_and_say_so(monkeypatch):
     X = _data(5, 4000, 4, "gauss")
     free = {name: methods.run(name, X, 3).labels for name in ("mdav", "vmdav", "mdav-mhm")}
     for name in free:
-        assert np.array_equal(methods.run(name, X, 3, time_limit=60).labels, free[name])
+        # a limit no machine reaches, however busy: the same labels as without
+        assert np.array_equal(methods.run(name, X, 3, time_limit=3600).labels, free[name])
     monkeypatch.setattr(methods, "TOLERATED_OVERSHOOT", 0.0)  # what a run on 10^6 records meets
     monkeypatch.setattr(kmdav, "UNREACHED_SECONDS_PER_VALUE", 1.0)  # the reserve takes the whole budget
     for name in free:

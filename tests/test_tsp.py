@@ -127,7 +127,7 @@ def test_census_reference_values():
 def test_time_limit_stops_adding_paths_but_keeps_a_valid_partition():
     X = np.random.default_rng(8).normal(size=(100, 3))
     out = run("mf-tsp", X, 3, seed=0, time_limit=0.0)
-    assert out.extras["paths"] == 16  # one batch is always built
+    assert 1 <= out.extras["paths"] <= 16  # one batch at most, its paths cut by the cycle counter
     partition.check_partition(out.labels, len(X), 3)
     out = run("tsp-mhm", X, 3, seed=0, time_limit=0.0)
     assert out.extras["tours"] == 1
@@ -163,3 +163,17 @@ def test_tsp_mhm_refuses_a_first_tour_its_probe_says_cannot_fit(monkeypatch):
     monkeypatch.setattr(methods, "TOLERATED_OVERSHOOT", 0.0)
     with pytest.raises(BudgetError, match="its first tour needs about"):
         tsp._refuse_if_first_tour_cannot_fit(X, 3, None, 10, Deadline(1e-6))
+
+
+def test_grouping_past_the_time_limit_goes_along_the_last_path():
+    """A clock already out (limit 0, expired on any machine): the greedy grouping gives way to
+    groups of k along the given path, the last taking the remainder, and the run is marked cut."""
+    from microagg.deadline import Deadline
+
+    X = np.random.default_rng(3).normal(size=(50, 2))
+    path = np.random.default_rng(4).permutation(50)
+    deadline = Deadline(0.0)
+    counts = np.zeros((50, 50), dtype=np.int32)
+    labels, g, g_literal = greedy_groups(X, counts, 3, deadline=deadline, order=path)
+    assert (g, g_literal) == (16, 16) and deadline.time_cut
+    np.testing.assert_array_equal(labels[path], np.minimum(np.arange(50) // 3, 15))

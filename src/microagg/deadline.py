@@ -135,6 +135,15 @@ class Deadline:
             return True
         return False
 
+    def out_of_time(self) -> bool:
+        """Whether the clock has passed the end, whatever the work budget: asked inside a step that
+        runs to its end under a work budget but must not overrun a time limit (mf-tsp's grouping).
+        True marks the run cut by the clock (``time_cut``)."""
+        if self.stopped or self.end is None or time.monotonic() < self.end:
+            return False
+        self.family["time_cut"] = True
+        return True
+
     def stop(self) -> bool:
         """End now, e.g. from another thread that proved the answer optimal: the next
         ``expired()`` is True. Children shared before keep their own end. Returns whether this

@@ -17,9 +17,8 @@ import shlex
 from pathlib import Path
 
 from .errors import InputError
-from .manifest import rows_digest, sha256
 
-__all__ = ["protect_arguments", "rows_digest", "protect_from_manifest", "READ_FLAGS"]
+__all__ = ["protect_arguments", "protect_from_manifest", "READ_FLAGS"]
 
 #: the input's read options the manifest keeps (``input.read``) and protect's flags for them
 READ_FLAGS = {"sep": "--sep", "decimal": "--decimal", "encoding": "--encoding", "sheet": "--sheet"}
@@ -53,6 +52,8 @@ def _expected(doc: dict, manifest_path: Path) -> tuple[str, str | None, str]:
         return "sha256", out.get("sha256"), "SHA-256"
     if out.get("rows_sha256"):
         return "rows", out["rows_sha256"], "rows (shuffled: order aside)"
+    from .manifest import rows_digest, sha256
+
     earlier = manifest_path.with_name(str(out.get("name", "")))
     if out.get("name") and earlier.exists() and sha256(earlier) == out.get("sha256"):
         return "rows", rows_digest(earlier, out.get("read"), out.get("format")), "rows (shuffled: order aside)"
@@ -64,6 +65,7 @@ def protect_from_manifest(args, parse, protect) -> int:
     check OUT against M (one line on a mismatch: an InputError, exit status 2; OUT stays, to be
     compared). ``parse(argv)``: protect's parsed arguments; ``protect(args)``: cmd_protect."""
     from . import manifest
+    from .manifest import rows_digest
     from .options import RUN_OPTIONS
 
     given = [p.flags[0] for p in RUN_OPTIONS if p.flags and getattr(args, p.name, None) is not None]

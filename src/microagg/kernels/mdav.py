@@ -15,6 +15,7 @@ cores, so the passes are split only when a probe finds a core idle, and wait pas
 from __future__ import annotations
 
 import os
+import time
 
 import numpy as np
 
@@ -196,12 +197,15 @@ def _np_k_smallest(dist, k):
     return candidates[np.argsort(dist[candidates], kind="stable")[:k]]
 
 
-def mdav_numpy(X, k, classic=True):
+def mdav_numpy(X, k, classic=True, seconds=None):
     """mdav_kernel in numpy: the same labels, bit for bit (the same distances, coordinate by
     coordinate from the first, the same selections and running sums), without compiling
     anything. For a first run on few records (``mdav_labels``): compiling the numba kernels
     costs about 12 s of CPU once; this costs about 0.3 s on 4,000 records and 1.2 s on 10^4
-    (O(n/k) numpy calls of O(n·d) each)."""
+    (O(n/k) numpy calls of O(n·d) each). ``seconds``: as the kernels' budget, no group starts
+    after it and the records not reached keep label −1 (``group_unreached``)."""
+    reserve = UNREACHED_SECONDS_PER_VALUE * X.size
+    end = None if seconds is None else time.monotonic() + max(seconds - reserve, 0.0)
     X = np.ascontiguousarray(X, dtype=np.float64)
     n, d = X.shape
     labels = np.full(n, -1, dtype=np.int64)
@@ -244,6 +248,8 @@ def mdav_numpy(X, k, classic=True):
         keep[pos] = keep[pos2] = False
         Xc, idx = Xc[:, keep], idx[keep]
         m, g = m - 2 * k, g + 2
+        if end is not None and time.monotonic() >= end:  # as the kernels: after a pair of groups
+            return labels
     if classic and m >= 2 * k:
         pos, _ = group_around_farthest((s + comp) / m, g)
         keep = np.ones(m, dtype=bool)
@@ -319,7 +325,7 @@ def mdav_labels(X, k, classic=True, algorithm="auto", seconds=None, threads=None
         return mdav_kernel(X, k, classic)
     if algorithm == "numpy" or (algorithm == "auto" and planned_records(len(X)) <= NUMPY_MAX_N
                                 and not _kernel_ready(mdav_brute_kernel)):
-        return mdav_numpy(X, k, classic)  # a first run on few records: nothing to compile
+        return mdav_numpy(X, k, classic, seconds)  # a first run on few records: nothing to compile
     budget = _mdav_budget(seconds, *X.shape)
     with split_threads(split_for(len(X), threads)) as granted:
         split = None if granted < 2 else (granted, SPLIT_MIN_RECORDS)

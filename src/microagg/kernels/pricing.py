@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import kdtree
+from .cycles import past, stop_cycle_after
 from .jit import kernel
 from .kbest import k_smallest, sort_small
 
@@ -116,7 +117,7 @@ def _cluster_rc(X, pi, members, size):
 
 
 @kernel
-def greedy_pricing(X, pi, eta, thr, cptr, ccut, cpen):
+def greedy_pricing(X, pi, eta, thr, cptr, ccut, cpen, budget=0):
     """The paper's SolveHeuristicPricing (Section 5.1): disjoint clusters of size eta.
 
     Nodes in descending order of π; a cluster starts at the first unassigned node and grows
@@ -129,7 +130,10 @@ def greedy_pricing(X, pi, eta, thr, cptr, ccut, cpen):
     the same w minimises ‖x_w − c‖² − eta/(m·(eta − 1))·π_w: a weighted nearest-neighbour
     query in a KD-tree over U (kdtree.nearest_weighted), nodes leaving U deleted from it. The
     choice is the paper's up to rounding in near-ties (its sums are formed differently).
+    ``budget``: cycles (``cycles.budget_cycles``; 0: none) after which no cluster starts (a
+    heuristic may stop anywhere: the clusters found so far are returned).
     """
+    stop = stop_cycle_after(budget)
     n, d = X.shape
     order = np.argsort(-pi, kind="mergesort")
     tree = kdtree.build(X, GREEDY_LEAF)
@@ -144,7 +148,7 @@ def greedy_pricing(X, pi, eta, thr, cptr, ccut, cpen):
     total = np.empty(d)
     hits = np.zeros(cpen.shape[0], dtype=np.int64)
     for v in order:
-        if left < eta:
+        if left < eta or past(stop):
             break
         if not unassigned[v]:
             continue

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .cycles import past, stop_cycle_after
 from .jit import kernel
 
 _EPS = 1e-10  # smallest gain accepted, against cycling on rounding noise
@@ -117,12 +118,13 @@ def nearest_neighbour_path(X, neigh, start, path, pos, unvisited, upos):
 
 
 @kernel
-def improve(X, neigh, K, K_or, path, pos, closed, queue, inq):
+def improve(X, neigh, K, K_or, path, pos, closed, queue, inq, stop_cycle=0):
     """2-opt + Or-opt local search with don't-look bits until no active record improves.
 
     2-opt tries the first K candidates of each record, Or-opt the first K_or. path/pos are
-    modified in place; position 0 is fixed. queue/inq are O(n) work arrays.
-    Returns the number of moves applied.
+    modified in place; position 0 is fixed. queue/inq are O(n) work arrays. ``stop_cycle``
+    (``cycles.stop_cycle_after``; 0: none): the search ends once the counter passes it, checked
+    every 64 records, the path as improved so far. Returns the number of moves applied.
     """
     n = path.shape[0]
     if n < 5:
@@ -134,7 +136,11 @@ def improve(X, neigh, K, K_or, path, pos, closed, queue, inq):
     count = n
     moves = 0
     touched = np.empty(6, dtype=np.int64)
+    visited = 0
     while count > 0:
+        visited += 1
+        if (visited & 63) == 0 and past(stop_cycle):
+            break
         a = queue[head]
         head = (head + 1) % n
         count -= 1
@@ -280,7 +286,7 @@ def path_length(X, path, closed):
 
 
 @kernel
-def build_paths(X, neigh, K, K_or, starts, closed, k, N, last_path):
+def build_paths(X, neigh, K, K_or, starts, closed, k, N, last_path, budget=0):
     """Improved TSP paths (or tours) from each start record, counted into N as they are built.
 
     For each start s: nearest neighbour from s, then 2-opt + Or-opt with s fixed first; an open
@@ -288,8 +294,11 @@ def build_paths(X, neigh, K, K_or, starts, closed, k, N, last_path):
     k >= 2, N[a, b] and N[b, a] are incremented for every pair standing within k−1 positions
     of each other on the path (MF-TSP Algorithm 1, lines 2-10), so the n paths are never
     stored (k = 0: no counting, N unused). The last path is copied into last_path.
+    ``budget``: cycles (``cycles.budget_cycles``; 0: none) after which the improvement of the
+    current path ends where it is (the path is counted) and no further path starts.
     Returns the number of paths built.
     """
+    stop = stop_cycle_after(budget)
     n = X.shape[0]
     path = np.empty(n, dtype=np.int64)
     pos = np.empty(n, dtype=np.int64)
@@ -299,7 +308,7 @@ def build_paths(X, neigh, K, K_or, starts, closed, k, N, last_path):
     built = 0
     for start in starts:
         nearest_neighbour_path(X, neigh, start, path, pos, w1, w2)
-        improve(X, neigh, K, K_or, path, pos, closed, w1, inq)
+        improve(X, neigh, K, K_or, path, pos, closed, w1, inq, stop)
         for p in range(n):
             a = path[p]
             for q in range(p + 1, min(n, p + k)):
@@ -307,6 +316,8 @@ def build_paths(X, neigh, K, K_or, starts, closed, k, N, last_path):
                 N[a, b] += 1
                 N[b, a] += 1
         built += 1
+        if past(stop):
+            break
     for p in range(n):  # an element loop: slice assignment compiles a shape-error message formatter
         last_path[p] = path[p]
     return built

@@ -18,13 +18,15 @@ import numpy as np
 
 from ..declarations import Param
 from ..partition import group_means, sse
-from . import BudgetError, MethodOutput, register, step_fits
+from . import BudgetError, MethodOutput, register, step_fits, step_seconds
 
-#: mf-tsp's grouping after the paths (greedy over the n×n counts, then the two endings) cannot be
-#: interrupted: its time in units of one batch of paths' time measured in the run, GROUPING_PER_BATCH
-#: at GROUPING_REF_N records, growing as √n (eia, load 9.7: 1.14 at 2,000 records, 1.56 at 4,092;
-#: doubled for the endings and a denser matrix). Under a time limit no batch starts that would leave
-#: less (benchmarks/time_limits.py: 16.2 s for a 6 s limit at load 18 before).
+#: mf-tsp's grouping after the paths (greedy over the n×n counts, then the two endings): its time in
+#: units of one batch of paths' time measured in the run, GROUPING_PER_BATCH at GROUPING_REF_N
+#: records, growing as √n (eia, load 9.7: 1.14 at 2,000 records, 1.56 at 4,092; doubled for the
+#: endings and a denser matrix). Under a time limit no batch starts that would leave less. The
+#: estimate fails on a sparse matrix (one batch: many tied cells, 1.5 s against 0.3 s on eia), so
+#: the grouping also watches the clock and, past the limit, groups the rest along the last path
+#: (benchmarks/results/time_limits.md).
 GROUPING_PER_BATCH, GROUPING_REF_N = 3.2, 4096
 #: Work (``Deadline.charge``) per record of a path or tour, in record-steps of the local search
 #: (measured on census and eia: a path's record costs 0.2-0.7 of one)
@@ -51,12 +53,15 @@ def candidate_neighbours(X: np.ndarray, K: int) -> np.ndarray:
     return np.ascontiguousarray(idx[keep].reshape(n, K))
 
 
-def _row_best(X, N, active, rows, block=256):
+def _row_best(X, N, active, rows, block=256, deadline=None):
     """(value, partner) of the largest N[i, j] over active j ≠ i for each i in rows; ties go to
-    the j nearest to i (the first such j on equal distances). Rows in blocks: O(block·n) memory."""
+    the j nearest to i (the first such j on equal distances). Rows in blocks: O(block·n) memory.
+    None when ``deadline``'s clock ran out between blocks (``Deadline.out_of_time``)."""
     vals = np.empty(len(rows), dtype=np.int64)
     args = np.empty(len(rows), dtype=np.int64)
     for b in range(0, len(rows), block):
+        if deadline is not None and deadline.out_of_time():
+            return None
         sub = rows[b : b + block]
         M = np.where(active, N[sub], -1)
         M[np.arange(len(sub)), sub] = -1
@@ -70,7 +75,7 @@ def _row_best(X, N, active, rows, block=256):
     return vals, args
 
 
-def greedy_groups(X, N, k, extension="pair"):
+def greedy_groups(X, N, k, extension="pair", deadline=None, order=None):
     """MF-TSP Algorithm 1 lines 11-24: greedy groups of k from the count matrix N.
 
     Seed (line 12): the largest cell N[i, j] among unassigned records. Ties (frequent: many pairs
@@ -84,14 +89,24 @@ def greedy_groups(X, N, k, extension="pair"):
     Groups are made while at least k records remain. Returns (labels with −1 for the fewer than
     k leftovers, number of groups, number of groups made while more than 2k−1 remained, i.e.
     where the literal line 11 stops).
+
+    ``deadline``: its clock is asked between groups (``Deadline.out_of_time``; a work budget is
+    spent by the paths, never here). Once past the time limit, the records still unassigned are
+    grouped k at a time in their order on ``order`` (the last path built: records near each other
+    on it are close), the last group taking the fewer than k left; both endings are then that one.
     """
     n = len(X)
     labels = np.full(n, -1, dtype=np.int64)
     active = np.ones(n, dtype=bool)
-    row_val, row_arg = _row_best(X, N, active, np.arange(n))
+    best_rows = _row_best(X, N, active, np.arange(n), deadline=deadline)
+    if best_rows is None:
+        return _along_path(labels, order, k, 0)
+    row_val, row_arg = best_rows
     total = X.sum(axis=0)  # of the unassigned records
     remaining, g, g_literal = n, 0, 0
     while remaining >= k:
+        if deadline is not None and deadline.out_of_time():
+            return _along_path(labels, order, k, g)
         if remaining > 2 * k - 1:
             g_literal = g + 1
         stale = np.flatnonzero(active & ~active[row_arg])
@@ -121,6 +136,16 @@ def greedy_groups(X, N, k, extension="pair"):
         remaining -= k
         g += 1
     return labels, g, g_literal
+
+
+def _along_path(labels: np.ndarray, order: np.ndarray, k: int, g: int):
+    """The unassigned records (label −1) in groups of k along ``order``, the last taking the
+    remainder; returns greedy_groups' triple with both endings equal (every record grouped)."""
+    order = np.arange(len(labels)) if order is None else order
+    rest = order[labels[order] < 0]
+    groups = max(len(rest) // k, 1)
+    labels[rest] = g + np.minimum(np.arange(len(rest)) // k, groups - 1)
+    return labels, g + groups, g + groups
 
 
 def _finish(X: np.ndarray, labels: np.ndarray, g: int, k: int) -> np.ndarray:
@@ -192,9 +217,11 @@ def mf_tsp(X, k, *, seed, deadline, progress, n_paths, neighbours, extension):
 
     ``n_paths`` (default None = all n start records, as in the paper) limits the number of
     paths, from start records in a ``seed``-ed random order, to bound the O(n³)-like time on
-    large files; the deadline stops adding paths once expired (at least one batch of 16
-    paths is always built). With all paths and no time limit the result does not depend on seed.
+    large files; the deadline stops adding paths once expired, and the cycle counter ends the
+    improvement of a path at the time limit (at least one path is always built). With all paths
+    and no time limit the result does not depend on seed.
     """
+    from ..kernels.cycles import budget_cycles
     from ..kernels.tsp import build_paths
 
     n = len(X)
@@ -216,13 +243,14 @@ def mf_tsp(X, k, *, seed, deadline, progress, n_paths, neighbours, extension):
     for b in range(0, len(order), _BATCH):
         batch = order[b : b + _BATCH]
         tic = time.monotonic()
-        done += build_paths(X, neigh, K, K, batch, False, k, N, path)
+        cut_at = budget_cycles(step_seconds(deadline))  # the cycle counter ends a path at the limit
+        done += build_paths(X, neigh, K, K, batch, False, k, N, path, cut_at)
         deadline.charge(PATH_WEIGHT * len(batch) * n)  # work: each path visits every record
         progress("mf-tsp", done / len(order), f"{done}/{len(order)} paths")
         # no batch whose end would leave less than the grouping needs (it cannot be interrupted)
         if not deadline.room_for((1.0 + grouping) * (time.monotonic() - tic)):
             break
-    labels, g, g_literal = greedy_groups(X, N, k, extension)
+    labels, g, g_literal = greedy_groups(X, N, k, extension, deadline, path)
     literal = labels.copy()
     literal[literal >= g_literal] = -1  # Algorithm 1 line 11: stop at 2k−1 remaining records
     best, best_sse = None, np.inf
@@ -230,7 +258,11 @@ def mf_tsp(X, k, *, seed, deadline, progress, n_paths, neighbours, extension):
         value = sse(X, candidate)
         if value < best_sse:
             best, best_sse = candidate, value
-    return MethodOutput(best, extras={"paths": done})
+    extras = {"paths": done}
+    if deadline.out_of_time():  # the grouping was cut (greedy_groups)
+        extras["stopped"] = ("mf-tsp reached the time limit while grouping: the records left were "
+                             "grouped k at a time along its last path")
+    return MethodOutput(best, extras=extras)
 
 
 #: tsp-mhm's first tour (candidate neighbours, nearest neighbour, 2-opt and Or-opt) cannot be
@@ -322,8 +354,10 @@ def tsp_mhm(X, k, *, seed, deadline, progress, n_starts, smoothing, neighbours):
     tours in 13 dimensions run in strands, so groups of 10 consecutive records are elongated
     (census k=10: IL 15.2 at best over 40 tours, worse than MDAV's 14.16); on the smoothed
     cloud records of one compact neighbourhood sit together on the tour (13.4-13.8).
-    No new tour starts once the longest so far would overrun the deadline (the first always runs).
+    No new tour starts once the longest so far would overrun the deadline; the first always runs,
+    its 2-opt / Or-opt ended by the cycle counter at the time limit (kernels/tsp.py ``improve``).
     """
+    from ..kernels.cycles import budget_cycles
     from ..kernels.segments import optimal_cyclic_labels
     from ..kernels.tsp import build_paths
 
@@ -340,7 +374,8 @@ def tsp_mhm(X, k, *, seed, deadline, progress, n_starts, smoothing, neighbours):
     best_cost, best_labels, tours, longest = np.inf, None, 0, 0.0
     for s in starts:
         tic = time.monotonic()
-        build_paths(Y, neigh, K, K, np.array([s], dtype=np.int64), True, 0, unused, tour)
+        build_paths(Y, neigh, K, K, np.array([s], dtype=np.int64), True, 0, unused, tour,
+                    budget_cycles(step_seconds(deadline)))
         cost, by_position = optimal_cyclic_labels(X[tour], k)
         tours += 1
         deadline.charge(PATH_WEIGHT * n)  # work: a tour visits every record

@@ -229,7 +229,7 @@ def colgen(X, k, *, seed, deadline, progress, init, exact_pricing, max_rounds, c
     # init labels and resume were checked against the data before any method started (_check_input)
     starts = [m for m in _parse_init(init) if not isinstance(m, str) or m not in ("mdav", "vmdav")]
     init_methods = ["mdav", "vmdav"] + starts
-    return ColumnGeneration(
+    out = ColumnGeneration(
         X, k, seed=seed, deadline=deadline, progress=progress, init_methods=init_methods,
         exact_pricing=exact_pricing, max_rounds=max_rounds, close_gap=close_gap, final_mip=final_mip,
         mip_time_limit=mip_time_limit, max_enumerated=max_enumerated, primal_columns=primal_columns,
@@ -237,3 +237,6 @@ def colgen(X, k, *, seed, deadline, progress, init, exact_pricing, max_rounds, c
         max_cut_rounds=max_cut_rounds, cut_tailing=cut_tailing, smoothing=smoothing, resume=resume,
         keep_state=keep_state, offers=offers,
     ).run()
+    if not out.extras.get("colgen_proven_optimal"):
+        deadline.expired()  # past the time limit: the run says it was cut, whichever check ended it
+    return out

@@ -19,6 +19,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from ...deadline import Deadline
+from ...kernels.cycles import budget_cycles
 from ...kernels.pricing import alternating_pricing, enumeration_pricing, greedy_pricing
 from ...kernels.pricing_bnb import bnb_pricing
 from .master import new_highs, set_time_limit
@@ -171,7 +172,8 @@ class Pricer:
         for eta in range(self.k, 2 * self.k):
             if eta > self.n or self.time_left() <= 0:
                 break
-            m, r = greedy_pricing(self.X, pi, eta, thr, *self.cuts)
+            cut_at = budget_cycles(self.deadline.seconds())  # no cluster starts past the time limit
+            m, r = greedy_pricing(self.X, pi, eta, thr, *self.cuts, cut_at)
             cols += list(m)
             rcs += list(r)
             for lo in range(0, len(starts), chunk):
