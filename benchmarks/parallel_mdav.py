@@ -1,10 +1,10 @@
-"""MDAV on one thread against the default (its passes split over the cores a probe finds idle).
+"""MDAV on one thread (the default) against its passes split over the cores a probe finds idle.
 
 Gaussian n × 10 records (``mdav_scaling.make_data``), k = 3, through
 ``microaggregate(X, k=3, method="mdav", audit=False, threads=...)``, each run in a fresh process
 whose kernels were compiled before (a warm-up process per condition, into the checkout's numba
 cache). Conditions, alternating so that they meet the same load: ``threads=1`` (one thread
-throughout), the default ``threads=None`` (the probe decides), and ``threads=2`` (split whatever
+throughout, the default), ``threads=None`` (the probe decides), and ``threads=2`` (split whatever
 the load). Each row: the run of median wall time, its CPU seconds (all threads), the kernel's
 ``Result.seconds``, the labels' SHA-256 (the same in every condition), the 1-minute load average
 before and after, and the idle cores the probe (``kernels.cores.idle_cores``) saw just before
@@ -123,9 +123,10 @@ def markdown(rows: list[dict]) -> str:
              "wall over the condition's. Busy: busy-loop processes started by the script, one per core. Load: the "
              "1-minute load average, lowest before and highest after the runs; the machine is shared, so a load "
              "above the busy processes' count means other jobs ran too. Idle cores: what the probe saw before the "
-             "call in each condition (default: threads on the cores found idle, 1.7 idle cores of 2 make 2).\n\n")
-    return intro + md_table(["n", "busy", "load", "one thread", "default", "two threads", "default speed-up",
-                             "two threads speed-up", "idle cores (1 / default / 2)", "same labels", "measured"],
+             "call in each condition (probe, threads=None: threads on the cores found idle, 1.7 idle cores of 2 make 2; the column keeps the key 'default' in the json, from before threads=1 became the default).\n\n")
+    return intro + md_table(["n", "busy", "load", "one thread (default)", "probe", "two threads",
+                             "probe speed-up", "two threads speed-up", "idle cores (1 / probe / 2)",
+                             "same labels", "measured"],
                             table)
 
 

@@ -191,7 +191,7 @@ def test_split_passes_give_the_same_labels(seed, n, d, k, kind, threads, fewest,
 
 
 def test_threads_option_decides_the_split(monkeypatch):
-    """threads=1 and small inputs run the one-thread kernel (split None); threads=None asks the
+    """threads=1 (the default) and small inputs run the one-thread kernel (split None); threads=None asks the
     probe from SPLIT_MIN_N records on (planned), a number is taken as given; all the same labels."""
     import microagg.kernels.mdav as kmdav
     from microagg.kernels import cores
@@ -207,10 +207,10 @@ def test_threads_option_decides_the_split(monkeypatch):
     kmdav.mdav_labels(X, 3, algorithm="brute")
     kmdav.mdav_labels(X, 3, algorithm="brute", threads=2)
     with planning(kmdav.SPLIT_MIN_N):
-        kmdav.mdav_labels(X, 3, algorithm="brute", threads=1)
-        kmdav.mdav_labels(X, 3, algorithm="brute")
+        kmdav.mdav_labels(X, 3, algorithm="brute")  # the default: one thread
+        kmdav.mdav_labels(X, 3, algorithm="brute", threads=None)
         monkeypatch.setattr(cores, "idle_cores", lambda *a, **kw: 1.1)  # one core busy
-        kmdav.mdav_labels(X, 3, algorithm="brute")
+        kmdav.mdav_labels(X, 3, algorithm="brute", threads=None)
     assert splits == [None, None, None, (2, kmdav.SPLIT_MIN_RECORDS), None]
 
 

@@ -310,7 +310,7 @@ def group_unreached(X, labels, k) -> float:
     return 1.0 - len(rest) / len(labels)
 
 
-def mdav_labels(X, k, classic=True, algorithm="auto", seconds=None, threads=None):
+def mdav_labels(X, k, classic=True, algorithm="auto", seconds=None, threads=1):
     """MDAV labels with the kernel ``algorithm`` selects; every kernel gives the same labels.
     'plain': the reference loop; 'brute': vectorised brute force; 'numpy': the same in numpy;
     'tree': KD-trees throughout; 'auto': brute force up to BRUTE_MAX_N records (planned,

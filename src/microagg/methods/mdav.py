@@ -33,9 +33,12 @@ MDAV_ALGORITHM = Param("algorithm", "str", "auto",
               "'icsm': the ICSM paper's Algorithm 1 wording (pairs while 2k remain, leftovers to the "
               "nearest group)", choices=("classic", "icsm")),
         MDAV_ALGORITHM,
-        Param("threads", "int", None,
+        # one thread by default: at 10^6 Gaussian records (benchmarks/results/parallel_mdav.md)
+        # the split passes gave 1.22x forced on two idle cores and the probe's choice 0.84x
+        Param("threads", "int", 1,
               "threads for the brute-force distance passes from 100,000 records on (the same labels on any "
-              "number): None the cores a 0.1 s probe finds idle, 1 one thread throughout, n at most n",
+              "number): 1 one thread throughout (the default), None the cores a 0.1 s probe finds idle, "
+              "n at most n",
               low=1, nullable=True),
     ),
 )
@@ -53,9 +56,9 @@ def mdav(X, k, *, seed, deadline, progress, variant, algorithm, threads):
     to 10,000 records (up to 5,000 in numpy on a first run, while compiling its kernel would cost
     far more than the run), else the tree handing over to brute force when that is measured cheaper
     (``kernels.mdav_tree.mdav_tree_kernel``); all give the same labels. From 100,000 records the
-    brute-force passes over the records run on the cores a short probe finds idle (``threads``:
-    None), split into ranges whose selections are merged (the same labels, bit for bit); threads=1
-    keeps every pass on one thread (``kernels.mdav.mdav_labels``). With a time
+    brute-force passes over the records can run on the cores a short probe finds idle (``threads``:
+    None) or on n threads, split into ranges whose selections are merged (the same labels, bit for
+    bit); the default threads=1 keeps every pass on one thread (``kernels.mdav.mdav_labels``). With a time
     limit, the brute-force and tree kernels stop forming groups when it ends and the records not
     reached are grouped by median splits (``within_time``); the plain and numpy loops run to the end.
     """
