@@ -28,9 +28,13 @@ def write_results(name: str, rows: list[dict], markdown: str) -> None:
     """Write results/<name>.json (rows + machine) and results/<name>.md (the table)."""
     RESULTS.mkdir(parents=True, exist_ok=True)
     meta = machine()
-    (RESULTS / f"{name}.json").write_text(json.dumps({"machine": meta, "rows": rows}, indent=2) + "\n")
-    header = (f"_Produced by `python benchmarks/{name}.py` on {meta['date_utc']} UTC, {meta['cpus']} cores, "
-              f"load average {meta['load_average_1min']} at the end of the run._\n\n")
+    (RESULTS / f"{name}.json").write_text(
+        json.dumps({"machine": meta, "rows": rows}, indent=2) + "\n"
+    )
+    header = (
+        f"_Produced by `python benchmarks/{name}.py` on {meta['date_utc']} UTC, {meta['cpus']}"
+        f" cores, load average {meta['load_average_1min']} at the end of the run._\n\n"
+    )
     (RESULTS / f"{name}.md").write_text(header + markdown.rstrip() + "\n")
     print(markdown)
 

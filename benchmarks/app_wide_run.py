@@ -2,7 +2,8 @@
 
 Issue 31: a 40 x 5,000-column run sat in "measures and report" for minutes, because the
 measures (correlation matrices, principal axes) and the report's heat maps grow with the square
-of the columns. The app now measures and draws the first ``protect_worker.REPORT_COLUMNS`` quasi-identifier
+of the columns. The app now measures and draws the first ``protect_worker.REPORT_COLUMNS``
+quasi-identifier
 columns (said so in the report). Each row: the run's wall time in the app's process, from Run to
 done; the part of it spent in "measures and report"; the report's size. The last rows time the
 former, uncapped measures and report in this process (``run_figures`` and ``render_report`` on
@@ -32,18 +33,22 @@ def wide_frame(d: int):
     import numpy as np
     import pandas as pd
 
-    return pd.DataFrame(np.random.default_rng(0).normal(size=(40, d)), columns=[f"c{i}" for i in range(d)])
+    return pd.DataFrame(
+        np.random.default_rng(0).normal(size=(40, d)), columns=[f"c{i}" for i in range(d)]
+    )
 
 
 def app_run(d: int, folder: Path) -> dict:
-    from microagg.app import protect_worker, runs, runspec
+    from microagg.app import runs, runspec
 
     df = wide_frame(d)
     src = folder / f"wide{d}.csv"
     df.to_csv(src, index=False)
     load = os.getloadavg()[0]
     t0 = time.perf_counter()
-    handle = runs.RunHandle(runspec.RunSpec.of(str(src), src.name, 3, "mdav", list(df.columns)), folder, d)
+    handle = runs.RunHandle(
+        runspec.RunSpec.of(str(src), src.name, 3, "mdav", list(df.columns)), folder, d
+    )
     measuring = None
     while handle.poll() == "running":
         if measuring is None and handle.stage == "measures and report":
@@ -52,10 +57,15 @@ def app_run(d: int, folder: Path) -> dict:
     done = time.perf_counter()
     if handle.state != "done":
         raise SystemExit(f"{d} columns: {handle.state}: {handle.error}")
-    return {"columns": d, "how": "app run (capped)", "seconds": round(done - t0, 2),
-            "measures_and_report_seconds": None if measuring is None else round(done - measuring, 2),
-            "report_mb": round(handle.report_path.stat().st_size / 1e6, 2), "load_before": round(load, 2),
-            "load_after": round(os.getloadavg()[0], 2)}
+    return {
+        "columns": d,
+        "how": "app run (capped)",
+        "seconds": round(done - t0, 2),
+        "measures_and_report_seconds": None if measuring is None else round(done - measuring, 2),
+        "report_mb": round(handle.report_path.stat().st_size / 1e6, 2),
+        "load_before": round(load, 2),
+        "load_after": round(os.getloadavg()[0], 2),
+    }
 
 
 def uncapped(d: int) -> dict:
@@ -70,15 +80,23 @@ def uncapped(d: int) -> dict:
     figures.run_figures(res, df)
     report = render_report(res, df, {})
     seconds = time.perf_counter() - t0
-    return {"columns": d, "how": "measures and report on every column (before)", "seconds": None,
-            "measures_and_report_seconds": round(seconds, 2), "report_mb": round(len(report) / 1e6, 2),
-            "load_before": round(load, 2), "load_after": round(os.getloadavg()[0], 2)}
+    return {
+        "columns": d,
+        "how": "measures and report on every column (before)",
+        "seconds": None,
+        "measures_and_report_seconds": round(seconds, 2),
+        "report_mb": round(len(report) / 1e6, 2),
+        "load_before": round(load, 2),
+        "load_after": round(os.getloadavg()[0], 2),
+    }
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--widths", default="500,5000", help="columns of the app runs")
-    ap.add_argument("--uncapped", default="250,500", help="columns of the former, uncapped measures and report")
+    ap.add_argument(
+        "--uncapped", default="250,500", help="columns of the former, uncapped measures and report"
+    )
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory(prefix="microagg-wide-") as folder:
@@ -88,11 +106,29 @@ def main() -> None:
     for d in (int(x) for x in args.uncapped.split(",") if x):
         rows.append(uncapped(d))
         print(rows[-1], flush=True)
-    table = md_table(["records x columns", "what", "run seconds (Run to done)", "measures and report seconds",
-                      "report MB", "load before", "load after"],
-                     [[f"40 x {r['columns']:,}", r["how"], "—" if r["seconds"] is None else r["seconds"],
-                       r["measures_and_report_seconds"], r["report_mb"], r["load_before"], r["load_after"]]
-                      for r in rows])
+    table = md_table(
+        [
+            "records x columns",
+            "what",
+            "run seconds (Run to done)",
+            "measures and report seconds",
+            "report MB",
+            "load before",
+            "load after",
+        ],
+        [
+            [
+                f"40 x {r['columns']:,}",
+                r["how"],
+                "—" if r["seconds"] is None else r["seconds"],
+                r["measures_and_report_seconds"],
+                r["report_mb"],
+                r["load_before"],
+                r["load_after"],
+            ]
+            for r in rows
+        ],
+    )
     write_results(NAME, rows, table)
 
 

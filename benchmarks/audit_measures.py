@@ -32,14 +32,18 @@ NAME = "audit_measures"
 
 def make_data(n: int, seed: int = 0) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
-    df = pd.DataFrame({f"key{j}": rng.integers(0, levels, n) for j, levels in enumerate((2, 3, 5, 8, 10))})
+    df = pd.DataFrame(
+        {f"key{j}": rng.integers(0, levels, n) for j, levels in enumerate((2, 3, 5, 8, 10))}
+    )
     df["weight"] = rng.uniform(50, 500, n)
     df["disease"] = rng.integers(0, 8, n)
     X = rng.lognormal(10, 1, size=(n, 3))
     order = np.argsort(X[:, 0], kind="stable")
     groups = np.empty(n, dtype=np.int64)
     groups[order] = np.minimum(np.arange(n) // 3, n // 3 - 1)
-    means = np.stack([np.bincount(groups, weights=X[:, j]) / np.bincount(groups) for j in range(3)], axis=1)
+    means = np.stack(
+        [np.bincount(groups, weights=X[:, j]) / np.bincount(groups) for j in range(3)], axis=1
+    )
     return df, X, means[groups]
 
 
@@ -59,7 +63,9 @@ def measure(fn) -> tuple[float, float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
-    ap.add_argument("--rmd-max", type=int, default=100_000, help="largest n for the MCD-based RMD measure")
+    ap.add_argument(
+        "--rmd-max", type=int, default=100_000, help="largest n for the MCD-based RMD measure"
+    )
     args = ap.parse_args()
     keys = [f"key{j}" for j in range(5)]
     rows = []
@@ -68,7 +74,9 @@ def main() -> None:
         cases = {
             "key_frequencies (5 keys)": lambda: D.key_frequencies(df, keys, 3),
             "individual_risk (weights, approx)": lambda: D.individual_risk(df, keys, "weight"),
-            "individual_risk (weights, exact)": lambda: D.individual_risk(df, keys, "weight", method="exact"),
+            "individual_risk (weights, exact)": lambda: D.individual_risk(
+                df, keys, "weight", method="exact"
+            ),
             "l_diversity (1 sensitive)": lambda: D.l_diversity(df, keys, ["disease"]),
             "sdid_risk (3 QIs)": lambda: D.sdid_risk(X, Xp),
             "row_order (7 columns)": lambda: D.row_order(df),
@@ -79,11 +87,23 @@ def main() -> None:
         for label, fn in cases.items():
             load = os.getloadavg()[0]
             seconds, peak = measure(fn)
-            rows.append({"n": n, "measure": label, "seconds": round(seconds, 3), "peak_mib": round(peak, 1),
-                         "load_before": round(load, 2)})
+            rows.append(
+                {
+                    "n": n,
+                    "measure": label,
+                    "seconds": round(seconds, 3),
+                    "peak_mib": round(peak, 1),
+                    "load_before": round(load, 2),
+                }
+            )
             print(rows[-1], flush=True)
-    table = md_table(["n", "measure", "seconds", "peak MiB", "load (1 min) before"],
-                     [[f"{r['n']:,}", r["measure"], r["seconds"], r["peak_mib"], r["load_before"]] for r in rows])
+    table = md_table(
+        ["n", "measure", "seconds", "peak MiB", "load (1 min) before"],
+        [
+            [f"{r['n']:,}", r["measure"], r["seconds"], r["peak_mib"], r["load_before"]]
+            for r in rows
+        ],
+    )
     write_results(NAME, rows, table)
 
 

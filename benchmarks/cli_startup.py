@@ -1,16 +1,19 @@
-"""Command-line start-up, the first `microagg protect` of a 4,000 × 3 CSV and the first `microagg demo`
+"""Command-line start-up, the first `microagg protect` of a 4,000 × 3 CSV and the first `microagg
+demo`
 after a fresh install.
 
 Each command runs in a fresh subprocess of the installed ``microagg`` entry point (the one on
 PATH, or ``--exe``) and is timed by wall clock, several times for the quick ones (the median is
-reported). "First protect" and "first demo" run with an empty numba cache directory (``NUMBA_CACHE_DIR`` set to a
+reported). "First protect" and "first demo" run with an empty numba cache directory
+(``NUMBA_CACHE_DIR`` set to a
 new temporary folder), which is what a fresh install sees: every kernel the demo uses is
 compiled once. "Second demo" reuses that cache. The 1-minute load average is recorded before
 and after each command: the issue's targets are for a quiet machine. The load average lags, so
 each row also gives the cores that other processes kept busy while the command ran (from
 /proc/stat's busy time less the command's own CPU time; Linux only, else blank).
 
-    python benchmarks/cli_startup.py [--exe PATH/TO/microagg] [--repeat 5] [--no-readme] [--results NAME]
+    python benchmarks/cli_startup.py [--exe PATH/TO/microagg] [--repeat 5] [--no-readme] [--results
+    NAME]
 
 The demo runs twice more (an empty cache, then warm) with stderr read line by line: when its first
 line came and how many lines told that kernels compile (``microagg demo`` says so on a plain
@@ -68,7 +71,9 @@ def told(cmd: list[str], env: dict) -> tuple[float | None, int]:
     """(seconds until the command's first line on stderr, lines telling that kernels compile) of
     one more run of ``cmd`` with stderr read as it comes (not a terminal: the plain lines)."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
     first, notices = None, 0
     for line in proc.stderr:
         first = time.perf_counter() - t0 if first is None else first
@@ -95,10 +100,20 @@ def _write_gaussian_csv(path: str, n: int, d: int) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--exe", default=shutil.which("microagg"), help="the microagg entry point to time")
-    ap.add_argument("--repeat", type=int, default=5, help="runs of each quick command (median reported)")
-    ap.add_argument("--no-readme", action="store_true", help="write the results only, not README's block")
-    ap.add_argument("--results", default=NAME, help="the results' name under benchmarks/results/ (default %(default)s)")
+    ap.add_argument(
+        "--exe", default=shutil.which("microagg"), help="the microagg entry point to time"
+    )
+    ap.add_argument(
+        "--repeat", type=int, default=5, help="runs of each quick command (median reported)"
+    )
+    ap.add_argument(
+        "--no-readme", action="store_true", help="write the results only, not README's block"
+    )
+    ap.add_argument(
+        "--results",
+        default=NAME,
+        help="the results' name under benchmarks/results/ (default %(default)s)",
+    )
     args = ap.parse_args()
     if not args.exe:
         raise SystemExit("no microagg on PATH: pip install . first, or give --exe")
@@ -107,27 +122,55 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory(prefix="microagg-numba-cache-") as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache)
-        quick = {"python -c pass": [python, "-c", "pass"], "import microagg": [python, "-c", "import microagg"],
-                 "microagg --help": [args.exe, "--help"], "microagg methods": [args.exe, "methods"]}
+        quick = {
+            "python -c pass": [python, "-c", "pass"],
+            "import microagg": [python, "-c", "import microagg"],
+            "microagg --help": [args.exe, "--help"],
+            "microagg methods": [args.exe, "methods"],
+        }
         for label, cmd in quick.items():
             runs = [timed(cmd, env) for _ in range(args.repeat)]
-            rows.append({"command": label, "seconds": round(statistics.median(r[0] for r in runs), 3),
-                         "runs": args.repeat, "load_before": round(runs[0][1], 2), "load_after": round(runs[-1][2], 2),
-                         "other_cores": _mean_cores([r[3] for r in runs])})
+            rows.append(
+                {
+                    "command": label,
+                    "seconds": round(statistics.median(r[0] for r in runs), 3),
+                    "runs": args.repeat,
+                    "load_before": round(runs[0][1], 2),
+                    "load_after": round(runs[-1][2], 2),
+                    "other_cores": _mean_cores([r[3] for r in runs]),
+                }
+            )
         src = os.path.join(cache, "in.csv")
         _write_gaussian_csv(src, 4000, 3)
         protect = [args.exe, "protect", src, "-o", os.path.join(cache, "out.csv"), "-k", "3"]
-        for label in ("first protect 4,000 × 3 CSV (empty numba cache)", "second protect 4,000 × 3 CSV"):
+        for label in (
+            "first protect 4,000 × 3 CSV (empty numba cache)",
+            "second protect 4,000 × 3 CSV",
+        ):
             seconds, before, after, others = timed(protect, env)
-            rows.append({"command": label, "seconds": round(seconds, 2), "runs": 1,
-                         "load_before": round(before, 2), "load_after": round(after, 2),
-                         "other_cores": _mean_cores([others])})
+            rows.append(
+                {
+                    "command": label,
+                    "seconds": round(seconds, 2),
+                    "runs": 1,
+                    "load_before": round(before, 2),
+                    "load_after": round(after, 2),
+                    "other_cores": _mean_cores([others]),
+                }
+            )
         env = dict(os.environ, NUMBA_CACHE_DIR=os.path.join(cache, "demo"))  # empty again
         for label in ("first demo (empty numba cache)", "second demo"):
             seconds, before, after, others = timed([args.exe, "demo"], env)
-            rows.append({"command": label, "seconds": round(seconds, 2), "runs": 1,
-                         "load_before": round(before, 2), "load_after": round(after, 2),
-                         "other_cores": _mean_cores([others])})
+            rows.append(
+                {
+                    "command": label,
+                    "seconds": round(seconds, 2),
+                    "runs": 1,
+                    "load_before": round(before, 2),
+                    "load_after": round(after, 2),
+                    "other_cores": _mean_cores([others]),
+                }
+            )
         # what the demo says on a plain stderr, from an empty cache again and then warm
         env = dict(os.environ, NUMBA_CACHE_DIR=os.path.join(cache, "demo-told"))
         for label in ("first demo (empty numba cache)", "second demo"):
@@ -135,17 +178,41 @@ def main() -> None:
             row = next(r for r in rows if r["command"] == label)
             row["first_stderr_line_seconds"] = None if first is None else round(first, 2)
             row["compile_notices"] = notices
-    table = md_table(["command", "seconds (median)", "runs", "load before", "load after", "cores busy with other work",
-                      "first stderr line s / compile notices (demo, a second run, stderr not a terminal)"],
-                     [[r["command"], f"{r['seconds']:.2f}", r["runs"], r["load_before"], r["load_after"],
-                       "" if r["other_cores"] is None else f"{r['other_cores']:.2f}",
-                       f"{r['first_stderr_line_seconds']} / {r['compile_notices']}" if "compile_notices" in r else ""]
-                      for r in rows])
+    table = md_table(
+        [
+            "command",
+            "seconds (median)",
+            "runs",
+            "load before",
+            "load after",
+            "cores busy with other work",
+            "first stderr line s / compile notices (demo, a second run, stderr not a terminal)",
+        ],
+        [
+            [
+                r["command"],
+                f"{r['seconds']:.2f}",
+                r["runs"],
+                r["load_before"],
+                r["load_after"],
+                "" if r["other_cores"] is None else f"{r['other_cores']:.2f}",
+                (
+                    f"{r['first_stderr_line_seconds']} / {r['compile_notices']}"
+                    if "compile_notices" in r
+                    else ""
+                ),
+            ]
+            for r in rows
+        ],
+    )
     write_results(args.results, rows, table)
     if args.no_readme:
         return
-    update_readme("cli-startup", f"{table}\n\n_From `python benchmarks/cli_startup.py` "
-                  f"(benchmarks/results/{NAME}.md), {os.cpu_count()} cores._")
+    update_readme(
+        "cli-startup",
+        f"{table}\n\n_From `python benchmarks/cli_startup.py` "
+        f"(benchmarks/results/{NAME}.md), {os.cpu_count()} cores._",
+    )
 
 
 if __name__ == "__main__":

@@ -26,9 +26,9 @@ import json
 import time
 
 import numpy as np
+from _common import RESULTS, md_table, update_readme, write_results
 
 import microagg
-from _common import RESULTS, md_table, update_readme, write_results
 
 NAME = "colgen_subsets"
 CRITERIA = ("consecutive", "random", "l2norm", "centroid")
@@ -46,7 +46,7 @@ def subset_rows(raw: np.ndarray, n: int, criterion: str, rep: int, reps: int) ->
     else:
         key = np.linalg.norm(raw - raw.mean(axis=0), axis=1)
     order = np.argsort(key, kind="stable")
-    return np.sort(order[start:start + n])
+    return np.sort(order[start : start + n])
 
 
 def gap(h, v):
@@ -56,7 +56,9 @@ def gap(h, v):
 def run_instance(df, rows, k, time_limit):
     sub = df.iloc[rows].reset_index(drop=True)
     t0 = time.perf_counter()
-    res = microagg.microaggregate(sub, k=k, method="colgen", time_limit=time_limit, columns=list(sub.columns))
+    res = microagg.microaggregate(
+        sub, k=k, method="colgen", time_limit=time_limit, columns=list(sub.columns)
+    )
     seconds = time.perf_counter() - t0
     ex = res.extras
     out = {
@@ -96,28 +98,66 @@ def tables(rows, args):
     for r in rows:
         groups.setdefault((r["data"], r["n"], r["k"], r["criterion"]), []).append(r)
     body = []
-    for (data, n, k, crit), rs in sorted(groups.items(), key=lambda t: (t[0][0], t[0][2], t[0][1], CRITERIA.index(t[0][3]))):
-        body.append([
-            data, n, k, crit, len(rs),
-            fmt(mean([r["gap_mdav"] for r in rs])), fmt(mean([r["gap_vmdav"] for r in rs])),
-            fmt(mean([r["gap_msth"] for r in rs])), fmt(mean([r["gap_srh"] for r in rs])),
-            fmt(mean([r["gap_lb"] for r in rs]), 3), fmt(mean([r["seconds"] for r in rs]), 1),
-            sum(r["lp_integral"] for r in rs), sum(r["proven_optimal"] for r in rs),
-        ])
+    for (data, n, k, crit), rs in sorted(
+        groups.items(), key=lambda t: (t[0][0], t[0][2], t[0][1], CRITERIA.index(t[0][3]))
+    ):
+        body.append(
+            [
+                data,
+                n,
+                k,
+                crit,
+                len(rs),
+                fmt(mean([r["gap_mdav"] for r in rs])),
+                fmt(mean([r["gap_vmdav"] for r in rs])),
+                fmt(mean([r["gap_msth"] for r in rs])),
+                fmt(mean([r["gap_srh"] for r in rs])),
+                fmt(mean([r["gap_lb"] for r in rs]), 3),
+                fmt(mean([r["seconds"] for r in rs]), 1),
+                sum(r["lp_integral"] for r in rs),
+                sum(r["proven_optimal"] for r in rs),
+            ]
+        )
     per = {}
     for r in rows:
         per.setdefault((r["n"], r["k"]), []).append(r)
     summary = []
     for (n, k), rs in sorted(per.items(), key=lambda t: (t[0][1], t[0][0])):
-        summary.append([
-            n, k, len(rs), fmt(mean([r["gap_mdav"] for r in rs])), fmt(mean([r["gap_vmdav"] for r in rs])),
-            fmt(mean([r["gap_lb"] for r in rs]), 3), fmt(max(r["gap_lb"] for r in rs if r["gap_lb"] is not None), 3)
-            if any(r["gap_lb"] is not None for r in rs) else "–",
-            sum(r["gap_lb"] is None for r in rs), fmt(mean([r["seconds"] for r in rs]), 1),
-            sum(r["lp_integral"] for r in rs), sum(r["proven_optimal"] for r in rs),
-        ])
-    summary_table = md_table(["n", "k", "instances", "MDAV gap", "V-MDAV gap", "avg LB gap", "max LB gap",
-                              "no bound", "seconds", "Ex", "Opt"], summary)
+        summary.append(
+            [
+                n,
+                k,
+                len(rs),
+                fmt(mean([r["gap_mdav"] for r in rs])),
+                fmt(mean([r["gap_vmdav"] for r in rs])),
+                fmt(mean([r["gap_lb"] for r in rs]), 3),
+                (
+                    fmt(max(r["gap_lb"] for r in rs if r["gap_lb"] is not None), 3)
+                    if any(r["gap_lb"] is not None for r in rs)
+                    else "–"
+                ),
+                sum(r["gap_lb"] is None for r in rs),
+                fmt(mean([r["seconds"] for r in rs]), 1),
+                sum(r["lp_integral"] for r in rs),
+                sum(r["proven_optimal"] for r in rs),
+            ]
+        )
+    summary_table = md_table(
+        [
+            "n",
+            "k",
+            "instances",
+            "MDAV gap",
+            "V-MDAV gap",
+            "avg LB gap",
+            "max LB gap",
+            "no bound",
+            "seconds",
+            "Ex",
+            "Opt",
+        ],
+        summary,
+    )
     reps_per_k = {}
     for r in rows:
         reps_per_k.setdefault(r["k"], set()).add(r["rep"])
@@ -125,12 +165,15 @@ def tables(rows, args):
     text = [
         "# Column generation on census / tarragona subsets (design of Tables 3–4)",
         "",
-        f"Time limit per instance: {args.time_limit:g} s ({args.time_limit_200:g} s for 200 records); "
-        f"subsets per (data, size, criterion): {reps_text}. Timings on a shared, loaded "
-        "2-core machine (several engineers' jobs running). Gaps in percent: GAP_H = 100·(SSE_H − SSE_CG)/SSE_H "
-        "(paper eq. 15), 'LB gap' = 100·(SSE_CG − lower bound)/SSE_CG, our proven gap. Ex = master LP integral "
-        "at convergence (the paper's 'Ex'); Opt = proven optimal (LB gap ≤ 1e-6 %). Each subset is "
-        "standardised on its own.",
+        (
+            f"Time limit per instance: {args.time_limit:g} s ({args.time_limit_200:g} s for 200"
+            f" records); subsets per (data, size, criterion): {reps_text}. Timings on a shared,"
+            " loaded 2-core machine (several engineers' jobs running). Gaps in percent: GAP_H ="
+            " 100·(SSE_H − SSE_CG)/SSE_H (paper eq. 15), 'LB gap' = 100·(SSE_CG − lower"
+            " bound)/SSE_CG, our proven gap. Ex = master LP integral at convergence (the paper's"
+            " 'Ex'); Opt = proven optimal (LB gap ≤ 1e-6 %). Each subset is standardised on its"
+            " own."
+        ),
         "",
         "## Summary per size and k (both data sets, all criteria)",
         "",
@@ -138,8 +181,24 @@ def tables(rows, args):
         "",
         "## Per data set, size, k and criterion (averages over the subsets)",
         "",
-        md_table(["data", "n", "k", "criterion", "inst.", "MDAV", "V-MDAV", "MSTH", "SRH", "LB gap", "s",
-                  "Ex", "Opt"], body),
+        md_table(
+            [
+                "data",
+                "n",
+                "k",
+                "criterion",
+                "inst.",
+                "MDAV",
+                "V-MDAV",
+                "MSTH",
+                "SRH",
+                "LB gap",
+                "s",
+                "Ex",
+                "Opt",
+            ],
+            body,
+        ),
     ]
     return "\n".join(text), summary_table
 
@@ -152,12 +211,20 @@ def main():
     ap.add_argument("--data", default="census,tarragona")
     ap.add_argument("--time-limit", type=float, default=20.0)
     ap.add_argument("--time-limit-200", type=float, default=45.0)
-    ap.add_argument("--resume", action="store_true", help="keep the rows of an earlier run and skip them")
-    ap.add_argument("--render", action="store_true", help="rewrite the README block from results/colgen_subsets.json")
+    ap.add_argument(
+        "--resume", action="store_true", help="keep the rows of an earlier run and skip them"
+    )
+    ap.add_argument(
+        "--render",
+        action="store_true",
+        help="rewrite the README block from results/colgen_subsets.json",
+    )
     args = ap.parse_args()
     if args.render:
         rows = json.loads((RESULTS / f"{NAME}.json").read_text())["rows"]
-        args.time_limit = max(r["time_limit"] for r in rows if r["n"] < 200)  # the limits of the run
+        args.time_limit = max(
+            r["time_limit"] for r in rows if r["n"] < 200
+        )  # the limits of the run
         args.time_limit_200 = max(r["time_limit"] for r in rows if r["n"] >= 200)
         write(rows, args, results=False)
         return
@@ -180,12 +247,23 @@ def main():
                         idx = subset_rows(raw, n, crit, rep, 5)
                         tl = args.time_limit_200 if n >= 200 else args.time_limit
                         r = run_instance(df, idx, k, tl)
-                        r.update({"data": data, "n": n, "k": k, "criterion": crit, "rep": rep,
-                                  "time_limit": tl})
+                        r.update(
+                            {
+                                "data": data,
+                                "n": n,
+                                "k": k,
+                                "criterion": crit,
+                                "rep": rep,
+                                "time_limit": tl,
+                            }
+                        )
                         rows.append(r)
-                        print(f"{data} n={n} k={k} {crit} #{rep}: SSE {r['sse']:.5g} LB {r['lower_bound']} "
-                              f"gap {fmt(r['gap_lb'], 3)}% MDAV {fmt(r['gap_mdav'])}% {r['seconds']:.1f} s",
-                              flush=True)
+                        print(
+                            f"{data} n={n} k={k} {crit} #{rep}: SSE {r['sse']:.5g} LB"
+                            f" {r['lower_bound']} gap {fmt(r['gap_lb'], 3)}% MDAV"
+                            f" {fmt(r['gap_mdav'])}% {r['seconds']:.1f} s",
+                            flush=True,
+                        )
                         _save(rows, args)
     write(rows, args)
 
@@ -195,18 +273,24 @@ def write(rows, args, results=True):
     text, summary = tables(rows, args)
     if results:
         write_results(NAME, rows, text)
-    update_readme("colgen-subsets", "On subsets of 30–200 records of census and tarragona (the paper's Tables 3–4 "
-                  "design: four extraction criteria, 5 subsets each), gaps in percent: MDAV and V-MDAV against "
-                  "colgen (paper eq. 15), and colgen against its proven lower bound; Ex = LP integral at "
-                  "convergence, Opt = proven optimal. Time limit "
-                  f"{args.time_limit:g} s ({args.time_limit_200:g} s at 200 records).\n\n" + summary
-                  + "\n\nProduced by `python benchmarks/colgen_subsets.py` (per criterion and data set in "
-                  "`benchmarks/results/colgen_subsets.md`).")
+    update_readme(
+        "colgen-subsets",
+        "On subsets of 30–200 records of census and tarragona (the paper's Tables 3–4 design: four"
+        " extraction criteria, 5 subsets each), gaps in percent: MDAV and V-MDAV against colgen"
+        " (paper eq. 15), and colgen against its proven lower bound; Ex = LP integral at"
+        f" convergence, Opt = proven optimal. Time limit {args.time_limit:g} s"
+        f" ({args.time_limit_200:g} s at 200 records).\n\n"
+        + summary
+        + "\n\nProduced by `python benchmarks/colgen_subsets.py` (per criterion and data set in "
+        "`benchmarks/results/colgen_subsets.md`).",
+    )
 
 
 def _save(rows, args):
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / f"{NAME}.json").write_text(json.dumps({"machine": None, "partial": True, "rows": rows}, indent=1) + "\n")
+    (RESULTS / f"{NAME}.json").write_text(
+        json.dumps({"machine": None, "partial": True, "rows": rows}, indent=1) + "\n"
+    )
 
 
 if __name__ == "__main__":

@@ -33,7 +33,8 @@ TOP = 4  # kernels listed per row
 
 
 def child(method: str) -> None:
-    """Run ``method`` once on census and print one JSON line: wall, compile and per-kernel seconds."""
+    """Run ``method`` once on census and print one JSON line: wall, compile and per-kernel
+    seconds."""
     from numba.core import event
 
     spent: dict = {}
@@ -42,7 +43,9 @@ def child(method: str) -> None:
     class Listener(event.Listener):  # exclusive compile seconds per function
         def on_start(self, ev):
             f = ev.data["dispatcher"].py_func
-            stack.append((f"{f.__module__.replace('microagg.', '')}.{f.__qualname__}", time.perf_counter()))
+            stack.append(
+                (f"{f.__module__.replace('microagg.', '')}.{f.__qualname__}", time.perf_counter())
+            )
 
         def on_end(self, ev):
             name, t0 = stack.pop()
@@ -61,8 +64,18 @@ def child(method: str) -> None:
     res = microagg.microaggregate(data, k=3, method=method, seed=0, time_limit=2.0)
     wall = time.perf_counter() - t0
     top = sorted(spent.items(), key=lambda kv: -kv[1])[:TOP]
-    print(json.dumps({"method": method, "wall": wall, "compile": sum(spent.values()), "result_seconds": res.seconds,
-                      "kernels": len(spent), "top": [[k, round(v, 2)] for k, v in top]}))
+    print(
+        json.dumps(
+            {
+                "method": method,
+                "wall": wall,
+                "compile": sum(spent.values()),
+                "result_seconds": res.seconds,
+                "kernels": len(spent),
+                "top": [[k, round(v, 2)] for k, v in top],
+            }
+        )
+    )
 
 
 def run_row(cmd: list, env: dict) -> tuple:
@@ -88,12 +101,18 @@ def main() -> None:
     for name in names:
         with tempfile.TemporaryDirectory(prefix="microagg-numba-cache-") as cache:
             env = dict(os.environ, NUMBA_CACHE_DIR=cache)
-            out, wall, before, after = run_row([sys.executable, os.path.abspath(__file__), "--child", name], env)
+            out, wall, before, after = run_row(
+                [sys.executable, os.path.abspath(__file__), "--child", name], env
+            )
             if out.returncode != 0:
                 print(out.stderr[-2000:], file=sys.stderr)
                 raise SystemExit(f"{name} failed")
             row = json.loads(out.stdout.strip().splitlines()[-1])
-            row.update(process_wall=round(wall, 2), load_before=round(before, 2), load_after=round(after, 2))
+            row.update(
+                process_wall=round(wall, 2),
+                load_before=round(before, 2),
+                load_after=round(after, 2),
+            )
             rows.append(row)
             print(json.dumps(row), flush=True)
     with tempfile.TemporaryDirectory(prefix="microagg-numba-cache-") as tmp:
@@ -101,25 +120,66 @@ def main() -> None:
         import pandas as pd
 
         src = os.path.join(tmp, "in.csv")
-        pd.DataFrame(np.random.default_rng(0).normal(size=(4000, 3)), columns=["a", "b", "c"]).to_csv(src, index=False)
+        pd.DataFrame(
+            np.random.default_rng(0).normal(size=(4000, 3)), columns=["a", "b", "c"]
+        ).to_csv(src, index=False)
         env = dict(os.environ, NUMBA_CACHE_DIR=os.path.join(tmp, "cache"))
-        cmd = [sys.executable, "-m", "microagg.cli", "protect", src, "-o", os.path.join(tmp, "out.csv"), "-k", "3"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "microagg.cli",
+            "protect",
+            src,
+            "-o",
+            os.path.join(tmp, "out.csv"),
+            "-k",
+            "3",
+        ]
         for label in ("first CLI protect 4000×3 (empty cache)", "second CLI protect 4000×3"):
             out, wall, before, after = run_row(cmd, env)
             if out.returncode != 0:
                 raise SystemExit(out.stderr[-2000:])
             reported = [ln for ln in out.stdout.splitlines() if ln.strip().endswith(" s")]
-            rows.append({"method": label, "process_wall": round(wall, 2), "result_seconds": reported[-1] if reported else "",
-                         "stderr": out.stderr.strip()[-200:], "load_before": round(before, 2),
-                         "load_after": round(after, 2)})
+            rows.append(
+                {
+                    "method": label,
+                    "process_wall": round(wall, 2),
+                    "result_seconds": reported[-1] if reported else "",
+                    "stderr": out.stderr.strip()[-200:],
+                    "load_before": round(before, 2),
+                    "load_after": round(after, 2),
+                }
+            )
             print(json.dumps(rows[-1]), flush=True)
     table = md_table(
-        ["method", "process wall s", "compile s", "reported run s", "kernels compiled", "costliest kernels (s)",
-         "load before", "load after"],
-        [[r["method"], f"{r['process_wall']:.1f}", f"{r['compile']:.1f}" if "compile" in r else "-",
-          f"{r['result_seconds']:.2f}" if isinstance(r["result_seconds"], float) else r["result_seconds"],
-          r.get("kernels", "-"), ", ".join(f"{k} {v}" for k, v in r.get("top", [])) or "-",
-          r["load_before"], r["load_after"]] for r in rows])
+        [
+            "method",
+            "process wall s",
+            "compile s",
+            "reported run s",
+            "kernels compiled",
+            "costliest kernels (s)",
+            "load before",
+            "load after",
+        ],
+        [
+            [
+                r["method"],
+                f"{r['process_wall']:.1f}",
+                f"{r['compile']:.1f}" if "compile" in r else "-",
+                (
+                    f"{r['result_seconds']:.2f}"
+                    if isinstance(r["result_seconds"], float)
+                    else r["result_seconds"]
+                ),
+                r.get("kernels", "-"),
+                ", ".join(f"{k} {v}" for k, v in r.get("top", [])) or "-",
+                r["load_before"],
+                r["load_after"],
+            ]
+            for r in rows
+        ],
+    )
     write_results(NAME, rows, table)
 
 

@@ -1,4 +1,5 @@
-"""End to end: N × 10 records from a Parquet dataset through a dask.distributed LocalCluster of 2 workers.
+"""End to end: N × 10 records from a Parquet dataset through a dask.distributed LocalCluster of 2
+workers.
 
 Writes N i.i.d. Gaussian records (10 quasi-identifiers plus a non-QI id column) as Parquet
 files of 10^6 rows, then runs microagg.outofcore.protect_out_of_core (MDAV, k = 3, block size
@@ -17,9 +18,8 @@ import argparse
 import json
 import os
 import shutil
-import time
-
 import sys
+import time
 
 import numpy as np
 
@@ -63,12 +63,28 @@ def main():
         df.to_parquet(os.path.join(src, f"part-{j:05d}.parquet"), index=False)
     write_s = time.perf_counter() - t0
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit="6GB",
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+    with (
+        LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            memory_limit="6GB",
+            dashboard_address=None,
+        ) as cluster,
+        Client(cluster) as client,
+    ):
         cpu_before = client.run(worker_usage)
         t0, c0 = time.perf_counter(), time.process_time()
-        summary = protect_out_of_core(src, out, k=args.k, method="mdav", columns=[f"x{t}" for t in range(10)],
-                                      block_size=args.block_size, scheduler=client, chunk_rows=chunk)
+        summary = protect_out_of_core(
+            src,
+            out,
+            k=args.k,
+            method="mdav",
+            columns=[f"x{t}" for t in range(10)],
+            block_size=args.block_size,
+            scheduler=client,
+            chunk_rows=chunk,
+        )
         secs, driver_cpu = time.perf_counter() - t0, time.process_time() - c0
         usage = client.run(worker_usage)
     peaks = {w: usage[w][0] for w in usage}
@@ -83,41 +99,84 @@ def main():
         pos += len(t)
     import resource
 
-    result = {"n": n, "d": 10, "k": args.k, "block_size": args.block_size, "workers": 2,
-              "seconds_protect": secs, "seconds_write_input": write_s,
-              "worker_peak_mb": {str(w): v for w, v in peaks.items()},
-              "worker_cpu_seconds": {str(w): v for w, v in worker_cpu.items()}, "driver_cpu_seconds": driver_cpu,
-              "driver_peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-              "records_out": pos, "ids_in_order": ids_ok, "min_group_size": summary["min_group_size"],
-              "information_loss": summary["information_loss"], "slabs": summary["slabs"],
-              "groups": summary["groups"]}
+    result = {
+        "n": n,
+        "d": 10,
+        "k": args.k,
+        "block_size": args.block_size,
+        "workers": 2,
+        "seconds_protect": secs,
+        "seconds_write_input": write_s,
+        "worker_peak_mb": {str(w): v for w, v in peaks.items()},
+        "worker_cpu_seconds": {str(w): v for w, v in worker_cpu.items()},
+        "driver_cpu_seconds": driver_cpu,
+        "driver_peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "records_out": pos,
+        "ids_in_order": ids_ok,
+        "min_group_size": summary["min_group_size"],
+        "information_loss": summary["information_loss"],
+        "slabs": summary["slabs"],
+        "groups": summary["groups"],
+    }
     print(json.dumps(result, indent=1))
     wp = ", ".join(f"{v:.0f}" for v in peaks.values())
     table = md_table(
-        ["records", "d", "k", "block size", "slabs", "seconds", "CPU seconds: workers, driver", "worker peak MB",
-         "driver peak MB", "IL", "records out, in order", "min group"],
-        [[f"{n:,}", 10, args.k, args.block_size, summary["slabs"], f"{secs:.0f}",
-          ", ".join(f"{v:.0f}" for v in worker_cpu.values()) + f", {driver_cpu:.0f}", wp,
-          f"{result['driver_peak_mb']:.0f}", f"{summary['information_loss']:.2f}", f"{pos:,}, {ids_ok}",
-          summary["min_group_size"]]])
+        [
+            "records",
+            "d",
+            "k",
+            "block size",
+            "slabs",
+            "seconds",
+            "CPU seconds: workers, driver",
+            "worker peak MB",
+            "driver peak MB",
+            "IL",
+            "records out, in order",
+            "min group",
+        ],
+        [
+            [
+                f"{n:,}",
+                10,
+                args.k,
+                args.block_size,
+                summary["slabs"],
+                f"{secs:.0f}",
+                ", ".join(f"{v:.0f}" for v in worker_cpu.values()) + f", {driver_cpu:.0f}",
+                wp,
+                f"{result['driver_peak_mb']:.0f}",
+                f"{summary['information_loss']:.2f}",
+                f"{pos:,}, {ids_ok}",
+                summary["min_group_size"],
+            ]
+        ],
+    )
     meta = machine()
-    text = ("# End-to-end partitioned MDAV from Parquet on a dask.distributed LocalCluster (2 workers)\n\n"
-            f"_Produced by `python benchmarks/dask_end_to_end.py --n {args.n:g} --out {args.out}` on "
-            f"{meta['date_utc']} UTC, {meta['cpus']} cores, load average {meta['load_average_1min']} at the end "
-            "of the run (the machine is shared)._\n\n"
-            "i.i.d. Gaussian records; microagg.outofcore.protect_out_of_core (MDAV per block, refinement inside "
-            "blocks and across the blocks of each slab), one thread per worker process. Seconds: "
-            f"protect_out_of_core only (input written beforehand in {write_s:.0f} s). Peak memory: ru_maxrss of "
-            "each worker process and of the driver. CPU seconds: each worker process's and the driver's own CPU "
-            "time during protect_out_of_core (wall seconds stretch with the other jobs on the machine).\n\n" + table + "\n")
+    text = (
+        "# End-to-end partitioned MDAV from Parquet on a dask.distributed LocalCluster (2"
+        f" workers)\n\n_Produced by `python benchmarks/dask_end_to_end.py --n {args.n:g} --out"
+        f" {args.out}` on {meta['date_utc']} UTC, {meta['cpus']} cores, load average"
+        f" {meta['load_average_1min']} at the end of the run (the machine is shared)._\n\ni.i.d."
+        " Gaussian records; microagg.outofcore.protect_out_of_core (MDAV per block, refinement"
+        " inside blocks and across the blocks of each slab), one thread per worker process."
+        f" Seconds: protect_out_of_core only (input written beforehand in {write_s:.0f} s). Peak"
+        " memory: ru_maxrss of each worker process and of the driver. CPU seconds: each worker"
+        " process's and the driver's own CPU time during protect_out_of_core (wall seconds stretch"
+        " with the other jobs on the machine).\n\n" + table + "\n"
+    )
     with open(os.path.join(RESULTS, f"{args.out}.json"), "w") as f:
         json.dump({"machine": meta, "rows": [result]}, f, indent=2)
     with open(os.path.join(RESULTS, f"{args.out}.md"), "w") as f:
         f.write(text)
     if args.out == "dask_end_to_end":
-        update_readme("dask-end-to-end", table + f"\n\nProduced by `python benchmarks/dask_end_to_end.py` on "
-                      f"{meta['date_utc']} UTC, load average {meta['load_average_1min']} at the end (details in "
-                      "`benchmarks/results/dask_end_to_end.md`).")
+        update_readme(
+            "dask-end-to-end",
+            table
+            + f"\n\nProduced by `python benchmarks/dask_end_to_end.py` on {meta['date_utc']} UTC,"
+            f" load average {meta['load_average_1min']} at the end (details in"
+            " `benchmarks/results/dask_end_to_end.md`).",
+        )
     shutil.rmtree(tmp, ignore_errors=True)
 
 

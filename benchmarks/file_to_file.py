@@ -68,8 +68,21 @@ def load() -> float:
 def run_protect(path: Path, folder: Path, runs: int = 1) -> dict:
     """The last of ``runs`` runs: wall, peak RSS, the run's own seconds."""
     out = folder / f"out_{path.name}"
-    command = [sys.executable, "-m", "microagg.cli", "protect", str(path), "-k", "3", "--columns", ",".join(QIS),
-               "-o", str(out), "--json", "-q"]
+    command = [
+        sys.executable,
+        "-m",
+        "microagg.cli",
+        "protect",
+        str(path),
+        "-k",
+        "3",
+        "--columns",
+        ",".join(QIS),
+        "-o",
+        str(out),
+        "--json",
+        "-q",
+    ]
     for _ in range(runs):
         for stale in (out, Path(f"{out}.manifest.json")):
             stale.unlink(missing_ok=True)
@@ -83,10 +96,18 @@ def run_protect(path: Path, folder: Path, runs: int = 1) -> dict:
         if status != 0:
             raise SystemExit(f"protect failed on {path}: {stderr.decode()[-2000:]}")
     record = json.loads(stdout)
-    return {"file": path.name, "format": path.suffix.lstrip("."), "mb": round(path.stat().st_size / 1e6, 1),
-            "protect_wall_s": round(wall, 2), "run_s": round(float(record["seconds"]), 2),
-            "ratio": round(wall / float(record["seconds"]), 2), "peak_rss_mb": round(usage.ru_maxrss / 1024),
-            "cpu_s": round(usage.ru_utime + usage.ru_stime, 2), "load_before": before, "load_after": load()}
+    return {
+        "file": path.name,
+        "format": path.suffix.lstrip("."),
+        "mb": round(path.stat().st_size / 1e6, 1),
+        "protect_wall_s": round(wall, 2),
+        "run_s": round(float(record["seconds"]), 2),
+        "ratio": round(wall / float(record["seconds"]), 2),
+        "peak_rss_mb": round(usage.ru_maxrss / 1024),
+        "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
+        "load_before": before,
+        "load_after": load(),
+    }
 
 
 def _best(fn, repeat: int = 3) -> tuple[float, float]:
@@ -101,22 +122,31 @@ def _best(fn, repeat: int = 3) -> tuple[float, float]:
 
 
 def library_child(path: str) -> None:
-    """In a fresh process: our CSV reader and writer against pyarrow's and pandas' (JSON on stdout)."""
+    """In a fresh process: our CSV reader and writer against pyarrow's and pandas' (JSON on
+    stdout)."""
     import numpy as np
     import pandas as pd
     import pyarrow.csv as pacsv
 
     from microagg import io
-    from microagg.measures.records import key_frequencies
     from microagg.io import csv as ours
+    from microagg.measures.records import key_frequencies
 
     p = Path(path)
     table = io.read(p)  # compiles / loads the kernels
-    # published values as a microaggregation gives them: the mean of groups of 3 (records taken in the
+    # published values as a microaggregation gives them: the mean of groups of 3 (records taken in
+    # the
     # order of their first QI), n / 3 distinct values per column
     groups = np.argsort(np.argsort(table.frame[QIS[0]].to_numpy(), kind="stable")) // 3
-    published = {c: pd.Series(table.frame[c].to_numpy(dtype=float)).groupby(groups).transform("mean").to_numpy()
-                 for c in QIS}
+    published = {
+        c: (
+            pd.Series(table.frame[c].to_numpy(dtype=float))
+            .groupby(groups)
+            .transform("mean")
+            .to_numpy()
+        )
+        for c in QIS
+    }
     out = p.with_name(f"written_{p.name}")
     out.write_bytes(ours.csv_bytes(table, published, False))
     arrow = pacsv.read_csv(p)
@@ -126,8 +156,11 @@ def library_child(path: str) -> None:
     rows["pandas_read"] = _best(lambda: pd.read_csv(p))
     rows["ours_write"] = _best(lambda: ours.csv_bytes(table, published, False))
     frame = table.frame.assign(**published)
-    rows["pyarrow_write"] = _best(lambda: pacsv.write_csv(arrow.from_pandas(frame, preserve_index=False),
-                                                          str(p.with_name("pyarrow_written.csv"))))
+    rows["pyarrow_write"] = _best(
+        lambda: pacsv.write_csv(
+            arrow.from_pandas(frame, preserve_index=False), str(p.with_name("pyarrow_written.csv"))
+        )
+    )
 
     def read_back():
         back = io.read(out)
@@ -151,11 +184,17 @@ def main() -> None:
     folder = Path(args.folder)
     folder.mkdir(parents=True, exist_ok=True)
     protect_rows, library_rows = [], []
-    baseline = run_protect(make_files(1000, folder)[0], folder, runs=2)  # the kernels compiled or loaded once
+    baseline = run_protect(
+        make_files(1000, folder)[0], folder, runs=2
+    )  # the kernels compiled or loaded once
     for n in [int(float(s)) for s in args.sizes.split(",")]:
         csv, parquet = make_files(n, folder)
-        child = subprocess.run([sys.executable, __file__, "--child", str(csv)], capture_output=True, text=True,
-                               check=True)
+        child = subprocess.run(
+            [sys.executable, __file__, "--child", str(csv)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         library = json.loads(child.stdout)
         library["n"] = n
         library_rows.append(library)
@@ -164,26 +203,72 @@ def main() -> None:
             row["n"] = n
             protect_rows.append(row)
             print(row, flush=True)
-    table1 = md_table(["records", "file", "MB", "protect wall (s)", "run inside (s)", "wall / run", "peak RSS (MB)",
-                       "load before / after"],
-                      [[f"{r['n']:,}", r["format"], r["mb"], r["protect_wall_s"], r["run_s"], r["ratio"],
-                        r["peak_rss_mb"], f"{r['load_before']} / {r['load_after']}"] for r in protect_rows])
+    table1 = md_table(
+        [
+            "records",
+            "file",
+            "MB",
+            "protect wall (s)",
+            "run inside (s)",
+            "wall / run",
+            "peak RSS (MB)",
+            "load before / after",
+        ],
+        [
+            [
+                f"{r['n']:,}",
+                r["format"],
+                r["mb"],
+                r["protect_wall_s"],
+                r["run_s"],
+                r["ratio"],
+                r["peak_rss_mb"],
+                f"{r['load_before']} / {r['load_after']}",
+            ]
+            for r in protect_rows
+        ],
+    )
 
     def pair(ours, theirs):
-        return f"{ours[0]:.2f} / {theirs[0]:.2f} ({theirs[0] / ours[0]:.2f}x); cpu {ours[1]:.2f} / {theirs[1]:.2f}"
+        return (
+            f"{ours[0]:.2f} / {theirs[0]:.2f} ({theirs[0] / ours[0]:.2f}x); cpu {ours[1]:.2f} /"
+            f" {theirs[1]:.2f}"
+        )
 
-    table2 = md_table(["records", "read: ours / pyarrow (speed vs pyarrow)", "read: ours / pandas",
-                       "write: ours / pyarrow", "read-back check / our write", "load before / after"],
-                      [[f"{r['n']:,}", pair(r["ours_read"], r["pyarrow_read"]), pair(r["ours_read"], r["pandas_read"]),
-                        pair(r["ours_write"], r["pyarrow_write"]),
-                        f"{r['read_back_check'][0]:.2f} / {r['ours_write'][0]:.2f}",
-                        f"{r['load_before']} / {r['load_after']}"] for r in library_rows])
-    text = (f"`microagg protect` file to file (census-like, 6 QIs, an id and a text column; k = 3, MDAV), "
-            f"a fresh process each, numba's cache warm:\n\n{table1}\n\nA protect of 1,000 records peaks at "
-            f"{baseline['peak_rss_mb']} MB (the interpreter and its libraries).\n\nThe CSV reader and writer on the "
-            f"same file (wall seconds, best of 3; 'speed vs pyarrow': pyarrow's time over ours, so 0.5 is half "
-            f"pyarrow's speed):\n\n{table2}\n")
-    write_results("file_to_file", {"protect": protect_rows, "library": library_rows, "baseline": baseline}, text)
+    table2 = md_table(
+        [
+            "records",
+            "read: ours / pyarrow (speed vs pyarrow)",
+            "read: ours / pandas",
+            "write: ours / pyarrow",
+            "read-back check / our write",
+            "load before / after",
+        ],
+        [
+            [
+                f"{r['n']:,}",
+                pair(r["ours_read"], r["pyarrow_read"]),
+                pair(r["ours_read"], r["pandas_read"]),
+                pair(r["ours_write"], r["pyarrow_write"]),
+                f"{r['read_back_check'][0]:.2f} / {r['ours_write'][0]:.2f}",
+                f"{r['load_before']} / {r['load_after']}",
+            ]
+            for r in library_rows
+        ],
+    )
+    text = (
+        "`microagg protect` file to file (census-like, 6 QIs, an id and a text column; k = 3,"
+        f" MDAV), a fresh process each, numba's cache warm:\n\n{table1}\n\nA protect of 1,000"
+        f" records peaks at {baseline['peak_rss_mb']} MB (the interpreter and its"
+        " libraries).\n\nThe CSV reader and writer on the same file (wall seconds, best of 3;"
+        " 'speed vs pyarrow': pyarrow's time over ours, so 0.5 is half pyarrow's"
+        f" speed):\n\n{table2}\n"
+    )
+    write_results(
+        "file_to_file",
+        {"protect": protect_rows, "library": library_rows, "baseline": baseline},
+        text,
+    )
 
 
 if __name__ == "__main__":

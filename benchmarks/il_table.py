@@ -27,8 +27,11 @@ def main() -> None:
     ap.add_argument("--datasets", default="census,tarragona,eia")
     ap.add_argument("--no-readme", action="store_true")
     args = ap.parse_args()
-    names = args.methods.split(",") if args.methods else [
-        i.name for i in methods.all_methods() if i.multivariate]
+    names = (
+        args.methods.split(",")
+        if args.methods
+        else [i.name for i in methods.all_methods() if i.multivariate]
+    )
     datasets = args.datasets.split(",")
     rows, table = [], []
     for name in names:
@@ -37,23 +40,42 @@ def main() -> None:
             df = microagg.datasets.load(ds)
             for k in KS:
                 t = time.perf_counter()
-                res = microagg.microaggregate(df, k=k, method=name, seed=0, time_limit=args.time_limit,
-                                              columns=list(df.columns))
+                res = microagg.microaggregate(
+                    df,
+                    k=k,
+                    method=name,
+                    seed=0,
+                    time_limit=args.time_limit,
+                    columns=list(df.columns),
+                )
                 secs = time.perf_counter() - t
-                rows.append({"method": name, "dataset": ds, "k": k, "information_loss": res.information_loss,
-                             "seconds": secs, "lower_bound_il": res.lower_bound_il})
+                rows.append(
+                    {
+                        "method": name,
+                        "dataset": ds,
+                        "k": k,
+                        "information_loss": res.information_loss,
+                        "seconds": secs,
+                        "lower_bound_il": res.lower_bound_il,
+                    }
+                )
                 cells.append(f"{res.information_loss:.2f}")
                 print(name, ds, k, round(res.information_loss, 3), round(secs, 2), flush=True)
         cells.append(f"{sum(r['seconds'] for r in rows if r['method'] == name):.0f}")
         table.append(cells)
     headers = ["method"] + [f"{ds} k={k}" for ds in datasets for k in KS] + ["total s"]
-    md = (f"Information loss (IL %, z-scores) per method, data set and k; iterative methods limited to "
-          f"{args.time_limit:g} s per cell; seed 0. `individual-ranking` groups each variable separately "
-          f"and is not k-anonymous.\n\n" + md_table(headers, table))
+    md = (
+        "Information loss (IL %, z-scores) per method, data set and k; iterative methods limited"
+        f" to {args.time_limit:g} s per cell; seed 0. `individual-ranking` groups each variable"
+        " separately and is not k-anonymous.\n\n" + md_table(headers, table)
+    )
     write_results("il_table", rows, md)
     if not args.no_readme and args.methods is None:
-        update_readme("il-table", md + f"\n\nProduced by `python benchmarks/il_table.py --time-limit "
-                      f"{args.time_limit:g}` (results in `benchmarks/results/il_table.md`).")
+        update_readme(
+            "il-table",
+            md + "\n\nProduced by `python benchmarks/il_table.py --time-limit "
+            f"{args.time_limit:g}` (results in `benchmarks/results/il_table.md`).",
+        )
 
 
 if __name__ == "__main__":

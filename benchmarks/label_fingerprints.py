@@ -46,8 +46,14 @@ SETTINGS: dict[str, dict] = {
     "colgen": {"max_rounds": 8, "close_gap": False, "final_mip": False, "cuts": False},
 }
 
-SCALING_ROWS = [("census", 10_000), ("census", 30_000), ("census", 100_000),
-                ("gauss", 10_000), ("gauss", 30_000), ("gauss", 100_000)]
+SCALING_ROWS = [
+    ("census", 10_000),
+    ("census", 30_000),
+    ("census", 100_000),
+    ("gauss", 10_000),
+    ("gauss", 30_000),
+    ("gauss", 100_000),
+]
 
 
 def labels_hash(labels) -> str:
@@ -65,9 +71,12 @@ def labels_hash(labels) -> str:
 
 
 def fingerprint(res) -> dict:
-    return {"labels": labels_hash(res.labels), "il": round(float(res.information_loss), 10),
-            "sse": round(float(res.sse), 8),
-            "lower_bound": None if res.lower_bound is None else round(float(res.lower_bound), 6)}
+    return {
+        "labels": labels_hash(res.labels),
+        "il": round(float(res.information_loss), 10),
+        "sse": round(float(res.sse), 8),
+        "lower_bound": None if res.lower_bound is None else round(float(res.lower_bound), 6),
+    }
 
 
 def run_cells(methods, quick: bool) -> dict:
@@ -83,19 +92,29 @@ def run_cells(methods, quick: bool) -> dict:
                 warnings.simplefilter("ignore")
                 # the benchmark tables' columns: eia's include its utility id (an identifier the
                 # default column rules leave out since issue 33); the audit does not change labels
-                res = microagg.microaggregate(df, k=k, method=method, seed=0, columns=list(df.columns), audit=False,
-                                              **SETTINGS.get(method, {}))
+                res = microagg.microaggregate(
+                    df,
+                    k=k,
+                    method=method,
+                    seed=0,
+                    columns=list(df.columns),
+                    audit=False,
+                    **SETTINGS.get(method, {}),
+                )
             out[f"{method}/{data}/k{k}"] = fingerprint(res)
-            print(f"{method:>20} {data:>10} k={k:<3} IL {res.information_loss:9.5f} "
-                  f"{time.perf_counter() - t0:7.2f} s  {out[f'{method}/{data}/k{k}']['labels']}", flush=True)
+            print(
+                f"{method:>20} {data:>10} k={k:<3} IL {res.information_loss:9.5f} "
+                f"{time.perf_counter() - t0:7.2f} s  {out[f'{method}/{data}/k{k}']['labels']}",
+                flush=True,
+            )
     return out
 
 
 def run_scaling(quick: bool) -> dict:
     import numpy as np
+    from mdav_scaling import make_data
 
     import microagg
-    from mdav_scaling import make_data
 
     out = {}
     for kind, n in SCALING_ROWS:
@@ -105,17 +124,24 @@ def run_scaling(quick: bool) -> dict:
         t0 = time.perf_counter()
         res = microagg.microaggregate(np.ascontiguousarray(X), k=3, method="mdav", seed=0)
         out[f"mdav/{kind}/n{n}"] = fingerprint(res)
-        print(f"{'mdav':>20} {kind:>10} n={n:<7} IL {res.information_loss:9.5f} "
-              f"{time.perf_counter() - t0:7.2f} s  {out[f'mdav/{kind}/n{n}']['labels']}", flush=True)
+        print(
+            f"{'mdav':>20} {kind:>10} n={n:<7} IL {res.information_loss:9.5f} "
+            f"{time.perf_counter() - t0:7.2f} s  {out[f'mdav/{kind}/n{n}']['labels']}",
+            flush=True,
+        )
     return out
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("-o", "--output", help="write the fingerprints to this JSON file")
     ap.add_argument("--compare", help="compare with the fingerprints in this JSON file")
     ap.add_argument("--methods", help="comma-separated methods (default: every one in SETTINGS)")
-    ap.add_argument("--quick", action="store_true", help="census only, and scaling rows up to 3·10^4")
+    ap.add_argument(
+        "--quick", action="store_true", help="census only, and scaling rows up to 3·10^4"
+    )
     ap.add_argument("--no-scaling", action="store_true", help="skip the synthetic MDAV rows")
     args = ap.parse_args()
     methods = args.methods.split(",") if args.methods else list(SETTINGS)
@@ -132,7 +158,10 @@ def main() -> int:
         for key in differ:
             print(f"DIFFERS {key}: before {before[key]} after {found[key]}")
         same = sum(1 for key in found if key in before) - len(differ)
-        print(f"{same} same, {len(differ)} different, {sum(1 for key in found if key not in before)} new")
+        print(
+            f"{same} same, {len(differ)} different,"
+            f" {sum(1 for key in found if key not in before)} new"
+        )
         return 1 if differ else 0
     return 0
 

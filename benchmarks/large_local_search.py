@@ -11,7 +11,8 @@ The matrix is z-scored column by column as the pipeline does before any method.
 Each n runs MDAV (exact tree kernel) and then `lsearch` with its default parameters, started
 from that MDAV partition (``init=labels``), in one process, so the ratios come from one run on
 one machine state; lsearch's seconds are MDAV's plus the search's, which is what
-``run("lsearch")`` costs (it runs MDAV itself). ``os.getloadavg()`` is recorded with every row. Results: benchmarks/results/large_local_search.{json,md}, the README
+``run("lsearch")`` costs (it runs MDAV itself). ``os.getloadavg()`` is recorded with every row.
+Results: benchmarks/results/large_local_search.{json,md}, the README
 block between the ``large-local-search`` markers and the figure
 benchmarks/results/large_local_search.png (matplotlib, the bench extra).
 
@@ -60,9 +61,9 @@ def make_data(n: int, seed: int = 0) -> np.ndarray:
 def measure(n: int, k: int, seed: int) -> dict:
     """MDAV, then lsearch from MDAV's labels, timed in this process; lsearch's seconds are MDAV's
     plus the search's (what ``run('lsearch')`` costs, without computing MDAV twice)."""
+    from microagg.measures import information_loss
     from microagg.methods import run
     from microagg.partition import group_sizes
-    from microagg.measures import information_loss
 
     X = make_data(n, seed)
     t0 = time.perf_counter()
@@ -72,32 +73,71 @@ def measure(n: int, k: int, seed: int) -> dict:
     t0 = time.perf_counter()
     out = run("lsearch", X, k, seed=seed, init=mdav)
     t_search = time.perf_counter() - t0
-    il_mdav, il_ls = information_loss(X, mdav, standardize=False), information_loss(X, out.labels, standardize=False)
+    il_mdav, il_ls = (
+        information_loss(X, mdav, standardize=False),
+        information_loss(X, out.labels, standardize=False),
+    )
     sizes = group_sizes(out.labels)
-    return {"n": n, "k": k, "seed": seed, "il_mdav": il_mdav, "il_lsearch": il_ls,
-            "il_change": il_ls / il_mdav - 1.0, "seconds_mdav": t_mdav, "seconds_lsearch": t_mdav + t_search,
-            "time_ratio": (t_mdav + t_search) / t_mdav, "rounds": out.extras["rounds"],
-            "moves": out.extras["moves"], "stopped": out.extras["stopped"], "min_group": int(sizes.min()),
-            "max_group": int(sizes.max()), "load_mdav": round(load_mdav, 2),
-            "load_lsearch": round(os.getloadavg()[0], 2)}
+    return {
+        "n": n,
+        "k": k,
+        "seed": seed,
+        "il_mdav": il_mdav,
+        "il_lsearch": il_ls,
+        "il_change": il_ls / il_mdav - 1.0,
+        "seconds_mdav": t_mdav,
+        "seconds_lsearch": t_mdav + t_search,
+        "time_ratio": (t_mdav + t_search) / t_mdav,
+        "rounds": out.extras["rounds"],
+        "moves": out.extras["moves"],
+        "stopped": out.extras["stopped"],
+        "min_group": int(sizes.min()),
+        "max_group": int(sizes.max()),
+        "load_mdav": round(load_mdav, 2),
+        "load_lsearch": round(os.getloadavg()[0], 2),
+    }
 
 
 def write(rows: list[dict], results: bool = True) -> None:
     rows = sorted(rows, key=lambda r: r["n"])
     table = md_table(
-        ["n", "IL MDAV", "IL lsearch", "IL vs MDAV", "s MDAV", "s lsearch (incl. MDAV)", "time ratio", "rounds",
-         "load (1 min)"],
-        [[f"{r['n']:,}", f"{r['il_mdav']:.4f}", f"{r['il_lsearch']:.4f}", f"{100 * r['il_change']:+.2f}%",
-          f"{r['seconds_mdav']:.1f}", f"{r['seconds_lsearch']:.1f}", f"{r['time_ratio']:.2f}×", r["rounds"],
-          f"{r['load_mdav']:.1f} / {r['load_lsearch']:.1f}"] for r in rows])
-    text = ("`lsearch` (default parameters, started from MDAV's labels) against exact MDAV, k = 3, on a "
-            "30-cluster Gaussian mixture in 8-d with three log-normal columns and two integer columns with "
-            "ties (generator in `benchmarks/large_local_search.py`). Both timed in one process per n; "
-            "lsearch's seconds include MDAV's. Load: 1-minute load average of the 2-core machine after "
-            "MDAV / after lsearch.\n\n" + table +
-            "\n\n![IL and seconds against n](benchmarks/results/large_local_search.png)\n\n"
-            "Produced by `python benchmarks/large_local_search.py` (rows in "
-            "`benchmarks/results/large_local_search.json`).")
+        [
+            "n",
+            "IL MDAV",
+            "IL lsearch",
+            "IL vs MDAV",
+            "s MDAV",
+            "s lsearch (incl. MDAV)",
+            "time ratio",
+            "rounds",
+            "load (1 min)",
+        ],
+        [
+            [
+                f"{r['n']:,}",
+                f"{r['il_mdav']:.4f}",
+                f"{r['il_lsearch']:.4f}",
+                f"{100 * r['il_change']:+.2f}%",
+                f"{r['seconds_mdav']:.1f}",
+                f"{r['seconds_lsearch']:.1f}",
+                f"{r['time_ratio']:.2f}×",
+                r["rounds"],
+                f"{r['load_mdav']:.1f} / {r['load_lsearch']:.1f}",
+            ]
+            for r in rows
+        ],
+    )
+    text = (
+        "`lsearch` (default parameters, started from MDAV's labels) against exact MDAV, k = 3, on a"
+        " 30-cluster Gaussian mixture in 8-d with three log-normal columns and two integer columns"
+        " with ties (generator in `benchmarks/large_local_search.py`). Both timed in one process"
+        " per n; lsearch's seconds include MDAV's. Load: 1-minute load average of the 2-core"
+        " machine after MDAV / after lsearch.\n\n"
+        + table
+        + "\n\n![IL and seconds against n](benchmarks/results/large_local_search.png)\n\n"
+        "Produced by `python benchmarks/large_local_search.py` (rows in "
+        "`benchmarks/results/large_local_search.json`)."
+    )
     if results:
         write_results(NAME, rows, table)
     update_readme("large-local-search", text)
@@ -129,8 +169,8 @@ def measure_partitioned(n: int, k: int, seed: int, block_size: int) -> list[dict
     """The partitioned mode (MDAV per block, Dask synchronous) with and without the local search
     across block boundaries (``scale._search_across_blocks``), against unpartitioned MDAV."""
     import microagg.partitioned as scale
-    from microagg.methods import run
     from microagg.measures import information_loss
+    from microagg.methods import run
 
     X = make_data(n, seed)
     il_mdav = information_loss(X, run("mdav", X, k).labels, standardize=False)
@@ -140,19 +180,50 @@ def measure_partitioned(n: int, k: int, seed: int, block_size: int) -> list[dict
         scale._search_across_blocks = search if across else (lambda Z, labels, *args: labels)
         try:
             t0 = time.perf_counter()
-            labels = scale.partitioned_labels(X, k, "mdav", block_size=block_size, scheduler="synchronous", seed=seed)
+            labels = scale.partitioned_labels(
+                X, k, "mdav", block_size=block_size, scheduler="synchronous", seed=seed
+            )
             seconds = time.perf_counter() - t0
         finally:
             scale._search_across_blocks = search
         il = information_loss(X, labels, standardize=False)
-        rows.append({"n": n, "k": k, "block_size": block_size, "search_across_blocks": across, "il": il,
-                     "il_mdav": il_mdav, "il_change": il / il_mdav - 1.0, "seconds": seconds,
-                     "load": round(os.getloadavg()[0], 2)})
+        rows.append(
+            {
+                "n": n,
+                "k": k,
+                "block_size": block_size,
+                "search_across_blocks": across,
+                "il": il,
+                "il_mdav": il_mdav,
+                "il_change": il / il_mdav - 1.0,
+                "seconds": seconds,
+                "load": round(os.getloadavg()[0], 2),
+            }
+        )
         print(json.dumps(rows[-1]), flush=True)
-    table = md_table(["n", "block size", "search across blocks", "IL", "IL vs unpartitioned MDAV", "seconds", "load"],
-                     [[f"{r['n']:,}", f"{r['block_size']:,}", "yes" if r["search_across_blocks"] else "no",
-                       f"{r['il']:.4f}", f"{100 * r['il_change']:+.2f}%", f"{r['seconds']:.1f}", r["load"]]
-                      for r in rows])
+    table = md_table(
+        [
+            "n",
+            "block size",
+            "search across blocks",
+            "IL",
+            "IL vs unpartitioned MDAV",
+            "seconds",
+            "load",
+        ],
+        [
+            [
+                f"{r['n']:,}",
+                f"{r['block_size']:,}",
+                "yes" if r["search_across_blocks"] else "no",
+                f"{r['il']:.4f}",
+                f"{100 * r['il_change']:+.2f}%",
+                f"{r['seconds']:.1f}",
+                r["load"],
+            ]
+            for r in rows
+        ],
+    )
     write_results(f"{NAME}_partitioned", rows, table)
     return rows
 
@@ -163,9 +234,18 @@ def main():
     ap.add_argument("--k", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--merge", action="store_true", help="keep committed rows of other sizes")
-    ap.add_argument("--render", action="store_true", help="rewrite the README block and figure from the json")
-    ap.add_argument("--partitioned", type=int, metavar="BLOCK_SIZE",
-                    help="instead: the partitioned mode at --sizes (one n) with and without the search across blocks")
+    ap.add_argument(
+        "--render", action="store_true", help="rewrite the README block and figure from the json"
+    )
+    ap.add_argument(
+        "--partitioned",
+        type=int,
+        metavar="BLOCK_SIZE",
+        help=(
+            "instead: the partitioned mode at --sizes (one n) with and without the search across"
+            " blocks"
+        ),
+    )
     args = ap.parse_args()
     if args.partitioned:
         measure_partitioned(int(float(args.sizes)), args.k, args.seed, args.partitioned)

@@ -73,13 +73,32 @@ def child(kind: str, n: int, algorithm: str, labels_path: str | None):
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     if labels_path:
         np.save(labels_path, labels)
-    print(json.dumps({"kind": kind, "n": n, "algorithm": algorithm, "seconds": wall, "cpu_seconds": cpu,
-                      "peak_mb": peak_mb, "load": os.getloadavg()[0],
-                      "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}))
+    print(
+        json.dumps(
+            {
+                "kind": kind,
+                "n": n,
+                "algorithm": algorithm,
+                "seconds": wall,
+                "cpu_seconds": cpu,
+                "peak_mb": peak_mb,
+                "load": os.getloadavg()[0],
+                "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+            }
+        )
+    )
 
 
 def run_child(kind, n, algorithm, labels_path, timeout):
-    cmd = [sys.executable, os.path.abspath(__file__), "--child", kind, str(n), algorithm, labels_path or ""]
+    cmd = [
+        sys.executable,
+        os.path.abspath(__file__),
+        "--child",
+        kind,
+        str(n),
+        algorithm,
+        labels_path or "",
+    ]
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=True)
     except subprocess.TimeoutExpired:
@@ -93,8 +112,12 @@ def main():
     ap.add_argument("--kinds", default="census,gauss")
     ap.add_argument("--plain-max", type=float, default=3e4)
     ap.add_argument("--timeout", type=float, default=1800)
-    ap.add_argument("--out", default="mdav_scaling", help="results name; only the default updates README.md")
-    ap.add_argument("--append", action="store_true", help="merge the rows into the existing results")
+    ap.add_argument(
+        "--out", default="mdav_scaling", help="results name; only the default updates README.md"
+    )
+    ap.add_argument(
+        "--append", action="store_true", help="merge the rows into the existing results"
+    )
     ap.add_argument("--no-serial", action="store_true", help="skip the one-thread tree runs")
     ap.add_argument("--child", nargs=4)
     args = ap.parse_args()
@@ -122,7 +145,9 @@ def main():
                 serial = run_child(kind, n, "tree-serial", spath, args.timeout)
                 row["tree_serial"] = serial
                 if "seconds" in serial and "seconds" in tree:
-                    row["pipeline_same_labels"] = bool(np.array_equal(np.load(tpath), np.load(spath)))
+                    row["pipeline_same_labels"] = bool(
+                        np.array_equal(np.load(tpath), np.load(spath))
+                    )
                     row["pipeline_speedup_wall"] = serial["seconds"] / tree["seconds"]
             if n <= args.plain_max:
                 ppath = os.path.join(RESULTS, "tmp", f"plain-{kind}-{n}.npy")
@@ -132,11 +157,17 @@ def main():
                     row["identical_labels"] = bool(np.array_equal(np.load(tpath), np.load(ppath)))
                     plain_fit = (n, plain["seconds"], plain["cpu_seconds"])
                     row["plain_seconds"], row["plain_cpu_seconds"], row["plain_extrapolated"] = (
-                        plain["seconds"], plain["cpu_seconds"], False)
+                        plain["seconds"],
+                        plain["cpu_seconds"],
+                        False,
+                    )
             elif plain_fit is not None:
                 f = (n / plain_fit[0]) ** 2  # the plain loop is quadratic
                 row["plain_seconds"], row["plain_cpu_seconds"], row["plain_extrapolated"] = (
-                    plain_fit[1] * f, plain_fit[2] * f, True)
+                    plain_fit[1] * f,
+                    plain_fit[2] * f,
+                    True,
+                )
             if "cpu_seconds" in tree and "plain_cpu_seconds" in row:
                 row["speedup_cpu"] = row["plain_cpu_seconds"] / tree["cpu_seconds"]
                 row["speedup_wall"] = row["plain_seconds"] / tree["seconds"]
@@ -148,10 +179,15 @@ def main():
 def _merged(old, new):
     """old rows with those of the same (kind, n) replaced by new ones, ordered by kind and n."""
     keys = {(r["kind"], r["n"]) for r in new}
-    return sorted([r for r in old if (r["kind"], r["n"]) not in keys] + new, key=lambda r: (r["kind"], r["n"]))
+    return sorted(
+        [r for r in old if (r["kind"], r["n"]) not in keys] + new, key=lambda r: (r["kind"], r["n"])
+    )
 
 
-TARGETS = {("census", 10_000_000): (600.0, 16384.0), ("gauss", 1_000_000): (120.0, None)}  # issue 19: seconds, MB
+TARGETS = {
+    ("census", 10_000_000): (600.0, 16384.0),
+    ("gauss", 1_000_000): (120.0, None),
+}  # issue 19: seconds, MB
 
 
 def write(rows, out):
@@ -160,22 +196,32 @@ def write(rows, out):
     meta = machine()
     with open(os.path.join(RESULTS, f"{out}.json"), "w") as f:
         json.dump({"k": 3, "machine": meta, "rows": rows}, f, indent=1)
-    lines = ["# Exact MDAV scaling (k = 3)", "",
-             f"Written on {meta['date_utc']} UTC, {meta['cpus']} cores (rows may come from separate runs, "
-             "each dated in the json); 'load' is the machine's 1-minute load average "
-             "when each tree run ended (other jobs shared the cores when it is above 1: wall seconds stretch; CPU "
-             "seconds are the process's own). Tree = MDAV as the package runs it (algorithm 'auto', one thread: "
-             "vectorised brute force up to 10^4 records, else the exact KD-tree for nearest and shell tree for "
-             "farthest queries, handing over to brute force once measured cheaper); tree only = the KD-tree kernel "
-             "without the hand-over, in the same invocation, with its labels compared and its wall time as a "
-             "ratio; the census 10^7 row (2026-11-24) predates issue 35 and ran the former two-thread tree; "
-             "plain = the O(n²·d/k) numba reference loop, extrapolated quadratically beyond the "
-             "largest size it ran (marked *); 'same labels' compares the two partitions where both ran. "
-             "Census = records resampled from the z-scored census data with 1% noise (13 attributes); gauss = "
-             "i.i.d. standard Gaussian, 10 dimensions. Generated by `python benchmarks/mdav_scaling.py`.", "",
-             "| data | n | tree wall s | tree CPU s | tree peak MB | load | tree only wall s (same labels; ratio) "
-             "| plain wall s | plain CPU s | speed-up (CPU) | same labels |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "# Exact MDAV scaling (k = 3)",
+        "",
+        (
+            f"Written on {meta['date_utc']} UTC, {meta['cpus']} cores (rows may come from separate"
+            " runs, each dated in the json); 'load' is the machine's 1-minute load average when"
+            " each tree run ended (other jobs shared the cores when it is above 1: wall seconds"
+            " stretch; CPU seconds are the process's own). Tree = MDAV as the package runs it"
+            " (algorithm 'auto', one thread: vectorised brute force up to 10^4 records, else the"
+            " exact KD-tree for nearest and shell tree for farthest queries, handing over to brute"
+            " force once measured cheaper); tree only = the KD-tree kernel without the hand-over,"
+            " in the same invocation, with its labels compared and its wall time as a ratio; the"
+            " census 10^7 row (2026-11-24) predates issue 35 and ran the former two-thread tree;"
+            " plain = the O(n²·d/k) numba reference loop, extrapolated quadratically beyond the"
+            " largest size it ran (marked *); 'same labels' compares the two partitions where both"
+            " ran. Census = records resampled from the z-scored census data with 1% noise (13"
+            " attributes); gauss = i.i.d. standard Gaussian, 10 dimensions. Generated by `python"
+            " benchmarks/mdav_scaling.py`."
+        ),
+        "",
+        (
+            "| data | n | tree wall s | tree CPU s | tree peak MB | load | tree only wall s (same"
+            " labels; ratio) | plain wall s | plain CPU s | speed-up (CPU) | same labels |"
+        ),
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     verdicts = []
     for r in rows:
         t = r["tree"]
@@ -191,18 +237,37 @@ def write(rows, out):
         load = f"{t['load']:.1f}" if "load" in t else "-"
         one = "-"
         if "seconds" in r.get("tree_serial", {}):
-            one = (f"{r['tree_serial']['seconds']:.1f} ({'yes' if r['pipeline_same_labels'] else 'NO'}; "
-                   f"{r['pipeline_speedup_wall']:.2f}× the tree's)")
-        lines.append(f"| {r['kind']} | {r['n']:,} | {tw} | {tc} | {tm} | {load} | {one} | {pw} | {pc} | {sp} | {same} |")
+            one = (
+                f"{r['tree_serial']['seconds']:.1f}"
+                f" ({'yes' if r['pipeline_same_labels'] else 'NO'};"
+                f" {r['pipeline_speedup_wall']:.2f}× the tree's)"
+            )
+        lines.append(
+            f"| {r['kind']} | {r['n']:,} | {tw} | {tc} | {tm} | {load} | {one} | {pw} | {pc} | {sp}"
+            f" | {same} |"
+        )
         target = TARGETS.get((r["kind"], r["n"]))
         if target and "seconds" in t:
             ok = t["seconds"] < target[0] and (target[1] is None or t["peak_mb"] < target[1])
-            mem = "" if target[1] is None else f" and {t['peak_mb']:.0f} MB peak (target < {target[1]:.0f} MB)"
-            verdicts.append(f"- {r['kind']} {r['n']:,}: {t['seconds']:.1f} s wall, {t['cpu_seconds']:.1f} s CPU at load "
-                            f"{t['load']:.1f} (target < {target[0]:.0f} s){mem}: " + ("met" if ok else "NOT met"))
+            mem = (
+                ""
+                if target[1] is None
+                else f" and {t['peak_mb']:.0f} MB peak (target < {target[1]:.0f} MB)"
+            )
+            verdicts.append(
+                f"- {r['kind']} {r['n']:,}: {t['seconds']:.1f} s wall, {t['cpu_seconds']:.1f} s CPU"
+                f" at load {t['load']:.1f} (target < {target[0]:.0f} s){mem}: "
+                + ("met" if ok else "NOT met")
+            )
     if verdicts:
-        lines += ["", "Targets of issue 19 (wall seconds on 2 cores; under load the CPU seconds tell the "
-                  "single-run cost):", ""] + verdicts
+        lines += [
+            "",
+            (
+                "Targets of issue 19 (wall seconds on 2 cores; under load the CPU seconds tell the "
+                "single-run cost):"
+            ),
+            "",
+        ] + verdicts
     text = "\n".join(lines) + "\n"
     with open(os.path.join(RESULTS, f"{out}.md"), "w") as f:
         f.write(text)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import time
 
 import numpy as np
-
 from _common import md_table, update_readme, write_results
 
 
@@ -29,8 +28,9 @@ def main() -> None:
         rows.append({"n": n, "d": 10, "k": 3, "seconds": secs, "information_loss": il, **plain})
         table.append([n, 10, 3, f"{secs:.2f}", f"{il:.3f}"])
         print(table[-1], flush=True)
-    md = ("Plain MDAV (numba, one thread), i.i.d. Gaussian data.\n\n"
-          + md_table(["n", "d", "k", "seconds", "IL %"], table))
+    md = "Plain MDAV (numba, one thread), i.i.d. Gaussian data.\n\n" + md_table(
+        ["n", "d", "k", "seconds", "IL %"], table
+    )
     write_results("mdav_timing", rows, md)
     update_readme("mdav-timing", md + "\n\nProduced by `python benchmarks/mdav_timing.py`.")
 

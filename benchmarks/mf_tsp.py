@@ -36,7 +36,9 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 def run_one(df, k, method, **params):
     t0 = time.perf_counter()
-    res = microagg.microaggregate(df, k=k, method=method, seed=0, columns=list(df.columns), **params)
+    res = microagg.microaggregate(
+        df, k=k, method=method, seed=0, columns=list(df.columns), **params
+    )
     seconds = time.perf_counter() - t0
     sizes = np.asarray(res.group_sizes)
     return {
@@ -65,7 +67,10 @@ def markdown(rows, eia_paths):
         "Produced by `python benchmarks/mf_tsp.py"
         + (f" --eia-paths {eia_paths}" if eia_paths else "")
         + "`. IL = 100·SSE/SST on z-scores (population std). Seconds exclude numba compilation",
-        "(warm-up first) and were taken on a shared, loaded 2-core machine: compare them with care.",
+        (
+            "(warm-up first) and were taken on a shared, loaded 2-core machine: compare them with"
+            " care."
+        ),
         "",
         "## Census (1080 × 13): information loss (%)",
         "",
@@ -74,10 +79,14 @@ def markdown(rows, eia_paths):
     ]
     for method in METHODS:
         lines.append(
-            f"| {method} (measured) | " + " | ".join(f"{census[(method, k)]['information_loss']:.2f}" for k in KS) + " |"
+            f"| {method} (measured) | "
+            + " | ".join(f"{census[(method, k)]['information_loss']:.2f}" for k in KS)
+            + " |"
         )
     for method, values in PAPER_TABLE_IX.items():
-        lines.append(f"| {method} (paper, Table IX) | " + " | ".join(f"{values[k]:.2f}" for k in KS) + " |")
+        lines.append(
+            f"| {method} (paper, Table IX) | " + " | ".join(f"{values[k]:.2f}" for k in KS) + " |"
+        )
     lines += ["", "Checks:", ""]
     for k in KS:
         mf = census[("mf-tsp", k)]["information_loss"]
@@ -85,9 +94,9 @@ def markdown(rows, eia_paths):
         tm = census[("tsp-mhm", k)]["information_loss"]
         md = census[("mdav", k)]["information_loss"]
         lines.append(
-            f"- k={k}: mf-tsp {mf:.2f} vs Table IX {paper:.2f} "
-            f"({100 * (mf / paper - 1):+.1f}%, {'within 5% or better' if mf <= 1.05 * paper else 'MORE than 5% worse'}); "
-            f"tsp-mhm {tm:.2f} vs measured MDAV {md:.2f} ({'better' if tm < md else 'NOT better'})"
+            f"- k={k}: mf-tsp {mf:.2f} vs Table IX {paper:.2f} ({100 * (mf / paper - 1):+.1f}%,"
+            f" {'within 5% or better' if mf <= 1.05 * paper else 'MORE than 5% worse'}); tsp-mhm"
+            f" {tm:.2f} vs measured MDAV {md:.2f} ({'better' if tm < md else 'NOT better'})"
         )
     lines += [
         "",
@@ -99,12 +108,15 @@ def markdown(rows, eia_paths):
     for r in rows:
         params = ", ".join(f"{a}={b}" for a, b in r["params"].items()) or "defaults"
         lines.append(
-            f"| {r['dataset']} | {r['method']} | {params} | {r['k']} | {r['information_loss']:.2f} | "
-            f"{r['seconds']:.2f} | {r['groups']} | {r['max_group']} |"
+            f"| {r['dataset']} | {r['method']} | {params} | {r['k']} | {r['information_loss']:.2f}"
+            f" | {r['seconds']:.2f} | {r['groups']} | {r['max_group']} |"
         )
     lines += [
         "",
-        "Notes: mf-tsp builds one Hamiltonian path per record (n paths, nearest neighbour + 2-opt +",
+        (
+            "Notes: mf-tsp builds one Hamiltonian path per record (n paths, nearest neighbour +"
+            " 2-opt +"
+        ),
         "Or-opt, about O(n²) each), so its time grows like n³ and it holds an n×n int32 count",
         "matrix (4.7 MB for census, 67 MB for eia); `n_paths` limits the paths (seeded subset of",
         "start records). tsp-mhm builds `n_starts` = 10 tours on the smoothed cloud and keeps the",
@@ -116,10 +128,15 @@ def markdown(rows, eia_paths):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--eia-paths", type=int, default=None,
-                        help="also run mf-tsp on eia with this many paths (n_paths)")
-    parser.add_argument("--skip-eia-full", action="store_true",
-                        help="do not run mf-tsp on eia with all 4092 paths")
+    parser.add_argument(
+        "--eia-paths",
+        type=int,
+        default=None,
+        help="also run mf-tsp on eia with this many paths (n_paths)",
+    )
+    parser.add_argument(
+        "--skip-eia-full", action="store_true", help="do not run mf-tsp on eia with all 4092 paths"
+    )
     args = parser.parse_args()
 
     warm_up()
@@ -137,17 +154,28 @@ def main():
                 row = run_one(df, k, method, **params)
                 row["dataset"] = name
                 rows.append(row)
-                print(f"{name:7s} k={k:<3d} {method:8s} {params!s:20s} IL {row['information_loss']:7.3f}  "
-                      f"{row['seconds']:8.2f} s", flush=True)
+                print(
+                    f"{name:7s} k={k:<3d} {method:8s} {params!s:20s} IL"
+                    f" {row['information_loss']:7.3f}  {row['seconds']:8.2f} s",
+                    flush=True,
+                )
 
     RESULTS.mkdir(parents=True, exist_ok=True)
     meta = {
-        "command": "python benchmarks/mf_tsp.py"
-        + (f" --eia-paths {args.eia_paths}" if args.eia_paths else "")
-        + (" --skip-eia-full" if args.skip_eia_full else ""),
+        "command": (
+            "python benchmarks/mf_tsp.py"
+            + (f" --eia-paths {args.eia_paths}" if args.eia_paths else "")
+            + (" --skip-eia-full" if args.skip_eia_full else "")
+        ),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared, loaded)",
-        "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                 cwd=Path(__file__).resolve().parent).stdout.strip(),
+        "commit": (
+            subprocess.run(
+                ["git", "rev-parse", "--short", "HEAD"],
+                capture_output=True,
+                text=True,
+                cwd=Path(__file__).resolve().parent,
+            ).stdout.strip()
+        ),
         "microagg_version": getattr(microagg, "__version__", "unknown"),
         "paper_table_ix": PAPER_TABLE_IX,
     }

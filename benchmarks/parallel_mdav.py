@@ -10,7 +10,8 @@ the load). Each row: the run of median wall time, its CPU seconds (all threads),
 before and after, and the idle cores the probe (``kernels.cores.idle_cores``) saw just before
 the call. ``--busy 2`` starts two busy-loop processes first (one per core) and stops them after.
 
-    python benchmarks/parallel_mdav.py --n 1e6            # the issue's measurement, on a quiet machine
+    python benchmarks/parallel_mdav.py --n 1e6            # the issue's measurement, on a quiet
+    machine
     python benchmarks/parallel_mdav.py --n 1e5,3e5 --busy 2
 
 Rows accumulate in results/parallel_mdav.json, keyed by (n, busy processes); the .md table, and
@@ -50,23 +51,38 @@ def child(n: int, threads: int | None) -> None:
     after = resource.getrusage(resource.RUSAGE_SELF)
     cpu_seconds = (after.ru_utime - cpu.ru_utime) + (after.ru_stime - cpu.ru_stime)
     labels = result.labels.astype("int64")
-    print(json.dumps({"wall": wall, "cpu": cpu_seconds, "kernel": result.seconds, "idle_cores": round(idle, 2),
-                      "labels_sha256": hashlib.sha256(labels.tobytes()).hexdigest()}))
+    print(
+        json.dumps(
+            {
+                "wall": wall,
+                "cpu": cpu_seconds,
+                "kernel": result.seconds,
+                "idle_cores": round(idle, 2),
+                "labels_sha256": hashlib.sha256(labels.tobytes()).hexdigest(),
+            }
+        )
+    )
 
 
 def warm_up(n: int, threads: int | None, env: dict) -> None:
     """Compile (or load) the kernels a run on n records calls, on a sample (``jit.planning``)."""
-    code = ("import numpy as np; from microagg.kernels.jit import planning; "
-            "from microagg.kernels.mdav import mdav_labels; "
-            f"X = np.random.default_rng(1).normal(size=(3000, 10))\n"
-            f"with planning({n}): mdav_labels(X, 3, threads={threads!r})")
+    code = (
+        "import numpy as np; from microagg.kernels.jit import planning; "
+        "from microagg.kernels.mdav import mdav_labels; "
+        "X = np.random.default_rng(1).normal(size=(3000, 10))\n"
+        f"with planning({n}): mdav_labels(X, 3, threads={threads!r})"
+    )
     subprocess.run([sys.executable, "-c", code], env=env, check=True)
 
 
 def run_child(n: int, threads: int | None, env: dict) -> dict:
     before = os.getloadavg()[0]
-    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", str(n), repr(threads)], env=env,
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, os.path.abspath(__file__), "--child", str(n), repr(threads)],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     if out.returncode != 0:
         raise SystemExit(out.stderr[-3000:])
     row = json.loads(out.stdout.strip().splitlines()[-1])
@@ -101,8 +117,10 @@ def measure(n: int, busy: int, repeat: int, env: dict) -> dict:
     one = row["conditions"]["one thread"]["wall"]
     row["speedup_default"] = round(one / row["conditions"]["default"]["wall"], 3)
     row["speedup_two_threads"] = round(one / row["conditions"]["two threads"]["wall"], 3)
-    row["loads"] = [min(r["load_before"] for rs in runs.values() for r in rs),
-                    max(r["load_after"] for rs in runs.values() for r in rs)]
+    row["loads"] = [
+        min(r["load_before"] for rs in runs.values() for r in rs),
+        max(r["load_after"] for rs in runs.values() for r in rs),
+    ]
     return row
 
 
@@ -110,31 +128,60 @@ def markdown(rows: list[dict]) -> str:
     table = []
     for row in sorted(rows, key=lambda r: (r["busy"], r["n"])):
         c = row["conditions"]
-        table.append([f"{row['n']:,}", row["busy"], f"{row['loads'][0]}–{row['loads'][1]}",
-                      f"{c['one thread']['wall']:.2f} / {c['one thread']['cpu']:.2f}",
-                      f"{c['default']['wall']:.2f} / {c['default']['cpu']:.2f}",
-                      f"{c['two threads']['wall']:.2f} / {c['two threads']['cpu']:.2f}",
-                      f"{row['speedup_default']:.2f}×", f"{row['speedup_two_threads']:.2f}×",
-                      " ".join(str(c[name]["idle_cores"]) for name in CONDITIONS),
-                      "yes" if row["same_labels"] else "NO", row.get("measured_utc", "")])
-    intro = ("MDAV, Gaussian n × 10, k = 3, `microaggregate(X, k=3, method='mdav', audit=False, threads=...)`, "
-             "each run in a fresh process with its kernels compiled before; the run of median wall time of "
-             "`repeat`, the conditions alternating. Seconds are wall / CPU (all threads). Speed-up: one thread's "
-             "wall over the condition's. Busy: busy-loop processes started by the script, one per core. Load: the "
-             "1-minute load average, lowest before and highest after the runs; the machine is shared, so a load "
-             "above the busy processes' count means other jobs ran too. Idle cores: what the probe saw before the "
-             "call in each condition (probe, threads=None: threads on the cores found idle, 1.7 idle cores of 2 make 2; the column keeps the key 'default' in the json, from before threads=1 became the default).\n\n")
-    return intro + md_table(["n", "busy", "load", "one thread (default)", "probe", "two threads",
-                             "probe speed-up", "two threads speed-up", "idle cores (1 / probe / 2)",
-                             "same labels", "measured"],
-                            table)
+        table.append(
+            [
+                f"{row['n']:,}",
+                row["busy"],
+                f"{row['loads'][0]}–{row['loads'][1]}",
+                f"{c['one thread']['wall']:.2f} / {c['one thread']['cpu']:.2f}",
+                f"{c['default']['wall']:.2f} / {c['default']['cpu']:.2f}",
+                f"{c['two threads']['wall']:.2f} / {c['two threads']['cpu']:.2f}",
+                f"{row['speedup_default']:.2f}×",
+                f"{row['speedup_two_threads']:.2f}×",
+                " ".join(str(c[name]["idle_cores"]) for name in CONDITIONS),
+                "yes" if row["same_labels"] else "NO",
+                row.get("measured_utc", ""),
+            ]
+        )
+    intro = (
+        "MDAV, Gaussian n × 10, k = 3, `microaggregate(X, k=3, method='mdav', audit=False,"
+        " threads=...)`, each run in a fresh process with its kernels compiled before; the run of"
+        " median wall time of `repeat`, the conditions alternating. Seconds are wall / CPU (all"
+        " threads). Speed-up: one thread's wall over the condition's. Busy: busy-loop processes"
+        " started by the script, one per core. Load: the 1-minute load average, lowest before and"
+        " highest after the runs; the machine is shared, so a load above the busy processes' count"
+        " means other jobs ran too. Idle cores: what the probe saw before the call in each"
+        " condition (probe, threads=None: threads on the cores found idle, 1.7 idle cores of 2 make"
+        " 2; the column keeps the key 'default' in the json, from before threads=1 became the"
+        " default).\n\n"
+    )
+    return intro + md_table(
+        [
+            "n",
+            "busy",
+            "load",
+            "one thread (default)",
+            "probe",
+            "two threads",
+            "probe speed-up",
+            "two threads speed-up",
+            "idle cores (1 / probe / 2)",
+            "same labels",
+            "measured",
+        ],
+        table,
+    )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", default="1e6", help="record counts, comma-separated")
-    ap.add_argument("--busy", type=int, default=0, help="busy-loop processes to start before measuring")
-    ap.add_argument("--repeat", type=int, default=3, help="runs of each condition (the median is reported)")
+    ap.add_argument(
+        "--busy", type=int, default=0, help="busy-loop processes to start before measuring"
+    )
+    ap.add_argument(
+        "--repeat", type=int, default=3, help="runs of each condition (the median is reported)"
+    )
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:

@@ -1,4 +1,5 @@
-"""Reproducible by default (issue 44): the same input, options and seed give the same bytes at any load.
+"""Reproducible by default (issue 44): the same input, options and seed give the same bytes at any
+load.
 
 Each case runs the command line in a fresh process twice: once as the machine is, once with two
 busy-loop processes holding the cores (started here, ended by their ids). What is compared:
@@ -40,23 +41,159 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "src" / "microagg" / "datasets"
 #: (case, command words after ``microagg``; INPUT and OUT are filled in, what is compared)
 CASES = [
-    ("auto (default cap)", ["protect", "INPUT", "-o", "OUT", "-k", "3", "--method", "auto", "--seed", "7"], "sha256"),
-    ("auto --work", ["protect", "INPUT", "-o", "OUT", "-k", "3", "--method", "auto", "--seed", "7",
-                     "--work", "300000"], "sha256"),
-    ("icsm --work", ["protect", "INPUT", "-o", "OUT", "-k", "3", "--method", "icsm", "--seed", "7",
-                     "--work", "100000", "--param", "restarts=1000000"], "sha256"),
-    ("colgen --work", ["protect", "INPUT", "-o", "OUT", "-k", "3", "--method", "colgen", "--seed", "7",
-                       "--work", "200000"], "sha256"),
-    ("lsearch --work", ["protect", "INPUT", "-o", "OUT", "-k", "3", "--method", "lsearch", "--seed", "7",
-                        "--work", "20000"], "sha256"),
-    ("mf-tsp --work", ["protect", "INPUT", "-o", "OUT", "-k", "3", "--method", "mf-tsp", "--seed", "7",
-                       "--work", "50000"], "sha256"),
-    ("partitioned icsm --work", ["protect", "INPUT", "-o", "OUT", "-k", "3", "--method", "icsm", "--seed", "7",
-                                 "--block-size", "300", "--work", "60000"], "sha256"),
-    ("partitioned colgen --work", ["protect", "INPUT", "-o", "OUT", "-k", "3", "--method", "colgen", "--seed", "7",
-                                   "--block-size", "300", "--work", "60000"], "sha256"),
-    ("explore", ["explore", "INPUT", "-o", "OUT.json", "-k", "3,5", "--methods", "mdav,icsm,lsearch",
-                 "--time-limit", "40"], "labels"),
+    (
+        "auto (default cap)",
+        ["protect", "INPUT", "-o", "OUT", "-k", "3", "--method", "auto", "--seed", "7"],
+        "sha256",
+    ),
+    (
+        "auto --work",
+        [
+            "protect",
+            "INPUT",
+            "-o",
+            "OUT",
+            "-k",
+            "3",
+            "--method",
+            "auto",
+            "--seed",
+            "7",
+            "--work",
+            "300000",
+        ],
+        "sha256",
+    ),
+    (
+        "icsm --work",
+        [
+            "protect",
+            "INPUT",
+            "-o",
+            "OUT",
+            "-k",
+            "3",
+            "--method",
+            "icsm",
+            "--seed",
+            "7",
+            "--work",
+            "100000",
+            "--param",
+            "restarts=1000000",
+        ],
+        "sha256",
+    ),
+    (
+        "colgen --work",
+        [
+            "protect",
+            "INPUT",
+            "-o",
+            "OUT",
+            "-k",
+            "3",
+            "--method",
+            "colgen",
+            "--seed",
+            "7",
+            "--work",
+            "200000",
+        ],
+        "sha256",
+    ),
+    (
+        "lsearch --work",
+        [
+            "protect",
+            "INPUT",
+            "-o",
+            "OUT",
+            "-k",
+            "3",
+            "--method",
+            "lsearch",
+            "--seed",
+            "7",
+            "--work",
+            "20000",
+        ],
+        "sha256",
+    ),
+    (
+        "mf-tsp --work",
+        [
+            "protect",
+            "INPUT",
+            "-o",
+            "OUT",
+            "-k",
+            "3",
+            "--method",
+            "mf-tsp",
+            "--seed",
+            "7",
+            "--work",
+            "50000",
+        ],
+        "sha256",
+    ),
+    (
+        "partitioned icsm --work",
+        [
+            "protect",
+            "INPUT",
+            "-o",
+            "OUT",
+            "-k",
+            "3",
+            "--method",
+            "icsm",
+            "--seed",
+            "7",
+            "--block-size",
+            "300",
+            "--work",
+            "60000",
+        ],
+        "sha256",
+    ),
+    (
+        "partitioned colgen --work",
+        [
+            "protect",
+            "INPUT",
+            "-o",
+            "OUT",
+            "-k",
+            "3",
+            "--method",
+            "colgen",
+            "--seed",
+            "7",
+            "--block-size",
+            "300",
+            "--work",
+            "60000",
+        ],
+        "sha256",
+    ),
+    (
+        "explore",
+        [
+            "explore",
+            "INPUT",
+            "-o",
+            "OUT.json",
+            "-k",
+            "3,5",
+            "--methods",
+            "mdav,icsm,lsearch",
+            "--time-limit",
+            "40",
+        ],
+        "labels",
+    ),
     ("demo", ["demo"], "table"),
 ]
 
@@ -73,7 +210,10 @@ def fingerprint(kind: str, out: Path, stdout: str) -> str:
         import numpy as np
 
         labels = np.load(out.with_name(out.name.removesuffix(".json") + ".labels.npz"))
-        return {key: hashlib.sha256(labels[key].tobytes()).hexdigest()[:16] for key in sorted(labels.files)}
+        return {
+            key: hashlib.sha256(labels[key].tobytes()).hexdigest()[:16]
+            for key in sorted(labels.files)
+        }
     # the demo's table: every row without its seconds column
     rows = []
     for line in stdout.splitlines():
@@ -85,14 +225,29 @@ def fingerprint(kind: str, out: Path, stdout: str) -> str:
 
 def run_case(words: list, kind: str, data: Path, folder: Path, tag: str) -> dict:
     out = folder / f"{tag}.csv"
-    argv = [str(data) if w == "INPUT" else str(out) if w == "OUT" else str(folder / f"{tag}.json")
-            if w == "OUT.json" else w for w in words]
+    argv = [
+        (
+            str(data)
+            if w == "INPUT"
+            else str(out)
+            if w == "OUT"
+            else str(folder / f"{tag}.json")
+            if w == "OUT.json"
+            else w
+        )
+        for w in words
+    ]
     if kind == "labels":
         out = folder / f"{tag}.json"
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
     t = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "microagg.cli", *argv, *([] if words[0] == "demo" else ["-q"])],
-                          capture_output=True, text=True, env=env, timeout=1800)
+    done = subprocess.run(
+        [sys.executable, "-m", "microagg.cli", *argv, *([] if words[0] == "demo" else ["-q"])],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=1800,
+    )
     wall = time.perf_counter() - t
     if done.returncode != 0:
         return {"wall": wall, "error": (done.stderr.strip().splitlines() or ["?"])[-1]}
@@ -127,19 +282,37 @@ def main() -> None:
                 for h in helpers:
                     h.kill()
                     h.wait()
-            same = "error" not in quiet and "error" not in loaded and quiet["fingerprint"] == loaded["fingerprint"]
+            same = (
+                "error" not in quiet
+                and "error" not in loaded
+                and quiet["fingerprint"] == loaded["fingerprint"]
+            )
             if kind == "labels" and "error" not in quiet and "error" not in loaded:
                 both = set(quiet["fingerprint"]) & set(loaded["fingerprint"])
                 same = all(quiet["fingerprint"][r] == loaded["fingerprint"][r] for r in both)
-                detail = f"{len(both)} runs done in both ({len(quiet['fingerprint'])} quiet, " \
-                         f"{len(loaded['fingerprint'])} busy), their labels identical: {same}"
+                detail = (
+                    f"{len(both)} runs done in both ({len(quiet['fingerprint'])} quiet, "
+                    f"{len(loaded['fingerprint'])} busy), their labels identical: {same}"
+                )
             else:
-                detail = quiet.get("error") or loaded.get("error") or \
-                    (quiet["fingerprint"][:16] if isinstance(quiet["fingerprint"], str) else "")
-            row = {"case": case, "data": args.data, "command": " ".join(["microagg", *words]), "compared": kind,
-                   "identical": bool(same), "wall_quiet": round(quiet["wall"], 2), "wall_busy": round(loaded["wall"], 2),
-                   "load_before": round(load_before, 2), "load_busy": round(load_busy, 2),
-                   "load_after": round(os.getloadavg()[0], 2), "detail": detail}
+                detail = (
+                    quiet.get("error")
+                    or loaded.get("error")
+                    or (quiet["fingerprint"][:16] if isinstance(quiet["fingerprint"], str) else "")
+                )
+            row = {
+                "case": case,
+                "data": args.data,
+                "command": " ".join(["microagg", *words]),
+                "compared": kind,
+                "identical": bool(same),
+                "wall_quiet": round(quiet["wall"], 2),
+                "wall_busy": round(loaded["wall"], 2),
+                "load_before": round(load_before, 2),
+                "load_busy": round(load_busy, 2),
+                "load_after": round(os.getloadavg()[0], 2),
+                "detail": detail,
+            }
             rows.append(row)
             print(row, flush=True)
     if wanted is not None:  # the other cases' rows stay as measured before
@@ -147,16 +320,44 @@ def main() -> None:
 
         from _common import RESULTS
 
-        old = json.loads((RESULTS / f"{NAME}.json").read_text())["rows"] if (RESULTS / f"{NAME}.json").exists() else []
+        old = (
+            json.loads((RESULTS / f"{NAME}.json").read_text())["rows"]
+            if (RESULTS / f"{NAME}.json").exists()
+            else []
+        )
         order = [c for c, _, _ in CASES]
-        rows = sorted([r for r in old if r["case"] not in wanted] + rows, key=lambda r: order.index(r["case"]))
-    md = md_table(["case", "compared", "identical", "wall quiet (s)", "wall with 2 busy (s)", "load before / busy / after",
-                   "detail"],
-                  [[r["case"], r["compared"], "yes" if r["identical"] else "**no**", r["wall_quiet"], r["wall_busy"],
-                    f"{r['load_before']} / {r['load_busy']} / {r['load_after']}", r["detail"]] for r in rows])
-    md += ("\n\nEach case runs twice in fresh processes: as the machine is, then with two busy-loop processes on "
-           "the cores. `sha256`: the output file's bytes; `labels`: explore's kept partitions of the runs done in "
-           "both; `table`: the demo's table without its seconds column. The commands are in the JSON.\n")
+        rows = sorted(
+            [r for r in old if r["case"] not in wanted] + rows, key=lambda r: order.index(r["case"])
+        )
+    md = md_table(
+        [
+            "case",
+            "compared",
+            "identical",
+            "wall quiet (s)",
+            "wall with 2 busy (s)",
+            "load before / busy / after",
+            "detail",
+        ],
+        [
+            [
+                r["case"],
+                r["compared"],
+                "yes" if r["identical"] else "**no**",
+                r["wall_quiet"],
+                r["wall_busy"],
+                f"{r['load_before']} / {r['load_busy']} / {r['load_after']}",
+                r["detail"],
+            ]
+            for r in rows
+        ],
+    )
+    md += (
+        "\n\nEach case runs twice in fresh processes: as the machine is, then with two busy-loop"
+        " processes on the cores. `sha256`: the output file's bytes; `labels`: explore's kept"
+        " partitions of the runs done in both; `table`: the demo's table without its seconds"
+        " column. The commands are in the JSON.\n"
+    )
     write_results(NAME, rows, md)
 
 

@@ -35,8 +35,12 @@ HERE = Path(__file__).resolve().parent
 OUT = HERE / "results" / "time_to_quality.json"
 FIGURES = HERE.parent / "docs" / "figures"
 PLOTTED = ("mdav", "icsm", "colgen", "auto")
-STYLE = {"mdav": ("tab:gray", "s"), "icsm": ("tab:blue", "o"), "colgen": ("tab:green", "^"),
-         "auto": ("tab:red", "D")}
+STYLE = {
+    "mdav": ("tab:gray", "s"),
+    "icsm": ("tab:blue", "o"),
+    "colgen": ("tab:green", "^"),
+    "auto": ("tab:red", "D"),
+}
 
 
 def load_rows() -> list[dict]:
@@ -50,10 +54,19 @@ def save_rows(rows: list[dict]) -> None:
 
 def run_one(df, data: str, k: int, method: str, limit: float) -> dict:
     t = time.perf_counter()
-    res = microagg.microaggregate(df, k=k, method=method, time_limit=limit, seed=0, columns=list(df.columns))
-    row = {"data": data, "k": k, "method": method, "time_limit": limit, "il": res.information_loss,
-           "seconds": round(time.perf_counter() - t, 3), "load_1min": round(os.getloadavg()[0], 2),
-           "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
+    res = microagg.microaggregate(
+        df, k=k, method=method, time_limit=limit, seed=0, columns=list(df.columns)
+    )
+    row = {
+        "data": data,
+        "k": k,
+        "method": method,
+        "time_limit": limit,
+        "il": res.information_loss,
+        "seconds": round(time.perf_counter() - t, 3),
+        "load_1min": round(os.getloadavg()[0], 2),
+        "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+    }
     if res.lower_bound is not None:
         row["bound_il"] = res.lower_bound_il
     if method == "auto":
@@ -75,7 +88,11 @@ def warm_up() -> None:
 def measure(datas, ks, limits, fresh: bool, redo: bool = False) -> None:
     rows = [] if fresh else load_rows()
     if redo:  # measure the selected cells again (after a change to a method), keep the others
-        rows = [r for r in rows if not (r["data"] in datas and r["k"] in ks and r["time_limit"] in limits)]
+        rows = [
+            r
+            for r in rows
+            if not (r["data"] in datas and r["k"] in ks and r["time_limit"] in limits)
+        ]
     warm_up()
     done = {(r["data"], r["k"], r["method"], r["time_limit"]) for r in rows}
     for data in datas:
@@ -88,8 +105,11 @@ def measure(datas, ks, limits, fresh: bool, redo: bool = False) -> None:
                     row = run_one(df, data, k, method, limit)
                     rows.append(row)
                     save_rows(rows)
-                    print(f"{data} k={k} T={limit:g} {method}: IL {row['il']:.4f} in {row['seconds']:.1f} s "
-                          f"(load {row['load_1min']})", flush=True)
+                    print(
+                        f"{data} k={k} T={limit:g} {method}: IL {row['il']:.4f} in"
+                        f" {row['seconds']:.1f} s (load {row['load_1min']})",
+                        flush=True,
+                    )
 
 
 def check(rows) -> list[str]:
@@ -97,14 +117,21 @@ def check(rows) -> list[str]:
     out = []
     cells = sorted({(r["data"], r["k"], r["time_limit"]) for r in rows})
     for data, k, limit in cells:
-        here = {r["method"]: r for r in rows if (r["data"], r["k"], r["time_limit"]) == (data, k, limit)}
+        here = {
+            r["method"]: r for r in rows if (r["data"], r["k"], r["time_limit"]) == (data, k, limit)
+        }
         if "auto" not in here:
             continue
         auto = here["auto"]["il"]
-        worse = [f"{m} {r['il']:.4f}" for m, r in here.items()
-                 if m != "auto" and r["il"] < auto * (1 - 1e-9)]
+        worse = [
+            f"{m} {r['il']:.4f}"
+            for m, r in here.items()
+            if m != "auto" and r["il"] < auto * (1 - 1e-9)
+        ]
         status = "ok" if not worse else "WORSE than " + ", ".join(worse)
-        out.append(f"{data} k={k} T={limit:g}: auto {auto:.4f} ({here['auto'].get('winner')}) {status}")
+        out.append(
+            f"{data} k={k} T={limit:g}: auto {auto:.4f} ({here['auto'].get('winner')}) {status}"
+        )
     return out
 
 
@@ -114,8 +141,13 @@ def render(rows) -> None:
     cells = {}
     for r in rows:
         cells.setdefault((r["data"], r["k"], r["time_limit"]), {})[r["method"]] = r
-    lines = ["| T (s) | cells where auto ≤ every member alone | auto ≤ icsm alone | auto ≤ colgen alone | "
-             "worst excess over the best member | load (1 min) |", "|---|---|---|---|---|---|"]
+    lines = [
+        (
+            "| T (s) | cells where auto ≤ every member alone | auto ≤ icsm alone | auto ≤ colgen"
+            " alone | worst excess over the best member | load (1 min) |"
+        ),
+        "|---|---|---|---|---|---|",
+    ]
     worse = []
     for limit in sorted({c[2] for c in cells}):
         here = [(key, c) for key, c in cells.items() if key[2] == limit and "auto" in c]
@@ -132,16 +164,26 @@ def render(rows) -> None:
             excess = max(excess, 100 * (auto - c[best]["il"]) / c[best]["il"])
             loads += [c[m]["load_1min"] for m in c]
             if auto > c[best]["il"] * (1 + 1e-9):
-                worse.append(f"{data} k = {k} at {limit:g} s ({best} {c[best]['il']:.5f}, auto {auto:.5f}: "
-                             f"+{100 * (auto - c[best]['il']) / c[best]['il']:.4f} %)")
-        lines.append(f"| {limit:g} | {ok} / {len(here)} | {icsm_ok} / {len(here)} | {colgen_ok} / {len(here)} | "
-                     f"{excess:.3f} % | {min(loads):.1f}–{max(loads):.1f} |")
+                worse.append(
+                    f"{data} k = {k} at {limit:g} s ({best} {c[best]['il']:.5f}, auto {auto:.5f}: "
+                    f"+{100 * (auto - c[best]['il']) / c[best]['il']:.4f} %)"
+                )
+        lines.append(
+            f"| {limit:g} | {ok} / {len(here)} | {icsm_ok} / {len(here)} | {colgen_ok} /"
+            f" {len(here)} | {excess:.3f} % | {min(loads):.1f}–{max(loads):.1f} |"
+        )
     text = "\n".join(lines)
-    text += ("\n\nauto worse than a member alone: " + "; ".join(worse) + "." if worse
-             else "\n\nauto is at least as good as every member alone in every run.")
-    text += ("\n\nProduced by `python benchmarks/time_to_quality.py` (census, tarragona, eia × k = 3, 4, 5, 10, "
-             "seed 0; auto and each member alone run one after the other per cell and time limit on the "
-             "2-core machine; every run with its load in `benchmarks/results/time_to_quality.json`).")
+    text += (
+        "\n\nauto worse than a member alone: " + "; ".join(worse) + "."
+        if worse
+        else "\n\nauto is at least as good as every member alone in every run."
+    )
+    text += (
+        "\n\nProduced by `python benchmarks/time_to_quality.py` (census, tarragona, eia × k = 3, 4,"
+        " 5, 10, seed 0; auto and each member alone run one after the other per cell and time limit"
+        " on the 2-core machine; every run with its load in"
+        " `benchmarks/results/time_to_quality.json`)."
+    )
     dates = []
     for data in sorted({r["data"] for r in rows}):
         stamps = sorted(r["date_utc"] for r in rows if r["data"] == data)
@@ -161,22 +203,37 @@ def plot(rows) -> None:
         for k in sorted({r["k"] for r in rows if r["data"] == data}):
             fig, ax = plt.subplots(figsize=(8, 4))
             for method in PLOTTED:
-                pts = sorted((r["time_limit"], r["il"]) for r in rows
-                             if (r["data"], r["k"], r["method"]) == (data, k, method))
+                pts = sorted(
+                    (r["time_limit"], r["il"])
+                    for r in rows
+                    if (r["data"], r["k"], r["method"]) == (data, k, method)
+                )
                 if pts:
                     color, marker = STYLE[method]
                     ax.plot(*zip(*pts), marker=marker, color=color, label=method)
-            bounds = sorted((r["time_limit"], r["bound_il"]) for r in rows
-                            if (r["data"], r["k"], r["method"]) == (data, k, "colgen") and "bound_il" in r)
+            bounds = sorted(
+                (r["time_limit"], r["bound_il"])
+                for r in rows
+                if (r["data"], r["k"], r["method"]) == (data, k, "colgen") and "bound_il" in r
+            )
             if bounds:
-                ax.plot(*zip(*bounds), linestyle="--", color="tab:green", label="colgen lower bound")
+                ax.plot(
+                    *zip(*bounds), linestyle="--", color="tab:green", label="colgen lower bound"
+                )
             cert = HERE / "best_known" / f"{data}_k{k}.json"
-            if cert.exists():  # the best-known partition and proven bound (benchmarks/best_known.py)
+            if (
+                cert.exists()
+            ):  # the best-known partition and proven bound (benchmarks/best_known.py)
                 c = json.loads(cert.read_text())
                 ax.axhline(c["il"], color="black", linestyle=":", label=f"best known {c['il']:.3f}")
                 if c.get("lower_bound_il") is not None:
-                    ax.axhline(c["lower_bound_il"], color="black", linestyle="-.", linewidth=0.8,
-                               label=f"best proven bound {c['lower_bound_il']:.3f}")
+                    ax.axhline(
+                        c["lower_bound_il"],
+                        color="black",
+                        linestyle="-.",
+                        linewidth=0.8,
+                        label=f"best proven bound {c['lower_bound_il']:.3f}",
+                    )
             ax.set_xscale("log")
             ax.set_xlabel("time limit (s)")
             ax.set_ylabel("information loss (%)")
@@ -194,9 +251,15 @@ def main() -> None:
     ap.add_argument("--ks", nargs="+", type=int, default=[3, 4, 5, 10])
     ap.add_argument("--limits", nargs="+", type=float, default=[1, 3, 10, 30, 60])
     ap.add_argument("--fresh", action="store_true", help="drop the stored rows before measuring")
-    ap.add_argument("--redo", action="store_true", help="drop the stored rows of the selected cells before measuring")
+    ap.add_argument(
+        "--redo",
+        action="store_true",
+        help="drop the stored rows of the selected cells before measuring",
+    )
     ap.add_argument("--plot-only", action="store_true")
-    ap.add_argument("--check", action="store_true", help="print the cells where auto is worse than a member")
+    ap.add_argument(
+        "--check", action="store_true", help="print the cells where auto is worse than a member"
+    )
     args = ap.parse_args()
     if not args.plot_only:
         measure(args.data, args.ks, args.limits, args.fresh, args.redo)

@@ -11,7 +11,6 @@ import sys
 import time
 
 import numpy as np
-
 from _common import md_table, update_readme, write_results
 
 
@@ -60,11 +59,22 @@ def main(quick: bool = False) -> None:
             rows.append(row)
             table.append(cells)
             print(cells, flush=True)
-    headers = ["n", "k", "microagg s", "staggered s", "staggered SSE vs ours", "wilber s",
-               "wilber SSE vs ours", "auto s", "auto SSE vs ours"]
-    md = ("Optimal univariate microaggregation, seconds (sorting included for both) and SSE of "
-          "microagg1d relative to microagg's `univariate-optimal` (positive = microagg1d worse).\n\n"
-          + md_table(headers, table))
+    headers = [
+        "n",
+        "k",
+        "microagg s",
+        "staggered s",
+        "staggered SSE vs ours",
+        "wilber s",
+        "wilber SSE vs ours",
+        "auto s",
+        "auto SSE vs ours",
+    ]
+    md = (
+        "Optimal univariate microaggregation, seconds (sorting included for both) and SSE of "
+        "microagg1d relative to microagg's `univariate-optimal` (positive = microagg1d worse).\n\n"
+        + md_table(headers, table)
+    )
     write_results("univariate" + ("_quick" if quick else ""), rows, md)
     if not quick:
         update_readme("univariate", md + "\n\nProduced by `python benchmarks/univariate.py`.")

@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 
 import microagg
-from microagg.partition import sst as total_sum_of_squares
 from microagg.columns import zscores
+from microagg.partition import sst as total_sum_of_squares
 
 STORE = Path(__file__).resolve().parent / "best_known"
 REL_TOL = 1e-9
@@ -98,9 +98,15 @@ def verify(store: Path = STORE, out=sys.stdout) -> int:
             print(f"FAIL {path.stem}: " + "; ".join(problems), file=out)
         else:
             bound = cert.get("lower_bound_il")
-            print(f"ok   {path.stem}: IL {cert['il']:.6f}" + ("" if bound is None else
-                                                              f", bound IL {bound:.6f}, gap {cert['gap_percent']:.3f} %"),
-                  file=out)
+            print(
+                f"ok   {path.stem}: IL {cert['il']:.6f}"
+                + (
+                    ""
+                    if bound is None
+                    else f", bound IL {bound:.6f}, gap {cert['gap_percent']:.3f} %"
+                ),
+                file=out,
+            )
     return bad
 
 

@@ -58,11 +58,16 @@ def _cell(text: str) -> str:
 def _run_options() -> str:
     from microagg.options import POSITIONAL, RUN_OPTIONS
 
-    rows = ["| option (Python) | flag (command line) | value | default | meaning |", "| --- | --- | --- | --- | --- |"]
+    rows = [
+        "| option (Python) | flag (command line) | value | default | meaning |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     for p in RUN_OPTIONS:
         flag = ", ".join(f"`{f}`" for f in p.flags) or "API only"
         name = f"`{p.name}`" + (" (also by position)" if p.name in POSITIONAL else "")
-        rows.append(f"| {name} | {flag} | {_cell(p.constraint())} | `{p.default!r}` | {_cell(p.doc)} |")
+        rows.append(
+            f"| {name} | {flag} | {_cell(p.constraint())} | `{p.default!r}` | {_cell(p.doc)} |"
+        )
     return "\n".join(rows)
 
 

@@ -59,11 +59,18 @@ def brute_force_optimum(X: np.ndarray, k: int) -> float:
 
 @pytest.fixture
 def spy_method():
-    """A registered method that records the deadline and progress it receives (removed afterwards)."""
+    """A registered method that records the deadline and progress it receives (removed
+    afterwards)."""
     calls = []
 
-    @methods.register("_spy", family="test", paper="-", complexity="-", variable_size=False,
-                      params=(Param("level", "int", 1, "a test parameter", low=0, high=3),))
+    @methods.register(
+        "_spy",
+        family="test",
+        paper="-",
+        complexity="-",
+        variable_size=False,
+        params=(Param("level", "int", 1, "a test parameter", low=0, high=3),),
+    )
     def _spy(X, k, *, seed, deadline, progress, level):
         """Spy."""
         calls.append({"n": len(X), "remaining": deadline.remaining(), "deadline": deadline})
@@ -97,8 +104,12 @@ def _lines(n, make):
 
 def run_cli(*args):
     """The command line in a subprocess, as a user runs it (a few end-to-end tests only: slow)."""
-    return subprocess.run([sys.executable, "-m", "microagg.cli", *map(str, args)],
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "microagg.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 class Done:
@@ -108,7 +119,8 @@ class Done:
 
 @pytest.fixture
 def cli(capsys):
-    """The command line in this process (fast): returns returncode, stdout, stderr like subprocess.run."""
+    """The command line in this process (fast): returns returncode, stdout, stderr like
+    subprocess.run."""
 
     def run(*args):
         capsys.readouterr()
@@ -157,12 +169,14 @@ def one_error_line(capsys) -> str:
 
 def frame_for_formats(n=24):
     rng = np.random.default_rng(1)
-    return pd.DataFrame({
-        "age": rng.integers(18, 90, n).astype(np.int32),
-        "income": rng.normal(3000, 800, n).round(2),
-        "region": rng.integers(1, 4, n).astype(np.int8),
-        "name": [f"p{i:03d}" for i in range(n)],
-    })
+    return pd.DataFrame(
+        {
+            "age": rng.integers(18, 90, n).astype(np.int32),
+            "income": rng.normal(3000, 800, n).round(2),
+            "region": rng.integers(1, 4, n).astype(np.int8),
+            "name": [f"p{i:03d}" for i in range(n)],
+        }
+    )
 
 
 def assert_k_anonymous(frame, cols, k):
@@ -180,8 +194,11 @@ def _strata_frame(seed=0):
     rng = np.random.default_rng(seed)
     parts = []
     for name, centre, size in (("a", 0.0, 30), ("b", 50.0, 31), ("tiny", 1.0, 2)):
-        parts.append(pd.DataFrame({"x": rng.normal(centre, 1, size), "y": rng.normal(0, 1, size),
-                                   "region": name}))
+        parts.append(
+            pd.DataFrame(
+                {"x": rng.normal(centre, 1, size), "y": rng.normal(0, 1, size), "region": name}
+            )
+        )
     return pd.concat(parts, ignore_index=True)
 
 

@@ -51,22 +51,30 @@ class CsvMeta(Meta):
         for name in frame.columns:
             if frame[name].dtype == object:
                 j = table.header.index(name)
-                frame[name] = pd.Series([_unquote(self.records[i][j]) for i in self.data_rows], dtype=object)
-            elif frame[name].dtype.kind == "f" and frame[name].isna().any():  # integers with blanks: nullable integers
+                frame[name] = pd.Series(
+                    [_unquote(self.records[i][j]) for i in self.data_rows], dtype=object
+                )
+            elif (
+                frame[name].dtype.kind == "f" and frame[name].isna().any()
+            ):  # integers with blanks: nullable integers
                 j = table.header.index(name)
                 texts = [_unquote(self.records[i][j]).strip() for i in self.data_rows]
-                if all(not t or _INTEGER.fullmatch(t) for t in texts) and not all(not t for t in texts):
+                if all(not t or _INTEGER.fullmatch(t) for t in texts) and not all(
+                    not t for t in texts
+                ):
                     ints = [int(t) if t else None for t in texts]
-                    if all(v is None or -(2 ** 63) <= v < 2 ** 63 for v in ints):
+                    if all(v is None or -(2**63) <= v < 2**63 for v in ints):
                         frame[name] = pd.array(ints, dtype="Int64")
         return frame
 
-    def head(self, rows: int) -> "CsvMeta":
+    def head(self, rows: int) -> CsvMeta:
         return replace(self, data_rows=self.data_rows[:rows])
 
 
-_NUMBER = {".": re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*"),
-           ",": re.compile(r"\s*[+-]?(?:\d+,?\d*|,\d+)(?:[eE][+-]?\d+)?\s*")}
+_NUMBER = {
+    ".": re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*"),
+    ",": re.compile(r"\s*[+-]?(?:\d+,?\d*|,\d+)(?:[eE][+-]?\d+)?\s*"),
+}
 _INTEGER = re.compile(r"\s*[+-]?\d+\s*")
 _LEADING_ZERO = re.compile(r"\s*[+-]?0\d")
 
@@ -77,8 +85,10 @@ def _other_format(raw: bytes, name: str) -> None:
         for magic in fmt.magic:
             if raw.startswith(magic):
                 article = "an" if fmt.label[0].lower() in "aeiou" else "a"
-                raise InputError(f"{name} is {article} {fmt.label} file, not delimited text: give it its suffix "
-                                 f"({fmt.suffixes[0]})")
+                raise InputError(
+                    f"{name} is {article} {fmt.label} file, not delimited text: give it its suffix "
+                    f"({fmt.suffixes[0]})"
+                )
 
 
 def _decode(raw: bytes, encoding: str | None, name: str):
@@ -90,8 +100,10 @@ def _decode(raw: bytes, encoding: str | None, name: str):
         except LookupError:
             raise InputError(f"unknown encoding {encoding!r}") from None
         except UnicodeDecodeError as exc:
-            raise InputError(f"{name} is not valid {encoding} (byte {exc.start}); "
-                             "give the right one with --encoding") from None
+            raise InputError(
+                f"{name} is not valid {encoding} (byte {exc.start}); "
+                "give the right one with --encoding"
+            ) from None
         if bom:
             return text, "utf-8", True
         if text.startswith("\ufeff") and encoding.lower().replace("_", "-") in ("utf-8", "utf8"):
@@ -99,7 +111,9 @@ def _decode(raw: bytes, encoding: str | None, name: str):
         return text, encoding, False
     if raw.startswith(b"\xef\xbb\xbf"):
         return raw[3:].decode("utf-8"), "utf-8", True
-    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16 by its BOM, written back in the same byte order
+    if raw.startswith(
+        (b"\xff\xfe", b"\xfe\xff")
+    ):  # UTF-16 by its BOM, written back in the same byte order
         enc = "utf-16-le" if raw.startswith(b"\xff\xfe") else "utf-16-be"
         try:
             return raw[2:].decode(enc), enc, True
@@ -173,13 +187,14 @@ def _unquote(raw: str, quote: str = '"') -> str:
             if i + 1 < n and raw[i + 1] == quote:
                 i += 2
                 continue
-            return raw[1:i].replace(quote * 2, quote) + raw[i + 1:]
+            return raw[1:i].replace(quote * 2, quote) + raw[i + 1 :]
         i += 1
     return raw[1:].replace(quote * 2, quote)  # unclosed (only in a cut-off head)
 
 
 def _sniff_sep(text: str, quote: str = '"') -> str:
-    """The separator among , ; tab | that splits the first lines into the same number (> 1) of fields."""
+    """The separator among , ; tab | that splits the first lines into the same number (> 1) of
+    fields."""
     head = text[:65536]
     cut = head.rfind("\n")
     head = head if cut < 0 or len(text) <= 65536 else head[:cut]
@@ -195,7 +210,8 @@ def _sniff_sep(text: str, quote: str = '"') -> str:
 
 
 def _sniff_decimal(columns: list, sep: str) -> str:
-    """',' when the separator is not ',' and numbers in the file use a decimal comma, not a point."""
+    """',' when the separator is not ',' and numbers in the file use a decimal comma, not a
+    point."""
     if sep == ",":
         return "."
     comma = point = 0
@@ -213,13 +229,22 @@ def _warn_thousands(columns: list, decimal: str, name: str) -> None:
     exactly three digits after it (12,500): say so, the values would be off by a factor 1000."""
     if decimal != ",":
         return
-    seen = [v.strip() for values in columns for v in values[:200] if "," in v and _NUMBER[","].fullmatch(v)]
+    seen = [
+        v.strip()
+        for values in columns
+        for v in values[:200]
+        if "," in v and _NUMBER[","].fullmatch(v)
+    ]
     if seen and all(_THOUSANDS.fullmatch(v) for v in seen):
         import warnings
 
-        warnings.warn(f"every number with a comma in {name} has three digits after it (such as {seen[0]!r}): "
-                      "the comma is read as the decimal mark; if it separates thousands, give --decimal . "
-                      "(such columns are then not numbers and not protected)", UserWarning, stacklevel=3)
+        warnings.warn(
+            f"every number with a comma in {name} has three digits after it (such as {seen[0]!r}): "
+            "the comma is read as the decimal mark; if it separates thousands, give --decimal . "
+            "(such columns are then not numbers and not protected)",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 _THOUSANDS = re.compile(r"[+-]?\d{1,3},\d{3}")
@@ -227,7 +252,9 @@ _THOUSANDS = re.compile(r"[+-]?\d{1,3},\d{3}")
 
 def read(p: Path, *, missing=(), sep=None, decimal=None, encoding=None) -> Table:
     missing = tuple(missing)
-    raw, gz = read_limits.text_bytes(p, encoding)  # gzip inflated in a bounded stream; binary data refused
+    raw, gz = read_limits.text_bytes(
+        p, encoding
+    )  # gzip inflated in a bounded stream; binary data refused
     _other_format(raw, p.name)
     text, enc, bom = _decode(raw, encoding, p.name)
     if not text.strip():  # also a file of nothing but a byte order mark
@@ -240,7 +267,9 @@ def read(p: Path, *, missing=(), sep=None, decimal=None, encoding=None) -> Table
     lines = text.replace("\r", "\n") if cr_only else text
     if sep is None:
         sep = _sniff_sep(lines)
-    if cr_only:  # read as lines; every line break in a field or at an end was, and is written back as, '\r'
+    if (
+        cr_only
+    ):  # read as lines; every line break in a field or at an end was, and is written back as, '\r'
         records, ends = _split_records(lines, sep)
         records = [[f.replace("\n", "\r") for f in r] for r in records]
         ends = [e.replace("\n", "\r") for e in ends]
@@ -259,10 +288,14 @@ def read(p: Path, *, missing=(), sep=None, decimal=None, encoding=None) -> Table
             continue  # a blank line: kept as it is, not a record
         else:
             line_no = sum(f.count("\n") for rec in records[:i] for f in rec) + i + 1
-            raise InputError(f"line {line_no} of {p.name} has {len(r)} field(s), the header has {h} "
-                             f"(separator {sep!r}; set it with --sep)")
+            raise InputError(
+                f"line {line_no} of {p.name} has {len(r)} field(s), the header has {h} "
+                f"(separator {sep!r}; set it with --sep)"
+            )
     if h == 1:  # one column: a blank line is a record with a blank value
-        data_rows = [i for i in range(1, len(records)) if not (i == len(records) - 1 and records[i] == [""])]
+        data_rows = [
+            i for i in range(1, len(records)) if not (i == len(records) - 1 and records[i] == [""])
+        ]
     if not data_rows:
         raise InputError(f"input has no data rows: {p}")
     columns = [[_unquote(records[i][j]) for i in data_rows] for j in range(h)]
@@ -277,8 +310,14 @@ def read(p: Path, *, missing=(), sep=None, decimal=None, encoding=None) -> Table
     duplicates = [name for name, c in counts.items() if c > 1]
     frame = _typed_frame(header, columns, duplicates, decimal, missing)
     dialect = CsvDialect(sep=sep, decimal=decimal, encoding=enc, bom=bom, newline=newline, gzip=gz)
-    return Table(frame=frame, format="csv", path=p, header=header, duplicates=duplicates,
-                 meta=CsvMeta(dialect, records, ends, data_rows))
+    return Table(
+        frame=frame,
+        format="csv",
+        path=p,
+        header=header,
+        duplicates=duplicates,
+        meta=CsvMeta(dialect, records, ends, data_rows),
+    )
 
 
 def sniff_csv(path) -> tuple[str, str]:
@@ -293,14 +332,14 @@ def sniff_csv(path) -> tuple[str, str]:
         with gzip.open(path, "rb") as f:
             head = f.read(65536)
     if head.startswith((b"\xff\xfe", b"\xfe\xff")):
-        head = head[:len(head) // 2 * 2]  # not cut inside a UTF-16 code unit
+        head = head[: len(head) // 2 * 2]  # not cut inside a UTF-16 code unit
     elif len(head) == 65536:  # not cut inside a UTF-8 character (its last 1 to 3 bytes)
         for cut in range(4):
             try:
-                head[:len(head) - cut].decode("utf-8")
+                head[: len(head) - cut].decode("utf-8")
             except UnicodeDecodeError:
                 continue
-            head = head[:len(head) - cut]
+            head = head[: len(head) - cut]
             break
     text, encoding, bom = _decode(head, None, Path(path).name)
     if bom:
@@ -341,8 +380,11 @@ def _typed_frame(header, columns, duplicates, decimal, missing):
         is_number = [not m and bool(number.fullmatch(v)) for v, m in zip(stripped, is_missing)]
         n_number = sum(is_number)
         others = len(values) - n_number - sum(is_missing)
-        if n_number and any(_LEADING_ZERO.match(v) and not re.fullmatch(r"[+-]?0(?:[.,]\d*)?(?:[eE].*)?", v)
-                            for v, isnum in zip(stripped, is_number) if isnum):
+        if n_number and any(
+            _LEADING_ZERO.match(v) and not re.fullmatch(r"[+-]?0(?:[.,]\d*)?(?:[eE].*)?", v)
+            for v, isnum in zip(stripped, is_number)
+            if isnum
+        ):
             data[name] = pd.Series(values, dtype=object)  # a code such as a zip code: text
             continue
         if n_number == 0:
@@ -358,18 +400,23 @@ def _typed_frame(header, columns, duplicates, decimal, missing):
         if others == 0:
             if not any(is_missing) and all(_INTEGER.fullmatch(v) for v in stripped):
                 ints = [int(v) for v in stripped]
-                if all(-(2 ** 63) <= x < 2 ** 63 for x in ints):
+                if all(-(2**63) <= x < 2**63 for x in ints):
                     data[name] = pd.Series(np.array(ints, dtype=np.int64))
                 else:  # beyond int64: exact Python integers (the column rules reject them as QIs)
                     data[name] = pd.Series(ints, dtype=object)
                 continue
-            data[name] = pd.Series([np.nan if m else parse(v) for v, m in zip(stripped, is_missing)],
-                                   dtype=np.float64)
+            data[name] = pd.Series(
+                [np.nan if m else parse(v) for v, m in zip(stripped, is_missing)], dtype=np.float64
+            )
             continue
         # numeric but for some tokens: numbers as floats, the rest as the text it is
-        data[name] = pd.Series([np.nan if m else (parse(v) if isnum else values[i])
-                                for i, (v, m, isnum) in enumerate(zip(stripped, is_missing, is_number))],
-                               dtype=object)
+        data[name] = pd.Series(
+            [
+                np.nan if m else (parse(v) if isnum else values[i])
+                for i, (v, m, isnum) in enumerate(zip(stripped, is_missing, is_number))
+            ],
+            dtype=object,
+        )
     return pd.DataFrame(data, columns=[c for c in header if c not in duplicates])
 
 
@@ -399,7 +446,7 @@ def _plain_numbers(values, decimal):
 
 def _format_number(value: float, integer: bool, decimal: str) -> str:
     v = float(value)
-    if integer and v.is_integer() and abs(v) < 2.0 ** 63:
+    if integer and v.is_integer() and abs(v) < 2.0**63:
         text = str(int(v))
     else:
         text = repr(v)
@@ -414,19 +461,30 @@ def csv_bytes(table: Table, published: dict, gz: bool, sep: str | None = None) -
     q = d.quotechar
     records = [list(r) for r in meta.records]
     if sep is not None and sep != d.sep:
-        records = [[q + f.replace(q, q + q) + q if sep in f and not f.startswith(q) else f for f in r]
-                   for r in records]
+        records = [
+            [q + f.replace(q, q + q) + q if sep in f and not f.startswith(q) else f for f in r]
+            for r in records
+        ]
     sep = d.sep if sep is None else sep
     index = {name: j for j, name in enumerate(table.header) if name not in table.duplicates}
     for name, values in published.items():
         j = index[name]
         raw = [meta.records[i][j] for i in meta.data_rows]
         numeric = is_numeric(values)
-        integer = numeric and all(_INTEGER.fullmatch(_unquote(f)) for f in raw if _unquote(f).strip())
+        integer = numeric and all(
+            _INTEGER.fullmatch(_unquote(f)) for f in raw if _unquote(f).strip()
+        )
         # (a missing value, as a suppressed stratum publishes, is an empty field)
         for i, f, v in zip(meta.data_rows, raw, values):
-            # a categorical QI publishes one of the column's own values (its text); numbers are formatted
-            text = "" if is_missing(v) else _format_number(v, integer, d.decimal) if numeric else str(v)
+            # a categorical QI publishes one of the column's own values (its text); numbers are
+            # formatted
+            text = (
+                ""
+                if is_missing(v)
+                else _format_number(v, integer, d.decimal)
+                if numeric
+                else str(v)
+            )
             if f.startswith(q) or sep in text or q in text or "\n" in text or "\r" in text:
                 text = q + text.replace(q, q + q) + q
             records[i][j] = text
@@ -444,7 +502,9 @@ def write_same(table: Table, published: dict, tmp, path) -> None:
     tab-separated; any other name keeps the input's separator."""
     name = Path(path).name.lower()
     tabs = name.removesuffix(".gz").endswith((".tsv", ".tab"))
-    Path(tmp).write_bytes(csv_bytes(table, published, gz=name.endswith(".gz"), sep="\t" if tabs else None))
+    Path(tmp).write_bytes(
+        csv_bytes(table, published, gz=name.endswith(".gz"), sep="\t" if tabs else None)
+    )
 
 
 def write(frame, tmp, meta, path, published) -> None:
@@ -466,14 +526,23 @@ def chunks(path, columns, chunk_rows: int, numeric=()):
 
     sep, encoding = sniff_csv(path)
     # the QIs parsed by pandas' C parser (a blank cell is missing); every other column as its text
-    reader = pd.read_csv(path, sep=sep, encoding=encoding, chunksize=chunk_rows, usecols=columns,
-                         dtype=defaultdict(lambda: str, {c: "float64" for c in numeric}),
-                         keep_default_na=False, na_values={c: [""] for c in numeric} or None)
+    reader = pd.read_csv(
+        path,
+        sep=sep,
+        encoding=encoding,
+        chunksize=chunk_rows,
+        usecols=columns,
+        dtype=defaultdict(lambda: str, {c: "float64" for c in numeric}),
+        keep_default_na=False,
+        na_values={c: [""] for c in numeric} or None,
+    )
     try:
         yield from reader
     except ValueError as exc:
-        raise InputError(f"a quasi-identifier column of {os.path.basename(path)} holds a cell that is "
-                         f"not a number ({exc})") from None
+        raise InputError(
+            f"a quasi-identifier column of {os.path.basename(path)} holds a cell that is "
+            f"not a number ({exc})"
+        ) from None
 
 
 def first_rows(path, rows: int = 1000):

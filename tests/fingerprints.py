@@ -1,7 +1,8 @@
 """Label fingerprints of every method and the figures of their audits, for refactors to keep.
 
 ``python tests/fingerprints.py`` writes ``tests/fixtures/fingerprints.json`` from the code as it is;
-``tests/test_fingerprints.py`` recomputes the same dictionary and compares. Regenerate it only when a
+``tests/test_fingerprints.py`` recomputes the same dictionary and compares. Regenerate it only when
+a
 change of results is intended, and say so in the commit.
 """
 
@@ -59,7 +60,9 @@ def compute() -> dict:
     }
     with tempfile.TemporaryDirectory() as folder:
         published = pathlib.Path(folder) / "testdata.csv"
-        microagg.protect(DATA / "testdata.csv", published, k=3, seed=0, shuffle=True, shuffle_seed=1)
+        microagg.protect(
+            DATA / "testdata.csv", published, k=3, seed=0, shuffle=True, shuffle_seed=1
+        )
         out["testdata_file_sha256"] = hashlib.sha256(published.read_bytes()).hexdigest()
     return out
 

@@ -23,8 +23,17 @@ import pandas as pd
 import pytest
 
 import microagg
-from microagg.app import (column_profile, figures, inputs, is_loopback, private, protect_worker, runs, runspec,
-                          security)
+from microagg.app import (
+    column_profile,
+    figures,
+    inputs,
+    is_loopback,
+    private,
+    protect_worker,
+    runs,
+    runspec,
+    security,
+)
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -33,15 +42,21 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 def test_profile_flags_identifiers_and_suggests_continuous_columns():
     n = 60
     rng = np.random.default_rng(0)
-    df = pd.DataFrame({
-        "hid": np.arange(n) // 3,  # named like an identifier
-        "row": np.arange(100, 100 + n),  # numbers the records
-        "income": rng.normal(size=n),
-        "spend": rng.permutation(np.arange(0, 3 * n, 3)),  # distinct integers but not consecutive
-        "sex": rng.integers(1, 3, n),  # a category code
-        "name": [f"p{i}" for i in range(n)],
-        "UTILITYID": rng.integers(0, 1000, n),  # an identifier for the CLI (issue 33): the same here
-    })
+    df = pd.DataFrame(
+        {
+            "hid": np.arange(n) // 3,  # named like an identifier
+            "row": np.arange(100, 100 + n),  # numbers the records
+            "income": rng.normal(size=n),
+            "spend": rng.permutation(
+                np.arange(0, 3 * n, 3)
+            ),  # distinct integers but not consecutive
+            "sex": rng.integers(1, 3, n),  # a category code
+            "name": [f"p{i}" for i in range(n)],
+            "UTILITYID": rng.integers(
+                0, 1000, n
+            ),  # an identifier for the CLI (issue 33): the same here
+        }
+    )
     prof = {p.name: p for p in column_profile.profile(df)}
     assert prof["UTILITYID"].id_like and not prof["UTILITYID"].suggested
     assert prof["hid"].id_like and not prof["hid"].suggested
@@ -62,35 +77,47 @@ def test_profile_suggests_what_the_cli_uses_by_default(n):
     from microagg import columns as preprocess
 
     rng = np.random.default_rng(1)
-    df = pd.DataFrame({
-        "person_id": np.arange(n),
-        "hhweight": rng.uniform(50, 500, n),  # a weight by its name
-        "wgt": rng.uniform(50, 500, n),
-        "region": rng.integers(1, 6, n),  # codes by its name (issue 33), in small and larger files
-        "rooms": rng.integers(1, 6, n),  # codes in a larger file; a QI in a file of 12 records
-        "half": rng.integers(0, 4, n) + 0.5,  # few values, but not integers: an attribute
-        "income": rng.lognormal(size=n),
-        "age": rng.integers(16, 90, n),
-        "flag": np.ones(n, dtype=int),
-    })
+    df = pd.DataFrame(
+        {
+            "person_id": np.arange(n),
+            "hhweight": rng.uniform(50, 500, n),  # a weight by its name
+            "wgt": rng.uniform(50, 500, n),
+            "region": rng.integers(
+                1, 6, n
+            ),  # codes by its name (issue 33), in small and larger files
+            "rooms": rng.integers(1, 6, n),  # codes in a larger file; a QI in a file of 12 records
+            "half": rng.integers(0, 4, n) + 0.5,  # few values, but not integers: an attribute
+            "income": rng.lognormal(size=n),
+            "age": rng.integers(16, 90, n),
+            "flag": np.ones(n, dtype=int),
+        }
+    )
     suggested = {p.name for p in column_profile.profile(df) if p.suggested}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         default = set(preprocess.select_columns(df)) - {"flag"}  # a constant: never suggested
     assert suggested == default
-    assert {"hhweight", "wgt", "person_id"}.isdisjoint(suggested) and {"income", "half"} <= suggested
+    assert {"hhweight", "wgt", "person_id"}.isdisjoint(suggested) and {
+        "income",
+        "half",
+    } <= suggested
     assert ("rooms" in suggested) == (n < preprocess.CODE_MIN_ROWS) and "region" not in suggested
 
 
 def test_profile_reads_kinds_from_dtypes_and_roles():
     df = microagg.datasets.load("testdata")
-    prof = {p.name: p for p in column_profile.profile(df, roles=microagg.datasets.roles("testdata"))}
-    # age: 4580 records on ~90 integer values, repeating like a code list: not suggested (the CLI's rule)
+    prof = {
+        p.name: p for p in column_profile.profile(df, roles=microagg.datasets.roles("testdata"))
+    }
+    # age: 4580 records on ~90 integer values, repeating like a code list: not suggested (the CLI's
+    # rule)
     assert {name for name, p in prof.items() if p.suggested} == {"expend", "income", "savings"}
     assert "code list" in prof["age"].note
     assert prof["sex"].kind == "nominal" and not prof["sex"].numeric
     assert prof["ori_hid"].id_like and "a weight" in prof["household_weights"].note
-    text = pd.DataFrame({"t": ["a", "b"], "o": pd.Categorical(["x", "y"], ordered=True), "b": [True, False]})
+    text = pd.DataFrame(
+        {"t": ["a", "b"], "o": pd.Categorical(["x", "y"], ordered=True), "b": [True, False]}
+    )
     assert [column_profile.column_kind(text[c]) for c in text] == ["text", "ordinal", "nominal"]
 
 
@@ -98,16 +125,28 @@ def test_reproduce_command_with_categorical_options(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     df = microagg.datasets.load("testdata").head(300)
     df.to_csv("survey.csv", index=False)
-    spec = runspec.RunSpec.of("survey.csv", "survey.csv", k=3, method="mdav", columns=["sex", "relat", "age", "income"],
-                            categorical=["sex"], ordinal=["relat"], aggregation="median", distance="robust")
+    spec = runspec.RunSpec.of(
+        "survey.csv",
+        "survey.csv",
+        k=3,
+        method="mdav",
+        columns=["sex", "relat", "age", "income"],
+        categorical=["sex"],
+        ordinal=["relat"],
+        aggregation="median",
+        distance="robust",
+    )
     res = microagg.microaggregate(pd.read_csv("survey.csv"), **spec.api_kwargs())
-    from microagg import cli
-
     import shlex
 
+    from microagg import cli
+
     assert cli.main(shlex.split(spec.cli_command())[1:] + ["-q"]) == 0
-    pd.testing.assert_frame_equal(pd.read_csv(spec.output_name()), res.data.astype({"sex": int, "relat": int}),
-                                  check_dtype=False)
+    pd.testing.assert_frame_equal(
+        pd.read_csv(spec.output_name()),
+        res.data.astype({"sex": int, "relat": int}),
+        check_dtype=False,
+    )
 
 
 def test_reproduce_command_gives_the_apps_output(tmp_path, monkeypatch):
@@ -116,11 +155,21 @@ def test_reproduce_command_gives_the_apps_output(tmp_path, monkeypatch):
     df = microagg.datasets.load("tarragona").head(120)
     df.to_csv(src, index=False)
     cols = list(df.columns[:4])
-    spec = runspec.RunSpec.of(str(src), src.name, k=4, method="vmdav", columns=cols, gamma=0.3, seed=0,
-                            weights={cols[0]: 2.0})
+    spec = runspec.RunSpec.of(
+        str(src),
+        src.name,
+        k=4,
+        method="vmdav",
+        columns=cols,
+        gamma=0.3,
+        seed=0,
+        weights={cols[0]: 2.0},
+    )
     res = microagg.microaggregate(df, **spec.api_kwargs())
     cmd = spec.cli_command()
-    assert cmd.startswith("microagg protect ") and "'in put.csv'" in cmd and "--param gamma=0.3" in cmd
+    assert (
+        cmd.startswith("microagg protect ") and "'in put.csv'" in cmd and "--param gamma=0.3" in cmd
+    )
     out = tmp_path / spec.output_name()
     import shlex
 
@@ -128,7 +177,9 @@ def test_reproduce_command_gives_the_apps_output(tmp_path, monkeypatch):
 
     argv = shlex.split(cmd)[1:]
     assert cli.main(argv + ["-q"]) == 0
-    np.testing.assert_allclose(pd.read_csv(out)[cols].to_numpy(), res.data[cols].to_numpy(), rtol=1e-12)
+    np.testing.assert_allclose(
+        pd.read_csv(out)[cols].to_numpy(), res.data[cols].to_numpy(), rtol=1e-12
+    )
     from_cli = out.read_bytes()
     out.unlink()
     namespace: dict = {}
@@ -137,7 +188,9 @@ def test_reproduce_command_gives_the_apps_output(tmp_path, monkeypatch):
     assert out.read_bytes() == from_cli  # the Python call writes the very file the command writes
 
 
-def test_the_reproduce_command_gives_the_apps_export_byte_for_byte_with_awkward_names(tmp_path, monkeypatch):
+def test_the_reproduce_command_gives_the_apps_export_byte_for_byte_with_awkward_names(
+    tmp_path, monkeypatch
+):
     """A file and columns whose names look like options, hold spaces or quotes, and option values
     starting with '-': the command the app shows, run from the command line, writes the very bytes
     the app exports, and so does its Python call."""
@@ -147,19 +200,45 @@ def test_the_reproduce_command_gives_the_apps_export_byte_for_byte_with_awkward_
 
     monkeypatch.chdir(tmp_path)
     df = microagg.datasets.load("testdata").head(240)
-    df = df[["age", "income", "expend", "household_weights", "urbrur"]].rename(columns={
-        "age": "-age", "income": "in come", "expend": "it's", "household_weights": "-w", "urbrur": "-zone"})
+    df = df[["age", "income", "expend", "household_weights", "urbrur"]].rename(
+        columns={
+            "age": "-age",
+            "income": "in come",
+            "expend": "it's",
+            "household_weights": "-w",
+            "urbrur": "-zone",
+        }
+    )
     df["note"] = ["-", "x"] * 120  # a token declared missing: a text column, written back as it was
     src = tmp_path / "-my data.csv"
     df.to_csv(src, index=False)
-    spec = runspec.RunSpec.of(str(src), src.name, k=3, method="vmdav", columns=["-age", "in come", "it's"],
-                            strata=["-zone"], sample_weight="-w", weights={"-age": 2.0}, aggregation="median",
-                            missing=["-"], gamma=0.3)
+    spec = runspec.RunSpec.of(
+        str(src),
+        src.name,
+        k=3,
+        method="vmdav",
+        columns=["-age", "in come", "it's"],
+        strata=["-zone"],
+        sample_weight="-w",
+        weights={"-age": 2.0},
+        aggregation="median",
+        missing=["-"],
+        gamma=0.3,
+    )
     res, _ = protect_worker.publish_run(spec, tmp_path / "app", 1)  # as the run's process does
-    exported = protect_worker.published_path(tmp_path / "app", 1, spec).read_bytes()  # the file the download serves
+    exported = protect_worker.published_path(
+        tmp_path / "app", 1, spec
+    ).read_bytes()  # the file the download serves
     command = spec.cli_command()
-    for words in ("./-my data.csv", "--columns=-age,in come,it", "--strata=-zone", "--sample-weight=-w",
-                  "--weights=-age=2", "--missing=-", "--param gamma=0.3"):
+    for words in (
+        "./-my data.csv",
+        "--columns=-age,in come,it",
+        "--strata=-zone",
+        "--sample-weight=-w",
+        "--weights=-age=2",
+        "--missing=-",
+        "--param gamma=0.3",
+    ):
         assert words in shlex.join(shlex.split(command)), command
     assert cli.main(shlex.split(command)[1:] + ["-q"]) == 0
     out = tmp_path / spec.output_name()
@@ -220,7 +299,9 @@ def test_export_keeps_the_input_format(tmp_path, suffix):
     out = protect_worker.published_path(tmp_path / "app", 1, spec)
     assert out.name == spec.output_name() and out.with_name(out.name + ".manifest.json").is_file()
     back = inputs.read_input(out)
-    np.testing.assert_allclose(back[qi].to_numpy(np.float64), res.data[qi].to_numpy(np.float64), rtol=1e-9)
+    np.testing.assert_allclose(
+        back[qi].to_numpy(np.float64), res.data[qi].to_numpy(np.float64), rtol=1e-9
+    )
     assert back["label"].tolist() == frame["label"].tolist()
     assert microagg.measures.smallest_group(back[qi].to_numpy(np.float64)) >= 3
 
@@ -241,25 +322,41 @@ def test_run_handle_runs_and_cancels(tmp_path):
     assert handle.figures["warnings"] == []
     constant = tmp_path / "c.csv"
     df.assign(C=7).to_csv(constant, index=False)
-    warned = runs.RunHandle(runspec.RunSpec.of(str(constant), "c.csv", k=3, method="mdav", columns=["AGI", "C"]),
-                             tmp_path, 4)
+    warned = runs.RunHandle(
+        runspec.RunSpec.of(str(constant), "c.csv", k=3, method="mdav", columns=["AGI", "C"]),
+        tmp_path,
+        4,
+    )
     while warned.poll() == "running":
         time.sleep(0.1)
     assert any("constant" in w for w in warned.figures["warnings"]), warned.figures["warnings"]
-    bad = runs.RunHandle(runspec.RunSpec.of(str(src), "d.csv", k=5000, method="mdav", columns=["AGI"]), tmp_path, 2)
+    bad = runs.RunHandle(
+        runspec.RunSpec.of(str(src), "d.csv", k=5000, method="mdav", columns=["AGI"]), tmp_path, 2
+    )
     while bad.poll() == "running":
         time.sleep(0.1)
     assert bad.state == "error" and "\n" not in bad.error and "k" in bad.error
-    auto = runs.RunHandle(runspec.RunSpec.of(str(src), "d.csv", k=3, method="auto", columns=list(df.columns),
-                                            time_limit=3), tmp_path, 5)
+    auto = runs.RunHandle(
+        runspec.RunSpec.of(
+            str(src), "d.csv", k=3, method="auto", columns=list(df.columns), time_limit=3
+        ),
+        tmp_path,
+        5,
+    )
     while auto.poll() == "running":
         time.sleep(0.1)
     portfolio = auto.figures["portfolio"]
     assert auto.figures["winner"] in {row["method"] for row in portfolio}
     assert min(row["il"] for row in portfolio if row.get("status") == "ok") == pytest.approx(
-        figures.headline(auto.figures), rel=1e-9)
-    slow = runs.RunHandle(runspec.RunSpec.of(str(src), "d.csv", k=3, method="colgen", columns=list(df.columns),
-                                            time_limit=600), tmp_path, 3)
+        figures.headline(auto.figures), rel=1e-9
+    )
+    slow = runs.RunHandle(
+        runspec.RunSpec.of(
+            str(src), "d.csv", k=3, method="colgen", columns=list(df.columns), time_limit=600
+        ),
+        tmp_path,
+        3,
+    )
     time.sleep(1.0)
     slow.cancel()
     assert slow.state == "cancelled" and not slow.process.is_alive()
@@ -289,11 +386,21 @@ def test_loopback_and_upload_limit():
         return {"type": "http.request", "body": b"", "more_body": False}
 
     app = security.UploadLimit(inner, security.UploadBudget(10))
-    scope = {"type": "http", "method": "POST", "path": "/session/abc/upload/def", "headers": [(b"content-length", b"11")]}
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/session/abc/upload/def",
+        "headers": [(b"content-length", b"11")],
+    }
     asyncio.run(app(scope, receive, send))
     assert sent[0]["status"] == 413 and not calls
-    asyncio.run(app({**scope, "path": "/session/abc/upload/ghi", "headers": [(b"content-length", b"10")]}, receive,
-                    send))
+    asyncio.run(
+        app(
+            {**scope, "path": "/session/abc/upload/ghi", "headers": [(b"content-length", b"10")]},
+            receive,
+            send,
+        )
+    )
     assert calls == ["/session/abc/upload/ghi"]
 
 
@@ -303,7 +410,9 @@ def test_cli_app_without_the_framework_says_how_to_install_it(capsys, monkeypatc
     from microagg import cli
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "shiny" else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "shiny" else real(name, *a)
+    )
     assert cli.main(["app", "--no-browser"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and 'pip install "microagg[app]"' in err
@@ -312,10 +421,12 @@ def test_cli_app_without_the_framework_says_how_to_install_it(capsys, monkeypatc
 def test_cli_app_errors_are_one_line(capsys, tmp_path):
     from microagg import cli
 
-    for argv, words in ((["app", "--host", "0.0.0.0", "--no-browser"], "--allow-remote"),
-                        (["app", str(tmp_path / "missing.csv"), "--no-browser"], "not found"),
-                        (["app", "--max-upload-mb", "0", "--no-browser"], "max-upload-mb"),
-                        (["app", "--host", "192.0.2.1", "--allow-remote", "--no-browser"], "cannot listen")):
+    for argv, words in (
+        (["app", "--host", "0.0.0.0", "--no-browser"], "--allow-remote"),
+        (["app", str(tmp_path / "missing.csv"), "--no-browser"], "not found"),
+        (["app", "--max-upload-mb", "0", "--no-browser"], "max-upload-mb"),
+        (["app", "--host", "192.0.2.1", "--allow-remote", "--no-browser"], "cannot listen"),
+    ):
         before = tempfile.gettempdir()
         assert cli.main(argv) == 2
         assert tempfile.gettempdir() == before  # the process's temporary folder is left as it was
@@ -345,7 +456,7 @@ def _listening_addresses(port: int) -> list[str]:
             address, port_hex = fields[1].rsplit(":", 1)
             if int(port_hex, 16) == port and fields[3] == "0A":  # 0A: LISTEN
                 if len(address) == 8:
-                    found.append(".".join(str(int(address[i:i + 2], 16)) for i in (6, 4, 2, 0)))
+                    found.append(".".join(str(int(address[i : i + 2], 16)) for i in (6, 4, 2, 0)))
                 else:
                     found.append("ipv6:" + address)
     return found
@@ -356,7 +467,13 @@ class RunningApp:
     private folder and what it wrote on stderr so far."""
 
     def __init__(self, url: str, port: int, proc, private: set, stderr_path: str):
-        self.url, self.port, self.proc, self.private, self.stderr_path = url, port, proc, private, stderr_path
+        self.url, self.port, self.proc, self.private, self.stderr_path = (
+            url,
+            port,
+            proc,
+            private,
+            stderr_path,
+        )
 
     @property
     def stderr(self) -> str:
@@ -368,13 +485,22 @@ def running_app(*args, env=None):
     """``microagg app --no-browser ARGS`` in a subprocess (``env``: more environment variables);
     yields a RunningApp. At the end: no traceback on its stderr; stopped by the test's SIGTERM
     here, it ended cleanly and removed its private folder."""
-    env = dict(os.environ, PYTHONPATH=f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
-               PYTHONUNBUFFERED="1", **(env or {}))
+    env = dict(
+        os.environ,
+        PYTHONPATH=f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+        PYTHONUNBUFFERED="1",
+        **(env or {}),
+    )
     temp = Path(tempfile.gettempdir())
     before = set(temp.glob("microagg-app-*"))
     with tempfile.NamedTemporaryFile("w", suffix=".stderr", delete=False) as err:
-        proc = subprocess.Popen([sys.executable, "-m", "microagg.cli", "app", "--no-browser", *args], env=env,
-                                stdout=subprocess.PIPE, stderr=err, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "microagg.cli", "app", "--no-browser", *args],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+        )
     private: set = set()
     stopped_here = False
     try:
@@ -421,17 +547,31 @@ def browser(tmp_path):
 
     opts = webdriver.ChromeOptions()
     opts.binary_location = _chromium()
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage", "--no-proxy-server", "--window-size=1400,1000",
-                 f"--user-data-dir={tmp_path / 'profile'}"):
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+        "--no-proxy-server",
+        "--window-size=1400,1000",
+        f"--user-data-dir={tmp_path / 'profile'}",
+    ):
         opts.add_argument(flag)
     downloads = tmp_path / "downloads"
     downloads.mkdir()
-    opts.add_experimental_option("prefs", {"download.default_directory": str(downloads),
-                                           "download.prompt_for_download": False})
+    opts.add_experimental_option(
+        "prefs",
+        {"download.default_directory": str(downloads), "download.prompt_for_download": False},
+    )
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
-    driver.execute_cdp_cmd("Page.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)})
+    driver.execute_cdp_cmd(
+        "Page.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)}
+    )
     driver.downloads = downloads
     try:
         yield driver
@@ -469,10 +609,12 @@ class Page:
                 return found[0].text if found and predicate(found[0].text) else False
             except StaleElementReferenceException:  # the output re-rendered meanwhile
                 return False
+
         return self.wait(secs).until(check)
 
     def now(self, css, secs=30) -> str:
-        """The text of ``css`` as it is now (read again if its output re-renders while it is read)."""
+        """The text of ``css`` as it is now (read again if its output re-renders while it is
+        read)."""
         return self.text_of(css, lambda t: True, secs)
 
     def settled(self, check, secs=30):
@@ -480,7 +622,9 @@ class Page:
         find and a read makes them stale: found and read again)."""
         from selenium.common.exceptions import StaleElementReferenceException
 
-        return self.wait(secs).until(lambda d: _ignore_stale(check, d, StaleElementReferenceException))
+        return self.wait(secs).until(
+            lambda d: _ignore_stale(check, d, StaleElementReferenceException)
+        )
 
     def click(self, css, secs=40):
         """Click once the element can take it (a tab's pane fades in; an output re-renders)."""
@@ -489,11 +633,14 @@ class Page:
         def attempt(d):
             try:
                 element = d.find_element(self.By.CSS_SELECTOR, css)
-                d.execute_script("arguments[0].scrollIntoView({block: 'center', behavior: 'instant'});", element)
+                d.execute_script(
+                    "arguments[0].scrollIntoView({block: 'center', behavior: 'instant'});", element
+                )
                 element.click()
                 return True
             except WebDriverException:
                 return False
+
         self.wait(secs).until(attempt)
 
     def tab(self, value):
@@ -513,7 +660,9 @@ class Page:
     def shot(self, name):
         if self.shots:
             Path(self.shots).mkdir(parents=True, exist_ok=True)
-            self.d.execute_script("document.documentElement.style.scrollBehavior = 'auto'; window.scrollTo(0, 0);")
+            self.d.execute_script(
+                "document.documentElement.style.scrollBehavior = 'auto'; window.scrollTo(0, 0);"
+            )
             time.sleep(0.3)
             self.d.save_screenshot(str(Path(self.shots) / name))
 
@@ -522,13 +671,17 @@ class Page:
         self.run_clicks += 1
 
     def error_of_last_run(self, secs=60):
-        return self.text_of(f'#error-line[data-run="{self.run_clicks}"]', lambda t: len(t) > 0, secs)
+        return self.text_of(
+            f'#error-line[data-run="{self.run_clicks}"]', lambda t: len(t) > 0, secs
+        )
 
     def run_and_wait(self, run_number, secs=240):
         self.run()
 
         def finished(d):
-            error = d.find_elements(self.By.CSS_SELECTOR, f'#error-line[data-run="{self.run_clicks}"]')
+            error = d.find_elements(
+                self.By.CSS_SELECTOR, f'#error-line[data-run="{self.run_clicks}"]'
+            )
             if error and error[0].text:
                 return "error: " + error[0].text
             heads = d.find_elements(self.By.CSS_SELECTOR, "#results-result_detail h4")
@@ -536,7 +689,9 @@ class Page:
 
         from selenium.common.exceptions import StaleElementReferenceException
 
-        outcome = self.wait(secs).until(lambda d: _ignore_stale(finished, d, StaleElementReferenceException))
+        outcome = self.wait(secs).until(
+            lambda d: _ignore_stale(finished, d, StaleElementReferenceException)
+        )
         assert outcome is True, outcome
         return float(self.now("#il-value"))
 
@@ -547,12 +702,14 @@ class Page:
         def done(_):
             new = [p for p in set(self.d.downloads.iterdir()) - before if p.suffix == suffix]
             return new[0] if new else False
+
         return self.wait(secs).until(done)
 
 
 needs_chromium = pytest.mark.skipif(
     _chromium() is None or not Path("/usr/bin/chromedriver").exists(),
-    reason="Debian's chromium and chromium-driver are not installed (.ci/run installs them)")
+    reason="Debian's chromium and chromium-driver are not installed (.ci/run installs them)",
+)
 
 
 @needs_chromium
@@ -580,9 +737,15 @@ def test_app_end_to_end_in_headless_chromium(app_server, browser, tmp_path):
 
     # run 1: mdav, k = 3, every numeric column (all suggested)
     page.tab("protect")
-    page.settled(lambda d: [b.is_selected() for b in d.find_elements(By.CSS_SELECTOR,
-                                                                      "#protect-columns input[type=checkbox]")]
-                 == [True] * 13)
+    page.settled(
+        lambda d: (
+            [
+                b.is_selected()
+                for b in d.find_elements(By.CSS_SELECTOR, "#protect-columns input[type=checkbox]")
+            ]
+            == [True] * 13
+        )
+    )
     page.type_into("#protect-k", "3")
     page.select("#protect-method", "mdav")
     page.text_of("#method-summary", lambda t: len(t) > 0)
@@ -610,7 +773,9 @@ def test_app_end_to_end_in_headless_chromium(app_server, browser, tmp_path):
     assert il_icsm < il_mdav
     page.tab("compare")
     history = page.text_of("#history-table", lambda t: "icsm" in t)
-    assert len(browser.find_elements(By.CSS_SELECTOR, "#history-table tr")) == 3 and "mdav" in history
+    assert (
+        len(browser.find_elements(By.CSS_SELECTOR, "#history-table tr")) == 3 and "mdav" in history
+    )
     table = page.text_of("#compare-table", lambda t: "icsm" in t and "mdav" in t)
     assert f"{il_mdav:.4f}" in table and f"{il_icsm:.4f}" in table
     page.shot("app-compare.png")
@@ -621,7 +786,9 @@ def test_app_end_to_end_in_headless_chromium(app_server, browser, tmp_path):
     path = page.download("results-download_data", ".csv")
     got = pd.read_csv(path)
     assert list(got.columns) == list(census.columns)
-    np.testing.assert_allclose(got.to_numpy(np.float64), expected.data.to_numpy(np.float64), rtol=1e-12)
+    np.testing.assert_allclose(
+        got.to_numpy(np.float64), expected.data.to_numpy(np.float64), rtol=1e-12
+    )
     assert microagg.measures.smallest_group(got.to_numpy()) >= 3
     report = page.download("results-download_report", ".html")
     assert "<svg" in report.read_text()
@@ -657,30 +824,47 @@ def test_app_end_to_end_in_headless_chromium(app_server, browser, tmp_path):
     page.type_into("#protect-param_vmdav__gamma", "-1")
     page.run()
     message = page.error_of_last_run()
-    assert "\n" not in message and "gamma" in message and ">= 0" in message and "Traceback" not in browser.page_source
+    assert (
+        "\n" not in message
+        and "gamma" in message
+        and ">= 0" in message
+        and "Traceback" not in browser.page_source
+    )
     page.select("#protect-method", "mdav")
 
     # a file whose column name and values carry HTML: shown as text, never run
     evil = '<img src=x onerror="window.__pwned=1">'
     rng = np.random.default_rng(1)
     n = 40
-    hostile = pd.DataFrame({"id": np.arange(n), evil: rng.normal(size=n).round(3), "age": rng.integers(18, 90, n),
-                            "note": ["<b>bold</b>&amp;"] * n, "region": rng.choice(["north", "south"], n),
-                            "w": rng.choice([1.0, 2.0, 3.5], n)})
+    hostile = pd.DataFrame(
+        {
+            "id": np.arange(n),
+            evil: rng.normal(size=n).round(3),
+            "age": rng.integers(18, 90, n),
+            "note": ["<b>bold</b>&amp;"] * n,
+            "region": rng.choice(["north", "south"], n),
+            "w": rng.choice([1.0, 2.0, 3.5], n),
+        }
+    )
     hostile_csv = tmp_path / "hostile.csv"
     hostile.to_csv(hostile_csv, index=False)
     page.tab("data")
     browser.find_element(By.ID, "data-upload").send_keys(str(hostile_csv))
     page.text_of("#data-name", lambda t: t == "hostile.csv")
     assert evil in page.now("#profile-table") and "<b>bold</b>&amp;" in page.now("#preview-table")
-    assert browser.execute_script("return window.__pwned === undefined && document.querySelectorAll("
-                                  "'img[src=x], #preview-table b').length === 0")
+    assert browser.execute_script(
+        "return window.__pwned === undefined && document.querySelectorAll("
+        "'img[src=x], #preview-table b').length === 0"
+    )
     page.tab("protect")
 
     def qi_boxes(d) -> dict:
         """Each quasi-identifier box's label -> ticked (read afresh: the list re-renders)."""
-        return {b.find_element(By.XPATH, "..").text.strip(): b.is_selected()
-                for b in d.find_elements(By.CSS_SELECTOR, "#protect-columns input") if b.is_displayed()}
+        return {
+            b.find_element(By.XPATH, "..").text.strip(): b.is_selected()
+            for b in d.find_elements(By.CSS_SELECTOR, "#protect-columns input")
+            if b.is_displayed()
+        }
 
     labels = page.settled(lambda d: list(qi_boxes(d)) or False)
     assert any(evil in t for t in labels) and any("identifier" in t for t in labels)
@@ -688,7 +872,9 @@ def test_app_end_to_end_in_headless_chromium(app_server, browser, tmp_path):
     from selenium.webdriver.support.ui import Select
 
     Select(page.el("#protect-strata")).select_by_visible_text("region")
-    page.settled(lambda d: qi_boxes(d).get("w") is True)  # a numeric attribute by the default-QI rule
+    page.settled(
+        lambda d: qi_boxes(d).get("w") is True
+    )  # a numeric attribute by the default-QI rule
     Select(page.el("#protect-sample_weight")).select_by_visible_text("w")
     page.settled(lambda d: qi_boxes(d).get("w") is False)  # the sample weight leaves the QIs
     page.type_into("#protect-weights", "age=2")
@@ -702,8 +888,16 @@ def test_app_end_to_end_in_headless_chromium(app_server, browser, tmp_path):
     qi = [evil, "age"]
     assert microagg.measures.smallest_group(got[qi].to_numpy()) >= 4
     assert (got.groupby(qi)["region"].nunique() == 1).all()  # groups never cross strata
-    api = microagg.microaggregate(hostile, k=4, method="mdav", columns=qi, strata=["region"], sample_weight="w",
-                                  weights={"age": 2.0}, aggregation="median")
+    api = microagg.microaggregate(
+        hostile,
+        k=4,
+        method="mdav",
+        columns=qi,
+        strata=["region"],
+        sample_weight="w",
+        weights={"age": 2.0},
+        aggregation="median",
+    )
     np.testing.assert_allclose(got[qi].to_numpy(), api.data[qi].to_numpy(), rtol=1e-12)
     assert round(float(page.now("#il-value")), 4) == round(api.information_loss, 4)
     page.tab("protect")  # options that are not columns stay as they are when other data are loaded
@@ -716,14 +910,22 @@ def test_app_end_to_end_in_headless_chromium(app_server, browser, tmp_path):
     page.select("#data-dataset", "testdata")
     page.text_of("#data-name", lambda t: t == "testdata")
     page.tab("protect")
-    ticked = page.settled(lambda d: len(qi_boxes(d)) >= 14 and {t.split()[0] for t, on in qi_boxes(d).items() if on})
+    ticked = page.settled(
+        lambda d: len(qi_boxes(d)) >= 14 and {t.split()[0] for t, on in qi_boxes(d).items() if on}
+    )
     assert ticked == {"expend", "income", "savings"}  # age repeats like a code list: not suggested
 
     def tick_sex(d):
-        box = next(b for b in d.find_elements(By.CSS_SELECTOR, "#protect-columns input")
-                   if b.find_element(By.XPATH, "..").text.split()[0] == "sex")
-        d.execute_script("arguments[0].scrollIntoView({block: 'center', behavior: 'instant'}); "
-                         "arguments[0].click();", box)
+        box = next(
+            b
+            for b in d.find_elements(By.CSS_SELECTOR, "#protect-columns input")
+            if b.find_element(By.XPATH, "..").text.split()[0] == "sex"
+        )
+        d.execute_script(
+            "arguments[0].scrollIntoView({block: 'center', behavior: 'instant'}); "
+            "arguments[0].click();",
+            box,
+        )
         return True
 
     page.settled(tick_sex)
@@ -751,8 +953,13 @@ def test_app_end_to_end_in_headless_chromium(app_server, browser, tmp_path):
     rows: dict = {}
     for line in table.splitlines():
         rows.setdefault(line.split(" ")[0], line)  # the option's row comes before the measures
-    for option, value in (("strata", "region"), ("sample", "w"), ("weights", "age=2"), ("aggregation", "median"),
-                          ("categorical", "sex")):
+    for option, value in (
+        ("strata", "region"),
+        ("sample", "w"),
+        ("weights", "age=2"),
+        ("aggregation", "median"),
+        ("categorical", "sex"),
+    ):
         assert option in rows and value in rows[option], (option, table)
     assert _listening_addresses(port) == ["127.0.0.1"]
 
@@ -768,7 +975,9 @@ def test_file_argument_and_upload_limit(browser, tmp_path):
         url = running.url
         page = Page(browser, None)
         browser.get(url)
-        page.text_of("#data-name", lambda t: t == "small.csv", 20)  # the FILE argument, loaded at start
+        page.text_of(
+            "#data-name", lambda t: t == "small.csv", 20
+        )  # the FILE argument, loaded at start
         page.el("#data-upload").send_keys(str(big))
         page.text_of("#upload-limit", lambda t: "larger than the upload limit of 0.02 MB" in t, 20)
         time.sleep(1.0)
@@ -792,9 +1001,16 @@ def test_the_apps_downloads_are_the_published_files(app_server, browser, tmp_pat
     page = Page(browser, None)
     rng = np.random.default_rng(7)
     n = 300
-    survey = pd.DataFrame({"id": np.arange(5000, 5000 + n), "REGION": rng.integers(1, 4, n),
-                           "INCOME": np.round(rng.lognormal(10, 1, n), 2), "ASSETS": np.round(rng.lognormal(11, 1, n), 2),
-                           "DEBTS": np.round(rng.lognormal(8, 1, n), 2), "note": rng.choice(["x", "y", "z"], n)})
+    survey = pd.DataFrame(
+        {
+            "id": np.arange(5000, 5000 + n),
+            "REGION": rng.integers(1, 4, n),
+            "INCOME": np.round(rng.lognormal(10, 1, n), 2),
+            "ASSETS": np.round(rng.lognormal(11, 1, n), 2),
+            "DEBTS": np.round(rng.lognormal(8, 1, n), 2),
+            "note": rng.choice(["x", "y", "z"], n),
+        }
+    )
     survey.loc[:1, "REGION"] = 7  # a stratum of 2 records: merged into its nearest
     src = tmp_path / "survey.csv"
     survey.to_csv(src, index=False)
@@ -814,29 +1030,58 @@ def test_the_apps_downloads_are_the_published_files(app_server, browser, tmp_pat
     downloaded = page.download("results-download_data", ".csv")
     got = pd.read_csv(downloaded)
     manifest = page.download("results-download_manifest", ".json")
-    assert json_of(manifest)["shuffled"] is True and json_of(manifest)["verified"]["k_anonymous"] is True
-    assert sorted(got["id"]) == sorted(survey["id"]) and not got["id"].equals(survey["id"])  # shuffled
+    assert (
+        json_of(manifest)["shuffled"] is True
+        and json_of(manifest)["verified"]["k_anonymous"] is True
+    )
+    assert sorted(got["id"]) == sorted(survey["id"]) and not got["id"].equals(
+        survey["id"]
+    )  # shuffled
     reference = tmp_path / "cli.csv"
     from microagg import cli
 
-    assert cli.main(["protect", str(src), "-o", str(reference), "-k", "3", "--columns", ",".join(qi),
-                     "--strata", "REGION", "--merge-small-strata", "-q"]) == 0
+    assert (
+        cli.main(
+            [
+                "protect",
+                str(src),
+                "-o",
+                str(reference),
+                "-k",
+                "3",
+                "--columns",
+                ",".join(qi),
+                "--strata",
+                "REGION",
+                "--merge-small-strata",
+                "-q",
+            ]
+        )
+        == 0
+    )
     expected = pd.read_csv(reference).set_index("id")
     mine = got.set_index("id").loc[expected.index]
     pd.testing.assert_frame_equal(mine, expected)  # every record carries its own published values
     original = survey.set_index("id").loc[expected.index]
     assert (mine["note"] == original["note"]).all()
     merged = original["REGION"] == 7
-    assert (mine.loc[merged, "REGION"] != 7).all() and (mine.loc[~merged, "REGION"] == original.loc[~merged,
-                                                                                                  "REGION"]).all()
+    assert (mine.loc[merged, "REGION"] != 7).all() and (
+        mine.loc[~merged, "REGION"] == original.loc[~merged, "REGION"]
+    ).all()
     text = pd.read_csv(downloaded, dtype=str)
-    assert text.groupby(["REGION", *qi]).size().min() >= 3  # k-anonymous as the file's text groups it
+    assert (
+        text.groupby(["REGION", *qi]).size().min() >= 3
+    )  # k-anonymous as the file's text groups it
 
     # a labelled SPSS file: labels kept, records their originals'
     sav = tmp_path / "labelled.sav"
     labelled = survey.drop(columns="note")
-    pyreadstat.write_sav(labelled, str(sav), column_labels={"INCOME": "yearly income"},
-                         variable_value_labels={"REGION": {1.0: "north", 2.0: "south", 3.0: "east", 7.0: "isle"}})
+    pyreadstat.write_sav(
+        labelled,
+        str(sav),
+        column_labels={"INCOME": "yearly income"},
+        variable_value_labels={"REGION": {1.0: "north", 2.0: "south", 3.0: "east", 7.0: "isle"}},
+    )
     page.tab("data")
     browser.find_element(page.By.ID, "data-upload").send_keys(str(sav))
     page.text_of("#data-name", lambda t: t == "labelled.sav")

@@ -30,17 +30,18 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_app import running_app
 
 import microagg
 from microagg.app import figures, inputs, private, protect_worker, runs, runspec, security
-from test_app import running_app
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 TOKEN = "test-token-0123456789abcdef"
 PORT = 18765
 
 
-# ---------------------------------------------------------------------------- the middleware, raw ASGI
+# ---------------------------------------------------------------------------- the middleware, raw
+# ASGI
 def _scope(kind="http", method="GET", path="/", query=b"", host=f"127.0.0.1:{PORT}", headers=()):
     head = [] if host is None else [(b"host", host.encode())]
     head += [(k.encode(), v.encode()) for k, v in headers]
@@ -75,7 +76,11 @@ class Inner:
 def _run(app, scope, incoming=None):
     """Run ``app`` on ``scope``; returns the messages it sent."""
     if incoming is None:
-        incoming = [{"type": "http.request", "body": b""}] if scope["type"] == "http" else [{"type": "websocket.connect"}]
+        incoming = (
+            [{"type": "http.request", "body": b""}]
+            if scope["type"] == "http"
+            else [{"type": "websocket.connect"}]
+        )
     incoming = list(incoming)
     sent = []
 
@@ -107,9 +112,19 @@ def _header(sent, name: bytes):
 
 
 def test_a_foreign_host_is_refused_even_with_the_token():
-    """DNS rebinding: a page of evil.example whose name now points at 127.0.0.1 sends its own Host."""
-    for host in (f"evil.example:{PORT}", f"127.0.0.1:{PORT + 1}", f"127.0.0.1.nip.io:{PORT}", f"localhost.:{PORT}",
-                 "127.0.0.1", f"[::1]x:{PORT}", f"user@127.0.0.1:{PORT}", "", None):
+    """DNS rebinding: a page of evil.example whose name now points at 127.0.0.1 sends its own
+    Host."""
+    for host in (
+        f"evil.example:{PORT}",
+        f"127.0.0.1:{PORT + 1}",
+        f"127.0.0.1.nip.io:{PORT}",
+        f"localhost.:{PORT}",
+        "127.0.0.1",
+        f"[::1]x:{PORT}",
+        f"user@127.0.0.1:{PORT}",
+        "",
+        None,
+    ):
         gate, inner = _gate()
         sent = _run(gate, _scope(host=host, query=f"token={TOKEN}".encode(), headers=[COOKIE]))
         assert _status(sent) == 400 and not inner.calls, host
@@ -126,11 +141,17 @@ def test_a_foreign_host_is_refused_even_with_the_token():
 
 def test_the_token_logs_in_once_then_the_cookie_carries_it():
     gate, inner = _gate()
-    for query, headers in ((b"", ()), (b"token=wrong", ()), (b"", [("cookie", f"microagg-app-{PORT}=wrong")]),
-                           (b"", [("cookie", f"microagg-app-{PORT + 1}={TOKEN}")]),  # another app's cookie
-                           (f"token={TOKEN}&token=x".encode(), ())):
+    for query, headers in (
+        (b"", ()),
+        (b"token=wrong", ()),
+        (b"", [("cookie", f"microagg-app-{PORT}=wrong")]),
+        (b"", [("cookie", f"microagg-app-{PORT + 1}={TOKEN}")]),  # another app's cookie
+        (f"token={TOKEN}&token=x".encode(), ()),
+    ):
         sent = _run(gate, _scope(query=query, headers=headers))
-        assert _status(sent) == 403 and "token" in _body(sent) and _body(sent).count("\n") == 1, query
+        assert _status(sent) == 403 and "token" in _body(sent) and _body(sent).count("\n") == 1, (
+            query
+        )
     assert not inner.calls
     sent = _run(gate, _scope(query=f"token={TOKEN}&x=1".encode()))
     # the page replaces itself with the clean address: the token leaves the address bar and history
@@ -141,26 +162,60 @@ def test_the_token_logs_in_once_then_the_cookie_carries_it():
     assert {"HttpOnly", "SameSite=Strict", "Path=/"} <= {p.strip() for p in cookie.split(";")}
     assert not inner.calls
     assert _status(_run(gate, _scope(path="/lib/shiny.js", headers=[COOKIE]))) == 200
-    assert _status(_run(gate, _scope(path="/session/x/download/y", query=f"token={TOKEN}".encode()))) == 200
+    assert (
+        _status(_run(gate, _scope(path="/session/x/download/y", query=f"token={TOKEN}".encode())))
+        == 200
+    )
     assert inner.calls == ["/lib/shiny.js", "/session/x/download/y"]
-    sent = _run(gate, _scope(headers=[COOKIE]))  # every answer says: no framing, no referrer, no sniffing
-    assert _header(sent, b"x-frame-options") == ["DENY"] and _header(sent, b"referrer-policy") == ["no-referrer"]
+    sent = _run(
+        gate, _scope(headers=[COOKIE])
+    )  # every answer says: no framing, no referrer, no sniffing
+    assert _header(sent, b"x-frame-options") == ["DENY"] and _header(sent, b"referrer-policy") == [
+        "no-referrer"
+    ]
 
 
 def test_the_websocket_and_posts_need_the_pages_own_origin():
     gate, inner = _gate()
-    for origin in (None, "http://evil.example", f"http://127.0.0.1:{PORT + 1}", "null", f"https://127.0.0.1:{PORT}",
-                   f"http://localhost:{PORT}", f"http://127.0.0.1:{PORT}/path"):
+    for origin in (
+        None,
+        "http://evil.example",
+        f"http://127.0.0.1:{PORT + 1}",
+        "null",
+        f"https://127.0.0.1:{PORT}",
+        f"http://localhost:{PORT}",
+        f"http://127.0.0.1:{PORT}/path",
+    ):
         headers = [COOKIE] + ([("origin", origin)] if origin else [])
-        assert _run(gate, _scope("websocket", path="/websocket/", headers=headers)) == \
-            [{"type": "websocket.close", "code": 1008}], origin
+        assert _run(gate, _scope("websocket", path="/websocket/", headers=headers)) == [
+            {"type": "websocket.close", "code": 1008}
+        ], origin
         sent = _run(gate, _scope(method="POST", path="/session/s/upload/j", headers=headers))
         assert _status(sent) == 403 and _body(sent).count("\n") == 1, origin
     if True:  # a GET carrying a foreign Origin (fetch from another page) is refused too
-        assert _status(_run(gate, _scope(path="/session/s/download/d", headers=[COOKIE, ("origin", "http://evil.example")]))) == 403
+        assert (
+            _status(
+                _run(
+                    gate,
+                    _scope(
+                        path="/session/s/download/d",
+                        headers=[COOKIE, ("origin", "http://evil.example")],
+                    ),
+                )
+            )
+            == 403
+        )
     assert not inner.calls
-    assert _run(gate, _scope("websocket", path="/websocket/", headers=[COOKIE, OWN]))[0]["type"] == "websocket.accept"
-    assert _status(_run(gate, _scope(method="POST", path="/session/s/upload/j", headers=[COOKIE, OWN]))) == 200
+    assert (
+        _run(gate, _scope("websocket", path="/websocket/", headers=[COOKIE, OWN]))[0]["type"]
+        == "websocket.accept"
+    )
+    assert (
+        _status(
+            _run(gate, _scope(method="POST", path="/session/s/upload/j", headers=[COOKIE, OWN]))
+        )
+        == 200
+    )
     no_cookie = _run(gate, _scope("websocket", path="/websocket/", headers=[OWN]))
     assert no_cookie == [{"type": "websocket.close", "code": 1008}]
     assert len(inner.calls) == 2
@@ -169,13 +224,17 @@ def test_the_websocket_and_posts_need_the_pages_own_origin():
 def test_requests_another_site_started_are_refused():
     gate, inner = _gate()
     for site in ("cross-site", "same-site"):  # same-site: another port of 127.0.0.1
-        sent = _run(gate, _scope(path="/session/s/download/d", headers=[COOKIE, ("sec-fetch-site", site)]))
+        sent = _run(
+            gate, _scope(path="/session/s/download/d", headers=[COOKIE, ("sec-fetch-site", site)])
+        )
         assert _status(sent) == 403, site
     assert not inner.calls
     for site in ("same-origin", "none"):
         assert _status(_run(gate, _scope(headers=[COOKIE, ("sec-fetch-site", site)]))) == 200
     # the printed address opened from a link elsewhere still logs in (the token is the proof)
-    login = _run(gate, _scope(query=f"token={TOKEN}".encode(), headers=[("sec-fetch-site", "cross-site")]))
+    login = _run(
+        gate, _scope(query=f"token={TOKEN}".encode(), headers=[("sec-fetch-site", "cross-site")])
+    )
     assert _status(login) == 200 and _header(login, b"set-cookie")
 
 
@@ -199,8 +258,13 @@ def test_an_app_failure_is_one_line_and_no_traceback(capsys):
     async def gone(scope, receive, send):  # a client that left during its upload: nothing to say
         raise ClientDisconnect()
 
-    assert _run(security.Gate(gone, security.Access.for_server("127.0.0.1", PORT, TOKEN, False)),
-                _scope(method="POST", path="/session/s/upload/j", headers=[COOKIE, OWN])) == []
+    assert (
+        _run(
+            security.Gate(gone, security.Access.for_server("127.0.0.1", PORT, TOKEN, False)),
+            _scope(method="POST", path="/session/s/upload/j", headers=[COOKIE, OWN]),
+        )
+        == []
+    )
     assert capsys.readouterr().err == ""
 
 
@@ -231,9 +295,14 @@ _JOBS = itertools.count()
 
 
 def _post(app, session, body: bytes, declared=True, chunk=4, job=None):
-    headers = [("content-length", str(len(body)))] if declared else [("transfer-encoding", "chunked")]
-    pieces = [body[i:i + chunk] for i in range(0, len(body), chunk)] or [b""]
-    incoming = [{"type": "http.request", "body": p, "more_body": i < len(pieces) - 1} for i, p in enumerate(pieces)]
+    headers = (
+        [("content-length", str(len(body)))] if declared else [("transfer-encoding", "chunked")]
+    )
+    pieces = [body[i : i + chunk] for i in range(0, len(body), chunk)] or [b""]
+    incoming = [
+        {"type": "http.request", "body": p, "more_body": i < len(pieces) - 1}
+        for i, p in enumerate(pieces)
+    ]
     path = f"/session/{session}/upload/{job or next(_JOBS)}"
     return _run(app, _scope(method="POST", path=path, headers=headers), incoming)
 
@@ -254,7 +323,9 @@ def test_the_limit_is_the_sessions_total_not_each_requests():
     budget.forget("s1")
     assert budget.held("s1") == 0
     assert _status(_post(app, "s3", b"1", job="once")) == 200
-    again = _post(app, "s3", b"1", job="once")  # a job takes one file: Shiny would answer a second with a 500
+    again = _post(
+        app, "s3", b"1", job="once"
+    )  # a job takes one file: Shiny would answer a second with a 500
     assert _status(again) == 409 and _body(again).count("\n") == 1
 
 
@@ -283,15 +354,31 @@ def _through(messages, file_inputs=("upload",)):
                 return
             if '"uploadInit"' in message["text"]:  # Shiny starts the upload job the page then ends
                 tag = json.loads(message["text"])["tag"]
-                await send({"type": "websocket.send", "text": json.dumps(
-                    {"response": {"tag": tag, "value": {"jobId": "job", "uploadUrl": "session/s/upload/job"}}})})
+                await send(
+                    {
+                        "type": "websocket.send",
+                        "text": json.dumps(
+                            {
+                                "response": {
+                                    "tag": tag,
+                                    "value": {"jobId": "job", "uploadUrl": "session/s/upload/job"},
+                                }
+                            }
+                        ),
+                    }
+                )
 
     incoming = [{"type": "websocket.connect"}]
-    incoming += [{"type": "websocket.receive", **({"bytes": m} if isinstance(m, bytes) else {"text": m})}
-                 for m in messages]
+    incoming += [
+        {"type": "websocket.receive", **({"bytes": m} if isinstance(m, bytes) else {"text": m})}
+        for m in messages
+    ]
     incoming.append({"type": "websocket.disconnect", "code": 1000})
-    sent = _run(security.ShinyMessages(shiny, file_inputs, inputs.read_suffixes()),
-                _scope("websocket", path="/websocket/"), incoming)
+    sent = _run(
+        security.ShinyMessages(shiny, file_inputs, inputs.read_suffixes()),
+        _scope("websocket", path="/websocket/"),
+        incoming,
+    )
     return read, sent
 
 
@@ -299,13 +386,28 @@ INIT = json.dumps({"method": "init", "data": {"upload:shiny.file": None}})
 
 
 def _upload_init(*names):
-    return json.dumps({"method": "uploadInit", "tag": 1,
-                       "args": [[{"name": n, "size": 10, "type": "text/csv"} for n in names]]})
+    return json.dumps(
+        {
+            "method": "uploadInit",
+            "tag": 1,
+            "args": [[{"name": n, "size": 10, "type": "text/csv"} for n in names]],
+        }
+    )
 
 
 def test_upload_names_are_made_safe_before_shiny_sees_them():
-    hostile = ["..", "a\x00b.csv", "é" * 150 + ".csv", "-data.csv", "../../etc/passwd.csv", "x." + "ü" * 150,
-               "survey.CSV.GZ", ".hidden.parquet", "C:\\Users\\me\\data.xlsx", "ok data.csv"]
+    hostile = [
+        "..",
+        "a\x00b.csv",
+        "é" * 150 + ".csv",
+        "-data.csv",
+        "../../etc/passwd.csv",
+        "x." + "ü" * 150,
+        "survey.CSV.GZ",
+        ".hidden.parquet",
+        "C:\\Users\\me\\data.xlsx",
+        "ok data.csv",
+    ]
     read, _ = _through([INIT] + [_upload_init(n) for n in hostile])
     infos = [json.loads(m["text"])["args"][0][0] for m in read[1:-1]]
     names = [i["name"] for i in infos]
@@ -316,33 +418,60 @@ def test_upload_names_are_made_safe_before_shiny_sees_them():
     assert len(names[5].encode()) <= 100
     for info, original in zip(infos, hostile):
         assert info.get("name_changed", False) == (info["name"] != original)
-        assert "\x00" not in info["name"] and "/" not in info["name"] and not info["name"].startswith(("-", "."))
+        assert (
+            "\x00" not in info["name"]
+            and "/" not in info["name"]
+            and not info["name"].startswith(("-", "."))
+        )
 
 
-@pytest.mark.parametrize("message", [
-    "not json",
-    '["a list"]',
-    b"binary",
-    json.dumps({"method": "update", "data": {"a:shiny.number:x": 1}}),
-    json.dumps({"method": "update", "data": {"upload": [{"name": "x.csv", "datapath": "/etc/passwd"}]}}),
-    json.dumps({"method": "update", "data": {"upload:shiny.file": {"name": ["x"], "datapath": ["y"]}}}),
-    json.dumps({"method": "update", "data": {"run:shiny.action": "1"}}),
-    json.dumps({"method": "update", "data": {"run:shiny.action": -1}}),
-    json.dumps({"method": "update", "data": {"x:shiny.password": "a"}}),
-    json.dumps({"method": "update", "data": {"x:shiny.date": "not a date"}}),
-    json.dumps({"method": "update", "data": ["no", "object"]}),
-    json.dumps({"method": "uploadInit", "tag": 1, "args": [[{"name": "a.csv", "size": 1, "type": ""}] * 2]}),
-    json.dumps({"method": "uploadInit", "tag": 1, "args": [[{"name": 7, "size": 1, "type": ""}]]}),
-    json.dumps({"method": "uploadInit", "tag": 1, "args": [[{"name": "a.csv", "size": -1, "type": ""}]]}),
-    json.dumps({"method": "uploadEnd", "tag": 2, "args": ["job", "columns"]}),
-    json.dumps({"method": "uploadEnd", "tag": 2, "args": ["no-such-job", "upload"]}),
-    json.dumps({"method": "nothing"}),
-    INIT,  # a second init
-    "[" * 100_000 + "]" * 100_000,  # deeper than the JSON parser goes
-])
+@pytest.mark.parametrize(
+    "message",
+    [
+        "not json",
+        '["a list"]',
+        b"binary",
+        json.dumps({"method": "update", "data": {"a:shiny.number:x": 1}}),
+        json.dumps(
+            {"method": "update", "data": {"upload": [{"name": "x.csv", "datapath": "/etc/passwd"}]}}
+        ),
+        json.dumps(
+            {"method": "update", "data": {"upload:shiny.file": {"name": ["x"], "datapath": ["y"]}}}
+        ),
+        json.dumps({"method": "update", "data": {"run:shiny.action": "1"}}),
+        json.dumps({"method": "update", "data": {"run:shiny.action": -1}}),
+        json.dumps({"method": "update", "data": {"x:shiny.password": "a"}}),
+        json.dumps({"method": "update", "data": {"x:shiny.date": "not a date"}}),
+        json.dumps({"method": "update", "data": ["no", "object"]}),
+        json.dumps(
+            {
+                "method": "uploadInit",
+                "tag": 1,
+                "args": [[{"name": "a.csv", "size": 1, "type": ""}] * 2],
+            }
+        ),
+        json.dumps(
+            {"method": "uploadInit", "tag": 1, "args": [[{"name": 7, "size": 1, "type": ""}]]}
+        ),
+        json.dumps(
+            {
+                "method": "uploadInit",
+                "tag": 1,
+                "args": [[{"name": "a.csv", "size": -1, "type": ""}]],
+            }
+        ),
+        json.dumps({"method": "uploadEnd", "tag": 2, "args": ["job", "columns"]}),
+        json.dumps({"method": "uploadEnd", "tag": 2, "args": ["no-such-job", "upload"]}),
+        json.dumps({"method": "nothing"}),
+        INIT,  # a second init
+        "[" * 100_000 + "]" * 100_000,  # deeper than the JSON parser goes
+    ],
+)
 def test_messages_shiny_would_fail_on_end_the_connection(message):
     read, sent = _through([INIT, message, json.dumps({"method": "update", "data": {"k": 1}})])
-    assert read[1:] == [{"type": "websocket.disconnect", "code": 1008}]  # the next message is not read either
+    assert read[1:] == [
+        {"type": "websocket.disconnect", "code": 1008}
+    ]  # the next message is not read either
     assert {"type": "websocket.close", "code": 1008} in sent
     assert not any(m["type"] == "websocket.send" for m in sent)  # nothing after the close
 
@@ -353,13 +482,26 @@ def test_nothing_before_init():
 
 
 def test_the_pages_own_messages_pass_unchanged():
-    own = [json.dumps({"method": "init", "data": {"upload:shiny.file": None, "k:shiny.number": 3, "seed:shiny.number":
-                                                  None, "run:shiny.action": 0, "columns": ["0", "1"], "tabs": "data",
-                                                  ".clientdata_output_x_hidden": False}}),
-           json.dumps({"method": "update", "data": {"run:shiny.action": 1}}),
-           _upload_init("data.csv"),
-           json.dumps({"method": "uploadEnd", "tag": 3, "args": ["job", "upload"]}),
-           json.dumps({"method": "other", "tag": 4, "args": []})]
+    own = [
+        json.dumps(
+            {
+                "method": "init",
+                "data": {
+                    "upload:shiny.file": None,
+                    "k:shiny.number": 3,
+                    "seed:shiny.number": None,
+                    "run:shiny.action": 0,
+                    "columns": ["0", "1"],
+                    "tabs": "data",
+                    ".clientdata_output_x_hidden": False,
+                },
+            }
+        ),
+        json.dumps({"method": "update", "data": {"run:shiny.action": 1}}),
+        _upload_init("data.csv"),
+        json.dumps({"method": "uploadEnd", "tag": 3, "args": ["job", "upload"]}),
+        json.dumps({"method": "other", "tag": 4, "args": []}),
+    ]
     read, _ = _through(own)
     assert [m["text"] for m in read[:-1]] == own
 
@@ -378,7 +520,12 @@ class Server:
     """A running app (test_app.RunningApp) and requests to it as a client, with any Host."""
 
     def __init__(self, running):
-        self.running, self.proc, self.port, self.private = running, running.proc, running.port, running.private
+        self.running, self.proc, self.port, self.private = (
+            running,
+            running.proc,
+            running.port,
+            running.private,
+        )
 
     @property
     def stderr(self) -> str:
@@ -408,7 +555,11 @@ class Server:
             except (BrokenPipeError, ConnectionResetError):
                 pass
         response = conn.getresponse()
-        return response.status, dict(response.getheaders()), response.read().decode("utf-8", "replace")
+        return (
+            response.status,
+            dict(response.getheaders()),
+            response.read().decode("utf-8", "replace"),
+        )
 
     @property
     def cookie(self):
@@ -431,24 +582,45 @@ class ShinyClient:
     """The page's side of Shiny's websocket protocol, enough to drive the app as a page (or a
     hostile script holding the token) would."""
 
-    OUTPUTS = ("error_line", "data-data_summary", "protect-columns_ui", "protect-roles_ui", "protect-method_ui",
-               "protect-progress_ui", "results-results_ui", "results-result_detail", "compare-history_ui")
+    OUTPUTS = (
+        "error_line",
+        "data-data_summary",
+        "protect-columns_ui",
+        "protect-roles_ui",
+        "protect-method_ui",
+        "protect-progress_ui",
+        "results-results_ui",
+        "results-result_detail",
+        "compare-history_ui",
+    )
 
     def __init__(self, server: Server, inputs: dict):
         from websockets.sync.client import connect
 
         self.server = server
         self.stack = contextlib.ExitStack()
-        self.ws = self.stack.enter_context(connect(f"ws://127.0.0.1:{server.port}/websocket/",
-                                                   origin=f"http://127.0.0.1:{server.port}",
-                                                   additional_headers=server.cookie, open_timeout=30,
-                                                   close_timeout=2))
+        self.ws = self.stack.enter_context(
+            connect(
+                f"ws://127.0.0.1:{server.port}/websocket/",
+                origin=f"http://127.0.0.1:{server.port}",
+                additional_headers=server.cookie,
+                open_timeout=30,
+                close_timeout=2,
+            )
+        )
         self.session = json.loads(self.ws.recv(timeout=30))["config"]["sessionId"]
         self.values, self.responses, self.tag, self.clicks = {}, {}, 0, 0
         hidden = {f".clientdata_output_{name}_hidden": False for name in self.OUTPUTS}
-        defaults = {"protect-k:shiny.number": 3, "protect-method": "mdav", "protect-seed:shiny.number": 0,
-                    "protect-time_limit:shiny.number": None, "protect-run:shiny.action": 0,
-                    "protect-cancel:shiny.action": 0, "data-upload:shiny.file": None, "data-dataset": ""}
+        defaults = {
+            "protect-k:shiny.number": 3,
+            "protect-method": "mdav",
+            "protect-seed:shiny.number": 0,
+            "protect-time_limit:shiny.number": None,
+            "protect-run:shiny.action": 0,
+            "protect-cancel:shiny.action": 0,
+            "data-upload:shiny.file": None,
+            "data-dataset": "",
+        }
         self.ws.send(json.dumps({"method": "init", "data": {**defaults, **hidden, **inputs}}))
 
     def close(self):
@@ -477,14 +649,18 @@ class ShinyClient:
         while True:
             if predicate():
                 return
-            assert time.monotonic() < end, f"timed out; outputs: { {k: self.html(k)[:200] for k in self.values} }"
+            assert time.monotonic() < end, (
+                f"timed out; outputs: { {k: self.html(k)[:200] for k in self.values} }"
+            )
             try:
                 message = json.loads(self.ws.recv(timeout=0.5))
             except TimeoutError:
                 continue
             self.values.update(message.get("values") or {})
             if "response" in message:
-                self.responses[message["response"]["tag"]] = message["response"].get("value", message["response"])
+                self.responses[message["response"]["tag"]] = message["response"].get(
+                    "value", message["response"]
+                )
 
     def error_line(self, timeout=60) -> str:
         """The error line of the last Run click (or of anything else, once one shows)."""
@@ -494,8 +670,14 @@ class ShinyClient:
     def upload(self, name: str, data: bytes, chunked=False):
         """uploadInit, POST, uploadEnd as Shiny's page does; returns the POST's (status, body)."""
         reply = self.call("uploadInit", [{"name": name, "size": len(data), "type": ""}])
-        headers = {**self.server.cookie, **self.server.origin, "Content-Type": "application/octet-stream"}
-        body = (lambda: (data[i:i + 65536] for i in range(0, len(data), 65536))) if chunked else data
+        headers = {
+            **self.server.cookie,
+            **self.server.origin,
+            "Content-Type": "application/octet-stream",
+        }
+        body = (
+            (lambda: (data[i : i + 65536] for i in range(0, len(data), 65536))) if chunked else data
+        )
         status, _, text = self.server.request("POST", "/" + reply["uploadUrl"], headers, body)
         if status == 200:
             self.call("uploadEnd", reply["jobId"], "data-upload")
@@ -516,28 +698,47 @@ def test_the_real_server_answers_its_own_page_only(server):
     from websockets.exceptions import InvalidStatus
     from websockets.sync.client import connect
 
-    status, _, text = server.request("GET", "/", host=f"evil.example:{server.port}", headers=server.cookie)
+    status, _, text = server.request(
+        "GET", "/", host=f"evil.example:{server.port}", headers=server.cookie
+    )
     assert status == 400 and text.count("\n") == 1
     assert server.request("GET", "/")[0] == 403
     status, headers, login = server.request("GET", f"/?token={TOKEN}")
-    assert status == 200 and "HttpOnly" in headers["set-cookie"] and 'location.replace("/")' in login
+    assert (
+        status == 200 and "HttpOnly" in headers["set-cookie"] and 'location.replace("/")' in login
+    )
     status, _, page = server.request("GET", "/", headers=server.cookie)
     assert status == 200 and "microagg" in page
-    assert 'src="static/app.js"' in page and 'href="static/app.css"' in page  # the page's script and style: files
+    assert (
+        'src="static/app.js"' in page and 'href="static/app.css"' in page
+    )  # the page's script and style: files
     for asset in ("/static/app.css", "/static/app.js"):  # served by the app, behind its token
         assert server.request("GET", asset)[0] == 403
         status, headers, text = server.request("GET", asset, headers=server.cookie)
-        assert status == 200 and text and headers["content-security-policy"] == "frame-ancestors 'none'"
+        assert (
+            status == 200
+            and text
+            and headers["content-security-policy"] == "frame-ancestors 'none'"
+        )
     url = f"ws://127.0.0.1:{server.port}/websocket/"
-    for origin, headers in (("http://evil.example", server.cookie), (f"http://127.0.0.1:{server.port}", {}),
-                            (f"http://127.0.0.1:{server.port + 1}", server.cookie)):
+    for origin, headers in (
+        ("http://evil.example", server.cookie),
+        (f"http://127.0.0.1:{server.port}", {}),
+        (f"http://127.0.0.1:{server.port + 1}", server.cookie),
+    ):
         with pytest.raises(InvalidStatus) as refused:
             connect(url, origin=origin, additional_headers=headers, open_timeout=20)
         assert refused.value.response.status_code == 403
-    status, _, text = server.request("POST", "/session/x/upload/y", headers={**server.cookie,
-                                                                           "Origin": "http://evil.example"}, body=b"x")
+    status, _, text = server.request(
+        "POST",
+        "/session/x/upload/y",
+        headers={**server.cookie, "Origin": "http://evil.example"},
+        body=b"x",
+    )
     assert status == 403
-    status, _, text = server.request("GET", "/session/x/download/download_data", headers=server.cookie)
+    status, _, text = server.request(
+        "GET", "/session/x/download/download_data", headers=server.cookie
+    )
     assert status == 404
 
 
@@ -546,33 +747,60 @@ def test_hostile_input_values_are_one_line_on_the_page_and_nothing_on_stderr(ser
     try:
         client.wait_for(lambda: client.data_name() == "census")
         before = server.stderr
-        for inputs, words in (({"protect-columns": ["0", "999"]}, "unknown column for columns ('999')"),
-                              ({"protect-columns": 5}, "not a column"),
-                              ({"protect-columns": ["0"], "protect-strata": ["77"]}, "unknown column for strata"),
-                              ({"protect-columns": ["0"], "protect-strata": [], "protect-sample_weight": "nope"},
-                               "unknown column for sample_weight"),
-                              ({"protect-sample_weight": "", "protect-categorical": [{"a": 1}]}, "not a column"),
-                              ({"protect-categorical": [], "protect-k:shiny.number": "three"},
-                               "k must be an integer &gt;= 2, got 'three'"),  # (HTML-escaped)
-                              ({"protect-k:shiny.number": 3, "protect-seed:shiny.number": -2}, "seed"),
-                              ({"protect-seed:shiny.number": 0, "protect-time_limit:shiny.number": ["1"]},
-                               "not a number for time_limit"),
-                              ({"protect-time_limit:shiny.number": None, "protect-weights": ["1"]},
-                               "not text for weights"),
-                              ({"protect-weights": "", "protect-time_limit:shiny.number": "-inf"},
-                               "time_limit must be a finite number"),
-                              ({"protect-time_limit:shiny.number": None, "protect-scheduler": "tcp://192.0.2.1:8786"},
-                               "scheduler must be one of 'threads'"),  # never reached: the data stay here
-                              ({"protect-scheduler": "", "protect-method": "nope"}, "unknown method 'nope'")):
+        for inputs, words in (
+            ({"protect-columns": ["0", "999"]}, "unknown column for columns ('999')"),
+            ({"protect-columns": 5}, "not a column"),
+            ({"protect-columns": ["0"], "protect-strata": ["77"]}, "unknown column for strata"),
+            (
+                {"protect-columns": ["0"], "protect-strata": [], "protect-sample_weight": "nope"},
+                "unknown column for sample_weight",
+            ),
+            ({"protect-sample_weight": "", "protect-categorical": [{"a": 1}]}, "not a column"),
+            (
+                {"protect-categorical": [], "protect-k:shiny.number": "three"},
+                "k must be an integer &gt;= 2, got 'three'",
+            ),  # (HTML-escaped)
+            ({"protect-k:shiny.number": 3, "protect-seed:shiny.number": -2}, "seed"),
+            (
+                {"protect-seed:shiny.number": 0, "protect-time_limit:shiny.number": ["1"]},
+                "not a number for time_limit",
+            ),
+            (
+                {"protect-time_limit:shiny.number": None, "protect-weights": ["1"]},
+                "not text for weights",
+            ),
+            (
+                {"protect-weights": "", "protect-time_limit:shiny.number": "-inf"},
+                "time_limit must be a finite number",
+            ),
+            (
+                {
+                    "protect-time_limit:shiny.number": None,
+                    "protect-scheduler": "tcp://192.0.2.1:8786",
+                },
+                "scheduler must be one of 'threads'",
+            ),  # never reached: the data stay here
+            ({"protect-scheduler": "", "protect-method": "nope"}, "unknown method 'nope'"),
+        ):
             client.run(**inputs)
             client.wait_for(lambda: f'data-run="{client.clicks}"' in client.html("error_line"))
             assert words in client.error_line(), (inputs, client.error_line())
-        assert "one-line-error" in client.html("protect-method_ui")  # the unknown method: one line in its place
+        assert "one-line-error" in client.html(
+            "protect-method_ui"
+        )  # the unknown method: one line in its place
         # downloads before any run: 404 with one line, for this very session
-        for name in ("results-download_data", "results-download_report", "results-download_reproduce"):
-            status, _, text = server.request("GET", f"/session/{client.session}/download/{name}",
-                                             headers=server.cookie)
-            assert status == 404 and text.strip() == "microagg app: no finished run to download", (name, text)
+        for name in (
+            "results-download_data",
+            "results-download_report",
+            "results-download_reproduce",
+        ):
+            status, _, text = server.request(
+                "GET", f"/session/{client.session}/download/{name}", headers=server.cookie
+            )
+            assert status == 404 and text.strip() == "microagg app: no finished run to download", (
+                name,
+                text,
+            )
         client.update(**{"data-dataset": "no-such-set"})
         client.wait_for(lambda: "unknown data set" in client.html("error_line"))
         time.sleep(0.5)
@@ -585,7 +813,7 @@ def test_uploads_are_bounded_named_safely_and_counted_per_page(server, tmp_path)
     rng = np.random.default_rng(0)
     frame = pd.DataFrame(rng.normal(size=(7000, 4)).round(6), columns=list("abcd"))
     data = frame.to_csv(index=False).encode()
-    assert 0.25 * 2 ** 20 < len(data) < 0.5 * 2 ** 20  # under the limit, but two of them are not
+    assert 0.25 * 2**20 < len(data) < 0.5 * 2**20  # under the limit, but two of them are not
     client = ShinyClient(server, {})
     try:
         assert client.upload("-data.csv", data) == (200, "OK")
@@ -597,21 +825,30 @@ def test_uploads_are_bounded_named_safely_and_counted_per_page(server, tmp_path)
         # a run keeps it (its export needs it): a third file would take the page past the limit
         client.run(**{"protect-columns": ["0", "1", "2", "3"]})
         client.wait_for(lambda: "run 1:" in client.html("results-results_ui"), 120)
-        client.update(**{"results-result_run": "1"})  # the Results tab's choice, as the page sends it
+        client.update(
+            **{"results-result_run": "1"}
+        )  # the Results tab's choice, as the page sends it
         client.wait_for(lambda: "Run 1:" in client.html("results-result_detail"))
         status, text = client.upload("third.csv", data)
         assert status == 413 and "earlier uploads" in text and text.count("\n") == 1
-        status, text = client.upload("third.csv", data, chunked=True)  # no Content-Length: cut at the limit
-        assert status == 413 and text.startswith("the file is larger than the upload limit of 0.5 MB")
+        status, text = client.upload(
+            "third.csv", data, chunked=True
+        )  # no Content-Length: cut at the limit
+        assert status == 413 and text.startswith(
+            "the file is larger than the upload limit of 0.5 MB"
+        )
         # the run's reproduce text, downloaded
         status, headers, exported = server.request(
-            "GET", f"/session/{client.session}/download/results-download_reproduce", headers=server.cookie)
+            "GET",
+            f"/session/{client.session}/download/results-download_reproduce",
+            headers=server.cookie,
+        )
         assert status == 200 and "microagg protect second.csv" in exported
     finally:
         client.close()
     fresh = ShinyClient(server, {})  # a new page has its own budget
     try:
-        bomb = gzip.compress(b"a,b\n" + b"1,2\n" * 2 ** 20)  # 4 MB of text in about 4 kB
+        bomb = gzip.compress(b"a,b\n" + b"1,2\n" * 2**20)  # 4 MB of text in about 4 kB
         assert fresh.upload("bomb.csv.gz", bomb)[0] == 200
         assert "decompresses to more than the limit of 0.5 MB" in fresh.error_line()
         assert fresh.upload("picture.csv", b"\x89PNG\r\n\x1a\n" + bytes(200))[0] == 200
@@ -619,23 +856,27 @@ def test_uploads_are_bounded_named_safely_and_counted_per_page(server, tmp_path)
         dta = tmp_path / "big.dta"
         frame.head(50).to_stata(dta, write_index=False, version=118)
         raw = bytearray(dta.read_bytes())
-        raw[raw.index(b"<N>") + 3:raw.index(b"<N>") + 11] = (2 ** 31).to_bytes(8, "little")
+        raw[raw.index(b"<N>") + 3 : raw.index(b"<N>") + 11] = (2**31).to_bytes(8, "little")
         assert fresh.upload("big.dta", bytes(raw))[0] == 200
         fresh.wait_for(lambda: "2,147,483,648 rows" in fresh.error_line())
         assert fresh.upload("..", data)[0] == 200
         fresh.wait_for(lambda: "unsupported file format: upload" in fresh.error_line())
         message = fresh.error_line()
         assert "microagg-app-" not in message and fresh.session not in message  # no private path
-        # a second file for one upload job, and an upload the client breaks off: no 500, no line on stderr
+        # a second file for one upload job, and an upload the client breaks off: no 500, no line on
+        # stderr
         reply = fresh.call("uploadInit", [{"name": "a.csv", "size": 8, "type": ""}])
         headers = {**server.cookie, **server.origin}
         assert server.request("POST", "/" + reply["uploadUrl"], headers, b"a,b\n1,2\n")[0] == 200
         assert server.request("POST", "/" + reply["uploadUrl"], headers, b"a,b\n1,2\n")[0] == 409
         reply = fresh.call("uploadInit", [{"name": "b.csv", "size": 100_000, "type": ""}])
         with socket.create_connection(("127.0.0.1", server.port)) as cut:
-            cut.sendall(f"POST /{reply['uploadUrl']} HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
-                        f"Cookie: {server.cookie['Cookie']}\r\nOrigin: {server.origin['Origin']}\r\n"
-                        "Content-Length: 100000\r\n\r\n".encode() + b"x" * 1000)
+            cut.sendall(
+                f"POST /{reply['uploadUrl']} HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+                f"Cookie: {server.cookie['Cookie']}\r\nOrigin: {server.origin['Origin']}\r\n"
+                "Content-Length: 100000\r\n\r\n".encode()
+                + b"x" * 1000
+            )
             time.sleep(0.3)
         time.sleep(0.5)
         assert server.stderr == ""
@@ -643,7 +884,8 @@ def test_uploads_are_bounded_named_safely_and_counted_per_page(server, tmp_path)
         fresh.close()
 
 
-# ---------------------------------------------------------------------------- nothing outlives the app
+# ---------------------------------------------------------------------------- nothing outlives the
+# app
 def _children(pid: int) -> list[int]:
     """Processes whose parent is ``pid`` (from /proc)."""
     found = []
@@ -697,17 +939,28 @@ def test_stopping_the_app_right_after_a_run_starts_leaves_no_process(how):
     with app_server() as running:
         client = ShinyClient(running, {"data-dataset": "census"})
         client.wait_for(lambda: client.data_name() == "census")
-        client.run(**{"protect-columns": [str(i) for i in range(13)], "protect-method": "colgen",
-                      "protect-time_limit:shiny.number": 600})
+        client.run(
+            **{
+                "protect-columns": [str(i) for i in range(13)],
+                "protect-method": "colgen",
+                "protect-time_limit:shiny.number": 600,
+            }
+        )
         worker = _worker_of(running.proc.pid)
-        processes = [worker, *_children(running.proc.pid), *_children(worker)]  # also multiprocessing's tracker
+        processes = [
+            worker,
+            *_children(running.proc.pid),
+            *_children(worker),
+        ]  # also multiprocessing's tracker
         running.proc.send_signal(how)  # the worker is still importing: it has not computed anything
         running.proc.wait(timeout=15)
         assert _wait_gone(processes) == [], "a process of the app outlived it"
         with contextlib.suppress(Exception):
             client.close()
         if how != signal.SIGKILL:
-            assert not any(p.exists() for p in running.private), "the private folder outlived the app"
+            assert not any(p.exists() for p in running.private), (
+                "the private folder outlived the app"
+            )
         else:  # nothing could remove it: the test does
             for p in running.private:
                 private.cleanup_workdir(p)
@@ -722,7 +975,8 @@ def idle(parent):
     time.sleep(600)  # busy without a word to its parent: only die_with can end it
 
 if __name__ == "__main__":
-    child = multiprocessing.get_context("spawn").Process(target=idle, args=(os.getpid(),), daemon=True)
+    spawn = multiprocessing.get_context("spawn")
+    child = spawn.Process(target=idle, args=(os.getpid(),), daemon=True)
     child.start()
     print(child.pid, flush=True)
     time.sleep(600)
@@ -738,21 +992,23 @@ def test_a_run_process_dies_with_its_parent_at_any_moment(tmp_path, delay):
     script = tmp_path / "parent.py"
     script.write_text(_IDLE_PARENT)
     env = dict(os.environ, PYTHONPATH=f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
-    parent = subprocess.Popen([sys.executable, str(script)], env=env, stdout=subprocess.PIPE, text=True)
+    parent = subprocess.Popen(
+        [sys.executable, str(script)], env=env, stdout=subprocess.PIPE, text=True
+    )
     child = int(parent.stdout.readline())
     time.sleep(delay)
     parent.kill()
     parent.wait()
     assert _wait_gone([child]) == []
     run = (
-        "import time, microagg\n"
-        "from microagg.app import runs, runspec\n"
-        "columns = list(microagg.datasets.load('census').columns)\n"
-        "spec = runspec.RunSpec.of('', 'census', 3, 'colgen', columns, dataset='census', time_limit=600)\n"
-        f"h = runs.RunHandle(spec, {str(tmp_path)!r}, 1)\n"
-        "print(h.process.pid, flush=True)\n"
-        "time.sleep(600)\n")
-    parent = subprocess.Popen([sys.executable, "-c", run], env=env, stdout=subprocess.PIPE, text=True)
+        "import time, microagg\nfrom microagg.app import runs, runspec\ncolumns ="
+        " list(microagg.datasets.load('census').columns)\nspec = runspec.RunSpec.of('', 'census',"
+        " 3, 'colgen', columns, dataset='census', time_limit=600)\nh = runs.RunHandle(spec,"
+        f" {str(tmp_path)!r}, 1)\nprint(h.process.pid, flush=True)\ntime.sleep(600)\n"
+    )
+    parent = subprocess.Popen(
+        [sys.executable, "-c", run], env=env, stdout=subprocess.PIPE, text=True
+    )
     worker = int(parent.stdout.readline())
     time.sleep(delay)
     parent.kill()
@@ -760,17 +1016,21 @@ def test_a_run_process_dies_with_its_parent_at_any_moment(tmp_path, delay):
     assert _wait_gone([worker]) == []
 
 
-# ---------------------------------------------------------------------------- command line and logic
-@pytest.mark.parametrize("argv, words", [
-    (["--port", "70000"], "--port must be a whole number from 0"),
-    (["--port", "-1"], "--port must be a whole number from 0"),
-    (["--max-upload-mb", "inf"], "--max-upload-mb must be a positive number"),
-    (["--max-upload-mb", "nan"], "--max-upload-mb must be a positive number"),
-    (["--max-upload-mb", "0"], "--max-upload-mb must be a positive number"),
-    (["--max-upload-mb", "1e-9"], "at least one byte"),
-    (["--token", "short"], "token must be at least 16 characters"),
-    (["--token", "has a space in it, long enough"], "token must be"),
-])
+# ---------------------------------------------------------------------------- command line and
+# logic
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["--port", "70000"], "--port must be a whole number from 0"),
+        (["--port", "-1"], "--port must be a whole number from 0"),
+        (["--max-upload-mb", "inf"], "--max-upload-mb must be a positive number"),
+        (["--max-upload-mb", "nan"], "--max-upload-mb must be a positive number"),
+        (["--max-upload-mb", "0"], "--max-upload-mb must be a positive number"),
+        (["--max-upload-mb", "1e-9"], "at least one byte"),
+        (["--token", "short"], "token must be at least 16 characters"),
+        (["--token", "has a space in it, long enough"], "token must be"),
+    ],
+)
 def test_bad_app_options_are_one_line(capsys, argv, words):
     from microagg import cli
 
@@ -794,15 +1054,23 @@ def test_the_reproduce_command_is_safe_for_names_that_look_like_options(tmp_path
     df = microagg.datasets.load("census").head(60)
     df = df.rename(columns={df.columns[0]: "-x"})
     df.to_csv("-data.csv", index=False)
-    spec = runspec.RunSpec.of("-data.csv", "-data.csv", k=3, method="mdav", columns=["-x", df.columns[1]], seed=0)
+    spec = runspec.RunSpec.of(
+        "-data.csv", "-data.csv", k=3, method="mdav", columns=["-x", df.columns[1]], seed=0
+    )
     command = spec.cli_command()
-    assert " ./-data.csv " in command and " ./-data-mdav-k3.csv " in command and "--columns=-x," in command
+    assert (
+        " ./-data.csv " in command
+        and " ./-data-mdav-k3.csv " in command
+        and "--columns=-x," in command
+    )
     from microagg import cli
 
     assert cli.main(shlex.split(command)[1:] + ["-q"]) == 0
     got = pd.read_csv("-data-mdav-k3.csv")
     expected = microagg.microaggregate(df, k=3, columns=["-x", df.columns[1]])
-    np.testing.assert_allclose(got[["-x", df.columns[1]]].to_numpy(), expected.data[["-x", df.columns[1]]].to_numpy())
+    np.testing.assert_allclose(
+        got[["-x", df.columns[1]]].to_numpy(), expected.data[["-x", df.columns[1]]].to_numpy()
+    )
 
 
 def test_error_lines_never_show_private_paths():
@@ -811,7 +1079,9 @@ def test_error_lines_never_show_private_paths():
         inside = work / "session-0123abcd" / "upload-1" / "survey.csv"
         message = private.one_line(microagg.InputError(f"input has no data rows: {inside}"))
         assert message == "input has no data rows: survey.csv"
-        other = "/tmp/microagg-app-zzz/session-99/upload-3/x.dta"  # another app's folder, or a copy of a path
+        other = (  # another app's folder, or a copy of a path
+            "/tmp/microagg-app-zzz/session-99/upload-3/x.dta"
+        )
         assert private.private_text(f"cannot read '{other}': bad") == "cannot read 'x.dta': bad"
     finally:
         private.cleanup_workdir(work)
@@ -825,8 +1095,11 @@ def test_wide_data_measures_and_report_use_a_capped_set_of_columns(tmp_path):
     df = pd.DataFrame(rng.normal(size=(40, d)), columns=[f"v{i}" for i in range(d)])
     src = tmp_path / "wide.csv"
     df.to_csv(src, index=False)
-    handle = runs.RunHandle(runspec.RunSpec.of(str(src), "wide.csv", k=3, method="mdav", columns=list(df.columns)),
-                             tmp_path, 1)
+    handle = runs.RunHandle(
+        runspec.RunSpec.of(str(src), "wide.csv", k=3, method="mdav", columns=list(df.columns)),
+        tmp_path,
+        1,
+    )
     while handle.poll() == "running":
         time.sleep(0.1)
     assert handle.state == "done", handle.error
@@ -836,9 +1109,14 @@ def test_wide_data_measures_and_report_use_a_capped_set_of_columns(tmp_path):
     assert note, handle.figures["warnings"]
     report = handle.report_path.read_text()
     assert "first 40 of the 100 quasi-identifier columns" in report
-    assert report.count('class="cell"') == 2 * protect_worker.REPORT_COLUMNS ** 2  # two heat maps of 40 x 40
+    assert (
+        report.count('class="cell"') == 2 * protect_worker.REPORT_COLUMNS**2
+    )  # two heat maps of 40 x 40
     view, _ = protect_worker.measured_view(expected)
-    assert view.columns == list(df.columns[:protect_worker.REPORT_COLUMNS]) and view.information_loss == expected.information_loss
+    assert (
+        view.columns == list(df.columns[: protect_worker.REPORT_COLUMNS])
+        and view.information_loss == expected.information_loss
+    )
 
 
 def test_the_browser_is_sent_a_private_file_not_the_token(tmp_path):

@@ -6,13 +6,13 @@ import os
 
 import numpy as np
 import pytest
-from hypothesis import given, HealthCheck, settings, strategies as st
+from conftest import brute_force_optimum, make_data, zscores
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import microagg
 from microagg import methods, partition
 from microagg.methods.auto import DEFAULT_PORTFOLIO
-
-from conftest import brute_force_optimum, make_data, zscores
 
 
 def test_auto_stops_its_restarts_once_column_generation_proves_optimality():
@@ -24,10 +24,14 @@ def test_auto_stops_its_restarts_once_column_generation_proves_optimality():
 
 
 # members whose result does not depend on a time limit: rerunning them alone must give the same SSE
-DETERMINISTIC = [m for m in ("mdav", "vmdav", "mdav-mhm", "md", "kward", "tsp-mhm") if m in methods.names()]
+DETERMINISTIC = [
+    m for m in ("mdav", "vmdav", "mdav-mhm", "md", "kward", "tsp-mhm") if m in methods.names()
+]
 
 
-@given(seed=st.integers(0, 2**31 - 1), n=st.integers(4, 90), d=st.integers(2, 5), k=st.integers(2, 4))
+@given(
+    seed=st.integers(0, 2**31 - 1), n=st.integers(4, 90), d=st.integers(2, 5), k=st.integers(2, 4)
+)
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_auto_never_worse_than_its_best_member(seed, n, d, k):
     if n < k:
@@ -36,7 +40,9 @@ def test_auto_never_worse_than_its_best_member(seed, n, d, k):
     Z = zscores(X)
     portfolio = DETERMINISTIC + ["icsm"]
     # a limit no member reaches on 90 records, however busy the machine: each runs as alone
-    res = microagg.microaggregate(X, k=k, method="auto", seed=3, time_limit=600, portfolio=portfolio)
+    res = microagg.microaggregate(
+        X, k=k, method="auto", seed=3, time_limit=600, portfolio=portfolio
+    )
     rows = res.extras["portfolio"]
     assert [r["method"] for r in rows] == portfolio
     ok = [r for r in rows if r["status"] == "ok"]
@@ -61,15 +67,17 @@ def test_auto_default_portfolio_on_census_beats_mdav_and_reports_members():
     assert res.information_loss <= mdav.information_loss + 1e-9
     names = [r["method"] for r in res.extras["portfolio"]]
     default = [m for m in DEFAULT_PORTFOLIO if m in methods.names()]
-    assert names[0] == "icsm" and names[:len(default)] == default
-    assert set(names[len(default):]) <= {"colgen"}  # warm-started with the time left (n <= 5000)
+    assert names[0] == "icsm" and names[: len(default)] == default
+    assert set(names[len(default) :]) <= {"colgen"}  # warm-started with the time left (n <= 5000)
     ok = [r for r in res.extras["portfolio"] if r["status"] == "ok"]
     assert res.information_loss == pytest.approx(min(r["il"] for r in ok))
     assert res.extras["budget_seconds"] <= 4
     assert "auto: winner" in res.summary()
 
 
-@given(seed=st.integers(0, 2**31 - 1), n=st.integers(12, 80), d=st.integers(2, 4), k=st.integers(2, 4))
+@given(
+    seed=st.integers(0, 2**31 - 1), n=st.integers(12, 80), d=st.integers(2, 4), k=st.integers(2, 4)
+)
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_auto_is_never_worse_than_icsm_alone(seed, n, d, k):
     """The default portfolio runs icsm first exactly as it runs alone (from MDAV, the same seed;
@@ -165,8 +173,9 @@ def test_interrupted_auto_stops_its_column_generation_thread():
 
     X = make_data(13, 300, 3)
     with pytest.raises(KeyboardInterrupt):
-        microagg.microaggregate(X, k=3, method="auto", seed=2, time_limit=600, parallel=True,
-                                progress=interrupt_at_mdav)
+        microagg.microaggregate(
+            X, k=3, method="auto", seed=2, time_limit=600, parallel=True, progress=interrupt_at_mdav
+        )
     lanes = [t for t in threading.enumerate() if t.name == "microagg-auto-colgen"]
     for t in lanes:
         t.join(timeout=120)
@@ -174,13 +183,17 @@ def test_interrupted_auto_stops_its_column_generation_thread():
 
 
 def test_auto_outside_the_main_thread_runs_no_second_thread():
-    """parallel=None: a caller's worker thread (Dask's threaded blocks, a server) gets the sequence."""
+    """parallel=None: a caller's worker thread (Dask's threaded blocks, a server) gets the
+    sequence."""
     import threading
 
     X = make_data(12, 60, 3)
     got = {}
-    worker = threading.Thread(target=lambda: got.update(
-        res=microagg.microaggregate(X, k=3, method="auto", seed=2, time_limit=2)))
+    worker = threading.Thread(
+        target=lambda: got.update(
+            res=microagg.microaggregate(X, k=3, method="auto", seed=2, time_limit=2)
+        )
+    )
     worker.start()
     worker.join()
     rows = got["res"].extras["portfolio"]
@@ -197,8 +210,11 @@ def test_auto_in_the_command_lines_thread_runs_its_second_thread():
 
     X = make_data(12, 60, 3)
     got = {}
-    worker = threading.Thread(target=lambda: got.update(  # 3 s: the lane starts with the sequence
-        res=microagg.microaggregate(X, k=3, method="auto", seed=2, time_limit=3)))
+    worker = threading.Thread(
+        target=lambda: got.update(  # 3 s: the lane starts with the sequence
+            res=microagg.microaggregate(X, k=3, method="auto", seed=2, time_limit=3)
+        )
+    )
     mark_command_thread(worker)
     worker.start()
     worker.join()
@@ -233,23 +249,29 @@ def test_auto_is_reproducible_with_a_seed():
 
 def test_auto_passes_member_params_and_skips_when_the_budget_is_spent():
     X = make_data(1, 40, 3)
-    res = microagg.microaggregate(X, k=3, method="auto", portfolio=["vmdav", "mdav"],
-                                  member_params={"vmdav": {"gamma": 1.0}})
+    res = microagg.microaggregate(
+        X, k=3, method="auto", portfolio=["vmdav", "mdav"], member_params={"vmdav": {"gamma": 1.0}}
+    )
     alone = microagg.microaggregate(X, k=3, method="vmdav", gamma=1.0)
     assert res.extras["portfolio"][0]["sse"] == pytest.approx(alone.sse)
     with pytest.raises(ValueError, match="no parameter"):
-        microagg.microaggregate(X, k=3, method="auto", portfolio=["mdav"], member_params={"mdav": {"gama": 1}})
+        microagg.microaggregate(
+            X, k=3, method="auto", portfolio=["mdav"], member_params={"mdav": {"gama": 1}}
+        )
 
 
-@pytest.mark.parametrize("portfolio,match", [
-    (["mdav", "nope"], "unknown method"),
-    (["auto"], "auto itself"),
-    (["individual-ranking"], "each variable on its own"),
-    (["univariate-optimal"], "univariate"),
-    ([], "empty"),
-    (["mdav", "mdav"], "twice"),
-    (3, "list of method names"),
-])
+@pytest.mark.parametrize(
+    "portfolio,match",
+    [
+        (["mdav", "nope"], "unknown method"),
+        (["auto"], "auto itself"),
+        (["individual-ranking"], "each variable on its own"),
+        (["univariate-optimal"], "univariate"),
+        ([], "empty"),
+        (["mdav", "mdav"], "twice"),
+        (3, "list of method names"),
+    ],
+)
 def test_auto_bad_portfolio_is_a_clear_error(portfolio, match):
     X = make_data(0, 20, 2)
     with pytest.raises(ValueError, match=match):
@@ -259,7 +281,9 @@ def test_auto_bad_portfolio_is_a_clear_error(portfolio, match):
 def test_auto_member_params_for_a_method_not_in_the_portfolio_is_an_error():
     X = make_data(0, 20, 2)
     with pytest.raises(ValueError, match="not in the portfolio"):
-        microagg.microaggregate(X, k=3, method="auto", portfolio=["mdav"], member_params={"vmdav": {"gamma": 1}})
+        microagg.microaggregate(
+            X, k=3, method="auto", portfolio=["mdav"], member_params={"vmdav": {"gamma": 1}}
+        )
 
 
 def test_auto_default_portfolio_scales_its_local_search():

@@ -17,7 +17,9 @@ STORE = ROOT / "benchmarks" / "best_known"
 
 
 def _verifier():
-    spec = importlib.util.spec_from_file_location("verify_best_known", ROOT / "benchmarks" / "verify_best_known.py")
+    spec = importlib.util.spec_from_file_location(
+        "verify_best_known", ROOT / "benchmarks" / "verify_best_known.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -82,14 +84,18 @@ def test_verifier_rejects_a_missing_label(tmp_path):
 def test_resume_state_survives_its_file(tmp_path, monkeypatch):
     """best_known.py --resume: the colgen state written to best_known/state/ and read back is
     taken by colgen's resume, columns and cuts included."""
-    spec = importlib.util.spec_from_file_location("best_known", ROOT / "benchmarks" / "best_known.py")
+    spec = importlib.util.spec_from_file_location(
+        "best_known", ROOT / "benchmarks" / "best_known.py"
+    )
     best_known = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(best_known)
     monkeypatch.setattr(best_known, "STORE", tmp_path)
     from microagg.methods import run
 
     X = np.random.default_rng(3).normal(size=(40, 2))
-    state = run("colgen", X, 3, seed=0, max_rounds=2, final_mip=False, keep_state=True).extras["colgen_state"]
+    state = run("colgen", X, 3, seed=0, max_rounds=2, final_mip=False, keep_state=True).extras[
+        "colgen_state"
+    ]
     state["cuts"] = np.array([[0, 1, 2]])
     assert best_known.load_state("census", 3) is None
     best_known.save_state("census", 3, state)
@@ -108,7 +114,9 @@ def test_region_strategy_bounds_from_the_stored_centre():
     a colgen-region run."""
     import pandas as pd
 
-    spec = importlib.util.spec_from_file_location("best_known", ROOT / "benchmarks" / "best_known.py")
+    spec = importlib.util.spec_from_file_location(
+        "best_known", ROOT / "benchmarks" / "best_known.py"
+    )
     best_known = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(best_known)
     import microagg
@@ -116,10 +124,16 @@ def test_region_strategy_bounds_from_the_stored_centre():
     rng = np.random.default_rng(4)
     X = np.vstack([rng.normal(size=(30, 2)), rng.normal(size=(6, 2)) * 8.0])
     df = pd.DataFrame(X, columns=["a", "b"])
-    out = microagg.microaggregate(df, k=3, method="colgen", seed=0, max_rounds=6, smoothing=0.5, keep_state=True)
+    out = microagg.microaggregate(
+        df, k=3, method="colgen", seed=0, max_rounds=6, smoothing=0.5, keep_state=True
+    )
     state = out.extras["colgen_state"]
     res, info = best_known.region_run(df, 3, state, 60.0, 2.0, 5.0)
-    assert info["method"] == "colgen-region" and info["params"]["region_size"] == res.region_size > 0
+    assert (
+        info["method"] == "colgen-region" and info["params"]["region_size"] == res.region_size > 0
+    )
     assert state["centre_bound"] - 1e-9 <= res.bound <= out.sse * (1 + 1e-9)
     with pytest.raises(SystemExit, match="smoothing centre"):
-        best_known.region_run(df, 3, {k: v for k, v in state.items() if not k.startswith("centre")}, 60.0, 2.0, 5.0)
+        best_known.region_run(
+            df, 3, {k: v for k, v in state.items() if not k.startswith("centre")}, 60.0, 2.0, 5.0
+        )

@@ -7,7 +7,7 @@ import itertools
 import os
 import subprocess
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -18,11 +18,11 @@ from hypothesis import strategies as st
 import microagg
 from microagg.deadline import Deadline
 from microagg.kernels import kdtree
+from microagg.kernels.mdav import split_oversized
 from microagg.kernels.pricing import _smallest, enumeration_pricing, greedy_pricing
 from microagg.kernels.pricing_bnb import bnb_pricing
-from microagg.kernels.mdav import split_oversized
-from microagg.methods.colgen import knn_sums
 from microagg.methods import run
+from microagg.methods.colgen import knn_sums
 from microagg.partition import check_partition, sse
 
 
@@ -37,7 +37,7 @@ def brute_force_optimum(X: np.ndarray, k: int) -> float:
         Y = X[idx]
         return float(((Y - Y.mean(axis=0)) ** 2).sum())
 
-    @lru_cache(maxsize=None)
+    @cache
     def opt(mask):
         if mask == 0:
             return 0.0
@@ -164,8 +164,24 @@ def test_bnb_pricing_matches_complete_enumeration():
         _, _, _, _, best_enum, _ = enumeration_pricing(X, pi, eta, 0, n, 0.0, 10, *no_cuts)
         seeds, _, ptr, flat = _all_later(pi)
         thr = 1e9  # find the minimum whatever its sign
-        out = bnb_pricing(X, pi, eta, seeds, ptr, flat, thr, False, n, 10**9, 10**9, knn_sums(X, eta), 0.0, 1,
-                          np.full(n, np.inf), *no_cuts)
+        out = bnb_pricing(
+            X,
+            pi,
+            eta,
+            seeds,
+            ptr,
+            flat,
+            thr,
+            False,
+            n,
+            10**9,
+            10**9,
+            knn_sums(X, eta),
+            0.0,
+            1,
+            np.full(n, np.inf),
+            *no_cuts,
+        )
         done, best, seed_lb, seed_exact = out[3], out[6], out[7], out[8]
         assert done == n and seed_exact.all()
         assert best == pytest.approx(best_enum, abs=1e-9)
@@ -206,9 +222,32 @@ def test_truncated_bnb_seed_bounds_are_valid(seed, eta, seed_nodes, thr, ties, r
     no_cuts = (np.zeros(n + 1, np.int64), np.zeros(0, np.int64), np.zeros(0))
     seeds, rank, ptr, flat = _all_later(pi)
     rec_min = np.full(n, np.inf)
-    out = bnb_pricing(X, pi, eta, seeds, ptr, flat, thr, False, n, 10**9, seed_nodes, knn_sums(X, eta),
-                      retry_step, 8, rec_min, *no_cuts)
-    members, rcs, done, seed_lb, seed_exact, seed_tau = out[0], out[1], out[3], out[7], out[8], out[9]
+    out = bnb_pricing(
+        X,
+        pi,
+        eta,
+        seeds,
+        ptr,
+        flat,
+        thr,
+        False,
+        n,
+        10**9,
+        seed_nodes,
+        knn_sums(X, eta),
+        retry_step,
+        8,
+        rec_min,
+        *no_cuts,
+    )
+    members, rcs, done, seed_lb, seed_exact, seed_tau = (
+        out[0],
+        out[1],
+        out[3],
+        out[7],
+        out[8],
+        out[9],
+    )
     assert done == n
     true_min = np.full(n, np.inf)
     for c in itertools.combinations(range(n), eta):
@@ -330,7 +369,9 @@ def test_bad_parameters():
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 10**6), k=st.integers(2, 5), groups=st.integers(1, 6), ties=st.booleans())
+@given(
+    seed=st.integers(0, 10**6), k=st.integers(2, 5), groups=st.integers(1, 6), ties=st.booleans()
+)
 def test_split_oversized_groups(seed, k, groups, ties):
     """Groups of 2k or more are cut into groups of k..2k−1; the SSE never rises; groups below
     2k keep their records together."""
@@ -373,7 +414,9 @@ def test_colgen_prints_nothing_on_stdout():
         "print('labels', len(out.labels))\n"
     )
     env = dict(os.environ, PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "labels 30\n"
 
@@ -477,7 +520,7 @@ def test_greedy_pricing_is_the_papers_greedy(seed, eta, d, dup):
     n = int(rng.integers(eta, 60))
     X = rng.normal(size=(n, d))
     if dup:
-        X[n // 2:] = X[: n - n // 2]
+        X[n // 2 :] = X[: n - n // 2]
     X = np.ascontiguousarray(X)
     pi = rng.gamma(1.0, float(rng.uniform(0.1, 3.0)), size=n) - float(rng.uniform(0, 0.5))
     thr = float(rng.uniform(-0.5, 0.5))
@@ -565,7 +608,9 @@ def test_master_lp_that_cannot_be_solved_ends_the_run_with_a_valid_result(monkey
     X = np.random.default_rng(1).normal(size=(60, 3))
     out = run("colgen", X, 3, seed=0)
     labels = check_partition(out.labels, 60, 3, "colgen")
-    assert out.extras["colgen_lp_failure"].endswith("Solve error") and out.extras["colgen_rounds"] == 2
+    assert (
+        out.extras["colgen_lp_failure"].endswith("Solve error") and out.extras["colgen_rounds"] == 2
+    )
     assert not out.extras["colgen_converged"]
     assert out.lower_bound <= sse(X, labels) + 1e-9
 
@@ -576,8 +621,14 @@ def test_resume_goes_on_from_an_earlier_runs_columns_and_cuts():
     X = np.random.default_rng(7).normal(size=(12, 2))
     first = run("colgen", X, 3, seed=0, max_rounds=2, final_mip=False, keep_state=True)
     state = first.extras["colgen_state"]
-    assert state["n"] == 12 and state["k"] == 3 and len(state["ptr"]) - 1 == first.extras["colgen_columns"]
-    state = dict(state, cuts=np.array([[0, 1, 2], [3, 4, 5]]))  # valid inequalities for any partition
+    assert (
+        state["n"] == 12
+        and state["k"] == 3
+        and len(state["ptr"]) - 1 == first.extras["colgen_columns"]
+    )
+    state = dict(
+        state, cuts=np.array([[0, 1, 2], [3, 4, 5]])
+    )  # valid inequalities for any partition
     second = run("colgen", X, 3, seed=1, resume=state, keep_state=True)
     after = second.extras["colgen_state"]
 
@@ -601,17 +652,35 @@ def test_resume_goes_on_from_an_earlier_runs_columns_and_cuts():
 
 def test_resume_state_is_checked_before_any_work():
     X = np.random.default_rng(0).normal(size=(30, 2))
-    state = run("colgen", X, 3, seed=0, max_rounds=1, final_mip=False, keep_state=True).extras["colgen_state"]
-    for bad, match in [(dict(state, k=4), "k = 4"), (dict(state, n=31), "31 records"),
-                       (dict(state, members=state["members"] + 30), "do not fit"),
-                       (dict(state, cuts=np.array([[0, 1]])), "do not fit"),
-                       (dict(state, members=np.where(np.arange(len(state["members"])) == 1, state["members"][0],
-                                                     state["members"])), "do not fit"),
-                       (dict(state, ptr=state["ptr"][:-1]), "do not fit"),
-                       (dict(state, centre_pi=np.zeros(29), centre_sigma=np.zeros(0), centre_bound=0.0), "do not fit"),
-                       (dict(state, centre_pi=np.full(30, np.nan), centre_sigma=np.zeros(0), centre_bound=0.0),
-                        "do not fit"),
-                       ({"columns": []}, "colgen_state"), ("state.npz", "colgen_state")]:
+    state = run("colgen", X, 3, seed=0, max_rounds=1, final_mip=False, keep_state=True).extras[
+        "colgen_state"
+    ]
+    for bad, match in [
+        (dict(state, k=4), "k = 4"),
+        (dict(state, n=31), "31 records"),
+        (dict(state, members=state["members"] + 30), "do not fit"),
+        (dict(state, cuts=np.array([[0, 1]])), "do not fit"),
+        (
+            dict(
+                state,
+                members=np.where(
+                    np.arange(len(state["members"])) == 1, state["members"][0], state["members"]
+                ),
+            ),
+            "do not fit",
+        ),
+        (dict(state, ptr=state["ptr"][:-1]), "do not fit"),
+        (
+            dict(state, centre_pi=np.zeros(29), centre_sigma=np.zeros(0), centre_bound=0.0),
+            "do not fit",
+        ),
+        (
+            dict(state, centre_pi=np.full(30, np.nan), centre_sigma=np.zeros(0), centre_bound=0.0),
+            "do not fit",
+        ),
+        ({"columns": []}, "colgen_state"),
+        ("state.npz", "colgen_state"),
+    ]:
         with pytest.raises(microagg.ParameterError, match=match):
             run("colgen", X, 3, resume=bad, max_rounds=1)
 

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_colgen import brute_force_optimum
 
 from microagg.kernels.pricing import column_rcs
 from microagg.kernels.pricing_bnb import region_part_pricing
 from microagg.methods.colgen import knn_sums
 from microagg.methods.colgen.master import cut_arrays
 from microagg.methods.colgen.region import region_bound
-from test_colgen import brute_force_optimum
 
 
 def _instance(seed, n, k, d=2):
@@ -42,7 +42,11 @@ def test_bound_never_above_the_optimum(seed, k, n, random_duals, with_cuts):
     X = _instance(seed, n, k)
     rng = np.random.default_rng(seed + 1)
     pi = _knn_duals(X, k) * (rng.uniform(0.5, 2.0, n) if random_duals else 1.0)
-    cuts = np.array([rng.choice(n, 3, replace=False) for _ in range(4)]) if with_cuts else np.zeros((0, 3), int)
+    cuts = (
+        np.array([rng.choice(n, 3, replace=False) for _ in range(4)])
+        if with_cuts
+        else np.zeros((0, 3), int)
+    )
     sigma = -rng.uniform(0.0, 1.0, len(cuts))
     region = np.flatnonzero(rng.random(n) < 0.5)
     threshold = float(rng.choice([0.1, 1.0, 10.0, 1e9]))
@@ -66,7 +70,7 @@ def test_records_outside_pay_at_least_their_plain_share(seed, k, n):
     res = region_bound(X, k, pi, np.zeros(0), np.zeros((0, 3), int), region, 1e9)
     rho = Pricer(X, k, "bnb", None, 5_000_000, 10**9).exact_pass(pi, 0.0)[2]  # no cuts
     outside_term = res.region - res.delta - pi.sum()
-    assert outside_term >= np.minimum(rho, 0.0)[len(region):].sum() - 1e-9
+    assert outside_term >= np.minimum(rho, 0.0)[len(region) :].sum() - 1e-9
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -98,8 +102,12 @@ def test_region_of_outliers_raises_the_bound():
 
 def test_out_of_time_is_no_bound():
     X = _instance(0, 12, 3)
-    assert region_bound(X, 3, _knn_duals(X, 3), np.zeros(0), np.zeros((0, 3), int), [0, 1], 1e9,
-                        deadline=0.0) is None
+    assert (
+        region_bound(
+            X, 3, _knn_duals(X, 3), np.zeros(0), np.zeros((0, 3), int), [0, 1], 1e9, deadline=0.0
+        )
+        is None
+    )
 
 
 def test_threshold_deepens_while_it_binds_up_to_its_maximum():
@@ -120,7 +128,11 @@ def test_region_part_pricing_finds_the_least_rc_of_every_part(seed, eta, n, with
     X = _instance(seed, n, 3)
     rng = np.random.default_rng(seed + 7)
     pi = _knn_duals(X, 3) * rng.uniform(0.5, 2.0, n)
-    cuts = np.array([rng.choice(n, 3, replace=False) for _ in range(3)]) if with_cuts else np.zeros((0, 3), int)
+    cuts = (
+        np.array([rng.choice(n, 3, replace=False) for _ in range(3)])
+        if with_cuts
+        else np.zeros((0, 3), int)
+    )
     sigma = -rng.uniform(0.0, 1.0, len(cuts))
     region = np.flatnonzero(rng.random(n) < 0.5)
     s = 0
@@ -136,13 +148,16 @@ def test_region_part_pricing_finds_the_least_rc_of_every_part(seed, eta, n, with
         mask = sum(1 << int(position[i]) for i in members if position[i] >= 0)
         expected[mask] = min(expected.get(mask, np.inf), rc)
     least = np.sort([*expected.values(), np.inf])
-    thr = float(least[len(least) // 2 - 1:len(least) // 2 + 1].mean())  # halfway: no rounding tie
+    thr = float(least[len(least) // 2 - 1 : len(least) // 2 + 1].mean())  # halfway: no rounding tie
     table = (np.zeros((4, 1), dtype=np.int64), np.full(4, np.inf), np.zeros(4, dtype=bool), 0)
     keys, vals, used, filled, stored, _, done = region_part_pricing(
-        X, pi, eta, s, cand, position, thr, 10**9, knn_sums(X, eta), cptr, ccut, cpen, *table)
+        X, pi, eta, s, cand, position, thr, 10**9, knn_sums(X, eta), cptr, ccut, cpen, *table
+    )
     assert done and filled == used.sum() and stored >= filled
     found = dict(zip(keys[used, 0].tolist(), vals[used].tolist()))
-    assert found == pytest.approx({m: v for m, v in expected.items() if v < thr}, rel=1e-9, abs=1e-9)
+    assert found == pytest.approx(
+        {m: v for m, v in expected.items() if v < thr}, rel=1e-9, abs=1e-9
+    )
 
 
 @settings(max_examples=15, deadline=None)

@@ -90,12 +90,13 @@ def test_cli_without_a_terminal_gets_the_compile_line(monkeypatch):
 
 def test_reported_seconds_exclude_compilation(monkeypatch):
     """A method whose kernel compiles during the run: Result.seconds does not count it."""
+
     @njit
     def slow_to_compile(X):
         s = 0.0
         for i in range(X.shape[0]):
             for j in range(X.shape[1]):
-                s += X[i, j] * X[i, j] - np.sqrt(abs(X[i, j])) + np.exp(-X[i, j] ** 2)
+                s += X[i, j] * X[i, j] - np.sqrt(abs(X[i, j])) + np.exp(-(X[i, j] ** 2))
         return s
 
     seen = {}
@@ -108,7 +109,9 @@ def test_reported_seconds_exclude_compilation(monkeypatch):
         return np.arange(len(X)) // k
 
     try:
-        res = microagg.microaggregate(np.random.default_rng(0).normal(size=(30, 2)), k=3, method="_compiles")
+        res = microagg.microaggregate(
+            np.random.default_rng(0).normal(size=(30, 2)), k=3, method="_compiles"
+        )
     finally:
         methods._REGISTRY.pop("_compiles", None)
     assert seen["call"] > 0.05  # it compiled
@@ -132,7 +135,10 @@ def test_one_numba_switch():
     assert jit.CACHE and jit.NOGIL and not jit.FASTMATH
     from microagg.kernels.mdav import mdav_brute_kernel
 
-    assert mdav_brute_kernel.targetoptions["nogil"] and type(mdav_brute_kernel._cache).__name__ != "NullCache"
+    assert (
+        mdav_brute_kernel.targetoptions["nogil"]
+        and type(mdav_brute_kernel._cache).__name__ != "NullCache"
+    )
     import pathlib
 
     import microagg.kernels as package
@@ -166,9 +172,13 @@ def test_auto_skips_a_member_that_cannot_fit_its_budget(monkeypatch):
     from microagg.methods import auto_members
 
     monkeypatch.setattr(auto_members, "COST_MIN_N", 0)
-    monkeypatch.setattr(auto_members, "MEMBER_COST", dict(auto_members.MEMBER_COST, vmdav=(1e9, 0.0)))
+    monkeypatch.setattr(
+        auto_members, "MEMBER_COST", dict(auto_members.MEMBER_COST, vmdav=(1e9, 0.0))
+    )
     X = np.random.default_rng(0).normal(size=(300, 3))
-    res = microagg.microaggregate(X, k=3, method="auto", portfolio=["mdav", "vmdav", "mdav-mhm"], time_limit=30)
+    res = microagg.microaggregate(
+        X, k=3, method="auto", portfolio=["mdav", "vmdav", "mdav-mhm"], time_limit=30
+    )
     rows = {r["method"]: r for r in res.extras["portfolio"]}
     assert rows["mdav"]["status"] == "ok" and rows["mdav-mhm"]["status"] == "ok"
     assert rows["vmdav"]["status"].startswith("skipped (needs about")
@@ -182,9 +192,13 @@ def test_a_method_that_cannot_stop_in_time_is_refused_before_it_starts(monkeypat
 
     X = np.random.default_rng(0).normal(size=(400, 3))
     monkeypatch.setattr(kward_module, "WARD_SECONDS_PER_N2D", 1.0)  # 400²·3 s: never fits
-    with pytest.raises(methods.BudgetError, match="cannot finish within the time limit on 400 records"):
+    with pytest.raises(
+        methods.BudgetError, match="cannot finish within the time limit on 400 records"
+    ):
         microagg.microaggregate(X, k=3, method="kward", time_limit=5)
-    assert microagg.microaggregate(X, k=3, method="kward").labels.shape == (400,)  # no limit: it runs
+    assert microagg.microaggregate(X, k=3, method="kward").labels.shape == (
+        400,
+    )  # no limit: it runs
     res = microagg.microaggregate(X, k=3, method="auto", portfolio=["mdav", "kward"], time_limit=5)
     row = next(r for r in res.extras["portfolio"] if r["method"] == "kward")
     assert row["status"].startswith("skipped (it needs at least about")
@@ -200,8 +214,11 @@ def test_mf_tsp_refuses_a_matrix_beyond_memory(monkeypatch):
 
 
 #: the parallel kernels: MDAV's passes split over idle cores (``kernels.mdav.split_for``)
-SPLIT_KERNELS = {"mdav_brute._distances_select_threads", "mdav_brute._distances_two_select_threads",
-                 "mdav_tree._nearest_and_farthest"}
+SPLIT_KERNELS = {
+    "mdav_brute._distances_select_threads",
+    "mdav_brute._distances_two_select_threads",
+    "mdav_tree._nearest_and_farthest",
+}
 
 
 def test_one_thread_everywhere_and_the_switches(monkeypatch):
@@ -212,20 +229,25 @@ def test_one_thread_everywhere_and_the_switches(monkeypatch):
     import importlib
     import pkgutil
 
-    import microagg.kernels as package
     from numba.core.registry import CPUDispatcher
+
+    import microagg.kernels as package
 
     for mod in pkgutil.iter_modules(package.__path__):
         module = importlib.import_module(f"microagg.kernels.{mod.name}")
         for obj in vars(module).values():
             if isinstance(obj, CPUDispatcher) and f"{mod.name}.{obj.__name__}" not in SPLIT_KERNELS:
-                assert not obj.targetoptions.get("parallel"), f"{mod.name}.{obj.__name__} is a parallel kernel"
+                assert not obj.targetoptions.get("parallel"), (
+                    f"{mod.name}.{obj.__name__} is a parallel kernel"
+                )
     from microagg.methods import auto_members
 
     X = np.random.default_rng(0).normal(size=(60, 2))
     methods.load_kernels("auto", X.shape)  # the warm-up runs auto with its defaults
     started = []
-    monkeypatch.setattr(auto_members, "Lane", lambda *a, **kw: started.append(a) or pytest.fail("a lane started"))
+    monkeypatch.setattr(
+        auto_members, "Lane", lambda *a, **kw: started.append(a) or pytest.fail("a lane started")
+    )
     res = microagg.microaggregate(X, k=3, method="auto", time_limit=3, parallel=False)
     assert not started and res.labels.shape == (60,)
 
@@ -237,7 +259,11 @@ def test_load_kernels_warms_for_the_planned_size(monkeypatch):
 
     seen = []
     monkeypatch.setattr(methods, "_WARM", set())
-    monkeypatch.setattr(methods, "run", lambda name, X, k, **kw: seen.append((name, len(X), planned_records(len(X)))))
+    monkeypatch.setattr(
+        methods,
+        "run",
+        lambda name, X, k, **kw: seen.append((name, len(X), planned_records(len(X)))),
+    )
     methods.load_kernels("mdav", (20_000, 3))
     methods.load_kernels("mdav", (25_000, 3))  # the same size class: nothing to do
     methods.load_kernels("mdav", (10**6, 3))

@@ -22,11 +22,35 @@ from microagg.io import csv as new
 from microagg.io.csv import writer
 
 _CELLS = st.one_of(
-    st.integers(-10 ** 6, 10 ** 6).map(str),
+    st.integers(-(10**6), 10**6).map(str),
     st.floats(allow_nan=False, allow_infinity=False, width=64).map(repr),
-    st.sampled_from(["", " ", "NA", "0012", "-0", "+5", "1e5", "1.", ".5", "1,5", "12,500", "3 ", " 4",
-                     "99999999999999999999", "1e", "--1", "12\"", "x\"y", "é", "naïve", "\u00a0", "1\t2"]),
-    st.text(alphabet="ab,;|\t\"\n\r 0123456789.-é", max_size=6),
+    st.sampled_from(
+        [
+            "",
+            " ",
+            "NA",
+            "0012",
+            "-0",
+            "+5",
+            "1e5",
+            "1.",
+            ".5",
+            "1,5",
+            "12,500",
+            "3 ",
+            " 4",
+            "99999999999999999999",
+            "1e",
+            "--1",
+            '12"',
+            'x"y',
+            "é",
+            "naïve",
+            "\u00a0",
+            "1\t2",
+        ]
+    ),
+    st.text(alphabet='ab,;|\t"\n\r 0123456789.-é', max_size=6),
 )
 
 
@@ -38,7 +62,11 @@ def _quoted(cell: str) -> str:
 def awkward_files(draw):
     sep = draw(st.sampled_from([",", ";", "\t", "|"]))
     width = draw(st.integers(1, 4))
-    names = draw(st.lists(st.sampled_from(["a", "b", "c", "a b", "x,y", "d\"e"]), min_size=width, max_size=width))
+    names = draw(
+        st.lists(
+            st.sampled_from(["a", "b", "c", "a b", "x,y", 'd"e']), min_size=width, max_size=width
+        )
+    )
     rows = draw(st.integers(1, 12))
     numeric = draw(st.lists(st.booleans(), min_size=width, max_size=width))
 
@@ -48,8 +76,14 @@ def awkward_files(draw):
 
     lines = [sep.join(field(n) for n in names)]
     for _ in range(rows):
-        cells = [draw(st.integers(-999, 999).map(str)) if numeric[j] and draw(st.integers(0, 4)) else draw(_CELLS)
-                 for j in range(width)]
+        cells = [
+            (
+                draw(st.integers(-999, 999).map(str))
+                if numeric[j] and draw(st.integers(0, 4))
+                else draw(_CELLS)
+            )
+            for j in range(width)
+        ]
         lines.append(sep.join(field(c) for c in cells))
         if draw(st.integers(0, 7)) == 0:
             lines.append(draw(st.sampled_from(["", " " if width == 1 else ""])))
@@ -60,7 +94,11 @@ def awkward_files(draw):
     if draw(st.integers(0, 5)) == 0 and "\r" not in text:
         text = text.replace("\n", "\r")  # classic Mac OS
     encoding = draw(st.sampled_from(["utf-8", "utf-8", "utf-8-sig", "cp1252", "utf-16"]))
-    raw = text.encode(encoding, "replace") if encoding != "cp1252" else text.encode("cp1252", "replace")
+    raw = (
+        text.encode(encoding, "replace")
+        if encoding != "cp1252"
+        else text.encode("cp1252", "replace")
+    )
     return raw, draw(st.booleans())
 
 
@@ -91,13 +129,18 @@ def _published(frame, rng):
             values[rng.random(len(values)) < 0.1] = np.nan
             out[name] = values
         elif rng.random() < 0.5:
-            out[name] = column.to_numpy(dtype=object)[rng.permutation(len(column))]  # a categorical QI
+            out[name] = column.to_numpy(dtype=object)[
+                rng.permutation(len(column))
+            ]  # a categorical QI
     return out
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                  HealthCheck.too_slow])
-@given(case=awkward_files(), seed=st.integers(0, 2 ** 16))
+@settings(
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(case=awkward_files(), seed=st.integers(0, 2**16))
 def test_awkward_files_read_and_write_as_before(tmp_path, case, seed):
     raw, gz = case
     path = tmp_path / ("in.csv.gz" if gz else "in.csv")
@@ -115,32 +158,51 @@ def test_awkward_files_read_and_write_as_before(tmp_path, case, seed):
     assert dataclasses.asdict(before.meta.dialect) == dataclasses.asdict(after.meta.dialect)
     rng = np.random.default_rng(seed)
     published = _published(after.frame, rng)
-    assert new.csv_bytes(after, {}, False) == old.csv_bytes(before, {}, False) == raw  # nothing asked, nothing changed
+    assert (
+        new.csv_bytes(after, {}, False) == old.csv_bytes(before, {}, False) == raw
+    )  # nothing asked, nothing changed
     assert new.csv_bytes(after, published, False) == old.csv_bytes(before, published, False)
     assert new.csv_bytes(after, published, True) == old.csv_bytes(before, published, True)
     for sep in ("\t", ","):
-        assert new.csv_bytes(after, published, False, sep=sep) == old.csv_bytes(before, published, False, sep=sep)
+        assert new.csv_bytes(after, published, False, sep=sep) == old.csv_bytes(
+            before, published, False, sep=sep
+        )
     if len(after.frame.columns) == 0:
         return  # every name duplicated: nothing can be published or moved
     order = rng.permutation(len(after.frame))
     moved, moved_published = io._reordered(after, published, order)
     shuffled = {c: np.asarray(v)[order] for c, v in published.items()}
-    assert new.csv_bytes(moved, moved_published, False) == old.csv_bytes(_old_reordered(before, order), shuffled,
-                                                                         False)
+    assert new.csv_bytes(moved, moved_published, False) == old.csv_bytes(
+        _old_reordered(before, order), shuffled, False
+    )
     for j, name in enumerate(after.header):  # the key variables as the read-back check groups them
         expected = [old._unquote(before.meta.records[i][j]) for i in before.meta.data_rows]
         assert after.meta.texts(j).tolist() == expected
-        assert io.key_view(after, [name]).iloc[:, 0].astype(object).tolist() == expected or name in after.duplicates
+        assert (
+            io.key_view(after, [name]).iloc[:, 0].astype(object).tolist() == expected
+            or name in after.duplicates
+        )
     pd.testing.assert_frame_equal(after.meta.source_frame(after), before.meta.source_frame(before))
 
 
-@pytest.mark.parametrize("text", [
-    'a,b\n1,"x\n2,3\n',  # unclosed
-    # unclosed, a doubled quote in it: closes there, as the regular expression backtracks
-    'a,b\n1,"x""\n2,3\n',
-    'a,b\n1,2,3\n', 'a,b\n1\n', 'a\n"1"x\n', 'a,b\n"1"",2\n3,4\n', 'a,b\r\n\r\n1,2\r\n\r\n', 'a\n\n1\n\n',
-    '"a\nb",c\n1,2\n', 'a;b\n1,5;2,5\n3,5;4\n', 'a,b\n,\n1,2\n', 'a,a,b\n1,2,3\n4,5,6\n',
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        'a,b\n1,"x\n2,3\n',  # unclosed
+        # unclosed, a doubled quote in it: closes there, as the regular expression backtracks
+        'a,b\n1,"x""\n2,3\n',
+        "a,b\n1,2,3\n",
+        "a,b\n1\n",
+        'a\n"1"x\n',
+        'a,b\n"1"",2\n3,4\n',
+        "a,b\r\n\r\n1,2\r\n\r\n",
+        "a\n\n1\n\n",
+        '"a\nb",c\n1,2\n',
+        "a;b\n1,5;2,5\n3,5;4\n",
+        "a,b\n,\n1,2\n",
+        "a,a,b\n1,2,3\n4,5,6\n",
+    ],
+)
 def test_edge_files_read_as_before(tmp_path, text):
     path = tmp_path / "in.csv"
     path.write_text(text, newline="")
@@ -158,8 +220,14 @@ def test_numbers_are_formatted_as_python_writes_them():
     integer for an integral value of an integer column), exponents and decimal comma included."""
     rng = np.random.default_rng(3)
     spread = rng.normal(size=20_000) * 10.0 ** rng.integers(-320, 300, 20_000)
-    values = np.concatenate([rng.random(20_000) * 1e5 / 3, spread, rng.integers(-10 ** 6, 10 ** 6, 5_000).astype(float),
-                             [-0.0, 0.0, 1e16, 1e15 + 0.5, 2.0 ** 63, -2.0 ** 63, 1e-4, 0.00009999, 5e-324]])
+    values = np.concatenate(
+        [
+            rng.random(20_000) * 1e5 / 3,
+            spread,
+            rng.integers(-(10**6), 10**6, 5_000).astype(float),
+            [-0.0, 0.0, 1e16, 1e15 + 0.5, 2.0**63, -(2.0**63), 1e-4, 0.00009999, 5e-324],
+        ]
+    )
     for integer in (False, True):
         for decimal in ".,":
             texts = writer.number_texts(values, integer, decimal).to_pylist()
@@ -171,8 +239,15 @@ def test_a_huge_file_of_plain_columns_reads_as_before(tmp_path):
     file large enough to take them for every column."""
     rng = np.random.default_rng(0)
     n = 20_000
-    frame = pd.DataFrame({"id": np.arange(n), "x": rng.normal(size=n), "y": rng.integers(-5, 5, n),
-                          "city": rng.choice(["Reus", "Vic", "Tàrrega"], n), "z": rng.random(n) * 1e6})
+    frame = pd.DataFrame(
+        {
+            "id": np.arange(n),
+            "x": rng.normal(size=n),
+            "y": rng.integers(-5, 5, n),
+            "city": rng.choice(["Reus", "Vic", "Tàrrega"], n),
+            "z": rng.random(n) * 1e6,
+        }
+    )
     path = tmp_path / "big.csv"
     frame.to_csv(path, index=False)
     before, after = _read_both(path)
@@ -187,14 +262,33 @@ def test_a_10_mb_quoted_field_is_one_short_line(tmp_path, capsys):
     from microagg.cli import main
 
     src = tmp_path / "in.csv"
-    src.write_text('a,b\n1,"' + "x" * 10_000_000 + '"\n2,3\n3,4\n4,5\n5,6\n6,7\n7,8\n8,9\n9,10\n10,11\n')
-    assert main(["protect", str(src), "-o", str(tmp_path / "out.csv"), "-k", "2", "-q", "--columns", "a,b"]) == 2
+    src.write_text(
+        'a,b\n1,"' + "x" * 10_000_000 + '"\n2,3\n3,4\n4,5\n5,6\n6,7\n7,8\n8,9\n9,10\n10,11\n'
+    )
+    assert (
+        main(
+            [
+                "protect",
+                str(src),
+                "-o",
+                str(tmp_path / "out.csv"),
+                "-k",
+                "2",
+                "-q",
+                "--columns",
+                "a,b",
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert err.startswith("microagg: error: ") and err.count("\n") == 1 and len(err) < 400
     assert "10,000,000 characters" in err
 
 
-@pytest.mark.parametrize("text", ["7" * 5_000_000 + "\n", "a,b\n1," + "7" * 5_000_000 + "\n2,3\n3,4\n4,5\n"])
+@pytest.mark.parametrize(
+    "text", ["7" * 5_000_000 + "\n", "a,b\n1," + "7" * 5_000_000 + "\n2,3\n3,4\n4,5\n"]
+)
 def test_a_line_of_millions_of_digits_is_no_traceback(tmp_path, capsys, text):
     """A number of millions of digits (more than Python converts to an int) was a ValueError
     traceback; it is text now (not a number to protect): one error line, or a run that leaves it
@@ -206,4 +300,9 @@ def test_a_line_of_millions_of_digits_is_no_traceback(tmp_path, capsys, text):
     code = main(["protect", str(src), "-o", str(tmp_path / "out.csv"), "-k", "2", "-q"])
     err = capsys.readouterr().err
     assert "Traceback" not in err and all(len(line) < 600 for line in err.splitlines())
-    assert code == 2 and err.startswith("microagg: error: ") or code == 0 and ("not protected" in err or "left out of the default" in err)
+    assert (
+        code == 2
+        and err.startswith("microagg: error: ")
+        or code == 0
+        and ("not protected" in err or "left out of the default" in err)
+    )

@@ -1,4 +1,5 @@
-"""The data-oriented methods: kward, genetic, projected, individual-ranking (Domingo-Ferrer & Mateo-Sanz)."""
+"""The data-oriented methods: kward, genetic, projected, individual-ranking (Domingo-Ferrer &
+Mateo-Sanz)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import microagg
-from microagg.kernels.ward import ward_adjacent_1d, ward_nn_chain
 from microagg.kernels.genetic import _repair, _string_sse
+from microagg.kernels.ward import ward_adjacent_1d, ward_nn_chain
+from microagg.measures import information_loss
 from microagg.methods.kward import _end_groups
 from microagg.partition import check_partition, group_sizes, sse
-from microagg.measures import information_loss
 
 registry = importlib.import_module("microagg.methods")
 
@@ -26,7 +27,8 @@ def _standardise(X):
 
 @st.composite
 def datasets(draw, max_d=8):
-    """(X, k): n in [k, 200], d in [1, max_d]; integer values from a small range give ties and duplicates."""
+    """(X, k): n in [k, 200], d in [1, max_d]; integer values from a small range give ties and
+    duplicates."""
     k = draw(st.integers(2, 6))  # k >= 2: one check in the registry (issue 15)
     n = draw(st.integers(k, 200))
     d = draw(st.integers(1, max_d))
@@ -60,12 +62,25 @@ def _connected(x, labels):
 
 
 @settings(max_examples=40, deadline=None)
-@given(datasets(), st.sampled_from(["md", "pv", "sz", "fpc"]), st.sampled_from(["ascending", "descending"]),
-       st.sampled_from(["seed", "centroid"]), st.booleans())
+@given(
+    datasets(),
+    st.sampled_from(["md", "pv", "sz", "fpc"]),
+    st.sampled_from(["ascending", "descending"]),
+    st.sampled_from(["seed", "centroid"]),
+    st.booleans(),
+)
 def test_kward_valid(data, criterion, order, grow, recompute):
     X, k = data
-    out = registry.run("kward", X, k, criterion=criterion, order=order, variable=X.shape[1] - 1, grow=grow,
-                       recompute=recompute)
+    out = registry.run(
+        "kward",
+        X,
+        k,
+        criterion=criterion,
+        order=order,
+        variable=X.shape[1] - 1,
+        grow=grow,
+        recompute=recompute,
+    )
     _valid(out.labels, len(X), k)
 
 
@@ -86,8 +101,15 @@ def test_genetic_valid(data, criterion, seed):
 def test_projected_valid(data, projection, univariate):
     X, k = data
     params = {"maxgen": 10} if univariate == "genetic" else None
-    out = registry.run("projected", X, k, seed=1, projection=projection, univariate=univariate,
-                       univariate_params=params)
+    out = registry.run(
+        "projected",
+        X,
+        k,
+        seed=1,
+        projection=projection,
+        univariate=univariate,
+        univariate_params=params,
+    )
     _valid(out.labels, len(X), k)
 
 
@@ -96,8 +118,11 @@ def test_projected_valid(data, projection, univariate):
 def test_individual_ranking_columns_valid(data, univariate):
     X, k = data
     params = {"maxgen": 10} if univariate == "genetic" else None
-    labels = np.asarray(registry.run("individual-ranking", X, k, seed=3, univariate=univariate,
-                                     univariate_params=params).labels)
+    labels = np.asarray(
+        registry.run(
+            "individual-ranking", X, k, seed=3, univariate=univariate, univariate_params=params
+        ).labels
+    )
     assert labels.shape == X.shape
     for j in range(X.shape[1]):
         col = _valid(labels[:, j], len(X), k)
@@ -121,7 +146,8 @@ def test_genetic_repair_makes_any_string_valid(k, seed, n):
     assert _string_sse(xs, s) == pytest.approx(sse(xs, labels), abs=1e-9)
 
 
-# ---------------------------------------------------------------- univariate optimality and Theorem 1
+# ---------------------------------------------------------------- univariate optimality and Theorem
+# 1
 
 
 @settings(max_examples=40, deadline=None)
@@ -129,8 +155,12 @@ def test_genetic_repair_makes_any_string_valid(k, seed, n):
 def test_univariate_heuristics_never_beat_optimal(data, seed):
     X, k = data
     optimum = sse(X, registry.run("univariate-optimal", X, k).labels)
-    for name, params in [("kward", {}), ("genetic", {"seed": seed}), ("genetic", {"seed": seed, "criterion": "M"}),
-                         ("univariate-fixed", {})]:
+    for name, params in [
+        ("kward", {}),
+        ("genetic", {"seed": seed}),
+        ("genetic", {"seed": seed, "criterion": "M"}),
+        ("univariate-fixed", {}),
+    ]:
         labels = _valid(registry.run(name, X, k, **params).labels, len(X), k)
         assert sse(X, labels) >= optimum - 1e-9, name
 
@@ -168,7 +198,8 @@ def test_genetic_time_limit_returns_valid_partition():
     assert out.extras["stopped"] in ("time_limit", "converged", "maxgen")
 
 
-# ---------------------------------------------------------------- Ward merging = greedy constrained Ward
+# ---------------------------------------------------------------- Ward merging = greedy constrained
+# Ward
 
 
 def _greedy_kward_pass(X, init, k):
@@ -201,7 +232,9 @@ def _same_partition(a, b):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.integers(1, 5), st.integers(0, 2**32 - 1), st.integers(2, 6), st.sampled_from(["md", "fpc"]))
+@given(
+    st.integers(1, 5), st.integers(0, 2**32 - 1), st.integers(2, 6), st.sampled_from(["md", "fpc"])
+)
 def test_nn_chain_equals_greedy_ward(k, seed, d, criterion):
     rng = np.random.default_rng(seed)
     m = int(rng.integers(2 * k, 45))
@@ -236,7 +269,8 @@ def test_adjacent_ward_equals_greedy(k, seed):
     np.testing.assert_array_equal(ward_adjacent_1d(xs, k), _greedy_adjacent_pass(xs, k))
 
 
-# ---------------------------------------------------------------- published values (tarragona, cheap)
+# ---------------------------------------------------------------- published values (tarragona,
+# cheap)
 
 
 @pytest.fixture(scope="module")
@@ -245,12 +279,17 @@ def tarragona():
 
 
 def test_kward_reproduces_table3(tarragona):
-    """Uk-W(SZ) 19.16 / 24.31, Uk-W(FPC) 15.87 / 21.58, Uk-W(MD) 21.13 - 21.24 (paper's Table 3, k = 3 / 4)."""
+    """Uk-W(SZ) 19.16 / 24.31, Uk-W(FPC) 15.87 / 21.58, Uk-W(MD) 21.13 - 21.24 (paper's Table 3, k =
+    3 / 4)."""
     X = tarragona
-    for k, params, ref in [(3, {"criterion": "sz"}, 19.16), (4, {"criterion": "sz"}, 24.31),
-                           (3, {"criterion": "fpc"}, 15.87), (4, {"criterion": "fpc"}, 21.58),
-                           (4, {"criterion": "md", "grow": "centroid"}, 21.13),
-                           (4, {"criterion": "md", "grow": "centroid", "order": "descending"}, 21.24)]:
+    for k, params, ref in [
+        (3, {"criterion": "sz"}, 19.16),
+        (4, {"criterion": "sz"}, 24.31),
+        (3, {"criterion": "fpc"}, 15.87),
+        (4, {"criterion": "fpc"}, 21.58),
+        (4, {"criterion": "md", "grow": "centroid"}, 21.13),
+        (4, {"criterion": "md", "grow": "centroid", "order": "descending"}, 21.24),
+    ]:
         labels = registry.run("kward", X, k, **params).labels
         assert information_loss(X, labels, standardize=False) == pytest.approx(ref, abs=0.006)
 

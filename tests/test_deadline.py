@@ -50,7 +50,9 @@ def test_strata_share_the_whole_budget(spy_method):
 
 def test_partitioned_blocks_share_the_whole_budget(spy_method):
     X = np.random.default_rng(0).normal(size=(400, 2))
-    microagg.microaggregate(X, k=2, method="_spy", block_size=100, scheduler="synchronous", time_limit=20)
+    microagg.microaggregate(
+        X, k=2, method="_spy", block_size=100, scheduler="synchronous", time_limit=20
+    )
     assert sum(c["n"] for c in spy_method) == 400
     # one worker: each block gets its records' share of what is left when it starts
     left = 400
@@ -61,8 +63,14 @@ def test_partitioned_blocks_share_the_whole_budget(spy_method):
 
 def test_auto_members_share_the_budget():
     X = np.random.default_rng(1).normal(size=(60, 3))
-    res = microagg.microaggregate(X, k=3, method="auto", time_limit=4, portfolio=["mdav", "icsm"],
-                                  member_params={"icsm": {"restarts": 10**6}})
+    res = microagg.microaggregate(
+        X,
+        k=3,
+        method="auto",
+        time_limit=4,
+        portfolio=["mdav", "icsm"],
+        member_params={"icsm": {"restarts": 10**6}},
+    )
     icsm = next(r for r in res.extras["portfolio"] if r["method"] == "icsm")
     assert icsm["status"] == "ok" and res.extras["budget_seconds"] <= 4
 
@@ -84,7 +92,9 @@ def test_a_cap_is_bounded_but_not_a_budget_to_fill_and_its_children_keep_it():
     auto_work = methods.get("auto").default_work
     assert methods.get("mdav").default_work is None
     assert auto_work(1000, 5, 3) == DEFAULT_PASSES * 1000  # small data: passes over the records
-    assert auto_work(10**7, 5, 3) == DEFAULT_BUDGET * UNITS_PER_SECOND  # large data: the reference seconds
+    assert (
+        auto_work(10**7, 5, 3) == DEFAULT_BUDGET * UNITS_PER_SECOND
+    )  # large data: the reference seconds
 
 
 def test_work_is_shared_by_the_time_rule_and_charged_up_the_family():
@@ -119,8 +129,10 @@ def test_a_work_budget_gives_the_same_labels_whatever_the_clock_says(monkeypatch
 
     X = np.random.default_rng(5).normal(size=(300, 3))
     work = 20 * len(X)
-    quiet = {m: microagg.microaggregate(X, k=3, method=m, seed=2, work=work, audit=False)
-             for m in ("icsm", "lsearch", "auto", "mf-tsp")}
+    quiet = {
+        m: microagg.microaggregate(X, k=3, method=m, seed=2, work=work, audit=False)
+        for m in ("icsm", "lsearch", "auto", "mf-tsp")
+    }
     ticks = itertools.count()
     real = time_module.monotonic
     monkeypatch.setattr(time_module, "monotonic", lambda: real() + 60.0 * next(ticks))
@@ -132,7 +144,8 @@ def test_a_work_budget_gives_the_same_labels_whatever_the_clock_says(monkeypatch
 
 def test_a_time_limit_that_cuts_the_run_says_so():
     X = np.random.default_rng(6).normal(size=(2000, 4))
-    res = microagg.microaggregate(X, k=3, method="icsm", seed=0, time_limit=1e-4, audit=False,
-                                  restarts=10**6)
+    res = microagg.microaggregate(
+        X, k=3, method="icsm", seed=0, time_limit=1e-4, audit=False, restarts=10**6
+    )
     assert res.time_cut and "not reproducible" in res.summary()
     assert "stopped by the time limit: not reproducible" in res.audit.warnings

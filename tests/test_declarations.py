@@ -1,4 +1,5 @@
-"""microagg.declarations: declared parameters, their validation and parsing; bad values fail before any work."""
+"""microagg.declarations: declared parameters, their validation and parsing; bad values fail before
+any work."""
 
 from __future__ import annotations
 
@@ -12,23 +13,26 @@ from microagg import methods
 from microagg.errors import InputError, ParameterError
 
 
-@pytest.mark.parametrize("method,params,match", [
-    ("vmdav", {"gamma": "abc"}, "gamma must be a number"),
-    ("vmdav", {"gamma": float("nan")}, "finite"),
-    ("vmdav", {"gamma": -1}, ">= 0"),
-    ("vmdav", {"gamma": [1, 2]}, "gamma must be a number"),
-    ("vmdav", {"gamma": None}, "got None"),
-    ("mdav", {"variant": "fast"}, "one of"),
-    ("icsm", {"pool_size": 0}, ">= 1"),
-    ("icsm", {"pool_size": 2.5}, "integer"),
-    ("icsm", {"init": "icsm"}, "itself"),
-    ("genetic", {"pmut": 2}, "<= 1"),
-    ("auto", {"portfolio": ["mdav", "nope"]}, "unknown method"),
-    ("auto", {"member_params": {"mdav": {"gama": 1}}}, "no parameter"),
-    ("projected", {"univariate": "mdav", "univariate_params": {"x": 1}}, "no parameter"),
-    ("mdav", {"gamma": 0.2}, "no parameter gamma"),
-    ("nope", {}, "unknown method"),
-])
+@pytest.mark.parametrize(
+    "method,params,match",
+    [
+        ("vmdav", {"gamma": "abc"}, "gamma must be a number"),
+        ("vmdav", {"gamma": float("nan")}, "finite"),
+        ("vmdav", {"gamma": -1}, ">= 0"),
+        ("vmdav", {"gamma": [1, 2]}, "gamma must be a number"),
+        ("vmdav", {"gamma": None}, "got None"),
+        ("mdav", {"variant": "fast"}, "one of"),
+        ("icsm", {"pool_size": 0}, ">= 1"),
+        ("icsm", {"pool_size": 2.5}, "integer"),
+        ("icsm", {"init": "icsm"}, "itself"),
+        ("genetic", {"pmut": 2}, "<= 1"),
+        ("auto", {"portfolio": ["mdav", "nope"]}, "unknown method"),
+        ("auto", {"member_params": {"mdav": {"gama": 1}}}, "no parameter"),
+        ("projected", {"univariate": "mdav", "univariate_params": {"x": 1}}, "no parameter"),
+        ("mdav", {"gamma": 0.2}, "no parameter gamma"),
+        ("nope", {}, "unknown method"),
+    ],
+)
 def test_bad_parameters_fail_before_any_data_work(monkeypatch, method, params, match):
     def no_work(*args, **kwargs):
         raise AssertionError("the data were touched before the parameters were checked")
@@ -38,15 +42,27 @@ def test_bad_parameters_fail_before_any_data_work(monkeypatch, method, params, m
         microagg.microaggregate(np.zeros((10, 2)), k=3, method=method, **params)
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    ({"k": 1}, "k must be an integer >= 2"), ({"k": 2.5}, "k must be an integer"), ({"time_limit": "5"}, "time_limit"),
-    ({"time_limit": -1}, "time_limit"), ({"time_limit": -math.inf}, "time_limit"), ({"seed": -1}, "seed"),
-    ({"columns": 5.5}, "columns"), ({"standardize": "no"}, "standardize"), ({"progress": "yes"}, "progress"),
-    ({"block_size": 0}, "block_size"), ({"refine": 0.5}, "refine applies"),
-    ({"merge_small_strata": True}, "needs strata"),
-])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"k": 1}, "k must be an integer >= 2"),
+        ({"k": 2.5}, "k must be an integer"),
+        ({"time_limit": "5"}, "time_limit"),
+        ({"time_limit": -1}, "time_limit"),
+        ({"time_limit": -math.inf}, "time_limit"),
+        ({"seed": -1}, "seed"),
+        ({"columns": 5.5}, "columns"),
+        ({"standardize": "no"}, "standardize"),
+        ({"progress": "yes"}, "progress"),
+        ({"block_size": 0}, "block_size"),
+        ({"refine": 0.5}, "refine applies"),
+        ({"merge_small_strata": True}, "needs strata"),
+    ],
+)
 def test_bad_options_fail_before_the_data_are_read(monkeypatch, kwargs, match):
-    monkeypatch.setattr(microagg.pipeline, "load", lambda *a: pytest.fail("data read before the options check"))
+    monkeypatch.setattr(
+        microagg.pipeline, "load", lambda *a: pytest.fail("data read before the options check")
+    )
     with pytest.raises(ParameterError, match=match):
         microagg.microaggregate(np.zeros((10, 2)), **{"k": 3, **kwargs})
 
@@ -69,15 +85,20 @@ def test_param_parses_command_line_text_by_its_declaration():
 
 # --- generated from the declarations (scikit-learn's check_param_validation) ----------------------
 
+
 def _declared_cases():
     """(owner, Param, bad API value, bad command-line text or None) for every run option and every
     method parameter, the bad values built from each declaration (params.invalid_values)."""
-    from microagg.options import RUN_OPTIONS
     from microagg.declarations import invalid_values
+    from microagg.options import RUN_OPTIONS
 
     cases = [(None, p, value, text) for p in RUN_OPTIONS for value, text in invalid_values(p)]
-    cases += [(info.name, p, value, text) for info in methods.all_methods() for p in info.params.values()
-              for value, text in invalid_values(p)]
+    cases += [
+        (info.name, p, value, text)
+        for info in methods.all_methods()
+        for p in info.params.values()
+        for value, text in invalid_values(p)
+    ]
     return cases
 
 
@@ -107,7 +128,8 @@ def test_every_option_and_parameter_is_declared_with_bad_values_to_try():
 
     owners = {owner for owner, *_ in CASES}
     assert None in owners and set(microagg.methods()) <= owners | {
-        info.name for info in methods.all_methods() if not info.params}
+        info.name for info in methods.all_methods() if not info.params
+    }
     assert {p.name for owner, p, *rest in CASES if owner is None} == {p.name for p in RUN_OPTIONS}
 
 
@@ -128,14 +150,18 @@ CLI_CASES = [c for c in CASES if c[3] is not None and (c[0] is not None or c[1].
 
 
 @pytest.mark.parametrize("case", CLI_CASES, ids=[_case_id(c) for c in CLI_CASES])
-def test_a_bad_value_is_one_line_exit_2_before_any_work_on_the_command_line(case, no_data_work, tmp_path, capsys):
+def test_a_bad_value_is_one_line_exit_2_before_any_work_on_the_command_line(
+    case, no_data_work, tmp_path, capsys
+):
     from microagg.cli import main
 
     owner, p, _, text = case
     src = tmp_path / "in.csv"
     src.write_text("a,b\n1,2\n3,4\n5,6\n")
     argv = ["protect", str(src), "-o", str(tmp_path / "out.csv"), "-k", "3", "-q"]
-    argv += [p.flags[0], text] if owner is None else ["--method", owner, "--param", f"{p.name}={text}"]
+    argv += (
+        [p.flags[0], text] if owner is None else ["--method", owner, "--param", f"{p.name}={text}"]
+    )
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("microagg: error: ") and err.count("\n") == 1, err

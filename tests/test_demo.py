@@ -55,12 +55,18 @@ def test_demo_prints_one_row_per_method(cli):
     done = cli("demo", "--time-limit", "0.2")
     assert done.returncode == 0, done.stderr
     for name in microagg.methods():
-        row = [line for line in done.stdout.splitlines() if re.match(rf"^\W*{re.escape(name)}\s", line)]
+        row = [
+            line for line in done.stdout.splitlines() if re.match(rf"^\W*{re.escape(name)}\s", line)
+        ]
         assert len(row) == 1, (name, row)
         il = float(re.findall(r"\d+\.\d{3}", row[0])[0])
         assert 0.0 < il < 100.0, row
-    told = [line for line in done.stderr.splitlines() if re.match(r"microagg demo: \[\d+/\d+\] ", line)]
-    assert sorted(line.rsplit(" ", 2)[1] for line in told) == sorted(microagg.methods())  # a line per method
+    told = [
+        line for line in done.stderr.splitlines() if re.match(r"microagg demo: \[\d+/\d+\] ", line)
+    ]
+    assert sorted(line.rsplit(" ", 2)[1] for line in told) == sorted(
+        microagg.methods()
+    )  # a line per method
 
 
 def test_demo_tells_each_method_and_its_compilation_on_a_plain_stderr(capsys):
@@ -68,11 +74,18 @@ def test_demo_tells_each_method_and_its_compilation_on_a_plain_stderr(capsys):
 
     events = queue.SimpleQueue()
     with demo._progress_display(["mdav", "icsm"], events):
-        for event in [("start", "mdav", None), ("compiling", "mdav", None), ("done", "mdav", 0.5),
-                      ("start", "icsm", None), ("done", "icsm", 0.25)]:
+        for event in [
+            ("start", "mdav", None),
+            ("compiling", "mdav", None),
+            ("done", "mdav", 0.5),
+            ("start", "icsm", None),
+            ("done", "icsm", 0.25),
+        ]:
             events.put(event)
     err = capsys.readouterr().err.splitlines()
-    assert err == ["microagg demo: running 2 methods (the first run after an install also compiles them)",
-                   "microagg demo: mdav: compiling kernels (first run only)...",
-                   "microagg demo: [1/2] mdav done", "microagg demo: [2/2] icsm done"]
-
+    assert err == [
+        "microagg demo: running 2 methods (the first run after an install also compiles them)",
+        "microagg demo: mdav: compiling kernels (first run only)...",
+        "microagg demo: [1/2] mdav done",
+        "microagg demo: [2/2] icsm done",
+    ]

@@ -13,7 +13,13 @@ import pytest
 import microagg
 
 ROOT = Path(__file__).resolve().parent.parent
-PUBLIC_MODULES = ["microagg.api", "microagg.explore", "microagg.sklearn", "microagg.frames", "microagg.typed"]
+PUBLIC_MODULES = [
+    "microagg.api",
+    "microagg.explore",
+    "microagg.sklearn",
+    "microagg.frames",
+    "microagg.typed",
+]
 
 
 @pytest.mark.parametrize("name", PUBLIC_MODULES)
@@ -23,7 +29,9 @@ def test_docstring_examples_run(name):
     module = importlib.import_module(name)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+        result = doctest.testmod(
+            module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+        )
     assert result.failed == 0
 
 

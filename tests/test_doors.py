@@ -27,11 +27,22 @@ BASE = {"k": 3, "columns": ["income", "expend", "age"], "seed": 1}
 CASES = {
     "plain": {},
     "method": {"method": "vmdav"},
-    "work": {"method": "icsm", "work": 20_000},  # a work budget: the same file at any load, through every door
+    "work": {
+        "method": "icsm",
+        "work": 20_000,
+    },  # a work budget: the same file at any load, through every door
     "shuffle": {"shuffle": True},
     "household": {"shuffle": True, "household": "hh"},
-    "merged_strata=recode": {"strata": ["region"], "merge_small_strata": True, "merged_strata": "recode"},
-    "merged_strata=suppress": {"strata": ["region"], "merge_small_strata": True, "merged_strata": "suppress"},
+    "merged_strata=recode": {
+        "strata": ["region"],
+        "merge_small_strata": True,
+        "merged_strata": "recode",
+    },
+    "merged_strata=suppress": {
+        "strata": ["region"],
+        "merge_small_strata": True,
+        "merged_strata": "suppress",
+    },
     "keys": {"keys": ["sex"]},
     "on_keys_below_k": {"keys": ["sex", "educ"], "on_keys_below_k": "suppress"},
     "key_importance": {"keys": ["sex", "educ"], "key_importance": ["educ", "sex"]},
@@ -55,11 +66,17 @@ NOT_A_PUBLICATION_CHANGE = {
     "columns": "in every case (BASE)",
     "seed": "in every case (BASE)",
     "time_limit": "a time limit stops on the wall clock: doors agree only on a work budget",
-    "scheduler": "how the partitioned mode's blocks are run, not what they publish (block_size is exercised)",
+    "scheduler": (
+        "how the partitioned mode's blocks are run, not what they publish (block_size is exercised)"
+    ),
     "audit": "the API's audit of the run; a published file is always audited",
     "progress": "where progress is reported",
-    "labels": "a given partition (explore's runs): tests/test_app_map.py publishes one through every door",
-    "shuffle_seed": "the API's test hook for the shuffle: a publication's order comes from fresh entropy",
+    "labels": (
+        "a given partition (explore's runs): tests/test_app_map.py publishes one through every door"
+    ),
+    "shuffle_seed": (
+        "the API's test hook for the shuffle: a publication's order comes from fresh entropy"
+    ),
 }
 #: the cases also run in the typed formats (every case runs in CSV)
 TYPED_CASES = ("plain", "shuffle", "merged_strata=recode", "categorical", "keys", "on_keys_below_k")
@@ -70,7 +87,9 @@ def test_every_run_option_is_exercised_or_classified():
     exercised = {name for case in CASES.values() for name in case} | set(BASE)
     declared = {p.name for p in options.RUN_OPTIONS}
     unclassified = declared - exercised - set(NOT_A_PUBLICATION_CHANGE)
-    assert not unclassified, f"classify these run options in tests/test_doors.py: {sorted(unclassified)}"
+    assert not unclassified, (
+        f"classify these run options in tests/test_doors.py: {sorted(unclassified)}"
+    )
     assert not (set(NOT_A_PUBLICATION_CHANGE) - declared), "stale names in NOT_A_PUBLICATION_CHANGE"
 
 
@@ -78,18 +97,20 @@ def _survey(n=150, seed=3) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     region = rng.integers(1, 4, n)
     region[:2] = 9  # a stratum of 2 records: merged
-    return pd.DataFrame({
-        "id": np.arange(1000, 1000 + n),
-        "region": region,
-        "sex": rng.integers(1, 3, n),
-        "age": rng.integers(18, 90, n),
-        "income": np.round(rng.lognormal(10, 1, n), 2),
-        "expend": np.round(rng.lognormal(9, 1, n), 2),
-        "educ": rng.integers(1, 6, n),
-        "hh": np.repeat(np.arange(n // 3 + 1), 3)[:n],
-        "weight": np.round(rng.uniform(50, 500, n), 1),
-        "note": rng.choice(["a", "b", "c"], n),
-    })
+    return pd.DataFrame(
+        {
+            "id": np.arange(1000, 1000 + n),
+            "region": region,
+            "sex": rng.integers(1, 3, n),
+            "age": rng.integers(18, 90, n),
+            "income": np.round(rng.lognormal(10, 1, n), 2),
+            "expend": np.round(rng.lognormal(9, 1, n), 2),
+            "educ": rng.integers(1, 6, n),
+            "hh": np.repeat(np.arange(n // 3 + 1), 3)[:n],
+            "weight": np.round(rng.uniform(50, 500, n), 1),
+            "note": rng.choice(["a", "b", "c"], n),
+        }
+    )
 
 
 def _write(df: pd.DataFrame, path) -> None:
@@ -136,12 +157,19 @@ def _unstamped(path) -> bytes:
     if path.suffix == ".sav":
         return data[:92] + data[109:]
     if path.suffix == ".dta":
-        return re.sub(rb"<timestamp>.{0,40}?</timestamp>", b"<timestamp></timestamp>", data, count=1, flags=re.S)
+        return re.sub(
+            rb"<timestamp>.{0,40}?</timestamp>",
+            b"<timestamp></timestamp>",
+            data,
+            count=1,
+            flags=re.S,
+        )
     return data
 
 
 def _rows(path) -> pd.DataFrame:
-    """The file as its reader reads it, rows in the id's order (a shuffled file's order undone by its ids)."""
+    """The file as its reader reads it, rows in the id's order (a shuffled file's order undone by
+    its ids)."""
     frame = microagg.io.read(path).frame
     return frame.sort_values("id", kind="stable").reset_index(drop=True)
 
@@ -170,18 +198,37 @@ def test_every_door_publishes_the_same_file(sources, tmp_path, suffix, name):
     for other in frames[1:]:
         pd.testing.assert_frame_equal(frames[0], other)
     published = frames[0]
-    # every record is its original's: what the run did not change is the original record's, by its id
+    # every record is its original's: what the run did not change is the original record's, by its
+    # id
     by_id = original.set_index("id").loc[published["id"]].reset_index()
-    changed = set(CASES[name].get("columns", BASE["columns"])) | {"region"} | set(CASES[name].get("keys", ()))
+    changed = (
+        set(CASES[name].get("columns", BASE["columns"]))
+        | {"region"}
+        | set(CASES[name].get("keys", ()))
+    )
     for column in original.columns:
         if column not in changed:
-            np.testing.assert_array_equal(published[column].astype(str).to_numpy(),
-                                          by_id[column].astype(str).to_numpy(), err_msg=column)
-    if shuffled:  # the shuffled file holds the records the unshuffled run publishes, each its own values
+            np.testing.assert_array_equal(
+                published[column].astype(str).to_numpy(),
+                by_id[column].astype(str).to_numpy(),
+                err_msg=column,
+            )
+    if (
+        shuffled
+    ):  # the shuffled file holds the records the unshuffled run publishes, each its own values
         plain = tmp_path / f"plain{suffix}"
-        microagg.protect(paths[suffix], plain, **{**BASE, **{k: v for k, v in CASES[name].items()
-                                                              if k not in ("shuffle", "household")}})
+        microagg.protect(
+            paths[suffix],
+            plain,
+            **{
+                **BASE,
+                **{k: v for k, v in CASES[name].items() if k not in ("shuffle", "household")},
+            },
+        )
         pd.testing.assert_frame_equal(_rows(plain), published)
     if name == "household":  # each household's records stay together
         order = microagg.io.read(api).frame["hh"].to_numpy()
-        assert all(len(np.flatnonzero(np.diff(np.flatnonzero(order == h)) != 1)) == 0 for h in np.unique(order))
+        assert all(
+            len(np.flatnonzero(np.diff(np.flatnonzero(order == h)) != 1)) == 0
+            for h in np.unique(order)
+        )

@@ -1,19 +1,22 @@
-"""microagg.embedding: QI kinds, the Gower-type embedding, its whitening; mixed frames end to end."""
+"""microagg.embedding: QI kinds, the Gower-type embedding, its whitening; mixed frames end to
+end."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, HealthCheck, settings, strategies as st
+from conftest import brute_onestep, brute_trimmed, brute_weighted_median_is_minimiser, group_rows
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from scipy.spatial.distance import mahalanobis
 
 import microagg
-from microagg import representatives as reps, embedding as transforms, whitening
+from microagg import embedding as transforms
+from microagg import representatives as reps
+from microagg import whitening
 from microagg.cli import main
 from microagg.errors import InputError, ParameterError
-
-from conftest import brute_onestep, brute_trimmed, brute_weighted_median_is_minimiser, group_rows
 
 
 @st.composite
@@ -25,34 +28,52 @@ def mixed_frames(draw):
     if draw(st.booleans()):  # ties
         cont = np.round(cont / 10)
     levels = ["low", "mid", "high", "top"]
-    ordinal = pd.Categorical(rng.choice(levels, size=n, p=[0.4, 0.3, 0.2, 0.1]), categories=levels, ordered=True)
+    ordinal = pd.Categorical(
+        rng.choice(levels, size=n, p=[0.4, 0.3, 0.2, 0.1]), categories=levels, ordered=True
+    )
     rare = rng.choice(["a", "b", "c", "z"], size=n, p=[0.6, 0.25, 0.12, 0.03])  # a rare category
-    df = pd.DataFrame({
-        "x": cont,
-        "y": rng.integers(0, 5, size=n).astype(float),
-        "grade": ordinal,
-        "colour": pd.Categorical(rare),
-        "code": rng.integers(1, 4, size=n),  # integer codes declared nominal
-        "other": np.arange(n),
-        "region": pd.Categorical(rng.choice(["north", "south"], size=n)),
-    })
+    df = pd.DataFrame(
+        {
+            "x": cont,
+            "y": rng.integers(0, 5, size=n).astype(float),
+            "grade": ordinal,
+            "colour": pd.Categorical(rare),
+            "code": rng.integers(1, 4, size=n),  # integer codes declared nominal
+            "other": np.arange(n),
+            "region": pd.Categorical(rng.choice(["north", "south"], size=n)),
+        }
+    )
     weights = rng.integers(1, 5, size=n).astype(float) if draw(st.booleans()) else None
     strata = "region" if draw(st.booleans()) else None
     return df, k, weights, strata
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(mixed_frames(), st.sampled_from(["mdav", "vmdav"]), st.sampled_from(list(reps.AGGREGATIONS)),
-       st.sampled_from(list(whitening.WHITENINGS)))
+@given(
+    mixed_frames(),
+    st.sampled_from(["mdav", "vmdav"]),
+    st.sampled_from(list(reps.AGGREGATIONS)),
+    st.sampled_from(list(whitening.WHITENINGS)),
+)
 def test_mixed_frames_k_anonymous_and_representatives(frame, method, aggregation, distance):
     df, k, weights, strata = frame
     before = df.copy()
     cols = ["x", "y", "grade", "colour", "code"]
     # x is named continuous: with ties it holds a few whole numbers, which the column rules would
     # otherwise protect as category codes (issue 33), and its aggregate is checked below
-    run = dict(k=k, method=method, columns=cols, categorical=["code"], continuous=["x"], aggregation=aggregation,
-               distance=distance,
-               sample_weight=weights, seed=3, strata=strata, merge_small_strata=strata is not None)
+    run = dict(
+        k=k,
+        method=method,
+        columns=cols,
+        categorical=["code"],
+        continuous=["x"],
+        aggregation=aggregation,
+        distance=distance,
+        sample_weight=weights,
+        seed=3,
+        strata=strata,
+        merge_small_strata=strata is not None,
+    )
     res = microagg.microaggregate(df, **run)
     pd.testing.assert_frame_equal(df, before)  # input untouched
     out = res.data
@@ -62,7 +83,9 @@ def test_mixed_frames_k_anonymous_and_representatives(frame, method, aggregation
     assert combos.min() >= k
     # non-QI columns unchanged; dtypes kept; categories are existing ones
     pd.testing.assert_series_equal(out["other"], df["other"])
-    if res.strata is not None and res.strata.merges:  # merged strata are recoded in the stratum column (issue 33)
+    if (
+        res.strata is not None and res.strata.merges
+    ):  # merged strata are recoded in the stratum column (issue 33)
         assert out[cols + ["region"]].astype(str).value_counts().min() >= k
         assert res.audit["key_records_below_k"] == 0
     else:
@@ -80,7 +103,9 @@ def test_mixed_frames_k_anonymous_and_representatives(frame, method, aggregation
         pub = out["grade"].cat.codes.to_numpy()[rows]
         assert len(set(pub)) == 1
         m = pub[0]
-        assert gw[rank < m].sum() <= gw.sum() / 2 + 1e-9 and gw[rank > m].sum() <= gw.sum() / 2 + 1e-9
+        assert (
+            gw[rank < m].sum() <= gw.sum() / 2 + 1e-9 and gw[rank > m].sum() <= gw.sum() / 2 + 1e-9
+        )
         # nominal: a mode of its group
         for c in ("colour", "code"):
             value = out[c].iloc[rows].unique()
@@ -107,7 +132,9 @@ def test_mixed_frames_k_anonymous_and_representatives(frame, method, aggregation
 def test_partitioned_mode_with_categories():
     df = microagg.datasets.load("testdata")
     cols = ["expend", "income", "savings", "sex", "roof"]
-    res = microagg.microaggregate(df, k=3, method="mdav", columns=cols, block_size=1500, aggregation="median")
+    res = microagg.microaggregate(
+        df, k=3, method="mdav", columns=cols, block_size=1500, aggregation="median"
+    )
     assert res.data[cols].astype(str).value_counts().min() >= 3
     assert res.data["roof"].dtype == df["roof"].dtype
     assert set(res.extras["categories"]) == {"sex", "roof"}
@@ -146,9 +173,17 @@ def test_one_gross_outlier_moves_other_groups_less_under_robust_distance():
 
 
 def test_gower_embedding_distances():
-    df = pd.DataFrame({"x": [0.0, 1.0, 2.0, 3.0], "o": pd.Categorical(["a", "b", "c", "a"], ordered=True),
-                       "n": ["u", "v", "u", "w"]})
-    assert transforms.select_qi(df, None, [], ["n"], [])[0] == ["x", "n"]  # undeclared categoricals: named only
+    df = pd.DataFrame(
+        {
+            "x": [0.0, 1.0, 2.0, 3.0],
+            "o": pd.Categorical(["a", "b", "c", "a"], ordered=True),
+            "n": ["u", "v", "u", "w"],
+        }
+    )
+    assert transforms.select_qi(df, None, [], ["n"], [])[0] == [
+        "x",
+        "n",
+    ]  # undeclared categoricals: named only
     cols, kinds = transforms.select_qi(df, ["x", "o", "n"], [], ["n"], [])
     assert kinds == {"x": "continuous", "o": "ordinal", "n": "nominal"}
     emb = transforms.embed(df, cols, kinds)
@@ -180,7 +215,9 @@ def test_array_input_with_a_categorical_position():
 
 def test_ordinal_levels_declared_by_mapping():
     rng = np.random.default_rng(4)
-    df = pd.DataFrame({"x": rng.normal(size=40), "grade": rng.choice(["low", "mid", "high"], size=40)})
+    df = pd.DataFrame(
+        {"x": rng.normal(size=40), "grade": rng.choice(["low", "mid", "high"], size=40)}
+    )
     order = ["low", "mid", "high"]
     res = microagg.microaggregate(df, k=4, columns=["x", "grade"], ordinal={"grade": order})
     rank = df["grade"].map(order.index).to_numpy()
@@ -203,9 +240,29 @@ def test_a_missing_cell_in_a_categorical_qi_is_an_error(tmp_path, capsys, cell, 
     src = tmp_path / "in.csv"
     src.write_text(f"x,y,cat\n1,2,a\n2,3,{cell}\n3,4,b\n4,5,a\n5,6,b\n6,7,a\n")
     out = tmp_path / "out.csv"
-    assert main(["protect", str(src), "-o", str(out), "-k", "2", "-q", "--columns", "x,y,cat",
-                 "--categorical", "cat", *extra]) == 2
-    assert capsys.readouterr().err == "microagg: error: missing values in quasi-identifier column(s): cat (1 rows)\n"
+    assert (
+        main(
+            [
+                "protect",
+                str(src),
+                "-o",
+                str(out),
+                "-k",
+                "2",
+                "-q",
+                "--columns",
+                "x,y,cat",
+                "--categorical",
+                "cat",
+                *extra,
+            ]
+        )
+        == 2
+    )
+    assert (
+        capsys.readouterr().err
+        == "microagg: error: missing values in quasi-identifier column(s): cat (1 rows)\n"
+    )
     assert not out.exists()
 
 
@@ -214,14 +271,22 @@ def test_a_new_whitening_registered_in_one_place_runs_end_to_end(monkeypatch):
     ``distance`` takes it, the method sees the whitened columns, IL stays on z-scores."""
     monkeypatch.setattr(whitening, "WHITENINGS", dict(whitening.WHITENINGS))
     monkeypatch.setattr(transforms, "WHITENINGS", whitening.WHITENINGS)
-    whitening.register(whitening.Whitening("diagonal", "per-column variance", "a test's",
-                                           lambda Z, seed: (Z.mean(axis=0), np.diag(Z.var(axis=0)))))
+    whitening.register(
+        whitening.Whitening(
+            "diagonal",
+            "per-column variance",
+            "a test's",
+            lambda Z, seed: (Z.mean(axis=0), np.diag(Z.var(axis=0))),
+        )
+    )
     df = microagg.datasets.load("tarragona").head(90)
     columns = list(df.columns[:3])
     res = microagg.microaggregate(df, k=3, columns=columns, distance="diagonal", audit=False)
     plain = microagg.microaggregate(df, k=3, columns=columns, audit=False)
     # z-scores have unit variance: whitening by their variances only centres them, same groups
-    assert np.array_equal(res.labels, plain.labels) and res.information_loss == pytest.approx(plain.information_loss)
+    assert np.array_equal(res.labels, plain.labels) and res.information_loss == pytest.approx(
+        plain.information_loss
+    )
     assert res.publication.distance == "diagonal" and res.extras["distance"] == "diagonal"
     with pytest.raises(ParameterError, match="cannot be combined"):
         microagg.microaggregate(df, k=3, columns=columns, distance="diagonal", weights=[1, 2, 3])

@@ -18,16 +18,15 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_report import browser_command, find_browser
 
 import microagg
 from microagg import explore as ex
 from microagg.cli import main
 from microagg.errors import InputError, ParameterError
 
-from test_report import browser_command, find_browser
-
-
 # --- pure parts: frontier and recommendation ------------------------------------------------------
+
 
 def _brute_frontier(points):
     out = []
@@ -35,12 +34,18 @@ def _brute_frontier(points):
         if r is None or il is None:
             out.append(False)
             continue
-        out.append(not any(j != i and q is not None and m is not None and q < r and m < il
-                           for j, (q, m) in enumerate(points)))
+        out.append(
+            not any(
+                j != i and q is not None and m is not None and q < r and m < il
+                for j, (q, m) in enumerate(points)
+            )
+        )
     return out
 
 
-_value = st.one_of(st.sampled_from([0.0, 0.1, 0.1, 0.2, 0.5]), st.floats(0, 1, allow_nan=False), st.none())
+_value = st.one_of(
+    st.sampled_from([0.0, 0.1, 0.1, 0.2, 0.5]), st.floats(0, 1, allow_nan=False), st.none()
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -50,12 +55,22 @@ def test_frontier_is_the_brute_force_one(points):
 
 
 @settings(max_examples=200, deadline=None)
-@given(rows=st.lists(st.tuples(st.sampled_from([2, 3, 5]), st.floats(0, 50, allow_nan=False),
-                               st.floats(0, 1, allow_nan=False), st.sampled_from(["ok", "ok", "skipped"])),
-                     max_size=15),
-       limit=st.one_of(st.none(), st.floats(0, 1, allow_nan=False)))
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from([2, 3, 5]),
+            st.floats(0, 50, allow_nan=False),
+            st.floats(0, 1, allow_nan=False),
+            st.sampled_from(["ok", "ok", "skipped"]),
+        ),
+        max_size=15,
+    ),
+    limit=st.one_of(st.none(), st.floats(0, 1, allow_nan=False)),
+)
 def test_recommended_is_the_least_il_meeting_the_target(rows, limit):
-    table = [{"id": i, "k": k, "il": il, "risk": r, "status": s} for i, (k, il, r, s) in enumerate(rows)]
+    table = [
+        {"id": i, "k": k, "il": il, "risk": r, "status": s} for i, (k, il, r, s) in enumerate(rows)
+    ]
     best = ex.recommend(table, limit)
     meeting = [t for t in table if t["status"] == "ok" and (limit is None or t["risk"] <= limit)]
     if not meeting:
@@ -65,15 +80,22 @@ def test_recommended_is_the_least_il_meeting_the_target(rows, limit):
     assert chosen in meeting and chosen["il"] == min(t["il"] for t in meeting)
 
 
-# --- a grid on the bundled census --------------------------------------------------------------------
+# --- a grid on the bundled census
+# --------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def census_grid():
     df = microagg.datasets.load("census")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = microagg.explore(df, k=[3, 4, 5, 10], methods=["mdav", "vmdav", "mdav-mhm", "icsm", "lsearch"],
-                                  time_limit=60, max_risk=0.2)
+        result = microagg.explore(
+            df,
+            k=[3, 4, 5, 10],
+            methods=["mdav", "vmdav", "mdav-mhm", "icsm", "lsearch"],
+            time_limit=60,
+            max_risk=0.2,
+        )
     return df, result
 
 
@@ -83,11 +105,17 @@ def test_every_run_is_audited_as_protect_audits_it(census_grid):
     done = [r for r in result.runs if r.done]
     assert {(r.k, r.method) for r in done} >= {(k, "mdav") for k in (3, 4, 5, 10)}
     for r in done:
-        if r.method == "mdav":  # deterministic: the API's own audit of the same run, figure for figure
+        if (
+            r.method == "mdav"
+        ):  # deterministic: the API's own audit of the same run, figure for figure
             res = microagg.microaggregate(df, k=r.k, method="mdav")
             assert r.figures == res.audit.to_dict()["groups"]
             assert np.array_equal(r.labels, res.labels)
-        assert set(r.figures["risk"]) >= {"record_linkage_dbrl", "key_records_below_k", "interval_rmd_risk1"}
+        assert set(r.figures["risk"]) >= {
+            "record_linkage_dbrl",
+            "key_records_below_k",
+            "interval_rmd_risk1",
+        }
         assert r.figures["risk"]["key_records_below_k"] == 0
 
 
@@ -113,10 +141,16 @@ def test_text_json_and_csv_hold_the_same_table(census_grid, tmp_path):
     assert len(doc["runs"]) == len(table) == len(result.runs) == len(text.splitlines()) - 2
     for row, line in zip(doc["runs"], table):
         assert int(line["id"]) == row["id"] and line["method"] == row["method"]
-        assert int(line["frontier"]) == row["frontier"] and int(line["recommended"]) == row["recommended"]
+        assert (
+            int(line["frontier"]) == row["frontier"]
+            and int(line["recommended"]) == row["recommended"]
+        )
         if row["il"] is not None:
             assert float(line["information_loss"]) == row["il"]
-            assert float(line["risk:record_linkage_dbrl"]) == row["risk_figures"]["record_linkage_dbrl"]
+            assert (
+                float(line["risk:record_linkage_dbrl"])
+                == row["risk_figures"]["record_linkage_dbrl"]
+            )
         if row["status"] == "ok":
             assert row["commands"]["from_explore"].endswith(f"--pick {row['id']}")
         else:  # a run not done has nothing to reproduce
@@ -130,31 +164,83 @@ def test_the_map_marks_points_frontier_and_recommendation(census_grid):
     done = [r for r in result.runs if r.done]
     assert len(re.findall(r'<g id="run-\d+" class="point', svg)) == len(done)
     assert svg.count('class="point frontier') == sum(result.on_frontier())
-    assert 'class="recommended-mark"' in svg and 'class="frontier"' in svg and 'class="max-risk"' in svg
+    assert (
+        'class="recommended-mark"' in svg
+        and 'class="frontier"' in svg
+        and 'class="max-risk"' in svg
+    )
     other = result.map_svg("interval_sdid_share")
     assert "records at risk by SDID" in other and 'class="max-risk"' not in other
 
 
 # --- reproduce ----------------------------------------------------------------------------------
 
+
 def test_protect_from_explore_publishes_the_run_byte_for_byte(tmp_path, capsys):
     df = microagg.datasets.load("tarragona").head(300)
     src = tmp_path / "in.csv"
     df.to_csv(src, index=False)
     result = tmp_path / "result.json"
-    assert main(["explore", str(src), "-k", "3,4", "--methods", "mdav,icsm", "--time-limit", "20", "-o",
-                 str(result), "-q"]) == 0
+    assert (
+        main(
+            [
+                "explore",
+                str(src),
+                "-k",
+                "3,4",
+                "--methods",
+                "mdav,icsm",
+                "--time-limit",
+                "20",
+                "-o",
+                str(result),
+                "-q",
+            ]
+        )
+        == 0
+    )
     doc = json.loads(result.read_text())
     assert (tmp_path / "result.labels.npz").is_file()
     for row in doc["runs"]:
         if row["status"] != "ok":
             continue
         picked = tmp_path / f"pick{row['id']}.csv"
-        assert main(["protect", str(src), "-o", str(picked), "--from-explore", str(result), "--pick",
-                     str(row["id"]), "-q"]) == 0
-        if row["method"] == "mdav":  # deterministic: the run's own protect command gives the same bytes
+        assert (
+            main(
+                [
+                    "protect",
+                    str(src),
+                    "-o",
+                    str(picked),
+                    "--from-explore",
+                    str(result),
+                    "--pick",
+                    str(row["id"]),
+                    "-q",
+                ]
+            )
+            == 0
+        )
+        if (
+            row["method"] == "mdav"
+        ):  # deterministic: the run's own protect command gives the same bytes
             again = tmp_path / f"again{row['id']}.csv"
-            assert main(["protect", str(src), "-o", str(again), "-k", str(row["k"]), "--method", "mdav", "-q"]) == 0
+            assert (
+                main(
+                    [
+                        "protect",
+                        str(src),
+                        "-o",
+                        str(again),
+                        "-k",
+                        str(row["k"]),
+                        "--method",
+                        "mdav",
+                        "-q",
+                    ]
+                )
+                == 0
+            )
             assert picked.read_bytes() == again.read_bytes()
         # the published file is the kept partition's: its IL is the run's
         manifest = json.loads((tmp_path / f"pick{row['id']}.csv.manifest.json").read_text())
@@ -169,19 +255,51 @@ def test_from_explore_refuses_what_would_not_be_the_run(tmp_path, capsys):
     df.to_csv(src, index=False)
     df.iloc[::-1].to_csv(other, index=False)
     result = tmp_path / "r.json"
-    assert main(["explore", str(src), "-k", "3", "--methods", "mdav", "--time-limit", "20", "-o", str(result),
-                 "-q"]) == 0
+    assert (
+        main(
+            [
+                "explore",
+                str(src),
+                "-k",
+                "3",
+                "--methods",
+                "mdav",
+                "--time-limit",
+                "20",
+                "-o",
+                str(result),
+                "-q",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
-    for args, needle in ((["--pick", "7"], "has runs 0 to 0"), (["--pick", "0", "-k", "4"], "drop -k"),
-                         ([], "go together")):
+    for args, needle in (
+        (["--pick", "7"], "has runs 0 to 0"),
+        (["--pick", "0", "-k", "4"], "drop -k"),
+        ([], "go together"),
+    ):
         extra = ["--from-explore", str(result)] if "--pick" in args or not args else []
         if not args:
             extra = ["--pick", "0"]
         assert main(["protect", str(src), "-o", str(tmp_path / "o.csv"), *extra, *args]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and needle in err, err
-    assert main(["protect", str(other), "-o", str(tmp_path / "o.csv"), "--from-explore", str(result),
-                 "--pick", "0"]) == 2
+    assert (
+        main(
+            [
+                "protect",
+                str(other),
+                "-o",
+                str(tmp_path / "o.csv"),
+                "--from-explore",
+                str(result),
+                "--pick",
+                "0",
+            ]
+        )
+        == 2
+    )
     assert "SHA-256" in capsys.readouterr().err
     assert not (tmp_path / "o.csv").exists()
 
@@ -199,7 +317,9 @@ def test_given_labels_are_checked():
     with pytest.raises(InputError, match="one group per record"):
         microagg.microaggregate(df, k=3, labels=good[:-1])
     strata = df.assign(s=["a"] * 15 + ["b"] * 15)
-    across = np.arange(30) // 3 - (np.arange(30) == 15)  # record 15 (stratum b) joins a group of stratum a
+    across = np.arange(30) // 3 - (
+        np.arange(30) == 15
+    )  # record 15 (stratum b) joins a group of stratum a
     across[16:18] = across[18]
     with pytest.raises(InputError, match="cross strata"):
         microagg.microaggregate(strata, k=3, strata="s", labels=np.where(across < 0, 0, across))
@@ -207,13 +327,17 @@ def test_given_labels_are_checked():
         microagg.microaggregate(df, k=3, labels="0,1,2")
 
 
-# --- budget, reuse, errors --------------------------------------------------------------------------
+# --- budget, reuse, errors
+# --------------------------------------------------------------------------
+
 
 def test_a_spent_budget_skips_runs_and_says_why():
     df = microagg.datasets.load("census")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = microagg.explore(df, k=[3, 4, 5, 10], methods=["mdav", "icsm", "colgen"], time_limit=0.5)
+        result = microagg.explore(
+            df, k=[3, 4, 5, 10], methods=["mdav", "icsm", "colgen"], time_limit=0.5
+        )
     statuses = {r.status for r in result.runs}
     assert statuses <= {"ok", "skipped"} and "skipped" in statuses
     for r in result.runs:
@@ -238,12 +362,18 @@ def test_widening_the_grid_reuses_the_runs_done(tmp_path, monkeypatch):
             return real(*args, **kwargs)
 
         monkeypatch.setattr(microagg.api, "microaggregate", counting)
-        wider = microagg.explore(df, k=[3, 4], methods=["mdav", "vmdav"], time_limit=20, previous=first)
-        other = microagg.explore(df.head(150), k=[3], methods=["mdav"], time_limit=20, previous=first)
+        wider = microagg.explore(
+            df, k=[3, 4], methods=["mdav", "vmdav"], time_limit=20, previous=first
+        )
+        other = microagg.explore(
+            df.head(150), k=[3], methods=["mdav"], time_limit=20, previous=first
+        )
     reused = [r for r in wider.runs if r.reused]
     assert [(r.k, r.method) for r in reused] == [(3, "mdav")]
     assert (3, "mdav") not in calls[:-1] and {(4, "mdav"), (3, "vmdav"), (4, "vmdav")} <= set(calls)
-    assert reused[0].figures == first.runs[0].figures and np.array_equal(reused[0].labels, first.runs[0].labels)
+    assert reused[0].figures == first.runs[0].figures and np.array_equal(
+        reused[0].labels, first.runs[0].labels
+    )
     assert not any(r.reused for r in other.runs)  # other data: nothing reused
     # saved and loaded: the same reuse from the files
     path = tmp_path / "r.json"
@@ -254,11 +384,20 @@ def test_widening_the_grid_reuses_the_runs_done(tmp_path, monkeypatch):
     assert [r.reused for r in again.runs] == [True, False]
 
 
-@pytest.mark.parametrize("kwargs, needle", [
-    ({"k": [3, 3]}, "twice"), ({"k": [1]}, "k must be"), ({"methods": ["rmd"]}, "sdcMicro"),
-    ({"risk": "nope"}, "risk must be one of"), ({"max_risk": -1}, "max_risk"), ({"time_limit": 0}, "budget"),
-    ({"method_params": {"colgen": {}}}, "not in the grid"),
-    ({"columns": ["nope"]}, "unknown column"), ({"k": [5000]}, "larger than")])
+@pytest.mark.parametrize(
+    "kwargs, needle",
+    [
+        ({"k": [3, 3]}, "twice"),
+        ({"k": [1]}, "k must be"),
+        ({"methods": ["rmd"]}, "sdcMicro"),
+        ({"risk": "nope"}, "risk must be one of"),
+        ({"max_risk": -1}, "max_risk"),
+        ({"time_limit": 0}, "budget"),
+        ({"method_params": {"colgen": {}}}, "not in the grid"),
+        ({"columns": ["nope"]}, "unknown column"),
+        ({"k": [5000]}, "larger than"),
+    ],
+)
 def test_bad_grids_fail_before_any_run(kwargs, needle):
     df = microagg.datasets.load("census").head(100)
     call = {"k": [3], "methods": ["mdav"], "time_limit": 5, **kwargs}
@@ -278,18 +417,41 @@ def test_the_command_line_writes_json_csv_map_and_report(tmp_path, capsys):
     df = microagg.datasets.load("census").head(150)
     src = tmp_path / "in.csv"
     df.to_csv(src, index=False)
-    files = {flag: tmp_path / name for flag, name in (("--csv", "t.csv"), ("--map", "m.svg"), ("--report", "r.html"))}
-    args = ["explore", str(src), "-k", "3,5", "--methods", "mdav,vmdav", "--time-limit", "20", "--json", "-q",
-            "--max-risk", "0.25", "--param", "vmdav:gamma=0.4"]
+    files = {
+        flag: tmp_path / name
+        for flag, name in (("--csv", "t.csv"), ("--map", "m.svg"), ("--report", "r.html"))
+    }
+    args = [
+        "explore",
+        str(src),
+        "-k",
+        "3,5",
+        "--methods",
+        "mdav,vmdav",
+        "--time-limit",
+        "20",
+        "--json",
+        "-q",
+        "--max-risk",
+        "0.25",
+        "--param",
+        "vmdav:gamma=0.4",
+    ]
     for flag, path in files.items():
         args += [flag, str(path)]
     assert main(args) == 0
     doc = json.loads(capsys.readouterr().out)
     assert [r["params"] for r in doc["runs"]] == [{}, {}, {"gamma": 0.4}, {"gamma": 0.4}]
     assert files["--map"].read_text().startswith("<svg") and "run-0" in files["--map"].read_text()
-    assert "Risk-utility map" in files["--report"].read_text() and files["--csv"].read_text().startswith("id,k,")
-    for bad, needle in ((["--param", "nope=1"], "no method of the grid"), (["--risk", "x"], "risk must be"),
-                        (["--map", str(tmp_path / "m.png")], "must end in .svg"), (["-k", "a"], "integers")):
+    assert "Risk-utility map" in files["--report"].read_text() and files[
+        "--csv"
+    ].read_text().startswith("id,k,")
+    for bad, needle in (
+        (["--param", "nope=1"], "no method of the grid"),
+        (["--risk", "x"], "risk must be"),
+        (["--map", str(tmp_path / "m.png")], "must end in .svg"),
+        (["-k", "a"], "integers"),
+    ):
         assert main(["explore", str(src), "-q", *bad]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and needle in err, err
@@ -303,27 +465,47 @@ def test_the_map_renders_in_headless_chromium(census_grid, tmp_path):
     page = tmp_path / "explore.html"
     page.write_text(ex.report_html(result), encoding="utf-8")
     probe = tmp_path / "probe.html"
-    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", """<script>
+    probe.write_text(
+        page.read_text(encoding="utf-8").replace(
+            "</body>",
+            """<script>
 (function () {
   const svg = document.querySelector('#svg-ru-map');
   const r = svg.getBoundingClientRect();
   const shown = sel => Array.from(svg.querySelectorAll(sel)).filter(e => {
-      const b = e.getBoundingClientRect(); return b.width > 0 && b.height > 0; }).length;
+      const b = e.getBoundingClientRect();
+      return b.width > 0 && b.height > 0; }).length;
   const pre = document.createElement('pre'); pre.id = 'probe';
-  pre.textContent = JSON.stringify({width: r.width, height: r.height, points: shown('g.point circle'),
-                                    frontier: shown('polyline.frontier'), ring: shown('circle.recommended-mark')});
+  pre.textContent = JSON.stringify({width: r.width, height: r.height,
+    points: shown('g.point circle'), frontier: shown('polyline.frontier'),
+    ring: shown('circle.recommended-mark')});
   document.body.appendChild(pre);
 })();
-</script></body>"""), encoding="utf-8")
+</script></body>""",
+        ),
+        encoding="utf-8",
+    )
     cmd = browser_command(find_browser(), tmp_path / "profile")
-    done = subprocess.run(cmd + ["--dump-dom", probe.as_uri()], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        cmd + ["--dump-dom", probe.as_uri()], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr[-2000:]
-    layout = json.loads(re.search(r'<pre id="probe">(.*?)</pre>', done.stdout, re.S).group(1).replace("&quot;", '"'))
+    layout = json.loads(
+        re.search(r'<pre id="probe">(.*?)</pre>', done.stdout, re.S).group(1).replace("&quot;", '"')
+    )
     assert layout["width"] > 300 and layout["height"] > 200
-    assert layout["points"] == sum(r.done for r in result.runs) and layout["frontier"] == 1 and layout["ring"] == 1
+    assert (
+        layout["points"] == sum(r.done for r in result.runs)
+        and layout["frontier"] == 1
+        and layout["ring"] == 1
+    )
     folder = os.environ.get("MICROAGG_SCREENSHOTS")
     shot = Path(folder) / "explore-map.png" if folder else tmp_path / "explore-map.png"
-    done = subprocess.run(cmd + ["--window-size=1100,1000", f"--screenshot={shot}", page.as_uri()],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        cmd + ["--window-size=1100,1000", f"--screenshot={shot}", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0 and shot.stat().st_size > 20_000
     assert math.isfinite(result.seconds)

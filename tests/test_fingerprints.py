@@ -4,7 +4,6 @@ import json
 import math
 
 import pytest
-
 from fingerprints import FIXTURE, compute
 
 

@@ -18,14 +18,17 @@ pa = pytest.importorskip("pyarrow")
 
 def _frame(n: int, seed: int):
     rng = np.random.default_rng(seed)
-    return pl.DataFrame({
-        "x": rng.normal(size=n), "y": rng.integers(0, 10_000, n),
-        "name": [f"p{i}" for i in range(n)],
-        "maybe": pl.Series([None if i % 5 == 0 else i for i in range(n)], dtype=pl.Int32),
-        "group": pl.Series([["a", "b", "c"][i % 3] for i in range(n)], dtype=pl.Categorical),
-        "day": pl.Series([i % 28 + 1 for i in range(n)]).cast(pl.Date),
-        "flag": pl.Series([i % 2 == 0 for i in range(n)]),
-    })
+    return pl.DataFrame(
+        {
+            "x": rng.normal(size=n),
+            "y": rng.integers(0, 10_000, n),
+            "name": [f"p{i}" for i in range(n)],
+            "maybe": pl.Series([None if i % 5 == 0 else i for i in range(n)], dtype=pl.Int32),
+            "group": pl.Series([["a", "b", "c"][i % 3] for i in range(n)], dtype=pl.Categorical),
+            "day": pl.Series([i % 28 + 1 for i in range(n)]).cast(pl.Date),
+            "flag": pl.Series([i % 2 == 0 for i in range(n)]),
+        }
+    )
 
 
 @settings(max_examples=10, deadline=None)
@@ -35,10 +38,14 @@ def test_polars_in_polars_out(n, seed, shuffle):
     res = microagg.microaggregate(df, k=3, columns=["x", "y"], shuffle=shuffle, audit=False)
     out = res.data
     assert isinstance(out, pl.DataFrame) and out.columns == df.columns
-    assert out.schema["x"] == pl.Float64 and out.schema["y"] == pl.Float64  # means of integers, as pandas
+    assert (
+        out.schema["x"] == pl.Float64 and out.schema["y"] == pl.Float64
+    )  # means of integers, as pandas
     for c in ("name", "maybe", "group", "day", "flag"):
         assert out.schema[c] == df.schema[c]
-    expected = microagg.microaggregate(df.to_pandas(), k=3, columns=["x", "y"], shuffle=shuffle, audit=False)
+    expected = microagg.microaggregate(
+        df.to_pandas(), k=3, columns=["x", "y"], shuffle=shuffle, audit=False
+    )
     if not shuffle:
         for c in ("name", "maybe", "group", "day", "flag"):
             assert out[c].equals(df[c]), c
@@ -62,7 +69,9 @@ def test_pyarrow_in_pyarrow_out_keeps_the_schema():
 
 def test_a_categorical_quasi_identifier_keeps_its_dtype():
     df = _frame(60, 1)
-    res = microagg.microaggregate(df, k=3, columns=["x", "group"], categorical=["group"], audit=False)
+    res = microagg.microaggregate(
+        df, k=3, columns=["x", "group"], categorical=["group"], audit=False
+    )
     assert res.data.schema["group"] == pl.Categorical and res.data.schema["y"] == pl.Int64
     assert set(res.data["group"].to_list()) <= {"a", "b", "c"}
 

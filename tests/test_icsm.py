@@ -11,13 +11,13 @@ from hypothesis import strategies as st
 
 import microagg
 from microagg.kernels.icsm import complex_heuristic, simple_heuristic
-from microagg.kernels.tours import npn_tour
 from microagg.kernels.segments import optimal_cyclic_labels
+from microagg.kernels.tours import npn_tour
+from microagg.measures import information_loss
 from microagg.methods import run
 from microagg.methods.icsm import GroupPool, icsm_search, perturb
 from microagg.methods.tour import regroup
 from microagg.partition import check_partition, group_sizes, relabel, sse
-from microagg.measures import information_loss
 
 
 def _standardise(X):
@@ -27,7 +27,8 @@ def _standardise(X):
 
 @st.composite
 def datasets(draw, min_k=2, max_k=6, max_n=200, max_d=8):
-    """(X, k): n in [k, max_n], d in [1, max_d]; small-integer data give ties and duplicated rows."""
+    """(X, k): n in [k, max_n], d in [1, max_d]; small-integer data give ties and duplicated
+    rows."""
     k = draw(st.integers(min_k, max_k))
     n = draw(st.integers(k, max(k, max_n)))
     d = draw(st.integers(1, max_d))
@@ -38,7 +39,9 @@ def datasets(draw, min_k=2, max_k=6, max_n=200, max_d=8):
     elif kind == "ties":
         X = rng.integers(-2, 3, size=(n, d)).astype(float)
     else:
-        X = rng.normal(size=(max(1, n // 15), d))[rng.integers(0, max(1, n // 15), n)] * 5 + rng.normal(size=(n, d))
+        X = rng.normal(size=(max(1, n // 15), d))[
+            rng.integers(0, max(1, n // 15), n)
+        ] * 5 + rng.normal(size=(n, d))
     return _standardise(X), k
 
 
@@ -59,7 +62,13 @@ def _brute_cyclic_cut(Xo, k):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(1, 4), st.integers(1, 12), st.integers(1, 3), st.integers(0, 2**32 - 1), st.booleans())
+@given(
+    st.integers(1, 4),
+    st.integers(1, 12),
+    st.integers(1, 3),
+    st.integers(0, 2**32 - 1),
+    st.booleans(),
+)
 def test_tour2assignment_equals_brute_force_cyclic_cut(k, n, d, seed, ties):
     if n < k:
         n = k
@@ -91,14 +100,17 @@ def test_every_applied_move_keeps_sizes_and_strictly_lowers_sse(data):
                 assert after["sse"] <= before["sse"] + 1e-9 * max(1.0, before["sse"])
             else:  # migrate / exchange / cycle: strictly lower, by exactly the computed delta
                 assert after["sse"] < before["sse"]
-                assert after["sse"] - before["sse"] == pytest.approx(after["delta"], rel=1e-6, abs=1e-8)
+                assert after["sse"] - before["sse"] == pytest.approx(
+                    after["delta"], rel=1e-6, abs=1e-8
+                )
         assert sse(X, labels) <= trace[0]["sse"] + 1e-9
 
 
 @settings(max_examples=25, deadline=None)
 @given(datasets(min_k=2, max_d=5), st.integers(0, 2**32 - 1))
 def test_moves_are_exact_from_random_partitions(data, seed):
-    """Simple and complex heuristics from a perturbed start: reported deltas equal the SSE change."""
+    """Simple and complex heuristics from a perturbed start: reported deltas equal the SSE
+    change."""
     X, k = data
     if len(X) < 2 * k:
         return
@@ -147,8 +159,14 @@ def test_icsm_options_and_anytime():
     rng = np.random.default_rng(0)
     X = _standardise(rng.normal(size=(120, 3)))
     mdav_sse = sse(X, run("mdav", X, 4).labels)
-    for params in ({"time_limit": 0.0}, {"max_iterations": 1}, {"init": "npn-mhm"}, {"restart_from": "init", "restarts": 2},
-                   {"scope": "local", "restarts": 2}, {"restart_complex_tries": 3, "restarts": 1}):
+    for params in (
+        {"time_limit": 0.0},
+        {"max_iterations": 1},
+        {"init": "npn-mhm"},
+        {"restart_from": "init", "restarts": 2},
+        {"scope": "local", "restarts": 2},
+        {"restart_complex_tries": 3, "restarts": 1},
+    ):
         labels = check_partition(run("icsm", X, 4, **params).labels, len(X), 4)
         if "init" not in params:
             assert sse(X, labels) <= mdav_sse + 1e-9
@@ -184,48 +202,59 @@ def test_offered_partitions_are_polished_between_restarts():
 def test_reference_values_on_bundled_data():
     df = microagg.datasets.load("tarragona")
     X = _standardise(df.to_numpy(float))
-    assert information_loss(X, run("mdav-mhm", X, 5).labels, standardize=False) < 22.46  # below MDAV
-    assert information_loss(X, run("icsm", X, 5).labels, standardize=False) <= 20.69  # paper Table 2
+    assert (
+        information_loss(X, run("mdav-mhm", X, 5).labels, standardize=False) < 22.46
+    )  # below MDAV
+    assert (
+        information_loss(X, run("icsm", X, 5).labels, standardize=False) <= 20.69
+    )  # paper Table 2
 
 
 @settings(max_examples=15, deadline=None)
 @given(datasets(min_k=2, max_k=5, max_n=80, max_d=4), st.integers(0, 2**32 - 1))
 @example(
-    data=(np.array([[ 1.10582656,  1.23769204,  0.91784128],
-            [-1.10650656, -0.9746751 , -1.40523496],
-            [ 1.13357006,  0.85194875,  0.36347021],
-            [ 1.31787851,  0.90326645,  0.99169327],
-            [ 1.08157972,  1.12104583,  0.90891822],
-            [ 1.36449178,  1.25147578,  1.42443393],
-            [ 1.01553494,  0.85160865,  0.7972834 ],
-            [-1.37793237, -0.50930637, -0.49816477],
-            [ 1.25310175,  0.85164743,  0.35466863],
-            [-0.92075614, -0.80319173, -0.16507042],
-            [-0.79174585, -1.09729106, -0.75434249],
-            [ 0.86497432,  0.7623847 ,  0.62068476],
-            [-0.60410633, -1.05845224, -1.12472464],
-            [ 0.21859451,  1.03544687,  1.50183564],
-            [-1.36046034, -1.17234933, -0.17553289],
-            [-0.32579206, -1.06376498, -1.33818815],
-            [-1.0945098 , -1.11500414, -0.88529222],
-            [ 0.96667068,  1.03104297,  1.06803095],
-            [-0.47257668, -1.12775125, -1.4109943 ],
-            [-0.97948607, -0.89879232, -0.46545278],
-            [-0.83817431, -0.60159525, -2.10591732],
-            [-1.09905438, -0.13510246, -0.98067591],
-            [ 1.06757021,  1.18908775,  0.3932416 ],
-            [-0.51547731, -0.93638172, -0.32826517],
-            [-1.83821831, -1.31055067, -0.27121153],
-            [ 0.5300388 ,  1.08615281,  0.96837441],
-            [ 1.26742527,  1.05059594,  1.29576783],
-            [-0.99886623, -1.08718511, -0.83720268],
-            [-0.31126756, -1.04548618, -1.17015479],
-            [ 0.91056857,  0.97246439,  0.9337012 ],
-            [ 0.94672988,  1.01400637,  1.66456728],
-            [ 0.65716758,  1.12574191,  0.48868835],
-            [ 0.58998549,  0.709461  ,  0.95715728],
-            [-1.34641571, -1.14083607, -0.7515252 ],
-            [-0.31036262, -0.96735365, -0.98240802]]), 2),
+    data=(
+        np.array(
+            [
+                [1.10582656, 1.23769204, 0.91784128],
+                [-1.10650656, -0.9746751, -1.40523496],
+                [1.13357006, 0.85194875, 0.36347021],
+                [1.31787851, 0.90326645, 0.99169327],
+                [1.08157972, 1.12104583, 0.90891822],
+                [1.36449178, 1.25147578, 1.42443393],
+                [1.01553494, 0.85160865, 0.7972834],
+                [-1.37793237, -0.50930637, -0.49816477],
+                [1.25310175, 0.85164743, 0.35466863],
+                [-0.92075614, -0.80319173, -0.16507042],
+                [-0.79174585, -1.09729106, -0.75434249],
+                [0.86497432, 0.7623847, 0.62068476],
+                [-0.60410633, -1.05845224, -1.12472464],
+                [0.21859451, 1.03544687, 1.50183564],
+                [-1.36046034, -1.17234933, -0.17553289],
+                [-0.32579206, -1.06376498, -1.33818815],
+                [-1.0945098, -1.11500414, -0.88529222],
+                [0.96667068, 1.03104297, 1.06803095],
+                [-0.47257668, -1.12775125, -1.4109943],
+                [-0.97948607, -0.89879232, -0.46545278],
+                [-0.83817431, -0.60159525, -2.10591732],
+                [-1.09905438, -0.13510246, -0.98067591],
+                [1.06757021, 1.18908775, 0.3932416],
+                [-0.51547731, -0.93638172, -0.32826517],
+                [-1.83821831, -1.31055067, -0.27121153],
+                [0.5300388, 1.08615281, 0.96837441],
+                [1.26742527, 1.05059594, 1.29576783],
+                [-0.99886623, -1.08718511, -0.83720268],
+                [-0.31126756, -1.04548618, -1.17015479],
+                [0.91056857, 0.97246439, 0.9337012],
+                [0.94672988, 1.01400637, 1.66456728],
+                [0.65716758, 1.12574191, 0.48868835],
+                [0.58998549, 0.709461, 0.95715728],
+                [-1.34641571, -1.14083607, -0.7515252],
+                [-0.31036262, -0.96735365, -0.98240802],
+            ]
+        ),
+        2,
+    ),
     seed=2026590,
 )  # highspy returned the warm start's x with the optimum's objective (master.solve_integral)
 def test_group_pool_recombination_is_a_valid_partition_never_worse_than_its_pooled_ones(data, seed):
@@ -258,7 +287,17 @@ def test_group_pool_keeps_only_local_optima_within_the_window():
 def test_icsm_recombine_restarts_never_worse_than_the_start():
     X = _standardise(np.random.default_rng(5).normal(size=(150, 3)))
     start = run("mdav", X, 4).labels
-    res = run("icsm", X, 4, seed=2, init=start, restarts=30, scope="local", recombine=1e-9, pool_window=0.05)
+    res = run(
+        "icsm",
+        X,
+        4,
+        seed=2,
+        init=start,
+        restarts=30,
+        scope="local",
+        recombine=1e-9,
+        pool_window=0.05,
+    )
     labels = check_partition(res.labels, len(X), 4)
     assert sse(X, labels) <= sse(X, start) + 1e-9
     assert res.extras["recombined"]["mips"] >= 1

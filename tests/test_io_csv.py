@@ -44,15 +44,23 @@ def test_a_tsv_output_is_tab_separated(tmp_path):
     """-o out.tsv from a ';'-separated file wrote ';' into a file named .tsv. The fields keep their
     text; a field holding a tab is quoted."""
     src = tmp_path / "in.csv"
-    src.write_bytes(b'id;a;b;note\r\n001;1,5;2;"x;y"\r\n002;2,5;3;t\tu\r\n003;3,5;5;z\r\n004;4,5;7;w\r\n')
+    src.write_bytes(
+        b'id;a;b;note\r\n001;1,5;2;"x;y"\r\n002;2,5;3;t\tu\r\n003;3,5;5;z\r\n004;4,5;7;w\r\n'
+    )
     out = tmp_path / "out.tsv"
     assert main(["protect", str(src), "-o", str(out), "-k", "2", "-q", "--columns", "a,b"]) == 0
-    assert out.read_bytes() == (b'id\ta\tb\tnote\r\n001\t2,0\t2,5\t"x;y"\r\n002\t2,0\t2,5\t"t\tu"\r\n'
-                                b'003\t4,0\t6\tz\r\n004\t4,0\t6\tw\r\n')
+    assert (
+        out.read_bytes() == b'id\ta\tb\tnote\r\n001\t2,0\t2,5\t"x;y"\r\n002\t2,0\t2,5\t"t\tu"\r\n'
+        b"003\t4,0\t6\tz\r\n004\t4,0\t6\tw\r\n"
+    )
     back = tmp_path / "back.csv"
     assert main(["protect", str(out), "-o", str(back), "-k", "2", "-q", "--columns", "a,b"]) == 0
     lines = back.read_bytes().split(b"\r\n")  # a .csv output keeps the input's dialect: tabs
-    assert lines[0] == b"id\ta\tb\tnote" and lines[2].startswith(b"002\t2,0\t2,5\t") and lines[2].endswith(b'\t"t\tu"')
+    assert (
+        lines[0] == b"id\ta\tb\tnote"
+        and lines[2].startswith(b"002\t2,0\t2,5\t")
+        and lines[2].endswith(b'\t"t\tu"')
+    )
 
 
 def test_a_quote_inside_an_unquoted_field_is_a_character(tmp_path):
@@ -84,13 +92,24 @@ def test_fields_split_and_unquote_as_pythons_csv_reads_them():
     plain = st.text(alphabet='ab ;"', max_size=6).filter(lambda t: not t.startswith('"'))
 
     @settings(max_examples=300, deadline=None)
-    @given(st.lists(st.lists(st.one_of(quoted.map(lambda t: ("q", t)), plain.map(lambda t: ("p", t))),
-                             min_size=2, max_size=4), min_size=1, max_size=4))
+    @given(
+        st.lists(
+            st.lists(
+                st.one_of(quoted.map(lambda t: ("q", t)), plain.map(lambda t: ("p", t))),
+                min_size=2,
+                max_size=4,
+            ),
+            min_size=1,
+            max_size=4,
+        )
+    )
     def check(rows):
         width = len(rows[0])
         rows = [r[:width] + [("p", "x")] * (width - len(r)) for r in rows]
-        text = "".join(",".join('"' + v.replace('"', '""') + '"' if kind == "q" else v for kind, v in r) + "\n"
-                       for r in rows)
+        text = "".join(
+            ",".join('"' + v.replace('"', '""') + '"' if kind == "q" else v for kind, v in r) + "\n"
+            for r in rows
+        )
         records, _ = split_records(text, ",")
         assert [[unquote(f) for f in r] for r in records] == list(csv.reader(stdio.StringIO(text)))
 
@@ -100,7 +119,9 @@ def test_fields_split_and_unquote_as_pythons_csv_reads_them():
 def test_a_csv_integer_column_with_a_blank_cell_stays_integer_when_converted(tmp_path):
     """CSV to Parquet: an integer column with a blank cell became float64 (100.0)."""
     src = tmp_path / "in.csv"
-    src.write_text("a,b,code\n" + "".join(f"{i * 1.5},{i % 4},{'' if i == 2 else i + 100}\n" for i in range(6)))
+    src.write_text(
+        "a,b,code\n" + "".join(f"{i * 1.5},{i % 4},{'' if i == 2 else i + 100}\n" for i in range(6))
+    )
     out = tmp_path / "out.parquet"
     assert main(["protect", str(src), "-o", str(out), "-k", "2", "-q", "--columns", "a,b"]) == 0
     code = pd.read_parquet(out)["code"]
@@ -115,8 +136,11 @@ def test_a_binary_data_file_with_a_text_suffix_is_named(tmp_path, capsys):
     src = tmp_path / "data.csv"
     pd.DataFrame({"a": [1.0, 2.0, 3.0]}).to_parquet(src)
     assert main(["protect", str(src), "-o", str(tmp_path / "out.csv"), "-k", "2", "-q"]) == 2
-    assert capsys.readouterr().err == ("microagg: error: data.csv is a Parquet file, not delimited text: "
-                                       "give it its suffix (.parquet)\n")
+    assert (
+        capsys.readouterr().err
+        == "microagg: error: data.csv is a Parquet file, not delimited text: "
+        "give it its suffix (.parquet)\n"
+    )
 
 
 def test_a_decimal_comma_that_may_be_a_thousands_separator_is_told(tmp_path, capsys):
@@ -127,7 +151,10 @@ def test_a_decimal_comma_that_may_be_a_thousands_separator_is_told(tmp_path, cap
     src.write_text("income;age\n12,500;30\n9,750;41\n31,000;25\n18,250;60\n")
     assert main(["protect", str(src), "-o", str(tmp_path / "out.csv"), "-k", "2", "-q"]) == 0
     err = capsys.readouterr().err
-    assert "warning: every number with a comma in in.csv has three digits after it (such as '12,500')" in err
+    assert (
+        "warning: every number with a comma in in.csv has three digits after it (such as '12,500')"
+        in err
+    )
     src.write_text("income;age\n12,5;30\n9,75;41\n31,0;25\n18,25;60\n")
     assert main(["protect", str(src), "-o", str(tmp_path / "out.csv"), "-k", "2", "-q"]) == 0
     assert "three digits" not in capsys.readouterr().err
@@ -146,14 +173,41 @@ def test_quoted_decimal_commas_in_a_comma_separated_file(tmp_path, capsys):
     assert err.count("\n") == 0 and "column(s) a, b hold numbers" in err and "--decimal" in err
     assert main(["protect", str(src), "-o", str(out), "-k", "2", "-q", "--decimal", ","]) == 0
     lines = out.read_text().splitlines()
-    assert lines[0] == "a,b,c" and [line.rsplit(",", 1)[1] for line in lines[1:]] == ["x", "y", "z", "w"]
+    assert lines[0] == "a,b,c" and [line.rsplit(",", 1)[1] for line in lines[1:]] == [
+        "x",
+        "y",
+        "z",
+        "w",
+    ]
     res = pd.read_csv(out, decimal=",")
-    assert res["a"].mean() == pytest.approx(3.125) and res["b"].mean() == pytest.approx(2.9375)  # means kept
+    assert res["a"].mean() == pytest.approx(3.125) and res["b"].mean() == pytest.approx(
+        2.9375
+    )  # means kept
     assert res.groupby(["a", "b"]).size().min() >= 2
 
 
-TOKENS = ["", "NA", "null", "None", "n/a", "00000", "007", "1.10", "1,5", " x ", "-", ".", "a,b", 'say "hi"',
-          "two\nlines", "cr\r\nlf", "é€", "|", ";", "\t"]
+TOKENS = [
+    "",
+    "NA",
+    "null",
+    "None",
+    "n/a",
+    "00000",
+    "007",
+    "1.10",
+    "1,5",
+    " x ",
+    "-",
+    ".",
+    "a,b",
+    'say "hi"',
+    "two\nlines",
+    "cr\r\nlf",
+    "é€",
+    "|",
+    ";",
+    "\t",
+]
 
 
 text_cell = st.one_of(st.sampled_from(TOKENS), st.text(alphabet='ab;,|\t"\n 0é€.', max_size=6))
@@ -166,7 +220,9 @@ def serialise(rows, sep, newline, quote_all):
         fields = []
         for i, v in enumerate(r):
             must = any(ch in v for ch in (sep, '"', "\n", "\r"))
-            fields.append('"' + v.replace('"', '""') + '"' if must or quote_all[i % len(quote_all)] else v)
+            fields.append(
+                '"' + v.replace('"', '""') + '"' if must or quote_all[i % len(quote_all)] else v
+            )
         out.append(sep.join(fields))
     return newline.join(out)
 
@@ -195,7 +251,7 @@ def csv_files(draw):
             else:
                 q = int(name[1:])
                 if qi_int[q]:
-                    row[j] = str(draw(st.integers(-1000, 10 ** 6)))
+                    row[j] = str(draw(st.integers(-1000, 10**6)))
                 else:
                     v = draw(st.floats(-1e6, 1e6, allow_nan=False))
                     row[j] = repr(v).replace(".", decimal)
@@ -253,19 +309,23 @@ def test_csv_non_qi_fields_byte_identical_and_groups_k_anonymous(tmp_path_factor
             if j not in qi_at:
                 assert parsed[i + 1][j] == v
     # QI cells: numbers in the file's decimal mark, groups of >= k identical tuples
-    values = np.array([[float(parsed[i + 1][j].replace(",", ".")) for j in qi_at] for i in range(len(rows))])
+    values = np.array(
+        [[float(parsed[i + 1][j].replace(",", ".")) for j in qi_at] for i in range(len(rows))]
+    )
     assert np.allclose(values, res.data[qi].to_numpy(), rtol=0, atol=0)
     _, counts = np.unique(values, axis=0, return_counts=True)
     assert counts.min() >= k
 
 
 def test_csv_everyday_awkward_file_keeps_every_byte(tmp_path):
-    text = ('\ufeffzip;country;note;x;x;age;income\r\n'
-            '00000;NA;null;1;a;30;1,10\r\n'
-            '01234;"NA";"multi\r\nline";2;b;40;2,5\r\n'
-            '\r\n'
-            '99999;n/a;"q""uote; and sep";;c;50;3,75\r\n'
-            '10115;;None;4;d;60;4\r\n')
+    text = (
+        "\ufeffzip;country;note;x;x;age;income\r\n"
+        "00000;NA;null;1;a;30;1,10\r\n"
+        '01234;"NA";"multi\r\nline";2;b;40;2,5\r\n'
+        "\r\n"
+        '99999;n/a;"q""uote; and sep";;c;50;3,75\r\n'
+        "10115;;None;4;d;60;4\r\n"
+    )
     src = tmp_path / "in.csv"
     src.write_bytes(text.encode("utf-8"))
     table = io.read(src)
@@ -276,13 +336,19 @@ def test_csv_everyday_awkward_file_keeps_every_byte(tmp_path):
         cols = select_columns(table.frame)
     assert cols == ["age", "income"]  # zip (leading zeros) is a code; duplicated x is never a QI
     out = tmp_path / "out.csv"
-    io.write(table, out, {"age": np.array([35.0, 35, 55, 55]), "income": np.array([1.8, 1.8, 3.875, 3.875])})
-    expected = ('\ufeffzip;country;note;x;x;age;income\r\n'
-                '00000;NA;null;1;a;35;1,8\r\n'
-                '01234;"NA";"multi\r\nline";2;b;35;1,8\r\n'
-                '\r\n'
-                '99999;n/a;"q""uote; and sep";;c;55;3,875\r\n'
-                '10115;;None;4;d;55;3,875\r\n')
+    io.write(
+        table,
+        out,
+        {"age": np.array([35.0, 35, 55, 55]), "income": np.array([1.8, 1.8, 3.875, 3.875])},
+    )
+    expected = (
+        "\ufeffzip;country;note;x;x;age;income\r\n"
+        "00000;NA;null;1;a;35;1,8\r\n"
+        '01234;"NA";"multi\r\nline";2;b;35;1,8\r\n'
+        "\r\n"
+        '99999;n/a;"q""uote; and sep";;c;55;3,875\r\n'
+        "10115;;None;4;d;55;3,875\r\n"
+    )
     assert out.read_bytes() == expected.encode("utf-8")
 
 
@@ -333,16 +399,34 @@ def test_csv_converts_to_every_writable_format_keeping_text_columns(tmp_path, su
     import pyreadstat
 
     src = tmp_path / "in.csv"
-    src.write_text("a,code,c\n" + "".join(f"{i % 4},{'-' if i == 2 else f'{i:03d}'},{i * 1.5}\n" for i in range(9)))
+    src.write_text(
+        "a,code,c\n"
+        + "".join(f"{i % 4},{'-' if i == 2 else f'{i:03d}'},{i * 1.5}\n" for i in range(9))
+    )
     table = io.read(src)
     published = protect_table(table, ["a", "c"])
     out = tmp_path / f"out{suffix}"
     io.write(table, out, published)
-    readers = {".parquet": pd.read_parquet, ".dta": pd.read_stata, ".sav": lambda p: pyreadstat.read_sav(str(p))[0],
-               ".xpt": lambda p: pyreadstat.read_xport(str(p))[0], ".csv.gz": lambda p: pd.read_csv(p, dtype={"code": str}),
-               ".xlsx": lambda p: pd.read_excel(p, dtype={"code": str})}
+    readers = {
+        ".parquet": pd.read_parquet,
+        ".dta": pd.read_stata,
+        ".sav": lambda p: pyreadstat.read_sav(str(p))[0],
+        ".xpt": lambda p: pyreadstat.read_xport(str(p))[0],
+        ".csv.gz": lambda p: pd.read_csv(p, dtype={"code": str}),
+        ".xlsx": lambda p: pd.read_excel(p, dtype={"code": str}),
+    }
     back = readers[suffix](out)
-    assert list(back["code"].astype(str)) == ["000", "001", "-", "003", "004", "005", "006", "007", "008"]
+    assert list(back["code"].astype(str)) == [
+        "000",
+        "001",
+        "-",
+        "003",
+        "004",
+        "005",
+        "006",
+        "007",
+        "008",
+    ]
     assert_k_anonymous(back, ["a", "c"], 3)
 
 
@@ -352,7 +436,9 @@ def test_utf16_files_keep_their_byte_order(tmp_path, encoding, bom):
     src.write_bytes(bom + "name\tv\nÅsa\t1\nÖrjan\t2\nZoë\t4\nXi\t5\n".encode(encoding))
     table = io.read(src)
     io.write(table, tmp_path / "out.csv", {"v": np.array([1.5, 1.5, 4.5, 4.5])})
-    assert (tmp_path / "out.csv").read_bytes() == bom + "name\tv\nÅsa\t1.5\nÖrjan\t1.5\nZoë\t4.5\nXi\t4.5\n".encode(encoding)
+    assert (
+        tmp_path / "out.csv"
+    ).read_bytes() == bom + "name\tv\nÅsa\t1.5\nÖrjan\t1.5\nZoë\t4.5\nXi\t4.5\n".encode(encoding)
 
 
 def test_text_typed_qi_column_is_published_as_numbers(tmp_path):

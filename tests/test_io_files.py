@@ -54,25 +54,52 @@ def test_the_output_is_never_written_inside_the_input_dataset_folder(tmp_path, c
     input dataset, which then read back with every record twice."""
     data = tmp_path / "data"
     data.mkdir()
-    pd.DataFrame({"a": np.arange(12) * 1.0, "b": np.arange(12) % 5 * 1.0}).to_parquet(data / "part-0.parquet")
+    pd.DataFrame({"a": np.arange(12) * 1.0, "b": np.arange(12) % 5 * 1.0}).to_parquet(
+        data / "part-0.parquet"
+    )
     out = data / ("out" if out_of_core else "out.parquet")
     extra = ["--out-of-core", "--block-size", "4"] if out_of_core else []
     assert main(["protect", str(data), "-o", str(out), "-k", "3", "-q", *extra]) == 2
-    assert capsys.readouterr().err == f"microagg: error: refusing to write the output inside the input folder {data}\n"
+    assert (
+        capsys.readouterr().err
+        == f"microagg: error: refusing to write the output inside the input folder {data}\n"
+    )
     assert [p.name for p in data.iterdir()] == ["part-0.parquet"]
 
 
-@pytest.mark.parametrize("option, name", [("--labels-out", "labels.txt"), ("--report", "report.html")])
-def test_side_files_are_never_written_inside_the_input_dataset_folder(tmp_path, capsys, option, name):
+@pytest.mark.parametrize(
+    "option, name", [("--labels-out", "labels.txt"), ("--report", "report.html")]
+)
+def test_side_files_are_never_written_inside_the_input_dataset_folder(
+    tmp_path, capsys, option, name
+):
     """--labels-out / --report inside a Parquet dataset folder put a text file among the data
     files: pyarrow then fails to read the dataset ('Parquet magic bytes not found')."""
     data = tmp_path / "data"
     data.mkdir()
-    pd.DataFrame({"a": np.arange(12) * 1.0, "b": np.arange(12) % 5 * 1.0}).to_parquet(data / "part-0.parquet")
-    assert main(["protect", str(data), "-o", str(tmp_path / "out.parquet"), "-k", "3", "-q",
-                 option, str(data / name)]) == 2
+    pd.DataFrame({"a": np.arange(12) * 1.0, "b": np.arange(12) % 5 * 1.0}).to_parquet(
+        data / "part-0.parquet"
+    )
+    assert (
+        main(
+            [
+                "protect",
+                str(data),
+                "-o",
+                str(tmp_path / "out.parquet"),
+                "-k",
+                "3",
+                "-q",
+                option,
+                str(data / name),
+            ]
+        )
+        == 2
+    )
     assert "inside the input folder" in capsys.readouterr().err
-    assert [p.name for p in data.iterdir()] == ["part-0.parquet"] and not (tmp_path / "out.parquet").exists()
+    assert [p.name for p in data.iterdir()] == ["part-0.parquet"] and not (
+        tmp_path / "out.parquet"
+    ).exists()
 
 
 def test_unsupported_format_and_read_only_format_are_one_line_errors(tmp_path):
@@ -95,12 +122,17 @@ def test_an_unwritable_output_folder_is_one_line_before_any_work(tmp_path, capsy
     import microagg.api
     from microagg.cli import main
 
-    monkeypatch.setattr(microagg.api, "microaggregate", lambda *a, **k: pytest.fail("ran before the output check"))
+    monkeypatch.setattr(
+        microagg.api, "microaggregate", lambda *a, **k: pytest.fail("ran before the output check")
+    )
     src = tmp_path / "in.csv"
     src.write_text("a,b\n1,2\n3,4\n5,6\n")
     assert main(["protect", str(src), "-o", "/proc/microagg-out.csv", "-k", "2", "-q"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("microagg: error: output folder is not writable: /proc") and err.count("\n") == 1
+    assert (
+        err.startswith("microagg: error: output folder is not writable: /proc")
+        and err.count("\n") == 1
+    )
 
 
 def test_a_write_that_fails_late_is_one_input_error_and_leaves_nothing(tmp_path, monkeypatch):
@@ -134,7 +166,10 @@ def test_the_supported_list_and_the_readers_come_from_the_format_registry():
         assert (fmt.write is None) == bool(fmt.read_only_hint)
         if fmt.read_only:  # the hint names the format it is written as, and every writable one
             target = get_format(fmt.written_as)
-            assert not target.read_only and f"{target.suffixes[0]} ({target.label})" in fmt.read_only_hint
+            assert (
+                not target.read_only
+                and f"{target.suffixes[0]} ({target.label})" in fmt.read_only_hint
+            )
             assert all(f.suffixes[0] in fmt.read_only_hint for f in io.formats() if not f.read_only)
     assert {"csv", "parquet"} <= {f.name for f in io.formats() if f.chunks is not None}
     assert io.SUPPORTED == io.supported_text()

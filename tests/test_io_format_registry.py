@@ -31,7 +31,9 @@ def read_jsonl(p: Path, *, missing=()):
 
 def write_jsonl(frame, tmp, meta, path, published) -> None:
     rows = frame.to_dict("records")
-    Path(tmp).write_text("".join(json.dumps(row, default=lambda v: v.item()) + "\n" for row in rows))
+    Path(tmp).write_text(
+        "".join(json.dumps(row, default=lambda v: v.item()) + "\n" for row in rows)
+    )
 
 
 def check_jsonl(f, name: str, size: int) -> None:
@@ -42,9 +44,18 @@ def check_jsonl(f, name: str, size: int) -> None:
     read_limits.check_cells(name, lines, len(json.loads(first)))
 
 
-JSONL = Format("jsonl", "JSON lines", (".jsonl",), read_jsonl, write_jsonl, family="jsonl", rank=70,
-               read_by="json.loads", check_header=check_jsonl, header=lambda p: list(json.loads(
-                   p.read_text().split("\n", 1)[0])))
+JSONL = Format(
+    "jsonl",
+    "JSON lines",
+    (".jsonl",),
+    read_jsonl,
+    write_jsonl,
+    family="jsonl",
+    rank=70,
+    read_by="json.loads",
+    check_header=check_jsonl,
+    header=lambda p: list(json.loads(p.read_text().split("\n", 1)[0])),
+)
 
 
 @pytest.fixture
@@ -58,8 +69,14 @@ def jsonl():
 
 def _records(path: Path, n: int = 60) -> pd.DataFrame:
     rng = np.random.default_rng(3)
-    frame = pd.DataFrame({"id": [f"r{i:03d}" for i in range(n)], "age": rng.integers(18, 90, n),
-                          "income": rng.normal(3000, 800, n).round(2), "note": ["x, \"y\""] * n})
+    frame = pd.DataFrame(
+        {
+            "id": [f"r{i:03d}" for i in range(n)],
+            "age": rng.integers(18, 90, n),
+            "income": rng.normal(3000, 800, n).round(2),
+            "note": ['x, "y"'] * n,
+        }
+    )
     write_jsonl(frame, path, None, path, {})
     return frame
 
@@ -73,7 +90,10 @@ def test_a_registered_format_is_read_and_written_by_the_api_and_the_command_line
     frame = _records(src)
     assert io.format_of(src) == "jsonl" and io.read_header(src) == list(frame.columns)
     microagg.protect(src, by_api, k=3, columns=["age", "income"])
-    assert main(["protect", str(src), "-o", str(by_cli), "-k", "3", "--columns", "age,income", "-q"]) == 0
+    assert (
+        main(["protect", str(src), "-o", str(by_cli), "-k", "3", "--columns", "age,income", "-q"])
+        == 0
+    )
     assert by_api.read_bytes() == by_cli.read_bytes()  # every door, one file
     out = _read_lines(by_cli)
     assert out[["id", "note"]].equals(frame[["id", "note"]])  # what was not protected, as it came
@@ -87,7 +107,10 @@ def test_a_registered_format_is_read_and_written_by_the_api_and_the_command_line
 def test_read_limits_checks_a_registered_format(tmp_path, jsonl):
     src = tmp_path / "in.jsonl"
     _records(src, 1000)
-    with read_limits.limited(1000 * 4 - 1), pytest.raises(InputError, match="1,000 rows × 4 columns, more than"):
+    with (
+        read_limits.limited(1000 * 4 - 1),
+        pytest.raises(InputError, match="1,000 rows × 4 columns, more than"),
+    ):
         io.read(src)
     with read_limits.limited(1 << 17):  # its bytes and its cells within the limit
         assert len(io.read(src).frame) == 1000
@@ -95,20 +118,34 @@ def test_read_limits_checks_a_registered_format(tmp_path, jsonl):
     buffer = stdio.BytesIO()
     pd.DataFrame({"a": [1, 2]}).to_parquet(buffer)
     parquet.write_bytes(buffer.getvalue())  # its own check reads no JSON: the text check names it
-    with pytest.raises(InputError, match=r"is a Parquet file, not JSON lines: give it its suffix \(.parquet\)"):
+    with pytest.raises(
+        InputError, match=r"is a Parquet file, not JSON lines: give it its suffix \(.parquet\)"
+    ):
         read_jsonl(parquet)
 
 
 def test_its_first_bytes_name_it_under_another_suffix(tmp_path, jsonl):
     """A format that declares its first bytes is named when a file of it carries a text suffix."""
-    magic = Format("scratchbin", "Scratch binary", (".scratch",), read_jsonl, None, family="scratch", rank=80,
-                   written_as="jsonl", magic=(b"SCRATCH1",))
+    magic = Format(
+        "scratchbin",
+        "Scratch binary",
+        (".scratch",),
+        read_jsonl,
+        None,
+        family="scratch",
+        rank=80,
+        written_as="jsonl",
+        magic=(b"SCRATCH1",),
+    )
     io.register(magic)
     try:
         fake = tmp_path / "data.csv"
         fake.write_bytes(b"SCRATCH1" + bytes(100))
-        with pytest.raises(InputError, match=r"data.csv is a Scratch binary file, not delimited text: give it its "
-                                             r"suffix \(.scratch\)"):
+        with pytest.raises(
+            InputError,
+            match=r"data.csv is a Scratch binary file, not delimited text: give it its "
+            r"suffix \(.scratch\)",
+        ):
             io.read(fake)
         assert "ending in .jsonl (JSON lines)" in magic.read_only_hint
         with pytest.raises(InputError, match="can be read but not written"):

@@ -23,14 +23,24 @@ def test_stata_daily_dates_stay_daily_dates(tmp_path):
 
     pyreadstat = pytest.importorskip("pyreadstat")
     n = 9
-    df = pd.DataFrame({"x": np.arange(n) * 1.5, "y": (np.arange(n) * 7 % 5).astype(float),
-                       "born": pd.to_datetime([f"2021-02-{i + 1:02d}" for i in range(n)]),
-                       "seen": pd.to_datetime([f"2020-01-01 10:{i:02d}" for i in range(n)]),
-                       "month": pd.to_datetime([f"2019-{i + 1:02d}-01" for i in range(n)])})
+    df = pd.DataFrame(
+        {
+            "x": np.arange(n) * 1.5,
+            "y": (np.arange(n) * 7 % 5).astype(float),
+            "born": pd.to_datetime([f"2021-02-{i + 1:02d}" for i in range(n)]),
+            "seen": pd.to_datetime([f"2020-01-01 10:{i:02d}" for i in range(n)]),
+            "month": pd.to_datetime([f"2019-{i + 1:02d}-01" for i in range(n)]),
+        }
+    )
     src = tmp_path / "in.dta"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        df.to_stata(src, write_index=False, version=118, convert_dates={"born": "td", "seen": "tc", "month": "tm"})
+        df.to_stata(
+            src,
+            write_index=False,
+            version=118,
+            convert_dates={"born": "td", "seen": "tc", "month": "tm"},
+        )
     out = tmp_path / "out.dta"
     assert main(["protect", str(src), "-o", str(out), "-k", "3", "-q"]) == 0
     types = pyreadstat.read_dta(str(out), metadataonly=True)[1].original_variable_types
@@ -41,7 +51,9 @@ def test_stata_daily_dates_stay_daily_dates(tmp_path):
 
 
 @pytest.mark.parametrize("suffix", [".xpt", ".sav"])
-def test_names_the_output_format_cannot_hold_are_one_error_before_any_work(tmp_path, capsys, monkeypatch, suffix):
+def test_names_the_output_format_cannot_hold_are_one_error_before_any_work(
+    tmp_path, capsys, monkeypatch, suffix
+):
     """CSV to SAS transport with a column named 'région': pyreadstat's ReadstatError escaped as an
     internal error (exit 1, a traceback), after the whole computation. Now a dry write of the
     first rows finds it before the method runs: exit 2, one line, nothing written."""
@@ -71,7 +83,9 @@ def test_a_published_value_on_an_spss_user_missing_code_is_told(tmp_path, capsys
     err = capsys.readouterr().err
     assert "warning: column score: 4 published value(s) fall on its SPSS user-missing values" in err
     back, meta = pyreadstat.read_sav(str(out), user_missing=True)
-    assert back["score"].tolist() == [9.0] * 4 and meta.missing_ranges == {"score": [{"lo": 9.0, "hi": 9.0}]}
+    assert back["score"].tolist() == [9.0] * 4 and meta.missing_ranges == {
+        "score": [{"lo": 9.0, "hi": 9.0}]
+    }
 
 
 @pytest.mark.parametrize("fmt", ["dta", "sav"])
@@ -86,8 +100,13 @@ def test_a_column_whose_every_value_is_labelled_is_not_a_default_qi(tmp_path, ca
     pyreadstat = pytest.importorskip("pyreadstat")
     rng = np.random.default_rng(5)
     n = 18
-    df = pd.DataFrame({"income": np.r_[rng.normal(3000, 400, n - 1).round(), 99999.0],
-                       "age": rng.integers(20, 70, n).astype(float), "region": rng.integers(1, 4, n).astype(float)})
+    df = pd.DataFrame(
+        {
+            "income": np.r_[rng.normal(3000, 400, n - 1).round(), 99999.0],
+            "age": rng.integers(20, 70, n).astype(float),
+            "region": rng.integers(1, 4, n).astype(float),
+        }
+    )
     labels = {"region": {1: "north", 2: "centre", 3: "south"}, "income": {99999: "top-coded"}}
     src = tmp_path / f"in.{fmt}"
     if fmt == "dta":
@@ -100,7 +119,10 @@ def test_a_column_whose_every_value_is_labelled_is_not_a_default_qi(tmp_path, ca
     captured = capsys.readouterr()
     assert json.loads(captured.out)["columns"] == ["income", "age"]
     # one line per rule with its columns (-q would print only the count)
-    assert "warning: not protected, category codes (value labels" in captured.err and ": region (" in captured.err
+    assert (
+        "warning: not protected, category codes (value labels" in captured.err
+        and ": region (" in captured.err
+    )
 
 
 def test_spss_string_user_missing_values_are_read(tmp_path):
@@ -108,27 +130,70 @@ def test_spss_string_user_missing_values_are_read(tmp_path):
     at all: 'cannot read ... Cannot interpret StringDtype as a data type' (numpy's issubdtype on a
     pandas string dtype)."""
     pyreadstat = pytest.importorskip("pyreadstat")
-    df = pd.DataFrame({"x": np.arange(9) * 1.5, "y": np.arange(9) % 4 * 1.0,
-                       "s": ["a", "b", "NA", "c", "d", "e", "f", "g", "h"]})
+    df = pd.DataFrame(
+        {
+            "x": np.arange(9) * 1.5,
+            "y": np.arange(9) % 4 * 1.0,
+            "s": ["a", "b", "NA", "c", "d", "e", "f", "g", "h"],
+        }
+    )
     src = tmp_path / "in.sav"
     pyreadstat.write_sav(df, str(src), missing_ranges={"s": ["NA"]})
     out = tmp_path / "out.sav"
     assert main(["protect", str(src), "-o", str(out), "-k", "3", "-q"]) == 0
     back, meta = pyreadstat.read_sav(str(out), user_missing=True)
-    assert back["s"].tolist() == df["s"].tolist() and meta.missing_ranges == {"s": [{"lo": "NA", "hi": "NA"}]}
+    assert back["s"].tolist() == df["s"].tolist() and meta.missing_ranges == {
+        "s": [{"lo": "NA", "hi": "NA"}]
+    }
 
 
 def test_spss_user_missing_values_lost_in_a_conversion_are_told(tmp_path, capsys):
     """SPSS to Stata (or any other format): the user-missing declarations (9 'refused' is missing)
     cannot be kept, so 9 became an ordinary value without a word."""
     pyreadstat = pytest.importorskip("pyreadstat")
-    df = pd.DataFrame({"x": np.arange(9) * 1.5, "y": np.arange(9) % 4 * 1.0, "code": [1.0, 2, 9, 1, 2, 1, 2, 1, 2]})
+    df = pd.DataFrame(
+        {
+            "x": np.arange(9) * 1.5,
+            "y": np.arange(9) % 4 * 1.0,
+            "code": [1.0, 2, 9, 1, 2, 1, 2, 1, 2],
+        }
+    )
     src = tmp_path / "in.sav"
     pyreadstat.write_sav(df, str(src), missing_ranges={"code": [9]})
-    assert main(["protect", str(src), "-o", str(tmp_path / "out.dta"), "-k", "3", "-q", "--columns", "x,y"]) == 0
+    assert (
+        main(
+            [
+                "protect",
+                str(src),
+                "-o",
+                str(tmp_path / "out.dta"),
+                "-k",
+                "3",
+                "-q",
+                "--columns",
+                "x,y",
+            ]
+        )
+        == 0
+    )
     err = capsys.readouterr().err
     assert "warning: column(s) code have SPSS user-missing values" in err
-    assert main(["protect", str(src), "-o", str(tmp_path / "out.sav"), "-k", "3", "-q", "--columns", "x,y"]) == 0
+    assert (
+        main(
+            [
+                "protect",
+                str(src),
+                "-o",
+                str(tmp_path / "out.sav"),
+                "-k",
+                "3",
+                "-q",
+                "--columns",
+                "x,y",
+            ]
+        )
+        == 0
+    )
     assert "user-missing" not in capsys.readouterr().err
 
 
@@ -140,10 +205,14 @@ def test_a_name_stata_cannot_hold_is_one_error_before_any_work(tmp_path, capsys,
     ran = []
     monkeypatch.setattr(microagg.api, "microaggregate", lambda *a, **k: ran.append(1))
     src = tmp_path / "in.csv"
-    src.write_text("a very long column name that exceeds thirty two chars,b c\n1,2\n3,4\n5,6\n7,8\n")
+    src.write_text(
+        "a very long column name that exceeds thirty two chars,b c\n1,2\n3,4\n5,6\n7,8\n"
+    )
     assert main(["protect", str(src), "-o", str(tmp_path / "out.dta"), "-k", "2", "-q"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("microagg: error: cannot write out.dta as stata: column name(s) ")
+    assert err.count("\n") == 1 and err.startswith(
+        "microagg: error: cannot write out.dta as stata: column name(s) "
+    )
     assert "'b c'" in err and "'a very long column name that exceeds thirty two chars'" in err
     assert not ran and not (tmp_path / "out.dta").exists()
 
@@ -152,12 +221,23 @@ def test_stata_file_through_the_cli_keeps_labels(tmp_path, capsys):
     import pyreadstat
 
     rng = np.random.default_rng(2)
-    df = pd.DataFrame({"age": rng.integers(18, 80, 30).astype(np.int16), "income": rng.normal(3000, 500, 30),
-                       "sex": rng.integers(1, 3, 30).astype(np.int8)})
+    df = pd.DataFrame(
+        {
+            "age": rng.integers(18, 80, 30).astype(np.int16),
+            "income": rng.normal(3000, 500, 30),
+            "sex": rng.integers(1, 3, 30).astype(np.int8),
+        }
+    )
     src, out = tmp_path / "in.dta", tmp_path / "out.dta"
-    df.to_stata(src, write_index=False, value_labels={"sex": {1: "male", 2: "female"}},
-                variable_labels={"income": "Monthly income"})
-    assert main(["protect", str(src), "-o", str(out), "-k", "3", "--columns", "age,income", "-q"]) == 0
+    df.to_stata(
+        src,
+        write_index=False,
+        value_labels={"sex": {1: "male", 2: "female"}},
+        variable_labels={"income": "Monthly income"},
+    )
+    assert (
+        main(["protect", str(src), "-o", str(out), "-k", "3", "--columns", "age,income", "-q"]) == 0
+    )
     back, meta = pyreadstat.read_dta(str(out))
     assert meta.variable_value_labels["sex"] == {1: "male", 2: "female"}
     assert meta.column_names_to_labels["income"] == "Monthly income"
@@ -170,14 +250,23 @@ def test_stata_keeps_types_value_labels_and_variable_labels(tmp_path):
 
     df = frame_for_formats()
     src = tmp_path / "in.dta"
-    df.to_stata(src, write_index=False, version=118, variable_labels={"age": "Age in years", "region": "Region"},
-                value_labels={"region": {1: "north", 2: "centre", 3: "south"}}, data_label="Test survey")
+    df.to_stata(
+        src,
+        write_index=False,
+        version=118,
+        variable_labels={"age": "Age in years", "region": "Region"},
+        value_labels={"region": {1: "north", 2: "centre", 3: "south"}},
+        data_label="Test survey",
+    )
     table = io.read(src)
     published = protect_table(table, ["age", "income"])
     out = tmp_path / "out.dta"
     io.write(table, out, published)
     back = pd.read_stata(out, convert_categoricals=False)
-    assert back["region"].dtype == np.int8 and (back["region"].to_numpy() == df["region"].to_numpy()).all()
+    assert (
+        back["region"].dtype == np.int8
+        and (back["region"].to_numpy() == df["region"].to_numpy()).all()
+    )
     assert (back["name"] == df["name"]).all()
     _, meta = pyreadstat.read_dta(str(out))
     assert meta.variable_value_labels["region"] == {1: "north", 2: "centre", 3: "south"}
@@ -193,10 +282,17 @@ def test_spss_keeps_labels_formats_and_user_missing(tmp_path, suffix):
     df = frame_for_formats().astype({"age": float, "region": float})
     df.loc[0, "region"] = 9.0  # user-missing code in a non-QI column: written back as it was
     src = tmp_path / f"in{suffix}"
-    pyreadstat.write_sav(df, str(src), column_labels={"age": "Age", "region": "Region"},
-                         variable_value_labels={"region": {1.0: "north", 2.0: "centre", 3.0: "south", 9.0: "refused"}},
-                         missing_ranges={"region": [9.0]}, variable_measure={"region": "nominal", "age": "scale"},
-                         compress=suffix == ".zsav")
+    pyreadstat.write_sav(
+        df,
+        str(src),
+        column_labels={"age": "Age", "region": "Region"},
+        variable_value_labels={
+            "region": {1.0: "north", 2.0: "centre", 3.0: "south", 9.0: "refused"}
+        },
+        missing_ranges={"region": [9.0]},
+        variable_measure={"region": "nominal", "age": "scale"},
+        compress=suffix == ".zsav",
+    )
     table = io.read(src)
     published = protect_table(table, ["age", "income"])
     out = tmp_path / f"out{suffix}"
@@ -239,18 +335,29 @@ def test_stata_and_spss_typed_frames_keep_every_non_qi_column(tmp_path_factory, 
 
     n = data.draw(st.integers(6, 16))
     k = data.draw(st.integers(2, 3))
-    kinds = ["int8", "int16", "int32", "float32", "float64", "str"] if suffix == ".dta" else ["float64", "str"]
+    kinds = (
+        ["int8", "int16", "int32", "float32", "float64", "str"]
+        if suffix == ".dta"
+        else ["float64", "str"]
+    )
     dtypes = data.draw(st.lists(st.sampled_from(kinds), min_size=1, max_size=4))
     frame = {}
     for j, dt in enumerate(dtypes):
         if dt == "str":
-            frame[f"c{j}"] = data.draw(st.lists(st.text(alphabet="abc xyz09", min_size=1, max_size=5),
-                                                min_size=n, max_size=n))
+            frame[f"c{j}"] = data.draw(
+                st.lists(
+                    st.text(alphabet="abc xyz09", min_size=1, max_size=5), min_size=n, max_size=n
+                )
+            )
         elif dt.startswith("int"):
-            frame[f"c{j}"] = np.array(data.draw(st.lists(st.integers(-100, 100), min_size=n, max_size=n)), dtype=dt)
+            frame[f"c{j}"] = np.array(
+                data.draw(st.lists(st.integers(-100, 100), min_size=n, max_size=n)), dtype=dt
+            )
         else:
-            frame[f"c{j}"] = np.array(data.draw(st.lists(st.floats(-1e6, 1e6, width=32), min_size=n, max_size=n)),
-                                      dtype=dt)
+            frame[f"c{j}"] = np.array(
+                data.draw(st.lists(st.floats(-1e6, 1e6, width=32), min_size=n, max_size=n)),
+                dtype=dt,
+            )
     frame["q"] = np.array(data.draw(st.lists(st.floats(-1e6, 1e6), min_size=n, max_size=n)))
     df = pd.DataFrame(frame)
     folder = tmp_path_factory.mktemp("typed")

@@ -27,11 +27,19 @@ def test_parquet_decimal_column_is_numeric(tmp_path, capsys):
 
     n = 12
     src = tmp_path / "in.parquet"
-    pq.write_table(pa.table({
-        "income": pa.array([decimal.Decimal(f"{1000 + 37 * (i * 5 % n)}.25") for i in range(n)], pa.decimal128(12, 2)),
-        "age": pa.array([20 + (i * 7) % 50 for i in range(n)], pa.int64()),
-        "name": pa.array([f"n{i}" for i in range(n)]),
-    }), src)
+    pq.write_table(
+        pa.table(
+            {
+                "income": pa.array(
+                    [decimal.Decimal(f"{1000 + 37 * (i * 5 % n)}.25") for i in range(n)],
+                    pa.decimal128(12, 2),
+                ),
+                "age": pa.array([20 + (i * 7) % 50 for i in range(n)], pa.int64()),
+                "name": pa.array([f"n{i}" for i in range(n)]),
+            }
+        ),
+        src,
+    )
     out = tmp_path / "out.parquet"
     assert main(["protect", str(src), "-o", str(out), "-k", "3", "-q", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["columns"] == ["income", "age"]
@@ -52,8 +60,11 @@ def test_a_folder_without_parquet_files_says_so(tmp_path, capsys):
     (csvs / "a.csv").write_text("a,b\n1,2\n3,4\n")
     for folder in (empty, csvs):
         assert main(["protect", str(folder), "-o", str(tmp_path / "out.csv"), "-k", "2", "-q"]) == 2
-        assert capsys.readouterr().err == (f"microagg: error: input {folder} is a folder without Parquet files "
-                                           "(a folder is read as a Parquet dataset; give a file)\n")
+        assert (
+            capsys.readouterr().err
+            == f"microagg: error: input {folder} is a folder without Parquet files "
+            "(a folder is read as a Parquet dataset; give a file)\n"
+        )
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".dta"])
@@ -61,12 +72,16 @@ def test_a_parquet_files_pandas_index_is_a_column_when_converted(tmp_path, suffi
     """A Parquet file written by pandas with a named index (key) kept it as the frame's index, so a
     conversion to CSV or Stata dropped the column without a word (Parquet to Parquet kept it)."""
     src = tmp_path / "in.parquet"
-    pd.DataFrame({"a": np.arange(6) * 1.0, "b": np.arange(6) % 4 * 1.0},
-                 index=pd.Index([f"k{i}" for i in range(6)], name="key")).to_parquet(src)
+    pd.DataFrame(
+        {"a": np.arange(6) * 1.0, "b": np.arange(6) % 4 * 1.0},
+        index=pd.Index([f"k{i}" for i in range(6)], name="key"),
+    ).to_parquet(src)
     out = tmp_path / f"out{suffix}"
     assert main(["protect", str(src), "-o", str(out), "-k", "2", "-q"]) == 0
     res = pd.read_csv(out) if suffix == ".csv" else pd.read_stata(out)
-    assert list(res.columns) == ["a", "b", "key"] and res["key"].tolist() == [f"k{i}" for i in range(6)]
+    assert list(res.columns) == ["a", "b", "key"] and res["key"].tolist() == [
+        f"k{i}" for i in range(6)
+    ]
     assert main(["protect", str(src), "-o", str(tmp_path / "out.parquet"), "-k", "2", "-q"]) == 0
     back = pd.read_parquet(tmp_path / "out.parquet")
     assert back.index.name == "key" and back.index.tolist() == [f"k{i}" for i in range(6)]
@@ -82,7 +97,11 @@ def test_text_starting_with_an_equals_sign_stays_text_in_excel(tmp_path):
     assert main(["protect", str(src), "-o", str(out), "-k", "2", "-q", "--columns", "a,b"]) == 0
     cells = [row[2] for row in openpyxl.load_workbook(out).active.iter_rows(min_row=2)]
     assert [(c.value, c.data_type) for c in cells] == [
-        ("=1+1", "s"), ('=HYPERLINK("http://x")', "s"), ("plain", "s"), ("-2+3", "s")]
+        ("=1+1", "s"),
+        ('=HYPERLINK("http://x")', "s"),
+        ("plain", "s"),
+        ("-2+3", "s"),
+    ]
 
 
 def test_an_excel_integer_column_with_a_blank_cell_stays_integer(tmp_path):
@@ -100,7 +119,22 @@ def test_an_excel_integer_column_with_a_blank_cell_stays_integer(tmp_path):
     assert main(["protect", str(src), "-o", str(out), "-k", "2", "-q", "--columns", "a,b"]) == 0
     codes = [line.split(",")[2] for line in out.read_text().splitlines()]
     assert codes == ["code", "100", "101", "", "103", "104", "105"]
-    assert main(["protect", str(src), "-o", str(tmp_path / "out.parquet"), "-k", "2", "-q", "--columns", "a,b"]) == 0
+    assert (
+        main(
+            [
+                "protect",
+                str(src),
+                "-o",
+                str(tmp_path / "out.parquet"),
+                "-k",
+                "2",
+                "-q",
+                "--columns",
+                "a,b",
+            ]
+        )
+        == 0
+    )
     code = pd.read_parquet(tmp_path / "out.parquet")["code"]
     assert pd.api.types.is_integer_dtype(code.dtype)
     assert code.isna().tolist() == [False, False, True, False, False, False]
@@ -185,8 +219,13 @@ def test_format_conversion_csv_to_parquet(tmp_path):
 def test_parquet_typed_frames_keep_every_non_qi_column(tmp_path_factory, data):
     n = data.draw(st.integers(6, 20))
     k = data.draw(st.integers(2, 3))
-    dtypes = data.draw(st.lists(st.sampled_from(["int8", "int32", "int64", "float32", "float64", "bool", "str"]),
-                                min_size=1, max_size=4))
+    dtypes = data.draw(
+        st.lists(
+            st.sampled_from(["int8", "int32", "int64", "float32", "float64", "bool", "str"]),
+            min_size=1,
+            max_size=4,
+        )
+    )
     frame = {}
     for j, dt in enumerate(dtypes):
         if dt == "str":
@@ -194,10 +233,14 @@ def test_parquet_typed_frames_keep_every_non_qi_column(tmp_path_factory, data):
         elif dt == "bool":
             frame[f"c{j}"] = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)))
         elif dt.startswith("int"):
-            frame[f"c{j}"] = np.array(data.draw(st.lists(st.integers(-100, 100), min_size=n, max_size=n)), dtype=dt)
+            frame[f"c{j}"] = np.array(
+                data.draw(st.lists(st.integers(-100, 100), min_size=n, max_size=n)), dtype=dt
+            )
         else:
-            frame[f"c{j}"] = np.array(data.draw(st.lists(st.floats(-1e6, 1e6, width=32), min_size=n, max_size=n)),
-                                      dtype=dt)
+            frame[f"c{j}"] = np.array(
+                data.draw(st.lists(st.floats(-1e6, 1e6, width=32), min_size=n, max_size=n)),
+                dtype=dt,
+            )
     frame["q"] = np.array(data.draw(st.lists(st.floats(-1e6, 1e6), min_size=n, max_size=n)))
     df = pd.DataFrame(frame)
     folder = tmp_path_factory.mktemp("pq")

@@ -1,7 +1,8 @@
 """kernels/kbest.py: the k best by (key, id), ties to the lower id, whatever the arrival order."""
 
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from numba import njit
 
 from microagg.kernels.kbest import k_smallest, kbest_admits, kbest_insert

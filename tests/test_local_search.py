@@ -95,7 +95,9 @@ def test_every_move_delta_is_exact(data):
 
 def test_moves_happen_and_lower_sse():
     rng = np.random.default_rng(0)
-    X = _standardise(rng.normal(size=(40, 3))[rng.integers(0, 40, 600)] * 4 + rng.normal(size=(600, 3)))
+    X = _standardise(
+        rng.normal(size=(40, 3))[rng.integers(0, 40, 600)] * 4 + rng.normal(size=(600, 3))
+    )
     start = run("mdav", X, 3).labels
     trace = []
     labels, stats = neighbourhood_search(X, 3, start, seed=0, trace=trace)
@@ -106,7 +108,9 @@ def test_moves_happen_and_lower_sse():
 
 def test_same_seed_same_labels():
     rng = np.random.default_rng(5)
-    X = _standardise(np.column_stack([rng.lognormal(size=3000), rng.integers(0, 6, 3000), rng.normal(size=3000)]))
+    X = _standardise(
+        np.column_stack([rng.lognormal(size=3000), rng.integers(0, 6, 3000), rng.normal(size=3000)])
+    )
     a = run("lsearch", X, 3, seed=7).labels
     b = run("lsearch", X, 3, seed=7).labels
     assert np.array_equal(a, b)
@@ -120,7 +124,9 @@ def test_tiny_deadline_returns_valid_partition():
     _check_sizes(out.labels, 3)
     assert out.extras["stopped"] == "deadline"
     assert sse(X, out.labels) <= sse(X, start)
-    out = run("lsearch", X, 3, seed=0, time_limit=1e-3)  # MDAV runs to the end, the search stops at once
+    out = run(
+        "lsearch", X, 3, seed=0, time_limit=1e-3
+    )  # MDAV runs to the end, the search stops at once
     _check_sizes(out.labels, 3)
 
 
@@ -158,17 +164,25 @@ def test_bad_init_rejected():
     with pytest.raises(ParameterError):
         run("lsearch", np.zeros((10, 2)), 2, init="lsearch")
     with pytest.raises(ParameterError):
-        run("lsearch", np.random.default_rng(0).normal(size=(10, 2)), 2, init=np.zeros(3, dtype=int))
+        run(
+            "lsearch", np.random.default_rng(0).normal(size=(10, 2)), 2, init=np.zeros(3, dtype=int)
+        )
 
 
 def test_partitioned_mode_searches_across_blocks(monkeypatch):
     import microagg.partitioned as scale
 
     rng = np.random.default_rng(6)
-    X = _standardise(rng.normal(size=(30, 3))[rng.integers(0, 30, 2000)] * 3 + rng.normal(size=(2000, 3)))
-    with_search = scale.partitioned_labels(X, 3, "mdav", block_size=300, scheduler="synchronous", seed=0)
+    X = _standardise(
+        rng.normal(size=(30, 3))[rng.integers(0, 30, 2000)] * 3 + rng.normal(size=(2000, 3))
+    )
+    with_search = scale.partitioned_labels(
+        X, 3, "mdav", block_size=300, scheduler="synchronous", seed=0
+    )
     monkeypatch.setattr(scale, "_search_across_blocks", lambda Z, labels, *args: labels)
-    blocks_only = scale.partitioned_labels(X, 3, "mdav", block_size=300, scheduler="synchronous", seed=0)
+    blocks_only = scale.partitioned_labels(
+        X, 3, "mdav", block_size=300, scheduler="synchronous", seed=0
+    )
     _check_sizes(with_search, 3)
     assert sse(X, with_search) < sse(X, blocks_only)
 
@@ -196,6 +210,7 @@ def test_lsearch_stops_while_building_its_neighbour_graph(monkeypatch):
     start = mdav_labels(X, 3)
     labels, stats = ls.neighbourhood_search(X, 3, start, deadline=EndsAfter())
     assert stats["stopped"] == "deadline" and stats["rounds"] == 0
+
     def first_member(lab):  # each record's group named by its first record: the partition itself
         first = {}
         return np.array([first.setdefault(g, i) for i, g in enumerate(lab)])

@@ -2,14 +2,21 @@
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import microagg
 from microagg.kernels import kdtree
 from microagg.kernels.mdav import mdav_kernel, mdav_labels, mdav_numpy, vmdav_kernel
 from microagg.kernels.mdav_brute import mdav_brute_kernel
-from microagg.kernels.mdav_tree import (SWITCH_ALWAYS, SWITCH_MEASURED, SWITCH_NEVER, SWITCH_TRIALS, mdav_tree_kernel,
-                                        vmdav_tree_kernel)
+from microagg.kernels.mdav_tree import (
+    SWITCH_ALWAYS,
+    SWITCH_MEASURED,
+    SWITCH_NEVER,
+    SWITCH_TRIALS,
+    mdav_tree_kernel,
+    vmdav_tree_kernel,
+)
 from microagg.partition import check_partition
 
 
@@ -30,8 +37,14 @@ def _data(seed, n, d, kind):
     return np.ascontiguousarray(X)
 
 
-cases = st.tuples(st.integers(0, 10**6), st.integers(1, 200), st.integers(1, 8), st.integers(1, 6),
-                  st.sampled_from(["gauss", "grid", "dup", "offset", "clusters"]), st.sampled_from([1, 2, 5, 16, 32]))
+cases = st.tuples(
+    st.integers(0, 10**6),
+    st.integers(1, 200),
+    st.integers(1, 8),
+    st.integers(1, 6),
+    st.sampled_from(["gauss", "grid", "dup", "offset", "clusters"]),
+    st.sampled_from([1, 2, 5, 16, 32]),
+)
 
 
 @settings(max_examples=60, deadline=None)
@@ -48,7 +61,11 @@ def test_tree_mdav_equals_plain(case):
         check_partition(tree, n, k)
         assert np.array_equal(plain, mdav_brute_kernel(X, k, classic, 0, None))
         assert np.array_equal(plain, mdav_numpy(X, k, classic))
-        for switch in (SWITCH_MEASURED, SWITCH_ALWAYS, SWITCH_TRIALS):  # tree, then brute force or trials
+        for switch in (
+            SWITCH_MEASURED,
+            SWITCH_ALWAYS,
+            SWITCH_TRIALS,
+        ):  # tree, then brute force or trials
             assert np.array_equal(plain, mdav_tree_kernel(X, k, classic, leaf, switch, 0, None))
 
 
@@ -91,7 +108,8 @@ def test_registered_algorithms_agree_on_census():
 
 
 def _brute_pairs_alone(X, k):
-    """The pairs of groups of the brute-force kernel (``_brute_pairs``) on X: (labels, pairs, passes)."""
+    """The pairs of groups of the brute-force kernel (``_brute_pairs``) on X: (labels, pairs,
+    passes)."""
     from microagg.kernels import mdav_brute, radial, running_sum
 
     n, d = X.shape
@@ -100,9 +118,31 @@ def _brute_pairs_alone(X, k):
     anchors = np.empty((2, d))
     tail, prefix = radial.radial_index(X, idx, anchors, running_sum.running_mean(s, comp, n))
     _, _, g, _, _, passes = mdav_brute._brute_pairs(
-        X, mdav_brute._columns(X, idx), idx, n, n, k, 3 * k, n, labels, 0, s, comp, np.empty(n), np.empty(n),
-        np.empty(n, dtype=np.bool_), np.empty(k, dtype=np.int64), np.empty(2 * k, dtype=np.int64), alive, tail,
-        prefix, anchors, np.zeros(2, dtype=np.int64), 0, None)
+        X,
+        mdav_brute._columns(X, idx),
+        idx,
+        n,
+        n,
+        k,
+        3 * k,
+        n,
+        labels,
+        0,
+        s,
+        comp,
+        np.empty(n),
+        np.empty(n),
+        np.empty(n, dtype=np.bool_),
+        np.empty(k, dtype=np.int64),
+        np.empty(2 * k, dtype=np.int64),
+        alive,
+        tail,
+        prefix,
+        anchors,
+        np.zeros(2, dtype=np.int64),
+        0,
+        None,
+    )
     return labels, g // 2, passes
 
 
@@ -125,9 +165,13 @@ def test_kernels_from_concurrent_threads():
     kernel is one thread, without state shared between calls."""
     from concurrent.futures import ThreadPoolExecutor
 
-    data = [_data(seed, 1500, 4, kind) for seed, kind in enumerate(["gauss", "grid", "dup", "offset"])]
+    data = [
+        _data(seed, 1500, 4, kind) for seed, kind in enumerate(["gauss", "grid", "dup", "offset"])
+    ]
     with ThreadPoolExecutor(4) as pool:
-        got = list(pool.map(lambda X: mdav_tree_kernel(X, 3, True, 8, SWITCH_MEASURED, 0, None), data))
+        got = list(
+            pool.map(lambda X: mdav_tree_kernel(X, 3, True, 8, SWITCH_MEASURED, 0, None), data)
+        )
     for X, labels in zip(data, got):
         assert np.array_equal(labels, mdav_kernel(X, 3, True))
 
@@ -140,9 +184,18 @@ def test_planned_size_picks_the_kernel(monkeypatch):
 
     called = []
     monkeypatch.setattr(kmdav, "_kernel_ready", lambda dispatcher: True)
-    monkeypatch.setattr(kmdav, "mdav_brute_kernel", lambda X, k, c, budget, split: called.append("brute") or mdav_kernel(X, k, c))
-    monkeypatch.setattr(kmdav, "mdav_tree_kernel", lambda X, k, c, leaf, sw, budget, split: called.append(("tree", sw))
-                        or mdav_kernel(X, k, c))
+    monkeypatch.setattr(
+        kmdav,
+        "mdav_brute_kernel",
+        lambda X, k, c, budget, split: called.append("brute") or mdav_kernel(X, k, c),
+    )
+    monkeypatch.setattr(
+        kmdav,
+        "mdav_tree_kernel",
+        lambda X, k, c, leaf, sw, budget, split: (
+            called.append(("tree", sw)) or mdav_kernel(X, k, c)
+        ),
+    )
     X = _data(11, 60, 3, "clusters")
     kmdav.mdav_labels(X, 3)
     with planning(kmdav.BRUTE_MAX_N + 1):
@@ -152,8 +205,11 @@ def test_planned_size_picks_the_kernel(monkeypatch):
     assert kmdav.mdav_labels(X, 3) is not None and called[-1] == "brute"
     # the brute-force kernel not compiled yet (a first run): numpy, nothing compiled
     monkeypatch.setattr(kmdav, "_kernel_ready", lambda dispatcher: False)
-    monkeypatch.setattr(kmdav, "mdav_numpy",
-                        lambda X, k, c, seconds=None: called.append("numpy") or mdav_kernel(X, k, c))
+    monkeypatch.setattr(
+        kmdav,
+        "mdav_numpy",
+        lambda X, k, c, seconds=None: called.append("numpy") or mdav_kernel(X, k, c),
+    )
     kmdav.mdav_labels(X, 3)
     with planning(kmdav.NUMPY_MAX_N + 1):  # more records: the kernel is worth compiling
         kmdav.mdav_labels(X, 3)
@@ -171,9 +227,16 @@ def test_kernel_ready_reads_numba_cache():
 
 
 @settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 10_000), n=st.integers(9, 700), d=st.integers(1, 6), k=st.integers(2, 5),
-       kind=st.sampled_from(["gauss", "grid", "dup", "clusters"]), threads=st.integers(2, 3),
-       fewest=st.sampled_from([1, 64, 200]), classic=st.booleans())
+@given(
+    seed=st.integers(0, 10_000),
+    n=st.integers(9, 700),
+    d=st.integers(1, 6),
+    k=st.integers(2, 5),
+    kind=st.sampled_from(["gauss", "grid", "dup", "clusters"]),
+    threads=st.integers(2, 3),
+    fewest=st.sampled_from([1, 64, 200]),
+    classic=st.booleans(),
+)
 def test_split_passes_give_the_same_labels(seed, n, d, k, kind, threads, fewest, classic):
     """The distance passes split into ranges (``split``: ranges, fewest records a split pass
     covers; here down to a pass over one record, ranges of one block or less, more ranges than
@@ -191,15 +254,19 @@ def test_split_passes_give_the_same_labels(seed, n, d, k, kind, threads, fewest,
 
 
 def test_threads_option_decides_the_split(monkeypatch):
-    """threads=1 (the default) and small inputs run the one-thread kernel (split None); threads=None asks the
+    """threads=1 (the default) and small inputs run the one-thread kernel (split None); threads=None
+    asks the
     probe from SPLIT_MIN_N records on (planned), a number is taken as given; all the same labels."""
     import microagg.kernels.mdav as kmdav
     from microagg.kernels import cores
     from microagg.kernels.jit import planning
 
     splits = []
-    monkeypatch.setattr(kmdav, "mdav_brute_kernel", lambda X, k, c, budget, split: splits.append(split)
-                        or mdav_kernel(X, k, c))
+    monkeypatch.setattr(
+        kmdav,
+        "mdav_brute_kernel",
+        lambda X, k, c, budget, split: splits.append(split) or mdav_kernel(X, k, c),
+    )
     monkeypatch.setattr(kmdav, "_kernel_ready", lambda dispatcher: True)
     monkeypatch.setattr(cores, "idle_cores", lambda *a, **kw: 2.0)
     monkeypatch.setattr(cores, "usable_cores", lambda: [0, 1])
@@ -263,7 +330,9 @@ def test_tree_md_equals_plain(case):
     X = _data(seed, n, d, kind)
     for by_centroid in (True, False):
         for both in (True, False):
-            assert np.array_equal(md_kernel(X, k, by_centroid, both, False), md_kernel(X, k, by_centroid, both, True))
+            assert np.array_equal(
+                md_kernel(X, k, by_centroid, both, False), md_kernel(X, k, by_centroid, both, True)
+            )
 
 
 @settings(max_examples=30, deadline=None)
@@ -279,8 +348,9 @@ def test_stopped_kernels_keep_plain_groups_then_split(case):
         return
     X = _data(seed, n, d, kind)
     plain = mdav_kernel(X, k, True)
-    runs = [mdav_brute_kernel(X, k, True, 1, None)] + [mdav_tree_kernel(X, k, True, leaf, s, 1, None)
-                                                 for s in (SWITCH_NEVER, SWITCH_ALWAYS)]
+    runs = [mdav_brute_kernel(X, k, True, 1, None)] + [
+        mdav_tree_kernel(X, k, True, leaf, s, 1, None) for s in (SWITCH_NEVER, SWITCH_ALWAYS)
+    ]
     if n - 2 * k < 3 * k:  # the first pair leaves fewer than 3k records: MDAV ends, nothing to cut
         for labels in runs:
             assert np.array_equal(labels, plain)
@@ -314,11 +384,16 @@ def test_time_limited_methods_stop_and_say_so(monkeypatch):
         # a limit no machine reaches, however busy: the same labels as without
         assert np.array_equal(methods.run(name, X, 3, time_limit=3600).labels, free[name])
     monkeypatch.setattr(methods, "TOLERATED_OVERSHOOT", 0.0)  # what a run on 10^6 records meets
-    monkeypatch.setattr(kmdav, "UNREACHED_SECONDS_PER_VALUE", 1.0)  # the reserve takes the whole budget
+    monkeypatch.setattr(
+        kmdav, "UNREACHED_SECONDS_PER_VALUE", 1.0
+    )  # the reserve takes the whole budget
     for name in free:
         with pytest.warns(UserWarning, match="reached the time limit"):
-            out = methods.run(name, X, 3, time_limit=5, algorithm="tree") if name != "mdav-mhm" else \
-                methods.run(name, X, 3, time_limit=5)
+            out = (
+                methods.run(name, X, 3, time_limit=5, algorithm="tree")
+                if name != "mdav-mhm"
+                else methods.run(name, X, 3, time_limit=5)
+            )
         check_partition(out.labels, len(X), 3)
         assert 0 < out.extras["reached"] < 0.05 and "median splits" in out.extras["stopped"]
     assert "before its tour" in out.extras["stopped"]

@@ -1,17 +1,18 @@
-"""microagg.measures: utility and disclosure-risk measures against brute force and hand examples, the registry."""
+"""microagg.measures: utility and disclosure-risk measures against brute force and hand examples,
+the registry."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings, strategies as st
+from conftest import make_data
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import microagg
 from microagg import measures
 from microagg.measures import categorical_report, category_distribution_distance, utility_report
-
-from conftest import make_data
 
 
 def _dbrl_brute(X, Xp):
@@ -41,8 +42,13 @@ def _interval_brute(X, Xp, p):
     return inside / (n * d)
 
 
-@given(seed=st.integers(0, 2**31 - 1), n=st.integers(3, 80), d=st.integers(1, 4), k=st.integers(2, 3),
-       p=st.sampled_from([0.0, 5.0, 10.0, 25.0]))
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    n=st.integers(3, 80),
+    d=st.integers(1, 4),
+    k=st.integers(2, 3),
+    p=st.sampled_from([0.0, 5.0, 10.0, 25.0]),
+)
 @settings(max_examples=25, deadline=None)
 def test_risk_measures_match_brute_force(seed, n, d, k, p):
     if n < k:
@@ -50,7 +56,9 @@ def test_risk_measures_match_brute_force(seed, n, d, k, p):
     X = make_data(seed, n, d)
     Xp = microagg.microaggregate(X, k=k).data
     assert measures.distance_linkage_risk(X, Xp) == pytest.approx(_dbrl_brute(X, Xp), abs=1e-12)
-    assert measures.interval_disclosure_risk(X, Xp, p) == pytest.approx(_interval_brute(X, Xp, p), abs=1e-12)
+    assert measures.interval_disclosure_risk(X, Xp, p) == pytest.approx(
+        _interval_brute(X, Xp, p), abs=1e-12
+    )
     # a k-anonymous release: every record is tied with at least k-1 others
     assert measures.distance_linkage_risk(X, Xp) <= 1.0 / k + 1e-12
 
@@ -71,7 +79,8 @@ def test_interval_disclosure_hand_example():
     shifted = X + 1.5  # protected values 1.5..10.5; interval ±1 rank (p=10, n=10)
     # record i: interval [i+0.5, i+2.5] clipped at the ends; x_i = i is never inside
     assert measures.interval_disclosure_risk(X, shifted, 10) == 0.0
-    # with p = 20 (±2 ranks) the interval [x'_(i-2), x'_(i+2)] = [i-0.5, i+3.5] contains i from i = 2
+    # with p = 20 (±2 ranks) the interval [x'_(i-2), x'_(i+2)] = [i-0.5, i+3.5] contains i from i =
+    # 2
     assert measures.interval_disclosure_risk(X, shifted, 20) == pytest.approx(8 / 10)
     with pytest.raises(ValueError, match="percentage"):
         measures.interval_disclosure_risk(X, X, 120)
@@ -92,7 +101,9 @@ def test_il1s_and_discrepancies_hand_examples():
     ep = np.sort(np.linalg.eigvalsh(np.corrcoef(Xp.T)))[::-1]
     assert measures.eigen_sdcmicro(X, Xp) == pytest.approx(np.sum(np.abs(e - ep) / e))
     assert measures.eigen_sdcmicro(X, X) == pytest.approx(0.0, abs=1e-12)
-    assert measures.eigen_sdcmicro(X, np.column_stack([Xp[:, 0], np.ones(4)])) is None  # constant: R's NA
+    assert (
+        measures.eigen_sdcmicro(X, np.column_stack([Xp[:, 0], np.ones(4)])) is None
+    )  # constant: R's NA
     assert measures.eigenvalue_discrepancy(X, X) == pytest.approx(0.0, abs=1e-9)
     assert measures.covariance_discrepancy(X, X) == pytest.approx((0.0, 0.0), abs=1e-12)
     # shrinking a variable towards its mean shows in the covariance and eigenvalue discrepancies
@@ -107,15 +118,26 @@ def test_il1s_and_discrepancies_hand_examples():
     assert var == pytest.approx(100 * np.mean(diff / np.abs(np.cov(Z.T, bias=True)[iu])))
     lam = np.sort(np.linalg.eigvalsh(np.cov(Z.T, bias=True)))[::-1]
     lam_p = np.sort(np.linalg.eigvalsh(np.cov(Zp.T, bias=True)))[::-1]
-    assert measures.eigenvalue_discrepancy(X, Xp) == pytest.approx(100 * np.mean(np.abs(lam - lam_p) / lam))
+    assert measures.eigenvalue_discrepancy(X, Xp) == pytest.approx(
+        100 * np.mean(np.abs(lam - lam_p) / lam)
+    )
 
 
 def test_reports_contain_every_measure():
     df = microagg.datasets.load("tarragona")
     res = microagg.microaggregate(df, k=3)
     util = measures.utility_report(df, res.data)
-    for key in ("information_loss", "il1s", "delta_r_mean", "covariance_mae", "covariance_variation_percent",
-                "eigenvalue_discrepancy_percent", "delta_w", "il1s_per_value", "eigen_sdcmicro"):
+    for key in (
+        "information_loss",
+        "il1s",
+        "delta_r_mean",
+        "covariance_mae",
+        "covariance_variation_percent",
+        "eigenvalue_discrepancy_percent",
+        "delta_w",
+        "il1s_per_value",
+        "eigen_sdcmicro",
+    ):
         assert np.isfinite(util[key])
     assert util["information_loss"] == pytest.approx(res.information_loss)
     risk = measures.risk_report(df, res.data)
@@ -134,10 +156,14 @@ def test_category_measures():
     X = pd.DataFrame({"v": [1.0, 2, 3, 4], "c": a})
     Xp = pd.DataFrame({"v": [1.5, 1.5, 3.5, 3.5], "c": b})
     out = utility_report(X, Xp, categorical=["c"])
-    assert out["categorical"]["c"]["changed_share"] == pytest.approx(0.5) and "information_loss" in out
+    assert (
+        out["categorical"]["c"]["changed_share"] == pytest.approx(0.5) and "information_loss" in out
+    )
 
 
-# --- the registry of measures and the audit ----------------------------------------------------------
+# --- the registry of measures and the audit
+# ----------------------------------------------------------
+
 
 def test_every_measure_is_declared_with_its_label_unit_and_reference():
     from microagg.measures import MEASURES, measures_of
@@ -146,11 +172,21 @@ def test_every_measure_is_declared_with_its_label_unit_and_reference():
     for m in MEASURES.values():
         assert m.label and m.unit is not None and m.groups and callable(m.compute)
         assert m.reference or m.name in ("groups", "group_size_max")
-    assert [m.name for m in measures_of("risk")][:5] == ["record_linkage_dbrl", "record_linkage_dbrl_records",
-                                                          "interval_disclosure", "interval_disclosure_p",
-                                                          "smallest_group"]
-    assert {"key_records_below_k", "reidentification_expected", "ldiversity_smallest_distinct", "interval_sdid_share",
-            "interval_rmd_risk1", "row_order_informative_columns"} <= {m.name for m in measures_of("risk")}
+    assert [m.name for m in measures_of("risk")][:5] == [
+        "record_linkage_dbrl",
+        "record_linkage_dbrl_records",
+        "interval_disclosure",
+        "interval_disclosure_p",
+        "smallest_group",
+    ]
+    assert {
+        "key_records_below_k",
+        "reidentification_expected",
+        "ldiversity_smallest_distinct",
+        "interval_sdid_share",
+        "interval_rmd_risk1",
+        "row_order_informative_columns",
+    } <= {m.name for m in measures_of("risk")}
 
 
 def test_evaluate_the_report_and_json_list_every_registered_file_measure(tmp_path, capsys):
@@ -167,16 +203,33 @@ def test_evaluate_the_report_and_json_list_every_registered_file_measure(tmp_pat
     df = microagg.datasets.load("testdata").head(400)
     src, out = tmp_path / "in.csv", tmp_path / "out.csv"
     df.to_csv(src, index=False)
-    roles = ["--strata", "urbrur", "--keys", "sex", "--sensitive", "relat", "--sample-weight", "sampling_weight",
-             "--columns", "expend,income,savings"]
+    roles = [
+        "--strata",
+        "urbrur",
+        "--keys",
+        "sex",
+        "--sensitive",
+        "relat",
+        "--sample-weight",
+        "sampling_weight",
+        "--columns",
+        "expend,income,savings",
+    ]
     assert main(["protect", str(src), "-o", str(out), "-k", "3", "-q", "--json", *roles]) == 0
     protected = json.loads(capsys.readouterr().out)
     assert main(["evaluate", str(src), str(out)]) == 0
     text = capsys.readouterr().out
     assert main(["evaluate", str(src), str(out), "--json"]) == 0
     record = json.loads(capsys.readouterr().out)
-    res = microagg.microaggregate(df, k=3, columns=["expend", "income", "savings"], strata="urbrur", keys=["sex"],
-                                  sensitive=["relat"], sample_weight="sampling_weight")
+    res = microagg.microaggregate(
+        df,
+        k=3,
+        columns=["expend", "income", "savings"],
+        strata="urbrur",
+        keys=["sex"],
+        sensitive=["relat"],
+        sample_weight="sampling_weight",
+    )
     html = render_report(res, df)
     for group in ("utility", "risk"):
         for m in measures_of(group):
@@ -192,11 +245,19 @@ def test_an_audit_keeps_a_runs_figures_and_a_comparisons_side_by_side():
 
     df = microagg.datasets.load("census").head(90)
     res = microagg.microaggregate(df, k=3)
-    files = compare(df[res.columns], res.data[res.columns], scaler=res.scaler).audit("utility", "risk")
+    files = compare(df[res.columns], res.data[res.columns], scaler=res.scaler).audit(
+        "utility", "risk"
+    )
     both = res.audit.with_figures(files)
     assert both.group("run")["information_loss"] == res.information_loss
     assert both.group("utility")["information_loss"] == pytest.approx(res.information_loss)
-    assert both["smallest_group"] >= 3 and set(both.group("run")) >= {"sse", "sst", "lower_bound", "gap", "groups"}
+    assert both["smallest_group"] >= 3 and set(both.group("run")) >= {
+        "sse",
+        "sst",
+        "lower_bound",
+        "gap",
+        "groups",
+    }
 
 
 def test_dbrl_on_a_sample_links_those_records_exactly(monkeypatch):
@@ -290,8 +351,10 @@ def test_the_registry_is_full_whichever_module_is_imported_first():
 
     from microagg.measures import measures_of
 
-    code = ("from microagg.measures.registry import measures_of; "
-            "print(','.join(m.name for g in ('run', 'utility', 'risk') for m in measures_of(g)))")
+    code = (
+        "from microagg.measures.registry import measures_of; "
+        "print(','.join(m.name for g in ('run', 'utility', 'risk') for m in measures_of(g)))"
+    )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     fresh = run.stdout.strip()
     assert fresh.split(",") == [m.name for g in ("run", "utility", "risk") for m in measures_of(g)]

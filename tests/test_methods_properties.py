@@ -38,7 +38,9 @@ def check_labels(info, labels, n, d, k):
 
 
 @pytest.mark.parametrize("name", ALL)
-@given(seed=st.integers(0, 2**31 - 1), n=st.integers(2, 500), d=st.integers(1, 8), k=st.integers(2, 5))
+@given(
+    seed=st.integers(0, 2**31 - 1), n=st.integers(2, 500), d=st.integers(1, 8), k=st.integers(2, 5)
+)
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_valid_partition_on_random_data(name, seed, n, d, k):
     info = methods.get(name)
@@ -56,7 +58,9 @@ def test_valid_partition_on_random_data(name, seed, n, d, k):
 
 
 @pytest.mark.parametrize("name", ALL)
-@given(seed=st.integers(0, 2**31 - 1), n=st.integers(2, 60), d=st.integers(1, 5), k=st.integers(2, 4))
+@given(
+    seed=st.integers(0, 2**31 - 1), n=st.integers(2, 60), d=st.integers(1, 5), k=st.integers(2, 4)
+)
 @settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_same_seed_same_result(name, seed, n, d, k):
     info = methods.get(name)

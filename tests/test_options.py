@@ -1,19 +1,20 @@
-"""microagg.options: the declared run options, their cross checks, and options honoured or rejected."""
+"""microagg.options: the declared run options, their cross checks, and options honoured or
+rejected."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import _strata_frame, make_data
 
 import microagg
 from microagg.errors import InputError, ParameterError
 
-from conftest import _strata_frame, make_data
-
 
 def test_options_sdcmicro_ignores_are_honoured_or_rejected_here():
-    """sdcMicro issues #266 (measure='median' silently gave means) and #267 (strata had no effect with MDAV)."""
+    """sdcMicro issues #266 (measure='median' silently gave means) and #267 (strata had no effect
+    with MDAV)."""
     df = _strata_frame()
     with pytest.raises(ValueError, match="no parameter measure"):
         microagg.microaggregate(df, k=3, columns=["x", "y"], measure="median")
@@ -31,26 +32,35 @@ def test_options_sdcmicro_ignores_are_honoured_or_rejected_here():
         microagg.microaggregate(df, k=3, columns=["x", "y"], progress="yes")
 
 
-@pytest.mark.parametrize("bad, match", [
-    (dict(distance="cosine"), "distance"),
-    (dict(aggregation="mode"), "aggregation"),
-    (dict(aggregation="trimmed", trim=0.5), "trim"),
-    (dict(aggregation="trimmed", trim="x"), "trim"),
-    (dict(aggregation="median", trim=0.2), "trim applies"),
-    (dict(categorical=["sex"], ordinal=["sex"]), "both"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (dict(distance="cosine"), "distance"),
+        (dict(aggregation="mode"), "aggregation"),
+        (dict(aggregation="trimmed", trim=0.5), "trim"),
+        (dict(aggregation="trimmed", trim="x"), "trim"),
+        (dict(aggregation="median", trim=0.2), "trim applies"),
+        (dict(categorical=["sex"], ordinal=["sex"]), "both"),
+    ],
+)
 def test_bad_options_are_parameter_errors(bad, match):
     df = microagg.datasets.load("testdata")
     with pytest.raises(ParameterError, match=match):
         microagg.microaggregate(df, k=3, columns=["expend", "income", "sex"], **bad)
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(method="individual-ranking", columns=["expend", "sex"]), "cannot take categorical"),
-    (dict(columns=["expend"], categorical=["sex"]), "not among the quasi-identifier"),
-    (dict(columns=["expend", "income"], distance="robust", weights=[1, 2]), "cannot be combined"),
-    (dict(columns=["sex", "roof"], distance="robust"), "needs continuous"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(method="individual-ranking", columns=["expend", "sex"]), "cannot take categorical"),
+        (dict(columns=["expend"], categorical=["sex"]), "not among the quasi-identifier"),
+        (
+            dict(columns=["expend", "income"], distance="robust", weights=[1, 2]),
+            "cannot be combined",
+        ),
+        (dict(columns=["sex", "roof"], distance="robust"), "needs continuous"),
+    ],
+)
 def test_impossible_combinations_rejected(kwargs, match):
     df = microagg.datasets.load("testdata")
     with pytest.raises(InputError, match=match):
@@ -65,7 +75,9 @@ def test_a_stratum_named_twice_in_the_library_is_a_parameter_error():
         microagg.microaggregate(df, k=3, strata=["s", "s"])
 
 
-# --- the declared run options (the options package) ----------------------------------------------------
+# --- the declared run options (the options package)
+# ----------------------------------------------------
+
 
 def test_the_signature_and_the_command_line_are_generated_from_the_declarations():
     import inspect
@@ -75,16 +87,22 @@ def test_the_signature_and_the_command_line_are_generated_from_the_declarations(
 
     sig = inspect.signature(microagg.microaggregate)
     names = list(sig.parameters)
-    assert names[:len(POSITIONAL) + 1] == ["data", *POSITIONAL]  # the public contract's order
+    assert names[: len(POSITIONAL) + 1] == ["data", *POSITIONAL]  # the public contract's order
     assert set(names) == {"data", "params"} | {p.name for p in RUN_OPTIONS}
     assert all(sig.parameters[p.name].default == p.default for p in RUN_OPTIONS)
     protect = build_parser()._subparsers._group_actions[0].choices["protect"]
     flags = {s for a in protect._actions for s in a.option_strings}
     assert {p.flags[0] for p in RUN_OPTIONS if p.flags} <= flags
-    # the API's only: the shuffle's seed (tests: never on a command line), a partition to publish (the
+    # the API's only: the shuffle's seed (tests: never on a command line), a partition to publish
+    # (the
     # command line's is --from-explore), the audit switch (the command line audits the written file
     # itself) and the progress callback
-    assert [p.name for p in RUN_OPTIONS if not p.flags] == ["shuffle_seed", "labels", "audit", "progress"]
+    assert [p.name for p in RUN_OPTIONS if not p.flags] == [
+        "shuffle_seed",
+        "labels",
+        "audit",
+        "progress",
+    ]
 
 
 def test_positional_options_keep_their_order_and_a_duplicate_is_a_type_error():
@@ -96,24 +114,47 @@ def test_positional_options_keep_their_order_and_a_duplicate_is_a_type_error():
         microagg.microaggregate(df, 3, k=4)
 
 
-@pytest.mark.parametrize("scheduler, match", [
-    ("bogus", "must be one of threads"),
-    ("tcp://127.0.0.1:1", "cannot be reached"),
-    ("tcp://", "scheduler address"),
-])
-def test_a_bad_scheduler_is_one_line_before_the_data_are_read(scheduler, match, monkeypatch, tmp_path, capsys):
+@pytest.mark.parametrize(
+    "scheduler, match",
+    [
+        ("bogus", "must be one of threads"),
+        ("tcp://127.0.0.1:1", "cannot be reached"),
+        ("tcp://", "scheduler address"),
+    ],
+)
+def test_a_bad_scheduler_is_one_line_before_the_data_are_read(
+    scheduler, match, monkeypatch, tmp_path, capsys
+):
     """Issue 31: --scheduler bogus and an unreachable --scheduler tcp://... ended in tracebacks
     after the data were read."""
     import microagg.pipeline
     from microagg.cli import main
 
-    monkeypatch.setattr(microagg.pipeline, "load", lambda *a: pytest.fail("data read before the scheduler check"))
+    monkeypatch.setattr(
+        microagg.pipeline, "load", lambda *a: pytest.fail("data read before the scheduler check")
+    )
     with pytest.raises(ParameterError, match=match):
         microagg.microaggregate(np.zeros((10, 2)), k=3, block_size=5, scheduler=scheduler)
     src = tmp_path / "in.csv"
     src.write_text("a,b\n1,2\n3,4\n5,6\n7,8\n")
-    assert main(["protect", str(src), "-o", str(tmp_path / "out.csv"), "-k", "2", "--block-size", "2",
-                 "--scheduler", scheduler, "-q"]) == 2
+    assert (
+        main(
+            [
+                "protect",
+                str(src),
+                "-o",
+                str(tmp_path / "out.csv"),
+                "-k",
+                "2",
+                "--block-size",
+                "2",
+                "--scheduler",
+                scheduler,
+                "-q",
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert err.startswith("microagg: error: --scheduler") and err.count("\n") == 1 and match in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
@@ -137,7 +178,9 @@ def test_a_listener_that_is_not_a_dask_scheduler_is_refused():
     threading.Thread(target=answer, daemon=True).start()
     port = server.getsockname()[1]
     with pytest.raises(ParameterError, match="does not answer as a Dask scheduler"):
-        microagg.microaggregate(np.zeros((10, 2)), k=3, block_size=5, scheduler=f"tcp://127.0.0.1:{port}")
+        microagg.microaggregate(
+            np.zeros((10, 2)), k=3, block_size=5, scheduler=f"tcp://127.0.0.1:{port}"
+        )
     server.close()
 
 
@@ -149,10 +192,18 @@ def test_the_reproduce_command_and_call_give_the_same_run(tmp_path, capsys):
     df = microagg.datasets.load("tarragona").head(90)
     src, out = tmp_path / "-data.csv", tmp_path / "out.csv"
     df.to_csv(src, index=False)
-    options = {"k": 4, "method": "mdav", "columns": list(df.columns[:4]), "seed": 1, "aggregation": "median",
-               "weights": {df.columns[0]: 2.0}}
+    options = {
+        "k": 4,
+        "method": "mdav",
+        "columns": list(df.columns[:4]),
+        "seed": 1,
+        "aggregation": "median",
+        "weights": {df.columns[0]: 2.0},
+    }
     command = command_line(str(src), str(out), options, {})
-    assert command_line("-data.csv", "out.csv", {}, {}).split()[2] == "./-data.csv"  # a name, not an option
+    assert (
+        command_line("-data.csv", "out.csv", {}, {}).split()[2] == "./-data.csv"
+    )  # a name, not an option
     import shlex
 
     argv = shlex.split(command)[1:]
@@ -160,14 +211,21 @@ def test_the_reproduce_command_and_call_give_the_same_run(tmp_path, capsys):
     capsys.readouterr()
     namespace = {"microagg": microagg, "df": df}
     exec("import microagg\n" + python_call(options, {}), namespace)
-    np.testing.assert_allclose(pd.read_csv(out)[options["columns"]].to_numpy(),
-                               namespace["res"].data[options["columns"]].to_numpy())
+    np.testing.assert_allclose(
+        pd.read_csv(out)[options["columns"]].to_numpy(),
+        namespace["res"].data[options["columns"]].to_numpy(),
+    )
 
 
 #: a value other than the default for each structured run option ("object" kind), as the API takes
 #: it; the other kinds get one from their declaration (``_example``)
-_EXAMPLES = {"weights": {"-a": 0.1234567891, "b c": 2.0}, "sample_weight": "-w", "scheduler": "threads",
-             "missing": ("-", "n/a"), "household": "-hh"}
+_EXAMPLES = {
+    "weights": {"-a": 0.1234567891, "b c": 2.0},
+    "sample_weight": "-w",
+    "scheduler": "threads",
+    "missing": ("-", "n/a"),
+    "household": "-hh",
+}
 
 
 def _example(p):
@@ -191,7 +249,9 @@ def _example(p):
     raise AssertionError(f"run option {p.name} ({p.kind}): give an example value in _EXAMPLES")
 
 
-@pytest.mark.parametrize("name", [p.name for p in __import__("microagg.options").options.RUN_OPTIONS if p.flags])
+@pytest.mark.parametrize(
+    "name", [p.name for p in __import__("microagg.options").options.RUN_OPTIONS if p.flags]
+)
 def test_the_reproduce_command_reads_back_as_the_same_option(name):
     """options.command_line writes every run option so that the command line's own parser reads
     back the very value (an awkward one: names and texts starting with '-' joined to their flag,
@@ -216,11 +276,15 @@ def test_the_reproduce_command_reads_back_as_the_same_option(name):
 def test_unlisted_names_are_those_holding_a_comma():
     from microagg.options import unlisted_names
 
-    assert unlisted_names({"columns": ["a,b", "c"], "strata": ["d"], "categorical": ["a,b"]}) == ["a,b"]
+    assert unlisted_names({"columns": ["a,b", "c"], "strata": ["d"], "categorical": ["a,b"]}) == [
+        "a,b"
+    ]
     assert unlisted_names({"columns": "a,b"}) == []  # a text is already the command line's list
 
 
-# --- the typed Run ----------------------------------------------------------------------------------------
+# --- the typed Run
+# ----------------------------------------------------------------------------------------
+
 
 def test_run_has_one_typed_field_per_option_in_the_table_order():
     from dataclasses import fields
@@ -245,7 +309,11 @@ def test_a_run_option_without_its_field_is_an_error_when_options_is_imported(mon
     from microagg.declarations import Param
     from microagg.options import table
 
-    monkeypatch.setattr(table, "RUN_OPTIONS", table.RUN_OPTIONS + (
-        Param("round", "int", None, "digits", nullable=True, flags=("--round",)),))
+    monkeypatch.setattr(
+        table,
+        "RUN_OPTIONS",
+        table.RUN_OPTIONS
+        + (Param("round", "int", None, "digits", nullable=True, flags=("--round",)),),
+    )
     with pytest.raises(TypeError, match=r"write `round: int \| None = None`"):
         table._check_run_fields()

@@ -18,8 +18,15 @@ from microagg.publication import landing
 def big(tmp_path):
     rng = np.random.default_rng(1)
     n = 3_000
-    df = pd.DataFrame({"id": np.arange(n), "a": rng.normal(size=n), "b": rng.gamma(2.0, size=n) * 1000,
-                       "region": rng.integers(0, 3, n), "note": [f"r{i}" for i in range(n)]})
+    df = pd.DataFrame(
+        {
+            "id": np.arange(n),
+            "a": rng.normal(size=n),
+            "b": rng.gamma(2.0, size=n) * 1000,
+            "region": rng.integers(0, 3, n),
+            "note": [f"r{i}" for i in range(n)],
+        }
+    )
     src = tmp_path / "big.csv"
     df.to_csv(src, index=False)
     return src
@@ -27,11 +34,28 @@ def big(tmp_path):
 
 def test_out_of_core_publishes_with_its_manifest_and_evaluate_reproduces_it(big, tmp_path, cli):
     out = tmp_path / "out"
-    done = cli("protect", big, "-o", out, "-k", "3", "--out-of-core", "--block-size", "500", "--columns", "a,b",
-               "--strata", "region", "--json", "-q")
+    done = cli(
+        "protect",
+        big,
+        "-o",
+        out,
+        "-k",
+        "3",
+        "--out-of-core",
+        "--block-size",
+        "500",
+        "--columns",
+        "a,b",
+        "--strata",
+        "region",
+        "--json",
+        "-q",
+    )
     assert done.returncode == 0, done.stderr
     record = json.loads(done.stdout)
-    assert record["verified"]["k_anonymous"] is True and record["verified"]["smallest_frequency"] >= 3
+    assert (
+        record["verified"]["k_anonymous"] is True and record["verified"]["smallest_frequency"] >= 3
+    )
     m = json.loads((tmp_path / "out.manifest.json").read_text())
     assert m["output"]["sha256"] == microagg.manifest.sha256(out)
     assert m["audit"]["context"]["sampled"]["of"] == 3_000
@@ -39,7 +63,9 @@ def test_out_of_core_publishes_with_its_manifest_and_evaluate_reproduces_it(big,
     # the published file itself, counted independently with pandas
     back = pd.read_parquet(out)
     counts = back.groupby(["a", "b", "region"]).size()
-    assert counts.min() >= 3 and m["audit"]["groups"]["risk"]["key_smallest_frequency"] == counts.min()
+    assert (
+        counts.min() >= 3 and m["audit"]["groups"]["risk"]["key_smallest_frequency"] == counts.min()
+    )
     ev = cli("evaluate", big, out, "--json")
     assert ev.returncode == 0, ev.stderr
     assert "differ" not in ev.stderr
@@ -50,18 +76,33 @@ def test_out_of_core_publishes_with_its_manifest_and_evaluate_reproduces_it(big,
 
 
 def test_out_of_core_through_the_api(big, tmp_path):
-    res = microagg.protect(big, tmp_path / "api_out", k=3, block_size=500, columns=["a", "b"], out_of_core=True)
+    res = microagg.protect(
+        big, tmp_path / "api_out", k=3, block_size=500, columns=["a", "b"], out_of_core=True
+    )
     assert res["file"].k_anonymous and (tmp_path / "api_out.manifest.json").is_file()
 
 
 def test_no_folder_without_its_manifest(big, tmp_path, cli, monkeypatch):
     """A failure at the manifest (a full disk) leaves neither the folder nor the manifest."""
+
     def full(target, text):
         raise microagg.InputError(f"cannot write {target}: No space left on device")
 
     monkeypatch.setattr(landing, "stage_text", full)
-    done = cli("protect", big, "-o", tmp_path / "out", "-k", "3", "--out-of-core", "--block-size", "500",
-               "--columns", "a,b", "-q")
+    done = cli(
+        "protect",
+        big,
+        "-o",
+        tmp_path / "out",
+        "-k",
+        "3",
+        "--out-of-core",
+        "--block-size",
+        "500",
+        "--columns",
+        "a,b",
+        "-q",
+    )
     assert done.returncode == 2 and "No space left" in done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.csv"]
 
@@ -75,7 +116,18 @@ def test_no_file_without_its_manifest(big, tmp_path, cli, monkeypatch):
         return real(target, text)
 
     monkeypatch.setattr(landing, "stage_text", full)
-    done = cli("protect", big, "-o", tmp_path / "pub.csv", "-k", "3", "--columns", "a,b", "--report",
-               tmp_path / "r.html", "-q")
+    done = cli(
+        "protect",
+        big,
+        "-o",
+        tmp_path / "pub.csv",
+        "-k",
+        "3",
+        "--columns",
+        "a,b",
+        "--report",
+        tmp_path / "r.html",
+        "-q",
+    )
     assert done.returncode == 2 and "No space left" in done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.csv"]

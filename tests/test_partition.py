@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from microagg import partition
 
@@ -29,7 +30,9 @@ def test_check_partition_rejects_small_groups_and_unassigned():
         partition.check_partition(np.array([0, 0, -1]), 3, 2)
     with pytest.raises(partition.InvalidPartitionError):
         partition.check_partition(np.array([0, 0]), 3, 2)
-    np.testing.assert_array_equal(partition.check_partition(np.array([7, 7, 3, 3]), 4, 2), [0, 0, 1, 1])
+    np.testing.assert_array_equal(
+        partition.check_partition(np.array([7, 7, 3, 3]), 4, 2), [0, 0, 1, 1]
+    )
 
 
 def test_aggregate_with_sample_weights():

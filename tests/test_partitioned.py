@@ -5,23 +5,32 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings, strategies as st
+from conftest import _records
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import microagg
 from microagg.partition import check_partition, sse
 from microagg.partitioned import _gap_cut, partitioned_labels, refine_labels, spatial_blocks
 
-from conftest import _records
-
 
 @settings(max_examples=25, deadline=None)
-@given(st.integers(0, 10**6), st.integers(1, 300), st.integers(1, 6), st.integers(2, 5), st.integers(1, 60),
-       st.booleans(), st.sampled_from([0.0, 0.05, 1.0]))
+@given(
+    st.integers(0, 10**6),
+    st.integers(1, 300),
+    st.integers(1, 6),
+    st.integers(2, 5),
+    st.integers(1, 60),
+    st.booleans(),
+    st.sampled_from([0.0, 0.05, 1.0]),
+)
 def test_partitioned_labels_valid(seed, n, d, k, block_size, dup, refine):
     if k > n:
         return
     Z = _records(seed, n, d, dup)
-    labels = partitioned_labels(Z, k, "mdav", block_size=block_size, scheduler="synchronous", refine=refine)
+    labels = partitioned_labels(
+        Z, k, "mdav", block_size=block_size, scheduler="synchronous", refine=refine
+    )
     assert labels.shape == (n,)
     check_partition(labels, n, k)
     for b in spatial_blocks(Z, max(k, block_size)):
@@ -29,8 +38,15 @@ def test_partitioned_labels_valid(seed, n, d, k, block_size, dup, refine):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.integers(0, 10**6), st.integers(2, 400), st.integers(1, 5), st.integers(1, 5), st.booleans(),
-       st.floats(0.0, 1.0), st.integers(1, 3))
+@given(
+    st.integers(0, 10**6),
+    st.integers(2, 400),
+    st.integers(1, 5),
+    st.integers(1, 5),
+    st.booleans(),
+    st.floats(0.0, 1.0),
+    st.integers(1, 3),
+)
 def test_refine_keeps_a_valid_partition_and_lowers_sse(seed, n, d, k, dup, share, passes):
     if 2 * k > n:
         return
@@ -43,7 +59,9 @@ def test_refine_keeps_a_valid_partition_and_lowers_sse(seed, n, d, k, dup, share
     assert np.array_equal(np.unique(labels), np.arange(labels.max() + 1))
     check_partition(labels, n, k)
     assert sse(Z, labels) <= sse(Z, start) * (1 + 1e-12) + 1e-12
-    assert np.array_equal(labels, refine_labels(Z, start, k, share=share, passes=passes))  # deterministic
+    assert np.array_equal(
+        labels, refine_labels(Z, start, k, share=share, passes=passes)
+    )  # deterministic
 
 
 def test_refine_dissolves_groups_mixing_clusters():
@@ -75,7 +93,9 @@ def test_cuts_pass_between_clusters():
     rng = np.random.default_rng(1)
     centres = np.cumsum(rng.uniform(1, 3, size=40))
     cluster = rng.permutation(np.repeat(np.arange(40), 50))
-    Z = np.column_stack([centres[cluster] + 0.01 * rng.normal(size=2000), 0.01 * rng.normal(size=2000)])
+    Z = np.column_stack(
+        [centres[cluster] + 0.01 * rng.normal(size=2000), 0.01 * rng.normal(size=2000)]
+    )
     blocks = spatial_blocks(Z, 100)
     assert len(blocks) > 4
     for b in blocks:
@@ -119,8 +139,10 @@ def test_microaggregate_partitioned(scheduler):
 
 def test_partitioned_same_labels_on_every_scheduler_and_any_method_with_seed():
     df = microagg.datasets.load("tarragona")
-    runs = [microagg.microaggregate(df, k=4, method="vmdav", block_size=300, scheduler=s, seed=1).labels
-            for s in ("synchronous", "threads", "synchronous")]
+    runs = [
+        microagg.microaggregate(df, k=4, method="vmdav", block_size=300, scheduler=s, seed=1).labels
+        for s in ("synchronous", "threads", "synchronous")
+    ]
     assert np.array_equal(runs[0], runs[1]) and np.array_equal(runs[0], runs[2])
     check_partition(runs[0], len(df), 4)
 
@@ -147,8 +169,10 @@ def test_partitioned_per_variable_method():
     check_partition(labels, 500, 3)
 
 
-@pytest.mark.parametrize("kwargs", [{"block_size": 0}, {"block_size": 10, "refine": 1.5},
-                                    {"block_size": 10, "refine": True}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"block_size": 0}, {"block_size": 10, "refine": 1.5}, {"block_size": 10, "refine": True}],
+)
 def test_bad_arguments(kwargs):
     with pytest.raises(ValueError):
         partitioned_labels(np.zeros((10, 2)), 2, "mdav", **kwargs)
@@ -163,18 +187,46 @@ def test_distributed_cluster_by_client_and_by_address(tmp_path):
     from microagg.cli import main
 
     df = microagg.datasets.load("tarragona")
-    expected = microagg.microaggregate(df, k=3, method="mdav", block_size=300, seed=2,
-                                       scheduler="synchronous").labels
-    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster, \
-            Client(cluster) as client:
-        by_client = microagg.microaggregate(df, k=3, method="mdav", block_size=300, seed=2, scheduler=client)
-        by_address = microagg.microaggregate(df, k=3, method="mdav", block_size=300, seed=2,
-                                             scheduler=cluster.scheduler_address)
+    expected = microagg.microaggregate(
+        df, k=3, method="mdav", block_size=300, seed=2, scheduler="synchronous"
+    ).labels
+    with (
+        LocalCluster(
+            n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        by_client = microagg.microaggregate(
+            df, k=3, method="mdav", block_size=300, seed=2, scheduler=client
+        )
+        by_address = microagg.microaggregate(
+            df, k=3, method="mdav", block_size=300, seed=2, scheduler=cluster.scheduler_address
+        )
         src, out = tmp_path / "in.csv", tmp_path / "out.csv"
         df.to_csv(src, index=False)
-        assert main(["protect", str(src), "-o", str(out), "-k", "3", "--block-size", "300", "--seed", "2",
-                     "--scheduler", cluster.scheduler_address, "-q"]) == 0
-    assert np.array_equal(by_client.labels, expected) and np.array_equal(by_address.labels, expected)
+        assert (
+            main(
+                [
+                    "protect",
+                    str(src),
+                    "-o",
+                    str(out),
+                    "-k",
+                    "3",
+                    "--block-size",
+                    "300",
+                    "--seed",
+                    "2",
+                    "--scheduler",
+                    cluster.scheduler_address,
+                    "-q",
+                ]
+            )
+            == 0
+        )
+    assert np.array_equal(by_client.labels, expected) and np.array_equal(
+        by_address.labels, expected
+    )
     published = pd.read_csv(out)
     assert len(published) == len(df)
     assert np.allclose(published.to_numpy(), by_client.data.to_numpy())

@@ -1,4 +1,5 @@
-"""microaggregate (api.py, the pipeline package): the stages' guarantees: rows and non-QI columns kept, kinds of
+"""microaggregate (api.py, the pipeline package): the stages' guarantees: rows and non-QI columns
+kept, kinds of
 input and output, weights, missing values, clear errors."""
 
 from __future__ import annotations
@@ -6,13 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import brute_force_optimum, make_data, zscores
 
 import microagg
 from microagg import partition
 from microagg.cli import main
 from microagg.errors import InputError, ParameterError
-
-from conftest import brute_force_optimum, make_data, zscores
 
 
 def test_rows_order_and_non_qi_columns_unchanged():
@@ -48,14 +48,17 @@ def test_standardize_false_runs_on_raw_units():
     assert raw.sst == pytest.approx(partition.sst(X))
 
 
-@pytest.mark.parametrize("bad,match", [
-    (dict(k=1), "k must be an integer >= 2"),
-    (dict(k=500), "larger than the number of records"),
-    (dict(k=3, columns=["nope"]), "unknown column"),
-    (dict(k=3, columns=["name"]), "not numeric"),
-    (dict(k=3, seed=-1), "seed"),
-    (dict(k=3, time_limit=0), "time_limit"),
-])
+@pytest.mark.parametrize(
+    "bad,match",
+    [
+        (dict(k=1), "k must be an integer >= 2"),
+        (dict(k=500), "larger than the number of records"),
+        (dict(k=3, columns=["nope"]), "unknown column"),
+        (dict(k=3, columns=["name"]), "not numeric"),
+        (dict(k=3, seed=-1), "seed"),
+        (dict(k=3, time_limit=0), "time_limit"),
+    ],
+)
 def test_bad_arguments_are_clear_errors(bad, match):
     df = pd.DataFrame({"a": np.arange(10.0), "b": np.arange(10.0) ** 2, "name": list("abcdefghij")})
     before = df.copy()
@@ -87,7 +90,9 @@ def test_missing_tokens_in_the_api():
     df = pd.DataFrame({"a": ["1.5", "2", "-", "4", "5", "6"], "b": [1.0, 2, 3, 4, 5, 6]})
     with pytest.raises(InputError, match=r"numeric except for '-'"):
         microagg.microaggregate(df, k=3)
-    with pytest.raises(InputError, match="missing or infinite values in quasi-identifier column.*a"):
+    with pytest.raises(
+        InputError, match="missing or infinite values in quasi-identifier column.*a"
+    ):
         microagg.microaggregate(df, k=3, columns=["a"], missing="-")
     res = microagg.microaggregate(df, k=3, columns=["b"], missing=["-"])
     assert res.data["a"].tolist() == df["a"].tolist()  # a non-QI column keeps its text
@@ -121,17 +126,20 @@ def test_weighted_bound_is_still_a_bound_on_the_unweighted_sse():
     assert res.extras["weighted_lower_bound"] >= res.lower_bound
 
 
-@pytest.mark.parametrize("weights,match", [
-    ([1.0, 2.0], "2 value"),
-    ([1.0, -1.0, 1.0], "positive"),
-    ([1.0, 0.0, 1.0], "positive"),
-    ([1.0, np.nan, 1.0], "positive"),
-    ([1.0, np.inf, 1.0], "positive"),
-    ("1,2,3", "numbers"),
-    (["a", 1, 1], "numbers"),
-    ([True, 1, 1], "numbers"),
-    ({"nope": 1.0}, "not quasi-identifiers"),
-])
+@pytest.mark.parametrize(
+    "weights,match",
+    [
+        ([1.0, 2.0], "2 value"),
+        ([1.0, -1.0, 1.0], "positive"),
+        ([1.0, 0.0, 1.0], "positive"),
+        ([1.0, np.nan, 1.0], "positive"),
+        ([1.0, np.inf, 1.0], "positive"),
+        ("1,2,3", "numbers"),
+        (["a", 1, 1], "numbers"),
+        ([True, 1, 1], "numbers"),
+        ({"nope": 1.0}, "not quasi-identifiers"),
+    ],
+)
 def test_bad_variable_weights_are_rejected(weights, match):
     df = pd.DataFrame(make_data(0, 20, 3), columns=["a", "b", "c"])
     with pytest.raises(InputError, match=match):
@@ -148,7 +156,9 @@ def test_weights_that_could_not_act_are_rejected_not_ignored():
 
 def test_sample_weights_give_weighted_group_means():
     rng = np.random.default_rng(3)
-    df = pd.DataFrame(rng.normal(size=(40, 2)), columns=["a", "b"])  # continuous (integer data with few values: codes)
+    df = pd.DataFrame(
+        rng.normal(size=(40, 2)), columns=["a", "b"]
+    )  # continuous (integer data with few values: codes)
     df["w"] = rng.uniform(0.5, 4.0, 40)
     res = microagg.microaggregate(df, k=3, sample_weight="w")
     assert res.columns == ["a", "b"]  # the weight column is not a quasi-identifier
@@ -163,16 +173,19 @@ def test_sample_weights_give_weighted_group_means():
     assert res.extras["sample_weight"] == "w"
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    (dict(sample_weight="a", columns=["a", "b"]), "both quasi-identifier and sample weight"),
-    (dict(sample_weight="nope"), "unknown sample_weight"),
-    (dict(sample_weight="neg"), "positive"),
-    (dict(sample_weight="name"), "not numeric"),
-    (dict(sample_weight="s", strata="s"), "both sample weight and stratum"),
-    (dict(sample_weight=np.ones(5)), "one value per record"),
-    (dict(sample_weight=np.r_[np.ones(19), np.nan]), "positive"),
-    (dict(sample_weight=np.r_[np.ones(19), 0.0]), "positive"),
-])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        (dict(sample_weight="a", columns=["a", "b"]), "both quasi-identifier and sample weight"),
+        (dict(sample_weight="nope"), "unknown sample_weight"),
+        (dict(sample_weight="neg"), "positive"),
+        (dict(sample_weight="name"), "not numeric"),
+        (dict(sample_weight="s", strata="s"), "both sample weight and stratum"),
+        (dict(sample_weight=np.ones(5)), "one value per record"),
+        (dict(sample_weight=np.r_[np.ones(19), np.nan]), "positive"),
+        (dict(sample_weight=np.r_[np.ones(19), 0.0]), "positive"),
+    ],
+)
 def test_bad_sample_weights_are_rejected(kwargs, match):
     df = pd.DataFrame(make_data(0, 20, 2), columns=["a", "b"])
     df["neg"] = -1.0
@@ -190,14 +203,32 @@ def test_sample_weight_error_names_the_row_as_every_other_error_does(tmp_path, c
     first data row and did not show the value."""
     src = tmp_path / "in.csv"
     src.write_text("w,a,b\n-2,1,5\n1,2,4\n1,3,3\n1,4,2\n")
-    assert main(["protect", str(src), "-o", str(tmp_path / "out.csv"), "-k", "2", "-q", "--columns", "a,b",
-                 "--sample-weight", "w"]) == 2
+    assert (
+        main(
+            [
+                "protect",
+                str(src),
+                "-o",
+                str(tmp_path / "out.csv"),
+                "-k",
+                "2",
+                "-q",
+                "--columns",
+                "a,b",
+                "--sample-weight",
+                "w",
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "first at row 1 (-2" in err
     assert not (tmp_path / "out.csv").exists()
 
 
-# --- the stages and the typed Result --------------------------------------------------------------------
+# --- the stages and the typed Result
+# --------------------------------------------------------------------
+
 
 def test_microaggregate_is_its_stages():
     """pipeline.load -> check_params_vs_input -> prepare -> partition -> publish -> measure give
@@ -237,23 +268,40 @@ def test_the_published_values_nature_travels_with_the_published_stage():
         roles = pipeline.check_params_vs_input(run, source)
         prepared = pipeline.prepare(source, roles, run)
         parted = pipeline.partition(source, roles, prepared, run, Deadline(None), lambda *a: None)
-        stages[aggregation] = (source, roles, prepared, parted, pipeline.publish(source, roles, prepared, parted, run),
-                               run)
+        stages[aggregation] = (
+            source,
+            roles,
+            prepared,
+            parted,
+            pipeline.publish(source, roles, prepared, parted, run),
+            run,
+        )
     assert stages["mean"][4].values == pipeline.GROUP_MEANS
     assert stages["median"][4].values == "median (continuous)"
     source, roles, prepared, parted, published, run = stages["mean"]
-    rounded = replace(published, numeric=np.round(published.numeric, -3), values="group means, rounded")
+    rounded = replace(
+        published, numeric=np.round(published.numeric, -3), values="group means, rounded"
+    )
     audit = pipeline.measure(source, roles, prepared, parted, rounded, run)[0]
     Zp = prepared.embedding.embed(rounded.numeric, rounded.codes)
     assert audit["sse"] == pytest.approx(np.sum((prepared.Z - Zp) ** 2))
-    assert audit["sse"] > pipeline.measure(source, roles, prepared, parted, published, run)[0]["sse"]
+    assert (
+        audit["sse"] > pipeline.measure(source, roles, prepared, parted, published, run)[0]["sse"]
+    )
 
 
 def test_the_result_has_typed_parts_and_extras_is_their_view():
     df = microagg.datasets.load("census").head(200).copy()
     df["region"] = np.where(np.arange(len(df)) < 198, "a", "b")  # stratum b: 2 records < k
-    res = microagg.microaggregate(df, k=3, strata="region", merge_small_strata=True, method="auto",
-                                  portfolio=["mdav", "md"], weights={"AGI": 2.0})
+    res = microagg.microaggregate(
+        df,
+        k=3,
+        strata="region",
+        merge_small_strata=True,
+        method="auto",
+        portfolio=["mdav", "md"],
+        weights={"AGI": 2.0},
+    )
     assert res.strata.merges and res.strata.runs[0].records == 200
     assert res.weights.variable["AGI"] == 2.0 and res.weights.variable["FEDTAX"] == 1.0
     assert res.portfolio is None and res.portfolios()[0][1].winner in ("mdav", "md")
@@ -300,4 +348,3 @@ def test_the_file_audit_is_computed_when_first_read_on_the_data_of_the_call():
     X[:] = 0.0
     arr.data[:] = 0.0
     assert arr.audit.group("utility") == utility
-

@@ -19,8 +19,9 @@ def test_progress_reaches_the_callback_on_every_path(mode):
     kwargs = {"strata": "s"} if "strata" in mode else {}
     if "partitioned" in mode:
         kwargs.update(block_size=60, scheduler="synchronous")
-    microagg.microaggregate(df, k=3, method="mdav", columns=list("abc"), progress=lambda *a: calls.append(a),
-                            **kwargs)
+    microagg.microaggregate(
+        df, k=3, method="mdav", columns=list("abc"), progress=lambda *a: calls.append(a), **kwargs
+    )
     assert calls and all(isinstance(c[0], str) for c in calls)
     fractions = [c[1] for c in calls if c[1] is not None]
     assert all(0.0 <= f <= 1.0 for f in fractions)

@@ -16,7 +16,9 @@ from microagg import io
 from microagg.errors import InputError
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(case=awkward_files())
 def test_csv_header_is_the_header_read_gives(tmp_path, case):
     raw, gz = case
@@ -52,14 +54,22 @@ def test_a_long_first_record_with_line_breaks_in_quotes(tmp_path):
     names = [f'"col\n{i}"' for i in range(30_000)]  # a header longer than the first bytes read
     path = tmp_path / "wide.csv"
     path.write_text(";".join(names) + "\n" + ";".join("1" for _ in names) + "\n")
-    assert io.read_header(path) == io.read(path).header  # sniffed (as ',': the first 64 KiB hold no whole line)
-    assert io.read_header(path, sep=";") == [f"col\n{i}" for i in range(30_000)] == io.read(path, sep=";").header
+    assert (
+        io.read_header(path) == io.read(path).header
+    )  # sniffed (as ',': the first 64 KiB hold no whole line)
+    assert (
+        io.read_header(path, sep=";")
+        == [f"col\n{i}" for i in range(30_000)]
+        == io.read(path, sep=";").header
+    )
 
 
 @pytest.mark.parametrize("suffix", [".parquet", ".dta", ".sav", ".xpt", ".xlsx"])
 def test_typed_formats_header_is_the_header_read_gives(tmp_path, suffix):
     source = tmp_path / "in.csv"
-    frame = pd.DataFrame({"id": np.arange(6), "income": np.linspace(1, 2, 6), "region": list("aabbcc")})
+    frame = pd.DataFrame(
+        {"id": np.arange(6), "income": np.linspace(1, 2, 6), "region": list("aabbcc")}
+    )
     frame.to_csv(source, index=False)
     out = tmp_path / f"out{suffix}"
     io.write(io.read(source), out, {})

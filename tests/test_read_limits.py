@@ -23,14 +23,18 @@ MB = 1 << 20
 
 
 def _frame(n=60):
-    return pd.DataFrame({"a": np.arange(n, dtype=float), "b": np.arange(n) * 2.5, "c": np.arange(n) % 7})
+    return pd.DataFrame(
+        {"a": np.arange(n, dtype=float), "b": np.arange(n) * 2.5, "c": np.arange(n) % 7}
+    )
 
 
 def _cli_error(capsys, path, tmp_path) -> str:
     """The one line `microagg protect` prints for ``path`` (exit status 2)."""
     assert main(["protect", str(path), "-o", str(tmp_path / "out.csv"), "-k", "3", "-q"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("microagg: error: ") and "Traceback" not in err, err
+    assert (
+        err.count("\n") == 1 and err.startswith("microagg: error: ") and "Traceback" not in err
+    ), err
     assert not (tmp_path / "out.csv").exists()
     return err
 
@@ -48,7 +52,10 @@ def test_a_gzip_bomb_is_refused_without_inflating_it(tmp_path):
     assert bomb.stat().st_size < 0.5 * MB
     tracemalloc.start()
     try:
-        with read_limits.limited(5 * MB), pytest.raises(InputError, match="decompresses to more than the limit of 5 MB"):
+        with (
+            read_limits.limited(5 * MB),
+            pytest.raises(InputError, match="decompresses to more than the limit of 5 MB"),
+        ):
             io.read(bomb)
         _, peak = tracemalloc.get_traced_memory()
     finally:
@@ -63,7 +70,9 @@ def test_gzip_members_padding_and_damage(tmp_path):
     path = tmp_path / "two.csv.gz"
     path.write_bytes(gzip.compress(first) + gzip.compress(second) + b"\x00" * 100)
     raw, gz = read_limits.text_bytes(path)
-    assert gz and raw == first + second == gzip.decompress(gzip.compress(first) + gzip.compress(second))
+    assert gz and raw == first + second == gzip.decompress(
+        gzip.compress(first) + gzip.compress(second)
+    )
     assert io.read(path).frame["a"].tolist() == [1, 3, 5]
     whole = gzip.compress(b"a,b\n" + b"1,2\n" * 1000)
     for bad in (whole[:-12], whole + b"garbage"):
@@ -93,7 +102,10 @@ def test_text_that_is_not_text_is_named(tmp_path):
 def test_plain_text_over_the_limit_is_refused_before_reading(tmp_path):
     big = tmp_path / "big.csv"
     _frame(20000).to_csv(big, index=False)
-    with read_limits.limited(big.stat().st_size - 1), pytest.raises(InputError, match="it holds .*more than the limit"):
+    with (
+        read_limits.limited(big.stat().st_size - 1),
+        pytest.raises(InputError, match="it holds .*more than the limit"),
+    ):
         io.read(big)
     with read_limits.limited(big.stat().st_size):
         assert len(io.read(big).frame) == 20000
@@ -103,7 +115,7 @@ def test_plain_text_over_the_limit_is_refused_before_reading(tmp_path):
 def _dta_claiming(src, rows: int):
     raw = bytearray(src.read_bytes())
     at = raw.index(b"<N>") + 3
-    raw[at:at + 8] = struct.pack("<Q", rows)
+    raw[at : at + 8] = struct.pack("<Q", rows)
     return bytes(raw)
 
 
@@ -111,16 +123,19 @@ def test_a_stata_header_claiming_2_31_rows_is_one_line_in_the_library_and_the_cl
     ok = tmp_path / "ok.dta"
     _frame().to_stata(ok, write_index=False, version=118)
     big = tmp_path / "big.dta"
-    big.write_bytes(_dta_claiming(ok, 2 ** 31))
-    with pytest.raises(InputError, match=r"damaged or truncated Stata file \(it claims 2,147,483,648 rows × 3 "
-                                         r"columns, more than its [\d,]+ bytes can hold\)"):
+    big.write_bytes(_dta_claiming(ok, 2**31))
+    with pytest.raises(
+        InputError,
+        match=r"damaged or truncated Stata file \(it claims 2,147,483,648 rows × 3 "
+        r"columns, more than its [\d,]+ bytes can hold\)",
+    ):
         io.read(big)
     assert "2,147,483,648 rows" in _cli_error(capsys, big, tmp_path)
     old = tmp_path / "old.dta"  # the binary header of format 114
     _frame().to_stata(old, write_index=False, version=114)
     assert len(io.read(old).frame) == 60
     raw = bytearray(old.read_bytes())
-    raw[6:10] = struct.pack("<I", 2 ** 31)
+    raw[6:10] = struct.pack("<I", 2**31)
     old.write_bytes(raw)
     with pytest.raises(InputError, match="2,147,483,648 rows × 3 columns"):
         io.read(old)
@@ -133,7 +148,9 @@ def test_stata_versions_claims_are_read_where_each_puts_them(tmp_path, version):
     assert len(io.read(ok).frame) == 60
     raw = bytearray(ok.read_bytes())
     at = raw.index(b"<N>") + 3
-    raw[at:at + (4 if version == 117 else 8)] = (2 ** 31 - 1).to_bytes(4 if version == 117 else 8, "little")
+    raw[at : at + (4 if version == 117 else 8)] = (2**31 - 1).to_bytes(
+        4 if version == 117 else 8, "little"
+    )
     ok.write_bytes(raw)
     with pytest.raises(InputError, match="2,147,483,647 rows × 3 columns"):
         io.read(ok)
@@ -149,7 +166,10 @@ def test_an_empty_typed_file_is_named_empty(tmp_path):
 def test_a_claim_beyond_the_limit_is_refused_before_memory_is_taken(tmp_path):
     ok = tmp_path / "ok.dta"
     _frame(1000).to_stata(ok, write_index=False, version=118)
-    with read_limits.limited(2999), pytest.raises(InputError, match="1,000 rows × 3 columns, more than the limit"):
+    with (
+        read_limits.limited(2999),
+        pytest.raises(InputError, match="1,000 rows × 3 columns, more than the limit"),
+    ):
         io.read(ok)
     with read_limits.limited(3000):
         assert len(io.read(ok).frame) == 1000
@@ -157,12 +177,16 @@ def test_a_claim_beyond_the_limit_is_refused_before_memory_is_taken(tmp_path):
 
 def test_spss_case_counts_and_zsav_blocks(tmp_path, capsys):
     pyreadstat = pytest.importorskip("pyreadstat")
-    for suffix, options in ((".sav", {}), (".sav", {"row_compress": True}), (".zsav", {"compress": True})):
+    for suffix, options in (
+        (".sav", {}),
+        (".sav", {"row_compress": True}),
+        (".zsav", {"compress": True}),
+    ):
         ok = tmp_path / f"ok{suffix}"
         pyreadstat.write_sav(_frame(), str(ok), **options)
         assert len(io.read(ok).frame) == 60
         raw = bytearray(ok.read_bytes())
-        raw[80:84] = struct.pack("<i", 2 ** 31 - 1)
+        raw[80:84] = struct.pack("<i", 2**31 - 1)
         big = tmp_path / f"big{suffix}"
         big.write_bytes(raw)
         with pytest.raises(InputError, match="claims 2,147,483,647 cases of 3 values"):
@@ -179,8 +203,11 @@ def test_spss_case_counts_and_zsav_blocks(tmp_path, capsys):
     with pytest.raises(InputError, match="damaged or truncated SPSS file"):
         io.read(cut)
     wide = tmp_path / "wide.zsav"  # 200,000 cases of zeros: 1.6 MB of bytecodes in a small file
-    pyreadstat.write_sav(pd.DataFrame(np.zeros((200_000, 8)), columns=[f"v{i}" for i in range(8)]), str(wide),
-                         compress=True)
+    pyreadstat.write_sav(
+        pd.DataFrame(np.zeros((200_000, 8)), columns=[f"v{i}" for i in range(8)]),
+        str(wide),
+        compress=True,
+    )
     assert wide.stat().st_size < 0.2 * MB
     with read_limits.limited(MB), pytest.raises(InputError, match="more than the limit of 1 MB"):
         io.read(wide)
@@ -200,7 +227,7 @@ def test_a_truncated_sas_transport_file_is_refused_in_the_cli(tmp_path, capsys):
         raw = ok.read_bytes()
         for cut in cuts:
             bad = tmp_path / f"cut{version}-{cut}.xpt"
-            bad.write_bytes(raw[:len(raw) - cut])
+            bad.write_bytes(raw[: len(raw) - cut])
             with pytest.raises(InputError, match="damaged or truncated SAS transport file"):
                 io.read(bad)
     err = _cli_error(capsys, tmp_path / "cut8-700.xpt", tmp_path)
@@ -211,15 +238,24 @@ def test_parquet_footer_claims(tmp_path):
     zeros = tmp_path / "zeros.parquet"
     pd.DataFrame(np.zeros((500_000, 4))).rename(columns=str).to_parquet(zeros)
     assert zeros.stat().st_size < 0.2 * MB  # 2 million cells, 16 MB of values
-    with read_limits.limited(MB), pytest.raises(InputError, match="500,000 rows × 4 columns, more than the limit of "
-                                                                  r"1 MB \(one byte a cell\)"):
+    with (
+        read_limits.limited(MB),
+        pytest.raises(
+            InputError,
+            match="500,000 rows × 4 columns, more than the limit of " r"1 MB \(one byte a cell\)",
+        ),
+    ):
         io.read(zeros)
     folder = tmp_path / "dataset"
     folder.mkdir()
     for i in range(3):
-        pd.DataFrame(np.zeros((100_000, 4))).rename(columns=str).to_parquet(folder / f"part-{i}.parquet")
-    with read_limits.limited(MB), pytest.raises(InputError, match="cannot read dataset: its files claim 1,200,000 "
-                                                                  "cells"):
+        pd.DataFrame(np.zeros((100_000, 4))).rename(columns=str).to_parquet(
+            folder / f"part-{i}.parquet"
+        )
+    with (
+        read_limits.limited(MB),
+        pytest.raises(InputError, match="cannot read dataset: its files claim 1,200,000 cells"),
+    ):
         io.read(folder)
     fake = tmp_path / "fake.parquet"
     fake.write_bytes(b"a,b\n1,2\n")
@@ -233,7 +269,9 @@ def test_parquet_footer_claims(tmp_path):
 
 def test_excel_members_and_sheet_extents(tmp_path, capsys):
     openpyxl = pytest.importorskip("openpyxl")
-    sparse = tmp_path / "sparse.xlsx"  # 5 kB spanning 2^20 x 2^14 cells: the reader fills every blank
+    sparse = (
+        tmp_path / "sparse.xlsx"
+    )  # 5 kB spanning 2^20 x 2^14 cells: the reader fills every blank
     wb = openpyxl.Workbook()
     wb.active["A1"], wb.active["B1"], wb.active["A2"], wb.active["B2"] = "a", "b", 1, 2
     wb.active.cell(row=1048576, column=16384).value = 5
@@ -247,7 +285,10 @@ def test_excel_members_and_sheet_extents(tmp_path, capsys):
     wb.active["Z5000"] = 1.0  # a stray cell: 5,000 rows × 26 columns to fill
     far = tmp_path / "far.xlsx"
     wb.save(far)
-    with read_limits.limited(5000 * 26 - 1), pytest.raises(InputError, match="its sheet1 spans 5,000 rows × 26 columns"):
+    with (
+        read_limits.limited(5000 * 26 - 1),
+        pytest.raises(InputError, match="its sheet1 spans 5,000 rows × 26 columns"),
+    ):
         io.read(far)
     with read_limits.limited(5000 * 26):
         assert len(io.read(far).frame) == 4999
@@ -258,20 +299,31 @@ def test_excel_members_and_sheet_extents(tmp_path, capsys):
         with dst.open("xl/media/padding.bin", "w", force_zip64=True) as member:
             for _ in range(200):
                 member.write(bytes(MB))
-    with read_limits.limited(50 * MB), pytest.raises(InputError, match="decompresses to 200 MB, more than"):
+    with (
+        read_limits.limited(50 * MB),
+        pytest.raises(InputError, match="decompresses to 200 MB, more than"),
+    ):
         io.read(bomb)
     fake = tmp_path / "fake.xlsx"
     fake.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(100))
-    with pytest.raises(InputError, match="cannot read fake.xlsx: it is a PNG image, not an Excel file"):
+    with pytest.raises(
+        InputError, match="cannot read fake.xlsx: it is a PNG image, not an Excel file"
+    ):
         io.read(fake)
 
 
 def test_typed_files_whose_content_is_another_format(tmp_path):
     buffer = stdio.BytesIO()
     _frame().to_parquet(buffer)
-    for name, article in (("data.dta", "a Stata"), ("data.sav", "an SPSS"), ("data.xpt", "a SAS transport")):
+    for name, article in (
+        ("data.dta", "a Stata"),
+        ("data.sav", "an SPSS"),
+        ("data.xpt", "a SAS transport"),
+    ):
         path = tmp_path / name
         path.write_bytes(buffer.getvalue())
-        with pytest.raises(InputError, match=f"it is a Parquet file, not {article} file: give it its suffix "
-                                             r"\(.parquet\)"):
+        with pytest.raises(
+            InputError,
+            match=f"it is a Parquet file, not {article} file: give it its suffix " r"\(.parquet\)",
+        ):
             io.read(path)

@@ -1,4 +1,5 @@
-"""The method registry (methods/__init__.py): declarations, parameters, the trivial case, kernel loading."""
+"""The method registry (methods/__init__.py): declarations, parameters, the trivial case, kernel
+loading."""
 
 from __future__ import annotations
 
@@ -70,18 +71,43 @@ def test_trivial_case_is_answered_once_with_its_exact_bound():
     assert out.lower_bound == pytest.approx(((X - X.mean(axis=0)) ** 2).sum())
 
 
-@pytest.mark.parametrize("method, params, match", [
-    ("kward", {"criterion": "pv", "variable": 5}, "kward parameter variable must be a column index in 0..1"),
-    ("projected", {"projection": "pv", "variable": 2}, "column index in 0..1"),
-    ("colgen", {"init": [np.zeros(30, dtype=np.int64)]}, "one entry per record"),
-    ("colgen", {"init": [np.r_[np.zeros(38, dtype=np.int64), 1, 1]]}, "a group of 2 records, fewer than k = 3"),
-    ("lsearch", {"init": np.r_[np.zeros(39, dtype=np.int64), 1]}, "a group of 1 records"),
-    ("icsm", {"init": np.zeros(7, dtype=np.int64)}, "one entry per record"),
-    ("auto", {"portfolio": ["mdav", "univariate-optimal"]}, "univariate method"),
-    ("colgen", {"resume": {"n": 10, "k": 3, "ptr": [0], "members": [], "cuts": np.zeros((0, 3)),
-                           "seed_nodes": 1}}, "not of these 40 records"),
-])
-def test_parameters_that_do_not_fit_the_data_fail_before_any_method_starts(method, params, match, monkeypatch):
+@pytest.mark.parametrize(
+    "method, params, match",
+    [
+        (
+            "kward",
+            {"criterion": "pv", "variable": 5},
+            "kward parameter variable must be a column index in 0..1",
+        ),
+        ("projected", {"projection": "pv", "variable": 2}, "column index in 0..1"),
+        ("colgen", {"init": [np.zeros(30, dtype=np.int64)]}, "one entry per record"),
+        (
+            "colgen",
+            {"init": [np.r_[np.zeros(38, dtype=np.int64), 1, 1]]},
+            "a group of 2 records, fewer than k = 3",
+        ),
+        ("lsearch", {"init": np.r_[np.zeros(39, dtype=np.int64), 1]}, "a group of 1 records"),
+        ("icsm", {"init": np.zeros(7, dtype=np.int64)}, "one entry per record"),
+        ("auto", {"portfolio": ["mdav", "univariate-optimal"]}, "univariate method"),
+        (
+            "colgen",
+            {
+                "resume": {
+                    "n": 10,
+                    "k": 3,
+                    "ptr": [0],
+                    "members": [],
+                    "cuts": np.zeros((0, 3)),
+                    "seed_nodes": 1,
+                }
+            },
+            "not of these 40 records",
+        ),
+    ],
+)
+def test_parameters_that_do_not_fit_the_data_fail_before_any_method_starts(
+    method, params, match, monkeypatch
+):
     """The one named hook (MethodInfo.check_params_vs_input): ParameterErrors that colgen,
     kward, lsearch and auto raised after data work are raised before any method runs."""
     monkeypatch.setattr(methods, "load_kernels", lambda name: pytest.fail("a method started"))

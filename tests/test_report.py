@@ -16,8 +16,14 @@ import pytest
 import microagg
 from microagg.report import render_report, write_report
 
-
-BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome", "headless_shell")
+BROWSERS = (
+    "chromium",
+    "chromium-browser",
+    "google-chrome",
+    "google-chrome-stable",
+    "chrome",
+    "headless_shell",
+)
 FIGURES = ("fig-group-sizes", "fig-pca-scatter", "fig-corr-original", "fig-corr-protected")
 
 # Measures, in the browser, the laid-out size of every figure and of its marks, and appends the
@@ -52,9 +58,17 @@ def find_browser() -> str | None:
 
 
 def browser_command(browser: str, profile: Path) -> list[str]:
-    return [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-            "--disable-background-networking", "--no-first-run", "--host-resolver-rules=MAP * ~NOTFOUND",
-            f"--user-data-dir={profile}"]
+    return [
+        browser,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--no-first-run",
+        "--host-resolver-rules=MAP * ~NOTFOUND",
+        f"--user-data-dir={profile}",
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +77,9 @@ def protected():
     df["region"] = np.where(np.arange(len(df)) % 2 == 0, "north", "south")
     res = microagg.microaggregate(df, k=3, method="auto", strata="region", portfolio=["mdav", "md"])
     small = df.drop(columns="region").head(45)  # colgen proves its bound within seconds here
-    single = microagg.microaggregate(small, k=3, method="auto", portfolio=["mdav", "colgen"], time_limit=60)
+    single = microagg.microaggregate(
+        small, k=3, method="auto", portfolio=["mdav", "colgen"], time_limit=60
+    )
     return df, res, single, small
 
 
@@ -72,14 +88,26 @@ def test_report_has_every_section_and_no_external_reference(protected):
     html = render_report(single, small, {"input": "census.csv", "seed": 0})
     for fig in FIGURES:
         assert f'id="{fig}"' in html
-    for section in ("Parameters", "Information loss", "Portfolio (auto)", "Disclosure risk", "Utility"):
+    for section in (
+        "Parameters",
+        "Information loss",
+        "Portfolio (auto)",
+        "Disclosure risk",
+        "Utility",
+    ):
         assert f">{section}</h2>" in html
     assert "lower bound on IL (%)" in html and single.lower_bound is not None
     assert f"{single.lower_bound_il:.4f}" in html
     assert "census.csv" in html
     assert "distance-based record linkage" in html and "interval disclosure" in html
-    # self-contained: no script, no stylesheet link, no fetched resource (the SVG namespace is a name only)
-    assert "<script" not in html and "<link" not in html and "url(" not in html and "@import" not in html
+    # self-contained: no script, no stylesheet link, no fetched resource (the SVG namespace is a
+    # name only)
+    assert (
+        "<script" not in html
+        and "<link" not in html
+        and "url(" not in html
+        and "@import" not in html
+    )
     refs = re.findall(r'(?:src|href)\s*=\s*"([^"]*)"', html)
     assert refs == []
     assert set(re.findall(r"https?://[^\s\"'<>]+", html)) <= {"http://www.w3.org/2000/svg"}
@@ -127,9 +155,13 @@ def test_report_renders_in_headless_chromium(protected, tmp_path):
     _, _, single, original = protected
     report = write_report(tmp_path / "report.html", single, original, {"input": "census.csv"})
     probe = tmp_path / "probe.html"
-    probe.write_text(report.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"), encoding="utf-8")
+    probe.write_text(
+        report.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"), encoding="utf-8"
+    )
     cmd = browser_command(find_browser(), tmp_path / "profile")
-    done = subprocess.run(cmd + ["--dump-dom", probe.as_uri()], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        cmd + ["--dump-dom", probe.as_uri()], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     match = re.search(r'<pre id="layout-probe">(.*?)</pre>', done.stdout, re.S)
     assert match, "the browser did not run the layout probe: " + done.stdout[-500:]
@@ -147,8 +179,12 @@ def test_report_renders_in_headless_chromium(protected, tmp_path):
 
     # and the untouched report itself renders to a picture of the full page
     shot = tmp_path / "report.png"
-    done = subprocess.run(cmd + ["--window-size=1200,2400", f"--screenshot={shot}", report.as_uri()],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        cmd + ["--window-size=1200,2400", f"--screenshot={shot}", report.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert _png_size(shot) == (1200, 2400)
     assert shot.stat().st_size > 20_000  # a blank page compresses to a few kB
@@ -169,7 +205,9 @@ def test_report_information_loss_is_the_runs(standardize):
     html = render_report(res, df)
     shown = f"{res.information_loss:.4f}"
     assert html.count(f">{shown}<") >= 2  # "Information loss" and "Utility" tables agree
-    util = microagg.measures.utility_report(df[res.columns], res.data[res.columns], scaler=res.scaler)
+    util = microagg.measures.utility_report(
+        df[res.columns], res.data[res.columns], scaler=res.scaler
+    )
     assert util["information_loss"] == pytest.approx(res.information_loss)
     assert res.measured(df[res.columns]) == pytest.approx(res.standardized)
 
@@ -178,8 +216,13 @@ def test_report_with_text_categories():
     from microagg.report import render_report
 
     rng = np.random.default_rng(0)
-    df = pd.DataFrame({"x": rng.normal(size=60), "y": rng.normal(size=60),
-                       "c": rng.choice(["red", "green", "blue"], size=60)})
+    df = pd.DataFrame(
+        {
+            "x": rng.normal(size=60),
+            "y": rng.normal(size=60),
+            "c": rng.choice(["red", "green", "blue"], size=60),
+        }
+    )
     res = microagg.microaggregate(df, k=3, columns=["x", "y", "c"], categorical=["c"])
     html = render_report(res, df)
     assert "categorical c" in html and "k-anonymous" in html

@@ -1,20 +1,23 @@
-"""microagg.representatives: what a group publishes (weighted median, trimmed, one-step, median category, mode)."""
+"""microagg.representatives: what a group publishes (weighted median, trimmed, one-step, median
+category, mode)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from conftest import brute_onestep, brute_trimmed, brute_weighted_median_is_minimiser
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 import microagg
 from microagg import representatives as reps
 
-from conftest import brute_onestep, brute_trimmed, brute_weighted_median_is_minimiser
-
-
-small_groups = st.lists(st.floats(-100, 100, allow_nan=False, width=32) | st.sampled_from([0.0, 1.0, 2.0]),
-                        min_size=1, max_size=9)
+small_groups = st.lists(
+    st.floats(-100, 100, allow_nan=False, width=32) | st.sampled_from([0.0, 1.0, 2.0]),
+    min_size=1,
+    max_size=9,
+)
 
 
 @settings(max_examples=80, deadline=None)
@@ -26,7 +29,9 @@ def test_weighted_median_and_trimmed_match_definitions(values, data):
     labels = np.zeros(n, dtype=np.int64)
     # unweighted: textbook statistics
     assert reps.continuous(x[:, None], labels, "median")[0, 0] == pytest.approx(np.median(x))
-    assert reps.continuous(x[:, None], labels, "trimmed", {"trim": 0.2})[0, 0] == pytest.approx(stats.trim_mean(x, 0.2))
+    assert reps.continuous(x[:, None], labels, "trimmed", {"trim": 0.2})[0, 0] == pytest.approx(
+        stats.trim_mean(x, 0.2)
+    )
     assert reps.continuous(x[:, None], labels, "onestep")[0, 0] == pytest.approx(brute_onestep(x))
     # integer weights: the weighted median is the median of the records repeated w times
     m = reps.continuous(x[:, None], labels, "median", weights=iw)[0, 0]
@@ -46,8 +51,12 @@ def test_equal_weights_trim_like_r():
     x = np.arange(10.0) ** 2  # floor(0.25·10) = 2 records dropped at each end, as R's mean(trim=)
     labels = np.zeros(10, dtype=np.int64)
     expect = np.mean(np.sort(x)[2:8])
-    assert reps.continuous(x[:, None], labels, "trimmed", {"trim": 0.25})[0, 0] == pytest.approx(expect)
-    assert reps.continuous(x[:, None], labels, "trimmed", {"trim": 0.25}, weights=np.full(10, 7.0))[0, 0] == pytest.approx(expect)
+    assert reps.continuous(x[:, None], labels, "trimmed", {"trim": 0.25})[0, 0] == pytest.approx(
+        expect
+    )
+    assert reps.continuous(x[:, None], labels, "trimmed", {"trim": 0.25}, weights=np.full(10, 7.0))[
+        0, 0
+    ] == pytest.approx(expect)
 
 
 @settings(max_examples=80, deadline=None)
@@ -74,9 +83,12 @@ def test_il_to_published_values_is_at_least_to_means():
     cols = ["expend", "income", "savings"]
     mean = microagg.microaggregate(df, k=5, columns=cols)
     for agg in ("median", "trimmed", "onestep"):
-        res = microagg.microaggregate(df, k=5, columns=cols, aggregation=agg,
-                                      trim=0.2 if agg == "trimmed" else None)
-        np.testing.assert_array_equal(res.labels, mean.labels)  # the aggregate does not change the groups
+        res = microagg.microaggregate(
+            df, k=5, columns=cols, aggregation=agg, trim=0.2 if agg == "trimmed" else None
+        )
+        np.testing.assert_array_equal(
+            res.labels, mean.labels
+        )  # the aggregate does not change the groups
         assert res.sse >= mean.sse - 1e-9
         assert res.extras["sse_to_group_means"] == pytest.approx(mean.sse)
         Z = (df[cols] - df[cols].mean()) / df[cols].std(ddof=0)
@@ -87,8 +99,9 @@ def test_il_to_published_values_is_at_least_to_means():
 
 def test_bound_converted_to_published_units():
     df = microagg.datasets.load("tarragona").iloc[:12, :3]
-    res = microagg.microaggregate(df, k=3, method="colgen", distance="mahalanobis", aggregation="median",
-                                  time_limit=20)
+    res = microagg.microaggregate(
+        df, k=3, method="colgen", distance="mahalanobis", aggregation="median", time_limit=20
+    )
     assert res.lower_bound is not None and "whitened_lower_bound" in res.extras
     assert res.lower_bound <= res.sse + 1e-9
     assert res.lower_bound <= res.extras["whitened_lower_bound"] + 1e-9  # scaled by min(λ_min, 1)
@@ -101,17 +114,22 @@ def test_weighted_ties_survive_float_sums():
     assert reps.mode_category(np.array([0, 0, 1]), labels, np.array([0.1, 0.2, 0.3]))[0] == 0
     # exactly half the weight at the lower category: the lower one is the median category
     assert reps.median_category(np.array([0, 1, 2]), labels, np.array([0.1, 0.2, 0.3]))[0] == 1
-    assert reps.median_category(np.array([0, 2]), np.zeros(2, dtype=np.int64), np.array([1.0, 1.0]))[0] == 0
+    assert (
+        reps.median_category(np.array([0, 2]), np.zeros(2, dtype=np.int64), np.array([1.0, 1.0]))[0]
+        == 0
+    )
 
 
-# --- the registry: an aggregation declares its parameters and its kernel ---------------------------------
+# --- the registry: an aggregation declares its parameters and its kernel
+# ---------------------------------
+
 
 def _winsorized_kernel(x, w, starts, params):
     """A scratch aggregation's segment kernel: each group's values clipped to the values the
     trimmed mean would keep at its ends (share params[0] of the weight at each end), averaged."""
     out = np.empty(len(starts) - 1)
     for s in range(len(out)):
-        v, vw = x[starts[s]:starts[s + 1]], w[starts[s]:starts[s + 1]]
+        v, vw = x[starts[s] : starts[s + 1]], w[starts[s] : starts[s + 1]]
         cut = params[0] * vw.sum() + 1e-12 * vw.sum()
         lo = np.searchsorted(np.cumsum(vw), cut, side="right")
         hi = len(v) - 1 - np.searchsorted(np.cumsum(vw[::-1]), cut, side="right")
@@ -131,29 +149,47 @@ def winsorized(monkeypatch):
     """A winsorised mean registered in one place (this fixture), with the trimmed mean's ``trim``
     as its parameter; removed after the test."""
     monkeypatch.setattr(reps, "AGGREGATIONS", dict(reps.AGGREGATIONS))
-    return reps.register(reps.Aggregation("winsorized", "winsorised mean", "Tukey 1962",
-                                          lambda arguments: f"{arguments['trim']:g}-winsorised mean",
-                                          kernel=_winsorized_kernel, params={"trim": 0.2}))
+    return reps.register(
+        reps.Aggregation(
+            "winsorized",
+            "winsorised mean",
+            "Tukey 1962",
+            lambda arguments: f"{arguments['trim']:g}-winsorised mean",
+            kernel=_winsorized_kernel,
+            params={"trim": 0.2},
+        )
+    )
 
 
 def test_a_new_aggregation_registered_in_one_place_runs_end_to_end(winsorized):
     df = microagg.datasets.load("tarragona").head(60)
     columns = list(df.columns[:3])
-    res = microagg.microaggregate(df, k=5, columns=columns, aggregation="winsorized", trim=0.2, audit=False)
-    assert res.publication.aggregation == "winsorized" and res.publication.parameters == {"trim": 0.2}
+    res = microagg.microaggregate(
+        df, k=5, columns=columns, aggregation="winsorized", trim=0.2, audit=False
+    )
+    assert res.publication.aggregation == "winsorized" and res.publication.parameters == {
+        "trim": 0.2
+    }
     assert res.extras["trim"] == 0.2 and "0.2-winsorised mean (continuous)" in res.publication.note
     for g in np.unique(res.labels):
         rows = res.labels == g
         for c in columns:
-            assert res.data[c][rows].iloc[0] == pytest.approx(_brute_winsorized(df[c][rows].to_numpy(), 0.2))
+            assert res.data[c][rows].iloc[0] == pytest.approx(
+                _brute_winsorized(df[c][rows].to_numpy(), 0.2)
+            )
     # IL is measured to the published values (not to group means)
     z = res.scaler.transform(df[columns].to_numpy(dtype=float))
     zp = res.scaler.transform(res.data[columns].to_numpy(dtype=float))
     assert res.sse == pytest.approx(np.sum((z - zp) ** 2))
-    default = microagg.microaggregate(df, k=5, columns=columns, aggregation="winsorized", audit=False)
+    default = microagg.microaggregate(
+        df, k=5, columns=columns, aggregation="winsorized", audit=False
+    )
     assert default.publication.parameters == {"trim": 0.2}  # the aggregation's own default
-    with pytest.raises(microagg.errors.ParameterError, match=r"trim applies to aggregation='trimmed' / "
-                                                             r"'winsorized' only \(aggregation is 'median'\)"):
+    with pytest.raises(
+        microagg.errors.ParameterError,
+        match=r"trim applies to aggregation='trimmed' / "
+        r"'winsorized' only \(aggregation is 'median'\)",
+    ):
         microagg.microaggregate(df, k=5, aggregation="median", trim=0.1)
 
 

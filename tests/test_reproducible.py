@@ -24,21 +24,30 @@ def census_csv(tmp_path):
 
 # --- the work budget ----------------------------------------------------------------------------
 
+
 def test_work_is_a_run_option_of_every_door():
     from microagg.options import NOT_FOR_A_GRID, command_line, option
 
     p = option("work")
     assert p.flags == ("--work",) and p.default is None and "work" in NOT_FOR_A_GRID
-    assert "--work 5000" in command_line("in.csv", "out.csv", {"k": 3, "method": "icsm", "work": 5000.0}, {})
+    assert "--work 5000" in command_line(
+        "in.csv", "out.csv", {"k": 3, "method": "icsm", "work": 5000.0}, {}
+    )
     with pytest.raises(microagg.errors.ParameterError, match="work"):
         microagg.microaggregate(np.zeros((10, 2)), k=3, work=0)
 
 
 def test_more_work_never_gives_a_worse_local_search_and_a_budget_is_spent_deterministically():
     X = np.random.default_rng(1).normal(size=(400, 3))
-    small = microagg.microaggregate(X, k=3, method="icsm", work=2 * len(X), audit=False, restarts=10**6)
-    again = microagg.microaggregate(X, k=3, method="icsm", work=2 * len(X), audit=False, restarts=10**6)
-    large = microagg.microaggregate(X, k=3, method="icsm", work=40 * len(X), audit=False, restarts=10**6)
+    small = microagg.microaggregate(
+        X, k=3, method="icsm", work=2 * len(X), audit=False, restarts=10**6
+    )
+    again = microagg.microaggregate(
+        X, k=3, method="icsm", work=2 * len(X), audit=False, restarts=10**6
+    )
+    large = microagg.microaggregate(
+        X, k=3, method="icsm", work=40 * len(X), audit=False, restarts=10**6
+    )
     assert np.array_equal(small.labels, again.labels)
     assert large.sse <= small.sse + 1e-9 and not small.time_cut
 
@@ -54,8 +63,19 @@ def test_partitioned_blocks_get_fixed_parts_of_the_work_whatever_their_order():
     assert first.work == pytest.approx(1000 * (1 - ACROSS_WORK_SHARE) * 0.4)
     assert second.work == pytest.approx(1000 * (1 - ACROSS_WORK_SHARE) * 0.6)
     X = np.random.default_rng(3).normal(size=(700, 3))
-    runs = [microagg.microaggregate(X, k=3, method="icsm", block_size=200, scheduler=s, work=30 * len(X),
-                                    seed=4, audit=False) for s in ("threads", "synchronous")]
+    runs = [
+        microagg.microaggregate(
+            X,
+            k=3,
+            method="icsm",
+            block_size=200,
+            scheduler=s,
+            work=30 * len(X),
+            seed=4,
+            audit=False,
+        )
+        for s in ("threads", "synchronous")
+    ]
     assert np.array_equal(runs[0].labels, runs[1].labels)
 
 
@@ -75,6 +95,7 @@ def test_the_demo_bounds_every_method_by_work():
 
 # --- explore ------------------------------------------------------------------------------------
 
+
 def _fake_runs(monkeypatch, first_audit=10.0, later_audit=0.1, seconds=0.3):
     """Runs that take no time but report costs: the planner's bookkeeping alone is tested."""
     done = []
@@ -82,7 +103,11 @@ def _fake_runs(monkeypatch, first_audit=10.0, later_audit=0.1, seconds=0.3):
     def fake(r, payload, source, options, cache):
         r.status, r.seconds = "ok", seconds
         r.audit_seconds = first_audit if not done else later_audit
-        r.figures = {"run": {"information_loss": 1.0 + r.id}, "risk": {ex.DEFAULT_RISK: 0.1}, "utility": {}}
+        r.figures = {
+            "run": {"information_loss": 1.0 + r.id},
+            "risk": {ex.DEFAULT_RISK: 0.1},
+            "utility": {},
+        }
         r.labels = np.zeros(len(source.frame), dtype=np.int64)
         done.append(r.id)
 
@@ -97,7 +122,9 @@ def test_explore_does_not_charge_every_run_the_first_audits_one_off_cost(monkeyp
     df = microagg.datasets.load("census").head(300)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = microagg.explore(df, k=[3, 4, 5, 10], methods=["mdav", "vmdav", "icsm", "lsearch"], time_limit=20)
+        result = microagg.explore(
+            df, k=[3, 4, 5, 10], methods=["mdav", "vmdav", "icsm", "lsearch"], time_limit=20
+        )
     assert len(done) == 16 and all(r.done for r in result.runs)
     work = ex.run_work(300, 20, 16)
     assert all(r.work == work for r in result.runs)  # one budget for every run that can stop
@@ -110,7 +137,8 @@ def test_explore_skips_only_what_does_not_fit_and_says_why(monkeypatch):
         warnings.simplefilter("ignore")
         result = microagg.explore(df, k=[3, 4], methods=["mdav", "icsm"], time_limit=3)
     skipped = [r for r in result.runs if r.status == "skipped"]
-    # every method's first run is tried (its cost is unknown); once it is known (4 s + 1 s), no more fits
+    # every method's first run is tried (its cost is unknown); once it is known (4 s + 1 s), no more
+    # fits
     assert {r.method for r in result.runs if r.done} == {"mdav", "icsm"}
     assert skipped and all("left to plan" in r.note for r in skipped)
     doc = result.to_dict()
@@ -120,16 +148,51 @@ def test_explore_skips_only_what_does_not_fit_and_says_why(monkeypatch):
     assert html.count("--from-explore") == sum(r.done for r in result.runs)
 
 
-def test_explore_reproduce_commands_carry_the_paths_as_typed(census_csv, tmp_path, monkeypatch, capsys):
+def test_explore_reproduce_commands_carry_the_paths_as_typed(
+    census_csv, tmp_path, monkeypatch, capsys
+):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "out").mkdir()
-    assert main(["explore", "census.csv", "-o", "out/ex2.json", "-k", "3", "--methods", "mdav",
-                 "--time-limit", "20", "-q"]) == 0
+    assert (
+        main(
+            [
+                "explore",
+                "census.csv",
+                "-o",
+                "out/ex2.json",
+                "-k",
+                "3",
+                "--methods",
+                "mdav",
+                "--time-limit",
+                "20",
+                "-q",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "--from-explore out/ex2.json --pick 0" in out and "microagg protect census.csv" in out
     assert "1 of 1 runs done" in out
-    assert main(["explore", "census.csv", "-o", "out/ex2.json", "-k", "3", "--methods", "mdav",
-                 "--time-limit", "20", "-q", "--json"]) == 0
+    assert (
+        main(
+            [
+                "explore",
+                "census.csv",
+                "-o",
+                "out/ex2.json",
+                "-k",
+                "3",
+                "--methods",
+                "mdav",
+                "--time-limit",
+                "20",
+                "-q",
+                "--json",
+            ]
+        )
+        == 0
+    )
     doc = json.loads(capsys.readouterr().out)
     assert "--from-explore out/ex2.json" in doc["runs"][0]["commands"]["from_explore"]
 
@@ -148,13 +211,19 @@ def test_an_explore_run_bounded_by_work_is_the_protect_run_of_its_command(census
 
 # --- protect --from-manifest ---------------------------------------------------------------------
 
+
 def _protect(*args):
     return main(["protect", *map(str, args), "-q"])
 
 
 def test_from_manifest_recreates_the_file_byte_for_byte(census_csv, tmp_path, capsys):
     first = tmp_path / "first.csv"
-    assert _protect(census_csv, "-o", first, "-k", "3", "--method", "icsm", "--work", "5000", "--seed", "3") == 0
+    assert (
+        _protect(
+            census_csv, "-o", first, "-k", "3", "--method", "icsm", "--work", "5000", "--seed", "3"
+        )
+        == 0
+    )
     capsys.readouterr()
     again = tmp_path / "again.csv"
     assert _protect(census_csv, "-o", again, "--from-manifest", f"{first}.manifest.json") == 0
@@ -170,12 +239,22 @@ def test_from_manifest_compares_a_shuffled_file_by_its_rows(census_csv, tmp_path
     doc = json.loads((tmp_path / "first.csv.manifest.json").read_text())
     assert doc["shuffled"] and doc["output"]["rows_sha256"]
     capsys.readouterr()
-    assert _protect(census_csv, "-o", tmp_path / "again.csv", "--from-manifest", f"{first}.manifest.json") == 0
+    assert (
+        _protect(
+            census_csv, "-o", tmp_path / "again.csv", "--from-manifest", f"{first}.manifest.json"
+        )
+        == 0
+    )
     assert "rows (shuffled" in capsys.readouterr().out
     # an older manifest without rows_sha256: the earlier file beside it gives the rows
     del doc["output"]["rows_sha256"]
     (tmp_path / "first.csv.manifest.json").write_text(json.dumps(doc))
-    assert _protect(census_csv, "-o", tmp_path / "third.csv", "--from-manifest", f"{first}.manifest.json") == 0
+    assert (
+        _protect(
+            census_csv, "-o", tmp_path / "third.csv", "--from-manifest", f"{first}.manifest.json"
+        )
+        == 0
+    )
 
 
 def test_from_manifest_says_in_one_line_what_does_not_match(census_csv, tmp_path, capsys):
@@ -194,6 +273,8 @@ def test_from_manifest_says_in_one_line_what_does_not_match(census_csv, tmp_path
     assert _protect(other, "-o", tmp_path / "x.csv", "--from-manifest", manifest) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "is not the file" in err and not (tmp_path / "x.csv").exists()
-    assert _protect(census_csv, "-o", tmp_path / "y.csv", "--from-manifest", manifest, "-k", "4") == 2
+    assert (
+        _protect(census_csv, "-o", tmp_path / "y.csv", "--from-manifest", manifest, "-k", "4") == 2
+    )
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "drop -k" in err and not (tmp_path / "y.csv").exists()

@@ -1,4 +1,5 @@
-"""Every Python example of docs/sdcmicro.md runs, and the guide's table comes from the script's results."""
+"""Every Python example of docs/sdcmicro.md runs, and the guide's table comes from the script's
+results."""
 
 import json
 import re

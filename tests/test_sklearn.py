@@ -25,11 +25,15 @@ from sklearn.utils.estimator_checks import check_estimator  # noqa: E402
 
 #: the checks that ask a fitted transformer for new data: microaggregation has no rule for a record
 #: it did not group (as TSNE has no transform), so transform() refuses any other data
-TRANSDUCTIVE = "transductive: transform() gives the protected version of the fitted data only, and this check " \
-               "transforms other data"
+TRANSDUCTIVE = (
+    "transductive: transform() gives the protected version of the fitted data only, and this check "
+    "transforms other data"
+)
 EXPECTED_FAILURES = {
     "check_methods_subset_invariance": TRANSDUCTIVE + " (a subset of it)",
-    "check_methods_sample_order_invariance": TRANSDUCTIVE + " (the fitted records in another order)",
+    "check_methods_sample_order_invariance": (
+        TRANSDUCTIVE + " (the fitted records in another order)"
+    ),
     "check_fit_idempotent": TRANSDUCTIVE + " (a held-out test split)",
 }
 
@@ -37,7 +41,9 @@ EXPECTED_FAILURES = {
 def test_check_estimator_passes_with_declared_expected_failures():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        results = check_estimator(MicroAggregator(), expected_failed_checks=EXPECTED_FAILURES, on_fail=None)
+        results = check_estimator(
+            MicroAggregator(), expected_failed_checks=EXPECTED_FAILURES, on_fail=None
+        )
     failed = {r["check_name"] for r in results if r["status"] == "failed"}
     xfailed = {r["check_name"] for r in results if r["status"] == "xfail"}
     assert failed == set()
@@ -74,7 +80,9 @@ def test_other_data_are_refused_by_transform():
 def test_a_pipeline_and_set_output_polars():
     pl = pytest.importorskip("polars")
     df = microagg.datasets.load("census").head(150)[["AGI", "FEDTAX", "FICA"]]
-    pipe = make_pipeline(MicroAggregator(k=3, audit=False), StandardScaler()).set_output(transform="polars")
+    pipe = make_pipeline(MicroAggregator(k=3, audit=False), StandardScaler()).set_output(
+        transform="polars"
+    )
     out = pipe.fit_transform(df)
     assert isinstance(out, pl.DataFrame) and out.columns == ["AGI", "FEDTAX", "FICA"]
     again = pipe.transform(df)  # fit(X).transform(X): the fitted data
@@ -83,8 +91,9 @@ def test_a_pipeline_and_set_output_polars():
 
 def test_a_column_transformer_protects_its_columns_only():
     df = microagg.datasets.load("census").head(150)[["AGI", "FEDTAX", "FICA"]]
-    ct = ColumnTransformer([("protect", MicroAggregator(k=5, audit=False), ["AGI", "FEDTAX"])],
-                           remainder="passthrough").set_output(transform="pandas")
+    ct = ColumnTransformer(
+        [("protect", MicroAggregator(k=5, audit=False), ["AGI", "FEDTAX"])], remainder="passthrough"
+    ).set_output(transform="pandas")
     out = ct.fit_transform(df)
     assert isinstance(out, pd.DataFrame)
     assert list(out.columns) == ["protect__AGI", "protect__FEDTAX", "remainder__FICA"]

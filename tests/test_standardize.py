@@ -1,12 +1,12 @@
-"""microagg.standardize: the one home of z-scores and principal axes (in memory and chunk by chunk)."""
+"""microagg.standardize: the one home of z-scores and principal axes (in memory and chunk by
+chunk)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from microagg.standardize import axes_of_covariance, Moments, principal_axes, Standardizer, zscores
-
+from microagg.standardize import Moments, Standardizer, axes_of_covariance, principal_axes, zscores
 
 
 def test_moments_merged_chunk_by_chunk_give_the_standardizer_of_the_whole():
@@ -14,8 +14,11 @@ def test_moments_merged_chunk_by_chunk_give_the_standardizer_of_the_whole():
     X = rng.normal(size=(1000, 4)) * [1, 10, 1e-3, 0] + [5, -3, 0, 7]  # the last column constant
     moments = Moments(4)
     for a in range(0, 1000, 137):
-        moments.partial_fit(X[a:a + 137])
-    streamed, whole = moments.standardizer(["a", "b", "c", "d"], warn=False), Standardizer.fit(X, warn=False)
+        moments.partial_fit(X[a : a + 137])
+    streamed, whole = (
+        moments.standardizer(["a", "b", "c", "d"], warn=False),
+        Standardizer.fit(X, warn=False),
+    )
     np.testing.assert_allclose(streamed.mean, whole.mean, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(streamed.scale, whole.scale, rtol=1e-9)
     assert streamed.constant == ["d"] and moments.n == 1000

@@ -1,18 +1,19 @@
-"""Strata (strata.py and the pipeline's partition stage): groups never cross strata; small strata reported or merged."""
+"""Strata (strata.py and the pipeline's partition stage): groups never cross strata; small strata
+reported or merged."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, HealthCheck, settings, strategies as st
+from conftest import _strata_frame, make_data
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import microagg
 from microagg import partition
 from microagg.errors import InputError
 from microagg.partition import check_partition
-
-from conftest import _strata_frame, make_data
 
 
 def test_strata_keep_groups_inside_one_stratum():
@@ -28,8 +29,9 @@ def test_strata_with_blocks_never_cross_strata():
     rng = np.random.default_rng(4)
     df = pd.DataFrame(rng.normal(size=(900, 3)), columns=list("abc"))
     df["region"] = rng.choice(["n", "s", "e", "tiny"], p=[0.4, 0.3, 0.298, 0.002], size=900)
-    res = microagg.microaggregate(df, k=3, columns=list("abc"), strata="region", block_size=100,
-                                  merge_small_strata=True)
+    res = microagg.microaggregate(
+        df, k=3, columns=list("abc"), strata="region", block_size=100, merge_small_strata=True
+    )
     check_partition(res.labels, 900, 3)
     merged = df["region"].to_numpy().copy()
     for m in res.extras.get("merged_strata", []):
@@ -54,8 +56,13 @@ def test_small_stratum_merged_with_the_nearest_stratum():
     assert "merged into a" in res.summary()
 
 
-@given(seed=st.integers(0, 2**31 - 1), n=st.integers(6, 120), k=st.integers(2, 4), s=st.integers(1, 6),
-       method=st.sampled_from(["mdav", "auto", "individual-ranking"]))
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    n=st.integers(6, 120),
+    k=st.integers(2, 4),
+    s=st.integers(1, 6),
+    method=st.sampled_from(["mdav", "auto", "individual-ranking"]),
+)
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_strata_keep_every_group_inside_one_merged_stratum(seed, n, k, s, method):
     rng = np.random.default_rng(seed)
@@ -63,8 +70,17 @@ def test_strata_keep_every_group_inside_one_merged_stratum(seed, n, k, s, method
     df["s1"] = rng.integers(0, s, n).astype(str)
     df["s2"] = rng.integers(0, 2, n)
     params = {"portfolio": ["mdav", "tsp-mhm"]} if method == "auto" else {}
-    res = microagg.microaggregate(df, k=k, method=method, strata=["s1", "s2"], merge_small_strata=True,
-                                  columns=["a", "b", "c"], continuous=["a", "b", "c"], time_limit=5, **params)
+    res = microagg.microaggregate(
+        df,
+        k=k,
+        method=method,
+        strata=["s1", "s2"],
+        merge_small_strata=True,
+        columns=["a", "b", "c"],
+        continuous=["a", "b", "c"],
+        time_limit=5,
+        **params,
+    )
     # (make_data's rounded columns look like integer codes: declared continuous, they are averaged)
     # map every original stratum to the merged stratum it ended in
     final = {}
@@ -84,8 +100,9 @@ def test_strata_keep_every_group_inside_one_merged_stratum(seed, n, k, s, method
 
 def test_strata_with_auto_report_each_portfolio():
     df = _strata_frame()
-    res = microagg.microaggregate(df, k=3, method="auto", strata="region", merge_small_strata=True,
-                                  portfolio=["mdav", "md"])
+    res = microagg.microaggregate(
+        df, k=3, method="auto", strata="region", merge_small_strata=True, portfolio=["mdav", "md"]
+    )
     assert all("portfolio" in e["extras"] for e in res.extras["strata"])
     assert res.summary().count("auto: winner") == 2
 
@@ -111,7 +128,9 @@ def test_start_labels_are_cut_per_stratum():
         microagg.microaggregate(df, k=3, method="icsm", block_size=300, init=start.labels)
 
 
-# --- one home for stratum keys and merges (strata.StratumIndex) ---------------------------------------
+# --- one home for stratum keys and merges (strata.StratumIndex)
+# ---------------------------------------
+
 
 def test_stratum_codes_are_the_same_whatever_the_chunking():
     """The out-of-core mode encodes strata chunk by chunk: the codes, names, counts and sums are
@@ -124,7 +143,7 @@ def test_stratum_codes_are_the_same_whatever_the_chunking():
     whole = StratumIndex(["r", "u"])
     codes = whole.encode(df, Z)
     chunked = StratumIndex(["r", "u"])
-    parts = [chunked.encode(df.iloc[a:a + 37], Z[a:a + 37]) for a in range(0, 500, 37)]
+    parts = [chunked.encode(df.iloc[a : a + 37], Z[a : a + 37]) for a in range(0, 500, 37)]
     assert np.array_equal(np.concatenate(parts), codes)
     assert chunked.names == whole.names and "r=<missing>, u=0" in whole.names
     assert np.array_equal(chunked.counts, whole.counts)
@@ -145,7 +164,16 @@ def test_out_of_core_merges_small_strata_as_the_in_memory_pipeline(tmp_path):
     df.loc[1, ["a", "b"]] = [3.2, -2400.0]
     src = tmp_path / "in.parquet"
     df.to_parquet(src)
-    memory = microagg.microaggregate(df, k=3, columns=["a", "b"], strata="s", merge_small_strata=True)
-    summary = protect_out_of_core(src, tmp_path / "out", k=3, columns=["a", "b"], strata="s", block_size=50,
-                                  merge_small_strata=True)
+    memory = microagg.microaggregate(
+        df, k=3, columns=["a", "b"], strata="s", merge_small_strata=True
+    )
+    summary = protect_out_of_core(
+        src,
+        tmp_path / "out",
+        k=3,
+        columns=["a", "b"],
+        strata="s",
+        block_size=50,
+        merge_small_strata=True,
+    )
     assert summary["merged_strata"] == memory.extras["merged_strata"] == list(memory.strata.merges)

@@ -48,7 +48,9 @@ def import_graph() -> dict[str, set[str]]:
     modules = _modules()
     known = set(modules)
     graph = {name: _imports(name, path, known) for name, path in modules.items()}
-    for name in graph:  # importing a.b.c runs a/__init__ and a/b/__init__ first: not an edge we count
+    for (
+        name
+    ) in graph:  # importing a.b.c runs a/__init__ and a/b/__init__ first: not an edge we count
         graph[name] = {t for t in graph[name] if not name.startswith(t + ".")}
     return graph
 
@@ -88,8 +90,11 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def long_modules() -> list[tuple[str, int]]:
-    return [(n, len(p.read_text().splitlines())) for n, p in _modules().items()
-            if len(p.read_text().splitlines()) > MAX_MODULE_LINES]
+    return [
+        (n, len(p.read_text().splitlines()))
+        for n, p in _modules().items()
+        if len(p.read_text().splitlines()) > MAX_MODULE_LINES
+    ]
 
 
 def long_functions() -> list[tuple[str, int]]:
@@ -114,8 +119,15 @@ def numba_outside_kernels() -> list[str]:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 for deco in node.decorator_list:
                     text = ast.unparse(deco)
-                    if text.split("(")[0] in ("kernel", "njit", "jit", "numba.njit", "numba.jit",
-                                              "vectorize", "numba.vectorize"):
+                    if text.split("(")[0] in (
+                        "kernel",
+                        "njit",
+                        "jit",
+                        "numba.njit",
+                        "numba.jit",
+                        "vectorize",
+                        "numba.vectorize",
+                    ):
                         out.append(f"{name}.{node.name}")
     return out
 
@@ -127,8 +139,9 @@ def test_ruff_is_clean(command):
     import sys
 
     root = PACKAGE.parents[1]
-    done = subprocess.run([sys.executable, "-m", "ruff", *command, "."], cwd=root,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "ruff", *command, "."], cwd=root, capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-1000:]
 
 

@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import microagg
-from microagg.measures import risk as D
 from microagg import suppression
 from microagg.errors import InputError
+from microagg.measures import risk as D
 
 
 def _brute_frequencies(codes, fixed=None):
@@ -24,7 +24,9 @@ def _brute_frequencies(codes, fixed=None):
     out = np.zeros(n, dtype=np.int64)
     for i in range(n):
         for r in range(n):
-            same = fixed[i] == fixed[r] and all(a < 0 or b < 0 or a == b for a, b in zip(codes[i], codes[r]))
+            same = fixed[i] == fixed[r] and all(
+                a < 0 or b < 0 or a == b for a, b in zip(codes[i], codes[r])
+            )
             out[i] += same
     return out
 
@@ -38,7 +40,9 @@ def key_frames(draw):
         cats = draw(st.integers(1, 6))
         values = draw(st.lists(st.integers(0, cats - 1), min_size=n, max_size=n))
         missing = draw(st.lists(st.booleans(), min_size=n, max_size=n))
-        cols[f"k{j}"] = [None if gone and draw(st.booleans()) else v for v, gone in zip(values, missing)]
+        cols[f"k{j}"] = [
+            None if gone and draw(st.booleans()) else v for v, gone in zip(values, missing)
+        ]
     frame = pd.DataFrame(cols, dtype="object")
     frame["block"] = draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))
     return frame
@@ -65,7 +69,9 @@ def test_plan_makes_every_block_k_anonymous_and_is_locally_minimal(frame, k):
     assert np.array_equal(out[keys].isna().to_numpy(), codes < 0)
     fk = _brute_frequencies(codes, frame["block"].to_numpy())
     block_size = frame.groupby("block")["block"].transform("size").to_numpy()
-    assert np.all((fk >= k) | (block_size < k))  # below k only where the block itself is smaller than k
+    assert np.all(
+        (fk >= k) | (block_size < k)
+    )  # below k only where the block itself is smaller than k
     assert plan.records_left_below_k == int(np.count_nonzero(fk < k))
     assert plan.total == sum(plan.per_key.values()) == int(plan.suppressed.sum())
     assert np.all(original[plan.suppressed] >= 0)  # only present values are suppressed
@@ -92,12 +98,21 @@ def test_importance_decides_which_key_is_suppressed():
 
 def test_default_importance_is_sdcmicros_fewer_categories_first():
     frame = pd.DataFrame({"many": [1, 2, 3, 4], "two": [1, 2, 1, 2], "three": [1, 2, 3, 1]})
-    assert suppression.default_importance(frame, ["many", "two", "three"]) == ["two", "three", "many"]
+    assert suppression.default_importance(frame, ["many", "two", "three"]) == [
+        "two",
+        "three",
+        "many",
+    ]
 
 
 def test_apply_keeps_dtypes_missing_as_the_column_holds_it():
-    frame = pd.DataFrame({"i": np.array([1, 1, 2], dtype=np.int64), "s": ["x", "x", "y"],
-                          "c": pd.Categorical(["u", "u", "v"])})
+    frame = pd.DataFrame(
+        {
+            "i": np.array([1, 1, 2], dtype=np.int64),
+            "s": ["x", "x", "y"],
+            "c": pd.Categorical(["u", "u", "v"]),
+        }
+    )
     plan = suppression.plan(frame, ["i", "s", "c"], 2)
     out = suppression.apply(frame, plan)
     assert plan.total >= 1 and out.isna().sum().sum() == plan.total
@@ -107,14 +122,22 @@ def test_apply_keeps_dtypes_missing_as_the_column_holds_it():
 
 def _survey(n=240, seed=1):
     rng = np.random.default_rng(seed)
-    return pd.DataFrame({"income": rng.lognormal(10, 1, n), "assets": rng.lognormal(11, 1, n),
-                         "region": rng.integers(1, 30, n), "sex": rng.integers(1, 3, n),
-                         "age": rng.integers(18, 90, n)})
+    return pd.DataFrame(
+        {
+            "income": rng.lognormal(10, 1, n),
+            "assets": rng.lognormal(11, 1, n),
+            "region": rng.integers(1, 30, n),
+            "sex": rng.integers(1, 3, n),
+            "age": rng.integers(18, 90, n),
+        }
+    )
 
 
 def test_api_suppresses_keys_after_microaggregation_whole_file_k_anonymous():
     df = _survey()
-    res = microagg.microaggregate(df, k=3, columns=["income", "assets"], keys=["region", "sex", "age"])
+    res = microagg.microaggregate(
+        df, k=3, columns=["income", "assets"], keys=["region", "sex", "age"]
+    )
     s = res.suppression
     assert s.mode == "suppress" and s.total > 0 and s.records_left_below_k == 0
     assert set(c for c, n in s.per_key.items() if n) <= set(res.changed_columns)
@@ -123,22 +146,36 @@ def test_api_suppresses_keys_after_microaggregation_whole_file_k_anonymous():
     key_vars = ["income", "assets", "region", "sex", "age"]
     assert D.key_frequencies(out, key_vars, 3, missing="wildcard").is_k_anonymous
     assert res.audit["key_records_below_k"] == 0
-    assert res.audit["suppressed_key_values"] == s.total  # the registered measure, from the two files
+    assert (
+        res.audit["suppressed_key_values"] == s.total
+    )  # the registered measure, from the two files
     assert "local suppression on the keys" in res.summary()
 
 
 def test_api_refuse_before_any_work_and_report_publishes_unchanged():
     df = _survey()
     with pytest.raises(InputError, match="on_keys_below_k='refuse'"):
-        microagg.microaggregate(df, k=3, columns=["income", "assets"], keys=["region", "sex", "age"],
-                                on_keys_below_k="refuse")
-    res = microagg.microaggregate(df, k=3, columns=["income", "assets"], keys=["region", "sex", "age"],
-                                  on_keys_below_k="report")
+        microagg.microaggregate(
+            df,
+            k=3,
+            columns=["income", "assets"],
+            keys=["region", "sex", "age"],
+            on_keys_below_k="refuse",
+        )
+    res = microagg.microaggregate(
+        df,
+        k=3,
+        columns=["income", "assets"],
+        keys=["region", "sex", "age"],
+        on_keys_below_k="report",
+    )
     assert res.suppression.mode == "report" and res.suppression.total == 0
     assert res.suppression.records_left_below_k > 0
     assert res.data[["region", "sex", "age"]].equals(df[["region", "sex", "age"]])
     with pytest.raises(InputError, match="key_importance"):
-        microagg.microaggregate(df, k=3, columns=["income"], keys=["region"], key_importance=["sex"])
+        microagg.microaggregate(
+            df, k=3, columns=["income"], keys=["region"], key_importance=["sex"]
+        )
 
 
 @pytest.mark.parametrize("fmt", ["csv", "dta", "sav"])
@@ -146,8 +183,20 @@ def test_cli_modes_and_read_back(tmp_path, fmt):
     df = _survey()
     src = tmp_path / "in.csv"
     df.to_csv(src, index=False)
-    base = [sys.executable, "-m", "microagg.cli", "protect", str(src), "-k", "3", "--columns", "income,assets",
-            "--keys", "region,sex,age", "-q"]
+    base = [
+        sys.executable,
+        "-m",
+        "microagg.cli",
+        "protect",
+        str(src),
+        "-k",
+        "3",
+        "--columns",
+        "income,assets",
+        "--keys",
+        "region,sex,age",
+        "-q",
+    ]
     out = tmp_path / f"out.{fmt}"
     done = subprocess.run(base + ["-o", str(out)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
@@ -159,15 +208,25 @@ def test_cli_modes_and_read_back(tmp_path, fmt):
         return
     back = pd.read_csv(out)
     assert back[["region", "sex", "age"]].isna().sum().sum() == verified["suppression"]["total"]
-    shown = subprocess.run(base + ["-o", str(tmp_path / "j.csv"), "--json"], capture_output=True, text=True)
+    shown = subprocess.run(
+        base + ["-o", str(tmp_path / "j.csv"), "--json"], capture_output=True, text=True
+    )
     record = json.loads(shown.stdout)
-    assert record["risk"]["suppressed_key_values"] == record["suppression"]["total"] > 0  # audit of the file read back
+    assert (
+        record["risk"]["suppressed_key_values"] == record["suppression"]["total"] > 0
+    )  # audit of the file read back
     assert record["risk"]["key_records_below_k"] == 0
-    report = subprocess.run(base + ["-o", str(tmp_path / "r.csv"), "--on-keys-below-k", "report"],
-                            capture_output=True, text=True)
+    report = subprocess.run(
+        base + ["-o", str(tmp_path / "r.csv"), "--on-keys-below-k", "report"],
+        capture_output=True,
+        text=True,
+    )
     assert report.returncode == 3 and (tmp_path / "r.csv").exists()
     assert "not k-anonymous" in report.stderr
-    refuse = subprocess.run(base + ["-o", str(tmp_path / "x.csv"), "--on-keys-below-k", "refuse"],
-                            capture_output=True, text=True)
+    refuse = subprocess.run(
+        base + ["-o", str(tmp_path / "x.csv"), "--on-keys-below-k", "refuse"],
+        capture_output=True,
+        text=True,
+    )
     assert refuse.returncode == 2 and not (tmp_path / "x.csv").exists()
     assert refuse.stderr.count("\n") == 1 and refuse.stderr.startswith("microagg: error: ")

@@ -99,17 +99,37 @@ def test_neighbourhood_counts_match_a_brute_force_recount():
 def test_greedy_on_the_papers_toy_example():
     """Table I records with Table V's counts: the first group is the Com8/Com10/Com11 cluster."""
     T = np.array(
-        [[790, 55], [710, 44], [730, 32], [810, 17], [950, 3], [510, 25],
-         [400, 45], [330, 50], [510, 5], [760, 52], [50, 12]], dtype=np.float64,
+        [
+            [790, 55],
+            [710, 44],
+            [730, 32],
+            [810, 17],
+            [950, 3],
+            [510, 25],
+            [400, 45],
+            [330, 50],
+            [510, 5],
+            [760, 52],
+            [50, 12],
+        ],
+        dtype=np.float64,
     )
     X = np.ascontiguousarray((T - T.mean(0)) / T.std(0))
     N = np.array(
-        [[0, 11, 11, 8, 11, 0, 1, 0, 1, 1, 1], [11, 0, 10, 2, 10, 3, 2, 0, 4, 1, 1],
-         [11, 10, 0, 9, 3, 5, 1, 1, 1, 0, 3], [8, 2, 9, 0, 3, 8, 4, 1, 4, 2, 3],
-         [11, 10, 3, 3, 0, 6, 2, 1, 6, 1, 2], [0, 3, 5, 8, 6, 0, 7, 4, 7, 1, 3],
-         [1, 2, 1, 4, 2, 7, 0, 6, 5, 10, 9], [0, 0, 1, 1, 1, 4, 6, 0, 10, 11, 8],
-         [1, 4, 1, 4, 6, 7, 5, 10, 0, 6, 3], [1, 1, 0, 2, 1, 1, 10, 11, 6, 0, 11],
-         [1, 1, 3, 3, 2, 3, 9, 8, 3, 11, 0]], dtype=np.int32,
+        [
+            [0, 11, 11, 8, 11, 0, 1, 0, 1, 1, 1],
+            [11, 0, 10, 2, 10, 3, 2, 0, 4, 1, 1],
+            [11, 10, 0, 9, 3, 5, 1, 1, 1, 0, 3],
+            [8, 2, 9, 0, 3, 8, 4, 1, 4, 2, 3],
+            [11, 10, 3, 3, 0, 6, 2, 1, 6, 1, 2],
+            [0, 3, 5, 8, 6, 0, 7, 4, 7, 1, 3],
+            [1, 2, 1, 4, 2, 7, 0, 6, 5, 10, 9],
+            [0, 0, 1, 1, 1, 4, 6, 0, 10, 11, 8],
+            [1, 4, 1, 4, 6, 7, 5, 10, 0, 6, 3],
+            [1, 1, 0, 2, 1, 1, 10, 11, 6, 0, 11],
+            [1, 1, 3, 3, 2, 3, 9, 8, 3, 11, 0],
+        ],
+        dtype=np.int32,
     )
     labels, g, g_literal = greedy_groups(X, N, 3)
     assert (g, g_literal) == (3, 2)  # 11 -> 8 -> 5 (line 11 stops here) -> 2 leftovers
@@ -118,7 +138,8 @@ def test_greedy_on_the_papers_toy_example():
 
 
 def test_census_reference_values():
-    """The tightest cells: mf-tsp k=3 within 5% of Table IX's 6.00; tsp-mhm k=10 below MDAV's 14.16."""
+    """The tightest cells: mf-tsp k=3 within 5% of Table IX's 6.00; tsp-mhm k=10 below MDAV's
+    14.16."""
     df = datasets.load("census")
     assert microaggregate(df, k=3, method="mf-tsp", seed=0).information_loss <= 1.05 * 6.00
     assert microaggregate(df, k=10, method="tsp-mhm", seed=0).information_loss < 14.16
@@ -158,7 +179,9 @@ def test_tsp_mhm_refuses_a_first_tour_its_probe_says_cannot_fit(monkeypatch):
     free = methods.run("tsp-mhm", X, 3, seed=1, n_starts=2).labels
     monkeypatch.setattr(tsp, "PROBE_MIN_N", 500)
     monkeypatch.setattr(tsp, "PROBE_RECORDS", 400)
-    assert np.array_equal(methods.run("tsp-mhm", X, 3, seed=1, n_starts=2, time_limit=3600).labels, free)
+    assert np.array_equal(
+        methods.run("tsp-mhm", X, 3, seed=1, n_starts=2, time_limit=3600).labels, free
+    )
     tsp._refuse_if_first_tour_cannot_fit(X, 3, None, 10, Deadline(None))  # unbounded: no probe
     monkeypatch.setattr(methods, "TOLERATED_OVERSHOOT", 0.0)
     with pytest.raises(BudgetError, match="its first tour needs about"):

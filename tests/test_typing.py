@@ -28,30 +28,52 @@ def test_microaggregate_signature_is_the_declared_one():
     """Names, order, defaults and kinds: the literal signature and the one generated from
     RUN_OPTIONS (options.signature) are the same; the method's parameters come as **params."""
     sig, declared = inspect.signature(microagg.microaggregate), signature()
-    assert [(p.name, p.kind, p.default) for p in sig.parameters.values()] == \
-        [(p.name, p.kind, p.default) for p in declared.parameters.values()]
-    assert [p for p in sig.parameters][1:len(POSITIONAL) + 1] == list(POSITIONAL)
-    assert all(sig.parameters[p.name].kind is P.KEYWORD_ONLY for p in RUN_OPTIONS if p.name not in POSITIONAL)
+    assert [(p.name, p.kind, p.default) for p in sig.parameters.values()] == [
+        (p.name, p.kind, p.default) for p in declared.parameters.values()
+    ]
+    assert [p for p in sig.parameters][1 : len(POSITIONAL) + 1] == list(POSITIONAL)
+    assert all(
+        sig.parameters[p.name].kind is P.KEYWORD_ONLY
+        for p in RUN_OPTIONS
+        if p.name not in POSITIONAL
+    )
     assert all(sig.parameters[name].annotation is not P.empty for name in sig.parameters)
     assert sig.return_annotation == "Result"
 
 
 def test_explore_takes_the_grid_options_with_their_defaults():
     sig = inspect.signature(microagg.explore.explore)
-    own = ["data", "k", "methods", "time_limit", "risk", "max_risk", "method_params", "previous", "progress",
-           "input_info"]
+    own = [
+        "data",
+        "k",
+        "methods",
+        "time_limit",
+        "risk",
+        "max_risk",
+        "method_params",
+        "previous",
+        "progress",
+        "input_info",
+    ]
     assert list(sig.parameters) == own + list(GRID_OPTIONS)
     for name in GRID_OPTIONS:
-        assert sig.parameters[name].kind is P.KEYWORD_ONLY and sig.parameters[name].default == option(name).default
-    assert not any(p.kind is P.VAR_KEYWORD for p in sig.parameters.values())  # a typo is a TypeError
+        assert (
+            sig.parameters[name].kind is P.KEYWORD_ONLY
+            and sig.parameters[name].default == option(name).default
+        )
+    assert not any(
+        p.kind is P.VAR_KEYWORD for p in sig.parameters.values()
+    )  # a typo is a TypeError
 
 
 def _literal_values(annotation: str) -> tuple:
     return typing.get_args(getattr(microagg.typed, annotation))
 
 
-@pytest.mark.parametrize("name, alias", [("distance", "Distance"), ("aggregation", "Aggregation"),
-                                         ("merged_strata", "MergedStrata")])
+@pytest.mark.parametrize(
+    "name, alias",
+    [("distance", "Distance"), ("aggregation", "Aggregation"), ("merged_strata", "MergedStrata")],
+)
 def test_literal_types_list_the_declared_choices(name, alias):
     assert set(_literal_values(alias)) == set(option(name).allowed())
 
@@ -81,7 +103,9 @@ def test_version_has_one_source():
     from importlib.metadata import version
 
     assert microagg.__version__ == version("microagg")
-    done = subprocess.run([sys.executable, "-m", "microagg.cli", "--version"], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "microagg.cli", "--version"], capture_output=True, text=True
+    )
     assert done.returncode == 0 and done.stdout.strip() == f"microagg {microagg.__version__}"
 
 
@@ -94,29 +118,49 @@ def _pyright(tmp_path, *files) -> dict:
     exe = shutil.which("pyright")
     if exe is None:
         pytest.skip("pyright is not installed (pip install '.[test]')")
-    (tmp_path / "pyrightconfig.json").write_text(json.dumps({"extraPaths": [str(ROOT / "src")],
-                                                             "pythonVersion": "3.10"}))
-    done = subprocess.run([exe, "--outputjson", *map(str, files)], capture_output=True, text=True, cwd=tmp_path,
-                          timeout=600)
+    (tmp_path / "pyrightconfig.json").write_text(
+        json.dumps({"extraPaths": [str(ROOT / "src")], "pythonVersion": "3.10"})
+    )
+    done = subprocess.run(
+        [exe, "--outputjson", *map(str, files)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=600,
+    )
     return json.loads(done.stdout)
 
 
 def test_pyright_reports_a_misspelt_option(tmp_path):
     report = _pyright(tmp_path, ROOT / "tests" / "typing" / "misspelt_option.py")
-    errors = [(d["range"]["start"]["line"] + 1, d["message"]) for d in report["generalDiagnostics"]
-              if d["severity"] == "error"]
+    errors = [
+        (d["range"]["start"]["line"] + 1, d["message"])
+        for d in report["generalDiagnostics"]
+        if d["severity"] == "error"
+    ]
     lines = sorted({line for line, _ in errors})
     assert lines == [6, 7, 8, 9], errors
     messages = " ".join(m for _, m in errors)
-    assert all(re.search(rf'"{word}"', messages) for word in ("colums", "gama", "stratta")), messages
+    assert all(re.search(rf'"{word}"', messages) for word in ("colums", "gama", "stratta")), (
+        messages
+    )
 
 
 def test_pyright_is_clean_on_the_public_api(tmp_path):
     src = ROOT / "src" / "microagg"
-    report = _pyright(tmp_path, ROOT / "tests" / "typing" / "public_api.py", src / "__init__.py", src / "typed.py",
-                      src / "sklearn.py", src / "frames.py")
-    errors = [f"{d['file']}:{d['range']['start']['line'] + 1}: {d['message']}" for d in report["generalDiagnostics"]
-              if d["severity"] == "error"]
+    report = _pyright(
+        tmp_path,
+        ROOT / "tests" / "typing" / "public_api.py",
+        src / "__init__.py",
+        src / "typed.py",
+        src / "sklearn.py",
+        src / "frames.py",
+    )
+    errors = [
+        f"{d['file']}:{d['range']['start']['line'] + 1}: {d['message']}"
+        for d in report["generalDiagnostics"]
+        if d["severity"] == "error"
+    ]
     assert errors == []
 
 
@@ -132,7 +176,9 @@ def test_protect_once_it_exists_takes_the_run_options_typed():
     options = {p.name: p for p in sig.parameters.values() if p.kind is P.KEYWORD_ONLY}
     assert set(options) >= {p.name for p in RUN_OPTIONS}
     for p in RUN_OPTIONS:
-        assert options[p.name].default == p.default and options[p.name].annotation is not P.empty, p.name
+        assert options[p.name].default == p.default and options[p.name].annotation is not P.empty, (
+            p.name
+        )
     assert [p.kind for p in sig.parameters.values()][-1] is P.VAR_KEYWORD
 
 
@@ -140,7 +186,10 @@ def test_pyright_reports_a_misspelt_option_read_from_a_run(tmp_path):
     """options.Run is a typed dataclass: reading a misspelt option, or an option as the wrong type,
     is a type error, not an AttributeError at run time."""
     report = _pyright(tmp_path, ROOT / "tests" / "typing" / "misspelt_run_field.py")
-    errors = [(d["range"]["start"]["line"] + 1, d["message"]) for d in report["generalDiagnostics"]
-              if d["severity"] == "error"]
+    errors = [
+        (d["range"]["start"]["line"] + 1, d["message"])
+        for d in report["generalDiagnostics"]
+        if d["severity"] == "error"
+    ]
     assert sorted({line for line, _ in errors}) == [9, 10], errors
     assert '"colums"' in " ".join(m for line, m in errors if line == 9)

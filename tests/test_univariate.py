@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from conftest import brute_force_optimum
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import microagg
 from microagg import methods, partition
 from microagg.kernels.segments import optimal_cyclic_labels, optimal_path_labels
-
-from conftest import brute_force_optimum
 
 
 @given(st.lists(st.integers(-5, 5), min_size=2, max_size=9), st.integers(2, 4))
@@ -45,7 +45,9 @@ def test_univariate_fixed_is_fixed_size_and_never_beats_optimal(seed, k, n):
 
 def test_univariate_methods_reject_multivariate_data():
     with pytest.raises(ValueError, match="univariate"):
-        microagg.microaggregate(np.random.default_rng(0).normal(size=(20, 2)), k=3, method="univariate-optimal")
+        microagg.microaggregate(
+            np.random.default_rng(0).normal(size=(20, 2)), k=3, method="univariate-optimal"
+        )
 
 
 @given(st.integers(0, 10_000), st.integers(2, 3), st.integers(2, 10), st.integers(1, 3))
@@ -58,14 +60,16 @@ def test_path_and_cyclic_cuts_are_optimal(seed, k, n, d):
     def best_path(Y):
         # every consecutive cut with sizes k..2k-1
         best = np.inf
+
         def rec(i, acc):
             nonlocal best
             if i == len(Y):
                 best = min(best, acc)
             for s in range(k, 2 * k):
                 if i + s <= len(Y):
-                    G = Y[i:i + s]
+                    G = Y[i : i + s]
                     rec(i + s, acc + float(np.sum((G - G.mean(axis=0)) ** 2)))
+
         rec(0, 0.0)
         return best
 

@@ -25,8 +25,19 @@ def _version() -> str:
 
 
 __version__ = _version()
-__all__ = ["microaggregate", "protect", "Result", "methods", "datasets", "information_loss", "explore", "MicroAggregator",
-           "InputError", "ParameterError", "__version__"]
+__all__ = [
+    "microaggregate",
+    "protect",
+    "Result",
+    "methods",
+    "datasets",
+    "information_loss",
+    "explore",
+    "MicroAggregator",
+    "InputError",
+    "ParameterError",
+    "__version__",
+]
 
 if TYPE_CHECKING:  # what the lazy __getattr__ below returns, for type checkers
     from . import datasets as datasets
@@ -37,8 +48,13 @@ if TYPE_CHECKING:  # what the lazy __getattr__ below returns, for type checkers
     from .publication import protect as protect
     from .sklearn import MicroAggregator as MicroAggregator
 
-_LAZY = {"microaggregate": ".api", "protect": ".publication", "Result": ".api", "information_loss": ".measures",
-         "MicroAggregator": ".sklearn"}
+_LAZY = {
+    "microaggregate": ".api",
+    "protect": ".publication",
+    "Result": ".api",
+    "information_loss": ".measures",
+    "MicroAggregator": ".sklearn",
+}
 
 
 def __getattr__(name):

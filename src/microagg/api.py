@@ -9,7 +9,8 @@ every labelling checked) -> publish (representatives in original units) -> measu
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Hashable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from . import pipeline
 from .deadline import TIME_CUT_NOTE, Deadline
@@ -25,7 +26,16 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike
     from typing_extensions import Unpack
 
-    from .typed import Aggregation, Columns, DataInput, Distance, MergedStrata, MethodParams, OnKeysBelowK, Progress
+    from .typed import (
+        Aggregation,
+        Columns,
+        DataInput,
+        Distance,
+        MergedStrata,
+        MethodParams,
+        OnKeysBelowK,
+        Progress,
+    )
 
 __all__ = ["Result", "microaggregate"]
 
@@ -67,7 +77,8 @@ def microaggregate(
     progress: bool | Progress | None = False,
     **params: Unpack[MethodParams],
 ) -> Result:
-    """Microaggregate ``data`` so that every group of quasi-identifier values has at least k records.
+    """Microaggregate ``data`` so that every group of quasi-identifier values has at least k
+    records.
 
     Records are grouped into groups of at least ``k`` similar records (by ``method``, on the
     z-scores of the quasi-identifiers (QIs)) and each QI value is replaced by its group's
@@ -194,7 +205,8 @@ def microaggregate(
     -----
     ``time_limit`` is shared by strata, blocks, portfolio members and initial methods by one rule
     (``microagg.deadline``); the file audit is not part of the call. Methods registered as not
-    interruptible (md, npn-mhm, ...) run to completion or are refused at once where their least time does not fit
+    interruptible (md, npn-mhm, ...) run to completion or are refused at once where their least time
+    does not fit
     (benchmarks/results/colgen_time_limit.md). The method's compiled kernels load before the clock
     starts, once per process (``methods.load_kernels``).
 
@@ -228,44 +240,98 @@ def _microaggregate(data, options: dict, params: dict) -> Result:
     """The run: the pipeline's stages, once the call's options are known (given ones only)."""
     run = validate_run(options, params)  # every option and parameter, before the data are read
     pipeline.import_dependencies()
-    deadline = Deadline(run.time_limit, work=run.work)  # the whole call's budget (the checks above take microseconds)
+    deadline = Deadline(
+        run.time_limit, work=run.work
+    )  # the whole call's budget (the checks above take microseconds)
     source = pipeline.load(data)
     roles = pipeline.check_params_vs_input(run, source)
     prepared = pipeline.prepare(source, roles, run)
     with channel(run.progress, run.time_limit, f"microagg {run.method}") as report:
         partitioned = pipeline.partition(source, roles, prepared, run, deadline, report)
     published = pipeline.publish(source, roles, prepared, partitioned, run)
-    audit, publication, bound = pipeline.measure(source, roles, prepared, partitioned, published, run)
-    if deadline.time_cut:  # the clock, not the work done, ended the run: another load gives another file
-        audit = dataclasses.replace(audit, warnings=audit.warnings + (TIME_CUT_NOTE,),
-                                    context={**audit.context, "reproducible": False})
+    audit, publication, bound = pipeline.measure(
+        source, roles, prepared, partitioned, published, run
+    )
+    if (
+        deadline.time_cut
+    ):  # the clock, not the work done, ended the run: another load gives another file
+        audit = dataclasses.replace(
+            audit,
+            warnings=audit.warnings + (TIME_CUT_NOTE,),
+            context={**audit.context, "reproducible": False},
+        )
     seconds = deadline.elapsed()  # the protection's time; the file audit is not part of it
-    # the file audit runs when Result.audit is first read (issue 45: the default call costs the protection)
-    pending = pipeline.deferred_audit(source, roles, prepared, published, run) if run.audit else None
-    order = pipeline.shuffle_order(run, source.frame)  # after the audit, which pairs records in input order
-    return _result(run, roles, prepared, partitioned, published, (audit, publication, bound, pending),
-                   deadline, seconds, order)
+    # the file audit runs when Result.audit is first read (issue 45: the default call costs the
+    # protection)
+    pending = (
+        pipeline.deferred_audit(source, roles, prepared, published, run) if run.audit else None
+    )
+    order = pipeline.shuffle_order(
+        run, source.frame
+    )  # after the audit, which pairs records in input order
+    return _result(
+        run,
+        roles,
+        prepared,
+        partitioned,
+        published,
+        (audit, publication, bound, pending),
+        deadline,
+        seconds,
+        order,
+    )
 
 
-def _result(run, roles, prepared, partitioned, published, measured, deadline, seconds, order) -> Result:
+def _result(
+    run, roles, prepared, partitioned, published, measured, deadline, seconds, order
+) -> Result:
     """The Result: the published data (in the published order), the partition, the figures and
     the facts of every stage."""
     audit, publication, bound, pending = measured
     labels = partitioned.labels
-    sizes = [group_sizes(labels[:, j]) for j in range(labels.shape[1])] if labels.ndim == 2 else group_sizes(labels)
-    sample_weight = None if roles.sample_weights is None else (roles.sample_weight_column or "array")
+    sizes = (
+        [group_sizes(labels[:, j]) for j in range(labels.shape[1])]
+        if labels.ndim == 2
+        else group_sizes(labels)
+    )
+    sample_weight = (
+        None if roles.sample_weights is None else (roles.sample_weight_column or "array")
+    )
     return Result(
-        data=published.data if order is None else pipeline.reorder(published.data, order), labels=labels,
-        information_loss=audit.group("run")["information_loss"], sse=audit["sse"],
-        sst=audit["sst"], lower_bound=audit["lower_bound"], gap=audit["gap"], method=run.method,
-        params=dict(run.given), seconds=seconds, group_sizes=sizes, k=roles.k, columns=roles.columns,
-        per_variable=run.info.per_variable, scaler=prepared.embedding.scaler, standardized=prepared.Z,
-        audit=audit, bound=bound, strata=partitioned.strata, portfolio=Portfolio.of(partitioned.method_facts),
-        weights=Weights(None if roles.weights is None else {str(c): float(w) for c, w in zip(roles.columns,
-                                                                                              roles.weights)},
-                        sample_weight),
-        publication=publication, method_facts=partitioned.method_facts, changed_columns=published.changed,
-        shuffled=order is not None, audit_roles=pipeline.audit_roles(roles, run), time_cut=deadline.time_cut,
+        data=published.data if order is None else pipeline.reorder(published.data, order),
+        labels=labels,
+        information_loss=audit.group("run")["information_loss"],
+        sse=audit["sse"],
+        sst=audit["sst"],
+        lower_bound=audit["lower_bound"],
+        gap=audit["gap"],
+        method=run.method,
+        params=dict(run.given),
+        seconds=seconds,
+        group_sizes=sizes,
+        k=roles.k,
+        columns=roles.columns,
+        per_variable=run.info.per_variable,
+        scaler=prepared.embedding.scaler,
+        standardized=prepared.Z,
+        audit=audit,
+        bound=bound,
+        strata=partitioned.strata,
+        portfolio=Portfolio.of(partitioned.method_facts),
+        weights=Weights(
+            (
+                None
+                if roles.weights is None
+                else {str(c): float(w) for c, w in zip(roles.columns, roles.weights)}
+            ),
+            sample_weight,
+        ),
+        publication=publication,
+        method_facts=partitioned.method_facts,
+        changed_columns=published.changed,
+        shuffled=order is not None,
+        audit_roles=pipeline.audit_roles(roles, run),
+        time_cut=deadline.time_cut,
         suppression=published.suppression,
         pending_audit=pending,
     )

@@ -10,18 +10,35 @@ import re
 import numpy as np
 import pandas as pd
 
-__all__ = ["looks_like_identifier", "looks_like_codes", "looks_like_code_name", "not_a_default_qi",
-           "looks_like_weight", "code_columns", "CODE_NAME_WORDS", "CAPITALS_CODE_PARTS", "FEW_VALUES",
-           "CODE_MIN_ROWS", "REPEATS", "MANY_VALUES"]
+__all__ = [
+    "looks_like_identifier",
+    "looks_like_codes",
+    "looks_like_code_name",
+    "not_a_default_qi",
+    "looks_like_weight",
+    "code_columns",
+    "CODE_NAME_WORDS",
+    "CAPITALS_CODE_PARTS",
+    "FEW_VALUES",
+    "CODE_MIN_ROWS",
+    "REPEATS",
+    "MANY_VALUES",
+]
 
 
 def looks_like_identifier(name, values) -> str | None:
     """Why column ``name`` looks like a record identifier (None if it does not): its name (id, ID,
     *_id, ident, ...) or its values (a running number: n distinct integers filling a range of n)."""
     text = str(name)
-    if re.search(r"(?:^|[_\W])(?:[hp]?ids?|ident|identifier|key|nr|no)(?:$|[_\W])", text, re.IGNORECASE) \
-            or re.search(r"^(?:row|record|person|household)_?(?:num|number)$", text, re.IGNORECASE) \
-            or re.search(r"[a-z0-9](?:Id|ID)$", text) or text.lower() == "id" or _capital_id(text):
+    if (
+        re.search(
+            r"(?:^|[_\W])(?:[hp]?ids?|ident|identifier|key|nr|no)(?:$|[_\W])", text, re.IGNORECASE
+        )
+        or re.search(r"^(?:row|record|person|household)_?(?:num|number)$", text, re.IGNORECASE)
+        or re.search(r"[a-z0-9](?:Id|ID)$", text)
+        or text.lower() == "id"
+        or _capital_id(text)
+    ):
         return "its name says identifier"
     col = values
     if not isinstance(name, str):  # an array's positional columns: no names, no guessing
@@ -33,32 +50,132 @@ def looks_like_identifier(name, values) -> str | None:
 
 
 #: English words ending in "id" that a name in capitals may end with without being an identifier
-_NOT_ID_WORDS = ("paid", "aid", "said", "valid", "solid", "liquid", "fluid", "acid", "rapid", "humid", "hybrid",
-                 "vivid", "void", "avoid", "grid", "raid", "maid", "lipid", "pyramid", "android", "tabloid",
-                 "thyroid", "steroid", "opioid", "squid", "candid", "timid", "lucid", "morbid", "rigid", "stupid",
-                 "torrid", "placid", "insipid", "druid", "invalid")
+_NOT_ID_WORDS = (
+    "paid",
+    "aid",
+    "said",
+    "valid",
+    "solid",
+    "liquid",
+    "fluid",
+    "acid",
+    "rapid",
+    "humid",
+    "hybrid",
+    "vivid",
+    "void",
+    "avoid",
+    "grid",
+    "raid",
+    "maid",
+    "lipid",
+    "pyramid",
+    "android",
+    "tabloid",
+    "thyroid",
+    "steroid",
+    "opioid",
+    "squid",
+    "candid",
+    "timid",
+    "lucid",
+    "morbid",
+    "rigid",
+    "stupid",
+    "torrid",
+    "placid",
+    "insipid",
+    "druid",
+    "invalid",
+)
 
 
 def _capital_id(text: str) -> bool:
     """A name in capitals ending in ID, as UTILITYID, HHID or PERSONID (not PAID or VALID)."""
-    return bool(re.fullmatch(r"[A-Z][A-Z0-9_]*[A-Z0-9_]ID", text)) and not text.lower().endswith(_NOT_ID_WORDS)
+    return bool(re.fullmatch(r"[A-Z][A-Z0-9_]*[A-Z0-9_]ID", text)) and not text.lower().endswith(
+        _NOT_ID_WORDS
+    )
 
 
 #: Words that name a column of category codes: geography, classifications of occupations and
 #: industries, administrative codes. Matched as whole words of the name (split at _, -, spaces,
 #: digits and lower-to-upper case changes), for integer columns only.
-CODE_NAME_WORDS = ("code", "codes", "region", "regio", "district", "municipality", "municip", "county",
-                   "province", "state", "country", "nuts", "zip", "zipcode", "postcode", "postal", "plz",
-                   "occupation", "occup", "isco", "nace", "isic", "naics", "sic", "soc", "industry",
-                   "sector", "branch", "fips", "geo", "geocode", "commune", "canton", "department", "ward",
-                   "village", "locality", "cluster", "psu", "strata", "stratum", "category", "class",
-                   "type", "status", "group", "grp")
+CODE_NAME_WORDS = (
+    "code",
+    "codes",
+    "region",
+    "regio",
+    "district",
+    "municipality",
+    "municip",
+    "county",
+    "province",
+    "state",
+    "country",
+    "nuts",
+    "zip",
+    "zipcode",
+    "postcode",
+    "postal",
+    "plz",
+    "occupation",
+    "occup",
+    "isco",
+    "nace",
+    "isic",
+    "naics",
+    "sic",
+    "soc",
+    "industry",
+    "sector",
+    "branch",
+    "fips",
+    "geo",
+    "geocode",
+    "commune",
+    "canton",
+    "department",
+    "ward",
+    "village",
+    "locality",
+    "cluster",
+    "psu",
+    "strata",
+    "stratum",
+    "category",
+    "class",
+    "type",
+    "status",
+    "group",
+    "grp",
+)
 
 
 #: Parts of a name in capitals, concatenated without separators as survey files write them
 #: (COMPCODE, OCCUCODE, REGCODE, HHSIZE, HHTYPE), that say category codes or a count of persons
-CAPITALS_CODE_PARTS = ("CODE", "REGIO", "OCCU", "SIZE", "TYPE", "CLASS", "STATUS", "GROUP", "ISCO", "NACE", "ISIC",
-                       "DISTR", "PROV", "COUNTY", "SECTOR", "INDUS", "BRANCH", "ZIP", "POSTC", "NUTS", "CAT")
+CAPITALS_CODE_PARTS = (
+    "CODE",
+    "REGIO",
+    "OCCU",
+    "SIZE",
+    "TYPE",
+    "CLASS",
+    "STATUS",
+    "GROUP",
+    "ISCO",
+    "NACE",
+    "ISIC",
+    "DISTR",
+    "PROV",
+    "COUNTY",
+    "SECTOR",
+    "INDUS",
+    "BRANCH",
+    "ZIP",
+    "POSTC",
+    "NUTS",
+    "CAT",
+)
 
 
 def looks_like_code_name(name) -> str | None:
@@ -104,18 +221,25 @@ def looks_like_codes(values) -> str | None:
         return None
     distinct = len(np.unique(x))
     if 1 < distinct < FEW_VALUES:
-        return (f"{distinct} distinct integer values: category codes; to protect them as categories, name the "
-                f"column in --categorical / categorical= too")
+        return (
+            f"{distinct} distinct integer values: category codes; to protect them as categories,"
+            " name the column in --categorical / categorical= too"
+        )
     if 1 < distinct < MANY_VALUES and len(x) > REPEATS * distinct:
-        return (f"{distinct} distinct integer values, {len(x) / distinct:.0f} records each on average: a code list; "
-                "to protect them as categories, name the column in --categorical / categorical= too")
+        return (
+            f"{distinct} distinct integer values, {len(x) / distinct:.0f} records each on average:"
+            " a code list; to protect them as categories, name the column in --categorical /"
+            " categorical= too"
+        )
     return None
 
 
 def looks_like_weight(name) -> str | None:
     """Why column ``name`` looks like a survey weight (None if it does not): its name says weight.
     A weight is not a quasi-identifier, and averaging it would change every estimate."""
-    if isinstance(name, str) and re.search(r"weight|(?:^|[_\W])(?:w|p|f)?wgt(?:$|[_\W])", name, re.IGNORECASE):
+    if isinstance(name, str) and re.search(
+        r"weight|(?:^|[_\W])(?:w|p|f)?wgt(?:$|[_\W])", name, re.IGNORECASE
+    ):
         return "its name says survey weight"
     return None
 
@@ -125,7 +249,9 @@ def _integral(col) -> bool:
     return bool(len(x)) and bool(np.all(np.isfinite(x))) and bool(np.all(x == np.round(x)))
 
 
-def not_a_default_qi(name, col, labelled: bool = False, identifier: str | None | bool = False) -> str | None:
+def not_a_default_qi(
+    name, col, labelled: bool = False, identifier: str | None | bool = False
+) -> str | None:
     """Why numeric column ``name`` is left out of the default quasi-identifiers (None: it is one):
     an identifier, a survey weight, or category codes (``labelled``: value labels on its values,
     or an SPSS measure nominal / ordinal; few distinct integers; integers under a code-like name
@@ -137,16 +263,24 @@ def not_a_default_qi(name, col, labelled: bool = False, identifier: str | None |
     if identifier or looks_like_weight(name):
         return identifier or looks_like_weight(name)
     if labelled:
-        return ("value labels (or an SPSS measure nominal / ordinal) on its values: category codes; to protect "
-                "them as categories, name the column in --categorical / categorical=")
+        return (
+            "value labels (or an SPSS measure nominal / ordinal) on its values: category codes; to"
+            " protect them as categories, name the column in --categorical / categorical="
+        )
     if not isinstance(name, str):  # an array's columns: no guessing
         return None
     coded = looks_like_codes(col)
     if coded:
         return coded
     named = looks_like_code_name(name) if _integral(col) else None
-    return None if named is None else (f"{named}; to protect them as categories, name the column in "
-                                       "--categorical / categorical=")
+    return (
+        None
+        if named is None
+        else (
+            f"{named}; to protect them as categories, name the column in "
+            "--categorical / categorical="
+        )
+    )
 
 
 def code_columns(df: pd.DataFrame, columns) -> dict:
@@ -158,8 +292,11 @@ def code_columns(df: pd.DataFrame, columns) -> dict:
     out = {}
     for c in columns:
         col = df[c]
-        if isinstance(col, pd.DataFrame) or not pd.api.types.is_numeric_dtype(col.dtype) \
-                or pd.api.types.is_bool_dtype(col.dtype):
+        if (
+            isinstance(col, pd.DataFrame)
+            or not pd.api.types.is_numeric_dtype(col.dtype)
+            or pd.api.types.is_bool_dtype(col.dtype)
+        ):
             continue
         if looks_like_identifier(c, col) or looks_like_weight(c):
             continue

@@ -30,11 +30,28 @@ from .column_rules import (  # noqa: F401  (importable from here: the app and th
 )
 from .errors import InputError, shown
 from .partition import check_k  # noqa: F401  (importable from here: the app uses it)
-from .standardize import Standardizer, principal_axes, zscores  # noqa: F401  (their home is standardize)
+from .standardize import (
+    Standardizer,
+    principal_axes,
+    zscores,
+)  # noqa: F401  (their home is standardize)
 
-__all__ = ["InputError", "read_table", "select_columns", "quasi_identifiers", "looks_like_identifier",
-           "looks_like_codes", "looks_like_code_name", "not_a_default_qi", "looks_like_weight", "code_columns",
-           "Standardizer", "zscores", "principal_axes", "check_k"]
+__all__ = [
+    "InputError",
+    "read_table",
+    "select_columns",
+    "quasi_identifiers",
+    "looks_like_identifier",
+    "looks_like_codes",
+    "looks_like_code_name",
+    "not_a_default_qi",
+    "looks_like_weight",
+    "code_columns",
+    "Standardizer",
+    "zscores",
+    "principal_axes",
+    "check_k",
+]
 
 
 def read_table(path: str | Path, **options) -> pd.DataFrame:
@@ -50,9 +67,9 @@ def read_table(path: str | Path, **options) -> pd.DataFrame:
 _FEW_TOKENS = 5
 
 
-
 def given_twice(names) -> list[str]:
-    """The names that occur more than once in ``names`` (a list of column names), sorted, as text."""
+    """The names that occur more than once in ``names`` (a list of column names), sorted, as
+    text."""
     names = list(names)
     return sorted({str(c) for c in names if names.count(c) > 1})
 
@@ -77,9 +94,11 @@ def _number(value, missing=()) -> tuple[bool, bool, float]:
 _NUMBER_TEXT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 #: Numbers in a notation the readers do not parse: thousands separators (1,234 / 1.234 / 1 234 /
 #: 1'234), a decimal comma, the unicode minus, a currency sign or a percent sign.
-_FORMATTED_NUMBER = re.compile(r"[$€£¥]?\s*[+\-\u2212]?\s*[$€£¥]?"
-                               r"(?:\d{1,3}([,.'\s\u00a0\u202f])\d{3}(?:\1\d{3})*(?:[.,]\d+)?|\d+(?:[.,]\d+)?|[.,]\d+)"
-                               r"\s*[%$€£¥]?")
+_FORMATTED_NUMBER = re.compile(
+    r"[$€£¥]?\s*[+\-\u2212]?\s*[$€£¥]?"
+    r"(?:\d{1,3}([,.'\s\u00a0\u202f])\d{3}(?:\1\d{3})*(?:[.,]\d+)?|\d+(?:[.,]\d+)?|[.,]\d+)"
+    r"\s*[%$€£¥]?"
+)
 
 
 def _is_text_column(col: pd.Series) -> bool:
@@ -102,7 +121,7 @@ def _tokens(col: pd.Series, missing=()) -> tuple[int, dict]:
 def first_non_number(col: pd.Series, missing=()) -> tuple[int, object] | None:
     """(row counted from 1, value) of the first cell of a text column that is neither a number nor
     missing; None when every cell is one (the column is numbers written as text)."""
-    missing = {str(t).strip() for t in (missing or ())}
+    missing = {str(t).strip() for t in missing or ()}
     for i, v in enumerate(col.to_numpy(dtype=object)):
         is_missing, is_number, _ = _number(v, missing)
         if not (is_missing or is_number):
@@ -119,7 +138,11 @@ SKIP_RULES = (
     ("survey weight", "survey weights (by name)", False),
     ("value labels", "category codes (value labels, or an SPSS measure nominal / ordinal)", True),
     ("a code list", "category codes (integers repeating like a code list)", True),
-    ("distinct integer values", f"category codes (fewer than {FEW_VALUES} distinct integers)", True),
+    (
+        "distinct integer values",
+        f"category codes (fewer than {FEW_VALUES} distinct integers)",
+        True,
+    ),
     ("says category codes", "category codes (a code-like name)", True),
     ("stored as text", "numbers stored as text (such as codes with leading zeros)", False),
 )
@@ -135,9 +158,15 @@ def skipped_table(skipped) -> list[str]:
         rows.setdefault((label, codes), []).append(str(c))
     lines = []
     for (label, codes), cols in sorted(rows.items(), key=lambda kv: order.index(kv[0][0])):
-        how = ("--categorical to protect them as categories, --continuous to average them" if codes else
-               "--columns to use them as quasi-identifiers")
-        lines.append(f"not protected, {label}: {', '.join(cols)} (declare: {how}; or remove before publishing)")
+        how = (
+            "--categorical to protect them as categories, --continuous to average them"
+            if codes
+            else "--columns to use them as quasi-identifiers"
+        )
+        lines.append(
+            f"not protected, {label}: {', '.join(cols)} (declare: {how}; or remove before"
+            " publishing)"
+        )
     return lines
 
 
@@ -154,7 +183,7 @@ def select_columns(
     ``allow_empty``: no numeric column is not an error (other QIs were declared).
     ``continuous``: columns declared continuous: default QIs even if they look like codes.
     """
-    missing = {str(t).strip() for t in (missing or ())}
+    missing = {str(t).strip() for t in missing or ()}
     if columns is None:
         return _default_columns(df, set(exclude), missing, allow_empty, set(continuous))
     return _named_columns(df, columns, missing)
@@ -235,7 +264,7 @@ def _default_role(
             listed += f" and {len(ranked) - _FEW_TOKENS} more"
         raise InputError(
             f"column {c} is numeric except for {listed}: declare the token(s) missing "
-            f"(--missing / missing=) or name the quasi-identifiers (--columns / columns=)"
+            "(--missing / missing=) or name the quasi-identifiers (--columns / columns=)"
         )
     if tokens and all(
         _FORMATTED_NUMBER.fullmatch(t) for t in tokens
@@ -319,13 +348,13 @@ def _check_named_column(c, col, missing: set) -> None:
 
 
 #: float64 holds every integer up to 2**53 exactly; beyond, distinct integers may become equal.
-_EXACT_INTEGERS = 2 ** 53
+_EXACT_INTEGERS = 2**53
 
 
 def quasi_identifiers(df: pd.DataFrame, columns: list, missing=()) -> np.ndarray:
     """QI values as float64 (n, d); NaN or inf is an error naming the column and row count, and so
     are integers beyond 2**53 (float64 cannot hold them exactly: distinct values would merge)."""
-    missing = {str(t).strip() for t in (missing or ())}
+    missing = {str(t).strip() for t in missing or ()}
     n = len(df)
     X = np.empty((n, len(columns)), dtype=np.float64)
     for j, c in enumerate(columns):
@@ -334,9 +363,11 @@ def quasi_identifiers(df: pd.DataFrame, columns: list, missing=()) -> np.ndarray
             big = np.flatnonzero((col.abs() > _EXACT_INTEGERS).fillna(False).to_numpy(dtype=bool))
             if big.size:
                 i = int(big[0])
-                raise InputError(f"quasi-identifier column {c} holds integers beyond 2^53 that float64 cannot hold "
-                                 f"exactly ({big.size} rows, first row {i + 1}: {col.iloc[i]}); "
-                                 "rescale it or leave it out")
+                raise InputError(
+                    f"quasi-identifier column {c} holds integers beyond 2^53 that float64 cannot"
+                    f" hold exactly ({big.size} rows, first row {i + 1}: {col.iloc[i]}); rescale it"
+                    " or leave it out"
+                )
             X[:, j] = col.to_numpy(dtype=np.float64, na_value=np.nan)
         elif pd.api.types.is_numeric_dtype(col.dtype):
             X[:, j] = col.to_numpy(dtype=np.float64, na_value=np.nan)
@@ -345,13 +376,21 @@ def quasi_identifiers(df: pd.DataFrame, columns: list, missing=()) -> np.ndarray
             for i, v in enumerate(cells):
                 is_missing, is_number, value = _number(v, missing)
                 if isinstance(value, (int, np.integer)) and abs(int(value)) > _EXACT_INTEGERS:
-                    raise InputError(f"quasi-identifier column {c} holds integers beyond 2^53 that float64 cannot "
-                                     f"hold exactly (row {i + 1}: {value}); rescale it or leave it out")
+                    raise InputError(
+                        f"quasi-identifier column {c} holds integers beyond 2^53 that float64"
+                        f" cannot hold exactly (row {i + 1}: {value}); rescale it or leave it out"
+                    )
                 if not (is_missing or is_number):
-                    raise InputError(f"quasi-identifier column {c} is not numeric: row {i + 1} holds {shown(v)}")
+                    raise InputError(
+                        f"quasi-identifier column {c} is not numeric: row {i + 1} holds {shown(v)}"
+                    )
                 X[i, j] = float(value) if is_number else np.nan
     bad = ~np.isfinite(X)
     if bad.any():
-        parts = [f"{columns[j]} ({int(bad[:, j].sum())} rows)" for j in np.flatnonzero(bad.any(axis=0))]
-        raise InputError("missing or infinite values in quasi-identifier column(s): " + ", ".join(parts))
+        parts = [
+            f"{columns[j]} ({int(bad[:, j].sum())} rows)" for j in np.flatnonzero(bad.any(axis=0))
+        ]
+        raise InputError(
+            "missing or infinite values in quasi-identifier column(s): " + ", ".join(parts)
+        )
     return X

@@ -7,7 +7,8 @@ divides the run (strata, blocks, portfolio members, an initial method inside a l
 takes a child with ``share``, the one rule for sharing time:
 
     a sub-task worth ``weight`` of the ``remaining_weight`` still to do gets
-    ``remaining_seconds · weight / remaining_weight``, starting now, and never ends after its parent.
+    ``remaining_seconds · weight / remaining_weight``, starting now, and never ends after its
+    parent.
 
 Time a sub-task leaves unused therefore flows to the ones after it. A child of an unbounded
 deadline is unbounded. Methods ask ``expired()`` between steps; a method that cannot stop inside
@@ -29,8 +30,14 @@ import math
 import threading
 import time
 
-__all__ = ["Deadline", "mark_command_thread", "in_command_thread", "TIME_CUT_NOTE", "UNITS_PER_SECOND",
-           "work_budget"]
+__all__ = [
+    "Deadline",
+    "mark_command_thread",
+    "in_command_thread",
+    "TIME_CUT_NOTE",
+    "UNITS_PER_SECOND",
+    "work_budget",
+]
 
 #: Work units a quiet reference machine does in a second (one unit is about one record visited by
 #: one step of a local search; each method weighs its steps to match, docs/reproducibility.md).
@@ -43,6 +50,7 @@ def work_budget(records: int, passes: float, seconds: float) -> float:
     the reference machine does in ``seconds`` (a function of the input's size alone, so a run
     bounded by it gives the same result at any load)."""
     return float(max(min(passes * max(int(records), 1), seconds * UNITS_PER_SECOND), 1.0))
+
 
 #: What the summary, the audit and the manifest say when the time limit ended a run
 TIME_CUT_NOTE = "stopped by the time limit: not reproducible"
@@ -58,7 +66,9 @@ class Deadline:
 
     __slots__ = ("end", "start", "cap", "work", "spent", "parent", "family", "stopped")
 
-    def __init__(self, time_limit: float | None = None, cap: bool = False, work: float | None = None):
+    def __init__(
+        self, time_limit: float | None = None, cap: bool = False, work: float | None = None
+    ):
         self.start = time.monotonic()
         self.end = None if time_limit is None else self.start + max(float(time_limit), 0.0)
         self.work = None if work is None else max(float(work), 0.0)
@@ -69,7 +79,7 @@ class Deadline:
         self.cap = bool(cap) and (self.end is not None or self.work is not None)
 
     @classmethod
-    def of(cls, value) -> "Deadline":
+    def of(cls, value) -> Deadline:
         """A Deadline from a Deadline (itself), a number of seconds or None (unbounded)."""
         return value if isinstance(value, Deadline) else cls(value)
 
@@ -149,7 +159,9 @@ class Deadline:
         ``expired()`` is True. Children shared before keep their own end. Returns whether this
         ended it early (False: it had already expired)."""
         now = time.monotonic()
-        early = (self.end is None or now < self.end) and not (self.work is not None and self.spent >= self.work)
+        early = (self.end is None or now < self.end) and not (
+            self.work is not None and self.spent >= self.work
+        )
         self.end = now if self.end is None else min(self.end, now)
         self.stopped = True
         return early
@@ -163,8 +175,11 @@ class Deadline:
         if self.end is not None:
             self.end += seconds
 
-    def share(self, weight: float, remaining_weight: float = 1.0, work_fraction: float | None = None) -> "Deadline":
-        """Child deadline for a sub-task worth ``weight`` of ``remaining_weight`` (module docstring).
+    def share(
+        self, weight: float, remaining_weight: float = 1.0, work_fraction: float | None = None
+    ) -> Deadline:
+        """Child deadline for a sub-task worth ``weight`` of ``remaining_weight`` (module
+        docstring).
 
         ``work_fraction``: for sub-tasks that may run beside others (blocks on a Dask scheduler),
         the child's work budget is this fraction of the whole budget, whatever the others have
@@ -178,13 +193,15 @@ class Deadline:
             work = self.work * min(max(float(work_fraction), 0.0), 1.0)
         return self._child(part, work)
 
-    def _child(self, part: float, work: float | None) -> "Deadline":
+    def _child(self, part: float, work: float | None) -> Deadline:
         child = Deadline.__new__(Deadline)
         child.start = time.monotonic()
         child.cap = self.cap
         child.work, child.spent, child.parent, child.family = work, 0.0, self, self.family
         child.stopped = False
-        child.end = None if self.end is None else min(self.end, child.start + self.remaining() * part)
+        child.end = (
+            None if self.end is None else min(self.end, child.start + self.remaining() * part)
+        )
         return child
 
     def __reduce__(self):
@@ -192,7 +209,10 @@ class Deadline:
         # send what is left and restart it on arrival
         # send what is left and restart it on arrival (work spent there is not counted back here:
         # a block's budget is its own ``portion``)
-        return (Deadline, (self.seconds(), self.cap, None if self.work is None else self.work_left()))
+        return (
+            Deadline,
+            (self.seconds(), self.cap, None if self.work is None else self.work_left()),
+        )
 
     def __repr__(self) -> str:
         parts = [] if self.end is None else [f"{self.remaining():.3f} s left"]

@@ -24,7 +24,14 @@ from typing import Any
 
 from .errors import ParameterError
 
-__all__ = ["Param", "validate", "ParameterError", "provide_choices", "invalid_values", "column_names"]
+__all__ = [
+    "Param",
+    "validate",
+    "ParameterError",
+    "provide_choices",
+    "invalid_values",
+    "column_names",
+]
 
 _KINDS = ("int", "float", "bool", "str", "method", "names", "object")
 
@@ -80,9 +87,15 @@ class Param:
     metavar: str | None = None
     flag_value: Any = None
     parse_text: Callable[[str], Any] | None = None
-    data_bound: str | None = None  # "columns": an index below the data's column count (checked with the data)
-    hint: Callable[[Any], str | None] | None = None  # a better line for a value outside the choices (sdcMicro's names)
-    infinite_is_none: bool = False  # +inf is a valid value meaning "no bound" (None): a time limit of inf
+    data_bound: str | None = (
+        None  # "columns": an index below the data's column count (checked with the data)
+    )
+    hint: Callable[[Any], str | None] | None = (
+        None  # a better line for a value outside the choices (sdcMicro's names)
+    )
+    infinite_is_none: bool = (
+        False  # +inf is a valid value meaning "no bound" (None): a time limit of inf
+    )
 
     def __post_init__(self):
         if self.kind not in _KINDS:
@@ -103,11 +116,18 @@ class Param:
         elif self.kind in ("int", "float"):
             text = "an integer" if self.kind == "int" else "a number"
             lo = None if self.low is None else (">" if self.low_open else ">=") + f" {self.low:g}"
-            hi = None if self.high is None else ("<" if self.high_open else "<=") + f" {self.high:g}"
+            hi = (
+                None if self.high is None else ("<" if self.high_open else "<=") + f" {self.high:g}"
+            )
             text += " " + " and ".join(b for b in (lo, hi) if b) if (lo or hi) else ""
         else:
-            text = {"bool": "true or false", "str": "a string", "method": "a registered method name",
-                    "names": "column names", "object": "see its description"}[self.kind]
+            text = {
+                "bool": "true or false",
+                "str": "a string",
+                "method": "a registered method name",
+                "names": "column names",
+                "object": "see its description",
+            }[self.kind]
         return text + (" or None" if self.nullable else "")
 
     def describe(self) -> str:
@@ -116,7 +136,8 @@ class Param:
 
     # ---------------------------------------------------------------- checking
     def where(self, owner: str | None) -> str:
-        """How an error names the parameter: 'vmdav parameter gamma', or 'time_limit' for a run option."""
+        """How an error names the parameter: 'vmdav parameter gamma', or 'time_limit' for a run
+        option."""
         return self.name if owner is None else f"{owner} parameter {self.name}"
 
     def validate(self, value, method: str | None = "method"):
@@ -134,8 +155,12 @@ class Param:
             value = bool(value)
         elif kind == "int":
             if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-                if isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value) \
-                        and float(value).is_integer():
+                if (
+                    isinstance(value, numbers.Real)
+                    and not isinstance(value, bool)
+                    and math.isfinite(value)
+                    and float(value).is_integer()
+                ):
                     value = int(value)
                 else:
                     raise ParameterError(f"{where} must be {self.constraint()}, got {value!r}")
@@ -155,20 +180,36 @@ class Param:
                 known = _choices_of("method")
                 if value not in known:
                     better = self.hint(value) if self.hint is not None else None
-                    raise ParameterError(f"{where}: {better}" if better else
-                                         f"{where}: unknown method {value!r}; known methods: {', '.join(known)}")
-        elif kind == "names":  # (a mapping keyed by the names, when the declaration's check takes one)
-            value = value if isinstance(value, Mapping) and self.check is not None else _names(value, where)
+                    raise ParameterError(
+                        f"{where}: {better}"
+                        if better
+                        else f"{where}: unknown method {value!r}; known methods: {', '.join(known)}"
+                    )
+        elif (
+            kind == "names"
+        ):  # (a mapping keyed by the names, when the declaration's check takes one)
+            value = (
+                value
+                if isinstance(value, Mapping) and self.check is not None
+                else _names(value, where)
+            )
         if kind in ("int", "float"):
-            bad_low = self.low is not None and (value <= self.low if self.low_open else value < self.low)
-            bad_high = self.high is not None and (value >= self.high if self.high_open else value > self.high)
+            bad_low = self.low is not None and (
+                value <= self.low if self.low_open else value < self.low
+            )
+            bad_high = self.high is not None and (
+                value >= self.high if self.high_open else value > self.high
+            )
             if bad_low or bad_high:
                 raise ParameterError(f"{where} must be {self.constraint()}, got {value!r}")
         allowed = self.allowed()
         if allowed is not None and value not in allowed:
             better = self.hint(value) if self.hint is not None else None
-            raise ParameterError(f"{where}: {better}" if better else
-                                 f"{where} must be {self.constraint()}, got {value!r}")
+            raise ParameterError(
+                f"{where}: {better}"
+                if better
+                else f"{where} must be {self.constraint()}, got {value!r}"
+            )
         if self.check is not None:
             try:
                 value = self.check(value)
@@ -231,7 +272,9 @@ def validate(method: str, declared: dict[str, Param], given: dict) -> dict:
     unknown = sorted(set(given) - set(declared))
     if unknown:
         known = ", ".join(declared) or "none"
-        raise ParameterError(f"method {method!r} has no parameter {', '.join(unknown)} (its parameters: {known})")
+        raise ParameterError(
+            f"method {method!r} has no parameter {', '.join(unknown)} (its parameters: {known})"
+        )
     out = {}
     for name, p in declared.items():
         out[name] = p.validate(given[name], method) if name in given else p.default
@@ -254,12 +297,16 @@ def _names(value, where: str) -> list | None:
         names = [value]
     elif isinstance(value, (list, tuple)) or type(value).__name__ == "Index":
         names = list(value)
-        bad = [c for c in names if isinstance(c, bool) or not isinstance(c, (str, numbers.Integral))]
+        bad = [
+            c for c in names if isinstance(c, bool) or not isinstance(c, (str, numbers.Integral))
+        ]
         if bad:
             raise ParameterError(f"{where} must be column names or positions, got {bad[0]!r}")
     else:
-        raise ParameterError(f"{where} must be a column name, a comma-separated string or a list of names, "
-                             f"got {value!r}")
+        raise ParameterError(
+            f"{where} must be a column name, a comma-separated string or a list of names, "
+            f"got {value!r}"
+        )
     if not names:
         raise ParameterError(f"{where} names no column")
     twice = sorted({str(c) for c in names if names.count(c) > 1})
@@ -287,11 +334,20 @@ def invalid_values(p: Param) -> list[tuple[Any, str | None]]:
         step = 1 if p.kind == "int" else 1e-9
         if p.low is not None:
             low = p.low if p.low_open else p.low - step
-            out.append((int(low) if p.kind == "int" else float(low), repr(int(low) if p.kind == "int" else low)))
+            out.append(
+                (
+                    int(low) if p.kind == "int" else float(low),
+                    repr(int(low) if p.kind == "int" else low),
+                )
+            )
         if p.high is not None:
             high = p.high if p.high_open else p.high + step
-            out.append((int(high) if p.kind == "int" else float(high),
-                        repr(int(high) if p.kind == "int" else high)))
+            out.append(
+                (
+                    int(high) if p.kind == "int" else float(high),
+                    repr(int(high) if p.kind == "int" else high),
+                )
+            )
     elif p.kind == "bool":
         out.append(("yes", None))
     elif p.kind in ("str", "method"):

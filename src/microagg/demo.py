@@ -16,7 +16,11 @@ from . import methods as registry
 from .api import microaggregate
 from .progress import COMPILING
 
-_DEMO_TASK_OF_FAMILY = {"tour": "local-search", "projection": "univariate", "per-variable": "univariate"}
+_DEMO_TASK_OF_FAMILY = {
+    "tour": "local-search",
+    "projection": "univariate",
+    "per-variable": "univariate",
+}
 #: column generation starts from V-MDAV and compiles its kernel (3 s) itself: the vmdav row runs
 #: in its task, after it, rather than in the mdav task beside it, which compiled the same kernel at
 #: the same time (measured from an empty cache: the demo 29.4 -> 27.7 s)
@@ -30,8 +34,16 @@ _DEMO_TASK_OF_METHOD = {"vmdav": "column generation"}
 #: the demo's wall time.
 _DEMO_TASK_NEEDS = {"portfolio": ("*",)}
 #: Heaviest compilation first (the longest task bounds the wall time); unknown tasks go first.
-_DEMO_TASK_COST = ("column generation", "local-search", "mdav", "tsp", "fixed-size", "univariate", "hierarchical",
-                   "portfolio")
+_DEMO_TASK_COST = (
+    "column generation",
+    "local-search",
+    "mdav",
+    "tsp",
+    "fixed-size",
+    "univariate",
+    "hierarchical",
+    "portfolio",
+)
 #: A demo run during which numba compiled outside the calling thread is repeated, at most this
 #: many times in all (see _demo_task).
 _DEMO_MAX_RUNS = 6
@@ -53,7 +65,8 @@ def _demo_inputs(info, df, dataset: str = ""):
     return df, ""
 
 
-#: Each iterative method's work budget in the demo: DEMO_PASSES passes over the records, at most what
+# : Each iterative method's work budget in the demo: DEMO_PASSES passes over the records, at most
+# what
 #: the reference machine does in DEMO_SECONDS (``clock.work_budget``): the same table at any load
 DEMO_PASSES, DEMO_SECONDS = 200, 1.0
 
@@ -107,19 +120,34 @@ def _demo_task(task: str, names: list, dataset: str, k: int, time_limit, work=No
             pass
 
     rows = []
-    with event.install_listener("numba:compile", CompiledElsewhere()), \
-            event.install_listener("numba:compile", CompileNotice()):
+    with (
+        event.install_listener("numba:compile", CompiledElsewhere()),
+        event.install_listener("numba:compile", CompileNotice()),
+    ):
         for name in names:
             current["name"] = name
             _tell("start", name)
             data, note = _demo_inputs(registry.get(name), df, dataset)
-            microaggregate(data.head(max(3 * k, 30)), k=k, method=name, seed=0, columns=list(data.columns),
-                           audit=False)
+            microaggregate(
+                data.head(max(3 * k, 30)),
+                k=k,
+                method=name,
+                seed=0,
+                columns=list(data.columns),
+                audit=False,
+            )
             for _ in range(_DEMO_MAX_RUNS):
                 before = len(elsewhere)
-                res = microaggregate(data, k=k, method=name, seed=0, time_limit=time_limit,
-                                     work=demo_work(len(data)) if work is None else work,
-                                     columns=list(data.columns), audit=False)
+                res = microaggregate(
+                    data,
+                    k=k,
+                    method=name,
+                    seed=0,
+                    time_limit=time_limit,
+                    work=demo_work(len(data)) if work is None else work,
+                    columns=list(data.columns),
+                    audit=False,
+                )
                 if len(elsewhere) == before:
                     break
             rows.append((name, res.information_loss, res.lower_bound_il, res.seconds, note))
@@ -219,8 +247,10 @@ def run_demo(dataset: str, k: int, time_limit=None, quiet_stdout=None, work=None
     # numba compiles on one thread and a fresh install has nothing cached: the tasks run in
     # parallel worker processes, which write numba's on-disk cache (fast on later runs)
     events = multiprocessing.get_context().Queue() if workers >= 2 else queue.SimpleQueue()
-    with quiet_stdout() if quiet_stdout is not None else contextlib.nullcontext(), \
-            _progress_display(registry.names(), events):
+    with (
+        quiet_stdout() if quiet_stdout is not None else contextlib.nullcontext(),
+        _progress_display(registry.names(), events),
+    ):
         rows = {row[0]: row for row in run_demo_tasks(tasks, needs, run, workers, events)}
     budget = f"work {demo_work(len(df)) if work is None else work:,.0f} per method"
     table = Table(title=f"microagg demo: {dataset} ({len(df)}×{df.shape[1]}), k = {k}, {budget}")
@@ -248,8 +278,14 @@ def _progress_display(names: list, events):
     total = len(names)
     finished = []
     if console.is_terminal:
-        bars = Progress(TextColumn("{task.description:16s}"), BarColumn(bar_width=24),
-                        TextColumn("{task.fields[state]}"), TimeElapsedColumn(), console=console, transient=True)
+        bars = Progress(
+            TextColumn("{task.description:16s}"),
+            BarColumn(bar_width=24),
+            TextColumn("{task.fields[state]}"),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+        )
         overall = bars.add_task("microagg demo", total=total, state=f"0 of {total} methods")
         rows = {name: bars.add_task(name, total=1, state="waiting", start=False) for name in names}
 
@@ -262,18 +298,35 @@ def _progress_display(names: list, events):
             else:
                 finished.append(name)
                 bars.update(rows[name], completed=1, state=f"done, {seconds:.2f} s")
-                bars.update(overall, completed=len(finished), state=f"{len(finished)} of {total} methods")
+                bars.update(
+                    overall, completed=len(finished), state=f"{len(finished)} of {total} methods"
+                )
+
         context = bars
     else:
+
         def show(kind, name, seconds):
             if kind == "compiling":
-                print(f"microagg demo: {name}: {COMPILING} (first run only)...", file=sys.stderr, flush=True)
+                print(
+                    f"microagg demo: {name}: {COMPILING} (first run only)...",
+                    file=sys.stderr,
+                    flush=True,
+                )
             elif kind == "done":
                 finished.append(name)
-                print(f"microagg demo: [{len(finished)}/{total}] {name} done", file=sys.stderr, flush=True)
+                print(
+                    f"microagg demo: [{len(finished)}/{total}] {name} done",
+                    file=sys.stderr,
+                    flush=True,
+                )
+
         context = contextlib.nullcontext()
-        print(f"microagg demo: running {total} methods (the first run after an install also compiles them)",
-              file=sys.stderr, flush=True)
+        print(
+            f"microagg demo: running {total} methods (the first run after an install also compiles"
+            " them)",
+            file=sys.stderr,
+            flush=True,
+        )
 
     def pump():
         while (event := events.get()) is not None:  # None: the demo is over

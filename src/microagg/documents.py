@@ -16,13 +16,20 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 from .errors import InputError
 
-__all__ = ["MAX_DOCUMENT_BYTES", "MAX_LABELS", "read_manifest", "read_explore_result", "read_labels"]
+__all__ = [
+    "MAX_DOCUMENT_BYTES",
+    "MAX_LABELS",
+    "read_manifest",
+    "read_explore_result",
+    "read_labels",
+]
 
-#: the largest manifest or explore result read (a manifest takes a few kB; a result of 1,000 runs ~2 MB)
+# : the largest manifest or explore result read (a manifest takes a few kB; a result of 1,000 runs
+# ~2 MB)
 MAX_DOCUMENT_BYTES = 64 * 2**20
 #: the most labels one run of a labels file may hold (records × columns of a per-variable method)
 MAX_LABELS = 2**31
@@ -53,13 +60,13 @@ def _shared_models():
         model_config = ConfigDict(extra="forbid", strict=True)
 
     class ReadOptions(Closed):  # handed to io.read: nothing else may come through
-        sep: Optional[str] = Field(None, max_length=8)
-        decimal: Optional[str] = Field(None, max_length=1)
-        encoding: Optional[str] = Field(None, max_length=40)
-        sheet: Optional[str] = Field(None, max_length=200)
+        sep: str | None = Field(None, max_length=8)
+        decimal: str | None = Field(None, max_length=1)
+        encoding: str | None = Field(None, max_length=40)
+        sheet: str | None = Field(None, max_length=200)
         missing: list[str] = Field(default_factory=list, max_length=1000)
 
-    Value = Optional[float | int | str | bool | list[Any] | dict[str, Any]]
+    Value = float | int | str | bool | list[Any] | dict[str, Any] | None
     return SimpleNamespace(Open=Open, ReadOptions=ReadOptions, Value=Value)
 
 
@@ -82,10 +89,10 @@ def _manifest_model(shared):
         strata: list[str] = Field(default_factory=list)
         keys: list[str] = Field(default_factory=list)
         sensitive: list[str] = Field(default_factory=list)
-        sample_weight: Optional[str] = None
-        ordinal_levels: dict[str, Optional[list[Any]]] = Field(default_factory=dict)
+        sample_weight: str | None = None
+        ordinal_levels: dict[str, list[Any] | None] = Field(default_factory=dict)
         standardize: bool = True
-        l: float = Field(2.0, ge=0)
+        l: float = Field(2.0, ge=0)  # noqa: E741 (l-diversity's l, the document's field name)
         p: float = Field(10.0, ge=0, le=100)
 
     class AuditDoc(Open):
@@ -97,11 +104,11 @@ def _manifest_model(shared):
     class RunDoc(Open):
         method: str
         k: int = Field(ge=1)
-        seed: Optional[int] = 0
+        seed: int | None = 0
         options: dict[str, Any] = Field(default_factory=dict)
         params: dict[str, Any] = Field(default_factory=dict)
         per_variable: bool = False
-        seconds: Optional[float] = None
+        seconds: float | None = None
 
     class Manifest(Open):
         microagg_manifest: Literal[1]
@@ -122,9 +129,11 @@ def _explore_model(shared):
 
     Open, ReadOptions, Value = shared.Open, shared.ReadOptions, shared.Value
 
-    class InputDoc(Open):  # an exploration of a data frame has no file: --from-explore requires its SHA-256
+    class InputDoc(
+        Open
+    ):  # an exploration of a data frame has no file: --from-explore requires its SHA-256
         name: str = ""
-        sha256: Optional[str] = Field(None, pattern=_SHA256)
+        sha256: str | None = Field(None, pattern=_SHA256)
         format: str = ""
         read: ReadOptions = Field(default_factory=ReadOptions)
 
@@ -134,11 +143,11 @@ def _explore_model(shared):
         method: str
         params: dict[str, Any] = Field(default_factory=dict)
         status: str
-        note: Optional[str] = None
-        time_limit: Optional[float] = None
-        predicted: Optional[float] = None
-        seconds: Optional[float] = None
-        audit_seconds: Optional[float] = None
+        note: str | None = None
+        time_limit: float | None = None
+        predicted: float | None = None
+        seconds: float | None = None
+        audit_seconds: float | None = None
         run_figures: dict[str, Value] = Field(default_factory=dict)
         utility: dict[str, Value] = Field(default_factory=dict)
         risk_figures: dict[str, Value] = Field(default_factory=dict)
@@ -148,9 +157,9 @@ def _explore_model(shared):
         microagg_explore: Literal[1]
         input: InputDoc = Field(default_factory=InputDoc)
         options: dict[str, Any] = Field(default_factory=dict)
-        fingerprint: Optional[str] = None
+        fingerprint: str | None = None
         runs: list[ExploreRunDoc] = Field(max_length=100_000)
-        labels_file: Optional[str] = None
+        labels_file: str | None = None
 
     return ExploreResult
 
@@ -159,7 +168,8 @@ _MODELS = None
 
 
 def _read(path, what: str, model: str, marker: str) -> dict:
-    """The document at ``path`` checked against its schema, as plain data; one InputError otherwise."""
+    """The document at ``path`` checked against its schema, as plain data; one InputError
+    otherwise."""
     from pydantic import ValidationError
 
     p = Path(path)
@@ -168,8 +178,10 @@ def _read(path, what: str, model: str, marker: str) -> dict:
     try:
         size = p.stat().st_size
         if size > MAX_DOCUMENT_BYTES:
-            raise InputError(f"{p.name} is not a {what}: {size:,} bytes, more than any microagg writes "
-                             f"({MAX_DOCUMENT_BYTES:,})")
+            raise InputError(
+                f"{p.name} is not a {what}: {size:,} bytes, more than any microagg writes "
+                f"({MAX_DOCUMENT_BYTES:,})"
+            )
         raw = p.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read {p.name}: {exc.strerror or exc}") from None
@@ -183,7 +195,9 @@ def _read(path, what: str, model: str, marker: str) -> dict:
     out = doc.model_dump(mode="python")
     for entry in ("input", "output"):  # read options as given to io.read: only those set
         if isinstance(out.get(entry), dict) and isinstance(out[entry].get("read"), dict):
-            out[entry]["read"] = {k: v for k, v in out[entry]["read"].items() if v not in (None, [], ())}
+            out[entry]["read"] = {
+                k: v for k, v in out[entry]["read"].items() if v not in (None, [], ())
+            }
     return out
 
 
@@ -195,10 +209,18 @@ def _first_error(exc, marker: str) -> str:
     first = errors[0]
     where = ".".join(str(x) for x in first.get("loc", ()))
     if where == marker or first.get("type") == "json_invalid":
-        kind = "not JSON" if first.get("type") == "json_invalid" else "not microagg's (or another version)"
-        return f"{kind}" + (f" ({first.get('msg', '')[:80]})" if first.get("type") == "json_invalid" else "")
+        kind = (
+            "not JSON"
+            if first.get("type") == "json_invalid"
+            else "not microagg's (or another version)"
+        )
+        return f"{kind}" + (
+            f" ({first.get('msg', '')[:80]})" if first.get("type") == "json_invalid" else ""
+        )
     message = str(first.get("msg", "invalid"))[:120]
-    return f"{where or 'the document'}: {message}" + (f" ({len(errors) - 1} more)" if len(errors) > 1 else "")
+    return f"{where or 'the document'}: {message}" + (
+        f" ({len(errors) - 1} more)" if len(errors) > 1 else ""
+    )
 
 
 def read_manifest(path) -> dict:
@@ -207,7 +229,8 @@ def read_manifest(path) -> dict:
 
 
 def read_explore_result(path) -> dict:
-    """An explore result (``RESULT.json``) checked against its schema; its input's SHA-256 is required."""
+    """An explore result (``RESULT.json``) checked against its schema; its input's SHA-256 is
+    required."""
     return _read(path, "microagg explore result", "explore", "microagg_explore")
 
 
@@ -216,8 +239,10 @@ def labels_file(result_path, doc: dict) -> Path:
     p = Path(result_path)
     name = doc.get("labels_file") or (p.name.removesuffix(".json") + ".labels.npz")
     if not _LABELS_NAME.match(name) or name in (".", "..") or Path(name).name != name:
-        raise InputError(f"{p.name}: its labels file {name[:80]!r} is not a file name beside it "
-                         "(RESULT.labels.npz in the result's folder)")
+        raise InputError(
+            f"{p.name}: its labels file {name[:80]!r} is not a file name beside it "
+            "(RESULT.labels.npz in the result's folder)"
+        )
     return p.with_name(name)
 
 
@@ -238,23 +263,38 @@ def read_labels(path, run_ids, records: int | None = None) -> dict:
         with zipfile.ZipFile(p) as archive:
             members = archive.infolist()
             if len(members) > 100_000:
-                raise InputError(f"{p.name} holds {len(members):,} members: not a microagg labels file")
+                raise InputError(
+                    f"{p.name} holds {len(members):,} members: not a microagg labels file"
+                )
             for info in members:
                 match = _MEMBER.match(info.filename)
                 if match is None:
-                    raise InputError(f"{p.name}: member {info.filename[:60]!r} is not a run's labels")
+                    raise InputError(
+                        f"{p.name}: member {info.filename[:60]!r} is not a run's labels"
+                    )
                 run_id = int(match.group(1))
                 if run_id not in wanted:
                     continue
                 if info.file_size > 8 * MAX_LABELS + 4096:
-                    raise InputError(f"{p.name}: run {run_id}'s labels claim {info.file_size:,} bytes")
+                    raise InputError(
+                        f"{p.name}: run {run_id}'s labels claim {info.file_size:,} bytes"
+                    )
                 with archive.open(info) as fh:
                     out[run_id] = _read_npy(fh, info, p.name, run_id, records, npy, np)
     except InputError:
         raise
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError, KeyError) as exc:
-        raise InputError(f"cannot read the runs' labels {p.name}: {type(exc).__name__}: "
-                         f"{str(exc).splitlines()[0][:120] if str(exc) else 'damaged'}") from None
+    except (
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        EOFError,
+        OSError,
+        ValueError,
+        KeyError,
+    ) as exc:
+        raise InputError(
+            f"cannot read the runs' labels {p.name}: {type(exc).__name__}: "
+            f"{str(exc).splitlines()[0][:120] if str(exc) else 'damaged'}"
+        ) from None
     return out
 
 
@@ -268,8 +308,10 @@ def _read_npy(fh, info, name: str, run_id: int, records, npy, np):
         raise InputError(f"{name}: run {run_id}'s labels are not one column of int64 group labels")
     count = int(np.prod(shape, dtype=np.int64)) if shape else 1
     if count > MAX_LABELS or (records is not None and shape[0] != records):
-        raise InputError(f"{name}: run {run_id} has {shape[0]:,} labels"
-                         + (f" for {records:,} records" if records is not None else ""))
+        raise InputError(
+            f"{name}: run {run_id} has {shape[0]:,} labels"
+            + (f" for {records:,} records" if records is not None else "")
+        )
     header = 6 + 2 + (2 if version == (1, 0) else 4)
     if info.file_size < count * 8 + header:
         raise InputError(f"{name}: run {run_id}'s labels are truncated")

@@ -38,17 +38,25 @@ from .errors import InputError, shown
 from .standardize import Standardizer
 from .whitening import WHITENINGS, whiten
 
-__all__ = ["KINDS", "NOMINAL_WEIGHT", "column_kinds", "select_qi", "Embedding", "embed",
-           "whiten", "method_matrix"]
+__all__ = [
+    "KINDS",
+    "NOMINAL_WEIGHT",
+    "column_kinds",
+    "select_qi",
+    "Embedding",
+    "embed",
+    "whiten",
+    "method_matrix",
+]
 
 KINDS = ("continuous", "ordinal", "nominal")
 #: squared distance between two different categories of a nominal column (see module docstring)
 NOMINAL_WEIGHT = 2.0
 
 
-
-
-def column_kinds(df: pd.DataFrame, cols: list, categorical=(), ordinal=(), missing=(), continuous=()) -> dict:
+def column_kinds(
+    df: pd.DataFrame, cols: list, categorical=(), ordinal=(), missing=(), continuous=()
+) -> dict:
     """Kind of each QI column: declared first, else from the column itself.
 
     Declared ``categorical`` -> nominal, ``ordinal`` -> ordinal, ``continuous`` -> continuous.
@@ -74,8 +82,10 @@ def column_kinds(df: pd.DataFrame, cols: list, categorical=(), ordinal=(), missi
         elif c in continuous:
             if not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
                 if (bad := first_non_number(s, set(missing))) is not None:
-                    raise InputError(f"column {c} is declared continuous but is not numeric: row {bad[0]} holds "
-                                     f"{shown(bad[1])}")
+                    raise InputError(
+                        f"column {c} is declared continuous but is not numeric: row {bad[0]} holds "
+                        f"{shown(bad[1])}"
+                    )
             kinds[c] = "continuous"
         elif isinstance(s.dtype, pd.CategoricalDtype):
             kinds[c] = "ordinal" if s.dtype.ordered else "nominal"
@@ -87,23 +97,32 @@ def column_kinds(df: pd.DataFrame, cols: list, categorical=(), ordinal=(), missi
                 as_codes.append(f"{c} ({codes[c]})")
             else:
                 kinds[c] = "continuous"
-        elif (bad := first_non_number(s, set(missing))) is None:  # numbers written as text (issue 14): continuous
+        elif (
+            bad := first_non_number(s, set(missing))
+        ) is None:  # numbers written as text (issue 14): continuous
             kinds[c] = "continuous"
         else:
-            raise InputError(f"quasi-identifier column {c} is not numeric: row {bad[0]} holds {shown(bad[1])}; "
-                             f"declare it with categorical= or ordinal= (--categorical / --ordinal)")
+            raise InputError(
+                f"quasi-identifier column {c} is not numeric: row {bad[0]} holds {shown(bad[1])}; "
+                "declare it with categorical= or ordinal= (--categorical / --ordinal)"
+            )
     if as_codes:
         import warnings
 
-        warnings.warn(f"quasi-identifier column(s) {', '.join(as_codes)} look like category codes: they are "
-                      "protected as categories (nominal: the group's most frequent code; ordinal: its median code), "
-                      "never averaged; declare them continuous (--continuous / continuous=) to publish group "
-                      "means", UserWarning, stacklevel=4)
+        warnings.warn(
+            f"quasi-identifier column(s) {', '.join(as_codes)} look like category codes: they are"
+            " protected as categories (nominal: the group's most frequent code; ordinal: its"
+            " median code), never averaged; declare them continuous (--continuous / continuous=)"
+            " to publish group means",
+            UserWarning,
+            stacklevel=4,
+        )
     return kinds
 
 
-def select_qi(df: pd.DataFrame, columns, exclude, categorical=(), ordinal=(), missing=(),
-              continuous=()) -> tuple[list, dict]:
+def select_qi(
+    df: pd.DataFrame, columns, exclude, categorical=(), ordinal=(), missing=(), continuous=()
+) -> tuple[list, dict]:
     """(QI columns, kinds). Default columns: every numeric column the column rules take (and the
     ones declared continuous) plus the declared categorical / ordinal ones.
 
@@ -114,16 +133,28 @@ def select_qi(df: pd.DataFrame, columns, exclude, categorical=(), ordinal=(), mi
     declared = list(categorical) + list(ordinal)
     unknown = [c for c in declared + list(continuous) if c not in df.columns]
     if unknown:
-        raise InputError(f"unknown column(s) declared categorical/ordinal/continuous: {', '.join(map(str, unknown))}")
+        raise InputError(
+            "unknown column(s) declared categorical/ordinal/continuous:"
+            f" {', '.join(map(str, unknown))}"
+        )
     excluded = [c for c in declared + list(continuous) if c in set(exclude)]
     if excluded:
-        raise InputError(f"column(s) {', '.join(map(str, excluded))} declared categorical/ordinal/continuous "
-                         "but used as stratum, sample weight or another role")
+        raise InputError(
+            f"column(s) {', '.join(map(str, excluded))} declared categorical/ordinal/continuous "
+            "but used as stratum, sample weight or another role"
+        )
     if columns is None:
         if declared:
-            # the default numeric columns under the same rules (identifiers, stray tokens) as without declarations
-            numeric = select_columns(df, None, list(exclude) + declared, missing=missing, allow_empty=True,
-                                     continuous=continuous)
+            # the default numeric columns under the same rules (identifiers, stray tokens) as
+            # without declarations
+            numeric = select_columns(
+                df,
+                None,
+                list(exclude) + declared,
+                missing=missing,
+                allow_empty=True,
+                continuous=continuous,
+            )
             cols = [c for c in df.columns if c in set(numeric) | set(declared)]
         else:
             cols = select_columns(df, None, exclude, missing=missing, continuous=continuous)
@@ -134,11 +165,15 @@ def select_qi(df: pd.DataFrame, columns, exclude, categorical=(), ordinal=(), mi
         if not columns:
             raise InputError("no quasi-identifier columns given")
         if len(set(columns)) != len(columns) or any(c not in df.columns for c in columns):
-            select_columns(df, columns, exclude)  # the usual one-line error for duplicates / unknown names
+            select_columns(
+                df, columns, exclude
+            )  # the usual one-line error for duplicates / unknown names
         outside = [c for c in declared + list(continuous) if c not in columns]
         if outside:
-            raise InputError(f"column(s) declared categorical/ordinal/continuous but not among the quasi-identifier "
-                             f"columns: {', '.join(map(str, outside))}")
+            raise InputError(
+                "column(s) declared categorical/ordinal/continuous but not among the"
+                f" quasi-identifier columns: {', '.join(map(str, outside))}"
+            )
         cols = columns
     return cols, column_kinds(df, cols, categorical, ordinal, missing, continuous)
 
@@ -188,7 +223,8 @@ class Embedding:
         return [c for c in self.columns if self.kinds[c] == "continuous"]
 
     def column_slices(self) -> dict:
-        """Column -> slice of ``matrix`` holding it (one column, or the one-hot block of a nominal one)."""
+        """Column -> slice of ``matrix`` holding it (one column, or the one-hot block of a nominal
+        one)."""
         out, at = {}, 0
         for c in self.columns:
             width = len(self.levels[c]) if self.kinds[c] == "nominal" else 1
@@ -206,9 +242,12 @@ class Embedding:
         return np.array([s.stop - s.start for s in self.column_slices().values()], dtype=np.int64)
 
     def embed(self, numeric: np.ndarray, codes: np.ndarray) -> np.ndarray:
-        """The embedding of (continuous values and ordinal ranks, category codes), columns in QI order."""
+        """The embedding of (continuous values and ordinal ranks, category codes), columns in QI
+        order."""
         Zn = self.scaler.transform(numeric)
-        if self.numeric_columns == self.columns:  # no nominal column, QI order: the z-scores as they are
+        if (
+            self.numeric_columns == self.columns
+        ):  # no nominal column, QI order: the z-scores as they are
             return np.ascontiguousarray(Zn, dtype=np.float64)
         unit = np.sqrt(NOMINAL_WEIGHT / 2.0)
         parts = []
@@ -239,26 +278,36 @@ class Embedding:
             at = self.levels[c].get_indexer(pd.Index(np.asarray(values, dtype=object)))
             if (at < 0).any():
                 bad = pd.unique(s[at < 0])[:3]
-                raise InputError(f"protected column {c} holds value(s) that are not categories of the original: "
-                                 f"{', '.join(map(repr, bad))}")
+                raise InputError(
+                    f"protected column {c} holds value(s) that are not categories of the original: "
+                    f"{', '.join(map(repr, bad))}"
+                )
             codes[:, self.categorical_columns.index(c)] = at
             if self.kinds[c] == "ordinal":
                 numeric[:, self.numeric_columns.index(c)] = at
         return numeric, codes
 
-    def published_column(self, c, numeric: np.ndarray, codes: np.ndarray, original: pd.Series | None = None):
-        """Column c's published values: floats for continuous, categories (the column's dtype) otherwise."""
+    def published_column(
+        self, c, numeric: np.ndarray, codes: np.ndarray, original: pd.Series | None = None
+    ):
+        """Column c's published values: floats for continuous, categories (the column's dtype)
+        otherwise."""
         if self.kinds[c] == "continuous":
             return numeric[:, self.numeric_columns.index(c)]
         col_codes = codes[:, self.categorical_columns.index(c)]
         if original is not None and isinstance(original.dtype, pd.CategoricalDtype):
             return pd.Categorical.from_codes(col_codes, dtype=original.dtype)
         values = self.levels[c].take(col_codes).to_numpy()
-        return values if original is None else pd.Series(values, index=original.index).astype(original.dtype)
+        return (
+            values
+            if original is None
+            else pd.Series(values, index=original.index).astype(original.dtype)
+        )
 
 
-def embed(df: pd.DataFrame, cols: list, kinds: dict, standardize: bool = True, levels=None,
-          missing=()) -> Embedding:
+def embed(
+    df: pd.DataFrame, cols: list, kinds: dict, standardize: bool = True, levels=None, missing=()
+) -> Embedding:
     """Build the Embedding of ``df[cols]``; missing values are an InputError naming the columns.
 
     levels: column -> declared levels (lowest first) of ordinal columns, overriding ``_levels``;
@@ -268,12 +317,18 @@ def embed(df: pd.DataFrame, cols: list, kinds: dict, standardize: bool = True, l
     categorical = [c for c in cols if kinds[c] != "continuous"]
     continuous = [c for c in cols if kinds[c] == "continuous"]
     X = quasi_identifiers(df, continuous, missing) if continuous else np.empty((len(df), 0))
-    tokens = {str(t).strip() for t in (missing or ())}
+    tokens = {str(t).strip() for t in missing or ()}
     levels, code_cols, missing = {}, [], []
     for c in categorical:
         # a blank text cell or a declared-missing token is missing, not a category of its own
-        blank = np.fromiter((isinstance(v, str) and (not v.strip() or v.strip() in tokens)
-                             for v in df[c].to_numpy(dtype=object)), dtype=bool, count=len(df))
+        blank = np.fromiter(
+            (
+                isinstance(v, str) and (not v.strip() or v.strip() in tokens)
+                for v in df[c].to_numpy(dtype=object)
+            ),
+            dtype=bool,
+            count=len(df),
+        )
         if blank.any():
             missing.append(f"{c} ({int(blank.sum())} rows)")
             continue
@@ -281,12 +336,16 @@ def embed(df: pd.DataFrame, cols: list, kinds: dict, standardize: bool = True, l
         if isinstance(df[c].dtype, pd.CategoricalDtype) and c not in declared:
             codes = df[c].cat.codes.to_numpy()
         else:
-            codes = lev.get_indexer(pd.Index(np.asarray(df[c], dtype=object)))  # -1: missing or undeclared
+            codes = lev.get_indexer(
+                pd.Index(np.asarray(df[c], dtype=object))
+            )  # -1: missing or undeclared
         codes = np.asarray(codes, dtype=np.int64)
         outside = (codes < 0) & df[c].notna().to_numpy()
         if outside.any():
-            raise InputError(f"ordinal column {c} has value(s) outside its declared levels: "
-                             f"{', '.join(map(repr, pd.unique(df[c][outside])[:5]))}")
+            raise InputError(
+                f"ordinal column {c} has value(s) outside its declared levels: "
+                f"{', '.join(map(repr, pd.unique(df[c][outside])[:5]))}"
+            )
         if (codes < 0).any():
             missing.append(f"{c} ({int((codes < 0).sum())} rows)")
         levels[c] = lev
@@ -301,8 +360,17 @@ def embed(df: pd.DataFrame, cols: list, kinds: dict, standardize: bool = True, l
     numeric_columns = [c for c in cols if c in order]  # QI order
     numeric = numeric[:, [order[c] for c in numeric_columns]]
     scaler = Standardizer.fit(numeric, numeric_columns, standardize)
-    emb = Embedding(list(cols), dict(kinds), numeric_columns, categorical, levels, numeric, codes, scaler,
-                    np.empty((0, 0)))
+    emb = Embedding(
+        list(cols),
+        dict(kinds),
+        numeric_columns,
+        categorical,
+        levels,
+        numeric,
+        codes,
+        scaler,
+        np.empty((0, 0)),
+    )
     emb.matrix = emb.embed(numeric, codes)
     return emb
 
@@ -318,7 +386,9 @@ def method_matrix(emb: Embedding, distance: str, seed: int | None = 0) -> tuple[
         return emb.matrix, 1.0
     where = emb.continuous_positions()
     if where.size == 0:
-        raise InputError(f"distance={distance!r} needs continuous quasi-identifier columns; all are categorical")
+        raise InputError(
+            f"distance={distance!r} needs continuous quasi-identifier columns; all are categorical"
+        )
     W, lam = whiten(emb.matrix[:, where], distance, seed)
     rest = np.setdiff1d(np.arange(emb.matrix.shape[1]), where)
     return np.ascontiguousarray(np.hstack([W, emb.matrix[:, rest]])), min(lam, 1.0)

@@ -15,14 +15,16 @@ class InputError(ValueError):
 class ParameterError(InputError, TypeError):
     """A method parameter or a run option has the wrong type, range or choice.
 
-    Raised by the declared-parameter validator (``microagg.declarations``) before any data work. It is
+    Raised by the declared-parameter validator (``microagg.declarations``) before any data work. It
+    is
     both a ``ValueError`` and a ``TypeError``, as scikit-learn's ``InvalidParameterError``.
     """
 
 
 def shown(value, limit: int = 40) -> str:
     """``repr(value)`` for a one-line message, at most about ``limit`` characters of it: a value
-    read from a file may be megabytes long (a 10 MB field), and a message quotes a bounded prefix."""
+    read from a file may be megabytes long (a 10 MB field), and a message quotes a bounded prefix.
+    """
     if isinstance(value, str) and len(value) > limit:
         return f"{value[:limit]!r}... ({len(value):,} characters)"
     text = repr(value)

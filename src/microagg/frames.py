@@ -48,8 +48,12 @@ def give_back(native: Any, protected, changed: list) -> Any:
     for name in changed:
         values = protected[name]
         dtype = schema[name]
-        if values.dtype.kind == "f" and not dtype.is_float():  # means of integers (or recoded codes)
-            series = nw.new_series(name, values.to_numpy(dtype=np.float64), nw.Float64(), backend=namespace)
+        if (
+            values.dtype.kind == "f" and not dtype.is_float()
+        ):  # means of integers (or recoded codes)
+            series = nw.new_series(
+                name, values.to_numpy(dtype=np.float64), nw.Float64(), backend=namespace
+            )
         else:  # published values of the column's own: its own dtype
             series = nw.new_series(name, values.tolist(), dtype, backend=namespace)
         columns.append(series)

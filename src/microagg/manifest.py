@@ -23,8 +23,18 @@ from pathlib import Path
 
 from .deadline import TIME_CUT_NOTE
 
-__all__ = ["SUFFIX", "VERSION", "path_for", "sha256", "rows_digest", "build", "write", "read",
-           "versions", "json_safe"]
+__all__ = [
+    "SUFFIX",
+    "VERSION",
+    "path_for",
+    "sha256",
+    "rows_digest",
+    "build",
+    "write",
+    "read",
+    "versions",
+    "json_safe",
+]
 
 SUFFIX = ".manifest.json"
 VERSION = 1
@@ -37,7 +47,8 @@ def path_for(output) -> Path:
 
 
 def sha256(path) -> str:
-    """SHA-256 of a file's bytes (of every file of a folder, in name order, for a Parquet folder)."""
+    """SHA-256 of a file's bytes (of every file of a folder, in name order, for a Parquet
+    folder)."""
     h = hashlib.sha256()
     p = Path(path)
     files = sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p]
@@ -52,7 +63,16 @@ def versions() -> dict:
     import platform
 
     out = {"python": platform.python_version()}
-    for name in ("microagg", "numpy", "pandas", "scipy", "numba", "pyarrow", "pyreadstat", "openpyxl"):
+    for name in (
+        "microagg",
+        "numpy",
+        "pandas",
+        "scipy",
+        "numba",
+        "pyarrow",
+        "pyreadstat",
+        "openpyxl",
+    ):
         try:
             from importlib.metadata import version
 
@@ -73,30 +93,70 @@ def _plain_params(params: dict) -> dict:
     return out
 
 
-def build(*, input_path, output_path, input_format: str, output_format: str, read_options: dict, run_options: dict,
-          params: dict, result, shuffled: bool, command: str, verified: dict, output_read: dict | None = None) -> dict:
-    """The manifest of one protect run (``result``: its Result, whose audit is the written file's)."""
+def build(
+    *,
+    input_path,
+    output_path,
+    input_format: str,
+    output_format: str,
+    read_options: dict,
+    run_options: dict,
+    params: dict,
+    result,
+    shuffled: bool,
+    command: str,
+    verified: dict,
+    output_read: dict | None = None,
+) -> dict:
+    """The manifest of one protect run (``result``: its Result, whose audit is the written
+    file's)."""
     strata = result.strata
-    options = {k: v for k, v in run_options.items() if k not in ("progress", "shuffle_seed", "scheduler", "labels")}
+    options = {
+        k: v
+        for k, v in run_options.items()
+        if k not in ("progress", "shuffle_seed", "scheduler", "labels")
+    }
     if run_options.get("labels") is not None:
         options["labels"] = "(a given partition: an explore run's)"
     return {
         "microagg_manifest": VERSION,
         "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "versions": versions(),
-        "input": {"name": Path(input_path).name, "sha256": sha256(input_path), "format": input_format,
-                  "read": {k: v for k, v in read_options.items() if v not in (None, ())}},
-        "output": {"name": Path(output_path).name, "sha256": sha256(output_path), "format": output_format,
-                   "read": dict(output_read or {}), **({"rows_sha256": rows_digest(output_path, output_read, output_format)}
-                                                       if shuffled else {})},
-        "run": {"method": result.method, "k": result.k, "seed": run_options.get("seed", 0),
-                "options": options, "params": _plain_params(params), "per_variable": bool(result.per_variable),
-                "seconds": result.seconds, "reproducible": not getattr(result, "time_cut", False),
-                **({"note": TIME_CUT_NOTE} if getattr(result, "time_cut", False) else {})},
+        "input": {
+            "name": Path(input_path).name,
+            "sha256": sha256(input_path),
+            "format": input_format,
+            "read": {k: v for k, v in read_options.items() if v not in (None, ())},
+        },
+        "output": {
+            "name": Path(output_path).name,
+            "sha256": sha256(output_path),
+            "format": output_format,
+            "read": dict(output_read or {}),
+            **(
+                {"rows_sha256": rows_digest(output_path, output_read, output_format)}
+                if shuffled
+                else {}
+            ),
+        },
+        "run": {
+            "method": result.method,
+            "k": result.k,
+            "seed": run_options.get("seed", 0),
+            "options": options,
+            "params": _plain_params(params),
+            "per_variable": bool(result.per_variable),
+            "seconds": result.seconds,
+            "reproducible": not getattr(result, "time_cut", False),
+            **({"note": TIME_CUT_NOTE} if getattr(result, "time_cut", False) else {}),
+        },
         "roles": result.audit_roles.to_dict(),
         "shuffled": bool(shuffled),
-        "merged_strata": None if strata is None or not strata.merges else {
-            "count": len(strata.merges), "published": strata.published},
+        "merged_strata": (
+            None
+            if strata is None or not strata.merges
+            else {"count": len(strata.merges), "published": strata.published}
+        ),
         "verified": verified,
         "command": command,
         "audit": result.audit.to_dict(),
@@ -111,9 +171,14 @@ def rows_digest(path, read_options: dict | None = None, format: str | None = Non
 
     from . import io
 
-    options = {k: v for k, v in (read_options or {}).items() if k in ("sep", "decimal", "encoding", "sheet")
-               and v not in (None, "")}
-    frame = io.read(path, format=format or None, **options).frame  # format: a temporary file's name says none
+    options = {
+        k: v
+        for k, v in (read_options or {}).items()
+        if k in ("sep", "decimal", "encoding", "sheet") and v not in (None, "")
+    }
+    frame = io.read(
+        path, format=format or None, **options
+    ).frame  # format: a temporary file's name says none
     h = hashlib.sha256()
     h.update("\x1f".join(map(str, frame.columns)).encode("utf-8"))
     rows = np.sort(pd.util.hash_pandas_object(frame, index=False).to_numpy(dtype=np.uint64))
@@ -124,8 +189,9 @@ def rows_digest(path, read_options: dict | None = None, format: str | None = Non
 def write(path, manifest: dict) -> Path:
     from .io import atomic_write_text
 
-    return atomic_write_text(path, json.dumps(json_safe(manifest), indent=1, ensure_ascii=False, allow_nan=False)
-                             + "\n")
+    return atomic_write_text(
+        path, json.dumps(json_safe(manifest), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    )
 
 
 def json_safe(obj):

@@ -1,11 +1,13 @@
-"""Out-of-core microaggregation: data larger than memory, read in chunks, through the pipeline's homes.
+"""Out-of-core microaggregation: data larger than memory, read in chunks, through the pipeline's
+homes.
 
 ``protect_out_of_core`` reads a Parquet dataset or a CSV file (the formats whose ``io`` module
 has a chunked reader) chunk by chunk, and drives the same stages as ``microaggregate``, each
 concept in its one home:
 
 * options: the run's declarations (``options.validate_run``), plus what this mode cannot do
-  (``check_out_of_core``: categorical QIs, weights, other aggregations or distances), before any pass;
+  (``check_out_of_core``: categorical QIs, weights, other aggregations or distances), before any
+  pass;
 * columns: the column rules on the first rows (``columns.select_columns``);
 * prepare, pass 1: ``standardize.Moments`` (a ``partial_fit`` standardiser) gives the z-scores'
   ``Standardizer`` and their covariance; the principal axes come from it (``axes_of_covariance``);
@@ -13,7 +15,8 @@ concept in its one home:
   and the same merges of small strata, on the centroids of the z-scores) and its projection on the
   leading axes; slabs are cut inside strata by recursive bisection (as the blocks are);
 * pass 3: each slab's z-scores spilled to disk; SST summed (``partition.sst`` about the mean);
-* partition: one Dask task per slab, the partitioned mode inside it (``partitioned.partitioned_labels``),
+* partition: one Dask task per slab, the partitioned mode inside it
+  (``partitioned.partitioned_labels``),
   SSE and group means per slab (``partition``);
 * publish, pass 4: group means back in original units (``Standardizer.inverse``), written in input
   order, one Parquet file per input chunk, every other column unchanged;
@@ -32,14 +35,35 @@ import numpy as np
 from .deadline import Deadline
 from .errors import InputError, ParameterError
 from .partition import check_k, il_percent
+from .partitioned import (
+    SLAB_CUT_WINDOW,
+    BlockClock,
+    _bisect,
+    _block_seed,
+    _compute,
+    _workers,
+    partitioned_labels,
+)
 from .progress import as_callback
-from .partitioned import BlockClock, _bisect, _block_seed, _compute, _workers, partitioned_labels, SLAB_CUT_WINDOW
 
 __all__ = ["protect_out_of_core", "check_out_of_core", "SUPPORTED_OPTIONS"]
 
 #: the run options this mode honours (the others are refused before any pass)
-SUPPORTED_OPTIONS = ("k", "method", "columns", "seed", "time_limit", "strata", "block_size", "scheduler", "refine",
-                     "merge_small_strata", "merged_strata", "progress", "audit")
+SUPPORTED_OPTIONS = (
+    "k",
+    "method",
+    "columns",
+    "seed",
+    "time_limit",
+    "strata",
+    "block_size",
+    "scheduler",
+    "refine",
+    "merge_small_strata",
+    "merged_strata",
+    "progress",
+    "audit",
+)
 
 
 def check_out_of_core(options: dict, params: dict | None = None, *, cli: bool = False):
@@ -53,17 +77,27 @@ def check_out_of_core(options: dict, params: dict | None = None, *, cli: bool = 
         return option(name).flags[0] if cli else name
 
     run = validate_run(options, params or {}, cli=cli)
-    unsupported = [flag(name) for name, value in run.options.items()
-                   if name not in SUPPORTED_OPTIONS and value != option(name).default]
+    unsupported = [
+        flag(name)
+        for name, value in run.options.items()
+        if name not in SUPPORTED_OPTIONS and value != option(name).default
+    ]
     if unsupported:
-        raise ParameterError(f"{'--out-of-core' if cli else 'the out-of-core mode'} takes continuous columns and "
-                             f"group means only: drop {', '.join(unsupported)}, or run in memory")
+        raise ParameterError(
+            f"{'--out-of-core' if cli else 'the out-of-core mode'} takes continuous columns and "
+            f"group means only: drop {', '.join(unsupported)}, or run in memory"
+        )
     if run.block_size is None:
-        raise ParameterError("--out-of-core needs --block-size (records per block, e.g. 5000)" if cli else
-                             "the out-of-core mode needs block_size (records per block, e.g. 5000)")
+        raise ParameterError(
+            "--out-of-core needs --block-size (records per block, e.g. 5000)"
+            if cli
+            else "the out-of-core mode needs block_size (records per block, e.g. 5000)"
+        )
     if run.info.per_variable:
-        raise ParameterError(f"method {run.info.name!r} gives one group per attribute; the out-of-core mode writes "
-                             "one group mean per record and does not support it")
+        raise ParameterError(
+            f"method {run.info.name!r} gives one group per attribute; the out-of-core mode writes "
+            "one group mean per record and does not support it"
+        )
     return run
 
 
@@ -109,9 +143,18 @@ def _levels(m: int, slab_blocks: int, min_size: int) -> int:
     return int(np.log2(m // (slab_blocks * min_size))) if m >= 2 * slab_blocks * min_size else 0
 
 
-def _slab_task(slab_dir: str, k: int, method: str, block_size, seed, params: dict, refine: float,
-               clock: BlockClock):
-    """Microaggregate one spilled slab; returns (rows, labels 0..g-1, group means (std units), sse, min size)."""
+def _slab_task(
+    slab_dir: str,
+    k: int,
+    method: str,
+    block_size,
+    seed,
+    params: dict,
+    refine: float,
+    clock: BlockClock,
+):
+    """Microaggregate one spilled slab; returns (rows, labels 0..g-1, group means (std units), sse,
+    min size)."""
     from .partition import group_means, sse
 
     parts = sorted(glob.glob(os.path.join(slab_dir, "*.npz")))
@@ -122,14 +165,46 @@ def _slab_task(slab_dir: str, k: int, method: str, block_size, seed, params: dic
             rows.append(f["rows"])
     Z = np.concatenate(Zs)
     rows = np.concatenate(rows)
-    labels = partitioned_labels(Z, k, method, block_size=block_size, scheduler="synchronous", seed=seed,
-                                deadline=clock.start(len(Z)), refine=refine, **params)
-    return rows, labels, group_means(Z, labels), float(sse(Z, labels)), int(np.bincount(labels).min())
+    labels = partitioned_labels(
+        Z,
+        k,
+        method,
+        block_size=block_size,
+        scheduler="synchronous",
+        seed=seed,
+        deadline=clock.start(len(Z)),
+        refine=refine,
+        **params,
+    )
+    return (
+        rows,
+        labels,
+        group_means(Z, labels),
+        float(sse(Z, labels)),
+        int(np.bincount(labels).min()),
+    )
 
 
-def protect_out_of_core(input_path, output_dir, *, k, method="mdav", columns=None, block_size, scheduler=None,
-                        seed=0, chunk_rows=1_000_000, slab_blocks=32, time_limit=None, progress=None, strata=None,
-                        merge_small_strata=False, refine=None, merged_strata="recode", **params):
+def protect_out_of_core(
+    input_path,
+    output_dir,
+    *,
+    k,
+    method="mdav",
+    columns=None,
+    block_size,
+    scheduler=None,
+    seed=0,
+    chunk_rows=1_000_000,
+    slab_blocks=32,
+    time_limit=None,
+    progress=None,
+    strata=None,
+    merge_small_strata=False,
+    refine=None,
+    merged_strata="recode",
+    **params,
+):
     """Microaggregate a Parquet dataset or CSV larger than memory; write Parquet partitions.
 
     Reads the input four times in chunks of chunk_rows (module docstring). Slabs of about
@@ -156,28 +231,54 @@ def protect_out_of_core(input_path, output_dir, *, k, method="mdav", columns=Non
     scaler, C, n = _moments(input_path, cols, chunk_rows, progress)
     k = check_k(run.k, n)
     min_size = max(k, run.block_size)
-    found, keys, slab_of, nslabs = _slabs(input_path, cols, chunk_rows, run, scaler, C, n, min_size,
-                                          slab_blocks, progress)
+    found, keys, slab_of, nslabs = _slabs(
+        input_path, cols, chunk_rows, run, scaler, C, n, min_size, slab_blocks, progress
+    )
     os.makedirs(output_dir, exist_ok=True)
     spill = tempfile.mkdtemp(prefix=".spill-", dir=output_dir)
     try:
         total_sst = _spill(input_path, cols, chunk_rows, scaler, slab_of, spill, nslabs, progress)
         del slab_of
-        labels, means, total_sse, min_group, groups = _partition_slabs(spill, nslabs, n, run, deadline,
-                                                                       progress)
+        labels, means, total_sse, min_group, groups = _partition_slabs(
+            spill, nslabs, n, run, deadline, progress
+        )
         public, publisher = scaler.inverse(means), _stratum_publisher(run, found, keys)
-        files = _write(input_path, output_dir, cols, chunk_rows, labels, public, progress, publisher)
+        files = _write(
+            input_path, output_dir, cols, chunk_rows, labels, public, progress, publisher
+        )
     finally:
         shutil.rmtree(spill, ignore_errors=True)
-    summary = {"records": int(n), "columns": cols, "k": int(k), "method": run.method, "block_size": int(min_size),
-               "slabs": int(nslabs), "groups": int(groups), "min_group_size": int(min_group), "sse": total_sse,
-               "information_loss": il_percent(total_sse, total_sst), "files": files, "seconds": deadline.elapsed()}
+    summary = {
+        "records": int(n),
+        "columns": cols,
+        "k": int(k),
+        "method": run.method,
+        "block_size": int(min_size),
+        "slabs": int(nslabs),
+        "groups": int(groups),
+        "min_group_size": int(min_group),
+        "sse": total_sse,
+        "information_loss": il_percent(total_sse, total_sst),
+        "files": files,
+        "seconds": deadline.elapsed(),
+    }
     return _with_notes(summary, run, deadline, found)
 
 
 #: protect_out_of_core's arguments that are run options (the others: the mode's own, and **params)
-_OPTION_ARGUMENTS = ("k", "method", "columns", "block_size", "scheduler", "seed", "time_limit", "strata",
-                     "merge_small_strata", "refine", "merged_strata")
+_OPTION_ARGUMENTS = (
+    "k",
+    "method",
+    "columns",
+    "block_size",
+    "scheduler",
+    "seed",
+    "time_limit",
+    "strata",
+    "merge_small_strata",
+    "refine",
+    "merged_strata",
+)
 
 
 def _checked_run(arguments: dict):
@@ -189,7 +290,9 @@ def _checked_run(arguments: dict):
     params = arguments["params"]
     options = {name: arguments[name] for name in _OPTION_ARGUMENTS}
     options.update({name: value for name, value in params.items() if name in declared})
-    return check_out_of_core(options, {name: value for name, value in params.items() if name not in declared})
+    return check_out_of_core(
+        options, {name: value for name, value in params.items() if name not in declared}
+    )
 
 
 def _with_notes(summary: dict, run, deadline, found) -> dict:
@@ -235,17 +338,21 @@ def _slabs(input_path, cols, chunk_rows, run, scaler, C, n, min_size, slab_block
     progress("pass 2 of 4", 0.25, "strata and slabs")
     strata = run.strata or []
     d = len(cols)
-    top = min(_levels(n, slab_blocks, min_size), d)  # no stratum needs more levels than the whole data
+    top = min(
+        _levels(n, slab_blocks, min_size), d
+    )  # no stratum needs more levels than the whole data
     axes = axes_of_covariance(C, top)[1] if top else np.zeros((d, 0))
     index = StratumIndex(strata) if strata else None
     P = np.empty((n, axes.shape[1]), dtype=np.float32)
     codes = np.zeros(n, dtype=np.int64)
     pos = 0
-    for df in io.chunks(input_path, cols + [c for c in strata if c not in cols], chunk_rows, numeric=cols):
+    for df in io.chunks(
+        input_path, cols + [c for c in strata if c not in cols], chunk_rows, numeric=cols
+    ):
         Z = scaler.transform(_values(df, cols))
-        P[pos:pos + len(Z)] = Z @ axes
+        P[pos : pos + len(Z)] = Z @ axes
         if index is not None:
-            codes[pos:pos + len(Z)] = index.encode(df, Z)
+            codes[pos : pos + len(Z)] = index.encode(df, Z)
         pos += len(Z)
     found = None
     if index is not None:
@@ -253,11 +360,13 @@ def _slabs(input_path, cols, chunk_rows, run, scaler, C, n, min_size, slab_block
         codes = found.codes
     slab_of = np.empty(n, dtype=np.int32)
     nslabs = 0
-    for code, members in _rows_by_code(codes):
+    for _code, members in _rows_by_code(codes):
         levels = _levels(len(members), slab_blocks, min_size)
         order, bounds = _slab_bounds(P[members], min_size, levels)
         cuts = len(bounds) - 1
-        slab_of[members[order]] = nslabs + np.repeat(np.arange(cuts, dtype=np.int32), np.diff(bounds))
+        slab_of[members[order]] = nslabs + np.repeat(
+            np.arange(cuts, dtype=np.int32), np.diff(bounds)
+        )
         nslabs += cuts
     return found, (None if index is None else index.keys), slab_of, nslabs
 
@@ -274,7 +383,7 @@ def _stratum_publisher(run, found, keys):
     merged = np.array([len(m) > 1 for m in found.members])
 
     def publish(df, pos):
-        original, final = found.original[pos:pos + len(df)], found.codes[pos:pos + len(df)]
+        original, final = found.original[pos : pos + len(df)], found.codes[pos : pos + len(df)]
         if run.merged_strata == "recode":
             moved = np.flatnonzero(original != final)
             for j, c in enumerate(columns):
@@ -294,14 +403,18 @@ def _stratum_publisher(run, found, keys):
 
 
 def _typed(values, dtype):
-    """Values back in a column's dtype where they fit (a suppressed number: a float column with NaN)."""
+    """Values back in a column's dtype where they fit (a suppressed number: a float column with
+    NaN)."""
     import pandas as pd
 
     try:
         return pd.array(values, dtype=dtype)
     except (TypeError, ValueError):
-        return pd.to_numeric(pd.Series(values), errors="coerce").to_numpy() if pd.api.types.is_numeric_dtype(
-            dtype) else values
+        return (
+            pd.to_numeric(pd.Series(values), errors="coerce").to_numpy()
+            if pd.api.types.is_numeric_dtype(dtype)
+            else values
+        )
 
 
 def _rows_by_code(codes: np.ndarray):
@@ -325,7 +438,7 @@ def _spill(input_path, cols, chunk_rows, scaler, slab_of, spill, nslabs, progres
         Z = scaler.transform(_values(df, cols))
         total += sst(Z, centre=np.zeros(Z.shape[1]))
         rows = np.arange(pos, pos + len(Z))
-        s_of = slab_of[pos:pos + len(Z)]
+        s_of = slab_of[pos : pos + len(Z)]
         for s in np.unique(s_of):
             sel = s_of == s
             sd = os.path.join(spill, f"slab-{s:06d}")
@@ -344,9 +457,19 @@ def _partition_slabs(spill, nslabs, n, run, deadline, progress):
 
     refine = DEFAULT_REFINE if run.refine is None else float(run.refine)
     clock = BlockClock(deadline, n, _workers(run.scheduler) if nslabs > 1 else 1)
-    tasks = [dask.delayed(_slab_task, pure=False)(os.path.join(spill, f"slab-{s:06d}"), run.k, run.info.name,
-                                                  run.block_size, _block_seed(run.seed, s), run.params, refine, clock)
-             for s in range(nslabs)]
+    tasks = [
+        dask.delayed(_slab_task, pure=False)(
+            os.path.join(spill, f"slab-{s:06d}"),
+            run.k,
+            run.info.name,
+            run.block_size,
+            _block_seed(run.seed, s),
+            run.params,
+            refine,
+            clock,
+        )
+        for s in range(nslabs)
+    ]
     results = _compute(tasks, run.scheduler, progress, "slabs")
     labels = np.empty(n, dtype=np.int64)
     all_means = []
@@ -372,9 +495,13 @@ def _write(input_path, output_dir, cols, chunk_rows, labels, means, progress, st
     files = []
     pos = 0
     for j, df in enumerate(io.chunks(input_path, None, chunk_rows)):
-        vals = means[labels[pos:pos + len(df)]]
+        vals = means[labels[pos : pos + len(df)]]
         for t, c in enumerate(cols):
-            df[c] = vals[:, t].astype(df[c].dtype) if pd.api.types.is_float_dtype(df[c].dtype) else vals[:, t]
+            df[c] = (
+                vals[:, t].astype(df[c].dtype)
+                if pd.api.types.is_float_dtype(df[c].dtype)
+                else vals[:, t]
+            )
         if strata is not None:
             strata(df, pos)
         f = os.path.join(output_dir, f"part-{j:06d}.parquet")

@@ -50,8 +50,9 @@ def group_sizes(labels: np.ndarray) -> np.ndarray:
     return np.bincount(np.asarray(labels, dtype=np.int64).ravel())
 
 
-def group_sums(X: np.ndarray, labels: np.ndarray, g: int | None = None,
-               weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def group_sums(
+    X: np.ndarray, labels: np.ndarray, g: int | None = None, weights: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """(counts (g,), sums (g, d)) of the rows of X per group 0..g-1 (1-D labels), optionally
     weighted: counts are then the groups' total weights and sums the weighted sums."""
     X = np.asarray(X, dtype=np.float64)
@@ -127,7 +128,8 @@ def il_percent(sse_value: float, sst_value: float) -> float:
 
 
 def gap_percent(sse_value: float, bound: float) -> float:
-    """How far at most a partition is from optimal, in percent: 100·(SSE − bound)/SSE (0 when SSE is 0)."""
+    """How far at most a partition is from optimal, in percent: 100·(SSE − bound)/SSE (0 when SSE is
+    0)."""
     return 0.0 if sse_value == 0 else 100.0 * (sse_value - bound) / sse_value
 
 
@@ -155,7 +157,9 @@ def check_partition(labels: np.ndarray, n: int, k: int, method: str = "method") 
     """
     labels = np.asarray(labels)
     if labels.ndim not in (1, 2) or labels.shape[0] != n:
-        raise InvalidPartitionError(f"{method} returned labels of shape {labels.shape}, expected ({n},)")
+        raise InvalidPartitionError(
+            f"{method} returned labels of shape {labels.shape}, expected ({n},)"
+        )
     if not np.issubdtype(labels.dtype, np.integer):
         raise InvalidPartitionError(f"{method} returned non-integer labels ({labels.dtype})")
     if labels.size and labels.min() < 0:

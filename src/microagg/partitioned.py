@@ -1,4 +1,5 @@
-"""Partitioned microaggregation on Dask (the out-of-core mode, ``outofcore.py``, runs it in every slab).
+"""Partitioned microaggregation on Dask (the out-of-core mode, ``outofcore.py``, runs it in every
+slab).
 
 ``partitioned_labels`` splits standardised records into spatially coherent blocks (recursive
 splits across each block's principal axis at the widest gap near the median, every block
@@ -65,21 +66,31 @@ class BlockClock:
         self.deadline = deadline
         self.pending = self.total = records
         self.workers = max(int(workers), 1)
-        self.work_share = work_share  # of a work budget, for the blocks (the rest: the search across them)
+        self.work_share = (
+            work_share  # of a work budget, for the blocks (the rest: the search across them)
+        )
         self._lock = threading.Lock()
 
     def start(self, records: int) -> Deadline:
         """A block's deadline; its work budget is its records' fixed part of ``work_share`` of the
         whole (not of what is left), so that blocks running in any order get the same budgets."""
         with self._lock:
-            child = self.deadline.share(min(self.workers * records, self.pending), self.pending,
-                                        work_fraction=self.work_share * records / max(self.total, 1))
+            child = self.deadline.share(
+                min(self.workers * records, self.pending),
+                self.pending,
+                work_fraction=self.work_share * records / max(self.total, 1),
+            )
             self.pending = max(self.pending - records, 0)
         return child
 
     def __getstate__(self):
-        return {"deadline": self.deadline, "pending": self.pending, "workers": self.workers, "total": self.total,
-                "work_share": self.work_share}
+        return {
+            "deadline": self.deadline,
+            "pending": self.pending,
+            "workers": self.workers,
+            "total": self.total,
+            "work_share": self.work_share,
+        }
 
     def __setstate__(self, state):
         self.__dict__.update(state)
@@ -94,7 +105,8 @@ def _principal_axis(Z: np.ndarray) -> np.ndarray:
 
 
 def spatial_blocks(Z: np.ndarray, min_size: int) -> list[np.ndarray]:
-    """Row indices of spatially coherent blocks of min_size..2·min_size−1 records (one if n < 2·min_size).
+    """Row indices of spatially coherent blocks of min_size..2·min_size−1 records (one if n <
+    2·min_size).
 
     Each block with at least 2·min_size records is cut across its principal axis at the widest
     gap between consecutive projections in the middle half of its records (``_gap_cut``), so
@@ -129,7 +141,7 @@ def _bisect(sorted_proj: np.ndarray, min_size: int, window: float) -> int:
 def _gap_cut(sorted_proj: np.ndarray, lo: int, hi: int, target: float) -> int:
     """Cut position c in lo..hi (records [:c] | [c:]) at the widest gap of sorted_proj
     (1 <= lo <= hi < len); among equally wide gaps (duplicates) the one nearest target."""
-    gaps = sorted_proj[lo:hi + 1] - sorted_proj[lo - 1:hi]
+    gaps = sorted_proj[lo : hi + 1] - sorted_proj[lo - 1 : hi]
     widest = lo + np.flatnonzero(gaps == gaps.max())
     return int(widest[np.argmin(np.abs(widest - target))])
 
@@ -140,7 +152,9 @@ def _block_seed(seed, b: int):
     return int(np.random.SeedSequence([int(seed), b]).generate_state(1)[0])
 
 
-def _run_block(Zb: np.ndarray, k: int, method: str, seed, clock: BlockClock, params: dict, refine: float) -> np.ndarray:
+def _run_block(
+    Zb: np.ndarray, k: int, method: str, seed, clock: BlockClock, params: dict, refine: float
+) -> np.ndarray:
     """One Dask task: the method on one block, then the refinement inside the block."""
     from .methods import run
     from .partition import relabel
@@ -151,8 +165,6 @@ def _run_block(Zb: np.ndarray, k: int, method: str, seed, clock: BlockClock, par
     if refine > 0 and labels.ndim == 1:
         labels = refine_labels(Zb, labels, k, share=refine)
     return labels
-
-
 
 
 def _workers(scheduler) -> int:
@@ -203,8 +215,20 @@ def _compute_on(client, tasks, progress, stage):
     return client.gather(futures)
 
 
-def partitioned_labels(Z, k, method, *, block_size, scheduler=None, seed=None, time_limit=None, deadline=None,
-                       progress=None, refine=DEFAULT_REFINE, **params):
+def partitioned_labels(
+    Z,
+    k,
+    method,
+    *,
+    block_size,
+    scheduler=None,
+    seed=None,
+    time_limit=None,
+    deadline=None,
+    progress=None,
+    refine=DEFAULT_REFINE,
+    **params,
+):
     """Labels from microaggregating spatially coherent blocks of Z independently, on Dask.
 
     Z: standardised (n, d) array. Every block holds at least max(k, block_size) records
@@ -217,7 +241,8 @@ def partitioned_labels(Z, k, method, *, block_size, scheduler=None, seed=None, t
 
     refine: share of the groups (those with the largest mean squared distance to their
     centroid) that ``refine_labels`` tries to dissolve or shrink into nearby groups, inside each
-    block (in the block's Dask task), then across blocks (on the caller). With one block the result is the method's followed by the refinement; 0 leaves
+    block (in the block's Dask task), then across blocks (on the caller). With one block the result
+    is the method's followed by the refinement; 0 leaves
     the method's groups as they are.
     """
     from .methods import get
@@ -237,13 +262,20 @@ def partitioned_labels(Z, k, method, *, block_size, scheduler=None, seed=None, t
     progress("blocks", 0.0, "cutting blocks")
     blocks = spatial_blocks(Z, min_size)
     across = refine > 0 and len(blocks) > 1
-    clock = BlockClock(deadline, len(Z), _workers(scheduler) if len(blocks) > 1 else 1,
-                       1.0 - ACROSS_WORK_SHARE if across else 1.0)
-    labels = _blockwise_labels(Z, k, method, blocks, scheduler, seed, clock, params, float(refine), progress)
+    clock = BlockClock(
+        deadline,
+        len(Z),
+        _workers(scheduler) if len(blocks) > 1 else 1,
+        1.0 - ACROSS_WORK_SHARE if across else 1.0,
+    )
+    labels = _blockwise_labels(
+        Z, k, method, blocks, scheduler, seed, clock, params, float(refine), progress
+    )
     if across and labels.ndim == 1:
         labels = refine_labels(Z, labels, k, share=float(refine))
-        labels = _search_across_blocks(Z, labels, k, seed, deadline.share(1, 1, work_fraction=ACROSS_WORK_SHARE),
-                                       progress)
+        labels = _search_across_blocks(
+            Z, labels, k, seed, deadline.share(1, 1, work_fraction=ACROSS_WORK_SHARE), progress
+        )
     return labels
 
 
@@ -264,8 +296,10 @@ def _blockwise_labels(Z, k, method, blocks, scheduler, seed, clock, params, refi
     if len(blocks) == 1:
         tasks = [run_block(Z, k, method, seed, clock, params, refine)]
     else:
-        tasks = [run_block(Z[b], k, method, _block_seed(seed, i), clock, params, refine)
-                 for i, b in enumerate(blocks)]
+        tasks = [
+            run_block(Z[b], k, method, _block_seed(seed, i), clock, params, refine)
+            for i, b in enumerate(blocks)
+        ]
     results = _compute(tasks, scheduler, progress, f"{method} on {len(blocks)} block(s)")
     # per-variable methods (individual ranking) give one label column per attribute
     labels = np.empty((len(Z),) + results[0].shape[1:], dtype=np.int64)
@@ -279,8 +313,9 @@ def _blockwise_labels(Z, k, method, blocks, scheduler, seed, clock, params, refi
 # ----------------------------------------------------------------------------- refinement
 
 
-def refine_labels(Z, labels, k, *, share=DEFAULT_REFINE, passes=REFINE_PASSES,
-                  neighbours=REFINE_NEIGHBOURS) -> np.ndarray:
+def refine_labels(
+    Z, labels, k, *, share=DEFAULT_REFINE, passes=REFINE_PASSES, neighbours=REFINE_NEIGHBOURS
+) -> np.ndarray:
     """Lower the SSE of a valid k-partition by dissolving groups and migrating records (1-opt).
 
     Candidates: the ceil(share·g) groups with the largest mean squared distance to their
@@ -320,7 +355,9 @@ def refine_labels(Z, labels, k, *, share=DEFAULT_REFINE, passes=REFINE_PASSES,
         nbr_start[rows + 1] = m
         np.cumsum(nbr_start, out=nbr_start)
         nbr = np.ascontiguousarray(near, dtype=np.int64).reshape(-1)
-        dissolved, migrated, _ = dissolve_and_migrate(Z, labels, g, k, candidates, nbr_start, nbr, tol)
+        dissolved, migrated, _ = dissolve_and_migrate(
+            Z, labels, g, k, candidates, nbr_start, nbr, tol
+        )
         labels = _compact(labels)
         if dissolved + migrated == 0:
             break

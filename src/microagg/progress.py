@@ -12,9 +12,18 @@ import contextlib
 import sys
 import threading
 import time
-from typing import Callable, Optional
+from collections.abc import Callable
 
-__all__ = ["ProgressCallback", "silent", "as_callback", "part", "stderr_bar", "channel", "COMPILING", "compile_notice"]
+__all__ = [
+    "ProgressCallback",
+    "silent",
+    "as_callback",
+    "part",
+    "stderr_bar",
+    "channel",
+    "COMPILING",
+    "compile_notice",
+]
 
 ProgressCallback = Callable[..., None]
 
@@ -23,7 +32,7 @@ ProgressCallback = Callable[..., None]
 COMPILING = "compiling kernels"
 
 
-def silent(stage: str, fraction: Optional[float] = None, message: str = "") -> None:
+def silent(stage: str, fraction: float | None = None, message: str = "") -> None:
     """The callback that reports nothing."""
 
 
@@ -40,7 +49,7 @@ def compile_notice(stream=None) -> ProgressCallback:
     """The callback for a stderr that shows no bar (a log file, a pipe): one plain line when
     kernels start compiling, nothing else."""
 
-    def notice(stage: str, fraction: Optional[float] = None, message: str = "") -> None:
+    def notice(stage: str, fraction: float | None = None, message: str = "") -> None:
         if stage == COMPILING:
             out = sys.stderr if stream is None else stream
             print(f"microagg: {COMPILING}, {message or 'first run only'}...", file=out, flush=True)
@@ -53,7 +62,7 @@ def part(progress: ProgressCallback, lo: float, hi: float, prefix: str = "") -> 
     if progress is silent:
         return silent
 
-    def child(stage: str, fraction: Optional[float] = None, message: str = "") -> None:
+    def child(stage: str, fraction: float | None = None, message: str = "") -> None:
         f = None if fraction is None else lo + (hi - lo) * min(max(float(fraction), 0.0), 1.0)
         progress(f"{prefix}{stage}" if prefix else stage, f, message)
 
@@ -70,20 +79,31 @@ def stderr_bar(time_limit: float | None = None, description: str = "microagg"):
     from rich.console import Console
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[msg]}"),
-                   TimeElapsedColumn(), console=Console(file=sys.stderr), transient=True)
+    bar = Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.fields[msg]}"),
+        TimeElapsedColumn(),
+        console=Console(file=sys.stderr),
+        transient=True,
+    )
     task = bar.add_task(description, total=1.0, msg="")
     lock = threading.Lock()
     state = {"fraction": None}
     t0 = time.monotonic()
     stop = threading.Event()
 
-    def callback(stage: str, fraction: Optional[float] = None, message: str = "") -> None:
+    def callback(stage: str, fraction: float | None = None, message: str = "") -> None:
         with lock:
             if fraction is not None:
                 state["fraction"] = min(max(float(fraction), 0.0), 1.0)
-            bar.update(task, description=f"{description}: {stage}" if stage else description,
-                       msg=str(message)[:60], completed=_completed(state["fraction"], t0, time_limit))
+            bar.update(
+                task,
+                description=f"{description}: {stage}" if stage else description,
+                msg=str(message)[:60],
+                completed=_completed(state["fraction"], t0, time_limit),
+            )
 
     def tick():
         while not stop.wait(0.25):

@@ -35,9 +35,22 @@ from pathlib import Path
 
 from .errors import InputError
 
-__all__ = ["ReadLimitError", "Damaged", "ForeignBytes", "Limits", "limited", "memory_budget", "current",
-           "check_file", "text_bytes", "check_text", "memory_bytes", "check_cells", "check_decompressed",
-           "cell_cap"]
+__all__ = [
+    "ReadLimitError",
+    "Damaged",
+    "ForeignBytes",
+    "Limits",
+    "limited",
+    "memory_budget",
+    "current",
+    "check_file",
+    "text_bytes",
+    "check_text",
+    "memory_bytes",
+    "check_cells",
+    "check_decompressed",
+    "cell_cap",
+]
 
 
 class ReadLimitError(InputError):
@@ -169,7 +182,11 @@ def cell_cap(cell_bytes: int = 8) -> tuple[int | None, str]:
 
 def _size(n: int) -> str:
     """Bytes in the unit a limit is given in: '0.5 MB' (not '512 kB') for --max-upload-mb 0.5."""
-    for unit, scale, least in (("GB", 1 << 30, 1 << 30), ("MB", 1 << 20, 1 << 16), ("kB", 1 << 10, 1 << 10)):
+    for unit, scale, least in (
+        ("GB", 1 << 30, 1 << 30),
+        ("MB", 1 << 20, 1 << 16),
+        ("kB", 1 << 10, 1 << 10),
+    ):
         if n >= least:
             return f"{n / scale:.3g} {unit}"
     return f"{n} bytes"
@@ -179,15 +196,19 @@ def check_cells(name: str, rows: int, columns: int, what: str = "") -> None:
     """The ``rows`` × ``columns`` cells a file (``name``) claims fit the limits in force."""
     cap, why = cell_cap()
     if cap is not None and rows * columns > cap:
-        raise ReadLimitError(f"cannot read {name}: it claims {rows:,} rows × {columns:,} columns{what}, "
-                             f"more than {why}")
+        raise ReadLimitError(
+            f"cannot read {name}: it claims {rows:,} rows × {columns:,} columns{what}, "
+            f"more than {why}"
+        )
 
 
 def check_decompressed(name: str, size: int) -> None:
     """The ``size`` bytes a file (``name``) decompresses to fit the limits in force."""
     cap, why = _byte_cap()
     if cap is not None and size > cap:
-        raise ReadLimitError(f"cannot read {name}: it decompresses to {_size(size)}, more than {why}")
+        raise ReadLimitError(
+            f"cannot read {name}: it decompresses to {_size(size)}, more than {why}"
+        )
 
 
 def _damaged(name: str, fmt, detail: str) -> ReadLimitError:
@@ -198,11 +219,17 @@ def _damaged(name: str, fmt, detail: str) -> ReadLimitError:
 
 #: (first bytes, what they are) of files that are no format read here
 _OTHER_MAGIC = (
-    (b"\x89PNG\r\n\x1a\n", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"), (b"GIF87a", "a GIF image"),
-    (b"GIF89a", "a GIF image"), (b"%PDF-", "a PDF document"),
-    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an old Office file (.xls, .doc)"), (b"\xfd7zXZ\x00", "xz-compressed data"),
-    (b"\x28\xb5\x2f\xfd", "zstd-compressed data"), (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive"),
-    (b"\x7fELF", "a program (ELF)"), (b"SQLite format 3\x00", "an SQLite database"),
+    (b"\x89PNG\r\n\x1a\n", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF87a", "a GIF image"),
+    (b"GIF89a", "a GIF image"),
+    (b"%PDF-", "a PDF document"),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an old Office file (.xls, .doc)"),
+    (b"\xfd7zXZ\x00", "xz-compressed data"),
+    (b"\x28\xb5\x2f\xfd", "zstd-compressed data"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive"),
+    (b"\x7fELF", "a program (ELF)"),
+    (b"SQLite format 3\x00", "an SQLite database"),
 )
 _BZIP2 = re.compile(rb"BZh[1-9]1AY&SY")
 
@@ -233,8 +260,9 @@ def _not_this_format(name: str, head: bytes, fmt) -> ReadLimitError:
     """``fmt``: the Format the file's suffix names."""
     found = _what_is(head)
     if found is None:
-        return ReadLimitError(f"cannot read {name}: it is not {fmt.a_file} (its first bytes are not "
-                              f"{fmt.label}'s)")
+        return ReadLimitError(
+            f"cannot read {name}: it is not {fmt.a_file} (its first bytes are not {fmt.label}'s)"
+        )
     what, suffix = found
     hint = f": give it its suffix ({suffix})" if suffix else ""
     return ReadLimitError(f"cannot read {name}: it is {what}, not {fmt.a_file}{hint}")
@@ -246,7 +274,9 @@ _CHUNK = 1 << 20
 _WIDE_BOMS = (b"\xff\xfe", b"\xfe\xff")  # UTF-16 (and UTF-32 LE) by their byte order mark
 
 
-def text_bytes(path, encoding: str | None = None, kind: str = "delimited text") -> tuple[bytes, bool]:
+def text_bytes(
+    path, encoding: str | None = None, kind: str = "delimited text"
+) -> tuple[bytes, bool]:
     """(the bytes of a text file, gzip-decompressed when it is gzip data; whether it was). The
     decompressed size is bounded by the limits in force (inflated in a stream that stops there);
     a file that is another format (a PNG, a Parquet file...) or holds NUL bytes is refused with
@@ -261,12 +291,17 @@ def text_bytes(path, encoding: str | None = None, kind: str = "delimited text") 
     if gz:
         raw = _gunzip(raw, p.name, cap, why)
     check_text(raw, p.name, encoding, kind)
-    if not (raw.startswith(_WIDE_BOMS) or (encoding or "").lower().replace("_", "-").startswith(("utf-16", "utf-32"))):
+    if not (
+        raw.startswith(_WIDE_BOMS)
+        or (encoding or "").lower().replace("_", "-").startswith(("utf-16", "utf-32"))
+    ):
         _check_text_cells(p.name, raw)
     return raw, gz
 
 
-def check_text(raw: bytes, name: str, encoding: str | None = None, kind: str = "delimited text") -> None:
+def check_text(
+    raw: bytes, name: str, encoding: str | None = None, kind: str = "delimited text"
+) -> None:
     """Refuse bytes (a text file's, or its first ones) that are another format (a PNG, a Parquet
     file...) or hold NUL bytes, with one line (``kind``: what the file should have been)."""
     found = _what_is(raw[:64])
@@ -274,12 +309,15 @@ def check_text(raw: bytes, name: str, encoding: str | None = None, kind: str = "
         what, suffix = found
         hint = f": give it its suffix ({suffix})" if suffix else ""
         raise ReadLimitError(f"{name} is {what}, not {kind}{hint}")
-    wide = raw.startswith(_WIDE_BOMS) or (encoding is not None
-                                          and encoding.lower().replace("_", "-").startswith(("utf-16", "utf-32")))
+    wide = raw.startswith(_WIDE_BOMS) or (
+        encoding is not None and encoding.lower().replace("_", "-").startswith(("utf-16", "utf-32"))
+    )
     nul = -1 if wide else raw.find(b"\x00")
     if nul >= 0:
-        raise ReadLimitError(f"{name} holds NUL bytes (the first at byte {nul:,}): binary data, not {kind} "
-                             "(UTF-16 text needs its byte order mark or --encoding)")
+        raise ReadLimitError(
+            f"{name} holds NUL bytes (the first at byte {nul:,}): binary data, not {kind} "
+            "(UTF-16 text needs its byte order mark or --encoding)"
+        )
 
 
 #: a delimited text file's cell in memory while it is read and kept for a byte-identical write
@@ -296,8 +334,10 @@ def _check_text_cells(name: str, raw: bytes) -> None:
     lines = raw.count(b"\n") + 1
     cap, why = cell_cap(_TEXT_CELL_BYTES)
     if cap is not None and lines * columns > cap:
-        raise ReadLimitError(f"cannot read {name}: its {lines:,} lines × {columns:,} fields are more cells than "
-                             f"{why}")
+        raise ReadLimitError(
+            f"cannot read {name}: its {lines:,} lines × {columns:,} fields are more cells than "
+            f"{why}"
+        )
 
 
 def _gunzip(data: bytes, name: str, cap: int | None, why: str) -> bytes:
@@ -315,24 +355,33 @@ def _gunzip(data: bytes, name: str, cap: int | None, why: str) -> bytes:
                 if cap is not None and total > cap:
                     raise ReadLimitError(f"cannot read {name}: it decompresses to more than {why}")
                 out.append(piece)
-                if columns is None and (b"\n" in piece or total > 1 << 20):  # the first line's fields
+                if columns is None and (
+                    b"\n" in piece or total > 1 << 20
+                ):  # the first line's fields
                     first = b"".join(out)[: 1 << 20].split(b"\n", 1)[0]
                     columns = 1 + max(first.count(sep) for sep in (b",", b";", b"\t", b"|"))
                 lines += piece.count(b"\n")
                 if cells_cap is not None and columns is not None and lines * columns > cells_cap:
-                    raise ReadLimitError(f"cannot read {name}: it decompresses to more than {lines:,} lines × "
-                                         f"{columns:,} fields, more cells than {cell_why}")
+                    raise ReadLimitError(
+                        f"cannot read {name}: it decompresses to more than {lines:,} lines × "
+                        f"{columns:,} fields, more cells than {cell_why}"
+                    )
                 if not piece and not pending:
-                    raise ReadLimitError(f"cannot read {name}: broken gzip data (it ends before its end marker)")
+                    raise ReadLimitError(
+                        f"cannot read {name}: broken gzip data (it ends before its end marker)"
+                    )
         except zlib.error as exc:
             raise ReadLimitError(f"cannot read {name}: broken gzip data ({exc})") from None
         data = inflater.unused_data.lstrip(b"\x00")  # the next member; zero padding ends a file
         if data and data[:2] != b"\x1f\x8b":
-            raise ReadLimitError(f"cannot read {name}: broken gzip data (bytes after its end are not gzip data)")
+            raise ReadLimitError(
+                f"cannot read {name}: broken gzip data (bytes after its end are not gzip data)"
+            )
     return b"".join(out)
 
 
 # --- typed formats ------------------------------------------------------------------------------
+
 
 def check_file(path, fmt) -> None:
     """Before a typed file is read (``fmt``: its Format, or its name as ``microagg.io.format_of``

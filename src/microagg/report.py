@@ -17,20 +17,35 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError
-from .io import atomic_write, atomic_write_text, check_folder  # noqa: F401  (atomic writes: their home is io; kept importable here)
+from .io import (
+    atomic_write,
+    atomic_write_text,
+    check_folder,
+)  # noqa: F401  (atomic writes: their home is io; kept importable here)
 from .standardize import Standardizer, principal_axes
 
-__all__ = ["render_report", "write_report", "atomic_write", "atomic_write_text", "check_report_path"]
+__all__ = [
+    "render_report",
+    "write_report",
+    "atomic_write",
+    "atomic_write_text",
+    "check_report_path",
+]
 
-_MAX_POINTS = 4000  # scatter points per series; larger data are subsampled (seeded, stated in the caption)
+_MAX_POINTS = (
+    4000  # scatter points per series; larger data are subsampled (seeded, stated in the caption)
+)
 
 #: the reports' style sheet (the exploration's page uses it too: ``explore.map.report_html``)
 STYLE = """
-body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:2rem auto;max-width:1100px;
-color:#222;line-height:1.4;padding:0 1rem}
-h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;margin:.5rem 0}td,th{padding:.2rem .7rem;border-bottom:1px solid #eee;
-text-align:left;vertical-align:top}th{background:#f6f6f6}td.num{text-align:right;font-variant-numeric:tabular-nums}
+body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:2rem auto;
+max-width:1100px;color:#222;line-height:1.4;padding:0 1rem}
+h1{font-size:1.6rem;margin-bottom:.2rem}
+h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;margin:.5rem 0}
+td,th{padding:.2rem .7rem;border-bottom:1px solid #eee;
+text-align:left;vertical-align:top}th{background:#f6f6f6}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
 figure{display:inline-block;margin:.5rem 1rem .5rem 0;vertical-align:top}
 figcaption{font-size:.85rem;color:#555;max-width:520px}
 .winner{font-weight:bold}.warn{color:#a40000}.small{font-size:.85rem;color:#555}
@@ -60,7 +75,8 @@ def _values(data, columns) -> np.ndarray:
 
 
 def axis_ticks(lo: float, hi: float, count: int = 5) -> np.ndarray:
-    """About ``count`` round tick values (steps of 1, 2, 2.5 or 5 times a power of ten) within [lo, hi]."""
+    """About ``count`` round tick values (steps of 1, 2, 2.5 or 5 times a power of ten) within [lo,
+    hi]."""
     if not np.isfinite(lo) or not np.isfinite(hi) or hi <= lo:
         return np.array([lo])
     raw = (hi - lo) / count
@@ -80,26 +96,38 @@ def _svg_histogram(sizes: np.ndarray, k: int) -> str:
     pw, ph = W - L - R, H - B - T
     top = max(int(counts.max()), 1)
     bw = pw / len(values)
-    parts = [f'<svg id="svg-group-sizes" xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
-             f'viewBox="0 0 {W} {H}" role="img" aria-label="group-size histogram">',
-             f'<rect x="{L}" y="{T}" width="{pw}" height="{ph}" fill="#fafafa" stroke="#ccc"/>']
+    parts = [
+        (
+            f'<svg id="svg-group-sizes" xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}"'
+            f' viewBox="0 0 {W} {H}" role="img" aria-label="group-size histogram">'
+        ),
+        f'<rect x="{L}" y="{T}" width="{pw}" height="{ph}" fill="#fafafa" stroke="#ccc"/>',
+    ]
     for t in axis_ticks(0, top):
         y = T + ph - ph * t / top
-        parts.append(f'<line x1="{L}" x2="{L + pw}" y1="{y:.1f}" y2="{y:.1f}" stroke="#e4e4e4"/>'
-                     f'<text x="{L - 6}" y="{y + 4:.1f}" font-size="11" text-anchor="end">{t:g}</text>')
+        parts.append(
+            f'<line x1="{L}" x2="{L + pw}" y1="{y:.1f}" y2="{y:.1f}" stroke="#e4e4e4"/>'
+            f'<text x="{L - 6}" y="{y + 4:.1f}" font-size="11" text-anchor="end">{t:g}</text>'
+        )
     for i, v in enumerate(values):
         c = int(counts[v]) if v < len(counts) else 0
         h = ph * c / top
         x = L + i * bw
-        parts.append(f'<rect class="bar" x="{x + bw * 0.1:.1f}" y="{T + ph - h:.1f}" width="{bw * 0.8:.1f}" '
-                     f'height="{h:.1f}" fill="{"#2b6cb0" if v >= k else "#c53030"}"><title>size {v}: {c} '
-                     f'group(s)</title></rect>')
+        parts.append(
+            f'<rect class="bar" x="{x + bw * 0.1:.1f}" y="{T + ph - h:.1f}" width="{bw * 0.8:.1f}" '
+            f'height="{h:.1f}" fill="{"#2b6cb0" if v >= k else "#c53030"}"><title>size {v}: {c} '
+            "group(s)</title></rect>"
+        )
         if len(values) <= 30 or i % max(1, len(values) // 15) == 0:
-            parts.append(f'<text x="{x + bw / 2:.1f}" y="{T + ph + 16}" font-size="11" '
-                         f'text-anchor="middle">{v}</text>')
-    parts.append(f'<text x="{L + pw / 2}" y="{H - 6}" font-size="12" text-anchor="middle">group size</text>'
-                 f'<text x="14" y="{T + ph / 2}" font-size="12" text-anchor="middle" '
-                 f'transform="rotate(-90 14 {T + ph / 2})">number of groups</text></svg>')
+            parts.append(
+                f'<text x="{x + bw / 2:.1f}" y="{T + ph + 16}" font-size="11" '
+                f'text-anchor="middle">{v}</text>'
+            )
+    parts.append(
+        f'<text x="{L + pw / 2}" y="{H - 6}" font-size="12" text-anchor="middle">group size</text>'
+        f'<text x="14" y="{T + ph / 2}" font-size="12" text-anchor="middle" '
+        f'transform="rotate(-90 14 {T + ph / 2})">number of groups</text></svg>'
+    )
     return "".join(parts)
 
 
@@ -133,26 +161,39 @@ def _svg_scatter(Z: np.ndarray, Zp: np.ndarray, seed: int = 0) -> tuple[str, int
     def sy(v):
         return T + ph - ph * (v - lo[1]) / span[1]
 
-    parts = [f'<svg id="svg-pca-scatter" xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
-             f'viewBox="0 0 {W} {H}" role="img" aria-label="original versus protected on the first two '
-             f'principal components">',
-             f'<rect x="{L}" y="{T}" width="{pw}" height="{ph}" fill="#fafafa" stroke="#ccc"/>']
+    parts = [
+        (
+            f'<svg id="svg-pca-scatter" xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}"'
+            f' viewBox="0 0 {W} {H}" role="img" aria-label="original versus protected on the first'
+            ' two principal components">'
+        ),
+        f'<rect x="{L}" y="{T}" width="{pw}" height="{ph}" fill="#fafafa" stroke="#ccc"/>',
+    ]
     for t in axis_ticks(lo[0], hi[0]):
-        parts.append(f'<text x="{sx(t):.1f}" y="{T + ph + 15}" font-size="11" text-anchor="middle">{t:g}</text>')
+        parts.append(
+            f'<text x="{sx(t):.1f}" y="{T + ph + 15}" font-size="11"'
+            f' text-anchor="middle">{t:g}</text>'
+        )
     for t in axis_ticks(lo[1], hi[1]):
-        parts.append(f'<text x="{L - 6}" y="{sy(t) + 4:.1f}" font-size="11" text-anchor="end">{t:g}</text>')
-    for cls, pts, colour, r in (("orig", P[idx], "#2b6cb0", 2.2), ("prot", Pp[idx], "#dd6b20", 2.2)):
+        parts.append(
+            f'<text x="{L - 6}" y="{sy(t) + 4:.1f}" font-size="11" text-anchor="end">{t:g}</text>'
+        )
+    for cls, pts, colour, r in (
+        ("orig", P[idx], "#2b6cb0", 2.2),
+        ("prot", Pp[idx], "#dd6b20", 2.2),
+    ):
         parts.append(f'<g class="series-{cls}" fill="{colour}" fill-opacity="0.55">')
         parts.extend(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="{r}"/>' for x, y in pts)
         parts.append("</g>")
     parts.append(
-        f'<rect x="{L + 10}" y="{T + 8}" width="10" height="10" fill="#2b6cb0"/>'
-        f'<text x="{L + 25}" y="{T + 17}" font-size="12">original</text>'
-        f'<rect x="{L + 95}" y="{T + 8}" width="10" height="10" fill="#dd6b20"/>'
-        f'<text x="{L + 110}" y="{T + 17}" font-size="12">protected</text>'
-        f'<text x="{L + pw / 2}" y="{H - 8}" font-size="12" text-anchor="middle">first principal component</text>'
-        f'<text x="14" y="{T + ph / 2}" font-size="12" text-anchor="middle" '
-        f'transform="rotate(-90 14 {T + ph / 2})">second principal component</text></svg>')
+        f'<rect x="{L + 10}" y="{T + 8}" width="10" height="10" fill="#2b6cb0"/><text x="{L + 25}"'
+        f' y="{T + 17}" font-size="12">original</text><rect x="{L + 95}" y="{T + 8}" width="10"'
+        f' height="10" fill="#dd6b20"/><text x="{L + 110}" y="{T + 17}"'
+        f' font-size="12">protected</text><text x="{L + pw / 2}" y="{H - 8}" font-size="12"'
+        f' text-anchor="middle">first principal component</text><text x="14" y="{T + ph / 2}"'
+        f' font-size="12" text-anchor="middle" transform="rotate(-90 14 {T + ph / 2})">second'
+        " principal component</text></svg>"
+    )
     return "".join(parts), len(idx)
 
 
@@ -169,21 +210,32 @@ def _svg_heatmap(R: np.ndarray, names: list[str], ident: str, label: str) -> str
     cell = max(14, min(36, 420 // max(d, 1)))
     L, T = 110, 20
     W, H = L + cell * d + 10, T + cell * d + 100
-    parts = [f'<svg id="{ident}" xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
-             f'viewBox="0 0 {W} {H}" role="img" aria-label="{escape(label)}">']
+    parts = [
+        f'<svg id="{ident}" xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
+        f'viewBox="0 0 {W} {H}" role="img" aria-label="{escape(label)}">'
+    ]
     for i in range(d):
-        parts.append(f'<text x="{L - 4}" y="{T + cell * i + cell / 2 + 4:.1f}" font-size="10" '
-                     f'text-anchor="end">{escape(names[i])[:16]}</text>')
+        parts.append(
+            f'<text x="{L - 4}" y="{T + cell * i + cell / 2 + 4:.1f}" font-size="10" '
+            f'text-anchor="end">{escape(names[i])[:16]}</text>'
+        )
         x = L + cell * i + cell / 2
-        parts.append(f'<text x="{x:.1f}" y="{T + cell * d + 6}" font-size="10" text-anchor="end" '
-                     f'transform="rotate(-60 {x:.1f} {T + cell * d + 6})">{escape(names[i])[:16]}</text>')
+        parts.append(
+            f'<text x="{x:.1f}" y="{T + cell * d + 6}" font-size="10" text-anchor="end" '
+            f'transform="rotate(-60 {x:.1f} {T + cell * d + 6})">{escape(names[i])[:16]}</text>'
+        )
         for j in range(d):
-            parts.append(f'<rect class="cell" x="{L + cell * j}" y="{T + cell * i}" width="{cell}" height="{cell}" '
-                         f'fill="{_colour(R[i, j])}" stroke="#fff"><title>{escape(names[i])} × {escape(names[j])}: '
-                         f'{R[i, j]:.3f}</title></rect>')
+            parts.append(
+                f'<rect class="cell" x="{L + cell * j}" y="{T + cell * i}" width="{cell}"'
+                f' height="{cell}" fill="{_colour(R[i, j])}"'
+                f' stroke="#fff"><title>{escape(names[i])} × {escape(names[j])}:'
+                f" {R[i, j]:.3f}</title></rect>"
+            )
             if cell >= 26:
-                parts.append(f'<text x="{L + cell * j + cell / 2}" y="{T + cell * i + cell / 2 + 3}" font-size="8" '
-                             f'text-anchor="middle">{R[i, j]:.2f}</text>')
+                parts.append(
+                    f'<text x="{L + cell * j + cell / 2}" y="{T + cell * i + cell / 2 + 3}"'
+                    f' font-size="8" text-anchor="middle">{R[i, j]:.2f}</text>'
+                )
     parts.append("</svg>")
     return "".join(parts)
 
@@ -202,8 +254,14 @@ def _table(rows, header=None) -> str:
         cls = ""
         if isinstance(row, tuple) and len(row) and isinstance(row[0], dict):
             cls, row = row[0].get("class", ""), row[1:]
-        cells = "".join(f'<td class="num">{_fmt(c)}</td>' if isinstance(c, (int, float, np.number))
-                        and not isinstance(c, bool) else f"<td>{_fmt(c)}</td>" for c in row)
+        cells = "".join(
+            (
+                f'<td class="num">{_fmt(c)}</td>'
+                if isinstance(c, (int, float, np.number)) and not isinstance(c, bool)
+                else f"<td>{_fmt(c)}</td>"
+            )
+            for c in row
+        )
         out.append(f'<tr class="{cls}">{cells}</tr>' if cls else f"<tr>{cells}</tr>")
     out.append("</table>")
     return "".join(out)
@@ -223,14 +281,23 @@ def report_audit(result, original, p: float = 10.0):
         raise InputError("the report needs at least one continuous quasi-identifier column")
     X, Xp = _values(original, cols), _values(result.data, cols)
     if X.shape != Xp.shape:
-        raise InputError(f"the original ({X.shape}) and protected ({Xp.shape}) QI values differ in shape")
+        raise InputError(
+            f"the original ({X.shape}) and protected ({Xp.shape}) QI values differ in shape"
+        )
     audit = result.audit
-    if "utility" not in {f.group for f in audit.figures} or audit.get("interval_disclosure_p", p) != p:
+    if (
+        "utility" not in {f.group for f in audit.figures}
+        or audit.get("interval_disclosure_p", p) != p
+    ):
         if result.audit_roles is None or result.shuffled:
             raise InputError("this result holds no audit of its published data to report")
         import dataclasses
 
-        columns = list(original.columns) if isinstance(original, pd.DataFrame) else list(range(X.shape[1]))
+        columns = (
+            list(original.columns)
+            if isinstance(original, pd.DataFrame)
+            else list(range(X.shape[1]))
+        )
         roles = dataclasses.replace(result.audit_roles, p=float(p))
         files = audit_files(frame_of(original, columns), frame_of(result.data, columns), roles)
         audit = result.audit.with_figures(files)
@@ -240,39 +307,70 @@ def report_audit(result, original, p: float = 10.0):
 def _parameters(result, names, records, settings) -> list:
     kinds = result.publication.kinds
     qis = ", ".join(f"{c} ({kinds.get(str(c), 'continuous')})" for c in result.columns)
-    rows = [("method", result.method), ("k", result.k), ("records", records), ("quasi-identifiers", qis)]
+    rows = [
+        ("method", result.method),
+        ("k", result.k),
+        ("records", records),
+        ("quasi-identifiers", qis),
+    ]
     roles = result.audit_roles
     if roles is not None:
-        for label, value in (("other key variables", roles.keys), ("sensitive columns", roles.sensitive)):
+        for label, value in (
+            ("other key variables", roles.keys),
+            ("sensitive columns", roles.sensitive),
+        ):
             if value:
                 rows.append((label, ", ".join(map(str, value))))
     rows += [(f"parameter {k}", json.dumps(v, default=str)) for k, v in result.params.items()]
-    rows += [(k, json.dumps(v, default=str) if not isinstance(v, str) else v) for k, v in (settings or {}).items()
-             if v is not None]
+    rows += [
+        (k, json.dumps(v, default=str) if not isinstance(v, str) else v)
+        for k, v in (settings or {}).items()
+        if v is not None
+    ]
     if result.weights.variable is not None:
         rows.append(("variable weights", json.dumps(result.weights.variable)))
     if result.weights.sample_weight is not None:
         rows.append(("sample weight", result.weights.sample_weight))
-    for m in (result.strata.merges if result.strata is not None else ()):
-        rows.append(("merged stratum", f"{m['stratum']} ({m['size']} records) into {m['merged_into']}"))
-    for m in (result.strata.mapping if result.strata is not None else ()):
-        rows.append(("published stratum", f"{m['stratum']}: " + (f"published as {m['published_as']}" if
-                                                                   m["published_as"] is not None else "suppressed")))
+    for m in result.strata.merges if result.strata is not None else ():
+        rows.append(
+            ("merged stratum", f"{m['stratum']} ({m['size']} records) into {m['merged_into']}")
+        )
+    for m in result.strata.mapping if result.strata is not None else ():
+        rows.append(
+            (
+                "published stratum",
+                f"{m['stratum']}: "
+                + (
+                    f"published as {m['published_as']}"
+                    if m["published_as"] is not None
+                    else "suppressed"
+                ),
+            )
+        )
     return rows
 
 
 def _run_figures(result, audit) -> list:
     """The Information loss table: the run's figures (the registry's "run" measures)."""
     shown = {f.name: f for f in audit.rows("run")}
-    rows = [(shown[name].measure.label, shown[name].value) for name in ("information_loss", "sse", "sst",
-                                                                         "weighted_information_loss")
-            if name in shown]
-    rows.append((shown["lower_bound_il"].measure.label, "not known" if result.lower_bound is None
-                 else shown["lower_bound_il"].value))
+    rows = [
+        (shown[name].measure.label, shown[name].value)
+        for name in ("information_loss", "sse", "sst", "weighted_information_loss")
+        if name in shown
+    ]
+    rows.append(
+        (
+            shown["lower_bound_il"].measure.label,
+            "not known" if result.lower_bound is None else shown["lower_bound_il"].value,
+        )
+    )
     if result.gap is not None:
         rows.append((shown["gap"].measure.label, result.gap))
-    rows += [("groups", audit["groups"]), ("group sizes", f"{audit['group_size_min']} … {audit['group_size_max']}"),
-             ("seconds", result.seconds)]
+    rows += [
+        ("groups", audit["groups"]),
+        ("group sizes", f"{audit['group_size_min']} … {audit['group_size_max']}"),
+        ("seconds", result.seconds),
+    ]
     if not result.publication.plain:
         rows.append(("representatives", result.publication.note))
     return rows
@@ -284,18 +382,34 @@ def _portfolio_html(result) -> str:
     rows = []
     for r in result.portfolio.rows:
         mark = {"class": "winner"} if r["method"] == result.portfolio.winner else {}
-        rows.append((mark, r["method"], r.get("il"), r.get("lower_bound_il"), r.get("seconds"), r.get("status")))
-    return (f"<h2>Portfolio (auto)</h2><p>winner: <b>{escape(result.portfolio.winner)}</b></p>"
-            + _table(rows, ["method", "IL (%)", "lower bound IL (%)", "seconds", "status"]))
+        rows.append(
+            (
+                mark,
+                r["method"],
+                r.get("il"),
+                r.get("lower_bound_il"),
+                r.get("seconds"),
+                r.get("status"),
+            )
+        )
+    return (
+        f"<h2>Portfolio (auto)</h2><p>winner: <b>{escape(result.portfolio.winner)}</b></p>"
+        + _table(rows, ["method", "IL (%)", "lower bound IL (%)", "seconds", "status"])
+    )
 
 
 def _strata_html(result) -> str:
     if result.strata is None or not result.strata.runs:
         return ""
-    rows = [(run.name, run.records, run.sse, run.lower_bound, run.method_facts.get("winner", ""))
-            for run in result.strata.runs]
-    return ("<h2>Strata</h2><p>Groups never cross strata; SSE on the (weighted) standardised data "
-            "the method saw.</p>" + _table(rows, ["stratum", "records", "SSE", "lower bound", "auto winner"]))
+    rows = [
+        (run.name, run.records, run.sse, run.lower_bound, run.method_facts.get("winner", ""))
+        for run in result.strata.runs
+    ]
+    return (
+        "<h2>Strata</h2><p>Groups never cross strata; SSE on the (weighted) standardised data "
+        "the method saw.</p>"
+        + _table(rows, ["stratum", "records", "SSE", "lower bound", "auto winner"])
+    )
 
 
 def _measure_rows(audit, group: str, k: int | None = None) -> list:
@@ -326,22 +440,46 @@ def render_report(result, original, settings: dict | None = None, *, p: float = 
     all_names = [str(c) for c in result.columns]
     util_rows = _measure_rows(audit, "utility")
     for c, m in audit.categories.items():
-        util_rows.append((f"categorical {c}: values changed (%) / distribution distance (TVD)",
-                          f"{100 * m['changed_share']:.2f} / {m['distribution_tvd']:.4f}",
-                          "share of records whose category changed; ½·Σ|p − p′| over the categories"))
-    risk_rows = [(label if not label.startswith("interval disclosure") else f"interval disclosure at p = {p:g}% (%)",
-                  value, ref) for label, value, ref in _measure_rows(audit, "risk", result.k)]
+        util_rows.append(
+            (
+                f"categorical {c}: values changed (%) / distribution distance (TVD)",
+                f"{100 * m['changed_share']:.2f} / {m['distribution_tvd']:.4f}",
+                "share of records whose category changed; ½·Σ|p − p′| over the categories",
+            )
+        )
+    risk_rows = [
+        (
+            (
+                label
+                if not label.startswith("interval disclosure")
+                else f"interval disclosure at p = {p:g}% (%)"
+            ),
+            value,
+            ref,
+        )
+        for label, value, ref in _measure_rows(audit, "risk", result.k)
+    ]
     warn = ""
     if result.per_variable:
-        warn = ('<p class="warn">Each variable was grouped on its own: combinations of values are NOT '
-                'k-anonymous and the disclosure risk is higher than with multivariate methods.</p>')
-    file_lines = [line for line in result._audit_lines_of(audit) if not line.startswith("warning: ")]
-    published = ("<h2>The published file</h2><ul>" + "".join(f"<li>{escape(line)}</li>" for line in file_lines)
-                 + "</ul>" + "".join(f'<p class="warn">{escape(w)}</p>' for w in audit.warnings)
-                 + '<p class="small">Every figure: its definition, formula and reference in docs/audit.md.</p>')
+        warn = (
+            '<p class="warn">Each variable was grouped on its own: combinations of values are NOT '
+            "k-anonymous and the disclosure risk is higher than with multivariate methods.</p>"
+        )
+    file_lines = [
+        line for line in result._audit_lines_of(audit) if not line.startswith("warning: ")
+    ]
+    published = (
+        "<h2>The published file</h2><ul>"
+        + "".join(f"<li>{escape(line)}</li>" for line in file_lines)
+        + "</ul>"
+        + "".join(f'<p class="warn">{escape(w)}</p>' for w in audit.warnings)
+        + '<p class="small">Every figure: its definition, formula and reference in'
+        " docs/audit.md.</p>"
+    )
     stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
     return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width,initial-scale=1">
 <title>microagg report: {escape(result.method)}, k = {result.k}</title><style>{STYLE}</style></head>
 <body>
 <h1>Microaggregation report</h1>
@@ -364,20 +502,25 @@ def _figures_html(result, X, Xp, names) -> str:
     (z-scores of the original), the correlation matrices before and after."""
     zscale = Standardizer.fit(X, warn=False)
     scatter, shown = _svg_scatter(zscale.transform(X), zscale.transform(Xp))
-    scatter_note = "" if shown == len(X) else f" ({shown} of {len(X)} records shown, chosen at random)"
+    scatter_note = (
+        "" if shown == len(X) else f" ({shown} of {len(X)} records shown, chosen at random)"
+    )
     sizes = result.all_group_sizes
     return f"""<h2>Figures</h2>
 <figure id="fig-group-sizes">{_svg_histogram(sizes, result.k)}
 <figcaption>Group sizes: number of groups of each size (red: below k, which never happens in a valid
 partition).</figcaption></figure>
 <figure id="fig-pca-scatter">{scatter}
-<figcaption>Original (blue) and protected (orange) records projected on the first two principal components
-of the standardised original quasi-identifiers{scatter_note}.</figcaption></figure>
-<figure id="fig-corr-original">{_svg_heatmap(_correlation(X), names, "svg-corr-original",
-                                             "correlation matrix, original")}
-<figcaption>Correlation matrix of the original quasi-identifiers (blue −1, white 0, red +1).</figcaption></figure>
-<figure id="fig-corr-protected">{_svg_heatmap(_correlation(Xp), names, "svg-corr-protected",
-                                              "correlation matrix, protected")}
+<figcaption>Original (blue) and protected (orange) records projected on the first two principal
+components of the standardised original quasi-identifiers{scatter_note}.</figcaption></figure>
+<figure id="fig-corr-original">{
+        _svg_heatmap(_correlation(X), names, "svg-corr-original", "correlation matrix, original")
+    }
+<figcaption>Correlation matrix of the original quasi-identifiers (blue −1, white 0, red +1).
+</figcaption></figure>
+<figure id="fig-corr-protected">{
+        _svg_heatmap(_correlation(Xp), names, "svg-corr-protected", "correlation matrix, protected")
+    }
 <figcaption>Correlation matrix of the protected quasi-identifiers.</figcaption></figure>"""
 
 

@@ -43,8 +43,19 @@ import numpy as np
 
 from .partition import group_means
 
-__all__ = ["AGGREGATIONS", "Aggregation", "AggregationName", "register", "DEFAULT_TRIM", "ONESTEP_CONSTANT",
-           "MAD_CONSISTENCY", "continuous", "median_category", "mode_category", "publish"]
+__all__ = [
+    "AGGREGATIONS",
+    "Aggregation",
+    "AggregationName",
+    "register",
+    "DEFAULT_TRIM",
+    "ONESTEP_CONSTANT",
+    "MAD_CONSISTENCY",
+    "continuous",
+    "median_category",
+    "mode_category",
+    "publish",
+]
 
 #: the names of the aggregations registered below, for type checkers (``typed.Aggregation``, the
 #: API's ``aggregation=``): a new aggregation adds its name here too (checked at import)
@@ -166,8 +177,10 @@ register(
 
 
 if set(AGGREGATIONS) != set(get_args(AggregationName)):
-    raise TypeError("representatives.AggregationName must list the registered aggregations: "
-                    f"{sorted(AGGREGATIONS)}")
+    raise TypeError(
+        "representatives.AggregationName must list the registered aggregations: "
+        f"{sorted(AGGREGATIONS)}"
+    )
 
 
 def _by_group(x, labels, weights, kernel: Callable, params: np.ndarray) -> np.ndarray:
@@ -207,7 +220,8 @@ def publish_continuous(
     arguments: Mapping[str, float | None] | None = None,
     weights: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Each record's continuous values replaced by its group's representative (2-D labels: per column)."""
+    """Each record's continuous values replaced by its group's representative (2-D labels: per
+    column)."""
     labels = np.asarray(labels, dtype=np.int64)
     X = np.asarray(X, dtype=np.float64)
     if labels.ndim == 2:
@@ -220,16 +234,26 @@ def publish_continuous(
     return continuous(X, labels, aggregation, arguments, weights)[labels]
 
 
-def median_category(codes: np.ndarray, labels: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-    """(g,) weighted median category code of each group (lower category at exactly half the weight)."""
+def median_category(
+    codes: np.ndarray, labels: np.ndarray, weights: np.ndarray | None = None
+) -> np.ndarray:
+    """(g,) weighted median category code of each group (lower category at exactly half the
+    weight)."""
     codes = np.asarray(codes, dtype=np.int64)
     from .kernels.location import segment_lower_median
 
-    return _by_group(codes.astype(np.float64), np.asarray(labels, dtype=np.int64), weights, segment_lower_median,
-                     np.empty(0)).astype(np.int64)
+    return _by_group(
+        codes.astype(np.float64),
+        np.asarray(labels, dtype=np.int64),
+        weights,
+        segment_lower_median,
+        np.empty(0),
+    ).astype(np.int64)
 
 
-def mode_category(codes: np.ndarray, labels: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+def mode_category(
+    codes: np.ndarray, labels: np.ndarray, weights: np.ndarray | None = None
+) -> np.ndarray:
     """(g,) weighted mode code of each group; ties go to the smallest code (first level)."""
     codes = np.asarray(codes, dtype=np.int64)
     labels = np.asarray(labels, dtype=np.int64)
@@ -249,9 +273,13 @@ def mode_category(codes: np.ndarray, labels: np.ndarray, weights: np.ndarray | N
     return out
 
 
-def publish(emb, labels: np.ndarray, aggregation: str = "mean",
-            arguments: Mapping[str, float | None] | None = None,
-            weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def publish(
+    emb,
+    labels: np.ndarray,
+    aggregation: str = "mean",
+    arguments: Mapping[str, float | None] | None = None,
+    weights: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """(numeric, codes) a run publishes for ``embedding.Embedding`` emb, one row per record.
 
     Continuous columns: ``aggregation``; ordinal ranks: the median category; nominal codes: the

@@ -56,7 +56,11 @@ def _expected(doc: dict, manifest_path: Path) -> tuple[str, str | None, str]:
 
     earlier = manifest_path.with_name(str(out.get("name", "")))
     if out.get("name") and earlier.exists() and sha256(earlier) == out.get("sha256"):
-        return "rows", rows_digest(earlier, out.get("read"), out.get("format")), "rows (shuffled: order aside)"
+        return (
+            "rows",
+            rows_digest(earlier, out.get("read"), out.get("format")),
+            "rows (shuffled: order aside)",
+        )
     return "rows", None, "rows (shuffled: order aside)"
 
 
@@ -69,12 +73,23 @@ def protect_from_manifest(args, parse, protect) -> int:
     from .options import RUN_OPTIONS
 
     given = [p.flags[0] for p in RUN_OPTIONS if p.flags and getattr(args, p.name, None) is not None]
-    given += [f for f, v in (("--param", args.param), ("--init", args.init), ("--from-explore", args.from_explore),
-                             ("--pick", args.pick), ("--out-of-core", args.out_of_core),
-                             ("--interval-p", args.interval_p)) if v]
+    given += [
+        f
+        for f, v in (
+            ("--param", args.param),
+            ("--init", args.init),
+            ("--from-explore", args.from_explore),
+            ("--pick", args.pick),
+            ("--out-of-core", args.out_of_core),
+            ("--interval-p", args.interval_p),
+        )
+        if v
+    ]
     given += [f"--{name}" for name in READ_FLAGS if getattr(args, name, None) is not None]
     if given:
-        raise InputError(f"--from-manifest re-runs the publication as it was made: drop {', '.join(given)}")
+        raise InputError(
+            f"--from-manifest re-runs the publication as it was made: drop {', '.join(given)}"
+        )
     path = Path(args.from_manifest)
     doc = manifest.read(path)
     src = Path(args.input)
@@ -82,27 +97,47 @@ def protect_from_manifest(args, parse, protect) -> int:
         raise InputError(f"input file not found: {src}")
     made_from = (doc.get("input") or {}).get("sha256")
     if made_from and manifest.sha256(src) != made_from:
-        raise InputError(f"{src.name} is not the file {path.name} was made from (its SHA-256 differs)")
+        raise InputError(
+            f"{src.name} is not the file {path.name} was made from (its SHA-256 differs)"
+        )
     how, expected, what = _expected(doc, path)
     argv = protect_arguments(doc, args.input, args.output)
-    argv += [f"--{name.replace('_', '-')}" + ("" if isinstance(getattr(args, name), bool) else
-                                             f"={getattr(args, name)}")
-             for name in ALLOWED_BESIDE if getattr(args, name, None)]
+    argv += [
+        f"--{name.replace('_', '-')}"
+        + ("" if isinstance(getattr(args, name), bool) else f"={getattr(args, name)}")
+        for name in ALLOWED_BESIDE
+        if getattr(args, name, None)
+    ]
     status = protect(parse(argv))
     if status:
         return status
     if expected is None:
-        raise InputError(f"{Path(args.output).name} written, but {path.name} is of a shuffled file and neither it "
-                         "(rows_sha256) nor the earlier file beside it gives its rows: compare them yourself")
+        raise InputError(
+            f"{Path(args.output).name} written, but {path.name} is of a shuffled file and neither"
+            " it (rows_sha256) nor the earlier file beside it gives its rows: compare them"
+            " yourself"
+        )
     if how == "sha256":
         got = manifest.sha256(args.output)
     else:
-        got = rows_digest(args.output, (doc.get("output") or {}).get("read"), (doc.get("output") or {}).get("format"))
+        got = rows_digest(
+            args.output,
+            (doc.get("output") or {}).get("read"),
+            (doc.get("output") or {}).get("format"),
+        )
     if got != expected:
-        note = "" if (doc.get("run") or {}).get("reproducible", True) else \
-            f" ({path.name} says its run was {(doc.get('run') or {}).get('note', 'stopped by the time limit')})"
-        raise InputError(f"{Path(args.output).name} does NOT reproduce {out_name(doc)}: its {what} differ from "
-                         f"{path.name}'s{note}")
+        note = (
+            ""
+            if (doc.get("run") or {}).get("reproducible", True)
+            else (
+                f" ({path.name} says its run was"
+                f" {(doc.get('run') or {}).get('note', 'stopped by the time limit')})"
+            )
+        )
+        raise InputError(
+            f"{Path(args.output).name} does NOT reproduce {out_name(doc)}: its {what} differ from "
+            f"{path.name}'s{note}"
+        )
     if not getattr(args, "json", False):
         print(f"reproduced: {Path(args.output).name} matches {out_name(doc)} ({what}, {path.name})")
     return 0

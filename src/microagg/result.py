@@ -21,7 +21,16 @@ from .errors import InputError
 from .measures import Audit
 from .standardize import Standardizer
 
-__all__ = ["Result", "PendingAudit", "StratumRun", "StrataReport", "Portfolio", "Weights", "Publication", "Bound"]
+__all__ = [
+    "Result",
+    "PendingAudit",
+    "StratumRun",
+    "StrataReport",
+    "Portfolio",
+    "Weights",
+    "Publication",
+    "Bound",
+]
 
 
 @dataclass(frozen=True)
@@ -36,7 +45,12 @@ class StratumRun:
     method_facts: dict
 
     def as_dict(self) -> dict:
-        entry = {"stratum": self.name, "members": self.members, "records": self.records, "sse": self.sse}
+        entry = {
+            "stratum": self.name,
+            "members": self.members,
+            "records": self.records,
+            "sse": self.sse,
+        }
         if self.lower_bound is not None:
             entry["lower_bound"] = self.lower_bound
         if self.method_facts:
@@ -54,7 +68,8 @@ class StrataReport:
 
 @dataclass(frozen=True)
 class Portfolio:
-    """auto's members: one row per member ({method, il, sse, seconds, status, ...}) and the winner."""
+    """auto's members: one row per member ({method, il, sse, seconds, status, ...}) and the
+    winner."""
 
     rows: tuple
     winner: str | None
@@ -70,9 +85,16 @@ class Portfolio:
         lines = [f"{prefix}auto: winner {self.winner}"]
         for row in self.rows:
             if row.get("status") == "ok":
-                bound = f", lower bound IL {row['lower_bound_il']:.4f}%" if "lower_bound_il" in row else ""
+                bound = (
+                    f", lower bound IL {row['lower_bound_il']:.4f}%"
+                    if "lower_bound_il" in row
+                    else ""
+                )
                 mark = "*" if row["method"] == self.winner else " "
-                lines.append(f"  {mark} {row['method']:14s} IL {row['il']:.4f}%  {row['seconds']:.2f} s{bound}")
+                lines.append(
+                    f"  {mark} {row['method']:14s} IL {row['il']:.4f}%  {row['seconds']:.2f}"
+                    f" s{bound}"
+                )
             else:
                 lines.append(f"    {row['method']:14s} {row.get('status')}")
         return lines
@@ -180,7 +202,9 @@ class Result:
     columns: list
     per_variable: bool = False  # labels (n, d): each QI column grouped on its own
     scaler: Standardizer | None = None  # the run's standardisation of the QI columns
-    standardized: np.ndarray | None = None  # the QI columns as the run measured them (scaler applied)
+    standardized: np.ndarray | None = (
+        None  # the QI columns as the run measured them (scaler applied)
+    )
     # with categorical QIs, ``standardized`` is the Gower-type embedding (microagg.embedding) and
     # ``scaler`` z-scores only the continuous values and ordinal ranks
     audit: Audit = field(default_factory=Audit)
@@ -190,13 +214,20 @@ class Result:
     weights: Weights = field(default_factory=Weights)
     publication: Publication = field(default_factory=Publication)
     method_facts: dict = field(default_factory=dict)  # the method's own report (no strata)
-    changed_columns: list | None = None  # columns published anew: the QIs and recoded stratum columns
+    changed_columns: list | None = (
+        None  # columns published anew: the QIs and recoded stratum columns
+    )
     shuffled: bool = False  # data's rows are in a random order (labels and the audit: the input's)
     audit_roles: Any = None  # measures.AuditRoles: the roles the published data were audited with
-    file: Any = None  # publication.PublishedFile: the file published (microagg.protect, the command line, the app)
+    # publication.PublishedFile: the file published (microagg.protect, the command line, the app)
+    file: Any = None
     time_cut: bool = False  # the time limit ended the run (not its work budget): not reproducible
-    suppression: Any = None  # suppression.Suppression: key values set missing (local suppression), None: no keys
-    pending_audit: Any = field(default=None, repr=False, compare=False)  # PendingAudit: the file audit, on first read
+    suppression: Any = (
+        None  # suppression.Suppression: key values set missing (local suppression), None: no keys
+    )
+    pending_audit: Any = field(
+        default=None, repr=False, compare=False
+    )  # PendingAudit: the file audit, on first read
 
     def __post_init__(self):
         if self.changed_columns is None:
@@ -219,7 +250,9 @@ class Result:
 
         With categorical QIs the run measured the embedding, which is ``standardized`` itself."""
         if any(kind != "continuous" for kind in self.publication.kinds.values()):
-            raise InputError("measured() maps continuous QI values; with categorical QIs use Result.standardized")
+            raise InputError(
+                "measured() maps continuous QI values; with categorical QIs use Result.standardized"
+            )
         return self.scaler.transform(np.asarray(values, dtype=np.float64))
 
     @property
@@ -230,7 +263,9 @@ class Result:
     @property
     def all_group_sizes(self) -> np.ndarray:
         """Every group's size (a per-variable method: the groups of every column together)."""
-        return np.concatenate(self.group_sizes) if self.per_variable else np.asarray(self.group_sizes)
+        return (
+            np.concatenate(self.group_sizes) if self.per_variable else np.asarray(self.group_sizes)
+        )
 
     @property
     def continuous_columns(self) -> list:
@@ -276,32 +311,49 @@ class Result:
             return [("", self.portfolio)]
         if self.strata is None:
             return []
-        return [(f"stratum {run.name}: ", Portfolio.of(run.method_facts)) for run in self.strata.runs
-                if Portfolio.of(run.method_facts) is not None]
+        return [
+            (f"stratum {run.name}: ", Portfolio.of(run.method_facts))
+            for run in self.strata.runs
+            if Portfolio.of(run.method_facts) is not None
+        ]
 
     def summary(self) -> str:
         a = self.audit
         lines = [
-            f"method {self.method}, k = {self.k}, {len(self.labels)} records, "
-            f"{len(self.columns)} quasi-identifiers",
-            f"information loss {self.information_loss:.4f}% (SSE {self.sse:.6g} of SST {self.sst:.6g})",
-            f"groups: {a['groups']}, sizes {a['group_size_min']}..{a['group_size_max']}" if not self.per_variable
-            else f"groups per variable: sizes {a['group_size_min']}..{a['group_size_max']}",
+            (
+                f"method {self.method}, k = {self.k}, {len(self.labels)} records, "
+                f"{len(self.columns)} quasi-identifiers"
+            ),
+            (
+                f"information loss {self.information_loss:.4f}% (SSE {self.sse:.6g} of SST"
+                f" {self.sst:.6g})"
+            ),
+            (
+                f"groups: {a['groups']}, sizes {a['group_size_min']}..{a['group_size_max']}"
+                if not self.per_variable
+                else f"groups per variable: sizes {a['group_size_min']}..{a['group_size_max']}"
+            ),
         ]
         if self.lower_bound is not None:
-            lines.append(f"lower bound {self.lower_bound_il:.4f}% (SSE {self.lower_bound:.6g}), gap {self.gap:.3f}%")
+            lines.append(
+                f"lower bound {self.lower_bound_il:.4f}% (SSE {self.lower_bound:.6g}), gap"
+                f" {self.gap:.3f}%"
+            )
         lines.extend(self._facts_lines())
         if self.per_variable:
             lines.append(
-                "warning: each variable was grouped on its own (individual ranking); combinations of "
-                "values are NOT k-anonymous and the disclosure risk is higher than with multivariate methods"
+                "warning: each variable was grouped on its own (individual ranking); combinations"
+                " of values are NOT k-anonymous and the disclosure risk is higher than with"
+                " multivariate methods"
             )
         lines.extend(self._audit_lines())
         lines.append(f"{self.seconds:.3f} s")
         if self.time_cut:
             from .deadline import TIME_CUT_NOTE
 
-            lines.append(f"{TIME_CUT_NOTE} (bound the run by work, option work / --work, to reproduce it)")
+            lines.append(
+                f"{TIME_CUT_NOTE} (bound the run by work, option work / --work, to reproduce it)"
+            )
         return "\n".join(lines)
 
     def _audit_lines(self) -> list[str]:
@@ -315,40 +367,69 @@ class Result:
         if "key_records_below_k" not in risk:
             return []
         named = [str(c) for c in a.context.get("key_variables", ())]
-        keys = (", ".join(named) if len(named) <= 20 else f"{', '.join(named[:18])}, ..., {named[-1]}: "
-                f"{len(named):,} columns") or "(none)"
+        keys = (
+            ", ".join(named)
+            if len(named) <= 20
+            else f"{', '.join(named[:18])}, ..., {named[-1]}: {len(named):,} columns"
+        ) or "(none)"
         how = a.context.get("grouped_as")
         read = f", as {how} groups them" if how and how != "the published data as given" else ""
         if risk["key_records_below_k"] == 0:
-            lines = [f"published file: {self.k}-anonymous on its key variables ({keys}){read}: the rarest "
-                     f"combination is shared by {risk['key_smallest_frequency']} records"]
+            lines = [
+                f"published file: {self.k}-anonymous on its key variables ({keys}){read}: the"
+                f" rarest combination is shared by {risk['key_smallest_frequency']} records"
+            ]
         else:
-            lines = [f"published file: NOT {self.k}-anonymous on its key variables ({keys}){read}: "
-                     f"{risk['key_records_below_k']} records in {risk['key_combinations_below_k']} combinations "
-                     f"occur fewer than {self.k} times"]
+            lines = [
+                f"published file: NOT {self.k}-anonymous on its key variables ({keys}){read}:"
+                f" {risk['key_records_below_k']} records in {risk['key_combinations_below_k']}"
+                f" combinations occur fewer than {self.k} times"
+            ]
         if "reidentification_expected" in risk:
-            lines.append(f"re-identification risk on the categorical keys "
-                         f"({', '.join(a.context.get('categorical_keys', ()))}): expected "
-                         f"{risk['reidentification_expected']:.4g} records, largest individual risk "
-                         f"{risk['reidentification_max']:.4g}, {risk['reidentification_above_threshold']} records "
-                         "above 0.1")
+            lines.append(
+                "re-identification risk on the categorical keys"
+                f" ({', '.join(a.context.get('categorical_keys', ()))}): expected"
+                f" {risk['reidentification_expected']:.4g} records, largest individual risk"
+                f" {risk['reidentification_max']:.4g}, {risk['reidentification_above_threshold']}"
+                " records above 0.1"
+            )
         if "ldiversity_smallest_distinct" in risk:
-            lines.append(f"l-diversity of the sensitive columns: fewest distinct values in a combination "
-                         f"{risk['ldiversity_smallest_distinct']}, {risk['ldiversity_records_below_l']} records in "
-                         "combinations with fewer than 2")
+            lines.append(
+                "l-diversity of the sensitive columns: fewest distinct values in a combination"
+                f" {risk['ldiversity_smallest_distinct']}, {risk['ldiversity_records_below_l']}"
+                " records in combinations with fewer than 2"
+            )
         if "interval_disclosure" in risk:
-            lines.append(f"interval disclosure: rank {100 * risk['interval_disclosure']:.2f}%"
-                         + (f", SDID {100 * risk['interval_sdid_share']:.2f}%" if "interval_sdid_share" in risk else "")
-                         + (f", RMDID1 {100 * risk['interval_rmd_risk1']:.2f}%" if "interval_rmd_risk1" in risk
-                            else "")
-                         + f"; record linkage {100 * risk['record_linkage_dbrl']:.2f}%")
-        lines.append("row order: " + ("shuffled (a random permutation, written nowhere)" if self.shuffled
-                                      or a.context.get("rows_aligned") is False else "the input's"))
-        lines += [f"warning: {w}" for w in a.warnings if not w.startswith("the published file is not")]
+            lines.append(
+                f"interval disclosure: rank {100 * risk['interval_disclosure']:.2f}%"
+                + (
+                    f", SDID {100 * risk['interval_sdid_share']:.2f}%"
+                    if "interval_sdid_share" in risk
+                    else ""
+                )
+                + (
+                    f", RMDID1 {100 * risk['interval_rmd_risk1']:.2f}%"
+                    if "interval_rmd_risk1" in risk
+                    else ""
+                )
+                + f"; record linkage {100 * risk['record_linkage_dbrl']:.2f}%"
+            )
+        lines.append(
+            "row order: "
+            + (
+                "shuffled (a random permutation, written nowhere)"
+                if self.shuffled or a.context.get("rows_aligned") is False
+                else "the input's"
+            )
+        )
+        lines += [
+            f"warning: {w}" for w in a.warnings if not w.startswith("the published file is not")
+        ]
         return lines
 
     def _facts_lines(self) -> list[str]:
-        """Human-readable lines for the run's facts (portfolio, weights, representatives, merged strata)."""
+        """Human-readable lines for the run's facts (portfolio, weights, representatives, merged
+        strata)."""
         lines = []
         portfolios = self.portfolios()
         if len(portfolios) > 3:  # many strata: one line each
@@ -359,26 +440,39 @@ class Result:
             for prefix, p in portfolios:
                 lines.extend(p.lines(prefix))
         if self.weights.variable is not None:
-            lines.append(f"variable weights {self.weights.variable}; weighted information loss "
-                         f"{self._run_audit['weighted_information_loss']:.4f}%")
+            lines.append(
+                f"variable weights {self.weights.variable}; weighted information loss "
+                f"{self._run_audit['weighted_information_loss']:.4f}%"
+            )
         if self.weights.sample_weight is not None:
             lines.append(f"group means weighted by sample weight {self.weights.sample_weight}")
         if not self.publication.plain:
             lines.append(self.publication.note)
         for c, m in self._run_audit.categories.items():
-            lines.append(f"categorical {c}: {100 * m['changed_share']:.2f}% of values changed, "
-                         f"distribution distance (TVD) {m['distribution_tvd']:.4f}")
+            lines.append(
+                f"categorical {c}: {100 * m['changed_share']:.2f}% of values changed, "
+                f"distribution distance (TVD) {m['distribution_tvd']:.4f}"
+            )
         if self.publication.distance != "euclidean":
-            lines.append(f"distance {self.publication.distance}: the methods grouped the records on whitened "
-                         "continuous columns; IL is on z-scores")
+            lines.append(
+                f"distance {self.publication.distance}: the methods grouped the records on whitened"
+                " continuous columns; IL is on z-scores"
+            )
         if self.suppression is not None:
             lines.extend(_suppression_lines(self.suppression))
-        for m in (self.strata.merges if self.strata is not None else ()):
-            lines.append(f"stratum {m['stratum']} ({m['size']} records < k) merged into {m['merged_into']}")
-        for m in (self.strata.mapping if self.strata is not None else ()):
-            lines.append(f"stratum {m['stratum']}: " + (f"published as {m['published_as']} (merged_strata='recode')"
-                                                          if m["published_as"] is not None else
-                                                          "stratum values suppressed (merged_strata='suppress')"))
+        for m in self.strata.merges if self.strata is not None else ():
+            lines.append(
+                f"stratum {m['stratum']} ({m['size']} records < k) merged into {m['merged_into']}"
+            )
+        for m in self.strata.mapping if self.strata is not None else ():
+            lines.append(
+                f"stratum {m['stratum']}: "
+                + (
+                    f"published as {m['published_as']} (merged_strata='recode')"
+                    if m["published_as"] is not None
+                    else "stratum values suppressed (merged_strata='suppress')"
+                )
+            )
         return lines
 
 
@@ -404,12 +498,19 @@ def _suppression_lines(s) -> list[str]:
     """The local suppression in words (summary, report)."""
     keys = ", ".join(map(str, s.keys))
     if s.mode == "report":
-        return [] if not s.records_left_below_k else [
-            f"keys ({keys}): {s.records_left_below_k} records below k = {s.k}, published unchanged "
-            "(on_keys_below_k='report')"]
+        return (
+            []
+            if not s.records_left_below_k
+            else [
+                f"keys ({keys}): {s.records_left_below_k} records below k = {s.k}, published"
+                " unchanged (on_keys_below_k='report')"
+            ]
+        )
     if not s.total:
         return [f"keys ({keys}): every record matches at least {s.k} records; nothing suppressed"]
     per_key = ", ".join(f"{c} {n}" for c, n in s.per_key.items())
-    return [f"local suppression on the keys ({keys}), importance {', '.join(map(str, s.importance))}: {s.total} "
-            f"values set missing in {s.records} records ({per_key}) for {s.records_below_k_before} records below "
-            f"k = {s.k}"]
+    return [
+        f"local suppression on the keys ({keys}), importance {', '.join(map(str, s.importance))}:"
+        f" {s.total} values set missing in {s.records} records ({per_key}) for"
+        f" {s.records_below_k_before} records below k = {s.k}"
+    ]

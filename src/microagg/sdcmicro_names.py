@@ -12,24 +12,46 @@ _GUIDE = "see docs/sdcmicro.md"
 
 #: sdcMicro's ``microaggregation(method=)`` (and ``mafast``) -> microagg's equivalent
 METHODS = {
-    "rmd": "method mdav with distance robust (--method mdav --distance robust): MDAV on robust Mahalanobis "
-           "distances",
-    "pca": "method projected with projection fpc and univariate univariate-fixed (--method projected --param "
-           "projection=fpc --param univariate=univariate-fixed)",
-    "single": "method projected with projection pv, variable j and univariate univariate-fixed (--method projected "
-              "--param projection=pv --param variable=J --param univariate=univariate-fixed)",
-    "onedims": "method individual-ranking with univariate univariate-fixed (--method individual-ranking --param "
-               "univariate=univariate-fixed); not k-anonymous on the combination",
-    "mafast": "method individual-ranking with univariate univariate-fixed (--method individual-ranking --param "
-              "univariate=univariate-fixed)",
+    "rmd": (
+        "method mdav with distance robust (--method mdav --distance robust): MDAV on robust"
+        " Mahalanobis distances"
+    ),
+    "pca": (
+        "method projected with projection fpc and univariate univariate-fixed (--method projected"
+        " --param projection=fpc --param univariate=univariate-fixed)"
+    ),
+    "single": (
+        "method projected with projection pv, variable j and univariate univariate-fixed (--method"
+        " projected --param projection=pv --param variable=J --param univariate=univariate-fixed)"
+    ),
+    "onedims": (
+        "method individual-ranking with univariate univariate-fixed (--method individual-ranking"
+        " --param univariate=univariate-fixed); not k-anonymous on the combination"
+    ),
+    "mafast": (
+        "method individual-ranking with univariate univariate-fixed (--method individual-ranking"
+        " --param univariate=univariate-fixed)"
+    ),
     "simple": "no equivalent (groups of k consecutive records in file order, a baseline); use mdav",
-    "mcdpca": "no equivalent (a robust first axis, then fixed cuts); use mdav with distance robust, or projected",
-    "pppca": "no equivalent (a projection-pursuit first axis, then fixed cuts); use mdav with distance robust, or "
-             "projected",
-    "clustpca": "no equivalent (clusters sorted on one axis); use mdav, or the partitioned mode (--block-size) for "
-                "large data",
-    "clustmcdpca": "no equivalent (clusters sorted on one robust axis); use mdav with distance robust",
-    "clustpppca": "no equivalent (clusters sorted on one projection-pursuit axis); use mdav with distance robust",
+    "mcdpca": (
+        "no equivalent (a robust first axis, then fixed cuts); use mdav with distance robust, or"
+        " projected"
+    ),
+    "pppca": (
+        "no equivalent (a projection-pursuit first axis, then fixed cuts); use mdav with distance"
+        " robust, or projected"
+    ),
+    "clustpca": (
+        "no equivalent (clusters sorted on one axis); use mdav, or the partitioned mode"
+        " (--block-size) for large data"
+    ),
+    "clustmcdpca": (
+        "no equivalent (clusters sorted on one robust axis); use mdav with distance robust"
+    ),
+    "clustpppca": (
+        "no equivalent (clusters sorted on one projection-pursuit axis); use mdav with distance"
+        " robust"
+    ),
     "influence": "no equivalent (clusters sorted on one variable); use mdav",
 }
 

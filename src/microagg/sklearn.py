@@ -14,7 +14,8 @@ parameters go in ``method_params``.
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Hashable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
@@ -26,8 +27,19 @@ __all__ = ["MicroAggregator", "ESTIMATOR_OPTIONS"]
 
 #: the run options the estimator takes as its own parameters (the rest name columns of a frame,
 #: which a step of a pipeline does not see, or publish files)
-ESTIMATOR_OPTIONS = ("k", "method", "columns", "seed", "standardize", "time_limit", "weights", "distance",
-                     "aggregation", "trim", "audit")
+ESTIMATOR_OPTIONS = (
+    "k",
+    "method",
+    "columns",
+    "seed",
+    "standardize",
+    "time_limit",
+    "weights",
+    "distance",
+    "aggregation",
+    "trim",
+    "audit",
+)
 
 
 def _validate(estimator, X, reset: bool) -> np.ndarray:
@@ -114,11 +126,21 @@ class MicroAggregator(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     True
     """
 
-    def __init__(self, k: int = 3, method: str = "mdav", columns: Sequence[int] | None = None, seed: int | None = 0,
-                 standardize: bool = True, time_limit: float | None = None,
-                 weights: Sequence[float] | Mapping[Hashable, float] | None = None, distance: Distance = "euclidean",
-                 aggregation: Aggregation = "mean", trim: float | None = None, audit: bool = True,
-                 method_params: Mapping[str, Any] | None = None):
+    def __init__(
+        self,
+        k: int = 3,
+        method: str = "mdav",
+        columns: Sequence[int] | None = None,
+        seed: int | None = 0,
+        standardize: bool = True,
+        time_limit: float | None = None,
+        weights: Sequence[float] | Mapping[Hashable, float] | None = None,
+        distance: Distance = "euclidean",
+        aggregation: Aggregation = "mean",
+        trim: float | None = None,
+        audit: bool = True,
+        method_params: Mapping[str, Any] | None = None,
+    ):
         self.k = k
         self.method = method
         self.columns = columns
@@ -151,10 +173,14 @@ class MicroAggregator(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
         X = _validate(self, X, reset=True)
         if X.shape[0] < self.k:
-            raise ValueError(f"n_samples = {X.shape[0]} is smaller than k = {self.k}: microaggregation needs at "
-                             "least k records")
+            raise ValueError(
+                f"n_samples = {X.shape[0]} is smaller than k = {self.k}: microaggregation needs at "
+                "least k records"
+            )
         options = {name: getattr(self, name) for name in ESTIMATOR_OPTIONS}
-        result = microaggregate(np.asarray(X, dtype=np.float64), **options, **dict(self.method_params or {}))
+        result = microaggregate(
+            np.asarray(X, dtype=np.float64), **options, **dict(self.method_params or {})
+        )
         self.result_ = result
         self.labels_ = np.asarray(result.labels)
         self.group_sizes_ = np.asarray(result.group_sizes)
@@ -186,7 +212,8 @@ class MicroAggregator(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         return self.fit(X, y)._protected.copy()
 
     def transform(self, X):
-        """The protected version of the data that were fitted (transductive: other data are an error).
+        """The protected version of the data that were fitted (transductive: other data are an
+        error).
 
         Parameters
         ----------
@@ -201,8 +228,10 @@ class MicroAggregator(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         X = _validate(self, X, reset=False)
         if _fingerprint(X) != self._fitted_on:
-            raise ValueError("MicroAggregator is transductive: it protects the records it was fitted on and has no "
-                             "rule for other records; call fit_transform on the data to protect")
+            raise ValueError(
+                "MicroAggregator is transductive: it protects the records it was fitted on and has"
+                " no rule for other records; call fit_transform on the data to protect"
+            )
         return self._protected.copy()
 
     def __sklearn_tags__(self):

@@ -15,7 +15,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Standardizer", "Moments", "zscores", "covariance", "principal_axes", "axes_of_covariance"]
+__all__ = [
+    "Standardizer",
+    "Moments",
+    "zscores",
+    "covariance",
+    "principal_axes",
+    "axes_of_covariance",
+]
 
 
 @dataclass
@@ -35,7 +42,9 @@ class Standardizer:
     unit: np.ndarray | None = None  # per-column pre-scale (largest |value|); None: 1
 
     @classmethod
-    def fit(cls, X: np.ndarray, names=None, standardize: bool = True, warn: bool = True) -> Standardizer:
+    def fit(
+        cls, X: np.ndarray, names=None, standardize: bool = True, warn: bool = True
+    ) -> Standardizer:
         X = np.asarray(X, dtype=np.float64)
         d = X.shape[1]
         constant_mask = (X == X[:1]).all(axis=0) if len(X) else np.ones(d, dtype=bool)
@@ -45,7 +54,9 @@ class Standardizer:
         peak = np.abs(X).max(axis=0) if len(X) else np.ones(d)
         if np.all((peak < 1e150) & ((peak > 1e-150) | (peak == 0))):
             std = X.std(axis=0)
-            return cls(X.mean(axis=0), np.where(constant_mask | (std == 0), 1.0, std), constant, None)
+            return cls(
+                X.mean(axis=0), np.where(constant_mask | (std == 0), 1.0, std), constant, None
+            )
         unit = np.where(peak > 0, peak, 1.0)
         U = X / unit
         std_u = U.std(axis=0)
@@ -69,8 +80,12 @@ def _constant_names(mask: np.ndarray, names, warn: bool) -> list:
     names = list(range(len(mask))) if names is None else list(names)
     constant = [names[j] for j in np.flatnonzero(mask)]
     if constant and warn:
-        warnings.warn(f"constant quasi-identifier column(s) {', '.join(map(str, constant))}: "
-                      "they are kept and add nothing to the information loss", UserWarning, stacklevel=4)
+        warnings.warn(
+            f"constant quasi-identifier column(s) {', '.join(map(str, constant))}: "
+            "they are kept and add nothing to the information loss",
+            UserWarning,
+            stacklevel=4,
+        )
     return constant
 
 
@@ -122,7 +137,9 @@ def zscores(X: np.ndarray) -> np.ndarray:
     return Standardizer.fit(X, warn=False).transform(X)
 
 
-def principal_axes(Z: np.ndarray, count: int = 1, sign: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+def principal_axes(
+    Z: np.ndarray, count: int = 1, sign: str | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """(eigenvalues, axes): the ``count`` leading eigenvalues (descending) of the covariance of the
     rows of Z and their unit eigenvectors as columns (d, count) (``axes_of_covariance``).
     Fewer than two rows: the coordinate axes and zero eigenvalues."""
@@ -136,7 +153,9 @@ def covariance(Z: np.ndarray) -> np.ndarray:
     return np.atleast_2d(np.cov(Z, rowvar=False, bias=True)) if len(Z) > 1 else np.zeros((d, d))
 
 
-def axes_of_covariance(C: np.ndarray, count: int = 1, sign: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+def axes_of_covariance(
+    C: np.ndarray, count: int = 1, sign: str | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """(eigenvalues, axes) of a covariance matrix C (d, d): the ``count`` leading eigenvalues,
     descending, and their unit eigenvectors as columns (d, count).
 

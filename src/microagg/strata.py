@@ -26,8 +26,14 @@ class Strata:
     merges; ``original``: each record's stratum before merging (a merged stratum keeps the code
     of the stratum the others joined)."""
 
-    def __init__(self, codes: np.ndarray, names: list[str], members: list[list[str]], merges: list[dict],
-                 original: np.ndarray | None = None):
+    def __init__(
+        self,
+        codes: np.ndarray,
+        names: list[str],
+        members: list[list[str]],
+        merges: list[dict],
+        original: np.ndarray | None = None,
+    ):
         self.codes = codes
         self.names = names
         self.members = members
@@ -39,10 +45,17 @@ class Strata:
         name of the stratum it joined; None when suppressed). Empty when nothing was merged."""
         merged_codes = [c for c, m in enumerate(self.members) if len(m) > 1]
         if how == "suppress":
-            return [{"stratum": name, "published_as": None} for c in merged_codes for name in self.members[c]]
+            return [
+                {"stratum": name, "published_as": None}
+                for c in merged_codes
+                for name in self.members[c]
+            ]
         # members[c][0]: the stratum the others joined, under its own name
-        return [{"stratum": name, "published_as": self.members[c][0]} for c in merged_codes
-                for name in self.members[c][1:]]
+        return [
+            {"stratum": name, "published_as": self.members[c][0]}
+            for c in merged_codes
+            for name in self.members[c][1:]
+        ]
 
     def published_columns(self, frame, columns, how: str) -> dict:
         """What the stratum columns publish once strata smaller than k were merged, so that the
@@ -68,17 +81,23 @@ class Strata:
             for col in columns:
                 values = frame[col].to_numpy(dtype=object if frame[col].dtype == object else None)
                 new = pd.Series(values[source], index=frame.index, name=col)
-                out[col] = new.astype(frame[col].dtype) if not isinstance(frame[col].dtype,
-                                                                          pd.CategoricalDtype) else pd.Categorical(
-                    new, dtype=frame[col].dtype)
+                out[col] = (
+                    new.astype(frame[col].dtype)
+                    if not isinstance(frame[col].dtype, pd.CategoricalDtype)
+                    else pd.Categorical(new, dtype=frame[col].dtype)
+                )
         elif how == "suppress":
             hit = np.isin(self.codes, merged_codes)
             for col in columns:
                 new = frame[col].copy()
                 if isinstance(new.dtype, pd.CategoricalDtype):
                     new[hit] = np.nan
-                elif pd.api.types.is_numeric_dtype(new.dtype) and not pd.api.types.is_bool_dtype(new.dtype):
-                    new = new.astype(np.float64)  # missing numbers: NaN (a blank CSV field, '.' in Stata)
+                elif pd.api.types.is_numeric_dtype(new.dtype) and not pd.api.types.is_bool_dtype(
+                    new.dtype
+                ):
+                    new = new.astype(
+                        np.float64
+                    )  # missing numbers: NaN (a blank CSV field, '.' in Stata)
                     new[hit] = np.nan
                 else:
                     new = new.astype(object)
@@ -123,7 +142,9 @@ class StratumIndex:
         cols = self.columns
         keys = frame[cols].astype("object").where(frame[cols].notna(), MISSING_KEY)
         local, uniques = pd.factorize(pd.MultiIndex.from_frame(keys))
-        known = np.array([self._codes.setdefault(key, len(self._codes)) for key in uniques], dtype=np.int64)
+        known = np.array(
+            [self._codes.setdefault(key, len(self._codes)) for key in uniques], dtype=np.int64
+        )
         codes = known[local] if len(local) else np.zeros(0, dtype=np.int64)
         counts, sums = group_sums(Z, codes, len(self._codes))
         if self.sums is None:
@@ -143,7 +164,9 @@ class StratumIndex:
         """Each code's key: its values of the stratum columns (MISSING_KEY for a missing value)."""
         return list(self._codes)
 
-    def strata(self, codes: np.ndarray, k: int, merge_small_strata: bool, refuse: bool = False) -> Strata:
+    def strata(
+        self, codes: np.ndarray, k: int, merge_small_strata: bool, refuse: bool = False
+    ) -> Strata:
         """The strata of the records coded ``codes``. A stratum with fewer than k records is an
         InputError naming it, unless merge_small_strata: then ``merge_plan`` merges it into the
         stratum with the nearest centroid (``refuse``: still an error, saying why)."""
@@ -155,9 +178,13 @@ class StratumIndex:
             raise InputError(
                 f"{small.size} stratum/strata smaller than k={k}: {', '.join(listed)}"
                 + (" ..." if small.size > 5 else "")
-                + ("; merging them is refused (merged_strata='refuse'): a merged stratum must be recoded or "
-                   "suppressed in the published stratum column, or the file is not k-anonymous on it"
-                   if refuse else "; merge them with merge_small_strata=True (--merge-small-strata)")
+                + (
+                    "; merging them is refused (merged_strata='refuse'): a merged stratum must be"
+                    " recoded or suppressed in the published stratum column, or the file is not"
+                    " k-anonymous on it"
+                    if refuse
+                    else "; merge them with merge_small_strata=True (--merge-small-strata)"
+                )
             )
         if not small.size:
             return Strata(codes, names, [[name] for name in names], [])
@@ -165,7 +192,9 @@ class StratumIndex:
         return Strata(target[codes], names, members, merges, codes)
 
 
-def stratum_codes(df, columns: list, Z: np.ndarray, k: int, merge_small_strata: bool, refuse: bool = False) -> Strata:
+def stratum_codes(
+    df, columns: list, Z: np.ndarray, k: int, merge_small_strata: bool, refuse: bool = False
+) -> Strata:
     """The strata of ``df`` by ``columns`` (missing values form a stratum of their own); strata
     smaller than k are an error or merged (``StratumIndex.strata``) on the centroids of Z."""
     index = StratumIndex(columns)

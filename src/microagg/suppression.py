@@ -67,21 +67,36 @@ class Suppression:
         return int(self.suppressed.any(axis=1).sum()) if self.suppressed.size else 0
 
     def to_dict(self) -> dict:
-        return {"mode": self.mode, "keys": list(self.keys), "importance": list(self.importance), "k": self.k,
-                "per_key": self.per_key, "total": self.total, "records": self.records,
-                "records_below_k_before": self.records_below_k_before,
-                "records_left_below_k": self.records_left_below_k}
+        return {
+            "mode": self.mode,
+            "keys": list(self.keys),
+            "importance": list(self.importance),
+            "k": self.k,
+            "per_key": self.per_key,
+            "total": self.total,
+            "records": self.records,
+            "records_below_k_before": self.records_below_k_before,
+            "records_left_below_k": self.records_left_below_k,
+        }
 
     def warnings(self) -> tuple:
         if not self.records_left_below_k:
             return ()
         if self.mode == "report":
-            return (f"{self.records_left_below_k} records match fewer than {self.k} records on the keys "
-                    f"({', '.join(map(str, self.keys))}) with the published QIs and strata; published unchanged "
-                    "(on_keys_below_k='report'): the file is not k-anonymous",)
-        return (f"{self.records_left_below_k} records stay below k = {self.k} on the keys "
-                f"({', '.join(map(str, self.keys))}) after local suppression: their QI group or stratum has "
-                f"fewer than {self.k} records",)
+            return (
+                (
+                    f"{self.records_left_below_k} records match fewer than {self.k} records on the"
+                    f" keys ({', '.join(map(str, self.keys))}) with the published QIs and strata;"
+                    " published unchanged (on_keys_below_k='report'): the file is not k-anonymous"
+                ),
+            )
+        return (
+            (
+                f"{self.records_left_below_k} records stay below k = {self.k} on the keys"
+                f" ({', '.join(map(str, self.keys))}) after local suppression: their QI group or"
+                f" stratum has fewer than {self.k} records"
+            ),
+        )
 
 
 def default_importance(frame, keys) -> list:
@@ -105,7 +120,9 @@ def _check(frame, keys, k, importance) -> tuple[list, list]:
     importance = [importance] if isinstance(importance, str) else list(importance)
     extra = [c for c in importance if c not in keys]
     if extra:
-        raise ValueError(f"importance names column(s) that are not suppressed keys: {', '.join(map(str, extra))}")
+        raise ValueError(
+            f"importance names column(s) that are not suppressed keys: {', '.join(map(str, extra))}"
+        )
     if len(set(importance)) != len(importance):
         raise ValueError("importance names a key twice")
     # keys left out of the importance order come after the named ones, in the given order
@@ -146,13 +163,17 @@ def plan(frame, keys, k: int, importance=None, fixed=None) -> Suppression:
     keys, importance = _check(frame, keys, k, importance)
     n, m = len(frame), len(keys)
     if not m or not n:
-        return Suppression(tuple(keys), tuple(importance), int(k), np.zeros((n, m), dtype=bool), 0, 0, 0)
+        return Suppression(
+            tuple(keys), tuple(importance), int(k), np.zeros((n, m), dtype=bool), 0, 0, 0
+        )
     codes = key_codes(frame, keys)
     block = _fixed_codes(frame, fixed)
     fk, _ = wildcard_frequencies(codes, fixed=block)
     before = int(np.count_nonzero(fk < k))
     if not before:
-        return Suppression(tuple(keys), tuple(importance), int(k), np.zeros((n, m), dtype=bool), 0, 0, 0)
+        return Suppression(
+            tuple(keys), tuple(importance), int(k), np.zeros((n, m), dtype=bool), 0, 0, 0
+        )
     # rows sorted by block (stable: file order within a block)
     perm = np.argsort(block, kind="stable")
     sorted_block = block[perm]
@@ -162,7 +183,9 @@ def plan(frame, keys, k: int, importance=None, fixed=None) -> Suppression:
     fks = fk[perm].astype(np.int64)
     rank = np.array([importance.index(key) for key in keys], dtype=np.int64)
     unsafe = np.flatnonzero(fks < k)
-    order = unsafe[np.lexsort((unsafe, fks[unsafe]))].astype(np.int64)  # rarest first, then file order
+    order = unsafe[np.lexsort((unsafe, fks[unsafe]))].astype(
+        np.int64
+    )  # rarest first, then file order
     left = int(suppress_greedy(work, start, fks, order, rank, int(k)))
     cells = np.argwhere((work < 0) & (original >= 0))
     greedy = len(cells)
@@ -170,7 +193,15 @@ def plan(frame, keys, k: int, importance=None, fixed=None) -> Suppression:
         # most important key first, then rows in file order
         cell_order = np.lexsort((perm[cells[:, 0]], rank[cells[:, 1]]))
         cells = cells[cell_order]
-        restore(work, original, start, fks, cells[:, 0].astype(np.int64), cells[:, 1].astype(np.int64), int(k))
+        restore(
+            work,
+            original,
+            start,
+            fks,
+            cells[:, 0].astype(np.int64),
+            cells[:, 1].astype(np.int64),
+            int(k),
+        )
     suppressed = np.zeros((n, m), dtype=bool)
     suppressed[perm] = (work < 0) & (original >= 0)
     left = int(np.count_nonzero(fks < k))
@@ -179,7 +210,8 @@ def plan(frame, keys, k: int, importance=None, fixed=None) -> Suppression:
 
 def apply(frame, suppression: Suppression):
     """A copy of ``frame`` with the suppressed key values missing (NaN / None / pandas NA as the
-    column's dtype holds them; a categorical column keeps its categories); other columns unchanged."""
+    column's dtype holds them; a categorical column keeps its categories); other columns unchanged.
+    """
     import pandas as pd
 
     out = frame.copy()
@@ -188,9 +220,13 @@ def apply(frame, suppression: Suppression):
         if not mask.any():
             continue
         col = out[key]
-        if pd.api.types.is_integer_dtype(col.dtype) and not isinstance(col.dtype, pd.api.extensions.ExtensionDtype):
+        if pd.api.types.is_integer_dtype(col.dtype) and not isinstance(
+            col.dtype, pd.api.extensions.ExtensionDtype
+        ):
             col = col.astype("Int64")  # a missing integer: pandas' nullable integer, not a float
-        elif pd.api.types.is_bool_dtype(col.dtype) and not isinstance(col.dtype, pd.api.extensions.ExtensionDtype):
+        elif pd.api.types.is_bool_dtype(col.dtype) and not isinstance(
+            col.dtype, pd.api.extensions.ExtensionDtype
+        ):
             col = col.astype("boolean")
         out[key] = col.mask(pd.Series(mask, index=col.index))
     return out
@@ -209,8 +245,18 @@ def for_run(frame, keys, k: int, mode: str, importance=None, fixed=None) -> Supp
     keys, importance = _check(frame, keys, k, importance)
     left = below_k(frame, keys, k, fixed)
     if mode == "refuse" and left:
-        raise InputError(f"{left} records match fewer than {k} records on the keys ({', '.join(map(str, keys))}) "
-                         "with the published quasi-identifiers and strata (on_keys_below_k='refuse'): use "
-                         "on_keys_below_k='suppress' (--on-keys-below-k suppress), or fewer or coarser keys")
-    return Suppression(tuple(keys), tuple(importance), int(k), np.zeros((len(frame), len(keys)), dtype=bool),
-                       left, left, 0, mode)
+        raise InputError(
+            f"{left} records match fewer than {k} records on the keys ({', '.join(map(str, keys))})"
+            " with the published quasi-identifiers and strata (on_keys_below_k='refuse'): use"
+            " on_keys_below_k='suppress' (--on-keys-below-k suppress), or fewer or coarser keys"
+        )
+    return Suppression(
+        tuple(keys),
+        tuple(importance),
+        int(k),
+        np.zeros((len(frame), len(keys)), dtype=bool),
+        left,
+        left,
+        0,
+        mode,
+    )

@@ -11,7 +11,14 @@ is imported at run time but these names.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Hashable, Literal, Mapping, Sequence, TypedDict, Union
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Literal,
+    TypedDict,
+    Union,
+)
 
 from .representatives import AggregationName as Aggregation
 from .whitening import WhiteningName as Distance
@@ -20,10 +27,18 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-__all__ = ["Columns", "DataInput", "Distance", "Aggregation", "MergedStrata", "Progress", "MethodParams"]
+__all__ = [
+    "Columns",
+    "DataInput",
+    "Distance",
+    "Aggregation",
+    "MergedStrata",
+    "Progress",
+    "MethodParams",
+]
 
 #: column names: one name, a comma-separated string or a list (positions for a numpy array)
-Columns = Union[str, Hashable, Sequence[Hashable]]
+Columns = str | Hashable | Sequence[Hashable]
 #: what the API reads: a pandas, polars or pyarrow frame (the same kind comes out), a 1-D or 2-D
 #: numpy array, a file path (``microagg.io`` formats) or an ``io.Table``
 DataInput = Union["pd.DataFrame", "np.ndarray", str, "Any"]
@@ -94,6 +109,7 @@ class MethodParams(TypedDict, total=False):
     seed_nodes: int
     smoothing: float | None
     start: str
+    threads: int | None
     univariate: str
     univariate_params: Mapping[str, Any] | None
     variable: int

@@ -1,4 +1,5 @@
-"""A script with misspelt options: pyright must report each (tests/test_typing.py). Checked, not run."""
+"""A script with misspelt options: pyright must report each (tests/test_typing.py). Checked, not
+run."""
 
 import microagg
 

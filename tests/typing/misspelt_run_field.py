@@ -8,4 +8,4 @@ k: int = run.k
 trim: float | None = run.trim
 print(run.colums)  # line 9: columns
 limit: float = run.time_limit  # line 10: float | None
-run.with_options(k=4).strata
+run.with_options(k=4).strata  # noqa: B018 (pyright reads this line)

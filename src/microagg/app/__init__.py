@@ -55,22 +55,33 @@ def upload_limit_bytes(max_upload_mb) -> int:
         mb = float(max_upload_mb)
     except (TypeError, ValueError):
         mb = math.nan
-    if not (math.isfinite(mb) and mb * 1024 * 1024 >= 1 and mb <= 2.0 ** 40):
-        raise InputError(f"--max-upload-mb must be a positive number of megabytes (at least one byte, at most "
-                         f"2^40 MB), got {max_upload_mb}")
+    if not (math.isfinite(mb) and mb * 1024 * 1024 >= 1 and mb <= 2.0**40):
+        raise InputError(
+            "--max-upload-mb must be a positive number of megabytes (at least one byte, at most "
+            f"2^40 MB), got {max_upload_mb}"
+        )
     return int(mb * 1024 * 1024)
 
 
 def app_token(token: str | None = None) -> str:
-    """The token: the one given (``--token``), else ``$MICROAGG_APP_TOKEN``, else a new random one."""
+    """The token: the one given (``--token``), else ``$MICROAGG_APP_TOKEN``, else a new random
+    one."""
     from . import security
 
     given = token if token is not None else os.environ.get(security.TOKEN_ENV)
     return security.check_token(given) if given is not None else security.new_token()
 
 
-def serve(file: str | None = None, *, host: str = "127.0.0.1", port: int = 0, open_browser: bool = True,
-          allow_remote: bool = False, max_upload_mb: float = DEFAULT_MAX_UPLOAD_MB, token: str | None = None) -> int:
+def serve(
+    file: str | None = None,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    open_browser: bool = True,
+    allow_remote: bool = False,
+    max_upload_mb: float = DEFAULT_MAX_UPLOAD_MB,
+    token: str | None = None,
+) -> int:
     """Run the app until interrupted; returns an exit status. ``port=0`` picks a free port;
     ``token``: the app's token (default ``$MICROAGG_APP_TOKEN``, else a random one)."""
     import uvicorn
@@ -83,7 +94,9 @@ def serve(file: str | None = None, *, host: str = "127.0.0.1", port: int = 0, op
     from .runs import stop_all_runs
 
     if not is_loopback(host) and not allow_remote:
-        raise InputError(f"--host {host} is not a loopback address: add --allow-remote to serve other machines")
+        raise InputError(
+            f"--host {host} is not a loopback address: add --allow-remote to serve other machines"
+        )
     port = check_port(port)
     limit = upload_limit_bytes(max_upload_mb)
     token = app_token(token)
@@ -99,20 +112,31 @@ def serve(file: str | None = None, *, host: str = "127.0.0.1", port: int = 0, op
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
-        except (OSError, OverflowError) as exc:  # port taken, address not on this machine: one line, exit 2
-            raise InputError(f"cannot listen on {host}:{port}: {getattr(exc, 'strerror', None) or exc}") from None
+        except (
+            OSError,
+            OverflowError,
+        ) as exc:  # port taken, address not on this machine: one line, exit 2
+            raise InputError(
+                f"cannot listen on {host}:{port}: {getattr(exc, 'strerror', None) or exc}"
+            ) from None
         # listen before the address is printed: a browser (or test) opening it at once is queued
         # until the server accepts, instead of refused
         sock.listen(2048)
         port = sock.getsockname()[1]
         if not is_loopback(host):
-            print(f"microagg app: warning: serving on {host}: anyone who can reach this machine on port {port} "
-                  "and holds the token can upload data and read the results", file=sys.stderr)
+            print(
+                f"microagg app: warning: serving on {host}: anyone who can reach this machine on"
+                f" port {port} and holds the token can upload data and read the results",
+                file=sys.stderr,
+            )
         budget = security.UploadBudget(limit)
         shiny_app = build_app(workdir, file, float(max_upload_mb), budget)
-        app = security.Gate(security.UploadLimit(security.ShinyMessages(shiny_app, FILE_INPUTS, read_suffixes()),
-                                                 budget),
-                            security.Access.for_server(host, port, token, allow_remote))
+        app = security.Gate(
+            security.UploadLimit(
+                security.ShinyMessages(shiny_app, FILE_INPUTS, read_suffixes()), budget
+            ),
+            security.Access.for_server(host, port, token, allow_remote),
+        )
 
         class Server(uvicorn.Server):
             @contextlib.contextmanager
@@ -124,7 +148,9 @@ def serve(file: str | None = None, *, host: str = "127.0.0.1", port: int = 0, op
                 if threading.current_thread() is not threading.main_thread():
                     yield
                     return
-                previous = {s: signal.signal(s, self.handle_exit) for s in (signal.SIGINT, signal.SIGTERM)}
+                previous = {
+                    s: signal.signal(s, self.handle_exit) for s in (signal.SIGINT, signal.SIGTERM)
+                }
                 try:
                     yield
                 finally:
@@ -132,8 +158,15 @@ def serve(file: str | None = None, *, host: str = "127.0.0.1", port: int = 0, op
                         signal.signal(s, handler)
 
         # proxy_headers off: no X-Forwarded-* header changes what a request's client or scheme is
-        config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=3,
-                                proxy_headers=False, server_header=False, ws_max_size=4 * 1024 * 1024)
+        config = uvicorn.Config(
+            app,
+            log_level="warning",
+            lifespan="off",
+            timeout_graceful_shutdown=3,
+            proxy_headers=False,
+            server_header=False,
+            ws_max_size=4 * 1024 * 1024,
+        )
         server = Server(config)
         shown = f"[{host}]" if ":" in host else host
         url = f"http://{shown}:{port}/?token={token}"
@@ -159,8 +192,11 @@ def _launcher(workdir, url: str):
 
     path = Path(workdir) / "open.html"
     target = html.escape(url)
-    text = (f'<!DOCTYPE html><html><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url={target}">'
-            f'<title>microagg</title></head><body><p><a href="{target}">open microagg app</a></p></body></html>\n')
+    text = (
+        '<!DOCTYPE html><html><head><meta charset="utf-8"><meta http-equiv="refresh"'
+        f' content="0;url={target}"><title>microagg</title></head><body><p><a href="{target}">open'
+        " microagg app</a></p></body></html>\n"
+    )
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(text)

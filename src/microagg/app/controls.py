@@ -25,8 +25,19 @@ from typing import Any
 from ..declarations import Param
 from ..errors import InputError, ParameterError
 
-__all__ = ["Control", "column_valued", "widget_of", "narrowed", "option_controls", "method_controls", "value_of",
-           "leaves_the_quasi_identifiers", "param_input_id", "run_spec", "ABSENT"]
+__all__ = [
+    "Control",
+    "column_valued",
+    "widget_of",
+    "narrowed",
+    "option_controls",
+    "method_controls",
+    "value_of",
+    "leaves_the_quasi_identifiers",
+    "param_input_id",
+    "run_spec",
+    "ABSENT",
+]
 
 #: widget kinds: "numeric", "checkbox", "select", "text", "columns" (several of the data's columns)
 #: and "column" (one column, or none)
@@ -51,7 +62,7 @@ class Control:
 
 
 def column_valued(p: Param) -> str | None:
-    """"many" for an option that names columns (kind "names"), "one" for one column (its metavar
+    """ "many" for an option that names columns (kind "names"), "one" for one column (its metavar
     says COLUMN, as --sample-weight's), else None."""
     if p.kind == "names":
         return "many"
@@ -66,7 +77,9 @@ def widget_of(p: Param) -> str:
     if columns is not None:
         return "columns" if columns == "many" else "column"
     if p.kind == "bool":
-        return "select" if p.nullable else "checkbox"  # a nullable one has a third state: the default
+        return (
+            "select" if p.nullable else "checkbox"
+        )  # a nullable one has a third state: the default
     if p.kind == "method" or p.allowed() is not None:
         return "select"
     if p.kind in ("int", "float"):
@@ -76,7 +89,13 @@ def widget_of(p: Param) -> str:
 
 def _help(p: Param) -> str:
     """The declared meaning, constraint (structured values: their meaning says it) and default."""
-    default = "none" if p.default is None else repr(p.default) if isinstance(p.default, str) else str(p.default)
+    default = (
+        "none"
+        if p.default is None
+        else repr(p.default)
+        if isinstance(p.default, str)
+        else str(p.default)
+    )
     blank = "; blank: none" if p.nullable and p.kind in ("int", "float") else ""
     constraint = "" if p.kind == "object" else f"{p.constraint().removesuffix(' or None')}; "
     return f"{p.doc} ({constraint}default {default}{blank})"
@@ -85,7 +104,9 @@ def _help(p: Param) -> str:
 _DEFAULT = object()
 
 
-def _control(p: Param, input_id: str, columns=None, owner: str | None = None, start=_DEFAULT) -> Control:
+def _control(
+    p: Param, input_id: str, columns=None, owner: str | None = None, start=_DEFAULT
+) -> Control:
     """``start``: the value the control starts from (default: the declared default)."""
     widget = widget_of(p)
     label = p.name.replace("_", " ")
@@ -133,9 +154,17 @@ def narrowed(p: Param) -> Param:
 
         from ..options import LOCAL_SCHEDULERS
 
-        return replace(p, kind="str", choices=LOCAL_SCHEDULERS, check=None, parse_text=None,
-                       doc="partitioned mode: the Dask scheduler, on this machine (a cluster's address: the "
-                           "command line)")
+        return replace(
+            p,
+            kind="str",
+            choices=LOCAL_SCHEDULERS,
+            check=None,
+            parse_text=None,
+            doc=(
+                "partitioned mode: the Dask scheduler, on this machine (a cluster's address: the "
+                "command line)"
+            ),
+        )
     return p
 
 
@@ -147,8 +176,11 @@ def option_controls(columns=None, initial=None) -> list[Control]:
     from ..options import RUN_OPTIONS
 
     initial = initial or {}
-    return [_control(narrowed(p), p.name, columns, start=initial.get(p.name, p.default)) for p in RUN_OPTIONS
-            if p.flags]
+    return [
+        _control(narrowed(p), p.name, columns, start=initial.get(p.name, p.default))
+        for p in RUN_OPTIONS
+        if p.flags
+    ]
 
 
 def param_input_id(method: str, name: str) -> str:
@@ -158,7 +190,10 @@ def param_input_id(method: str, name: str) -> str:
 
 def method_controls(info) -> list[Control]:
     """A control per declared parameter of a registered method."""
-    return [_control(p, param_input_id(info.name, name), owner=info.name) for name, p in info.params.items()]
+    return [
+        _control(p, param_input_id(info.name, name), owner=info.name)
+        for name, p in info.params.items()
+    ]
 
 
 def _where(c: Control) -> str:
@@ -175,7 +210,9 @@ def value_of(c: Control, raw, columns=None):
         return _columns(c, raw, list(columns or ()))
     if c.widget == "checkbox":
         if not isinstance(raw, bool):
-            raise InputError(f"the page sent a value that is not true or false for {_where(c)}: reload the page")
+            raise InputError(
+                f"the page sent a value that is not true or false for {_where(c)}: reload the page"
+            )
         return p.validate(raw, c.owner)
     if raw is None or (isinstance(raw, str) and raw.strip() == ""):
         return p.validate(None, c.owner) if p.nullable or c.widget == "numeric" else p.default
@@ -185,7 +222,9 @@ def value_of(c: Control, raw, columns=None):
         return p.validate(raw, c.owner)
     if not isinstance(raw, str):
         what = "a number" if c.widget == "numeric" else "text"
-        raise InputError(f"the page sent a value that is not {what} for {_where(c)}: reload the page")
+        raise InputError(
+            f"the page sent a value that is not {what} for {_where(c)}: reload the page"
+        )
     if c.widget == "select":
         if p.kind == "bool":
             return p.validate(p.parse(raw, c.owner), c.owner)
@@ -201,14 +240,21 @@ def _columns(c: Control, raw, columns: list):
     if isinstance(raw, (str, list, tuple, type(None))) and not raw:  # nothing chosen
         return None
     values = [raw] if one or isinstance(raw, str) else raw
-    if (one and not isinstance(raw, str)) or not isinstance(values, (list, tuple)) \
-            or not all(isinstance(v, str) for v in values):
-        raise InputError(f"the page sent something that is not a column for {_where(c)}: reload the page")
+    if (
+        (one and not isinstance(raw, str))
+        or not isinstance(values, (list, tuple))
+        or not all(isinstance(v, str) for v in values)
+    ):
+        raise InputError(
+            f"the page sent something that is not a column for {_where(c)}: reload the page"
+        )
     by_position = {str(i): name for i, name in enumerate(columns)}
     unknown = [v for v in values if v not in by_position]
     if unknown:
         shown = ", ".join(repr(v[:20]) for v in unknown[:3])
-        raise InputError(f"the page sent an unknown column for {_where(c)} ({shown}): reload the page")
+        raise InputError(
+            f"the page sent an unknown column for {_where(c)} ({shown}): reload the page"
+        )
     names = [by_position[v] for v in values]
     return names[0] if one else names
 
@@ -244,8 +290,15 @@ def run_spec(loaded: dict, sent):
         raw = sent(c.input_id)
         if raw is not ABSENT:
             params[c.param.name] = value_of(c, raw)
-    return RunSpec.of(loaded["path"], loaded["name"], dataset=loaded["dataset"], shown_path=loaded["shown"],
-                      max_bytes=loaded["max_bytes"], **options, **params)
+    return RunSpec.of(
+        loaded["path"],
+        loaded["name"],
+        dataset=loaded["dataset"],
+        shown_path=loaded["shown"],
+        max_bytes=loaded["max_bytes"],
+        **options,
+        **params,
+    )
 
 
 def leaves_the_quasi_identifiers(p: Param) -> bool:

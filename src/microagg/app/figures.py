@@ -16,10 +16,21 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["run_figures", "audit_of", "headline", "figure_rows", "fact_rows", "category_rows", "history_rows",
-           "compare_rows", "portfolio_table", "option_text"]
+__all__ = [
+    "run_figures",
+    "audit_of",
+    "headline",
+    "figure_rows",
+    "fact_rows",
+    "category_rows",
+    "history_rows",
+    "compare_rows",
+    "portfolio_table",
+    "option_text",
+]
 
-#: the audit group shown first (the run's own figures), then disclosure risk, as the report does; the
+# : the audit group shown first (the run's own figures), then disclosure risk, as the report does;
+# the
 #: others follow in the audit's order
 FIRST_GROUP = "run"
 _SHOWN_FIRST = (FIRST_GROUP, "risk")
@@ -39,20 +50,28 @@ def run_figures(res, original, p: float = 10.0) -> dict:
         audit = res.audit.with_figures(_smallest_published_group(res))
     out: dict = {
         "figures": [[f.group, f.name, _plain(f.value)] for f in audit.figures],
-        "categories": {str(c): {k: _plain(v) for k, v in m.items()} for c, m in audit.categories.items()},
+        "categories": {
+            str(c): {k: _plain(v) for k, v in m.items()} for c, m in audit.categories.items()
+        },
         "records": int(len(res.labels)),
         "seconds": float(res.seconds),
         "per_variable": bool(res.per_variable),
         "notes": [] if res.publication.plain else [res.publication.note],
     }
-    out["notes"] += [f"stratum {m['stratum']} ({m['size']} records < k) merged into {m['merged_into']}"
-                     for m in (res.strata.merges if res.strata is not None else ())]
+    out["notes"] += [
+        f"stratum {m['stratum']} ({m['size']} records < k) merged into {m['merged_into']}"
+        for m in (res.strata.merges if res.strata is not None else ())
+    ]
     suppression = getattr(res, "suppression", None)
-    if suppression is not None:  # local suppression of the keys: per variable, in the notes the page shows
+    if (
+        suppression is not None
+    ):  # local suppression of the keys: per variable, in the notes the page shows
         from ..result import _suppression_lines
 
-        out["suppression"] = {k: _plain(v) if not isinstance(v, (list, dict)) else v
-                              for k, v in suppression.to_dict().items()}
+        out["suppression"] = {
+            k: _plain(v) if not isinstance(v, (list, dict)) else v
+            for k, v in suppression.to_dict().items()
+        }
         out["notes"] += _suppression_lines(suppression)
     if res.portfolio is not None:
         out["portfolio"] = [{k: _plain(v) for k, v in row.items()} for row in res.portfolio.rows]
@@ -67,8 +86,11 @@ def _smallest_published_group(res):
 
     from ..measures import MEASURES, Audit, Comparison, Figure
 
-    data = res.data if isinstance(res.data, pd.DataFrame) else pd.DataFrame(
-        res.data.reshape(len(res.labels), -1))
+    data = (
+        res.data
+        if isinstance(res.data, pd.DataFrame)
+        else pd.DataFrame(res.data.reshape(len(res.labels), -1))
+    )
     n = len(res.labels)
     measure = MEASURES["smallest_group"]
     value = measure.compute(Comparison([[0.0]] * n, [[0.0]] * n, published=data[list(res.columns)]))
@@ -96,7 +118,9 @@ def audit_of(figures: dict):
 
     rows = []
     for group, name, value in figures.get("figures", ()):
-        measure = MEASURES.get(name) or Measure(name, name.replace("_", " "), "", "", None, (group,))
+        measure = MEASURES.get(name) or Measure(
+            name, name.replace("_", " "), "", "", None, (group,)
+        )
         rows.append(Figure(measure, value, group))
     return Audit(tuple(rows), dict(figures.get("categories", {})))
 
@@ -126,11 +150,15 @@ def figure_rows(audit, groups=None) -> dict:
 
 
 def category_rows(audit) -> list[tuple]:
-    """(label, text) per categorical quasi-identifier: values changed and the distribution distance."""
-    return [(f"categorical {c}: values changed (%)", f"{100 * m['changed_share']:.2f}")
-            for c, m in audit.categories.items()] + \
-        [(f"categorical {c}: distribution distance (TVD)", f"{m['distribution_tvd']:.4f}")
-         for c, m in audit.categories.items()]
+    """(label, text) per categorical quasi-identifier: values changed and the distribution
+    distance."""
+    return [
+        (f"categorical {c}: values changed (%)", f"{100 * m['changed_share']:.2f}")
+        for c, m in audit.categories.items()
+    ] + [
+        (f"categorical {c}: distribution distance (TVD)", f"{m['distribution_tvd']:.4f}")
+        for c, m in audit.categories.items()
+    ]
 
 
 def fact_rows(figures: dict) -> list[tuple]:
@@ -142,7 +170,9 @@ def option_text(value) -> str:
     """A run option's or parameter's value as the page shows it."""
     if value is None:
         return "none"
-    if hasattr(value, "shape") and getattr(value, "ndim", 0) >= 1:  # a partition given (an explore run's)
+    if (
+        hasattr(value, "shape") and getattr(value, "ndim", 0) >= 1
+    ):  # a partition given (an explore run's)
         return f"a given partition ({len(value):,} records)"
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -151,7 +181,7 @@ def option_text(value) -> str:
     if isinstance(value, (list, tuple)):
         return ", ".join(map(str, value))
     if isinstance(value, float):
-        return str(int(value)) if value.is_integer() and abs(value) < 2 ** 53 else repr(value)
+        return str(int(value)) if value.is_integer() and abs(value) < 2**53 else repr(value)
     return str(value)
 
 
@@ -165,7 +195,10 @@ def history_rows(runs) -> tuple[list, list]:
         audit = audit_of(figures) if figures else None
         audits.append(audit)
         if audit is not None:
-            for f in [*[g for g in audit.rows(FIRST_GROUP) if g.name == "information_loss"], *audit.rows("risk")]:
+            for f in [
+                *[g for g in audit.rows(FIRST_GROUP) if g.name == "information_loss"],
+                *audit.rows("risk"),
+            ]:
                 columns.setdefault(f.name, f.measure.label)
     header = ["run", "data", "method", "k", *columns.values(), "seconds", "status"]
     rows = []
@@ -175,8 +208,17 @@ def history_rows(runs) -> tuple[list, list]:
             texts = {f.name: f.text() for f in [*audit.rows("risk"), *audit.rows(FIRST_GROUP)]}
         seconds = f"{figures['seconds']:.3f}" if figures else None
         status = state if state != "error" else f"error: {error}"
-        rows.append([run_id, spec.input_name, spec.method, spec.k, *[texts.get(name) for name in columns],
-                     seconds, status])
+        rows.append(
+            [
+                run_id,
+                spec.input_name,
+                spec.method,
+                spec.k,
+                *[texts.get(name) for name in columns],
+                seconds,
+                status,
+            ]
+        )
     return header, rows
 
 
@@ -192,18 +234,30 @@ def compare_rows(a: tuple, b: tuple) -> list[tuple]:
     changed_a, changed_b = spec_a.changed_options(), spec_b.changed_options()
     for p in RUN_OPTIONS:
         if p.name in ("k", "method", "columns") or p.name in changed_a or p.name in changed_b:
-            rows.append((p.name.replace("_", " "), option_text(spec_a.option(p.name)),
-                         option_text(spec_b.option(p.name))))
+            rows.append(
+                (
+                    p.name.replace("_", " "),
+                    option_text(spec_a.option(p.name)),
+                    option_text(spec_b.option(p.name)),
+                )
+            )
     for name in dict.fromkeys([*spec_a.params, *spec_b.params]):
-        rows.append((f"parameter {name}", option_text(spec_a.params[name]) if name in spec_a.params else "default",
-                     option_text(spec_b.params[name]) if name in spec_b.params else "default"))
+        rows.append(
+            (
+                f"parameter {name}",
+                option_text(spec_a.params[name]) if name in spec_a.params else "default",
+                option_text(spec_b.params[name]) if name in spec_b.params else "default",
+            )
+        )
     audit_a, audit_b = audit_of(fig_a), audit_of(fig_b)
     both = audit_a.with_figures(audit_b)  # the figures of either run, in order
     by_name_a = {f.name: f for group in figure_rows(audit_a).values() for f in group}
     by_name_b = {f.name: f for group in figure_rows(audit_b).values() for f in group}
     for group in figure_rows(both).values():
         for f in group:
-            rows.append((f.measure.label, _text_of(by_name_a.get(f.name)), _text_of(by_name_b.get(f.name))))
+            rows.append(
+                (f.measure.label, _text_of(by_name_a.get(f.name)), _text_of(by_name_b.get(f.name)))
+            )
     cats_a, cats_b = dict(category_rows(audit_a)), dict(category_rows(audit_b))
     for label in dict.fromkeys([*cats_a, *cats_b]):
         rows.append((label, cats_a.get(label), cats_b.get(label)))
@@ -229,23 +283,35 @@ def portfolio_table(figures: dict) -> tuple[list, list, str | None] | None:
     winner = figures.get("winner")
     il = headline(figures)
     won = next((r for r in rows if r.get("method") == winner and r.get("status") == "ok"), None)
-    agree = won is not None and il is not None and won.get("il") is not None and math.isclose(
-        won["il"], il, rel_tol=1e-9, abs_tol=1e-12)
+    agree = (
+        won is not None
+        and il is not None
+        and won.get("il") is not None
+        and math.isclose(won["il"], il, rel_tol=1e-9, abs_tol=1e-12)
+    )
     header = ["method", "IL of its partition (%)", "lower bound IL (%)", "seconds", "status"]
     table = []
     for r in rows:
         mark = "* " if r.get("method") == winner else ""
-        line = [mark + str(r.get("method")), _number(r.get("il"), 4), _number(r.get("lower_bound_il"), 4),
-                _number(r.get("seconds"), 2), r.get("status")]
+        line = [
+            mark + str(r.get("method")),
+            _number(r.get("il"), 4),
+            _number(r.get("lower_bound_il"), 4),
+            _number(r.get("seconds"), 2),
+            r.get("status"),
+        ]
         if not agree:
             line.insert(2, _number(il, 4) if r.get("method") == winner else None)
         table.append(line)
     caption = None
     if not agree:
         header.insert(2, "IL to the published values (%)")
-        caption = ("auto compares its members by the information loss of their partitions (to the group means, "
-                   "on the columns the methods grouped); this run publishes other values or measures IL on other "
-                   "columns, so the winner's IL to the published values, the run's IL, is given beside it")
+        caption = (
+            "auto compares its members by the information loss of their partitions (to the group"
+            " means, on the columns the methods grouped); this run publishes other values or"
+            " measures IL on other columns, so the winner's IL to the published values, the run's"
+            " IL, is given beside it"
+        )
     return header, table, caption
 
 

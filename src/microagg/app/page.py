@@ -25,21 +25,34 @@ STATIC = Path(__file__).parent / "static"
 FILE_INPUTS = (f"data-{data.UPLOAD}",)
 
 
-def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: float = 2048.0,
-              budget: security.UploadBudget | None = None) -> App:
+def build_app(
+    workdir: Path,
+    initial_file: str | None = None,
+    max_upload_mb: float = 2048.0,
+    budget: security.UploadBudget | None = None,
+) -> App:
     """The Shiny App; ``workdir`` is the private folder for this server's pages; ``budget``: the
     bytes each page's uploads hold (shared with the upload middleware)."""
     limit_bytes = int(max_upload_mb * 1024 * 1024)
     budget = budget if budget is not None else security.UploadBudget(limit_bytes)
     app_ui = ui.page_fluid(
-        tags.head(tags.link(rel="stylesheet", href="static/app.css"), tags.script(src="static/app.js"),
-                  tags.title("microagg")),
+        tags.head(
+            tags.link(rel="stylesheet", href="static/app.css"),
+            tags.script(src="static/app.js"),
+            tags.title("microagg"),
+        ),
         tags.h2("microagg — protect microdata by microaggregation"),
-        ui.div(id="upload-limit", class_="one-line-error", data_limit_bytes=str(limit_bytes),
-               data_limit_mb=f"{max_upload_mb:g}"),
+        ui.div(
+            id="upload-limit",
+            class_="one-line-error",
+            data_limit_bytes=str(limit_bytes),
+            data_limit_mb=f"{max_upload_mb:g}",
+        ),
         ui.output_ui("error_line"),
         ui.navset_tab(
-            ui.nav_panel("1 Data", data.data_ui("data", dataset_names(), max_upload_mb), value="data"),
+            ui.nav_panel(
+                "1 Data", data.data_ui("data", dataset_names(), max_upload_mb), value="data"
+            ),
             ui.nav_panel("2 Protect", protect.protect_ui("protect"), value="protect"),
             ui.nav_panel("3 Results", results.results_ui("results"), value="results"),
             ui.nav_panel("4 Compare", compare.compare_ui("compare"), value="compare"),
@@ -60,6 +73,10 @@ def build_app(workdir: Path, initial_file: str | None = None, max_upload_mb: flo
         @quiet_ui
         def error_line():
             message, clicks = state.error.get()
-            return ui.div(message, id="error-line", class_="one-line-error", data_run=str(clicks)) if message else None
+            return (
+                ui.div(message, id="error-line", class_="one-line-error", data_run=str(clicks))
+                if message
+                else None
+            )
 
     return App(app_ui, server, static_assets={"/static": STATIC})

@@ -31,12 +31,25 @@ import unicodedata
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-__all__ = ["Access", "Gate", "UploadBudget", "UploadLimit", "ShinyMessages", "safe_file_name", "TOKEN_ENV",
-           "check_token", "new_token"]
+__all__ = [
+    "Access",
+    "Gate",
+    "UploadBudget",
+    "UploadLimit",
+    "ShinyMessages",
+    "safe_file_name",
+    "TOKEN_ENV",
+    "check_token",
+    "new_token",
+]
 
-TOKEN_ENV = "MICROAGG_APP_TOKEN"  # a token chosen by the caller (tests, scripts), instead of a random one
+TOKEN_ENV = (  # a token chosen by the caller (tests, scripts), instead of a random one
+    "MICROAGG_APP_TOKEN"
+)
 _MIN_TOKEN = 16
-_TOKEN_CHARS = re.compile(r"[A-Za-z0-9._~-]+")  # unreserved URL characters: the token travels in the address
+_TOKEN_CHARS = re.compile(
+    r"[A-Za-z0-9._~-]+"
+)  # unreserved URL characters: the token travels in the address
 
 
 def new_token() -> str:
@@ -50,19 +63,23 @@ def check_token(token: str) -> str:
     from ..errors import InputError
 
     if len(token) < _MIN_TOKEN or not _TOKEN_CHARS.fullmatch(token):
-        raise InputError(f"the app token must be at least {_MIN_TOKEN} characters among letters, digits and . _ ~ -")
+        raise InputError(
+            f"the app token must be at least {_MIN_TOKEN} characters among letters, digits and ."
+            " _ ~ -"
+        )
     return token
 
 
 # ---------------------------------------------------------------------------- hosts and origins
 def _host_and_port(authority: str, default_port: int = 80) -> tuple[str, int] | None:
-    """('localhost', 8000) from 'localhost:8000', ('::1', 8000) from '[::1]:8000'; None if malformed."""
+    """('localhost', 8000) from 'localhost:8000', ('::1', 8000) from '[::1]:8000'; None if
+    malformed."""
     authority = authority.strip().lower()
     if authority.startswith("["):
         end = authority.find("]")
         if end < 0:
             return None
-        host, rest = authority[1:end], authority[end + 1:]
+        host, rest = authority[1:end], authority[end + 1 :]
         if rest and not rest.startswith(":"):
             return None
         port_text = rest[1:] if rest else ""
@@ -123,7 +140,9 @@ class Access:
         return host in self.hosts or (self.any_ip and _is_ip(host))
 
     def token_matches(self, value: str | None) -> bool:
-        return value is not None and hmac.compare_digest(value.encode("utf-8", "replace"), self.token.encode())
+        return value is not None and hmac.compare_digest(
+            value.encode("utf-8", "replace"), self.token.encode()
+        )
 
 
 # ---------------------------------------------------------------------------- ASGI helpers
@@ -135,16 +154,29 @@ def _headers(scope) -> dict:
     return out
 
 
-_SECURITY_HEADERS = [(b"x-frame-options", b"DENY"), (b"content-security-policy", b"frame-ancestors 'none'"),
-                     (b"referrer-policy", b"no-referrer"), (b"x-content-type-options", b"nosniff")]
+_SECURITY_HEADERS = [
+    (b"x-frame-options", b"DENY"),
+    (b"content-security-policy", b"frame-ancestors 'none'"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-content-type-options", b"nosniff"),
+]
 
 
 async def _plain(send, status: int, text: str, extra=()) -> None:
     body = (text + "\n").encode("utf-8")
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"text/plain; charset=utf-8"),
-                            (b"content-length", str(len(body)).encode()), (b"cache-control", b"no-store"),
-                            *_SECURITY_HEADERS, *extra]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-length", str(len(body)).encode()),
+                (b"cache-control", b"no-store"),
+                *_SECURITY_HEADERS,
+                *extra,
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
@@ -164,15 +196,29 @@ async def _login(send, cookie: str, clean: str) -> None:
     SameSite=Strict cookie."""
     import html
 
-    target, attribute = json.dumps(clean), html.escape(clean)  # (url-encoded already: no quote, no '<')
-    body = ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>microagg</title>"
-            f"<meta http-equiv=\"refresh\" content=\"0;url={attribute}\"></head><body>"
-            f"<script>window.location.replace({target});</script>"
-            f"<p><a href=\"{attribute}\">microagg app</a></p></body></html>\n").encode()
-    await send({"type": "http.response.start", "status": 200,
-                "headers": [(b"content-type", b"text/html; charset=utf-8"), (b"content-length", str(len(body)).encode()),
-                            (b"cache-control", b"no-store"), (b"set-cookie", cookie.encode("latin-1")),
-                            *_SECURITY_HEADERS]})
+    target, attribute = (
+        json.dumps(clean),
+        html.escape(clean),
+    )  # (url-encoded already: no quote, no '<')
+    body = (
+        '<!DOCTYPE html><html><head><meta charset="utf-8"><title>microagg</title>'
+        f'<meta http-equiv="refresh" content="0;url={attribute}"></head><body>'
+        f"<script>window.location.replace({target});</script>"
+        f'<p><a href="{attribute}">microagg app</a></p></body></html>\n'
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [
+                (b"content-type", b"text/html; charset=utf-8"),
+                (b"content-length", str(len(body)).encode()),
+                (b"cache-control", b"no-store"),
+                (b"set-cookie", cookie.encode("latin-1")),
+                *_SECURITY_HEADERS,
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
@@ -202,8 +248,11 @@ class Gate:
                 return await _refuse_websocket(receive, send)
             return await _plain(send, status, text)
         if login is not None:  # the token in the address: set the cookie, go to the clean address
-            return await _login(send, f"{self.access.cookie}={self.access.token}; Path=/; HttpOnly; SameSite=Strict",
-                                login)
+            return await _login(
+                send,
+                f"{self.access.cookie}={self.access.token}; Path=/; HttpOnly; SameSite=Strict",
+                login,
+            )
         if kind == "websocket":
             return await self._guarded(scope, receive, send, "a websocket failed")
         started = False
@@ -218,7 +267,9 @@ class Gate:
         try:
             await self.app(scope, receive, send_with_headers)
         except Exception as exc:  # noqa: BLE001 - one line instead of uvicorn's traceback
-            if type(exc).__name__ == "ClientDisconnect":  # the client went away (a cut upload): nobody to tell
+            if (
+                type(exc).__name__ == "ClientDisconnect"
+            ):  # the client went away (a cut upload): nobody to tell
                 return
             _report(f"a request failed: {scope.get('method', '')} answered 500", exc)
             if not started:
@@ -231,19 +282,28 @@ class Gate:
             _report(what, exc)
 
     def _check(self, scope):
-        """((status, line) of a refusal or None, the clean address to send a token login to or None)."""
+        """((status, line) of a refusal or None, the clean address to send a token login to or
+        None)."""
         headers = _headers(scope)
         hosts = headers.get("host", [])
         if len(hosts) != 1 or not self.access.host_allowed(hosts[0]):
-            return (400, "microagg app: refused: this address is not the app's (Host header); open the "
-                         "address microagg app printed"), None
+            return (
+                400,
+                (
+                    "microagg app: refused: this address is not the app's (Host header); open the "
+                    "address microagg app printed"
+                ),
+            ), None
         method = scope.get("method", "GET") if scope["type"] == "http" else "WEBSOCKET"
         query = scope.get("query_string", b"").decode("latin-1")
         pairs = parse_qsl(query, keep_blank_values=True)
         given = [v for k, v in pairs if k == "token"]
         by_address = len(given) == 1 and self.access.token_matches(given[0])
         if given and not by_address:
-            return (403, "microagg app: refused: wrong token; open the address microagg app printed"), None
+            return (
+                403,
+                "microagg app: refused: wrong token; open the address microagg app printed",
+            ), None
         fetch_site = headers.get("sec-fetch-site", [""])[-1].lower()
         login = by_address and method in ("GET", "HEAD") and scope.get("path") == "/"
         if fetch_site in ("cross-site", "same-site") and not login:
@@ -251,13 +311,21 @@ class Gate:
         origins = headers.get("origin", [])
         if method not in ("GET", "HEAD") or origins:
             if len(origins) != 1 or not self._same_origin(origins[0], hosts[0]):
-                return (403, "microagg app: refused: not a request of the app's page (Origin header)"), None
+                return (
+                    403,
+                    "microagg app: refused: not a request of the app's page (Origin header)",
+                ), None
         if login:
             rest = urlencode([(k, v) for k, v in pairs if k != "token"])
             return None, "/" + (f"?{rest}" if rest else "")
         if not (by_address or self._cookie_matches(headers.get("cookie", []))):
-            return (403, "microagg app: refused: this page needs the app's token; open the address "
-                         "microagg app printed (http://...?token=...)"), None
+            return (
+                403,
+                (
+                    "microagg app: refused: this page needs the app's token; open the address "
+                    "microagg app printed (http://...?token=...)"
+                ),
+            ), None
         return None, None
 
     def _same_origin(self, origin: str, host: str) -> bool:
@@ -312,8 +380,10 @@ class UploadBudget:
         kept = self.held(session) - self._spare.get(session, 0)
         text = f"the file is larger than the upload limit of {_mb(self.limit)} MB"
         if kept > 0:
-            text += (f" with this page's earlier uploads ({_mb(kept)} MB kept for its runs); reload the page to "
-                     "start afresh")
+            text += (
+                f" with this page's earlier uploads ({_mb(kept)} MB kept for its runs); reload the"
+                " page to start afresh"
+            )
         return text
 
 
@@ -342,7 +412,9 @@ class UploadLimit:
         if match is None or scope.get("method") != "POST":
             return await self.app(scope, receive, send)
         session = match.group(1)
-        if scope["path"] in self.budget.posted:  # Shiny would fail (a 500) on a second file for one job
+        if (
+            scope["path"] in self.budget.posted
+        ):  # Shiny would fail (a 500) on a second file for one job
             return await _plain(send, 409, "microagg app: this upload was sent already")
         self.budget.posted.add(scope["path"])
         remaining = self.budget.remaining(session)
@@ -379,7 +451,9 @@ class UploadLimit:
             if not over:
                 self.budget.add(session, received)
                 raise
-        self.budget.add(session, received)  # on disk (part of a file, if cut) until the session ends
+        self.budget.add(
+            session, received
+        )  # on disk (part of a file, if cut) until the session ends
         if over and not started:
             await _plain(send, 413, self.budget.refusal(session))
 
@@ -400,7 +474,7 @@ def safe_file_name(name, suffixes=()) -> str:
     text = text.strip().lstrip("-. ").strip()
     lower = text.lower()
     known = next((s for s in sorted(suffixes, key=len, reverse=True) if lower.endswith(s)), "")
-    suffix = text[len(text) - len(known):] if known else ""  # as the user wrote it (.CSV.GZ)
+    suffix = text[len(text) - len(known) :] if known else ""  # as the user wrote it (.CSV.GZ)
     if not suffix and "." in text.rstrip("."):
         suffix = "." + text.rsplit(".", 1)[1]
     suffix = suffix[:20] if len(suffix.encode()) <= 20 else ""
@@ -455,7 +529,9 @@ class ShinyMessages:
             if closed:  # nothing after the close this middleware sent
                 return
             text = message.get("text") if message["type"] == "websocket.send" else None
-            if text and '"jobId"' in text:  # Shiny's answer to an uploadInit: the job its uploadEnd names
+            if (
+                text and '"jobId"' in text
+            ):  # Shiny's answer to an uploadInit: the job its uploadEnd names
                 with contextlib.suppress(ValueError, KeyError, TypeError, AttributeError):
                     state["jobs"].add(json.loads(text)["response"]["value"]["jobId"])
             await send(message)
@@ -497,8 +573,12 @@ class ShinyMessages:
                 changed = self._check_upload_init(message["args"])
             elif method == "uploadEnd":
                 args = message["args"]
-                if len(args) != 2 or not all(isinstance(a, str) for a in args) or args[1] not in self.file_inputs \
-                        or args[0] not in state["jobs"]:
+                if (
+                    len(args) != 2
+                    or not all(isinstance(a, str) for a in args)
+                    or args[1] not in self.file_inputs
+                    or args[0] not in state["jobs"]
+                ):
                     raise _Refused
                 state["jobs"].discard(args[0])
         else:
@@ -509,8 +589,13 @@ class ShinyMessages:
         if len(args) != 1 or not isinstance(args[0], list) or len(args[0]) != 1:
             raise _Refused
         info = args[0][0]
-        if not (isinstance(info, dict) and isinstance(info.get("name"), str)
-                and type(info.get("size")) is int and info["size"] >= 0 and isinstance(info.get("type", ""), str)):
+        if not (
+            isinstance(info, dict)
+            and isinstance(info.get("name"), str)
+            and type(info.get("size")) is int
+            and info["size"] >= 0
+            and isinstance(info.get("type", ""), str)
+        ):
             raise _Refused
         safe = safe_file_name(info["name"], self.suffixes)
         info["type"] = info.get("type", "")[:100]

@@ -23,14 +23,18 @@ def declare(commands) -> None:
         type=float,
         default=2048.0,
         metavar="N",
-        help="upload limit of a page, all its uploads together; also what an upload may "
-        "decompress to "
-        "(default 2048)",
+        help=(
+            "upload limit of a page, all its uploads together; also what an upload may "
+            "decompress to "
+            "(default 2048)"
+        ),
     )
     ap.add_argument(
         "--token",
-        help="the token the page needs (default: $MICROAGG_APP_TOKEN, else a random one); "
-        "other users of this machine can see a command line: prefer the variable",
+        help=(
+            "the token the page needs (default: $MICROAGG_APP_TOKEN, else a random one); "
+            "other users of this machine can see a command line: prefer the variable"
+        ),
     )
     ap.set_defaults(func=run)
 

@@ -41,8 +41,10 @@ class UserError(InputError):
 
 #: what a command that does not exist probably meant
 NOT_A_COMMAND = {
-    "report": "the HTML report is written by 'microagg protect IN -o OUT --report REPORT.html' (or "
-    "'microagg explore IN --report MAP.html')",
+    "report": (
+        "the HTML report is written by 'microagg protect IN -o OUT --report REPORT.html' (or "
+        "'microagg explore IN --report MAP.html')"
+    ),
     "version": "'microagg --version' prints the version",
 }
 
@@ -156,16 +158,20 @@ def add_read_options(p, missing: bool = True) -> None:
     p.add_argument(
         "--max-memory-mb",
         metavar="MB",
-        help="the memory reading a file may take: decompressed text at most a quarter of it, "
-        "the cells a "
-        "file claims at their size in memory (default: half of this machine's memory)",
+        help=(
+            "the memory reading a file may take: decompressed text at most a quarter of it, "
+            "the cells a "
+            "file claims at their size in memory (default: half of this machine's memory)"
+        ),
     )
     if missing:
         p.add_argument(
             "--missing",
             metavar="TOKEN,...",
-            help="text tokens that mean 'missing' (e.g. '-,.,n/a'); a missing value in a "
-            "quasi-identifier is still an error, other columns are written unchanged",
+            help=(
+                "text tokens that mean 'missing' (e.g. '-,.,n/a'); a missing value in a "
+                "quasi-identifier is still an error, other columns are written unchanged"
+            ),
         )
 
 

@@ -15,8 +15,10 @@ def declare(commands) -> None:
         type=float,
         default=None,
         metavar="UNITS",
-        help="work budget for each iterative method (default: 200 passes over the records, at "
-        "most about 1 s of a quiet machine's work): the same figures at any load",
+        help=(
+            "work budget for each iterative method (default: 200 passes over the records, at "
+            "most about 1 s of a quiet machine's work): the same figures at any load"
+        ),
     )
     de.add_argument(
         "--time-limit",

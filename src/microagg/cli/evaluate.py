@@ -50,8 +50,10 @@ def declare(commands) -> None:
     ev.add_argument(
         "--manifest",
         metavar="FILE",
-        help="the run manifest protect wrote (default: "
-        "PROTECTED.manifest.json when it exists): roles, k and the figures that pair records",
+        help=(
+            "the run manifest protect wrote (default: "
+            "PROTECTED.manifest.json when it exists): roles, k and the figures that pair records"
+        ),
     )
     ev.add_argument("--no-manifest", action="store_true", help="ignore a manifest beside PROTECTED")
     ev.add_argument(
@@ -100,10 +102,10 @@ def _evaluate_roles(args, orig, prot, orig_table):
     continuous), strata, keys, sensitive columns, the sampling weight and k (default 2)."""
     import numpy as np
 
-    from ..measures import AuditRoles
     from ..columns import select_columns
     from ..declarations import column_names
     from ..embedding import column_kinds
+    from ..measures import AuditRoles
     from ..publication import as_in_header
 
     def names(value, flag):
@@ -207,7 +209,7 @@ def _evaluate_manifest(args, given_roles: list):
             raise UserError(
                 f"{name} ({Path(given).name}) is not the file the manifest {path.name} "
                 "was written for "
-                f"(its SHA-256 differs); evaluate without it with --no-manifest"
+                "(its SHA-256 differs); evaluate without it with --no-manifest"
             )
     if args.k is not None and args.k != doc["roles"]["k"]:
         raise UserError(
@@ -328,8 +330,7 @@ def _with_manifest_figures(audit, doc, interval):
     the records are shuffled); a recomputed figure that differs from the manifest's is warned of."""
     import dataclasses
 
-    from ..measures import in_registry_order
-    from ..measures import Audit
+    from ..measures import Audit, in_registry_order
 
     written = Audit.from_dict(doc["audit"])
     if interval is not None:  # another p: the manifest's interval figures do not apply
@@ -365,8 +366,7 @@ def _evaluate_streamed(args, doc, interval) -> int:
     k-anonymity figures on every record; every figure must equal the manifest's."""
     import dataclasses
 
-    from ..measures import AuditRoles
-    from ..measures import Audit
+    from ..measures import Audit, AuditRoles
     from ..publication import stream_audit
 
     roles = AuditRoles.from_dict(doc["roles"])
@@ -432,9 +432,9 @@ def _print_evaluation(args, audit, roles, orig, doc, recomputed, aligned) -> Non
             "risk": risk,
             "k": k,
             "k_anonymous": anonymous,
-            "key_variables_k_anonymous": None
-            if "key_records_below_k" not in risk
-            else risk["key_records_below_k"] == 0,
+            "key_variables_k_anonymous": (
+                None if "key_records_below_k" not in risk else risk["key_records_below_k"] == 0
+            ),
             "categories": audit.categories,
             "warnings": list(audit.warnings),
             "context": audit.context,

@@ -39,23 +39,29 @@ def declare(commands) -> None:
         "--time-limit",
         default=None,
         metavar="SECONDS",
-        help="the whole exploration's budget (default 60): cheap runs first, anytime methods "
-        "share it",
+        help=(
+            "the whole exploration's budget (default 60): cheap runs first, anytime methods "
+            "share it"
+        ),
     )
     ex.add_argument(
         "--risk",
         default="record_linkage_dbrl",
         metavar="MEASURE",
-        help="the risk measure of the map, the frontier and --max-risk (an audit risk measure, "
-        "default "
-        "record_linkage_dbrl)",
+        help=(
+            "the risk measure of the map, the frontier and --max-risk (an audit risk measure, "
+            "default "
+            "record_linkage_dbrl)"
+        ),
     )
     ex.add_argument(
         "--max-risk",
         default=None,
         metavar="R",
-        help="recommend the least IL among runs whose risk is "
-        "at most R (in the measure's own unit: a share 0..1 for record linkage)",
+        help=(
+            "recommend the least IL among runs whose risk is "
+            "at most R (in the measure's own unit: a share 0..1 for record linkage)"
+        ),
     )
     add_arguments(ex, skip=NOT_FOR_A_GRID)
     ex.add_argument(
@@ -69,9 +75,10 @@ def declare(commands) -> None:
         "-o",
         "--output",
         metavar="RESULT.json",
-        help="write the result and the runs' labels "
-        "(RESULT.labels.npz) for protect --from-explore; an existing result of the same data and "
-        "options is widened: its runs are reused",
+        help=(
+            "write the result and the runs' labels (RESULT.labels.npz) for protect --from-explore;"
+            " an existing result of the same data and options is widened: its runs are reused"
+        ),
     )
     ex.add_argument(
         "--fresh", action="store_true", help="do not reuse the runs of an existing -o result"

@@ -41,15 +41,19 @@ def add_arguments(pr) -> None:
 
     pr.add_argument(
         "input",
-        help="the data file to protect (its suffix says the format), or a folder of Parquet "
-        "files with --out-of-core",
+        help=(
+            "the data file to protect (its suffix says the format), or a folder of Parquet "
+            "files with --out-of-core"
+        ),
     )
     pr.add_argument(
         "-o",
         "--output",
         required=True,
-        help="output file; its suffix sets the format (the input's format and CSV dialect when "
-        "the suffixes match); written atomically, never over the input",
+        help=(
+            "output file; its suffix sets the format (the input's format and CSV dialect when "
+            "the suffixes match); written atomically, never over the input"
+        ),
     )
     # the run options' flags
     add_run_options(pr, notes={"k": "required, unless --from-explore gives it"})
@@ -58,14 +62,18 @@ def add_arguments(pr) -> None:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="a parameter of the method, typed by its declaration (repeat the flag for several; "
-        "'microagg methods -v' lists each method's)",
+        help=(
+            "a parameter of the method, typed by its declaration (repeat the flag for several; "
+            "'microagg methods -v' lists each method's)"
+        ),
     )
     pr.add_argument(
         "--out-of-core",
         action="store_true",
-        help="stream a Parquet dataset or CSV larger than memory in chunks (needs --block-size); "
-        "OUTPUT is a new folder of Parquet partitions",
+        help=(
+            "stream a Parquet dataset or CSV larger than memory in chunks (needs --block-size); "
+            "OUTPUT is a new folder of Parquet partitions"
+        ),
     )
     _add_side_files_and_sources(pr)
     add_read_options(pr, missing=False)  # --missing is a run option
@@ -85,14 +93,18 @@ def _add_side_files_and_sources(pr) -> None:
     pr.add_argument(
         "--labels-out",
         metavar="FILE",
-        help="write each record's group label, one per line "
-        "(atomically): the partition, to check or to continue from with --init",
+        help=(
+            "write each record's group label, one per line "
+            "(atomically): the partition, to check or to continue from with --init"
+        ),
     )
     pr.add_argument(
         "--init",
         metavar="FILE",
-        help="start from this partition (one group label per line, as "
-        "--labels-out writes): icsm, lsearch and colgen continue improving it",
+        help=(
+            "start from this partition (one group label per line, as "
+            "--labels-out writes): icsm, lsearch and colgen continue improving it"
+        ),
     )
     pr.add_argument(
         "--interval-p",
@@ -103,8 +115,10 @@ def _add_side_files_and_sources(pr) -> None:
     pr.add_argument(
         "--from-explore",
         metavar="RESULT.json",
-        help="publish a run of 'microagg explore' exactly: "
-        "its roles, options and kept partition (with --pick)",
+        help=(
+            "publish a run of 'microagg explore' exactly: "
+            "its roles, options and kept partition (with --pick)"
+        ),
     )
     pr.add_argument(
         "--pick", type=int, metavar="N", help="the explore run to publish (its id in RESULT.json)"
@@ -112,10 +126,10 @@ def _add_side_files_and_sources(pr) -> None:
     pr.add_argument(
         "--from-manifest",
         metavar="M.manifest.json",
-        help="re-run the publication M describes on "
-        "INPUT (the same options, parameters and seed) and check OUTPUT against it: its SHA-256, "
-        "or "
-        "its rows when the records were shuffled",
+        help=(
+            "re-run the publication M describes on INPUT (the same options, parameters and seed)"
+            " and check OUTPUT against it: its SHA-256, or its rows when the records were shuffled"
+        ),
     )
 
 
@@ -293,7 +307,7 @@ def _print_folder(args, summary: dict, published) -> None:
     """The out-of-core publication's summary: one JSON document, or its lines."""
     audit = summary.pop("audit")
     summary = {
-        k: (v if isinstance(v, (int, float, str, list, bool)) or v is None else str(v))
+        k: v if isinstance(v, (int, float, str, list, bool)) or v is None else str(v)
         for k, v in summary.items()
     }
     if args.json:
@@ -469,13 +483,15 @@ def result_record(res, output=None, report=None, unchanged=()) -> dict:
         "categories": res.audit.categories,
         "warnings": list(res.audit.warnings),
         "audit_context": res.audit.context,
-        "strata_published": None
-        if res.strata is None or not res.strata.merges
-        else {"how": res.strata.published, "mapping": list(res.strata.mapping)},
+        "strata_published": (
+            None
+            if res.strata is None or not res.strata.merges
+            else {"how": res.strata.published, "mapping": list(res.strata.mapping)}
+        ),
         "shuffled": bool(getattr(res, "shuffled", False)),
-        "suppression": None
-        if getattr(res, "suppression", None) is None
-        else res.suppression.to_dict(),
+        "suppression": (
+            None if getattr(res, "suppression", None) is None else res.suppression.to_dict()
+        ),
         "per_variable": res.per_variable,
         "seconds": res.seconds,
         "extras": res.extras,

@@ -10,16 +10,32 @@ from importlib import resources
 
 __all__ = ["load", "names", "path", "roles", "benchmark_columns"]
 
-_FILES = {"census": "census.csv", "tarragona": "tarragona.csv", "eia": "eia.csv", "testdata": "testdata.csv"}
+_FILES = {
+    "census": "census.csv",
+    "tarragona": "tarragona.csv",
+    "eia": "eia.csv",
+    "testdata": "testdata.csv",
+}
 
 # testdata (sdcMicro's household survey): the integer codes are nominal categories; age is kept as
 # a number (years, continuous: declare ordinal=["age"] to publish a median age instead of a mean)
 _ROLES = {
     "testdata": {
-        "urbrur": "nominal", "roof": "nominal", "walls": "nominal", "water": "nominal",
-        "electcon": "nominal", "relat": "nominal", "sex": "nominal", "age": "continuous",
-        "hhcivil": "nominal", "expend": "continuous", "income": "continuous", "savings": "continuous",
-        "ori_hid": "id", "sampling_weight": "weight", "household_weights": "weight",
+        "urbrur": "nominal",
+        "roof": "nominal",
+        "walls": "nominal",
+        "water": "nominal",
+        "electcon": "nominal",
+        "relat": "nominal",
+        "sex": "nominal",
+        "age": "continuous",
+        "hhcivil": "nominal",
+        "expend": "continuous",
+        "income": "continuous",
+        "savings": "continuous",
+        "ori_hid": "id",
+        "sampling_weight": "weight",
+        "household_weights": "weight",
     },
 }
 
@@ -28,8 +44,19 @@ _ROLES = {
 # identifier (by default microagg leaves it out and says so). Benchmarks, tests and the reference
 # values name these columns explicitly.
 _BENCHMARK_COLUMNS = {
-    "eia": ["UTILITYID", "RESREVENUE", "RESSALES", "COMREVENUE", "COMSALES", "INDREVENUE", "INDSALES", "OTHREVENUE",
-            "OTHRSALES", "TOTREVENUE", "TOTSALES"],
+    "eia": [
+        "UTILITYID",
+        "RESREVENUE",
+        "RESSALES",
+        "COMREVENUE",
+        "COMSALES",
+        "INDREVENUE",
+        "INDSALES",
+        "OTHREVENUE",
+        "OTHRSALES",
+        "TOTREVENUE",
+        "TOTSALES",
+    ],
 }
 
 

@@ -93,6 +93,10 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "checked_budget",
+    "checked_ks",
+    "checked_methods",
+    "checked_risk",
     "explore",
     "Exploration",
     "ExploreRun",
@@ -114,6 +118,7 @@ __all__ = [
     "SCALABLE_EXPONENT",
     "VERSION",
 ]
+
 
 def explore(
     data: DataInput,

@@ -103,7 +103,7 @@ def checked_risk(risk, max_risk) -> float | None:
             or float(max_risk) < 0
         ):
             raise ParameterError(
-                f"max_risk must be a number >= 0 in the risk measure's own unit (a share: "
+                "max_risk must be a number >= 0 in the risk measure's own unit (a share: "
                 f"0..1), got {max_risk!r}"
             )
         return float(max_risk)
@@ -120,7 +120,7 @@ def checked_budget(time_limit) -> float:
         or time_limit <= 0
     ):
         raise ParameterError(
-            f"time_limit (the exploration's budget) must be a number of seconds > 0, got "
+            "time_limit (the exploration's budget) must be a number of seconds > 0, got "
             f"{time_limit!r}"
         )
     return float(time_limit)

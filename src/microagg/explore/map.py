@@ -80,8 +80,10 @@ def svg_map(rows, risk_label: str, scale: float, max_risk, W: int, H: int) -> st
     L, T = MARGINS[0], MARGINS[2]
     pw, ph = W - MARGINS[0] - MARGINS[1], H - MARGINS[2] - MARGINS[3]
     parts = [
-        f'<svg id="svg-ru-map" xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
-        f'viewBox="0 0 {W} {H}" role="img" aria-label="risk-utility map">',
+        (
+            f'<svg id="svg-ru-map" xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
+            f'viewBox="0 0 {W} {H}" role="img" aria-label="risk-utility map">'
+        ),
         f'<rect x="{L}" y="{T}" width="{pw}" height="{ph}" fill="#fafafa" stroke="#ccc"/>',
     ]
     if not rows:
@@ -178,7 +180,7 @@ def _points(plot: _Plot, rows, scale: float, risk_label: str) -> list:
             parts.append(
                 f'<circle class="recommended-mark" cx="{x:.1f}" cy="{y:.1f}" r="10" fill="none" '
                 f'stroke="#c53030" stroke-width="2.2"/><text x="{x + 7:.1f}" y="{y + 16:.1f}" '
-                f'font-size="10" fill="#c53030">recommended</text>'
+                'font-size="10" fill="#c53030">recommended</text>'
             )
     return parts
 

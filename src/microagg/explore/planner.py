@@ -273,6 +273,8 @@ def _plan_and_run(
         r.note = (
             "the budget was spent"
             if plan <= 0 or expected is None
-            else f"expected {expected + audit:.1f} s with its audit, "
-            f"{max(plan, 0):.1f} s left to plan"
+            else (
+                f"expected {expected + audit:.1f} s with its audit, "
+                f"{max(plan, 0):.1f} s left to plan"
+            )
         )

@@ -204,9 +204,9 @@ def run_one(r: ExploreRun, payload, source, options, cache) -> None:
                 source.frame,
                 pipeline.frame_of(res.data, source.frame.columns),
                 res.audit_roles,
-                sample_weights=None
-                if sw is None or sw != "array"
-                else options.get("sample_weight"),
+                sample_weights=(
+                    None if sw is None or sw != "array" else options.get("sample_weight")
+                ),
                 seed=options.get("seed", 0),
                 cache=cache,
             )

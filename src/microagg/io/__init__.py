@@ -49,14 +49,46 @@ from .formats import (
 from .formats import get as get_format
 from .table import Table
 
-__all__ = ["Table", "Format", "read", "write", "format_of", "formats", "supported_text", "check_output_path",
-           "check_writable", "check_side_file", "check_folder", "same_file", "atomic_write", "atomic_write_text",
-           "atomic_folder", "remove_temporaries", "register_temporary", "unregister_temporary", "FormatError",
-           "chunks", "first_rows", "SUPPORTED", "key_view", "reader_name", "published_view", "read_header",
-           "register", "unregister", "read_suffixes", "output_suffix"]
+__all__ = [
+    "Table",
+    "Format",
+    "read",
+    "write",
+    "format_of",
+    "formats",
+    "supported_text",
+    "check_output_path",
+    "check_writable",
+    "check_side_file",
+    "check_folder",
+    "same_file",
+    "atomic_write",
+    "atomic_write_text",
+    "atomic_folder",
+    "remove_temporaries",
+    "register_temporary",
+    "unregister_temporary",
+    "FormatError",
+    "chunks",
+    "first_rows",
+    "SUPPORTED",
+    "key_view",
+    "reader_name",
+    "published_view",
+    "read_header",
+    "register",
+    "unregister",
+    "read_suffixes",
+    "output_suffix",
+]
 
 #: option name -> the command-line flag that sets it (for "applies to ... files" errors)
-_OPTION_FLAGS = {"sep": "--sep", "decimal": "--decimal", "encoding": "--encoding", "sheet": "--sheet"}
+_OPTION_FLAGS = {
+    "sep": "--sep",
+    "decimal": "--decimal",
+    "encoding": "--encoding",
+    "sheet": "--sheet",
+}
 
 
 def formats() -> list[Format]:
@@ -75,8 +107,16 @@ def _one_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def read(path, *, sep: str | None = None, decimal: str | None = None, encoding: str | None = None,
-         missing=(), sheet=None, format: str | None = None) -> Table:
+def read(
+    path,
+    *,
+    sep: str | None = None,
+    decimal: str | None = None,
+    encoding: str | None = None,
+    missing=(),
+    sheet=None,
+    format: str | None = None,
+) -> Table:
     """Read ``path`` (format from its suffix, or ``format``) into a :class:`Table`; every problem
     is an InputError.
 
@@ -95,17 +135,30 @@ def read(path, *, sep: str | None = None, decimal: str | None = None, encoding: 
             try:
                 link = Path(folder) / f"data{fmt.suffixes[0]}"
                 os.symlink(p.resolve(), link)
-                return read(link, sep=sep, decimal=decimal, encoding=encoding, missing=missing, sheet=sheet,
-                            format=format)
+                return read(
+                    link,
+                    sep=sep,
+                    decimal=decimal,
+                    encoding=encoding,
+                    missing=missing,
+                    sheet=sheet,
+                    format=format,
+                )
             finally:
                 unregister_temporary(folder)
     options = {"sep": sep, "decimal": decimal, "encoding": encoding, "sheet": sheet}
-    stray = [name for name, value in options.items() if value is not None and name not in fmt.read_options]
+    stray = [
+        name
+        for name, value in options.items()
+        if value is not None and name not in fmt.read_options
+    ]
     if stray:
         takers = [f.label for f in all_formats() if set(stray) & set(f.read_options)]
         flags = ", ".join(_OPTION_FLAGS[name] for name in stray)
-        raise InputError(f"{flags} appl{'ies' if len(stray) == 1 else 'y'} to {' and '.join(takers)} files, "
-                         f"not to {p.name}")
+        raise InputError(
+            f"{flags} appl{'ies' if len(stray) == 1 else 'y'} to {' and '.join(takers)} files, "
+            f"not to {p.name}"
+        )
     read_limits.check_file(p, fmt)  # the format its suffix says; what its header claims fits
     missing = (missing,) if isinstance(missing, str) else tuple(missing or ())
     given = {name: options[name] for name in fmt.read_options if options[name] is not None}
@@ -124,8 +177,16 @@ def read(path, *, sep: str | None = None, decimal: str | None = None, encoding: 
     return table
 
 
-def read_header(path, *, sep: str | None = None, decimal: str | None = None, encoding: str | None = None,
-                missing=(), sheet=None, format: str | None = None) -> list[str]:
+def read_header(
+    path,
+    *,
+    sep: str | None = None,
+    decimal: str | None = None,
+    encoding: str | None = None,
+    missing=(),
+    sheet=None,
+    format: str | None = None,
+) -> list[str]:
     """The column names of ``path`` in file order (duplicates included), as :func:`read` would
     give them in ``Table.header``, reading only what names them: a CSV file's first bytes, a
     Parquet footer, a Stata / SPSS / SAS header, an Excel sheet's first row. Takes
@@ -136,9 +197,25 @@ def read_header(path, *, sep: str | None = None, decimal: str | None = None, enc
         raise InputError(f"input file not found: {p}")
     fmt = of_path(p) if format is None else get_format(format)
     options = {"sep": sep, "decimal": decimal, "encoding": encoding, "sheet": sheet}
-    stray = [name for name, value in options.items() if value is not None and name not in fmt.read_options]
-    if stray or fmt.header is None or (format is not None and not p.name.lower().endswith(fmt.suffixes)):
-        return read(p, sep=sep, decimal=decimal, encoding=encoding, missing=missing, sheet=sheet, format=format).header
+    stray = [
+        name
+        for name, value in options.items()
+        if value is not None and name not in fmt.read_options
+    ]
+    if (
+        stray
+        or fmt.header is None
+        or (format is not None and not p.name.lower().endswith(fmt.suffixes))
+    ):
+        return read(
+            p,
+            sep=sep,
+            decimal=decimal,
+            encoding=encoding,
+            missing=missing,
+            sheet=sheet,
+            format=format,
+        ).header
     read_limits.check_file(p, fmt)
     given = {name: options[name] for name in fmt.read_options if options[name] is not None}
     try:
@@ -163,7 +240,9 @@ def write(table: Table, path, published: dict, *, order=None, check=None) -> Pat
     fmt = of_path(path)
     if fmt.read_only:
         raise FormatError(fmt.read_only_hint)
-    in_place = fmt.name == table.format and fmt.write_same is not None  # every byte / cell not a QI kept
+    in_place = (
+        fmt.name == table.format and fmt.write_same is not None
+    )  # every byte / cell not a QI kept
     if order is not None:
         import numpy as np
 
@@ -176,14 +255,17 @@ def write(table: Table, path, published: dict, *, order=None, check=None) -> Pat
             fill(tmp)
             if check is not None:
                 check(tmp, fmt.name)
+
         return run
 
     if in_place:
         return atomic_write(path, checked(lambda tmp: fmt.write_same(table, published, tmp, path)))
     if table.duplicates:
         names = ", ".join(map(repr, table.duplicates))
-        raise InputError(f"cannot write {path.name}: column name(s) {names} occur "
-                         f"more than once in {table.path.name}; only a file of the input's format keeps them")
+        raise InputError(
+            f"cannot write {path.name}: column name(s) {names} occur "
+            f"more than once in {table.path.name}; only a file of the input's format keeps them"
+        )
     if table.meta is not None:
         table.meta.warn_lost(fmt, published)
     from .typed import published_frame
@@ -287,8 +369,10 @@ def chunks(path, columns, chunk_rows: int, numeric=()):
     ``chunk_rows`` records (the format's chunked reader); ``numeric`` columns parsed as numbers."""
     fmt = of_path(path)
     if fmt.chunks is None:
-        raise InputError(f"{Path(path).name}: the out-of-core mode reads {', '.join(streamable())} files, "
-                         f"not {fmt.label}")
+        raise InputError(
+            f"{Path(path).name}: the out-of-core mode reads {', '.join(streamable())} files, "
+            f"not {fmt.label}"
+        )
     return fmt.chunks(path, columns, chunk_rows, numeric)
 
 
@@ -296,8 +380,10 @@ def first_rows(path, rows: int = 1000):
     """The first ``rows`` records of a file read in chunks, typed as ``read`` types them."""
     fmt = of_path(path)
     if fmt.first_rows is None:
-        raise InputError(f"{Path(path).name}: the out-of-core mode reads {', '.join(streamable())} files, "
-                         f"not {fmt.label}")
+        raise InputError(
+            f"{Path(path).name}: the out-of-core mode reads {', '.join(streamable())} files, "
+            f"not {fmt.label}"
+        )
     return fmt.first_rows(path, rows)
 
 

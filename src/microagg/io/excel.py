@@ -20,7 +20,9 @@ __all__ = ["FORMATS", "ExcelMeta"]
 @dataclass
 class ExcelMeta(Meta):
     sheet: str = ""  # the worksheet read (written back in place)
-    other_sheets: list = field(default_factory=list)  # the workbook's other sheets (published as they came)
+    other_sheets: list = field(
+        default_factory=list
+    )  # the workbook's other sheets (published as they came)
     integer_columns: list = field(default_factory=list)  # columns of integer cells only
     positional = True  # formulas refer to cells by position: a shuffled copy is a new workbook
 
@@ -53,14 +55,31 @@ def read(p: Path, *, missing=(), sheet=None):
         raise InputError(f"input file is empty: {p}")
     header = ["" if v is None else str(v) for v in rows[0]]
     body = [list(r[: len(header)]) + [None] * (len(header) - len(r)) for r in rows[1:]]
-    integer = [name for j, name in enumerate(header)
-               if all(isinstance(r[j], int) and not isinstance(r[j], bool) for r in body if r[j] is not None)]
+    integer = [
+        name
+        for j, name in enumerate(header)
+        if all(
+            isinstance(r[j], int) and not isinstance(r[j], bool) for r in body if r[j] is not None
+        )
+    ]
     frame = pd.DataFrame(body, columns=header, dtype=object).infer_objects()
-    for j, name in enumerate(header):  # integers with blank cells: nullable integers, not floats (100.0)
-        if name in integer and any(r[j] is None for r in body) and any(r[j] is not None for r in body) \
-                and header.count(name) == 1:
+    for j, name in enumerate(
+        header
+    ):  # integers with blank cells: nullable integers, not floats (100.0)
+        if (
+            name in integer
+            and any(r[j] is None for r in body)
+            and any(r[j] is not None for r in body)
+            and header.count(name) == 1
+        ):
             frame[name] = pd.array([r[j] for r in body], dtype="Int64")
-    return typed_table(frame, "excel", p, ExcelMeta(sheet=title, integer_columns=integer, other_sheets=others), missing)
+    return typed_table(
+        frame,
+        "excel",
+        p,
+        ExcelMeta(sheet=title, integer_columns=integer, other_sheets=others),
+        missing,
+    )
 
 
 def write(frame, tmp, meta, path, published) -> None:
@@ -72,7 +91,11 @@ def write(frame, tmp, meta, path, published) -> None:
     openpyxl = need("openpyxl", "writing Excel files")
     buffer = stdio.BytesIO()  # pandas picks the engine by suffix, and the temporary file's is .tmp
     frame.to_excel(buffer, index=False, engine="openpyxl")
-    text = [j + 1 for j, c in enumerate(frame.columns) if not pd.api.types.is_numeric_dtype(frame[c].dtype)]
+    text = [
+        j + 1
+        for j, c in enumerate(frame.columns)
+        if not pd.api.types.is_numeric_dtype(frame[c].dtype)
+    ]
     if not text:
         Path(tmp).write_bytes(buffer.getvalue())
         return
@@ -159,14 +182,17 @@ def check_header(f, name: str, size: int) -> None:
                 rows, columns = _sheet_extent(archive, member.filename)
                 cap, why = cell_cap(_CELL_BYTES)
                 if cap is not None and rows * columns > cap:
-                    sheet = member.filename[len("xl/worksheets/"):-4]
+                    sheet = member.filename[len("xl/worksheets/") : -4]
                     raise ReadLimitError(
                         f"cannot read {name}: its {sheet} spans {rows:,} rows × {columns:,} "
-                        f"columns, more cells than {why} (blank cells count: the reader fills them)")
+                        f"columns, more cells than {why} (blank cells count: the reader fills them)"
+                    )
 
 
 # numbers read whole (a sheet claiming 10^9 rows must not read as 10^7): the cap then refuses them
-_DIMENSION = re.compile(rb"<(?:\w+:)?dimension\s[^>]*?ref=\"([A-Z]{1,9})(\d{1,30})(?::([A-Z]{1,9})(\d{1,30}))?\"")
+_DIMENSION = re.compile(
+    rb"<(?:\w+:)?dimension\s[^>]*?ref=\"([A-Z]{1,9})(\d{1,30})(?::([A-Z]{1,9})(\d{1,30}))?\""
+)
 _ROW = re.compile(rb"<(?:\w+:)?row\s[^>]*?\br=\"(\d{1,30})\"")
 _CELL_COLUMN = re.compile(rb"<(?:\w+:)?c\s[^>]*?\br=\"([A-Z]{1,9})\d")
 
@@ -193,7 +219,10 @@ def _sheet_extent(archive, member: str) -> tuple[int, int]:
                 text = tail + chunk
                 tail = text[-256:]  # a tag cut between two chunks is read whole with the next one
                 for match in _DIMENSION.finditer(text):
-                    for column, row in ((match.group(1), match.group(2)), (match.group(3), match.group(4))):
+                    for column, row in (
+                        (match.group(1), match.group(2)),
+                        (match.group(3), match.group(4)),
+                    ):
                         if column:
                             letters.add(column)
                             rows = max(rows, int(row))
@@ -206,7 +235,21 @@ def _sheet_extent(archive, member: str) -> tuple[int, int]:
     return rows, max(map(_column_number, letters), default=0)
 
 
-FORMATS = (Format("excel", "Excel", (".xlsx",), read, write, family="excel", rank=60, read_options=("sheet",),
-                  write_same=write_in_place, read_by="openpyxl", magic=(_MAGIC,),
-                  magic_means="a zip archive (an Excel workbook is one)", check_header=check_header,
-                  header=header),)
+FORMATS = (
+    Format(
+        "excel",
+        "Excel",
+        (".xlsx",),
+        read,
+        write,
+        family="excel",
+        rank=60,
+        read_options=("sheet",),
+        write_same=write_in_place,
+        read_by="openpyxl",
+        magic=(_MAGIC,),
+        magic_means="a zip archive (an Excel workbook is one)",
+        check_header=check_header,
+        header=header,
+    ),
+)

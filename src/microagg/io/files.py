@@ -17,8 +17,18 @@ from pathlib import Path
 
 from ..errors import InputError
 
-__all__ = ["register_temporary", "unregister_temporary", "remove_temporaries", "atomic_write", "atomic_write_text",
-           "atomic_folder", "same_file", "check_folder", "check_side_file", "check_output_path"]
+__all__ = [
+    "register_temporary",
+    "unregister_temporary",
+    "remove_temporaries",
+    "atomic_write",
+    "atomic_write_text",
+    "atomic_folder",
+    "same_file",
+    "check_folder",
+    "check_side_file",
+    "check_output_path",
+]
 
 _TEMPORARIES: set = set()
 _TEMP_LOCK = threading.Lock()
@@ -63,7 +73,9 @@ def atomic_write(path, write) -> Path:
     place that cannot be written (permissions, a full disk, a read-only mount) is one InputError."""
     path = Path(path)
     try:
-        with _TEMP_LOCK:  # created and registered in one step: a Ctrl+C handler sees both or neither
+        with (
+            _TEMP_LOCK
+        ):  # created and registered in one step: a Ctrl+C handler sees both or neither
             fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
             _TEMPORARIES.add(str(tmp))
     except OSError as exc:
@@ -133,7 +145,9 @@ def check_folder(folder: Path, what: str) -> None:
         os.unlink(probe)
         unregister_temporary(probe)
     except OSError as exc:
-        raise InputError(f"{what} folder is not writable: {folder} ({exc.strerror or exc})") from None
+        raise InputError(
+            f"{what} folder is not writable: {folder} ({exc.strerror or exc})"
+        ) from None
 
 
 def check_side_file(path, what: str, *taken) -> Path:
@@ -145,7 +159,9 @@ def check_side_file(path, what: str, *taken) -> Path:
     check_folder(path.parent, what)
     if any(t is not None and same_file(path, Path(t)) for t in taken):
         raise InputError(f"refusing to write the {what} over another file of this run: {path}")
-    for t in taken:  # a Parquet dataset folder: a text file among its data files makes it unreadable
+    for (
+        t
+    ) in taken:  # a Parquet dataset folder: a text file among its data files makes it unreadable
         if t is not None and Path(t).is_dir() and Path(t).resolve() in path.resolve().parents:
             raise InputError(f"refusing to write the {what} inside the input folder {t}")
     return path
@@ -158,7 +174,11 @@ def check_output_path(path, source=None, *, folder: bool = False) -> Path:
     path = Path(path)
     if source is not None and same_file(path, Path(source)):
         raise InputError(f"refusing to write the output over the input file {path}")
-    if source is not None and Path(source).is_dir() and Path(source).resolve() in path.resolve().parents:
+    if (
+        source is not None
+        and Path(source).is_dir()
+        and Path(source).resolve() in path.resolve().parents
+    ):
         raise InputError(f"refusing to write the output inside the input folder {source}")
     check_folder(path.parent, "output")
     if folder:

@@ -21,8 +21,20 @@ from pathlib import Path
 
 from ..errors import InputError
 
-__all__ = ["Format", "FormatError", "all_formats", "get", "of_path", "format_of", "supported_text", "register",
-           "unregister", "suffix_of", "output_suffix", "read_suffixes"]
+__all__ = [
+    "Format",
+    "FormatError",
+    "all_formats",
+    "get",
+    "of_path",
+    "format_of",
+    "supported_text",
+    "register",
+    "unregister",
+    "suffix_of",
+    "output_suffix",
+    "read_suffixes",
+]
 
 
 class FormatError(InputError):
@@ -75,7 +87,9 @@ class Format:
     check_header: Callable | None = None
     check_folder: Callable | None = None
     noun: str = ""
-    article: str = ""  # before ``noun`` (default by its first letter: "an SPSS file" says otherwise)
+    article: str = (
+        ""  # before ``noun`` (default by its first letter: "an SPSS file" says otherwise)
+    )
     header: Callable | None = None
 
     @property
@@ -103,8 +117,10 @@ class Format:
         others = [f.suffixes[0] for f in all_formats() if not f.read_only and f is not target]
         choices = ([f"{target.suffixes[0]} ({target.label})"] if target else []) + others
         listed = ", ".join(choices[:-1]) + (" or " if len(choices) > 1 else "") + choices[-1]
-        return (f"{self.file_noun}s ({', '.join(self.suffixes)}) can be read but not written: "
-                f"choose an output ending in {listed}")
+        return (
+            f"{self.file_noun}s ({', '.join(self.suffixes)}) can be read but not written: "
+            f"choose an output ending in {listed}"
+        )
 
     def describe(self) -> str:
         """'Stata (.dta)' as the supported list shows it."""
@@ -139,7 +155,9 @@ def register(fmt: Format) -> Format:
     _load()
     taken = {s for f in _REGISTRY.values() for s in f.suffixes} & set(fmt.suffixes)
     if fmt.name in _REGISTRY or taken:
-        raise ValueError(f"file format {fmt.name!r} or its suffixes {sorted(taken)} are declared already")
+        raise ValueError(
+            f"file format {fmt.name!r} or its suffixes {sorted(taken)} are declared already"
+        )
     found = dict(_REGISTRY, **{fmt.name: fmt})
     _REGISTRY.clear()
     _REGISTRY.update(_ranked(found))
@@ -171,7 +189,9 @@ def supported_text() -> str:
 def suffix_of(name) -> tuple[str, Format] | None:
     """(the suffix, the format) a file name ends with (longest suffix first, any case), or None."""
     lower = str(name).lower()
-    by_suffix = sorted(((s, fmt) for fmt in all_formats() for s in fmt.suffixes), key=lambda item: -len(item[0]))
+    by_suffix = sorted(
+        ((s, fmt) for fmt in all_formats() for s in fmt.suffixes), key=lambda item: -len(item[0])
+    )
     return next(((s, fmt) for s, fmt in by_suffix if lower.endswith(s)), None)
 
 

@@ -37,15 +37,21 @@ class LabelledMeta(Meta):
         extended = [c for c in self.extended_missing if c not in published]
         if extended:
             names = ", ".join(map(str, extended))
-            warnings.warn(f"column(s) {names} hold Stata extended missing values (.a to .z): "
-                          "they are written as '.' (the Stata writer keeps only the plain missing value)",
-                          UserWarning, stacklevel=3)
+            warnings.warn(
+                f"column(s) {names} hold Stata extended missing values (.a to .z): "
+                "they are written as '.' (the Stata writer keeps only the plain missing value)",
+                UserWarning,
+                stacklevel=3,
+            )
         user_missing = [c for c in self.missing_ranges if c not in published]
         if user_missing and target.name != "spss":
             names = ", ".join(map(str, user_missing))
-            warnings.warn(f"column(s) {names} have SPSS user-missing values, which "
-                          f"{target.name} cannot declare: they are written as ordinary values", UserWarning,
-                          stacklevel=3)
+            warnings.warn(
+                f"column(s) {names} have SPSS user-missing values, which "
+                f"{target.name} cannot declare: they are written as ordinary values",
+                UserWarning,
+                stacklevel=3,
+            )
 
     def kept(self, frame, mapping: dict) -> dict:
         """The entries of ``mapping`` (column -> ...) for columns the frame still holds."""
@@ -55,7 +61,11 @@ class LabelledMeta(Meta):
 def readstat_header(p: Path, fmt: str) -> list:
     """The variable names of an SPSS, SAS transport or SAS file, from its metadata only."""
     pyreadstat = need("pyreadstat", f"reading {p.suffix} files")
-    reader = {"spss": pyreadstat.read_sav, "xpt": pyreadstat.read_xport, "sas7bdat": pyreadstat.read_sas7bdat}[fmt]
+    reader = {
+        "spss": pyreadstat.read_sav,
+        "xpt": pyreadstat.read_xport,
+        "sas7bdat": pyreadstat.read_sas7bdat,
+    }[fmt]
     _, m = reader(str(p), metadataonly=True)
     return [str(c) for c in m.column_names]
 
@@ -75,13 +85,19 @@ def read_readstat(p: Path, fmt: str, missing=()):
         file_label=getattr(m, "file_label", None) or None,
         table_name=getattr(m, "table_name", None) or None,
         formats=dict(getattr(m, "original_variable_types", {}) or {}),
-        measure={k: v for k, v in (getattr(m, "variable_measure", {}) or {}).items()
-                 if v in ("nominal", "ordinal", "scale")},
+        measure={
+            k: v
+            for k, v in (getattr(m, "variable_measure", {}) or {}).items()
+            if v in ("nominal", "ordinal", "scale")
+        },
         display_width=dict(getattr(m, "variable_display_width", {}) or {}),
         missing_ranges=dict(getattr(m, "missing_ranges", {}) or {}),
         notes=getattr(m, "notes", None),
-        compressed=p.name.lower().endswith(".zsav"))
-    return typed_table(frame, fmt, p, meta, missing, meta.value_labels, meta.missing_ranges, meta.measure)
+        compressed=p.name.lower().endswith(".zsav"),
+    )
+    return typed_table(
+        frame, fmt, p, meta, missing, meta.value_labels, meta.missing_ranges, meta.measure
+    )
 
 
 def labels_for(meta: LabelledMeta, frame, published) -> dict:
@@ -90,7 +106,10 @@ def labels_for(meta: LabelledMeta, frame, published) -> dict:
     suppressed stratum publishes, keeps them)."""
     labels = {}
     for col, mapping in meta.value_labels.items():
-        if col in frame.columns and not (col in published and is_numeric(published[col])
-                                         and not integral(published[col], missing_ok=True)):
+        if col in frame.columns and not (
+            col in published
+            and is_numeric(published[col])
+            and not integral(published[col], missing_ok=True)
+        ):
             labels[col] = mapping
     return labels

@@ -30,7 +30,9 @@ _MAGIC = b"PAR1"  # a Parquet file's first and last four bytes
 
 @dataclass
 class ParquetMeta(Meta):
-    arrow: object = None  # the pyarrow Table as read: schema, field metadata, the arrays of non-QI columns
+    arrow: object = (
+        None  # the pyarrow Table as read: schema, field metadata, the arrays of non-QI columns
+    )
 
     def head(self, rows: int) -> ParquetMeta:
         return ParquetMeta(None if self.arrow is None else self.arrow.slice(0, rows))
@@ -55,8 +57,10 @@ def is_parquet_file(path: Path) -> bool:
 
 def _check_folder(p: Path) -> None:
     if p.is_dir() and not any(is_parquet_file(f) for f in p.rglob("*")):
-        raise InputError(f"input {p} is a folder without Parquet files (a folder is read as a Parquet dataset; "
-                         "give a file)")
+        raise InputError(
+            f"input {p} is a folder without Parquet files (a folder is read as a Parquet dataset; "
+            "give a file)"
+        )
 
 
 def read(p: Path, *, missing=()):
@@ -67,7 +71,9 @@ def read(p: Path, *, missing=()):
     arrow = pq.read_table(p)
     frame = arrow.to_pandas()
     named = [n for n in frame.index.names if n is not None]
-    if named and not isinstance(frame.index, pd.RangeIndex):  # a named pandas index is a column of the file
+    if named and not isinstance(
+        frame.index, pd.RangeIndex
+    ):  # a named pandas index is a column of the file
         frame = frame.reset_index(level=named)
         stored = [c for c in arrow.column_names if c in frame.columns]  # the file's column order
         frame = frame[stored + [c for c in frame.columns if c not in stored]]
@@ -90,7 +96,9 @@ def write(frame, tmp, meta: ParquetMeta | None, path, published) -> None:
     for i, f in enumerate(schema):
         if f.name in published:
             arr = pa.Array.from_pandas(frame[f.name])
-            if not is_numeric(published[f.name]):  # a category: in the column's own Arrow type if it fits
+            if not is_numeric(
+                published[f.name]
+            ):  # a category: in the column's own Arrow type if it fits
                 try:
                     arr = arr.cast(f.type)
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
@@ -114,8 +122,11 @@ def write(frame, tmp, meta: ParquetMeta | None, path, published) -> None:
 
 
 def _files(path: str) -> list:
-    files = [path] if os.path.isfile(path) else sorted(glob.glob(os.path.join(path, "**", "*.parquet"),
-                                                                 recursive=True))
+    files = (
+        [path]
+        if os.path.isfile(path)
+        else sorted(glob.glob(os.path.join(path, "**", "*.parquet"), recursive=True))
+    )
     if not files:
         raise InputError(f"no Parquet files found in {path}")
     return files
@@ -150,8 +161,11 @@ def header(p: Path) -> list:
 
     _check_folder(p)
     schema = pq.ParquetDataset(p).schema
-    unnamed = {c for c in ((schema.pandas_metadata or {}).get("index_columns") or [])
-               if isinstance(c, str) and c.startswith("__index_level_")}
+    unnamed = {
+        c
+        for c in (schema.pandas_metadata or {}).get("index_columns") or []
+        if isinstance(c, str) and c.startswith("__index_level_")
+    }
     return [str(n) for n in schema.names if n not in unnamed]
 
 
@@ -194,9 +208,28 @@ def check_folder(folder: Path) -> None:
     check_decompressed(folder.name, inflated)
     cap, why = cell_cap()
     if cap is not None and cells > cap:
-        raise ReadLimitError(f"cannot read {folder.name}: its files claim {cells:,} cells, more than {why}")
+        raise ReadLimitError(
+            f"cannot read {folder.name}: its files claim {cells:,} cells, more than {why}"
+        )
 
 
-FORMATS = (Format("parquet", "Parquet", (".parquet", ".pq"), read, write, family="parquet", rank=20,
-                  note="or a folder", folder=True, read_by="pyarrow", magic=(_MAGIC,), check_header=check_header,
-                  check_folder=check_folder, chunks=chunks, first_rows=first_rows, header=header),)
+FORMATS = (
+    Format(
+        "parquet",
+        "Parquet",
+        (".parquet", ".pq"),
+        read,
+        write,
+        family="parquet",
+        rank=20,
+        note="or a folder",
+        folder=True,
+        read_by="pyarrow",
+        magic=(_MAGIC,),
+        check_header=check_header,
+        check_folder=check_folder,
+        chunks=chunks,
+        first_rows=first_rows,
+        header=header,
+    ),
+)

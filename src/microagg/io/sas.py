@@ -27,9 +27,13 @@ def read_sas7bdat(p: Path, *, missing=()):
 def write_xpt(frame, tmp, meta: LabelledMeta | None, path, published) -> None:
     meta = meta or LabelledMeta()
     pyreadstat = need("pyreadstat", "writing SAS transport files")
-    pyreadstat.write_xport(frame, tmp, file_label=meta.file_label,
-                           column_labels=meta.kept(frame, meta.column_labels) or None,
-                           table_name=meta.table_name)
+    pyreadstat.write_xport(
+        frame,
+        tmp,
+        file_label=meta.file_label,
+        column_labels=meta.kept(frame, meta.column_labels) or None,
+        table_name=meta.table_name,
+    )
 
 
 _XPT_MAGIC = b"HEADER RECORD*******LIB"
@@ -50,7 +54,9 @@ def check_xpt(f, name: str, size: int) -> None:
         raise Damaged(f"its {size:,} bytes are not whole 80-byte records")
     import mmap
 
-    with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:  # searched in place, not read whole
+    with mmap.mmap(
+        f.fileno(), 0, access=mmap.ACCESS_READ
+    ) as data:  # searched in place, not read whole
         _check_xpt_observations(data)
 
 
@@ -64,7 +70,7 @@ def _check_xpt_observations(data: bytes) -> None:
     start, entry = names.start() + 80, 140  # the variable descriptions (NAMESTR), 140 bytes each
     lengths = []
     for i in range(int(names.group(1))):
-        namestr = data[start + i * entry: start + (i + 1) * entry]
+        namestr = data[start + i * entry : start + (i + 1) * entry]
         if len(namestr) < entry:
             raise Damaged("its variable list ends early")
         lengths.append(struct.unpack(">h", namestr[4:6])[0])
@@ -75,12 +81,14 @@ def _check_xpt_observations(data: bytes) -> None:
     following = _XPT_MEMBER.search(data, begin)
     end = len(data) if following is None else following.start()
     whole = (end - begin) // width
-    rest = data[begin + whole * width: end]
+    rest = data[begin + whole * width : end]
     if rest.strip(b" "):  # after the last whole observation: blank padding only
         raise Damaged(f"its last observation is cut ({len(rest)} of {width} bytes)")
     declared = observations.group(1).strip()
     if declared.isdigit() and whole < int(declared):
-        raise Damaged(f"it holds {whole:,} of the {int(declared):,} observations its header announces")
+        raise Damaged(
+            f"it holds {whole:,} of the {int(declared):,} observations its header announces"
+        )
 
 
 def check_sas7bdat(f, name: str, size: int) -> None:
@@ -94,14 +102,39 @@ def check_sas7bdat(f, name: str, size: int) -> None:
     try:  # the header and column descriptions only: ReadStat's reading of the page layout
         _, meta = pyreadstat.read_sas7bdat(f.name, metadataonly=True)
     except Exception as exc:  # noqa: BLE001 - pyreadstat's error types for a damaged file
-        raise Damaged(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__) from None
+        raise Damaged(
+            str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        ) from None
     check_cells(name, max(int(meta.number_rows or 0), 0), max(int(meta.number_columns or 0), 0))
 
 
 FORMATS = (
-    Format("xpt", "SAS transport", (".xpt",), read_xpt, write_xpt, family="labelled", rank=50, read_by="pyreadstat",
-           magic=(_XPT_MAGIC,), check_header=check_xpt, header=lambda p: readstat_header(p, "xpt")),
-    Format("sas7bdat", "SAS data set", (".sas7bdat",), read_sas7bdat, None, family="labelled", rank=51,
-           read_by="pyreadstat", written_as="xpt", magic=(_SAS7BDAT_MAGIC,), check_header=check_sas7bdat,
-           noun="SAS data set", header=lambda p: readstat_header(p, "sas7bdat")),
+    Format(
+        "xpt",
+        "SAS transport",
+        (".xpt",),
+        read_xpt,
+        write_xpt,
+        family="labelled",
+        rank=50,
+        read_by="pyreadstat",
+        magic=(_XPT_MAGIC,),
+        check_header=check_xpt,
+        header=lambda p: readstat_header(p, "xpt"),
+    ),
+    Format(
+        "sas7bdat",
+        "SAS data set",
+        (".sas7bdat",),
+        read_sas7bdat,
+        None,
+        family="labelled",
+        rank=51,
+        read_by="pyreadstat",
+        written_as="xpt",
+        magic=(_SAS7BDAT_MAGIC,),
+        check_header=check_sas7bdat,
+        noun="SAS data set",
+        header=lambda p: readstat_header(p, "sas7bdat"),
+    ),
 )

@@ -29,15 +29,22 @@ def write(frame, tmp, meta: LabelledMeta | None, path, published) -> None:
         if col in published and is_numeric(published[col]):
             hit = int(user_missing(np.asarray(published[col], dtype=np.float64), spec).sum())
             if hit:
-                warnings.warn(f"column {col}: {hit} published value(s) fall on its SPSS "
-                              "user-missing values, so SPSS reads them as missing; change or remove "
-                              "the column's missing values if they should count", UserWarning,
-                              stacklevel=2)
-    formats = {k: v for k, v in meta.kept(frame, meta.formats).items()
-               if not (k in published and is_numeric(published[k]) and not integral(published[k]))}
+                warnings.warn(
+                    f"column {col}: {hit} published value(s) fall on its SPSS "
+                    "user-missing values, so SPSS reads them as missing; change or remove "
+                    "the column's missing values if they should count",
+                    UserWarning,
+                    stacklevel=2,
+                )
+    formats = {
+        k: v
+        for k, v in meta.kept(frame, meta.formats).items()
+        if not (k in published and is_numeric(published[k]) and not integral(published[k]))
+    }
     notes = meta.notes
     pyreadstat.write_sav(
-        frame, tmp,
+        frame,
+        tmp,
         column_labels=meta.kept(frame, meta.column_labels) or None,
         variable_value_labels=labels_for(meta, frame, published) or None,
         missing_ranges=meta.kept(frame, meta.missing_ranges) or None,
@@ -73,7 +80,9 @@ def check_header(f, name: str, size: int) -> None:
     case_size, compression, _, cases = struct.unpack(order + "4i", head[68:84])
     if compression not in (0, 1, 2):
         raise Damaged("its header is not an SPSS header")
-    if case_size <= 0:  # some writers leave the values per case unknown (-1): the reader counts them
+    if (
+        case_size <= 0
+    ):  # some writers leave the values per case unknown (-1): the reader counts them
         case_size = 1
     if compression == 2:
         data, what = _zsav_inflated_size(f, name, size, order), "decompressed bytes"
@@ -82,8 +91,10 @@ def check_header(f, name: str, size: int) -> None:
         data, what = size, "bytes"
         per_value = 8 if compression == 0 else 1
     if cases >= 0 and cases * case_size * per_value > data:
-        raise Damaged(f"it claims {cases:,} cases of {case_size:,} values, more than its {data:,} "
-                      f"{what} can hold")
+        raise Damaged(
+            f"it claims {cases:,} cases of {case_size:,} values, more than its {data:,} "
+            f"{what} can hold"
+        )
     if cases >= 0:
         check_cells(name, cases, case_size, " (values of 8 bytes)")
 
@@ -102,7 +113,9 @@ def _zsav_inflated_size(f, name: str, size: int, order: str) -> int:
     _, _, _, blocks = struct.unpack(order + "qqii", trailer[:24])
     if blocks < 0 or trailer_length != 24 + 24 * blocks:
         raise Damaged("its zlib trailer does not list its blocks")
-    inflated = sum(struct.unpack(order + "qqii", trailer[24 + 24 * i: 48 + 24 * i])[2] for i in range(blocks))
+    inflated = sum(
+        struct.unpack(order + "qqii", trailer[24 + 24 * i : 48 + 24 * i])[2] for i in range(blocks)
+    )
     check_decompressed(name, inflated)
     return inflated
 
@@ -165,5 +178,19 @@ class _Dictionary:
         self.skip(count * 4)
 
 
-FORMATS = (Format("spss", "SPSS", (".sav", ".zsav"), read, write, family="labelled", rank=40, read_by="pyreadstat",
-                  magic=_MAGIC, article="an", check_header=check_header, header=header),)
+FORMATS = (
+    Format(
+        "spss",
+        "SPSS",
+        (".sav", ".zsav"),
+        read,
+        write,
+        family="labelled",
+        rank=40,
+        read_by="pyreadstat",
+        magic=_MAGIC,
+        article="an",
+        check_header=check_header,
+        header=header,
+    ),
+)

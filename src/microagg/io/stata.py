@@ -21,16 +21,28 @@ def read(p: Path, *, missing=()):
     import pandas as pd
 
     pyreadstat = need("pyreadstat", "reading Stata files")
-    frame = pd.read_stata(p, convert_categoricals=False, convert_dates=True, convert_missing=False,
-                          preserve_dtypes=True)
+    frame = pd.read_stata(
+        p,
+        convert_categoricals=False,
+        convert_dates=True,
+        convert_missing=False,
+        preserve_dtypes=True,
+    )
     _, m = pyreadstat.read_dta(str(p), metadataonly=True)
     # date columns keep their Stata type (%td days, %tc milliseconds, %tm months, ...): pandas
     # writes every datetime column as %tc unless told
-    dates = {c: f[1:4] for c, f in (m.original_variable_types or {}).items()
-             if isinstance(f, str) and f[:3] in ("%tc", "%tC", "%td", "%tw", "%tm", "%tq", "%th", "%ty")}
-    meta = LabelledMeta(column_labels={k: v for k, v in m.column_names_to_labels.items() if v},
-                        value_labels=m.variable_value_labels, file_label=m.file_label or None,
-                        extended_missing=_extended_missing(p), stata_dates=dates)
+    dates = {
+        c: f[1:4]
+        for c, f in (m.original_variable_types or {}).items()
+        if isinstance(f, str) and f[:3] in ("%tc", "%tC", "%td", "%tw", "%tm", "%tq", "%th", "%ty")
+    }
+    meta = LabelledMeta(
+        column_labels={k: v for k, v in m.column_names_to_labels.items() if v},
+        value_labels=m.variable_value_labels,
+        file_label=m.file_label or None,
+        extended_missing=_extended_missing(p),
+        stata_dates=dates,
+    )
     return typed_table(frame, "stata", p, meta, missing, meta.value_labels)
 
 
@@ -41,8 +53,12 @@ def _extended_missing(p: Path) -> list:
     from pandas.io.stata import StataMissingValue
 
     check = pd.read_stata(p, convert_categoricals=False, convert_dates=False, convert_missing=True)
-    return [c for c in check.columns if check[c].dtype == object
-            and any(isinstance(v, StataMissingValue) and v.string != "." for v in check[c])]
+    return [
+        c
+        for c in check.columns
+        if check[c].dtype == object
+        and any(isinstance(v, StataMissingValue) and v.string != "." for v in check[c])
+    ]
 
 
 def write(frame, tmp, meta: LabelledMeta | None, path, published) -> None:
@@ -54,26 +70,47 @@ def write(frame, tmp, meta: LabelledMeta | None, path, published) -> None:
     meta = meta or LabelledMeta()
     frame = frame.copy()
     for c in frame.columns:  # Stata has no 64-bit integers: int64 columns that fit go to int32
-        if str(frame[c].dtype) == "int64" and len(frame) and frame[c].abs().max() < 2 ** 31 - 1:
+        if str(frame[c].dtype) == "int64" and len(frame) and frame[c].abs().max() < 2**31 - 1:
             frame[c] = frame[c].astype("int32")
-    labels = {c: {int(k): v for k, v in m.items()} for c, m in labels_for(meta, frame, published).items()
-              if all(float(k).is_integer() for k in m)}
-    dates = {c: ("tc" if f == "tC" else f) for c, f in meta.stata_dates.items()
-             if c in frame.columns and c not in published and pd.api.types.is_datetime64_any_dtype(frame[c])}
+    labels = {
+        c: {int(k): v for k, v in m.items()}
+        for c, m in labels_for(meta, frame, published).items()
+        if all(float(k).is_integer() for k in m)
+    }
+    dates = {
+        c: "tc" if f == "tC" else f
+        for c, f in meta.stata_dates.items()
+        if c in frame.columns
+        and c not in published
+        and pd.api.types.is_datetime64_any_dtype(frame[c])
+    }
     # a name Stata cannot hold is an error, as for every format (pandas renames the column with a
     # warning listing "name   ->   new name"); other warnings (lost precision) reach the user
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        frame.to_stata(tmp, write_index=False, version=118, convert_dates=dates or None,
-                       variable_labels=meta.kept(frame, meta.column_labels) or None,
-                       value_labels=labels or None, data_label=meta.file_label)
-    renamed = [line.split("   ->   ")[0].strip() for w in caught if issubclass(w.category, InvalidColumnName)
-               for line in str(w.message).splitlines() if "   ->   " in line]
+        frame.to_stata(
+            tmp,
+            write_index=False,
+            version=118,
+            convert_dates=dates or None,
+            variable_labels=meta.kept(frame, meta.column_labels) or None,
+            value_labels=labels or None,
+            data_label=meta.file_label,
+        )
+    renamed = [
+        line.split("   ->   ")[0].strip()
+        for w in caught
+        if issubclass(w.category, InvalidColumnName)
+        for line in str(w.message).splitlines()
+        if "   ->   " in line
+    ]
     if renamed:
         names = ", ".join(map(repr, renamed))
-        raise InputError(f"cannot write {Path(path).name} as stata: column name(s) {names} "
-                         "cannot be Stata variable names (at most 32 characters: letters, digits and _, not "
-                         "starting with a digit, no reserved word): rename them, or write another format")
+        raise InputError(
+            f"cannot write {Path(path).name} as stata: column name(s) {names} "
+            "cannot be Stata variable names (at most 32 characters: letters, digits and _, not "
+            "starting with a digit, no reserved word): rename them, or write another format"
+        )
     for w in caught:
         if not issubclass(w.category, InvalidColumnName):
             warnings.warn(w.message, w.category, stacklevel=2)
@@ -90,7 +127,9 @@ def header(p: Path) -> list:
 _COUNT_BYTES = {117: (2, 4), 118: (2, 8), 119: (4, 8), 120: (2, 8), 121: (4, 8)}
 _OLD_RELEASES = range(104, 116)  # format versions 104 to 115: the first byte of a binary .dta
 _MAGIC = b"<stata_dta>"
-_HEADER = re.compile(rb"<stata_dta><header><release>(\d{3})</release><byteorder>(MSF|LSF)</byteorder><K>")
+_HEADER = re.compile(
+    rb"<stata_dta><header><release>(\d{3})</release><byteorder>(MSF|LSF)</byteorder><K>"
+)
 
 
 def check_header(f, name: str, size: int) -> None:
@@ -104,11 +143,16 @@ def check_header(f, name: str, size: int) -> None:
         rows, columns = claims
     elif head and head[0] in _OLD_RELEASES and len(head) >= 10 and head[1] in (1, 2):
         order = ">" if head[1] == 1 else "<"
-        columns, rows = struct.unpack(order + "H", head[4:6])[0], struct.unpack(order + "I", head[6:10])[0]
+        columns, rows = (
+            struct.unpack(order + "H", head[4:6])[0],
+            struct.unpack(order + "I", head[6:10])[0],
+        )
     else:
         raise ForeignBytes(head)
     if rows * columns > size:
-        raise Damaged(f"it claims {rows:,} rows × {columns:,} columns, more than its {size:,} bytes can hold")
+        raise Damaged(
+            f"it claims {rows:,} rows × {columns:,} columns, more than its {size:,} bytes can hold"
+        )
     check_cells(name, rows, columns)
 
 
@@ -123,13 +167,26 @@ def _xml_header_claims(head: bytes) -> tuple[int, int] | None:
         return None
     pos = m.end()
     k_size, n_size = _COUNT_BYTES[release]
-    columns = int.from_bytes(head[pos:pos + k_size], byteorder)
+    columns = int.from_bytes(head[pos : pos + k_size], byteorder)
     pos += k_size
-    if head[pos:pos + 7] != b"</K><N>":
+    if head[pos : pos + 7] != b"</K><N>":
         raise Damaged("its header is not a Stata 13 or later header")
     pos += 7
-    return int.from_bytes(head[pos:pos + n_size], byteorder), columns
+    return int.from_bytes(head[pos : pos + n_size], byteorder), columns
 
 
-FORMATS = (Format("stata", "Stata", (".dta",), read, write, family="labelled", rank=30, read_by="pandas.read_stata",
-                  magic=(_MAGIC,), check_header=check_header, header=header),)
+FORMATS = (
+    Format(
+        "stata",
+        "Stata",
+        (".dta",),
+        read,
+        write,
+        family="labelled",
+        rank=30,
+        read_by="pandas.read_stata",
+        magic=(_MAGIC,),
+        check_header=check_header,
+        header=header,
+    ),
+)

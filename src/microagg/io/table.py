@@ -55,10 +55,12 @@ class Table:
 
     def check_columns(self, names, what: str = "quasi-identifier") -> None:
         """A duplicated header name cannot be selected (it is ambiguous): one clear error."""
-        dup = [c for c in (names or ()) if c in self.duplicates]
+        dup = [c for c in names or () if c in self.duplicates]
         if dup:
-            raise InputError(f"column name(s) {', '.join(map(repr, dup))} occur more than once in the header of "
-                             f"{self.path.name}: a duplicated name cannot be a {what} (rename the columns)")
+            raise InputError(
+                f"column name(s) {', '.join(map(repr, dup))} occur more than once in the header of "
+                f"{self.path.name}: a duplicated name cannot be a {what} (rename the columns)"
+            )
 
     def source_frame(self):
         """The typed frame writers of another format start from."""
@@ -68,6 +70,9 @@ class Table:
         """The table of its first ``rows`` data rows."""
         import dataclasses
 
-        return dataclasses.replace(self, frame=self.frame.head(rows),
-                                   original=None if self.original is None else self.original.head(rows),
-                                   meta=None if self.meta is None else self.meta.head(rows))
+        return dataclasses.replace(
+            self,
+            frame=self.frame.head(rows),
+            original=None if self.original is None else self.original.head(rows),
+            meta=None if self.meta is None else self.meta.head(rows),
+        )

@@ -13,7 +13,15 @@ from pathlib import Path
 from ..errors import InputError
 from .table import Meta, Table
 
-__all__ = ["need", "typed_table", "published_frame", "is_numeric", "is_missing", "integral", "user_missing"]
+__all__ = [
+    "need",
+    "typed_table",
+    "published_frame",
+    "is_numeric",
+    "is_missing",
+    "integral",
+    "user_missing",
+]
 
 
 def need(module: str, what: str):
@@ -23,12 +31,22 @@ def need(module: str, what: str):
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise InputError(f"{what} needs the {module} package: pip install 'microagg[formats]' "
-                         f"(or pip install {module})") from None
+        raise InputError(
+            f"{what} needs the {module} package: pip install 'microagg[formats]' "
+            f"(or pip install {module})"
+        ) from None
 
 
-def typed_table(frame, fmt: str, p: Path, meta: Meta, missing=(), value_labels=None, missing_ranges=None,
-                measures=None) -> Table:
+def typed_table(
+    frame,
+    fmt: str,
+    p: Path,
+    meta: Meta,
+    missing=(),
+    value_labels=None,
+    missing_ranges=None,
+    measures=None,
+) -> Table:
     """The Table of a typed frame: duplicated names kept apart (in the header only), the
     pipeline's view (``_pipeline_view``) with declared ``missing`` tokens missing, and numeric
     columns of category codes marked (``attrs["category_codes"]``: value labels on their values,
@@ -46,19 +64,31 @@ def typed_table(frame, fmt: str, p: Path, meta: Meta, missing=(), value_labels=N
     import pandas as pd
 
     codes = _coded_columns(view, value_labels or {})
-    measured = {c: m for c, m in (measures or {}).items() if m in ("nominal", "ordinal") and c in view.columns
-                and pd.api.types.is_numeric_dtype(view[c].dtype)}
+    measured = {
+        c: m
+        for c, m in (measures or {}).items()
+        if m in ("nominal", "ordinal")
+        and c in view.columns
+        and pd.api.types.is_numeric_dtype(view[c].dtype)
+    }
     codes += [c for c in measured if c not in codes]
-    if codes:  # the column rules (columns.select_columns) leave category codes out of the default QIs
+    if (
+        codes
+    ):  # the column rules (columns.select_columns) leave category codes out of the default QIs
         view = view.copy() if view is frame else view
         view.attrs["category_codes"] = codes
         view.attrs["ordinal"] = [c for c, m in measured.items() if m == "ordinal"]
-    return Table(frame=view, format=fmt, path=p, header=names, duplicates=dup, original=frame, meta=meta)
+    return Table(
+        frame=view, format=fmt, path=p, header=names, duplicates=dup, original=frame, meta=meta
+    )
 
 
 #: a value label that marks a special or missing value rather than a category
-_SPECIAL_LABEL = re.compile(r"unknown|don.?t know|refus|missing|not applicable|\bn/?a\b|no answer|not stated|"
-                            r"top.?cod|bottom.?cod|censored|suppressed", re.IGNORECASE)
+_SPECIAL_LABEL = re.compile(
+    r"unknown|don.?t know|refus|missing|not applicable|\bn/?a\b|no answer|not stated|"
+    r"top.?cod|bottom.?cod|censored|suppressed",
+    re.IGNORECASE,
+)
 
 
 def _coded_columns(frame, value_labels: dict) -> list:
@@ -72,12 +102,18 @@ def _coded_columns(frame, value_labels: dict) -> list:
 
     coded = []
     for col, mapping in value_labels.items():
-        if col not in frame.columns or not mapping or not pd.api.types.is_numeric_dtype(frame[col].dtype):
+        if (
+            col not in frame.columns
+            or not mapping
+            or not pd.api.types.is_numeric_dtype(frame[col].dtype)
+        ):
             continue
         values = pd.unique(frame[col].dropna())
         try:
             keys = {float(k) for k in mapping}
-            categories = {float(k) for k, label in mapping.items() if not _SPECIAL_LABEL.search(str(label))}
+            categories = {
+                float(k) for k, label in mapping.items() if not _SPECIAL_LABEL.search(str(label))
+            }
         except (TypeError, ValueError):
             continue
         if not len(values) or not np.isfinite(values.astype(float)).all():
@@ -100,7 +136,9 @@ def _pipeline_view(frame, ranges: dict):
 
     view = frame.copy()
     for col in decimals:
-        view[col] = np.array([np.nan if v is None else float(v) for v in frame[col]], dtype=np.float64)
+        view[col] = np.array(
+            [np.nan if v is None else float(v) for v in frame[col]], dtype=np.float64
+        )
     for col, spec in ranges.items():
         if col not in view.columns or not pd.api.types.is_numeric_dtype(view[col].dtype):
             continue  # (numpy's issubdtype fails on pandas' string dtype)
@@ -167,8 +205,10 @@ def is_numeric(values) -> bool:
     dtype = getattr(values, "dtype", None)
     if dtype is not None and dtype != np.dtype(object):
         return np.issubdtype(dtype, np.number) and not np.issubdtype(dtype, np.bool_)
-    return all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
-               for v in values)
+    return all(
+        isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+        for v in values
+    )
 
 
 def is_missing(v) -> bool:
@@ -184,7 +224,9 @@ def published_frame(frame, published: dict):
     out = frame.copy()
     for name, values in published.items():
         dtype = frame[name].dtype
-        if not is_numeric(values):  # a categorical QI: the group's category, in the column's own dtype
+        if not is_numeric(
+            values
+        ):  # a categorical QI: the group's category, in the column's own dtype
             try:
                 out[name] = pd.Series(list(values), index=out.index, dtype=dtype)
             except (TypeError, ValueError):

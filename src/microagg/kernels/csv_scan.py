@@ -111,7 +111,7 @@ def scan(data: np.ndarray, sep: int, quote: int):
         return int(error)
     rec_start[records] = data.shape[0]
     rec_first[records] = fields
-    return rec_start[:records + 1], rec_term[:records], rec_first[:records + 1], fstart[:fields]
+    return rec_start[: records + 1], rec_term[:records], rec_first[: records + 1], fstart[:fields]
 
 
 @kernel
@@ -126,8 +126,9 @@ def _field_spans(fstart, rec_first, rec_term, data_rows, spans):
         spans[i, h] = rec_term[r] + 1
 
 
-def field_spans(fstart: np.ndarray, rec_first: np.ndarray, rec_term: np.ndarray, data_rows: np.ndarray,
-                h: int) -> np.ndarray:
+def field_spans(
+    fstart: np.ndarray, rec_first: np.ndarray, rec_term: np.ndarray, data_rows: np.ndarray, h: int
+) -> np.ndarray:
     """(rows, h + 1) array of the data rows' field starts and terminator + 1 (see ``scan``): field
     j of row i is text[spans[i, j]:spans[i, j + 1] - 1]."""
     spans = np.empty((data_rows.shape[0], h + 1), dtype=fstart.dtype)
@@ -137,7 +138,7 @@ def field_spans(fstart: np.ndarray, rec_first: np.ndarray, rec_term: np.ndarray,
 
 def offset_type(size: int):
     """int32 offsets for a text under 2 GiB (half the memory of int64), else int64."""
-    return np.int32 if size < 2 ** 31 - 2 else np.int64
+    return np.int32 if size < 2**31 - 2 else np.int64
 
 
 @kernel
@@ -203,8 +204,18 @@ def _text_flags(buf, starts, ends, quote):
 
 def text_flags(data, starts, ends, quote: int) -> dict:
     """What a column's fields hold (see ``_text_flags``), by name."""
-    names = ("widest", "quoted", "wide_char", "digit", "empty", "plain", "leading_zero", "fraction", "comma",
-             "integers")
+    names = (
+        "widest",
+        "quoted",
+        "wide_char",
+        "digit",
+        "empty",
+        "plain",
+        "leading_zero",
+        "fraction",
+        "comma",
+        "integers",
+    )
     return dict(zip(names, _text_flags(data, starts, ends, quote), strict=True))
 
 
@@ -219,7 +230,9 @@ def _put(out, pos, src, a, b, fill):
 
 
 @kernel
-def _assemble(buf, head, spans, order, tails, qcol, codes, tbuf, toff, wrap, in_sep, out_sep, quote, fill, out):
+def _assemble(
+    buf, head, spans, order, tails, qcol, codes, tbuf, toff, wrap, in_sep, out_sep, quote, fill, out
+):
     """The output's bytes: ``head``, then for each data row i the fields of record order[i]
     joined by ``out_sep`` (a replaced column's cell is text ``codes[c, i]`` of ``tbuf``, in
     quotes when ``wrap`` says so or the input's cell started with a quote) and the bytes of
@@ -292,17 +305,23 @@ def _assemble(buf, head, spans, order, tails, qcol, codes, tbuf, toff, wrap, in_
     return pos
 
 
-def assemble(data, head, spans, order, tails, qcol, codes, tbuf, toff, wrap, in_sep, out_sep, quote):
+def assemble(
+    data, head, spans, order, tails, qcol, codes, tbuf, toff, wrap, in_sep, out_sep, quote
+):
     """The output file's bytes (uint8 array); see ``_assemble``."""
     args = (data, head, spans, order, tails, qcol, codes, tbuf, toff, wrap, in_sep, out_sep, quote)
     if in_sep == out_sep:  # at most the input and the published texts with their quotes: one pass
         lengths = np.diff(toff)
-        size = head.shape[0] + data.shape[0] + sum(int(lengths[row].sum(dtype=np.int64)) for row in codes)
+        size = (
+            head.shape[0]
+            + data.shape[0]
+            + sum(int(lengths[row].sum(dtype=np.int64)) for row in codes)
+        )
         size += 2 * codes.size
     else:
         size = _assemble(*args, False, np.empty(0, dtype=np.uint8))
     out = np.empty(size, dtype=np.uint8)
-    return out[:_assemble(*args, True, out)]
+    return out[: _assemble(*args, True, out)]
 
 
 @kernel
@@ -322,12 +341,14 @@ def strings(data: np.ndarray, starts: np.ndarray, ends: np.ndarray):
     import pyarrow as pa
 
     total = int((ends - starts).sum(dtype=np.int64))
-    large = total >= 2 ** 31 - 1
+    large = total >= 2**31 - 1
     out = np.empty(max(total, 1), dtype=np.uint8)
     offsets = np.empty(starts.shape[0] + 1, dtype=np.int64 if large else np.int32)
     _gather(data, starts, ends, out, offsets)
     kind = pa.large_string() if large else pa.string()
-    return pa.Array.from_buffers(kind, starts.shape[0], [None, pa.py_buffer(offsets), pa.py_buffer(out)])
+    return pa.Array.from_buffers(
+        kind, starts.shape[0], [None, pa.py_buffer(offsets), pa.py_buffer(out)]
+    )
 
 
 @kernel
@@ -423,7 +444,9 @@ def group_codes(data: np.ndarray, starts: np.ndarray, ends: np.ndarray):
     codes, distinct = pd.factorize(hashes)
     codes = codes.astype(np.int64)
     first = _first_rows(codes, len(distinct))
-    first_data = np.empty(max(int((ends[first] - starts[first]).sum(dtype=np.int64)), 1), dtype=np.uint8)
+    first_data = np.empty(
+        max(int((ends[first] - starts[first]).sum(dtype=np.int64)), 1), dtype=np.uint8
+    )
     first_offsets = np.empty(len(first) + 1, dtype=np.int64)
     _gather(data, starts[first], ends[first], first_data, first_offsets)
     if not _all_equal_to_first(data, starts, ends, codes, first_data, first_offsets):

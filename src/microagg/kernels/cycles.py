@@ -22,8 +22,9 @@ def cycles(typingctx):
     another reading, never part of a result."""
 
     def codegen(context, builder, signature, args):
-        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(64), []),
-                                            "llvm.readcyclecounter")
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.IntType(64), []), "llvm.readcyclecounter"
+        )
         return builder.call(fn, [])
 
     return types.int64(), codegen
@@ -66,6 +67,8 @@ def budget_cycles(seconds) -> int:
     if rate < 1e6:
         return 0
     cycles = seconds * rate
-    if cycles >= 2.0**62:  # a limit beyond any run (1e12 s, 1e300 s): no budget, never an int64 overflow
+    if (
+        cycles >= 2.0**62
+    ):  # a limit beyond any run (1e12 s, 1e300 s): no budget, never an int64 overflow
         return 0
     return max(1, int(cycles))

@@ -37,7 +37,8 @@ def _string_sse(xs, s):
 
 @kernel
 def _split(xs2, s, a, b, k):
-    """Re-cut the segment [a, b) (>= k values) into groups of k..2k−1 of least SSE; sets the 1s in s."""
+    """Re-cut the segment [a, b) (>= k values) into groups of k..2k−1 of least SSE; sets the 1s in
+    s."""
     for i in range(a + 1, b):
         s[i] = 0
     s[a] = 1
@@ -86,7 +87,8 @@ def _repair(xs2, s, k):
 
 @kernel
 def _random_string(xs2, k, u, s):
-    """A uniformly drawn valid string: each group size uniform among the sizes that keep a valid rest."""
+    """A uniformly drawn valid string: each group size uniform among the sizes that keep a valid
+    rest."""
     n = s.shape[0]
     for i in range(n):
         s[i] = 0
@@ -124,7 +126,8 @@ def _mutate(s, u, pmut, k):
 
 @kernel
 def _crossover(xs2, p1, p2, site, k, c1, c2):
-    """One-point crossover after position site, then the corrections that keep both children valid."""
+    """One-point crossover after position site, then the corrections that keep both children
+    valid."""
     n = p1.shape[0]
     for i in range(n):
         if i <= site:
@@ -137,8 +140,11 @@ def _crossover(xs2, p1, p2, site, k, c1, c2):
     _repair(xs2, c2, k)
 
 
-def genetic_by_rank(xs, k, rng, *, pcross, pmut, maxgen, population_size, criterion, fitness, deadline):
-    """Run the GA on sorted values xs; returns (bit string of the best partition, generations, stop reason)."""
+def genetic_by_rank(
+    xs, k, rng, *, pcross, pmut, maxgen, population_size, criterion, fitness, deadline
+):
+    """Run the GA on sorted values xs; returns (bit string of the best partition, generations, stop
+    reason)."""
     n = len(xs)
     xs2 = np.ascontiguousarray(xs[:, None])
     pop = np.zeros((population_size, n), dtype=np.uint8)
@@ -169,7 +175,12 @@ def genetic_by_rank(xs, k, rng, *, pcross, pmut, maxgen, population_size, criter
     for gen in range(1, maxgen + 1):
         f = fit_of(sse_values)
         level = f.mean() if criterion == "A" else f.max()
-        if criterion is not None and prev is not None and prev > 0 and 1.0 <= level / prev <= ratio_max:
+        if (
+            criterion is not None
+            and prev is not None
+            and prev > 0
+            and 1.0 <= level / prev <= ratio_max
+        ):
             reason = "converged"
             break
         prev = level
@@ -182,7 +193,9 @@ def genetic_by_rank(xs, k, rng, *, pcross, pmut, maxgen, population_size, criter
             break
         # selection: population_size draws with replacement, probability proportional to fitness
         total = f.sum()
-        chosen = rng.choice(population_size, size=population_size, p=f / total if total > 0 else None)
+        chosen = rng.choice(
+            population_size, size=population_size, p=f / total if total > 0 else None
+        )
         parents = pop[chosen]
         cross = rng.random(population_size // 2) < pcross
         sites = rng.integers(0, n, size=population_size // 2)

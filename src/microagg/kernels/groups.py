@@ -47,7 +47,8 @@ def group_stats(X, labels, g):
 def median_split_labels(X, rows, k, labels, g):
     """Groups of k..2k−1 over X[rows] by recursive splits, given labels g, g+1, ... (returns the
     next free label). A part of 2k records or more is split on its widest coordinate at a multiple
-    of k near its median (both sides keep k or more), as a KD-tree is built (``kdtree_build._select``),
+    of k near its median (both sides keep k or more), as a KD-tree is built
+    (``kdtree_build._select``),
     until every part has fewer than 2k records. O(m·d·log(m/k)) time for m rows, O(m) memory:
     the fallback for the records a time-limited MDAV did not reach."""
     perm = rows.copy()

@@ -1,4 +1,5 @@
-"""Numba kernels of the ICSM local search (Mortazavi & Jalili 2015); the tours it regroups with are in ``tours.py``.
+"""Numba kernels of the ICSM local search (Mortazavi & Jalili 2015); the tours it regroups with are
+in ``tours.py``.
 
 Every move is evaluated with exact SSE deltas computed on the fly from the records and the
 cluster centroids (no (n+c)² weight matrix): memory stays O(n·d + c·d).
@@ -100,8 +101,12 @@ def simple_heuristic(X, labels, g, k, pool_size, tol, budget):
             skip_exchange = 2.0 * D * D - 2.0 * D * (rp + rq) - w * (rp + rq + D) ** 2 > 0.0
             fp = max(D - rp, 0.0)
             fq = max(D - rq, 0.0)
-            skip_pq = mp <= k or mq >= hi or mq / (mq + 1.0) * fp * fp - mp / (mp - 1.0) * rp * rp > 0.0
-            skip_qp = mq <= k or mp >= hi or mp / (mp + 1.0) * fq * fq - mq / (mq - 1.0) * rq * rq > 0.0
+            skip_pq = (
+                mp <= k or mq >= hi or mq / (mq + 1.0) * fp * fp - mp / (mp - 1.0) * rp * rp > 0.0
+            )
+            skip_qp = (
+                mq <= k or mp >= hi or mp / (mp + 1.0) * fq * fq - mq / (mq - 1.0) * rq * rq > 0.0
+            )
             if skip_exchange and skip_pq and skip_qp:
                 continue
             for a in range(mp):
@@ -113,7 +118,17 @@ def simple_heuristic(X, labels, g, k, pool_size, tol, budget):
                     if delta < -tol:
                         found += 1
                         if count < pool_size or delta < worst:
-                            count = _pool_insert(pool_delta, pool_kind, pool_a, pool_b, count, delta, np.int64(MIGRATE), x, q)
+                            count = _pool_insert(
+                                pool_delta,
+                                pool_kind,
+                                pool_a,
+                                pool_b,
+                                count,
+                                delta,
+                                np.int64(MIGRATE),
+                                x,
+                                q,
+                            )
                             if count == pool_size:
                                 worst = pool_delta.max()
             for b in range(mq):
@@ -125,7 +140,17 @@ def simple_heuristic(X, labels, g, k, pool_size, tol, budget):
                     if delta < -tol:
                         found += 1
                         if count < pool_size or delta < worst:
-                            count = _pool_insert(pool_delta, pool_kind, pool_a, pool_b, count, delta, np.int64(MIGRATE), y, p)
+                            count = _pool_insert(
+                                pool_delta,
+                                pool_kind,
+                                pool_a,
+                                pool_b,
+                                count,
+                                delta,
+                                np.int64(MIGRATE),
+                                y,
+                                p,
+                            )
                             if count == pool_size:
                                 worst = pool_delta.max()
             # exchange (Eq. 4): R1(x, G_q, y) + R1(y, G_p, x) = gx + gy − |x−y|²·(1/mp + 1/mq)
@@ -140,7 +165,17 @@ def simple_heuristic(X, labels, g, k, pool_size, tol, budget):
                     if delta < -tol:
                         found += 1
                         if count < pool_size or delta < worst:
-                            count = _pool_insert(pool_delta, pool_kind, pool_a, pool_b, count, delta, np.int64(EXCHANGE), x, y)
+                            count = _pool_insert(
+                                pool_delta,
+                                pool_kind,
+                                pool_a,
+                                pool_b,
+                                count,
+                                delta,
+                                np.int64(EXCHANGE),
+                                x,
+                                y,
+                            )
                             if count == pool_size:
                                 worst = pool_delta.max()
     order = np.argsort(pool_delta[:count], kind="mergesort")

@@ -58,7 +58,9 @@ def _no_literal_specialisation(dispatcher):
     typed_as = dispatcher.get_call_template
 
     def get_call_template(args, kws):
-        return typed_as(tuple(types.unliteral(a) for a in args), {k: types.unliteral(v) for k, v in kws.items()})
+        return typed_as(
+            tuple(types.unliteral(a) for a in args), {k: types.unliteral(v) for k, v in kws.items()}
+        )
 
     dispatcher.get_call_template = get_call_template
     return dispatcher

@@ -15,11 +15,32 @@ import numpy as np
 
 from .jit import kernel
 from .kbest import kbest_admits, kbest_insert
-from .kdtree_build import _LB_SCALE, _UB_SCALE, STACK, KDTree, build, build_pair, build_subset, delete
+from .kdtree_build import (
+    _LB_SCALE,
+    _UB_SCALE,
+    STACK,
+    KDTree,
+    build,
+    build_pair,
+    build_subset,
+    delete,
+)
 from .nearest import sqdist
 
-__all__ = ["KDTree", "build", "build_pair", "build_subset", "delete", "knn", "nearest_to_any", "has_witness",
-           "node_max", "nearest_weighted", "farthest", "alive_indices"]
+__all__ = [
+    "KDTree",
+    "build",
+    "build_pair",
+    "build_subset",
+    "delete",
+    "knn",
+    "nearest_to_any",
+    "has_witness",
+    "node_max",
+    "nearest_weighted",
+    "farthest",
+    "alive_indices",
+]
 
 
 @kernel(inline="always")
@@ -62,7 +83,16 @@ def _upper(T, v, q, u, uu, un, best):
     cheaper ones cannot prune. The anchor bounds get a rounding margin relative to the
     magnitudes of their terms (the cone's sine comes from √(1 − c²), hence its larger margin).
     """
-    lo, hi, center, rad, anchor, r2, mu, cosb = T.lo, T.hi, T.center, T.rad, T.anchor, T.r2, T.mu, T.cosb
+    lo, hi, center, rad, anchor, r2, mu, cosb = (
+        T.lo,
+        T.hi,
+        T.center,
+        T.rad,
+        T.anchor,
+        T.r2,
+        T.mu,
+        T.cosb,
+    )
     box = 0.0
     lin = 0.0
     mag = 0.0
@@ -199,7 +229,16 @@ def nearest_weighted(T, q, lam, w, wmax, excl, nexcl):
     """(original index, value) of the alive record minimising ‖x_i − q‖² − lam·w[i] (lam >= 0),
     by (value, original index), skipping the records in excl[:nexcl]; (-1, inf) when none.
     wmax = node_max(T, w): a node is pruned when its box bound less lam·wmax exceeds the best."""
-    Xt, oidx, start, cnt, left, right, lo, hi = T.Xt, T.oidx, T.start, T.cnt, T.left, T.right, T.lo, T.hi
+    Xt, oidx, start, cnt, left, right, lo, hi = (
+        T.Xt,
+        T.oidx,
+        T.start,
+        T.cnt,
+        T.left,
+        T.right,
+        T.lo,
+        T.hi,
+    )
     best_i, best_v = -1, np.inf
     stack, bound, top = _new_stack(-np.inf)
     while top > 0:
@@ -300,7 +339,15 @@ def farthest(T, q, excl, nexcl):
 
     Records listed in excl[:nexcl] are skipped; (-1, -1.0) when none is alive.
     """
-    Xt, oidx, start, cnt, left, right, anchor = T.Xt, T.oidx, T.start, T.cnt, T.left, T.right, T.anchor
+    Xt, oidx, start, cnt, left, right, anchor = (
+        T.Xt,
+        T.oidx,
+        T.start,
+        T.cnt,
+        T.left,
+        T.right,
+        T.anchor,
+    )
     best_i, best_d = -1, -1.0
     u = q - anchor
     uu = sqdist(q, anchor)

@@ -45,17 +45,42 @@ __all__ = ["KDTree", "build", "build_pair", "build_subset", "delete"]
 
 #: The tree's arrays (module docstring). Nodes: lo, hi (box), start, cnt, left, right, parent,
 #: center, rad, cdist (ball), r2 (anchor distance), mu, cosb (cone, shell trees only).
-KDTree = namedtuple("KDTree", ["Xt", "oidx", "pos_of", "leaf_of", "lo", "hi", "start", "cnt", "left", "right",
-                               "parent", "center", "rad", "cdist", "anchor", "r2", "mu", "cosb"])
+KDTree = namedtuple(
+    "KDTree",
+    [
+        "Xt",
+        "oidx",
+        "pos_of",
+        "leaf_of",
+        "lo",
+        "hi",
+        "start",
+        "cnt",
+        "left",
+        "right",
+        "parent",
+        "center",
+        "rad",
+        "cdist",
+        "anchor",
+        "r2",
+        "mu",
+        "cosb",
+    ],
+)
 
 _LB_SCALE = 1.0 - 1e-9  # safety margins (relative): prune less, never wrongly
 _UB_SCALE = 1.0 + 1e-9
 STACK = 256
-SHELL_WEIGHT = 8.0  # build_subset's shell weight for farthest-query trees (measured: 4 → 900 visits, 8 → 125)
+SHELL_WEIGHT = (
+    8.0  # build_subset's shell weight for farthest-query trees (measured: 4 → 900 visits, 8 → 125)
+)
+
 
 @kernel
 def _select(perm, X, dim, a, b, kth):
-    """Reorder perm[a:b] so that perm[kth] holds the kth smallest by X[:, dim] (3-way quickselect)."""
+    """Reorder perm[a:b] so that perm[kth] holds the kth smallest by X[:, dim] (3-way
+    quickselect)."""
     while b - a > 1:
         mid = (a + b) // 2
         # median of three pivot value
@@ -106,7 +131,6 @@ def _refit_leaf(Xt, lo, hi, start, cnt, v):
                 hi[v, t] = x
 
 
-
 @kernel
 def build(X, leaf_size):
     """KD-tree over the rows of X: median splits along the widest side of each node's box."""
@@ -117,7 +141,9 @@ def build(X, leaf_size):
 def build_pair(X, members, leaf_size):
     """(T, F) over the records ``members``: a plain KD-tree T for nearest-neighbour queries and a
     shell tree F for farthest queries (each kind serves its query best, see build_subset)."""
-    return build_subset(X, members, leaf_size, 0.0), build_subset(X, members, leaf_size, SHELL_WEIGHT)
+    return build_subset(X, members, leaf_size, 0.0), build_subset(
+        X, members, leaf_size, SHELL_WEIGHT
+    )
 
 
 @kernel
@@ -204,14 +230,14 @@ def build_subset(X, members, leaf_size, shell_weight):
             _select(perm, rho, 0, a, b, mid)
         else:
             _select(perm, X, dim, a, b, mid)
-        l, r = nodes, nodes + 1
+        left_node, right_node = nodes, nodes + 1
         nodes += 2
-        left[v], right[v] = l, r
-        parent[l], parent[r] = v, v
-        start[l], end[l] = a, mid
-        start[r], end[r] = mid, b
-        stack[top] = r
-        stack[top + 1] = l
+        left[v], right[v] = left_node, right_node
+        parent[left_node], parent[right_node] = v, v
+        start[left_node], end[left_node] = a, mid
+        start[right_node], end[right_node] = mid, b
+        stack[top] = right_node
+        stack[top + 1] = left_node
         top += 2
     Xt = np.empty((n, d))
     pos_of = np.full(X.shape[0], -1, dtype=np.int64)
@@ -232,9 +258,26 @@ def build_subset(X, members, leaf_size, shell_weight):
         mu, cosb = _cones(Xt, anchor, start[:nodes], end[:nodes])
     else:
         mu, cosb = np.zeros((0, d)), np.zeros(0)
-    T = KDTree(Xt, perm, pos_of, leaf_of, lo[:nodes].copy(), hi[:nodes].copy(), start[:nodes].copy(),
-               cnt[:nodes].copy(), left[:nodes].copy(), right[:nodes].copy(), parent[:nodes].copy(),
-               center, rad, cdist, anchor, r2, mu, cosb)
+    T = KDTree(
+        Xt,
+        perm,
+        pos_of,
+        leaf_of,
+        lo[:nodes].copy(),
+        hi[:nodes].copy(),
+        start[:nodes].copy(),
+        cnt[:nodes].copy(),
+        left[:nodes].copy(),
+        right[:nodes].copy(),
+        parent[:nodes].copy(),
+        center,
+        rad,
+        cdist,
+        anchor,
+        r2,
+        mu,
+        cosb,
+    )
     for j in range(norder - 1, -1, -1):  # children before parents
         _refit_ball(T, order[j])
         _refit_r2(T, order[j])

@@ -73,7 +73,7 @@ def segment_median(x, w, starts, params):
     """The weighted median of each segment (the mean of the two middle values at exactly half)."""
     out = np.empty(len(starts) - 1)
     for s in range(len(out)):
-        out[s] = _weighted_median(x[starts[s]:starts[s + 1]], w[starts[s]:starts[s + 1]], True)
+        out[s] = _weighted_median(x[starts[s] : starts[s + 1]], w[starts[s] : starts[s + 1]], True)
     return out
 
 
@@ -82,7 +82,7 @@ def segment_lower_median(x, w, starts, params):
     """The lower weighted median of each segment (the lower value at exactly half)."""
     out = np.empty(len(starts) - 1)
     for s in range(len(out)):
-        out[s] = _weighted_median(x[starts[s]:starts[s + 1]], w[starts[s]:starts[s + 1]], False)
+        out[s] = _weighted_median(x[starts[s] : starts[s + 1]], w[starts[s] : starts[s + 1]], False)
     return out
 
 
@@ -91,7 +91,9 @@ def segment_trimmed_mean(x, w, starts, params):
     """The weighted trimmed mean of each segment; params = (trim,)."""
     out = np.empty(len(starts) - 1)
     for s in range(len(out)):
-        out[s] = _trimmed_mean(x[starts[s]:starts[s + 1]], w[starts[s]:starts[s + 1]], params[0])
+        out[s] = _trimmed_mean(
+            x[starts[s] : starts[s + 1]], w[starts[s] : starts[s + 1]], params[0]
+        )
     return out
 
 

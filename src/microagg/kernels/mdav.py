@@ -41,8 +41,11 @@ from .nearest import (
 from .running_sum import running_mean, running_sum_add, running_sum_init
 
 TREE_MIN_N = 3000  # V-MDAV's algorithm='auto' switches to the tree from this many records on
-LEAF_SIZE = 32  # measured: 32-64 beat 8-12 on census-like and Gaussian data (leaf scans are cheap, node visits are not)
-#: algorithm='auto' runs brute force alone up to this many records (planned: ``jit.planned_records``):
+# measured: 32-64 beat 8-12 on census-like and Gaussian data (leaf scans are cheap, node visits are
+# not)
+LEAF_SIZE = 32
+# : algorithm='auto' runs brute force alone up to this many records (planned:
+# ``jit.planned_records``):
 #: there it costs at most about 0.1 s whatever the data (measured at 10^4: Gaussian 10-d 0.07 s
 #: against 0.19 s for the tree, census-like 0.09 s against 0.10 s), and a first run compiles only it
 BRUTE_MAX_N = 10_000
@@ -97,11 +100,15 @@ def mdav_kernel(X, k, classic):
     stop = 3 * k if classic else 2 * k
     while m >= stop:
         # xr: the record farthest from the centroid; then xs, the one farthest from xr
-        m, xr = _farthest_group(Xr, idx, m, running_mean(s, comp, m), k, dist, pos, labels, g, removed, s, comp)
+        m, xr = _farthest_group(
+            Xr, idx, m, running_mean(s, comp, m), k, dist, pos, labels, g, removed, s, comp
+        )
         m, _ = _farthest_group(Xr, idx, m, xr, k, dist, pos, labels, g + 1, removed, s, comp)
         g += 2
     if classic and m >= 2 * k:
-        m, _ = _farthest_group(Xr, idx, m, running_mean(s, comp, m), k, dist, pos, labels, g, removed, s, comp)
+        m, _ = _farthest_group(
+            Xr, idx, m, running_mean(s, comp, m), k, dist, pos, labels, g, removed, s, comp
+        )
         g += 1
     if m >= k or g == 0:
         for j in range(m):
@@ -227,7 +234,8 @@ def mdav_numpy(X, k, classic=True, seconds=None):
             _np_running_add(s, comp, Xc[:, p], -1.0)
 
     def group_around_farthest(point, g):
-        """The record farthest from point and its k − 1 nearest become group g: (positions, record)."""
+        """The record farthest from point and its k − 1 nearest become group g: (positions,
+        record)."""
         far = Xc[:, int(np.argmax(distances(point)))].copy()
         dist = distances(far)
         pos = _np_k_smallest(dist, k)
@@ -285,7 +293,8 @@ def _kernel_ready(dispatcher) -> bool:
 
 
 #: seconds a time-limited MDAV keeps for grouping the records it did not reach
-#: (``groups.median_split_labels``: measured 1.2 s on 10^6 × 13 Gaussian records, 0.9e-7 s per value;
+# : (``groups.median_split_labels``: measured 1.2 s on 10^6 × 13 Gaussian records, 0.9e-7 s per
+# value;
 #: with the pipeline's steps after the method, 1.9 s over a 20 s limit at 10^6 × 10)
 UNREACHED_SECONDS_PER_VALUE = 1.5e-7
 
@@ -323,16 +332,26 @@ def mdav_labels(X, k, classic=True, algorithm="auto", seconds=None, threads=1):
     (``split_for``); a number, over that many threads."""
     if algorithm == "plain":
         return mdav_kernel(X, k, classic)
-    if algorithm == "numpy" or (algorithm == "auto" and planned_records(len(X)) <= NUMPY_MAX_N
-                                and not _kernel_ready(mdav_brute_kernel)):
+    if algorithm == "numpy" or (
+        algorithm == "auto"
+        and planned_records(len(X)) <= NUMPY_MAX_N
+        and not _kernel_ready(mdav_brute_kernel)
+    ):
         return mdav_numpy(X, k, classic, seconds)  # a first run on few records: nothing to compile
     budget = _mdav_budget(seconds, *X.shape)
     with split_threads(split_for(len(X), threads)) as granted:
         split = None if granted < 2 else (granted, SPLIT_MIN_RECORDS)
         if algorithm == "brute" or (algorithm == "auto" and planned_records(len(X)) <= BRUTE_MAX_N):
             return mdav_brute_kernel(X, k, classic, budget, split)
-        return mdav_tree_kernel(X, k, classic, LEAF_SIZE, SWITCH_MEASURED if algorithm == "auto" else SWITCH_NEVER,
-                                budget, split)
+        return mdav_tree_kernel(
+            X,
+            k,
+            classic,
+            LEAF_SIZE,
+            SWITCH_MEASURED if algorithm == "auto" else SWITCH_NEVER,
+            budget,
+            split,
+        )
 
 
 def split_for(n, threads=None) -> int:
@@ -349,7 +368,9 @@ def vmdav_labels(X, k, gamma, global_centroid=False, algorithm="auto", seconds=N
     'auto' the tree from TREE_MIN_N records on (planned, ``jit.planned_records``). ``seconds``:
     as for mdav_labels (the tree kernel only)."""
     if algorithm == "tree" or (algorithm == "auto" and planned_records(len(X)) >= TREE_MIN_N):
-        return vmdav_tree_kernel(X, k, float(gamma), global_centroid, LEAF_SIZE, _mdav_budget(seconds, *X.shape))
+        return vmdav_tree_kernel(
+            X, k, float(gamma), global_centroid, LEAF_SIZE, _mdav_budget(seconds, *X.shape)
+        )
     return vmdav_kernel(X, k, float(gamma), global_centroid)
 
 
@@ -365,7 +386,9 @@ def split_oversized(X, labels, k):
     g = len(sizes)
     for b in big:
         idx = np.flatnonzero(labels == b)
-        sub = mdav_labels(np.ascontiguousarray(X[idx]), k, threads=1)  # numpy while its kernel is not compiled
+        sub = mdav_labels(
+            np.ascontiguousarray(X[idx]), k, threads=1
+        )  # numpy while its kernel is not compiled
         labels[idx] = np.where(sub == 0, b, g + sub - 1)
         g += int(sub.max())
     return labels

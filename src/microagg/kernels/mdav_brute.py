@@ -16,7 +16,8 @@ from .running_sum import running_mean, running_sum_add, running_sum_init
 
 __all__ = ["mdav_brute_kernel", "BRUTE_BLOCK"]
 
-BRUTE_BLOCK = 64  # records per block of a brute-force distance pass (measured: 64 beats 512 and whole columns)
+# records per block of a brute-force distance pass (measured: 64 beats 512 and whole columns)
+BRUTE_BLOCK = 64
 
 
 @kernel
@@ -137,7 +138,7 @@ def _select(dist, m, k, pos, best):
     come in increasing order, so a later equal key never enters."""
     filled, top, far = 0, -np.inf, 0
     for i0 in range(0, m, BRUTE_BLOCK):
-        o = dist[i0:min(i0 + BRUTE_BLOCK, m)]
+        o = dist[i0 : min(i0 + BRUTE_BLOCK, m)]
         filled = _block_k_smallest(o, i0, k, pos, best, filled)
         top, far = _block_farthest(o, i0, top, far)
     return far
@@ -290,7 +291,19 @@ def _distances_select_threads(Xc, m, p, out, k, pos, best, farthest, split):
     part_pos, part_best = np.empty((ranges, k), dtype=np.int64), np.empty((ranges, k))
     parts = np.empty((ranges, 4))
     for j in prange(ranges):
-        _range_select(Xc, j * step, min(j * step + step, m), p, out, k, part_pos, part_best, farthest, parts, j)
+        _range_select(
+            Xc,
+            j * step,
+            min(j * step + step, m),
+            p,
+            out,
+            k,
+            part_pos,
+            part_best,
+            farthest,
+            parts,
+            j,
+        )
     _merge_ranges(part_pos, part_best, parts, 0, k, pos, best)
     return _farthest_of_ranges(parts) if farthest else 0
 
@@ -307,8 +320,22 @@ def _distances_two_select_threads(Xc, m, p, q, out, out_q, k, pos, best, pos_q, 
     part_pos_q, part_best_q = np.empty((ranges, k), dtype=np.int64), np.empty((ranges, k))
     parts = np.empty((ranges, 4))
     for j in prange(ranges):
-        _range_two_select(Xc, j * step, min(j * step + step, m), p, q, out, out_q, k, part_pos, part_best,
-                          part_pos_q, part_best_q, parts, j)
+        _range_two_select(
+            Xc,
+            j * step,
+            min(j * step + step, m),
+            p,
+            q,
+            out,
+            out_q,
+            k,
+            part_pos,
+            part_best,
+            part_pos_q,
+            part_best_q,
+            parts,
+            j,
+        )
     _merge_ranges(part_pos, part_best, parts, 0, k, pos, best)
     _merge_ranges(part_pos_q, part_best_q, parts, 1, k, pos_q, best_q)
     return _farthest_of_ranges(parts)
@@ -363,11 +390,11 @@ def _remove_columns(Xc, idx, m, gone, ngone):
         shift = j + 1
         for t in range(d):
             src = Xc[t, a:b]
-            dst = Xc[t, a - shift:b - shift]
+            dst = Xc[t, a - shift : b - shift]
             for i in range(b - a):
                 dst[i] = src[i]
         src_i = idx[a:b]
-        dst_i = idx[a - shift:b - shift]
+        dst_i = idx[a - shift : b - shift]
         for i in range(b - a):
             dst_i[i] = src_i[i]
     return m - ngone
@@ -387,8 +414,32 @@ def _brute_take(X, idx, k, pos, labels, g, s, comp, gone, at, alive):
 
 
 @kernel
-def _brute_pairs(X, Xc, idx, m, width, k, stop, max_pairs, labels, g, s, comp, dist, ahead, keep, pos, gone, alive,
-                 tail, prefix, anchors, work, stop_cycle, split):
+def _brute_pairs(
+    X,
+    Xc,
+    idx,
+    m,
+    width,
+    k,
+    stop,
+    max_pairs,
+    labels,
+    g,
+    s,
+    comp,
+    dist,
+    ahead,
+    keep,
+    pos,
+    gone,
+    alive,
+    tail,
+    prefix,
+    anchors,
+    work,
+    stop_cycle,
+    split,
+):
     """mdav_kernel's pairs of groups by brute force over the columns Xc[:, :width] (the records
     idx[:width], ascending: the m remaining ones and removed ones, NaN), while at least ``stop``
     remain, at most max_pairs pairs; returns (m, width, g, tail, prefix, passes over the records).
@@ -411,7 +462,8 @@ def _brute_pairs(X, Xc, idx, m, width, k, stop, max_pairs, labels, g, s, comp, d
 
     dist, ahead and keep: buffers of at least m entries. Stops early once the cycle counter
     passes stop_cycle (> 0: the time limit, ``budget_cycles``). split: None (one thread) or the
-    passes' split (``mdav_brute_kernel``), checked against one thread as it goes (``_split_now``)."""
+    passes' split (``mdav_brute_kernel``), checked against one thread as it goes (``_split_now``).
+    """
     d = Xc.shape[0]
     xs = np.empty(d)
     cg = np.empty(d)
@@ -437,7 +489,9 @@ def _brute_pairs(X, Xc, idx, m, width, k, stop, max_pairs, labels, g, s, comp, d
             far = _distances_select(Xc, width, X[r], dist, k, pos, best, True)
             passes += 1
         else:
-            far = _distances_select_threads(Xc, width, X[r], dist, k, pos, best, True, _split_current(split, guard))
+            far = _distances_select_threads(
+                Xc, width, X[r], dist, k, pos, best, True, _split_current(split, guard)
+            )
             passes += 1
         _brute_take(X, idx, k, pos, labels, g, s, comp, gone, 0, alive)
         _mark_removed(Xc, gone, 0, k)
@@ -453,19 +507,28 @@ def _brute_pairs(X, Xc, idx, m, width, k, stop, max_pairs, labels, g, s, comp, d
             # and k copies of s, s left out (s is often the next farthest from the centroid)
             for t in range(d):
                 cg[t] = (s[t] + comp[t] - k * xs[t]) / (m - 2 * k)
-            guess, tail, prefix = farthest_from_centroid(X, tail, prefix, anchors, work, alive, cg, idx[far])
+            guess, tail, prefix = farthest_from_centroid(
+                X, tail, prefix, anchors, work, alive, cg, idx[far]
+            )
         if split is None:  # a condition on split alone, so that numba prunes the branch not taken
             if guess >= 0:
-                far_q = _distances_two_select(Xc, width, xs, X[guess], dist, ahead, k, pos, best, pos_q, best_q)
+                far_q = _distances_two_select(
+                    Xc, width, xs, X[guess], dist, ahead, k, pos, best, pos_q, best_q
+                )
             else:
-                _distances_select(Xc, width, xs, dist, k, pos, best, False)  # r's group is NaN: left out
+                _distances_select(
+                    Xc, width, xs, dist, k, pos, best, False
+                )  # r's group is NaN: left out
         elif guess >= 0:  # the pass nearly every pair makes: timed against one thread now and then
             now, tic = _split_now(split, guard), cycles()
-            far_q = _distances_two_select_threads(Xc, width, xs, X[guess], dist, ahead, k, pos, best, pos_q, best_q,
-                                                  now)
+            far_q = _distances_two_select_threads(
+                Xc, width, xs, X[guess], dist, ahead, k, pos, best, pos_q, best_q, now
+            )
             _split_timed(guard, cycles() - tic, width)
         else:
-            _distances_select_threads(Xc, width, xs, dist, k, pos, best, False, _split_current(split, guard))
+            _distances_select_threads(
+                Xc, width, xs, dist, k, pos, best, False, _split_current(split, guard)
+            )
         passes += 1
         _brute_take(X, idx, k, pos, labels, g + 1, s, comp, gone, k, alive)
         _mark_removed(Xc, gone, k, 2 * k)
@@ -493,7 +556,9 @@ def _brute_pairs(X, Xc, idx, m, width, k, stop, max_pairs, labels, g, s, comp, d
 
 
 @kernel
-def _brute_finish(X, Xc, idx, m, width, k, classic, labels, g, s, comp, dist, keep, pos, gone, alive):
+def _brute_finish(
+    X, Xc, idx, m, width, k, classic, labels, g, s, comp, dist, keep, pos, gone, alive
+):
     """mdav_kernel's last steps by brute force once fewer than ``stop`` records remain (the
     columns as _brute_pairs leaves them)."""
     if width > m:
@@ -537,8 +602,34 @@ def mdav_brute_kernel(X, k, classic, budget, split):
     pos = np.empty(k, dtype=np.int64)
     gone = np.empty(2 * k, dtype=np.int64)
     stop = 3 * k if classic else 2 * k
-    m, width, g, tail, prefix, _ = _brute_pairs(X, Xc, idx, n, n, k, stop, n, labels, 0, s, comp, dist, ahead, keep,
-                                                pos, gone, alive, tail, prefix, anchors, work, stop_cycle, split)
+    m, width, g, tail, prefix, _ = _brute_pairs(
+        X,
+        Xc,
+        idx,
+        n,
+        n,
+        k,
+        stop,
+        n,
+        labels,
+        0,
+        s,
+        comp,
+        dist,
+        ahead,
+        keep,
+        pos,
+        gone,
+        alive,
+        tail,
+        prefix,
+        anchors,
+        work,
+        stop_cycle,
+        split,
+    )
     if m < stop:  # not stopped by the budget
-        _brute_finish(X, Xc, idx, m, width, k, classic, labels, g, s, comp, dist, keep, pos, gone, alive)
+        _brute_finish(
+            X, Xc, idx, m, width, k, classic, labels, g, s, comp, dist, keep, pos, gone, alive
+        )
     return labels

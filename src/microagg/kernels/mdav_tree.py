@@ -16,16 +16,33 @@ from .nearest import join_nearest_centroid, mean_rows
 from .radial import farthest_from_centroid, radial_index
 from .running_sum import running_mean, running_sum_add, running_sum_init
 
-__all__ = ["mdav_tree_kernel", "vmdav_tree_kernel", "SWITCH_NEVER", "SWITCH_MEASURED", "SWITCH_ALWAYS",
-           "SWITCH_TRIALS"]
+__all__ = [
+    "mdav_tree_kernel",
+    "vmdav_tree_kernel",
+    "SWITCH_NEVER",
+    "SWITCH_MEASURED",
+    "SWITCH_ALWAYS",
+    "SWITCH_TRIALS",
+]
 
-REBUILD_BELOW = 0.6  # rebuild the KD-tree over the alive records when fewer remain than this fraction
+REBUILD_BELOW = (
+    0.6  # rebuild the KD-tree over the alive records when fewer remain than this fraction
+)
 #: at each tree rebuild the tree kernel runs this many pairs of groups by brute force, timed, and
 #: goes on by brute force if they cost less than the tree's pairs since the last rebuild
 SWITCH_TRIAL_PAIRS = 4
-SWITCH_SKIP = 2.0  # no trial while brute force, scaled from the last trial, costs this many times the tree
-SWITCH_FIRST_PAIRS = 32  # the first trial after this many pairs of groups by the tree (n/16k if fewer)
-SWITCH_NEVER, SWITCH_MEASURED, SWITCH_ALWAYS, SWITCH_TRIALS = 0, 1, 2, 3  # mdav_tree_kernel's ``switch``
+SWITCH_SKIP = (
+    2.0  # no trial while brute force, scaled from the last trial, costs this many times the tree
+)
+SWITCH_FIRST_PAIRS = (
+    32  # the first trial after this many pairs of groups by the tree (n/16k if fewer)
+)
+SWITCH_NEVER, SWITCH_MEASURED, SWITCH_ALWAYS, SWITCH_TRIALS = (
+    0,
+    1,
+    2,
+    3,
+)  # mdav_tree_kernel's ``switch``
 SWITCH_EVERY = 0.8  # then a trial each time the records left have fallen by this factor
 
 
@@ -130,9 +147,13 @@ def mdav_tree_kernel(X, k, classic, leaf_size, switch, budget, split):
     g = 0
     stop = 3 * k if classic else 2 * k
     tree_cycles, tree_pairs = 0, 0
-    guard = np.array([0.0, 0.0, 0.0, 1.0])  # the two queries at once against one thread (``_split_now``)
+    guard = np.array(
+        [0.0, 0.0, 0.0, 1.0]
+    )  # the two queries at once against one thread (``_split_now``)
     brute_per_record = -1.0  # the last trial's cycles per pair and remaining record
-    check = n - 2 * k * max(1, min(SWITCH_FIRST_PAIRS, n // (16 * k)))  # the next trial once this many remain
+    check = n - 2 * k * max(
+        1, min(SWITCH_FIRST_PAIRS, n // (16 * k))
+    )  # the next trial once this many remain
     while m >= stop:
         tic = cycles()
         c = running_mean(s, comp, m)
@@ -151,34 +172,107 @@ def mdav_tree_kernel(X, k, classic, leaf_size, switch, budget, split):
             _delete_all(F, members, k)
             if not alive[r]:
                 r, _ = kdtree.farthest(F, xr, excl, 0)
-        _trees_take_group(T, F, X, X[r].copy(), k, labels, g + 1, s, comp, members, dbuf, excl, alive)
+        _trees_take_group(
+            T, F, X, X[r].copy(), k, labels, g + 1, s, comp, members, dbuf, excl, alive
+        )
         g += 2
         m -= 2 * k
         toc = cycles()
         tree_cycles += toc - tic
         tree_pairs += 1
-        if m >= stop and stop_cycle > 0 and toc > stop_cycle:  # pairs remain: stop (else MDAV's own tail)
+        if (
+            m >= stop and stop_cycle > 0 and toc > stop_cycle
+        ):  # pairs remain: stop (else MDAV's own tail)
             return labels
         if switch != SWITCH_NEVER and m <= check and m >= stop:
             tree_cost = tree_cycles / tree_pairs
-            if switch != SWITCH_MEASURED or brute_per_record < 0 or brute_per_record * m < SWITCH_SKIP * tree_cost:
+            if (
+                switch != SWITCH_MEASURED
+                or brute_per_record < 0
+                or brute_per_record * m < SWITCH_SKIP * tree_cost
+            ):
                 rest = kdtree.alive_indices(T)
                 Xc = _columns(X, rest)
                 dist, ahead, keep = np.empty(m), np.empty(m), np.empty(m, dtype=np.bool_)
                 tic = cycles()
-                m_after, width, g, tail, prefix, passes = _brute_pairs(X, Xc, rest, m, m, k, stop, SWITCH_TRIAL_PAIRS,
-                                                                       labels, g, s, comp, dist, ahead, keep, pos,
-                                                                       gone, alive, tail, prefix, anchors, work,
-                                                                       stop_cycle, split)
-                brute_cost = (cycles() - tic) / max(passes, 1)  # going on, a pass a pair (``ahead``)
+                m_after, width, g, tail, prefix, passes = _brute_pairs(
+                    X,
+                    Xc,
+                    rest,
+                    m,
+                    m,
+                    k,
+                    stop,
+                    SWITCH_TRIAL_PAIRS,
+                    labels,
+                    g,
+                    s,
+                    comp,
+                    dist,
+                    ahead,
+                    keep,
+                    pos,
+                    gone,
+                    alive,
+                    tail,
+                    prefix,
+                    anchors,
+                    work,
+                    stop_cycle,
+                    split,
+                )
+                brute_cost = (cycles() - tic) / max(
+                    passes, 1
+                )  # going on, a pass a pair (``ahead``)
                 brute_per_record = brute_cost / m
-                if switch == SWITCH_ALWAYS or (switch == SWITCH_MEASURED and brute_cost < tree_cost):  # brute from here
-                    m, width, g, tail, prefix, _ = _brute_pairs(X, Xc, rest, m_after, width, k, stop, n, labels, g, s,
-                                                                comp, dist, ahead, keep, pos, gone, alive, tail,
-                                                                prefix, anchors, work, stop_cycle, split)
+                if switch == SWITCH_ALWAYS or (
+                    switch == SWITCH_MEASURED and brute_cost < tree_cost
+                ):  # brute from here
+                    m, width, g, tail, prefix, _ = _brute_pairs(
+                        X,
+                        Xc,
+                        rest,
+                        m_after,
+                        width,
+                        k,
+                        stop,
+                        n,
+                        labels,
+                        g,
+                        s,
+                        comp,
+                        dist,
+                        ahead,
+                        keep,
+                        pos,
+                        gone,
+                        alive,
+                        tail,
+                        prefix,
+                        anchors,
+                        work,
+                        stop_cycle,
+                        split,
+                    )
                     if m < stop:  # not stopped by the budget
-                        _brute_finish(X, Xc, rest, m, width, k, classic, labels, g, s, comp, dist, keep, pos, gone,
-                                      alive)
+                        _brute_finish(
+                            X,
+                            Xc,
+                            rest,
+                            m,
+                            width,
+                            k,
+                            classic,
+                            labels,
+                            g,
+                            s,
+                            comp,
+                            dist,
+                            keep,
+                            pos,
+                            gone,
+                            alive,
+                        )
                     return labels
                 for i in kdtree.alive_indices(T):  # the tree goes on without the trial's groups
                     if not alive[i]:

@@ -6,6 +6,7 @@ import numpy as np
 
 from .jit import kernel
 
+
 @kernel
 def sqdist(a, b):
     s = 0.0

@@ -30,7 +30,9 @@ from .tours import walk_group
 
 MIGRATE = 0
 EXCHANGE = 1
-DISSOLVE_STEP = 2  # one record of a dissolved group joining a neighbour (the group is below k meanwhile)
+DISSOLVE_STEP = (
+    2  # one record of a dissolved group joining a neighbour (the group is below k meanwhile)
+)
 
 
 @kernel
@@ -147,7 +149,8 @@ def _best_move(X, labels, sizes, sums, slots, p, nbr, k, tol, dself, gx):
 
 @kernel
 def _try_dissolve(X, labels, sizes, sums, slots, pos, p, nbr, k, tol, moved_i, moved_to, log, nlog):
-    """Dissolve p into its neighbour groups when that lowers SSE (exact); (delta, nlog) or (0, nlog)."""
+    """Dissolve p into its neighbour groups when that lowers SSE (exact); (delta, nlog) or (0,
+    nlog)."""
     full = 2 * k - 1
     total = 0.0
     count = 0
@@ -191,7 +194,9 @@ def _try_dissolve(X, labels, sizes, sums, slots, pos, p, nbr, k, tol, moved_i, m
 
 
 @kernel
-def sweep(X, labels, sizes, sums, slots, pos, nbr, order, k, tol, max_moves, dissolve, changed, log, nlog):
+def sweep(
+    X, labels, sizes, sums, slots, pos, nbr, order, k, tol, max_moves, dissolve, changed, log, nlog
+):
     """One pass over the groups ``order``: for each, apply its best migration / exchange with
     its neighbour groups while one lowers SSE (at most max_moves), then try to dissolve it.
     changed[p] is set for every group a move touched. Returns (SSE change, moves, nlog)."""
@@ -222,8 +227,9 @@ def sweep(X, labels, sizes, sums, slots, pos, nbr, order, k, tol, max_moves, dis
             total += delta
             moves += 1
         if dissolve and sizes[p] > 0:
-            delta, nlog = _try_dissolve(X, labels, sizes, sums, slots, pos, p, nbr, k, tol, moved_i, moved_to,
-                                        log, nlog)
+            delta, nlog = _try_dissolve(
+                X, labels, sizes, sums, slots, pos, p, nbr, k, tol, moved_i, moved_to, log, nlog
+            )
             if delta < 0.0:
                 changed[p] = True
                 for j in range(nbr.shape[1]):
@@ -270,7 +276,7 @@ def group_tour(X, sizes, sums, slots, nbr, first, leaf_size):
         tour[at] = cur
         at += 1
         placed[cur] = True
-        cur, at = walk_group(X, slots[p, :sizes[p]], cur, placed, tour, at)
+        cur, at = walk_group(X, slots[p, : sizes[p]], cur, placed, tour, at)
         if at == n:
             break
         bq, bj, bd = -1, -1, np.inf

@@ -163,8 +163,9 @@ def greedy_pricing(X, pi, eta, thr, cptr, ccut, cpen, budget=0):
             for t in range(d):
                 centre[t] = total[t] / size
             # members[1:size] are still in the tree (unassigned): excluded from the query
-            best, _ = kdtree.nearest_weighted(tree, centre, eta / (size * (eta - 1.0)), pi, wmax,
-                                              members[1:size], size - 1)
+            best, _ = kdtree.nearest_weighted(
+                tree, centre, eta / (size * (eta - 1.0)), pi, wmax, members[1:size], size - 1
+            )
             if best < 0:
                 break
             members[size] = best

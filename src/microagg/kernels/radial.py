@@ -11,12 +11,22 @@ from .jit import kernel
 from .kdtree_build import _UB_SCALE
 from .nearest import sqdist
 
-__all__ = ["radial_build", "radial_skip_dead", "radial_farthest", "radial_index", "farthest_from_centroid"]
+__all__ = [
+    "radial_build",
+    "radial_skip_dead",
+    "radial_farthest",
+    "radial_index",
+    "farthest_from_centroid",
+]
 
-RADIAL_REBUILD_WORK = 32  # rebuild a radial list once scans cost this many list lengths (measured: 8 → 32
-# cut the farthest-from-centroid time 5.3 s → 3.6 s on 10^6 census-like records; 1024 is worse again)
+RADIAL_REBUILD_WORK = (
+    32  # rebuild a radial list once scans cost this many list lengths (measured: 8 → 32
+)
+# cut the farthest-from-centroid time 5.3 s → 3.6 s on 10^6 census-like records; 1024 is worse
+# again)
 #: the outermost records' list (radial_index); census-like 3·10^6, two threads: one list 88.5 s,
-#: prefix 1/128 86.1 s, 1/32 76.4 s, 1/8 71.5 s, 1/4 70.3 s (prefix re-sorted after 8 lengths: 76.0 s)
+# : prefix 1/128 86.1 s, 1/32 76.4 s, 1/8 71.5 s, 1/4 70.3 s (prefix re-sorted after 8 lengths: 76.0
+# s)
 RADIAL_PREFIX_SHARE, RADIAL_PREFIX_MIN = 1 / 4, 1024
 
 
@@ -85,7 +95,6 @@ def radial_farthest(R, anchor, alive, q, skip):
     return best_i, best_d, j - head[0]
 
 
-
 @kernel
 def radial_index(X, members, anchors, c):
     """The radial lists around c over the records ``members``: (tail, prefix). The prefix is a
@@ -96,7 +105,9 @@ def radial_index(X, members, anchors, c):
     size = min(idx.shape[0], max(RADIAL_PREFIX_MIN, int(idx.shape[0] * RADIAL_PREFIX_SHARE)))
     prefix = (Xa[:size].copy(), idx[:size].copy(), rho[:size].copy(), np.zeros(1, dtype=np.int64))
     head[0] = size
-    for t in range(c.shape[0]):  # element-wise: a row assignment compiles numba's shape-error path (1.4 s)
+    for t in range(
+        c.shape[0]
+    ):  # element-wise: a row assignment compiles numba's shape-error path (1.4 s)
         anchors[0, t] = c[t]
         anchors[1, t] = c[t]
     return tail, prefix
@@ -119,8 +130,9 @@ def farthest_from_centroid(X, tail, prefix, anchors, work, alive, c, skip):
     work[1] += scanned
     idx, rho = tail[1], tail[2]
     j = radial_skip_dead(tail, alive)
-    if j < idx.shape[0] and (best_i < 0 or (rho[j] + np.sqrt(sqdist(c, anchors[0]))) * _UB_SCALE
-                             >= np.sqrt(best_d)):
+    if j < idx.shape[0] and (
+        best_i < 0 or (rho[j] + np.sqrt(sqdist(c, anchors[0]))) * _UB_SCALE >= np.sqrt(best_d)
+    ):
         i, dd, scanned = radial_farthest(tail, anchors[0], alive, c, skip)
         work[0] += scanned
         if dd > best_d or (dd == best_d and i < best_i):
@@ -129,7 +141,7 @@ def farthest_from_centroid(X, tail, prefix, anchors, work, alive, c, skip):
         tail, prefix = radial_index(X, np.nonzero(alive)[0], anchors, c)
         work[:] = 0
     elif work[1] > RADIAL_REBUILD_WORK * prefix[1].shape[0] + 1000:
-        members = prefix[1][prefix[3][0]:]
+        members = prefix[1][prefix[3][0] :]
         prefix = radial_build(X, members[alive[members]], c)
         for t in range(c.shape[0]):
             anchors[1, t] = c[t]

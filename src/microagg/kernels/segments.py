@@ -13,6 +13,7 @@ import numpy as np
 
 from .jit import kernel
 
+
 @kernel
 def path_cut(Xo, k):
     """Optimal cut of the rows of Xo, in order, into consecutive groups of k..2k-1.
@@ -137,5 +138,7 @@ def fixed_size_by_rank(xs: np.ndarray, k: int, placement: str = "best") -> np.nd
     else:
         raise ValueError(f"unknown placement {placement!r}")
     ranks = np.arange(n)
-    ids = np.where(ranks < jbest * k, ranks // k, np.where(ranks < jbest * k + k + r, jbest, (ranks - r) // k))
+    ids = np.where(
+        ranks < jbest * k, ranks // k, np.where(ranks < jbest * k + k + r, jbest, (ranks - r) // k)
+    )
     return ids.astype(np.int64)

@@ -110,7 +110,7 @@ def groups_tour(X, labels, g, formation_order):
         tour[pos] = cur
         pos += 1
         placed[cur] = True
-        cur, pos = walk_group(X, members[start[p]:start[p + 1]], cur, placed, tour, pos)
+        cur, pos = walk_group(X, members[start[p] : start[p + 1]], cur, placed, tour, pos)
         if step == g - 1:
             break
         bj, bd = -1, np.inf

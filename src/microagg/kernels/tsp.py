@@ -177,7 +177,12 @@ def improve(X, neigh, K, K_or, path, pos, closed, queue, inq, stop_cycle=0):
                     continue
                 P = path[lo - 1]
                 nx = _next(path, hi, closed)
-                g = _dist(X, P, path[lo]) + _edge(X, path[hi], nx) - _dist(X, P, path[hi]) - _edge(X, path[lo], nx)
+                g = (
+                    _dist(X, P, path[lo])
+                    + _edge(X, path[hi], nx)
+                    - _dist(X, P, path[hi])
+                    - _edge(X, path[lo], nx)
+                )
                 if g > best_gain:
                     best_gain = g
                     kind = 1
@@ -212,7 +217,8 @@ def improve(X, neigh, K, K_or, path, pos, closed, queue, inq, stop_cycle=0):
                             if s <= jc <= e:
                                 continue
                             for before in range(2):
-                                # after c: c, end, ..., other, next(c); before c: prev(c), other, ..., end, c
+                                # after c: c, end, ..., other, next(c); before c: prev(c), other,
+                                # ..., end, c
                                 jj = jc - before
                                 if jj < 0:
                                     if not closed:

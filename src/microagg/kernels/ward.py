@@ -25,9 +25,11 @@ import numpy as np
 
 from .jit import kernel
 
+
 @kernel
 def ward_adjacent_1d(xs, k):
-    """k-Ward pass over sorted values xs (m >= 2k): group id per rank, groups of >= k consecutive ranks.
+    """k-Ward pass over sorted values xs (m >= 2k): group id per rank, groups of >= k consecutive
+    ranks.
 
     Step 1: ranks [0, k) and [m−k, m) start as two groups, the others as singletons. Step 2: the
     cheapest adjacent pair that is not two groups of >= k merges, until every group has >= k.
@@ -83,13 +85,17 @@ def ward_adjacent_1d(xs, k):
             r2 = nxt[g]
             if size[g] < k or size[r2] < k:
                 diff = mean[g] - mean[r2]
-                heapq.heappush(heap, (size[g] * size[r2] / (size[g] + size[r2]) * diff * diff, g, version[g]))
+                heapq.heappush(
+                    heap, (size[g] * size[r2] / (size[g] + size[r2]) * diff * diff, g, version[g])
+                )
         p = prv[g]
         if p >= 0:
             version[p] += 1
             if size[p] < k or size[g] < k:
                 diff = mean[p] - mean[g]
-                heapq.heappush(heap, (size[p] * size[g] / (size[p] + size[g]) * diff * diff, p, version[p]))
+                heapq.heappush(
+                    heap, (size[p] * size[g] / (size[p] + size[g]) * diff * diff, p, version[p])
+                )
     labels = np.empty(m, dtype=np.int64)
     g = 0
     gid = 0

@@ -117,7 +117,7 @@ class AuditRoles:
             "sensitive": [str(c) for c in self.sensitive],
             "sample_weight": self.sample_weight,
             "ordinal_levels": {
-                str(c): (None if v is None else list(v)) for c, v in self.ordinal_levels.items()
+                str(c): None if v is None else list(v) for c, v in self.ordinal_levels.items()
             },
             "standardize": bool(self.standardize),
             "l": float(self.l),
@@ -520,7 +520,9 @@ def combine(paired: Audit, as_published: Audit) -> Audit:
         {
             **as_published.context,
             "rows_aligned": False,
-            "paired_measures": "the file's records put back "
-            "in the original's order by the run's permutation (kept in memory only)",
+            "paired_measures": (
+                "the file's records put back "
+                "in the original's order by the run's permutation (kept in memory only)"
+            ),
         },
     )

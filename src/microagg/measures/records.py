@@ -174,9 +174,11 @@ class KeyFrequencies:
         if self.is_k_anonymous:
             return ()
         return (
-            f"the published file is not {self.k}-anonymous on its key variables "
-            f"({', '.join(map(str, self.keys))}): {self.records_below_k} records in "
-            f"{self.combinations_below_k} combinations occur fewer than {self.k} times",
+            (
+                f"the published file is not {self.k}-anonymous on its key variables "
+                f"({', '.join(map(str, self.keys))}): {self.records_below_k} records in "
+                f"{self.combinations_below_k} combinations occur fewer than {self.k} times"
+            ),
         )
 
 

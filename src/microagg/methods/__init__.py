@@ -47,8 +47,20 @@ from ..declarations import Param, provide_choices, validate
 from ..errors import InputError, ParameterError
 from ..progress import COMPILING, as_callback, compile_notice
 
-__all__ = ["MethodInfo", "MethodOutput", "Param", "register", "get", "names", "all_methods", "run", "load_kernels",
-           "validate_params", "uncharged_compilation", "BudgetError"]
+__all__ = [
+    "MethodInfo",
+    "MethodOutput",
+    "Param",
+    "register",
+    "get",
+    "names",
+    "all_methods",
+    "run",
+    "load_kernels",
+    "validate_params",
+    "uncharged_compilation",
+    "BudgetError",
+]
 
 #: Arguments every method receives from ``run``; everything else is a declared parameter.
 COMMON_ARGUMENTS = ("seed", "deadline", "progress")
@@ -102,9 +114,15 @@ class MethodInfo:
     interruptible: bool = True  # False: may run past its deadline (it cannot stop inside a step)
     categorical: bool = True  # False: cannot take categorical quasi-identifiers
     check_together: Callable[[dict], dict] | None = None  # checks that involve several parameters
-    check_input: Callable[[dict, int, int, int], None] | None = None  # its own checks against (n, d, k)
-    default_work: Callable[[int, int, int], float] | None = None  # (n, d, k) -> its work cap without a bound
-    least_seconds: Callable[[int, int, int], float] | None = None  # (n, d, k) -> seconds it needs before it can stop
+    check_input: Callable[[dict, int, int, int], None] | None = (
+        None  # its own checks against (n, d, k)
+    )
+    default_work: Callable[[int, int, int], float] | None = (
+        None  # (n, d, k) -> its work cap without a bound
+    )
+    least_seconds: Callable[[int, int, int], float] | None = (
+        None  # (n, d, k) -> seconds it needs before it can stop
+    )
 
     @property
     def defaults(self) -> dict[str, Any]:
@@ -138,8 +156,10 @@ class MethodInfo:
         for name, p in self.params.items():
             value = values.get(name)
             if p.data_bound == "columns" and value is not None and value >= d:
-                raise ParameterError(f"{self.name} parameter {name} must be a column index in 0..{d - 1}, "
-                                     f"got {value!r}")
+                raise ParameterError(
+                    f"{self.name} parameter {name} must be a column index in 0..{d - 1}, "
+                    f"got {value!r}"
+                )
         if "init" in self.params:
             from .starts import check_labels_vs_input
 
@@ -204,9 +224,23 @@ def register(
             )
         summary = (inspect.getdoc(func) or "").split("\n")[0]
         _REGISTRY[name] = MethodInfo(
-            name, func, family, paper, complexity, variable_size, multivariate, randomized,
-            per_variable, summary, declared, interruptible, categorical, check_together, check_input,
-            default_work, least_seconds,
+            name,
+            func,
+            family,
+            paper,
+            complexity,
+            variable_size,
+            multivariate,
+            randomized,
+            per_variable,
+            summary,
+            declared,
+            interruptible,
+            categorical,
+            check_together,
+            check_input,
+            default_work,
+            least_seconds,
         )
         return func
 
@@ -242,7 +276,9 @@ def get(name: str) -> MethodInfo:
     try:
         return _REGISTRY[name]
     except KeyError:
-        raise ParameterError(f"unknown method {name!r}; known methods: {', '.join(names())}") from None
+        raise ParameterError(
+            f"unknown method {name!r}; known methods: {', '.join(names())}"
+        ) from None
 
 
 def validate_params(name: str, params: dict) -> dict:
@@ -318,7 +354,9 @@ def _size_class(records: int) -> int:
     return int(2 * math.log10(max(int(records), 1)))
 
 
-def load_kernels(name: str, shape: tuple | None = None, progress=None, deadline: Deadline | None = None) -> None:
+def load_kernels(
+    name: str, shape: tuple | None = None, progress=None, deadline: Deadline | None = None
+) -> None:
     """Run the package's method ``name`` on a small random input, once per process and size class,
     so that the numba kernels its run on data of ``shape`` (records, attributes) will call are
     loaded from the on-disk cache (compiled, on the first run after an install) before a caller

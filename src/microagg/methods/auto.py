@@ -124,8 +124,10 @@ def _check_portfolio(portfolio):
         if m == "auto":
             raise ValueError("cannot contain auto itself")
         if info.per_variable:
-            raise ValueError(f"cannot contain {m!r}: it groups each variable on its own (not k-anonymous), "
-                             "so its IL is not comparable")
+            raise ValueError(
+                f"cannot contain {m!r}: it groups each variable on its own (not k-anonymous), "
+                "so its IL is not comparable"
+            )
     return members
 
 
@@ -140,17 +142,23 @@ def _check_together(values: dict) -> dict:
     if values["portfolio"] is not None:
         stray = sorted(set(mp) - set(values["portfolio"]))
         if stray:
-            raise ValueError(f"member_params names method(s) not in the portfolio: {', '.join(stray)}")
+            raise ValueError(
+                f"member_params names method(s) not in the portfolio: {', '.join(stray)}"
+            )
     # validated, but only the parameters given: the others keep auto's choices (e.g. icsm's starts)
-    values["member_params"] = {m: {key: v for key, v in get(m).validate(p).items() if key in p} for m, p in mp.items()}
+    values["member_params"] = {
+        m: {key: v for key, v in get(m).validate(p).items() if key in p} for m, p in mp.items()
+    }
     return values
 
 
 def _check_init(init):
     """A partition (labels); a method's name belongs in the portfolio."""
     if isinstance(init, str):
-        raise ValueError(f"auto continues from a partition (labels), not a method ({init!r}): "
-                         "name methods in portfolio=")
+        raise ValueError(
+            f"auto continues from a partition (labels), not a method ({init!r}): "
+            "name methods in portfolio="
+        )
     return check_start(init, "auto")
 
 
@@ -159,17 +167,23 @@ def _check_input(values, n, d, k):
     if d != 1:
         for m in values["portfolio"] or ():
             if not get(m).multivariate:
-                raise ParameterError(f"auto portfolio cannot contain the univariate method {m!r}: "
-                                     f"the data have {d} quasi-identifier columns")
+                raise ParameterError(
+                    f"auto portfolio cannot contain the univariate method {m!r}: "
+                    f"the data have {d} quasi-identifier columns"
+                )
 
 
 @register(
     "auto",
     family="portfolio",
-    paper="Domingo-Ferrer & Mateo-Sanz 2002 (data-oriented paper), §6: try several methods, "
-    "keep the best",
-    complexity="the sum of its members' costs, bounded by the time budget; O(n·d) memory beyond "
-    "the members'",
+    paper=(
+        "Domingo-Ferrer & Mateo-Sanz 2002 (data-oriented paper), §6: try several methods, "
+        "keep the best"
+    ),
+    complexity=(
+        "the sum of its members' costs, bounded by the time budget; O(n·d) memory beyond "
+        "the members'"
+    ),
     variable_size=True,
     params=(
         Param(
@@ -225,7 +239,8 @@ def _check_input(values, n, d, k):
     default_work=default_work,
 )
 def auto(X, k, *, seed, deadline, progress, portfolio, member_params, improve, parallel, init):
-    """Portfolio: run several registered methods within the time budget and keep the lowest-SSE partition.
+    """Portfolio: run several registered methods within the time budget and keep the lowest-SSE
+    partition.
 
     ``portfolio``: method names run in the given order. The default runs icsm first, exactly as
     icsm alone (from MDAV's partition, with the whole budget: it returns when it converges, and

@@ -14,24 +14,40 @@ from .univariate import labels_from_order, sorted_order
     "genetic",
     family="univariate",
     paper="Domingo-Ferrer & Mateo-Sanz 2002 (data-oriented paper), §4.2",
-    complexity="O(maxgen·population_size·n) time after an O(n log n) sort, O(population_size·n) memory",
+    complexity=(
+        "O(maxgen·population_size·n) time after an O(n log n) sort, O(population_size·n) memory"
+    ),
     variable_size=True,
     multivariate=False,
     randomized=True,
     categorical=False,
     params=(
-        Param("criterion", "str", "A", "stopping rule on the generation fitness: 'A' average, 'M' maximum "
-              "(stop when two consecutive generations' ratio is in [1, 1 + 10⁻⁶/n])", choices=("A", "M")),
+        Param(
+            "criterion",
+            "str",
+            "A",
+            "stopping rule on the generation fitness: 'A' average, 'M' maximum "
+            "(stop when two consecutive generations' ratio is in [1, 1 + 10⁻⁶/n])",
+            choices=("A", "M"),
+        ),
         Param("pcross", "float", 0.6, "crossover probability", low=0.0, high=1.0),
         Param("pmut", "float", 0.05, "mutation probability per bit", low=0.0, high=1.0),
         Param("maxgen", "int", 200, "maximum number of generations", low=1),
         Param("population_size", "int", 10, "strings per generation", low=1),
-        Param("fitness", "str", "ssa", "'ssa': SST − SSE (the paper); 'inverse-sse': 1/SSE, stronger selection",
-              choices=("ssa", "inverse-sse")),
+        Param(
+            "fitness",
+            "str",
+            "ssa",
+            "'ssa': SST − SSE (the paper); 'inverse-sse': 1/SSE, stronger selection",
+            choices=("ssa", "inverse-sse"),
+        ),
     ),
 )
-def genetic(X, k, *, seed, deadline, progress, criterion, pcross, pmut, maxgen, population_size, fitness):
-    """Genetic univariate microaggregation (§4.2): bit strings of group starts over the sorted values.
+def genetic(
+    X, k, *, seed, deadline, progress, criterion, pcross, pmut, maxgen, population_size, fitness
+):
+    """Genetic univariate microaggregation (§4.2): bit strings of group starts over the sorted
+    values.
 
     Encoding (§4.2.1): bit i = 1 when a group starts at the i-th smallest value; valid strings have
     k−1..2k−2 zeros between consecutive 1s and after the last one (connected groups of k..2k−1).
@@ -60,8 +76,18 @@ def genetic(X, k, *, seed, deadline, progress, criterion, pcross, pmut, maxgen, 
     rng = np.random.default_rng(seed)
     progress("genetic", None, f"{maxgen} generations at most")
     best, generations, reason = genetic_by_rank(
-        xs, k, rng, pcross=pcross, pmut=pmut, maxgen=maxgen, population_size=population_size,
-        criterion=criterion, fitness=fitness, deadline=deadline,
+        xs,
+        k,
+        rng,
+        pcross=pcross,
+        pmut=pmut,
+        maxgen=maxgen,
+        population_size=population_size,
+        criterion=criterion,
+        fitness=fitness,
+        deadline=deadline,
     )
     by_rank = np.cumsum(best.astype(np.int64)) - 1
-    return MethodOutput(labels_from_order(order, by_rank), extras={"generations": generations, "stopped": reason})
+    return MethodOutput(
+        labels_from_order(order, by_rank), extras={"generations": generations, "stopped": reason}
+    )

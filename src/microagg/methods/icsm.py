@@ -46,18 +46,43 @@ def _replay(X, before, applied, k, trace):
             labels[a], labels[b] = labels[b], labels[a]
             step = "exchange"
         sizes = group_sizes(labels)
-        trace.append({"step": step, "sse": sse(X, labels), "delta": float(delta),
-                      "min_size": int(sizes.min()), "max_size": int(sizes.max())})
+        trace.append(
+            {
+                "step": step,
+                "sse": sse(X, labels),
+                "delta": float(delta),
+                "min_size": int(sizes.min()),
+                "max_size": int(sizes.max()),
+            }
+        )
 
 
 def _trace_state(X, labels, step, trace, delta=float("nan")):
     sizes = group_sizes(relabel(labels))
-    trace.append({"step": step, "sse": sse(X, labels), "delta": delta,
-                  "min_size": int(sizes.min()), "max_size": int(sizes.max())})
+    trace.append(
+        {
+            "step": step,
+            "sse": sse(X, labels),
+            "delta": delta,
+            "min_size": int(sizes.min()),
+            "max_size": int(sizes.max()),
+        }
+    )
 
 
-def local_search(X, k, labels, *, deadline, max_iterations=None, pool_size=100, complex_tries=1,
-                 tol=0.0, regroup_every=True, trace=None):
+def local_search(
+    X,
+    k,
+    labels,
+    *,
+    deadline,
+    max_iterations=None,
+    pool_size=100,
+    complex_tries=1,
+    tol=0.0,
+    regroup_every=True,
+    trace=None,
+):
     """ICSM Algorithm 2 from ``labels`` (any assignment: the first Tour2Assignment makes it a
     partition into groups of k..2k−1). Returns (sse, labels, iterations), iterations counting
     the rounds that changed the assignment (the paper's 'Iterations').
@@ -87,8 +112,9 @@ def local_search(X, k, labels, *, deadline, max_iterations=None, pool_size=100, 
         now = time.monotonic()
         step[0] = max(step[0], now - step[1])
         step[1] = now
-        return (not deadline.room_for(max(step[0], least))
-                or (max_iterations is not None and iterations >= max_iterations))
+        return not deadline.room_for(max(step[0], least)) or (
+            max_iterations is not None and iterations >= max_iterations
+        )
 
     while not done():
         # inner loop: Tour2Assignment + SimpleHeuristic until no change (Algorithm 2, lines 4–8)
@@ -112,8 +138,10 @@ def local_search(X, k, labels, *, deadline, max_iterations=None, pool_size=100, 
             cost += float(applied[:, 3].sum())
             if trace is not None:
                 _replay(X, before, applied, k, trace)
-            if regroup_every and not deadline.expired():  # the moves keep the groups' sizes valid: a
-                cost, labels = regroup(X, labels, k)         # regrouping past the deadline is left out
+            if (
+                regroup_every and not deadline.expired()
+            ):  # the moves keep the groups' sizes valid: a
+                cost, labels = regroup(X, labels, k)  # regrouping past the deadline is left out
                 deadline.charge(n)
                 if trace is not None:
                     _trace_state(X, labels, "tour", trace)
@@ -402,32 +430,98 @@ SIMPLE_SECONDS_PER_N2D, COMPLEX_SECONDS_PER_N2D = 3e-11, 3.5e-10
     randomized=True,
     least_seconds=lambda n, d, k: SIMPLE_SECONDS_PER_N2D * n * n * d,
     params=(
-        Param("init", "object", "mdav", "start partition: a registered method name (it gets 30 % of the time "
-              "budget), labels (one group id per record), or a list of these: a local search from each "
-              "(sharing the budget), the best kept", check=check_init),
-        Param("max_iterations", "int", None, "rounds per run at most (None: until no change)", low=0, nullable=True),
+        Param(
+            "init",
+            "object",
+            "mdav",
+            "start partition: a registered method name (it gets 30 % of the time budget), labels"
+            " (one group id per record), or a list of these: a local search from each (sharing the"
+            " budget), the best kept",
+            check=check_init,
+        ),
+        Param(
+            "max_iterations",
+            "int",
+            None,
+            "rounds per run at most (None: until no change)",
+            low=0,
+            nullable=True,
+        ),
         Param("pool_size", "int", 100, "p_n: the most negative simple moves kept per pass", low=1),
-        Param("complex_tries", "int", 5, "groups tried as G_s when looking for a negative cycle (1 = the paper)",
-              low=0),
+        Param(
+            "complex_tries",
+            "int",
+            5,
+            "groups tried as G_s when looking for a negative cycle (1 = the paper)",
+            low=0,
+        ),
         Param("restarts", "int", 0, "perturbation restarts (§5.3)", low=0),
         Param("perturbation", "int", 20, "records that change group in a restart", low=1),
-        Param("restart_from", "str", "best", "restart from the best partition so far or from the start",
-              choices=("best", "init")),
-        Param("scope", "str", "global", "'global': random records to random groups (the paper); 'local': the "
-              "records nearest a random record swap groups", choices=("local", "global")),
+        Param(
+            "restart_from",
+            "str",
+            "best",
+            "restart from the best partition so far or from the start",
+            choices=("best", "init"),
+        ),
+        Param(
+            "scope",
+            "str",
+            "global",
+            "'global': random records to random groups (the paper); 'local': the "
+            "records nearest a random record swap groups",
+            choices=("local", "global"),
+        ),
         Param("restart_complex_tries", "int", 1, "complex_tries inside restarts", low=0),
-        Param("recombine", "float", 0.0, "seconds of restarts between set-partitioning MIPs over the groups of "
-              "the local optima met (ILS-SP; 0 = never)", low=0.0),
-        Param("pool_window", "float", 0.02, "local optima within this relative SSE of the best enter the pool",
-              low=0.0),
-        Param("offers", "object", None, "a callable, asked before each restart, returning partitions (labels) "
-              "that a search running beside found meanwhile (auto's column generation): each is polished by "
-              "the local search, and the restarts go on from the best", nullable=True, check=check_offers),
+        Param(
+            "recombine",
+            "float",
+            0.0,
+            "seconds of restarts between set-partitioning MIPs over the groups of "
+            "the local optima met (ILS-SP; 0 = never)",
+            low=0.0,
+        ),
+        Param(
+            "pool_window",
+            "float",
+            0.02,
+            "local optima within this relative SSE of the best enter the pool",
+            low=0.0,
+        ),
+        Param(
+            "offers",
+            "object",
+            None,
+            "a callable, asked before each restart, returning partitions (labels) that a search"
+            " running beside found meanwhile (auto's column generation): each is polished by the"
+            " local search, and the restarts go on from the best",
+            nullable=True,
+            check=check_offers,
+        ),
     ),
 )
-def icsm(X, k, *, seed, deadline, progress, init, max_iterations, pool_size, complex_tries, restarts,
-         perturbation, restart_from, scope, restart_complex_tries, recombine, pool_window, offers):
-    """ICSM local search: tour regrouping, 1-opt/2-opt moves and n-opt negative cycles from a start partition.
+def icsm(
+    X,
+    k,
+    *,
+    seed,
+    deadline,
+    progress,
+    init,
+    max_iterations,
+    pool_size,
+    complex_tries,
+    restarts,
+    perturbation,
+    restart_from,
+    scope,
+    restart_complex_tries,
+    recombine,
+    pool_window,
+    offers,
+):
+    """ICSM local search: tour regrouping, 1-opt/2-opt moves and n-opt negative cycles from a start
+    partition.
 
     Mortazavi & Jalili 2015, Algorithm 2. ``init`` names any registered method for the start
     (default MDAV). SimpleHeuristic (Algorithm 3) scans all pairs of groups for negative
@@ -453,9 +547,22 @@ def icsm(X, k, *, seed, deadline, progress, init, max_iterations, pool_size, com
     restarts. Stops on no change, ``max_iterations`` rounds per run,
     or the deadline; always returns the best valid partition found.
     """
-    return icsm_search(X, k, deadline=deadline, progress=progress, init=init, seed=seed,
-                       max_iterations=max_iterations,
-                       pool_size=pool_size, complex_tries=complex_tries, restarts=restarts,
-                       perturbation=perturbation, restart_from=restart_from, scope=scope,
-                       restart_complex_tries=restart_complex_tries, recombine=recombine,
-                       pool_window=pool_window, offers=offers)
+    return icsm_search(
+        X,
+        k,
+        deadline=deadline,
+        progress=progress,
+        init=init,
+        seed=seed,
+        max_iterations=max_iterations,
+        pool_size=pool_size,
+        complex_tries=complex_tries,
+        restarts=restarts,
+        perturbation=perturbation,
+        restart_from=restart_from,
+        scope=scope,
+        restart_complex_tries=restart_complex_tries,
+        recombine=recombine,
+        pool_window=pool_window,
+        offers=offers,
+    )

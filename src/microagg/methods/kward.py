@@ -1,4 +1,5 @@
-"""k-Ward: Ward's hierarchical clustering adapted to microaggregation (data-oriented paper, §4.1, §5.2).
+"""k-Ward: Ward's hierarchical clustering adapted to microaggregation (data-oriented paper, §4.1,
+§5.2).
 
 Algorithm 1 (k-Ward):
  1. form a group with the "first" k records and one with the "last" k records; every other
@@ -26,13 +27,17 @@ CRITERIA = ("pv", "sz", "fpc", "md")
 
 
 def stable_order(x: np.ndarray) -> np.ndarray:
-    """Ascending order; equal values keep record order, so ties are resolved the same way everywhere."""
+    """Ascending order; equal values keep record order, so ties are resolved the same way
+    everywhere."""
     return np.argsort(x, kind="stable")
+
+
 ORDERS = ("ascending", "descending")
 
 
 def projection_scores(X: np.ndarray, projection: str, variable: int = 0) -> np.ndarray:
-    """One score per record: 'pv' a variable, 'sz' the sum of z-scores, 'fpc' the first principal component.
+    """One score per record: 'pv' a variable, 'sz' the sum of z-scores, 'fpc' the first principal
+    component.
 
     The scores are computed on z-scores of X (X as given by the pipeline is already standardised,
     so this only matters for raw input); 'fpc' is the principal component of the correlation matrix.
@@ -49,13 +54,28 @@ def projection_scores(X: np.ndarray, projection: str, variable: int = 0) -> np.n
     raise ValueError(f"projection must be one of 'pv', 'sz', 'fpc', got {projection!r}")
 
 
-ORDER = Param("order", "str", "ascending", "which end is 'first' (for the projections only ties change)",
-              choices=ORDERS)
-VARIABLE = Param("variable", "int", 0, "column index for criterion / projection 'pv'", low=0, data_bound="columns")
+ORDER = Param(
+    "order",
+    "str",
+    "ascending",
+    "which end is 'first' (for the projections only ties change)",
+    choices=ORDERS,
+)
+VARIABLE = Param(
+    "variable",
+    "int",
+    0,
+    "column index for criterion / projection 'pv'",
+    low=0,
+    data_bound="columns",
+)
 
 
-def _grow_group(Xs: np.ndarray, start: int, k: int, free: np.ndarray, by_centroid: bool) -> np.ndarray:
-    """start and k−1 more free records: the nearest to start, or one by one the nearest to the group's mean."""
+def _grow_group(
+    Xs: np.ndarray, start: int, k: int, free: np.ndarray, by_centroid: bool
+) -> np.ndarray:
+    """start and k−1 more free records: the nearest to start, or one by one the nearest to the
+    group's mean."""
     free = free.copy()
     free[start] = False
     if not by_centroid:
@@ -71,8 +91,15 @@ def _grow_group(Xs: np.ndarray, start: int, k: int, free: np.ndarray, by_centroi
     return np.array(members, dtype=np.int64)
 
 
-def _end_groups(Xs: np.ndarray, k: int, criterion: str, order: str, variable: int, scores=None,
-                grow: str = "seed") -> np.ndarray:
+def _end_groups(
+    Xs: np.ndarray,
+    k: int,
+    criterion: str,
+    order: str,
+    variable: int,
+    scores=None,
+    grow: str = "seed",
+) -> np.ndarray:
     """Step 1 on the records Xs: init code 0 for the "first" k, 1 for the "last" k, −1 otherwise."""
     m = len(Xs)
     init = np.full(m, -1, dtype=np.int64)
@@ -93,13 +120,22 @@ def _end_groups(Xs: np.ndarray, k: int, criterion: str, order: str, variable: in
         scores = projection_scores(Xs, criterion, variable)
     ranked = stable_order(scores if order == "ascending" else -scores)
     init[ranked[:k]] = 0
-    init[ranked[m - k:]] = 1
+    init[ranked[m - k :]] = 1
     return init
 
 
-def kward_labels(X: np.ndarray, k: int, criterion: str = "md", order: str = "ascending", variable: int = 0,
-                 recompute: bool = False, grow: str = "seed", deadline=None):
-    """Labels of Algorithm 1 on X (1-D data: adjacent Ward on the sorted values); also the number of passes.
+def kward_labels(
+    X: np.ndarray,
+    k: int,
+    criterion: str = "md",
+    order: str = "ascending",
+    variable: int = 0,
+    recompute: bool = False,
+    grow: str = "seed",
+    deadline=None,
+):
+    """Labels of Algorithm 1 on X (1-D data: adjacent Ward on the sorted values); also the number of
+    passes.
 
     Past ``deadline`` (a clock.Deadline) no further pass starts after the first: groups still
     waiting to be split are kept whole, which is a valid k-partition with some groups of 2k or more.
@@ -133,7 +169,9 @@ def kward_labels(X: np.ndarray, k: int, criterion: str = "md", order: str = "asc
         else:
             Xs = np.ascontiguousarray(X[rows])
             sub_scores = None if scores is None else scores[rows]
-            sub = ward_nn_chain(Xs, _end_groups(Xs, k, criterion, order, variable, sub_scores, grow), k)
+            sub = ward_nn_chain(
+                Xs, _end_groups(Xs, k, criterion, order, variable, sub_scores, grow), k
+            )
         # groups of k..2k−1 are final; larger ones go back on the stack (step 3). Vectorised: a
         # pass over m records can give ~m/k groups.
         sizes = np.bincount(sub)
@@ -160,18 +198,34 @@ WARD_SECONDS_PER_N2D = 0.7e-9
     "kward",
     family="hierarchical",
     paper="Domingo-Ferrer & Mateo-Sanz 2002 (data-oriented paper), Algorithm 1 and §5.2",
-    complexity="per Ward pass over m records: O(m log m) (1-D) or O(m²·d) (d > 1) time; O(n·d) memory; "
-    "recursion on groups of >= 2k: typically a few passes, worst case O(n/k) passes",
+    complexity=(
+        "per Ward pass over m records: O(m log m) (1-D) or O(m²·d) (d > 1) time; O(n·d) memory; "
+        "recursion on groups of >= 2k: typically a few passes, worst case O(n/k) passes"
+    ),
     variable_size=True,
     least_seconds=lambda n, d, k: 0.0 if d == 1 else WARD_SECONDS_PER_N2D * n * n * d,
     params=(
-        Param("criterion", "str", "md", "step 1's end groups: 'pv' column ``variable``, 'sz' sum of z-scores, "
-              "'fpc' first principal component, 'md' the two most distant records", choices=CRITERIA),
+        Param(
+            "criterion",
+            "str",
+            "md",
+            "step 1's end groups: 'pv' column ``variable``, 'sz' sum of z-scores, "
+            "'fpc' first principal component, 'md' the two most distant records",
+            choices=CRITERIA,
+        ),
         ORDER,
         VARIABLE,
-        Param("recompute", "bool", False, "recompute the projection on each group in the recursion"),
-        Param("grow", "str", "seed", "with 'md': 'seed' the k−1 records nearest the extreme, 'centroid' one by "
-              "one the record nearest to the growing group's mean", choices=("centroid", "seed")),
+        Param(
+            "recompute", "bool", False, "recompute the projection on each group in the recursion"
+        ),
+        Param(
+            "grow",
+            "str",
+            "seed",
+            "with 'md': 'seed' the k−1 records nearest the extreme, 'centroid' one by "
+            "one the record nearest to the growing group's mean",
+            choices=("centroid", "seed"),
+        ),
     ),
 )
 def kward(X, k, *, seed, deadline, progress, criterion, order, variable, recompute, grow):
@@ -209,7 +263,8 @@ def kward(X, k, *, seed, deadline, progress, criterion, order, variable, recompu
     1-D, O(m²·d) in d > 1 (plus O(m²·d) for the farthest pair with 'md'); the recursion repeats a
     pass on every group of >= 2k records, so the total is typically O(n²·d) and at worst
     O(n³·d/k) (the paper's expression (8): one group of k split off per pass). Memory O(n·d).
-    deadline: once expired no pass after the first starts and groups not yet split stay whole (a valid
+    deadline: once expired no pass after the first starts and groups not yet split stay whole (a
+    valid
     partition, some groups of 2k or more); a pass already running is not interrupted.
     """
     progress("kward", None, f"{len(X)} records")

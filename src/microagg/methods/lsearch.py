@@ -42,7 +42,8 @@ RECORD_NEIGHBOURS = 8  # nearest records per record, from which the neighbour gr
 MAX_MOVES = 4  # moves a group applies per visit before the sweep moves on
 SLICE = 20_000  # groups per kernel call between two deadline checks
 KNN_SLICE = 20_000  # records per k-NN query between two deadline checks
-#: a tour regrouping's seconds per record before the first one is timed (measured 2.5e-6 census-like,
+# : a tour regrouping's seconds per record before the first one is timed (measured 2.5e-6
+# census-like,
 #: 5.3-7.4e-6 Gaussian 10-d at 10^5-3·10^5 records, load 3.4); later ones take the longest so far
 REGROUP_SECONDS_PER_RECORD = 1e-5
 # the search ends when its last GAIN_WINDOW rounds lowered SSE by less than MIN_GAIN per round
@@ -56,11 +57,14 @@ NEIGHBOUR_EPS = 1.0
 
 
 def _valid_start(X, labels, k):
-    """Labels 0..g−1 with every group in k..2k−1: groups of 2k or more split by MDAV inside the group."""
+    """Labels 0..g−1 with every group in k..2k−1: groups of 2k or more split by MDAV inside the
+    group."""
     labels = relabel(np.asarray(labels, dtype=np.int64))
     sizes = np.bincount(labels)
     if sizes.min() < k:
-        raise ValueError(f"the start partition has a group of {int(sizes.min())} records, fewer than k = {k}")
+        raise ValueError(
+            f"the start partition has a group of {int(sizes.min())} records, fewer than k = {k}"
+        )
     if sizes.max() >= 2 * k:
         from ..kernels.mdav import split_oversized
 
@@ -81,8 +85,8 @@ def _record_knn(X, K, deadline=None):
     for a in range(0, len(X), KNN_SLICE):
         if deadline is not None and deadline.expired():
             return None
-        _, found = tree.query(X[a:a + KNN_SLICE], k=m, eps=NEIGHBOUR_EPS)
-        near[a:a + KNN_SLICE] = found.reshape(-1, m)[:, 1:]
+        _, found = tree.query(X[a : a + KNN_SLICE], k=m, eps=NEIGHBOUR_EPS)
+        near[a : a + KNN_SLICE] = found.reshape(-1, m)[:, 1:]
     return near
 
 
@@ -92,7 +96,6 @@ def tour_regroup(X, k, sizes, sums, slots, nbr, first):
     from ..kernels.mdav import LEAF_SIZE
     from ..kernels.neighbourhood import group_tour
     from ..kernels.segments import optimal_path_labels
-
 
     tour = group_tour(X, sizes, sums, slots, nbr, first, LEAF_SIZE)
     cost, by_position = optimal_path_labels(X[tour], k)
@@ -115,7 +118,6 @@ def _sweeps(X, k, labels, state, nbr, active, deadline, tol, dissolve, log, trac
     (or the deadline). Returns (SSE change, moves, sweeps, stopped at the deadline)."""
     from ..kernels.neighbourhood import sweep
 
-
     sizes, sums, slots, pos = state
     g = len(sizes)
     gained, moves_total, sweeps = 0.0, 0, 0
@@ -125,17 +127,38 @@ def _sweeps(X, k, labels, state, nbr, active, deadline, tol, dissolve, log, trac
         for lo in range(0, len(active), SLICE):
             if deadline is not None and deadline.expired():
                 return gained, moves_total + moves, sweeps, True
-            part = active[lo:lo + SLICE]
+            part = active[lo : lo + SLICE]
             if deadline is not None:  # work: the records of the groups swept
                 deadline.charge(float(sizes[part].sum()))
-            delta, m, nlog = sweep(X, labels, sizes, sums, slots, pos, nbr, part, k, tol,
-                                   MAX_MOVES, dissolve, changed, log, 0)
+            delta, m, nlog = sweep(
+                X,
+                labels,
+                sizes,
+                sums,
+                slots,
+                pos,
+                nbr,
+                part,
+                k,
+                tol,
+                MAX_MOVES,
+                dissolve,
+                changed,
+                log,
+                0,
+            )
             gained += delta
             moves += m
             if trace is not None:
-                for kind, a, b, dl in log[:min(nlog, len(log))]:
-                    trace.append({"kind": ("migrate", "exchange", "dissolve")[int(kind)], "a": int(a), "b": int(b),
-                                  "delta": float(dl)})
+                for kind, a, b, dl in log[: min(nlog, len(log))]:
+                    trace.append(
+                        {
+                            "kind": ("migrate", "exchange", "dissolve")[int(kind)],
+                            "a": int(a),
+                            "b": int(b),
+                            "delta": float(dl),
+                        }
+                    )
         sweeps += 1
         moves_total += moves
         if moves == 0:
@@ -175,8 +198,21 @@ def _keep_if_lower(labels, regrouped, cost, current, tol, trace):
     return relabel(labels), np.empty(0, dtype=np.int64), current
 
 
-def neighbourhood_search(X, k, labels, *, seed=None, deadline=None, progress=None, neighbours=NEIGHBOURS,
-                         rounds=None, regroup=True, dissolve=True, min_gain=MIN_GAIN, trace=None):
+def neighbourhood_search(
+    X,
+    k,
+    labels,
+    *,
+    seed=None,
+    deadline=None,
+    progress=None,
+    neighbours=NEIGHBOURS,
+    rounds=None,
+    regroup=True,
+    dissolve=True,
+    min_gain=MIN_GAIN,
+    trace=None,
+):
     """Local search from the valid partition ``labels``; returns (labels 0..g'−1, stats dict).
 
     One round: sweeps of exact moves between neighbour groups until none applies, then (with
@@ -193,7 +229,9 @@ def neighbourhood_search(X, k, labels, *, seed=None, deadline=None, progress=Non
     X = np.ascontiguousarray(X, dtype=np.float64)
     labels = _valid_start(X, labels, k)
     start_sse = current = sse(X, labels)
-    if deadline is not None and deadline.expired():  # the start used the budget: no k-NN graph (10^6: tens of s)
+    if (
+        deadline is not None and deadline.expired()
+    ):  # the start used the budget: no k-NN graph (10^6: tens of s)
         return _stopped_at_start(labels, start_sse)
     tol = REL_TOL * max(sst(X), 1e-300)
     rng = np.random.default_rng(seed)
@@ -212,40 +250,65 @@ def neighbourhood_search(X, k, labels, *, seed=None, deadline=None, progress=Non
             trace.append({"kind": "round", "labels": labels.copy(), "delta": 0.0})
         state = build_state(X, labels, g, k)
         nbr = neighbour_groups(labels, state[0], state[2], record_knn, neighbours)
-        gained, moves, sweeps, out_of_time = _sweeps(X, k, labels, state, nbr, active, deadline, tol, dissolve,
-                                                     log, trace)
+        gained, moves, sweeps, out_of_time = _sweeps(
+            X, k, labels, state, nbr, active, deadline, tol, dissolve, log, trace
+        )
         round_start = current
         current += gained
         moves_total += moves
         sweeps_total += sweeps
         done += 1
         if progress is not None:
-            progress("lsearch", None, f"round {done}: {moves} moves in {sweeps} sweeps, SSE {current:.6g}")
+            progress(
+                "lsearch",
+                None,
+                f"round {done}: {moves} moves in {sweeps} sweeps, SSE {current:.6g}",
+            )
         if out_of_time:
             stopped = "deadline"
             break
         if not regroup:
             break
-        if deadline is not None and (deadline.expired() or not step_fits(deadline, regroup_seconds)):
-            stopped = "deadline"  # a regrouping cannot stop: one expected to end past the deadline is not started
+        if deadline is not None and (
+            deadline.expired() or not step_fits(deadline, regroup_seconds)
+        ):
+            # a regrouping cannot stop: one expected to end past the deadline is not started
+            stopped = "deadline"
             break
         sizes, sums, slots, _ = state
         alive = np.flatnonzero(sizes > 0)
         tic = time.perf_counter()
-        cost, new = tour_regroup(X, k, sizes, sums, slots, nbr, int(alive[rng.integers(len(alive))]))
+        cost, new = tour_regroup(
+            X, k, sizes, sums, slots, nbr, int(alive[rng.integers(len(alive))])
+        )
         if deadline is not None:
             deadline.charge(len(X))  # work: one pass over the records
-        regroup_seconds = time.perf_counter() - tic if regroups == 0 else max(regroup_seconds, time.perf_counter() - tic)
+        regroup_seconds = (
+            time.perf_counter() - tic
+            if regroups == 0
+            else max(regroup_seconds, time.perf_counter() - tic)
+        )
         regroups += 1
         labels, active, current = _keep_if_lower(labels, new, cost, current, tol, trace)
         g = int(labels.max()) + 1
         history.append(round_start - current)
         # converged: the last GAIN_WINDOW rounds gained less than min_gain of the SSE per round
-        if history[-1] <= 0.0 or sum(history[-GAIN_WINDOW:]) <= min_gain * len(history[-GAIN_WINDOW:]) * round_start:
+        if (
+            history[-1] <= 0.0
+            or sum(history[-GAIN_WINDOW:]) <= min_gain * len(history[-GAIN_WINDOW:]) * round_start
+        ):
             break
     out = relabel(labels)
-    stats = {"sse_start": start_sse, "sse": current, "rounds": done, "sweeps": sweeps_total, "moves": moves_total,
-             "regroups": regroups, "stopped": stopped, "groups": int(out.max()) + 1}
+    stats = {
+        "sse_start": start_sse,
+        "sse": current,
+        "rounds": done,
+        "sweeps": sweeps_total,
+        "moves": moves_total,
+        "regroups": regroups,
+        "stopped": stopped,
+        "groups": int(out.max()) + 1,
+    }
     return out, stats
 
 
@@ -254,7 +317,8 @@ INIT_SHARE = 0.5
 
 
 def _check_init(init):
-    """``init``: a registered method name other than lsearch, or labels (one group id per record)."""
+    """``init``: a registered method name other than lsearch, or labels (one group id per
+    record)."""
     return check_start(init, "lsearch")
 
 
@@ -266,29 +330,69 @@ def _check_input(values, n, d, k):
 @register(
     "lsearch",
     family="local-search",
-    paper="Mortazavi & Jalili 2015 (ICSM) moves and Tour2Assignment, restricted to neighbour groups",
-    complexity="O(n·log n) for the record k-NN graph, O(n·K·k·d) per sweep and per tour regrouping, "
-               "O(n·(d + K)) memory",
+    paper=(
+        "Mortazavi & Jalili 2015 (ICSM) moves and Tour2Assignment, restricted to neighbour groups"
+    ),
+    complexity=(
+        "O(n·log n) for the record k-NN graph, O(n·K·k·d) per sweep and per tour regrouping, "
+        "O(n·(d + K)) memory"
+    ),
     variable_size=True,
     randomized=True,
     params=(
-        Param("init", "object", "mdav", "start partition: a registered method name or labels, one group id "
-              "per record (groups of 2k or more are split by MDAV)", check=_check_init),
-        Param("effort", "float", None, "stop the search after effort × the initial method's seconds "
-              "(None: convergence, rounds or the time limit stop it; a number makes the result depend on "
-              "the machine's speed)", low=0.0, nullable=True),
-        Param("neighbours", "int", NEIGHBOURS, "K: neighbour groups each group tries moves with", low=1),
-        Param("rounds", "int", None, "rounds (sweeps + one tour regrouping) at most (None: until "
-              "converged)", low=1, nullable=True),
-        Param("min_gain", "float", MIN_GAIN, "converged when the last 3 rounds lowered SSE by less than this "
-              "share per round", low=0.0),
-        Param("regroup", "bool", True, "regroup along a tour through the groups after each round's sweeps"),
+        Param(
+            "init",
+            "object",
+            "mdav",
+            "start partition: a registered method name or labels, one group id "
+            "per record (groups of 2k or more are split by MDAV)",
+            check=_check_init,
+        ),
+        Param(
+            "effort",
+            "float",
+            None,
+            "stop the search after effort × the initial method's seconds (None: convergence, rounds"
+            " or the time limit stop it; a number makes the result depend on the machine's speed)",
+            low=0.0,
+            nullable=True,
+        ),
+        Param(
+            "neighbours",
+            "int",
+            NEIGHBOURS,
+            "K: neighbour groups each group tries moves with",
+            low=1,
+        ),
+        Param(
+            "rounds",
+            "int",
+            None,
+            "rounds (sweeps + one tour regrouping) at most (None: until converged)",
+            low=1,
+            nullable=True,
+        ),
+        Param(
+            "min_gain",
+            "float",
+            MIN_GAIN,
+            "converged when the last 3 rounds lowered SSE by less than this share per round",
+            low=0.0,
+        ),
+        Param(
+            "regroup",
+            "bool",
+            True,
+            "regroup along a tour through the groups after each round's sweeps",
+        ),
         Param("dissolve", "bool", True, "try dissolving each group into its neighbour groups"),
     ),
     interruptible=True,
     check_input=_check_input,
 )
-def lsearch(X, k, *, seed, deadline, progress, init, effort, neighbours, rounds, min_gain, regroup, dissolve):
+def lsearch(
+    X, k, *, seed, deadline, progress, init, effort, neighbours, rounds, min_gain, regroup, dissolve
+):
     """Local search that scales: ICSM's exact moves between neighbour groups and tour regroupings.
 
     From ``init``'s partition (MDAV by default), rounds of (1) sweeps in which every group
@@ -306,8 +410,16 @@ def lsearch(X, k, *, seed, deadline, progress, init, effort, neighbours, rounds,
     n = len(X)
     deadline = Deadline.of(deadline)
     clock = Deadline(None)
-    start = start_labels(X, k, init, owner="lsearch", seed=seed, deadline=deadline, share=INIT_SHARE,
-                         progress=progress)
+    start = start_labels(
+        X,
+        k,
+        init,
+        owner="lsearch",
+        seed=seed,
+        deadline=deadline,
+        share=INIT_SHARE,
+        progress=progress,
+    )
     init_seconds = clock.elapsed() if isinstance(init, str) else None
     limit = deadline.seconds()
     if effort is not None and init_seconds is not None:
@@ -318,11 +430,23 @@ def lsearch(X, k, *, seed, deadline, progress, init, effort, neighbours, rounds,
     if limit is None:
         report = progress
     else:
+
         def report(stage, fraction=None, message=""):
             progress(stage, min(search_deadline.elapsed() / max(limit, 1e-9), 1.0), message)
-    labels, stats = neighbourhood_search(X, k, start, seed=seed, deadline=search_deadline, progress=report,
-                                         neighbours=neighbours, rounds=rounds, regroup=regroup, dissolve=dissolve,
-                                         min_gain=min_gain)
+
+    labels, stats = neighbourhood_search(
+        X,
+        k,
+        start,
+        seed=seed,
+        deadline=search_deadline,
+        progress=report,
+        neighbours=neighbours,
+        rounds=rounds,
+        regroup=regroup,
+        dissolve=dissolve,
+        min_gain=min_gain,
+    )
     stats["init_seconds"] = init_seconds
     stats["init"] = init if isinstance(init, str) else "labels"
     return MethodOutput(check_partition(labels, n, k, "lsearch"), extras=stats)

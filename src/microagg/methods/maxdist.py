@@ -25,12 +25,30 @@ MD_SECONDS_PER_D = 0.15
     interruptible=False,
     least_seconds=lambda n, d, k: MD_SECONDS_PER_D * d * (n / 1e4) ** 1.35,
     params=(
-        Param("grow", "str", "centroid", "'centroid': add the record nearest to the group's running centroid; "
-              "'seed': the k−1 records nearest to x_r", choices=("centroid", "seed")),
-        Param("start", "str", "best", "'best': form both orders of x_r, x_s and keep the pair of groups with "
-              "lower SSE; 'r': always start from the lower-indexed end", choices=("best", "r")),
-        Param("algorithm", "str", "auto", "'plain' full scans, 'tree' trees with deletions (same labels), "
-              "'auto' the trees from 2000 records on", choices=("auto", "plain", "tree")),
+        Param(
+            "grow",
+            "str",
+            "centroid",
+            "'centroid': add the record nearest to the group's running centroid; "
+            "'seed': the k−1 records nearest to x_r",
+            choices=("centroid", "seed"),
+        ),
+        Param(
+            "start",
+            "str",
+            "best",
+            "'best': form both orders of x_r, x_s and keep the pair of groups with "
+            "lower SSE; 'r': always start from the lower-indexed end",
+            choices=("best", "r"),
+        ),
+        Param(
+            "algorithm",
+            "str",
+            "auto",
+            "'plain' full scans, 'tree' trees with deletions (same labels), "
+            "'auto' the trees from 2000 records on",
+            choices=("auto", "plain", "tree"),
+        ),
     ),
 )
 def md(X, k, *, seed, deadline, progress, grow, start, algorithm):
@@ -43,7 +61,8 @@ def md(X, k, *, seed, deadline, progress, grow, start, algorithm):
     changes the groups (Figure 2): start='best' (default) forms both orders and keeps the pair of
     groups with lower SSE; start='r' always starts from the lower-indexed end. grow='centroid' gave
     lower IL than 'seed' in 6 of 9 cells (census, tarragona, eia × k = 3, 5, 10; 'seed' wins at
-    k = 10 on census and tarragona), so it is the default; try both on your data. When fewer than 3k records
+    k = 10 on census and tarragona), so it is the default; try both on your data. When fewer than 3k
+    records
     remain, 2k..3k−1 give one more group of k plus a last group, k..2k−1 give the last group, so
     groups have k..2k−1 records (the paper's step 4, fewer than k leftovers, then cannot occur).
     algorithm='tree' answers every nearest / farthest query from trees with deletions and the
@@ -54,5 +73,7 @@ def md(X, k, *, seed, deadline, progress, grow, start, algorithm):
     from ..kernels.maxdist import md_kernel
 
     progress("md", None, f"{len(X)} records")
-    use_tree = algorithm == "tree" or (algorithm == "auto" and planned_records(len(X)) >= TREE_MIN_N)
+    use_tree = algorithm == "tree" or (
+        algorithm == "auto" and planned_records(len(X)) >= TREE_MIN_N
+    )
     return md_kernel(X, k, grow == "centroid", start == "best", use_tree)

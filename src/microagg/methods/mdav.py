@@ -10,15 +10,24 @@ import numpy as np
 from ..declarations import Param
 from . import MethodOutput, register, step_seconds
 
-ALGORITHM = Param("algorithm", "str", "auto",
-                  "kernel: 'plain' O(n²·d/k) reference loop, 'tree' exact KD-tree version (same labels), "
-                  "'auto' the tree from 3000 records on", choices=("auto", "plain", "tree"))
-MDAV_ALGORITHM = Param("algorithm", "str", "auto",
-                       "kernel (all give the same labels): 'plain' O(n²·d/k) reference loop, 'brute' "
-                       "vectorised brute force, 'numpy' the same in numpy (nothing to compile), 'tree' exact "
-                       "KD-tree version, 'auto' brute force up to 10,000 records (up to 5,000 in numpy until its "
-                       "kernel is compiled), else the tree handing over to brute force once measured cheaper",
-                       choices=("auto", "plain", "brute", "numpy", "tree"))
+ALGORITHM = Param(
+    "algorithm",
+    "str",
+    "auto",
+    "kernel: 'plain' O(n²·d/k) reference loop, 'tree' exact KD-tree version (same labels), "
+    "'auto' the tree from 3000 records on",
+    choices=("auto", "plain", "tree"),
+)
+MDAV_ALGORITHM = Param(
+    "algorithm",
+    "str",
+    "auto",
+    "kernel (all give the same labels): 'plain' O(n²·d/k) reference loop, 'brute' "
+    "vectorised brute force, 'numpy' the same in numpy (nothing to compile), 'tree' exact "
+    "KD-tree version, 'auto' brute force up to 10,000 records (up to 5,000 in numpy until its "
+    "kernel is compiled), else the tree handing over to brute force once measured cheaper",
+    choices=("auto", "plain", "brute", "numpy", "tree"),
+)
 
 
 @register(
@@ -28,18 +37,28 @@ MDAV_ALGORITHM = Param("algorithm", "str", "auto",
     complexity="O(n²·d/k) time worst case (KD-tree pruning: far less on real data), O(n·d) memory",
     variable_size=False,
     params=(
-        Param("variant", "str", "classic",
-              "'classic': pairs of groups while at least 3k records remain (reproduces the published IL); "
-              "'icsm': the ICSM paper's Algorithm 1 wording (pairs while 2k remain, leftovers to the "
-              "nearest group)", choices=("classic", "icsm")),
+        Param(
+            "variant",
+            "str",
+            "classic",
+            "'classic': pairs of groups while at least 3k records remain (reproduces the published"
+            " IL); 'icsm': the ICSM paper's Algorithm 1 wording (pairs while 2k remain, leftovers"
+            " to the nearest group)",
+            choices=("classic", "icsm"),
+        ),
         MDAV_ALGORITHM,
         # one thread by default: at 10^6 Gaussian records (benchmarks/results/parallel_mdav.md)
         # the split passes gave 1.22x forced on two idle cores and the probe's choice 0.84x
-        Param("threads", "int", 1,
-              "threads for the brute-force distance passes from 100,000 records on (the same labels on any "
-              "number): 1 one thread throughout (the default), None the cores a 0.1 s probe finds idle, "
-              "n at most n",
-              low=1, nullable=True),
+        Param(
+            "threads",
+            "int",
+            1,
+            "threads for the brute-force distance passes from 100,000 records on (the same labels"
+            " on any number): 1 one thread throughout (the default), None the cores a 0.1 s probe"
+            " finds idle, n at most n",
+            low=1,
+            nullable=True,
+        ),
     ),
 )
 def mdav(X, k, *, seed, deadline, progress, variant, algorithm, threads):
@@ -58,9 +77,11 @@ def mdav(X, k, *, seed, deadline, progress, variant, algorithm, threads):
     (``kernels.mdav_tree.mdav_tree_kernel``); all give the same labels. From 100,000 records the
     brute-force passes over the records can run on the cores a short probe finds idle (``threads``:
     None) or on n threads, split into ranges whose selections are merged (the same labels, bit for
-    bit); the default threads=1 keeps every pass on one thread (``kernels.mdav.mdav_labels``). With a time
+    bit); the default threads=1 keeps every pass on one thread (``kernels.mdav.mdav_labels``). With
+    a time
     limit, the brute-force and tree kernels stop forming groups when it ends and the records not
-    reached are grouped by median splits (``within_time``); the plain and numpy loops run to the end.
+    reached are grouped by median splits (``within_time``); the plain and numpy loops run to the
+    end.
     """
     from ..kernels.mdav import mdav_labels
 
@@ -76,11 +97,22 @@ def mdav(X, k, *, seed, deadline, progress, variant, algorithm, threads):
     complexity="O(n²·d/k) time worst case (KD-tree pruning: far less on real data), O(n·d) memory",
     variable_size=True,
     params=(
-        Param("gamma", "float", 0.2, "extension factor γ: the nearest unassigned record e joins the group "
-              "while d_in(e) < γ·d_out(e)", low=0.0),
-        Param("centroid", "str", "remaining",
-              "'remaining': the centroid of the unassigned records for every group, as MDAV; 'global': "
-              "the centroid of the whole data set", choices=("remaining", "global")),
+        Param(
+            "gamma",
+            "float",
+            0.2,
+            "extension factor γ: the nearest unassigned record e joins the group "
+            "while d_in(e) < γ·d_out(e)",
+            low=0.0,
+        ),
+        Param(
+            "centroid",
+            "str",
+            "remaining",
+            "'remaining': the centroid of the unassigned records for every group, as MDAV;"
+            " 'global': the centroid of the whole data set",
+            choices=("remaining", "global"),
+        ),
         ALGORITHM,
     ),
 )
@@ -99,8 +131,12 @@ def vmdav(X, k, *, seed, deadline, progress, gamma, centroid, algorithm):
     from ..kernels.mdav import vmdav_labels
 
     progress("vmdav", None, f"{len(X)} records")
-    return within_time(X, vmdav_labels(X, k, gamma, centroid == "global", algorithm, step_seconds(deadline)), k,
-                       "vmdav")
+    return within_time(
+        X,
+        vmdav_labels(X, k, gamma, centroid == "global", algorithm, step_seconds(deadline)),
+        k,
+        "vmdav",
+    )
 
 
 def within_time(X: np.ndarray, labels: np.ndarray, k: int, name: str) -> MethodOutput:
@@ -113,8 +149,10 @@ def within_time(X: np.ndarray, labels: np.ndarray, k: int, name: str) -> MethodO
     reached = group_unreached(X, labels, k)
     if reached == 1.0:
         return MethodOutput(labels)
-    note = (f"{name} reached the time limit after grouping {reached:.1%} of the records; the other "
-            f"{1 - reached:.1%} were grouped by median splits, with a higher information loss: raise the time limit "
-            "for MDAV's groups throughout")
+    note = (
+        f"{name} reached the time limit after grouping {reached:.1%} of the records; the other"
+        f" {1 - reached:.1%} were grouped by median splits, with a higher information loss: raise"
+        " the time limit for MDAV's groups throughout"
+    )
     warnings.warn(note, stacklevel=2)
     return MethodOutput(labels, extras={"reached": reached, "stopped": note})

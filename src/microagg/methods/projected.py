@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..partition import group_means, relabel, sse
 from ..declarations import Param
+from ..partition import group_means, relabel, sse
 from . import MethodOutput, get, register, run
 from .kward import ORDER, VARIABLE, projection_scores, stable_order
 from .univariate import labels_from_order
@@ -21,9 +21,20 @@ PROJECTIONS = ("pv", "sz", "fpc")
 
 
 UNIVARIATE = (
-    Param("univariate", "method", "univariate-optimal", "the registered method run on each single variable "
-          "('univariate-fixed', 'kward', 'genetic', 'univariate-optimal')"),
-    Param("univariate_params", "object", None, "parameters of the univariate method, a mapping", nullable=True),
+    Param(
+        "univariate",
+        "method",
+        "univariate-optimal",
+        "the registered method run on each single variable "
+        "('univariate-fixed', 'kward', 'genetic', 'univariate-optimal')",
+    ),
+    Param(
+        "univariate_params",
+        "object",
+        None,
+        "parameters of the univariate method, a mapping",
+        nullable=True,
+    ),
 )
 
 
@@ -33,11 +44,16 @@ def _check_univariate(values: dict) -> dict:
     univariate = values["univariate"]
     info = get(univariate)
     if info.per_variable or univariate == "projected":
-        raise ValueError(f"univariate must be a method that gives one partition of a single variable, "
-                         f"got {univariate!r}")
+        raise ValueError(
+            "univariate must be a method that gives one partition of a single variable, "
+            f"got {univariate!r}"
+        )
     params = values["univariate_params"]
     if params is not None and not isinstance(params, dict):
-        raise ValueError(f"univariate_params must be a mapping of the univariate method's parameters, got {params!r}")
+        raise ValueError(
+            "univariate_params must be a mapping of the univariate method's parameters, got"
+            f" {params!r}"
+        )
     values["univariate_params"] = info.validate(dict(params or {}))
     return values
 
@@ -48,7 +64,8 @@ def ties_in_record_order(scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
     Univariate methods cut the sorted scores into runs; which of several records with equal scores
     falls on each side of a cut depends on the sort they used, and changes the multivariate loss.
     Re-cutting the stable order into runs of the same sizes gives the same projected SSE and a
-    result that does not depend on sort internals. Labels that are not such a cut are returned as is.
+    result that does not depend on sort internals. Labels that are not such a cut are returned as
+    is.
     """
     labels = relabel(np.asarray(labels))
     sizes = np.bincount(labels)
@@ -63,18 +80,30 @@ def ties_in_record_order(scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
     "projected",
     family="projection",
     paper="Domingo-Ferrer & Mateo-Sanz 2002 (data-oriented paper), §5 (projected data)",
-    complexity="O(n·d²) projection plus the univariate method on n values (O(n log n) for the defaults)",
+    complexity=(
+        "O(n·d²) projection plus the univariate method on n values (O(n log n) for the defaults)"
+    ),
     variable_size=True,
     params=(
-        Param("projection", "str", "fpc", "the axis: 'pv' column ``variable``, 'sz' sum of z-scores, 'fpc' first "
-              "principal component of the correlation matrix", choices=PROJECTIONS),
+        Param(
+            "projection",
+            "str",
+            "fpc",
+            "the axis: 'pv' column ``variable``, 'sz' sum of z-scores, 'fpc' first "
+            "principal component of the correlation matrix",
+            choices=PROJECTIONS,
+        ),
         ORDER,
         VARIABLE,
-    ) + UNIVARIATE,
+    )
+    + UNIVARIATE,
     check_together=_check_univariate,
 )
-def projected(X, k, *, seed, deadline, progress, projection, order, variable, univariate, univariate_params):
-    """Multivariate microaggregation on projected data: rank the records on one axis, cut univariately.
+def projected(
+    X, k, *, seed, deadline, progress, projection, order, variable, univariate, univariate_params
+):
+    """Multivariate microaggregation on projected data: rank the records on one axis, cut
+    univariately.
 
     projection: 'pv' column ``variable``; 'sz' the sum of the z-scores of all columns; 'fpc' the
     first principal component of the correlation matrix (signed so that its loadings sum >= 0).
@@ -90,7 +119,15 @@ def projected(X, k, *, seed, deadline, progress, projection, order, variable, un
     scores = projection_scores(X, projection, variable)
     if order == "descending":
         scores = -scores
-    out = run(univariate, scores[:, None], k, seed=seed, deadline=deadline, progress=progress, **univariate_params)
+    out = run(
+        univariate,
+        scores[:, None],
+        k,
+        seed=seed,
+        deadline=deadline,
+        progress=progress,
+        **univariate_params,
+    )
     return MethodOutput(ties_in_record_order(scores, out.labels), extras=dict(out.extras))
 
 
@@ -98,7 +135,9 @@ def projected(X, k, *, seed, deadline, progress, projection, order, variable, un
     "individual-ranking",
     family="per-variable",
     paper="Domingo-Ferrer & Mateo-Sanz 2002 (data-oriented paper), §3.1, §4.3 and §6",
-    complexity="d runs of the univariate method on n values (O(d·n log n) for the defaults), O(n·d) memory",
+    complexity=(
+        "d runs of the univariate method on n values (O(d·n log n) for the defaults), O(n·d) memory"
+    ),
     variable_size=True,
     per_variable=True,
     categorical=False,
@@ -106,7 +145,8 @@ def projected(X, k, *, seed, deadline, progress, projection, order, variable, un
     check_together=_check_univariate,
 )
 def individual_ranking(X, k, *, seed, deadline, progress, univariate, univariate_params):
-    """Individual ranking: each variable grouped on its own (labels (n, d)); NOT k-anonymous, higher disclosure risk.
+    """Individual ranking: each variable grouped on its own (labels (n, d)); NOT k-anonymous, higher
+    disclosure risk.
 
     HIGHER DISCLOSURE RISK (paper §6): the published records are NOT k-anonymous as combinations
     of values, since each variable has its own grouping. Individual ranking preserves more
@@ -123,11 +163,21 @@ def individual_ranking(X, k, *, seed, deadline, progress, univariate, univariate
     values at a group boundary are taken in record order (as in ``projected``).
     """
     n, d = X.shape
-    seeds = [None] * d if seed is None else [int(s) for s in np.random.SeedSequence(seed).generate_state(d)]
+    seeds = (
+        [None] * d
+        if seed is None
+        else [int(s) for s in np.random.SeedSequence(seed).generate_state(d)]
+    )
     labels = np.empty((n, d), dtype=np.int64)
     for j in range(d):
         progress("individual-ranking", j / d, f"variable {j + 1} of {d}")
-        out = run(univariate, X[:, [j]], k, seed=seeds[j], deadline=deadline.share(1, d - j),
-                  **univariate_params)
+        out = run(
+            univariate,
+            X[:, [j]],
+            k,
+            seed=seeds[j],
+            deadline=deadline.share(1, d - j),
+            **univariate_params,
+        )
         labels[:, j] = ties_in_record_order(X[:, j], np.asarray(out.labels).ravel())
     return labels

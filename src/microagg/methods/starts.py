@@ -22,7 +22,9 @@ def check_start(init, owner: str):
         if init == owner:
             raise ValueError(f"{owner} cannot start from itself; choose another init method")
         if get(init).per_variable:
-            raise ValueError(f"init {init!r} groups each variable on its own: not a start partition")
+            raise ValueError(
+                f"init {init!r} groups each variable on its own: not a start partition"
+            )
         return init
     labels = np.asarray(init)
     if labels.ndim != 1 or not np.issubdtype(labels.dtype, np.integer) or labels.size == 0:
@@ -51,7 +53,10 @@ def check_lengths(starts: list, n: int, owner: str) -> None:
     """Given labels must have one entry per record: checked before any start is computed."""
     for one in starts:
         if not isinstance(one, str) and np.shape(one) != (n,):
-            raise ParameterError(f"{owner} init labels must have one entry per record ({n}), got shape {np.shape(one)}")
+            raise ParameterError(
+                f"{owner} init labels must have one entry per record ({n}), got shape"
+                f" {np.shape(one)}"
+            )
 
 
 def given_starts(init) -> list:
@@ -66,12 +71,17 @@ def check_labels_vs_input(init, n: int, k: int, owner: str, *, min_group: bool =
     valid partition: colgen, lsearch; icsm and auto repair such a start)."""
     for one in given_starts(init):
         if np.shape(one) != (n,):
-            raise ParameterError(f"{owner} init labels must have one entry per record ({n}), got shape {np.shape(one)}")
+            raise ParameterError(
+                f"{owner} init labels must have one entry per record ({n}), got shape"
+                f" {np.shape(one)}"
+            )
         if min_group:
             sizes = np.bincount(relabel(np.asarray(one, dtype=np.int64)))
             if sizes.min() < k:
-                raise ParameterError(f"{owner} init labels have a group of {int(sizes.min())} records, "
-                                     f"fewer than k = {k}")
+                raise ParameterError(
+                    f"{owner} init labels have a group of {int(sizes.min())} records, "
+                    f"fewer than k = {k}"
+                )
 
 
 def start_labels(X, k, init, *, owner: str, seed, deadline, share: float, progress) -> np.ndarray:
@@ -86,7 +96,10 @@ def start_labels(X, k, init, *, owner: str, seed, deadline, share: float, progre
         start = init
     start = np.asarray(start, dtype=np.int64)
     if start.shape != (len(X),):
-        raise ParameterError(f"{owner} init labels must have one entry per record ({len(X)}), got shape {start.shape}")
+        raise ParameterError(
+            f"{owner} init labels must have one entry per record ({len(X)}), got shape"
+            f" {start.shape}"
+        )
     return relabel(start)
 
 
@@ -100,5 +113,8 @@ def restricted(params: dict, rows) -> dict:
     if not given_labels(params):
         return params
     init = params["init"]
-    cut = [s if isinstance(s, str) else np.asarray(s)[rows] for s in (init if isinstance(init, list) else [init])]
+    cut = [
+        s if isinstance(s, str) else np.asarray(s)[rows]
+        for s in (init if isinstance(init, list) else [init])
+    ]
     return dict(params, init=cut if isinstance(init, list) else cut[0])

@@ -25,7 +25,9 @@ def cut_tour(X: np.ndarray, tour: np.ndarray, k: int) -> tuple[float, np.ndarray
     return cost, labels
 
 
-def regroup(X: np.ndarray, labels: np.ndarray, k: int, formation_order: bool = False) -> tuple[float, np.ndarray]:
+def regroup(
+    X: np.ndarray, labels: np.ndarray, k: int, formation_order: bool = False
+) -> tuple[float, np.ndarray]:
     """ICSM Algorithm 2 lines 5–6: the assignment as a tour (each group's records consecutive,
     groups visited nearest point next), then Tour2Assignment. Every group of k..2k−1 records
     stays a feasible segment, so the SSE never increases."""
@@ -57,8 +59,16 @@ TOUR_PER_MDAV = 1.25
     paper="Domingo-Ferrer et al. 2006 (MDAV-MHM); ICSM paper §4.2, Algorithm 5",
     complexity="O(n²·d/k + n·k²·d) time, O(n·d) memory",
     variable_size=True,
-    params=(Param("order", "str", "npn", "'npn': groups visited nearest point next from the farthest record's "
-                  "group (ICSM §4.2); 'formation': MDAV's formation order", choices=("npn", "formation")),),
+    params=(
+        Param(
+            "order",
+            "str",
+            "npn",
+            "'npn': groups visited nearest point next from the farthest record's "
+            "group (ICSM §4.2); 'formation': MDAV's formation order",
+            choices=("npn", "formation"),
+        ),
+    ),
 )
 def mdav_mhm(X, k, *, seed, deadline, progress, order):
     """MDAV's groups stitched into a tour, cut optimally into groups of k..2k−1 (Tour2Assignment).
@@ -81,7 +91,9 @@ def mdav_mhm(X, k, *, seed, deadline, progress, order):
     progress("mdav-mhm", None, "MDAV")
     started = time.perf_counter()
     out = within_time(X, mdav_labels(X, k, seconds=step_seconds(deadline)), k, "mdav-mhm's MDAV")
-    if "reached" in out.extras or not step_fits(deadline, TOUR_PER_MDAV * (time.perf_counter() - started)):
+    if "reached" in out.extras or not step_fits(
+        deadline, TOUR_PER_MDAV * (time.perf_counter() - started)
+    ):
         note = "mdav-mhm reached the time limit before its tour: MDAV's partition is returned"
         out.extras["stopped"] = "; ".join(filter(None, (out.extras.get("stopped"), note)))
         return out
@@ -99,7 +111,8 @@ def mdav_mhm(X, k, *, seed, deadline, progress, order):
     least_seconds=lambda n, d, k: NPN_SECONDS_PER_N2D * n * n * d,
 )
 def npn_mhm(X, k, *, seed, deadline, progress):
-    """Nearest-point-next tour from the record farthest from the centroid, cut optimally (Tour2Assignment)."""
+    """Nearest-point-next tour from the record farthest from the centroid, cut optimally
+    (Tour2Assignment)."""
     from ..kernels.tours import npn_tour
 
     progress("npn-mhm", None, "nearest-point-next tour")

@@ -1,4 +1,5 @@
-"""Travelling-salesman methods: MF-TSP (groups from Hamiltonian paths) and TSP-MHM (a tour cut optimally).
+"""Travelling-salesman methods: MF-TSP (groups from Hamiltonian paths) and TSP-MHM (a tour cut
+optimally).
 
 MF-TSP follows ``mf-tsp.txt`` (Multivariate microaggregation with Fixed group size based on
 the TSP, Algorithm 1): a Hamiltonian path from every record, a neighbourhood count matrix N
@@ -34,7 +35,8 @@ PATH_WEIGHT = 0.5
 
 _EXTENSIONS = ("pair", "max", "sum")
 _BATCH = 16  # paths per kernel call between time-limit checks
-_NN_CANDIDATES = 24  # candidate list width for nearest neighbour (fewer full scans); 2-opt/Or-opt use `neighbours`
+# candidate list width for nearest neighbour (fewer full scans); 2-opt/Or-opt use `neighbours`
+_NN_CANDIDATES = 24
 
 
 def candidate_neighbours(X: np.ndarray, K: int) -> np.ndarray:
@@ -127,7 +129,11 @@ def greedy_groups(X, N, k, extension="pair", deadline=None, order=None):
                 score = N[members].sum(axis=0, dtype=np.int64)
             score[~active] = -1
             ties = np.flatnonzero(score == score.max())
-            x = int(ties[np.argmin(((X[ties] - cent) ** 2).sum(axis=1))]) if len(ties) > 1 else int(ties[0])
+            x = (
+                int(ties[np.argmin(((X[ties] - cent) ** 2).sum(axis=1))])
+                if len(ties) > 1
+                else int(ties[0])
+            )
             members.append(x)
             active[x] = False
             cent = cent + (X[x] - cent) / len(members)
@@ -161,7 +167,9 @@ def _finish(X: np.ndarray, labels: np.ndarray, g: int, k: int) -> np.ndarray:
     return labels
 
 
-NEIGHBOURS = Param("neighbours", "int", 10, "K: candidate neighbours per record for 2-opt and Or-opt", low=1)
+NEIGHBOURS = Param(
+    "neighbours", "int", 10, "K: candidate neighbours per record for 2-opt and Or-opt", low=1
+)
 
 
 #: mf-tsp refuses data whose n×n int32 count matrix would take more than this share of the memory
@@ -179,15 +187,33 @@ def _physical_memory() -> int:
 @register(
     "mf-tsp",
     family="tsp",
-    paper="MF-TSP: multivariate microaggregation with fixed group size based on the TSP (mf-tsp.txt, Algorithm 1)",
-    complexity="O(P·n²·d) time for P paths (P = n by default: O(n³)), O(n²) memory (n×n int32 count matrix)",
+    paper=(
+        "MF-TSP: multivariate microaggregation with fixed group size based on the TSP (mf-tsp.txt,"
+        " Algorithm 1)"
+    ),
+    complexity=(
+        "O(P·n²·d) time for P paths (P = n by default: O(n³)), O(n²) memory (n×n int32 count"
+        " matrix)"
+    ),
     variable_size=False,
     params=(
-        Param("n_paths", "int", None, "paths built, from seed-ed random start records (None: all n, the paper)",
-              low=1, nullable=True),
+        Param(
+            "n_paths",
+            "int",
+            None,
+            "paths built, from seed-ed random start records (None: all n, the paper)",
+            low=1,
+            nullable=True,
+        ),
         NEIGHBOURS,
-        Param("extension", "str", "pair", "how a group grows: 'pair' row/column maximum (the paper), 'max' / "
-              "'sum' of N over all current members", choices=_EXTENSIONS),
+        Param(
+            "extension",
+            "str",
+            "pair",
+            "how a group grows: 'pair' row/column maximum (the paper), 'max' / "
+            "'sum' of N over all current members",
+            choices=_EXTENSIONS,
+        ),
     ),
 )
 def mf_tsp(X, k, *, seed, deadline, progress, n_paths, neighbours, extension):
@@ -197,7 +223,8 @@ def mf_tsp(X, k, *, seed, deadline, progress, n_paths, neighbours, extension):
     (the paper sets distances back to s to zero; here the path has s fixed first and a free end),
     found by nearest neighbour (over a candidate list of max(``neighbours``, 24) nearest records,
     scanning all unvisited records when it is used up), then 2-opt and Or-opt over the
-    ``neighbours`` nearest records with don't-look bits (kernels/tsp.py). N[i, j] counts the paths on which i and j stand within k−1 positions of each other
+    ``neighbours`` nearest records with don't-look bits (kernels/tsp.py). N[i, j] counts the paths
+    on which i and j stand within k−1 positions of each other
     (the paper's "at a distance of (k−1)", Table V; the window of its conclusion). N is
     accumulated as each path is built, never storing the paths: memory is the n×n int32 matrix
     (4·n² bytes: 4.7 MB for census, 67 MB for eia), so this method is documented quadratic.
@@ -227,9 +254,11 @@ def mf_tsp(X, k, *, seed, deadline, progress, n_paths, neighbours, extension):
     n = len(X)
     need, memory = 4 * n * n, _physical_memory()
     if need > MF_TSP_MEMORY_SHARE * memory:
-        raise BudgetError(f"mf-tsp keeps an n×n count matrix: {need / 2**30:,.1f} GiB for {n:,} records, more than "
-                         f"{MF_TSP_MEMORY_SHARE:.0%} of this machine's {memory / 2**30:,.0f} GiB; use tsp-mhm, lsearch "
-                         "or mdav")
+        raise BudgetError(
+            f"mf-tsp keeps an n×n count matrix: {need / 2**30:,.1f} GiB for {n:,} records, more"
+            f" than {MF_TSP_MEMORY_SHARE:.0%} of this machine's {memory / 2**30:,.0f} GiB; use"
+            " tsp-mhm, lsearch or mdav"
+        )
     X = np.ascontiguousarray(X, dtype=np.float64)
     neigh = candidate_neighbours(X, max(int(neighbours), _NN_CANDIDATES))
     K = min(int(neighbours), neigh.shape[1])
@@ -260,8 +289,10 @@ def mf_tsp(X, k, *, seed, deadline, progress, n_paths, neighbours, extension):
             best, best_sse = candidate, value
     extras = {"paths": done}
     if deadline.out_of_time():  # the grouping was cut (greedy_groups)
-        extras["stopped"] = ("mf-tsp reached the time limit while grouping: the records left were "
-                             "grouped k at a time along its last path")
+        extras["stopped"] = (
+            "mf-tsp reached the time limit while grouping: the records left were "
+            "grouped k at a time along its last path"
+        )
     return MethodOutput(best, extras=extras)
 
 
@@ -298,8 +329,17 @@ def _first_tour(X, k, smoothing, neighbours):
     from ..kernels.tsp import build_paths
 
     Y, neigh, K, _ = _tour_inputs(X, k, smoothing, neighbours)
-    build_paths(Y, neigh, K, K, np.array([0], dtype=np.int64), True, 0, np.zeros((1, 1), dtype=np.int32),
-                np.empty(len(X), dtype=np.int64))
+    build_paths(
+        Y,
+        neigh,
+        K,
+        K,
+        np.array([0], dtype=np.int64),
+        True,
+        0,
+        np.zeros((1, 1), dtype=np.int32),
+        np.empty(len(X), dtype=np.int64),
+    )
 
 
 def _refuse_if_first_tour_cannot_fit(X, k, smoothing, neighbours, deadline):
@@ -309,34 +349,61 @@ def _refuse_if_first_tour_cannot_fit(X, k, smoothing, neighbours, deadline):
     n = len(X)
     if not deadline.bounded or n < PROBE_MIN_N:
         return
-    sample = np.ascontiguousarray(X[np.random.default_rng(0).choice(n, PROBE_RECORDS, replace=False)])
-    _first_tour(sample[:100], k, smoothing, neighbours)  # loads (or compiles) the kernels: not timed
+    sample = np.ascontiguousarray(
+        X[np.random.default_rng(0).choice(n, PROBE_RECORDS, replace=False)]
+    )
+    _first_tour(
+        sample[:100], k, smoothing, neighbours
+    )  # loads (or compiles) the kernels: not timed
     seconds = []
     for size in (PROBE_RECORDS // 4, PROBE_RECORDS):
         tic = time.monotonic()
         _first_tour(sample[:size], k, smoothing, neighbours)
         seconds.append(time.monotonic() - tic)
-    growth = float(np.clip(np.log(max(seconds[1], 1e-9) / max(seconds[0], 1e-9)) / np.log(4.0), *TOUR_GROWTH))
+    growth = float(
+        np.clip(np.log(max(seconds[1], 1e-9) / max(seconds[0], 1e-9)) / np.log(4.0), *TOUR_GROWTH)
+    )
     need = seconds[1] * (n / PROBE_RECORDS) ** growth
     if not step_fits(deadline, need):
-        raise BudgetError(f"method 'tsp-mhm' cannot finish within the time limit on {n:,} records: its first tour "
-                          f"needs about {need:,.0f} s on these data (timed on {PROBE_RECORDS:,} of them, growing as "
-                          f"n^{growth:.2f}), "
-                          f"{deadline.remaining():,.0f} s left; raise the time limit, or use mdav, lsearch or auto")
+        raise BudgetError(
+            f"method 'tsp-mhm' cannot finish within the time limit on {n:,} records: its first tour"
+            f" needs about {need:,.0f} s on these data (timed on {PROBE_RECORDS:,} of them, growing"
+            f" as n^{growth:.2f}), {deadline.remaining():,.0f} s left; raise the time limit, or use"
+            " mdav, lsearch or auto"
+        )
 
 
 @register(
     "tsp-mhm",
     family="tsp",
-    paper="MF-TSP paper's future work (variable size); Tour2Assignment from the ICSM paper (Algorithm 5)",
-    complexity="O(S·(n²·d + n·k²·d)) time for S tours (nearest-neighbour scans, 2k−1 cuts), O(n·(d + K)) memory",
+    paper=(
+        "MF-TSP paper's future work (variable size); Tour2Assignment from the ICSM paper"
+        " (Algorithm 5)"
+    ),
+    complexity=(
+        "O(S·(n²·d + n·k²·d)) time for S tours (nearest-neighbour scans, 2k−1 cuts), O(n·(d + K))"
+        " memory"
+    ),
     variable_size=True,
     randomized=True,
     least_seconds=lambda n, d, k: TSP_FIRST_TOUR_SECONDS * (d / 13) * (n / 3e4) ** 1.55,
     params=(
-        Param("n_starts", "int", 10, "tours tried (the first from the record farthest from the centroid)", low=1),
-        Param("smoothing", "int", None, "tours built through each record's mean with its smoothing − 1 nearest "
-              "neighbours (None: ⌊k/2⌋ + 1; 1: off)", low=1, nullable=True),
+        Param(
+            "n_starts",
+            "int",
+            10,
+            "tours tried (the first from the record farthest from the centroid)",
+            low=1,
+        ),
+        Param(
+            "smoothing",
+            "int",
+            None,
+            "tours built through each record's mean with its smoothing − 1 nearest "
+            "neighbours (None: ⌊k/2⌋ + 1; 1: off)",
+            low=1,
+            nullable=True,
+        ),
         NEIGHBOURS,
     ),
 )
@@ -374,8 +441,18 @@ def tsp_mhm(X, k, *, seed, deadline, progress, n_starts, smoothing, neighbours):
     best_cost, best_labels, tours, longest = np.inf, None, 0, 0.0
     for s in starts:
         tic = time.monotonic()
-        build_paths(Y, neigh, K, K, np.array([s], dtype=np.int64), True, 0, unused, tour,
-                    budget_cycles(step_seconds(deadline)))
+        build_paths(
+            Y,
+            neigh,
+            K,
+            K,
+            np.array([s], dtype=np.int64),
+            True,
+            0,
+            unused,
+            tour,
+            budget_cycles(step_seconds(deadline)),
+        )
         cost, by_position = optimal_cyclic_labels(X[tour], k)
         tours += 1
         deadline.charge(PATH_WEIGHT * n)  # work: a tour visits every record
@@ -383,7 +460,9 @@ def tsp_mhm(X, k, *, seed, deadline, progress, n_starts, smoothing, neighbours):
             best_cost = cost
             best_labels = np.empty(n, dtype=np.int64)
             best_labels[tour] = by_position
-        progress("tsp-mhm", tours / len(starts), f"tour {tours}/{len(starts)}, best SSE {best_cost:.4f}")
+        progress(
+            "tsp-mhm", tours / len(starts), f"tour {tours}/{len(starts)}, best SSE {best_cost:.4f}"
+        )
         longest = max(longest, time.monotonic() - tic)
         if not deadline.room_for(longest):  # a tour cannot be interrupted: none that would overrun
             break

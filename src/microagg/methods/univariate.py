@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.segments import fixed_size_by_rank
 from ..declarations import Param
+from ..kernels.segments import fixed_size_by_rank
 from . import register
 
 
@@ -40,7 +40,8 @@ def labels_from_order(order: np.ndarray, labels_by_rank: np.ndarray) -> np.ndarr
     categorical=False,
 )
 def univariate_optimal(X, k, *, seed, deadline, progress):
-    """Optimal univariate microaggregation: shortest path over the sorted values, groups of k..2k−1."""
+    """Optimal univariate microaggregation: shortest path over the sorted values, groups of
+    k..2k−1."""
     from ..kernels.segments import optimal_path_labels
 
     x = X[:, 0]
@@ -58,11 +59,20 @@ def univariate_optimal(X, k, *, seed, deadline, progress):
     multivariate=False,
     interruptible=False,
     categorical=False,
-    params=(Param("placement", "str", "best", "where the larger group (k + n mod k values) goes: 'best' where it "
-                  "gives the lowest SSE, 'mode' the densest window of k + r values", choices=("best", "mode")),),
+    params=(
+        Param(
+            "placement",
+            "str",
+            "best",
+            "where the larger group (k + n mod k values) goes: 'best' where it "
+            "gives the lowest SSE, 'mode' the densest window of k + r values",
+            choices=("best", "mode"),
+        ),
+    ),
 )
 def univariate_fixed(X, k, *, seed, deadline, progress, placement):
-    """Fixed-size univariate microaggregation: sorted groups of k, the larger one around the mode."""
+    """Fixed-size univariate microaggregation: sorted groups of k, the larger one around the
+    mode."""
     x = X[:, 0]
     order = sorted_order(x)
     return labels_from_order(order, fixed_size_by_rank(x[order], k, placement))

@@ -96,7 +96,7 @@ def given_options(arguments: Mapping[str, Any], names=None) -> dict:
     ``names``: the options the function takes (default: every run option)."""
     return {
         name: arguments[name]
-        for name in (names or table.DECLARED)
+        for name in names or table.DECLARED
         if name in arguments and arguments[name] is not table.DECLARED[name].default
     }
 

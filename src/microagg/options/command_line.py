@@ -147,11 +147,13 @@ def command_line(
             else (
                 "none"
                 if value is None
-                else _number_text(value)
-                if isinstance(value, float)
-                else str(value)
-                if isinstance(value, (int, str))
-                else repr(value)
+                else (
+                    _number_text(value)
+                    if isinstance(value, float)
+                    else str(value)
+                    if isinstance(value, (int, str))
+                    else repr(value)
+                )
             )
         )
         parts += ["--param", q(f"{name}={text}")]

@@ -159,7 +159,7 @@ def _check_key_roles(v: dict, n) -> None:
             raise ParameterError(
                 f"column(s) {_listed(clash)} given in {n(name)} are already {what}"
             )
-    stray = [c for c in (v["key_importance"] or []) if c not in keys]
+    stray = [c for c in v["key_importance"] or [] if c not in keys]
     if stray:
         raise ParameterError(f"key_importance names column(s) not given in keys: {_listed(stray)}")
 
@@ -183,7 +183,7 @@ def _check_column_roles(v: dict) -> None:
         outside = [c for c in declared if c not in columns]
         if outside:
             raise ParameterError(
-                f"column(s) declared categorical/ordinal/continuous but not among the "
+                "column(s) declared categorical/ordinal/continuous but not among the "
                 f"quasi-identifier columns: {_listed(outside)}"
             )
         if v["household"] is not None and v["household"] in columns:

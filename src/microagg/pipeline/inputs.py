@@ -174,8 +174,7 @@ def _refuse_keys_below_k(df, keys: list, k: int, strata: list) -> None:
     left = below_k(df, keys, k, strata)
     if left:
         raise InputError(
-            f"{left} records match fewer than {k} records on the keys "
-            f"({', '.join(map(str, keys))})"
+            f"{left} records match fewer than {k} records on the keys ({', '.join(map(str, keys))})"
             + (" within their strata" if strata else "")
             + " (on_keys_below_k='refuse'): use on_keys_below_k='suppress' "
             "(--on-keys-below-k suppress), or fewer or coarser keys"
@@ -190,7 +189,7 @@ def _variable_weights(weights, cols) -> np.ndarray | None:
         unknown = [c for c in weights if c not in cols]
         if unknown:
             raise InputError(
-                f"weights given for column(s) that are not quasi-identifiers: "
+                "weights given for column(s) that are not quasi-identifiers: "
                 f"{', '.join(map(str, unknown))}"
             )
         values = [weights.get(c, 1.0) for c in cols]

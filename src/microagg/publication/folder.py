@@ -186,9 +186,11 @@ def _folder_manifest(
         },
         "roles": roles.to_dict(),
         "shuffled": False,
-        "merged_strata": None
-        if not summary.get("merged_strata")
-        else {"count": len(summary["merged_strata"]), "published": run.merged_strata},
+        "merged_strata": (
+            None
+            if not summary.get("merged_strata")
+            else {"count": len(summary["merged_strata"]), "published": run.merged_strata}
+        ),
         "verified": verified,
         "published_unchanged": {"columns": [], "sheets": []},
         "command": command,
@@ -274,8 +276,8 @@ def _sampled_audit(original, published, roles, seed, sample, n, chunk_rows):
 def _with_exact_figures(audit, exact: dict, sampled: dict):
     """The sample's audit with the figures counted on every record in place of the sample's, the
     whole-file-only figures left out, and its context saying what was sampled."""
-    from ..measures import in_registry_order
-    from ..measures import MEASURES, Audit, Figure
+    from ..measures import MEASURES, Audit, Figure, in_registry_order
+
     figures = [
         Figure(f.measure, exact[f.name], f.group) if f.name in exact else f
         for f in audit.figures

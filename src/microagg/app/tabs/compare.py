@@ -26,7 +26,9 @@ def compare_server(input, output, session, state: PageState):
         runs = state.runs.get()
         if not runs:
             return ui.p("No run yet.", class_="muted")
-        header, rows = shown.history_rows([(rid, spec, h.state, h.error, h.figures) for rid, spec, h in runs])
+        header, rows = shown.history_rows(
+            [(rid, spec, h.state, h.error, h.figures) for rid, spec, h in runs]
+        )
         return TagList(tags.h4("This page's runs"), table(header, rows, table_id="history-table"))
 
     @render.ui
@@ -38,10 +40,17 @@ def compare_server(input, output, session, state: PageState):
         choices = {str(rid): f"run {rid}: {spec.method}, k = {spec.k}" for rid, spec, _ in done}
         return TagList(
             tags.h4("Compare two runs"),
-            ui.row(ui.column(3, ui.input_select("compare_a", "Run A", choices, selected=str(done[-2][0]))),
-                   ui.column(3, ui.input_select("compare_b", "Run B", choices, selected=str(done[-1][0])))),
+            ui.row(
+                ui.column(
+                    3, ui.input_select("compare_a", "Run A", choices, selected=str(done[-2][0]))
+                ),
+                ui.column(
+                    3, ui.input_select("compare_b", "Run B", choices, selected=str(done[-1][0]))
+                ),
+            ),
             ui.output_ui("compare_table"),
-            ui.input_action_button("export_a", "Show and export A"), " ",
+            ui.input_action_button("export_a", "Show and export A"),
+            " ",
             ui.input_action_button("export_b", "Show and export B"),
         )
 
@@ -52,7 +61,11 @@ def compare_server(input, output, session, state: PageState):
         a, b = input.compare_a(), input.compare_b()
         if a not in done or b not in done:
             return None
-        return table(["", f"run {a}", f"run {b}"], shown.compare_rows(done[a], done[b]), table_id="compare-table")
+        return table(
+            ["", f"run {a}", f"run {b}"],
+            shown.compare_rows(done[a], done[b]),
+            table_id="compare-table",
+        )
 
     def _show(key) -> None:
         if key in {str(rid) for rid, _, _ in state.finished()}:

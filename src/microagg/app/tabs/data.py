@@ -32,11 +32,23 @@ UPLOAD = "upload"
 def data_ui(datasets: list, max_upload_mb: float):
     return ui.div(
         ui.row(
-            ui.column(5, ui.input_file(UPLOAD, "Upload a data file (CSV, Parquet, ...)", button_label="Choose file…"),
-                      ui.p(f"Largest upload: {max_upload_mb:g} MB, all this page's uploads together. The file "
-                           "stays on this machine.", class_="muted")),
-            ui.column(4, ui.input_select("dataset", "…or a bundled data set",
-                                         {"": "(none)", **{n: n for n in datasets}})),
+            ui.column(
+                5,
+                ui.input_file(
+                    UPLOAD, "Upload a data file (CSV, Parquet, ...)", button_label="Choose file…"
+                ),
+                ui.p(
+                    f"Largest upload: {max_upload_mb:g} MB, all this page's uploads together. The"
+                    " file stays on this machine.",
+                    class_="muted",
+                ),
+            ),
+            ui.column(
+                4,
+                ui.input_select(
+                    "dataset", "…or a bundled data set", {"": "(none)", **{n: n for n in datasets}}
+                ),
+            ),
         ),
         ui.output_ui("data_summary"),
         class_="section",
@@ -44,15 +56,24 @@ def data_ui(datasets: list, max_upload_mb: float):
 
 
 @module.server
-def data_server(input, output, session, state: PageState, workdir: Path, initial_file: str | None,
-                limit_bytes: int):
+def data_server(
+    input,
+    output,
+    session,
+    state: PageState,
+    workdir: Path,
+    initial_file: str | None,
+    limit_bytes: int,
+):
     _initial_file(state, initial_file)
     _upload_action(input, state, workdir, limit_bytes)
     _dataset_action(input, state)
     _summary_output(state)
 
 
-async def _load(state: PageState, path, name, dataset=None, shown=None, max_bytes=None, note=None) -> bool:
+async def _load(
+    state: PageState, path, name, dataset=None, shown=None, max_bytes=None, note=None
+) -> bool:
     """Read a file (or a bundled data set) off the event loop (a large file does not stall other
     pages) and profile its columns; it becomes the page's data, or its error is the error line."""
     try:
@@ -68,8 +89,18 @@ async def _load(state: PageState, path, name, dataset=None, shown=None, max_byte
         return False
     with reactive.isolate():
         previous = state.loaded.get()
-    state.loaded.set({"df": df, "path": str(path), "name": name, "dataset": dataset, "shown": shown,
-                      "profile": prof, "note": note, "max_bytes": max_bytes})
+    state.loaded.set(
+        {
+            "df": df,
+            "path": str(path),
+            "name": name,
+            "dataset": dataset,
+            "shown": shown,
+            "profile": prof,
+            "note": note,
+            "max_bytes": max_bytes,
+        }
+    )
     state.show_error("")
     if previous is not None:
         state.release_upload(previous["path"])
@@ -101,13 +132,19 @@ def _upload_action(input, state: PageState, workdir: Path, limit_bytes: int) -> 
             return
         f = files[0]
         source = Path(os.path.realpath(f["datapath"]))
-        if workdir_real not in source.parents or not source.is_file():  # only Shiny's own upload folder
+        if (
+            workdir_real not in source.parents or not source.is_file()
+        ):  # only Shiny's own upload folder
             state.show_error("the upload did not arrive: try again")
             return
         size = source.stat().st_size  # what arrived, not what the page said
         with reactive.isolate():
             previous = state.loaded.get()
-        if previous is not None and previous["path"] in state.uploads and not state.used_by_a_run(previous["path"]):
+        if (
+            previous is not None
+            and previous["path"] in state.uploads
+            and not state.used_by_a_run(previous["path"])
+        ):
             state.loaded.set(None)  # replaced: its room was this file's (UploadBudget.spare)
             state.release_upload(previous["path"])
         # the user's file name (its suffix says the format), made safe, inside the private folder
@@ -116,7 +153,9 @@ def _upload_action(input, state: PageState, workdir: Path, limit_bytes: int) -> 
         target.parent.mkdir(mode=0o700)
         source.replace(target)
         state.uploads[str(target)] = size
-        note = f"the file's name was changed to a safe one: {name}" if f.get("name_changed") else None
+        note = (
+            f"the file's name was changed to a safe one: {name}" if f.get("name_changed") else None
+        )
         if await _load(state, target, name, max_bytes=limit_bytes, note=note):
             ui.update_select("dataset", selected="")
         else:
@@ -149,14 +188,30 @@ def _summary_output(state: PageState) -> None:
         if d is None:
             return ui.p("Load a file or choose a data set.", class_="muted")
         df, prof = d["df"], d["profile"]
-        rows = [(p.name, p.dtype, p.distinct, p.missing, "yes" if p.suggested else "", p.note) for p in prof]
+        rows = [
+            (p.name, p.dtype, p.distinct, p.missing, "yes" if p.suggested else "", p.note)
+            for p in prof
+        ]
         preview = df.head(8)
         return TagList(
-            tags.h4(tags.span(d["name"], id="data-name"), f": {len(df)} records × {df.shape[1]} columns"),
+            tags.h4(
+                tags.span(d["name"], id="data-name"), f": {len(df)} records × {df.shape[1]} columns"
+            ),
             ui.p(d["note"], class_="warning-line", id="data-note") if d.get("note") else None,
-            table(["column", "type", "distinct values", "missing", "suggested QI", "note"], rows,
-                  table_id="profile-table", numeric_from=2),
+            table(
+                ["column", "type", "distinct values", "missing", "suggested QI", "note"],
+                rows,
+                table_id="profile-table",
+                numeric_from=2,
+            ),
             tags.h5("First rows"),
-            ui.div(table([str(c) for c in preview.columns], [tuple(r) for r in preview.itertuples(index=False)],
-                         table_id="preview-table", numeric_from=0), class_="scroll-x"),
+            ui.div(
+                table(
+                    [str(c) for c in preview.columns],
+                    [tuple(r) for r in preview.itertuples(index=False)],
+                    table_id="preview-table",
+                    numeric_from=0,
+                ),
+                class_="scroll-x",
+            ),
         )

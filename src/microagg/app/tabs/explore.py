@@ -321,14 +321,16 @@ def _exploration_parts(gid: int, spec, handle, shown) -> list:
     header, rows = explore_runs.table_rows(spec, shown)
     rows = [
         (
-            tags.button(
-                f"open {row[0]}",
-                type="button",
-                class_="btn btn-sm btn-outline-primary open-run",
-                data_run=str(row[0]),
-            )
-            if shown.runs[row[0]].done
-            else row[0],
+            (
+                tags.button(
+                    f"open {row[0]}",
+                    type="button",
+                    class_="btn btn-sm btn-outline-primary open-run",
+                    data_run=str(row[0]),
+                )
+                if shown.runs[row[0]].done
+                else row[0]
+            ),
             *row[1:],
         )
         for row in rows

@@ -37,8 +37,9 @@ def control_ui(c: controls.Control, labels: dict | None = None):
     if c.widget == "numeric":
         low = None if p.low is None or p.low_open else p.low
         high = None if p.high is None or p.high_open else p.high
-        widget = ui.input_numeric(c.input_id, c.label, c.value, min=low, max=high,
-                                  step=1 if p.kind == "int" else "any")
+        widget = ui.input_numeric(
+            c.input_id, c.label, c.value, min=low, max=high, step=1 if p.kind == "int" else "any"
+        )
     elif c.widget == "checkbox":
         widget = ui.input_checkbox(c.input_id, c.label, bool(c.value))
     elif c.widget == "select" or c.widget == "column":
@@ -46,8 +47,14 @@ def control_ui(c: controls.Control, labels: dict | None = None):
     elif c.widget == "columns" and p.name == QUASI_IDENTIFIERS:
         widget = ui.input_checkbox_group(c.input_id, c.label, choices, selected=c.value)
     elif c.widget == "columns":
-        widget = ui.input_select(c.input_id, c.label, choices, selected=c.value, multiple=True,
-                                 size=str(min(max(len(choices), 2), 6)))
+        widget = ui.input_select(
+            c.input_id,
+            c.label,
+            choices,
+            selected=c.value,
+            multiple=True,
+            size=str(min(max(len(choices), 2), 6)),
+        )
     else:
         widget = ui.input_text(c.input_id, c.label, c.value)
     return ui.div(widget, ui.p(c.help, class_="help"), class_="control", data_option=p.name)
@@ -66,9 +73,13 @@ def protect_ui():
         if c.param.kind == "method":
             options.append(ui.output_ui("method_ui"))
     return ui.div(
-        ui.div(ui.input_action_button("run", "Run", class_="btn-primary"), " ",
-               ui.input_action_button("cancel", "Cancel", class_="btn-outline-danger"),
-               ui.output_ui("progress_ui"), class_="section"),
+        ui.div(
+            ui.input_action_button("run", "Run", class_="btn-primary"),
+            " ",
+            ui.input_action_button("cancel", "Cancel", class_="btn-outline-danger"),
+            ui.output_ui("progress_ui"),
+            class_="section",
+        ),
         ui.row(
             ui.column(4, ui.output_ui("columns_ui")),
             ui.column(4, *options),
@@ -95,8 +106,11 @@ class _ColumnControls:
         self.input, self.state = input, state
         # the column-valued options that take a column away from the quasi-identifiers (stratum,
         # sample weight, ...), as the declared run says
-        self.leaving = [c.input_id for c in controls.option_controls()
-                        if _is_column_control(c) and controls.leaves_the_quasi_identifiers(c.param)]
+        self.leaving = [
+            c.input_id
+            for c in controls.option_controls()
+            if _is_column_control(c) and controls.leaves_the_quasi_identifiers(c.param)
+        ]
 
     def profile(self):
         d = self.state.loaded.get()
@@ -108,7 +122,11 @@ class _ColumnControls:
         prof = self.profile()
         names = [p.name for p in prof]
         suggested = [p.name for p in prof if p.suggested]
-        return [c for c in controls.option_controls(names, {QUASI_IDENTIFIERS: suggested}) if _is_column_control(c)]
+        return [
+            c
+            for c in controls.option_controls(names, {QUASI_IDENTIFIERS: suggested})
+            if _is_column_control(c)
+        ]
 
     def sent(self, ident):
         """What the page sent for a control (``controls.run_spec``'s ``sent``); a column control
@@ -132,16 +150,23 @@ def _column_outputs(input, columns: _ColumnControls) -> None:
 
         labels = {str(i): p.label() for i, p in enumerate(prof)}
         qi = next(c for c in columns.column_controls() if c.param.name == QUASI_IDENTIFIERS)
-        return TagList(control_ui(qi, labels),
-                       ui.p("Numbers are continuous unless declared categorical or ordinal (right); text "
-                            "columns are nominal.", class_="muted"))
+        return TagList(
+            control_ui(qi, labels),
+            ui.p(
+                "Numbers are continuous unless declared categorical or ordinal (right); text "
+                "columns are nominal.",
+                class_="muted",
+            ),
+        )
 
     @render.ui
     @quiet_ui
     def roles_ui():
         if not columns.profile():
             return None
-        return TagList(*[control_ui(c) for c in columns.column_controls() if c.param.name != QUASI_IDENTIFIERS])
+        return TagList(
+            *[control_ui(c) for c in columns.column_controls() if c.param.name != QUASI_IDENTIFIERS]
+        )
 
     @reactive.effect
     @columns.state.guarded
@@ -173,18 +198,34 @@ def _method_output(input) -> None:
 
 
 def _method_panel(info):
-    items = [ui.p(info.summary, class_="muted", id="method-summary"),
-             ui.p(f"{info.family}; {info.complexity}; {info.paper}", class_="muted")]
+    items = [
+        ui.p(info.summary, class_="muted", id="method-summary"),
+        ui.p(f"{info.family}; {info.complexity}; {info.paper}", class_="muted"),
+    ]
     if not info.interruptible:
-        items.append(ui.p("It may run past the time limit (it cannot stop inside a step); Cancel "
-                          "always stops it.", class_="muted"))
+        items.append(
+            ui.p(
+                "It may run past the time limit (it cannot stop inside a step); Cancel "
+                "always stops it.",
+                class_="muted",
+            )
+        )
     if info.per_variable:
-        items.append(ui.p("It groups each variable on its own: the published records are NOT k-anonymous.",
-                          class_="one-line-error"))
+        items.append(
+            ui.p(
+                "It groups each variable on its own: the published records are NOT k-anonymous.",
+                class_="one-line-error",
+            )
+        )
     params = [control_ui(c) for c in controls.method_controls(info)]
     if params:  # a long list is folded
-        items.append(tags.details(tags.summary(f"{info.name} parameters ({len(params)})"), *params,
-                                  open="" if len(params) < FOLDED_FROM else None))
+        items.append(
+            tags.details(
+                tags.summary(f"{info.name} parameters ({len(params)})"),
+                *params,
+                open="" if len(params) < FOLDED_FROM else None,
+            )
+        )
     return ui.div(*items, class_="method-panel")
 
 
@@ -228,9 +269,14 @@ def _progress_output(state: PageState) -> None:
         if handle is None:
             done = [h for _, _, h in state.runs.get()]
             if done and done[-1].state == "cancelled":
-                return ui.div(f"run {done[-1].run_id} cancelled", id="run-status", class_="progress-line")
+                return ui.div(
+                    f"run {done[-1].run_id} cancelled", id="run-status", class_="progress-line"
+                )
             return ui.div("ready", id="run-status", class_="progress-line")
         text, fraction = progress_line(handle)
-        bar = tags.progress(value=f"{fraction:.3f}", max="1", class_="bar") if fraction is not None \
+        bar = (
+            tags.progress(value=f"{fraction:.3f}", max="1", class_="bar")
+            if fraction is not None
             else tags.progress(class_="bar")
+        )
         return ui.div(text, bar, id="run-status", class_="progress-line running")

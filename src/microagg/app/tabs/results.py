@@ -24,8 +24,11 @@ def results_ui():
 
 
 def _figure_table(rows, table_id):
-    return table(["measure", "value", "reference"],
-                 [(f.measure.label, f.text(), f.measure.reference) for f in rows], table_id=table_id)
+    return table(
+        ["measure", "value", "reference"],
+        [(f.measure.label, f.text(), f.measure.reference) for f in rows],
+        table_id=table_id,
+    )
 
 
 def run_detail(key: str, spec: RunSpec, handle: RunHandle):
@@ -34,16 +37,28 @@ def run_detail(key: str, spec: RunSpec, handle: RunHandle):
     audit = shown.audit_of(f)
     groups = shown.figure_rows(audit)
     il = audit.get("information_loss")
-    parts = [tags.h4(f"Run {key}: {spec.method}, k = {spec.k}, {spec.input_name}"),
-             tags.p("IL = ", tags.b("—" if il is None else f"{il:.6f}", id="il-value"), " %")]
+    parts = [
+        tags.h4(f"Run {key}: {spec.method}, k = {spec.k}, {spec.input_name}"),
+        tags.p("IL = ", tags.b("—" if il is None else f"{il:.6f}", id="il-value"), " %"),
+    ]
     if spec.explored is not None:
-        parts.append(tags.p(f"Run {spec.explored[1]} of the exploration (Explore tab): its partition, "
-                            "kept from it, published as it was found.", class_="muted", id="result-explored"))
+        parts.append(
+            tags.p(
+                f"Run {spec.explored[1]} of the exploration (Explore tab): its partition, "
+                "kept from it, published as it was found.",
+                class_="muted",
+                id="result-explored",
+            )
+        )
     for message in [*f.get("warnings", []), *f.get("notes", [])]:
         parts.append(tags.p("warning: ", message, class_="warning-line"))
     if f.get("per_variable"):
-        parts.append(tags.p("Each variable was grouped on its own: combinations of values are NOT k-anonymous.",
-                            class_="one-line-error"))
+        parts.append(
+            tags.p(
+                "Each variable was grouped on its own: combinations of values are NOT k-anonymous.",
+                class_="one-line-error",
+            )
+        )
     run_rows = [(fig.measure.label, fig.text()) for fig in groups.pop(shown.FIRST_GROUP, [])]
     measures = []
     for group, rows in groups.items():
@@ -51,30 +66,49 @@ def run_detail(key: str, spec: RunSpec, handle: RunHandle):
         measures += [tags.h5(title), _figure_table(rows, f"result-{group}")]
     categories = shown.category_rows(audit)
     if categories:
-        measures += [tags.h5("Categorical quasi-identifiers"), table(None, categories, table_id="result-categories")]
+        measures += [
+            tags.h5("Categorical quasi-identifiers"),
+            table(None, categories, table_id="result-categories"),
+        ]
     export = [
         tags.h5("Export"),
         ui.download_button("download_data", f"Protected data ({output_suffix(spec.input_name)})"),
-        " ", ui.download_button("download_manifest", "Manifest (.json)"),
-        " ", ui.download_button("download_report", "HTML report"),
-        " ", ui.download_button("download_reproduce", "Reproduce (.txt)"),
+        " ",
+        ui.download_button("download_manifest", "Manifest (.json)"),
+        " ",
+        ui.download_button("download_report", "HTML report"),
+        " ",
+        ui.download_button("download_reproduce", "Reproduce (.txt)"),
         tags.pre(spec.reproduce_text(), class_="reproduce", id="reproduce"),
     ]
-    parts.append(ui.row(
-        ui.column(3, tags.h5("Information loss"),
-                  table(None, run_rows + shown.fact_rows(f), table_id="result-figures")),
-        ui.column(4, *measures, id="result-measures"),
-        ui.column(5, *export)))
+    parts.append(
+        ui.row(
+            ui.column(
+                3,
+                tags.h5("Information loss"),
+                table(None, run_rows + shown.fact_rows(f), table_id="result-figures"),
+            ),
+            ui.column(4, *measures, id="result-measures"),
+            ui.column(5, *export),
+        )
+    )
     portfolio = shown.portfolio_table(f)
     if portfolio is not None:
         header, rows, caption = portfolio
-        parts += [tags.h5("Portfolio (auto; * the winner)"),
-                  ui.p(caption, class_="muted", id="portfolio-caption") if caption else None,
-                  table(header, rows, table_id="portfolio-table")]
+        parts += [
+            tags.h5("Portfolio (auto; * the winner)"),
+            ui.p(caption, class_="muted", id="portfolio-caption") if caption else None,
+            table(header, rows, table_id="portfolio-table"),
+        ]
     parts += [
         tags.h5("Report: measures and figures"),
-        tags.iframe(srcdoc=handle.report_path.read_text(encoding="utf-8"), sandbox="", class_="report",
-                    id="report-frame", title="report"),
+        tags.iframe(
+            srcdoc=handle.report_path.read_text(encoding="utf-8"),
+            sandbox="",
+            class_="report",
+            id="report-frame",
+            title="report",
+        ),
     ]
     return TagList(*parts)
 
@@ -87,11 +121,17 @@ def results_server(input, output, session, state: PageState):
         done = state.finished()
         if not done:
             return ui.p("No finished run yet.", class_="muted")
-        choices = {str(rid): f"run {rid}: {spec.method}, k = {spec.k}, {spec.input_name}" for rid, spec, _ in done}
+        choices = {
+            str(rid): f"run {rid}: {spec.method}, k = {spec.k}, {spec.input_name}"
+            for rid, spec, _ in done
+        }
         with reactive.isolate():
             current = (state.shown_run.get() or (None,))[0]
         selected = current if current in choices else str(done[-1][0])
-        return TagList(ui.input_select("result_run", "Run", choices, selected=selected), ui.output_ui("result_detail"))
+        return TagList(
+            ui.input_select("result_run", "Run", choices, selected=selected),
+            ui.output_ui("result_detail"),
+        )
 
     @reactive.effect
     @reactive.event(state.shown_run)
@@ -142,7 +182,8 @@ def results_server(input, output, session, state: PageState):
     def download_manifest():
         spec, handle = _chosen()
 
-        def write():  # the published file's manifest: roles, checks, audit (microagg evaluate reads it)
+        # the published file's manifest: roles, checks, audit (microagg evaluate reads it)
+        def write():
             path = published_path(handle.workdir, handle.run_id, spec)
             manifest = path.with_name(path.name + ".manifest.json")
             if not manifest.is_file():

@@ -41,9 +41,14 @@ def table(header, rows, table_id=None, numeric_from=1) -> Tag:
                 cells.append(tags.td(value))
                 continue
             text = fmt(value)
-            cells.append(tags.td(text, class_="num") if j >= numeric_from and _numeric(value) else tags.td(text))
+            cells.append(
+                tags.td(text, class_="num")
+                if j >= numeric_from and _numeric(value)
+                else tags.td(text)
+            )
         body.append(tags.tr(*cells))
     return tags.table(head, *body, class_="mtable", id=table_id)
+
 
 def fmt(x, digits: int = 4) -> str:
     """A table cell's text: floats to ``digits`` decimals, None as a dash."""
@@ -109,7 +114,8 @@ class PageState:
         self.run_inputs = None
         self.run_clicks = 0  # Run clicks so far: an error line names the click it belongs to
         self.handles: list = []  # every RunHandle of this page, stopped when the page ends
-        self.uploads: dict = {}  # path of each upload kept -> its bytes (counted in the page's budget)
+        # path of each upload kept -> its bytes (counted in the page's budget)
+        self.uploads: dict = {}
         self.upload_counter = itertools.count(1)
         self._shows = itertools.count()
         self._watcher = asyncio.create_task(self._watch_runs())
@@ -123,6 +129,7 @@ class PageState:
         """An effect whose failure is one line at the top of the page, never a traceback on the
         server's stderr (which would also end the session)."""
         if asyncio.iscoroutinefunction(fn):
+
             @functools.wraps(fn)
             async def run_or_say_why():
                 try:
@@ -131,7 +138,9 @@ class PageState:
                     raise
                 except Exception as exc:  # noqa: BLE001
                     self.show_error(one_line(exc))
+
         else:
+
             @functools.wraps(fn)
             def run_or_say_why():
                 try:
@@ -140,6 +149,7 @@ class PageState:
                     raise
                 except Exception as exc:  # noqa: BLE001
                     self.show_error(one_line(exc))
+
         return run_or_say_why
 
     # ------------------------------------------------------------------ between tabs
@@ -148,7 +158,9 @@ class PageState:
 
     def show_run(self, run_id) -> None:
         """The Results tab shows this run (and its export)."""
-        self.shown_run.set((str(run_id), next(self._shows)))  # a new value each time: the tab follows
+        self.shown_run.set(
+            (str(run_id), next(self._shows))
+        )  # a new value each time: the tab follows
         self.go_to("results")
 
     def finished(self) -> list:
@@ -157,7 +169,9 @@ class PageState:
     # ------------------------------------------------------------------ uploads and the budget
     def used_by_a_run(self, path: str) -> bool:
         """A run or an exploration of the page reads this file (its export, a pick of its map)."""
-        return any(spec.input_path == path for _, spec, _ in [*self.runs.get(), *self.explorations.get()])
+        return any(
+            spec.input_path == path for _, spec, _ in [*self.runs.get(), *self.explorations.get()]
+        )
 
     def release_upload(self, path: str | None) -> None:
         """Delete an upload that no run uses (not shown any more, or replaced); its bytes go back
@@ -174,7 +188,9 @@ class PageState:
         with reactive.isolate():
             d = self.loaded.get()
             path = d["path"] if d is not None else None
-            spare = self.uploads[path] if path in self.uploads and not self.used_by_a_run(path) else 0
+            spare = (
+                self.uploads[path] if path in self.uploads and not self.used_by_a_run(path) else 0
+            )
         self.budget.set_spare(self.session.id, spare)
 
     # ------------------------------------------------------------------ runs
@@ -216,7 +232,8 @@ class PageState:
         self._cancel(self.exploring, self.explorations)
 
     def _cancel(self, going, listed) -> None:
-        """Stop the run or exploration ``going`` holds; ``listed``, the page's list of them, shows it."""
+        """Stop the run or exploration ``going`` holds; ``listed``, the page's list of them, shows
+        it."""
         handle = going.get()
         if handle is not None:
             handle.cancel()

@@ -24,8 +24,22 @@ from .writer import csv_bytes, write, write_same
 
 __all__ = ["FORMATS", "CsvDialect", "CsvMeta", "sniff_csv", "typed_text_frame", "csv_bytes"]
 
-FORMATS = (Format("csv", "CSV/TSV", (".csv", ".tsv", ".txt", ".tab", ".csv.gz", ".tsv.gz", ".txt.gz", ".tab.gz"),
-                  read, write, family="text", rank=10, note="also .gz", library=False,
-                  read_by="the text of its fields", read_options=("sep", "decimal", "encoding"),
-                  write_same=write_same, chunks=chunks, first_rows=first_rows, header=header),)
-
+FORMATS = (
+    Format(
+        "csv",
+        "CSV/TSV",
+        (".csv", ".tsv", ".txt", ".tab", ".csv.gz", ".tsv.gz", ".txt.gz", ".tab.gz"),
+        read,
+        write,
+        family="text",
+        rank=10,
+        note="also .gz",
+        library=False,
+        read_by="the text of its fields",
+        read_options=("sep", "decimal", "encoding"),
+        write_same=write_same,
+        chunks=chunks,
+        first_rows=first_rows,
+        header=header,
+    ),
+)

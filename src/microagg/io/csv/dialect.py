@@ -12,8 +12,10 @@ from ...errors import InputError
 
 SEPARATORS = (",", ";", "\t", "|")
 
-NUMBER = {".": re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*"),
-           ",": re.compile(r"\s*[+-]?(?:\d+,?\d*|,\d+)(?:[eE][+-]?\d+)?\s*")}
+NUMBER = {
+    ".": re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*"),
+    ",": re.compile(r"\s*[+-]?(?:\d+,?\d*|,\d+)(?:[eE][+-]?\d+)?\s*"),
+}
 INTEGER = re.compile(r"\s*[+-]?\d+\s*")
 LEADING_ZERO = re.compile(r"\s*[+-]?0\d")
 
@@ -27,8 +29,10 @@ def decode(raw: bytes, encoding: str | None, name: str):
         except LookupError:
             raise InputError(f"unknown encoding {encoding!r}") from None
         except UnicodeDecodeError as exc:
-            raise InputError(f"{name} is not valid {encoding} (byte {exc.start}); "
-                             "give the right one with --encoding") from None
+            raise InputError(
+                f"{name} is not valid {encoding} (byte {exc.start}); "
+                "give the right one with --encoding"
+            ) from None
         if bom:
             return text, "utf-8", True
         if text.startswith("\ufeff") and encoding.lower().replace("_", "-") in ("utf-8", "utf8"):
@@ -36,7 +40,9 @@ def decode(raw: bytes, encoding: str | None, name: str):
         return text, encoding, False
     if raw.startswith(b"\xef\xbb\xbf"):
         return raw[3:].decode("utf-8"), "utf-8", True
-    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16 by its BOM, written back in the same byte order
+    if raw.startswith(
+        (b"\xff\xfe", b"\xfe\xff")
+    ):  # UTF-16 by its BOM, written back in the same byte order
         enc = "utf-16-le" if raw.startswith(b"\xff\xfe") else "utf-16-be"
         try:
             return raw[2:].decode(enc), enc, True
@@ -110,7 +116,7 @@ def unquote(raw: str, quote: str = '"') -> str:
             if i + 1 < n and raw[i + 1] == quote:
                 i += 2
                 continue
-            return raw[1:i].replace(quote * 2, quote) + raw[i + 1:]
+            return raw[1:i].replace(quote * 2, quote) + raw[i + 1 :]
         i += 1
     return raw[1:].replace(quote * 2, quote)  # unclosed (only in a cut-off head)
 
@@ -152,13 +158,22 @@ def warn_thousands(columns: list, decimal: str, name: str) -> None:
     exactly three digits after it (12,500): say so, the values would be off by a factor 1000."""
     if decimal != ",":
         return
-    seen = [v.strip() for values in columns for v in values[:200] if "," in v and NUMBER[","].fullmatch(v)]
+    seen = [
+        v.strip()
+        for values in columns
+        for v in values[:200]
+        if "," in v and NUMBER[","].fullmatch(v)
+    ]
     if seen and all(_THOUSANDS.fullmatch(v) for v in seen):
         import warnings
 
-        warnings.warn(f"every number with a comma in {name} has three digits after it (such as {seen[0]!r}): "
-                      "the comma is read as the decimal mark; if it separates thousands, give --decimal . "
-                      "(such columns are then not numbers and not protected)", UserWarning, stacklevel=3)
+        warnings.warn(
+            f"every number with a comma in {name} has three digits after it (such as {seen[0]!r}): "
+            "the comma is read as the decimal mark; if it separates thousands, give --decimal . "
+            "(such columns are then not numbers and not protected)",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 _THOUSANDS = re.compile(r"[+-]?\d{1,3},\d{3}")
@@ -178,10 +193,10 @@ def text_of(raw: bytes, encoding: str | None, name: str) -> tuple[bytes, str, bo
 def head_text(buf: bytes) -> str:
     """The first 65,537 characters of the text at most (what the sniffers look at: more than
     65,536 says the text goes on)."""
-    head = buf[:65537 * 4]
+    head = buf[: 65537 * 4]
     for cut in range(4):  # not inside a UTF-8 character
         try:
-            return head[:len(head) - cut].decode("utf-8")[:65537]
+            return head[: len(head) - cut].decode("utf-8")[:65537]
         except UnicodeDecodeError:
             continue
     return head.decode("utf-8", "replace")[:65537]
@@ -189,7 +204,6 @@ def head_text(buf: bytes) -> str:
 
 def line_of(buf: bytes, pos: int) -> int:
     return buf.count(b"\n", 0, pos) + 1
-
 
 
 def given_sep(sep: str | None) -> str | None:
@@ -247,15 +261,17 @@ def header(p: Path, *, sep=None, decimal=None, encoding=None) -> list:
 def _decoded_head(raw: bytes, encoding, name: str, complete: bool):
     """(the text of a file's first bytes by ``decode``, a character cut at their end dropped,
     None)."""
-    if raw.startswith((b"\xff\xfe", b"\xfe\xff")) or (encoding or "").lower().replace("_", "-").startswith("utf-16"):
-        raw = raw[:len(raw) // 2 * 2]
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")) or (encoding or "").lower().replace(
+        "_", "-"
+    ).startswith("utf-16"):
+        raw = raw[: len(raw) // 2 * 2]
     elif not complete:
         for cut in range(4):
             try:
-                raw[:len(raw) - cut].decode(encoding or "utf-8")
+                raw[: len(raw) - cut].decode(encoding or "utf-8")
             except (UnicodeDecodeError, LookupError):
                 continue
-            raw = raw[:len(raw) - cut]
+            raw = raw[: len(raw) - cut]
             break
     return decode(raw, encoding, name)[0], None
 
@@ -263,8 +279,8 @@ def _decoded_head(raw: bytes, encoding, name: str, complete: bool):
 def _first_record_complete(text: str, sep) -> bool:
     """The first record ends (a line break outside quotes) within ``text``, with more after it."""
     lines = text.replace("\r", "\n")
-    for candidate in ([sep] if sep else list(SEPARATORS)):
-        records, _ = split_records(lines[:65537 * 4], candidate, lenient=True)
+    for candidate in [sep] if sep else list(SEPARATORS):
+        records, _ = split_records(lines[: 65537 * 4], candidate, lenient=True)
         if len(records) < 2:
             return False
     return len(text) > 65536
@@ -282,18 +298,16 @@ def sniff_csv(path) -> tuple[str, str]:
         with gzip.open(path, "rb") as f:
             head = f.read(65536)
     if head.startswith((b"\xff\xfe", b"\xfe\xff")):
-        head = head[:len(head) // 2 * 2]  # not cut inside a UTF-16 code unit
+        head = head[: len(head) // 2 * 2]  # not cut inside a UTF-16 code unit
     elif len(head) == 65536:  # not cut inside a UTF-8 character (its last 1 to 3 bytes)
         for cut in range(4):
             try:
-                head[:len(head) - cut].decode("utf-8")
+                head[: len(head) - cut].decode("utf-8")
             except UnicodeDecodeError:
                 continue
-            head = head[:len(head) - cut]
+            head = head[: len(head) - cut]
             break
     text, encoding, bom = decode(head, None, Path(path).name)
     if bom:
         encoding = "utf-8-sig" if encoding == "utf-8" else "utf-16"
     return sniff_sep(text), encoding
-
-

@@ -39,7 +39,9 @@ def distinct_texts(meta, starts, ends, flags=None, arrow: bool = False):
     array = np.frombuffer(buf, dtype=np.uint8)
     if flags is None:
         flags = csv_scan.text_flags(array, starts, ends, ord(meta.dialect.quotechar))
-    if not flags["quoted"] and arrow and not meta.cr_only:  # the texts' bytes hashed, no dictionary of strings
+    if (
+        not flags["quoted"] and arrow and not meta.cr_only
+    ):  # the texts' bytes hashed, no dictionary of strings
         grouped = csv_scan.group_codes(array, starts, ends)
         if grouped is not None:
             codes, first = grouped
@@ -49,9 +51,14 @@ def distinct_texts(meta, starts, ends, flags=None, arrow: bool = False):
         codes = encoded.indices.to_numpy(zero_copy_only=False)
         if arrow and not meta.cr_only:  # ``arrow``: the distinct texts may stay a pyarrow array
             return codes, encoded.dictionary
-        distinct = encoded.dictionary.to_numpy(zero_copy_only=False).tolist()  # (to_pylist: 10x slower)
+        distinct = encoded.dictionary.to_numpy(
+            zero_copy_only=False
+        ).tolist()  # (to_pylist: 10x slower)
     else:
-        values = [unquote(buf[a:b].decode("utf-8", "surrogatepass")) for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
+        values = [
+            unquote(buf[a:b].decode("utf-8", "surrogatepass"))
+            for a, b in zip(starts.tolist(), ends.tolist(), strict=True)
+        ]
         codes, uniques = pd.factorize(np.asarray(values, dtype=object), use_na_sentinel=False)
         distinct = uniques.tolist()
     if meta.cr_only:
@@ -93,8 +100,13 @@ def typed_frame_of(meta, header, duplicates, decimal, missing):
             data[name] = pd.Series(fast)
             continue
         flags = csv_scan.text_flags(array, starts, ends, ord(meta.dialect.quotechar))
-        if (flags["plain"] and not flags["empty"] and not flags["quoted"] and not flags["leading_zero"]
-                and (decimal == "," or not flags["comma"])):
+        if (
+            flags["plain"]
+            and not flags["empty"]
+            and not flags["quoted"]
+            and not flags["leading_zero"]
+            and (decimal == "," or not flags["comma"])
+        ):
             fast = _plain_numbers(csv_scan, array, starts, ends, flags)
         if fast is not None:
             data[name] = pd.Series(fast)
@@ -144,7 +156,10 @@ def typed_column(codes, distinct: list, decimal: str, tokens: set):
     counts = np.bincount(codes, minlength=len(distinct))
     stripped = [v.strip() for v in distinct]
     is_missing = np.array([v == "" or v in tokens for v in stripped], dtype=bool)
-    is_number = np.array([not m and bool(number.fullmatch(v)) for v, m in zip(stripped, is_missing, strict=True)], dtype=bool)
+    is_number = np.array(
+        [not m and bool(number.fullmatch(v)) for v, m in zip(stripped, is_missing, strict=True)],
+        dtype=bool,
+    )
     n_number = int(counts[is_number].sum()) if len(distinct) else 0
     n_missing = int(counts[is_missing].sum()) if len(distinct) else 0
     others = rows - n_number - n_missing
@@ -152,8 +167,11 @@ def typed_column(codes, distinct: list, decimal: str, tokens: set):
     def as_text():
         return pd.Series(object_array(distinct)[codes], dtype=object)
 
-    if n_number and any(LEADING_ZERO.match(v) and not re.fullmatch(r"[+-]?0(?:[.,]\d*)?(?:[eE].*)?", v)
-                        for v, isnum in zip(stripped, is_number, strict=True) if isnum):
+    if n_number and any(
+        LEADING_ZERO.match(v) and not re.fullmatch(r"[+-]?0(?:[.,]\d*)?(?:[eE].*)?", v)
+        for v, isnum in zip(stripped, is_number, strict=True)
+        if isnum
+    ):
         return as_text()  # a code such as a zip code: text
     if n_number == 0:
         if n_missing == rows and tokens & set(stripped):
@@ -169,14 +187,21 @@ def typed_column(codes, distinct: list, decimal: str, tokens: set):
                 ints = [int(v) for v in stripped]
             except ValueError:  # more digits than Python converts (4,300): not a number to protect
                 return as_text()
-            if all(-(2 ** 63) <= x < 2 ** 63 for x in ints):
+            if all(-(2**63) <= x < 2**63 for x in ints):
                 return pd.Series(np.array(ints, dtype=np.int64)[codes])
-            return pd.Series(object_array(ints)[codes], dtype=object)  # beyond int64: exact Python integers
-        parsed = np.array([np.nan if m else parse(v) for v, m in zip(stripped, is_missing, strict=True)], dtype=np.float64)
+            return pd.Series(
+                object_array(ints)[codes], dtype=object
+            )  # beyond int64: exact Python integers
+        parsed = np.array(
+            [np.nan if m else parse(v) for v, m in zip(stripped, is_missing, strict=True)],
+            dtype=np.float64,
+        )
         return pd.Series(parsed[codes], dtype=np.float64)
     # numeric but for some tokens: numbers as floats, the rest as the text it is
-    mixed = object_array([np.nan if m else (parse(v) if isnum else distinct[i])
-                      for i, (v, m, isnum) in enumerate(zip(stripped, is_missing, is_number, strict=True))])
+    mixed = object_array(
+        [
+            np.nan if m else (parse(v) if isnum else distinct[i])
+            for i, (v, m, isnum) in enumerate(zip(stripped, is_missing, is_number, strict=True))
+        ]
+    )
     return pd.Series(mixed[codes], dtype=object)
-
-

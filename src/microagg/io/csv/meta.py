@@ -96,12 +96,16 @@ class CsvMeta(Meta):
             if frame[name].dtype == object:
                 j = table.header.index(name)
                 frame[name] = pd.Series(self.texts(j), dtype=object)
-            elif frame[name].dtype.kind == "f" and frame[name].isna().any():  # integers with blanks: nullable integers
+            elif (
+                frame[name].dtype.kind == "f" and frame[name].isna().any()
+            ):  # integers with blanks: nullable integers
                 j = table.header.index(name)
                 texts = [t.strip() for t in self.texts(j)]
-                if all(not t or INTEGER.fullmatch(t) for t in texts) and not all(not t for t in texts):
+                if all(not t or INTEGER.fullmatch(t) for t in texts) and not all(
+                    not t for t in texts
+                ):
                     ints = [int(t) if t else None for t in texts]
-                    if all(v is None or -(2 ** 63) <= v < 2 ** 63 for v in ints):
+                    if all(v is None or -(2**63) <= v < 2**63 for v in ints):
                         frame[name] = pd.array(ints, dtype="Int64")
         return frame
 
@@ -115,5 +119,3 @@ class CsvMeta(Meta):
         """The records in ``order`` (record ``order[i]`` written at position i); blank lines and
         line endings stay at their positions."""
         return replace(self, order=self.row_order()[order])
-
-

@@ -35,7 +35,10 @@ def read(p: Path, *, missing=(), sep=None, decimal=None, encoding=None) -> Table
     meta, header = _scanned(buf, dialect, cr_only, p)
     if decimal is None:
         spans = meta.spans  # the first 200 rows' texts: what the sniffer sees
-        heads = [field_texts(meta, spans[:200, j].copy(), spans[:200, j + 1] - 1) for j in range(len(header))]
+        heads = [
+            field_texts(meta, spans[:200, j].copy(), spans[:200, j + 1] - 1)
+            for j in range(len(header))
+        ]
         decimal = sniff_decimal(heads, dialect.sep)
         warn_thousands(heads, decimal, p.name)
     dialect.decimal = decimal
@@ -50,10 +53,16 @@ def read(p: Path, *, missing=(), sep=None, decimal=None, encoding=None) -> Table
 def _text(p: Path, encoding: str | None) -> tuple[bytes, CsvDialect, bool]:
     """(the file's text as UTF-8 bytes, its dialect as far as its bytes say, whether its lines end
     in '\r' only: classic Mac OS line endings are read as '\n' and written back as '\r')."""
-    raw, gz = read_limits.text_bytes(p, encoding)  # gzip inflated in a bounded stream; binary data refused
+    raw, gz = read_limits.text_bytes(
+        p, encoding
+    )  # gzip inflated in a bounded stream; binary data refused
     buf, enc, bom = text_of(raw, encoding, p.name)
     del raw
-    if not buf or (buf.isspace() or len(buf) < 64) and not buf.decode("utf-8", "surrogatepass").strip():
+    if (
+        not buf
+        or (buf.isspace() or len(buf) < 64)
+        and not buf.decode("utf-8", "surrogatepass").strip()
+    ):
         # also nothing but a BOM (bytes.strip would copy the text)
         raise InputError(f"input file is empty: {p}")
     cr_only = b"\r" in buf and b"\n" not in buf
@@ -77,7 +86,9 @@ def _scanned(buf: bytes, dialect: CsvDialect, cr_only: bool, p: Path) -> tuple[C
     fields = np.diff(rec_first)
     h = int(fields[0])
     header_ends = [int(fstart[k + 1]) - 1 for k in range(h - 1)] + [int(rec_term[0])]
-    header_raw = [buf[int(fstart[k]):header_ends[k]].decode("utf-8", "surrogatepass") for k in range(h)]
+    header_raw = [
+        buf[int(fstart[k]) : header_ends[k]].decode("utf-8", "surrogatepass") for k in range(h)
+    ]
     if cr_only:
         header_raw = [f.replace("\n", "\r") for f in header_raw]
     data_rows = _data_rows(buf, fields, rec_start, rec_term, dialect.sep, p)
@@ -106,8 +117,10 @@ def _data_rows(buf: bytes, fields, rec_start, rec_term, sep: str, p: Path):
     if bad.any():
         i = int(later[np.argmax(bad)])
         line = line_of(buf, int(rec_start[i]))
-        raise InputError(f"line {line} of {p.name} has {int(fields[i])} field(s), the "
-                         f"header has {h} (separator {sep!r}; set it with --sep)")
+        raise InputError(
+            f"line {line} of {p.name} has {int(fields[i])} field(s), the "
+            f"header has {h} (separator {sep!r}; set it with --sep)"
+        )
     if h == 1:
         data_rows = later[:-1] if records > 1 and blank[-1] else later
     else:
@@ -119,7 +132,7 @@ def _data_rows(buf: bytes, fields, rec_start, rec_term, sep: str, p: Path):
 
 def _newline_of(buf: bytes, header_term: int, cr_only: bool) -> str:
     """The first record's line terminator ('\\n' when there is none)."""
-    end = buf[header_term:header_term + 2]
+    end = buf[header_term : header_term + 2]
     if end.startswith(b"\r\n"):
         return "\r\n"
     if end.startswith(b"\n"):
@@ -140,14 +153,23 @@ def chunks(path, columns, chunk_rows: int, numeric=()):
 
     sep, encoding = sniff_csv(path)
     # the QIs parsed by pandas' C parser (a blank cell is missing); every other column as its text
-    reader = pd.read_csv(path, sep=sep, encoding=encoding, chunksize=chunk_rows, usecols=columns,
-                         dtype=defaultdict(lambda: str, {c: "float64" for c in numeric}),
-                         keep_default_na=False, na_values={c: [""] for c in numeric} or None)
+    reader = pd.read_csv(
+        path,
+        sep=sep,
+        encoding=encoding,
+        chunksize=chunk_rows,
+        usecols=columns,
+        dtype=defaultdict(lambda: str, {c: "float64" for c in numeric}),
+        keep_default_na=False,
+        na_values={c: [""] for c in numeric} or None,
+    )
     try:
         yield from reader
     except ValueError as exc:
-        raise InputError(f"a quasi-identifier column of {os.path.basename(path)} holds a cell that is "
-                         f"not a number ({exc})") from None
+        raise InputError(
+            f"a quasi-identifier column of {os.path.basename(path)} holds a cell that is "
+            f"not a number ({exc})"
+        ) from None
 
 
 def first_rows(path, rows: int = 1000):
@@ -158,5 +180,3 @@ def first_rows(path, rows: int = 1000):
     except (OSError, ValueError, UnicodeDecodeError, StopIteration) as exc:
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"cannot read {Path(path).name}: {text}") from None
-
-

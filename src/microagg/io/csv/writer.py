@@ -18,7 +18,7 @@ def format_number(value: float, integer: bool, decimal: str) -> str:
     """A published number's text: an integer when the column held integers and the value is
     integral, else the shortest text that reads back as the same float64 (Python's repr)."""
     v = float(value)
-    if integer and v.is_integer() and abs(v) < 2.0 ** 63:
+    if integer and v.is_integer() and abs(v) < 2.0**63:
         text = str(int(v))
     else:
         text = repr(v)
@@ -33,7 +33,9 @@ def _integer_texts(meta: CsvMeta, j: int) -> bool:
     from ...kernels import csv_scan
 
     starts, ends = meta.field_bounds(j)
-    flags = csv_scan.text_flags(np.frombuffer(meta.text, dtype=np.uint8), starts, ends, ord(meta.dialect.quotechar))
+    flags = csv_scan.text_flags(
+        np.frombuffer(meta.text, dtype=np.uint8), starts, ends, ord(meta.dialect.quotechar)
+    )
     if not flags["quoted"] and not flags["wide_char"]:
         return bool(flags["integers"])
     _, distinct = distinct_texts(meta, starts, ends, flags)
@@ -59,12 +61,21 @@ def _published_texts(values, integer: bool, numeric: bool, d: CsvDialect, sep: s
     else:
         objects = np.asarray(values, dtype=object)
         codes, distinct = pd.factorize(objects)
-        if any(isinstance(v, float) and v == 0 for v in distinct.tolist()):  # 0.0 and -0.0 hash alike
-            keys = object_array([(type(v).__name__, repr(v)) if not is_missing(v) else None for v in objects.tolist()])
+        if any(
+            isinstance(v, float) and v == 0 for v in distinct.tolist()
+        ):  # 0.0 and -0.0 hash alike
+            keys = object_array(
+                [
+                    (type(v).__name__, repr(v)) if not is_missing(v) else None
+                    for v in objects.tolist()
+                ]
+            )
             codes, _ = pd.factorize(keys)
             firsts = np.unique(codes[codes >= 0], return_index=True)[1]
             distinct = pd.Index(objects[np.flatnonzero(codes >= 0)[firsts]], dtype=object)
-        listed = [format_number(v, integer, d.decimal) if numeric else str(v) for v in distinct.tolist()]
+        listed = [
+            format_number(v, integer, d.decimal) if numeric else str(v) for v in distinct.tolist()
+        ]
         texts = pa.array([t.replace(q, q + q) for t in listed], pa.string())
     texts = pa.concat_arrays([texts, pa.array([""], pa.string())])  # the missing value
     codes = np.where(codes < 0, len(texts) - 1, codes).astype(np.int32)
@@ -91,12 +102,15 @@ def number_texts(numbers, integer: bool, decimal: str):
 
     finite = np.isfinite(numbers)
     whole = finite & (numbers == np.round(numbers))
-    as_integer = whole & integer & (np.abs(numbers) < 2.0 ** 63)
+    as_integer = whole & integer & (np.abs(numbers) < 2.0**63)
     fixed = finite & ~whole & (np.abs(numbers) >= 1e-4) & (np.abs(numbers) < 1e16)
     texts = pc.cast(pa.array(numbers), pa.string())
     fixed &= ~_contains(texts, "e")
-    texts = pc.if_else(pa.array(as_integer), pc.cast(pa.array(np.where(as_integer, numbers, 0).astype(np.int64)),
-                                                      pa.string()), texts)
+    texts = pc.if_else(
+        pa.array(as_integer),
+        pc.cast(pa.array(np.where(as_integer, numbers, 0).astype(np.int64)), pa.string()),
+        texts,
+    )
     other = np.flatnonzero(~(as_integer | fixed))
     if len(other):
         exceptions = np.full(len(numbers), None, dtype=object)
@@ -150,13 +164,31 @@ def _write_csv(stream, table: Table, published: dict, gz: bool, sep: str | None 
     tbuf, toff = _text_buffers(columns)
     wrap = np.concatenate(wraps or [np.zeros(1, dtype=bool)]).astype(np.uint8)
     if sep == d.sep:
-        head = meta.text[:meta.head_end]
+        head = meta.text[: meta.head_end]
     else:  # the header's fields holding the new separator are quoted
-        fields = [q + f.replace(q, q + q) + q if sep in f and not f.startswith(q) else f for f in meta.header_raw]
-        head = sep.join(fields).encode("utf-8", "surrogatepass") + meta.text[meta.header_term:meta.head_end]
-    body = csv_scan.assemble(np.frombuffer(meta.text, dtype=np.uint8), np.frombuffer(head, dtype=np.uint8),
-                             meta.spans, meta.row_order(), meta.tails, qcol, codes, tbuf, toff, wrap,
-                             ord(d.sep), ord(sep), ord(q))
+        fields = [
+            q + f.replace(q, q + q) + q if sep in f and not f.startswith(q) else f
+            for f in meta.header_raw
+        ]
+        head = (
+            sep.join(fields).encode("utf-8", "surrogatepass")
+            + meta.text[meta.header_term : meta.head_end]
+        )
+    body = csv_scan.assemble(
+        np.frombuffer(meta.text, dtype=np.uint8),
+        np.frombuffer(head, dtype=np.uint8),
+        meta.spans,
+        meta.row_order(),
+        meta.tails,
+        qcol,
+        codes,
+        tbuf,
+        toff,
+        wrap,
+        ord(d.sep),
+        ord(sep),
+        ord(q),
+    )
     if meta.cr_only:
         body = np.where(body == ord("\n"), np.uint8(ord("\r")), body)
     bom = "\ufeff".encode(d.encoding) if d.bom else b""
@@ -185,8 +217,12 @@ def _text_buffers(columns: list):
     texts = pa.concat_arrays([c.cast(pa.large_string()) for c in columns])
     texts = pa.concat_arrays([texts]) if texts.offset else texts
     _, offsets, data = texts.buffers()
-    offsets = np.frombuffer(offsets, dtype=np.int64)[:len(texts) + 1]
-    data = np.frombuffer(data, dtype=np.uint8) if data is not None and data.size else np.zeros(1, dtype=np.uint8)
+    offsets = np.frombuffer(offsets, dtype=np.int64)[: len(texts) + 1]
+    data = (
+        np.frombuffer(data, dtype=np.uint8)
+        if data is not None and data.size
+        else np.zeros(1, dtype=np.uint8)
+    )
     return data, offsets
 
 
@@ -203,4 +239,3 @@ def write(frame, tmp, meta, path, published) -> None:
     """A typed frame (from another format) as a plain CSV file."""
     compression = "gzip" if Path(path).name.lower().endswith(".gz") else None
     frame.to_csv(tmp, index=False, compression=compression)
-

@@ -66,17 +66,29 @@ __all__ = [
 
 #: One line of reference per measure; docs/audit.md gives the full citations.
 REFERENCES = {
-    "k_anonymity": "k-anonymity: Samarati (2001), IEEE TKDE 13(6); Sweeney (2002), IJUFKS 10(5); "
-    "sdcMicro freqCalc / kAnon (fk)",
-    "individual_risk": "individual risk: Benedetti & Franconi (1998); Franconi & Polettini (2004), "
-    "PSD 2004, LNCS 3050, 262-272; sdcMicro measure_risk / indivRisk",
-    "l_diversity": "l-diversity: Machanavajjhala, Kifer, Gehrke & Venkitasubramaniam (2007), "
-    "ACM TKDD 1(1); sdcMicro ldiversity",
-    "rank_interval": "rank interval disclosure: Domingo-Ferrer & Torra (2001); Mateo-Sanz, Sebe & "
-    "Domingo-Ferrer (2004), PSD 2004, LNCS 3050",
+    "k_anonymity": (
+        "k-anonymity: Samarati (2001), IEEE TKDE 13(6); Sweeney (2002), IJUFKS 10(5); "
+        "sdcMicro freqCalc / kAnon (fk)"
+    ),
+    "individual_risk": (
+        "individual risk: Benedetti & Franconi (1998); Franconi & Polettini (2004), "
+        "PSD 2004, LNCS 3050, 262-272; sdcMicro measure_risk / indivRisk"
+    ),
+    "l_diversity": (
+        "l-diversity: Machanavajjhala, Kifer, Gehrke & Venkitasubramaniam (2007), "
+        "ACM TKDD 1(1); sdcMicro ldiversity"
+    ),
+    "rank_interval": (
+        "rank interval disclosure: Domingo-Ferrer & Torra (2001); Mateo-Sanz, Sebe & "
+        "Domingo-Ferrer (2004), PSD 2004, LNCS 3050"
+    ),
     "sdid": "SDID: Mateo-Sanz, Sebe & Domingo-Ferrer (2004), PSD 2004, LNCS 3050; sdcMicro dRisk",
-    "rmd": "RMDID: Templ & Meindl (2008), PSD 2008, LNCS 5262, 113-126; sdcMicro dRiskRMD; "
-    "MCD: Rousseeuw & Van Driessen (1999), Technometrics 41(3)",
-    "row_order": "record order: sdcMicro extractManipData(randomizeRecords=...); rank correlation: "
-    "Spearman (1904)",
+    "rmd": (
+        "RMDID: Templ & Meindl (2008), PSD 2008, LNCS 5262, 113-126; sdcMicro dRiskRMD; "
+        "MCD: Rousseeuw & Van Driessen (1999), Technometrics 41(3)"
+    ),
+    "row_order": (
+        "record order: sdcMicro extractManipData(randomizeRecords=...); rank correlation: "
+        "Spearman (1904)"
+    ),
 }

@@ -66,9 +66,11 @@ class LDiversity:
         if self.records_below_l == 0:
             return ()
         return (
-            f"{self.records_below_l} records are in key combinations with fewer than {self.l:g} "
-            f"distinct values of the sensitive column {self.column}: their value of {self.column} "
-            "can be inferred",
+            (
+                f"{self.records_below_l} records are in key combinations with fewer than {self.l:g}"
+                f" distinct values of the sensitive column {self.column}: their value of"
+                f" {self.column} can be inferred"
+            ),
         )
 
 

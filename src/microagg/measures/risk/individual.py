@@ -144,9 +144,11 @@ class IndividualRisk:
         if self.records_above_threshold == 0:
             return ()
         return (
-            f"{self.records_above_threshold} records have an individual re-identification risk "
-            "above "
-            f"{self.threshold:g} on the key variables ({', '.join(map(str, self.keys))})",
+            (
+                f"{self.records_above_threshold} records have an individual re-identification risk "
+                "above "
+                f"{self.threshold:g} on the key variables ({', '.join(map(str, self.keys))})"
+            ),
         )
 
 

@@ -72,10 +72,17 @@ CENTRE_KEYS = ("centre_pi", "centre_sigma", "centre_bound")
 
 
 def _check_state(state):
-    """``resume``: a dict with the keys of extras['colgen_state'] (checked against X and k in colgen)."""
-    if state is not None and (not isinstance(state, dict) or not set(STATE_KEYS) <= set(state)
-                              or not set(state) <= set(STATE_KEYS + CENTRE_KEYS)):
-        raise ValueError(f"must be an earlier run's extras['colgen_state'] (a dict with keys {', '.join(STATE_KEYS)})")
+    """``resume``: a dict with the keys of extras['colgen_state'] (checked against X and k in
+    colgen)."""
+    if state is not None and (
+        not isinstance(state, dict)
+        or not set(STATE_KEYS) <= set(state)
+        or not set(state) <= set(STATE_KEYS + CENTRE_KEYS)
+    ):
+        raise ValueError(
+            "must be an earlier run's extras['colgen_state'] (a dict with keys"
+            f" {', '.join(STATE_KEYS)})"
+        )
     return state
 
 
@@ -84,25 +91,45 @@ def _check_resume(state: dict, n: int, k: int) -> None:
     import numpy as np
 
     if int(state["n"]) != n or int(state["k"]) != k:
-        raise ParameterError(f"colgen resume: a state of {state['n']} records and k = {state['k']}, "
-                             f"not of these {n} records and k = {k}")
+        raise ParameterError(
+            f"colgen resume: a state of {state['n']} records and k = {state['k']}, "
+            f"not of these {n} records and k = {k}"
+        )
     ptr, members, cuts = (np.asarray(state[key]) for key in ("ptr", "members", "cuts"))
     sizes = np.diff(ptr) if ptr.ndim == 1 and len(ptr) else np.zeros(0)
-    ok = (ptr.ndim == 1 and len(ptr) >= 1 and ptr[0] == 0 and ptr[-1] == len(members) and members.ndim == 1
-          and (sizes >= k).all() and (sizes <= 2 * k - 1).all() and cuts.ndim == 2 and cuts.shape[1] == 3)
-    ok = ok and all(a.size == 0 or (np.issubdtype(a.dtype, np.integer) and a.min() >= 0 and a.max() < n)
-                    for a in (members, cuts))
+    ok = (
+        ptr.ndim == 1
+        and len(ptr) >= 1
+        and ptr[0] == 0
+        and ptr[-1] == len(members)
+        and members.ndim == 1
+        and (sizes >= k).all()
+        and (sizes <= 2 * k - 1).all()
+        and cuts.ndim == 2
+        and cuts.shape[1] == 3
+    )
+    ok = ok and all(
+        a.size == 0 or (np.issubdtype(a.dtype, np.integer) and a.min() >= 0 and a.max() < n)
+        for a in (members, cuts)
+    )
     if ok and "centre_pi" in state:
         centre_pi, centre_sigma = np.asarray(state["centre_pi"]), np.asarray(state["centre_sigma"])
-        ok = (centre_pi.shape == (n,) and centre_sigma.ndim == 1 and len(centre_sigma) <= len(cuts)
-              and np.isfinite(centre_pi).all() and (centre_sigma <= 0).all())
+        ok = (
+            centre_pi.shape == (n,)
+            and centre_sigma.ndim == 1
+            and len(centre_sigma) <= len(cuts)
+            and np.isfinite(centre_pi).all()
+            and (centre_sigma <= 0).all()
+        )
     if ok and len(members):  # distinct records within each column
         column = np.repeat(np.arange(len(sizes)), sizes)
         order = np.lexsort((members, column))
         ok = not ((np.diff(members[order]) == 0) & (np.diff(column[order]) == 0)).any()
     if not ok:
-        raise ParameterError("colgen resume: the state's columns or cuts do not fit these records "
-                             "(not an extras['colgen_state'] of this data and k)")
+        raise ParameterError(
+            "colgen resume: the state's columns or cuts do not fit these records "
+            "(not an extras['colgen_state'] of this data and k)"
+        )
 
 
 def _check_input(values, n, d, k):
@@ -129,54 +156,160 @@ def _parse_init(init) -> list:
     "colgen",
     family="column generation",
     paper="column-generation.txt (set partitioning + column generation, Section 5)",
-    complexity="exponential worst case (exact pricing); per round O(n²·d·k) pricing heuristics + LP; "
-    "O(n·d + columns·k) memory",
+    complexity=(
+        "exponential worst case (exact pricing); per round O(n²·d·k) pricing heuristics + LP; "
+        "O(n·d + columns·k) memory"
+    ),
     variable_size=True,
     least_seconds=lambda n, d, k: COLGEN_FIRST_ROUND_SECONDS * (d / 13) * (n / 3e4) ** 1.7,
     params=(
-        Param("init", "object", "", "further initial partitions besides mdav's and vmdav's: method names (a "
-              "list or comma-separated; each gets 30 % of the time left) and/or labels, one group id per "
-              "record (a warm start)", check=_parse_init),
-        Param("exact_pricing", "str", "bnb", "exact pricer: 'bnb' branch-and-bound in a KD-tree ball (ours), "
-              "'enumeration' or 'ilp' (the paper's)", choices=("bnb", "enumeration", "ilp")),
+        Param(
+            "init",
+            "object",
+            "",
+            "further initial partitions besides mdav's and vmdav's: method names (a list or"
+            " comma-separated; each gets 30 % of the time left) and/or labels, one group id per"
+            " record (a warm start)",
+            check=_parse_init,
+        ),
+        Param(
+            "exact_pricing",
+            "str",
+            "bnb",
+            "exact pricer: 'bnb' branch-and-bound in a KD-tree ball (ours), "
+            "'enumeration' or 'ilp' (the paper's)",
+            choices=("bnb", "enumeration", "ilp"),
+        ),
         Param("max_rounds", "int", None, "column-generation rounds at most", low=1, nullable=True),
-        Param("close_gap", "bool", True, "after convergence, enumerate the clusters below the gap and prove the "
-              "optimum with the integral master"),
-        Param("final_mip", "bool", True, "solve the integral master over the generated columns at the end"),
-        Param("mip_time_limit", "float", 60.0, "seconds for the final MIP at most", low=0.0, nullable=True),
-        Param("max_enumerated", "int", 50_000, "clusters enumerated by the closing step at most", low=1),
+        Param(
+            "close_gap",
+            "bool",
+            True,
+            "after convergence, enumerate the clusters below the gap and prove the "
+            "optimum with the integral master",
+        ),
+        Param(
+            "final_mip",
+            "bool",
+            True,
+            "solve the integral master over the generated columns at the end",
+        ),
+        Param(
+            "mip_time_limit",
+            "float",
+            60.0,
+            "seconds for the final MIP at most",
+            low=0.0,
+            nullable=True,
+        ),
+        Param(
+            "max_enumerated",
+            "int",
+            50_000,
+            "clusters enumerated by the closing step at most",
+            low=1,
+        ),
         Param("primal_columns", "int", 3_000, "columns kept for the primal MIP", low=1),
-        Param("max_nodes", "int", 5_000_000, "branch-and-bound nodes per exact pass at most", low=1),
-        Param("seed_nodes", "int", 20_000, "branch-and-bound nodes per seed before it is cut short", low=1),
-        Param("alternating_starts", "int", 300, "starts of the alternating pricing heuristic", low=0),
-        Param("cuts", "bool", True, "subset-row cuts on triples once no column prices out (not with 'ilp')"),
+        Param(
+            "max_nodes", "int", 5_000_000, "branch-and-bound nodes per exact pass at most", low=1
+        ),
+        Param(
+            "seed_nodes",
+            "int",
+            20_000,
+            "branch-and-bound nodes per seed before it is cut short",
+            low=1,
+        ),
+        Param(
+            "alternating_starts", "int", 300, "starts of the alternating pricing heuristic", low=0
+        ),
+        Param(
+            "cuts",
+            "bool",
+            True,
+            "subset-row cuts on triples once no column prices out (not with 'ilp')",
+        ),
         Param("max_cut_rounds", "int", 30, "rounds of subset-row cuts at most", low=0),
-        Param("cut_tailing", "float", 0.0, "also add subset-row cuts before convergence, after an exact pass, "
-              "when the LP is within this share of its best bound (a tailing-off LP; 0: only at convergence)",
-              low=0.0),
-        Param("smoothing", "float", 0.0, "Wentges dual smoothing α (measured slower here)", low=0.0, high=1.0,
-              high_open=True),
-        Param("resume", "object", None, "the state of an earlier run on the same records and k (its "
-              "extras['colgen_state'], kept with keep_state): its columns and subset-row cuts enter the master, so "
-              "that the LP and the bound go on from where that run stopped", nullable=True, check=_check_state),
-        Param("keep_state", "bool", False, "return the master's columns and cuts in extras['colgen_state'], for "
-              "a later run's resume"),
-        Param("offers", "object", None, "a callable, called once per round with colgen's best partition so far "
-              "(labels), returning the partitions that a search running beside column generation found "
-              "meanwhile (auto's other lane): their groups enter the master before the final MIP, the best "
-              "one is its incumbent", nullable=True,
-              check=check_offers),
+        Param(
+            "cut_tailing",
+            "float",
+            0.0,
+            "also add subset-row cuts before convergence, after an exact pass, when the LP is"
+            " within this share of its best bound (a tailing-off LP; 0: only at convergence)",
+            low=0.0,
+        ),
+        Param(
+            "smoothing",
+            "float",
+            0.0,
+            "Wentges dual smoothing α (measured slower here)",
+            low=0.0,
+            high=1.0,
+            high_open=True,
+        ),
+        Param(
+            "resume",
+            "object",
+            None,
+            "the state of an earlier run on the same records and k (its extras['colgen_state'],"
+            " kept with keep_state): its columns and subset-row cuts enter the master, so that the"
+            " LP and the bound go on from where that run stopped",
+            nullable=True,
+            check=_check_state,
+        ),
+        Param(
+            "keep_state",
+            "bool",
+            False,
+            "return the master's columns and cuts in extras['colgen_state'], for "
+            "a later run's resume",
+        ),
+        Param(
+            "offers",
+            "object",
+            None,
+            "a callable, called once per round with colgen's best partition so far (labels),"
+            " returning the partitions that a search running beside column generation found"
+            " meanwhile (auto's other lane): their groups enter the master before the final MIP,"
+            " the best one is its incumbent",
+            nullable=True,
+            check=check_offers,
+        ),
     ),
     check_input=_check_input,
 )
-def colgen(X, k, *, seed, deadline, progress, init, exact_pricing, max_rounds, close_gap, final_mip, mip_time_limit,
-           max_enumerated, primal_columns, max_nodes, seed_nodes, alternating_starts, cuts, max_cut_rounds,
-           cut_tailing, smoothing, resume, keep_state, offers):
+def colgen(
+    X,
+    k,
+    *,
+    seed,
+    deadline,
+    progress,
+    init,
+    exact_pricing,
+    max_rounds,
+    close_gap,
+    final_mip,
+    mip_time_limit,
+    max_enumerated,
+    primal_columns,
+    max_nodes,
+    seed_nodes,
+    alternating_starts,
+    cuts,
+    max_cut_rounds,
+    cut_tailing,
+    smoothing,
+    resume,
+    keep_state,
+    offers,
+):
     """Column generation over clusters of size k..2k−1 with a proven lower bound on the optimal SSE.
 
     The restricted master (9) (cost w_C = SSE of C, eq. (8)) starts from the groups of mdav,
     vmdav and the partitions in ``init`` (method names, or labels: a warm start whose groups
-    enter the master and whose partition is the first incumbent, so the result is never worse), is solved by HiGHS (primal
+    enter the master and whose partition is the first incumbent, so the result is never worse), is
+    solved by HiGHS (primal
     simplex, one thread) and grown with addCols. Pricing per size eta: the paper's
     SolveHeuristicPricing, then an alternating centre/members descent on
     rc(C) = min_z Σ(‖x_i − z‖² − π_i) from the ``alternating_starts`` largest duals; when both
@@ -219,7 +352,8 @@ def colgen(X, k, *, seed, deadline, progress, init, exact_pricing, max_rounds, c
     is colgen's own (driver.take_offers says why).
     With ``keep_state`` the master's columns and cuts (and the pricer's node budget per seed, and
     the smoothing centre: a resumed run smoothed from the k-nearest-neighbour dual again spent
-    40 minutes below its predecessor's bound on eia, k = 10) are returned in extras['colgen_state']; ``resume`` puts them back in a later run, so that long
+    40 minutes below its predecessor's bound on eia, k = 10) are returned in extras['colgen_state'];
+    ``resume`` puts them back in a later run, so that long
     runs for a bound can go on one after another (benchmarks/best_known.py --resume).
     Ambiguities: the paper stops pricing at the first eta with a column; we price every eta
     (more columns per round, needed for the bound).
@@ -230,12 +364,29 @@ def colgen(X, k, *, seed, deadline, progress, init, exact_pricing, max_rounds, c
     starts = [m for m in _parse_init(init) if not isinstance(m, str) or m not in ("mdav", "vmdav")]
     init_methods = ["mdav", "vmdav"] + starts
     out = ColumnGeneration(
-        X, k, seed=seed, deadline=deadline, progress=progress, init_methods=init_methods,
-        exact_pricing=exact_pricing, max_rounds=max_rounds, close_gap=close_gap, final_mip=final_mip,
-        mip_time_limit=mip_time_limit, max_enumerated=max_enumerated, primal_columns=primal_columns,
-        max_nodes=max_nodes, seed_nodes=seed_nodes, alternating_starts=alternating_starts, cuts=cuts,
-        max_cut_rounds=max_cut_rounds, cut_tailing=cut_tailing, smoothing=smoothing, resume=resume,
-        keep_state=keep_state, offers=offers,
+        X,
+        k,
+        seed=seed,
+        deadline=deadline,
+        progress=progress,
+        init_methods=init_methods,
+        exact_pricing=exact_pricing,
+        max_rounds=max_rounds,
+        close_gap=close_gap,
+        final_mip=final_mip,
+        mip_time_limit=mip_time_limit,
+        max_enumerated=max_enumerated,
+        primal_columns=primal_columns,
+        max_nodes=max_nodes,
+        seed_nodes=seed_nodes,
+        alternating_starts=alternating_starts,
+        cuts=cuts,
+        max_cut_rounds=max_cut_rounds,
+        cut_tailing=cut_tailing,
+        smoothing=smoothing,
+        resume=resume,
+        keep_state=keep_state,
+        offers=offers,
     ).run()
     if not out.extras.get("colgen_proven_optimal"):
         deadline.expired()  # past the time limit: the run says it was cut, whichever check ended it

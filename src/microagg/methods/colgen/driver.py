@@ -41,10 +41,33 @@ COLGEN_ROUND_WEIGHT = 6
 class ColumnGeneration:
     """One column-generation run on standardised X; ``run()`` returns its MethodOutput."""
 
-    def __init__(self, X, k, *, seed, deadline: Deadline, progress, init_methods, exact_pricing, max_rounds,
-                 close_gap, final_mip, mip_time_limit, max_enumerated, primal_columns, max_nodes, seed_nodes,
-                 alternating_starts, cuts, max_cut_rounds, cut_tailing=0.0, smoothing=0.0, resume=None,
-                 keep_state=False, offers=None):
+    def __init__(
+        self,
+        X,
+        k,
+        *,
+        seed,
+        deadline: Deadline,
+        progress,
+        init_methods,
+        exact_pricing,
+        max_rounds,
+        close_gap,
+        final_mip,
+        mip_time_limit,
+        max_enumerated,
+        primal_columns,
+        max_nodes,
+        seed_nodes,
+        alternating_starts,
+        cuts,
+        max_cut_rounds,
+        cut_tailing=0.0,
+        smoothing=0.0,
+        resume=None,
+        keep_state=False,
+        offers=None,
+    ):
         self.t0 = time.perf_counter()
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.n = len(self.X)
@@ -52,7 +75,9 @@ class ColumnGeneration:
         self.seed = seed
         self.deadline = deadline  # the whole run's
         self.time_limit = deadline.seconds()  # the budget at the start (None: unbounded)
-        self.clock = deadline  # the deadline of the current step (the loop ends before the MIP's reserve)
+        self.clock = (
+            deadline  # the deadline of the current step (the loop ends before the MIP's reserve)
+        )
         self.progress = progress
         self.init_methods = init_methods
         self.exact_pricing = exact_pricing
@@ -72,11 +97,16 @@ class ColumnGeneration:
         self.resume = resume
         self.keep_state = keep_state
         self.offers = offers
-        self.offered: list[np.ndarray] = []  # partitions offered meanwhile, entered before the final MIP
+        self.offered: list[
+            np.ndarray
+        ] = []  # partitions offered meanwhile, entered before the final MIP
         # best partition found, and where from
         self.best_labels, self.best_sse, self.best_from = None, np.inf, None
         self.init_sse: dict[str, float] = {}
-        self.heur_best = {"srh": np.inf, "msth": np.inf}  # the paper's heuristics as they are (Tables 3–4)
+        self.heur_best = {
+            "srh": np.inf,
+            "msth": np.inf,
+        }  # the paper's heuristics as they are (Tables 3–4)
         # bounds
         self.lower_bound = 0.0
         self.bound_from = None
@@ -104,8 +134,14 @@ class ColumnGeneration:
         self.last_exact_round, self.last_exact_end, self.last_exact_seconds = 0, self.t0, None
         self.exact_passes = {"complete": 0, "exact": 0, "started": 0}
         self.history: list[tuple] = []  # (round, seconds, LP value, new columns, bound, best SSE)
-        self.phase = {"init": 0.0, "lp": 0.0, "rounding": 0.0, "heuristic_pricing": 0.0, "exact_pricing": 0.0,
-                      "mip_and_closing": 0.0}
+        self.phase = {
+            "init": 0.0,
+            "lp": 0.0,
+            "rounding": 0.0,
+            "heuristic_pricing": 0.0,
+            "exact_pricing": 0.0,
+            "mip_and_closing": 0.0,
+        }
 
     # ----------------------------------------------------------------------------------
     # the steps
@@ -134,8 +170,16 @@ class ColumnGeneration:
                 given += 1
                 name = f"init labels {given}"
             self.progress("colgen", None, f"initial partition: {name}")
-            lab = start_labels(X, k, init, owner="colgen", seed=self.seed, deadline=self.deadline, share=0.3,
-                               progress=self.progress)
+            lab = start_labels(
+                X,
+                k,
+                init,
+                owner="colgen",
+                seed=self.seed,
+                deadline=self.deadline,
+                share=0.3,
+                progress=self.progress,
+            )
             lab = check_partition(lab, n, k, name)
             self.init_sse[name] = sse(X, lab)
             lab = split_oversized(X, lab, k)
@@ -158,7 +202,8 @@ class ColumnGeneration:
             self.master.add(np.split(members, ptr[1:-1]))
             self.master.add_cuts(np.asarray(self.resume["cuts"]).reshape(-1, 3))
             self.pricer.seed_nodes = max(self.pricer.seed_nodes, int(self.resume["seed_nodes"]))
-        # a dual solution feasible from the start (kernels/pricing.py): π_i = D_i(k−1)/(2k) gives every
+        # a dual solution feasible from the start (kernels/pricing.py): π_i = D_i(k−1)/(2k) gives
+        # every
         # cluster rc ≥ 0, so Σπ is a lower bound before any LP is solved. A resumed smoothing centre
         # only steers the pricing: its bound is not proven by this run
         self.pi_knn = self.pricer.knn_sum[:, k - 1] / (2.0 * k)
@@ -166,8 +211,10 @@ class ColumnGeneration:
         self.bound_from = "knn"
         self.centre, self.centre_bound = (self.pi_knn, np.zeros(0)), self.lower_bound
         if self.resume is not None and "centre_pi" in self.resume:
-            self.centre = (np.asarray(self.resume["centre_pi"], dtype=np.float64),
-                           np.asarray(self.resume["centre_sigma"], dtype=np.float64))
+            self.centre = (
+                np.asarray(self.resume["centre_pi"], dtype=np.float64),
+                np.asarray(self.resume["centre_sigma"], dtype=np.float64),
+            )
             self.centre_bound = float(self.resume["centre_bound"])
         self.pricer.retry_unit = 1e-3 * self.best_sse / n  # 0.1 % of the mean SSE per record
         self.tol = 1e-9 * max(self.best_sse / n, 1e-12)
@@ -227,14 +274,18 @@ class ColumnGeneration:
         master = self.master
         longest = 0.0  # the longest round so far: its heuristic pricing cannot be interrupted
         while True:
-            if not self.clock.room_for(longest) or (self.max_rounds is not None and self.rounds >= self.max_rounds):
+            if not self.clock.room_for(longest) or (
+                self.max_rounds is not None and self.rounds >= self.max_rounds
+            ):
                 break
             self.take_offers(enter=False)
             round_start = time.perf_counter()
             tic = time.perf_counter()
             try:
                 solved = master.solve(self.left())
-            except MasterLPError as exc:  # the run ends as if out of time: its bound and partitions stand
+            except (
+                MasterLPError
+            ) as exc:  # the run ends as if out of time: its bound and partitions stand
                 self.lp_failure = str(exc)
                 self.progress("colgen", None, f"{exc}: column generation stops here")
                 solved = None
@@ -250,10 +301,22 @@ class ColumnGeneration:
             self.lp_integral = frac < 1e-6
             self.round_lp(x)
             cols, rcs, rho, pass_exact = self.price_round(pi, sigma)
-            self.history.append((self.rounds, time.perf_counter() - self.t0, lp_value, len(cols), self.lower_bound,
-                                 self.best_sse))
-            self.progress("colgen", None, f"round {self.rounds}: LP {lp_value:.6g}, bound {self.lower_bound:.6g}, "
-                          f"best {self.best_sse:.6g}")
+            self.history.append(
+                (
+                    self.rounds,
+                    time.perf_counter() - self.t0,
+                    lp_value,
+                    len(cols),
+                    self.lower_bound,
+                    self.best_sse,
+                )
+            )
+            self.progress(
+                "colgen",
+                None,
+                f"round {self.rounds}: LP {lp_value:.6g}, bound {self.lower_bound:.6g}, "
+                f"best {self.best_sse:.6g}",
+            )
             if not cols:
                 if rho is None:
                     break  # out of time
@@ -273,7 +336,9 @@ class ColumnGeneration:
             # a stalled (degenerate) master needs many columns before its value moves: census,
             # k = 10, 120 s, 3 families per round: no LP progress in 24 rounds; all columns: it
             # moves after 17 rounds
-            stalled = self.prev_lp is not None and lp_value >= self.prev_lp - 1e-9 * abs(self.prev_lp)
+            stalled = self.prev_lp is not None and lp_value >= self.prev_lp - 1e-9 * abs(
+                self.prev_lp
+            )
             master.add(disjoint_families(cols, rcs, self.n, max_families=50 if stalled else 3))
             self.prev_lp = lp_value
             self.phase["lp"] += time.perf_counter() - tic
@@ -296,7 +361,7 @@ class ColumnGeneration:
                     break
                 # offer() may have added columns since the LP was solved: they have x = 0
                 x_all = np.zeros(master.ncols)
-                x_all[:len(x)] = x
+                x_all[: len(x)] = x
                 self.offer(mst_rounding(X, k, master.ptr, master.members, x_all, maxcl), "msth")
         self.phase["rounding"] += time.perf_counter() - tic
 
@@ -311,7 +376,9 @@ class ColumnGeneration:
         if smoothed:
             alpha = self.smoothing
             c_pi, c_sigma = self.centre
-            c_sigma = np.concatenate([c_sigma, np.zeros(len(sigma) - len(c_sigma))])  # new cuts: σ = 0
+            c_sigma = np.concatenate(
+                [c_sigma, np.zeros(len(sigma) - len(c_sigma))]
+            )  # new cuts: σ = 0
             s_pi = alpha * c_pi + (1.0 - alpha) * pi
             s_sigma = alpha * c_sigma + (1.0 - alpha) * sigma
             cols, rcs, s_rho, _ = self.price_at(s_pi, s_sigma, None)
@@ -341,8 +408,9 @@ class ColumnGeneration:
         if not self.deadline.bounded:
             return False
         since = time.perf_counter() - self.last_exact_end
-        if self.last_exact_seconds is not None and since >= max(4.0 * self.last_exact_seconds,
-                                                                 0.1 * float(self.time_limit)):
+        if self.last_exact_seconds is not None and since >= max(
+            4.0 * self.last_exact_seconds, 0.1 * float(self.time_limit)
+        ):
             return True
         return not self.lagrangian_found and self.left() < 0.25 * float(self.time_limit)
 
@@ -354,7 +422,7 @@ class ColumnGeneration:
         X, k, master, pricer = self.X, self.k, self.master, self.pricer
         pricer.set_cuts(*master.cut_arrays(p_sigma))
         pos = np.flatnonzero(p_pi > 0)
-        starts = X[pos[np.argsort(-p_pi[pos], kind="stable")][:self.alternating_starts]]
+        starts = X[pos[np.argsort(-p_pi[pos], kind="stable")][: self.alternating_starts]]
         tic = time.perf_counter()
         cols, rcs = pricer.heuristic(p_pi, self.thr, starts)
         fresh = [i for i, c in enumerate(cols) if not master.has(c)]
@@ -408,19 +476,28 @@ class ColumnGeneration:
         return column_rcs(self.X, p_pi, cptr_c, flat, cptr, ccut, cpen)
 
     def tailing_off(self) -> bool:
-        """``cut_tailing``: this round's exact pass left the LP within cut_tailing·LP of the best bound."""
-        return (self.cut_tailing > 0 and self.bound_round == self.rounds
-                and self.lp_value - self.lower_bound <= self.cut_tailing * abs(self.lp_value))
+        """``cut_tailing``: this round's exact pass left the LP within cut_tailing·LP of the best
+        bound."""
+        return (
+            self.cut_tailing > 0
+            and self.bound_round == self.rounds
+            and self.lp_value - self.lower_bound <= self.cut_tailing * abs(self.lp_value)
+        )
 
     def add_cuts(self, x) -> bool:
         """Violated subset-row cuts on triples at the LP solution x (ours), the n/4 most violated;
         True when some were added (column generation then resumes)."""
         master = self.master
-        if not (self.cuts and not self.lp_integral and not self.proven() and self.cut_rounds < self.max_cut_rounds):
+        if not (
+            self.cuts
+            and not self.lp_integral
+            and not self.proven()
+            and self.cut_rounds < self.max_cut_rounds
+        ):
             return False
         sup = np.flatnonzero(x > 1e-9)
         sptr = np.concatenate([[0], np.cumsum(np.diff(master.ptr)[sup])]).astype(np.int64)
-        smem = np.concatenate([master.members[master.ptr[c]:master.ptr[c + 1]] for c in sup])
+        smem = np.concatenate([master.members[master.ptr[c] : master.ptr[c + 1]] for c in sup])
         triples, lhs = separate_subset_rows(self.n, sptr, smem, x[sup], 1e-4)
         if len(triples):
             best_first = np.argsort(-lhs, kind="stable")[: max(self.n // 4, 10)]
@@ -446,8 +523,12 @@ class ColumnGeneration:
             tl if np.isfinite(tl) else 1e9, master.indicator(self.best_labels), primal=True
         )
         self.offer(lab, "mip")
-        self.progress("colgen", None, f"MIP over {master.ncols} columns: {'optimal' if optimal else 'stopped'}, "
-                      f"best {self.best_sse:.6g}")
+        self.progress(
+            "colgen",
+            None,
+            f"MIP over {master.ncols} columns: {'optimal' if optimal else 'stopped'}, "
+            f"best {self.best_sse:.6g}",
+        )
 
     def restricted_mip(self, columns, tl: float) -> None:
         """The integral master over the best partition's groups and ``columns`` alone, warm-started
@@ -459,8 +540,12 @@ class ColumnGeneration:
         sub.add(columns)
         lab, _, _, optimal = sub.solve_integral(tl, sub.indicator(self.best_labels), primal=True)
         self.offer(lab, "restricted mip")
-        self.progress("colgen", None, f"MIP over the best groups and {len(columns)} enumerated clusters: "
-                      f"{'optimal' if optimal else 'stopped'}, best {self.best_sse:.6g}")
+        self.progress(
+            "colgen",
+            None,
+            f"MIP over the best groups and {len(columns)} enumerated clusters: "
+            f"{'optimal' if optimal else 'stopped'}, best {self.best_sse:.6g}",
+        )
 
     def finish(self) -> None:
         """The integral master over the generated columns (primal side, Section 5.2 + MIP), and
@@ -470,9 +555,13 @@ class ColumnGeneration:
         if self.deadline.work_bounded:  # no integral master: see the note at the top
             self.phase["mip_and_closing"] = time.perf_counter() - tic
             return
-        if self.final_mip and self.left() > 0 and self.master.ncols > 0 and not (
-            self.converged and self.close_gap
-        ) and not self.proven():
+        if (
+            self.final_mip
+            and self.left() > 0
+            and self.master.ncols > 0
+            and not (self.converged and self.close_gap)
+            and not self.proven()
+        ):
             # HiGHS may overrun a MIP time limit by a fraction (root LP, presolve): 80 % of the rest
             self.primal_mip(self.mip_seconds(0.8))
         if self.converged and self.final_mip and self.close_gap:
@@ -496,7 +585,11 @@ class ColumnGeneration:
             # HiGHS may overrun its time limit on large MIPs (presolve, root LP): scale the
             # enumerated set with the time left
             left = self.left()
-            budget = self.max_enumerated if not np.isfinite(left) else int(min(self.max_enumerated, 2000 * left))
+            budget = (
+                self.max_enumerated
+                if not np.isfinite(left)
+                else int(min(self.max_enumerated, 2000 * left))
+            )
             if budget < 500:
                 break
             enumerated, enum_rc, g_try = pricer.enumerate_below(self.pi, gap_full, budget)
@@ -509,7 +602,7 @@ class ColumnGeneration:
             # warm-started from IL 7.3192, the MIP over all 19 000 columns found nothing in 300 s)
             self.restricted_mip(enumerated, self.mip_seconds(0.3))
             # then the integral master over all columns and the enumerated ones of smallest rc
-            few = np.argsort(enum_rc, kind="stable")[:self.primal_columns]
+            few = np.argsort(enum_rc, kind="stable")[: self.primal_columns]
             master.add([enumerated[i] for i in few])
             self.primal_mip(self.mip_seconds(0.4))
             # bound: the integral master over every cluster with rc < G'
@@ -519,15 +612,29 @@ class ColumnGeneration:
             tl = self.mip_seconds(0.8)
             target = pi_sum + g_try + corr  # no MIP bound above this value can be used
             lab, obj, dual_bound, optimal = master.solve_integral(
-                tl if np.isfinite(tl) else 1e9, master.indicator(self.best_labels), max(self.best_sse - target, 0.0)
+                tl if np.isfinite(tl) else 1e9,
+                master.indicator(self.best_labels),
+                max(self.best_sse - target, 0.0),
             )
             self.offer(lab, "mip")
             mip_bound = min(dual_bound, self.best_sse)
             cand = min(mip_bound, pi_sum + g_try + corr)
-            self.closing.append({"threshold": g_try, "columns": len(enumerated), "mip_optimal": bool(optimal),
-                                 "mip_bound": mip_bound, "bound": cand, "best": self.best_sse})
-            self.progress("colgen", None, f"closing: threshold {g_try:.4g}, {len(enumerated)} columns, "
-                          f"bound {cand:.6g}, best {self.best_sse:.6g}")
+            self.closing.append(
+                {
+                    "threshold": g_try,
+                    "columns": len(enumerated),
+                    "mip_optimal": bool(optimal),
+                    "mip_bound": mip_bound,
+                    "bound": cand,
+                    "best": self.best_sse,
+                }
+            )
+            self.progress(
+                "colgen",
+                None,
+                f"closing: threshold {g_try:.4g}, {len(enumerated)} columns, "
+                f"bound {cand:.6g}, best {self.best_sse:.6g}",
+            )
             if cand > self.lower_bound:
                 self.lower_bound, self.bound_from = cand, "closing"
 
@@ -550,7 +657,10 @@ class ColumnGeneration:
             "colgen_msth_sse": self.heur_best["msth"],
             "colgen_closing": self.closing,
             "colgen_cuts": len(self.master.cuts),
-            "colgen_cut_rounds": {"all": self.cut_rounds, "before_convergence": self.tailing_cut_rounds},
+            "colgen_cut_rounds": {
+                "all": self.cut_rounds,
+                "before_convergence": self.tailing_cut_rounds,
+            },
             "colgen_mispriced": self.mispriced,
             "colgen_smoothing": self.smoothing,
             "colgen_exact_passes": self.exact_passes,
@@ -558,14 +668,22 @@ class ColumnGeneration:
             "colgen_bnb_stats": self.pricer.stats,
             "colgen_deepened": self.deepened,
             "colgen_phase_seconds": self.phase,
-            "colgen_history": self.history,  # (round, seconds, LP value, new columns, bound, best SSE)
+            "colgen_history": (
+                self.history
+            ),  # (round, seconds, LP value, new columns, bound, best SSE)
             "colgen_seconds": time.perf_counter() - self.t0,
         }
         if self.keep_state:
             master = self.master
-            extras["colgen_state"] = {"n": self.n, "k": self.k, "ptr": master.ptr.copy(),
-                                      "members": master.members.copy(), "cuts": master.cuts.copy(),
-                                      "seed_nodes": int(self.pricer.seed_nodes),
-                                      "centre_pi": self.centre[0].copy(), "centre_sigma": self.centre[1].copy(),
-                                      "centre_bound": float(self.centre_bound)}
+            extras["colgen_state"] = {
+                "n": self.n,
+                "k": self.k,
+                "ptr": master.ptr.copy(),
+                "members": master.members.copy(),
+                "cuts": master.cuts.copy(),
+                "seed_nodes": int(self.pricer.seed_nodes),
+                "centre_pi": self.centre[0].copy(),
+                "centre_sigma": self.centre[1].copy(),
+                "centre_bound": float(self.centre_bound),
+            }
         return MethodOutput(self.best_labels, lower_bound=self.lower_bound, extras=extras)

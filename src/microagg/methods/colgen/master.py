@@ -86,7 +86,9 @@ class Master:
         # 14 LPs (43 000 iterations for the last one); primal: 19 s in 46 LPs
         self.h.setOptionValue("simplex_strategy", PRIMAL_SIMPLEX)
         ones = np.ones(self.n)
-        self.h.addRows(self.n, ones, ones, 0, np.zeros(self.n, np.int32), np.zeros(0, np.int32), np.zeros(0))
+        self.h.addRows(
+            self.n, ones, ones, 0, np.zeros(self.n, np.int32), np.zeros(0, np.int32), np.zeros(0)
+        )
         self.keys: set[bytes] = set()
         self.ptr = np.zeros(1, dtype=np.int64)
         self.members = np.zeros(0, dtype=np.int64)
@@ -96,16 +98,15 @@ class Master:
 
     def _incidence(self, ptr, members):
         ncol = len(ptr) - 1
-        return sparse.csr_matrix(
-            (np.ones(len(members)), members, ptr), shape=(ncol, self.n)
-        )
+        return sparse.csr_matrix((np.ones(len(members)), members, ptr), shape=(ncol, self.n))
 
     def _cut_hits(self, ptr, members, cuts):
         """(column, cut) pairs where the column holds >= 2 records of the cut."""
         if len(cuts) == 0 or len(ptr) <= 1:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
         M = sparse.csr_matrix(
-            (np.ones(cuts.size), cuts.ravel(), np.arange(0, cuts.size + 1, 3)), shape=(len(cuts), self.n)
+            (np.ones(cuts.size), cuts.ravel(), np.arange(0, cuts.size + 1, 3)),
+            shape=(len(cuts), self.n),
         ).T.tocsr()
         hits = (self._incidence(ptr, members) @ M).tocoo()
         keep = hits.data >= 2
@@ -121,8 +122,15 @@ class Master:
         order = np.lexsort((cols, cuts))
         cols, cuts = cols[order], cuts[order]
         starts = np.searchsorted(cuts, np.arange(len(new)))
-        self.h.addRows(len(new), np.full(len(new), -highspy.kHighsInf), np.ones(len(new)), len(cols),
-                       starts.astype(np.int32), cols.astype(np.int32), np.ones(len(cols)))
+        self.h.addRows(
+            len(new),
+            np.full(len(new), -highspy.kHighsInf),
+            np.ones(len(new)),
+            len(cols),
+            starts.astype(np.int32),
+            cols.astype(np.int32),
+            np.ones(len(cols)),
+        )
         self.cuts = np.concatenate([self.cuts, new])
         return len(new)
 
@@ -162,8 +170,14 @@ class Master:
         else:
             rows, cstarts = flat, ptr[:-1]
         self.h.addCols(
-            len(new), costs, np.zeros(len(new)), np.full(len(new), highspy.kHighsInf),
-            len(rows), cstarts.astype(np.int32), rows.astype(np.int32), np.ones(len(rows)),
+            len(new),
+            costs,
+            np.zeros(len(new)),
+            np.full(len(new), highspy.kHighsInf),
+            len(rows),
+            cstarts.astype(np.int32),
+            rows.astype(np.int32),
+            np.ones(len(rows)),
         )
         self.members = np.concatenate([self.members, flat])
         self.ptr = np.concatenate([self.ptr, ptr[1:] + self.ptr[-1]])
@@ -192,15 +206,22 @@ class Master:
         if status == highspy.HighsModelStatus.kTimeLimit:
             return None
         if status != highspy.HighsModelStatus.kOptimal:
-            raise MasterLPError(f"master LP not solved to optimality: {self.h.modelStatusToString(status)}")
+            raise MasterLPError(
+                f"master LP not solved to optimality: {self.h.modelStatusToString(status)}"
+            )
         sol = self.h.getSolution()
         x = np.asarray(sol.col_value, dtype=np.float64)
         duals = np.asarray(sol.row_dual, dtype=np.float64)
-        sigma = np.minimum(duals[self.n:], 0.0)  # <= rows of a minimisation: σ <= 0
-        return float(self.h.getInfo().objective_function_value), x, duals[:self.n], sigma
+        sigma = np.minimum(duals[self.n :], 0.0)  # <= rows of a minimisation: σ <= 0
+        return float(self.h.getInfo().objective_function_value), x, duals[: self.n], sigma
 
-    def solve_integral(self, time_limit: float, incumbent: np.ndarray | None, abs_gap: float = 0.0,
-                       primal: bool = False):
+    def solve_integral(
+        self,
+        time_limit: float,
+        incumbent: np.ndarray | None,
+        abs_gap: float = 0.0,
+        primal: bool = False,
+    ):
         """The integral master over the current columns (HiGHS MIP), stopped when the gap to
         its own bound is at most abs_gap.
 
@@ -211,7 +232,9 @@ class Master:
         if primal:
             # looking for good partitions: cut rows only slow the MIP down; more heuristics
             if len(self.cuts):
-                mip.deleteRows(len(self.cuts), np.arange(self.n, self.n + len(self.cuts), dtype=np.int32))
+                mip.deleteRows(
+                    len(self.cuts), np.arange(self.n, self.n + len(self.cuts), dtype=np.int32)
+                )
             mip.setOptionValue("mip_heuristic_effort", 0.3)
         mip.changeColsIntegrality(
             ncol, np.arange(ncol, dtype=np.int32), np.full(ncol, highspy.HighsVarType.kInteger)
@@ -229,9 +252,12 @@ class Master:
                 pass
         mip.run()
         info = mip.getInfo()
-        if (incumbent is not None and info.primal_solution_status >= 2
-                and self.costs @ np.asarray(mip.getSolution().col_value)
-                > info.objective_function_value + 1e-9 * max(1.0, abs(info.objective_function_value))):
+        if (
+            incumbent is not None
+            and info.primal_solution_status >= 2
+            and self.costs @ np.asarray(mip.getSolution().col_value)
+            > info.objective_function_value + 1e-9 * max(1.0, abs(info.objective_function_value))
+        ):
             # highspy 1.16: after setSolution, a MIP that presolve solves whole reports the optimum
             # but hands back the warm start's x (tests/test_icsm.py, GroupPool); solved again
             # without presolve, x is the optimum's
@@ -251,7 +277,7 @@ class Master:
         """Labels from an integral x (columns with x > 0.5), None if they do not partition."""
         labels = np.full(self.n, -1, dtype=np.int64)
         for g, c in enumerate(np.flatnonzero(x > 0.5)):
-            mem = self.members[self.ptr[c]:self.ptr[c + 1]]
+            mem = self.members[self.ptr[c] : self.ptr[c + 1]]
             if (labels[mem] >= 0).any():
                 return None
             labels[mem] = g
@@ -260,7 +286,9 @@ class Master:
     def indicator(self, labels: np.ndarray) -> np.ndarray:
         """x with 1 on the columns of the partition ``labels`` (all must be in the master)."""
         x = np.zeros(self.ncols)
-        index = {self.members[self.ptr[c]:self.ptr[c + 1]].tobytes(): c for c in range(self.ncols)}
+        index = {
+            self.members[self.ptr[c] : self.ptr[c + 1]].tobytes(): c for c in range(self.ncols)
+        }
         for mem in groups(labels):
             x[index[np.sort(mem).tobytes()]] = 1.0
         return x

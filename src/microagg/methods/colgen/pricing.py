@@ -58,7 +58,14 @@ class ExactResult:
     __slots__ = ("cols", "rcs", "lb", "rho", "exact", "overflow")
 
     def __init__(self, cols, rcs, lb, rho=None, exact=True, overflow=False):
-        self.cols, self.rcs, self.lb, self.rho, self.exact, self.overflow = cols, rcs, lb, rho, exact, overflow
+        self.cols, self.rcs, self.lb, self.rho, self.exact, self.overflow = (
+            cols,
+            rcs,
+            lb,
+            rho,
+            exact,
+            overflow,
+        )
 
 
 class _DualRanking:
@@ -141,7 +148,9 @@ class Pricer:
         self.deadline = Deadline.of(deadline)  # None: unbounded
         self.max_nodes = max_nodes  # per call when enumerating all columns below a threshold
         self.seed_nodes = seed_nodes  # per seed when pricing (grown when a pass is cut short)
-        self.pass_deadline: Deadline | None = None  # after it, a pass only computes root bounds (fast)
+        self.pass_deadline: Deadline | None = (
+            None  # after it, a pass only computes root bounds (fast)
+        )
         self.stats = {"seeds": 0, "cut_short": 0, "nodes": 0}  # exact pricing (bnb), all passes
         # a seed cut short is searched again with thresholds lowered by retry_unit·eta·4^j
         # (bnb_pricing); the unit is set by the caller from the scale of the SSE
@@ -179,7 +188,9 @@ class Pricer:
             for lo in range(0, len(starts), chunk):
                 if self.time_left() <= 0:
                     break
-                m, r = alternating_pricing(self.X, pi, eta, starts[lo:lo + chunk], thr, 20, *self.cuts)
+                m, r = alternating_pricing(
+                    self.X, pi, eta, starts[lo : lo + chunk], thr, 20, *self.cuts
+                )
                 cols += list(m)
                 rcs += list(r)
         return cols, np.asarray(rcs)
@@ -371,7 +382,9 @@ class Pricer:
             sj = seeds[j]
             rho[sj] = min(rho[sj], floor[j])
             ball = nbr[nptr[j] : nptr[j + 1]]
-            rho[ball] = np.minimum(rho[ball], np.maximum(floor[j], self._root_bounds(pi, eta, sj, ball)))
+            rho[ball] = np.minimum(
+                rho[ball], np.maximum(floor[j], self._root_bounds(pi, eta, sj, ball))
+            )
 
     def _root_bounds(self, pi, eta, s, ball):
         """For each candidate i of seed s: a lower bound on rc(T) over the clusters T of size
@@ -382,7 +395,11 @@ class Pricer:
             return np.full(len(ball), np.inf)  # no cluster of size eta
         X = self.X
         diff = X[ball] - X[s]
-        g = np.einsum("ij,ij->i", diff, diff) / eta + self.knn_sum[ball, eta - 2] / (2.0 * eta) - pi[ball]
+        g = (
+            np.einsum("ij,ij->i", diff, diff) / eta
+            + self.knn_sum[ball, eta - 2] / (2.0 * eta)
+            - pi[ball]
+        )
         if eta == 2:
             return g - pi[s]
         gs = np.partition(g, eta - 2)[: eta - 1]
@@ -402,7 +419,9 @@ class Pricer:
             if self.time_left() <= 0:
                 complete = False
                 break
-            m, r, cnt, bm, brc, ovf = enumeration_pricing(self.X, pi, eta, lo, lo + step, thr, max_cols, *self.cuts)
+            m, r, cnt, bm, brc, ovf = enumeration_pricing(
+                self.X, pi, eta, lo, lo + step, thr, max_cols, *self.cuts
+            )
             overflow |= ovf
             if collect_all:
                 cols += list(m)
@@ -412,7 +431,14 @@ class Pricer:
         if not collect_all and best < thr:
             cols, rcs = [best_members], [best]  # the paper returns the minimum cluster
         lb = min(best, thr) if complete else None
-        return ExactResult(cols, np.asarray(rcs), lb, None if lb is None else np.full(self.n, lb), complete, overflow)
+        return ExactResult(
+            cols,
+            np.asarray(rcs),
+            lb,
+            None if lb is None else np.full(self.n, lb),
+            complete,
+            overflow,
+        )
 
     def _ilp(self, pi, eta, thr, collect_all, max_cols):
         """Pricing ILP (14): edge variables z_e, fixed size (11), node-to-node inequalities (12)."""
@@ -425,8 +451,19 @@ class Pricer:
         edge_id[iu, ju] = np.arange(ne)
         edge_id[ju, iu] = np.arange(ne)
         h = new_highs()
-        h.addCols(ne, cost, np.zeros(ne), np.ones(ne), 0, np.zeros(ne, np.int32), np.zeros(0, np.int32), np.zeros(0))
-        h.changeColsIntegrality(ne, np.arange(ne, dtype=np.int32), np.full(ne, highspy.HighsVarType.kInteger))
+        h.addCols(
+            ne,
+            cost,
+            np.zeros(ne),
+            np.ones(ne),
+            0,
+            np.zeros(ne, np.int32),
+            np.zeros(0, np.int32),
+            np.zeros(0),
+        )
+        h.changeColsIntegrality(
+            ne, np.arange(ne, dtype=np.int32), np.full(ne, highspy.HighsVarType.kInteger)
+        )
         size = eta * (eta - 1) / 2
         h.addRow(size, size, ne, np.arange(ne, dtype=np.int32), np.ones(ne))
         if eta > 2:
@@ -446,8 +483,15 @@ class Pricer:
                     val.append(v)
                     pos += len(inc)
             nr = len(starts)
-            h.addRows(nr, np.zeros(nr), np.full(nr, highspy.kHighsInf), pos,
-                      np.asarray(starts, np.int32), np.concatenate(idx).astype(np.int32), np.concatenate(val))
+            h.addRows(
+                nr,
+                np.zeros(nr),
+                np.full(nr, highspy.kHighsInf),
+                pos,
+                np.asarray(starts, np.int32),
+                np.concatenate(idx).astype(np.int32),
+                np.concatenate(val),
+            )
         set_time_limit(h, max(self.time_left(), 0.05))
         h.setOptionValue("mip_rel_gap", 1e-9)
         h.run()
@@ -463,12 +507,16 @@ class Pricer:
             val = float(info.objective_function_value)
             if len(members) == eta and val < thr:
                 cols, rcs = [members], [val]
-        return ExactResult(cols, np.asarray(rcs), rc_lb, None if rc_lb is None else np.full(n, rc_lb), optimal)
+        return ExactResult(
+            cols, np.asarray(rcs), rc_lb, None if rc_lb is None else np.full(n, rc_lb), optimal
+        )
 
 
 def disjoint_families(cols, rcs, n, max_families=3):
     """Greedy disjoint selections by increasing rc/size, repeated on what is left."""
-    order = np.argsort(rcs / np.fromiter((len(c) for c in cols), float, count=len(cols)), kind="stable")
+    order = np.argsort(
+        rcs / np.fromiter((len(c) for c in cols), float, count=len(cols)), kind="stable"
+    )
     chosen = []
     remaining = list(order)
     for _ in range(max_families):
@@ -485,4 +533,3 @@ def disjoint_families(cols, rcs, n, max_families=3):
         if not remaining:
             break
     return chosen
-

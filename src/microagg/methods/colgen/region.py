@@ -74,9 +74,18 @@ def outlying_records(Z: np.ndarray, norm: float) -> np.ndarray:
     return np.flatnonzero(np.einsum("ij,ij->i", Z, Z) > float(norm) ** 2)
 
 
-def region_bound(X: np.ndarray, k: int, pi: np.ndarray, sigma: np.ndarray, cuts: np.ndarray,
-                 region: np.ndarray, threshold: float, deadline: Deadline | float | None = None,
-                 seed_nodes: int = 20_000, max_threshold: float = np.inf) -> RegionBound | None:
+def region_bound(
+    X: np.ndarray,
+    k: int,
+    pi: np.ndarray,
+    sigma: np.ndarray,
+    cuts: np.ndarray,
+    region: np.ndarray,
+    threshold: float,
+    deadline: Deadline | float | None = None,
+    seed_nodes: int = 20_000,
+    max_threshold: float = np.inf,
+) -> RegionBound | None:
     """The bound of the module docstring at the duals (pi, sigma) of the records and the cuts
     (triples of record ids), for the records ``region``. The enumeration starts at the threshold
     G = ``threshold`` and deepens (G × THRESHOLD_STEP, up to ``max_threshold``) while the MIP's
@@ -92,14 +101,18 @@ def region_bound(X: np.ndarray, k: int, pi: np.ndarray, sigma: np.ndarray, cuts:
     deadline = Deadline.of(deadline)
     seconds = {}
     tic = time.perf_counter()
-    pricer, rho, exact = _rho_pass(X, k, pi, cut_arrays(cuts, n, sigma), deadline, seed_nodes, _retry_unit(pi))
+    pricer, rho, exact = _rho_pass(
+        X, k, pi, cut_arrays(cuts, n, sigma), deadline, seed_nodes, _retry_unit(pi)
+    )
     seconds["rho_pass"] = round(time.perf_counter() - tic, 1)
     if rho is None:
         return None
     base = float(pi.sum() + sigma.sum())
     plain = base + float(np.minimum(rho, 0.0).sum())
     if len(region) == 0:
-        return RegionBound(plain, plain, plain, 0.0, 0, float(threshold), 0, 0, True, exact, seconds)
+        return RegionBound(
+            plain, plain, plain, 0.0, 0, float(threshold), 0, 0, True, exact, seconds
+        )
     tic = time.perf_counter()
     rho_outside, exact_outside = _outside_rho(X, k, pi, sigma, cuts, region, deadline, seed_nodes)
     seconds["outside_rho_pass"] = round(time.perf_counter() - tic, 1)
@@ -122,8 +135,19 @@ def region_bound(X: np.ndarray, k: int, pi: np.ndarray, sigma: np.ndarray, cuts:
         if z is None:
             break
         value = base + outside_term + z
-        best = RegionBound(max(plain, value), plain, value, z, len(region), g, clusters, len(costs), optimal,
-                           exact, dict(seconds))
+        best = RegionBound(
+            max(plain, value),
+            plain,
+            value,
+            z,
+            len(region),
+            g,
+            clusters,
+            len(costs),
+            optimal,
+            exact,
+            dict(seconds),
+        )
         # an optimal cover of enumerated parts only is Δ_R itself; one that takes the relaxation
         # of the parts not enumerated (z may then be below G: negative parts beside it) binds at G
         if (optimal and not beyond) or g >= max_threshold:
@@ -169,8 +193,15 @@ def _outside_rho(X, k, pi, sigma, cuts, region, deadline: Deadline, seed_nodes: 
     reachable = (~outside[cuts]).sum(axis=1) <= 1
     local = np.where(outside[cuts[reachable]], index[cuts[reachable]], m)
     cptr, ccut, cpen = cut_arrays(local, m + 1, sigma[reachable])
-    _, rho, exact = _rho_pass(X[outside], k, pi[outside], (cptr[:m + 1], ccut[:cptr[m]], cpen), deadline,
-                              seed_nodes, _retry_unit(pi))
+    _, rho, exact = _rho_pass(
+        X[outside],
+        k,
+        pi[outside],
+        (cptr[: m + 1], ccut[: cptr[m]], cpen),
+        deadline,
+        seed_nodes,
+        _retry_unit(pi),
+    )
     return rho, exact
 
 
@@ -187,7 +218,12 @@ def _region_parts(X, k, pi, pricer: Pricer, region, threshold, deadline: Deadlin
     order = region[np.argsort(-pi[region], kind="stable")]
     position[region] = np.arange(len(region))
     words = (len(region) + 62) // 63
-    table = (np.zeros((1024, words), dtype=np.int64), np.full(1024, np.inf), np.zeros(1024, dtype=bool), 0)
+    table = (
+        np.zeros((1024, words), dtype=np.int64),
+        np.full(1024, np.inf),
+        np.zeros(1024, dtype=bool),
+        0,
+    )
     allowed = np.ones(n, dtype=bool)
     stored = 0
     g = float(threshold)
@@ -197,8 +233,14 @@ def _region_parts(X, k, pi, pricer: Pricer, region, threshold, deadline: Deadlin
     # ‖x_j − x_s‖²/2 − π_s − π_j + rest[eta] < G, rest[eta] = the sum of the eta − 2 smallest
     # D_t(eta−3)/(2·eta) − π_t (over every record: it does not depend on the seed)
     sizes = range(k, min(2 * k, n + 1))
-    rest = {eta: np.partition(knn_sum[:, eta - 3] / (2.0 * eta) - pi, eta - 2)[:eta - 2].sum() if eta > 2 else 0.0
-            for eta in sizes}
+    rest = {
+        eta: (
+            np.partition(knn_sum[:, eta - 3] / (2.0 * eta) - pi, eta - 2)[: eta - 2].sum()
+            if eta > 2
+            else 0.0
+        )
+        for eta in sizes
+    }
     for s in order:
         diff = X - X[s]
         d2 = np.einsum("ij,ij->i", diff, diff)
@@ -214,8 +256,9 @@ def _region_parts(X, k, pi, pricer: Pricer, region, threshold, deadline: Deadlin
             # rate seen, and no bound if it runs out
             budget = int(min(max(node_rate * left, 1e5), 2**62))
             tic = time.perf_counter()
-            *table, count, nodes, done = region_part_pricing(X, pi, eta, s, cand, position, g, budget, knn_sum,
-                                                             *cuts, *table)
+            *table, count, nodes, done = region_part_pricing(
+                X, pi, eta, s, cand, position, g, budget, knn_sum, *cuts, *table
+            )
             spent = time.perf_counter() - tic
             if nodes >= 10_000 and spent > 1e-3:
                 node_rate = min(node_rate, nodes / spent)
@@ -227,7 +270,9 @@ def _region_parts(X, k, pi, pricer: Pricer, region, threshold, deadline: Deadlin
     return keys[used], values[used], stored
 
 
-def _cover_bound(keys: np.ndarray, costs: np.ndarray, size: int, g: float, largest: int, deadline: Deadline):
+def _cover_bound(
+    keys: np.ndarray, costs: np.ndarray, size: int, g: float, largest: int, deadline: Deadline
+):
     """Dual bound z of the cover MIP of the module docstring over ``size`` records: the parts
     (bit masks, least rcs), each other part ≥ g and of at most ``largest`` records. Returns
     (z, optimal?, does the best cover found use the parts not enumerated?); (None, False, True)
@@ -247,11 +292,24 @@ def _cover_bound(keys: np.ndarray, costs: np.ndarray, size: int, g: float, large
     lower = np.zeros(ncol)
     upper = np.concatenate([np.ones(m + size + 1), [highspy.kHighsInf]])
     cost = np.concatenate([costs, np.zeros(size + 1), [1.0]])
-    rows_r = [np.concatenate([row, bit]), np.concatenate([bit, bit]) + size, [2 * size, 2 * size],
-              np.full(size + 1, 2 * size + 1)]
-    cols_r = [np.concatenate([col, y]), np.concatenate([y, np.full(size, u)]), [t, u], np.concatenate([[t], y])]
-    vals_r = [np.ones(len(col) + size), np.concatenate([np.ones(size), -np.ones(size)]), [1.0, -g],
-              np.concatenate([[1.0], np.full(size, -g / largest)])]
+    rows_r = [
+        np.concatenate([row, bit]),
+        np.concatenate([bit, bit]) + size,
+        [2 * size, 2 * size],
+        np.full(size + 1, 2 * size + 1),
+    ]
+    cols_r = [
+        np.concatenate([col, y]),
+        np.concatenate([y, np.full(size, u)]),
+        [t, u],
+        np.concatenate([[t], y]),
+    ]
+    vals_r = [
+        np.ones(len(col) + size),
+        np.concatenate([np.ones(size), -np.ones(size)]),
+        [1.0, -g],
+        np.concatenate([[1.0], np.full(size, -g / largest)]),
+    ]
     rows, cols, vals = (np.concatenate(a) for a in (rows_r, cols_r, vals_r))
     order = np.lexsort((cols, rows))
     rows, cols, vals = rows[order], cols[order].astype(np.int32), vals[order]
@@ -265,7 +323,9 @@ def _cover_bound(keys: np.ndarray, costs: np.ndarray, size: int, g: float, large
     h.changeColsCost(ncol, np.arange(ncol, dtype=np.int32), cost)
     h.addRows(nrow, row_lo, row_hi, len(cols), starts, cols, vals)
     integral = np.concatenate([np.arange(m), [u]]).astype(np.int32)
-    h.changeColsIntegrality(len(integral), integral, np.full(len(integral), highspy.HighsVarType.kInteger))
+    h.changeColsIntegrality(
+        len(integral), integral, np.full(len(integral), highspy.HighsVarType.kInteger)
+    )
     h.setOptionValue("mip_rel_gap", 1e-9)
     h.setOptionValue("mip_abs_gap", 1e-9)
     set_time_limit(h, max(deadline.remaining(), 0.05))
