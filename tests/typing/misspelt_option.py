@@ -1,5 +1,4 @@
-"""A script with misspelt options: pyright must report each (tests/test_typing.py). Checked, not
-run."""
+"""Misspelt options: pyright must report each (tests/test_typing.py). Checked, not run."""
 
 import microagg
 
