@@ -180,13 +180,8 @@ def protect(
         folder_options = {"k": k, "method": method, **options}
         return _protect_folder(Path(input), output, folder_options, params, command_input)
     run = validate_run(options, params)
-    read_options = {
-        "sep": sep,
-        "decimal": decimal,
-        "encoding": encoding,
-        "sheet": sheet,
-        "missing": (missing,) if isinstance(missing, str) else tuple(missing or ()),
-    }
+    read_options = _read_options(sep, decimal, encoding, sheet, missing)
+    sides = {"report": report, "labels_out": labels_out, "manifest": manifest}
     return publish(
         Path(input),
         output,
@@ -194,14 +189,24 @@ def protect(
         params,
         run,
         read_options=read_options,
-        report=report,
-        labels_out=labels_out,
-        manifest=manifest,
+        **sides,
         interval_p=interval_p,
         init=init,
         command_input=command_input,
         progress=progress,
     )
+
+
+def _read_options(sep, decimal, encoding, sheet, missing) -> dict:
+    """The reader's options of a call, as ``io.read`` takes them."""
+    missing = (missing,) if isinstance(missing, str) else tuple(missing or ())
+    return {
+        "sep": sep,
+        "decimal": decimal,
+        "encoding": encoding,
+        "sheet": sheet,
+        "missing": missing,
+    }
 
 
 def _protect_folder(source: Path, output, options: dict, params: dict, command_input) -> Any:
