@@ -33,7 +33,16 @@ from hypothesis import strategies as st
 from test_app import running_app
 
 import microagg
-from microagg.app import figures, inputs, private, protect_worker, runs, runspec, security
+from microagg.app import (
+    figures,
+    inputs,
+    private,
+    protect_worker,
+    runs,
+    runspec,
+    security,
+    websocket,
+)
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 TOKEN = "test-token-0123456789abcdef"
@@ -375,7 +384,7 @@ def _through(messages, file_inputs=("upload",)):
     ]
     incoming.append({"type": "websocket.disconnect", "code": 1000})
     sent = _run(
-        security.ShinyMessages(shiny, file_inputs, inputs.read_suffixes()),
+        websocket.ShinyMessages(shiny, file_inputs, inputs.read_suffixes()),
         _scope("websocket", path="/websocket/"),
         incoming,
     )
@@ -509,10 +518,10 @@ def test_the_pages_own_messages_pass_unchanged():
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=400))
 def test_safe_file_names(name):
-    safe = security.safe_file_name(name, inputs.read_suffixes())
+    safe = websocket.safe_file_name(name, inputs.read_suffixes())
     assert safe and len(safe.encode()) <= 100 and safe == Path(safe).name
     assert not safe.startswith(("-", ".")) and not any(ch in safe for ch in '\x00/\\:*?"<>|')
-    assert safe.isprintable() and security.safe_file_name(safe, inputs.read_suffixes()) == safe
+    assert safe.isprintable() and websocket.safe_file_name(safe, inputs.read_suffixes()) == safe
 
 
 # ---------------------------------------------------------------------------- a real server

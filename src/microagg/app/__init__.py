@@ -84,12 +84,9 @@ def serve(
 ) -> int:
     """Run the app until interrupted; returns an exit status. ``port=0`` picks a free port;
     ``token``: the app's token (default ``$MICROAGG_APP_TOKEN``, else a random one)."""
-    import uvicorn
-
     from ..errors import InputError
     from . import security
-    from .inputs import read_input, read_suffixes
-    from .page import FILE_INPUTS, build_app
+    from .inputs import read_input
     from .private import cleanup_workdir, private_workdir
     from .runs import stop_all_runs
 
@@ -106,68 +103,18 @@ def serve(
     _register_temporary(workdir, True)
     previous_tempdir = tempfile.tempdir
     tempfile.tempdir = str(workdir)  # Shiny's upload folders go inside the private folder too
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock = _open_socket(host)
     try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host, port))
-        except (
-            OSError,
-            OverflowError,
-        ) as exc:  # port taken, address not on this machine: one line, exit 2
-            raise InputError(
-                f"cannot listen on {host}:{port}: {getattr(exc, 'strerror', None) or exc}"
-            ) from None
-        # listen before the address is printed: a browser (or test) opening it at once is queued
-        # until the server accepts, instead of refused
-        sock.listen(2048)
-        port = sock.getsockname()[1]
+        port = _listen(sock, host, port)
         if not is_loopback(host):
             print(
                 f"microagg app: warning: serving on {host}: anyone who can reach this machine on"
                 f" port {port} and holds the token can upload data and read the results",
                 file=sys.stderr,
             )
-        budget = security.UploadBudget(limit)
-        shiny_app = build_app(workdir, file, float(max_upload_mb), budget)
-        app = security.Gate(
-            security.UploadLimit(
-                security.ShinyMessages(shiny_app, FILE_INPUTS, read_suffixes()), budget
-            ),
-            security.Access.for_server(host, port, token, allow_remote),
-        )
-
-        class Server(uvicorn.Server):
-            @contextlib.contextmanager
-            def capture_signals(self):
-                # In the main thread: stop gracefully on Ctrl+C / SIGTERM and return (uvicorn would
-                # re-raise the signal after shutting down, before the private folder is removed).
-                # In another thread (the CLI runs commands in a worker thread), the main thread's
-                # handler exits the process and removes the registered private folder.
-                if threading.current_thread() is not threading.main_thread():
-                    yield
-                    return
-                previous = {
-                    s: signal.signal(s, self.handle_exit) for s in (signal.SIGINT, signal.SIGTERM)
-                }
-                try:
-                    yield
-                finally:
-                    for s, handler in previous.items():
-                        signal.signal(s, handler)
-
-        # proxy_headers off: no X-Forwarded-* header changes what a request's client or scheme is
-        config = uvicorn.Config(
-            app,
-            log_level="warning",
-            lifespan="off",
-            timeout_graceful_shutdown=3,
-            proxy_headers=False,
-            server_header=False,
-            ws_max_size=4 * 1024 * 1024,
-        )
-        server = Server(config)
+        access = security.Access.for_server(host, port, token, allow_remote)
+        app = _guarded_app(workdir, file, max_upload_mb, limit, access)
+        server = _server(app)
         shown = f"[{host}]" if ":" in host else host
         url = f"http://{shown}:{port}/?token={token}"
         print(f"microagg app: {url}  (Ctrl+C stops it)", flush=True)
@@ -181,6 +128,78 @@ def serve(
         cleanup_workdir(workdir)
         _register_temporary(workdir, False)
     return 0
+
+
+def _open_socket(host: str) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    return socket.socket(family, socket.SOCK_STREAM)
+
+
+def _listen(sock: socket.socket, host: str, port: int) -> int:
+    """Bind ``sock`` to ``host:port`` and listen; returns the port (the free one picked for 0)."""
+    from ..errors import InputError
+
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except (OSError, OverflowError) as exc:  # port taken, address not on this machine: exit 2
+        raise InputError(
+            f"cannot listen on {host}:{port}: {getattr(exc, 'strerror', None) or exc}"
+        ) from None
+    # listen before the address is printed: a browser (or test) opening it at once is queued
+    # until the server accepts, instead of refused
+    sock.listen(2048)
+    return sock.getsockname()[1]
+
+
+def _guarded_app(workdir, file, max_upload_mb, limit: int, access):
+    """The Shiny app inside its guards: the Gate (Host, Origin and the token ``access`` allows)
+    outside, then the session's upload limit (``security``), then the websocket's message checks
+    (``websocket``)."""
+    from . import security, websocket
+    from .inputs import read_suffixes
+    from .page import FILE_INPUTS, build_app
+
+    budget = security.UploadBudget(limit)
+    shiny_app = build_app(workdir, file, float(max_upload_mb), budget)
+    messages = websocket.ShinyMessages(shiny_app, FILE_INPUTS, read_suffixes())
+    return security.Gate(security.UploadLimit(messages, budget), access)
+
+
+def _server(app):
+    """A uvicorn server for ``app`` that stops gracefully on Ctrl+C / SIGTERM."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self):
+            # In the main thread: stop gracefully on Ctrl+C / SIGTERM and return (uvicorn would
+            # re-raise the signal after shutting down, before the private folder is removed).
+            # In another thread (the CLI runs commands in a worker thread), the main thread's
+            # handler exits the process and removes the registered private folder.
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            previous = {
+                s: signal.signal(s, self.handle_exit) for s in (signal.SIGINT, signal.SIGTERM)
+            }
+            try:
+                yield
+            finally:
+                for s, handler in previous.items():
+                    signal.signal(s, handler)
+
+    # proxy_headers off: no X-Forwarded-* header changes what a request's client or scheme is
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        lifespan="off",
+        timeout_graceful_shutdown=3,
+        proxy_headers=False,
+        server_header=False,
+        ws_max_size=4 * 1024 * 1024,
+    )
+    return Server(config)
 
 
 def _launcher(workdir, url: str):

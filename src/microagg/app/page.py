@@ -21,7 +21,7 @@ from .tabs.shared import TABS_ID, PageState, quiet_ui
 #: the page's style and script, served by the app under /static
 STATIC = Path(__file__).parent / "static"
 
-#: the inputs only the server sets (``security.ShinyMessages``): the Data tab's upload
+#: the inputs only the server sets (``websocket.ShinyMessages``): the Data tab's upload
 FILE_INPUTS = (f"data-{data.UPLOAD}",)
 
 

@@ -11,7 +11,7 @@ from htmltools import TagList, tags
 from shiny import module, reactive, render, ui
 
 from ...errors import InputError
-from .. import security
+from .. import websocket
 from ..column_profile import profile
 from ..inputs import (
     dataset_names,
@@ -24,7 +24,7 @@ from ..inputs import (
 from ..private import one_line
 from .shared import PageState, quiet_ui, table
 
-#: the upload's input id in this tab (``security.ShinyMessages`` lets only the server set it)
+#: the upload's input id in this tab (``websocket.ShinyMessages`` lets only the server set it)
 UPLOAD = "upload"
 
 
@@ -148,7 +148,7 @@ def _upload_action(input, state: PageState, workdir: Path, limit_bytes: int) -> 
             state.loaded.set(None)  # replaced: its room was this file's (UploadBudget.spare)
             state.release_upload(previous["path"])
         # the user's file name (its suffix says the format), made safe, inside the private folder
-        name = security.safe_file_name(f["name"], read_suffixes())
+        name = websocket.safe_file_name(f["name"], read_suffixes())
         target = state.session_dir / f"upload-{next(state.upload_counter)}" / name
         target.parent.mkdir(mode=0o700)
         source.replace(target)

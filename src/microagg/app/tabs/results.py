@@ -149,48 +149,19 @@ def results_server(input, output, session, state: PageState):
         return run_detail(key, spec, handle)
 
     def _chosen():
-        """(spec, handle) of the finished run the tab shows; a download asked for before any (or
-        for a run that is not finished) is a 404 with one line."""
-        done = {str(rid): (spec, h) for rid, spec, h in state.finished()}
-        key = input.result_run() if "result_run" in input else None
-        if not isinstance(key, str) or key not in done:
-            raise HTTPException(404, "microagg app: no finished run to download")
-        return done[key]
-
-    def _exported(write):
-        """A download's file, or a 500 with one line (never a traceback) if writing it fails."""
-        try:
-            return write()
-        except HTTPException:
-            raise
-        except Exception as exc:  # noqa: BLE001
-            raise HTTPException(500, f"microagg app: {one_line(exc)}") from None
+        return _chosen_run(input, state)
 
     @_download(filename=lambda: _chosen()[0].output_name())
     def download_data():
         spec, handle = _chosen()
-
-        def write():  # the file the run published (written, read back, verified, with its manifest)
-            path = published_path(handle.workdir, handle.run_id, spec)
-            if not path.is_file():
-                raise HTTPException(404, "microagg app: the run published no file")
-            return str(path)
-
-        return _exported(write)
+        # the file the run published (written, read back, verified, with its manifest)
+        return _exported(lambda: _published_file(spec, handle, ""))
 
     @_download(filename=lambda: f"{_chosen()[0].output_name()}.manifest.json")
     def download_manifest():
         spec, handle = _chosen()
-
         # the published file's manifest: roles, checks, audit (microagg evaluate reads it)
-        def write():
-            path = published_path(handle.workdir, handle.run_id, spec)
-            manifest = path.with_name(path.name + ".manifest.json")
-            if not manifest.is_file():
-                raise HTTPException(404, "microagg app: the run published no manifest")
-            return str(manifest)
-
-        return _exported(write)
+        return _exported(lambda: _published_file(spec, handle, ".manifest.json"))
 
     @_download(filename=lambda: f"report-run-{_chosen()[1].run_id}.html")
     def download_report():
@@ -199,3 +170,34 @@ def results_server(input, output, session, state: PageState):
     @_download(filename=lambda: f"reproduce-run-{_chosen()[1].run_id}.txt")
     def download_reproduce():
         return [_chosen()[0].reproduce_text()]  # known before the answer starts (a 404 stays a 404)
+
+
+def _chosen_run(input, state: PageState):
+    """(spec, handle) of the finished run the tab shows; a download asked for before any (or for a
+    run that is not finished) is a 404 with one line."""
+    done = {str(rid): (spec, h) for rid, spec, h in state.finished()}
+    key = input.result_run() if "result_run" in input else None
+    if not isinstance(key, str) or key not in done:
+        raise HTTPException(404, "microagg app: no finished run to download")
+    return done[key]
+
+
+def _published_file(spec: RunSpec, handle: RunHandle, suffix: str) -> str:
+    """The path of the file the run published (``suffix`` "") or of its manifest
+    (".manifest.json"); a 404 with one line if the run published none."""
+    path = published_path(handle.workdir, handle.run_id, spec)
+    path = path.with_name(path.name + suffix)
+    if not path.is_file():
+        what = "manifest" if suffix else "file"
+        raise HTTPException(404, f"microagg app: the run published no {what}")
+    return str(path)
+
+
+def _exported(write):
+    """A download's file, or a 500 with one line (never a traceback) if writing it fails."""
+    try:
+        return write()
+    except HTTPException:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        raise HTTPException(500, f"microagg app: {one_line(exc)}") from None
