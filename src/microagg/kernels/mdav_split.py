@@ -183,7 +183,3 @@ def _distances_two_select_threads(Xc, m, p, q, out, out_q, k, pos, best, pos_q, 
     _merge_ranges(part_pos, part_best, parts, 0, k, pos, best)
     _merge_ranges(part_pos_q, part_best_q, parts, 1, k, pos_q, best_q)
     return _farthest_of_ranges(parts)
-
-
-#: ``_brute_pairs`` marks the columns of grouped records removed (NaN) and drops them in one stable
-#: pass once they are this share of the columns: a removal after every pair of groups had copied
