@@ -27,7 +27,7 @@ C++ MDAV CPU seconds from issue 35 (measured there; R and CRAN are not reachable
 floor of MDAV's brute-force passes: each pair of groups needs the distances of the m records left
 to its two seeds (m = n, n − 2k, ...), and the fastest way the kernels have to compute them is
 one vectorised pass that reads each record once for two points
-(``kernels.mdav_brute._block_distances_two``,
+(``kernels.mdav_passes._block_distances_two``,
 bound by memory above the L2 cache); the floor is that pass's time per record, the best of
 several pure passes over all records of the data (no selection, no other work), times Σ m. The
 brute-force kernel reaches it only where its guess of the next seed is right (``_brute_pairs``);
@@ -120,7 +120,8 @@ def floor_seconds(kind: str, n: int) -> float:
     from mdav_scaling import make_data
     from numba import njit
 
-    from microagg.kernels.mdav_brute import BRUTE_BLOCK, _block_distances_two, _columns
+    from microagg.kernels.mdav_brute import _columns
+    from microagg.kernels.mdav_passes import BRUTE_BLOCK, _block_distances_two
 
     @njit
     def pure_pass(Xc, m, p, q, out, out_q):

@@ -23,7 +23,8 @@ from .cores import split_threads, threads_to_use
 from .cycles import budget_cycles
 from .jit import kernel, planned_records
 from .kbest import k_smallest
-from .mdav_brute import SPLIT_MIN_RECORDS, mdav_brute_kernel
+from .mdav_brute import mdav_brute_kernel
+from .mdav_split import SPLIT_MIN_RECORDS
 from .mdav_tree import (
     SWITCH_MEASURED,
     SWITCH_NEVER,

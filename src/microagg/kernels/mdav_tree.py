@@ -11,7 +11,8 @@ from numba import prange
 from . import kdtree
 from .cycles import cycles, past, stop_cycle_after
 from .jit import kernel
-from .mdav_brute import _brute_finish, _brute_pairs, _columns, _split_now, _split_timed
+from .mdav_brute import _brute_finish, _brute_pairs, _columns
+from .mdav_split import _split_now, _split_timed
 from .nearest import join_nearest_centroid, mean_rows
 from .radial import farthest_from_centroid, radial_index
 from .running_sum import running_mean, running_sum_add, running_sum_init
@@ -126,7 +127,7 @@ def mdav_tree_kernel(X, k, classic, leaf_size, switch, budget, split):
     ``mdav_brute_kernel``, for the passes once brute force goes on; with the tree, the first
     group's nearest-k query and the farthest-from-r query run at once on two threads
     (``_nearest_and_farthest``), the other queries on one; both checked against one thread as they
-    go (``mdav_brute._split_now``).
+    go (``mdav_split._split_now``).
     """
     stop_cycle = stop_cycle_after(budget)
     n, d = X.shape

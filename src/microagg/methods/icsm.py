@@ -70,6 +70,78 @@ def _trace_state(X, labels, step, trace, delta=float("nan")):
     )
 
 
+class _Steps:
+    """The time rule of local_search's steps: no step starts unless the longest so far and the
+    model's least time for its kind (SIMPLE_/COMPLEX_SECONDS_PER_N2D) fit in the time left; a
+    pass that runs on past the deadline (Gaussian 10-d at 10^5 records: one took over 60 s) stops
+    there, keeping the exact moves it found, unless the time left is under TOLERATED_OVERSHOOT
+    (``step_seconds``: small data are never cut)."""
+
+    def __init__(self, deadline, max_iterations, n, d):
+        self.deadline, self.max_iterations, self.n, self.d = deadline, max_iterations, n, d
+        self.longest, self.started = 0.0, time.monotonic()  # seconds; the current step's start
+
+    def budget(self):
+        """The cycles a kernel pass may run (``budget_cycles``)."""
+        from ..kernels.cycles import budget_cycles
+
+        return budget_cycles(step_seconds(self.deadline))
+
+    def done(self, iterations, seconds_per_n2d=None):
+        """Ends the current step; True if no next step of this kind (simple by default) fits, or
+        ``iterations`` reached max_iterations."""
+        now = time.monotonic()
+        self.longest = max(self.longest, now - self.started)
+        self.started = now
+        per_n2d = SIMPLE_SECONDS_PER_N2D if seconds_per_n2d is None else seconds_per_n2d
+        least = per_n2d * self.n * self.n * self.d
+        return not self.deadline.room_for(max(self.longest, least)) or (
+            self.max_iterations is not None and iterations >= self.max_iterations
+        )
+
+
+def _tour_step(X, labels, k, deadline, trace):
+    """Tour2Assignment of ``labels``, charged as one pass over the records: (its SSE, labels)."""
+    cost, labels = regroup(X, labels, k)
+    deadline.charge(len(X))
+    if trace is not None:
+        _trace_state(X, labels, "tour", trace)
+    return cost, labels
+
+
+def _simple_passes(X, k, cost, labels, iterations, steps, trace, *, pool_size, tol, regroup_every):
+    """Algorithm 2's inner loop (lines 4–8): SimpleHeuristic passes, each followed by
+    Tour2Assignment (``regroup_every``; otherwise one is tried once no simple move applies, kept
+    if it lowers SSE), until nothing changes. Returns (cost, labels, iterations)."""
+    from ..kernels.icsm import simple_heuristic
+
+    deadline = steps.deadline
+    while not steps.done(iterations):
+        g = int(labels.max()) + 1
+        before = labels.copy() if trace is not None else None
+        applied, _ = simple_heuristic(X, labels, g, k, pool_size, tol, steps.budget())
+        deadline.charge(len(X))  # work: one pass over the records
+        if len(applied) == 0:
+            if regroup_every or deadline.expired():
+                break
+            new_cost, new_labels = regroup(X, labels, k)
+            deadline.charge(len(X))
+            if not new_cost < cost - tol:
+                break
+            cost, labels = new_cost, new_labels
+            if trace is not None:
+                _trace_state(X, labels, "tour", trace)
+            continue
+        iterations += 1
+        cost += float(applied[:, 3].sum())
+        if trace is not None:
+            _replay(X, before, applied, k, trace)
+        # the moves keep the groups' sizes valid: a regrouping past the deadline is left out
+        if regroup_every and not deadline.expired():
+            cost, labels = _tour_step(X, labels, k, deadline, trace)
+    return cost, labels, iterations
+
+
 def local_search(
     X,
     k,
@@ -90,66 +162,23 @@ def local_search(
     regroup_every=True regroups (tour + Tour2Assignment) before every SimpleHeuristic pass as
     Algorithm 2 does; False regroups only once the simple moves are exhausted (the restarts use
     this: far fewer Tour2Assignment calls for the same local optimum conditions)."""
-    from ..kernels.cycles import budget_cycles
-    from ..kernels.icsm import complex_heuristic, simple_heuristic
+    from ..kernels.icsm import complex_heuristic
 
     cost, labels = regroup(X, labels, k)
     if trace is not None:
         _trace_state(X, labels, "tour", trace)
     iterations = 0
-    n, d = X.shape
-    # no step starts unless the longest so far and the model's least time for its kind
-    # (SIMPLE_/COMPLEX_SECONDS_PER_N2D) fit in the time left; a pass that runs on past the
-    # deadline (Gaussian 10-d at 10^5 records: one took over 60 s) stops there, keeping the exact
-    # moves it found, unless the time left is under TOLERATED_OVERSHOOT (``step_seconds``: small
-    # data are never cut)
-    step = [0.0, time.monotonic()]  # the longest step so far (seconds), the current step's start
-
-    def step_budget():
-        return budget_cycles(step_seconds(deadline))
-
-    def done(least=SIMPLE_SECONDS_PER_N2D * n * n * d):
-        now = time.monotonic()
-        step[0] = max(step[0], now - step[1])
-        step[1] = now
-        return not deadline.room_for(max(step[0], least)) or (
-            max_iterations is not None and iterations >= max_iterations
+    steps = _Steps(deadline, max_iterations, *X.shape)
+    simple = {"pool_size": pool_size, "tol": tol, "regroup_every": regroup_every}
+    while not steps.done(iterations):
+        cost, labels, iterations = _simple_passes(
+            X, k, cost, labels, iterations, steps, trace, **simple
         )
-
-    while not done():
-        # inner loop: Tour2Assignment + SimpleHeuristic until no change (Algorithm 2, lines 4–8)
-        while not done():
-            g = int(labels.max()) + 1
-            before = labels.copy() if trace is not None else None
-            applied, _ = simple_heuristic(X, labels, g, k, pool_size, tol, step_budget())
-            deadline.charge(n)  # work: one pass over the records
-            if len(applied) == 0:
-                if regroup_every or deadline.expired():
-                    break
-                new_cost, new_labels = regroup(X, labels, k)
-                deadline.charge(n)
-                if new_cost < cost - tol:
-                    cost, labels = new_cost, new_labels
-                    if trace is not None:
-                        _trace_state(X, labels, "tour", trace)
-                    continue
-                break
-            iterations += 1
-            cost += float(applied[:, 3].sum())
-            if trace is not None:
-                _replay(X, before, applied, k, trace)
-            if (
-                regroup_every and not deadline.expired()
-            ):  # the moves keep the groups' sizes valid: a
-                cost, labels = regroup(X, labels, k)  # regrouping past the deadline is left out
-                deadline.charge(n)
-                if trace is not None:
-                    _trace_state(X, labels, "tour", trace)
-        if done(COMPLEX_SECONDS_PER_N2D * n * n * d):
+        if steps.done(iterations, COMPLEX_SECONDS_PER_N2D):
             break
         g = int(labels.max()) + 1
-        cycle, gain = complex_heuristic(X, labels, g, k, tol, complex_tries, step_budget())
-        deadline.charge(n)
+        cycle, gain = complex_heuristic(X, labels, g, k, tol, complex_tries, steps.budget())
+        deadline.charge(len(X))
         if len(cycle) == 0:
             break
         iterations += 1
@@ -157,10 +186,7 @@ def local_search(
             _trace_state(X, labels, "cycle", trace, float(gain))
         if deadline.expired():  # a cycle keeps every group's size
             break
-        cost, labels = regroup(X, labels, k)
-        deadline.charge(n)
-        if trace is not None:
-            _trace_state(X, labels, "tour", trace)
+        cost, labels = _tour_step(X, labels, k, deadline, trace)
     return sse(X, labels), labels, iterations
 
 

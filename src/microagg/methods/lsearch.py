@@ -42,9 +42,9 @@ RECORD_NEIGHBOURS = 8  # nearest records per record, from which the neighbour gr
 MAX_MOVES = 4  # moves a group applies per visit before the sweep moves on
 SLICE = 20_000  # groups per kernel call between two deadline checks
 KNN_SLICE = 20_000  # records per k-NN query between two deadline checks
-# : a tour regrouping's seconds per record before the first one is timed (measured 2.5e-6
-# census-like,
-#: 5.3-7.4e-6 Gaussian 10-d at 10^5-3·10^5 records, load 3.4); later ones take the longest so far
+#: a tour regrouping's seconds per record before the first one is timed (measured 2.5e-6
+#: census-like, 5.3-7.4e-6 Gaussian 10-d at 10^5-3·10^5 records, load 3.4); later ones take
+#: the longest so far
 REGROUP_SECONDS_PER_RECORD = 1e-5
 # the search ends when its last GAIN_WINDOW rounds lowered SSE by less than MIN_GAIN per round
 # (relative). Measured on the benchmark data (10^5, k = 3): 5e-4 stops after ~20 rounds at
@@ -198,6 +198,46 @@ def _keep_if_lower(labels, regrouped, cost, current, tol, trace):
     return relabel(labels), np.empty(0, dtype=np.int64), current
 
 
+def _sweep_round(X, k, labels, record_knn, active, tol, options, log):
+    """One round's sweeps of exact moves from ``labels`` (changed in place) until none applies:
+    returns (the state of the groups, their neighbour groups, SSE change, moves, sweeps, stopped
+    at the deadline). ``options``: neighbours, dissolve, deadline, trace."""
+    from ..kernels.neighbourhood import build_state, neighbour_groups
+
+    state = build_state(X, labels, int(labels.max()) + 1, k)
+    nbr = neighbour_groups(labels, state[0], state[2], record_knn, options["neighbours"])
+    deadline, dissolve, trace = options["deadline"], options["dissolve"], options["trace"]
+    gained, moves, sweeps, out_of_time = _sweeps(
+        X, k, labels, state, nbr, active, deadline, tol, dissolve, log, trace
+    )
+    return state, nbr, gained, moves, sweeps, out_of_time
+
+
+def _regroup_fits(deadline, regroup_seconds):
+    """Whether a tour regrouping may start: one cannot stop, so one expected to end past the
+    deadline is not started."""
+    return deadline is None or not (deadline.expired() or not step_fits(deadline, regroup_seconds))
+
+
+def _regroup(X, k, state, nbr, rng, deadline):
+    """The groups strung into a path from a random live group (``rng``) and cut optimally
+    (``tour_regroup``): returns (its SSE, its labels, the seconds it took)."""
+    sizes, sums, slots, _ = state
+    alive = np.flatnonzero(sizes > 0)
+    tic = time.perf_counter()
+    cost, new = tour_regroup(X, k, sizes, sums, slots, nbr, int(alive[rng.integers(len(alive))]))
+    if deadline is not None:
+        deadline.charge(len(X))  # work: one pass over the records
+    return cost, new, time.perf_counter() - tic
+
+
+def _converged(history, min_gain, round_start):
+    """The last round gained nothing, or the last GAIN_WINDOW rounds gained less than
+    ``min_gain`` of the SSE per round."""
+    window = history[-GAIN_WINDOW:]
+    return history[-1] <= 0.0 or sum(window) <= min_gain * len(window) * round_start
+
+
 def neighbourhood_search(
     X,
     k,
@@ -224,91 +264,51 @@ def neighbourhood_search(
     "dissolve": one record a of a dissolved group joins group b) with its exact delta, and the
     labels after every applied regrouping ("regroup") with its delta.
     """
-    from ..kernels.neighbourhood import build_state, neighbour_groups
-
     X = np.ascontiguousarray(X, dtype=np.float64)
     labels = _valid_start(X, labels, k)
     start_sse = current = sse(X, labels)
-    if (
-        deadline is not None and deadline.expired()
-    ):  # the start used the budget: no k-NN graph (10^6: tens of s)
+    if deadline is not None and deadline.expired():
+        return _stopped_at_start(labels, start_sse)  # no k-NN graph (10^6: tens of s)
+    record_knn = _record_knn(X, RECORD_NEIGHBOURS, deadline)
+    if record_knn is None:  # the deadline ended while the graph was built: the start, valid
         return _stopped_at_start(labels, start_sse)
     tol = REL_TOL * max(sst(X), 1e-300)
     rng = np.random.default_rng(seed)
     log = np.empty((1_000_000 if trace is not None else 0, 4))
-    g = int(labels.max()) + 1
-    record_knn = _record_knn(X, RECORD_NEIGHBOURS, deadline)
-    if record_knn is None:  # the deadline ended while the graph was built: the start, valid
-        return _stopped_at_start(labels, start_sse)
+    options = {"neighbours": neighbours, "dissolve": dissolve, "deadline": deadline, "trace": trace}
     regroup_seconds = REGROUP_SECONDS_PER_RECORD * len(X)
-    active = np.arange(g, dtype=np.int64)
-    done, moves_total, sweeps_total, regroups = 0, 0, 0, 0
-    history = []
-    stopped = "converged"
-    while rounds is None or done < rounds:
+    active = np.arange(int(labels.max()) + 1, dtype=np.int64)
+    tally = {"rounds": 0, "sweeps": 0, "moves": 0, "regroups": 0}
+    history, stopped = [], "converged"
+    while rounds is None or tally["rounds"] < rounds:
         if trace is not None:
             trace.append({"kind": "round", "labels": labels.copy(), "delta": 0.0})
-        state = build_state(X, labels, g, k)
-        nbr = neighbour_groups(labels, state[0], state[2], record_knn, neighbours)
-        gained, moves, sweeps, out_of_time = _sweeps(
-            X, k, labels, state, nbr, active, deadline, tol, dissolve, log, trace
+        state, nbr, gained, moves, sweeps, out_of_time = _sweep_round(
+            X, k, labels, record_knn, active, tol, options, log
         )
-        round_start = current
-        current += gained
-        moves_total += moves
-        sweeps_total += sweeps
-        done += 1
+        round_start, current = current, current + gained
+        tally["rounds"] += 1
+        tally["moves"] += moves
+        tally["sweeps"] += sweeps
         if progress is not None:
-            progress(
-                "lsearch",
-                None,
-                f"round {done}: {moves} moves in {sweeps} sweeps, SSE {current:.6g}",
-            )
-        if out_of_time:
+            summary = f"{moves} moves in {sweeps} sweeps, SSE {current:.6g}"
+            progress("lsearch", None, f"round {tally['rounds']}: {summary}")
+        if out_of_time or (regroup and not _regroup_fits(deadline, regroup_seconds)):
             stopped = "deadline"
             break
         if not regroup:
             break
-        if deadline is not None and (
-            deadline.expired() or not step_fits(deadline, regroup_seconds)
-        ):
-            # a regrouping cannot stop: one expected to end past the deadline is not started
-            stopped = "deadline"
-            break
-        sizes, sums, slots, _ = state
-        alive = np.flatnonzero(sizes > 0)
-        tic = time.perf_counter()
-        cost, new = tour_regroup(
-            X, k, sizes, sums, slots, nbr, int(alive[rng.integers(len(alive))])
-        )
-        if deadline is not None:
-            deadline.charge(len(X))  # work: one pass over the records
-        regroup_seconds = (
-            time.perf_counter() - tic
-            if regroups == 0
-            else max(regroup_seconds, time.perf_counter() - tic)
-        )
-        regroups += 1
+        cost, new, seconds = _regroup(X, k, state, nbr, rng, deadline)
+        regroup_seconds = seconds if tally["regroups"] == 0 else max(regroup_seconds, seconds)
+        tally["regroups"] += 1
         labels, active, current = _keep_if_lower(labels, new, cost, current, tol, trace)
-        g = int(labels.max()) + 1
         history.append(round_start - current)
-        # converged: the last GAIN_WINDOW rounds gained less than min_gain of the SSE per round
-        if (
-            history[-1] <= 0.0
-            or sum(history[-GAIN_WINDOW:]) <= min_gain * len(history[-GAIN_WINDOW:]) * round_start
-        ):
+        if _converged(history, min_gain, round_start):
             break
     out = relabel(labels)
-    stats = {
-        "sse_start": start_sse,
-        "sse": current,
-        "rounds": done,
-        "sweeps": sweeps_total,
-        "moves": moves_total,
-        "regroups": regroups,
-        "stopped": stopped,
-        "groups": int(out.max()) + 1,
-    }
+    stats = {"sse_start": start_sse, "sse": current, "rounds": tally["rounds"]}
+    stats.update(sweeps=tally["sweeps"], moves=tally["moves"], regroups=tally["regroups"])
+    stats.update(stopped=stopped, groups=int(out.max()) + 1)
     return out, stats
 
 
