@@ -31,13 +31,35 @@ Measured slack with numba's cache warm: ≤ max(0.5 s, 10 % of the limit)
 (benchmarks/results/colgen_time_limit.md). The first call after installing or editing the
 kernels compiles them (seconds, not covered).
 
+Dual smoothing, offers, kept state (ours; the ``colgen`` options of these names).
+With ``smoothing`` = α > 0 (Wentges dual smoothing; not in the paper), pricing is done at
+π_s = α·π_centre + (1−α)·π_LP, π_centre being the duals of the best Lagrangian bound so far
+(at first the k-nearest-neighbour dual); only columns with negative reduced cost at π_LP
+are added, and when there is none (a mis-price) the round prices again at π_LP. The exact
+pass is then made at π_s: the Lagrangian bound is valid at any duals. Measured
+(benchmarks/results/colgen_smoothing.md, k = 5): smoothing only slows column generation
+down here. Census full data, 150 s: α = 0 converges in 132 s (gap 2.88 %), α = 0.5 and 0.8
+do not (gaps 3.36 %, 3.72 %); 200-record subsets: convergence 4.3 / 7.3 / 10.1 s (census)
+and 4.5 / 9.8 / 14.3 s (tarragona) for α = 0 / 0.5 / 0.8. So it stays off by default.
+With ``offers`` (ours), partitions found meanwhile by another search are asked for every
+round, telling that search colgen's best partition so far (auto's local search polishes it),
+and enter the master before the final MIP (the best one is the incumbent), so the LP's path
+is colgen's own (driver.take_offers says why).
+With ``keep_state`` the master's columns and cuts (and the pricer's node budget per seed, and
+the smoothing centre: a resumed run smoothed from the k-nearest-neighbour dual again spent
+40 minutes below its predecessor's bound on eia, k = 10) are returned in extras['colgen_state'];
+``resume`` puts them back in a later run, so that long runs for a bound can go on one after
+another (benchmarks/best_known.py --resume).
+
 Layout: ``master`` (the HiGHS master LP / MIP), ``pricing`` (the pricer; its numba kernels are
 in ``microagg.kernels.pricing`` and ``microagg.kernels.pricing_bnb``), ``driver`` (the run's
 state and steps; its rounding heuristics, SimpleRoundingHeuristic and RoundingMSTHeuristic, and
 the subset-row cut separation are numba kernels in ``microagg.kernels.colgen_rounding``),
-``region`` (a bound above the LP's, at given duals, with the rows of a region of records kept
-integral; benchmarks only: benchmarks/best_known.py --strategies region). This module only registers
-the method: it imports none of highspy, scipy or numba, so listing the registry stays light.
+``closing`` (the run's last steps: the integral master over the generated columns, and the
+closing enumeration), ``region`` (a bound above the LP's, at given duals, with the rows of a
+region of records kept integral; benchmarks only: benchmarks/best_known.py --strategies region).
+This module only registers the method: it imports none of highspy, scipy or numba, so listing
+the registry stays light.
 """
 
 from __future__ import annotations
@@ -150,6 +172,13 @@ def _parse_init(init) -> list:
     if init is None or (isinstance(init, str) and not init.strip()):
         return []
     return check_starts(init, "colgen")
+
+
+def _init_methods(init) -> list:
+    """The initial partitions: mdav's, vmdav's, then those of ``init`` (MicroaggregationHeuristicMP
+    steps 1–4)."""
+    starts = [m for m in _parse_init(init) if not isinstance(m, str) or m not in ("mdav", "vmdav")]
+    return ["mdav", "vmdav"] + starts
 
 
 @register(
@@ -337,57 +366,17 @@ def colgen(
     in a round whose exact pass leaves the LP value within t·LP of the best bound: a tailing-off
     LP (many columns of tiny negative rc) then rises with the cuts instead (the bound stays
     valid: it is Lagrangian at any duals).
-    With ``smoothing`` = α > 0 (Wentges dual smoothing; not in the paper), pricing is done at
-    π_s = α·π_centre + (1−α)·π_LP, π_centre being the duals of the best Lagrangian bound so far
-    (at first the k-nearest-neighbour dual); only columns with negative reduced cost at π_LP
-    are added, and when there is none (a mis-price) the round prices again at π_LP. The exact
-    pass is then made at π_s: the Lagrangian bound is valid at any duals. Measured
-    (benchmarks/results/colgen_smoothing.md, k = 5): smoothing only slows column generation
-    down here. Census full data, 150 s: α = 0 converges in 132 s (gap 2.88 %), α = 0.5 and 0.8
-    do not (gaps 3.36 %, 3.72 %); 200-record subsets: convergence 4.3 / 7.3 / 10.1 s (census)
-    and 4.5 / 9.8 / 14.3 s (tarragona) for α = 0 / 0.5 / 0.8. So it stays off by default.
-    With ``offers`` (ours), partitions found meanwhile by another search are asked for every
-    round, telling that search colgen's best partition so far (auto's local search polishes it),
-    and enter the master before the final MIP (the best one is the incumbent), so the LP's path
-    is colgen's own (driver.take_offers says why).
-    With ``keep_state`` the master's columns and cuts (and the pricer's node budget per seed, and
-    the smoothing centre: a resumed run smoothed from the k-nearest-neighbour dual again spent
-    40 minutes below its predecessor's bound on eia, k = 10) are returned in extras['colgen_state'];
-    ``resume`` puts them back in a later run, so that long
-    runs for a bound can go on one after another (benchmarks/best_known.py --resume).
+    ``smoothing``, ``offers``, ``keep_state`` and ``resume``: the package docstring.
     Ambiguities: the paper stops pricing at the first eta with a column; we price every eta
     (more columns per round, needed for the bound).
     """
+    # the declared parameters, exactly (register checks the signature); init labels and resume
+    # were checked against the data before any method started (_check_input)
+    settings = dict(locals())
+    settings["init_methods"] = _init_methods(settings.pop("init"))
     from .driver import ColumnGeneration  # highspy, scipy and numba only when colgen runs
 
-    # init labels and resume were checked against the data before any method started (_check_input)
-    starts = [m for m in _parse_init(init) if not isinstance(m, str) or m not in ("mdav", "vmdav")]
-    init_methods = ["mdav", "vmdav"] + starts
-    out = ColumnGeneration(
-        X,
-        k,
-        seed=seed,
-        deadline=deadline,
-        progress=progress,
-        init_methods=init_methods,
-        exact_pricing=exact_pricing,
-        max_rounds=max_rounds,
-        close_gap=close_gap,
-        final_mip=final_mip,
-        mip_time_limit=mip_time_limit,
-        max_enumerated=max_enumerated,
-        primal_columns=primal_columns,
-        max_nodes=max_nodes,
-        seed_nodes=seed_nodes,
-        alternating_starts=alternating_starts,
-        cuts=cuts,
-        max_cut_rounds=max_cut_rounds,
-        cut_tailing=cut_tailing,
-        smoothing=smoothing,
-        resume=resume,
-        keep_state=keep_state,
-        offers=offers,
-    ).run()
+    out = ColumnGeneration(**settings).run()
     if not out.extras.get("colgen_proven_optimal"):
         deadline.expired()  # past the time limit: the run says it was cut, whichever check ended it
     return out

@@ -3,8 +3,9 @@ paper, with our bound, cuts and closing step; see the package docstring).
 
 ``ColumnGeneration`` holds the state of one run (master, pricer, best partition, bounds,
 history, phase timings); ``run`` goes through its steps: initial partitions, the
-column-generation loop (master LP, rounding, pricing, cuts), the integral master over the
-generated columns, and the closing enumeration that proves the optimum.
+column-generation loop (master LP, rounding, pricing, cuts), then the integral master over the
+generated columns and the closing enumeration that proves the optimum (``ClosingSteps``,
+closing.py).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ...kernels.pricing import column_rcs
 from ...partition import check_partition, group_sizes, relabel, sse
 from .. import MethodOutput
 from ..starts import start_labels
+from .closing import ClosingSteps
 from .master import Master, MasterLPError, groups
 from .pricing import Pricer, disjoint_families
 
@@ -27,10 +29,6 @@ __all__ = ["ColumnGeneration"]
 
 #: partitions offered meanwhile (``offers``) kept for the final MIP: the latest, the best
 MAX_OFFERED = 20
-#: Under a work budget (run option ``work``) the integral masters (the final MIP, the closing)
-#: are not solved: HiGHS cannot stop them at a deterministic point (a node limit of 1 still took
-#: 78 s on census k = 3 over 5,166 columns at load 9, the root's cuts and heuristics), so the
-#: result is the best rounding's partition, the same at any load.
 
 #: A pricing round's work per record and unit of k (it grows with the clusters' size, up to 2k − 1):
 #: measured on census and eia at k = 3 and 5 against a pass of the local search, 15-37 times a
@@ -38,7 +36,7 @@ MAX_OFFERED = 20
 COLGEN_ROUND_WEIGHT = 6
 
 
-class ColumnGeneration:
+class ColumnGeneration(ClosingSteps):
     """One column-generation run on standardised X; ``run()`` returns its MethodOutput."""
 
     def __init__(
@@ -75,9 +73,8 @@ class ColumnGeneration:
         self.seed = seed
         self.deadline = deadline  # the whole run's
         self.time_limit = deadline.seconds()  # the budget at the start (None: unbounded)
-        self.clock = (
-            deadline  # the deadline of the current step (the loop ends before the MIP's reserve)
-        )
+        # the deadline of the current step (the loop ends before the MIP's reserve)
+        self.clock = deadline
         self.progress = progress
         self.init_methods = init_methods
         self.exact_pricing = exact_pricing
@@ -97,17 +94,20 @@ class ColumnGeneration:
         self.resume = resume
         self.keep_state = keep_state
         self.offers = offers
-        self.offered: list[
-            np.ndarray
-        ] = []  # partitions offered meanwhile, entered before the final MIP
-        # best partition found, and where from
+        self.init_incumbent()
+        self.init_bounds()
+        self.init_loop()
+
+    def init_incumbent(self) -> None:
+        """The best partition found (none yet), and where from."""
+        self.offered: list[np.ndarray] = []  # partitions offered meanwhile, entered before the MIP
         self.best_labels, self.best_sse, self.best_from = None, np.inf, None
         self.init_sse: dict[str, float] = {}
-        self.heur_best = {
-            "srh": np.inf,
-            "msth": np.inf,
-        }  # the paper's heuristics as they are (Tables 3–4)
-        # bounds
+        # the paper's heuristics as they are (Tables 3–4)
+        self.heur_best = {"srh": np.inf, "msth": np.inf}
+
+    def init_bounds(self) -> None:
+        """The lower bound (none yet) and what the closing step needs of the duals."""
         self.lower_bound = 0.0
         self.bound_from = None
         self.lagrangian_found = False
@@ -117,7 +117,9 @@ class ColumnGeneration:
         self.rho_lp = None  # per-record rc bounds of the last exact pass at the LP duals
         self.dual_const = 0.0  # Σπ + Σσ: the LP value of the current duals
         self.closing: list[dict] = []
-        # the loop
+
+    def init_loop(self) -> None:
+        """The column-generation loop's state, counters, history and phase timings."""
         self.master: Master | None = None
         self.pricer: Pricer | None = None
         self.rounds = 0
@@ -264,59 +266,21 @@ class ColumnGeneration:
     def generate_columns(self) -> None:
         """Master LP, rounding and pricing until no column prices out (converged), the round
         limit, or the time left less the final MIP's reserve."""
-        # a run stopped by the time limit before convergence keeps some time for the integral master
-        # over the generated columns (the primal side): the loop ends that much earlier
-        if self.deadline.bounded and self.final_mip:
-            reserve = min(0.1 * float(self.time_limit), self.mip_time_limit or np.inf)
-            left = self.deadline.remaining()
-            self.clock = self.deadline.share(max(left - reserve, 0.0), left)
-            self.pricer.deadline = self.clock
-        master = self.master
+        self.keep_mip_reserve()
         longest = 0.0  # the longest round so far: its heuristic pricing cannot be interrupted
-        while True:
-            if not self.clock.room_for(longest) or (
-                self.max_rounds is not None and self.rounds >= self.max_rounds
-            ):
-                break
+        while self.clock.room_for(longest) and not self.round_limit_reached():
             self.take_offers(enter=False)
             round_start = time.perf_counter()
-            tic = time.perf_counter()
-            try:
-                solved = master.solve(self.left())
-            except (
-                MasterLPError
-            ) as exc:  # the run ends as if out of time: its bound and partitions stand
-                self.lp_failure = str(exc)
-                self.progress("colgen", None, f"{exc}: column generation stops here")
-                solved = None
-            self.phase["lp"] += time.perf_counter() - tic
+            solved = self.solve_master()
             if solved is None:
                 break
             self.rounds += 1
             self.clock.charge(COLGEN_ROUND_WEIGHT * self.k * self.n)  # work: one pricing round
             lp_value, x, pi, sigma = solved
-            self.lp_value, self.pi = lp_value, pi
-            self.dual_const = float(pi.sum() + sigma.sum())
-            frac = np.abs(x - np.round(x)).max() if len(x) else 0.0
-            self.lp_integral = frac < 1e-6
+            self.take_lp(lp_value, x, pi, sigma)
             self.round_lp(x)
             cols, rcs, rho, pass_exact = self.price_round(pi, sigma)
-            self.history.append(
-                (
-                    self.rounds,
-                    time.perf_counter() - self.t0,
-                    lp_value,
-                    len(cols),
-                    self.lower_bound,
-                    self.best_sse,
-                )
-            )
-            self.progress(
-                "colgen",
-                None,
-                f"round {self.rounds}: LP {lp_value:.6g}, bound {self.lower_bound:.6g}, "
-                f"best {self.best_sse:.6g}",
-            )
+            self.log_round(lp_value, len(cols))
             if not cols:
                 if rho is None:
                     break  # out of time
@@ -332,19 +296,67 @@ class ColumnGeneration:
                 break
             if self.tailing_off() and self.add_cuts(x):
                 self.tailing_cut_rounds += 1
-            tic = time.perf_counter()
-            # a stalled (degenerate) master needs many columns before its value moves: census,
-            # k = 10, 120 s, 3 families per round: no LP progress in 24 rounds; all columns: it
-            # moves after 17 rounds
-            stalled = self.prev_lp is not None and lp_value >= self.prev_lp - 1e-9 * abs(
-                self.prev_lp
-            )
-            master.add(disjoint_families(cols, rcs, self.n, max_families=50 if stalled else 3))
-            self.prev_lp = lp_value
-            self.phase["lp"] += time.perf_counter() - tic
+            self.add_columns(cols, rcs, lp_value)
             longest = max(longest, time.perf_counter() - round_start)
         self.clock = self.deadline
         self.pricer.deadline = self.deadline
+
+    def keep_mip_reserve(self) -> None:
+        """A run stopped by the time limit before convergence keeps some time for the integral
+        master over the generated columns (the primal side): the loop ends that much earlier."""
+        if self.deadline.bounded and self.final_mip:
+            reserve = min(0.1 * float(self.time_limit), self.mip_time_limit or np.inf)
+            left = self.deadline.remaining()
+            self.clock = self.deadline.share(max(left - reserve, 0.0), left)
+            self.pricer.deadline = self.clock
+
+    def round_limit_reached(self) -> bool:
+        return self.max_rounds is not None and self.rounds >= self.max_rounds
+
+    def solve_master(self):
+        """The master LP within the time left: (value, x, π, σ), or None when HiGHS could not
+        solve it (the run ends as if out of time: its bound and partitions stand)."""
+        tic = time.perf_counter()
+        try:
+            solved = self.master.solve(self.left())
+        except MasterLPError as exc:
+            self.lp_failure = str(exc)
+            self.progress("colgen", None, f"{exc}: column generation stops here")
+            solved = None
+        self.phase["lp"] += time.perf_counter() - tic
+        return solved
+
+    def take_lp(self, lp_value, x, pi, sigma) -> None:
+        """The master LP's value and duals, and whether its solution x is integral."""
+        self.lp_value, self.pi = lp_value, pi
+        self.dual_const = float(pi.sum() + sigma.sum())
+        frac = np.abs(x - np.round(x)).max() if len(x) else 0.0
+        self.lp_integral = frac < 1e-6
+
+    def log_round(self, lp_value, new_columns: int) -> None:
+        """The round in the history and the progress."""
+        seconds = time.perf_counter() - self.t0
+        self.history.append(
+            (self.rounds, seconds, lp_value, new_columns, self.lower_bound, self.best_sse)
+        )
+        self.progress(
+            "colgen",
+            None,
+            f"round {self.rounds}: LP {lp_value:.6g}, bound {self.lower_bound:.6g}, "
+            f"best {self.best_sse:.6g}",
+        )
+
+    def add_columns(self, cols, rcs, lp_value) -> None:
+        """The round's columns in the master: 3 disjoint families of them, or 50 while the LP
+        value stalls (a degenerate master needs many columns before its value moves: census,
+        k = 10, 120 s, 3 families per round: no LP progress in 24 rounds; all columns: it moves
+        after 17 rounds)."""
+        tic = time.perf_counter()
+        prev = self.prev_lp
+        stalled = prev is not None and lp_value >= prev - 1e-9 * abs(prev)
+        self.master.add(disjoint_families(cols, rcs, self.n, max_families=50 if stalled else 3))
+        self.prev_lp = lp_value
+        self.phase["lp"] += time.perf_counter() - tic
 
     def round_lp(self, x) -> None:
         """The LP solution's partition when it is integral, else SimpleRoundingHeuristic and
@@ -507,136 +519,7 @@ class ColumnGeneration:
         return False
 
     # ----------------------------------------------------------------------------------
-    # the end: integral master and closing
-
-    def mip_seconds(self, fraction: float) -> float:
-        """``fraction`` of the time left, at most mip_time_limit."""
-        if self.mip_time_limit is not None:
-            return min(fraction * self.left(), self.mip_time_limit)
-        return fraction * self.left()
-
-    def primal_mip(self, tl: float) -> None:
-        """The integral master over the generated columns, warm-started from the best partition,
-        within ``tl`` seconds; its solution is offered."""
-        master = self.master
-        lab, _, _, optimal = master.solve_integral(
-            tl if np.isfinite(tl) else 1e9, master.indicator(self.best_labels), primal=True
-        )
-        self.offer(lab, "mip")
-        self.progress(
-            "colgen",
-            None,
-            f"MIP over {master.ncols} columns: {'optimal' if optimal else 'stopped'}, "
-            f"best {self.best_sse:.6g}",
-        )
-
-    def restricted_mip(self, columns, tl: float) -> None:
-        """The integral master over the best partition's groups and ``columns`` alone, warm-started
-        from the best partition, within ``tl`` seconds; its solution is offered."""
-        if not np.isfinite(tl):
-            tl = 1e9
-        sub = Master(self.X)
-        sub.add(groups(self.best_labels))
-        sub.add(columns)
-        lab, _, _, optimal = sub.solve_integral(tl, sub.indicator(self.best_labels), primal=True)
-        self.offer(lab, "restricted mip")
-        self.progress(
-            "colgen",
-            None,
-            f"MIP over the best groups and {len(columns)} enumerated clusters: "
-            f"{'optimal' if optimal else 'stopped'}, best {self.best_sse:.6g}",
-        )
-
-    def finish(self) -> None:
-        """The integral master over the generated columns (primal side, Section 5.2 + MIP), and
-        after convergence the closing step."""
-        tic = time.perf_counter()
-        self.take_offers(enter=True)
-        if self.deadline.work_bounded:  # no integral master: see the note at the top
-            self.phase["mip_and_closing"] = time.perf_counter() - tic
-            return
-        if (
-            self.final_mip
-            and self.left() > 0
-            and self.master.ncols > 0
-            and not (self.converged and self.close_gap)
-            and not self.proven()
-        ):
-            # HiGHS may overrun a MIP time limit by a fraction (root LP, presolve): 80 % of the rest
-            self.primal_mip(self.mip_seconds(0.8))
-        if self.converged and self.final_mip and self.close_gap:
-            self.close()
-        self.phase["mip_and_closing"] = time.perf_counter() - tic
-
-    def close(self) -> None:
-        """Closing (ours): with converged duals π, a partition P costs Σπ + Σσ + Σ_{C∈P} rc(C) at
-        least, and every record i contributes rc(C)/|C| ≥ ρ_i; so if P uses a cluster with
-        rc ≥ G' it costs ≥ Σπ + Σσ + G' + Σρ. Enumerate all clusters with rc < G' (G' as large
-        as max_enumerated allows, at most UB − Σπ − Σσ − Σρ), solve the integral master over
-        them: OPT ≥ min(MIP bound, Σπ + Σσ + G' + Σρ); the largest G' proves OPT."""
-        master, pricer = self.master, self.pricer
-        pi_sum = self.dual_const  # Σπ + Σσ (σ <= 0 and every cut row is <= 1 for a partition)
-        corr = float(np.minimum(self.rho_lp, 0.0).sum())
-        last_g = None
-        for _ in range(3):
-            if self.proven() or self.left() <= 0:
-                break
-            gap_full = self.best_sse - pi_sum - corr + self.tol
-            # HiGHS may overrun its time limit on large MIPs (presolve, root LP): scale the
-            # enumerated set with the time left
-            left = self.left()
-            budget = (
-                self.max_enumerated
-                if not np.isfinite(left)
-                else int(min(self.max_enumerated, 2000 * left))
-            )
-            if budget < 500:
-                break
-            enumerated, enum_rc, g_try = pricer.enumerate_below(self.pi, gap_full, budget)
-            if enumerated is None or (last_g is not None and g_try <= last_g * (1 + 1e-12)):
-                break
-            last_g = g_try
-            # primal, first: the integral master over the best partition's groups and the enumerated
-            # clusters only (every cluster of a partition within G' of the bound is among them;
-            # small, so HiGHS solves it where the MIP over all columns does not: census k = 5,
-            # warm-started from IL 7.3192, the MIP over all 19 000 columns found nothing in 300 s)
-            self.restricted_mip(enumerated, self.mip_seconds(0.3))
-            # then the integral master over all columns and the enumerated ones of smallest rc
-            few = np.argsort(enum_rc, kind="stable")[: self.primal_columns]
-            master.add([enumerated[i] for i in few])
-            self.primal_mip(self.mip_seconds(0.4))
-            # bound: the integral master over every cluster with rc < G'
-            if self.left() < 1.0:
-                break
-            master.add(enumerated)
-            tl = self.mip_seconds(0.8)
-            target = pi_sum + g_try + corr  # no MIP bound above this value can be used
-            lab, obj, dual_bound, optimal = master.solve_integral(
-                tl if np.isfinite(tl) else 1e9,
-                master.indicator(self.best_labels),
-                max(self.best_sse - target, 0.0),
-            )
-            self.offer(lab, "mip")
-            mip_bound = min(dual_bound, self.best_sse)
-            cand = min(mip_bound, pi_sum + g_try + corr)
-            self.closing.append(
-                {
-                    "threshold": g_try,
-                    "columns": len(enumerated),
-                    "mip_optimal": bool(optimal),
-                    "mip_bound": mip_bound,
-                    "bound": cand,
-                    "best": self.best_sse,
-                }
-            )
-            self.progress(
-                "colgen",
-                None,
-                f"closing: threshold {g_try:.4g}, {len(enumerated)} columns, "
-                f"bound {cand:.6g}, best {self.best_sse:.6g}",
-            )
-            if cand > self.lower_bound:
-                self.lower_bound, self.bound_from = cand, "closing"
+    # the end: integral master and closing (ClosingSteps, closing.py); the output
 
     def output(self) -> MethodOutput:
         # SSE >= 0, and no bound above the best SSE can be proven (rounding in the last digits)

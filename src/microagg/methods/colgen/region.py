@@ -123,17 +123,10 @@ def region_bound(
     best = None
     g = float(threshold)
     while True:
-        tic = time.perf_counter()
-        found = _region_parts(X, k, pi, pricer, region, g, deadline)
-        seconds[f"enumeration_{g:g}"] = round(time.perf_counter() - tic, 1)
+        found = _cover_at(X, k, pi, pricer, region, g, deadline, seconds)
         if found is None:
             break
-        keys, costs, clusters = found
-        tic = time.perf_counter()
-        z, optimal, beyond = _cover_bound(keys, costs, len(region), g, 2 * k - 1, deadline)
-        seconds[f"mip_{g:g}"] = round(time.perf_counter() - tic, 1)
-        if z is None:
-            break
+        z, optimal, beyond, clusters, parts = found
         value = base + outside_term + z
         best = RegionBound(
             max(plain, value),
@@ -143,7 +136,7 @@ def region_bound(
             len(region),
             g,
             clusters,
-            len(costs),
+            parts,
             optimal,
             exact,
             dict(seconds),
@@ -152,12 +145,39 @@ def region_bound(
         # of the parts not enumerated (z may then be below G: negative parts beside it) binds at G
         if (optimal and not beyond) or g >= max_threshold:
             break
-        deeper = min(g * THRESHOLD_STEP, max_threshold)
-        spent = seconds[f"enumeration_{g:g}"] + seconds[f"mip_{g:g}"]
-        if spent * GROWTH_PER_UNIT ** (deeper - g) > deadline.remaining():
+        g = _deeper_threshold(g, max_threshold, seconds, deadline)
+        if g is None:
             break
-        g = deeper
     return best
+
+
+def _cover_at(X, k, pi, pricer: Pricer, region, g: float, deadline: Deadline, seconds: dict):
+    """At the threshold G = g: the region's parts with rc < G enumerated, then the MIP's best
+    cover of the region by them. Returns (z, optimal, beyond, clusters, parts enumerated), or
+    None when the deadline passes first; ``seconds`` records both steps' times."""
+    tic = time.perf_counter()
+    found = _region_parts(X, k, pi, pricer, region, g, deadline)
+    seconds[f"enumeration_{g:g}"] = round(time.perf_counter() - tic, 1)
+    if found is None:
+        return None
+    keys, costs, clusters = found
+    tic = time.perf_counter()
+    z, optimal, beyond = _cover_bound(keys, costs, len(region), g, 2 * k - 1, deadline)
+    seconds[f"mip_{g:g}"] = round(time.perf_counter() - tic, 1)
+    if z is None:
+        return None
+    return z, optimal, beyond, clusters, len(costs)
+
+
+def _deeper_threshold(g: float, max_threshold: float, seconds: dict, deadline: Deadline):
+    """The next threshold (G × THRESHOLD_STEP, at most ``max_threshold``), or None when its
+    enumeration and MIP, extrapolated from those at G by GROWTH_PER_UNIT, would not end in the
+    time left."""
+    deeper = min(g * THRESHOLD_STEP, max_threshold)
+    spent = seconds[f"enumeration_{g:g}"] + seconds[f"mip_{g:g}"]
+    if spent * GROWTH_PER_UNIT ** (deeper - g) > deadline.remaining():
+        return None
+    return deeper
 
 
 def _retry_unit(pi) -> float:
