@@ -1,7 +1,7 @@
 """Travelling-salesman methods: MF-TSP (groups from Hamiltonian paths) and TSP-MHM (a tour cut
 optimally).
 
-MF-TSP follows ``mf-tsp.txt`` (Multivariate microaggregation with Fixed group size based on
+MF-TSP follows its paper (Multivariate microaggregation with Fixed group size based on
 the TSP, Algorithm 1): a Hamiltonian path from every record, a neighbourhood count matrix N
 over those paths, greedy groups of k grown from the largest cell of N, leftovers to their
 closest group. TSP-MHM is the variable-size method the paper leaves as future work: one good
@@ -188,7 +188,7 @@ def _physical_memory() -> int:
     "mf-tsp",
     family="tsp",
     paper=(
-        "MF-TSP: multivariate microaggregation with fixed group size based on the TSP (mf-tsp.txt,"
+        "MF-TSP: multivariate microaggregation with fixed group size based on the TSP (its paper,"
         " Algorithm 1)"
     ),
     complexity=(

@@ -1,6 +1,7 @@
 """Column generation for microaggregation with a proven lower bound on the optimal SSE.
 
-Paper: ../shared/papers/column-generation.txt (set-partitioning model (9), cluster cost
+Paper: the column-generation heuristic for microaggregation with a lower bound (set-partitioning
+model (9), cluster cost
 w_C = SSE of C (8), pricing per fixed size eta (10), ILP (14) with the node-to-node
 inequalities (12), SolveHeuristicPricing, SimpleRoundingHeuristic, RoundingMSTHeuristic and
 MicroaggregationHeuristicMP, Section 5). Beyond the paper (ours): exact pricing by
@@ -184,7 +185,7 @@ def _init_methods(init) -> list:
 @register(
     "colgen",
     family="column generation",
-    paper="column-generation.txt (set partitioning + column generation, Section 5)",
+    paper="Column generation for microaggregation (set partitioning + pricing, Section 5)",
     complexity=(
         "exponential worst case (exact pricing); per round O(n²·d·k) pricing heuristics + LP; "
         "O(n·d + columns·k) memory"
