@@ -154,6 +154,12 @@ class Deadline:
         self.family["time_cut"] = True
         return True
 
+    def clock_ended_step(self) -> None:
+        """A step ended because its share of the time limit ran out (a check on the time left
+        rather than ``expired``): the run is cut by the clock (``time_cut``), if it has a limit."""
+        if self.end is not None and not self.stopped:
+            self.family["time_cut"] = True
+
     def stop(self) -> bool:
         """End now, e.g. from another thread that proved the answer optimal: the next
         ``expired()`` is True. Children shared before keep their own end. Returns whether this

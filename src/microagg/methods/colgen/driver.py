@@ -282,8 +282,9 @@ class ColumnGeneration(ClosingSteps):
             cols, rcs, rho, pass_exact = self.price_round(pi, sigma)
             self.log_round(lp_value, len(cols))
             if not cols:
-                if rho is None:
-                    break  # out of time
+                if rho is None:  # the pricing pass ran out of its share of the time
+                    self.clock.clock_ended_step()
+                    break
                 if not pass_exact:
                     # no column found, but some seeds were cut short: search deeper
                     self.pricer.seed_nodes *= 4
