@@ -1,19 +1,17 @@
-"""Command-line start-up, the first `microagg protect` of a 4,000 × 3 CSV and the first `microagg
-demo`
-after a fresh install.
+"""Command-line start-up, the first `microagg protect` of a 4,000 × 3 CSV and the first
+`microagg demo` after a fresh install.
 
 Each command runs in a fresh subprocess of the installed ``microagg`` entry point (the one on
 PATH, or ``--exe``) and is timed by wall clock, several times for the quick ones (the median is
 reported). "First protect" and "first demo" run with an empty numba cache directory
-(``NUMBA_CACHE_DIR`` set to a
-new temporary folder), which is what a fresh install sees: every kernel the demo uses is
-compiled once. "Second demo" reuses that cache. The 1-minute load average is recorded before
-and after each command: the issue's targets are for a quiet machine. The load average lags, so
-each row also gives the cores that other processes kept busy while the command ran (from
-/proc/stat's busy time less the command's own CPU time; Linux only, else blank).
+(``NUMBA_CACHE_DIR`` set to a new temporary folder), which is what a fresh install sees: every
+kernel the demo uses is compiled once. "Second demo" reuses that cache. The 1-minute load average
+is recorded before and after each command: the issue's targets are for a quiet machine. The load
+average lags, so each row also gives the cores that other processes kept busy while the command
+ran (from /proc/stat's busy time less the command's own CPU time; Linux only, else blank).
 
-    python benchmarks/cli_startup.py [--exe PATH/TO/microagg] [--repeat 5] [--no-readme] [--results
-    NAME]
+    python benchmarks/cli_startup.py [--exe PATH/TO/microagg] [--repeat 5] [--no-readme]
+        [--results NAME]
 
 The demo runs twice more (an empty cache, then warm) with stderr read line by line: when its first
 line came and how many lines told that kernels compile (``microagg demo`` says so on a plain
