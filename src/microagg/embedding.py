@@ -45,7 +45,6 @@ __all__ = [
     "select_qi",
     "Embedding",
     "embed",
-    "whiten",
     "method_matrix",
 ]
 

@@ -121,7 +121,7 @@ def rmd_interval_risk(
     1. Both files are standardised (see ``scaling``); constant original columns are left out.
     2. RMD_i = sqrt((z_i - t)' C^-1 (z_i - t)), t and C the Minimum Covariance Determinant
        location and scatter of the standardised original (scikit-learn's ``MinCovDet`` through
-       ``embedding.whiten``, ``random_state=seed``; Rousseeuw & Van Driessen 1999; robust
+       ``whitening.whiten``, ``random_state=seed``; Rousseeuw & Van Driessen 1999; robust
        directions of zero variance are dropped, i.e. a pseudo-inverse).
     3. Record i is at risk (RMDID1) when for SOME variable j |z'_ij - z_ij| < k·0.05·RMD_i
        (sdcMicro: ``apply(xm < ma & xm > mi, 1, any)``: one variable inside marks the whole
@@ -205,7 +205,7 @@ def _standardised(X: np.ndarray, Xp: np.ndarray, scaling: str) -> tuple[np.ndarr
 def _robust_distances(Z: np.ndarray, seed, max_fit) -> np.ndarray:
     """Step 2: each record's robust Mahalanobis distance to the MCD location, the MCD fitted on at
     most ``max_fit`` records drawn with ``seed``."""
-    from ...embedding import whiten
+    from ...whitening import whiten
 
     n = len(Z)
     try:
