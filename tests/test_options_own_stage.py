@@ -126,12 +126,22 @@ def test_the_command_line_and_the_app_offer_it_only_while_registered(rounding):
         register(ROUND)
 
 
-def test_explore_runs_the_grid_with_the_rounded_values(rounding):
+def test_explore_runs_the_grid_with_the_rounded_values(tmp_path, rounding):
     df = _records()
     ex = microagg.explore(df, k=[3, 4], methods=["mdav"], columns=COLUMNS, round=10.0)
     for run in ex.runs:
         single = microagg.microaggregate(df, run.k, columns=COLUMNS, round=10.0)
         assert run.status == "ok" and run.il == pytest.approx(single.information_loss, rel=1e-9)
+    src, saved = tmp_path / "in.csv", tmp_path / "explored.json"
+    df.to_csv(src, index=False)
+    argv = ["explore", str(src), "-k", "3,4", "--methods", "mdav", "--columns", "age,income"]
+    assert main([*argv, "--round", "10", "-o", str(saved), "-q"]) == 0
+    document, _ = microagg.explore.load(saved)
+    assert document["options"]["round"] == 10.0  # and each run's reproduce command:
+    assert all("--round 10" in run["commands"]["protect"] for run in document["runs"])
+    assert [run["il"] for run in document["runs"]] == pytest.approx(
+        [run.il for run in ex.runs], rel=1e-9
+    )
 
 
 def test_the_out_of_core_mode_refuses_it_in_one_line(tmp_path, rounding):

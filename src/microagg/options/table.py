@@ -33,7 +33,7 @@ __all__ = [
 #: run options an exploration (``microagg explore``) does not take from a run's options (the command
 #: line's flags and the app's Map tab leave them out): set per run, or without meaning for a grid
 #: (the partitioned mode)
-NOT_FOR_A_GRID = (
+NOT_FOR_A_GRID = [
     "k",
     "method",
     "time_limit",
@@ -43,7 +43,7 @@ NOT_FOR_A_GRID = (
     "block_size",
     "scheduler",
     "refine",
-)
+]
 
 
 def _sdcmicro(kind: str, name):
@@ -446,16 +446,16 @@ def register(param: Param, *, for_a_grid: bool = True) -> None:
         raise ValueError(f"run option {param.name!r} is already declared")
     RUN_OPTIONS.append(param)
     DECLARED[param.name] = param
-    if for_a_grid:
-        GRID_OPTIONS.append(param.name)
+    (GRID_OPTIONS if for_a_grid else NOT_FOR_A_GRID).append(param.name)
 
 
 def unregister(name: str) -> None:
     """Remove a run option ``register`` added."""
     param = DECLARED.pop(name)
     RUN_OPTIONS.remove(param)
-    if name in GRID_OPTIONS:
-        GRID_OPTIONS.remove(name)
+    for names in (GRID_OPTIONS, NOT_FOR_A_GRID):
+        if name in names:
+            names.remove(name)
 
 
 #: the run options with a field of their own in ``Run`` (generated from the table)
