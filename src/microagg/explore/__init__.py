@@ -170,14 +170,14 @@ def explore(
     unknown = [name for name in options if name not in GRID_OPTIONS]
     if unknown:
         raise TypeError(f"explore() got an unexpected keyword argument {unknown[0]!r}")
-    options = given_options(options, GRID_OPTIONS)
-    grid = checked_grid(k, methods, time_limit, risk, max_risk, method_params, options)
+    given = given_options(options, GRID_OPTIONS)
+    grid = checked_grid(k, methods, time_limit, risk, max_risk, method_params, given)
     deadline = Deadline(grid.budget)
     source, roles = _checked_data(data, grid)
-    options = {**grid.options, "columns": list(roles.columns)}  # the columns the roles resolved
-    runs, data_fingerprint = grid_runs(grid, source.frame, roles, options, previous)
-    run_within_budget(runs, grid, _payload(data, source), source, options, deadline, progress)
-    return _exploration(runs, grid, roles, options, source, input_info, deadline, data_fingerprint)
+    given = {**grid.options, "columns": list(roles.columns)}  # the columns the roles resolved
+    runs, data_fingerprint = grid_runs(grid, source.frame, roles, given, previous)
+    run_within_budget(runs, grid, _payload(data, source), source, given, deadline, progress)
+    return _exploration(runs, grid, roles, given, source, input_info, deadline, data_fingerprint)
 
 
 def _checked_data(data, grid: Grid):
