@@ -34,6 +34,7 @@ from .command_line import (
     python_call,
     unlisted_names,
 )
+from .generated import GridOptions, KeywordOptions, PositionalOptions, RunOptions
 from .table import (
     GRID_OPTIONS,
     NOT_FOR_A_GRID,
@@ -73,6 +74,10 @@ __all__ = [
     "register",
     "unregister",
     "call_options",
+    "RunOptions",
+    "PositionalOptions",
+    "KeywordOptions",
+    "GridOptions",
 ]
 
 
