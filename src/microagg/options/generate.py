@@ -6,7 +6,7 @@ The generated module holds what a type checker must read as source, one form per
 entry points take as ``**options`` (``PositionalOptions``, ``KeywordOptions``, ``RunOptions``,
 ``GridOptions``; with the methods' parameters: ``MicroaggregateOptions``, ``ProtectOptions``),
 each field typed by ``Param.annotation`` (default: the kind's type) and documented by
-``Param.doc`` so that an IDE and the API reference show it. ``tests/test_options_generated.py``
+``Param.doc`` so that an IDE and the API reference show it. ``tests/test_options.py``
 fails while the committed file differs from what this writes.
 """
 
