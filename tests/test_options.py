@@ -83,13 +83,14 @@ def test_the_signature_and_the_command_line_are_generated_from_the_declarations(
     import inspect
 
     from microagg.cli import build_parser
-    from microagg.options import POSITIONAL, RUN_OPTIONS
+    from microagg.options import POSITIONAL, RUN_OPTIONS, option
+    from microagg.options.generated import KeywordOptions
 
     sig = inspect.signature(microagg.microaggregate)
     names = list(sig.parameters)
-    assert names[: len(POSITIONAL) + 1] == ["data", *POSITIONAL]  # the public contract's order
-    assert set(names) == {"data", "params"} | {p.name for p in RUN_OPTIONS}
-    assert all(sig.parameters[p.name].default == p.default for p in RUN_OPTIONS)
+    assert names == ["data", *POSITIONAL, "options"]  # the public contract's order, then **options
+    assert all(sig.parameters[name].default == option(name).default for name in POSITIONAL)
+    assert set(KeywordOptions.__annotations__) == {p.name for p in RUN_OPTIONS} - set(POSITIONAL)
     protect = build_parser()._subparsers._group_actions[0].choices["protect"]
     flags = {s for a in protect._actions for s in a.option_strings}
     assert {p.flags[0] for p in RUN_OPTIONS if p.flags} <= flags
@@ -289,11 +290,14 @@ def test_unlisted_names_are_those_holding_a_comma():
 def test_run_has_one_typed_field_per_option_in_the_table_order():
     from dataclasses import fields
 
-    from microagg.options import RUN_OPTIONS, Run, run_fields, validate_run
+    from microagg.options import RUN_OPTIONS, Run, validate_run
+    from microagg.options.generate import run_fields
 
-    names = [f.name for f in fields(Run)][3:]
-    assert names == [p.name for p in RUN_OPTIONS]
-    assert [f"{f.name}: {f.type} = {f.default!r}" for f in fields(Run)[3:]] == run_fields()
+    names = [f.name for f in fields(Run)][3:-1]
+    assert names == [p.name for p in RUN_OPTIONS] and fields(Run)[-1].name == "added"
+    assert [f"{f.name}: {f.type} = {f.default!r}" for f in fields(Run)[3:-1]] == [
+        line.replace('"', "'") for line in run_fields()
+    ]
     run = validate_run({"k": 4, "columns": "a,b,c", "ordinal": ["c"]})
     assert (run.k, run.columns, run.ordinal, run.trim) == (4, ["a", "b", "c"], {"c": None}, None)
     assert run.options == {p.name: getattr(run, p.name) for p in RUN_OPTIONS}
@@ -305,15 +309,35 @@ def test_run_has_one_typed_field_per_option_in_the_table_order():
         run.with_options(colums=["a"])
 
 
-def test_a_run_option_without_its_field_is_an_error_when_options_is_imported(monkeypatch):
+def test_the_generated_module_is_the_table_s_and_names_its_command(monkeypatch):
+    """``options/generated.py`` is what ``python -m microagg.options.generate`` writes from the
+    table now; a new option makes it stale, and the check says which command to run."""
     from microagg.declarations import Param
-    from microagg.options import table
+    from microagg.options import generate, table
 
-    monkeypatch.setattr(
-        table,
-        "RUN_OPTIONS",
-        table.RUN_OPTIONS
-        + (Param("round", "int", None, "digits", nullable=True, flags=("--round",)),),
-    )
-    with pytest.raises(TypeError, match=r"write `round: int \| None = None`"):
-        table._check_run_fields()
+    assert generate.TARGET.read_text() == generate.source(), f"run `{generate.COMMAND}`"
+    rounding = Param("round", "float", None, "a base", low=0.0, low_open=True, nullable=True)
+    monkeypatch.setattr(table, "RUN_OPTIONS", [*table.RUN_OPTIONS, rounding])
+    monkeypatch.setitem(table.DECLARED, "round", rounding)
+    assert "    round: float | None = None\n" in generate.source()
+    assert '    round: float | None\n    """a base"""' in generate.source()
+    assert generate.main(["--check"]) == 1  # stale: nothing written
+
+
+def test_an_option_registered_at_run_time_is_validated_and_kept_in_added():
+    from microagg.declarations import Param
+    from microagg.errors import ParameterError
+    from microagg.options import RUN_OPTIONS, register, unregister, validate_run
+
+    register(Param("round", "float", None, "a base", low=0.0, low_open=True, nullable=True))
+    try:
+        run = validate_run({"k": 4, "round": 10})
+        assert run.added == {"round": 10.0} and run.options["round"] == 10.0
+        assert run.with_options(round=5.0).options["round"] == 5.0
+        with pytest.raises(ParameterError, match="round"):
+            validate_run({"round": -1})
+        with pytest.raises(ValueError, match="already declared"):
+            register(RUN_OPTIONS[0])
+    finally:
+        unregister("round")
+    assert "round" not in validate_run({}).options

@@ -24,24 +24,40 @@ ROOT = Path(__file__).resolve().parent.parent
 P = inspect.Parameter
 
 
+def _typed_dict(name: str) -> dict:
+    from microagg.options import generated
+
+    return getattr(generated, name).__annotations__
+
+
+def _unpacked(function) -> str:
+    """The annotation of a function's ``**options`` (a string: annotations are postponed)."""
+    (var,) = [p for p in inspect.signature(function).parameters.values() if p.kind is P.VAR_KEYWORD]
+    assert var.name == "options"
+    return var.annotation
+
+
 def test_microaggregate_signature_is_the_declared_one():
-    """Names, order, defaults and kinds: the literal signature and the one generated from
-    RUN_OPTIONS (options.signature) are the same; the method's parameters come as **params."""
+    """Names, order, defaults and kinds: the literal signature (data, the positional options,
+    **options) and the one generated from RUN_OPTIONS (options.signature) are the same; the
+    keyword-only options and the method's parameters come as **options, typed by the TypedDict
+    generated from the table."""
     sig, declared = inspect.signature(microagg.microaggregate), signature()
     assert [(p.name, p.kind, p.default) for p in sig.parameters.values()] == [
         (p.name, p.kind, p.default) for p in declared.parameters.values()
     ]
     assert [p for p in sig.parameters][1 : len(POSITIONAL) + 1] == list(POSITIONAL)
-    assert all(
-        sig.parameters[p.name].kind is P.KEYWORD_ONLY
-        for p in RUN_OPTIONS
-        if p.name not in POSITIONAL
-    )
     assert all(sig.parameters[name].annotation is not P.empty for name in sig.parameters)
     assert sig.return_annotation == "Result"
+    assert _unpacked(microagg.microaggregate) == "Unpack[MicroaggregateOptions]"
+    assert list(_typed_dict("PositionalOptions")) == list(POSITIONAL)
+    assert list(_typed_dict("KeywordOptions")) == [
+        p.name for p in RUN_OPTIONS if p.name not in POSITIONAL
+    ]
+    assert list(_typed_dict("RunOptions")) == list(POSITIONAL) + list(_typed_dict("KeywordOptions"))
 
 
-def test_explore_takes_the_grid_options_with_their_defaults():
+def test_explore_takes_the_grid_options_typed_and_refuses_another_name():
     sig = inspect.signature(microagg.explore.explore)
     own = [
         "data",
@@ -55,15 +71,35 @@ def test_explore_takes_the_grid_options_with_their_defaults():
         "progress",
         "input_info",
     ]
-    assert list(sig.parameters) == own + list(GRID_OPTIONS)
-    for name in GRID_OPTIONS:
-        assert (
-            sig.parameters[name].kind is P.KEYWORD_ONLY
-            and sig.parameters[name].default == option(name).default
-        )
-    assert not any(
-        p.kind is P.VAR_KEYWORD for p in sig.parameters.values()
-    )  # a typo is a TypeError
+    assert list(sig.parameters) == [*own, "options"]
+    assert _unpacked(microagg.explore.explore) == "Unpack[GridOptions]"
+    assert list(_typed_dict("GridOptions")) == list(GRID_OPTIONS)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'stratta'"):
+        microagg.explore([[1.0]], k=[3], stratta="REGION")  # a typo: before any work
+
+
+def test_every_option_is_documented_where_a_user_reads_it():
+    """Each TypedDict field carries its option's meaning as its docstring (IDEs and the API
+    reference show it), and the API reference page renders RunOptions and GridOptions."""
+    import ast
+
+    from microagg.options import generated
+
+    tree = ast.parse(Path(generated.__file__).read_text())
+    documented = {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name.endswith("Options"):
+            body = node.body
+            for field, doc in zip(body, body[1:], strict=False):
+                if isinstance(field, ast.AnnAssign) and isinstance(doc, ast.Expr):
+                    documented[(node.name, field.target.id)] = " ".join(doc.value.value.split())
+    for p in RUN_OPTIONS:
+        where = "PositionalOptions" if p.name in POSITIONAL else "KeywordOptions"
+        assert documented[(where, p.name)] == " ".join(p.doc.split()), p.name
+    assert all(documented[("GridOptions", name)] for name in GRID_OPTIONS)
+    page = (ROOT / "docs" / "reference" / "api.md").read_text()
+    for name in ("RunOptions", "PositionalOptions", "KeywordOptions", "GridOptions"):
+        assert f"::: microagg.options.generated.{name}" in page
 
 
 def _literal_values(annotation: str) -> tuple:
@@ -94,7 +130,9 @@ def _documented(doc: str) -> list[str]:
     return names
 
 
-@pytest.mark.parametrize("function", [microagg.microaggregate, microagg.explore.explore])
+@pytest.mark.parametrize(
+    "function", [microagg.microaggregate, microagg.explore.explore, microagg.protect]
+)
 def test_the_docstring_documents_every_parameter_in_order(function):
     assert _documented(function.__doc__) == list(inspect.signature(function).parameters)
 
@@ -139,7 +177,7 @@ def test_pyright_reports_a_misspelt_option(tmp_path):
         if d["severity"] == "error"
     ]
     lines = sorted({line for line, _ in errors})
-    assert lines == [6, 7, 8, 9], errors
+    assert lines == [6, 7, 8, 9, 10, 11], errors
     messages = " ".join(m for _, m in errors)
     assert all(re.search(rf'"{word}"', messages) for word in ("colums", "gama", "stratta")), (
         messages
@@ -164,22 +202,17 @@ def test_pyright_is_clean_on_the_public_api(tmp_path):
     assert errors == []
 
 
-def test_protect_once_it_exists_takes_the_run_options_typed():
-    """microagg.protect(input, output, **options) -> Result (the lead's publication.py): its options
-    are the run options by name, keyword-only, with their defaults and annotations, like
-    microaggregate's (a method's parameters as **params: Unpack[MethodParams])."""
-    try:
-        from microagg.publication import protect
-    except ImportError:
-        pytest.skip("microagg.publication.protect does not exist yet")
+def test_protect_takes_every_run_option_typed():
+    """microagg.protect(input, output, *, its own keywords, **options) -> Result: the run options
+    (all of them, by keyword) and the method's parameters come as **options, typed by
+    ProtectOptions (RunOptions and MethodParams); its own keywords are none of them."""
+    from microagg.publication import protect
+
     sig = inspect.signature(protect)
-    options = {p.name: p for p in sig.parameters.values() if p.kind is P.KEYWORD_ONLY}
-    assert set(options) >= {p.name for p in RUN_OPTIONS}
-    for p in RUN_OPTIONS:
-        assert options[p.name].default == p.default and options[p.name].annotation is not P.empty, (
-            p.name
-        )
+    assert _unpacked(protect) == "Unpack[ProtectOptions]"
+    assert not {p.name for p in RUN_OPTIONS} & set(sig.parameters)
     assert [p.kind for p in sig.parameters.values()][-1] is P.VAR_KEYWORD
+    assert sig.return_annotation == "Result"
 
 
 def test_pyright_reports_a_misspelt_option_read_from_a_run(tmp_path):

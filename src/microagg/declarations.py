@@ -31,6 +31,7 @@ __all__ = [
     "provide_choices",
     "invalid_values",
     "column_names",
+    "STAGE_POINTS",
 ]
 
 _KINDS = ("int", "float", "bool", "str", "method", "names", "object")
@@ -53,6 +54,13 @@ def _choices_of(kind: str) -> list:
     return list(_NAMED_CHOICES[kind]())
 
 
+#: the pipeline's points where a run option's own ``stage`` can act, and what it is given and
+#: returns there: "published": ``pipeline.PublishedValues`` (each continuous QI's published values
+#: in original units, and their nature in words, which the audit reads), before they are written,
+#: suppressed on the keys and measured
+STAGE_POINTS = ("published",)
+
+
 @dataclass(frozen=True)
 class Param:
     """One declared parameter.
@@ -68,7 +76,12 @@ class Param:
 
     A run option also says how the command line gives it: flags ("--time-limit"; none: API
     only), metavar, flag_value (a flag without a value: it sets this one) and parse_text (text
-    -> value, for structured options).
+    -> value, for structured options); ``annotation``, its type for type checkers as text (names
+    of ``microagg.typed``, ``collections.abc`` and ``typing``; default: the kind's type), read by
+    ``python -m microagg.options.generate``; and, when no built-in stage acts on it, its own
+    ``stage``: ``stage(values, value)``, called at the pipeline's point ``acts_on`` when the run
+    gives the option a value other than its default, returns the values changed (``STAGE_POINTS``
+    says what they are).
     """
 
     name: str
@@ -96,10 +109,15 @@ class Param:
     infinite_is_none: bool = (
         False  # +inf is a valid value meaning "no bound" (None): a time limit of inf
     )
+    annotation: str | None = None  # a run option's type for type checkers (default: its kind's)
+    stage: Callable[[Any, Any], Any] | None = None  # a run option's own stage (``STAGE_POINTS``)
+    acts_on: str = "published"  # the pipeline's point where ``stage`` runs
 
     def __post_init__(self):
         if self.kind not in _KINDS:
             raise ValueError(f"parameter {self.name}: unknown kind {self.kind!r}")
+        if self.acts_on not in STAGE_POINTS:
+            raise ValueError(f"parameter {self.name}: no pipeline point {self.acts_on!r}")
 
     # ---------------------------------------------------------------- description
     def allowed(self) -> tuple | None:

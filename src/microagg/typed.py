@@ -2,8 +2,9 @@
 
 ``MethodParams`` lists every parameter a registered method declares (``microagg methods -v``),
 so that ``microaggregate(df, k=3, gama=0.2)`` is an error to pyright and mypy, not only at run
-time. ``tests/test_typing.py`` holds it against the method registry, and the API's signatures
-against ``options.RUN_OPTIONS``: a new option or parameter that is not typed here fails a test.
+time. ``tests/test_typing.py`` holds it against the method registry: a new parameter that is
+not typed here fails a test. The run options' types are generated from ``options.RUN_OPTIONS``
+(``options.generated``: ``RunOptions`` and the entry points' ``**options``).
 ``Distance`` and ``Aggregation`` are declared beside their registries (``whitening``,
 ``representatives``), so a new whitening or aggregation is typed in its own module. Nothing here
 is imported at run time but these names.

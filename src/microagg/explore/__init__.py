@@ -39,7 +39,7 @@ import os
 import sys
 import types
 import warnings
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -80,17 +80,10 @@ from .result import (
 from .runs import ExploreRun, grid_runs
 
 if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
+    from typing_extensions import Unpack
 
-    from ..typed import (
-        Aggregation,
-        Columns,
-        DataInput,
-        Distance,
-        MergedStrata,
-        OnKeysBelowK,
-        Progress,
-    )
+    from ..options.generated import GridOptions
+    from ..typed import DataInput, Progress
 
 __all__ = [
     "checked_budget",
@@ -132,25 +125,7 @@ def explore(
     previous: Exploration | tuple | None = None,
     progress: bool | Progress | None = False,
     input_info: dict | None = None,
-    columns: Columns | None = None,
-    seed: int | None = 0,
-    standardize: bool = True,
-    strata: Columns | None = None,
-    weights: Sequence[float] | Mapping[Hashable, float] | None = None,
-    sample_weight: Hashable | ArrayLike | None = None,
-    merge_small_strata: bool = False,
-    categorical: Columns | None = None,
-    ordinal: Columns | Mapping[Hashable, Sequence[Any]] | None = None,
-    distance: Distance = "euclidean",
-    aggregation: Aggregation = "mean",
-    trim: float | None = None,
-    missing: str | Sequence[str] | None = None,
-    continuous: Columns | None = None,
-    keys: Columns | None = None,
-    on_keys_below_k: OnKeysBelowK = "suppress",
-    key_importance: Columns | None = None,
-    sensitive: Columns | None = None,
-    merged_strata: MergedStrata = "recode",
+    **options: Unpack[GridOptions],
 ) -> Exploration:
     """Run the grid ``k`` × ``methods`` on ``data`` within ``time_limit`` seconds and map it.
 
@@ -174,10 +149,10 @@ def explore(
         True: a progress bar on stderr; a callable receives ``progress(stage, fraction, message)``.
     input_info : dict, optional
         What the command line and the app record of an explored file (name, sha256, format).
-    columns, seed, standardize, strata, weights, sample_weight, merge_small_strata : run options
-    categorical, ordinal, distance, aggregation, trim, missing, continuous, keys : run options
-    on_keys_below_k, key_importance, sensitive, merged_strata : run options
-        The run options of ``microagg.microaggregate``, the same for every run of the grid.
+    **options
+        The run options of ``microagg.microaggregate`` the same for every run of the grid
+        (``microagg.options.generated.GridOptions``, each documented there: columns, seed,
+        strata, weights, aggregation, keys, ...); another name is a TypeError.
 
     Returns
     -------
@@ -192,14 +167,17 @@ def explore(
     >>> [(run.k, run.method, run.status) for run in ex.runs]
     [(3, 'mdav', 'ok'), (5, 'mdav', 'ok')]
     """
-    options = given_options(locals(), GRID_OPTIONS)
-    grid = checked_grid(k, methods, time_limit, risk, max_risk, method_params, options)
+    unknown = [name for name in options if name not in GRID_OPTIONS]
+    if unknown:
+        raise TypeError(f"explore() got an unexpected keyword argument {unknown[0]!r}")
+    given = given_options(options, GRID_OPTIONS)
+    grid = checked_grid(k, methods, time_limit, risk, max_risk, method_params, given)
     deadline = Deadline(grid.budget)
     source, roles = _checked_data(data, grid)
-    options = {**grid.options, "columns": list(roles.columns)}  # the columns the roles resolved
-    runs, data_fingerprint = grid_runs(grid, source.frame, roles, options, previous)
-    run_within_budget(runs, grid, _payload(data, source), source, options, deadline, progress)
-    return _exploration(runs, grid, roles, options, source, input_info, deadline, data_fingerprint)
+    given = {**grid.options, "columns": list(roles.columns)}  # the columns the roles resolved
+    runs, data_fingerprint = grid_runs(grid, source.frame, roles, given, previous)
+    run_within_budget(runs, grid, _payload(data, source), source, given, deadline, progress)
+    return _exploration(runs, grid, roles, given, source, input_info, deadline, data_fingerprint)
 
 
 def _checked_data(data, grid: Grid):

@@ -11,10 +11,12 @@ needs the data (columns exist, k against n, ...) is checked right after loading 
 pipeline's ``check_params_vs_input``. ``command_line`` / ``python_call`` write the command and the
 Python call that reproduce a run, from the same table.
 
-The package's modules: ``table`` (RUN_OPTIONS and the typed ``Run``: a new option's one
-home), ``values`` (the structured values' checks), ``together`` (what involves several options)
-and ``command_line`` (the flags, the reproducing command and call). Nothing heavy is imported
-here: the command line builds its parser from this package at once.
+The package's modules: ``table`` (RUN_OPTIONS and ``Run``: a new option's one home),
+``generated`` (the options' typed forms, written from the table by ``python -m
+microagg.options.generate``: ``Run``'s fields, the ``RunOptions`` TypedDict), ``values`` (the
+structured values' checks), ``together`` (what involves several options) and ``command_line``
+(the flags, the reproducing command and call). Nothing heavy is imported here: the command line
+builds its parser from this package at once.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from .command_line import (
     python_call,
     unlisted_names,
 )
+from .generated import GridOptions, KeywordOptions, PositionalOptions, RunOptions
 from .table import (
     GRID_OPTIONS,
     NOT_FOR_A_GRID,
@@ -40,7 +43,8 @@ from .table import (
     RUN_OPTIONS,
     Run,
     option,
-    run_fields,
+    register,
+    unregister,
 )
 from .together import check_together, shown
 from .values import LOCAL_SCHEDULERS, MERGED_STRATA, parse_weights, positive_weights
@@ -66,8 +70,14 @@ __all__ = [
     "given_options",
     "positive_weights",
     "ON_KEYS_BELOW_K",
-    "run_fields",
     "MERGED_STRATA",
+    "register",
+    "unregister",
+    "call_options",
+    "RunOptions",
+    "PositionalOptions",
+    "KeywordOptions",
+    "GridOptions",
 ]
 
 
@@ -101,21 +111,30 @@ def given_options(arguments: Mapping[str, Any], names=None) -> dict:
     }
 
 
+def call_options(
+    arguments: Mapping[str, Any], keywords: Mapping[str, Any], names=None
+) -> tuple[dict, dict]:
+    """(the run options given, the rest) of a call that lists some options in its signature
+    (``arguments``: its ``locals()``) and takes the others as ``**keywords``: options left at their
+    declared default (the very default object) are not given (``given_options``); the rest are
+    the keywords that name no run option (a method's parameters). ``names``: the options the
+    function takes (default: every run option)."""
+    names = list(names or table.DECLARED)
+    given = given_options({**arguments, **keywords}, names)
+    return given, {name: value for name, value in keywords.items() if name not in names}
+
+
 def signature(func_name: str = "microaggregate"):
-    """The call's signature from the declarations (introspection, help()): the data, the positional
-    options, the keyword-only options, then the method's parameters."""
+    """The call's signature from the declarations (introspection, help()): the data, the options
+    also taken by position, then ``**options`` (the keyword-only run options, typed by
+    ``generated.MicroaggregateOptions``, and the method's parameters)."""
     import inspect
 
     P = inspect.Parameter
     ps = [P("data", P.POSITIONAL_OR_KEYWORD)]
     declared = table.DECLARED
     ps += [P(name, P.POSITIONAL_OR_KEYWORD, default=declared[name].default) for name in POSITIONAL]
-    ps += [
-        P(p.name, P.KEYWORD_ONLY, default=p.default)
-        for p in table.RUN_OPTIONS
-        if p.name not in POSITIONAL
-    ]
-    ps.append(P("params", P.VAR_KEYWORD))
+    ps.append(P("options", P.VAR_KEYWORD))
     return inspect.Signature(ps)
 
 
@@ -152,4 +171,4 @@ def validate_run(
         values[p.name] = named.validate(options[p.name], None) if p.name in options else p.default
     method_params = info.validate(params)
     check_together(values, info, method_params, cli)
-    return table.Run(info, method_params, params, **values)
+    return table.Run.of(info, method_params, params, values)

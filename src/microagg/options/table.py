@@ -1,9 +1,11 @@
 """The run options' table, their one home: ``RUN_OPTIONS`` declares each option's kind, range or
-choices, default, meaning and command-line flag (``declarations.Param``), and ``Run`` holds a
-validated run's options, one typed field per option, generated from the table's kinds
-(``run_fields``) and checked against it when this module is imported. A new run option is its
-``Param`` here and its field in ``Run`` (the import-time check names the line to write), and the
-pipeline's stage that acts on it.
+choices, default, meaning, command-line flag and type (``declarations.Param``), and, for an option
+no built-in stage acts on, its own stage (``Param.stage``: a hook at a named point of the
+pipeline). A new run option is its ``Param`` here, nothing else: the API's keywords, ``microagg
+protect``'s flag, the app's control and explore's grid options follow the table at run time, and
+``python -m microagg.options.generate`` writes its typed forms (``generated.py``: the ``Run``
+dataclass's fields and the ``RunOptions`` TypedDict the entry points take as ``**options``; a test
+fails while that file is stale). ``register`` adds an option at run time (a plug-in, a test).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 from ..declarations import Param
 from . import values
+from .generated import RunFields
 
 __all__ = [
     "RUN_OPTIONS",
@@ -22,14 +25,15 @@ __all__ = [
     "ON_KEYS_BELOW_K",
     "Run",
     "option",
-    "run_fields",
     "DECLARED",
+    "register",
+    "unregister",
 ]
 
 #: run options an exploration (``microagg explore``) does not take from a run's options (the command
 #: line's flags and the app's Map tab leave them out): set per run, or without meaning for a grid
 #: (the partitioned mode)
-NOT_FOR_A_GRID = (
+NOT_FOR_A_GRID = [
     "k",
     "method",
     "time_limit",
@@ -39,7 +43,7 @@ NOT_FOR_A_GRID = (
     "block_size",
     "scheduler",
     "refine",
-)
+]
 
 
 def _sdcmicro(kind: str, name):
@@ -66,7 +70,8 @@ ON_KEYS_BELOW_K = ("suppress", "refuse", "report")
 
 # --- the table ----------------------------------------------------------------------------------
 
-RUN_OPTIONS: tuple[Param, ...] = (
+#: the run options, in the public contract's order (a list: ``register`` extends it at run time)
+RUN_OPTIONS: list[Param] = [
     Param("k", "int", 3, "minimum group size", low=2, flags=("-k",)),
     Param(
         "method",
@@ -159,6 +164,7 @@ RUN_OPTIONS: tuple[Param, ...] = (
         check=values.check_scheduler,
         flags=("--scheduler",),
         parse_text=str,
+        annotation="str | Client | None",
     ),
     Param(
         "refine",
@@ -182,6 +188,7 @@ RUN_OPTIONS: tuple[Param, ...] = (
         flags=("--weights",),
         metavar="W1,W2,..|COL=W,..",
         parse_text=values.parse_weights,
+        annotation="Sequence[float] | Mapping[Hashable, float] | None",
     ),
     Param(
         "sample_weight",
@@ -193,6 +200,7 @@ RUN_OPTIONS: tuple[Param, ...] = (
         flags=("--sample-weight",),
         metavar="COLUMN",
         parse_text=str,
+        annotation="Hashable | ArrayLike | None",
     ),
     Param(
         "merge_small_strata",
@@ -222,6 +230,7 @@ RUN_OPTIONS: tuple[Param, ...] = (
         check=values.check_ordinal,
         flags=("--ordinal",),
         metavar="C,D",
+        annotation="Columns | Mapping[Hashable, Sequence[Any]] | None",
     ),
     Param(
         "distance",
@@ -231,6 +240,7 @@ RUN_OPTIONS: tuple[Param, ...] = (
         "continuous QIs (whitening.WHITENINGS; euclidean: none)",
         choices_from=_whitenings,
         flags=("--distance",),
+        annotation="Distance",
     ),
     Param(
         "aggregation",
@@ -240,6 +250,7 @@ RUN_OPTIONS: tuple[Param, ...] = (
         choices_from=_aggregations,
         flags=("--aggregation",),
         hint=lambda name: _sdcmicro("aggregation", name),
+        annotation="Aggregation",
     ),
     Param(
         "trim",
@@ -264,6 +275,7 @@ RUN_OPTIONS: tuple[Param, ...] = (
         flags=("--missing",),
         metavar="TOKEN,...",
         parse_text=str,
+        annotation="str | Sequence[str] | None",
     ),
     Param(
         "continuous",
@@ -349,6 +361,7 @@ RUN_OPTIONS: tuple[Param, ...] = (
         flags=("--household",),
         metavar="COLUMN",
         parse_text=str,
+        annotation="Hashable | None",
     ),
     Param(
         "shuffle_seed",
@@ -370,6 +383,7 @@ RUN_OPTIONS: tuple[Param, ...] = (
         "inside one stratum; the method is only named",
         nullable=True,
         check=values.check_labels,
+        annotation="ArrayLike | None",
     ),
     Param(
         "audit",
@@ -388,8 +402,9 @@ RUN_OPTIONS: tuple[Param, ...] = (
         "progress(stage, fraction, message) (the command line: -q turns the bar off)",
         nullable=True,
         check=values.check_progress,
+        annotation="bool | Progress | None",
     ),
-)
+]
 
 #: each run option's declaration by name
 DECLARED: dict[str, Param] = {p.name: p for p in RUN_OPTIONS}
@@ -409,12 +424,12 @@ POSITIONAL = (
 
 #: the run options ``explore`` takes, the same for every run of its grid (k and the methods are
 #: its grid, the rest is set per run or has no meaning for a grid)
-GRID_OPTIONS = tuple(
+GRID_OPTIONS = [
     p.name
     for p in RUN_OPTIONS
     if p.name not in NOT_FOR_A_GRID
     and p.name not in ("progress", "labels", "audit", "shuffle_seed")
-)
+]
 
 
 def option(name: str) -> Param:
@@ -422,99 +437,61 @@ def option(name: str) -> Param:
     return DECLARED[name]
 
 
+def register(param: Param, *, for_a_grid: bool = True) -> None:
+    """Add run option ``param`` at run time (a plug-in, a test; a built-in option is its line in
+    RUN_OPTIONS): every door takes it at once (the API's keywords, the command line's flag, the
+    app's control, explore's grid options unless ``for_a_grid`` is False) and its ``stage`` acts
+    on the runs that give it. Type checkers know the table's options only (``generated.py``)."""
+    if param.name in DECLARED:
+        raise ValueError(f"run option {param.name!r} is already declared")
+    RUN_OPTIONS.append(param)
+    DECLARED[param.name] = param
+    (GRID_OPTIONS if for_a_grid else NOT_FOR_A_GRID).append(param.name)
+
+
+def unregister(name: str) -> None:
+    """Remove a run option ``register`` added."""
+    param = DECLARED.pop(name)
+    RUN_OPTIONS.remove(param)
+    for names in (GRID_OPTIONS, NOT_FOR_A_GRID):
+        if name in names:
+            names.remove(name)
+
+
+#: the run options with a field of their own in ``Run`` (generated from the table)
+_FIELDS = frozenset(f.name for f in fields(RunFields)) - {"info", "params", "given", "added"}
+
+
 @dataclass(frozen=True)
-class Run:
+class Run(RunFields):
     """A validated run: the method's registry entry and its parameters (validated, defaults
     filled; ``given``: as the caller gave them), then every run option, one typed field each
     (defaults filled), so that a misspelt option is an error for a type checker. The fields are
-    RUN_OPTIONS's, in its order, typed by their kinds (``run_fields``): checked when this module
-    is imported."""
+    generated from RUN_OPTIONS (``generated.RunFields``); an option ``register`` added at run time
+    is in ``added`` (and ``options``)."""
 
-    info: Any  # methods.MethodInfo
-    params: dict
-    given: dict
-    k: int = 3
-    method: str = "mdav"
-    columns: list | None = None
-    seed: int | None = 0
-    standardize: bool = True
-    time_limit: float | None = None
-    work: float | None = None
-    strata: list | None = None
-    block_size: int | None = None
-    scheduler: Any = None
-    refine: float | None = None
-    weights: Any = None
-    sample_weight: Any = None
-    merge_small_strata: bool = False
-    categorical: list | None = None
-    ordinal: dict | None = None
-    distance: str = "euclidean"
-    aggregation: str = "mean"
-    trim: float | None = None
-    missing: Any = None
-    continuous: list | None = None
-    keys: list | None = None
-    on_keys_below_k: str = "suppress"
-    key_importance: list | None = None
-    sensitive: list | None = None
-    merged_strata: str = "recode"
-    shuffle: bool = False
-    household: Any = None
-    shuffle_seed: int | None = None
-    labels: Any = None
-    audit: bool = True
-    progress: Any = False
+    @classmethod
+    def of(cls, info, params: dict, given: dict, values: dict[str, Any]) -> Run:
+        """The run of these validated option values (each option by name)."""
+        own = {name: value for name, value in values.items() if name in _FIELDS}
+        added = {name: value for name, value in values.items() if name not in _FIELDS}
+        return cls(info, params, given, **own, added=added)
 
     @property
     def options(self) -> dict[str, Any]:
         """Every run option by name, in RUN_OPTIONS's order."""
-        return {p.name: getattr(self, p.name) for p in RUN_OPTIONS}
+        return {
+            p.name: getattr(self, p.name)
+            if p.name in _FIELDS
+            else self.added.get(p.name, p.default)
+            for p in RUN_OPTIONS
+        }
 
     def with_options(self, **changes) -> Run:
         """This run with some options changed (not validated again)."""
         unknown = [name for name in changes if name not in DECLARED]
         if unknown:
             raise TypeError(f"unknown run option(s): {', '.join(unknown)}")
-        return replace(self, **changes)
-
-
-_TYPE_OF_KIND = {
-    "int": "int",
-    "float": "float",
-    "bool": "bool",
-    "str": "str",
-    "method": "str",
-    "names": "list",
-    "object": "Any",
-}
-
-
-def run_fields() -> list[str]:
-    """The run options' fields of ``Run`` as its source declares them, generated from RUN_OPTIONS:
-    the kind's type ("names" normalised by a check to a mapping: dict), "| None" when nullable."""
-    lines = []
-    for p in RUN_OPTIONS:
-        typed = "dict" if p.kind == "names" and p.check is not None else _TYPE_OF_KIND[p.kind]
-        if p.nullable and typed != "Any":
-            typed += " | None"
-        lines.append(f"{p.name}: {typed} = {p.default!r}")
-    return lines
-
-
-def _check_run_fields() -> None:
-    """Run's option fields are RUN_OPTIONS's (names, order, types, defaults): a new run option
-    gets its field here, in this module (the line to write is in the error)."""
-    declared = [f"{f.name}: {f.type} = {f.default!r}" for f in fields(Run)[3:]]
-    expected = run_fields()
-    if declared != expected:
-        wrong = next(
-            (e for d, e in zip(declared + [""] * len(expected), expected, strict=False) if d != e),
-            None,
-        )
-        raise TypeError(
-            f"options.Run's fields must follow RUN_OPTIONS: write `{wrong}` (all: {expected})"
-        )
-
-
-_check_run_fields()
+        own = {name: value for name, value in changes.items() if name in _FIELDS}
+        added = {name: value for name, value in changes.items() if name not in _FIELDS}
+        return replace(self, **own, added={**self.added, **added})

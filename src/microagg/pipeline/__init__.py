@@ -9,7 +9,9 @@ loading and before any method starts); ``prepare`` builds the matrix the method 
 missing values, z-scores, the Gower-type embedding, the distance whitening, variable weights);
 ``partition`` runs the method (inside each stratum, in blocks in the partitioned mode), after
 checking its parameters against each part (``MethodInfo.check_params_vs_input``);
-``publish`` computes what each group publishes (``representatives``) in the input's own kind;
+``publish`` computes what each group publishes (``representatives``) in the input's own kind,
+then runs the run options' own stages on the published values (``Param.stage``,
+``PublishedValues``);
 ``measure`` is the run's audit (``measures``: IL, SSE, SST, the bound and gap, weighted IL,
 categorical changes). ``microaggregate`` (api.py) is these calls; the out-of-core mode
 (outofcore.py) drives the same stages' homes over chunks. One module per part of the run:
@@ -27,7 +29,7 @@ from .file_audit import (
 from .grouping import partition
 from .inputs import check_params_vs_input, import_dependencies, load, prepare
 from .outputs import measure, publish
-from .parts import GROUP_MEANS, Partitioned, Prepared, Published, Roles, Source
+from .parts import GROUP_MEANS, Partitioned, Prepared, Published, PublishedValues, Roles, Source
 
 __all__ = [
     "Source",
@@ -35,6 +37,7 @@ __all__ = [
     "Prepared",
     "Partitioned",
     "Published",
+    "PublishedValues",
     "GROUP_MEANS",
     "load",
     "check_params_vs_input",

@@ -8,7 +8,7 @@ import numpy as np
 from ..options import Run
 from ..partition import sse
 from .file_audit import frame_of
-from .parts import GROUP_MEANS, Partitioned, Prepared, Published, Roles, Source
+from .parts import GROUP_MEANS, Partitioned, Prepared, Published, PublishedValues, Roles, Source
 
 # --- publish -------------------------------------------------------------------------------------
 
@@ -26,6 +26,7 @@ def publish(
         emb, partitioned.labels, run.aggregation, _aggregation_arguments(run), roles.sample_weights
     )
     nature = _published_values(emb, run, roles.sample_weights is not None)
+    numeric, nature = _option_stages(emb, numeric, nature, run)
     df = source.frame
     strata = partitioned.stratum_codes
     recoded = (
@@ -70,6 +71,29 @@ def publish(
             numeric, codes, give_back(source.native, out, changed), changed, suppression, nature
         )
     return Published(numeric, codes, out, changed, suppression, nature)
+
+
+def _option_stages(emb, numeric: np.ndarray, nature: str, run: Run) -> tuple[np.ndarray, str]:
+    """The run options' own stages at the "published" point (``Param.stage``), in the table's
+    order, each where the run gives its option a value other than the default: it gets the
+    continuous QIs' published values and their nature and returns them changed."""
+    from ..options import RUN_OPTIONS
+
+    staged = [p for p in RUN_OPTIONS if p.stage is not None and p.acts_on == "published"]
+    given = run.options
+    for p in staged:
+        value = given[p.name]
+        if value is p.default or (isinstance(value, (int, float, str)) and value == p.default):
+            continue
+        index = {c: emb.numeric_columns.index(c) for c in emb.continuous_columns}
+        values = p.stage(
+            PublishedValues({c: numeric[:, j].copy() for c, j in index.items()}, nature), value
+        )
+        numeric = numeric.copy()
+        for c, column in values.continuous.items():
+            numeric[:, index[c]] = np.asarray(column, dtype=np.float64)
+        nature = values.nature
+    return numeric, nature
 
 
 def _suppress_keys(frame, roles: Roles, run: Run):
@@ -177,22 +201,29 @@ def measure(
         )
     return (
         result,
-        _publication(emb, prepared.Z, labels, run, inputs.sse),
+        _publication(emb, prepared.Z, labels, run, inputs.sse, _staged(published, emb, roles, run)),
         Bound(inputs.whitened_bound, inputs.weighted_bound),
     )
 
 
-def _publication(emb, Z, labels, run: Run, total_sse: float):
+def _staged(published: Published, emb, roles: Roles, run: Run) -> str | None:
+    """The published values' nature when a run option's own stage changed it, else None."""
+    nature = _published_values(emb, run, roles.sample_weights is not None)
+    return None if published.values == nature else published.values
+
+
+def _publication(emb, Z, labels, run: Run, total_sse: float, staged: str | None):
     """What was published: the aggregation and its parameters, the kinds, the SSE to the group
-    means (group means, weighted or not, of continuous QIs only: nothing to say)."""
+    means (group means, weighted or not, of continuous QIs only: nothing to say); ``staged``: the
+    published values' nature when a run option's own stage changed them (said in the note)."""
     from ..representatives import AGGREGATIONS
     from ..result import Publication
 
     kinds = {str(c): emb.kinds[c] for c in emb.columns}
-    if AGGREGATIONS[run.aggregation].group_means and not emb.heterogeneous:
+    if AGGREGATIONS[run.aggregation].group_means and not emb.heterogeneous and not staged:
         return Publication(run.aggregation, {}, run.distance, kinds)
     to_means = sse(Z, labels) if labels.ndim == 1 else None
-    parts = ", ".join(_representatives_in_words(emb, run))
+    parts = staged or ", ".join(_representatives_in_words(emb, run))
     note = f"representatives: {parts}; IL is measured to the published values"
     if to_means is not None:
         note += f" (SSE {total_sse:.6g}; to the group means it would be {to_means:.6g})"

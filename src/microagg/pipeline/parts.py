@@ -1,6 +1,6 @@
 """The stages' results, one dataclass each (``Source``, ``Roles``, ``Prepared``,
-``Partitioned``, ``Published``), and ``GROUP_MEANS``, the nature of the published values the
-run's SSE shortcut needs."""
+``Partitioned``, ``Published``), ``PublishedValues`` (what a run option's own stage is given and
+returns) and ``GROUP_MEANS``, the nature of the published values the run's SSE shortcut needs."""
 
 from __future__ import annotations
 
@@ -62,6 +62,18 @@ class Partitioned:
 #: ``Published.values`` when every QI publishes its group's (unweighted) mean: the run's SSE is
 #: then the within-group sum of squares
 GROUP_MEANS = "group means"
+
+
+@dataclass(frozen=True)
+class PublishedValues:
+    """The published QI values at the pipeline's "published" point, where a run option's own stage
+    acts (``declarations.Param.stage``; ``dataclasses.replace`` gives it back changed): each
+    continuous QI's values in original units, one per record (a copy), and their nature in words
+    (GROUP_MEANS, "median (continuous)", ...; the audit reads it: other than GROUP_MEANS, IL is
+    measured to the published values). Categorical QIs publish categories, not changed here."""
+
+    continuous: dict  # column -> np.ndarray of float
+    nature: str
 
 
 @dataclass

@@ -24,7 +24,6 @@ are complete, so a full disk at the manifest leaves no output without its manife
 from __future__ import annotations
 
 import os
-from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,20 +34,10 @@ from .table import PublishedFile, publish_table, unchanged_columns
 if TYPE_CHECKING:
     from typing import Any
 
-    from distributed import Client
-    from numpy.typing import ArrayLike
     from typing_extensions import Unpack
 
+    from ..options.generated import ProtectOptions
     from ..result import Result
-    from ..typed import (
-        Aggregation,
-        Columns,
-        Distance,
-        MergedStrata,
-        MethodParams,
-        OnKeysBelowK,
-        Progress,
-    )
 
 __all__ = [
     "protect",
@@ -70,38 +59,6 @@ def protect(
     input: str | os.PathLike,
     output: str | os.PathLike,
     *,
-    k: int = 3,
-    method: str = "mdav",
-    columns: Columns | None = None,
-    seed: int | None = 0,
-    standardize: bool = True,
-    time_limit: float | None = None,
-    work: float | None = None,
-    strata: Columns | None = None,
-    block_size: int | None = None,
-    scheduler: str | Client | None = None,
-    refine: float | None = None,
-    weights: Sequence[float] | Mapping[Hashable, float] | None = None,
-    sample_weight: Hashable | None = None,
-    merge_small_strata: bool = False,
-    categorical: Columns | None = None,
-    ordinal: Columns | Mapping[Hashable, Sequence[Any]] | None = None,
-    distance: Distance = "euclidean",
-    aggregation: Aggregation = "mean",
-    trim: float | None = None,
-    missing: str | Sequence[str] | None = None,
-    continuous: Columns | None = None,
-    keys: Columns | None = None,
-    on_keys_below_k: OnKeysBelowK = "suppress",
-    key_importance: Columns | None = None,
-    sensitive: Columns | None = None,
-    merged_strata: MergedStrata = "recode",
-    shuffle: bool = False,
-    household: Hashable | None = None,
-    shuffle_seed: int | None = None,
-    labels: ArrayLike | None = None,
-    audit: bool = True,
-    progress: bool | Progress | None = False,
     report: str | os.PathLike | None = None,
     labels_out: str | os.PathLike | None = None,
     manifest: bool = True,
@@ -113,28 +70,24 @@ def protect(
     init: str | os.PathLike | None = None,
     command_input: str | None = None,
     out_of_core: bool = False,
-    **params: Unpack[MethodParams],
+    **options: Unpack[ProtectOptions],
 ) -> Result:
     """Protect the file ``input`` and publish it as ``output``: the one publication stage.
 
     The file is read with its format's own library, microaggregated (``microaggregate`` on the
     table read), written in the format ``output``'s suffix names, read back with that format's
     own library and checked k-anonymous on every key variable as that library groups them; then
-    ``output.manifest.json`` (``manifest=False``: none), the optional HTML ``report`` and
-    ``labels_out`` (one group label per record) land with it. Nothing is written when a stage
-    fails. The command line's ``protect``, the app's download and this call publish the same
-    bytes (a shuffled file: the same records).
+    ``output.manifest.json``, the optional ``report`` and ``labels_out`` land with it. Nothing is
+    written when a stage fails (every bad input: one ``InputError`` before any work). The command
+    line's ``protect``, the app's download and this call publish the same bytes.
 
     Parameters
     ----------
     input, output : str or path
         The file to protect and the file to publish (a different suffix converts; never over the
         input).
-    k, method, columns, ... : run options
-        ``microaggregate``'s run options (``microagg.options.RUN_OPTIONS``), with their defaults;
-        ``missing`` also says which text tokens the reader takes as missing.
     report, labels_out : str or path, optional
-        An HTML report and a labels file written beside the output.
+        An HTML report and a labels file (one group label per record) written beside the output.
     manifest : bool, default True
         Write ``output.manifest.json`` (``microagg evaluate`` reads it).
     sep, decimal, encoding, sheet : str, optional
@@ -148,19 +101,14 @@ def protect(
     out_of_core : bool, default False
         Stream a file larger than memory into a folder of Parquet partitions (``block_size``
         needed): returns that mode's summary dict with its ``audit`` and ``file``.
-    **params
-        The method's declared parameters (``microagg methods -v``).
+    **options
+        Every run option by keyword (``microagg.options.generated.RunOptions``, each documented
+        there; ``missing`` also names the reader's missing tokens), and the method's parameters.
 
     Returns
     -------
     Result
-        The run, whose ``audit`` is the written file's and whose ``file`` is a
-        :class:`PublishedFile` (paths, the reader, k-anonymity as read back, unchanged columns).
-
-    Raises
-    ------
-    InputError
-        Every bad input, in one line, before any work; nothing is written.
+        The run; its ``audit`` is the written file's, its ``file`` a :class:`PublishedFile`.
 
     Examples
     --------
@@ -170,31 +118,19 @@ def protect(
     >>> res.file.k_anonymous, out.with_name("public.csv.manifest.json").is_file()
     (True, True)
     """
-    from ..options import given_options, validate_run
+    from ..options import call_options, option, validate_run
 
-    options = given_options(locals())
-    options.pop("progress", None)  # reported through progress= below
-    options.pop("audit", None)  # a published file is always audited, as read back
-    params = dict(params)
+    given, params = call_options({}, options)
+    progress = given.pop("progress", False)  # reported through progress= below
+    given.pop("audit", None)  # a published file is always audited, as read back
     if out_of_core:  # the mode's call names k and the method
-        folder_options = {"k": k, "method": method, **options}
-        return _protect_folder(Path(input), output, folder_options, params, command_input)
-    run = validate_run(options, params)
-    read_options = _read_options(sep, decimal, encoding, sheet, missing)
-    sides = {"report": report, "labels_out": labels_out, "manifest": manifest}
-    return publish(
-        Path(input),
-        output,
-        options,
-        params,
-        run,
-        read_options=read_options,
-        **sides,
-        interval_p=interval_p,
-        init=init,
-        command_input=command_input,
-        progress=progress,
-    )
+        named = {"k": option("k").default, "method": option("method").default}
+        return _protect_folder(Path(input), output, {**named, **given}, params, command_input)
+    read = _read_options(sep, decimal, encoding, sheet, given.get("missing"))
+    sides = {"report": report, "labels_out": labels_out, "manifest": manifest, "init": init}
+    run = validate_run(given, params)
+    sides.update(interval_p=interval_p, command_input=command_input, progress=progress)
+    return publish(Path(input), output, given, params, run, read_options=read, **sides)
 
 
 def _read_options(sep, decimal, encoding, sheet, missing) -> dict:
