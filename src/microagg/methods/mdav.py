@@ -77,9 +77,9 @@ def mdav(X, k, *, seed, deadline, progress, variant, algorithm, threads):
     can run on the cores a short probe finds idle (``threads``: None) or on n threads: the tree's
     queries on two halves of the records at once, the brute-force passes on ranges of them, the
     answers merged (the same labels, bit for bit); the default threads=1 keeps everything on one
-    thread (``kernels.mdav.mdav_labels``). With a time limit, the brute-force and tree kernels stop forming groups when it ends and the records not
-    reached are grouped by median splits (``within_time``); the plain and numpy loops run to the
-    end.
+    thread (``kernels.mdav.mdav_labels``). With a time limit, the brute-force and tree kernels
+    stop forming groups when it ends and the records not reached are grouped by median splits
+    (``within_time``); the plain and numpy loops run to the end.
     """
     from ..kernels.mdav import mdav_labels
 
