@@ -253,61 +253,6 @@ def test_split_passes_give_the_same_labels(seed, n, d, k, kind, threads, fewest,
             assert np.array_equal(plain, mdav_tree_kernel(X, k, classic, 8, switch, 0, split))
 
 
-@settings(max_examples=25, deadline=None)
-@given(
-    seed=st.integers(0, 10_000),
-    n=st.integers(1, 700),
-    d=st.integers(1, 6),
-    k=st.integers(2, 5),
-    kind=st.sampled_from(["gauss", "grid", "dup", "clusters"]),
-    threads=st.sampled_from([1, 2]),
-    fewest=st.sampled_from([1, 64, 200]),
-    classic=st.booleans(),
-)
-def test_halves_give_the_same_labels(seed, n, d, k, kind, threads, fewest, classic):
-    """Every query of a pair over two halves of the records, each pruned by the other's bound and
-    merged (``mdav_halves_kernel``), on two threads or one after the other, handing over to brute
-    force or not: the one-thread kernels' labels, bit for bit, on random data with ties and
-    duplicated records."""
-    from microagg.kernels.cores import split_threads
-    from microagg.kernels.mdav_halves import mdav_halves_kernel
-
-    X = _data(seed, n, d, kind)
-    plain = mdav_kernel(X, k, classic)
-    with split_threads(threads):
-        for switch in (SWITCH_NEVER, SWITCH_MEASURED, SWITCH_ALWAYS, SWITCH_TRIALS):
-            got = mdav_halves_kernel(X, k, classic, 8, switch, 0, (threads, fewest))
-            assert np.array_equal(plain, got)
-
-
-def test_halves_guard_backs_off_while_one_thread_wins():
-    """The halves' guard alternates two threads and one over a check, goes on as the faster did,
-    and waits twice as long before the next check each time one thread wins."""
-    from microagg.kernels import mdav_halves as mh
-
-    trials = 2 * mh.GUARD_TRIALS
-    guard = np.array([0.0, 0.0, 1.0, float(trials), 0.0, float(mh.GUARD_EVERY)])
-
-    def check(split_cost, one_cost):
-        chosen = []
-        for _ in range(trials):
-            t = mh._guard_threads(guard, 2)
-            chosen.append(t)
-            mh._guard_timed(guard, split_cost if t == 2 else one_cost)
-        return chosen
-
-    assert check(10.0, 1.0) == [2, 1] * mh.GUARD_TRIALS
-    assert guard[2] == 0.0 and guard[4] == 2 * mh.GUARD_EVERY
-    waits = 0
-    while guard[3] == 0:  # no check until the doubled wait has passed, one thread meanwhile
-        assert mh._guard_threads(guard, 2) == 1
-        mh._guard_timed(guard, 1.0)
-        waits += 1
-    assert waits == 2 * mh.GUARD_EVERY
-    check(1.0, 10.0)
-    assert guard[2] == 1.0 and guard[4] == mh.GUARD_EVERY and mh._guard_threads(guard, 2) == 2
-
-
 def test_threads_option_decides_the_split(monkeypatch):
     """threads=1 (the default) and small inputs run the one-thread kernel (split None); threads=None
     asks the
@@ -334,33 +279,6 @@ def test_threads_option_decides_the_split(monkeypatch):
         monkeypatch.setattr(cores, "idle_cores", lambda *a, **kw: 1.1)  # one core busy
         kmdav.mdav_labels(X, 3, algorithm="brute", threads=None)
     assert splits == [None, None, None, (2, kmdav.SPLIT_MIN_RECORDS), None]
-
-
-def test_two_threads_run_the_halves(monkeypatch):
-    """With two threads granted, the tree's runs go to the halves kernel; one thread, to the tree
-    kernel."""
-    import microagg.kernels.mdav as kmdav
-
-    called = []
-    monkeypatch.setattr(
-        kmdav,
-        "mdav_halves_kernel",
-        lambda X, k, c, leaf, sw, budget, split: (
-            called.append(("halves", split)) or mdav_kernel(X, k, c)
-        ),
-    )
-    monkeypatch.setattr(
-        kmdav,
-        "mdav_tree_kernel",
-        lambda X, k, c, leaf, sw, budget, split: (
-            called.append(("tree", split)) or mdav_kernel(X, k, c)
-        ),
-    )
-    monkeypatch.setattr(kmdav, "SPLIT_MIN_N", 0)
-    X = _data(5, 90, 3, "gauss")
-    kmdav.mdav_labels(X, 3, algorithm="tree", threads=2)
-    kmdav.mdav_labels(X, 3, algorithm="tree", threads=1)
-    assert called == [("halves", (2, kmdav.SPLIT_MIN_RECORDS)), ("tree", None)]
 
 
 def test_one_split_at_a_time():

@@ -89,10 +89,11 @@ def _choose_layer() -> None:
     """numba's OpenMP layer ('omp') where it loads, else its workqueue layer, unless the user
     chose a layer (NUMBA_THREADING_LAYER) or numba's threads already run. A region of two threads
     costs about 1.5 us to start on 'omp' (GNU OpenMP's threads spin a while, then sleep) against
-    74 us on 'workqueue' (its threads sleep on a condition variable): MDAV's two halves meet three
-    times a pair of groups, about 1 ms of work at 10^6 records (``mdav_halves``). The spinning
-    costs nothing a split would not: a split is made only on cores the probe finds idle, and
-    the kernel's guard goes back to one thread when the split turns slower."""
+    74 us on 'workqueue' (its threads sleep on a condition variable): MDAV's tree kernel starts a
+    region a pair of groups (``mdav_tree._nearest_and_farthest``), about 1.3 ms of work at 10^6
+    records, and its brute-force passes one a pass. The spinning costs nothing a split would not:
+    a split is made only on cores the probe finds idle, and the kernels' check goes back to one
+    thread when the split turns slower (``mdav_split._split_now``)."""
     import numba
     from numba.np.ufunc import parallel
 

@@ -6,12 +6,10 @@ vectorised brute force (``mdav_brute``) and KD-trees with radial lists (``mdav_t
 running sum (``running_sum``).
 
 The plain kernels are O(n²·d/k) loops over a compacted copy of the remaining records; they stay
-as the reference. Every kernel runs on one thread unless asked (``threads``): then the tree's
-queries run on two halves of the records at once (``mdav_halves``) and the brute-force distance
-passes over many records in ranges (``mdav_split``). Issue 35 measured the former two-thread MDAV
-5–12× slower than one thread once two other processes held the two cores, so with threads=None
-the work is split only when a probe finds the cores idle, and a guard in the kernel goes back to
-one thread when the split turns slower.
+as the reference. Every kernel runs on one thread, except the brute-force distance passes over
+many records when a second core is free (``threads``): issue 35 measured the former two-thread
+MDAV, spinning in lock-step, 5–12× slower than one thread once two other processes held the two
+cores, so the passes are split only when a probe finds a core idle (``cores``).
 """
 
 from __future__ import annotations
@@ -26,7 +24,6 @@ from .cycles import budget_cycles
 from .jit import kernel, planned_records
 from .kbest import k_smallest
 from .mdav_brute import mdav_brute_kernel
-from .mdav_halves import mdav_halves_kernel
 from .mdav_split import SPLIT_MIN_RECORDS
 from .mdav_tree import (
     SWITCH_MEASURED,
@@ -332,9 +329,8 @@ def mdav_labels(X, k, classic=True, algorithm="auto", seconds=None, threads=1):
     when that is measured cheaper. ``seconds``: the brute-force and tree kernels stop forming
     groups then (``budget_cycles``), and the records they did not reach keep label −1
     (``group_unreached``); the plain and numpy loops run to completion. ``threads``: 1 runs every
-    pass on one thread; None splits the work over the cores a probe finds idle (``split_for``): the
-    tree's queries over two halves of the records (``mdav_halves_kernel``), the brute-force passes
-    over ranges of them; a number, over that many threads."""
+    pass on one thread; None splits the brute-force passes over the cores a probe finds idle
+    (``split_for``); a number, over that many threads."""
     if algorithm == "plain":
         return mdav_kernel(X, k, classic)
     if algorithm == "numpy" or (
@@ -348,10 +344,15 @@ def mdav_labels(X, k, classic=True, algorithm="auto", seconds=None, threads=1):
         split = None if granted < 2 else (granted, SPLIT_MIN_RECORDS)
         if algorithm == "brute" or (algorithm == "auto" and planned_records(len(X)) <= BRUTE_MAX_N):
             return mdav_brute_kernel(X, k, classic, budget, split)
-        switch = SWITCH_MEASURED if algorithm == "auto" else SWITCH_NEVER
-        if split is not None:  # every query of a pair on two halves at once
-            return mdav_halves_kernel(X, k, classic, LEAF_SIZE, switch, budget, split)
-        return mdav_tree_kernel(X, k, classic, LEAF_SIZE, switch, budget, split)
+        return mdav_tree_kernel(
+            X,
+            k,
+            classic,
+            LEAF_SIZE,
+            SWITCH_MEASURED if algorithm == "auto" else SWITCH_NEVER,
+            budget,
+            split,
+        )
 
 
 def split_for(n, threads=None) -> int:

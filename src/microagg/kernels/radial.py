@@ -17,8 +17,6 @@ __all__ = [
     "radial_farthest",
     "radial_index",
     "farthest_from_centroid",
-    "radial_scan",
-    "radial_refresh",
 ]
 
 RADIAL_REBUILD_WORK = (
@@ -128,16 +126,6 @@ def farthest_from_centroid(X, tail, prefix, anchors, work, alive, c, skip):
     every query. The tail is read only when its outermost record could be farther; it is rebuilt
     (and a new prefix cut) on the same rule. work = [tail scans, prefix scans] since the rebuilds.
     """
-    best_i, _ = radial_scan(tail, prefix, anchors, work, alive, c, skip)
-    tail, prefix = radial_refresh(X, tail, prefix, anchors, work, alive, c)
-    return best_i, tail, prefix
-
-
-@kernel(inline="always")
-def radial_scan(tail, prefix, anchors, work, alive, c, skip):
-    """farthest_from_centroid's scans of the two lists, without their rebuilds: (record,
-    squared distance), (−1, −1.0) when none is alive; the lists are only read (and their heads
-    moved), so two threads may scan the lists of two halves at once (``mdav_halves``)."""
     best_i, best_d, scanned = radial_farthest(prefix, anchors[1], alive, c, skip)
     work[1] += scanned
     idx, rho = tail[1], tail[2]
@@ -149,14 +137,7 @@ def radial_scan(tail, prefix, anchors, work, alive, c, skip):
         work[0] += scanned
         if dd > best_d or (dd == best_d and i < best_i):
             best_i, best_d = i, dd
-    return best_i, best_d
-
-
-@kernel
-def radial_refresh(X, tail, prefix, anchors, work, alive, c):
-    """farthest_from_centroid's rebuilds, after its scans: the lists re-sorted around c once
-    their scans cost RADIAL_REBUILD_WORK times their length; returns (tail, prefix)."""
-    if work[0] > RADIAL_REBUILD_WORK * tail[1].shape[0] + 1000:
+    if work[0] > RADIAL_REBUILD_WORK * idx.shape[0] + 1000:
         tail, prefix = radial_index(X, np.nonzero(alive)[0], anchors, c)
         work[:] = 0
     elif work[1] > RADIAL_REBUILD_WORK * prefix[1].shape[0] + 1000:
@@ -165,4 +146,4 @@ def radial_refresh(X, tail, prefix, anchors, work, alive, c):
         for t in range(c.shape[0]):
             anchors[1, t] = c[t]
         work[1] = 0
-    return tail, prefix
+    return best_i, tail, prefix

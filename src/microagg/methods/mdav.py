@@ -53,8 +53,9 @@ MDAV_ALGORITHM = Param(
             "threads",
             "int",
             1,
-            "threads from 100,000 records on (the same labels on any number): 1 one thread"
-            " throughout (the default), None the cores a 0.1 s probe finds idle, n at most n",
+            "threads for the brute-force distance passes from 100,000 records on (the same labels"
+            " on any number): 1 one thread throughout (the default), None the cores a 0.1 s probe"
+            " finds idle, n at most n",
             low=1,
             nullable=True,
         ),
@@ -73,13 +74,14 @@ def mdav(X, k, *, seed, deadline, progress, variant, algorithm, threads):
     (branch-and-bound nearest / farthest queries on a tree with deletions), 'auto' brute force up
     to 10,000 records (up to 5,000 in numpy on a first run, while compiling its kernel would cost
     far more than the run), else the tree handing over to brute force when that is measured cheaper
-    (``kernels.mdav_tree.mdav_tree_kernel``); all give the same labels. From 100,000 records MDAV
-    can run on the cores a short probe finds idle (``threads``: None) or on n threads: the tree's
-    queries on two halves of the records at once, the brute-force passes on ranges of them, the
-    answers merged (the same labels, bit for bit); the default threads=1 keeps everything on one
-    thread (``kernels.mdav.mdav_labels``). With a time limit, the brute-force and tree kernels
-    stop forming groups when it ends and the records not reached are grouped by median splits
-    (``within_time``); the plain and numpy loops run to the end.
+    (``kernels.mdav_tree.mdav_tree_kernel``); all give the same labels. From 100,000 records the
+    brute-force passes over the records can run on the cores a short probe finds idle (``threads``:
+    None) or on n threads, split into ranges whose selections are merged (the same labels, bit for
+    bit); the default threads=1 keeps every pass on one thread (``kernels.mdav.mdav_labels``). With
+    a time
+    limit, the brute-force and tree kernels stop forming groups when it ends and the records not
+    reached are grouped by median splits (``within_time``); the plain and numpy loops run to the
+    end.
     """
     from ..kernels.mdav import mdav_labels
 
