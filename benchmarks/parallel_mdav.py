@@ -1,4 +1,4 @@
-"""MDAV on one thread (the default) against its passes split over the cores a probe finds idle.
+"""MDAV on one thread (the default) against its work split over the cores a probe finds idle.
 
 Gaussian n × 10 records (``mdav_scaling.make_data``), k = 3, through
 ``microaggregate(X, k=3, method="mdav", audit=False, threads=...)``, each run in a fresh process
@@ -8,11 +8,12 @@ throughout, the default), ``threads=None`` (the probe decides), and ``threads=2`
 the load). Each row: the run of median wall time, its CPU seconds (all threads), the kernel's
 ``Result.seconds``, the labels' SHA-256 (the same in every condition), the 1-minute load average
 before and after, and the idle cores the probe (``kernels.cores.idle_cores``) saw just before
-the call. ``--busy 2`` starts two busy-loop processes first (one per core) and stops them after.
+the call, and numba's threading layer the split ran on. ``--busy 0,2`` (the default) measures
+each n twice: on the machine as it is, then with two busy-loop processes started first (one per
+core) and stopped after.
 
-    python benchmarks/parallel_mdav.py --n 1e6            # the issue's measurement, on a quiet
-    machine
-    python benchmarks/parallel_mdav.py --n 1e5,3e5 --busy 2
+    python benchmarks/parallel_mdav.py --n 1e6     # issue 45's figures: idle, then two busy
+    python benchmarks/parallel_mdav.py --n 2e5,3e5 --busy 0 --repeat 1
 
 Rows accumulate in results/parallel_mdav.json, keyed by (n, busy processes); the .md table, and
 the parallel-mdav block of docs/performance.md, are rewritten from all of them.
@@ -51,6 +52,12 @@ def child(n: int, threads: int | None) -> None:
     after = resource.getrusage(resource.RUSAGE_SELF)
     cpu_seconds = (after.ru_utime - cpu.ru_utime) + (after.ru_stime - cpu.ru_stime)
     labels = result.labels.astype("int64")
+    try:
+        import numba
+
+        layer = numba.threading_layer()
+    except ValueError:  # no parallel region ran in this process
+        layer = ""
     print(
         json.dumps(
             {
@@ -58,6 +65,7 @@ def child(n: int, threads: int | None) -> None:
                 "cpu": cpu_seconds,
                 "kernel": result.seconds,
                 "idle_cores": round(idle, 2),
+                "layer": layer,
                 "labels_sha256": hashlib.sha256(labels.tobytes()).hexdigest(),
             }
         )
@@ -140,6 +148,7 @@ def markdown(rows: list[dict]) -> str:
                 f"{row['speedup_two_threads']:.2f}×",
                 " ".join(str(c[name]["idle_cores"]) for name in CONDITIONS),
                 "yes" if row["same_labels"] else "NO",
+                " / ".join(c[name].get("layer", "") or "–" for name in CONDITIONS),
                 row.get("measured_utc", ""),
             ]
         )
@@ -153,7 +162,8 @@ def markdown(rows: list[dict]) -> str:
         " means other jobs ran too. Idle cores: what the probe saw before the call in each"
         " condition (probe, threads=None: threads on the cores found idle, 1.7 idle cores of 2 make"
         " 2; the column keeps the key 'default' in the json, from before threads=1 became the"
-        " default).\n\n"
+        " default). Threading layer: numba's, where a parallel region ran (– none; rows measured before"
+        " 2026-11-27 20:30 UTC do not say).\n\n"
     )
     return intro + md_table(
         [
@@ -167,6 +177,7 @@ def markdown(rows: list[dict]) -> str:
             "two threads speed-up",
             "idle cores (1 / probe / 2)",
             "same labels",
+            "threading layer (1 / probe / 2)",
             "measured",
         ],
         table,
@@ -177,7 +188,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", default="1e6", help="record counts, comma-separated")
     ap.add_argument(
-        "--busy", type=int, default=0, help="busy-loop processes to start before measuring"
+        "--busy",
+        default="0,2",
+        help="busy-loop processes to start before measuring, comma-separated: one measurement each",
     )
     ap.add_argument(
         "--repeat", type=int, default=3, help="runs of each condition (the median is reported)"
@@ -194,11 +207,12 @@ def main() -> None:
     rows = json.loads(previous.read_text())["rows"] if previous.exists() else []
     env = dict(os.environ, PYTHONPATH=path)  # the checkout's numba cache: the warm-ups fill it
     for n in [int(float(s)) for s in args.n.split(",")]:
-        row = measure(n, args.busy, args.repeat, env)
-        row["measured_utc"] = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
-        rows = [r for r in rows if (r["n"], r["busy"]) != (n, args.busy)] + [row]
-        print(json.dumps({k: v for k, v in row.items() if k != "conditions"}), flush=True)
-    write_results("parallel_mdav", rows, markdown(rows))
+        for busy in [int(b) for b in args.busy.split(",")]:
+            row = measure(n, busy, args.repeat, env)
+            row["measured_utc"] = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
+            rows = [r for r in rows if (r["n"], r["busy"]) != (n, busy)] + [row]
+            print(json.dumps({k: v for k, v in row.items() if k != "conditions"}), flush=True)
+            write_results("parallel_mdav", rows, markdown(rows))  # each row kept as it comes
     update_readme("parallel-mdav", markdown(rows))  # docs/performance.md's block
     if not all(r["same_labels"] for r in rows):
         raise SystemExit("the labels differ between conditions")

@@ -408,3 +408,40 @@ def test_idle_cores_probe():
     assert usable and 0.0 <= cores.idle_cores(usable, 0.05) <= len(usable) + 1e-9
     assert 1 <= cores.threads_to_use(None) <= len(usable)
     assert cores.threads_to_use(1) == 1
+
+
+_LAYER_CODE = """
+import numpy as np, numba
+from microagg.kernels.cores import split_threads
+from microagg.kernels.mdav_brute import mdav_brute_kernel
+try:
+    import numba.np.ufunc.omppool
+    loads = "omp"
+except ImportError:
+    loads = "workqueue"
+X = np.random.default_rng(0).normal(size=(300, 3))
+with split_threads(2) as threads:
+    mdav_brute_kernel(X, 3, True, 0, (threads, 1))
+print(loads, numba.threading_layer() if threads > 1 else "none")
+"""
+
+
+@pytest.mark.parametrize("chosen", [None, "workqueue"])
+def test_split_runs_on_omp_where_it_loads(chosen):
+    """A split in a fresh process runs on numba's omp layer where it loads (its regions start
+    fast), else on workqueue; a layer the user chose (NUMBA_THREADING_LAYER) is kept."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ)
+    env.pop("NUMBA_THREADING_LAYER", None)
+    if chosen:
+        env["NUMBA_THREADING_LAYER"] = chosen
+    out = subprocess.run(
+        [sys.executable, "-c", _LAYER_CODE], env=env, capture_output=True, text=True, check=True
+    )
+    loads, used = out.stdout.split()[-2:]
+    if used == "none":
+        pytest.skip("numba has a single thread here")
+    assert used == (chosen or loads)

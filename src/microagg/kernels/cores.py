@@ -3,9 +3,9 @@
 A kernel split between threads waits for its slowest thread at every pass; when other processes
 hold the cores, that thread is often off the core, and the split costs more than it saves (issue
 35 measured a two-thread MDAV 5–12× slower than one thread under two busy processes). So a split
-is made only on cores that a short probe finds idle (``idle_cores``), the threads wait passively
-(numba's workqueue layer sleeps on a condition variable between passes, where OpenMP's default
-spins), and one split runs at a time in a process (``split_threads``).
+is made only on cores that a short probe finds idle (``idle_cores``), on numba's OpenMP layer
+where it loads (its regions start fast; workqueue's otherwise, ``_choose_layer``), and one split
+runs at a time in a process (``split_threads``).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ PROBE_SECONDS = 0.1
 #: make one (a thread on a core that another process holds a fifth of the time waits for it often)
 IDLE_SHARE = 0.85
 
-_SPLIT_LOCK = threading.Lock()  # numba's workqueue layer runs one parallel region at a time
+_SPLIT_LOCK = threading.Lock()  # the workqueue layer (the fallback) runs one region at a time
 
 
 def usable_cores() -> list[int]:
@@ -85,14 +85,21 @@ def threads_to_use(threads: int | None) -> int:
     return max(1, min(free, len(cores), most))
 
 
-def _passive_layer() -> None:
-    """numba's workqueue threading layer, whose threads sleep between parallel regions, unless the
-    user chose a layer (NUMBA_THREADING_LAYER) or numba's threads already run."""
+def _choose_layer() -> None:
+    """numba's OpenMP layer ('omp') where it loads, else its workqueue layer, unless the user
+    chose a layer (NUMBA_THREADING_LAYER) or numba's threads already run. A region of two threads
+    costs about 1.5 us to start on 'omp' (GNU OpenMP's threads spin a while, then sleep) against
+    74 us on 'workqueue' (its threads sleep on a condition variable): MDAV's tree kernel starts a
+    region a pair of groups (``mdav_tree._nearest_and_farthest``), about 1.3 ms of work at 10^6
+    records, and its brute-force passes one a pass. The spinning costs nothing a split would not:
+    a split is made only on cores the probe finds idle, and the kernels' check goes back to one
+    thread when the split turns slower (``mdav_split._split_now``)."""
     import numba
     from numba.np.ufunc import parallel
 
     if "NUMBA_THREADING_LAYER" not in os.environ and not parallel._is_initialized:
-        numba.config.THREADING_LAYER = "workqueue"
+        numba.config.THREADING_LAYER_PRIORITY = ["omp", "workqueue", "tbb"]
+        numba.config.THREADING_LAYER = "default"
 
 
 @contextlib.contextmanager
@@ -107,7 +114,7 @@ def split_threads(threads: int):
         yield 1
         return
     try:
-        _passive_layer()
+        _choose_layer()
         before = numba.get_num_threads()
         numba.set_num_threads(threads)
         try:

@@ -9,7 +9,7 @@ The plain kernels are O(n²·d/k) loops over a compacted copy of the remaining r
 as the reference. Every kernel runs on one thread, except the brute-force distance passes over
 many records when a second core is free (``threads``): issue 35 measured the former two-thread
 MDAV, spinning in lock-step, 5–12× slower than one thread once two other processes held the two
-cores, so the passes are split only when a probe finds a core idle, and wait passively.
+cores, so the passes are split only when a probe finds a core idle (``cores``).
 """
 
 from __future__ import annotations
