@@ -433,6 +433,13 @@ def _all_equal_to_first(buf, starts, ends, codes, first_data, first_offsets):
     return True
 
 
+def fields_are(data: np.ndarray, starts: np.ndarray, ends: np.ndarray, codes, texts, offsets):
+    """Every field [starts[i], ends[i]) of ``data`` has the very bytes of text ``codes[i]``
+    (text c is texts[offsets[c]:offsets[c + 1]]): a written column checked against what was
+    written, in one pass and no string per field."""
+    return bool(_all_equal_to_first(data, starts, ends, codes, texts, offsets))
+
+
 def group_codes(data: np.ndarray, starts: np.ndarray, ends: np.ndarray):
     """(codes, first rows): equal fields (byte for byte) share a code, numbered in order of first
     appearance, found by hashing the bytes (no string per field); or None when two different
