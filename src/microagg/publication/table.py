@@ -183,7 +183,8 @@ def _write_all(
     def check(tmp, fmt, written):
         back = _read_back(tmp, fmt, table, targets.output, keys, written)
         _verify(back, table, res, targets.output)
-        res.audit = res.audit.with_figures(_written_audit(table, back, res, run, order))
+        cache = box["cache"]()
+        res.audit = res.audit.with_figures(_written_audit(table, back, res, run, order, cache))
         published = _published_file(targets, back, res, table, order)
         box["published"] = published
         if published.other_sheets:
@@ -231,6 +232,7 @@ def _write_all(
             )
 
     published_values = {c: res.data[c].to_numpy() for c in res.changed_columns}
+    box["cache"] = _original_cache_ahead(table, res, run)
     try:
         io.write(table, targets.output, published_values, order=order, check=check)
         landing.land(staged, targets.output)
@@ -270,11 +272,39 @@ def _verify(back: _ReadBack, table, res, out: Path) -> None:
         )
 
 
-def _written_audit(table, back: _ReadBack, res, run, order):
+def _original_cache_ahead(table, res, run):
+    """What the audit computes from the original alone (``measures.file_audit.original_cache``),
+    computed in a background thread while the output is written and read back (the writer's and
+    the reader's kernels release the interpreter); returns the function that waits for it (an
+    empty cache if it failed: the audit then computes, and reports, what it needs)."""
+    import threading
+
+    from ..measures.file_audit import original_cache
+
+    box: dict = {}
+
+    def work():
+        try:
+            box["cache"] = original_cache(table.frame, res.audit_roles, run.seed)
+        except Exception:  # the audit computes it again, and says what went wrong
+            box["cache"] = {}
+
+    thread = threading.Thread(target=work, name="microagg-audit-original", daemon=True)
+    thread.start()
+
+    def result() -> dict:
+        thread.join()
+        return box["cache"]
+
+    return result
+
+
+def _written_audit(table, back: _ReadBack, res, run, order, cache=None):
     """The audit of the written file read back (``measures.audit_files``), on the original as read:
     exactly what ``microagg evaluate`` computes from the two files and the manifest. A shuffled
     file's records are put back in the input's order (by the permutation, held in memory only)
-    for the measures that pair records; every other figure is the file's as it is."""
+    for the measures that pair records; every other figure is the file's as it is. ``cache``:
+    what depends on the original only (``original_cache``), shared by both audits."""
     import numpy as np
 
     from .. import io
@@ -282,8 +312,7 @@ def _written_audit(table, back: _ReadBack, res, run, order):
 
     roles = res.audit_roles
     frame, keys = io.published_view(back.table), back.keys
-    # what depends on the original only (its embedding, robust distances): once for both
-    cache: dict = {}
+    cache = {} if cache is None else cache
     as_written = audit_files(
         table.frame,
         frame,
