@@ -155,7 +155,6 @@ def _write_csv(stream, table: Table, published: dict, gz: bool, sep: str | None 
     input's text, copied field by field at C speed, with each published column's distinct values
     formatted once. Returns what each published column holds as written (``Written``)."""
     import numpy as np
-    import pyarrow as pa
 
     from ...kernels import csv_scan
 
@@ -178,13 +177,17 @@ def _write_csv(stream, table: Table, published: dict, gz: bool, sep: str | None 
         integer = numeric and _integer_texts(meta, j)
         column_codes, texts, wrap = _published_texts(values, integer, numeric, d, sep)
         written[name] = Written(column_codes, texts)
-        # the texts laid out in row order, one column at a time (its distinct texts at random
-        # but within cache), so that the assembler reads them in sequence
         codes[c] = np.arange(base, base + rows, dtype=np.int32)
         base += rows
-        columns.append(texts.take(pa.array(column_codes)))
+        columns.append(texts)
         wraps.append(wrap[column_codes])
+    # the texts laid out in row order, one column at a time (its distinct texts read at random,
+    # but within cache), so that the assembler reads them in sequence
     tbuf, toff = text_buffers(columns)
+    starts = np.cumsum([0] + [len(t) for t in columns[:-1]], dtype=np.int64)
+    tbuf, toff = csv_scan.texts_in_rows(
+        tbuf, toff, [w.codes.astype(np.int64) + a for w, a in zip(written.values(), starts)]
+    )
     wrap = np.concatenate(wraps or [np.zeros(1, dtype=bool)]).astype(np.uint8)
     if sep == d.sep:
         head = meta.text[: meta.head_end]
