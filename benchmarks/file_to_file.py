@@ -22,8 +22,8 @@ columns, rounded to integers) with an id and a text column, as CSV and as its Pa
 
 ``--busy N`` starts N busy-loop processes (``while True: pass``; N = 2 is one per core) before
 measuring and stops them after, as ``benchmarks/parallel_mdav.py`` does. Rows accumulate in
-results/file_to_file.json keyed by that count (a run replaces the rows of its own count); the .md
-shows them all.
+results/file_to_file.json keyed by that count and the size (a run replaces the rows of its own
+count and sizes); the .md shows them all.
 
 The load average is recorded before and after every measurement: the machine is shared, so
 compare the ratios measured side by side, not the seconds across runs.
@@ -234,8 +234,9 @@ def measure(sizes: list, folder: Path, busy: int) -> tuple[list, list, dict]:
     return protect_rows, library_rows, baseline
 
 
-def kept_rows(name: str, busy: int) -> list:
-    """The committed rows of ``name`` measured with another number of busy processes."""
+def kept_rows(name: str, busy: int, sizes=()) -> list:
+    """The committed rows of ``name`` measured with another number of busy processes or, with
+    as many, at another size than ``sizes``."""
     from _common import RESULTS
 
     path = RESULTS / "file_to_file.json"
@@ -243,7 +244,13 @@ def kept_rows(name: str, busy: int) -> list:
         return []
     rows = json.loads(path.read_text())["rows"]
     kept = rows.get(name, []) if isinstance(rows, dict) else []
-    return [r for r in kept if isinstance(r, dict) and r.get("busy", busy) != busy]
+    return [
+        r
+        for r in kept
+        if isinstance(r, dict)
+        and "busy" in r
+        and (r["busy"] != busy or ("n" in r and r["n"] not in sizes))
+    ]
 
 
 def main() -> None:
@@ -266,8 +273,8 @@ def main() -> None:
     def key(r):
         return (r["busy"], r["n"])
 
-    protect_rows = sorted(kept_rows("protect", args.busy) + protect_rows, key=key)
-    library_rows = sorted(kept_rows("library", args.busy) + library_rows, key=key)
+    protect_rows = sorted(kept_rows("protect", args.busy, sizes) + protect_rows, key=key)
+    library_rows = sorted(kept_rows("library", args.busy, sizes) + library_rows, key=key)
     baselines = sorted(kept_rows("baseline", args.busy) + [baseline], key=lambda r: r["busy"])
     write_results(
         "file_to_file",

@@ -24,7 +24,6 @@ in the same row order; on a shuffled output they come from the run (its manifest
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -48,7 +47,6 @@ __all__ = [
     "audit_files",
     "combine",
     "embedding_key",
-    "original_cache",
     "DEFAULT_L",
     "RMD_MAX_FIT",
     "ROW_ORDER_SAMPLE",
@@ -218,9 +216,22 @@ class FileAudit(Comparison):
     # --- IL over every QI column, on the run's embedding of the original -----------------------
     @cached_property
     def embedding(self):
-        key = embedding_key(self.roles)
+        import warnings
+
+        from ..embedding import embed
+
+        r = self.roles
+        key = embedding_key(r)
         if key not in self.cache:
-            self.cache[key] = _original_embedding(self.original, self.roles)
+            with warnings.catch_warnings():  # (a constant column was told once, by the run)
+                warnings.simplefilter("ignore")
+                self.cache[key] = embed(
+                    self.original,
+                    list(r.columns),
+                    dict(r.kinds),
+                    r.standardize,
+                    dict(r.ordinal_levels),
+                )
         return self.cache[key]
 
     @cached_property
@@ -344,43 +355,6 @@ class FileAudit(Comparison):
                 "the same order; publish with --shuffle (shuffle=True)"
             )
         return tuple(out) + tuple(self._notes)
-
-
-def _original_embedding(original, roles: AuditRoles):
-    import warnings
-
-    from ..embedding import embed
-
-    with warnings.catch_warnings():  # (a constant column was told once, by the run)
-        warnings.simplefilter("ignore")
-        return embed(
-            original,
-            list(roles.columns),
-            dict(roles.kinds),
-            roles.standardize,
-            dict(roles.ordinal_levels),
-        )
-
-
-def original_cache(original, roles: AuditRoles, seed: int | None = 0) -> dict:
-    """What an audit of a publication of ``original`` under ``roles`` computes from the original
-    alone, as ``audit_files``' ``cache`` holds it: the embedding (IL) and the records' robust
-    distances (RMDID, when every original value is finite). Computed ahead, e.g. while the
-    published file is written and read back; an entry that cannot be computed is left out (the
-    audit then computes it, and says why it cannot)."""
-    from threadpoolctl import threadpool_limits
-
-    from .risk.rmd import _robust_distances, _standardised  # (rmd_interval_risk's steps 1-2)
-
-    cache = {embedding_key(roles): _original_embedding(original, roles)}
-    X = _floats(original, roles.continuous)
-    if len(roles.continuous) > AUDIT_MATRIX_COLUMNS or len(X) < 2 or not np.isfinite(X).all():
-        return cache
-    Z, _ = _standardised(X, X, "original")
-    if Z.shape[1]:
-        with threadpool_limits(limits=1), contextlib.suppress(ValueError):  # (as audit_files)
-            cache[("rmd", tuple(roles.continuous), seed)] = _robust_distances(Z, seed, RMD_MAX_FIT)
-    return cache
 
 
 def audit_files(

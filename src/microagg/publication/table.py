@@ -100,16 +100,19 @@ def _import_audit_libraries() -> None:
     """Import the libraries the file audit needs (scikit-learn's MCD for the robust distances,
     scipy's KD-tree; about 1 s) in a background thread while the method runs (its kernels
     release the interpreter), instead of after it; the audit's own imports then find them
-    loaded, or wait for them."""
+    loaded, or wait for them. scipy's base module changes the warning filters while it is
+    imported (``warnings.catch_warnings``, which is process-wide): it is imported here, in this
+    thread, so that the background one never touches them while the run warns."""
+    import contextlib
     import sys
     import threading
 
     if "sklearn.covariance" in sys.modules:
         return
+    with contextlib.suppress(ImportError):
+        import scipy._lib._util  # noqa: F401
 
     def load():
-        import contextlib
-
         with contextlib.suppress(Exception):  # an import that fails is reported by the audit's
             import scipy.spatial  # noqa: F401
             import sklearn.covariance  # noqa: F401
@@ -183,8 +186,7 @@ def _write_all(
     def check(tmp, fmt, written):
         back = _read_back(tmp, fmt, table, targets.output, keys, written)
         _verify(back, table, res, targets.output)
-        cache = box["cache"]()
-        res.audit = res.audit.with_figures(_written_audit(table, back, res, run, order, cache))
+        res.audit = res.audit.with_figures(_written_audit(table, back, res, run, order))
         published = _published_file(targets, back, res, table, order)
         box["published"] = published
         if published.other_sheets:
@@ -232,7 +234,6 @@ def _write_all(
             )
 
     published_values = {c: res.data[c].to_numpy() for c in res.changed_columns}
-    box["cache"] = _original_cache_ahead(table, res, run)
     try:
         io.write(table, targets.output, published_values, order=order, check=check)
         landing.land(staged, targets.output)
@@ -272,39 +273,11 @@ def _verify(back: _ReadBack, table, res, out: Path) -> None:
         )
 
 
-def _original_cache_ahead(table, res, run):
-    """What the audit computes from the original alone (``measures.file_audit.original_cache``),
-    computed in a background thread while the output is written and read back (the writer's and
-    the reader's kernels release the interpreter); returns the function that waits for it (an
-    empty cache if it failed: the audit then computes, and reports, what it needs)."""
-    import threading
-
-    from ..measures.file_audit import original_cache
-
-    box: dict = {}
-
-    def work():
-        try:
-            box["cache"] = original_cache(table.frame, res.audit_roles, run.seed)
-        except Exception:  # the audit computes it again, and says what went wrong
-            box["cache"] = {}
-
-    thread = threading.Thread(target=work, name="microagg-audit-original", daemon=True)
-    thread.start()
-
-    def result() -> dict:
-        thread.join()
-        return box["cache"]
-
-    return result
-
-
-def _written_audit(table, back: _ReadBack, res, run, order, cache=None):
+def _written_audit(table, back: _ReadBack, res, run, order):
     """The audit of the written file read back (``measures.audit_files``), on the original as read:
     exactly what ``microagg evaluate`` computes from the two files and the manifest. A shuffled
     file's records are put back in the input's order (by the permutation, held in memory only)
-    for the measures that pair records; every other figure is the file's as it is. ``cache``:
-    what depends on the original only (``original_cache``), shared by both audits."""
+    for the measures that pair records; every other figure is the file's as it is."""
     import numpy as np
 
     from .. import io
@@ -312,7 +285,8 @@ def _written_audit(table, back: _ReadBack, res, run, order, cache=None):
 
     roles = res.audit_roles
     frame, keys = io.published_view(back.table), back.keys
-    cache = {} if cache is None else cache
+    # what depends on the original only (its embedding, robust distances): once for both
+    cache: dict = {}
     as_written = audit_files(
         table.frame,
         frame,
