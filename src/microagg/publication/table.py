@@ -80,7 +80,7 @@ def publish_table(
                 f"--init {init} has {len(init_labels)} labels for {len(table.frame)} records"
             )
         params["init"] = init_labels
-    _import_audit_libraries()
+    _import_audit_libraries(run)
     res = _run(table, options, params, run, progress, progress_context)
     if (
         interval_p is not None
@@ -96,18 +96,20 @@ def publish_table(
     return res
 
 
-def _import_audit_libraries() -> None:
+def _import_audit_libraries(run) -> None:
     """Import the libraries the file audit needs (scikit-learn's MCD for the robust distances,
     scipy's KD-tree; about 1 s) in a background thread while the method runs (its kernels
     release the interpreter), instead of after it; the audit's own imports then find them
     loaded, or wait for them. scipy's base module changes the warning filters while it is
     imported (``warnings.catch_warnings``, which is process-wide): it is imported here, in this
-    thread, so that the background one never touches them while the run warns."""
+    thread, so that the background one never touches them while the run warns. Not in the
+    partitioned mode, whose Dask scheduler may fork worker processes: a child forked while a
+    thread holds a module's import lock would wait for it forever."""
     import contextlib
     import sys
     import threading
 
-    if "sklearn.covariance" in sys.modules:
+    if "sklearn.covariance" in sys.modules or run.block_size is not None or run.scheduler:
         return
     with contextlib.suppress(ImportError):
         import scipy._lib._util  # noqa: F401

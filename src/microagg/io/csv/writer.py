@@ -181,13 +181,7 @@ def _write_csv(stream, table: Table, published: dict, gz: bool, sep: str | None 
         base += rows
         columns.append(texts)
         wraps.append(wrap[column_codes])
-    # the texts laid out in row order, one column at a time (its distinct texts read at random,
-    # but within cache), so that the assembler reads them in sequence
-    tbuf, toff = text_buffers(columns)
-    starts = np.cumsum([0] + [len(t) for t in columns[:-1]], dtype=np.int64)
-    tbuf, toff = csv_scan.texts_in_rows(
-        tbuf, toff, [w.codes.astype(np.int64) + a for w, a in zip(written.values(), starts)]
-    )
+    tbuf, toff = _in_rows(columns, written)
     wrap = np.concatenate(wraps or [np.zeros(1, dtype=bool)]).astype(np.uint8)
     if sep == d.sep:
         head = meta.text[: meta.head_end]
@@ -231,6 +225,20 @@ def _write_csv(stream, table: Table, published: dict, gz: bool, sep: str | None 
     stream.write(bom)
     stream.write(memoryview(body))
     return written
+
+
+def _in_rows(columns: list, written: dict):
+    """(bytes, offsets) of every published column's texts in row order, one column after
+    another: laid out one column at a time (its distinct texts read at random, but within
+    cache), so that the assembler reads them in sequence."""
+    import numpy as np
+
+    from ...kernels import csv_scan
+
+    data, offsets = text_buffers(columns)
+    firsts = np.cumsum([0] + [len(t) for t in columns], dtype=np.int64)[:-1]
+    rows = [w.codes.astype(np.int64) + a for w, a in zip(written.values(), firsts, strict=True)]
+    return csv_scan.texts_in_rows(data, offsets, rows)
 
 
 def write_same(table: Table, published: dict, tmp, path) -> dict:
