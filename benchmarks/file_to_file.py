@@ -12,15 +12,23 @@ columns, rounded to integers) with an id and a text column, as CSV and as its Pa
   the read-back check, the audit);
 * for CSV, in one process: ``microagg.io.read`` against ``pyarrow.csv.read_csv`` and
   ``pandas.read_csv`` (C engine) of the same file, the byte-preserving write of the published
-  columns (``io.csv.csv_bytes``; the 6 QIs replaced by means of groups of 3) against
-  ``pyarrow.csv.write_csv`` of the same frame, and the
-  read-back check (the output read again, its key variables grouped, k-anonymity counted)
-  against the write. CPU seconds and wall seconds, best of 3.
+  columns to a file (``io.csv.writer.write_same``, as protect writes it; the 6 QIs replaced by
+  means of groups of 3) against ``pyarrow.csv.write_csv`` of the same frame, and the read-back
+  check (the output read again, its key variables grouped as protect's check groups them,
+  k-anonymity counted) against the write. CPU seconds and wall seconds, best of 3;
+* the reader's memory: in a fresh process whose kernels are loaded (a 1,000-record file read
+  first), the growth of the peak RSS while ``microagg.io.read`` reads the file, over the file's
+  size.
+
+``--busy N`` starts N busy-loop processes (``while True: pass``; N = 2 is one per core) before
+measuring and stops them after, as ``benchmarks/parallel_mdav.py`` does. Rows accumulate in
+results/file_to_file.json keyed by that count and the size (a run replaces the rows of its own
+count and sizes); the .md shows them all.
 
 The load average is recorded before and after every measurement: the machine is shared, so
 compare the ratios measured side by side, not the seconds across runs.
 
-    python benchmarks/file_to_file.py [--sizes 1e5,1e6] [--folder /tmp/f2f]
+    python benchmarks/file_to_file.py [--sizes 1e5,1e6] [--folder /tmp/f2f] [--busy 2]
 """
 
 from __future__ import annotations
@@ -124,16 +132,24 @@ def _best(fn, repeat: int = 3) -> tuple[float, float]:
 def library_child(path: str) -> None:
     """In a fresh process: our CSV reader and writer against pyarrow's and pandas' (JSON on
     stdout)."""
+    import resource
+
     import numpy as np
     import pandas as pd
     import pyarrow.csv as pacsv
 
     from microagg import io
-    from microagg.io import csv as ours
     from microagg.measures.records import key_frequencies
 
+    def peak_mb() -> float:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
     p = Path(path)
-    table = io.read(p)  # compiles / loads the kernels
+    small = p.with_name("census_like_1000.csv")
+    io.read(small if small.exists() else p)  # compiles / loads the kernels
+    before = peak_mb()
+    table = io.read(p)
+    reader_mb = peak_mb() - before
     # published values as a microaggregation gives them: the mean of groups of 3 (records taken in
     # the
     # order of their first QI), n / 3 distinct values per column
@@ -148,13 +164,18 @@ def library_child(path: str) -> None:
         for c in QIS
     }
     out = p.with_name(f"written_{p.name}")
-    out.write_bytes(ours.csv_bytes(table, published, False))
+    from microagg.io.csv import writer
+
+    written = writer.write_same(table, published, out, out)  # as protect writes it
     arrow = pacsv.read_csv(p)
     rows = {"file": p.name, "load_before": load()}
+    rows["reader_peak_mb"] = round(reader_mb, 1)
+    rows["reader_peak_over_file"] = round(reader_mb / (p.stat().st_size / 1e6), 2)
     rows["ours_read"] = _best(lambda: io.read(p))
     rows["pyarrow_read"] = _best(lambda: pacsv.read_csv(p))
     rows["pandas_read"] = _best(lambda: pd.read_csv(p))
-    rows["ours_write"] = _best(lambda: ours.csv_bytes(table, published, False))
+    mine = p.with_name("ours_written.csv")
+    rows["ours_write"] = _best(lambda: writer.write_same(table, published, mine, mine))
     frame = table.frame.assign(**published)
     rows["pyarrow_write"] = _best(
         lambda: pacsv.write_csv(
@@ -162,9 +183,9 @@ def library_child(path: str) -> None:
         )
     )
 
-    def read_back():
+    def read_back():  # as protect's check does it: the writer's codes for the written columns
         back = io.read(out)
-        keys = io.key_view(back, QIS)
+        keys = io.key_view(back, QIS, written)
         assert key_frequencies(keys, QIS, 3).smallest is not None
 
     rows["read_back_check"] = _best(read_back)
@@ -172,10 +193,73 @@ def library_child(path: str) -> None:
     print(json.dumps(rows))
 
 
+def busy_loops(count: int) -> list:
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+
+
+def measure(sizes: list, folder: Path, busy: int) -> tuple[list, list, dict]:
+    """(protect rows, library rows, the 1,000-record baseline), with ``busy`` busy loops running
+    through the measurements (not through making the files)."""
+    protect_rows, library_rows = [], []
+    for n in sizes:
+        make_files(n, folder)
+    hogs = busy_loops(busy)
+    try:
+        if hogs:
+            time.sleep(2.0)
+        baseline = run_protect(
+            make_files(1000, folder)[0], folder, runs=2
+        )  # the kernels compiled or loaded once
+        baseline["busy"] = busy
+        for n in sizes:
+            csv, parquet = make_files(n, folder)
+            child = subprocess.run(
+                [sys.executable, __file__, "--child", str(csv)],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            library = json.loads(child.stdout)
+            library.update(n=n, busy=busy)
+            library_rows.append(library)
+            for path in (csv, parquet):
+                row = run_protect(path, folder)
+                row.update(n=n, busy=busy)
+                protect_rows.append(row)
+                print(row, flush=True)
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    return protect_rows, library_rows, baseline
+
+
+def kept_rows(name: str, busy: int, sizes=()) -> list:
+    """The committed rows of ``name`` measured with another number of busy processes or, with
+    as many, at another size than ``sizes``."""
+    from _common import RESULTS
+
+    path = RESULTS / "file_to_file.json"
+    if not path.exists():
+        return []
+    rows = json.loads(path.read_text())["rows"]
+    kept = rows.get(name, []) if isinstance(rows, dict) else []
+    return [
+        r
+        for r in kept
+        if isinstance(r, dict)
+        and "busy" in r
+        and (r["busy"] != busy or ("n" in r and r["n"] not in sizes))
+    ]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="1e5,1e6")
     ap.add_argument("--folder", default="/tmp/microagg_file_to_file")
+    ap.add_argument(
+        "--busy", type=int, default=0, help="busy-loop processes to start before measuring"
+    )
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -183,28 +267,33 @@ def main() -> None:
         return
     folder = Path(args.folder)
     folder.mkdir(parents=True, exist_ok=True)
-    protect_rows, library_rows = [], []
-    baseline = run_protect(
-        make_files(1000, folder)[0], folder, runs=2
-    )  # the kernels compiled or loaded once
-    for n in [int(float(s)) for s in args.sizes.split(",")]:
-        csv, parquet = make_files(n, folder)
-        child = subprocess.run(
-            [sys.executable, __file__, "--child", str(csv)],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        library = json.loads(child.stdout)
-        library["n"] = n
-        library_rows.append(library)
-        for path in (csv, parquet):
-            row = run_protect(path, folder)
-            row["n"] = n
-            protect_rows.append(row)
-            print(row, flush=True)
+    sizes = [int(float(s)) for s in args.sizes.split(",")]
+    protect_rows, library_rows, baseline = measure(sizes, folder, args.busy)
+
+    def key(r):
+        return (r["busy"], r["n"])
+
+    protect_rows = sorted(kept_rows("protect", args.busy, sizes) + protect_rows, key=key)
+    library_rows = sorted(kept_rows("library", args.busy, sizes) + library_rows, key=key)
+    baselines = sorted(kept_rows("baseline", args.busy) + [baseline], key=lambda r: r["busy"])
+    write_results(
+        "file_to_file",
+        {"protect": protect_rows, "library": library_rows, "baseline": baselines},
+        markdown(protect_rows, library_rows, baselines),
+    )
+
+
+def pair(ours, theirs) -> str:
+    return (
+        f"{ours[0]:.2f} / {theirs[0]:.2f} ({theirs[0] / ours[0]:.2f}x); cpu {ours[1]:.2f} /"
+        f" {theirs[1]:.2f}"
+    )
+
+
+def markdown(protect_rows: list, library_rows: list, baselines: list) -> str:
     table1 = md_table(
         [
+            "busy",
             "records",
             "file",
             "MB",
@@ -216,6 +305,7 @@ def main() -> None:
         ],
         [
             [
+                r["busy"],
                 f"{r['n']:,}",
                 r["format"],
                 r["mb"],
@@ -228,46 +318,42 @@ def main() -> None:
             for r in protect_rows
         ],
     )
-
-    def pair(ours, theirs):
-        return (
-            f"{ours[0]:.2f} / {theirs[0]:.2f} ({theirs[0] / ours[0]:.2f}x); cpu {ours[1]:.2f} /"
-            f" {theirs[1]:.2f}"
-        )
-
     table2 = md_table(
         [
+            "busy",
             "records",
             "read: ours / pyarrow (speed vs pyarrow)",
             "read: ours / pandas",
             "write: ours / pyarrow",
             "read-back check / our write",
+            "reader's peak memory, MB (× the file)",
             "load before / after",
         ],
         [
             [
+                r["busy"],
                 f"{r['n']:,}",
                 pair(r["ours_read"], r["pyarrow_read"]),
                 pair(r["ours_read"], r["pandas_read"]),
                 pair(r["ours_write"], r["pyarrow_write"]),
                 f"{r['read_back_check'][0]:.2f} / {r['ours_write'][0]:.2f}",
+                f"{r['reader_peak_mb']} ({r['reader_peak_over_file']}x)",
                 f"{r['load_before']} / {r['load_after']}",
             ]
             for r in library_rows
         ],
     )
-    text = (
+    small = ", ".join(f"{b['peak_rss_mb']} MB with {b['busy']} busy" for b in baselines)
+    return (
         "`microagg protect` file to file (census-like, 6 QIs, an id and a text column; k = 3,"
-        f" MDAV), a fresh process each, numba's cache warm:\n\n{table1}\n\nA protect of 1,000"
-        f" records peaks at {baseline['peak_rss_mb']} MB (the interpreter and its"
-        " libraries).\n\nThe CSV reader and writer on the same file (wall seconds, best of 3;"
-        " 'speed vs pyarrow': pyarrow's time over ours, so 0.5 is half pyarrow's"
-        f" speed):\n\n{table2}\n"
-    )
-    write_results(
-        "file_to_file",
-        {"protect": protect_rows, "library": library_rows, "baseline": baseline},
-        text,
+        " MDAV), a fresh process each, numba's cache warm; 'busy': busy-loop processes running"
+        f" on the 2 cores (`--busy N`):\n\n{table1}\n\nA protect of 1,000 records peaks at"
+        f" {small} (the interpreter and its libraries).\n\nThe CSV reader and writer on the"
+        " same file (wall seconds, best of 3; 'speed vs pyarrow': pyarrow's time over ours,"
+        " so 0.5 is half pyarrow's speed; the read-back check: the written file read again,"
+        " its key variables grouped as the read-back check groups them, k-anonymity counted;"
+        " the reader's memory: the growth of the peak RSS while it reads the file, kernels"
+        f" loaded):\n\n{table2}\n"
     )
 
 

@@ -234,8 +234,10 @@ def write(table: Table, path, published: dict, *, order=None, check=None) -> Pat
 
     order: publish the records in this order (a permutation of the rows: the record at position
     i of the output is the input's record ``order[i]``; None: the input's order). check: called
-    with the written temporary file (``check(tmp, format_name)``) before it replaces ``path``;
-    an exception it raises leaves nothing written."""
+    with the written temporary file (``check(tmp, format_name, written)``) before it replaces
+    ``path``; an exception it raises leaves nothing written. ``written``: what a writer that keeps
+    the input's bytes says it put in each published column (CSV: ``csv.writer.Written`` by
+    name, for ``key_view``), else None."""
     path = Path(path)
     fmt = of_path(path)
     if fmt.read_only:
@@ -252,9 +254,9 @@ def write(table: Table, path, published: dict, *, order=None, check=None) -> Pat
 
     def checked(fill):
         def run(tmp):
-            fill(tmp)
+            written = fill(tmp)
             if check is not None:
-                check(tmp, fmt.name)
+                check(tmp, fmt.name, written)
 
         return run
 
@@ -305,16 +307,21 @@ def _reordered(table: Table, published: dict, order) -> tuple[Table, dict]:
     return dataclasses.replace(table, frame=frame, original=original, meta=meta), published
 
 
-def key_view(table: Table, columns):
+def key_view(table: Table, columns, written=None):
     """The columns of a file as its reader groups them, one row per record: for CSV the text of
     each field (unquoted; a categorical of the distinct texts, grouped without hashing them
-    again), for the typed formats the values their library reads (``original``)."""
+    again), for the typed formats the values their library reads (``original``). ``written``:
+    for a file just written, what the writer put in each published column (``write``'s check
+    receives it): a column whose every field holds its text is grouped by the writer's codes."""
     import pandas as pd
 
     meta = table.meta
     if meta is not None and hasattr(meta, "grouped"):
         index = {name: j for j, name in enumerate(table.header)}
-        return pd.DataFrame({c: meta.grouped(index[c]) for c in columns}, columns=list(columns))
+        given = written or {}
+        return pd.DataFrame(
+            {c: meta.grouped(index[c], given.get(c)) for c in columns}, columns=list(columns)
+        )
     frame = table.original if table.original is not None else table.frame
     return frame[list(columns)].reset_index(drop=True)
 

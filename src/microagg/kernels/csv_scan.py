@@ -336,6 +336,23 @@ def _gather(buf, starts, ends, out, offsets):
         offsets[i + 1] = pos
 
 
+def texts_in_rows(texts: np.ndarray, offsets: np.ndarray, codes: list):
+    """(bytes, offsets) of the texts ``codes[0]``, then ``codes[1]``, ... one after another (text c
+    of ``texts`` is texts[offsets[c]:offsets[c + 1]]): columns of texts laid out in row order,
+    one column at a time, in one buffer."""
+    lengths = np.diff(offsets)
+    size = sum(int(lengths[c].sum(dtype=np.int64)) for c in codes)
+    out = np.empty(max(size, 1), dtype=np.uint8)
+    out_offsets = np.zeros(sum(len(c) for c in codes) + 1, dtype=np.int64)
+    row, pos = 0, 0
+    for c in codes:
+        part = out_offsets[row : row + len(c) + 1]
+        _gather(texts, offsets[c], offsets[c + 1], out[pos:], part)
+        part += pos
+        row, pos = row + len(c), int(part[-1])
+    return out, out_offsets
+
+
 def strings(data: np.ndarray, starts: np.ndarray, ends: np.ndarray):
     """The fields (valid UTF-8) as a pyarrow string array, without a Python object per field."""
     import pyarrow as pa
@@ -431,6 +448,13 @@ def _all_equal_to_first(buf, starts, ends, codes, first_data, first_offsets):
             if buf[starts[i] + t] != first_data[a + t]:
                 return False
     return True
+
+
+def fields_are(data: np.ndarray, starts: np.ndarray, ends: np.ndarray, codes, texts, offsets):
+    """Every field [starts[i], ends[i]) of ``data`` has the very bytes of text ``codes[i]``
+    (text c is texts[offsets[c]:offsets[c + 1]]): a written column checked against what was
+    written, in one pass and no string per field."""
+    return bool(_all_equal_to_first(data, starts, ends, codes, texts, offsets))
 
 
 def group_codes(data: np.ndarray, starts: np.ndarray, ends: np.ndarray):

@@ -36,12 +36,12 @@ class _ReadBack:
     """The output as its format's reader reads it back: its table and its key variables as
     grouped."""
 
-    def __init__(self, table, keys, read_options):
+    def __init__(self, table, keys, read_options, written=None):
         from .. import io
 
         self.table, self.read_options = table, read_options
         # an empty CSV field is a missing value: after local suppression it matches any value
-        self.keys = io.key_view(table, keys).replace("", None)
+        self.keys = io.key_view(table, keys, written).replace("", None)
         self.reader = io.reader_name(table)
 
 
@@ -80,6 +80,7 @@ def publish_table(
                 f"--init {init} has {len(init_labels)} labels for {len(table.frame)} records"
             )
         params["init"] = init_labels
+    _import_audit_libraries(run)
     res = _run(table, options, params, run, progress, progress_context)
     if (
         interval_p is not None
@@ -93,6 +94,32 @@ def publish_table(
         table, opened.targets, res, run, order, options, params, opened.read_options, command
     )
     return res
+
+
+def _import_audit_libraries(run) -> None:
+    """Import the libraries the file audit needs (scikit-learn's MCD for the robust distances,
+    scipy's KD-tree; about 1 s) in a background thread while the method runs (its kernels
+    release the interpreter), instead of after it; the audit's own imports then find them
+    loaded, or wait for them. scipy's base module changes the warning filters while it is
+    imported (``warnings.catch_warnings``, which is process-wide): it is imported here, in this
+    thread, so that the background one never touches them while the run warns. Not in the
+    partitioned mode, whose Dask scheduler may fork worker processes: a child forked while a
+    thread holds a module's import lock would wait for it forever."""
+    import contextlib
+    import sys
+    import threading
+
+    if "sklearn.covariance" in sys.modules or run.block_size is not None or run.scheduler:
+        return
+    with contextlib.suppress(ImportError):
+        import scipy._lib._util  # noqa: F401
+
+    def load():
+        with contextlib.suppress(Exception):  # an import that fails is reported by the audit's
+            import scipy.spatial  # noqa: F401
+            import sklearn.covariance  # noqa: F401
+
+    threading.Thread(target=load, name="microagg-audit-imports", daemon=True).start()
 
 
 def _run(table, options, params, run, progress, progress_context):
@@ -158,8 +185,8 @@ def _write_all(
     ] = []  # (temporary, target) of the side files, renamed after the output
     box: dict = {}
 
-    def check(tmp, fmt):
-        back = _read_back(tmp, fmt, table, targets.output, keys)
+    def check(tmp, fmt, written):
+        back = _read_back(tmp, fmt, table, targets.output, keys, written)
         _verify(back, table, res, targets.output)
         res.audit = res.audit.with_figures(_written_audit(table, back, res, run, order))
         published = _published_file(targets, back, res, table, order)
@@ -217,12 +244,12 @@ def _write_all(
     return box["published"]
 
 
-def _read_back(tmp, fmt, table, out: Path, keys) -> _ReadBack:
+def _read_back(tmp, fmt, table, out: Path, keys, written=None) -> _ReadBack:
     from .. import io
 
     same = fmt == table.format and table.meta is not None  # read back as the input was read
     options = table.meta.read_options() if same else {}
-    back = _ReadBack(io.read(tmp, format=fmt, **options), keys, options)
+    back = _ReadBack(io.read(tmp, format=fmt, **options), keys, options, written)
     if len(back.table.frame) != len(table.frame):
         raise InputError(
             f"the written {out.name} reads back with {len(back.table.frame)} records instead of "

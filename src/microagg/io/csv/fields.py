@@ -205,3 +205,23 @@ def typed_column(codes, distinct: list, decimal: str, tokens: set):
         ]
     )
     return pd.Series(mixed[codes], dtype=object)
+
+
+def text_buffers(columns: list):
+    """(bytes, offsets) of pyarrow string arrays one after another: text i is
+    bytes[offsets[i]:offsets[i + 1]]."""
+    import numpy as np
+    import pyarrow as pa
+
+    if not columns:
+        return np.zeros(1, dtype=np.uint8), np.zeros(1, dtype=np.int64)
+    texts = pa.concat_arrays([c.cast(pa.large_string()) for c in columns])
+    texts = pa.concat_arrays([texts]) if texts.offset else texts
+    _, offsets, data = texts.buffers()
+    offsets = np.frombuffer(offsets, dtype=np.int64)[: len(texts) + 1]
+    data = (
+        np.frombuffer(data, dtype=np.uint8)
+        if data is not None and data.size
+        else np.zeros(1, dtype=np.uint8)
+    )
+    return data, offsets

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 
 from ..table import Meta, Table
 from .dialect import INTEGER
-from .fields import distinct_texts, field_texts, object_array
+from .fields import distinct_texts, field_texts, object_array, text_buffers
 
 
 @dataclass
@@ -66,13 +66,17 @@ class CsvMeta(Meta):
         starts, ends = self.field_bounds(j)
         return field_texts(self, starts, ends)
 
-    def grouped(self, j: int):
-        """Column ``j``'s texts as a pandas Categorical (its categories the distinct texts):
-        what the read-back check and the audit group records by."""
+    def grouped(self, j: int, written=None):
+        """Column ``j``'s texts as a pandas Categorical (its categories the distinct texts, in
+        order of first appearance): what the read-back check and the audit group records by.
+        ``written``: what the writer put in this column (``writer.Written``); when every field
+        holds exactly its text, the records are grouped by the writer's codes (no pass hashing
+        the fields)."""
         import pandas as pd
 
         starts, ends = self.field_bounds(j)
-        codes, distinct = distinct_texts(self, starts, ends, arrow=True)
+        found = None if written is None else self._as_written(starts, ends, written)
+        codes, distinct = distinct_texts(self, starts, ends, arrow=True) if found is None else found
         if isinstance(distinct, list):
             categories = pd.Index(object_array(distinct), dtype=object)
         else:  # pandas strings over the pyarrow array: no Python string per distinct text
@@ -85,6 +89,28 @@ class CsvMeta(Meta):
             return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
         except TypeError:  # pandas before 2.1 checks the codes
             return pd.Categorical.from_codes(codes, dtype=dtype)
+
+    def _as_written(self, starts, ends, written):
+        """(codes, distinct texts) of the fields [starts, ends) as ``distinct_texts`` gives them,
+        from the writer's codes once every field is found to hold the very bytes of its text;
+        None when one does not (then the fields are grouped from their bytes)."""
+        import numpy as np
+        import pandas as pd
+
+        from ...kernels import csv_scan
+
+        if self.cr_only or len(written.codes) != len(starts):
+            return None
+        data, offsets = text_buffers([written.texts])
+        text = np.frombuffer(self.text, dtype=np.uint8)
+        codes = written.codes.astype(np.int64)
+        if not csv_scan.fields_are(text, starts, ends, codes, data, offsets):
+            return None
+        # one code per distinct text (two values may share one), numbered by first appearance
+        encoded = written.texts.dictionary_encode()
+        by_text = encoded.indices.to_numpy(zero_copy_only=False)[codes]
+        codes, firsts = pd.factorize(by_text)
+        return codes.astype(np.int64), encoded.dictionary.take(firsts)
 
     def source_frame(self, table: Table):
         """For another format: numeric columns typed, every other column the exact text of its

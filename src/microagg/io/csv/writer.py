@@ -4,14 +4,26 @@ formatted once in the file's decimal mark; or a typed frame from another format 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import InputError
 from ..table import Table
 from ..typed import is_missing, is_numeric
 from .dialect import INTEGER
-from .fields import distinct_texts, object_array
+from .fields import distinct_texts, object_array, text_buffers
 from .meta import CsvDialect, CsvMeta
+
+
+@dataclass(frozen=True)
+class Written:
+    """A published column as the writer wrote it: ``codes`` (int32, one per row in the order
+    written) index ``texts`` (a pyarrow string array: each distinct value's text as written, the
+    last one the empty field of a missing value). Distinct values may share a text (0.0 and -0.0
+    in an integer column are both '0')."""
+
+    codes: object
+    texts: object
 
 
 def format_number(value: float, integer: bool, decimal: str) -> str:
@@ -80,10 +92,17 @@ def _published_texts(values, integer: bool, numeric: bool, d: CsvDialect, sep: s
     texts = pa.concat_arrays([texts, pa.array([""], pa.string())])  # the missing value
     codes = np.where(codes < 0, len(texts) - 1, codes).astype(np.int32)
     needs = [sep, q, "\n", "\r"]
+    if numeric and array.dtype.kind == "f":  # a number's text holds none of the others
+        needs = [piece for piece in needs if piece in NUMBER_TEXT_CHARACTERS]
     wrap = np.zeros(len(texts), dtype=bool)
     for piece in needs:
         wrap |= _contains(texts, piece)
     return codes, texts, wrap
+
+
+#: every character a number's text (``number_texts``) may hold: digits, the decimal mark, the
+#: sign, the exponent, and 'inf' / 'nan'
+NUMBER_TEXT_CHARACTERS = frozenset("0123456789.,+-eEinfa")
 
 
 def _contains(texts, piece: str):
@@ -131,10 +150,10 @@ def csv_bytes(table: Table, published: dict, gz: bool, sep: str | None = None) -
     return out.getvalue()
 
 
-def _write_csv(stream, table: Table, published: dict, gz: bool, sep: str | None = None) -> None:
+def _write_csv(stream, table: Table, published: dict, gz: bool, sep: str | None = None) -> dict:
     """Write the file's bytes with the QI cells replaced to ``stream`` (see ``csv_bytes``): the
     input's text, copied field by field at C speed, with each published column's distinct values
-    formatted once."""
+    formatted once. Returns what each published column holds as written (``Written``)."""
     import numpy as np
 
     from ...kernels import csv_scan
@@ -150,18 +169,19 @@ def _write_csv(stream, table: Table, published: dict, gz: bool, sep: str | None 
     qcol = np.full(h, -1, dtype=np.int64)
     rows = meta.rows
     codes = np.zeros((len(published), rows), dtype=np.int32)
-    columns, wraps, base = [], [], 0
+    columns, wraps, base, written = [], [], 0, {}
     for c, (name, values) in enumerate(published.items()):
         j = index[name]
         qcol[j] = c
         numeric = is_numeric(values)
         integer = numeric and _integer_texts(meta, j)
         column_codes, texts, wrap = _published_texts(values, integer, numeric, d, sep)
-        codes[c] = column_codes + base
-        base += len(texts)
+        written[name] = Written(column_codes, texts)
+        codes[c] = np.arange(base, base + rows, dtype=np.int32)
+        base += rows
         columns.append(texts)
-        wraps.append(wrap)
-    tbuf, toff = _text_buffers(columns)
+        wraps.append(wrap[column_codes])
+    tbuf, toff = _in_rows(columns, written)
     wrap = np.concatenate(wraps or [np.zeros(1, dtype=bool)]).astype(np.uint8)
     if sep == d.sep:
         head = meta.text[: meta.head_end]
@@ -201,38 +221,36 @@ def _write_csv(stream, table: Table, published: dict, gz: bool, sep: str | None 
         stream.write(zipped.compress(bom))
         stream.write(zipped.compress(memoryview(body)))
         stream.write(zipped.flush())
-        return
+        return written
     stream.write(bom)
     stream.write(memoryview(body))
+    return written
 
 
-def _text_buffers(columns: list):
-    """(bytes, offsets) of pyarrow string arrays one after another: text i is
-    bytes[offsets[i]:offsets[i + 1]]."""
+def _in_rows(columns: list, written: dict):
+    """(bytes, offsets) of every published column's texts in row order, one column after
+    another: laid out one column at a time (its distinct texts read at random, but within
+    cache), so that the assembler reads them in sequence."""
     import numpy as np
-    import pyarrow as pa
 
-    if not columns:
-        return np.zeros(1, dtype=np.uint8), np.zeros(1, dtype=np.int64)
-    texts = pa.concat_arrays([c.cast(pa.large_string()) for c in columns])
-    texts = pa.concat_arrays([texts]) if texts.offset else texts
-    _, offsets, data = texts.buffers()
-    offsets = np.frombuffer(offsets, dtype=np.int64)[: len(texts) + 1]
-    data = (
-        np.frombuffer(data, dtype=np.uint8)
-        if data is not None and data.size
-        else np.zeros(1, dtype=np.uint8)
-    )
-    return data, offsets
+    from ...kernels import csv_scan
+
+    data, offsets = text_buffers(columns)
+    firsts = np.cumsum([0] + [len(t) for t in columns], dtype=np.int64)[:-1]
+    rows = [w.codes.astype(np.int64) + a for w, a in zip(written.values(), firsts, strict=True)]
+    return csv_scan.texts_in_rows(data, offsets, rows)
 
 
-def write_same(table: Table, published: dict, tmp, path) -> None:
+def write_same(table: Table, published: dict, tmp, path) -> dict:
     """CSV to CSV: the input's bytes with the QI cells replaced. A file named .tsv / .tab is
-    tab-separated; any other name keeps the input's separator."""
+    tab-separated; any other name keeps the input's separator. Returns each published column's
+    ``Written`` texts (for the read-back check)."""
     name = Path(path).name.lower()
     tabs = name.removesuffix(".gz").endswith((".tsv", ".tab"))
     with open(tmp, "wb") as stream:
-        _write_csv(stream, table, published, gz=name.endswith(".gz"), sep="\t" if tabs else None)
+        return _write_csv(
+            stream, table, published, gz=name.endswith(".gz"), sep="\t" if tabs else None
+        )
 
 
 def write(frame, tmp, meta, path, published) -> None:

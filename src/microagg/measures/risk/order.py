@@ -70,6 +70,10 @@ class RowOrder:
         )
 
 
+#: the first present values of a text column tried as numbers before all of them are
+_NUMBER_PROBE = 1000
+
+
 def _order_values(series) -> np.ndarray | None:
     """Float ranks-ready values of a column in row order (NaN = missing), or None if it cannot be
     ordered."""
@@ -90,10 +94,17 @@ def _order_values(series) -> np.ndarray | None:
         return pd.to_numeric(s, errors="coerce").to_numpy(dtype=np.float64)
     # text: numbers if every present value is one, else the text itself in lexicographic order
     present = s.notna()
-    as_number = pd.to_numeric(s.where(present), errors="coerce")
-    if as_number[present].notna().all():
-        return as_number.to_numpy(dtype=np.float64)
-    text = s.where(~present, s.astype(str))
+    probe = s[present].iloc[:_NUMBER_PROBE]  # a text among the first: not every value a number
+    if pd.to_numeric(probe, errors="coerce").notna().all():
+        as_number = pd.to_numeric(s.where(present), errors="coerce")
+        if as_number[present].notna().all():
+            return as_number.to_numpy(dtype=np.float64)
+    # (a column of strings is its own text: no copy of each)
+    text = (
+        s
+        if pd.api.types.infer_dtype(s, skipna=True) == "string"
+        else s.where(~present, s.astype(str))
+    )
     codes, uniques = pd.factorize(text, sort=True)  # sorted codes: order-preserving; -1 = missing
     return np.where(codes < 0, np.nan, codes.astype(np.float64))
 
