@@ -219,7 +219,7 @@ def looks_like_codes(values) -> str | None:
     x = col.dropna().to_numpy(dtype=np.float64)
     if not len(x) or not np.all(np.isfinite(x)) or np.any(x != np.round(x)):
         return None
-    distinct = len(np.unique(x))
+    distinct = _distinct_below(x, MANY_VALUES)
     if 1 < distinct < FEW_VALUES:
         return (
             f"{distinct} distinct integer values: category codes; to protect them as categories,"
@@ -232,6 +232,19 @@ def looks_like_codes(values) -> str | None:
             " categorical= too"
         )
     return None
+
+
+def _distinct_below(x: np.ndarray, limit: int) -> int:
+    """The number of distinct values of x, exact when below ``limit`` (else at least ``limit``):
+    a prefix that already holds ``limit`` distinct values settles it without hashing the column
+    (an amount column of 10^6 records: 0.14 s by np.unique, one prefix's hash here)."""
+    import pandas as pd
+
+    x = x + 0.0  # -0.0 -> 0.0: one value, as np.unique counts them (a hash tells them apart)
+    prefix = 16 * limit
+    if len(x) > prefix and len(pd.unique(x[:prefix])) >= limit:
+        return limit
+    return len(pd.unique(x))
 
 
 def looks_like_weight(name) -> str | None:
