@@ -15,8 +15,11 @@ def _graph():
 
 def test_every_method_runs_in_exactly_one_task():
     tasks, needs = _graph()
-    listed = [m for methods in tasks.values() for m in methods]
+    listed = [
+        m for t, methods in tasks.items() if t not in demo._DEMO_COMPILE_TASKS for m in methods
+    ]
     assert sorted(listed) == sorted(microagg.methods())
+    assert set(demo._DEMO_COMPILE_TASKS) <= set(tasks)  # their methods are all registered
     assert set(needs) == set(tasks)
     assert all(m in microagg.methods() and t in tasks for m, t in demo._DEMO_TASK_OF_METHOD.items())
     assert "vmdav" in tasks["column generation"]  # which compiles V-MDAV's kernel for its start
@@ -33,6 +36,8 @@ def test_task_waits_have_no_cycle_and_name_known_tasks():
         pending = [t for t in pending if t not in ready]
     assert needs["portfolio"] == set(tasks) - {"portfolio"}  # auto runs the others' kernels
     assert not needs["column generation"]  # the longest task starts at once
+    # a compile-only task loads the kernels of the task its methods belong to
+    assert needs["exact pricing"] == {"column generation"}
 
 
 def test_tasks_run_once_each_after_what_they_wait_for():
@@ -46,7 +51,8 @@ def test_tasks_run_once_each_after_what_they_wait_for():
 
     rows = demo.run_demo_tasks(tasks, needs, run, workers=1)
     assert sorted(order) == sorted(tasks)
-    assert sorted(r[0] for r in rows) == sorted(microagg.methods())
+    shown = [r[0] for r in rows if r[1] not in demo._DEMO_COMPILE_TASKS]
+    assert sorted(shown) == sorted(microagg.methods())
     assert order[0] == "column generation"  # the heaviest first
     assert order[-1] == "portfolio"  # it waits for every other
 
@@ -89,3 +95,38 @@ def test_demo_tells_each_method_and_its_compilation_on_a_plain_stderr(capsys):
         "microagg demo: [1/2] mdav done",
         "microagg demo: [2/2] icsm done",
     ]
+
+
+def test_a_compile_task_shows_no_row_and_compiles_what_auto_reaches(monkeypatch):
+    """The exact-pricing task runs colgen to completion on the first rows and returns no row;
+    run, it reaches the exact pricing and the subset-row cuts that auto's colgen lane reaches
+    and the colgen row does not."""
+    from microagg import methods
+    from microagg.methods.colgen import driver, pricing
+
+    reached = {"exact pricing": 0, "cuts": 0}
+    warming = []  # the warm-up on random records (methods.load_kernels) is not the task's run
+
+    def counted(key, func):
+        def call(*args):
+            reached[key] += not warming
+            return func(*args)
+
+        return call
+
+    def load_kernels(*args, load=methods._load_kernels):
+        warming.append(True)
+        try:
+            return load(*args)
+        finally:
+            warming.pop()
+
+    monkeypatch.setattr(methods, "_load_kernels", load_kernels)
+
+    monkeypatch.setattr(pricing, "bnb_pricing", counted("exact pricing", pricing.bnb_pricing))
+    monkeypatch.setattr(
+        driver, "separate_subset_rows", counted("cuts", driver.separate_subset_rows)
+    )
+    tasks, _ = _graph()
+    assert demo._demo_task("exact pricing", tasks["exact pricing"], "census", 3, None) == []
+    assert reached["exact pricing"] > 0 and reached["cuts"] > 0, reached
