@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 import microagg
 from microagg import demo
 
@@ -36,8 +38,6 @@ def test_task_waits_have_no_cycle_and_name_known_tasks():
         pending = [t for t in pending if t not in ready]
     assert needs["portfolio"] == set(tasks) - {"portfolio"}  # auto runs the others' kernels
     assert not needs["column generation"]  # the longest task starts at once
-    # a compile-only task loads the kernels of the task its methods belong to
-    assert needs["exact pricing"] == {"column generation"}
 
 
 def test_tasks_run_once_each_after_what_they_wait_for():
@@ -97,36 +97,34 @@ def test_demo_tells_each_method_and_its_compilation_on_a_plain_stderr(capsys):
     ]
 
 
-def test_a_compile_task_shows_no_row_and_compiles_what_auto_reaches(monkeypatch):
-    """The exact-pricing task runs colgen to completion on the first rows and returns no row;
-    run, it reaches the exact pricing and the subset-row cuts that auto's colgen lane reaches
-    and the colgen row does not."""
-    from microagg import methods
+def test_a_compile_task_shows_no_row_and_compiles_what_colgen_then_calls():
+    """The exact-pricing task compiles exact pricing and subset-row cuts ahead, for the types of
+    colgen's calls: colgen run to completion on census' first 45 records (which reaches both, as
+    auto's colgen lane does on the demo) adds no second specialisation."""
+    import numpy as np
+
+    from microagg import datasets
+    from microagg.kernels import colgen_rounding, pricing_bnb
     from microagg.methods.colgen import driver, pricing
 
     reached = {"exact pricing": 0, "cuts": 0}
-    warming = []  # the warm-up on random records (methods.load_kernels) is not the task's run
 
     def counted(key, func):
         def call(*args):
-            reached[key] += not warming
+            reached[key] += 1
             return func(*args)
 
         return call
 
-    def load_kernels(*args, load=methods._load_kernels):
-        warming.append(True)
-        try:
-            return load(*args)
-        finally:
-            warming.pop()
-
-    monkeypatch.setattr(methods, "_load_kernels", load_kernels)
-
-    monkeypatch.setattr(pricing, "bnb_pricing", counted("exact pricing", pricing.bnb_pricing))
-    monkeypatch.setattr(
-        driver, "separate_subset_rows", counted("cuts", driver.separate_subset_rows)
-    )
-    tasks, _ = _graph()
+    tasks, needs = _graph()
+    assert not needs["exact pricing"]  # it loads no other task's kernels: it starts at once
     assert demo._demo_task("exact pricing", tasks["exact pricing"], "census", 3, None) == []
+    ahead = [pricing_bnb.bnb_pricing, colgen_rounding.separate_subset_rows]
+    assert all(len(kernel.signatures) == 1 for kernel in ahead)
+    data = datasets.load("census")[datasets.benchmark_columns("census")].head(45)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(pricing, "bnb_pricing", counted("exact pricing", pricing.bnb_pricing))
+        mp.setattr(driver, "separate_subset_rows", counted("cuts", driver.separate_subset_rows))
+        microagg.microaggregate(np.asarray(data, dtype=float), k=3, method="colgen", audit=False)
     assert reached["exact pricing"] > 0 and reached["cuts"] > 0, reached
+    assert all(len(kernel.signatures) == 1 for kernel in ahead), [k.signatures for k in ahead]

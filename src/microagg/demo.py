@@ -31,28 +31,32 @@ _DEMO_TASK_OF_METHOD = {"vmdav": "column generation"}
 #: lsearch and mdav-mhm, and column generation's split of oversized groups run in numpy while the
 #: brute-force kernel is not compiled, ``kernels.mdav.NUMPY_MAX_N``; compiling it for them had
 #: cost 9 s.)
-_DEMO_TASK_NEEDS = {"portfolio": ("*",), "exact pricing": ("column generation",)}
-#: Tasks that show no row: they run their methods to completion on the data's first
-#: _DEMO_COMPILE_ROWS records, only to compile what auto reaches and the demo's own rows do not.
-#: Column generation's exact pricing (``kernels.pricing_bnb``) and subset-row cuts
+_DEMO_TASK_NEEDS = {"portfolio": ("*",)}
+#: Tasks that show no row: they compile kernels ahead (``kernels.jit.compile_ahead``) that only
+#: auto reaches. Column generation's exact pricing (``kernels.pricing_bnb.bnb_pricing``, a third
+#: of column generation's compilation) and its subset-row cuts
 #: (``kernels.colgen_rounding.separate_subset_rows``): the colgen row, bounded by its work budget,
-#: reaches neither, auto's column-generation lane reaches both, in a thread of its own, so the
-#: portfolio task compiled them last (and then ran auto again, ``_demo_task``); here they compile
-#: on the other core, after the column generation task, whose other kernels they load from the
-#: cache. (On census' first 30 records colgen prices exactly but adds no cut; on 45, both.)
-_DEMO_COMPILE_TASKS = {"exact pricing": ("colgen",)}
-_DEMO_COMPILE_ROWS = 45
+#: reaches neither; auto's column-generation lane reaches both, in a thread of its own, so the
+#: portfolio task compiled them last (and then ran auto again, ``_demo_task``). Here they compile
+#: on the core column generation does not use, while it compiles the rest.
+_DEMO_COMPILE_TASKS = {
+    "exact pricing": (
+        ("pricing_bnb", "bnb_pricing", "BNB_PRICING_TYPES"),
+        ("colgen_rounding", "separate_subset_rows", "SEPARATE_SUBSET_ROWS_TYPES"),
+    )
+}
 #: The order tasks start in (unknown tasks first). From an empty cache, compilation is nearly all
 #: of the demo's time, so the order balances the two cores (measured: benchmarks/demo_tasks.py):
-#: column generation, the longest, first; the tsp and hierarchical tasks before local-search, so
-#: that local-search finds k-d tree kernels in the cache which column generation compiles in its
-#: first seconds, instead of compiling them at the same time; the portfolio last.
+#: column generation, the longest, first, and beside it what only auto reaches; the tsp and
+#: hierarchical tasks before local-search, so that local-search finds in the cache the k-d tree
+#: kernels which column generation compiles in its first seconds, instead of compiling them at
+#: the same time; the portfolio last.
 _DEMO_TASK_COST = (
     "column generation",
+    "exact pricing",
     "tsp",
     "hierarchical",
     "local-search",
-    "exact pricing",
     "fixed-size",
     "univariate",
     "mdav",
@@ -99,31 +103,28 @@ def _demo_task(task: str, names: list, dataset: str, k: int, time_limit, work=No
     what it compiles on the first demo after an install (the warm-up of ``methods.load_kernels``
     compiles the kernels the run calls, before its clock starts) is in numba's on-disk cache for
     the next. (A run to completion on the first rows before it compiled code paths the rows
-    never reach: column generation's exact pricing, 4-7 s on the longest task; those auto needs
-    compile in ``_DEMO_COMPILE_TASKS``.) The row's seconds are the run's own (``Result.seconds``,
-    which never counts what numba compiles in the calling thread:
+    never reach: column generation's exact pricing, on the longest task; those auto needs are
+    compiled ahead by ``_DEMO_COMPILE_TASKS``.) The row's seconds are the run's own
+    (``Result.seconds``, which never counts what numba compiles in the calling thread:
     ``methods.uncharged_compilation``); a run during which numba compiled in another thread
     (auto's column-generation lane) is run again, until a run compiles nothing there. Returns
     one row (name, IL %, lower bound IL % or None, seconds, note) per method; a task of
-    ``_DEMO_COMPILE_TASKS`` returns none.
+    ``_DEMO_COMPILE_TASKS`` compiles its kernels and returns none.
     """
     import threading
 
     from numba.core import event
 
-    df = datasets.load(dataset)
     if task in _DEMO_COMPILE_TASKS:
-        for name in names:
-            data, _ = _demo_inputs(registry.get(name), df, dataset)
-            microaggregate(
-                data.head(max(3 * k, _DEMO_COMPILE_ROWS)),
-                k=k,
-                method=name,
-                seed=0,
-                columns=list(data.columns),
-                audit=False,
-            )
+        import importlib
+
+        from .kernels.jit import compile_ahead
+
+        for module, name, types in _DEMO_COMPILE_TASKS[task]:
+            kernels = importlib.import_module(f"{__package__}.kernels.{module}")
+            compile_ahead(getattr(kernels, name), getattr(kernels, types))
         return []
+    df = datasets.load(dataset)
     me = threading.get_ident()
     elsewhere = []  # compilations outside this thread, which Result.seconds counts
 
@@ -194,16 +195,13 @@ def _tell(kind: str, name: str, seconds: float | None = None) -> None:
 
 def demo_tasks(names) -> dict:
     """{task: [method names]} and {task: tasks it waits for}, in the order they start
-    (``_DEMO_TASK_COST``); the tasks of ``_DEMO_COMPILE_TASKS`` whose methods are among ``names``
-    are included."""
+    (``_DEMO_TASK_COST``), the tasks of ``_DEMO_COMPILE_TASKS`` (no method) included."""
     tasks: dict = {}
     for name in names:
         family = registry.get(name).family
         task = _DEMO_TASK_OF_METHOD.get(name) or _DEMO_TASK_OF_FAMILY.get(family, family)
         tasks.setdefault(task, []).append(name)
-    for task, runs in _DEMO_COMPILE_TASKS.items():
-        if set(runs) <= set(names):
-            tasks[task] = list(runs)
+    tasks.update({task: [] for task in _DEMO_COMPILE_TASKS})
     needs = {}
     for task in tasks:
         wanted = _DEMO_TASK_NEEDS.get(task, ())
