@@ -47,16 +47,16 @@ _DEMO_COMPILE_TASKS = {
 }
 #: The order tasks start in (unknown tasks first). From an empty cache, compilation is nearly all
 #: of the demo's time, so the order balances the two cores (measured: benchmarks/demo_tasks.py):
-#: column generation, the longest, first, and beside it what only auto reaches; the tsp and
-#: hierarchical tasks before local-search, so that local-search finds in the cache the k-d tree
-#: kernels which column generation compiles in its first seconds, instead of compiling them at
-#: the same time; the portfolio last.
+#: column generation, the longest, first, and beside it what only auto reaches; then the tsp
+#: task before local-search, so that local-search finds in the cache the k-d tree kernels which
+#: column generation compiles in its first seconds, instead of compiling them at the same time;
+#: the small tasks fill the cores' ends; the portfolio last.
 _DEMO_TASK_COST = (
     "column generation",
     "exact pricing",
     "tsp",
-    "hierarchical",
     "local-search",
+    "hierarchical",
     "fixed-size",
     "univariate",
     "mdav",
