@@ -11,14 +11,18 @@ average lags, so each row also gives the cores that other processes kept busy wh
 ran (from /proc/stat's busy time less the command's own CPU time; Linux only, else blank).
 
     python benchmarks/cli_startup.py [--exe PATH/TO/microagg] [--repeat 5] [--no-readme]
-        [--results NAME]
+        [--results NAME] [--peer PATH/TO/OTHER/src]
+
+With ``--peer`` every command also runs with another source tree on PYTHONPATH (its own numba
+cache folders), right after this tree's run of it: on a shared machine the two see the same
+load, and the table gives this tree's time over the peer's.
 
 The demo runs twice more (an empty cache, then warm) with stderr read line by line: when its first
 line came and how many lines told that kernels compile (``microagg demo`` says so on a plain
 stderr as in a terminal).
 
-Results: benchmarks/results/cli_startup.{json,md} and the README block between the
-``cli-startup`` markers.
+Results: benchmarks/results/cli_startup.{json,md} and the block between the ``cli-startup``
+markers (this tree's rows; docs/speed.md).
 """
 
 from __future__ import annotations
@@ -96,6 +100,103 @@ def _write_gaussian_csv(path: str, n: int, d: int) -> None:
             f.write(",".join(f"{v:.6f}" for v in row) + "\n")
 
 
+def _trees(args) -> list[tuple[str, dict]]:
+    """(label, environment) of each tree to time: this one (the environment's PYTHONPATH), and
+    with ``--peer SRC`` a peer's source tree on PYTHONPATH (another checkout, e.g. the main
+    branch), each command timed for both in turn so that the two share the machine's load."""
+    trees = [("this", dict(os.environ))]
+    if args.peer:
+        trees.append(("peer", dict(os.environ, PYTHONPATH=os.path.abspath(args.peer))))
+    return trees
+
+
+def _row(label: str, tree: str, runs: list) -> dict:
+    return {
+        "command": label,
+        "tree": tree,
+        "seconds": round(statistics.median(r[0] for r in runs), 3 if len(runs) > 1 else 2),
+        "runs": len(runs),
+        "load_before": round(runs[0][1], 2),
+        "load_after": round(runs[-1][2], 2),
+        "other_cores": _mean_cores([r[3] for r in runs]),
+    }
+
+
+def measure(args, python: str, cache: str) -> list[dict]:
+    """Every row, for each tree of ``_trees`` in turn; each tree has its own numba cache folders,
+    empty where the row says so."""
+    trees = _trees(args)
+    rows = []
+    quick = {
+        "python -c pass": [python, "-c", "pass"],
+        "import microagg": [python, "-c", "import microagg"],
+        "microagg --help": [args.exe, "--help"],
+        "microagg methods": [args.exe, "methods"],
+    }
+    envs = {t: dict(env, NUMBA_CACHE_DIR=os.path.join(cache, t, "protect")) for t, env in trees}
+    for label, cmd in quick.items():
+        for tree, _ in trees:
+            rows.append(_row(label, tree, [timed(cmd, envs[tree]) for _ in range(args.repeat)]))
+    src = os.path.join(cache, "in.csv")
+    _write_gaussian_csv(src, 4000, 3)
+    protect = [args.exe, "protect", src, "-o", os.path.join(cache, "out.csv"), "-k", "3"]
+    for label in (
+        "first protect 4,000 × 3 CSV (empty numba cache)",
+        "second protect 4,000 × 3 CSV",
+    ):
+        for tree, _ in trees:
+            rows.append(_row(label, tree, [timed(protect, envs[tree])]))
+    envs = {t: dict(env, NUMBA_CACHE_DIR=os.path.join(cache, t, "demo")) for t, env in trees}
+    for label in ("first demo (empty numba cache)", "second demo"):
+        for tree, _ in trees:
+            rows.append(_row(label, tree, [timed([args.exe, "demo"], envs[tree])]))
+    # what the demo says on a plain stderr, from an empty cache again and then warm
+    envs = {t: dict(env, NUMBA_CACHE_DIR=os.path.join(cache, t, "demo-told")) for t, env in trees}
+    for label in ("first demo (empty numba cache)", "second demo"):
+        for tree, _ in trees:
+            first, notices = told([args.exe, "demo"], envs[tree])
+            row = next(r for r in rows if r["command"] == label and r["tree"] == tree)
+            row["first_stderr_line_seconds"] = None if first is None else round(first, 2)
+            row["compile_notices"] = notices
+    return rows
+
+
+def markdown(rows: list[dict]) -> str:
+    """The results' table; with a peer, each row's tree and this tree's time over the peer's."""
+    peer = {r["command"]: r["seconds"] for r in rows if r["tree"] == "peer"}
+    head = ["command", "seconds (median)"]
+    if peer:
+        head[1:1] = ["tree"]
+        head.append("this / peer")
+    head += [
+        "runs",
+        "load before",
+        "load after",
+        "cores busy with other work",
+        "first stderr line s / compile notices (demo, a second run, stderr not a terminal)",
+    ]
+    table = []
+    for r in rows:
+        line = [r["command"], f"{r['seconds']:.2f}"]
+        if peer:
+            line[1:1] = [r["tree"]]
+            mine = r["tree"] == "this" and peer.get(r["command"])
+            line.append(f"{r['seconds'] / mine:.2f}" if mine else "")
+        line += [
+            r["runs"],
+            r["load_before"],
+            r["load_after"],
+            "" if r["other_cores"] is None else f"{r['other_cores']:.2f}",
+            (
+                f"{r['first_stderr_line_seconds']} / {r['compile_notices']}"
+                if "compile_notices" in r
+                else ""
+            ),
+        ]
+        table.append(line)
+    return md_table(head, table)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -112,103 +213,28 @@ def main() -> None:
         default=NAME,
         help="the results' name under benchmarks/results/ (default %(default)s)",
     )
+    ap.add_argument(
+        "--peer",
+        default=None,
+        metavar="SRC",
+        help="also time a peer's source tree (PYTHONPATH=SRC), each command in turn with this one",
+    )
     args = ap.parse_args()
     if not args.exe:
         raise SystemExit("no microagg on PATH: pip install . first, or give --exe")
     python = os.path.join(os.path.dirname(args.exe), "python")
     python = python if os.path.exists(python) else sys.executable
-    rows = []
     with tempfile.TemporaryDirectory(prefix="microagg-numba-cache-") as cache:
-        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
-        quick = {
-            "python -c pass": [python, "-c", "pass"],
-            "import microagg": [python, "-c", "import microagg"],
-            "microagg --help": [args.exe, "--help"],
-            "microagg methods": [args.exe, "methods"],
-        }
-        for label, cmd in quick.items():
-            runs = [timed(cmd, env) for _ in range(args.repeat)]
-            rows.append(
-                {
-                    "command": label,
-                    "seconds": round(statistics.median(r[0] for r in runs), 3),
-                    "runs": args.repeat,
-                    "load_before": round(runs[0][1], 2),
-                    "load_after": round(runs[-1][2], 2),
-                    "other_cores": _mean_cores([r[3] for r in runs]),
-                }
-            )
-        src = os.path.join(cache, "in.csv")
-        _write_gaussian_csv(src, 4000, 3)
-        protect = [args.exe, "protect", src, "-o", os.path.join(cache, "out.csv"), "-k", "3"]
-        for label in (
-            "first protect 4,000 × 3 CSV (empty numba cache)",
-            "second protect 4,000 × 3 CSV",
-        ):
-            seconds, before, after, others = timed(protect, env)
-            rows.append(
-                {
-                    "command": label,
-                    "seconds": round(seconds, 2),
-                    "runs": 1,
-                    "load_before": round(before, 2),
-                    "load_after": round(after, 2),
-                    "other_cores": _mean_cores([others]),
-                }
-            )
-        env = dict(os.environ, NUMBA_CACHE_DIR=os.path.join(cache, "demo"))  # empty again
-        for label in ("first demo (empty numba cache)", "second demo"):
-            seconds, before, after, others = timed([args.exe, "demo"], env)
-            rows.append(
-                {
-                    "command": label,
-                    "seconds": round(seconds, 2),
-                    "runs": 1,
-                    "load_before": round(before, 2),
-                    "load_after": round(after, 2),
-                    "other_cores": _mean_cores([others]),
-                }
-            )
-        # what the demo says on a plain stderr, from an empty cache again and then warm
-        env = dict(os.environ, NUMBA_CACHE_DIR=os.path.join(cache, "demo-told"))
-        for label in ("first demo (empty numba cache)", "second demo"):
-            first, notices = told([args.exe, "demo"], env)
-            row = next(r for r in rows if r["command"] == label)
-            row["first_stderr_line_seconds"] = None if first is None else round(first, 2)
-            row["compile_notices"] = notices
-    table = md_table(
-        [
-            "command",
-            "seconds (median)",
-            "runs",
-            "load before",
-            "load after",
-            "cores busy with other work",
-            "first stderr line s / compile notices (demo, a second run, stderr not a terminal)",
-        ],
-        [
-            [
-                r["command"],
-                f"{r['seconds']:.2f}",
-                r["runs"],
-                r["load_before"],
-                r["load_after"],
-                "" if r["other_cores"] is None else f"{r['other_cores']:.2f}",
-                (
-                    f"{r['first_stderr_line_seconds']} / {r['compile_notices']}"
-                    if "compile_notices" in r
-                    else ""
-                ),
-            ]
-            for r in rows
-        ],
-    )
+        rows = measure(args, python, cache)
+    table = markdown(rows)
     write_results(args.results, rows, table)
     if args.no_readme:
         return
+    # the documentation's block: this tree's rows (the peer's are in the results)
     update_readme(
         "cli-startup",
-        f"{table}\n\n_From `python benchmarks/cli_startup.py` "
+        f"{markdown([r for r in rows if r['tree'] == 'this'])}\n\n_From `python "
+        f"benchmarks/cli_startup.py{' --peer SRC' if args.peer else ''}` "
         f"(benchmarks/results/{NAME}.md), {os.cpu_count()} cores._",
     )
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 import microagg
 from microagg import demo
 
@@ -15,8 +17,11 @@ def _graph():
 
 def test_every_method_runs_in_exactly_one_task():
     tasks, needs = _graph()
-    listed = [m for methods in tasks.values() for m in methods]
+    listed = [
+        m for t, methods in tasks.items() if t not in demo._DEMO_COMPILE_TASKS for m in methods
+    ]
     assert sorted(listed) == sorted(microagg.methods())
+    assert set(demo._DEMO_COMPILE_TASKS) <= set(tasks)  # their methods are all registered
     assert set(needs) == set(tasks)
     assert all(m in microagg.methods() and t in tasks for m, t in demo._DEMO_TASK_OF_METHOD.items())
     assert "vmdav" in tasks["column generation"]  # which compiles V-MDAV's kernel for its start
@@ -46,7 +51,8 @@ def test_tasks_run_once_each_after_what_they_wait_for():
 
     rows = demo.run_demo_tasks(tasks, needs, run, workers=1)
     assert sorted(order) == sorted(tasks)
-    assert sorted(r[0] for r in rows) == sorted(microagg.methods())
+    shown = [r[0] for r in rows if r[1] not in demo._DEMO_COMPILE_TASKS]
+    assert sorted(shown) == sorted(microagg.methods())
     assert order[0] == "column generation"  # the heaviest first
     assert order[-1] == "portfolio"  # it waits for every other
 
@@ -89,3 +95,36 @@ def test_demo_tells_each_method_and_its_compilation_on_a_plain_stderr(capsys):
         "microagg demo: [1/2] mdav done",
         "microagg demo: [2/2] icsm done",
     ]
+
+
+def test_a_compile_task_shows_no_row_and_compiles_what_colgen_then_calls():
+    """The exact-pricing task compiles exact pricing and subset-row cuts ahead, for the types of
+    colgen's calls: colgen run to completion on census' first 45 records (which reaches both, as
+    auto's colgen lane does on the demo) adds no second specialisation."""
+    import numpy as np
+
+    from microagg import datasets
+    from microagg.kernels import colgen_rounding, pricing_bnb
+    from microagg.methods.colgen import driver, pricing
+
+    reached = {"exact pricing": 0, "cuts": 0}
+
+    def counted(key, func):
+        def call(*args):
+            reached[key] += 1
+            return func(*args)
+
+        return call
+
+    tasks, needs = _graph()
+    assert not needs["exact pricing"]  # it loads no other task's kernels: it starts at once
+    assert demo._demo_task("exact pricing", tasks["exact pricing"], "census", 3, None) == []
+    ahead = [pricing_bnb.bnb_pricing, colgen_rounding.separate_subset_rows]
+    assert all(len(kernel.signatures) == 1 for kernel in ahead)
+    data = datasets.load("census")[datasets.benchmark_columns("census")].head(45)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(pricing, "bnb_pricing", counted("exact pricing", pricing.bnb_pricing))
+        mp.setattr(driver, "separate_subset_rows", counted("cuts", driver.separate_subset_rows))
+        microagg.microaggregate(np.asarray(data, dtype=float), k=3, method="colgen", audit=False)
+    assert reached["exact pricing"] > 0 and reached["cuts"] > 0, reached
+    assert all(len(kernel.signatures) == 1 for kernel in ahead), [k.signatures for k in ahead]

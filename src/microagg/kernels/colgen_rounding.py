@@ -9,11 +9,22 @@ strengthen the master LP. The column-generation driver (``methods.colgen.driver`
 from __future__ import annotations
 
 import numpy as np
+from numba import types
 
 from .jit import kernel
 from .nearest import join_nearest_centroid
 
-__all__ = ["simple_rounding", "mst_rounding", "separate_subset_rows"]
+__all__ = ["simple_rounding", "mst_rounding", "separate_subset_rows", "SEPARATE_SUBSET_ROWS_TYPES"]
+
+#: The argument types of the column-generation driver's one call of ``separate_subset_rows``,
+#: for ``jit.compile_ahead``
+SEPARATE_SUBSET_ROWS_TYPES = (
+    types.int64,
+    types.int64[::1],
+    types.int64[::1],
+    types.float64[::1],
+    types.float64,
+)
 
 
 @kernel

@@ -23,7 +23,15 @@ import os
 
 from numba import njit, types
 
-__all__ = ["kernel", "CACHE", "NOGIL", "FASTMATH", "planned_records", "planning"]
+__all__ = [
+    "kernel",
+    "CACHE",
+    "NOGIL",
+    "FASTMATH",
+    "planned_records",
+    "planning",
+    "compile_ahead",
+]
 
 CACHE = os.environ.get("MICROAGG_NUMBA_CACHE", "1").strip() != "0"
 NOGIL = True
@@ -84,3 +92,12 @@ def planning(records: int):
 def planned_records(n: int) -> int:
     """The number of records to choose a kernel for: n, or more inside ``planning``."""
     return max(int(n), _PLANNED.get())
+
+
+def compile_ahead(dispatcher, signature: tuple) -> None:
+    """Compile ``dispatcher`` for the argument types ``signature`` now, without calling it, or load
+    it from numba's on-disk cache: another process (``microagg demo``'s other core) can compile a
+    kernel that a long run reaches late, and the run then loads it. Worth it only when the types
+    are exactly those of the real call (a kernel's one signature, declared beside it and held to
+    its call by a test): other types compile a specialisation nothing calls."""
+    dispatcher.compile(tuple(signature))

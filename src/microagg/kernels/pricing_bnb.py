@@ -13,11 +13,21 @@ reduced cost (``methods.colgen.region``'s bound). A node S of m members is bound
 from __future__ import annotations
 
 import numpy as np
+from numba import types
 
 from .jit import kernel
 from .pricing import cut_penalty
 
-__all__ = ["bnb_pricing", "region_part_pricing"]
+__all__ = ["bnb_pricing", "region_part_pricing", "BNB_PRICING_TYPES"]
+
+_F1, _F2, _I1 = types.float64[::1], types.float64[:, ::1], types.int64[::1]
+#: The argument types of column generation's one call of ``bnb_pricing``
+#: (``methods.colgen.pricing``), for ``jit.compile_ahead``
+BNB_PRICING_TYPES = (
+    *(_F2, _F1, types.int64, _I1, _I1, _I1, types.float64, types.boolean),
+    *(types.int64, types.int64, types.int64, _F2, types.float64, types.int64),
+    *(_F1, _I1, _I1, _F1),
+)
 
 
 @kernel
