@@ -94,7 +94,9 @@ def mst_rounding(X, k, ptr, members, x, maxcl):
                     keys[q] = i * n + j
                     w[q] = x[c]
                     q += 1
-    o = np.argsort(keys, kind="mergesort")
+    # sorted as float64 (exact: keys < n² < 2^53 for n below 9·10^7; the same stable order),
+    # so numba compiles one mergesort for both sorts here, not a second one for int64
+    o = np.argsort(keys.astype(np.float64), kind="mergesort")
     uk = np.empty(npairs, dtype=np.int64)
     uw = np.empty(npairs)
     m = 0
