@@ -128,6 +128,21 @@ def test_start_labels_are_cut_per_stratum():
         microagg.microaggregate(df, k=3, method="icsm", block_size=300, init=start.labels)
 
 
+def test_given_labels_with_strata_measure_each_stratum_without_a_warning():
+    """labels= with strata: each stratum's SSE from its own groups (the given labels number them
+    across strata), equal to the run's, and no 0/0 warning from the other strata's numbers."""
+    import warnings
+
+    df = microagg.datasets.load("census")
+    df["half"] = np.arange(len(df)) % 2
+    first = microagg.microaggregate(df, k=3, method="mdav", strata="half")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        again = microagg.microaggregate(df, k=3, strata="half", labels=first.labels)
+    assert np.array_equal(again.labels, first.labels)
+    assert again.sse == pytest.approx(first.sse, rel=1e-12)
+
+
 # --- one home for stratum keys and merges (strata.StratumIndex)
 # ---------------------------------------
 

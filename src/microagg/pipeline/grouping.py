@@ -88,7 +88,9 @@ def _given_partition(labels, strata, Z, k, run: Run) -> Partitioned:
             strata.names[code],
             strata.members[code],
             int(len(rows)),
-            sse(Z[rows], labels[rows]),
+            # the stratum's groups numbered 0..g-1: given labels number them across strata,
+            # and a gap is an empty group (0/0 in its mean; the SSE is the same either way)
+            sse(Z[rows], np.unique(labels[rows], return_inverse=True)[1]),
             None,
             {},
         )
