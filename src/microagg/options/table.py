@@ -473,8 +473,7 @@ class Run(RunFields):
     @classmethod
     def of(cls, info, params: dict, given: dict, values: dict[str, Any]) -> Run:
         """The run of these validated option values (each option by name)."""
-        own = {name: value for name, value in values.items() if name in _FIELDS}
-        added = {name: value for name, value in values.items() if name not in _FIELDS}
+        own, added = _own_and_added(values)
         return cls(info, params, given, **own, added=added)
 
     @property
@@ -492,6 +491,11 @@ class Run(RunFields):
         unknown = [name for name in changes if name not in DECLARED]
         if unknown:
             raise TypeError(f"unknown run option(s): {', '.join(unknown)}")
-        own = {name: value for name, value in changes.items() if name in _FIELDS}
-        added = {name: value for name, value in changes.items() if name not in _FIELDS}
+        own, added = _own_and_added(changes)
         return replace(self, **own, added={**self.added, **added})
+
+
+def _own_and_added(values: dict[str, Any]) -> tuple[dict, dict]:
+    """(the options with a field of their own in Run, the ones ``register`` added)."""
+    own = {name: value for name, value in values.items() if name in _FIELDS}
+    return own, {name: value for name, value in values.items() if name not in _FIELDS}

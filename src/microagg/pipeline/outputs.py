@@ -25,8 +25,9 @@ def publish(
     numeric, codes = representatives(
         emb, partitioned.labels, run.aggregation, _aggregation_arguments(run), roles.sample_weights
     )
-    nature = _published_values(emb, run, roles.sample_weights is not None)
-    numeric, nature = _option_stages(emb, numeric, nature, run)
+    built = _published_values(emb, run, roles.sample_weights is not None)
+    numeric, nature = _option_stages(emb, numeric, built, run)
+    staged = nature if nature != built else None
     df = source.frame
     strata = partitioned.stratum_codes
     recoded = (
@@ -52,6 +53,7 @@ def publish(
             changed + _suppressed_columns(suppression),
             suppression,
             nature,
+            staged,
         )
     out = df.copy()
     for c in roles.columns:
@@ -68,9 +70,15 @@ def publish(
         from ..frames import give_back
 
         return Published(
-            numeric, codes, give_back(source.native, out, changed), changed, suppression, nature
+            numeric,
+            codes,
+            give_back(source.native, out, changed),
+            changed,
+            suppression,
+            nature,
+            staged,
         )
-    return Published(numeric, codes, out, changed, suppression, nature)
+    return Published(numeric, codes, out, changed, suppression, nature, staged)
 
 
 def _option_stages(emb, numeric: np.ndarray, nature: str, run: Run) -> tuple[np.ndarray, str]:
@@ -81,11 +89,11 @@ def _option_stages(emb, numeric: np.ndarray, nature: str, run: Run) -> tuple[np.
 
     staged = [p for p in RUN_OPTIONS if p.stage is not None and p.acts_on == "published"]
     given = run.options
+    index = {c: emb.numeric_columns.index(c) for c in emb.continuous_columns}
     for p in staged:
         value = given[p.name]
         if value is p.default or (isinstance(value, (int, float, str)) and value == p.default):
             continue
-        index = {c: emb.numeric_columns.index(c) for c in emb.continuous_columns}
         values = p.stage(
             PublishedValues({c: numeric[:, j].copy() for c, j in index.items()}, nature), value
         )
@@ -201,15 +209,9 @@ def measure(
         )
     return (
         result,
-        _publication(emb, prepared.Z, labels, run, inputs.sse, _staged(published, emb, roles, run)),
+        _publication(emb, prepared.Z, labels, run, inputs.sse, published.staged),
         Bound(inputs.whitened_bound, inputs.weighted_bound),
     )
-
-
-def _staged(published: Published, emb, roles: Roles, run: Run) -> str | None:
-    """The published values' nature when a run option's own stage changed it, else None."""
-    nature = _published_values(emb, run, roles.sample_weights is not None)
-    return None if published.values == nature else published.values
 
 
 def _publication(emb, Z, labels, run: Run, total_sse: float, staged: str | None):

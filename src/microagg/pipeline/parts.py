@@ -90,3 +90,4 @@ class Published:
         None  # suppression.Suppression: the key values set missing (None: no keys)
     )
     values: str = GROUP_MEANS
+    staged: str | None = None  # ``values`` when a run option's own stage made them so (its note)
