@@ -91,9 +91,10 @@ def _choose_layer() -> None:
     costs about 1.5 us to start on 'omp' (GNU OpenMP's threads spin a while, then sleep) against
     74 us on 'workqueue' (its threads sleep on a condition variable): MDAV's tree kernel starts a
     region a pair of groups (``mdav_tree._nearest_and_farthest``), about 1.3 ms of work at 10^6
-    records, and its brute-force passes one a pass. The spinning costs nothing a split would not:
-    a split is made only on cores the probe finds idle, and the kernels' check goes back to one
-    thread when the split turns slower (``mdav_split._split_now``)."""
+    records, and its brute-force passes one a pass. The spinning costs CPU (at 10^6, 259.7 CPU s
+    for 133.7 s of wall on two threads, benchmarks/results/parallel_mdav.md) and would cost speed
+    on a busy core: a split is made only on cores the probe finds idle, and the kernels' check goes
+    back to one thread when the split turns slower (``mdav_split._split_now``)."""
     import numba
     from numba.np.ufunc import parallel
 
