@@ -13,6 +13,7 @@ import pandas as pd
 __all__ = [
     "looks_like_identifier",
     "looks_like_codes",
+    "leading_zero_codes",
     "looks_like_code_name",
     "not_a_default_qi",
     "looks_like_weight",
@@ -232,6 +233,26 @@ def looks_like_codes(values) -> str | None:
             " categorical= too"
         )
     return None
+
+
+#: an integer written with a leading zero ("0104", "007"): the text of a code (a postcode, a
+#: NUTS or ISCO code), which a reader keeps as text because as a number it would lose the zero
+_LEADING_ZERO = r"\s*[+-]?0\d+\s*"
+
+
+def leading_zero_codes(col) -> str | None:
+    """Why a column of numbers written as text holds category codes (None if it does not): some
+    of its integers are written with a leading zero, which a number does not keep and a code
+    does. Averaged, such a column would publish neither its codes nor their zeros."""
+    texts = pd.Series(col, dtype=object)
+    texts = texts[texts.map(lambda v: isinstance(v, str))]
+    zeros = texts[texts.str.fullmatch(_LEADING_ZERO)]
+    if zeros.empty:
+        return None
+    return (
+        f"integers written with a leading zero, such as {zeros.iloc[0].strip()!r}: category codes;"
+        " to protect them as categories, name the column in --categorical / categorical= too"
+    )
 
 
 def _distinct_below(x: np.ndarray, limit: int) -> int:

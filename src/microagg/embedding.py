@@ -66,7 +66,7 @@ def column_kinds(
     warning naming them (no code is averaged unless declared continuous); another numeric column
     -> continuous; text columns must be declared (InputError otherwise).
     """
-    from .columns import code_columns
+    from .columns import code_columns, leading_zero_codes
 
     declared = set(categorical) | set(ordinal) | set(continuous)
     codes = code_columns(df, [c for c in cols if c not in declared])
@@ -96,10 +96,13 @@ def column_kinds(
                 as_codes.append(f"{c} ({codes[c]})")
             else:
                 kinds[c] = "continuous"
-        elif (
-            bad := first_non_number(s, set(missing))
-        ) is None:  # numbers written as text (issue 14): continuous
-            kinds[c] = "continuous"
+        elif (bad := first_non_number(s, set(missing))) is None:
+            # numbers written as text (issue 14): continuous, unless written as codes are
+            if why := leading_zero_codes(s):
+                kinds[c] = "nominal"
+                as_codes.append(f"{c} ({why.split(';')[0]})")
+            else:
+                kinds[c] = "continuous"
         else:
             raise InputError(
                 f"quasi-identifier column {c} is not numeric: row {bad[0]} holds {shown(bad[1])}; "

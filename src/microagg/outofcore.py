@@ -61,6 +61,7 @@ SUPPORTED_OPTIONS = (
     "refine",
     "merge_small_strata",
     "merged_strata",
+    "continuous",
     "progress",
     "audit",
 )
@@ -113,7 +114,30 @@ def _columns(input_path, run, chunk_rows) -> list:
     unknown = [c for c in strata if c not in first.columns]
     if unknown:
         raise InputError(f"unknown strata column(s): {', '.join(map(str, unknown))}")
-    return select_columns(first, run.columns, exclude=strata)
+    cols = select_columns(first, run.columns, exclude=strata)
+    _refuse_codes(first, cols, run)
+    return cols
+
+
+def _refuse_codes(first, cols: list, run) -> None:
+    """Named QIs the in-memory pipeline protects as categories, never averaged (category codes by
+    ``embedding.column_kinds``' rules on the first rows: few distinct integers, a code list, a
+    code-like name, integers written with a leading zero) are refused in one line: this mode
+    publishes group means only. Declared continuous, they are averaged, as in memory."""
+    import warnings
+
+    from .embedding import column_kinds
+
+    with warnings.catch_warnings():  # the in-memory warning names them; here the error does
+        warnings.simplefilter("ignore", UserWarning)
+        kinds = column_kinds(first, cols, continuous=run.continuous or ())
+    coded = [str(c) for c in cols if kinds[c] != "continuous"]
+    if coded:
+        raise InputError(
+            f"quasi-identifier column(s) {', '.join(coded)} look like category codes, which the "
+            "out-of-core mode cannot protect (it publishes group means only): declare them "
+            "continuous (--continuous / continuous=) to average them, or run in memory"
+        )
 
 
 def _slab_bounds(P: np.ndarray, min_size: int, levels: int) -> tuple[np.ndarray, np.ndarray]:
