@@ -217,7 +217,8 @@ def test_mf_tsp_refuses_a_matrix_beyond_memory(monkeypatch):
 SPLIT_KERNELS = {
     "mdav_split._distances_select_threads",
     "mdav_split._distances_two_select_threads",
-    "mdav_tree._nearest_and_farthest",
+    "mdav_tree._pair_ahead",
+    "mdav_tree._two_nearest",
 }
 
 
