@@ -97,12 +97,26 @@ def _two_nearest(T, X, xr, s, k, members, dbuf, members_s, dbuf_s, excl):
 
 
 @kernel
-def _all_alive(members, k, alive):
-    """Whether the records members[:k] are all alive."""
-    for j in range(k):
-        if not alive[members[j]]:
-            return False
+def _none_of(members, k, ids, count):
+    """Whether none of ids[:count] is among members[:k]."""
+    for a in range(count):
+        for b in range(k):
+            if ids[a] == members[b]:
+                return False
     return True
+
+
+@kernel(parallel=True)
+def _take_two_groups(T, F, X, k, labels, g, s, comp, members, members_s, alive):
+    """The records members[:k] become group g and members_s[:k] group g + 1, in that order
+    (``_tree_take_members``), while the other thread removes both from the shell tree F."""
+    for j in prange(2):
+        if j == 0:
+            _tree_take_members(T, X, k, labels, g, s, comp, members, alive)
+            _tree_take_members(T, X, k, labels, g + 1, s, comp, members_s, alive)
+        else:
+            _delete_all(F, members, k)
+            _delete_all(F, members_s, k)
 
 
 @kernel(inline="always")
@@ -155,15 +169,13 @@ def _split_pair(T, F, X, radial, alive, c, r, k, labels, g, s, comp, bufs, likel
     else:
         kdtree.knn(T, xr, k, members, dbuf, excl, 0)
         found[0] = kdtree.farthest(F, xr, excl, 0)[0]
-    _tree_take_members(T, X, k, labels, g, s, comp, members, alive)
-    _delete_all(F, members, k)
-    if not alive[found[0]]:  # the farthest from r lay in r's group (ties, few records left)
-        found[0] = kdtree.farthest(F, xr, excl, 0)[0]
-        ready = False
-    if ready and _all_alive(members_s, k, alive):
-        _tree_take_members(T, X, k, labels, g + 1, s, comp, members_s, alive)
-        _delete_all(F, members_s, k)
-    else:
+    if ready and _none_of(members, k, found[0:1], 1) and _none_of(members, k, members_s, k):
+        _take_two_groups(T, F, X, k, labels, g, s, comp, members, members_s, alive)
+    else:  # an answer holds a record of r's group (ties, few records left): asked again
+        _tree_take_members(T, X, k, labels, g, s, comp, members, alive)
+        _delete_all(F, members, k)
+        if not alive[found[0]]:
+            found[0] = kdtree.farthest(F, xr, excl, 0)[0]
         xs = X[found[0]].copy()
         _trees_take_group(T, F, X, xs, k, labels, g + 1, s, comp, members, dbuf, excl, alive)
     return tail, prefix
