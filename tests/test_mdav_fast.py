@@ -458,6 +458,18 @@ def test_idle_cores_probe():
     assert cores.threads_to_use(1) == 1
 
 
+def test_no_probe_where_numba_has_one_thread(monkeypatch):
+    """With numba on one thread (NUMBA_NUM_THREADS=1) the default grants one thread without the
+    0.1 s probe."""
+    import numba
+
+    from microagg.kernels import cores
+
+    monkeypatch.setattr(numba.config, "NUMBA_NUM_THREADS", 1)
+    monkeypatch.setattr(cores, "idle_cores", lambda *a, **k: pytest.fail("probed"))
+    assert cores.threads_to_use(None) == 1
+
+
 _LAYER_CODE = """
 import numpy as np, numba
 from microagg.kernels.cores import split_threads

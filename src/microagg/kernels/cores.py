@@ -82,7 +82,7 @@ def threads_to_use(threads: int | None) -> int:
     if threads is not None:
         return max(1, min(int(threads), most))
     cores = usable_cores()
-    if len(cores) < 2:
+    if len(cores) < 2 or most < 2:  # nothing to split: no probe
         return 1
     free = int(idle_cores(cores) / IDLE_SHARE)
     return max(1, min(free, len(cores), most))
