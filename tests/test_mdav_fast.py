@@ -271,9 +271,10 @@ def test_split_pairs_give_the_same_labels_past_the_guards_checks(kind):
 
 
 def test_threads_option_decides_the_split(monkeypatch):
-    """threads=1 (the default) and small inputs run the one-thread kernel (split None); threads=None
-    asks the
-    probe from SPLIT_MIN_N records on (planned), a number is taken as given; all the same labels."""
+    """threads=1 (the kernel's default; the method's is None) and small inputs run the one-thread
+    kernel (split None); threads=None asks the probe from SPLIT_MIN_N records on (planned) and
+    keeps the split kernel when it grants one thread (one compiled kernel whatever the load), a
+    number is taken as given; all the same labels."""
     import microagg.kernels.mdav as kmdav
     from microagg.kernels import cores
     from microagg.kernels.jit import planning
@@ -291,11 +292,11 @@ def test_threads_option_decides_the_split(monkeypatch):
     kmdav.mdav_labels(X, 3, algorithm="brute")
     kmdav.mdav_labels(X, 3, algorithm="brute", threads=2)
     with planning(kmdav.SPLIT_MIN_N):
-        kmdav.mdav_labels(X, 3, algorithm="brute")  # the default: one thread
+        kmdav.mdav_labels(X, 3, algorithm="brute")  # the kernel's default: one thread
         kmdav.mdav_labels(X, 3, algorithm="brute", threads=None)
         monkeypatch.setattr(cores, "idle_cores", lambda *a, **kw: 1.1)  # one core busy
         kmdav.mdav_labels(X, 3, algorithm="brute", threads=None)
-    assert splits == [None, None, None, (2, kmdav.SPLIT_MIN_RECORDS), None]
+    assert splits == [None, None, None, (2, kmdav.SPLIT_MIN_RECORDS), (1, kmdav.SPLIT_MIN_RECORDS)]
 
 
 def _split_granted_here(queue):
