@@ -215,9 +215,11 @@ def test_mf_tsp_refuses_a_matrix_beyond_memory(monkeypatch):
 
 #: the parallel kernels: MDAV's passes split over idle cores (``kernels.mdav.split_for``)
 SPLIT_KERNELS = {
+    "mdav_tree._take_two_groups",
     "mdav_split._distances_select_threads",
     "mdav_split._distances_two_select_threads",
-    "mdav_tree._nearest_and_farthest",
+    "mdav_tree._pair_ahead",
+    "mdav_tree._two_nearest",
 }
 
 

@@ -249,14 +249,32 @@ def test_split_passes_give_the_same_labels(seed, n, d, k, kind, threads, fewest,
     with split_threads(threads):
         split = (threads, fewest)
         assert np.array_equal(plain, mdav_brute_kernel(X, k, classic, 0, split))
-        for switch in (SWITCH_ALWAYS, SWITCH_TRIALS):
+        for switch in (SWITCH_NEVER, SWITCH_ALWAYS, SWITCH_TRIALS):
             assert np.array_equal(plain, mdav_tree_kernel(X, k, classic, 8, switch, 0, split))
 
 
+@pytest.mark.parametrize("kind", ["gauss", "grid", "dup", "clusters"])
+def test_split_pairs_give_the_same_labels_past_the_guards_checks(kind):
+    """The tree kernel's split pairs (a pair's queries and the next pair's farthest on two
+    threads, answers over a superset of the records alive checked before use) give the plain
+    loop's labels bit for bit over enough pairs for the guard to run pairs the other way
+    (``mdav_split.PAIRS_CHECK_EVERY``), on data with ties and duplicated records."""
+    from microagg.kernels.cores import split_threads
+    from microagg.kernels.mdav_split import PAIRS_CHECK_EVERY, PAIRS_PROBE
+
+    k = 2
+    n = 2 * k * (3 * PAIRS_CHECK_EVERY + PAIRS_PROBE) + 5
+    X = _data(7, n, 3, kind)
+    plain = mdav_kernel(X, k, True)
+    with split_threads(2):
+        assert np.array_equal(plain, mdav_tree_kernel(X, k, True, 8, SWITCH_NEVER, 0, (2, 1)))
+
+
 def test_threads_option_decides_the_split(monkeypatch):
-    """threads=1 (the default) and small inputs run the one-thread kernel (split None); threads=None
-    asks the
-    probe from SPLIT_MIN_N records on (planned), a number is taken as given; all the same labels."""
+    """threads=1 (the kernel's default; the method's is None) and small inputs run the one-thread
+    kernel (split None); threads=None asks the probe from SPLIT_MIN_N records on (planned) and
+    keeps the split kernel when it grants one thread (one compiled kernel whatever the load), a
+    number is taken as given; all the same labels."""
     import microagg.kernels.mdav as kmdav
     from microagg.kernels import cores
     from microagg.kernels.jit import planning
@@ -274,11 +292,42 @@ def test_threads_option_decides_the_split(monkeypatch):
     kmdav.mdav_labels(X, 3, algorithm="brute")
     kmdav.mdav_labels(X, 3, algorithm="brute", threads=2)
     with planning(kmdav.SPLIT_MIN_N):
-        kmdav.mdav_labels(X, 3, algorithm="brute")  # the default: one thread
+        kmdav.mdav_labels(X, 3, algorithm="brute")  # the kernel's default: one thread
         kmdav.mdav_labels(X, 3, algorithm="brute", threads=None)
         monkeypatch.setattr(cores, "idle_cores", lambda *a, **kw: 1.1)  # one core busy
         kmdav.mdav_labels(X, 3, algorithm="brute", threads=None)
-    assert splits == [None, None, None, (2, kmdav.SPLIT_MIN_RECORDS), None]
+    assert splits == [None, None, None, (2, kmdav.SPLIT_MIN_RECORDS), (1, kmdav.SPLIT_MIN_RECORDS)]
+
+
+def _split_granted_here(queue):
+    from microagg.kernels.cores import split_threads
+
+    with split_threads(2) as granted:
+        queue.put(granted)
+
+
+def test_no_split_in_a_child_forked_after_a_split():
+    """GNU OpenMP is not fork-safe: a child forked from a process whose split started numba's
+    threads runs one thread (``cores.split_threads``); the parent still splits."""
+    import multiprocessing
+
+    import numba
+
+    from microagg.kernels.cores import split_threads
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("one thread: nothing splits")
+    X = _data(3, 400, 3, "gauss")
+    with split_threads(2) as granted:
+        mdav_tree_kernel(X, 3, True, 8, SWITCH_NEVER, 0, (granted, 1))
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_split_granted_here, args=(queue,))
+    child.start()
+    child.join(60)
+    assert queue.get(timeout=5) == 1
+    with split_threads(2) as again:
+        assert again == 2
 
 
 def test_one_split_at_a_time():
@@ -408,6 +457,18 @@ def test_idle_cores_probe():
     assert usable and 0.0 <= cores.idle_cores(usable, 0.05) <= len(usable) + 1e-9
     assert 1 <= cores.threads_to_use(None) <= len(usable)
     assert cores.threads_to_use(1) == 1
+
+
+def test_no_probe_where_numba_has_one_thread(monkeypatch):
+    """With numba on one thread (NUMBA_NUM_THREADS=1) the default grants one thread without the
+    0.1 s probe."""
+    import numba
+
+    from microagg.kernels import cores
+
+    monkeypatch.setattr(numba.config, "NUMBA_NUM_THREADS", 1)
+    monkeypatch.setattr(cores, "idle_cores", lambda *a, **k: pytest.fail("probed"))
+    assert cores.threads_to_use(None) == 1
 
 
 _LAYER_CODE = """

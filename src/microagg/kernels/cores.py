@@ -25,6 +25,9 @@ PROBE_SECONDS = 0.1
 IDLE_SHARE = 0.85
 
 _SPLIT_LOCK = threading.Lock()  # the workqueue layer (the fallback) runs one region at a time
+#: the process whose split started numba's threads: a child forked from it inherits a thread pool
+#: whose threads it does not have (GNU OpenMP is not fork-safe), so it never splits
+_POOL_PID: list[int] = []
 
 
 def usable_cores() -> list[int]:
@@ -79,7 +82,7 @@ def threads_to_use(threads: int | None) -> int:
     if threads is not None:
         return max(1, min(int(threads), most))
     cores = usable_cores()
-    if len(cores) < 2:
+    if len(cores) < 2 or most < 2:  # nothing to split: no probe
         return 1
     free = int(idle_cores(cores) / IDLE_SHARE)
     return max(1, min(free, len(cores), most))
@@ -90,11 +93,11 @@ def _choose_layer() -> None:
     chose a layer (NUMBA_THREADING_LAYER) or numba's threads already run. A region of two threads
     costs about 1.5 us to start on 'omp' (GNU OpenMP's threads spin a while, then sleep) against
     74 us on 'workqueue' (its threads sleep on a condition variable): MDAV's tree kernel starts a
-    region a pair of groups (``mdav_tree._nearest_and_farthest``), about 1.3 ms of work at 10^6
-    records, and its brute-force passes one a pass. The spinning costs CPU (at 10^6, 259.7 CPU s
-    for 133.7 s of wall on two threads, benchmarks/results/parallel_mdav.md) and would cost speed
-    on a busy core: a split is made only on cores the probe finds idle, and the kernels' check goes
-    back to one thread when the split turns slower (``mdav_split._split_now``)."""
+    region a pair of groups (``mdav_tree._split_pair``), 1–2.5 ms of work at 10^6 records, and
+    its brute-force passes one a pass. The spinning costs CPU (benchmarks/results/parallel_mdav.md
+    gives the CPU seconds beside the wall) and would cost speed on a busy core: a split is made
+    only on cores the probe finds idle, and the kernels' checks go back to one thread when the
+    split turns slower (``mdav_split._pair_split_now``, ``mdav_split._split_now``)."""
     import numba
     from numba.np.ufunc import parallel
 
@@ -106,16 +109,19 @@ def _choose_layer() -> None:
 @contextlib.contextmanager
 def split_threads(threads: int):
     """Within the block, numba's parallel regions started by this thread run on ``threads``
-    threads (at most numba's); yields the number granted: 1 if ``threads`` is 1 or another split
-    runs in the process (the caller then runs its one-thread kernel)."""
+    threads (at most numba's); yields the number granted: 1 if ``threads`` is 1, another split
+    runs in the process, or the process was forked from one whose split started numba's threads
+    (the caller then runs its one-thread kernel)."""
     import numba
 
     threads = min(threads, numba.config.NUMBA_NUM_THREADS)
-    if threads < 2 or not _SPLIT_LOCK.acquire(blocking=False):
+    forked = bool(_POOL_PID) and _POOL_PID[0] != os.getpid()
+    if threads < 2 or forked or not _SPLIT_LOCK.acquire(blocking=False):
         yield 1
         return
     try:
         _choose_layer()
+        _POOL_PID[:] = [os.getpid()]
         before = numba.get_num_threads()
         numba.set_num_threads(threads)
         try:

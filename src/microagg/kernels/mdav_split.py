@@ -1,7 +1,7 @@
 """MDAV's split distance passes: the columns cut into ranges computed at once, one a thread
 (numba's threading layer), each range's selections merged after into those of the pass over all
-columns; and the guard that checks, as the kernel goes, that split passes still beat one thread
-(``_split_now``)."""
+columns; and the guards that check, as the kernels go, that split passes (``_split_now``) and
+split pairs of groups (``_pair_split_now``) still beat one thread."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from .mdav_passes import (
     _distances_two_select,
 )
 
-__all__ = ["SPLIT_MIN_RECORDS"]
+__all__ = ["SPLIT_MIN_RECORDS", "PAIRS_CHECK_EVERY", "PAIRS_PROBE"]
 
 #: a distance pass over at least this many records is split into ranges, one a thread, when the
 #: kernel runs with threads (``split``); below, waking a second thread costs more than it saves
@@ -29,6 +29,42 @@ SPLIT_MIN_RECORDS = 50_000
 
 #: passes between two checks of the split passes against one thread (``_split_now``)
 SPLIT_CHECK_EVERY = 128
+
+
+#: pairs of groups between two checks of the tree kernel's split pairs against one thread
+PAIRS_CHECK_EVERY = 1024
+#: pairs of groups a check runs the other way (an even number: split pairs alternate between
+#: three queries' time and one, ``mdav_tree._split_pair``)
+PAIRS_PROBE = 4
+
+
+@kernel
+def _pair_split_now(guard):
+    """Whether the next pair of groups runs on two threads. guard = [1.0 while splitting, pairs
+    run so since the last check, their cycles, pairs left to run the other way, their cycles,
+    their count]: every PAIRS_CHECK_EVERY pairs, PAIRS_PROBE run the other way, timed, and the
+    faster way per pair goes on (``_pair_timed``). When another process takes the second core,
+    split pairs wait for it and turn slower than one thread's: the kernel goes on on one thread
+    until a check finds the core free again."""
+    return (guard[0] > 0) != (guard[3] > 0)
+
+
+@kernel
+def _pair_timed(guard, spent):
+    """Record a pair of groups that took ``spent`` cycles (``_pair_split_now``)."""
+    if guard[3] > 0:
+        guard[4] += spent
+        guard[5] += 1
+        guard[3] -= 1
+        if guard[3] == 0:
+            if guard[4] / guard[5] < guard[2] / max(guard[1], 1.0):
+                guard[0] = 1.0 - guard[0]
+            guard[1], guard[2], guard[4], guard[5] = 0.0, 0.0, 0.0, 0.0
+    else:
+        guard[1] += 1
+        guard[2] += spent
+        if guard[1] >= PAIRS_CHECK_EVERY:
+            guard[3] = PAIRS_PROBE
 
 
 @kernel(inline="always")

@@ -12,7 +12,7 @@ from . import kdtree
 from .cycles import cycles, past, stop_cycle_after
 from .jit import kernel
 from .mdav_brute import _brute_finish, _brute_pairs, _columns
-from .mdav_split import _split_now, _split_timed
+from .mdav_split import _pair_split_now, _pair_timed
 from .nearest import join_nearest_centroid, mean_rows
 from .radial import farthest_from_centroid, radial_index
 from .running_sum import running_mean, running_sum_add, running_sum_init
@@ -67,23 +67,56 @@ def _tree_take_group(T, X, q, k, labels, g, s, comp, members, dbuf, excl, alive)
 
 
 @kernel(parallel=True)
-def _nearest_and_farthest(T, F, q, k, members, dbuf, excl, m, split):
-    """The k records nearest to q (kdtree.knn on T, into members and dbuf) and the record farthest
-    from q (kdtree.farthest on F, returned), the two queries at once on two threads (``split``:
-    threads, fewest records alive to split; else one after the other). Both trees hold the same
-    records and are only read, so the answers are those of the queries alone."""
-    threads, fewest = split
-    far = np.zeros(1, dtype=np.int64)
-    if threads < 2 or m < fewest:
-        kdtree.knn(T, q, k, members, dbuf, excl, 0)
-        far[0] = kdtree.farthest(F, q, excl, 0)[0]
-        return far[0]
+def _pair_ahead(T, F, X, xr, b, k, members, dbuf, members_s, dbuf_s, excl, found):
+    """A pair's three queries and the next pair's farthest query at once, on two threads: one
+    finds the k records nearest to xr (members), then the record farthest from record b
+    (found[1]; none if b < 0);
+    the other the record farthest from xr (found[0]), then the k records nearest to it
+    (members_s). The trees are only read: each answer is that of its query alone, over the
+    records alive now (a superset of those alive when the answer is used: ``mdav_tree_kernel``)."""
     for j in prange(2):
         if j == 0:
-            kdtree.knn(T, q, k, members, dbuf, excl, 0)
+            kdtree.knn(T, xr, k, members, dbuf, excl, 0)
+            if b >= 0:
+                found[1] = kdtree.farthest(F, X[b].copy(), excl, 0)[0]
         else:
-            far[0] = kdtree.farthest(F, q, excl, 0)[0]
-    return far[0]
+            far = kdtree.farthest(F, xr, excl, 0)[0]
+            found[0] = far
+            kdtree.knn(T, X[far].copy(), k, members_s, dbuf_s, excl, 0)
+
+
+@kernel(parallel=True)
+def _two_nearest(T, X, xr, s, k, members, dbuf, members_s, dbuf_s, excl):
+    """The k records nearest to xr (members) and to record s (members_s) at once, on two
+    threads (the tree only read)."""
+    for j in prange(2):
+        if j == 0:
+            kdtree.knn(T, xr, k, members, dbuf, excl, 0)
+        else:
+            kdtree.knn(T, X[s].copy(), k, members_s, dbuf_s, excl, 0)
+
+
+@kernel
+def _none_of(members, k, ids, count):
+    """Whether none of ids[:count] is among members[:k]."""
+    for a in range(count):
+        for b in range(k):
+            if ids[a] == members[b]:
+                return False
+    return True
+
+
+@kernel(parallel=True)
+def _take_two_groups(T, F, X, k, labels, g, s, comp, members, members_s, alive):
+    """The records members[:k] become group g and members_s[:k] group g + 1, in that order
+    (``_tree_take_members``), while the other thread removes both from the shell tree F."""
+    for j in prange(2):
+        if j == 0:
+            _tree_take_members(T, X, k, labels, g, s, comp, members, alive)
+            _tree_take_members(T, X, k, labels, g + 1, s, comp, members_s, alive)
+        else:
+            _delete_all(F, members, k)
+            _delete_all(F, members_s, k)
 
 
 @kernel(inline="always")
@@ -98,6 +131,54 @@ def _trees_take_group(T, F, X, q, k, labels, g, s, comp, members, dbuf, excl, al
     """_tree_take_group, the group also removed from the shell tree F."""
     _tree_take_group(T, X, q, k, labels, g, s, comp, members, dbuf, excl, alive)
     _delete_all(F, members, k)
+
+
+@kernel
+def _split_pair(T, F, X, radial, alive, c, r, k, labels, g, s, comp, bufs, likely, follows, split):
+    """Groups g (around r, the record farthest from the centroid c) and g + 1 (around the record
+    farthest from r), their queries on two threads (``split``; else one after the other); returns
+    the radial lists (tail, prefix). radial = (tail, prefix, anchors, work), as for
+    ``farthest_from_centroid``; bufs = (members, dbuf, members_s, dbuf_s, excl, found).
+
+    Two threads answer a pair's three queries in the time of two: while one finds r's k nearest,
+    the other finds s, the record farthest from r, then s's k nearest. If another pair
+    ``follows``, the first thread then finds the record farthest from the next pair's likely r
+    (the record farthest from c after r: the centroid barely moves), kept in ``likely``; when the
+    next pair's r is that record, its two k-nearest queries run at once. So two pairs cost about
+    three queries' time where one thread takes six.
+
+    Each answer is a query's over the records alive when it ran, a superset of those alive when
+    it is used: an answer that holds no record removed since is the answer over the records
+    alive (the k nearest by (distance, index) of a superset, all in the subset, are the subset's
+    k nearest in the same order; the farthest likewise), and one that does is asked again. The
+    labels are the one-thread kernel's, bit for bit."""
+    tail, prefix, anchors, work = radial
+    members, dbuf, members_s, dbuf_s, excl, found = bufs
+    xr = X[r].copy()
+    ready = split[0] >= 2  # members_s: the k nearest to found[0], asked with the pair
+    if ready and likely[0] == r and alive[likely[1]]:
+        found[0] = likely[1]
+        _two_nearest(T, X, xr, found[0], k, members, dbuf, members_s, dbuf_s, excl)
+        likely[0] = -1
+    elif ready:
+        b = -1
+        if follows:
+            b, tail, prefix = farthest_from_centroid(X, tail, prefix, anchors, work, alive, c, r)
+        _pair_ahead(T, F, X, xr, b, k, members, dbuf, members_s, dbuf_s, excl, found)
+        likely[0], likely[1] = b, found[1]
+    else:
+        kdtree.knn(T, xr, k, members, dbuf, excl, 0)
+        found[0] = kdtree.farthest(F, xr, excl, 0)[0]
+    if ready and _none_of(members, k, found[0:1], 1) and _none_of(members, k, members_s, k):
+        _take_two_groups(T, F, X, k, labels, g, s, comp, members, members_s, alive)
+    else:  # an answer holds a record of r's group (ties, few records left): asked again
+        _tree_take_members(T, X, k, labels, g, s, comp, members, alive)
+        _delete_all(F, members, k)
+        if not alive[found[0]]:
+            found[0] = kdtree.farthest(F, xr, excl, 0)[0]
+        xs = X[found[0]].copy()
+        _trees_take_group(T, F, X, xs, k, labels, g + 1, s, comp, members, dbuf, excl, alive)
+    return tail, prefix
 
 
 @kernel
@@ -124,10 +205,9 @@ def mdav_tree_kernel(X, k, classic, leaf_size, switch, budget, split):
 
     budget > 0: no pair of groups starts once this many cycles have passed since the call; the
     records not reached keep label −1 (``budget_cycles``; the caller groups them). split: as for
-    ``mdav_brute_kernel``, for the passes once brute force goes on; with the tree, the first
-    group's nearest-k query and the farthest-from-r query run at once on two threads
-    (``_nearest_and_farthest``), the other queries on one; both checked against one thread as they
-    go (``mdav_split._split_now``).
+    ``mdav_brute_kernel``, for the passes once brute force goes on; with the tree, the queries of
+    two pairs of groups at a time run on two threads (``_split_pair``), checked against one thread
+    as they go (``mdav_split._pair_split_now``).
     """
     stop_cycle = stop_cycle_after(budget)
     n, d = X.shape
@@ -148,9 +228,9 @@ def mdav_tree_kernel(X, k, classic, leaf_size, switch, budget, split):
     g = 0
     stop = 3 * k if classic else 2 * k
     tree_cycles, tree_pairs = 0, 0
-    guard = np.array(
-        [0.0, 0.0, 0.0, 1.0]
-    )  # the two queries at once against one thread (``_split_now``)
+    guard = np.array([1.0, 0.0, 0.0, 0.0, 0.0, 0.0])  # split pairs against one thread
+    bufs = (members, dbuf, np.empty(k, dtype=np.int64), np.empty(k), excl, np.zeros(2, np.int64))
+    likely = np.full(2, -1, dtype=np.int64)  # a record likely to be a next pair's r, its farthest
     brute_per_record = -1.0  # the last trial's cycles per pair and remaining record
     check = n - 2 * k * max(
         1, min(SWITCH_FIRST_PAIRS, n // (16 * k))
@@ -163,19 +243,32 @@ def mdav_tree_kernel(X, k, classic, leaf_size, switch, budget, split):
         if split is None:  # a condition on split alone, so that numba prunes the branch not taken
             _trees_take_group(T, F, X, xr, k, labels, g, s, comp, members, dbuf, excl, alive)
             r, _ = kdtree.farthest(F, xr, excl, 0)
+            _trees_take_group(
+                T, F, X, X[r].copy(), k, labels, g + 1, s, comp, members, dbuf, excl, alive
+            )
         else:
-            # the farthest from xr among the records before xr's group is removed is the same
-            # record unless it lies in the group (ties, few records left): then asked again
-            now, tic_pair = _split_now(split, guard), cycles()
-            r = _nearest_and_farthest(T, F, xr, k, members, dbuf, excl, m, now)
-            _split_timed(guard, cycles() - tic_pair, m)
-            _tree_take_members(T, X, k, labels, g, s, comp, members, alive)
-            _delete_all(F, members, k)
-            if not alive[r]:
-                r, _ = kdtree.farthest(F, xr, excl, 0)
-        _trees_take_group(
-            T, F, X, X[r].copy(), k, labels, g + 1, s, comp, members, dbuf, excl, alive
-        )
+            timed = m >= split[1]
+            now = split if timed and _pair_split_now(guard) else (1, split[1])
+            tail, prefix = _split_pair(
+                T,
+                F,
+                X,
+                (tail, prefix, anchors, work),
+                alive,
+                c,
+                r,
+                k,
+                labels,
+                g,
+                s,
+                comp,
+                bufs,
+                likely,
+                m - 2 * k >= stop,
+                now,
+            )
+            if timed:
+                _pair_timed(guard, cycles() - tic)
         g += 2
         m -= 2 * k
         toc = cycles()

@@ -47,15 +47,15 @@ MDAV_ALGORITHM = Param(
             choices=("classic", "icsm"),
         ),
         MDAV_ALGORITHM,
-        # one thread by default: at 10^6 Gaussian records (benchmarks/results/parallel_mdav.md)
-        # the split passes gave 1.22x forced on two idle cores and the probe's choice 0.84x
+        # the cores a probe finds idle by default: two threads where both are free, one where
+        # they are busy (benchmarks/results/parallel_mdav.md measures both)
         Param(
             "threads",
             "int",
-            1,
-            "threads for the brute-force distance passes from 100,000 records on (the same labels"
-            " on any number): 1 one thread throughout (the default), None the cores a 0.1 s probe"
-            " finds idle, n at most n",
+            None,
+            "threads for MDAV from 100,000 records on (the same labels on any number): None (the"
+            " default) the cores a 0.1 s probe finds idle, checked as the run goes; 1 one thread"
+            " throughout; n at most n",
             low=1,
             nullable=True,
         ),
@@ -74,11 +74,11 @@ def mdav(X, k, *, seed, deadline, progress, variant, algorithm, threads):
     (branch-and-bound nearest / farthest queries on a tree with deletions), 'auto' brute force up
     to 10,000 records (up to 5,000 in numpy on a first run, while compiling its kernel would cost
     far more than the run), else the tree handing over to brute force when that is measured cheaper
-    (``kernels.mdav_tree.mdav_tree_kernel``); all give the same labels. From 100,000 records the
-    brute-force passes over the records can run on the cores a short probe finds idle (``threads``:
-    None) or on n threads, split into ranges whose selections are merged (the same labels, bit for
-    bit); the default threads=1 keeps every pass on one thread (``kernels.mdav.mdav_labels``). With
-    a time
+    (``kernels.mdav_tree.mdav_tree_kernel``); all give the same labels. From 100,000 records MDAV
+    runs on the cores a short probe finds idle (``threads``: None, the default; n: at most n; 1:
+    one thread): the tree's queries of two pairs of groups at a time on two threads, the
+    brute-force passes split into ranges (the same labels, bit for bit;
+    ``kernels.mdav.mdav_labels``), checked against one thread as the run goes. With a time
     limit, the brute-force and tree kernels stop forming groups when it ends and the records not
     reached are grouped by median splits (``within_time``); the plain and numpy loops run to the
     end.
