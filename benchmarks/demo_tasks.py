@@ -3,10 +3,12 @@
 The demo runs its methods as tasks in worker processes (``microagg.demo.demo_tasks``). Here each
 task runs in a fresh process of its own, one after another in the order the demo starts them,
 all sharing one numba cache folder that is empty at the start (``NUMBA_CACHE_DIR``): a task
-loads what an earlier task compiled, as in the demo when the earlier task has finished. Per task:
-the process's wall seconds, the seconds numba spent compiling (``numba:compile`` events, any
-thread), the kernels compiled and the costliest ones (exclusive seconds: a kernel's own
-compilation, without the callees it compiled on the way), and the methods' reported seconds. At
+loads what an earlier task compiled, as in the demo when the earlier task has finished; the
+portfolio runs right after the tasks it waits for (it should compile nothing), the others after
+it. Per task: the process's wall and CPU seconds (CPU: less sensitive to the load), the seconds
+numba spent compiling (``numba:compile`` events, any thread), the kernels compiled and the
+costliest ones (exclusive seconds: a kernel's own compilation, without the callees it compiled
+on the way), and the methods' reported seconds. At
 the end: the package's kernels compiled for more than one signature (a second specialisation)
 and those compiled by more than one task (which the cache should have served). The tasks' sum
 over the machine's two cores is the least the demo can take from an empty cache.
@@ -22,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -96,20 +99,27 @@ def main() -> None:
             sys.executable,
             "-c",
             "import json; from microagg import demo, methods as r; "
-            "print(json.dumps(list(demo.demo_tasks(r.names())[0])))",
+            "tasks, needs = demo.demo_tasks(r.names()); "
+            "print(json.dumps([list(tasks), sorted(needs['portfolio'])]))",
         ],
         env=env,
         check=True,
         capture_output=True,
         text=True,
     )
-    order = json.loads(order.stdout)
-    order = [t for t in order if t != "portfolio"] + ["portfolio"] * ("portfolio" in order)
+    order, portfolio_needs = json.loads(order.stdout)
+    # the portfolio right after the tasks it waits for: it should compile nothing
+    order = (
+        [t for t in order if t in portfolio_needs]
+        + ["portfolio"] * ("portfolio" in order)
+        + [t for t in order if t not in portfolio_needs and t != "portfolio"]
+    )
     rows = []
     with tempfile.TemporaryDirectory(prefix="microagg-numba-cache-") as cache:
         env["NUMBA_CACHE_DIR"] = cache
         for task in order:
             before = os.getloadavg()[0]
+            cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.perf_counter()
             out = subprocess.run(
                 [sys.executable, os.path.abspath(__file__), "--child", task],
@@ -120,19 +130,32 @@ def main() -> None:
             if out.returncode:
                 print(out.stderr[-2000:], file=sys.stderr)
                 raise SystemExit(f"task {task} failed")
+            wall = time.perf_counter() - t0
+            cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
             row = json.loads(out.stdout.strip().splitlines()[-1])
             row.update(
-                process_seconds=round(time.perf_counter() - t0, 2),
+                process_seconds=round(wall, 2),
+                process_cpu_seconds=round(
+                    cpu_after.ru_utime + cpu_after.ru_stime - cpu.ru_utime - cpu.ru_stime,
+                    2,
+                ),
                 load_before=round(before, 2),
                 load_after=round(os.getloadavg()[0], 2),
             )
             rows.append(row)
-            print(task, row["process_seconds"], round(row["compile_seconds"], 1), flush=True)
+            print(
+                task,
+                row["process_seconds"],
+                row["process_cpu_seconds"],
+                round(row["compile_seconds"], 1),
+                flush=True,
+            )
     table = [
         [
             r["task"],
             ", ".join(r["methods"]),
             f"{r['process_seconds']:.1f}",
+            f"{r['process_cpu_seconds']:.1f}",
             f"{r['compile_seconds']:.1f}",
             len(r["compiled"]),
             ", ".join(
@@ -147,6 +170,7 @@ def main() -> None:
         for r in rows
     ]
     total = sum(r["process_seconds"] for r in rows)
+    total_cpu = sum(r["process_cpu_seconds"] for r in rows)
     signatures: dict = {}
     tasks_of: dict = {}
     for r in rows:
@@ -161,6 +185,7 @@ def main() -> None:
             "task",
             "methods",
             "process s",
+            "process CPU s",
             "compile s",
             "compilations",
             "costliest (s)",
@@ -171,7 +196,8 @@ def main() -> None:
         table,
     )
     md += (
-        f"\n\nSum of the tasks' processes: {total:.1f} s (over 2 cores: {total / 2:.1f} s)."
+        f"\n\nSum of the tasks' processes: {total:.1f} s (over 2 cores: {total / 2:.1f} s);"
+        f" of their CPU: {total_cpu:.1f} s."
         f" Tree: {env.get('PYTHONPATH', 'installed')}."
         f"\nPackage kernels compiled for more than one signature: {', '.join(twice) or 'none'}."
         f"\nPackage kernels compiled by more than one task: {', '.join(shared) or 'none'}.\n"

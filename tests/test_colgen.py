@@ -513,9 +513,16 @@ def _paper_greedy(X, pi, eta, thr):
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.integers(0, 10**6), st.integers(2, 6), st.integers(1, 4), st.booleans())
-def test_greedy_pricing_is_the_papers_greedy(seed, eta, d, dup):
-    # the KD-tree query chooses the node the paper's full scan chooses (duplicates: exact ties)
+@given(
+    st.integers(0, 10**6),
+    st.integers(2, 6),
+    st.integers(1, 4),
+    st.booleans(),
+    st.sampled_from([4, None]),
+)
+def test_greedy_pricing_is_the_papers_greedy(seed, eta, d, dup, leaf_size):
+    # the KD-tree query (or its scan, leaf_size None) chooses the node the paper's full scan
+    # chooses (duplicates: exact ties)
     rng = np.random.default_rng(seed)
     n = int(rng.integers(eta, 60))
     X = rng.normal(size=(n, d))
@@ -525,7 +532,7 @@ def test_greedy_pricing_is_the_papers_greedy(seed, eta, d, dup):
     pi = rng.gamma(1.0, float(rng.uniform(0.1, 3.0)), size=n) - float(rng.uniform(0, 0.5))
     thr = float(rng.uniform(-0.5, 0.5))
     cuts = (np.zeros(n + 1, np.int64), np.zeros(0, np.int64), np.zeros(0))
-    members, rcs = greedy_pricing(X, pi, eta, thr, *cuts)
+    members, rcs = greedy_pricing(X, pi, eta, thr, *cuts, 0, leaf_size)
     want = _paper_greedy(X, pi, eta, thr)
     assert [frozenset(m) for m in members] == [c for c, _ in want]
     assert np.allclose(rcs, [r for _, r in want])

@@ -27,11 +27,13 @@ _DEMO_TASK_OF_FAMILY = {
 _DEMO_TASK_OF_METHOD = {"vmdav": "column generation"}
 #: A task starts only once the tasks whose kernels its methods call have finished, so it loads
 #: those kernels from numba's on-disk cache instead of compiling them again: auto runs the other
-#: methods. (MDAV's kernels are not among them: on the demo's few records MDAV, the start of icsm,
-#: lsearch and mdav-mhm, and column generation's split of oversized groups run in numpy while the
-#: brute-force kernel is not compiled, ``kernels.mdav.NUMPY_MAX_N``; compiling it for them had
-#: cost 9 s.)
-_DEMO_TASK_NEEDS = {"portfolio": ("*",)}
+#: methods, those of the tasks holding ``_DEMO_TASK_NEEDS``'s methods (auto's members on
+#: multivariate data, ``methods.auto``; the compile-only tasks, for its column-generation lane),
+#: so the univariate methods, which it does not run, can fill the other core beside it. (MDAV's
+#: kernels are not among them: on the demo's few records MDAV, the start of icsm, lsearch and
+#: mdav-mhm, and column generation's split of oversized groups run in numpy while the brute-force
+#: kernel is not compiled, ``kernels.mdav.NUMPY_MAX_N``; compiling it for them had cost 9 s.)
+_DEMO_TASK_NEEDS = {"portfolio": ("auto's members",)}
 #: Tasks that show no row: they compile kernels ahead (``kernels.jit.compile_ahead``) that only
 #: auto reaches. Column generation's exact pricing (``kernels.pricing_bnb.bnb_pricing``, a third
 #: of column generation's compilation) and its subset-row cuts
@@ -46,18 +48,18 @@ _DEMO_COMPILE_TASKS = {
     )
 }
 #: The order tasks start in (unknown tasks first). From an empty cache, compilation is nearly all
-#: of the demo's time, so the order balances the two cores (measured: benchmarks/demo_tasks.py):
-#: column generation, the longest, first, and beside it what only auto reaches; then the tsp
-#: task before local-search, so that local-search finds in the cache the k-d tree kernels which
-#: column generation compiles in its first seconds, instead of compiling them at the same time;
-#: the small tasks fill the cores' ends; the portfolio last.
+#: of the demo's time, so the order balances the two cores, the longest first (measured:
+#: benchmarks/demo_tasks.py): local-search on one core; column generation, then what only auto
+#: reaches, on the other; the small tasks fill the cores' ends; the portfolio last. (The k-d
+#: trees the local search and column generation once shared are not compiled for the demo's
+#: records: ``kernels.jit.tree_leaf_size``.)
 _DEMO_TASK_COST = (
+    "local-search",
     "column generation",
     "exact pricing",
     "tsp",
-    "local-search",
-    "hierarchical",
     "fixed-size",
+    "hierarchical",
     "univariate",
     "mdav",
     "portfolio",
@@ -202,25 +204,44 @@ def demo_tasks(names) -> dict:
         task = _DEMO_TASK_OF_METHOD.get(name) or _DEMO_TASK_OF_FAMILY.get(family, family)
         tasks.setdefault(task, []).append(name)
     tasks.update({task: [] for task in _DEMO_COMPILE_TASKS})
+    members = _auto_members()
     needs = {}
     for task in tasks:
         wanted = _DEMO_TASK_NEEDS.get(task, ())
-        needs[task] = {t for t in tasks if t != task and ("*" in wanted or t in wanted)}
+        needs[task] = {
+            t
+            for t in tasks
+            if t != task
+            and (
+                t in wanted
+                or "auto's members" in wanted
+                and (t in _DEMO_COMPILE_TASKS or members.intersection(tasks[t]))
+            )
+        }
     cost = {t: _DEMO_TASK_COST.index(t) if t in _DEMO_TASK_COST else -1 for t in tasks}
     order = sorted(tasks, key=lambda t: (cost[t], t))
     return {t: tasks[t] for t in order}, needs
 
 
+def _auto_members() -> set:
+    """The methods auto may run on multivariate data (``methods.auto``): its default members, the
+    local searches and column generation."""
+    from .methods.auto import DEFAULT_PORTFOLIO
+    from .methods.auto_members import LOCAL_SEARCHES, SECOND_START
+
+    return {*DEFAULT_PORTFOLIO, *LOCAL_SEARCHES, SECOND_START, "colgen"}
+
+
 def run_demo_tasks(tasks: dict, needs: dict, run, workers: int, events=None) -> list:
     """Run ``run(task, task_methods)`` for every task on ``workers`` processes, each task once the
-    tasks in needs[task] are done; a task that others name in _DEMO_TASK_NEEDS starts first,
-    then the heaviest first (the order of ``tasks``). ``events``: a multiprocessing queue that
+    tasks in needs[task] are done; a task that others wait for starts first, then the heaviest
+    first (the order of ``tasks``). ``events``: a multiprocessing queue that
     hears each method's start, compilation and end (``_tell``). Returns the rows of all tasks."""
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     global _EVENTS
 
-    unblocks = {t: sum(t in _DEMO_TASK_NEEDS.get(u, ()) for u in tasks) for t in tasks}
+    unblocks = {t: sum(t in needs[u] for u in tasks) for t in tasks}
     pending = sorted(tasks, key=lambda t: -unblocks[t])  # stable: keeps the cost order
     done: set = set()
     rows: list = []

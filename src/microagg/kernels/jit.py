@@ -31,6 +31,7 @@ __all__ = [
     "planned_records",
     "planning",
     "compile_ahead",
+    "tree_leaf_size",
 ]
 
 CACHE = os.environ.get("MICROAGG_NUMBA_CACHE", "1").strip() != "0"
@@ -92,6 +93,14 @@ def planning(records: int):
 def planned_records(n: int) -> int:
     """The number of records to choose a kernel for: n, or more inside ``planning``."""
     return max(int(n), _PLANNED.get())
+
+
+def tree_leaf_size(n: int, leaf_size: int, scan_max_n: int) -> int | None:
+    """A KD-tree's leaf size for a kernel on ``n`` records (planned, ``planned_records``), or None
+    up to ``scan_max_n``: the kernel then scans the records instead (the tree's queries return
+    exactly what the scan in record order returns), and numba prunes the tree's branches, so the
+    tree's kernels are not compiled for small data (``microagg demo``'s first run)."""
+    return leaf_size if planned_records(n) > scan_max_n else None
 
 
 def compile_ahead(dispatcher, signature: tuple) -> None:

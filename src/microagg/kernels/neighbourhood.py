@@ -33,6 +33,9 @@ EXCHANGE = 1
 DISSOLVE_STEP = (
     2  # one record of a dissolved group joining a neighbour (the group is below k meanwhile)
 )
+#: up to this many records group_tour scans the unvisited groups' centroids instead of a tree (the
+#: scan is the faster there: benchmarks/results/scan_or_tree.md)
+TOUR_SCAN_MAX_N = 5_000
 
 
 @kernel
@@ -241,14 +244,15 @@ def sweep(
 
 
 @kernel
-def group_tour(X, sizes, sums, slots, nbr, first, leaf_size):
+def group_tour(X, sizes, sums, slots, nbr, first, leaf_size=None):
     """Records as a path through the groups (ICSM Algorithm 2's tour, in O(n·K·k·d + g·log g)):
     start at group ``first``; walk each group nearest point next from its entry record; the next
     group is the unvisited neighbour group (nbr) holding the record nearest to the last record
     placed, entered there; when every neighbour is visited, the unvisited group whose centroid
     is nearest to that record (a KD-tree over the centroids, with deletions). Every group is
     consecutive on the path, so the optimal cut of the path (Tour2Assignment) is never worse
-    than the partition it came from."""
+    than the partition it came from. ``leaf_size`` None (``jit.tree_leaf_size``: small data): the
+    nearest unvisited centroid by a scan (the tree query's group), and no tree compiled."""
     n, d = X.shape
     g = sizes.shape[0]
     alive = np.flatnonzero(sizes > 0)
@@ -259,7 +263,8 @@ def group_tour(X, sizes, sums, slots, nbr, first, leaf_size):
     row_of = np.full(g, -1, dtype=np.int64)
     for r in range(alive.shape[0]):
         row_of[alive[r]] = r
-    T = build(cent, leaf_size)
+    if leaf_size is not None:
+        T = build(cent, leaf_size)
     visited = np.zeros(g, dtype=np.bool_)
     tour = np.empty(n, dtype=np.int64)
     out_idx = np.empty(1, dtype=np.int64)
@@ -271,7 +276,8 @@ def group_tour(X, sizes, sums, slots, nbr, first, leaf_size):
     at = 0
     while True:
         visited[p] = True
-        delete(T, row_of[p])
+        if leaf_size is not None:
+            delete(T, row_of[p])
         cur = entry
         tour[at] = cur
         at += 1
@@ -289,8 +295,16 @@ def group_tour(X, sizes, sums, slots, nbr, first, leaf_size):
                 if v < bd:
                     bq, bj, bd = q, slots[q, a], v
         if bq < 0:
-            knn(T, X[cur], 1, out_idx, out_d, excl, 0)
-            bq = alive[out_idx[0]]
+            if leaf_size is not None:
+                knn(T, X[cur], 1, out_idx, out_d, excl, 0)
+                bq = alive[out_idx[0]]
+            else:  # the tree's query by a scan in row order: the same (distance, row)
+                nearest = np.inf
+                for r in range(alive.shape[0]):
+                    if not visited[alive[r]]:
+                        v = sqdist(cent[r], X[cur])
+                        if v < nearest:
+                            nearest, bq = v, alive[r]
             for a in range(sizes[bq]):
                 v = sqdist(X[slots[bq, a]], X[cur])
                 if v < bd:

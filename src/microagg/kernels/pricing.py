@@ -32,9 +32,13 @@ from . import kdtree
 from .cycles import past, stop_cycle_after
 from .jit import kernel
 from .kbest import k_smallest, sort_small
+from .nearest import sqdist
 
 #: leaf size of the KD-tree of greedy_pricing
 GREEDY_LEAF = 32  # as mdav's LEAF_SIZE; 16 was slower, 64–128 no faster (eia, k = 10)
+#: up to this many records greedy_pricing scans instead of querying its KD-tree (the scan is the
+#: faster there: benchmarks/results/scan_or_tree.md)
+GREEDY_SCAN_MAX_N = 5_000
 
 
 @kernel
@@ -117,7 +121,26 @@ def _cluster_rc(X, pi, members, size):
 
 
 @kernel
-def greedy_pricing(X, pi, eta, thr, cptr, ccut, cpen, budget=0):
+def _nearest_weighted_scan(X, q, lam, w, free, members, size):
+    """``kdtree.nearest_weighted`` by a scan in record order: the free record, not in
+    members[1:size], minimising ‖x_i − q‖² − lam·w[i] (ties: the lowest index); -1 when none."""
+    best_i, best_v = -1, np.inf
+    for i in range(X.shape[0]):
+        if free[i]:
+            val = sqdist(X[i], q) - lam * w[i]
+            if val < best_v:
+                taken = False
+                for a in range(1, size):
+                    if members[a] == i:
+                        taken = True
+                        break
+                if not taken:
+                    best_i, best_v = i, val
+    return best_i
+
+
+@kernel
+def greedy_pricing(X, pi, eta, thr, cptr, ccut, cpen, budget=0, leaf_size=None):
     """The paper's SolveHeuristicPricing (Section 5.1): disjoint clusters of size eta.
 
     Nodes in descending order of π; a cluster starts at the first unassigned node and grows
@@ -131,13 +154,15 @@ def greedy_pricing(X, pi, eta, thr, cptr, ccut, cpen, budget=0):
     query in a KD-tree over U (kdtree.nearest_weighted), nodes leaving U deleted from it. The
     choice is the paper's up to rounding in near-ties (its sums are formed differently).
     ``budget``: cycles (``cycles.budget_cycles``; 0: none) after which no cluster starts (a
-    heuristic may stop anywhere: the clusters found so far are returned).
+    heuristic may stop anywhere: the clusters found so far are returned). ``leaf_size`` None
+    (``jit.tree_leaf_size``: small data): the same query by a scan, and no tree compiled.
     """
     stop = stop_cycle_after(budget)
     n, d = X.shape
     order = np.argsort(-pi, kind="mergesort")
-    tree = kdtree.build(X, GREEDY_LEAF)
-    wmax = kdtree.node_max(tree, pi)
+    if leaf_size is not None:
+        tree = kdtree.build(X, leaf_size)
+        wmax = kdtree.node_max(tree, pi)
     out = np.empty((n // eta + 1, eta), dtype=np.int64)
     rcs = np.empty(n // eta + 1)
     found = 0
@@ -153,7 +178,8 @@ def greedy_pricing(X, pi, eta, thr, cptr, ccut, cpen, budget=0):
         if not unassigned[v]:
             continue
         unassigned[v] = False
-        kdtree.delete(tree, v)
+        if leaf_size is not None:
+            kdtree.delete(tree, v)
         left -= 1
         members[0] = v
         for t in range(d):
@@ -163,9 +189,13 @@ def greedy_pricing(X, pi, eta, thr, cptr, ccut, cpen, budget=0):
             for t in range(d):
                 centre[t] = total[t] / size
             # members[1:size] are still in the tree (unassigned): excluded from the query
-            best, _ = kdtree.nearest_weighted(
-                tree, centre, eta / (size * (eta - 1.0)), pi, wmax, members[1:size], size - 1
-            )
+            lam = eta / (size * (eta - 1.0))
+            if leaf_size is not None:
+                best, _ = kdtree.nearest_weighted(
+                    tree, centre, lam, pi, wmax, members[1:size], size - 1
+                )
+            else:
+                best = _nearest_weighted_scan(X, centre, lam, pi, unassigned, members, size)
             if best < 0:
                 break
             members[size] = best
@@ -178,7 +208,8 @@ def greedy_pricing(X, pi, eta, thr, cptr, ccut, cpen, budget=0):
         if rc < thr:
             for q in range(1, eta):
                 unassigned[members[q]] = False
-                kdtree.delete(tree, members[q])
+                if leaf_size is not None:
+                    kdtree.delete(tree, members[q])
                 left -= 1
             for q in range(eta):
                 out[found, q] = members[q]

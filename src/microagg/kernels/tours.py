@@ -11,6 +11,9 @@ from .jit import kernel
 from .nearest import mean_rows, sqdist
 
 TOUR_LEAF_SIZE = 32  # records per leaf of the tree over the unvisited groups' records (as MDAV's)
+#: up to this many records groups_tour scans the unplaced records instead of querying a tree: as
+#: fast up to here, slower beyond (benchmarks/results/scan_or_tree.md)
+TOUR_SCAN_MAX_N = 1_500
 
 
 @kernel
@@ -68,7 +71,7 @@ def walk_group(X, members, cur, placed, tour, at):
 
 
 @kernel
-def groups_tour(X, labels, g, formation_order):
+def groups_tour(X, labels, g, formation_order, leaf_size=None):
     """A tour visiting the groups one after another, each group's records consecutively.
 
     ICSM §4.2 (MDAV-MHM style): start with the group holding the record farthest from the
@@ -79,7 +82,8 @@ def groups_tour(X, labels, g, formation_order):
     index as a scan in index order. formation_order=True visits groups 0, 1, 2, ... instead
     (MDAV's formation order), entering each at its record nearest to the last one placed.
     O(n log n) tree building and queries on data of low intrinsic dimension (O(n·g·d) at worst),
-    O(n·k·d) inside the groups, O(n·d) memory.
+    O(n·k·d) inside the groups, O(n·d) memory. ``leaf_size`` None (``jit.tree_leaf_size``: small
+    data): the same nearest record by a scan of the unplaced ones, and no tree compiled.
     """
     n, d = X.shape
     sizes, cent, start, members = group_stats(X, labels, g)
@@ -99,7 +103,8 @@ def groups_tour(X, labels, g, formation_order):
             v = sqdist(X[i], mean)
             if v > best:
                 best, entry = v, i
-    T = kdtree.build(X if not formation_order else X[:0], TOUR_LEAF_SIZE)
+    if leaf_size is not None:
+        T = kdtree.build(X if not formation_order else X[:0], leaf_size)
     near = np.empty(1, dtype=np.int64)
     near_d = np.empty(1)
     excl = np.empty(1, dtype=np.int64)
@@ -121,10 +126,16 @@ def groups_tour(X, labels, g, formation_order):
                 v = sqdist(X[j], X[cur])
                 if v < bd:
                     bd, bj = v, j
-        else:
+        elif leaf_size is not None:
             for a in range(start[p], start[p + 1]):
                 kdtree.delete(T, members[a])
             kdtree.knn(T, X[cur], 1, near, near_d, excl, 0)
             bj = near[0]
+        else:  # the placed records are those of the visited groups
+            for j in range(n):
+                if not placed[j]:
+                    v = sqdist(X[j], X[cur])
+                    if v < bd:
+                        bd, bj = v, j
         entry = bj
     return tour

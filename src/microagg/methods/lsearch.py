@@ -93,11 +93,13 @@ def _record_knn(X, K, deadline=None):
 def tour_regroup(X, k, sizes, sums, slots, nbr, first):
     """(SSE, labels): the partition's groups strung into a path (``group_tour``) and the path cut
     optimally into groups of k..2k−1 (Tour2Assignment, ICSM Algorithm 5, path version)."""
+    from ..kernels.jit import tree_leaf_size
     from ..kernels.mdav import LEAF_SIZE
-    from ..kernels.neighbourhood import group_tour
+    from ..kernels.neighbourhood import TOUR_SCAN_MAX_N, group_tour
     from ..kernels.segments import optimal_path_labels
 
-    tour = group_tour(X, sizes, sums, slots, nbr, first, LEAF_SIZE)
+    leaf_size = tree_leaf_size(len(X), LEAF_SIZE, TOUR_SCAN_MAX_N)
+    tour = group_tour(X, sizes, sums, slots, nbr, first, leaf_size)
     cost, by_position = optimal_path_labels(X[tour], k)
     out = np.empty(len(X), dtype=np.int64)
     out[tour] = by_position

@@ -31,13 +31,15 @@ def regroup(
     """ICSM Algorithm 2 lines 5–6: the assignment as a tour (each group's records consecutive,
     groups visited nearest point next), then Tour2Assignment. Every group of k..2k−1 records
     stays a feasible segment, so the SSE never increases."""
-    from ..kernels.tours import groups_tour
+    from ..kernels.jit import tree_leaf_size
+    from ..kernels.tours import TOUR_LEAF_SIZE, TOUR_SCAN_MAX_N, groups_tour
 
     # drop empty groups (a perturbed assignment may have some), keeping the label order
     _, labels = np.unique(np.asarray(labels, dtype=np.int64), return_inverse=True)
     labels = labels.ravel().astype(np.int64)
     g = int(labels.max()) + 1
-    tour = groups_tour(X, labels, g, formation_order)
+    leaf_size = tree_leaf_size(len(X), TOUR_LEAF_SIZE, TOUR_SCAN_MAX_N)
+    tour = groups_tour(X, labels, g, formation_order, leaf_size)
     return cut_tour(X, tour, k)
 
 

@@ -20,7 +20,14 @@ from scipy.spatial import cKDTree
 
 from ...deadline import Deadline
 from ...kernels.cycles import budget_cycles
-from ...kernels.pricing import alternating_pricing, enumeration_pricing, greedy_pricing
+from ...kernels.jit import tree_leaf_size
+from ...kernels.pricing import (
+    GREEDY_LEAF,
+    GREEDY_SCAN_MAX_N,
+    alternating_pricing,
+    enumeration_pricing,
+    greedy_pricing,
+)
 from ...kernels.pricing_bnb import bnb_pricing
 from .master import new_highs, set_time_limit
 
@@ -158,6 +165,7 @@ class Pricer:
         self.max_attempts = 8
         self.node_rate = 20_000.0  # first guess (nodes per second); measured on every slice
         self.tree = cKDTree(X) if exact_pricing == "bnb" else None
+        self.greedy_leaf = tree_leaf_size(self.n, GREEDY_LEAF, GREEDY_SCAN_MAX_N)
         self.knn_sum = knn_sums(X, 2 * k - 2)
         self.set_cuts(np.zeros(self.n + 1, np.int64), np.zeros(0, np.int64), np.zeros(0))
 
@@ -182,7 +190,7 @@ class Pricer:
             if eta > self.n or self.time_left() <= 0:
                 break
             cut_at = budget_cycles(self.deadline.seconds())  # no cluster starts past the time limit
-            m, r = greedy_pricing(self.X, pi, eta, thr, *self.cuts, cut_at)
+            m, r = greedy_pricing(self.X, pi, eta, thr, *self.cuts, cut_at, self.greedy_leaf)
             cols += list(m)
             rcs += list(r)
             for lo in range(0, len(starts), chunk):
