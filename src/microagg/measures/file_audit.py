@@ -322,6 +322,7 @@ class FileAudit(Comparison):
                 max_fit=RMD_MAX_FIT,
                 distances=self.cache.get(key),
                 published_rows=self.published_rows,
+                sd=self.sample_sds[0],
             )
             self.cache[key] = out.rmd
             return out

@@ -70,7 +70,7 @@ def interval_disclosure_risk(X, Xp, p: float = 10.0) -> float:
     return inside / (n * d)
 
 
-def sdid_risk(X, Xp, k: float = 0.05) -> float:
+def sdid_risk(X, Xp, k: float = 0.05, sd=None) -> float:
     """Standard-deviation interval disclosure (SDID) as sdcMicro's ``dRisk``: share (0..1) of
     records at risk.
 
@@ -81,7 +81,7 @@ def sdid_risk(X, Xp, k: float = 0.05) -> float:
     risk when ALL its original values lie inside their intervals (bounds included). This is
     sdcMicro's rule since its 2020 fix (``rowSums(x < mi | x > ma) == 0``); before, a record was
     counted at risk while at most one value fell outside. Checked against sdcMicro 5.8.1's own
-    code by benchmarks/sdcmicro_parity.py (to 1e-9).
+    code by benchmarks/sdcmicro_parity.py (to 1e-9). ``sd``: s' when computed already.
     """
     X, Xp = finite_pairs(X, Xp)
     n = len(X)
@@ -89,7 +89,10 @@ def sdid_risk(X, Xp, k: float = 0.05) -> float:
         return 0.0
     if not (isinstance(k, numbers.Real) and k >= 0):
         raise ValueError(f"k must be a number >= 0, got {k!r}")
-    s = Xp.std(axis=0, ddof=1) if n > 1 else np.full(X.shape[1], np.nan)
+    if sd is not None:
+        s = np.asarray(sd, dtype=np.float64)
+    else:
+        s = Xp.std(axis=0, ddof=1) if n > 1 else np.full(X.shape[1], np.nan)
     outside = (X < Xp - k * s) | (X > Xp + k * s)  # NaN bounds (n = 1): never outside, as R's na.rm
     return float(np.count_nonzero(~outside.any(axis=1))) / n
 
