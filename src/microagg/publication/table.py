@@ -38,10 +38,11 @@ class _ReadBack:
 
     def __init__(self, table, keys, read_options, written=None):
         from .. import io
+        from ..measures.records import blank_as_missing
 
         self.table, self.read_options = table, read_options
         # an empty CSV field is a missing value: after local suppression it matches any value
-        self.keys = io.key_view(table, keys, written).replace("", None)
+        self.keys = blank_as_missing(io.key_view(table, keys, written))
         self.reader = io.reader_name(table)
 
 
@@ -187,8 +188,8 @@ def _write_all(
 
     def check(tmp, fmt, written):
         back = _read_back(tmp, fmt, table, targets.output, keys, written)
-        _verify(back, table, res, targets.output)
-        res.audit = res.audit.with_figures(_written_audit(table, back, res, run, order))
+        found = _verify(back, table, res, targets.output)
+        res.audit = res.audit.with_figures(_written_audit(table, back, res, run, order, found))
         published = _published_file(targets, back, res, table, order)
         box["published"] = published
         if published.other_sheets:
@@ -258,10 +259,11 @@ def _read_back(tmp, fmt, table, out: Path, keys, written=None) -> _ReadBack:
     return back
 
 
-def _verify(back: _ReadBack, table, res, out: Path) -> None:
+def _verify(back: _ReadBack, table, res, out: Path):
     """Every combination of the QIs and strata occurs at least k times as the reader groups them
     (a method that groups each variable on its own is not k-anonymous on the combination by
-    design: its summary says so, and the audit counts the records)."""
+    design: its summary says so, and the audit counts the records). Returns the frequencies
+    counted (the audit's, when the key variables are these)."""
     from ..measures.records import key_frequencies
 
     guaranteed = list(dict.fromkeys([*res.audit_roles.columns, *res.audit_roles.strata]))
@@ -273,13 +275,15 @@ def _verify(back: _ReadBack, table, res, out: Path) -> None:
             f"occurring fewer than {res.k} times (values the reader tells apart that the run took "
             "as one, such as '1' and '1.0' in a stratum column); nothing was written"
         )
+    return found
 
 
-def _written_audit(table, back: _ReadBack, res, run, order):
+def _written_audit(table, back: _ReadBack, res, run, order, found=None):
     """The audit of the written file read back (``measures.audit_files``), on the original as read:
     exactly what ``microagg evaluate`` computes from the two files and the manifest. A shuffled
     file's records are put back in the input's order (by the permutation, held in memory only)
-    for the measures that pair records; every other figure is the file's as it is."""
+    for the measures that pair records; every other figure is the file's as it is. ``found``: the
+    read-back check's key frequencies (counted once)."""
     import numpy as np
 
     from .. import io
@@ -298,6 +302,7 @@ def _written_audit(table, back: _ReadBack, res, run, order):
         seed=run.seed,
         read_back=back.reader,
         cache=cache,
+        frequencies=found,
     )
     if order is None:
         return as_written
