@@ -4,6 +4,8 @@ a shortcut must not apply (two texts read as one value, a suppressed key, declar
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -144,3 +146,40 @@ def test_the_shared_scales_and_correlations_give_the_functions_own_figures(seed,
     assert np.array_equal(shared.rmd, own.rmd)
     assert np.array_equal(shared.at_risk1, own.at_risk1)
     assert np.array_equal(shared.at_risk2, own.at_risk2)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"columns": ["expend", "income", "savings"]},
+        {"columns": ["expend", "income", "roof"], "strata": ["urbrur"]},
+        {"columns": ["expend", "income"], "keys": ["sex"]},
+    ],
+)
+def test_protects_audit_with_the_runs_embedding_and_the_checks_counts_is_a_fresh_one(
+    tmp_path, options
+):
+    """protect audits its file with the run's embedding of the original and the read-back
+    check's key counts: the figures a fresh audit of the file read back gives (``evaluate``)."""
+    import warnings
+
+    import microagg
+    from microagg import io
+    from microagg.datasets import __file__ as datasets
+
+    source = tmp_path / "survey.csv"
+    source.write_bytes((Path(datasets).parent / "testdata.csv").read_bytes())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the code-list columns' notice
+        res = microagg.protect(source, tmp_path / "out.csv", k=3, seed=0, **options)
+    roles = res.audit_roles
+    back = io.read(tmp_path / "out.csv")
+    fresh = audit_files(
+        io.read(source).frame,
+        io.published_view(back),
+        roles,
+        grouped=blank_as_missing(io.key_view(back, roles.key_variables)),
+        seed=0,
+    )
+    for group in ("utility", "risk"):
+        assert res.audit.group(group) == fresh.group(group)
