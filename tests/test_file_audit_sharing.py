@@ -183,3 +183,36 @@ def test_protects_audit_with_the_runs_embedding_and_the_checks_counts_is_a_fresh
     )
     for group in ("utility", "risk"):
         assert res.audit.group(group) == fresh.group(group)
+
+
+def _inside_by_sorting_every_value(x, xp, m):
+    """The rank-interval count by sorting the n values (the former computation)."""
+    n = len(xp)
+    order = np.argsort(xp)
+    ordered = xp[order]
+    same = (ordered[1:] == ordered[:-1]) | (np.isnan(ordered[1:]) & np.isnan(ordered[:-1]))
+    new_run = np.concatenate(([True], ~same))
+    starts = np.flatnonzero(new_run)
+    ends = np.append(starts[1:], n) - 1
+    lo = ordered[np.maximum(starts - m, 0)]
+    hi = ordered[np.minimum(ends + m, n - 1)]
+    run = np.cumsum(new_run) - 1
+    x = x[order]
+    return int(np.count_nonzero((x >= lo[run]) & (x <= hi[run])))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    values=st.lists(
+        st.sampled_from([0.0, -0.0, 1.0, 2.5, -3.0, np.nan, 7.0, 1e300]), min_size=1, max_size=60
+    ),
+    seed=st.integers(0, 1000),
+    p=st.sampled_from([0.0, 5.0, 10.0, 50.0, 100.0]),
+)
+def test_rank_intervals_on_distinct_values_count_as_sorting_every_value(values, seed, p):
+    from microagg.measures.risk.intervals import _inside_rank_intervals
+
+    xp = np.array(values)
+    x = xp + np.random.default_rng(seed).normal(size=len(xp))
+    m = int(np.floor(p * len(xp) / 100.0))
+    assert _inside_rank_intervals(x, xp, m) == _inside_by_sorting_every_value(x, xp, m)
