@@ -242,6 +242,10 @@ class FileAudit(Comparison):
     @cached_property
     def scaled(self) -> tuple[np.ndarray, np.ndarray]:
         emb = self.embedding
+        if not emb.categorical_columns and list(emb.numeric_columns) == list(self.roles.continuous):
+            # every QI continuous, in this order: the embedding of the published values is their
+            # z-scores (``Embedding.embed``), and ``Xp`` holds those values already
+            return emb.matrix, np.ascontiguousarray(emb.scaler.transform(self.Xp))
         return emb.matrix, emb.embed(*emb.values_of(self.published_frame))
 
     # --- disclosure ------------------------------------------------------------------------------
