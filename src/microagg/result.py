@@ -141,8 +141,9 @@ class PendingAudit:
     ``pipeline.audit`` needs (the original, the published data in the input's order, the roles,
     the run's embedding); ``compute`` returns the file audit."""
 
-    def __init__(self, compute, *args):
+    def __init__(self, compute, *args, embedding=None):
         self._compute, self._args = compute, args
+        self.embedding = embedding  # the run's embedding of the original (seeds a file audit's)
 
     def compute(self):
         return self._compute(*self._args)

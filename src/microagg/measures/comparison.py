@@ -24,12 +24,13 @@ from .risk.intervals import interval_disclosure_risk
 from .utility import (
     categorical_report,
     correlation_discrepancy,
+    correlations,
     covariance_figures,
     eigen_sdcmicro,
     eigenvalue_figure,
     first_pc,
     il1s,
-    il1s_per_value,
+    sample_sd,
     smallest_group,
     standardised_covariance,
     weight_change,
@@ -75,6 +76,26 @@ class Comparison:
     def first_pcs(self) -> tuple[tuple, tuple]:
         """The first principal component (loadings, share) of each file, standardised on its own."""
         return first_pc(self.covariances[0]), first_pc(standardised_covariance(self.Xp))
+
+    @cached_property
+    def sample_sds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each file's sample standard deviations (IL1s, sdcMicro's eigen, SDID)."""
+        return sample_sd(self.X), sample_sd(self.Xp)
+
+    @cached_property
+    def correlations(self) -> tuple[np.ndarray, np.ndarray]:
+        """Both files' correlation matrices (Δr and sdcMicro's eigen)."""
+        return correlations(self.X, self.Xp)
+
+    @cached_property
+    def correlation_discrepancy(self) -> tuple[float, float]:
+        """Δr's mean and standard deviation."""
+        return correlation_discrepancy(self.X, self.Xp, self.correlations)
+
+    @cached_property
+    def il1s(self) -> float:
+        """IL1s's sum (its figure, and its value per value)."""
+        return il1s(self.X, self.Xp, self.sample_sds[0])
 
     @cached_property
     def published_rows(self) -> np.ndarray:
@@ -136,7 +157,7 @@ def _information_loss(inputs):
 def _il1s(c: Comparison):
     if not c.X.shape[1]:  # no continuous QI column
         return None
-    return il1s(c.X, c.Xp)
+    return c.il1s
 
 
 @measure(
@@ -150,7 +171,7 @@ def _il1s(c: Comparison):
 def _il1s_per_value(c: Comparison):
     if not c.X.shape[1]:  # no continuous QI column
         return None
-    return il1s_per_value(c.X, c.Xp)
+    return c.il1s / c.X.size if c.X.size else 0.0  # utility.il1s_per_value
 
 
 @measure(
@@ -163,7 +184,7 @@ def _il1s_per_value(c: Comparison):
 def _delta_r_mean(c: Comparison):
     if not c.X.shape[1]:  # no continuous QI column
         return None
-    return correlation_discrepancy(c.X, c.Xp)[0]
+    return c.correlation_discrepancy[0]
 
 
 @measure(
@@ -176,7 +197,7 @@ def _delta_r_mean(c: Comparison):
 def _delta_r_std(c: Comparison):
     if not c.X.shape[1]:  # no continuous QI column
         return None
-    return correlation_discrepancy(c.X, c.Xp)[1]
+    return c.correlation_discrepancy[1]
 
 
 @measure(
@@ -228,7 +249,7 @@ def _eigen(c: Comparison):
 def _eigen_sdcmicro(c: Comparison):
     if not c.X.shape[1]:  # no continuous QI column
         return None
-    return eigen_sdcmicro(c.X, c.Xp)
+    return eigen_sdcmicro(c.X, c.Xp, c.correlations, c.sample_sds)
 
 
 @measure(

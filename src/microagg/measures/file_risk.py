@@ -199,7 +199,7 @@ def _ld_records_entropy(c):
 def _sdid(c):
     if not isinstance(c, FileAudit) or not c.X.shape[1]:
         return None
-    return sdid_risk(c.X, c.Xp)
+    return sdid_risk(c.X, c.Xp, sd=c.sample_sds[1])
 
 
 @measure(

@@ -36,6 +36,7 @@ __all__ = [
     "distinct_records",
     "KeyFrequencies",
     "key_frequencies",
+    "blank_as_missing",
     "key_codes",
     "wildcard_frequencies",
 ]
@@ -206,6 +207,23 @@ def key_frequencies(frame, keys, k: int, *, missing: str = "value") -> KeyFreque
     else:  # no missing key value: the wildcard changes nothing
         fk = np.bincount(combination)[combination].astype(np.int64)
     return KeyFrequencies(tuple(keys), int(k), combination, fk)
+
+
+def blank_as_missing(frame):
+    """A CSV's key texts with every empty field a missing value (``frame.replace("", None)``: a
+    suppressed key matches any value), the frame itself when no column can hold an empty text
+    (numbers; categories without ""): replacing in a frame of 10^6 categories costs 0.1 s."""
+    import pandas as pd
+
+    def may_hold_blank(column) -> bool:
+        dtype = column.dtype
+        if isinstance(dtype, pd.CategoricalDtype):
+            return "" in dtype.categories
+        return pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype)
+
+    if any(may_hold_blank(frame[c]) for c in frame.columns):
+        return frame.replace("", None)
+    return frame
 
 
 def key_codes(frame, keys) -> np.ndarray:

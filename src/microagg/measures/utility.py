@@ -42,22 +42,30 @@ def information_loss(X, labels, standardize: bool = True) -> float:
     return il_percent(sse(Z, labels), sst(Z))
 
 
-def _correlation(X: np.ndarray) -> np.ndarray:
-    with np.errstate(invalid="ignore", divide="ignore"):
-        R = np.corrcoef(X, rowvar=False)
+def _nan_as_zero(R: np.ndarray) -> np.ndarray:
+    """A correlation matrix with the undefined entries (a constant column's) as 0."""
     return np.atleast_2d(np.nan_to_num(R, nan=0.0))
 
 
-def correlation_discrepancy(X, Xp) -> tuple[float, float]:
+def correlations(X: np.ndarray, Xp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The correlation matrices (``np.corrcoef``, NaN where a column is constant) of both files,
+    which Δr and sdcMicro's eigen share (one pass over each file instead of three)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.corrcoef(X, rowvar=False), np.corrcoef(Xp, rowvar=False)
+
+
+def correlation_discrepancy(X, Xp, known=None) -> tuple[float, float]:
     """(mean, standard deviation) of |r'_ij − r_ij| over the d(d−1)/2 variable pairs.
 
     Δr and s_Δr of the data-oriented paper (Domingo-Ferrer & Mateo-Sanz 2002, Tables 2 and 4).
+    ``known``: ``correlations(X, Xp)`` when computed already.
     """
     X, Xp = as_matrix(X), as_matrix(Xp)
     if X.shape[1] < 2:
         return 0.0, 0.0
+    R, Rp = correlations(X, Xp) if known is None else known
     iu = np.triu_indices(X.shape[1], 1)
-    diff = np.abs(_correlation(Xp)[iu] - _correlation(X)[iu])
+    diff = np.abs(_nan_as_zero(Rp)[iu] - _nan_as_zero(R)[iu])
     return float(diff.mean()), float(diff.std(ddof=1) if diff.size > 1 else 0.0)
 
 
@@ -108,7 +116,7 @@ def is_k_anonymous(Xp, k: int) -> bool:
     return smallest_group(Xp) >= k
 
 
-def il1s(X, Xp) -> float:
+def il1s(X, Xp, sd=None) -> float:
     """IL1s as sdcMicro's ``dUtility(method="IL1s")``: the SUM over records and variables of
     |x_ij − x'_ij| / (√2·S_j).
 
@@ -117,14 +125,20 @@ def il1s(X, Xp) -> float:
     variable j. As in sdcMicro (R's ``sum(na.rm=TRUE)``), a constant variable contributes nothing
     where unchanged (0/0 is dropped) and makes the figure infinite where changed. It grows with
     n·p: ``il1s_per_value`` is the same sum divided by n·p. Checked against sdcMicro 5.8.1 by
-    benchmarks/sdcmicro_parity.py.
+    benchmarks/sdcmicro_parity.py. ``sd``: ``sample_sd(X)`` when computed already.
     """
     X, Xp = as_matrix(X), as_matrix(Xp)
     if X.shape != Xp.shape:
         raise InputError(f"original and protected values differ in shape: {X.shape} and {Xp.shape}")
-    S = X.std(axis=0, ddof=1) if len(X) > 1 else np.full(X.shape[1], np.nan)
+    S = sample_sd(X) if sd is None else sd
     with np.errstate(divide="ignore", invalid="ignore"):
         return float(np.nansum(np.abs(X - Xp) / (np.sqrt(2.0) * S)))
+
+
+def sample_sd(X: np.ndarray) -> np.ndarray:
+    """Each column's sample standard deviation (n − 1; NaN below two rows): the scale of IL1s,
+    SDID, sdcMicro's eigen and the RMD intervals."""
+    return X.std(axis=0, ddof=1) if len(X) > 1 else np.full(X.shape[1], np.nan)
 
 
 def il1s_per_value(X, Xp) -> float:
@@ -180,7 +194,7 @@ def eigenvalue_figure(V: np.ndarray, Vp: np.ndarray) -> float:
     return float(100.0 * np.mean(np.abs(lam[keep] - lam_p[keep]) / lam[keep]))
 
 
-def eigen_sdcmicro(X, Xp) -> float | None:
+def eigen_sdcmicro(X, Xp, known=None, sds=None) -> float | None:
     """sdcMicro's ``dUtility(method="eigen")``: Σ_i |e_i − e'_i| / e_i, e (e') the eigenvalues,
     in decreasing order, of the correlation matrix of the original (protected) data, each file
     standardised by its own mean and standard deviation (R: ``eigen(var(scale(x)))``).
@@ -191,22 +205,21 @@ def eigen_sdcmicro(X, Xp) -> float | None:
     singular (a column a linear combination of others, as in the census data): the smallest
     eigenvalue is then rounding noise and sdcMicro's figure a ratio of noises (0.26 in R, 3.37 with
     numpy's LAPACK, on the same census data). Checked against sdcMicro 5.8.1 by
-    benchmarks/sdcmicro_parity.py.
+    benchmarks/sdcmicro_parity.py. ``known``, ``sds``: ``correlations(X, Xp)`` and the sample
+    standard deviations of both files when computed already.
     """
     X, Xp = as_matrix(X), as_matrix(Xp)
     if X.shape != Xp.shape:
         raise InputError(f"original and protected values differ in shape: {X.shape} and {Xp.shape}")
     if len(X) < 2 or not X.shape[1]:
         return None
-    sd, sdp = X.std(axis=0, ddof=1), Xp.std(axis=0, ddof=1)
+    sd, sdp = (sample_sd(X), sample_sd(Xp)) if sds is None else sds
     if not (np.all(sd > 0) and np.all(sdp > 0)):
         return None
-    e = np.sort(np.linalg.eigvalsh(np.corrcoef(X, rowvar=False).reshape(X.shape[1], X.shape[1])))[
-        ::-1
-    ]
-    ep = np.sort(np.linalg.eigvalsh(np.corrcoef(Xp, rowvar=False).reshape(X.shape[1], X.shape[1])))[
-        ::-1
-    ]
+    d = X.shape[1]
+    R, Rp = correlations(X, Xp) if known is None else known
+    e = np.sort(np.linalg.eigvalsh(R.reshape(d, d)))[::-1]
+    ep = np.sort(np.linalg.eigvalsh(Rp.reshape(d, d)))[::-1]
     if e[-1] <= SINGULAR_EIGEN * e[0]:
         return None  # a column a linear combination of others: e_min, and the ratio, are noise
     return float(np.sum(np.abs(e - ep) / e))

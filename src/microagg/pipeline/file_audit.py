@@ -93,6 +93,7 @@ def deferred_audit(
         prepared,
         replace(published, data=snapshot(published.data)),
         run,
+        embedding=prepared.embedding,
     )
 
 

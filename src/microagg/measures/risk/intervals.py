@@ -22,23 +22,28 @@ __all__ = ["interval_disclosure_risk", "sdid_risk", "IntervalDisclosure", "inter
 
 def _inside_rank_intervals(x: np.ndarray, xp: np.ndarray, m: int) -> int:
     """How many x_i lie inside the rank interval of xp_i: the block of ranks xp_i's ties occupy
-    (NaNs tie with each other, as numpy sorts them), widened by m ranks on each side. One sort of
-    xp, the runs of equal sorted values, and x read in the same order: no per-record scatter of
-    ranks (0.17 -> 0.08 s per column of 10^6)."""
+    (NaNs tie with each other and rank last, as numpy sorts them), widened by m ranks on each
+    side. Computed on xp's distinct values (a hash pass, then a sort of the distinct values only:
+    a group's mean is published k times), not by sorting the n values: the same count, 0.11 ->
+    0.06 s per column of 10^6 after MDAV k = 3."""
+    import pandas as pd
+
     n = len(xp)
-    order = np.argsort(
-        xp
-    )  # any order within a run of ties counts the same (quicksort: 3x the stable sort)
-    ordered = xp[order]
-    same = (ordered[1:] == ordered[:-1]) | (np.isnan(ordered[1:]) & np.isnan(ordered[:-1]))
-    new_run = np.concatenate(([True], ~same))
-    starts = np.flatnonzero(new_run)
-    ends = np.append(starts[1:], n) - 1
-    lo = ordered[np.maximum(starts - m, 0)]  # per run of ties
-    hi = ordered[np.minimum(ends + m, n - 1)]
-    run = np.cumsum(new_run) - 1
-    x = x[order]
-    return int(np.count_nonzero((x >= lo[run]) & (x <= hi[run])))
+    codes, distinct = pd.factorize(xp, use_na_sentinel=False)
+    order = np.argsort(distinct)  # NaN last
+    rank_of = np.empty(len(distinct), dtype=np.int64)
+    rank_of[order] = np.arange(len(distinct))
+    ranked = rank_of[codes]  # each record's distinct value, by rank among the distinct values
+    ends = np.cumsum(np.bincount(ranked, minlength=len(distinct))) - 1  # each block's last rank
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    ordered = distinct[order]
+
+    def value_at(rank: np.ndarray) -> np.ndarray:  # the value of the block holding each rank
+        return ordered[np.searchsorted(ends, rank, side="left")]
+
+    lo = value_at(np.maximum(starts - m, 0))
+    hi = value_at(np.minimum(ends + m, n - 1))
+    return int(np.count_nonzero((x >= lo[ranked]) & (x <= hi[ranked])))
 
 
 def interval_disclosure_risk(X, Xp, p: float = 10.0) -> float:
@@ -70,7 +75,7 @@ def interval_disclosure_risk(X, Xp, p: float = 10.0) -> float:
     return inside / (n * d)
 
 
-def sdid_risk(X, Xp, k: float = 0.05) -> float:
+def sdid_risk(X, Xp, k: float = 0.05, sd=None) -> float:
     """Standard-deviation interval disclosure (SDID) as sdcMicro's ``dRisk``: share (0..1) of
     records at risk.
 
@@ -81,7 +86,7 @@ def sdid_risk(X, Xp, k: float = 0.05) -> float:
     risk when ALL its original values lie inside their intervals (bounds included). This is
     sdcMicro's rule since its 2020 fix (``rowSums(x < mi | x > ma) == 0``); before, a record was
     counted at risk while at most one value fell outside. Checked against sdcMicro 5.8.1's own
-    code by benchmarks/sdcmicro_parity.py (to 1e-9).
+    code by benchmarks/sdcmicro_parity.py (to 1e-9). ``sd``: s' when computed already.
     """
     X, Xp = finite_pairs(X, Xp)
     n = len(X)
@@ -89,7 +94,10 @@ def sdid_risk(X, Xp, k: float = 0.05) -> float:
         return 0.0
     if not (isinstance(k, numbers.Real) and k >= 0):
         raise ValueError(f"k must be a number >= 0, got {k!r}")
-    s = Xp.std(axis=0, ddof=1) if n > 1 else np.full(X.shape[1], np.nan)
+    if sd is not None:
+        s = np.asarray(sd, dtype=np.float64)
+    else:
+        s = Xp.std(axis=0, ddof=1) if n > 1 else np.full(X.shape[1], np.nan)
     outside = (X < Xp - k * s) | (X > Xp + k * s)  # NaN bounds (n = 1): never outside, as R's na.rm
     return float(np.count_nonzero(~outside.any(axis=1))) / n
 

@@ -110,6 +110,7 @@ def rmd_interval_risk(
     max_fit: int | None = None,
     distances=None,
     published_rows=None,
+    sd=None,
 ) -> RMDRisk:
     """Robust-Mahalanobis-scaled interval disclosure (RMDID1 / RMDID2), after sdcMicro's
     ``dRiskRMD``.
@@ -148,14 +149,15 @@ def rmd_interval_risk(
     10 s at 10^5), and a robust estimate from a few thousand records is as good for scaling
     intervals. distances: the original records' robust distances when known (``RMDRisk.rmd`` of an
     earlier call on the same X, seed and max_fit: the MCD is then not fitted again).
-    published_rows: codes of identical published records (``identical_rows(Xp)``) when known.
+    published_rows: codes of identical published records (``identical_rows(Xp)``) when known;
+    sd: the original's sample standard deviations when known.
     """
     _check_scaling_and_widths(scaling, k, k2)
     X, Xp = finite_pairs(X, Xp)
     n = len(X)
     if n < 2:
         return _nobody_at_risk(k, k2, n)
-    Z, Zp = _standardised(X, Xp, scaling)  # step 1
+    Z, Zp = _standardised(X, Xp, scaling, sd)  # step 1
     if not Z.shape[1]:
         return _nobody_at_risk(k, k2, n)
     if max_fit is not None and not (isinstance(max_fit, numbers.Integral) and max_fit >= 2):
@@ -188,16 +190,22 @@ def _nobody_at_risk(k, k2, n: int) -> RMDRisk:
     )
 
 
-def _standardised(X: np.ndarray, Xp: np.ndarray, scaling: str) -> tuple[np.ndarray, np.ndarray]:
+def _standardised(
+    X: np.ndarray, Xp: np.ndarray, scaling: str, sd=None
+) -> tuple[np.ndarray, np.ndarray]:
     """Step 1: both files on the original's mean and sample standard deviation (scaling="own": the
-    protected file on its own), the constant original columns left out."""
-    sd = X.std(axis=0, ddof=1)
+    protected file on its own), the constant original columns left out (no copy when none is)."""
+    sd = X.std(axis=0, ddof=1) if sd is None else np.asarray(sd, dtype=np.float64)
     keep = sd > 0
-    X, Xp, sd = X[:, keep], Xp[:, keep], sd[keep]
+    if not keep.all():
+        X, Xp, sd = X[:, keep], Xp[:, keep], sd[keep]
     mean = X.mean(axis=0)
-    Z = (X - mean) / sd
+    Z = X - mean
+    Z /= sd  # in place: the same values as (X - mean) / sd, one temporary fewer
     if scaling == "original":
-        return Z, (Xp - mean) / sd
+        Zp = Xp - mean
+        Zp /= sd
+        return Z, Zp
     sdp = Xp.std(axis=0, ddof=1)
     return Z, (Xp - Xp.mean(axis=0)) / np.where(sdp > 0, sdp, 1.0)
 
