@@ -237,6 +237,19 @@ def main() -> None:
         f"benchmarks/cli_startup.py{' --peer SRC' if args.peer else ''}` "
         f"(benchmarks/results/{NAME}.md), {os.cpu_count()} cores._",
     )
+    update_readme("first-demo", first_demo_line(rows))
+
+
+def first_demo_line(rows: list[dict]) -> str:
+    """README's sentence on the first demo, from this tree's rows."""
+    ours = {r["command"]: r for r in rows if r["tree"] == "this"}
+    first, second = ours["first demo (empty numba cache)"], ours["second demo"]
+    return (
+        f"The first `microagg demo` compiles the kernels it runs and says so on stderr: "
+        f"{first['seconds']:.1f} s from an empty numba cache on a {os.cpu_count()}-core machine at "
+        f"load {first['load_before']:.2f}, {second['seconds']:.1f} s once they are cached "
+        f"(`python benchmarks/cli_startup.py`, benchmarks/results/{NAME}.md)."
+    )
 
 
 if __name__ == "__main__":

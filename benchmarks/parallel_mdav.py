@@ -1,10 +1,10 @@
-"""MDAV on one thread against its work split over the cores a probe finds idle (the default).
+"""MDAV on one thread (the default) against its work split over the cores a probe finds idle.
 
 Gaussian n × 10 records (``mdav_scaling.make_data``), k = 3, through
 ``microaggregate(X, k=3, method="mdav", audit=False, threads=...)``, each run in a fresh process
 whose kernels were compiled before (a warm-up process per condition, into the checkout's numba
 cache). Conditions, alternating so that they meet the same load: ``threads=1`` (one thread
-throughout), ``threads=None`` (the default: the probe decides), and ``threads=2`` (split whatever
+throughout, the default), ``threads=None`` (the probe decides), and ``threads=2`` (split whatever
 the load). Each row: the run of median wall time, its CPU seconds (all threads), the kernel's
 ``Result.seconds``, the labels' SHA-256 (the same in every condition), the 1-minute load average
 before and after, and the idle cores the probe (``kernels.cores.idle_cores``) saw just before
@@ -160,9 +160,9 @@ def markdown(rows: list[dict]) -> str:
         " started by the script, one per core. Load: the 1-minute load average, lowest before and"
         " highest after the runs; the machine is shared, so a load above the busy processes' count"
         " means other jobs ran too. Idle cores: what the probe saw before the call in each"
-        " condition (the default, threads=None: threads on the cores found idle, 1.7 idle cores of"
-        " 2 make 2; from 2026-11-27 19:00 to 23:00 UTC the default was threads=1 and this column"
-        " was asked for). Threading layer: numba's, where a parallel region ran (– none; rows"
+        " condition (probe, threads=None: threads on the cores found idle, 1.7 idle cores of 2"
+        " make 2; the json keeps the key 'default' for it, and between 2026-11-27 22:30 and 23:30"
+        " UTC it was mdav's default). Threading layer: numba's, where a parallel region ran (– none; rows"
         " measured before 2026-11-27 20:30 UTC do not say). Rows measured before 2026-11-27 23:00"
         " UTC ran the earlier split of the tree kernel (a pair's first two queries at once); later"
         " ones answer two pairs' queries at a time (`kernels.mdav_tree._split_pair`).\n\n"
@@ -172,14 +172,14 @@ def markdown(rows: list[dict]) -> str:
             "n",
             "busy",
             "load",
-            "one thread",
-            "default (probe)",
+            "one thread (default)",
+            "probe",
             "two threads",
-            "default speed-up",
+            "probe speed-up",
             "two threads speed-up",
-            "idle cores (1 / default / 2)",
+            "idle cores (1 / probe / 2)",
             "same labels",
-            "threading layer (1 / default / 2)",
+            "threading layer (1 / probe / 2)",
             "measured",
         ],
         table,

@@ -47,15 +47,16 @@ MDAV_ALGORITHM = Param(
             choices=("classic", "icsm"),
         ),
         MDAV_ALGORITHM,
-        # the cores a probe finds idle by default: two threads where both are free, one where
-        # they are busy (benchmarks/results/parallel_mdav.md measures both)
+        # one thread by default: two threads shorten the run (benchmarks/results/parallel_mdav.md)
+        # but not what surrounds it, so protect's file to file at 10^6 records rose to 1.60x the
+        # run (benchmarks/results/file_to_file_threads_none.md); threads=None asks for them
         Param(
             "threads",
             "int",
-            None,
-            "threads for MDAV from 100,000 records on (the same labels on any number): None (the"
-            " default) the cores a 0.1 s probe finds idle, checked as the run goes; 1 one thread"
-            " throughout; n at most n",
+            1,
+            "threads for MDAV from 100,000 records on (the same labels on any number): 1 (the"
+            " default) one thread throughout; None the cores a 0.1 s probe finds idle, checked as"
+            " the run goes; n at most n",
             low=1,
             nullable=True,
         ),
@@ -75,7 +76,7 @@ def mdav(X, k, *, seed, deadline, progress, variant, algorithm, threads):
     to 10,000 records (up to 5,000 in numpy on a first run, while compiling its kernel would cost
     far more than the run), else the tree handing over to brute force when that is measured cheaper
     (``kernels.mdav_tree.mdav_tree_kernel``); all give the same labels. From 100,000 records MDAV
-    runs on the cores a short probe finds idle (``threads``: None, the default; n: at most n; 1:
+    can run on the cores a short probe finds idle (``threads``: None; n: at most n; 1, the default:
     one thread): the tree's queries of two pairs of groups at a time on two threads, the
     brute-force passes split into ranges (the same labels, bit for bit;
     ``kernels.mdav.mdav_labels``), checked against one thread as the run goes. With a time
