@@ -70,10 +70,10 @@ def _tree_take_group(T, X, q, k, labels, g, s, comp, members, dbuf, excl, alive)
 def _pair_ahead(T, F, X, xr, b, k, members, dbuf, members_s, dbuf_s, excl, found):
     """A pair's three queries and the next pair's farthest query at once, on two threads: one
     finds the k records nearest to xr (members), then the record farthest from record b
-    (found[1]; none if b < 0);
-    the other the record farthest from xr (found[0]), then the k records nearest to it
-    (members_s). The trees are only read: each answer is that of its query alone, over the
-    records alive now (a superset of those alive when the answer is used: ``mdav_tree_kernel``)."""
+    (found[1]; none if b < 0); the other the record farthest from xr (found[0]), then the k
+    records nearest to it (members_s). The trees are only read: each answer is that of its query
+    alone, over the records alive now (a superset of those alive when the answer is used:
+    ``_split_pair``)."""
     for j in prange(2):
         if j == 0:
             kdtree.knn(T, xr, k, members, dbuf, excl, 0)
