@@ -700,7 +700,12 @@ class Page:
         self.click(f"#{button_id}")
 
         def done(_):
-            new = [p for p in set(self.d.downloads.iterdir()) - before if p.suffix == suffix]
+            # Chromium reserves the final name with an empty file and writes to a .crdownload
+            # beside it, renamed over it when complete: done when no partial file is left
+            now = set(self.d.downloads.iterdir())
+            if any(p.suffix == ".crdownload" for p in now):
+                return False
+            new = [p for p in now - before if p.suffix == suffix and p.stat().st_size > 0]
             return new[0] if new else False
 
         return self.wait(secs).until(done)
