@@ -270,6 +270,33 @@ def test_split_pairs_give_the_same_labels_past_the_guards_checks(kind):
         assert np.array_equal(plain, mdav_tree_kernel(X, k, True, 8, SWITCH_NEVER, 0, (2, 1)))
 
 
+@settings(max_examples=30, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    n=st.integers(1, 600),
+    d=st.integers(1, 6),
+    kind=st.sampled_from(["gauss", "grid", "dup", "offset", "clusters"]),
+    share=st.sampled_from([1.0, 0.6, 0.1]),
+    leaf_size=st.sampled_from([1, 8, 32]),
+)
+def test_trees_built_on_two_threads_are_those_built_on_one(seed, n, d, kind, share, leaf_size):
+    """``kdtree.build_pair_threads`` (the two trees built at once, as the tree kernel's split
+    builds and rebuilds them) gives ``build_pair``'s trees array for array, over all records or
+    a subset (a rebuild's alive records)."""
+    from microagg.kernels.cores import split_threads
+
+    X = _data(seed, n, d, kind)
+    rng = np.random.default_rng(seed)
+    members = np.sort(rng.choice(n, max(1, int(share * n)), replace=False))
+    one = kdtree.build_pair(X, members, leaf_size)
+    with split_threads(2):
+        two = kdtree.build_pair_threads(X, members, leaf_size)
+    for tree_one, tree_two in zip(one, two):
+        for field in tree_one._fields:
+            a, b = getattr(tree_one, field), getattr(tree_two, field)
+            assert a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True), field
+
+
 def test_threads_option_decides_the_split(monkeypatch):
     """threads=1 (the kernel's default; the method's is None) and small inputs run the one-thread
     kernel (split None); threads=None asks the probe from SPLIT_MIN_N records on (planned) and

@@ -22,6 +22,7 @@ from .kdtree_build import (
     KDTree,
     build,
     build_pair,
+    build_pair_threads,
     build_subset,
     delete,
 )
@@ -31,6 +32,7 @@ __all__ = [
     "KDTree",
     "build",
     "build_pair",
+    "build_pair_threads",
     "build_subset",
     "delete",
     "knn",

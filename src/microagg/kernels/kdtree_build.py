@@ -37,11 +37,12 @@ from __future__ import annotations
 from collections import namedtuple
 
 import numpy as np
+from numba import prange
 
 from .jit import kernel
 from .nearest import sqdist
 
-__all__ = ["KDTree", "build", "build_pair", "build_subset", "delete"]
+__all__ = ["KDTree", "build", "build_pair", "build_pair_threads", "build_subset", "delete"]
 
 #: The tree's arrays (module docstring). Nodes: lo, hi (box), start, cnt, left, right, parent,
 #: center, rad, cdist (ball), r2 (anchor distance), mu, cosb (cone, shell trees only).
@@ -161,34 +162,106 @@ def build_subset(X, members, leaf_size, shell_weight):
     with weight 8; nearest-neighbour queries are better served by the plain tree (about 1.4×
     fewer visits there), so MDAV keeps one tree of each kind.
     """
+    ws = _workspace(X, members.shape[0], leaf_size, shell_weight)
+    _grow(X, members, leaf_size, shell_weight, ws)
+    return _tree_of(ws)
+
+
+@kernel(parallel=True)
+def build_pair_threads(X, members, leaf_size):
+    """build_pair with the two trees built at once, one a thread (numba's threading layer; the
+    caller sets the threads, ``cores.split_threads``): the same trees, each built alone."""
+    plain = _workspace(X, members.shape[0], leaf_size, 0.0)
+    shell = _workspace(X, members.shape[0], leaf_size, SHELL_WEIGHT)
+    for j in prange(2):
+        if j == 0:
+            _grow(X, members, leaf_size, 0.0, plain)
+        else:
+            _grow(X, members, leaf_size, SHELL_WEIGHT, shell)
+    return _tree_of(plain), _tree_of(shell)
+
+
+@kernel
+def _workspace(X, n, leaf_size, shell_weight):
+    """The arrays a build over n of the records X fills (``_grow``), node arrays at their largest
+    size; the last, [nodes, norder], holds how many nodes were made."""
+    d = X.shape[1]
+    max_nodes = 4 * (n // max(1, leaf_size // 2) + 1) + 1
+    return (
+        np.empty(n, dtype=np.int64),  # perm: tree position -> record
+        np.zeros(d),  # anchor
+        np.zeros((X.shape[0] if shell_weight > 0 else 0, 1)),  # ρ per original index
+        np.empty((max_nodes, d)),  # lo
+        np.empty((max_nodes, d)),  # hi
+        np.zeros(max_nodes, dtype=np.int64),  # start
+        np.zeros(max_nodes, dtype=np.int64),  # end
+        np.zeros(max_nodes, dtype=np.int64),  # cnt
+        np.full(max_nodes, -1, dtype=np.int64),  # left
+        np.full(max_nodes, -1, dtype=np.int64),  # right
+        np.full(max_nodes, -1, dtype=np.int64),  # parent
+        np.zeros(n, dtype=np.int64),  # leaf_of
+        np.empty(max_nodes, dtype=np.int64),  # order: nodes in creation order (parents first)
+        np.empty((n, d)),  # Xt
+        np.full(X.shape[0], -1, dtype=np.int64),  # pos_of
+        np.empty((max_nodes, d)),  # center
+        np.zeros(max_nodes),  # cdist
+        np.zeros(max_nodes),  # rad
+        np.zeros(max_nodes),  # r2
+        np.zeros((max_nodes if shell_weight > 0 else 0, d)),  # mu
+        np.full(max_nodes if shell_weight > 0 else 0, -1.0),  # cosb
+        np.zeros(2, dtype=np.int64),  # [nodes, norder]
+    )
+
+
+@kernel
+def _tree_of(ws):
+    """The KDTree a build left in its workspace (``_workspace``), node arrays cut to its nodes."""
+    perm, anchor, _, lo, hi, start, _, cnt, left, right, parent, leaf_of = ws[:12]
+    _, Xt, pos_of, center, cdist, rad, r2, mu, cosb, counts = ws[12:]
+    nodes = counts[0]
+    return KDTree(
+        Xt,
+        perm,
+        pos_of,
+        leaf_of,
+        lo[:nodes].copy(),
+        hi[:nodes].copy(),
+        start[:nodes].copy(),
+        cnt[:nodes].copy(),
+        left[:nodes].copy(),
+        right[:nodes].copy(),
+        parent[:nodes].copy(),
+        center[:nodes].copy(),
+        rad[:nodes].copy(),
+        cdist[:nodes].copy(),
+        anchor,
+        r2[:nodes].copy(),
+        mu[: nodes if mu.shape[0] > 0 else 0].copy(),
+        cosb[: nodes if cosb.shape[0] > 0 else 0].copy(),
+    )
+
+
+@kernel
+def _grow(X, members, leaf_size, shell_weight, ws):
+    """build_subset's work, into the workspace ws (``_workspace``)."""
+    perm, anchor, rho, lo, hi, start, end, cnt, left, right, parent, leaf_of = ws[:12]
+    order, Xt, pos_of, center, cdist, rad, r2, mu, cosb, counts = ws[12:]
     n, d = members.shape[0], X.shape[1]
-    perm = members.copy()
-    anchor = np.zeros(d)
+    for j in range(n):
+        perm[j] = members[j]
     for j in range(n):
         for t in range(d):
             anchor[t] += X[members[j], t]
     for t in range(d):
         anchor[t] /= max(n, 1)
-    rho = np.zeros((X.shape[0] if shell_weight > 0 else 0, 1))  # ρ per original index
     if shell_weight > 0:
         for j in range(n):
             rho[members[j], 0] = np.sqrt(sqdist(X[members[j]], anchor))
-    max_nodes = 4 * (n // max(1, leaf_size // 2) + 1) + 1
-    lo = np.empty((max_nodes, d))
-    hi = np.empty((max_nodes, d))
-    start = np.zeros(max_nodes, dtype=np.int64)
-    end = np.zeros(max_nodes, dtype=np.int64)
-    cnt = np.zeros(max_nodes, dtype=np.int64)
-    left = np.full(max_nodes, -1, dtype=np.int64)
-    right = np.full(max_nodes, -1, dtype=np.int64)
-    parent = np.full(max_nodes, -1, dtype=np.int64)
-    leaf_of = np.zeros(n, dtype=np.int64)
     start[0], end[0] = 0, n
     nodes = 1
     stack = np.empty(STACK, dtype=np.int64)
     stack[0] = 0
     top = 1
-    order = np.empty(max_nodes, dtype=np.int64)  # nodes in creation order (parents first)
     norder = 0
     while top > 0:
         top -= 1
@@ -239,49 +312,43 @@ def build_subset(X, members, leaf_size, shell_weight):
         stack[top] = right_node
         stack[top + 1] = left_node
         top += 2
-    Xt = np.empty((n, d))
-    pos_of = np.full(X.shape[0], -1, dtype=np.int64)
     for p in range(n):
         for t in range(d):
             Xt[p, t] = X[perm[p], t]
         pos_of[perm[p]] = p
-    center = np.empty((nodes, d))
     for v in range(nodes):
         for t in range(d):
             center[v, t] = 0.5 * (lo[v, t] + hi[v, t])
-    cdist = np.zeros(nodes)
     for v in range(1, nodes):
         cdist[v] = np.sqrt(sqdist(center[v], center[parent[v]]))
-    rad = np.zeros(nodes)
-    r2 = np.zeros(nodes)
     if shell_weight > 0:
-        mu, cosb = _cones(Xt, anchor, start[:nodes], end[:nodes])
-    else:
-        mu, cosb = np.zeros((0, d)), np.zeros(0)
+        cones_mu, cones_cosb = _cones(Xt, anchor, start[:nodes], end[:nodes])
+        mu[:nodes] = cones_mu
+        cosb[:nodes] = cones_cosb
+    counts[0], counts[1] = nodes, norder
     T = KDTree(
         Xt,
         perm,
         pos_of,
         leaf_of,
-        lo[:nodes].copy(),
-        hi[:nodes].copy(),
-        start[:nodes].copy(),
-        cnt[:nodes].copy(),
-        left[:nodes].copy(),
-        right[:nodes].copy(),
-        parent[:nodes].copy(),
-        center,
-        rad,
-        cdist,
+        lo[:nodes],
+        hi[:nodes],
+        start[:nodes],
+        cnt[:nodes],
+        left[:nodes],
+        right[:nodes],
+        parent[:nodes],
+        center[:nodes],
+        rad[:nodes],
+        cdist[:nodes],
         anchor,
-        r2,
+        r2[:nodes],
         mu,
         cosb,
-    )
+    )  # views: the refits below write the workspace
     for j in range(norder - 1, -1, -1):  # children before parents
         _refit_ball(T, order[j])
         _refit_r2(T, order[j])
-    return T
 
 
 @kernel

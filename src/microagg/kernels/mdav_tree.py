@@ -182,6 +182,27 @@ def _split_pair(T, F, X, radial, alive, c, r, k, labels, g, s, comp, bufs, likel
 
 
 @kernel
+def _build_trees(X, members, leaf_size, split):
+    """kdtree.build_pair, the two trees built at once on two threads when ``split`` grants them
+    (the same trees)."""
+    if split is None:  # a condition on split alone, so that numba prunes the branch not taken
+        return kdtree.build_pair(X, members, leaf_size)
+    else:
+        if split[0] >= 2:
+            return kdtree.build_pair_threads(X, members, leaf_size)
+        return kdtree.build_pair(X, members, leaf_size)
+
+
+@kernel
+def _pairs_split(split, guard):
+    """The split as the pairs of groups now run (``_pair_split_now``); None stays None."""
+    if split is None:
+        return split
+    else:
+        return split if _pair_split_now(guard) else (1, split[1])
+
+
+@kernel
 def mdav_tree_kernel(X, k, classic, leaf_size, switch, budget, split):
     """mdav_kernel with KD-trees and a radial list: the same labels, bit for bit.
 
@@ -213,7 +234,7 @@ def mdav_tree_kernel(X, k, classic, leaf_size, switch, budget, split):
     n, d = X.shape
     labels = np.full(n, -1, dtype=np.int64)
     alive = np.ones(n, dtype=np.bool_)
-    T, F = kdtree.build_pair(X, np.arange(n), leaf_size)
+    T, F = _build_trees(X, np.arange(n), leaf_size, split)
     built = n
     s, comp = running_sum_init(X)
     anchors = np.empty((2, d))
@@ -376,7 +397,7 @@ def mdav_tree_kernel(X, k, classic, leaf_size, switch, budget, split):
                 tree_cycles, tree_pairs = 0, 0
             check = int(SWITCH_EVERY * m)
         if m < REBUILD_BELOW * built:
-            T, F = kdtree.build_pair(X, kdtree.alive_indices(T), leaf_size)
+            T, F = _build_trees(X, kdtree.alive_indices(T), leaf_size, _pairs_split(split, guard))
             built = m
     if classic and m >= 2 * k:
         c = running_mean(s, comp, m)
