@@ -209,7 +209,7 @@ def _brute_pairs(
         if split is None:  # a condition on split alone, so that numba prunes the branch not taken
             if guess >= 0:
                 far_q = _distances_two_select(
-                    Xc, width, xs, X[guess], dist, ahead, k, pos, best, pos_q, best_q
+                    Xc, width, xs, X[guess], ahead, k, pos, best, pos_q, best_q
                 )
             else:
                 _distances_select(
@@ -218,7 +218,7 @@ def _brute_pairs(
         elif guess >= 0:  # the pass nearly every pair makes: timed against one thread now and then
             now, tic = _split_now(split, guard), cycles()
             far_q = _distances_two_select_threads(
-                Xc, width, xs, X[guess], dist, ahead, k, pos, best, pos_q, best_q, now
+                Xc, width, xs, X[guess], ahead, k, pos, best, pos_q, best_q, now
             )
             _split_timed(guard, cycles() - tic, width)
         else:

@@ -99,14 +99,15 @@ def _split_current(split, guard):
 
 
 @kernel(inline="always")
-def _range_two_select(Xc, i0, i1, p, q, out, out_q, k, pos, best, pos_q, best_q, parts, j):
+def _range_two_select(Xc, i0, i1, p, q, out_q, k, pos, best, pos_q, best_q, parts, j):
     """_distances_two_select over the columns i0..i1−1 alone (positions absolute): the k smallest
     for p in pos[j], best[j], for q in pos_q[j], best_q[j]; their counts, q's largest and its
     position in parts[j] = (filled, filled_q, top, far)."""
     filled, filled_q, top, far = 0, 0, -np.inf, 0
+    scratch = np.empty(BRUTE_BLOCK)
     for b0 in range(i0, i1, BRUTE_BLOCK):
         b1 = min(b0 + BRUTE_BLOCK, i1)
-        o, u = out[b0:b1], out_q[b0:b1]
+        o, u = scratch[: b1 - b0], out_q[b0:b1]
         _block_distances_two(Xc, b0, b1, p, q, o, u)
         filled = _block_k_smallest(o, b0, k, pos[j], best[j], filled)
         filled_q = _block_k_smallest(u, b0, k, pos_q[j], best_q[j], filled_q)
@@ -189,11 +190,11 @@ def _distances_select_threads(Xc, m, p, out, k, pos, best, farthest, split):
 
 
 @kernel(parallel=True)
-def _distances_two_select_threads(Xc, m, p, q, out, out_q, k, pos, best, pos_q, best_q, split):
+def _distances_two_select_threads(Xc, m, p, q, out_q, k, pos, best, pos_q, best_q, split):
     """_distances_two_select split as _distances_select_threads."""
     threads, fewest = split
     if threads < 2 or m < fewest:
-        return _distances_two_select(Xc, m, p, q, out, out_q, k, pos, best, pos_q, best_q)
+        return _distances_two_select(Xc, m, p, q, out_q, k, pos, best, pos_q, best_q)
     step = _range_step(m, threads)
     ranges = (m + step - 1) // step
     part_pos, part_best = np.empty((ranges, k), dtype=np.int64), np.empty((ranges, k))
@@ -206,7 +207,6 @@ def _distances_two_select_threads(Xc, m, p, q, out, out_q, k, pos, best, pos_q, 
             min(j * step + step, m),
             p,
             q,
-            out,
             out_q,
             k,
             part_pos,
