@@ -29,9 +29,13 @@ __all__ = [
 REBUILD_BELOW = (
     0.6  # rebuild the KD-tree over the alive records when fewer remain than this fraction
 )
-#: at each tree rebuild the tree kernel runs this many pairs of groups by brute force, timed, and
-#: goes on by brute force if they cost less than the tree's pairs since the last rebuild
-SWITCH_TRIAL_PAIRS = 4
+#: at each trial (``mdav_tree_kernel``) the tree kernel times this many pairs of groups by brute
+#: force, and goes on by brute force if they cost less than the tree's pairs now
+SWITCH_TRIAL_PAIRS = 16
+#: pairs of groups by brute force before a trial's timed ones: the first passes after the columns
+#: are copied fault in their buffers' pages and run unlike the passes that follow (measured at
+#: 5·10^5 Gaussian 10-d records: 2.1-2.8 ms a pass over 4 pairs, 1.6-1.8 over 16 to 2,000)
+SWITCH_WARM_PAIRS = 8
 SWITCH_SKIP = (
     2.0  # no trial while brute force, scaled from the last trial, costs this many times the tree
 )
@@ -182,6 +186,48 @@ def _split_pair(T, F, X, radial, alive, c, r, k, labels, g, s, comp, bufs, likel
 
 
 @kernel
+def _brute_trial(
+    X, Xc, rest, m, k, stop, labels, g, s, comp, buffers, alive, radial, stop_cycle, split
+):
+    """A trial of brute force in the tree kernel: SWITCH_WARM_PAIRS pairs of groups, then
+    SWITCH_TRIAL_PAIRS timed (``_brute_pairs`` over the columns Xc of the records ``rest``);
+    returns (m, width, g, tail, prefix, cycles per pass over the records). buffers = (dist, ahead,
+    keep, pos, gone); radial = (tail, prefix, anchors, work)."""
+    dist, ahead, keep, pos, gone = buffers
+    tail, prefix, anchors, work = radial
+    width = m
+    for pairs in (SWITCH_WARM_PAIRS, SWITCH_TRIAL_PAIRS):  # the last call timed
+        tic = cycles()
+        m, width, g, tail, prefix, passes = _brute_pairs(
+            X,
+            Xc,
+            rest,
+            m,
+            width,
+            k,
+            stop,
+            pairs,
+            labels,
+            g,
+            s,
+            comp,
+            dist,
+            ahead,
+            keep,
+            pos,
+            gone,
+            alive,
+            tail,
+            prefix,
+            anchors,
+            work,
+            stop_cycle,
+            split,
+        )
+    return m, width, g, tail, prefix, (cycles() - tic) / max(passes, 1)
+
+
+@kernel
 def _build_trees(X, members, leaf_size, split):
     """kdtree.build_pair, the two trees built at once on two threads when ``split`` grants them
     (the same trees)."""
@@ -211,18 +257,19 @@ def mdav_tree_kernel(X, k, classic, leaf_size, switch, budget, split):
     trees are rebuilt over the remaining records whenever their number has fallen below
     REBUILD_BELOW of the last build.
 
-    switch=SWITCH_MEASURED chooses between the tree and brute force by measured cost (cycles):
-    after SWITCH_FIRST_PAIRS pairs of groups, then each time the records left have fallen by
-    SWITCH_EVERY, the next SWITCH_TRIAL_PAIRS pairs are formed by brute force (``_brute_pairs``,
-    the same groups) and timed; if they cost less per pass over the records (going on, brute
-    force makes about one a pair) than the tree's pairs since the last trial (few dimensions
-    prune well, many do not, and brute force gains as the records run out), the rest runs by
-    brute force. No trial while the last trial's cost per pass, scaled to
-    the records left, is SWITCH_SKIP times the tree's. SWITCH_NEVER: the tree throughout;
-    SWITCH_ALWAYS / SWITCH_TRIALS: brute force from the first trial on / trials without switching
-    (both for the tests: the same labels on every path). The trial's cost leaves out copying the
-    records into columns, paid once if brute force goes on (counted, it doubled brute force's cost
-    per pair at 3·10^4 Gaussian records and kept the tree where brute force was cheaper).
+    switch=SWITCH_MEASURED chooses between the tree and brute force by measured cost (cycles): after
+    SWITCH_FIRST_PAIRS pairs of groups, then each time the records left have fallen by SWITCH_EVERY,
+    the next SWITCH_WARM_PAIRS + SWITCH_TRIAL_PAIRS pairs are formed by brute force
+    (``_brute_trial``, the same groups), the last ones timed; if they cost less per pass over the
+    records (going on, brute force makes about one a pair) than the tree's pairs since it was last
+    built (its pairs get dearer as it empties until the next rebuild; few dimensions prune well,
+    many do not, and brute force gains as the records run out), the rest runs by brute force. No
+    trial while the last trial's cost per pass, scaled to the records left, is SWITCH_SKIP times the
+    tree's. SWITCH_NEVER: the tree throughout; SWITCH_ALWAYS / SWITCH_TRIALS: brute force from the
+    first trial on / trials without switching (both for the tests: the same labels on every path).
+    The trial's cost leaves out copying the records into columns, paid once if brute force goes on
+    (counted, it doubled brute force's cost per pair at 3·10^4 Gaussian records and kept the tree
+    where brute force was cheaper).
 
     budget > 0: no pair of groups starts once this many cycles have passed since the call; the
     records not reached keep label −1 (``budget_cycles``; the caller groups them). split: as for
@@ -248,7 +295,7 @@ def mdav_tree_kernel(X, k, classic, leaf_size, switch, budget, split):
     m = n
     g = 0
     stop = 3 * k if classic else 2 * k
-    tree_cycles, tree_pairs = 0, 0
+    tree_cycles, tree_pairs = 0, 0  # the tree's pairs of groups since it was built
     guard = np.array([1.0, 0.0, 0.0, 0.0, 0.0, 0.0])  # split pairs against one thread
     bufs = (members, dbuf, np.empty(k, dtype=np.int64), np.empty(k), excl, np.zeros(2, np.int64))
     likely = np.full(2, -1, dtype=np.int64)  # a record likely to be a next pair's r, its farthest
@@ -300,7 +347,7 @@ def mdav_tree_kernel(X, k, classic, leaf_size, switch, budget, split):
         ):  # pairs remain: stop (else MDAV's own tail)
             return labels
         if switch != SWITCH_NEVER and m <= check and m >= stop:
-            tree_cost = tree_cycles / tree_pairs
+            tree_cost = tree_cycles / max(tree_pairs, 1)
             if (
                 switch != SWITCH_MEASURED
                 or brute_per_record < 0
@@ -309,36 +356,23 @@ def mdav_tree_kernel(X, k, classic, leaf_size, switch, budget, split):
                 rest = kdtree.alive_indices(T)
                 Xc = _columns(X, rest)
                 dist, ahead, keep = np.empty(m), np.empty(m), np.empty(m, dtype=np.bool_)
-                tic = cycles()
-                m_after, width, g, tail, prefix, passes = _brute_pairs(
+                m_after, width, g, tail, prefix, brute_cost = _brute_trial(
                     X,
                     Xc,
                     rest,
                     m,
-                    m,
                     k,
                     stop,
-                    SWITCH_TRIAL_PAIRS,
                     labels,
                     g,
                     s,
                     comp,
-                    dist,
-                    ahead,
-                    keep,
-                    pos,
-                    gone,
+                    (dist, ahead, keep, pos, gone),
                     alive,
-                    tail,
-                    prefix,
-                    anchors,
-                    work,
+                    (tail, prefix, anchors, work),
                     stop_cycle,
                     split,
                 )
-                brute_cost = (cycles() - tic) / max(
-                    passes, 1
-                )  # going on, a pass a pair (``ahead``)
                 brute_per_record = brute_cost / m
                 if switch == SWITCH_ALWAYS or (
                     switch == SWITCH_MEASURED and brute_cost < tree_cost
@@ -394,11 +428,11 @@ def mdav_tree_kernel(X, k, classic, leaf_size, switch, budget, split):
                         kdtree.delete(T, i)
                         kdtree.delete(F, i)
                 m = m_after
-                tree_cycles, tree_pairs = 0, 0
             check = int(SWITCH_EVERY * m)
         if m < REBUILD_BELOW * built:
             T, F = _build_trees(X, kdtree.alive_indices(T), leaf_size, _pairs_split(split, guard))
             built = m
+            tree_cycles, tree_pairs = 0, 0
     if classic and m >= 2 * k:
         c = running_mean(s, comp, m)
         r, tail, prefix = farthest_from_centroid(X, tail, prefix, anchors, work, alive, c, -1)
