@@ -91,20 +91,24 @@ def typed_frame_of(meta, header, duplicates, decimal, missing, written=None):
 
     tokens = {t.strip() for t in missing}
     given = written or {}
-    data = {}
+    data, plain_integers = {}, set()
     for j, name in enumerate(header):
         if name in duplicates:
             continue
         found = meta.as_written(j, given[name]) if name in given else None
         if found is not None:
             data[name] = _typed_by_codes(meta, *found, decimal, tokens)
-        else:
-            data[name] = _typed_fields(meta, *meta.field_bounds(j), decimal, tokens)
+            continue
+        data[name], plain = _typed_fields(meta, *meta.field_bounds(j), decimal, tokens)
+        if plain:
+            plain_integers.add(j)
+    meta.plain_integers = frozenset(plain_integers)
     return pd.DataFrame(data, columns=[c for c in header if c not in duplicates], copy=False)
 
 
 def _typed_fields(meta, starts, ends, decimal: str, tokens: set):
-    """The fields [starts, ends) of the file's text typed as a column (``typed_frame_of``)."""
+    """(the fields [starts, ends) of the file's text typed as a column (``typed_frame_of``),
+    whether every field is a plain integer: a sign and digits, no leading zero)."""
     import numpy as np
     import pandas as pd
 
@@ -113,7 +117,7 @@ def _typed_fields(meta, starts, ends, decimal: str, tokens: set):
     array = np.frombuffer(meta.text, dtype=np.uint8)
     fast = csv_scan.integers(array, starts, ends, plain=True)  # the common column, in one pass
     if fast is not None:
-        return pd.Series(fast)
+        return pd.Series(fast), True
     flags = csv_scan.text_flags(array, starts, ends, ord(meta.dialect.quotechar))
     if (
         flags["plain"]
@@ -124,9 +128,9 @@ def _typed_fields(meta, starts, ends, decimal: str, tokens: set):
     ):
         fast = _plain_numbers(csv_scan, array, starts, ends, flags)
     if fast is not None:
-        return pd.Series(fast)
+        return pd.Series(fast), False
     codes, distinct = distinct_texts(meta, starts, ends, flags)
-    return typed_column(codes, distinct, decimal, tokens)
+    return typed_column(codes, distinct, decimal, tokens), False
 
 
 def _typed_by_codes(meta, codes, texts, decimal: str, tokens: set):
@@ -139,7 +143,7 @@ def _typed_by_codes(meta, codes, texts, decimal: str, tokens: set):
 
     data, offsets = text_buffers([texts])
     alone = replace(meta, text=data.tobytes(), checked={})  # the distinct texts one after another
-    column = _typed_fields(alone, offsets[:-1].copy(), offsets[1:].copy(), decimal, tokens)
+    column, _ = _typed_fields(alone, offsets[:-1].copy(), offsets[1:].copy(), decimal, tokens)
     return pd.Series(column.to_numpy()[codes], dtype=column.dtype)
 
 

@@ -41,6 +41,9 @@ class CsvMeta(Meta):
     header_term: int  # where the header's line terminator starts
     cr_only: bool = False
     order: object = None  # the records in the order written (None: the file's)
+    # columns whose every field is a plain integer (a sign and digits, no leading zero), found as
+    # the reader parsed them: still so in any order or head of the records
+    plain_integers: frozenset = frozenset()
     # column j -> (the writer's Written, what ``as_written`` found): checked once per column
     checked: dict = field(default_factory=dict, repr=False, compare=False)
 
