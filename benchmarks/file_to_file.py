@@ -184,7 +184,7 @@ def library_child(path: str) -> None:
     )
 
     def read_back():  # as protect's check does it: the writer's codes for the written columns
-        back = io.read(out)
+        back = io.read(out, written=written)
         keys = io.key_view(back, QIS, written)
         assert key_frequencies(keys, QIS, 3).smallest is not None
 

@@ -346,10 +346,26 @@ def test_read_back_keys_grouped_by_the_writers_codes_as_by_the_texts(tmp_path, c
             seen["given"] = io.key_view(back, list(published), written)
             seen["texts"] = io.key_view(back, list(published))
             seen["written"] = written
+            told = io.read(tmp, format=fmt, written=written, **table.meta.read_options())
+            seen["read_told"], seen["read"] = told.frame, back.frame
+            seen["told"] = io.key_view(told, list(published), written)
 
         io.write(table, tmp_path / f"out{suffix}", published, check=check)
     assert set(seen["written"]) == set(published)
     pd.testing.assert_frame_equal(seen["given"], seen["texts"])
+    pd.testing.assert_frame_equal(seen["told"], seen["texts"])
+    _same_values(seen["read_told"], seen["read"])
+
+
+def _same_values(frame, expected) -> None:
+    """The same frame, value for value: dtypes, floats to the bit (-0.0 is not 0.0), texts."""
+    pd.testing.assert_frame_equal(frame, expected, check_exact=True)
+    for c in expected.columns:
+        a, b = frame[c].to_numpy(), expected[c].to_numpy()
+        if b.dtype.kind == "f":
+            assert np.array_equal(a.view(np.int64), b.view(np.int64)), c
+        elif b.dtype == object:
+            assert [(type(v), repr(v)) for v in a] == [(type(v), repr(v)) for v in b], c
 
 
 def test_read_back_groups_texts_shared_by_two_values(tmp_path, monkeypatch):
@@ -377,8 +393,15 @@ def test_read_back_groups_texts_shared_by_two_values(tmp_path, monkeypatch):
         back = io.read(tmp, format=fmt)
         seen["given"] = io.key_view(back, ["a", "b"], written)
         seen["texts"] = io.key_view(back, ["a", "b"])
+        told = io.read(tmp, format=fmt, written=written)
+        seen["read_told"], seen["read"] = told.frame, back.frame
+        seen["told"] = io.key_view(told, ["a", "b"], written)
 
     io.write(table, tmp_path / "out.csv", published, check=check)
     pd.testing.assert_frame_equal(seen["given"], seen["texts"])
+    pd.testing.assert_frame_equal(seen["told"], seen["texts"])
+    _same_values(seen["read_told"], seen["read"])
     assert seen["given"]["a"].astype(object).tolist() == ["0", "0", "", "2"]
-    assert found == [True, False]  # a: by the writer's codes; b ("y" was quoted): by its texts
+    # a: by the writer's codes; b ("y" was quoted): by its texts; the reader told what was
+    # written checks each column once, and its key view takes what the reader found
+    assert found == [True, False, True, False]

@@ -116,12 +116,16 @@ def read(
     missing=(),
     sheet=None,
     format: str | None = None,
+    written: dict | None = None,
 ) -> Table:
     """Read ``path`` (format from its suffix, or ``format``) into a :class:`Table`; every problem
     is an InputError.
 
     sep / decimal / encoding: CSV dialect (detected by default); sheet: Excel worksheet;
     missing: text tokens that mean missing. An option the format does not take is an error.
+    written: for a file just written, what its writer says it put in each published column
+    (``write``'s check receives it); a reader that takes it (``Format.reads_written``) checks
+    every such field against it and parses each distinct text once. Others ignore it.
     """
     p = Path(path)
     if not p.exists():
@@ -143,6 +147,7 @@ def read(
                     missing=missing,
                     sheet=sheet,
                     format=format,
+                    written=written,
                 )
             finally:
                 unregister_temporary(folder)
@@ -162,6 +167,8 @@ def read(
     read_limits.check_file(p, fmt)  # the format its suffix says; what its header claims fits
     missing = (missing,) if isinstance(missing, str) else tuple(missing or ())
     given = {name: options[name] for name in fmt.read_options if options[name] is not None}
+    if written is not None and fmt.reads_written:
+        given["written"] = written
     try:
         table = fmt.read(p, missing=missing, **given)
     except (InputError, MemoryError):

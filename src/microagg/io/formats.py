@@ -56,7 +56,8 @@ class Format:
     chunks(path, columns, rows, numeric) and first_rows(path, rows): the out-of-core reader
     (None: not supported). ``folder``: a folder of such files is one data set. header(path,
     **options): the column names in file order (duplicates included), reading only what names
-    them (None: the whole file is read for them).
+    them (None: the whole file is read for them). ``reads_written``: its reader takes, for a file
+    just written, what the writer says it put in each published column (``read(..., written=)``).
 
     Bounded reading (``microagg.read_limits``): ``magic`` are the first bytes of its files (a file
     of this format under another suffix is named for what it is; ``magic_means`` says what such
@@ -91,6 +92,7 @@ class Format:
         ""  # before ``noun`` (default by its first letter: "an SPSS file" says otherwise)
     )
     header: Callable | None = None
+    reads_written: bool = False
 
     @property
     def read_only(self) -> bool:

@@ -255,7 +255,7 @@ def _read_back(tmp, fmt, table, out: Path, keys, written=None) -> _ReadBack:
 
     same = fmt == table.format and table.meta is not None  # read back as the input was read
     options = table.meta.read_options() if same else {}
-    back = _ReadBack(io.read(tmp, format=fmt, **options), keys, options, written)
+    back = _ReadBack(io.read(tmp, format=fmt, written=written, **options), keys, options, written)
     if len(back.table.frame) != len(table.frame):
         raise InputError(
             f"the written {out.name} reads back with {len(back.table.frame)} records instead of "

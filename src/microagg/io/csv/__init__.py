@@ -41,5 +41,6 @@ FORMATS = (
         chunks=chunks,
         first_rows=first_rows,
         header=header,
+        reads_written=True,
     ),
 )

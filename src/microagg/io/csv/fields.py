@@ -80,40 +80,71 @@ def object_array(values: list):
     return out
 
 
-def typed_frame_of(meta, header, duplicates, decimal, missing):
+def typed_frame_of(meta, header, duplicates, decimal, missing, written=None):
     """The pipeline's frame (see ``typed_column``); a column of plain numbers (no blanks,
-    quotes, spaces, tokens, codes with leading zeros) is parsed from the file's bytes at C speed."""
+    quotes, spaces, tokens, codes with leading zeros) is parsed from the file's bytes at C speed.
+    ``written``: for a file just written, what the writer put in each published column
+    (``writer.Written`` by name): a column whose every field is found to hold the very bytes of
+    its text (``CsvMeta.as_written``) is typed from its distinct texts, each parsed once, since a
+    field's value is its bytes' (the same values, the file's own, at a third of the parsing)."""
+    import pandas as pd
+
+    tokens = {t.strip() for t in missing}
+    given = written or {}
+    data, plain_integers = {}, set()
+    for j, name in enumerate(header):
+        if name in duplicates:
+            continue
+        found = meta.as_written(j, given[name]) if name in given else None
+        if found is not None:
+            data[name] = _typed_by_codes(meta, *found, decimal, tokens)
+            continue
+        data[name], plain = _typed_fields(meta, *meta.field_bounds(j), decimal, tokens)
+        if plain:
+            plain_integers.add(j)
+    meta.plain_integers = frozenset(plain_integers)
+    return pd.DataFrame(data, columns=[c for c in header if c not in duplicates], copy=False)
+
+
+def _typed_fields(meta, starts, ends, decimal: str, tokens: set):
+    """(the fields [starts, ends) of the file's text typed as a column (``typed_frame_of``),
+    whether every field is a plain integer: a sign and digits, no leading zero)."""
     import numpy as np
     import pandas as pd
 
     from ...kernels import csv_scan
 
-    tokens = {t.strip() for t in missing}
-    data = {}
     array = np.frombuffer(meta.text, dtype=np.uint8)
-    for j, name in enumerate(header):
-        if name in duplicates:
-            continue
-        starts, ends = meta.field_bounds(j)
-        fast = csv_scan.integers(array, starts, ends, plain=True)  # the common column, in one pass
-        if fast is not None:
-            data[name] = pd.Series(fast)
-            continue
-        flags = csv_scan.text_flags(array, starts, ends, ord(meta.dialect.quotechar))
-        if (
-            flags["plain"]
-            and not flags["empty"]
-            and not flags["quoted"]
-            and not flags["leading_zero"]
-            and (decimal == "," or not flags["comma"])
-        ):
-            fast = _plain_numbers(csv_scan, array, starts, ends, flags)
-        if fast is not None:
-            data[name] = pd.Series(fast)
-        else:
-            codes, distinct = distinct_texts(meta, starts, ends, flags)
-            data[name] = typed_column(codes, distinct, decimal, tokens)
-    return pd.DataFrame(data, columns=[c for c in header if c not in duplicates], copy=False)
+    fast = csv_scan.integers(array, starts, ends, plain=True)  # the common column, in one pass
+    if fast is not None:
+        return pd.Series(fast), True
+    flags = csv_scan.text_flags(array, starts, ends, ord(meta.dialect.quotechar))
+    if (
+        flags["plain"]
+        and not flags["empty"]
+        and not flags["quoted"]
+        and not flags["leading_zero"]
+        and (decimal == "," or not flags["comma"])
+    ):
+        fast = _plain_numbers(csv_scan, array, starts, ends, flags)
+    if fast is not None:
+        return pd.Series(fast), False
+    codes, distinct = distinct_texts(meta, starts, ends, flags)
+    return typed_column(codes, distinct, decimal, tokens), False
+
+
+def _typed_by_codes(meta, codes, texts, decimal: str, tokens: set):
+    """A column whose field i holds the bytes of ``texts[codes[i]]`` (the distinct texts, each
+    used), typed as its fields are: the distinct texts typed as a column of their own (the
+    column's rules see the same set of texts), then one value per field."""
+    from dataclasses import replace
+
+    import pandas as pd
+
+    data, offsets = text_buffers([texts])
+    alone = replace(meta, text=data.tobytes(), checked={})  # the distinct texts one after another
+    column, _ = _typed_fields(alone, offsets[:-1].copy(), offsets[1:].copy(), decimal, tokens)
+    return pd.Series(column.to_numpy()[codes], dtype=column.dtype)
 
 
 def _plain_numbers(csv_scan, array, starts, ends, flags):

@@ -3,7 +3,7 @@ every data row starts, from which the writer copies every field that is not a QI
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from ..table import Meta, Table
 from .dialect import INTEGER
@@ -41,6 +41,11 @@ class CsvMeta(Meta):
     header_term: int  # where the header's line terminator starts
     cr_only: bool = False
     order: object = None  # the records in the order written (None: the file's)
+    # columns whose every field is a plain integer (a sign and digits, no leading zero), found as
+    # the reader parsed them: still so in any order or head of the records
+    plain_integers: frozenset = frozenset()
+    # column j -> (the writer's Written, what ``as_written`` found): checked once per column
+    checked: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def rows(self) -> int:
@@ -74,9 +79,12 @@ class CsvMeta(Meta):
         the fields)."""
         import pandas as pd
 
-        starts, ends = self.field_bounds(j)
-        found = None if written is None else self._as_written(starts, ends, written)
-        codes, distinct = distinct_texts(self, starts, ends, arrow=True) if found is None else found
+        found = None if written is None else self.as_written(j, written)
+        if found is None:
+            starts, ends = self.field_bounds(j)
+            codes, distinct = distinct_texts(self, starts, ends, arrow=True)
+        else:
+            codes, distinct = found
         if isinstance(distinct, list):
             categories = pd.Index(object_array(distinct), dtype=object)
         else:  # pandas strings over the pyarrow array: no Python string per distinct text
@@ -89,6 +97,18 @@ class CsvMeta(Meta):
             return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
         except TypeError:  # pandas before 2.1 checks the codes
             return pd.Categorical.from_codes(codes, dtype=dtype)
+
+    def as_written(self, j: int, written):
+        """(codes, distinct texts) of column ``j``'s fields as ``distinct_texts`` gives them, from
+        the writer's codes once every field is found to hold the very bytes of its text; None
+        when one does not (then the fields are grouped from their bytes). Checked once per
+        column and ``written`` (the reader types the column with it, the key view groups by it)."""
+        kept = self.checked.get(j)
+        if kept is not None and kept[0] is written:
+            return kept[1]
+        found = self._as_written(*self.field_bounds(j), written)
+        self.checked[j] = (written, found)
+        return found
 
     def _as_written(self, starts, ends, written):
         """(codes, distinct texts) of the fields [starts, ends) as ``distinct_texts`` gives them,
@@ -139,9 +159,9 @@ class CsvMeta(Meta):
         return {"decimal": self.dialect.decimal}
 
     def head(self, rows: int) -> CsvMeta:
-        return replace(self, order=self.row_order()[:rows], tails=self.tails[:rows])
+        return replace(self, order=self.row_order()[:rows], tails=self.tails[:rows], checked={})
 
     def reordered(self, order) -> CsvMeta:
         """The records in ``order`` (record ``order[i]`` written at position i); blank lines and
         line endings stay at their positions."""
-        return replace(self, order=self.row_order()[order])
+        return replace(self, order=self.row_order()[order], checked={})

@@ -25,10 +25,11 @@ from .fields import field_texts, typed_frame_of, typed_text_frame
 from .meta import CsvDialect, CsvMeta
 
 
-def read(p: Path, *, missing=(), sep=None, decimal=None, encoding=None) -> Table:
+def read(p: Path, *, missing=(), sep=None, decimal=None, encoding=None, written=None) -> Table:
     """A CSV file as a Table: its text decoded (``_text``), its separator sniffed unless given,
     its records scanned (``_scanned``), its decimal mark sniffed from the first 200 rows unless
-    given, and its columns typed (``fields.typed_frame_of``)."""
+    given, and its columns typed (``fields.typed_frame_of``; ``written``: for a file just
+    written, the writer's account of its published columns, checked field by field)."""
     sep, decimal, missing = given_sep(sep), given_decimal(decimal), tuple(missing)
     buf, dialect, cr_only = _text(p, encoding)
     dialect.sep = sep or sniff_sep(head_text(buf))
@@ -46,7 +47,7 @@ def read(p: Path, *, missing=(), sep=None, decimal=None, encoding=None) -> Table
     for name in header:
         counts[name] = counts.get(name, 0) + 1
     duplicates = [name for name, c in counts.items() if c > 1]
-    frame = typed_frame_of(meta, header, duplicates, decimal, missing)
+    frame = typed_frame_of(meta, header, duplicates, decimal, missing, written)
     return Table(frame=frame, format="csv", path=p, header=header, duplicates=duplicates, meta=meta)
 
 

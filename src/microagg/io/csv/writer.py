@@ -39,11 +39,13 @@ def format_number(value: float, integer: bool, decimal: str) -> str:
 
 def _integer_texts(meta: CsvMeta, j: int) -> bool:
     """Every non-blank field of column ``j`` is an integer (so integral values are written as
-    integers)."""
+    integers): known without a pass when the reader parsed every field as a plain integer."""
     import numpy as np
 
     from ...kernels import csv_scan
 
+    if j in meta.plain_integers:
+        return True
     starts, ends = meta.field_bounds(j)
     flags = csv_scan.text_flags(
         np.frombuffer(meta.text, dtype=np.uint8), starts, ends, ord(meta.dialect.quotechar)
