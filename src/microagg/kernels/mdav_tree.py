@@ -36,6 +36,11 @@ SWITCH_TRIAL_PAIRS = 16
 #: are copied fault in their buffers' pages and run unlike the passes that follow (measured at
 #: 5·10^5 Gaussian 10-d records: 2.1-2.8 ms a pass over 4 pairs, 1.6-1.8 over 16 to 2,000)
 SWITCH_WARM_PAIRS = 8
+#: brute force goes on only if its trial costs less than this share of the tree's cost: above the
+#: last-level cache a trial's passes ran cheaper than the passes that follow (10^6 Gaussian 10-d
+#: records, one thread, 6.4·10^5 left: 1.38 ms a pass in the trial, 2.1-2.5 ms over 1,500 pairs),
+#: and brute force taken there cost 10-20 s more than the tree (runs of 175-196 s against 165 s)
+SWITCH_MARGIN = 0.8
 SWITCH_SKIP = (
     2.0  # no trial while brute force, scaled from the last trial, costs this many times the tree
 )
@@ -261,15 +266,15 @@ def mdav_tree_kernel(X, k, classic, leaf_size, switch, budget, split):
     SWITCH_FIRST_PAIRS pairs of groups, then each time the records left have fallen by SWITCH_EVERY,
     the next SWITCH_WARM_PAIRS + SWITCH_TRIAL_PAIRS pairs are formed by brute force
     (``_brute_trial``, the same groups), the last ones timed; if they cost less per pass over the
-    records (going on, brute force makes about one a pair) than the tree's pairs since it was last
-    built (its pairs get dearer as it empties until the next rebuild; few dimensions prune well,
-    many do not, and brute force gains as the records run out), the rest runs by brute force. No
-    trial while the last trial's cost per pass, scaled to the records left, is SWITCH_SKIP times the
-    tree's. SWITCH_NEVER: the tree throughout; SWITCH_ALWAYS / SWITCH_TRIALS: brute force from the
-    first trial on / trials without switching (both for the tests: the same labels on every path).
-    The trial's cost leaves out copying the records into columns, paid once if brute force goes on
-    (counted, it doubled brute force's cost per pair at 3·10^4 Gaussian records and kept the tree
-    where brute force was cheaper).
+    records (going on, brute force makes about one a pair) than SWITCH_MARGIN times the tree's pairs
+    since it was last built (its pairs get dearer as it empties until the next rebuild; few
+    dimensions prune well, many do not, and brute force gains as the records run out), the rest runs
+    by brute force. No trial while the last trial's cost per pass, scaled to the records left, is
+    SWITCH_SKIP times the tree's. SWITCH_NEVER: the tree throughout; SWITCH_ALWAYS / SWITCH_TRIALS:
+    brute force from the first trial on / trials without switching (both for the tests: the same
+    labels on every path). The trial's cost leaves out copying the records into columns, paid once
+    if brute force goes on (counted, it doubled brute force's cost per pair at 3·10^4 Gaussian
+    records and kept the tree where brute force was cheaper).
 
     budget > 0: no pair of groups starts once this many cycles have passed since the call; the
     records not reached keep label −1 (``budget_cycles``; the caller groups them). split: as for
@@ -375,7 +380,7 @@ def mdav_tree_kernel(X, k, classic, leaf_size, switch, budget, split):
                 )
                 brute_per_record = brute_cost / m
                 if switch == SWITCH_ALWAYS or (
-                    switch == SWITCH_MEASURED and brute_cost < tree_cost
+                    switch == SWITCH_MEASURED and brute_cost < SWITCH_MARGIN * tree_cost
                 ):  # brute from here
                     m, width, g, tail, prefix, _ = _brute_pairs(
                         X,
