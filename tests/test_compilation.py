@@ -220,6 +220,7 @@ SPLIT_KERNELS = {
     "mdav_split._distances_two_select_threads",
     "mdav_tree._pair_ahead",
     "mdav_tree._two_nearest",
+    "kdtree_build.build_pair_threads",
 }
 
 
