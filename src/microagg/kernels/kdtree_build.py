@@ -184,7 +184,7 @@ def build_pair_threads(X, members, leaf_size):
 @kernel
 def _workspace(X, n, leaf_size, shell_weight):
     """The arrays a build over n of the records X fills (``_grow``), node arrays at their largest
-    size; the last, [nodes, norder], holds how many nodes were made."""
+    size; the last, [nodes], holds how many nodes were made."""
     d = X.shape[1]
     max_nodes = 4 * (n // max(1, leaf_size // 2) + 1) + 1
     return (
@@ -209,7 +209,7 @@ def _workspace(X, n, leaf_size, shell_weight):
         np.zeros(max_nodes),  # r2
         np.zeros((max_nodes if shell_weight > 0 else 0, d)),  # mu
         np.full(max_nodes if shell_weight > 0 else 0, -1.0),  # cosb
-        np.zeros(2, dtype=np.int64),  # [nodes, norder]
+        np.zeros(1, dtype=np.int64),  # [nodes]
     )
 
 
@@ -236,8 +236,8 @@ def _tree_of(ws):
         cdist[:nodes].copy(),
         anchor,
         r2[:nodes].copy(),
-        mu[: nodes if mu.shape[0] > 0 else 0].copy(),
-        cosb[: nodes if cosb.shape[0] > 0 else 0].copy(),
+        mu[:nodes].copy(),  # a plain tree's: no rows
+        cosb[:nodes].copy(),
     )
 
 
@@ -325,7 +325,7 @@ def _grow(X, members, leaf_size, shell_weight, ws):
         cones_mu, cones_cosb = _cones(Xt, anchor, start[:nodes], end[:nodes])
         mu[:nodes] = cones_mu
         cosb[:nodes] = cones_cosb
-    counts[0], counts[1] = nodes, norder
+    counts[0] = nodes
     T = KDTree(
         Xt,
         perm,
