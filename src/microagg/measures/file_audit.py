@@ -88,6 +88,8 @@ class AuditRoles:
     standardize: bool = True
     l: float = DEFAULT_L  # noqa: E741 (the l of l-diversity)
     p: float = 10.0
+    household: tuple = ()  # household id column(s): k-anonymity counted by households
+    household_level: tuple = ()  # QIs published once per household
 
     @property
     def key_variables(self) -> list:
