@@ -24,6 +24,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import InputError
+from .measures.risk.households import (
+    constant_within,
+    household_codes,
+    households_matching,
+)
 
 __all__ = [
     "Households",
@@ -34,36 +39,7 @@ __all__ = [
     "given_partition",
     "household_level_values",
     "households_per_group",
-    "summary_phrase",
 ]
-
-
-def household_codes(frame, columns) -> np.ndarray:
-    """Each record's household as a code 0..H-1 (in order of first appearance) from the household
-    id column(s); a missing id is an InputError (a record of no household)."""
-    import pandas as pd
-
-    columns = list(columns)
-    ids = frame[columns]
-    missing = ids.isna().any(axis=1).to_numpy()
-    if missing.any():
-        raise InputError(
-            f"{int(missing.sum())} record(s) have no household id ({', '.join(map(str, columns))} "
-            "missing): every record must belong to a household"
-        )
-    if len(columns) == 1:
-        return pd.factorize(ids.iloc[:, 0])[0].astype(np.int64)
-    return ids.groupby(columns, sort=False, dropna=False).ngroup().to_numpy(dtype=np.int64)
-
-
-def _constant_within(values: np.ndarray, codes: np.ndarray) -> bool:
-    """Whether ``values`` (floats, NaN for missing) take one value within every household."""
-    first = np.full(int(codes.max()) + 1, np.nan)
-    order = np.arange(len(codes))[::-1]  # the first record of each household written last
-    first[codes[order]] = values[order]
-    ref = first[codes]
-    same = (ref == values) | (np.isnan(ref) & np.isnan(values))
-    return bool(same.all())
 
 
 @dataclass(frozen=True)
@@ -105,7 +81,7 @@ def households_of(frame, columns, qi_columns, kinds, declared, sample_weights) -
     candidates = list(declared) if declared else [c for c in qi_columns if kinds[c] == "continuous"]
     level = []
     for c in candidates:
-        if _constant_within(quasi_identifiers(frame, [c])[:, 0], codes):
+        if constant_within(quasi_identifiers(frame, [c])[:, 0], codes):
             level.append(c)
         elif declared:
             raise InputError(
@@ -113,7 +89,7 @@ def households_of(frame, columns, qi_columns, kinds, declared, sample_weights) -
                 f"({', '.join(map(str, columns))})"
             )
     weights = None
-    if sample_weights is not None and _constant_within(np.asarray(sample_weights, float), codes):
+    if sample_weights is not None and constant_within(np.asarray(sample_weights, float), codes):
         weights = np.zeros(int(codes.max()) + 1)
         weights[codes] = sample_weights
     return Households(list(columns), codes, level, weights)
@@ -129,14 +105,6 @@ class HouseholdGrouping:
     groups: np.ndarray  # household group per record
     merges: int  # person groups merged because they held fewer than k households
     multiple: int = 1  # household groups hold at least multiple·k households (MULTIPLES)
-
-    def phrase(self, k: int) -> str:
-        return summary_phrase(k, self.households.columns)
-
-
-def summary_phrase(k: int, columns) -> str:
-    """How the summary and the manifest state the privacy model."""
-    return f"k-anonymous by households (k = {k}, household id {', '.join(map(str, columns))})"
 
 
 def households_per_group(labels: np.ndarray, codes: np.ndarray) -> np.ndarray:
@@ -205,21 +173,67 @@ def _household_groups(Zl, hh: Households, hh_stratum, size: int, k: int, run_uni
     return hh_group[hh.codes]
 
 
+#: units up to this many records also try the household-aware MDAV (O(records² / k) in numpy)
+HOUSEHOLD_MDAV_LIMIT = 5000
+
+
 def _person_groups(Zp, hh: Households, groups, k: int, run_unit):
-    """Person groups inside each household group, each of at least k households."""
+    """Person groups inside each household group, each of at least k households: the run's
+    method with the repair (``_at_least_k_households``), or the household-aware MDAV
+    (``_household_mdav``) where it gives the lower SSE (units up to HOUSEHOLD_MDAV_LIMIT)."""
     labels = np.empty(len(Zp), dtype=np.int64)
     offset, merges = 0, 0
     order = np.argsort(groups, kind="stable")
     for rows in np.split(order, np.flatnonzero(np.diff(groups[order])) + 1):
-        if Zp.shape[1] and len(rows) >= 2 * k:
+        homes = hh.codes[rows]
+        if Zp.shape[1] and len(np.unique(homes)) >= 2 * k:
             Zu = np.ascontiguousarray(Zp[rows])
-            lab, merged = _at_least_k_households(Zu, run_unit(Zu, k, rows), hh.codes[rows], k)
+            lab, merged = (
+                _at_least_k_households(Zu, run_unit(Zu, k, rows), homes, k)
+                if len(rows) >= 2 * k
+                else (np.zeros(len(rows), dtype=np.int64), 0)
+            )
+            if len(rows) <= HOUSEHOLD_MDAV_LIMIT:
+                other = _household_mdav(Zu, homes, k)
+                if _sse(Zu, other, None) < _sse(Zu, lab, None):
+                    lab, merged = other, 0
             merges += merged
         else:
             lab = np.zeros(len(rows), dtype=np.int64)
         labels[rows] = lab + offset
         offset += int(lab.max()) + 1
     return labels, merges
+
+
+def _household_mdav(Z, homes, k: int) -> np.ndarray:
+    """MDAV (Domingo-Ferrer & Mateo-Sanz 2002) with groups of k records of k DISTINCT
+    households: the record farthest from the centroid of those left, then its nearest records
+    of other households, one each; when fewer than 2k households are left, those left form the
+    last group (with >= k households), or join their nearest groups one by one."""
+    n = len(Z)
+    labels = np.full(n, -1, dtype=np.int64)
+    left = np.ones(n, dtype=bool)
+    g = 0
+    while len(np.unique(homes[left])) >= 2 * k:
+        idx = np.flatnonzero(left)
+        centre = Z[idx].mean(axis=0)
+        r = idx[np.argmax(((Z[idx] - centre) ** 2).sum(axis=1))]
+        near = idx[np.argsort(((Z[idx] - Z[r]) ** 2).sum(axis=1), kind="stable")]
+        _, first = np.unique(homes[near], return_index=True)  # each household's nearest record
+        members = near[np.sort(first)[:k]]
+        labels[members] = g
+        left[members] = False
+        g += 1
+    rest = np.flatnonzero(left)
+    if len(np.unique(homes[rest])) >= k or g == 0:
+        labels[rest] = g
+        return labels
+    sums = np.zeros((g, Z.shape[1]))
+    np.add.at(sums, labels[~left], Z[~left])
+    centroids = sums / np.bincount(labels[~left], minlength=g)[:, None]
+    for i in rest:
+        labels[i] = int(np.argmin(((centroids - Z[i]) ** 2).sum(axis=1)))
+    return labels
 
 
 def _sse(Z, labels, hh: Households | None) -> float:
@@ -342,34 +356,6 @@ def household_level_values(grouping: HouseholdGrouping, values: dict) -> dict:
 # --- k-anonymity by households: counted, reached by suppression, verified -----------------------
 
 
-def households_matching(codes: np.ndarray, fixed: np.ndarray, homes: np.ndarray) -> np.ndarray:
-    """Per record, the distinct households among the records that match it: equal ``fixed``
-    codes (published QIs and strata) and, on every key (``codes``, -1 missing), equal values or
-    a missing one (a blank key matches any value). Counted block by block (records of one fixed
-    combination), in row chunks: O(block²) per block."""
-    n = len(fixed)
-    out = np.zeros(n, dtype=np.int64)
-    order = np.argsort(fixed, kind="stable")
-    for rows in np.split(order, np.flatnonzero(np.diff(fixed[order])) + 1):
-        if not rows.size:
-            continue
-        local = np.unique(homes[rows], return_inverse=True)[1]
-        if codes.shape[1] == 0 or (codes[rows] < 0).all(axis=1).all():
-            out[rows] = int(local.max()) + 1
-            continue
-        onehot = np.zeros((len(rows), int(local.max()) + 1), dtype=np.float64)
-        onehot[np.arange(len(rows)), local] = 1.0
-        c = codes[rows]
-        for start in range(0, len(rows), 512):
-            part = c[start : start + 512]
-            match = np.ones((len(part), len(rows)), dtype=bool)
-            for j in range(c.shape[1]):
-                a, b = part[:, j][:, None], c[:, j][None, :]
-                match &= (a == b) | (a < 0) | (b < 0)
-            out[rows[start : start + 512]] = ((match @ onehot) > 0).sum(axis=1)
-    return out
-
-
 def suppress_below_k(frame, suppression, fixed_columns, homes: np.ndarray, k: int):
     """After the record-level plan (``suppression.plan``), the records whose key combination
     still comes from fewer than k households have all their keys suppressed: a record with every
@@ -400,7 +386,7 @@ def check_published(frame, grouped, roles) -> str | None:
     homes = household_codes(frame, roles.household)
     for c in roles.household_level:
         values = combination_codes(grouped, [c]).astype(np.float64)
-        if not _constant_within(values, homes):
+        if not constant_within(values, homes):
             return f"a household publishes more than one value of its household-level {c}"
     fixed = combination_codes(grouped, list(dict.fromkeys([*roles.columns, *roles.strata])))
     keys = [c for c in roles.keys if c not in roles.columns and c not in roles.strata]
