@@ -228,3 +228,38 @@ def test_households_smallest_counts_households_not_records():
     assert "households_smallest" not in plain.audit.group("risk")  # no household id: no figure
     sharing = _households_sharing(by_households.data, ["py010", "age"], [], "db030")
     assert by_households.audit.group("risk")["households_smallest"] == sharing.min() >= 3
+
+
+# --- household risk: sdcMicro's own figures (benchmarks/sdcmicro_households.py), no R here -------
+
+
+def _harness():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "sdcmicro_households.py"
+    spec = importlib.util.spec_from_file_location("sdcmicro_households", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+HARNESS = _harness()
+PARITY = json.loads((HARNESS.RESULTS / "sdcmicro_households.json").read_text())
+
+
+@pytest.mark.parametrize("case", PARITY["cases"], ids=lambda c: c["name"])
+def test_household_risk_equals_sdcmicro_measure_risk_with_hid(case):
+    from microagg.measures.risk import individual_risk
+    from microagg.measures.risk.households import hierarchical_risk, household_codes
+
+    spec = next(c for c in HARNESS.CASES if c["name"] == case["name"])
+    df = HARNESS.case_data(spec)
+    assert len(df) == case["records"]
+    figures = HARNESS.microagg_side(df)  # the registered measures, through the file audit
+    theirs = case["sdcmicro"]
+    assert figures["household_risk_expected"] == pytest.approx(theirs["hier_risk_ER"], rel=1e-9)
+    assert figures["household_risk_percent"] == pytest.approx(theirs["hier_risk_pct"], rel=1e-9)
+    individual = individual_risk(df, PARITY["keys"], df["db090"].to_numpy(), missing="wildcard")
+    per_record = hierarchical_risk(individual.risk, household_codes(df, ["db030"]))
+    np.testing.assert_allclose(per_record, case["sdcmicro_hier_risk"], rtol=1e-9, atol=1e-15)
