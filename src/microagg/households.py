@@ -140,9 +140,10 @@ def partition(hh: Households, Z, slices, strata, k: int, run_unit):
             f"the household of row {int(first[bad]) + 1} has members in different strata: a "
             "household lies inside one stratum"
         )
+    features = _household_features(Z, level, person, hh)
     best = None
     for m in MULTIPLES if level.size and person.size else (1,):
-        groups = _household_groups(Z[:, level], hh, hh_stratum, m * k, k, run_unit)
+        groups = _household_groups(features, hh, hh_stratum, m * k, k, run_unit)
         labels, merges = _person_groups(Z[:, person], hh, groups, k, run_unit)
         cost = _sse(Z[:, level], groups, hh) + _sse(Z[:, person], labels, None)
         if best is None or cost < best[0]:
@@ -150,11 +151,36 @@ def partition(hh: Households, Z, slices, strata, k: int, run_unit):
     return best[1], best[2]
 
 
-def _household_groups(Zl, hh: Households, hh_stratum, size: int, k: int, run_unit):
-    """Each record's household group: households grouped on the household-level QIs (one record
-    each) in groups of at least ``size`` households inside each stratum (one group per stratum
-    without household-level QIs)."""
+#: the weight of a household's composition (its members' mean person-level values and its size,
+#: z-scored) beside its household-level QIs when households are grouped: households alike in
+#: their members leave the person-level grouping inside a household group closer records (on the
+#: generated EU-SILC-shaped file of the docstring of ``MULTIPLES``: IL 25.3 % -> 21.2 % at 0.5,
+#: 21.4 % at 1, 23.4 % at 2)
+COMPOSITION_WEIGHT = 0.5
+
+
+def _household_features(Z, level, person, hh: Households) -> np.ndarray:
+    """One row per household: its household-level QIs and, with person-level QIs beside them,
+    its composition scaled by COMPOSITION_WEIGHT (no household-level QIs: no columns)."""
     first = hh.first_records()
+    if not level.size:
+        return np.empty((hh.count, 0))
+    if not person.size:
+        return np.ascontiguousarray(Z[np.ix_(first, level)])
+    size = np.bincount(hh.codes, minlength=hh.count).astype(np.float64)
+    means = np.zeros((hh.count, len(person)))
+    np.add.at(means, hh.codes, Z[:, person])
+    means /= size[:, None]
+    spread = size.std()
+    size_z = (size - size.mean()) / spread if spread > 0 else np.zeros_like(size)
+    composition = COMPOSITION_WEIGHT * np.column_stack([means, size_z])
+    return np.ascontiguousarray(np.hstack([Z[np.ix_(first, level)], composition]))
+
+
+def _household_groups(features, hh: Households, hh_stratum, size: int, k: int, run_unit):
+    """Each record's household group: households grouped on ``features`` (one row each) in
+    groups of at least ``size`` households inside each stratum (one group per stratum without
+    features)."""
     hh_group = np.full(hh.count, -1, dtype=np.int64)
     offset = 0
     for s in np.unique(hh_stratum):
@@ -164,8 +190,8 @@ def _household_groups(Zl, hh: Households, hh_stratum, size: int, k: int, run_uni
                 f"a stratum holds {len(homes)} household(s), fewer than k = {k}: merge strata "
                 "(--merge-small-strata) or use coarser ones"
             )
-        if Zl.shape[1] and len(homes) >= 2 * size:
-            lab = run_unit(np.ascontiguousarray(Zl[first[homes]]), size, None)
+        if features.shape[1] and len(homes) >= 2 * size:
+            lab = run_unit(np.ascontiguousarray(features[homes]), size, None)
         else:
             lab = np.zeros(len(homes), dtype=np.int64)
         hh_group[homes] = lab + offset
@@ -174,7 +200,7 @@ def _household_groups(Zl, hh: Households, hh_stratum, size: int, k: int, run_uni
 
 
 #: units up to this many records also try the household-aware MDAV (O(records² / k) in numpy)
-HOUSEHOLD_MDAV_LIMIT = 5000
+HOUSEHOLD_MDAV_LIMIT = 1000
 
 
 def _person_groups(Zp, hh: Households, groups, k: int, run_unit):
