@@ -263,3 +263,16 @@ def test_household_risk_equals_sdcmicro_measure_risk_with_hid(case):
     individual = individual_risk(df, PARITY["keys"], df["db090"].to_numpy(), missing="wildcard")
     per_record = hierarchical_risk(individual.risk, household_codes(df, ["db030"]))
     np.testing.assert_allclose(per_record, case["sdcmicro_hier_risk"], rtol=1e-9, atol=1e-15)
+
+
+@SETTINGS
+@given(households=st.integers(12, 30), seed=st.integers(0, 10_000), k=st.integers(2, 4))
+def test_a_categorical_household_level_qi_publishes_one_category_per_household(households, seed, k):
+    df = _survey(households, seed)
+    columns = ["hy010", "py010", "hh020"]
+    res = microagg.microaggregate(
+        df, k=k, columns=columns, categorical=["hh020"], household="db030"
+    )
+    assert set(res.audit_roles.household_level) == {"hy010", "hh020"}
+    assert set(res.data["hh020"]) <= set(df["hh020"])  # a category of the original
+    _assert_k_by_households(res.data, k, columns, ["hy010", "hh020"])

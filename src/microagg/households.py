@@ -66,22 +66,15 @@ class Households:
 
 def households_of(frame, columns, qi_columns, kinds, declared, sample_weights) -> Households:
     """The run's households from the data: codes, household-level QIs (the declared ones checked
-    constant within every household, or else every continuous QI found so) and the household
+    constant within every household, or else every QI found so, of any kind) and the household
     weights (the sampling weights when they are constant within every household)."""
     from .columns import quasi_identifiers
 
     codes = household_codes(frame, columns)
-    if declared:
-        wrong = [c for c in declared if kinds.get(c) != "continuous"]
-        if wrong:
-            raise InputError(
-                "household_level applies to continuous quasi-identifiers: "
-                f"{', '.join(map(str, wrong))} is not one"
-            )
-    candidates = list(declared) if declared else [c for c in qi_columns if kinds[c] == "continuous"]
+    candidates = list(declared) if declared else list(qi_columns)
     level = []
     for c in candidates:
-        if constant_within(quasi_identifiers(frame, [c])[:, 0], codes):
+        if constant_within(_comparable(frame, c, kinds[c], quasi_identifiers), codes):
             level.append(c)
         elif declared:
             raise InputError(
@@ -93,6 +86,17 @@ def households_of(frame, columns, qi_columns, kinds, declared, sample_weights) -
         weights = np.zeros(int(codes.max()) + 1)
         weights[codes] = sample_weights
     return Households(list(columns), codes, level, weights)
+
+
+def _comparable(frame, column, kind: str, quasi_identifiers) -> np.ndarray:
+    """A QI column's values as floats that are equal where the values are (NaN: missing)."""
+    if kind == "continuous":
+        return quasi_identifiers(frame, [column])[:, 0]
+    import pandas as pd
+
+    found = pd.factorize(frame[column], use_na_sentinel=True)[0].astype(np.float64)
+    found[found < 0] = np.nan
+    return found
 
 
 @dataclass
@@ -355,28 +359,41 @@ def given_partition(hh: Households, labels: np.ndarray, k: int) -> HouseholdGrou
 # --- what households publish ---------------------------------------------------------------------
 
 
-def household_level_values(grouping: HouseholdGrouping, values: dict) -> dict:
-    """Each household-level column's published values: the mean over the households of each
-    household group (one record per household, weighted by the household weights when there are
-    some), given to every member. ``values``: column -> original values (floats, NaN missing)."""
+def household_level_values(grouping: HouseholdGrouping, values: dict, categorical=()) -> dict:
+    """Each household-level column's published values, given to every member: over the
+    households of each household group (one record per household, weighted by the household
+    weights when there are some), the mean of a continuous column, the most frequent category
+    (the lowest code among ties) of a ``categorical`` one. ``values``: column -> original values
+    (floats, NaN missing; category codes for a categorical column)."""
     hh = grouping.households
     first = hh.first_records()
     group_of_home = grouping.groups[first]
+    g = int(group_of_home.max()) + 1
     w = np.ones(hh.count) if hh.weights is None else hh.weights
     out = {}
     for c in hh.level:
         x = np.asarray(values[c], dtype=np.float64)[first]
         present = ~np.isnan(x)
-        num = np.bincount(
-            group_of_home[present], (w * x)[present], minlength=group_of_home.max() + 1
-        )
-        den = np.bincount(group_of_home[present], w[present], minlength=group_of_home.max() + 1)
+        if c in categorical:
+            out[c] = _weighted_mode(x, present, group_of_home, w, g)[group_of_home][hh.codes]
+            continue
+        num = np.bincount(group_of_home[present], (w * x)[present], minlength=g)
+        den = np.bincount(group_of_home[present], w[present], minlength=g)
         with np.errstate(invalid="ignore", divide="ignore"):
             mean = num / den
         published = mean[group_of_home][hh.codes]
         published[np.isnan(np.asarray(values[c], dtype=np.float64))] = np.nan
         out[c] = published
     return out
+
+
+def _weighted_mode(x, present, group, w, g) -> np.ndarray:
+    """Per group, the code of largest total weight (the lowest among ties)."""
+    codes = x[present].astype(np.int64)
+    width = int(codes.max()) + 1 if codes.size else 1
+    totals = np.zeros((g, width))
+    np.add.at(totals, (group[present], codes), w[present])
+    return np.argmax(totals, axis=1).astype(np.float64)
 
 
 # --- k-anonymity by households: counted, reached by suppression, verified -----------------------

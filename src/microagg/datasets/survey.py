@@ -25,6 +25,7 @@ COLUMNS = (
     "py090",
     "age",
     "rb090",
+    "hh020",
 )
 
 
@@ -34,7 +35,8 @@ def household_survey(households: int = 1000, seed: int = 0, regions: int = 4):
     code "AT1".."ATn"), db090 (household weight, constant in the household), rb050 (personal
     weight, equal to db090 as in EU-SILC's cross-section), hy010 / hy040 / hy090 (household
     gross income, rental income, interest: one value per household), py010 / py090 (employee
-    income, unemployment benefits: 0 for children under 16), age (years) and rb090 (sex, 1 / 2)."""
+    income, unemployment benefits: 0 for children under 16), age (years), rb090 (sex, 1 / 2) and
+    hh020 (tenure status, a household's code 1..4)."""
     import pandas as pd
 
     rng = np.random.default_rng(seed)
@@ -58,7 +60,7 @@ def household_survey(households: int = 1000, seed: int = 0, regions: int = 4):
     benefits = np.where(
         adult & (rng.random(len(member)) < 0.1), np.round(rng.lognormal(8, 0.5, len(member)), 2), 0
     )
-    return pd.DataFrame(
+    frame = pd.DataFrame(
         {
             "db030": household(hid),
             "rb030": household(hid) * 100 + member,
@@ -77,5 +79,8 @@ def household_survey(households: int = 1000, seed: int = 0, regions: int = 4):
             "age": age.astype(np.int64),
             "rb090": rng.integers(1, 3, len(member)).astype(np.int64),
         },
-        columns=list(COLUMNS),
+        columns=list(COLUMNS[:-1]),
     )
+    # tenure status (1 owner, 2 tenant at market rate, 3 reduced rent, 4 free): a household's code
+    frame["hh020"] = household(rng.choice(np.arange(1, 5), households, p=[0.6, 0.25, 0.1, 0.05]))
+    return frame

@@ -27,7 +27,7 @@ def publish(
     )
     built = _published_values(emb, run, roles.sample_weights is not None)
     if partitioned.households is not None and partitioned.households.households.level:
-        numeric, built = _household_level(emb, numeric, partitioned.households, built)
+        numeric, codes, built = _household_level(emb, numeric, codes, partitioned.households, built)
     numeric, nature = _option_stages(emb, numeric, built, run)
     staged = nature if nature != built else None
     df = source.frame
@@ -83,19 +83,37 @@ def publish(
     return Published(numeric, codes, out, changed, suppression, nature, staged)
 
 
-def _household_level(emb, numeric: np.ndarray, grouping, nature: str):
-    """Household-level QIs publish their household group's mean over one record per household
-    (``households.household_level_values``), every member its household's."""
+def _household_level(emb, numeric: np.ndarray, codes: np.ndarray, grouping, nature: str):
+    """Household-level QIs publish, over one record per household of their household group, its
+    mean (continuous) or its most frequent category (``households.household_level_values``), every
+    member its household's."""
     from ..households import household_level_values
 
-    index = {c: emb.numeric_columns.index(c) for c in grouping.households.level}
-    values = household_level_values(grouping, {c: emb.numeric[:, j] for c, j in index.items()})
-    numeric = numeric.copy()
-    for c, j in index.items():
-        numeric[:, j] = values[c]
+    level = grouping.households.level
+    categorical = [c for c in level if c in emb.categorical_columns]
+    original = {
+        c: (
+            emb.codes[:, emb.categorical_columns.index(c)]
+            if c in categorical
+            else emb.numeric[:, emb.numeric_columns.index(c)]
+        )
+        for c in level
+    }
+    values = household_level_values(grouping, original, categorical)
+    numeric, codes = numeric.copy(), codes.copy()
+    for c in level:
+        if c in categorical:
+            codes[:, emb.categorical_columns.index(c)] = values[c].astype(np.int64)
+        if c in emb.numeric_columns:  # continuous, or an ordinal's rank (its category's index)
+            numeric[:, emb.numeric_columns.index(c)] = values[c]
     weighted = " (weighted by household)" if grouping.households.weights is not None else ""
-    return numeric, (
-        f"{nature}; household-level QIs: household-group means, one record per household{weighted}"
+    return (
+        numeric,
+        codes,
+        (
+            f"{nature}; household-level QIs: household groups' means or most frequent categories, "
+            f"one record per household{weighted}"
+        ),
     )
 
 
