@@ -276,3 +276,25 @@ def test_a_categorical_household_level_qi_publishes_one_category_per_household(h
     assert set(res.audit_roles.household_level) == {"hy010", "hh020"}
     assert set(res.data["hh020"]) <= set(df["hh020"])  # a category of the original
     _assert_k_by_households(res.data, k, columns, ["hy010", "hh020"])
+
+
+def test_explore_runs_are_household_aware_and_a_picked_run_publishes_the_same_file():
+    df = _survey(40, 6)
+    columns = ["hy010", "py010", "age"]
+    options = dict(columns=columns, continuous=["age"], household="db030")
+    exploration = microagg.explore(df, k=[3, 4], methods=["mdav"], time_limit=60, **options)
+    for run in exploration.runs:
+        assert run.figures["risk"]["households_smallest"] >= run.k
+        direct = microagg.microaggregate(df, k=run.k, **options)
+        picked = microagg.microaggregate(df, k=run.k, labels=run.labels, **options)
+        pd.testing.assert_frame_equal(picked.data, direct.data)
+    # labels that are not the run's (k = 4's, given at k = 3): checked by households, published
+    # over the groups of households they link
+    other = exploration.runs[1].labels
+    res = microagg.microaggregate(df, k=3, labels=other, **options)
+    _assert_k_by_households(res.data, 3, columns, ["hy010"])
+    one_household = microagg.microaggregate(df, k=3, columns=columns, continuous=["age"]).labels
+    homes = microagg.households.household_codes(df, ["db030"])
+    if (microagg.households.households_per_group(one_household, homes) < 3).any():
+        with pytest.raises(InputError, match="household"):
+            microagg.microaggregate(df, k=3, labels=one_household, **options)

@@ -62,9 +62,7 @@ def _household_partition(roles: Roles, prepared: Prepared, run: Run, strata, dea
             "use a multivariate method such as mdav"
         )
     if run.labels is not None:
-        given = _given_partition(run.labels, strata, prepared.Z, roles.k, run)
-        grouping = households.given_partition(roles.households, given.labels, roles.k)
-        return Partitioned(given.labels, None, given.method_facts, given.strata, strata, grouping)
+        return _given_household_partition(roles, prepared, run, strata, deadline, progress)
     from .. import methods as registry
     from ..methods.starts import restricted
 
@@ -84,6 +82,24 @@ def _household_partition(roles: Roles, prepared: Prepared, run: Run, strata, dea
     )
     facts = {"household_merges": grouping.merges, "household_group_multiple": grouping.multiple}
     return Partitioned(relabel(labels), None, facts, None, strata, grouping)
+
+
+def _given_household_partition(roles, prepared, run: Run, strata, deadline, progress):
+    """A given partition (an explore run's labels) checked by households. Its household groups are
+    the run's own when the run, made again with the same options, gives these labels (an
+    explore run's: the file published is the run explored); else the groups linked by a shared
+    household (``households.given_partition``)."""
+    from .. import households
+
+    given = _given_partition(run.labels, strata, prepared.Z, roles.k, run)
+    again = _household_partition(
+        roles, prepared, run.with_options(labels=None), strata, deadline, progress
+    )
+    if np.array_equal(relabel(again.labels), relabel(given.labels)):
+        grouping = again.households
+    else:
+        grouping = households.given_partition(roles.households, given.labels, roles.k)
+    return Partitioned(given.labels, None, given.method_facts, given.strata, strata, grouping)
 
 
 def _given_partition(labels, strata, Z, k, run: Run) -> Partitioned:
