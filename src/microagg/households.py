@@ -122,9 +122,9 @@ def households_per_group(labels: np.ndarray, codes: np.ndarray) -> np.ndarray:
 
 
 #: household groups hold at least m·k households, m tried in turn when there are both household-
-#: and person-level QIs (the lowest SSE kept): person groups need k households each, so household
-#: groups of only k households leave the person-level grouping nothing to choose (on a generated
-#: EU-SILC-shaped file, IL 38.5 % at m = 1, 11.3 % at m = 8, 14.9 % at m = 16)
+#: and person-level QIs, until the SSE rises (the lowest kept): person groups need k households
+#: each, so household groups of only k households leave the person-level grouping little to
+#: choose (benchmarks/households_il.py)
 MULTIPLES = (1, 2, 4, 8, 16)
 
 
@@ -135,6 +135,7 @@ def partition(hh: Households, Z, slices, strata, k: int, run_unit):
     their positions in the file, for the method's per-record parameters), its labels."""
     level = _matrix_columns(slices, hh.level)
     person = _matrix_columns(slices, [c for c in slices if c not in hh.level])
+    Z = np.where(np.isnan(Z), 0.0, Z)  # a missing value at the mean (z-score 0) for the distances
     stratum = strata.codes if strata is not None else np.zeros(len(Z), dtype=np.int64)
     first = hh.first_records()
     hh_stratum = stratum[first]
@@ -150,16 +151,17 @@ def partition(hh: Households, Z, slices, strata, k: int, run_unit):
         groups = _household_groups(features, hh, hh_stratum, m * k, k, run_unit)
         labels, merges = _person_groups(Z[:, person], hh, groups, k, run_unit)
         cost = _sse(Z[:, level], groups, hh) + _sse(Z[:, person], labels, None)
-        if best is None or cost < best[0]:
-            best = (cost, labels, HouseholdGrouping(hh, groups, merges, m))
+        if best is not None and not cost < best[0]:
+            break  # the SSE rose: larger household groups cost more on the household level
+        best = (cost, labels, HouseholdGrouping(hh, groups, merges, m))
     return best[1], best[2]
 
 
 #: the weight of a household's composition (its members' mean person-level values and its size,
 #: z-scored) beside its household-level QIs when households are grouped: households alike in
-#: their members leave the person-level grouping inside a household group closer records (on the
-#: generated EU-SILC-shaped file of the docstring of ``MULTIPLES``: IL 25.3 % -> 21.2 % at 0.5,
-#: 21.4 % at 1, 23.4 % at 2)
+#: their members leave the person-level grouping inside a household group closer records (on
+#: ``datasets.household_survey(2000)``, six QIs, k = 3: IL 25.3 % without, 21.2 % at 0.5, 21.4 %
+#: at 1, 23.4 % at 2)
 COMPOSITION_WEIGHT = 0.5
 
 
