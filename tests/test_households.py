@@ -298,3 +298,9 @@ def test_explore_runs_are_household_aware_and_a_picked_run_publishes_the_same_fi
     if (microagg.households.households_per_group(one_household, homes) < 3).any():
         with pytest.raises(InputError, match="household"):
             microagg.microaggregate(df, k=3, labels=one_household, **options)
+
+
+def test_fewer_households_than_k_is_one_error_line():
+    df = _survey(3, 7)
+    with pytest.raises(InputError, match="fewer than k = 4"):
+        microagg.microaggregate(df, k=4, columns=["hy010", "py010"], household="db030")

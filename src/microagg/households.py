@@ -193,8 +193,10 @@ def _household_groups(features, hh: Households, hh_stratum, size: int, k: int, r
         homes = np.flatnonzero(hh_stratum == s)
         if len(homes) < k:
             raise InputError(
-                f"a stratum holds {len(homes)} household(s), fewer than k = {k}: merge strata "
-                "(--merge-small-strata) or use coarser ones"
+                f"the file holds {len(homes)} household(s), fewer than k = {k}"
+                if len(np.unique(hh_stratum)) == 1
+                else f"a stratum holds {len(homes)} household(s), fewer than k = {k}: merge "
+                "strata (--merge-small-strata) or use coarser ones"
             )
         if features.shape[1] and len(homes) >= 2 * size:
             lab = run_unit(np.ascontiguousarray(features[homes]), size, None)
