@@ -132,9 +132,12 @@ def test_protect_writes_a_file_that_reads_back_k_anonymous_by_households(
     _assert_k_by_households(published, k, columns, HOUSEHOLD_LEVEL[:2], keys=["rb090"])
     manifest = json.loads(out.with_name(out.name + ".manifest.json").read_text())
     assert manifest["roles"]["household"] == ["db030"]
-    assert manifest["roles"]["privacy_model"] == (
-        f"k-anonymous by households (k = {k}, household id db030)"
+    assert (
+        manifest["roles"]["privacy_model"]
+        == manifest["verified"]["privacy_model"]
+        == f"k-anonymous by households (k = {k}, household id db030)"
     )
+    assert manifest["verified"]["smallest_households"] >= k
     assert res.file.k_anonymous
 
 
