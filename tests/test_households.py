@@ -307,3 +307,32 @@ def test_fewer_households_than_k_is_one_error_line():
     df = _survey(3, 7)
     with pytest.raises(InputError, match="fewer than k = 4"):
         microagg.microaggregate(df, k=4, columns=["hy010", "py010"], household="db030")
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    data=st.lists(
+        st.tuples(
+            st.integers(0, 6),  # household
+            st.integers(0, 1),  # stratum
+            st.one_of(st.none(), st.integers(0, 2)),  # a QI's value (None: missing)
+            st.one_of(st.none(), st.integers(0, 2)),  # a key's value (None: blank)
+        ),
+        min_size=1,
+        max_size=30,
+    ),
+    k=st.integers(1, 4),
+)
+def test_households_sharing_counts_a_missing_qi_or_key_as_any_value(data, k):
+    from microagg.measures.risk.households import household_codes, households_sharing
+
+    frame = pd.DataFrame(data, columns=["hid", "stratum", "qi", "key"]).astype(
+        {"qi": "float64", "key": "float64"}
+    )
+    homes = household_codes(frame, ["hid"])
+    found = households_sharing(frame, ["stratum"], ["qi"], ["key"], homes, k)
+    truth = _households_sharing(frame, ["stratum"], ["qi", "key"], "hid")
+    assert (found <= truth).all()  # a lower bound everywhere
+    below = truth < k
+    np.testing.assert_array_equal(found[below], truth[below])  # exact below k
+    assert found.min() == truth.min()

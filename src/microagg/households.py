@@ -28,6 +28,7 @@ from .measures.risk.households import (
     constant_within,
     household_codes,
     households_matching,
+    households_sharing,
 )
 
 __all__ = [
@@ -426,18 +427,19 @@ def suppress_below_k(frame, suppression, fixed_columns, homes: np.ndarray, k: in
 def check_published(frame, grouped, roles) -> str | None:
     """The file as read back, by households: each household publishes one value of each
     household-level QI, and every published combination of QIs, strata and keys (a blank key
-    matching any value) comes from at least k households. ``grouped``: the key variables as the
+    matching any value, and so does a missing QI value) comes from at least k households.
+    ``grouped``: the key variables as the
     reader groups them; ``roles``: ``measures.AuditRoles``. None when it holds, else what fails."""
-    from .measures.records import combination_codes, key_codes
+    from .measures.records import combination_codes
 
     homes = household_codes(frame, roles.household)
     for c in roles.household_level:
         values = combination_codes(grouped, [c]).astype(np.float64)
         if not constant_within(values, homes):
             return f"a household publishes more than one value of its household-level {c}"
-    fixed = combination_codes(grouped, list(dict.fromkeys([*roles.columns, *roles.strata])))
+    qis = [c for c in roles.columns if c not in roles.strata]
     keys = [c for c in roles.keys if c not in roles.columns and c not in roles.strata]
-    per = households_matching(key_codes(grouped, keys), fixed, homes)
+    per = households_sharing(grouped, list(roles.strata), qis, keys, homes, roles.k)
     if (per < roles.k).any():
         return (
             f"{int((per < roles.k).sum())} records publish a combination that comes from fewer "

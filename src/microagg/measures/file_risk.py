@@ -132,16 +132,15 @@ def _households(c):
     if not isinstance(c, FileAudit) or not c.roles.household:
         return None
     if "_household_counts" not in c.__dict__:
-        from .records import combination_codes, key_codes
-        from .risk.households import household_codes, households_matching
+        from .risk.households import household_codes, households_sharing
 
         r, view = c.roles, c.key_view
         homes = household_codes(c.published_frame, list(r.household))
-        fixed = combination_codes(view, list(dict.fromkeys([*r.columns, *r.strata])))
+        qis = [q for q in r.columns if q not in r.strata]
         keys = [k for k in r.keys if k not in r.columns and k not in r.strata]
         c.__dict__["_household_counts"] = (
             homes,
-            households_matching(key_codes(view, keys), fixed, homes),
+            households_sharing(view, list(r.strata), qis, keys, homes, r.k),
         )
     return c.__dict__["_household_counts"]
 

@@ -17,6 +17,7 @@ __all__ = [
     "household_codes",
     "constant_within",
     "households_matching",
+    "households_sharing",
     "hierarchical_risk",
 ]
 
@@ -90,6 +91,35 @@ def households_matching(codes: np.ndarray, fixed: np.ndarray, homes: np.ndarray)
                 match &= (a == b) | (a < 0) | (b < 0)
             out[rows[start : start + 512]] = ((match @ onehot) > 0).sum(axis=1)
     return out
+
+
+def households_sharing(frame, exact, qis, keys, homes: np.ndarray, k: int) -> np.ndarray:
+    """Per record, the distinct households among the records publishing its combination: equal
+    on the ``exact`` columns (strata), and on each QI and key equal or missing on either side
+    (sdcMicro's rule for a missing value). Counted first with the QIs as exact values (a missing
+    one a value of its own: ``households_matching`` within their combinations, a lower bound),
+    then, when a QI value is missing, record by record against its stratum for the records below
+    k and those that could hold the smallest count: exact there, a lower bound elsewhere."""
+    from ..records import combination_codes, key_codes
+
+    exact, qis, keys = list(exact), list(qis), list(keys)
+    found = households_matching(
+        key_codes(frame, keys), combination_codes(frame, [*exact, *qis]), homes
+    )
+    if not qis or not frame[qis].isna().to_numpy().any():
+        return found
+    codes, strata = key_codes(frame, [*qis, *keys]), combination_codes(frame, exact)
+    refined = np.zeros(len(found), dtype=bool)
+    todo = np.flatnonzero((found < k) | (found == found.min()))
+    while todo.size:
+        for i in todo:
+            rows = np.flatnonzero(strata == strata[i])
+            c = codes[rows]
+            same = ((c == codes[i]) | (c < 0) | (codes[i] < 0)).all(axis=1)
+            found[i] = len(np.unique(homes[rows[same]]))
+        refined[todo] = True
+        todo = np.flatnonzero(~refined & (found < found[refined].min()))
+    return found
 
 
 def hierarchical_risk(risk: np.ndarray, homes: np.ndarray) -> np.ndarray:
