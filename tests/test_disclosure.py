@@ -691,6 +691,7 @@ def test_audit_collects_every_measure():
         ("roof", "sex"),
         ("relat",),
         "sampling_weight",
+        household=("ori_hid",),
     )
     audit = audit_files(df, out, roles)
     risk = audit.group("risk")
@@ -700,6 +701,10 @@ def test_audit_collects_every_measure():
     assert risk["key_records_below_k"] == D.key_frequencies(out, keys, 3).records_below_k
     ir = D.individual_risk(out, ["urbrur", "roof", "sex"], "sampling_weight")
     assert risk["reidentification_expected"] == ir.expected_reidentifications
+    from microagg.measures.risk.households import hierarchical_risk, household_codes
+
+    homes = household_codes(out, ["ori_hid"])
+    assert risk["household_risk_expected"] == hierarchical_risk(ir.risk, homes).sum()
     ld = D.l_diversity(out, keys, ["relat"])["relat"]
     assert risk["ldiversity_records_below_l"] == ld.records_below_l
     assert risk["interval_rmd_risk2"] == 0.0 and risk["interval_sdid_share"] == D.sdid_risk(

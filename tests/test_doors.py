@@ -33,6 +33,11 @@ CASES = {
     },  # a work budget: the same file at any load, through every door
     "shuffle": {"shuffle": True},
     "household": {"shuffle": True, "household": "hh"},
+    "household_level": {
+        "columns": ["income", "expend", "hinc"],
+        "household": "hh",
+        "household_level": ["hinc"],
+    },
     "merged_strata=recode": {
         "strata": ["region"],
         "merge_small_strata": True,
@@ -109,6 +114,7 @@ def _survey(n=150, seed=3) -> pd.DataFrame:
             "hh": np.repeat(np.arange(n // 3 + 1), 3)[:n],
             "weight": np.round(rng.uniform(50, 500, n), 1),
             "note": rng.choice(["a", "b", "c"], n),
+            "hinc": np.repeat(np.round(rng.lognormal(11, 1, n // 3 + 1), 2), 3)[:n],
         }
     )
 
@@ -222,7 +228,7 @@ def test_every_door_publishes_the_same_file(sources, tmp_path, suffix, name):
             plain,
             **{
                 **BASE,
-                **{k: v for k, v in CASES[name].items() if k not in ("shuffle", "household")},
+                **{k: v for k, v in CASES[name].items() if k != "shuffle"},
             },
         )
         pd.testing.assert_frame_equal(_rows(plain), published)

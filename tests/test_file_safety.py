@@ -531,7 +531,8 @@ def test_shuffle_publishes_the_same_rows_in_a_random_order_and_keeps_households(
             == 0
         )
         plain = tmp_path / "plain.csv"
-        assert main(["protect", str(src), "-o", str(plain), "-k", "3", "-q"]) == 0
+        plain_command = ["protect", str(src), "-o", str(plain), "-k", "3", "-q"]
+        assert main([*plain_command, "--household", "ori_hid"]) == 0
     a, b = pd.read_csv(out), pd.read_csv(plain)
     assert Counter(map(tuple, a.astype(str).to_numpy().tolist())) == Counter(
         map(tuple, b.astype(str).to_numpy().tolist())
@@ -571,7 +572,7 @@ def test_the_api_shuffle_is_fresh_unless_seeded():
         {"k": 3, "shuffle": True, "shuffle_seed": 5}, {}
     )
     with pytest.raises(microagg.errors.ParameterError, match="household"):
-        microagg.microaggregate(df, k=3, household="AGI")
+        microagg.microaggregate(df, k=3, household_level=["AGI"])
 
 
 # --- one audit: protect, evaluate with the manifest, the report ----------------------------------

@@ -192,7 +192,7 @@ def test_every_measure_is_declared_with_its_label_unit_and_reference():
 def test_evaluate_the_report_and_json_list_every_registered_file_measure(tmp_path, capsys):
     """The command line's protect and evaluate, their --json and the report enumerate the registry:
     a new measure shows up everywhere without touching them (a file with strata, other keys,
-    sampling weights and a sensitive column, so that every measure applies)."""
+    sampling weights, a sensitive column and a household id, so that every measure applies)."""
     import json
     from html import escape
 
@@ -214,6 +214,8 @@ def test_evaluate_the_report_and_json_list_every_registered_file_measure(tmp_pat
         "sampling_weight",
         "--columns",
         "expend,income,savings",
+        "--household",
+        "ori_hid",
     ]
     assert main(["protect", str(src), "-o", str(out), "-k", "3", "-q", "--json", *roles]) == 0
     protected = json.loads(capsys.readouterr().out)
@@ -229,6 +231,7 @@ def test_evaluate_the_report_and_json_list_every_registered_file_measure(tmp_pat
         keys=["sex"],
         sensitive=["relat"],
         sample_weight="sampling_weight",
+        household="ori_hid",
     )
     html = render_report(res, df)
     for group in ("utility", "risk"):

@@ -94,6 +94,8 @@ def _manifest_model(shared):
         standardize: bool = True
         l: float = Field(2.0, ge=0)  # noqa: E741 (l-diversity's l, the document's field name)
         p: float = Field(10.0, ge=0, le=100)
+        household: list[str] = Field(default_factory=list)
+        household_level: list[str] = Field(default_factory=list)
 
     class AuditDoc(Open):
         groups: dict[str, dict[str, Value]] = Field(default_factory=dict)

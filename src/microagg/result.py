@@ -386,6 +386,8 @@ class Result:
                 f" {risk['key_records_below_k']} records in {risk['key_combinations_below_k']}"
                 f" combinations occur fewer than {self.k} times"
             ]
+        if "households_smallest" in risk:
+            lines.append(_households_line(self.audit_roles, risk))
         if "reidentification_expected" in risk:
             lines.append(
                 "re-identification risk on the categorical keys"
@@ -515,3 +517,28 @@ def _suppression_lines(s) -> list[str]:
         f" {s.total} values set missing in {s.records} records ({per_key}) for"
         f" {s.records_below_k_before} records below k = {s.k}"
     ]
+
+
+def _households_line(roles, risk: dict) -> str:
+    """The privacy model by households in words: k-anonymous by households (or NOT), the fewest
+    households sharing a combination, the household-level QIs and the household risk."""
+    from .measures.risk.households import privacy_model
+
+    below, model = risk["households_records_below_k"], privacy_model(roles.k, roles.household)
+    line = (
+        f"published file: {model}: every published combination comes from at least "
+        f"{risk['households_smallest']} households"
+        if not below
+        else f"published file: NOT {model}: {below} records publish a combination "
+        f"of fewer than {roles.k} households"
+    )
+    if roles.household_level:
+        line += "; household-level quasi-identifiers, one value per household: " + ", ".join(
+            map(str, roles.household_level)
+        )
+    if "household_risk_expected" in risk:
+        line += (
+            f"; household risk (sdcMicro hier_risk): expected {risk['household_risk_expected']:.4g}"
+            f" re-identifications ({risk['household_risk_percent']:.4g}%)"
+        )
+    return line

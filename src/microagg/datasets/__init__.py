@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from importlib import resources
 
-__all__ = ["load", "names", "path", "roles", "benchmark_columns"]
+from .survey import household_survey
+
+__all__ = ["load", "names", "path", "roles", "benchmark_columns", "household_survey"]
 
 _FILES = {
     "census": "census.csv",

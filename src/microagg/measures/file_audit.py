@@ -36,6 +36,7 @@ from .records import KeyFrequencies, blank_as_missing, key_frequencies
 from .registry import Audit, Figure, in_registry_order, measures_of
 from .registry import audit as audit_group
 from .risk.diversity import l_diversity
+from .risk.households import households_doc
 from .risk.individual import IndividualRisk, individual_risk
 from .risk.order import RowOrder, row_order
 from .risk.rmd import RMDRisk, rmd_interval_risk
@@ -88,6 +89,8 @@ class AuditRoles:
     standardize: bool = True
     l: float = DEFAULT_L  # noqa: E741 (the l of l-diversity)
     p: float = 10.0
+    household: tuple = ()  # household id column(s): k-anonymity counted by households
+    household_level: tuple = ()  # QIs published once per household
 
     @property
     def key_variables(self) -> list:
@@ -122,6 +125,11 @@ class AuditRoles:
             "standardize": bool(self.standardize),
             "l": float(self.l),
             "p": float(self.p),
+            **(
+                {}
+                if not self.household
+                else households_doc(self.k, self.household, self.household_level)
+            ),
         }
 
     @classmethod
@@ -140,6 +148,8 @@ class AuditRoles:
             bool(doc.get("standardize", True)),
             float(doc.get("l", DEFAULT_L)),
             float(doc.get("p", 10.0)),
+            tuple(doc.get("household") or ()),
+            tuple(doc.get("household_level") or ()),
         )
         both = sorted(set(map(str, roles.sensitive)) & set(map(str, roles.key_variables)))
         if both:

@@ -126,6 +126,83 @@ def _reid_main(c):
     return None if r is None else r.higher_than_main_part
 
 
+def _households(c):
+    """(household codes, distinct households matching each record) of a published file with a
+    household id (``roles.household``), counted once per audit; None otherwise."""
+    if not isinstance(c, FileAudit) or not c.roles.household:
+        return None
+    if "_household_counts" not in c.__dict__:
+        from .risk.households import household_codes, households_sharing
+
+        r, view = c.roles, c.key_view
+        homes = household_codes(c.published_frame, list(r.household))
+        qis = [q for q in r.columns if q not in r.strata]
+        keys = [k for k in r.keys if k not in r.columns and k not in r.strata]
+        c.__dict__["_household_counts"] = (
+            homes,
+            households_sharing(view, list(r.strata), qis, keys, homes, r.k),
+        )
+    return c.__dict__["_household_counts"]
+
+
+@measure(
+    "households_smallest",
+    "fewest distinct households sharing a published combination of key variables",
+    "households",
+    REFERENCES["k_anonymity"],
+    "risk",
+)
+def _households_smallest(c):
+    found = _households(c)
+    return None if found is None else int(found[1].min())
+
+
+@measure(
+    "households_records_below_k",
+    "records whose published combination comes from fewer than k households",
+    "records",
+    REFERENCES["k_anonymity"],
+    "risk",
+)
+def _households_below_k(c):
+    found = _households(c)
+    return None if found is None else int((found[1] < c.roles.k).sum())
+
+
+def _hierarchical(c):
+    found, r = _households(c), _individual(c)
+    if found is None or r is None:
+        return None
+    from .risk.households import hierarchical_risk
+
+    return hierarchical_risk(r.risk, found[0])
+
+
+@measure(
+    "household_risk_expected",
+    "expected re-identifications with the household structure (sdcMicro hier_risk_ER)",
+    "records",
+    REFERENCES["hierarchical_risk"],
+    "risk",
+)
+def _household_risk_expected(c):
+    h = _hierarchical(c)
+    return None if h is None else float(h.sum())
+
+
+@measure(
+    "household_risk_percent",
+    "household re-identification risk (%) (sdcMicro hier_risk_pct)",
+    "%",
+    REFERENCES["hierarchical_risk"],
+    "risk",
+    digits=6,
+)
+def _household_risk_percent(c):
+    h = _hierarchical(c)
+    return None if h is None else float(100.0 * h.mean())
+
+
 def _diversity(c):
     return c.diversity if isinstance(c, FileAudit) and c.roles.sensitive else None
 

@@ -59,7 +59,8 @@ class RunFields:
     sensitive: list | None = None
     merged_strata: str = "recode"
     shuffle: bool = False
-    household: Any = None
+    household: list | None = None
+    household_level: list | None = None
     shuffle_seed: int | None = None
     labels: Any = None
     audit: bool = True
@@ -175,8 +176,15 @@ class KeywordOptions(TypedDict, total=False):
     """publish the records in a random order (a fresh random permutation, never written anywhere);
     households stay together when --household is given"""
 
-    household: Hashable | None
-    """household id column: --shuffle keeps each household's records together"""
+    household: Columns | None
+    """household id column(s): every published combination of quasi-identifiers and keys then comes
+    from at least k households, household-level quasi-identifiers (constant within each
+    household) are aggregated on one record per household, and --shuffle keeps each household's
+    records together"""
+
+    household_level: Columns | None
+    """quasi-identifiers declared household-level (checked constant within every household; default:
+    the continuous ones found constant in the data)"""
 
     shuffle_seed: int | None
     """a seed for the shuffle's permutation (tests only: with it and the software anyone can undo
@@ -278,6 +286,16 @@ class GridOptions(TypedDict, total=False):
     """what the published stratum column shows for strata merged because smaller than k: recode (one
     value per merged stratum: the value of the stratum it joined; the mapping is reported),
     suppress (missing), refuse (an error instead of merging)"""
+
+    household: Columns | None
+    """household id column(s): every published combination of quasi-identifiers and keys then comes
+    from at least k households, household-level quasi-identifiers (constant within each
+    household) are aggregated on one record per household, and --shuffle keeps each household's
+    records together"""
+
+    household_level: Columns | None
+    """quasi-identifiers declared household-level (checked constant within every household; default:
+    the continuous ones found constant in the data)"""
 
 
 if TYPE_CHECKING:

@@ -39,7 +39,6 @@ NOT_FOR_A_GRID = [
     "time_limit",
     "work",
     "shuffle",
-    "household",
     "block_size",
     "scheduler",
     "refine",
@@ -353,15 +352,25 @@ RUN_OPTIONS: list[Param] = [
     ),
     Param(
         "household",
-        "object",
+        "names",
         None,
-        "household id column: --shuffle keeps each household's records together",
+        "household id column(s): every published combination of quasi-identifiers and keys then "
+        "comes from at least k households, household-level quasi-identifiers (constant within "
+        "each household) are aggregated on one record per household, and --shuffle keeps each "
+        "household's records together",
         nullable=True,
-        check=values.check_column_name,
         flags=("--household",),
-        metavar="COLUMN",
-        parse_text=str,
-        annotation="Hashable | None",
+        metavar="A,B",
+    ),
+    Param(
+        "household_level",
+        "names",
+        None,
+        "quasi-identifiers declared household-level (checked constant within every household; "
+        "default: the continuous ones found constant in the data)",
+        nullable=True,
+        flags=("--household-level",),
+        metavar="A,B",
     ),
     Param(
         "shuffle_seed",

@@ -51,10 +51,12 @@ def _check_dependent_options(v: dict, n, cli: bool) -> None:
         )
     if v["shuffle_seed"] is not None and not v["shuffle"]:
         raise ParameterError(f"shuffle_seed applies with {n('shuffle')}")
-    if v["household"] is not None and not v["shuffle"]:
+    if v["household_level"] is not None and v["household"] is None:
+        raise ParameterError(f"{n('household_level')} needs {n('household')}")
+    if v["household"] is not None and _partitioned(v):
         raise ParameterError(
-            f"{n('household')} keeps households together when the records are shuffled: pass "
-            f"{n('shuffle')} too"
+            f"{n('household')} cannot be combined with the partitioned mode "
+            f"({n('block_size')} / {n('scheduler')})"
         )
     if v["refine"] is not None and not _partitioned(v):
         raise ParameterError(
@@ -186,9 +188,15 @@ def _check_column_roles(v: dict) -> None:
                 "column(s) declared categorical/ordinal/continuous but not among the "
                 f"quasi-identifier columns: {_listed(outside)}"
             )
-        if v["household"] is not None and v["household"] in columns:
+        both = [c for c in v["household"] or [] if c in columns]
+        if both:
             raise ParameterError(
-                f"column {v['household']} cannot be both quasi-identifier and household id"
+                f"column(s) {_listed(both)} cannot be both quasi-identifier and household id"
+            )
+        stray = [c for c in v["household_level"] or [] if c not in columns]
+        if stray:
+            raise ParameterError(
+                f"household_level names column(s) not among the quasi-identifiers: {_listed(stray)}"
             )
     excluded = [c for c in declared if c in strata + ([sw] if sw is not None else [])]
     if excluded:

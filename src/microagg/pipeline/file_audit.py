@@ -27,6 +27,8 @@ def audit_roles(roles: Roles, run: Run, p: float = 10.0):
         dict(run.ordinal or {}),
         bool(run.standardize),
         p=float(p),
+        household=tuple(roles.household),
+        household_level=tuple(roles.households.level) if roles.households is not None else (),
     )
 
 
@@ -106,7 +108,11 @@ def shuffle_order(run: Run, frame) -> np.ndarray | None:
         return None
     from ..measures.risk.order import shuffle_permutation
 
-    groups = None if run.household is None else frame[run.household].to_numpy()
+    groups = None
+    if run.household:
+        from ..households import household_codes
+
+        groups = household_codes(frame, run.household)
     return shuffle_permutation(len(frame), run.shuffle_seed, groups=groups)
 
 

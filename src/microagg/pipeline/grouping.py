@@ -32,6 +32,8 @@ def partition(
         if roles.strata
         else None
     )
+    if roles.households is not None:  # every group from >= k households (households.py)
+        return _household_partition(roles, prepared, run, strata, deadline, progress)
     if run.labels is not None:
         return _given_partition(run.labels, strata, Z, k, run)
     units = list(strata.rows()) if strata is not None else [(None, np.arange(len(Z)))]
@@ -46,6 +48,58 @@ def partition(
         labels, out = _run_unit(Z, k, run, params, deadline, progress)
         return Partitioned(labels, out.lower_bound, dict(out.extras))
     return _partition_strata(strata, Z, k, run, deadline, progress)
+
+
+def _household_partition(roles: Roles, prepared: Prepared, run: Run, strata, deadline, progress):
+    """The household-aware partition (``households.partition``): the method runs on the household
+    groups' records, each run given its share of the budget; or a given partition checked by
+    households."""
+    from .. import households
+
+    if run.info.per_variable:
+        raise InputError(
+            f"method {run.info.name!r} groups each variable on its own: with a household id, "
+            "use a multivariate method such as mdav"
+        )
+    if run.labels is not None:
+        return _given_household_partition(roles, prepared, run, strata, deadline, progress)
+    from .. import methods as registry
+    from ..methods.starts import restricted
+
+    Z = prepared.Z if prepared.weights is None else prepared.Z * np.sqrt(prepared.weights)
+    if not deadline.limited and run.info.default_work is not None:  # a cap for the whole run
+        deadline = Deadline(work=run.info.default_work(len(Z), Z.shape[1], roles.k), cap=True)
+    registry.load_kernels(run.info.name, Z.shape, progress, deadline)
+    n = len(Z)
+
+    def run_unit(Zu, k, rows):
+        params = restricted(run.params, rows) if rows is not None else {}
+        run.info.check_params_vs_input(params, len(Zu), Zu.shape[1], k)
+        return _run_unit(Zu, k, run, params, deadline.share(len(Zu), n), None)[0]
+
+    labels, grouping = households.partition(
+        roles.households, Z, prepared.embedding.column_slices(), strata, roles.k, run_unit
+    )
+    facts = {"household_merges": grouping.merges, "household_group_multiple": grouping.multiple}
+    return Partitioned(relabel(labels), None, facts, None, strata, grouping)
+
+
+def _given_household_partition(roles, prepared, run: Run, strata, deadline, progress):
+    """A given partition (an explore run's labels) checked by households. Its household groups are
+    the run's own when the run, made again with the same options, gives these labels (an
+    explore run's: the file published is the run explored); else the groups linked by a shared
+    household (``households.given_partition``)."""
+    from .. import households
+
+    given = _given_partition(run.labels, strata, prepared.Z, roles.k, run)
+    again = _household_partition(
+        roles, prepared, run.with_options(labels=None), strata, deadline, progress
+    )
+    if np.array_equal(relabel(again.labels), relabel(given.labels)):
+        grouping = again.households
+    else:
+        grouping = households.given_partition(roles.households, given.labels, roles.k)
+    return Partitioned(given.labels, None, given.method_facts, given.strata, strata, grouping)
 
 
 def _given_partition(labels, strata, Z, k, run: Run) -> Partitioned:

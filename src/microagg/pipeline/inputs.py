@@ -77,7 +77,7 @@ def check_params_vs_input(run: Run, source: Source) -> Roles:
     strata = run.strata or []
     sw_col = run.sample_weight if isinstance(run.sample_weight, str) else None
     keys, sensitive = list(run.keys or []), list(run.sensitive or [])
-    household = [run.household] if run.household is not None else []
+    household = list(run.household or [])
     apart = strata + ([sw_col] if sw_col is not None else []) + keys + sensitive + household
     _check_named_columns(
         source,
@@ -101,18 +101,25 @@ def check_params_vs_input(run: Run, source: Source) -> Roles:
     k = check_k(run.k, n)
     if keys and run.on_keys_below_k == "refuse":  # known from the input: refused before any work
         _refuse_keys_below_k(df, keys, k, strata)
+    sample_weights = _sample_weights(run.sample_weight, df, n)
+    households = None
+    if household:  # the data hook: ids, household-level QIs and weights, before any work
+        from ..households import households_of
+
+        households = households_of(df, household, cols, kinds, run.household_level, sample_weights)
     return Roles(
         cols,
         kinds,
         strata,
         sw_col,
         _variable_weights(run.weights, cols),
-        _sample_weights(run.sample_weight, df, n),
+        sample_weights,
         k,
         n,
         keys,
         sensitive,
-        run.household,
+        household,
+        households,
     )
 
 

@@ -26,6 +26,8 @@ def publish(
         emb, partitioned.labels, run.aggregation, _aggregation_arguments(run), roles.sample_weights
     )
     built = _published_values(emb, run, roles.sample_weights is not None)
+    if partitioned.households is not None and partitioned.households.households.level:
+        numeric, codes, built = _household_level(emb, numeric, codes, partitioned.households, built)
     numeric, nature = _option_stages(emb, numeric, built, run)
     staged = nature if nature != built else None
     df = source.frame
@@ -81,6 +83,40 @@ def publish(
     return Published(numeric, codes, out, changed, suppression, nature, staged)
 
 
+def _household_level(emb, numeric: np.ndarray, codes: np.ndarray, grouping, nature: str):
+    """Household-level QIs publish, over one record per household of their household group, its
+    mean (continuous) or its most frequent category (``households.household_level_values``), every
+    member its household's."""
+    from ..households import household_level_values
+
+    level = grouping.households.level
+    categorical = [c for c in level if c in emb.categorical_columns]
+    original = {
+        c: (
+            emb.codes[:, emb.categorical_columns.index(c)]
+            if c in categorical
+            else emb.numeric[:, emb.numeric_columns.index(c)]
+        )
+        for c in level
+    }
+    values = household_level_values(grouping, original, categorical)
+    numeric, codes = numeric.copy(), codes.copy()
+    for c in level:
+        if c in categorical:
+            codes[:, emb.categorical_columns.index(c)] = values[c].astype(np.int64)
+        if c in emb.numeric_columns:  # continuous, or an ordinal's rank (its category's index)
+            numeric[:, emb.numeric_columns.index(c)] = values[c]
+    weighted = " (weighted by household)" if grouping.households.weights is not None else ""
+    return (
+        numeric,
+        codes,
+        (
+            f"{nature}; household-level QIs: household groups' means or most frequent categories, "
+            f"one record per household{weighted}"
+        ),
+    )
+
+
 def _option_stages(emb, numeric: np.ndarray, nature: str, run: Run) -> tuple[np.ndarray, str]:
     """The run options' own stages at the "published" point (``Param.stage``), in the table's
     order, each where the run gives its option a value other than the default: it gets the
@@ -112,14 +148,15 @@ def _suppress_keys(frame, roles: Roles, run: Run):
         return None
     from ..suppression import for_run
 
-    return for_run(
-        frame,
-        list(roles.keys),
-        roles.k,
-        run.on_keys_below_k,
-        run.key_importance,
-        list(roles.columns) + list(roles.strata),
+    fixed = list(roles.columns) + list(roles.strata)
+    planned = for_run(
+        frame, list(roles.keys), roles.k, run.on_keys_below_k, run.key_importance, fixed
     )
+    if roles.households is not None and planned.mode == "suppress":  # k households, not records
+        from ..households import suppress_below_k
+
+        planned = suppress_below_k(frame, planned, fixed, roles.households.codes, roles.k)
+    return planned
 
 
 def _suppressed_columns(suppression) -> list:

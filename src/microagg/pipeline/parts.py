@@ -35,7 +35,8 @@ class Roles:
     n: int
     keys: list = ()  # other published key variables (the audit's)
     sensitive: list = ()  # sensitive columns (the audit's l-diversity)
-    household: object = None  # household id column (the shuffle keeps households together)
+    household: list = ()  # household id column(s) (the shuffle keeps households together)
+    households: object = None  # households.Households: codes, household-level QIs, weights
 
 
 @dataclass
@@ -57,6 +58,7 @@ class Partitioned:
     method_facts: dict  # the method's own report (no strata)
     strata: object = None  # result.StrataReport
     stratum_codes: object = None  # strata.Strata: each record's stratum, before and after merging
+    households: object = None  # households.HouseholdGrouping (a run with a household id)
 
 
 #: ``Published.values`` when every QI publishes its group's (unweighted) mean: the run's SSE is

@@ -85,8 +85,9 @@ def open_input(
     table = io.read(source, **read_options)
     io.check_writable(table, targets.output)
     options = as_in_file(options, table)
-    if run.household is not None and options["household"] not in table.frame.columns:
-        raise InputError(f"unknown household column: {options['household']}")
+    unknown = [c for c in options.get("household") or [] if c not in table.frame.columns]
+    if unknown:
+        raise InputError(f"unknown household column(s): {', '.join(map(str, unknown))}")
     return Opened(table, targets, options, dict(read_options))
 
 
@@ -95,11 +96,18 @@ def as_in_file(options: dict, table) -> dict:
     'x, y' holds ' y'); a duplicated header name named in an option is an error."""
     header = table.header
     out = dict(options)
-    for name in ("columns", "strata", "categorical", "continuous", "keys", "sensitive"):
+    for name in (
+        "columns",
+        "strata",
+        "categorical",
+        "continuous",
+        "keys",
+        "sensitive",
+        "household",
+        "household_level",
+    ):
         if out.get(name):
             out[name] = as_in_header(out[name], header)
-    if isinstance(out.get("household"), str):
-        out["household"] = as_in_header([out["household"]], header)[0]
     if isinstance(out.get("ordinal"), dict):
         out["ordinal"] = dict(
             zip(as_in_header(list(out["ordinal"]), header), out["ordinal"].values(), strict=True)
@@ -138,6 +146,7 @@ NAMING_OPTIONS = (
     "keys",
     "sensitive",
     "household",
+    "household_level",
     "sample_weight",
 )  # weights and key_importance name QIs and keys: checked against them
 

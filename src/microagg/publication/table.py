@@ -144,7 +144,7 @@ def _run(table, options, params, run, progress, progress_context):
     api = {
         name: value
         for name, value in options.items()
-        if name not in ("shuffle", "shuffle_seed", "household", "progress", "audit")
+        if name not in ("shuffle", "shuffle_seed", "progress", "audit")
     }
     with progress_context if progress_context is not None else nullcontext(progress) as callback:
         res = microaggregate(
@@ -280,6 +280,15 @@ def _verify(back: _ReadBack, table, res, out: Path):
             f"occurring fewer than {res.k} times (values the reader tells apart that the run took "
             "as one, such as '1' and '1.0' in a stratum column); nothing was written"
         )
+    if res.audit_roles.household:  # k-anonymous by households (households.py)
+        from ..households import check_published
+
+        failed = check_published(back.table.frame, back.keys, res.audit_roles)
+        if failed:
+            raise InputError(
+                f"{out.name}, read back ({back.reader}), is not k-anonymous by households: "
+                f"{failed}; nothing was written"
+            )
     return found
 
 
@@ -359,6 +368,11 @@ def _manifest(
         "smallest_frequency": published.smallest_frequency,
         "suppression": None if res.suppression is None else res.suppression.to_dict(),
     }
+    if res.audit_roles.household:  # checked on the file read back (_verify)
+        from ..measures.risk.households import privacy_model
+
+        verified["privacy_model"] = privacy_model(res.k, res.audit_roles.household)
+        verified["smallest_households"] = res.audit.group("risk").get("households_smallest")
     doc = manifest.build(
         input_path=table.path,
         output_path=tmp,

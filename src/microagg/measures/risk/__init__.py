@@ -74,6 +74,10 @@ REFERENCES = {
         "individual risk: Benedetti & Franconi (1998); Franconi & Polettini (2004), "
         "PSD 2004, LNCS 3050, 262-272; sdcMicro measure_risk / indivRisk"
     ),
+    "hierarchical_risk": (
+        "hierarchical (household) risk: Franconi & Polettini (2004); sdcMicro measure_risk "
+        "with hid (hier_risk)"
+    ),
     "l_diversity": (
         "l-diversity: Machanavajjhala, Kifer, Gehrke & Venkitasubramaniam (2007), "
         "ACM TKDD 1(1); sdcMicro ldiversity"
