@@ -400,6 +400,15 @@ class Result:
                 f" {risk['ldiversity_smallest_distinct']}, {risk['ldiversity_records_below_l']}"
                 " records in combinations with fewer than 2"
             )
+        if "tcloseness_largest_emd" in risk:
+            per = a.context.get("tcloseness_emd") or {}
+            lines.append(
+                "t-closeness of the sensitive columns: largest EMD of a combination to the file "
+                + (
+                    ", ".join(f"{c} {e:.4g}" for c, e in per.items())
+                    or f"{risk['tcloseness_largest_emd']:.4g}"
+                )
+            )
         if "interval_disclosure" in risk:
             lines.append(
                 f"interval disclosure: rank {100 * risk['interval_disclosure']:.2f}%"
@@ -449,6 +458,7 @@ class Result:
             lines.append(f"group means weighted by sample weight {self.weights.sample_weight}")
         if not self.publication.plain:
             lines.append(self.publication.note)
+        lines.extend(_privacy_lines(self.method_facts.get("privacy_models") or ()))
         for c, m in self._run_audit.categories.items():
             lines.append(
                 f"categorical {c}: {100 * m['changed_share']:.2f}% of values changed, "
@@ -515,3 +525,22 @@ def _suppression_lines(s) -> list[str]:
         f" {s.total} values set missing in {s.records} records ({per_key}) for"
         f" {s.records_below_k_before} records below k = {s.k}"
     ]
+
+
+def _privacy_lines(models) -> list[str]:
+    """What each declared privacy model guarantees, and what it does not (``microagg.privacy``)."""
+    lines = []
+    for m in models:
+        if m.get("model") == "t-closeness":
+            lines.append(
+                f"privacy model: {m['holds']} (algorithm {m.get('algorithm')}; largest EMD "
+                + ", ".join(f"{c} {e:.4g}" for c, e in m["largest_emd"].items())
+                + "); verified on the file as read back"
+            )
+        else:
+            scales = ", ".join(f"{c} {s:.4g}" for c, s in m["laplace_scale"].items())
+            lines.append(
+                f"privacy model: {m['holds']}; mechanism {m['mechanism']}, Laplace scale {scales}"
+            )
+            lines.append(f"not covered: {m['does_not_hold']}")
+    return lines

@@ -187,6 +187,20 @@ def _ld_records_entropy(c):
 
 
 @measure(
+    "tcloseness_largest_emd",
+    "largest Earth Mover's Distance of a key combination's sensitive values to the file's "
+    "(t-closeness: the smallest t that holds)",
+    "EMD",
+    REFERENCES["t_closeness"],
+    "risk",
+)
+def _t_closeness(c):
+    if not isinstance(c, FileAudit) or not c.roles.sensitive:
+        return None
+    return max(c.closeness.values())
+
+
+@measure(
     "interval_sdid_share",
     "records at risk by SDID (all values within ±0.05 sd; sdcMicro dRisk, %)",
     "share",

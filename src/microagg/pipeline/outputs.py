@@ -26,8 +26,10 @@ def publish(
         emb, partitioned.labels, run.aggregation, _aggregation_arguments(run), roles.sample_weights
     )
     built = _published_values(emb, run, roles.sample_weights is not None)
+    if partitioned.values is not None:  # fixed by a "partitioned" stage (differential privacy)
+        numeric, built = _fixed_values(emb, numeric, partitioned.values)
     numeric, nature = _option_stages(emb, numeric, built, run)
-    staged = nature if nature != built else None
+    staged = nature if nature != built or partitioned.values is not None else None
     df = source.frame
     strata = partitioned.stratum_codes
     recoded = (
@@ -102,6 +104,14 @@ def _option_stages(emb, numeric: np.ndarray, nature: str, run: Run) -> tuple[np.
             numeric[:, index[c]] = np.asarray(column, dtype=np.float64)
         nature = values.nature
     return numeric, nature
+
+
+def _fixed_values(emb, numeric: np.ndarray, values) -> tuple[np.ndarray, str]:
+    """The continuous QIs' values a "partitioned" stage fixed (``Partitioned.values``)."""
+    numeric = numeric.copy()
+    for c, column in values.continuous.items():
+        numeric[:, emb.numeric_columns.index(c)] = np.asarray(column, dtype=np.float64)
+    return numeric, values.nature
 
 
 def _suppress_keys(frame, roles: Roles, run: Run):

@@ -57,6 +57,26 @@ class Partitioned:
     method_facts: dict  # the method's own report (no strata)
     strata: object = None  # result.StrataReport
     stratum_codes: object = None  # strata.Strata: each record's stratum, before and after merging
+    values: object = None  # PublishedValues a "partitioned" stage fixed (e.g. noisy centroids)
+
+
+@dataclass(frozen=True)
+class Grouping:
+    """What a run option's own stage at the pipeline's "partitioned" point is given and returns
+    (``dataclasses.replace``): the original frame, the roles, the QIs' values as the run measures
+    them (``Z``), the partition (``labels``), every run option by name, the privacy models stated
+    so far (``models``: one dict each, recorded in the manifest and said in the summary) and the
+    published continuous values when a stage fixes them (``values``: PublishedValues; None: the
+    group representatives)."""
+
+    frame: object
+    roles: Roles
+    Z: np.ndarray
+    labels: np.ndarray
+    options: dict
+    per_variable: bool
+    models: tuple = ()
+    values: object = None
 
 
 #: ``Published.values`` when every QI publishes its group's (unweighted) mean: the run's SSE is
