@@ -66,7 +66,8 @@ def sensitivity(mechanism: str, n: int, k: int, ranges) -> np.ndarray:
       one rank: each cluster between them gives its first record to its neighbour and takes one
       from the other neighbour, so each of the g = floor(n / k) clusters pairs up with the
       neighbour's cluster with at most one record changed (VLDB J 2014, section 5). All g
-      centroids may move, each by at most Delta_a / k: S_a = g * Delta_a / k.
+      centroids may move, each by at most Delta_a / k: S_a = g * Delta_a / k (a file of
+      n < k records, one cluster of n: Delta_a / n).
     * ``individual-ranking``: one attribute sorted on its own. The records between i and j shift
       in the same direction, so every changed cluster gains a larger (or every one a smaller)
       value than it loses: the centroid moves all have one sign and their sum telescopes to
@@ -77,10 +78,11 @@ def sensitivity(mechanism: str, n: int, k: int, ranges) -> np.ndarray:
     attributes share the budget equally (sequential composition; ``laplace_scales``).
     """
     ranges = np.asarray(ranges, dtype=np.float64)
+    smallest = min(k, n)  # a file of fewer than k records is one cluster of n
     if mechanism == "insensitive":
-        return (n // k) * ranges / k
+        return max(n // k, 1) * ranges / smallest
     if mechanism == "individual-ranking":
-        return ranges / k
+        return ranges / smallest
     raise ValueError(f"unknown mechanism {mechanism!r}")
 
 
