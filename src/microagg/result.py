@@ -400,15 +400,7 @@ class Result:
                 f" {risk['ldiversity_smallest_distinct']}, {risk['ldiversity_records_below_l']}"
                 " records in combinations with fewer than 2"
             )
-        if "tcloseness_largest_emd" in risk:
-            per = a.context.get("tcloseness_emd") or {}
-            lines.append(
-                "t-closeness of the sensitive columns: largest EMD of a combination to the file "
-                + (
-                    ", ".join(f"{c} {e:.4g}" for c, e in per.items())
-                    or f"{risk['tcloseness_largest_emd']:.4g}"
-                )
-            )
+        lines.extend(_closeness_lines(risk, a.context))
         if "interval_disclosure" in risk:
             lines.append(
                 f"interval disclosure: rank {100 * risk['interval_disclosure']:.2f}%"
@@ -423,6 +415,11 @@ class Result:
                     else ""
                 )
                 + f"; record linkage {100 * risk['record_linkage_dbrl']:.2f}%"
+                + (
+                    f", knowing the method {100 * risk['record_linkage_method_aware']:.2f}%"
+                    if "record_linkage_method_aware" in risk
+                    else ""
+                )
             )
         lines.append(
             "row order: "
@@ -544,3 +541,15 @@ def _privacy_lines(models) -> list[str]:
             )
             lines.append(f"not covered: {m['does_not_hold']}")
     return lines
+
+
+def _closeness_lines(risk: dict, context: dict) -> list[str]:
+    """The audit's t-closeness line: the largest EMD of a combination per sensitive column."""
+    if "tcloseness_largest_emd" not in risk:
+        return []
+    per = context.get("tcloseness_emd") or {}
+    shown = ", ".join(f"{c} {e:.4g}" for c, e in per.items())
+    return [
+        "t-closeness of the sensitive columns: largest EMD of a combination to the file "
+        + (shown or f"{risk['tcloseness_largest_emd']:.4g}")
+    ]
