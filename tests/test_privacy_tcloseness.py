@@ -185,3 +185,19 @@ def test_a_file_that_reads_back_not_t_close_is_refused(tmp_path, monkeypatch):
     with pytest.raises(microagg.InputError, match="not 0.05-close"):
         microagg.protect(src, out, k=3, columns=QIS, sensitive="salary", t_closeness=0.05)
     assert not out.exists()
+
+
+def test_an_explore_runs_partition_publishes_as_the_run_did():
+    """The app opens an explore run by its labels: the same t-close partition is published."""
+    df = _records()
+    options = dict(columns=QIS, sensitive=["salary"], t_closeness=0.2)
+    res = microagg.microaggregate(df, 3, **options)
+    again = microagg.microaggregate(df, 3, labels=res.labels, **options)
+    same = pd.factorize(again.labels)[0], pd.factorize(res.labels)[0]
+    assert np.array_equal(*same)  # the same groups
+    assert again.method_facts["privacy_models"][0]["merges"] == 0
+
+
+def test_an_algorithm_without_t_is_one_error():
+    with pytest.raises(ParameterError, match="t_closeness"):
+        microagg.microaggregate(_records(), 3, columns=QIS, t_closeness_algorithm="first")

@@ -71,11 +71,13 @@ def check_options(v: dict, info, n) -> None:
                 f"{n('t_closeness')} and {n('epsilon')} are not available with strata nor the "
                 "partitioned mode (a privacy model is stated for the whole file)"
             )
-        if v.get("labels") is not None:
-            raise ParameterError("a privacy model needs the run to form its groups, not labels=")
+    if v.get("epsilon") is not None and v.get("labels") is not None:
+        raise ParameterError(f"{n('epsilon')} forms its own groups: labels= cannot be given")
+    if v.get("t_closeness") is None and v.get("t_closeness_algorithm", "auto") != "auto":
+        raise ParameterError(f"{n('t_closeness_algorithm')} applies with {n('t_closeness')}")
     if v.get("epsilon") is None:
-        if v.get("bounds") is not None:
-            raise ParameterError(f"{n('bounds')} applies with {n('epsilon')}")
+        if v.get("bounds") is not None or v.get("dp_mechanism", "insensitive") != "insensitive":
+            raise ParameterError(f"{n('bounds')} and {n('dp_mechanism')} apply with {n('epsilon')}")
         return
     if v.get("t_closeness") is not None:
         raise ParameterError(f"{n('epsilon')} and {n('t_closeness')} cannot be combined")

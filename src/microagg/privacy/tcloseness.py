@@ -82,7 +82,9 @@ def merge_until_close(Z, labels, scales, t: float) -> tuple[np.ndarray, int]:
     root = parent.copy()
     while not np.array_equal(root, root[root]):
         root = root[root]
-    return np.unique(root[labels], return_inverse=True)[1].astype(np.int64), merges
+    from ..partition import relabel
+
+    return relabel(root[labels]).astype(np.int64), merges  # numbered in order of appearance
 
 
 def _nearest(Z, rows, point, count):
@@ -213,6 +215,8 @@ def stage(grouping, t: float):
     frame = grouping.frame
     scales = scales_of(frame, sensitive)
     algorithm = options.get("t_closeness_algorithm") or "auto"
+    if options.get("labels") is not None:  # a given partition (an explore run's): merged if need be
+        algorithm = "merge"
     # a margin below t, so that an EMD summed in another order still reads <= t
     target = t * (1.0 - 1e-9)
     labels, facts = t_close_labels(grouping.Z, grouping.labels, roles.k, scales, target, algorithm)
