@@ -57,7 +57,7 @@ class Partitioned:
     method_facts: dict  # the method's own report (no strata)
     strata: object = None  # result.StrataReport
     stratum_codes: object = None  # strata.Strata: each record's stratum, before and after merging
-    values: object = None  # PublishedValues a "partitioned" stage fixed (e.g. noisy centroids)
+    values: object = None  # the values a "partitioned" stage fixed (e.g. noisy centroids)
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,8 @@ class Grouping:
     (``dataclasses.replace``): the original frame, the roles, the QIs' values as the run measures
     them (``Z``), the partition (``labels``), every run option by name, the privacy models stated
     so far (``models``: one dict each, recorded in the manifest and said in the summary) and the
-    published continuous values when a stage fixes them (``values``: PublishedValues; None: the
+    published continuous values when a stage fixes them (``values``: an object with
+    ``continuous``, column -> one value per record, and ``nature``, as PublishedValues; None: the
     group representatives)."""
 
     frame: object
