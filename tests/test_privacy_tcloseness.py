@@ -201,3 +201,37 @@ def test_an_explore_runs_partition_publishes_as_the_run_did():
 def test_an_algorithm_without_t_is_one_error():
     with pytest.raises(ParameterError, match="t_closeness"):
         microagg.microaggregate(_records(), 3, columns=QIS, t_closeness_algorithm="first")
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.integers(6, 40),
+    st.integers(2, 4),
+    st.floats(0.02, 0.6),
+    st.sampled_from(ALGORITHMS),
+    st.integers(1, 6),
+    st.booleans(),
+    st.integers(0, 10**6),
+)
+def test_any_file_any_t_is_published_t_close(n, k, t, algorithm, levels, ordered, seed):
+    rng = np.random.default_rng(seed)
+    s = rng.integers(0, levels, n)
+    df = pd.DataFrame(
+        {
+            "age": rng.normal(size=n),
+            "income": rng.normal(size=n) + s,
+            "s": s if ordered else s.astype(str),
+        }
+    )
+    res = microagg.microaggregate(
+        df,
+        k,
+        columns=QIS,
+        sensitive="s",
+        t_closeness=t,
+        t_closeness_algorithm=algorithm,
+        audit=False,
+    )
+    assert res.data.groupby(QIS).size().min() >= k
+    groups = res.data.groupby(QIS, sort=False).ngroup().to_numpy()
+    assert _reference_emd(df["s"].to_numpy(), groups, ordered).max() <= t

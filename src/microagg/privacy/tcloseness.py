@@ -49,35 +49,37 @@ def _worst(scales, labels) -> np.ndarray:
 
 def merge_until_close(Z, labels, scales, t: float) -> tuple[np.ndarray, int]:
     """Merge the group of the largest EMD with the group of the nearest QI centroid until every
-    group is t-close (TKDE 2015, Algorithm 1's second step). Returns (labels, merges)."""
+    group is t-close (TKDE 2015, Algorithm 1's second step). Returns (labels, merges). Each
+    group keeps its records (O(n) memory); a merge costs O(G d) for the nearest centroid and
+    O(s log s) for the merged group's EMD."""
     labels = np.unique(labels, return_inverse=True)[1]
     G = int(labels.max()) + 1
+    order = np.argsort(labels, kind="stable")
+    members = np.split(order, np.cumsum(np.bincount(labels, minlength=G))[:-1])
     sizes = np.bincount(labels, minlength=G).astype(np.float64)
     sums = np.zeros((G, Z.shape[1]))
     np.add.at(sums, labels, Z)
-    counts = [np.zeros((G, s.m)) for s in scales]
-    for c, s in zip(counts, scales):
-        np.add.at(c, (labels, s.codes), 1.0)
-    emd = np.array([max(s.emd_of_counts(c[g]) for s, c in zip(scales, counts)) for g in range(G)])
+    centroids = sums / sizes[:, None]
+    emd = _worst(scales, labels)
     alive = np.ones(G, dtype=bool)
     parent = np.arange(G)
     merges = 0
     while True:
         worst = int(np.argmax(np.where(alive, emd, -1.0)))
-        if emd[worst] <= t or alive.sum() == 1:
+        if emd[worst] <= t or merges == G - 1:
             break
-        centroids = sums / np.maximum(sizes, 1.0)[:, None]
         d = ((centroids - centroids[worst]) ** 2).sum(axis=1)
         d[~alive] = np.inf
         d[worst] = np.inf
         other = int(np.argmin(d))
-        sizes[worst] += sizes[other]
         sums[worst] += sums[other]
-        for c in counts:
-            c[worst] += c[other]
-        alive[other], parent[other] = False, worst
-        emd[other] = -1.0
-        emd[worst] = max(s.emd_of_counts(c[worst]) for s, c in zip(scales, counts))
+        sizes[worst] += sizes[other]
+        centroids[worst] = sums[worst] / sizes[worst]
+        members[worst] = np.concatenate((members[worst], members[other]))
+        alive[other], parent[other], emd[other] = False, worst, -1.0
+        rows = members[worst]
+        one = np.zeros(len(rows), dtype=np.int64)
+        emd[worst] = max(float(group_emd(s, one, s.codes[rows])[0]) for s in scales)
         merges += 1
     root = parent.copy()
     while not np.array_equal(root, root[root]):

@@ -89,13 +89,17 @@ class SensitiveScale:
         return (below + after) / (self.m - 1)
 
 
-def group_emd(scale: SensitiveScale, groups: np.ndarray) -> np.ndarray:
+def group_emd(
+    scale: SensitiveScale, groups: np.ndarray, codes: np.ndarray | None = None
+) -> np.ndarray:
     """The EMD of every group (``groups``: codes 0..G-1, one per record) against the file:
-    vectorised over all groups, O(n log n) time and O(n) memory (no G x m matrix)."""
+    vectorised over all groups, O(n log n) time and O(n) memory (no G x m matrix). ``codes``:
+    the value codes of the records grouped (default: every record of the file, in order)."""
     groups = np.asarray(groups, dtype=np.int64)
+    codes = scale.codes if codes is None else codes
     G = int(groups.max()) + 1 if groups.size else 0
     m = scale.m
-    pairs, counts = np.unique(groups * m + scale.codes, return_counts=True)
+    pairs, counts = np.unique(groups * m + codes, return_counts=True)
     g, v = pairs // m, pairs % m
     size = np.bincount(groups, minlength=G).astype(np.float64)
     p = counts / size[g]
