@@ -235,3 +235,31 @@ def test_any_file_any_t_is_published_t_close(n, k, t, algorithm, levels, ordered
     assert res.data.groupby(QIS).size().min() >= k
     groups = res.data.groupby(QIS, sort=False).ngroup().to_numpy()
     assert _reference_emd(df["s"].to_numpy(), groups, ordered).max() <= t
+
+
+def test_evaluate_measures_t_closeness_of_two_files(tmp_path, capsys):
+    src, out = tmp_path / "in.csv", tmp_path / "out.csv"
+    df = _records()
+    df.to_csv(src, index=False)
+    microagg.protect(src, out, k=3, columns=QIS, manifest=False)
+    capsys.readouterr()
+    argv = ["evaluate", str(src), str(out), "--columns", "age,income", "--sensitive", "salary"]
+    assert main([*argv, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    figures = json.dumps(doc)
+    assert "tcloseness_largest_emd" in figures and "record_linkage_method_aware" in figures
+    assert _find(doc, "tcloseness_largest_emd") == pytest.approx(
+        _largest(pd.read_csv(out), "salary", True), rel=1e-12
+    )
+
+
+def _find(doc, name):
+    """A figure's value anywhere in a JSON document."""
+    if isinstance(doc, dict):
+        if name in doc:
+            return doc[name]
+        for value in doc.values():
+            found = _find(value, name)
+            if found is not None:
+                return found
+    return None
