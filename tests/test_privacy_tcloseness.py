@@ -178,7 +178,7 @@ def test_a_file_that_reads_back_not_t_close_is_refused(tmp_path, monkeypatch):
     finds too far is refused and nothing is written."""
     from microagg.privacy import tcloseness
 
-    monkeypatch.setattr(tcloseness, "t_close_labels", lambda Z, labels, *a: (labels, {}))
+    monkeypatch.setattr(tcloseness, "t_close_labels", lambda Z, labels, *a, **kw: (labels, {}))
     monkeypatch.setattr(tcloseness, "group_emd", lambda s, labels: np.zeros(1))
     src, out = tmp_path / "in.csv", tmp_path / "out.csv"
     _records().to_csv(src, index=False)

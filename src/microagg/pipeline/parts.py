@@ -63,12 +63,13 @@ class Partitioned:
 @dataclass(frozen=True)
 class Grouping:
     """What a run option's own stage at the pipeline's "partitioned" point is given and returns
-    (``dataclasses.replace``): the original frame, the roles, the QIs' values as the run measures
-    them (``Z``), the partition (``labels``), every run option by name, the privacy models stated
-    so far (``models``: one dict each, recorded in the manifest and said in the summary) and the
+    (``dataclasses.replace``): the original frame, the roles, the QIs' values as the run
+    measures them (``Z``; ``matrix``: as the method sees them, the distances to group by), the
+    partition (``labels``), every run option by name, the privacy models stated so far
+    (``models``: one dict each, recorded in the manifest and said in the summary) and the
     published continuous values when a stage fixes them (``values``: an object with
-    ``continuous``, column -> one value per record, and ``nature``, as PublishedValues; None: the
-    group representatives)."""
+    ``continuous``, column -> one value per record, and ``nature``, as PublishedValues; None:
+    the group representatives)."""
 
     frame: object
     roles: Roles
@@ -78,6 +79,7 @@ class Grouping:
     per_variable: bool
     models: tuple = ()
     values: object = None
+    matrix: np.ndarray | None = None  # what the method sees (whitened, weighted; None: Z)
 
 
 #: ``Published.values`` when every QI publishes its group's (unweighted) mean: the run's SSE is

@@ -27,7 +27,13 @@ def partitioned_stages(
     if not staged:
         return partitioned
     grouping = Grouping(
-        source.frame, roles, prepared.Z, partitioned.labels, given, run.info.per_variable
+        source.frame,
+        roles,
+        prepared.Z,
+        partitioned.labels,
+        given,
+        run.info.per_variable,
+        matrix=prepared.matrix,
     )
     for p in staged:
         grouping = p.stage(grouping, given[p.name])

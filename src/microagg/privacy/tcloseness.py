@@ -173,7 +173,9 @@ def _sse(Z, labels) -> float:
     return float(sse(Z, labels))
 
 
-def t_close_labels(Z, labels, k: int, scales, t: float, algorithm: str) -> tuple[np.ndarray, dict]:
+def t_close_labels(
+    Z, labels, k: int, scales, t: float, algorithm: str, measured=None
+) -> tuple[np.ndarray, dict]:
     """A k-anonymous t-close partition by ``algorithm`` (ALGORITHMS; ``labels``: the run's
     method's, the start of ``merge``) and its facts (the algorithm, merges, k' and, for
     ``auto``, each algorithm's SSE on the QIs' z-scores)."""
@@ -188,7 +190,7 @@ def t_close_labels(Z, labels, k: int, scales, t: float, algorithm: str) -> tuple
         else:
             start, facts["blocks"] = _closeness_first(Z, k, scales, t)
         out, facts["merges"] = merge_until_close(Z, start, scales, t)
-        facts["sse"] = _sse(Z, out)
+        facts["sse"] = _sse(Z if measured is None else measured, out)
         found[name] = (out, facts)
     chosen = min(found, key=lambda name: found[name][1]["sse"])  # ties: the table's order
     out, facts = found[chosen]
@@ -221,7 +223,11 @@ def stage(grouping, t: float):
         algorithm = "merge"
     # a margin below t, so that an EMD summed in another order still reads <= t
     target = t * (1.0 - 1e-9)
-    labels, facts = t_close_labels(grouping.Z, grouping.labels, roles.k, scales, target, algorithm)
+    # grouped on the method's distances (weights, whitening); auto compares IL on Z
+    space = grouping.Z if grouping.matrix is None else grouping.matrix
+    labels, facts = t_close_labels(
+        space, grouping.labels, roles.k, scales, target, algorithm, measured=grouping.Z
+    )
     worst = {s.column: float(group_emd(s, labels).max()) for s in scales}
     if max(worst.values()) > t or np.bincount(labels).min() < roles.k:  # never: merging ends there
         raise InputError(f"the t-close partition failed its check (EMD {worst}): nothing written")
