@@ -537,7 +537,9 @@ def _privacy_lines(models) -> list[str]:
         else:
             scales = ", ".join(f"{c} {s:.4g}" for c, s in m["laplace_scale"].items())
             lines.append(
-                f"privacy model: {m['holds']}; mechanism {m['mechanism']}, Laplace scale {scales}"
+                f"privacy model: {m['holds']}; mechanism {m['mechanism']}"
+                + (" (its groups replace the method's)" if m["mechanism"] == "insensitive" else "")
+                + f", Laplace scale {scales}"
             )
             lines.append(f"not covered: {m['does_not_hold']}")
     return lines

@@ -258,7 +258,8 @@ def _statement(mechanism, epsilon, columns, lo, hi, source, n, k, scales, clampe
         ),
         "does_not_hold": (
             "the other columns are published unchanged and are not protected by it; nor is "
-            "which row carries which centroid"
+            "which row carries which centroid; the manifest holds the seed of the noise: "
+            "published beside the file, it lets anyone remove the noise"
             + (
                 f"; the bounds of {', '.join(map(str, from_data))} were read from the data: "
                 "they publish each one's minimum and maximum, and the guarantee holds only "
