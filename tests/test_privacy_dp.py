@@ -162,3 +162,13 @@ def test_the_release_is_reproduced_from_its_manifest(tmp_path, capsys):
     manifest = f"{first}.manifest.json"
     assert main(["protect", str(src), "-o", str(again), "--from-manifest", manifest, "-q"]) == 0
     assert again.read_bytes() == first.read_bytes()
+
+
+def test_an_explore_runs_partition_publishes_the_same_release():
+    """The app and --from-explore publish an explore run by its labels: the insensitive groups
+    do not depend on them, so the release is the run's."""
+    df = _records()
+    options = dict(columns=["age", "income"], epsilon=1.0, bounds=BOUNDS, seed=2)
+    res = microagg.microaggregate(df, 5, **options)
+    again = microagg.microaggregate(df, 5, labels=res.labels, **options)
+    assert again.data.equals(res.data)

@@ -71,8 +71,6 @@ def check_options(v: dict, info, n) -> None:
                 f"{n('t_closeness')} and {n('epsilon')} are not available with strata nor the "
                 "partitioned mode (a privacy model is stated for the whole file)"
             )
-    if v.get("epsilon") is not None and v.get("labels") is not None:
-        raise ParameterError(f"{n('epsilon')} forms its own groups: labels= cannot be given")
     if v.get("t_closeness") is None and v.get("t_closeness_algorithm", "auto") != "auto":
         raise ParameterError(f"{n('t_closeness_algorithm')} applies with {n('t_closeness')}")
     if v.get("epsilon") is None:

@@ -222,7 +222,7 @@ def stage(grouping, epsilon: float):
     clamped = int(np.count_nonzero((X < lo) | (X > hi)))
     X = np.clip(X, lo, hi)
     n, k = len(X), roles.k
-    if mechanism == "insensitive":
+    if mechanism == "insensitive":  # given labels (an explore run's) are these same groups
         labels = insensitive_clusters(X, lo, hi, k)
         value_labels = labels
     else:
