@@ -92,6 +92,7 @@ def _changed(c):
     examples = {
         "weights": ("age=2, income=0.5", {"age": 2.0, "income": 0.5}),
         "scheduler": ("threads", "threads"),
+        "bounds": ("age=0:120, income=-5:1e6", {"age": (0.0, 120.0), "income": (-5.0, 1e6)}),
         "missing": ("-, n/a", ("-", "n/a")),
         "portfolio": ("mdav,vmdav", ["mdav", "vmdav"]),
         "member_params": ("{'vmdav': {'gamma': 0.3}}", {"vmdav": {"gamma": 0.3}}),

@@ -64,6 +64,18 @@ CASES = {
     "refine": {"block_size": 60, "refine": 0.5},
     "missing": {"missing": ["n/a"]},
     "sensitive": {"sensitive": ["note"]},
+    "t_closeness": {"sensitive": ["note", "weight"], "t_closeness": 0.2},
+    "t_closeness_algorithm": {
+        "sensitive": ["note"],
+        "t_closeness": 0.2,
+        "t_closeness_algorithm": "first",
+    },
+    "epsilon": {"epsilon": 2.0, "bounds": {"income": (0.0, 1e6), "expend": (0.0, 1e6)}},
+    "dp_mechanism": {
+        "method": "individual-ranking",
+        "dp_mechanism": "individual-ranking",
+        "epsilon": 5.0,
+    },
 }
 #: options that do not change the published file, or that this module cannot hold fixed, and why
 NOT_A_PUBLICATION_CHANGE = {

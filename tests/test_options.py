@@ -226,6 +226,7 @@ _EXAMPLES = {
     "scheduler": "threads",
     "missing": ("-", "n/a"),
     "household": "-hh",
+    "bounds": {"-a": (-1.5, 2.1234567891), "b c": (0.0, 10.0)},
 }
 
 

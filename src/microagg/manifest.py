@@ -158,6 +158,10 @@ def build(
             else {"count": len(strata.merges), "published": strata.published}
         ),
         "verified": verified,
+        # the privacy models the run declared, with their parameters (microagg.privacy)
+        "privacy_models": list(
+            (getattr(result, "method_facts", None) or {}).get("privacy_models", [])
+        ),
         "command": command,
         "audit": result.audit.to_dict(),
     }

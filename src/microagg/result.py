@@ -402,6 +402,7 @@ class Result:
                 f" {risk['ldiversity_smallest_distinct']}, {risk['ldiversity_records_below_l']}"
                 " records in combinations with fewer than 2"
             )
+        lines.extend(_closeness_lines(risk, a.context))
         if "interval_disclosure" in risk:
             lines.append(
                 f"interval disclosure: rank {100 * risk['interval_disclosure']:.2f}%"
@@ -416,6 +417,11 @@ class Result:
                     else ""
                 )
                 + f"; record linkage {100 * risk['record_linkage_dbrl']:.2f}%"
+                + (
+                    f", knowing the method {100 * risk['record_linkage_method_aware']:.2f}%"
+                    if "record_linkage_method_aware" in risk
+                    else ""
+                )
             )
         lines.append(
             "row order: "
@@ -451,6 +457,7 @@ class Result:
             lines.append(f"group means weighted by sample weight {self.weights.sample_weight}")
         if not self.publication.plain:
             lines.append(self.publication.note)
+        lines.extend(_privacy_lines(self.method_facts.get("privacy_models") or ()))
         for c, m in self._run_audit.categories.items():
             lines.append(
                 f"categorical {c}: {100 * m['changed_share']:.2f}% of values changed, "
@@ -542,3 +549,36 @@ def _households_line(roles, risk: dict) -> str:
             f" re-identifications ({risk['household_risk_percent']:.4g}%)"
         )
     return line
+
+
+def _privacy_lines(models) -> list[str]:
+    """What each declared privacy model guarantees, and what it does not (``microagg.privacy``)."""
+    lines = []
+    for m in models:
+        if m.get("model") == "t-closeness":
+            lines.append(
+                f"privacy model: {m['holds']} (algorithm {m.get('algorithm')}; largest EMD "
+                + ", ".join(f"{c} {e:.4g}" for c, e in m["largest_emd"].items())
+                + "); verified on the file as read back"
+            )
+        else:
+            scales = ", ".join(f"{c} {s:.4g}" for c, s in m["laplace_scale"].items())
+            lines.append(
+                f"privacy model: {m['holds']}; mechanism {m['mechanism']}"
+                + (" (its groups replace the method's)" if m["mechanism"] == "insensitive" else "")
+                + f", Laplace scale {scales}"
+            )
+            lines.append(f"not covered: {m['does_not_hold']}")
+    return lines
+
+
+def _closeness_lines(risk: dict, context: dict) -> list[str]:
+    """The audit's t-closeness line: the largest EMD of a combination per sensitive column."""
+    if "tcloseness_largest_emd" not in risk:
+        return []
+    per = context.get("tcloseness_emd") or {}
+    shown = ", ".join(f"{c} {e:.4g}" for c, e in per.items())
+    return [
+        "t-closeness of the sensitive columns: largest EMD of a combination to the file "
+        + (shown or f"{risk['tcloseness_largest_emd']:.4g}")
+    ]

@@ -35,6 +35,7 @@ from .comparison import Comparison
 from .records import KeyFrequencies, blank_as_missing, key_frequencies
 from .registry import Audit, Figure, in_registry_order, measures_of
 from .registry import audit as audit_group
+from .risk.closeness import t_closeness
 from .risk.diversity import l_diversity
 from .risk.households import households_doc
 from .risk.individual import IndividualRisk, individual_risk
@@ -369,6 +370,17 @@ class FileAudit(Comparison):
         return l_diversity(frame, r.key_variables, list(r.sensitive), r.l)
 
     @cached_property
+    def closeness(self) -> dict:
+        """{sensitive column: the largest EMD of a key combination to the file} (t-closeness)."""
+        r = self.roles
+        if not r.sensitive:
+            return {}
+        frame = self.key_view.copy()
+        for c in r.sensitive:
+            frame[c] = self.published_frame[c].to_numpy()
+        return t_closeness(frame, r.key_variables, list(r.sensitive))
+
+    @cached_property
     def rmd(self) -> RMDRisk | None:
         if not self.X.shape[1]:
             return None
@@ -470,7 +482,10 @@ def audit_files(
         categories = _categorical_changes(files)
         warnings = () if paired_only else files.warnings() + notes
     figures = in_registry_order(result.figures) if wide else result.figures
-    return Audit(figures, categories, warnings, _context(roles, aligned, read_back, wide))
+    context = _context(roles, aligned, read_back, wide)
+    if roles.sensitive and not paired_only:  # t-closeness per sensitive column
+        context["tcloseness_emd"] = dict(files.closeness)
+    return Audit(figures, categories, warnings, context)
 
 
 def _wide_figures(files: FileAudit, cache, paired_only: bool) -> tuple[Audit, tuple]:

@@ -14,6 +14,7 @@ from .file_audit import FileAudit
 from .registry import measure
 from .risk import REFERENCES
 from .risk.intervals import sdid_risk
+from .risk.method_aware import method_aware_linkage
 
 
 @measure(
@@ -261,6 +262,37 @@ def _ld_records_entropy(c):
             np.logical_or.reduce([ld.entropy < ld.l * (1.0 - 1e-12) for ld in d.values()])
         )
     )
+
+
+@measure(
+    "tcloseness_largest_emd",
+    "largest Earth Mover's Distance of a key combination's sensitive values to the file's "
+    "(t-closeness: the smallest t that holds)",
+    "EMD",
+    REFERENCES["t_closeness"],
+    "risk",
+)
+def _t_closeness(c):
+    if not isinstance(c, FileAudit) or not c.roles.sensitive:
+        return None
+    return max(c.closeness.values())
+
+
+@measure(
+    "record_linkage_method_aware",
+    "record linkage by an intruder who knows the method (%)",
+    "share",
+    "expected share of records linked correctly by an intruder who re-runs the method on the "
+    "original and picks among the published records with the record's own QI vector (1/f); "
+    "Nin, Herranz & Torra 2008",
+    "risk",
+    digits=2,
+    scale=100.0,
+)
+def _method_aware(c):
+    if not isinstance(c, FileAudit) or not c.roles.columns:
+        return None
+    return method_aware_linkage(c.key_view[list(c.roles.columns)])
 
 
 @measure(

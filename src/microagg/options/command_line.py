@@ -97,6 +97,11 @@ def _cli_text(p: Param, value) -> str:
             if items
             else ",".join(_number_text(float(w)) for w in value)
         )
+    if p.name == "bounds":  # COL=LO:HI,... (privacy.dp.parse_bounds)
+        return ",".join(
+            f"{c}={_number_text(float(lo))}:{_number_text(float(hi))}"
+            for c, (lo, hi) in value.items()
+        )
     if isinstance(value, Mapping):
         return ",".join(map(str, value))
     if isinstance(value, (list, tuple)):

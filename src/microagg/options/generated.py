@@ -57,6 +57,11 @@ class RunFields:
     on_keys_below_k: str = "suppress"
     key_importance: list | None = None
     sensitive: list | None = None
+    t_closeness: float | None = None
+    t_closeness_algorithm: str = "auto"
+    epsilon: float | None = None
+    dp_mechanism: str = "insensitive"
+    bounds: Any = None
     merged_strata: str = "recode"
     shuffle: bool = False
     household: list | None = None
@@ -166,6 +171,28 @@ class KeywordOptions(TypedDict, total=False):
 
     sensitive: Columns | None
     """sensitive columns whose l-diversity the audit measures within the key combinations"""
+
+    t_closeness: float | None
+    """make every group t-close on the sensitive columns: the Earth Mover's Distance of each group's
+    distribution to the whole file's at most T (numeric: ordered, else equal ground distance;
+    docs/privacy-models.md), verified on the published file"""
+
+    t_closeness_algorithm: str
+    """how groups are made t-close (Soria-Comas et al. 2015): merge (the method's groups merged),
+    mdav (t-closeness-aware MDAV), first (t-closeness first), auto (the lowest IL)"""
+
+    epsilon: float | None
+    """publish the continuous QIs epsilon-differentially private: microaggregation and Laplace noise
+    on the group means (docs/privacy-models.md)"""
+
+    dp_mechanism: str
+    """the epsilon-DP mechanism: insensitive (insensitive microaggregation, VLDB J 2014; it replaces
+    the method's groups) or individual-ranking (with the method individual-ranking, Information
+    Fusion 2016)"""
+
+    bounds: str | Mapping[Hashable, Sequence[float]] | None
+    """the bounds of the continuous QIs for --epsilon, COL=LO:HI,... (not given: read from the data,
+    which publishes each range and weakens the guarantee)"""
 
     merged_strata: Literal["recode", "suppress", "refuse"]
     """what the published stratum column shows for strata merged because smaller than k: recode (one
@@ -281,6 +308,28 @@ class GridOptions(TypedDict, total=False):
 
     sensitive: Columns | None
     """sensitive columns whose l-diversity the audit measures within the key combinations"""
+
+    t_closeness: float | None
+    """make every group t-close on the sensitive columns: the Earth Mover's Distance of each group's
+    distribution to the whole file's at most T (numeric: ordered, else equal ground distance;
+    docs/privacy-models.md), verified on the published file"""
+
+    t_closeness_algorithm: str
+    """how groups are made t-close (Soria-Comas et al. 2015): merge (the method's groups merged),
+    mdav (t-closeness-aware MDAV), first (t-closeness first), auto (the lowest IL)"""
+
+    epsilon: float | None
+    """publish the continuous QIs epsilon-differentially private: microaggregation and Laplace noise
+    on the group means (docs/privacy-models.md)"""
+
+    dp_mechanism: str
+    """the epsilon-DP mechanism: insensitive (insensitive microaggregation, VLDB J 2014; it replaces
+    the method's groups) or individual-ranking (with the method individual-ranking, Information
+    Fusion 2016)"""
+
+    bounds: str | Mapping[Hashable, Sequence[float]] | None
+    """the bounds of the continuous QIs for --epsilon, COL=LO:HI,... (not given: read from the data,
+    which publishes each range and weakens the guarantee)"""
 
     merged_strata: Literal["recode", "suppress", "refuse"]
     """what the published stratum column shows for strata merged because smaller than k: recode (one

@@ -63,6 +63,35 @@ def _aggregations():
     return tuple(AGGREGATIONS)
 
 
+def _privacy_stage(name: str):
+    """A privacy model's stage (``microagg.privacy``), imported when it runs."""
+
+    def stage(grouping, value):
+        from .. import privacy
+
+        return getattr(privacy, f"stage_{name}")(grouping, value)
+
+    return stage
+
+
+def _t_algorithms():
+    from ..privacy.tcloseness import ALGORITHMS
+
+    return ALGORITHMS
+
+
+def _dp_mechanisms():
+    from ..privacy.dp import MECHANISMS
+
+    return MECHANISMS
+
+
+def _check_bounds(value):
+    from ..privacy.dp import check_bounds
+
+    return check_bounds(value)
+
+
 #: what a run does when the declared keys fall below k (``on_keys_below_k``;
 #: ``microagg.suppression``)
 ON_KEYS_BELOW_K = ("suppress", "refuse", "report")
@@ -329,6 +358,68 @@ RUN_OPTIONS: list[Param] = [
         nullable=True,
         flags=("--sensitive",),
         metavar="A,B",
+    ),
+    Param(
+        "t_closeness",
+        "float",
+        None,
+        "make every group t-close on the sensitive columns: the Earth Mover's Distance of each "
+        "group's distribution to the whole file's at most T (numeric: ordered, else equal ground "
+        "distance; docs/privacy-models.md), verified on the published file",
+        low=0.0,
+        high=1.0,
+        low_open=True,
+        nullable=True,
+        flags=("--t-closeness",),
+        metavar="T",
+        stage=_privacy_stage("t_closeness"),
+        acts_on="partitioned",
+    ),
+    Param(
+        "t_closeness_algorithm",
+        "str",
+        "auto",
+        "how groups are made t-close (Soria-Comas et al. 2015): merge (the method's groups "
+        "merged), mdav (t-closeness-aware MDAV), first (t-closeness first), auto (the lowest IL)",
+        choices_from=_t_algorithms,
+        flags=("--t-closeness-algorithm",),
+    ),
+    Param(
+        "epsilon",
+        "float",
+        None,
+        "publish the continuous QIs epsilon-differentially private: microaggregation and "
+        "Laplace noise on the group means (docs/privacy-models.md)",
+        low=0.0,
+        low_open=True,
+        nullable=True,
+        flags=("--epsilon",),
+        metavar="E",
+        stage=_privacy_stage("epsilon"),
+        acts_on="partitioned",
+    ),
+    Param(
+        "dp_mechanism",
+        "str",
+        "insensitive",
+        "the epsilon-DP mechanism: insensitive (insensitive microaggregation, VLDB J 2014; it "
+        "replaces the method's groups) or individual-ranking (with the method individual-ranking, "
+        "Information Fusion 2016)",
+        choices_from=_dp_mechanisms,
+        flags=("--dp-mechanism",),
+    ),
+    Param(
+        "bounds",
+        "object",
+        None,
+        "the bounds of the continuous QIs for --epsilon, COL=LO:HI,... (not given: read from the "
+        "data, which publishes each range and weakens the guarantee)",
+        nullable=True,
+        check=_check_bounds,
+        flags=("--bounds",),
+        metavar="COL=LO:HI,..",
+        parse_text=str,
+        annotation="str | Mapping[Hashable, Sequence[float]] | None",
     ),
     Param(
         "merged_strata",

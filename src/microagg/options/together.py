@@ -31,6 +31,7 @@ def check_together(v: dict, info, method_params: dict, cli: bool) -> None:
     _check_key_roles(v, n)
     _check_distance(v, info)
     _check_column_roles(v)
+    _check_privacy_models(v, info, n)
 
 
 def _partitioned(v: dict) -> bool:
@@ -204,3 +205,10 @@ def _check_column_roles(v: dict) -> None:
             f"column(s) {_listed(excluded)} declared categorical/ordinal/continuous "
             "but used as stratum or sample weight"
         )
+
+
+def _check_privacy_models(v: dict, info, n) -> None:
+    """t-closeness and differential privacy against the other options (``microagg.privacy``)."""
+    from ..privacy import check_options
+
+    check_options(v, info, n)

@@ -29,7 +29,17 @@ from .file_audit import (
 from .grouping import partition
 from .inputs import check_params_vs_input, import_dependencies, load, prepare
 from .outputs import measure, publish
-from .parts import GROUP_MEANS, Partitioned, Prepared, Published, PublishedValues, Roles, Source
+from .parts import (
+    GROUP_MEANS,
+    Grouping,
+    Partitioned,
+    Prepared,
+    Published,
+    PublishedValues,
+    Roles,
+    Source,
+)
+from .stages import partitioned_stages
 
 __all__ = [
     "Source",
@@ -38,6 +48,8 @@ __all__ = [
     "Partitioned",
     "Published",
     "PublishedValues",
+    "Grouping",
+    "partitioned_stages",
     "GROUP_MEANS",
     "load",
     "check_params_vs_input",

@@ -28,8 +28,10 @@ def publish(
     built = _published_values(emb, run, roles.sample_weights is not None)
     if partitioned.households is not None and partitioned.households.households.level:
         numeric, codes, built = _household_level(emb, numeric, codes, partitioned.households, built)
+    if partitioned.values is not None:  # fixed by a "partitioned" stage (differential privacy)
+        numeric, built = _fixed_values(emb, numeric, partitioned.values)
     numeric, nature = _option_stages(emb, numeric, built, run)
-    staged = nature if nature != built else None
+    staged = nature if nature != built or partitioned.values is not None else None
     df = source.frame
     strata = partitioned.stratum_codes
     recoded = (
@@ -138,6 +140,14 @@ def _option_stages(emb, numeric: np.ndarray, nature: str, run: Run) -> tuple[np.
             numeric[:, index[c]] = np.asarray(column, dtype=np.float64)
         nature = values.nature
     return numeric, nature
+
+
+def _fixed_values(emb, numeric: np.ndarray, values) -> tuple[np.ndarray, str]:
+    """The continuous QIs' values a "partitioned" stage fixed (``Partitioned.values``)."""
+    numeric = numeric.copy()
+    for c, column in values.continuous.items():
+        numeric[:, emb.numeric_columns.index(c)] = np.asarray(column, dtype=np.float64)
+    return numeric, values.nature
 
 
 def _suppress_keys(frame, roles: Roles, run: Run):

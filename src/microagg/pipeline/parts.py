@@ -59,6 +59,29 @@ class Partitioned:
     strata: object = None  # result.StrataReport
     stratum_codes: object = None  # strata.Strata: each record's stratum, before and after merging
     households: object = None  # households.HouseholdGrouping (a run with a household id)
+    values: object = None  # the values a "partitioned" stage fixed (e.g. noisy centroids)
+
+
+@dataclass(frozen=True)
+class Grouping:
+    """What a run option's own stage at the pipeline's "partitioned" point is given and returns
+    (``dataclasses.replace``): the original frame, the roles, the QIs' values as the run
+    measures them (``Z``; ``matrix``: as the method sees them, the distances to group by), the
+    partition (``labels``), every run option by name, the privacy models stated so far
+    (``models``: one dict each, recorded in the manifest and said in the summary) and the
+    published continuous values when a stage fixes them (``values``: an object with
+    ``continuous``, column -> one value per record, and ``nature``, as PublishedValues; None:
+    the group representatives)."""
+
+    frame: object
+    roles: Roles
+    Z: np.ndarray
+    labels: np.ndarray
+    options: dict
+    per_variable: bool
+    models: tuple = ()
+    values: object = None
+    matrix: np.ndarray | None = None  # what the method sees (whitened, weighted; None: Z)
 
 
 #: ``Published.values`` when every QI publishes its group's (unweighted) mean: the run's SSE is

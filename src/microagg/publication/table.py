@@ -192,6 +192,7 @@ def _write_all(
     def check(tmp, fmt, written):
         back = _read_back(tmp, fmt, table, targets.output, keys, written)
         found = _verify(back, table, res, targets.output)
+        _verify_t_closeness(back, res, run, targets.output)
         res.audit = res.audit.with_figures(
             _written_audit(table, back, res, run, order, found, embedding)
         )
@@ -290,6 +291,29 @@ def _verify(back: _ReadBack, table, res, out: Path):
                 f"{failed}; nothing was written"
             )
     return found
+
+
+def _verify_t_closeness(back: _ReadBack, res, run, out: Path) -> None:
+    """With ``t_closeness``: every key combination of the file as read back is t-close on every
+    sensitive column (EMD to the whole file at most t), or nothing is written."""
+    if run.t_closeness is None:
+        return
+    from .. import io
+    from ..measures.risk.closeness import t_closeness
+
+    frame = back.keys.copy()
+    published = io.published_view(back.table)
+    sensitive = list(res.audit_roles.sensitive)
+    for c in sensitive:
+        frame[c] = published[c].to_numpy()
+    found = t_closeness(frame, list(back.keys.columns), sensitive)
+    over = {c: emd for c, emd in found.items() if emd > run.t_closeness}
+    if over:
+        raise InputError(
+            f"{out.name}, read back ({back.reader}), is not {run.t_closeness:g}-close: largest "
+            + ", ".join(f"EMD {emd:.6g} on {c}" for c, emd in over.items())
+            + "; nothing was written"
+        )
 
 
 def _written_audit(table, back: _ReadBack, res, run, order, found=None, embedding=None):

@@ -13,6 +13,8 @@ a statistician.
   ``measure_risk`` / ``indivRisk`` (Benedetti & Franconi 1998; Franconi & Polettini 2004).
 * ``diversity``: distinct and entropy l-diversity of sensitive columns (Machanavajjhala et al.
   2007; sdcMicro ``ldiversity``).
+* ``closeness``: t-closeness of sensitive columns, the largest Earth Mover's Distance of a key
+  combination's distribution to the file's (Li et al. 2007; Soria-Comas et al. 2015).
 * ``linkage``: distance-based record linkage (Domingo-Ferrer & Torra 2001).
 * ``intervals`` and ``rmd``: interval disclosure by rank intervals, sdcMicro's ``dRisk`` (SDID)
   and ``dRiskRMD`` (intervals scaled by robust Mahalanobis distances, Templ & Meindl 2008).
@@ -81,6 +83,10 @@ REFERENCES = {
     "l_diversity": (
         "l-diversity: Machanavajjhala, Kifer, Gehrke & Venkitasubramaniam (2007), "
         "ACM TKDD 1(1); sdcMicro ldiversity"
+    ),
+    "t_closeness": (
+        "t-closeness: Li, Li & Venkatasubramanian (2007), ICDE; by microaggregation: "
+        "Soria-Comas, Domingo-Ferrer, Sanchez & Martinez (2015), IEEE TKDE 27(11)"
     ),
     "rank_interval": (
         "rank interval disclosure: Domingo-Ferrer & Torra (2001); Mateo-Sanz, Sebe & "
