@@ -35,13 +35,13 @@ from .command_line import (
     unlisted_names,
 )
 from .generated import GridOptions, KeywordOptions, PositionalOptions, RunOptions
+from .run import Run
 from .table import (
     GRID_OPTIONS,
     NOT_FOR_A_GRID,
     ON_KEYS_BELOW_K,
     POSITIONAL,
     RUN_OPTIONS,
-    Run,
     option,
     register,
     unregister,
@@ -171,4 +171,4 @@ def validate_run(
         values[p.name] = named.validate(options[p.name], None) if p.name in options else p.default
     method_params = info.validate(params)
     check_together(values, info, method_params, cli)
-    return table.Run.of(info, method_params, params, values)
+    return Run.of(info, method_params, params, values)

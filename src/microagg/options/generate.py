@@ -2,7 +2,7 @@
 microagg.options.generate`` (``--check``: exit 1 when the file is stale, write nothing).
 
 The generated module holds what a type checker must read as source, one form per use:
-``RunFields`` (the fields of ``table.Run``, typed by the options' kinds), and the TypedDicts the
+``RunFields`` (the fields of ``run.Run``, typed by the options' kinds), and the TypedDicts the
 entry points take as ``**options`` (``PositionalOptions``, ``KeywordOptions``, ``RunOptions``,
 ``GridOptions``; with the methods' parameters: ``MicroaggregateOptions``, ``ProtectOptions``),
 each field typed by ``Param.annotation`` (default: the kind's type) and documented by
