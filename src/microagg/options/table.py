@@ -23,6 +23,7 @@ __all__ = [
     "NOT_FOR_A_GRID",
     "GRID_OPTIONS",
     "ON_KEYS_BELOW_K",
+    "KEY_ANONYMITY",
     "Run",
     "option",
     "DECLARED",
@@ -67,6 +68,12 @@ def _aggregations():
 #: what a run does when the declared keys fall below k (``on_keys_below_k``;
 #: ``microagg.suppression``)
 ON_KEYS_BELOW_K = ("suppress", "refuse", "report")
+
+#: the privacy model of the declared keys beside the numeric QIs (``key_anonymity``;
+#: ``microagg.key_classes``): "keys+qis" every combination of keys, QIs and strata occurs k times
+#: (the QI groups formed inside the key classes); "keys" sdcMicro's semantics: k-anonymity on the
+#: keys and strata alone, the QIs microaggregated apart
+KEY_ANONYMITY = ("keys+qis", "keys")
 
 # --- the table ----------------------------------------------------------------------------------
 
@@ -311,6 +318,17 @@ RUN_OPTIONS: list[Param] = [
         "(publish anyway, say so on stderr, exit status 3)",
         choices=ON_KEYS_BELOW_K,
         flags=("--on-keys-below-k",),
+    ),
+    Param(
+        "key_anonymity",
+        "str",
+        "keys+qis",
+        "what the declared keys are k-anonymous with: keys+qis (every combination of keys, QIs "
+        "and strata occurs k times, a missing key matching any: local suppression on the keys "
+        "alone, then the QI groups formed inside the key classes it leaves), keys (sdcMicro's "
+        "semantics: the keys and strata alone, the QIs microaggregated apart)",
+        choices=KEY_ANONYMITY,
+        flags=("--key-anonymity",),
     ),
     Param(
         "key_importance",

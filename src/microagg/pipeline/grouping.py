@@ -34,7 +34,9 @@ def partition(
     )
     if run.labels is not None:
         return _given_partition(run.labels, strata, Z, k, run)
+    classes = _key_classes(source, roles, run)  # the QI groups formed inside them (key_classes)
     units = list(strata.rows()) if strata is not None else [(None, np.arange(len(Z)))]
+    units = units if classes is None else _split_units(units, classes.codes)
     for _, rows in units:
         info.check_params_vs_input(
             restricted(params, rows) if strata is not None else params, len(rows), Z.shape[1], k
@@ -42,10 +44,53 @@ def partition(
     # every input checked: the kernels the largest part will call load outside the budget
     largest = max(len(rows) for _, rows in units)
     registry.load_kernels(info.name, (largest, Z.shape[1]), progress, deadline)
+    codes = None if classes is None else classes.codes
     if strata is None:
-        labels, out = _run_unit(Z, k, run, params, deadline, progress)
-        return Partitioned(labels, out.lower_bound, dict(out.extras))
-    return _partition_strata(strata, Z, k, run, deadline, progress)
+        labels, out = _run_in_classes(codes, Z, k, run, params, deadline, progress)
+        return Partitioned(labels, out.lower_bound, dict(out.extras), key_classes=classes)
+    found = _partition_strata(strata, Z, k, run, deadline, progress, codes)
+    found.key_classes = classes
+    return found
+
+
+def _key_classes(source: Source, roles: Roles, run: Run):
+    """key_anonymity="keys+qis" with declared keys: the key classes the QI groups are formed in
+    (``key_classes``); None otherwise (sdcMicro's semantics, or no keys)."""
+    if not roles.keys or run.key_anonymity != "keys+qis":
+        return None
+    from ..key_classes import for_run
+
+    return for_run(
+        source.frame,
+        list(roles.keys),
+        roles.k,
+        run.on_keys_below_k,
+        run.key_importance,
+        list(roles.strata),
+        run.missing or (),
+    )
+
+
+def _split_units(units: list, codes: np.ndarray) -> list:
+    """Each part (stratum) cut into its key classes: the parts the method runs on."""
+    return [(name, rows[codes[rows] == c]) for name, rows in units for c in np.unique(codes[rows])]
+
+
+def _run_in_classes(codes, Z, k, run: Run, params, deadline, progress):
+    """``_run_unit`` inside each key class of these records (``codes``), or on all of them."""
+    if codes is None:
+        return _run_unit(Z, k, run, params, deadline, progress)
+    from ..key_classes import run_within
+
+    return run_within(
+        codes,
+        Z,
+        k,
+        lambda part, given, share, report: _run_unit(part, k, run, given, share, report),
+        params,
+        deadline,
+        progress,
+    )
 
 
 def _given_partition(labels, strata, Z, k, run: Run) -> Partitioned:
@@ -132,7 +177,9 @@ def _run_unit(Z, k, run: Run, params, deadline, progress):
     return check_partition(out.labels, len(Z), k, name), out
 
 
-def _partition_strata(strata, Z, k, run: Run, deadline: Deadline, progress) -> Partitioned:
+def _partition_strata(
+    strata, Z, k, run: Run, deadline: Deadline, progress, classes=None
+) -> Partitioned:
     """The method inside each stratum; each gets ``deadline.share(its records, records still to
     do)``, and a method with a ``default_work`` shares that cap when the caller gave no time
     limit nor work budget. Bounds add up."""
@@ -153,8 +200,14 @@ def _partition_strata(strata, Z, k, run: Run, deadline: Deadline, progress) -> P
         report = part(
             progress, (n - todo) / n, (n - todo + len(rows)) / n, prefix=f"stratum {name}: "
         )
-        lab, out = _run_unit(
-            Z[rows], k, run, restricted(run.params, rows), deadline.share(len(rows), todo), report
+        lab, out = _run_in_classes(
+            None if classes is None else classes[rows],
+            Z[rows],
+            k,
+            run,
+            restricted(run.params, rows),
+            deadline.share(len(rows), todo),
+            report,
         )
         todo -= len(rows)
         labels[rows] = lab + offset

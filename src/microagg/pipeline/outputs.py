@@ -42,7 +42,7 @@ def publish(
             )
         for c, values in recoded.items():
             out[:, df.columns.get_loc(c)] = np.asarray(values, dtype=np.float64)
-        suppression = _suppress_keys(frame_of(out, df.columns), roles, run)
+        suppression = _suppress_keys(frame_of(out, df.columns), roles, run, partitioned.key_classes)
         if suppression is not None:
             for j, c in enumerate(suppression.keys):
                 out[suppression.suppressed[:, j], df.columns.get_loc(c)] = np.nan
@@ -60,7 +60,7 @@ def publish(
         out[c] = emb.published_column(c, numeric, codes, df[c])
     for c, values in recoded.items():
         out[c] = values
-    suppression = _suppress_keys(out, roles, run)
+    suppression = _suppress_keys(out, roles, run, partitioned.key_classes)
     if suppression is not None and suppression.total:
         from ..suppression import apply
 
@@ -104,21 +104,41 @@ def _option_stages(emb, numeric: np.ndarray, nature: str, run: Run) -> tuple[np.
     return numeric, nature
 
 
-def _suppress_keys(frame, roles: Roles, run: Run):
+def _suppress_keys(frame, roles: Roles, run: Run, classes=None):
     """The published file's last stage: local suppression of the declared keys (``suppression``),
-    the published QIs and strata fixed, so that the whole file is k-anonymous on every key
-    variable; or, by ``on_keys_below_k``, a refusal or a report."""
+    or, by ``on_keys_below_k``, a refusal or a report. key_anonymity="keys+qis": the published
+    QIs and strata fixed, so that the whole file is k-anonymous on every key variable, on top of
+    the keys-alone plan the key classes were formed after (``classes.plan``; both counted, the
+    input's missing values apart); "keys" (sdcMicro's semantics): the strata fixed only."""
     if not roles.keys:
         return None
-    from ..suppression import for_run
+    from dataclasses import replace
 
-    return for_run(
+    from ..suppression import apply, for_run
+
+    keys_alone = run.key_anonymity == "keys"
+    fixed = list(roles.strata) if keys_alone else list(roles.columns) + list(roles.strata)
+    first = None if classes is None else classes.plan
+    if first is not None and first.total:
+        frame = apply(frame, first)
+    found = for_run(
         frame,
         list(roles.keys),
         roles.k,
         run.on_keys_below_k,
         run.key_importance,
-        list(roles.columns) + list(roles.strata),
+        fixed,
+        run.missing or (),
+    )
+    if first is None:
+        return replace(found, key_anonymity=run.key_anonymity)
+    return replace(
+        found,
+        suppressed=found.suppressed | first.suppressed,
+        records_below_k_before=first.records_below_k_before,
+        greedy=found.greedy + first.greedy,
+        missing_before=first.missing_before,
+        key_anonymity=run.key_anonymity,
     )
 
 

@@ -57,6 +57,7 @@ class Partitioned:
     method_facts: dict  # the method's own report (no strata)
     strata: object = None  # result.StrataReport
     stratum_codes: object = None  # strata.Strata: each record's stratum, before and after merging
+    key_classes: object = None  # key_classes.KeyClasses: the groups formed inside them (keys+qis)
 
 
 #: ``Published.values`` when every QI publishes its group's (unweighted) mean: the run's SSE is
