@@ -64,6 +64,8 @@ def for_run(frame, keys, k: int, mode: str, importance=None, strata=(), missing=
     from .measures.records import combination_codes, key_codes
 
     view = suppression.missing_as_na(frame, keys, missing)
+    for column in strata:  # fixed: records match only within their stratum
+        view[column] = frame[column].to_numpy()
     block = combination_codes(frame, list(strata))
     plan = None
     if mode == "suppress":

@@ -495,8 +495,30 @@ def _set_audit(self, value: Audit) -> None:
 Result.audit = property(_get_audit, _set_audit)
 
 
+#: the privacy model of the declared keys in words (``key_anonymity``)
+KEY_MODELS = {
+    "keys+qis": "k-anonymity on the keys with the QIs and strata (key_anonymity='keys+qis': the QI"
+    " groups formed inside the key classes, a missing key matching any value)",
+    "keys": "k-anonymity on the keys and strata alone, sdcMicro's semantics (key_anonymity='keys':"
+    " the QIs microaggregated apart, k-anonymous as groups of their own)",
+}
+
+
 def _suppression_lines(s) -> list[str]:
-    """The local suppression in words (summary, report)."""
+    """The local suppression in words (summary, report): the keys' privacy model, what was
+    suppressed, the input's own missing key values apart."""
+    model = getattr(s, "key_anonymity", None)
+    lines = [f"keys: {KEY_MODELS[model]}"] if model in KEY_MODELS else []
+    gaps = getattr(s, "missing_before", 0)
+    if gaps:
+        lines.append(
+            f"keys: {gaps} values missing in the input (blank, NA or a declared token), published"
+            " missing and not counted as suppressed"
+        )
+    return lines + _suppressed_lines(s)
+
+
+def _suppressed_lines(s) -> list[str]:
     keys = ", ".join(map(str, s.keys))
     if s.mode == "report":
         return (
