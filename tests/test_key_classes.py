@@ -196,3 +196,22 @@ def test_measure_risk_equals_sdcmicro_on_the_fixture():
         assert np.isclose(ours.Fk.sum(), figures["Fk_sum"], rtol=1e-9)
     codes = key_codes(frame, doc["keys"])
     assert np.any(np.all(codes < 0, axis=1)) and np.any(np.all(codes >= 0, axis=1))
+
+
+def test_given_labels_publish_the_same_file():
+    """A run's labels given back (explore's --from-explore, the app's opened run) publish the same
+    file: the keys-alone plan does not depend on the labels."""
+    rng = np.random.default_rng(3)
+    n = 90
+    frame = pd.DataFrame(
+        {
+            "key0": rng.integers(0, 6, n).astype(float),
+            "key1": rng.integers(0, 3, n).astype(float),
+            "income": rng.lognormal(8, 1, n),
+            "hours": rng.normal(35, 8, n),
+        }
+    )
+    first = _run(frame, ["key0", "key1"], 3)
+    again = _run(frame, ["key0", "key1"], 3, labels=first.labels)
+    pd.testing.assert_frame_equal(first.data, again.data)
+    assert again.suppression.to_dict() == first.suppression.to_dict()

@@ -32,9 +32,11 @@ def partition(
         if roles.strata
         else None
     )
-    if run.labels is not None:
-        return _given_partition(run.labels, strata, Z, k, run)
     classes = _key_classes(source, roles, run)  # the QI groups formed inside them (key_classes)
+    if run.labels is not None:  # (given labels keep the keys-alone plan: the same suppressions)
+        given = _given_partition(run.labels, strata, Z, k, run)
+        given.key_classes = classes
+        return given
     units = list(strata.rows()) if strata is not None else [(None, np.arange(len(Z)))]
     units = units if classes is None else _split_units(units, classes.codes)
     for _, rows in units:
