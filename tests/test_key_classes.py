@@ -134,25 +134,33 @@ def test_csv_door_reports_the_blanks_of_the_file_read_back(tmp_path):
         }
     )
     frame.loc[rng.random(n) < 0.1, "agegroup"] = ""
+    frame.loc[rng.random(n) < 0.05, "region"] = "n/a"  # a declared missing token
     source = tmp_path / "survey.csv"
     frame.to_csv(source, index=False)
     keys = ["region", "sex", "agegroup"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = microagg.protect(
-            source, tmp_path / "public.csv", k=3, columns=["income", "assets"], keys=keys
+            source,
+            tmp_path / "public.csv",
+            k=3,
+            columns=["income", "assets"],
+            keys=keys,
+            missing=("n/a",),
         )
     back = pd.read_csv(tmp_path / "public.csv", dtype=str, keep_default_na=False)
     given = pd.read_csv(source, dtype=str, keep_default_na=False)
-    new = int(((given[keys] != "") & (back[keys] == "")).to_numpy().sum())
-    old = int(((given[keys] == "") & (back[keys] == "")).to_numpy().sum())
+    gap = given[keys].isin(["", "n/a"])
+    new = int((~gap & (back[keys] == "")).to_numpy().sum())
+    old = int((gap & back[keys].isin(["", "n/a"])).to_numpy().sum())
+    assert old == int(gap.to_numpy().sum())  # the input's gaps stay as they were
     risk = res.audit.group("risk")
     assert res.suppression.total == new == risk["suppressed_key_values"]
     assert res.suppression.missing_before == old == risk["key_values_missing_in_input"]
     manifest = json.loads((tmp_path / "public.csv.manifest.json").read_text())
     assert manifest["verified"]["suppression"]["total"] == new
     assert manifest["verified"]["suppression"]["key_anonymity"] == "keys+qis"
-    assert manifest["verified"]["k_anonymous"] is True
+    assert manifest["verified"]["k_anonymous"] is True and risk["key_records_below_k"] == 0
     assert "key_anonymity='keys+qis'" in res.summary()
 
 

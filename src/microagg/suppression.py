@@ -121,23 +121,10 @@ def default_importance(frame, keys) -> list:
 
 
 def missing_as_na(frame, keys, tokens=()):
-    """The key columns with every missing value as NA: an empty text (a blank CSV field) and a
-    declared missing token (``missing`` run option) are missing, not a category, to the planner,
-    the audit and the counts (a missing key matches any value)."""
-    import pandas as pd
+    """The key columns with a blank text and a declared token as NA (``measures.records``)."""
+    from .measures.records import missing_as_na as as_na
 
-    keys = [keys] if isinstance(keys, str) else list(keys)
-    tokens = {"", *(str(t) for t in tokens or ())}
-    view = frame[keys].copy()
-    for key in keys:
-        col = view[key]
-        if isinstance(col.dtype, pd.CategoricalDtype):
-            drop = [c for c in col.cat.categories if isinstance(c, str) and c in tokens]
-            if drop:
-                view[key] = col.cat.remove_categories(drop)
-        elif pd.api.types.is_object_dtype(col.dtype) or pd.api.types.is_string_dtype(col.dtype):
-            view[key] = col.mask(col.isin(tokens))
-    return view
+    return as_na(frame, keys, tokens)
 
 
 def importance_order(frame, keys, importance=None) -> tuple[list, list]:

@@ -88,6 +88,7 @@ class AuditRoles:
     standardize: bool = True
     l: float = DEFAULT_L  # noqa: E741 (the l of l-diversity)
     p: float = 10.0
+    missing: tuple = ()  # text tokens that mean missing (run option missing): in keys, a wildcard
 
     @property
     def key_variables(self) -> list:
@@ -122,6 +123,7 @@ class AuditRoles:
             "standardize": bool(self.standardize),
             "l": float(self.l),
             "p": float(self.p),
+            "missing": [str(t) for t in self.missing],
         }
 
     @classmethod
@@ -140,6 +142,7 @@ class AuditRoles:
             bool(doc.get("standardize", True)),
             float(doc.get("l", DEFAULT_L)),
             float(doc.get("p", 10.0)),
+            tuple(str(t) for t in doc.get("missing") or ()),
         )
         both = sorted(set(map(str, roles.sensitive)) & set(map(str, roles.key_variables)))
         if both:
@@ -254,7 +257,14 @@ class FileAudit(Comparison):
         keys = self.roles.key_variables
         view = (self.grouped if self.grouped is not None else self.published_frame)[keys]
         # a CSV's text: an empty field is a missing value (a suppressed key matches any value)
-        return blank_as_missing(view) if self.grouped is not None else view
+        view = blank_as_missing(view) if self.grouped is not None else view
+        declared = [c for c in self.roles.keys if c in view.columns]
+        if self.roles.missing and declared:  # a declared token: missing, as to the planner
+            from .records import missing_as_na
+
+            view = view.copy()
+            view[declared] = missing_as_na(view, declared, self.roles.missing)
+        return view
 
     @cached_property
     def keys_missing(self) -> bool:

@@ -252,10 +252,14 @@ def _suppressed_key_values(c):
 
 
 def _key_cells(c):
-    """The declared keys' cells of the original and the published file, a blank text missing."""
+    """The declared keys' cells of the original and the published file, a blank text or a declared
+    token missing."""
+    from .records import missing_as_na
+
     keys = [k for k in c.roles.keys if k in c.original.columns and k in c.published_frame.columns]
-    original = c.original[keys].reset_index(drop=True).replace("", None)
-    published = c.published_frame[keys].reset_index(drop=True).replace("", None)
+    tokens = c.roles.missing  # a blank and a declared token are missing (suppression.plan's rule)
+    original = missing_as_na(c.original, keys, tokens).reset_index(drop=True)
+    published = missing_as_na(c.published_frame, keys, tokens).reset_index(drop=True)
     return original, published
 
 

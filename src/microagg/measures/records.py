@@ -37,6 +37,7 @@ __all__ = [
     "KeyFrequencies",
     "key_frequencies",
     "blank_as_missing",
+    "missing_as_na",
     "key_codes",
     "wildcard_frequencies",
 ]
@@ -224,6 +225,26 @@ def blank_as_missing(frame):
     if any(may_hold_blank(frame[c]) for c in frame.columns):
         return frame.replace("", None)
     return frame
+
+
+def missing_as_na(frame, keys, tokens=()):
+    """The key columns with every missing value as NA: an empty text (a blank CSV field) and a
+    declared missing token (``missing`` run option) are missing, not a category, to the planner,
+    the audit and the counts (a missing key matches any value)."""
+    import pandas as pd
+
+    keys = [keys] if isinstance(keys, str) else list(keys)
+    tokens = {"", *(str(t) for t in tokens or ())}
+    view = frame[keys].copy()
+    for key in keys:
+        col = view[key]
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            drop = [c for c in col.cat.categories if isinstance(c, str) and c in tokens]
+            if drop:
+                view[key] = col.cat.remove_categories(drop)
+        elif pd.api.types.is_object_dtype(col.dtype) or pd.api.types.is_string_dtype(col.dtype):
+            view[key] = col.mask(col.isin(tokens))
+    return view
 
 
 def key_codes(frame, keys) -> np.ndarray:

@@ -27,6 +27,7 @@ def audit_roles(roles: Roles, run: Run, p: float = 10.0):
         dict(run.ordinal or {}),
         bool(run.standardize),
         p=float(p),
+        missing=tuple(str(t) for t in run.missing or ()),
     )
 
 
