@@ -507,7 +507,7 @@ def test_explore_tab_end_to_end_in_headless_chromium(app_server, browser, tmp_pa
     expected = microagg.microaggregate(census, k=5, method="mdav")
     assert rows[1][3] == f"{expected.information_loss:.4f}"
     assert all(
-        r[9].startswith("microagg protect census.csv -o census-") and r[9].endswith(f"--pick {i}")
+        r[10].startswith("microagg protect census.csv -o census-") and r[10].endswith(f"--pick {i}")
         for i, r in enumerate(rows)
     )
     assert "distance-based record linkage" in page.now("#explore-table tr")

@@ -82,6 +82,7 @@ def test_keys_and_qis_k_anonymous_with_suppressions_counted_as_blanks(case):
     assert s.key_anonymity == "keys+qis"
     # the keys-alone plan the classes were formed after is kept; more only for joined classes
     classes = key_classes.for_run(frame, keys, k, "suppress")
+    assert classes.to_dict()["classes"] == len(np.unique(classes.codes))
     assert np.all(s.suppressed[classes.plan.suppressed])
     if classes.joined == 0:
         assert s.total == classes.plan.total

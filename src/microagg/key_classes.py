@@ -57,24 +57,28 @@ class KeyClasses:
         }
 
 
-def for_run(frame, keys, k: int, mode: str, importance=None, strata=(), missing=()) -> KeyClasses:
+def for_run(frame, keys, k: int, mode: str, importance=None, strata=None, missing=()):
     """The key classes of a run (``pipeline.grouping.partition``): the keys-alone plan when the
-    run suppresses (``mode == "suppress"``), then ``form`` on the keys as that plan leaves them."""
+    run suppresses (``mode == "suppress"``), then ``form`` on the keys as that plan leaves them.
+    strata: each record's stratum code (after small strata were merged), or None."""
     from . import suppression
-    from .measures.records import combination_codes, key_codes
+    from .measures.records import key_codes
 
     view = suppression.missing_as_na(frame, keys, missing)
-    for column in strata:  # fixed: records match only within their stratum
-        view[column] = frame[column].to_numpy()
-    block = combination_codes(frame, list(strata))
+    block = np.zeros(len(frame), dtype=np.int64) if strata is None else np.asarray(strata)
+    view[_STRATUM] = block  # fixed: records match only within their stratum
     plan = None
     if mode == "suppress":
-        plan = suppression.plan(view, keys, k, importance, fixed=list(strata))
+        plan = suppression.plan(view, keys, k, importance, fixed=[_STRATUM])
         view = suppression.apply(view, plan)
     _, importance = suppression.importance_order(view, keys, importance)
     rank = np.array([importance.index(key) for key in keys], dtype=np.int64)
     codes, joined = form(key_codes(view, keys), block, k, rank)
     return KeyClasses(codes, plan, joined)
+
+
+#: the stratum codes' column in the keys' view (a name no data column takes)
+_STRATUM = ("microagg", "stratum")
 
 
 def form(codes: np.ndarray, block: np.ndarray, k: int, rank: np.ndarray) -> tuple[np.ndarray, int]:

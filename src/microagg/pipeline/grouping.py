@@ -32,7 +32,7 @@ def partition(
         if roles.strata
         else None
     )
-    classes = _key_classes(source, roles, run)  # the QI groups formed inside them (key_classes)
+    classes = _key_classes(source, roles, run, strata)  # the QI groups formed inside them
     if run.labels is not None:  # (given labels keep the keys-alone plan: the same suppressions)
         given = _given_partition(run.labels, strata, Z, k, run)
         given.key_classes = classes
@@ -55,9 +55,10 @@ def partition(
     return found
 
 
-def _key_classes(source: Source, roles: Roles, run: Run):
+def _key_classes(source: Source, roles: Roles, run: Run, strata):
     """key_anonymity="keys+qis" with declared keys: the key classes the QI groups are formed in
-    (``key_classes``); None otherwise (sdcMicro's semantics, or no keys)."""
+    (``key_classes``), inside the (merged) strata; None otherwise (sdcMicro's semantics, or no
+    keys)."""
     if not roles.keys or run.key_anonymity != "keys+qis":
         return None
     from ..key_classes import for_run
@@ -68,7 +69,7 @@ def _key_classes(source: Source, roles: Roles, run: Run):
         roles.k,
         run.on_keys_below_k,
         run.key_importance,
-        list(roles.strata),
+        None if strata is None else strata.codes,
         run.missing or (),
     )
 
