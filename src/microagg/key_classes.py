@@ -163,30 +163,47 @@ def _fill(c, table, present, members, where, patterns, k: int) -> None:
 def _join_nearest(table, present, members, k: int, rank: np.ndarray) -> int:
     """Classes still below k join, in each stratum, the class nearest on the keys: fewest keys
     where both hold different values, then the least important of them (sdcMicro's order:
-    the least important key is suppressed first), then the largest class. Returns the records
-    moved."""
+    the least important key is suppressed first), then the largest class; smallest classes
+    first, each into a class of k records or more (any other class when the stratum has none).
+    Returns the records moved. O(s · b · m) for s small classes among b classes of k or more."""
     m = present.shape[1]
     weight = (m - rank).astype(np.float64)  # a mismatch on an important key costs more
+    sizes = np.array([len(r) for r in members], dtype=np.int64)
+    small = np.flatnonzero((sizes > 0) & (sizes < k))
+    stratum = table[:, 0]
+    large: dict = {}  # stratum -> its classes of k records or more, their keys (computed once)
+
+    def pool_of(c):
+        s = int(stratum[c])
+        if s not in large:
+            idx = np.flatnonzero((sizes >= k) & (stratum == s))
+            large[s] = (idx, table[idx, 1:], present[idx])
+        idx, values, held = large[s]
+        if idx.size:
+            return idx, values, held
+        idx = np.flatnonzero((sizes > 0) & (stratum == s))
+        idx = idx[idx != c]
+        return idx, table[idx, 1:], present[idx]
+
     moved = 0
-    while True:
-        sizes = np.array([len(r) for r in members])
-        small = np.flatnonzero((sizes > 0) & (sizes < k))
-        if not small.size:
-            return moved
-        c = int(small[np.argmin(sizes[small])])
-        others = np.flatnonzero((sizes > 0) & (table[:, 0] == table[c, 0]))
-        others = others[others != c]
-        if not others.size:
-            return moved  # the stratum itself is below k: nothing to join
-        big = others[sizes[others] >= k]
-        pool = big if big.size else others
-        both = present[pool] & present[c]
-        differ = both & (table[pool, 1:] != table[c, 1:])
-        order = np.lexsort((pool, -sizes[pool], differ @ weight, differ.sum(axis=1)))
-        d = int(pool[order[0]])
-        moved += len(members[c])
+    for c in small[np.lexsort((small, sizes[small]))]:
+        if not 0 < sizes[c] < k:
+            continue  # it took records in the meantime
+        idx, values, held = pool_of(c)
+        if not idx.size:
+            continue  # the stratum itself is below k: nothing to join
+        differ = held & present[c] & (values != table[c, 1:])
+        cost = differ.sum(axis=1) * (weight.sum() + 1.0) + differ @ weight  # count, then weight
+        near = idx[cost == cost.min()]  # in index order: argmax takes the first largest
+        d = int(near[np.argmax(sizes[near])])
+        moved += int(sizes[c])
         members[d].extend(members[c])
         members[c] = []
+        if sizes[d] < k <= sizes[d] + sizes[c]:
+            large.pop(int(stratum[c]), None)  # a new class of k records: the pool changes
+        sizes[d] += sizes[c]
+        sizes[c] = 0
+    return moved
 
 
 def run_within(classes: np.ndarray, Z: np.ndarray, k: int, run_unit, params, deadline, progress):
