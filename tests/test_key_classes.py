@@ -286,6 +286,5 @@ def test_cli_names_the_model_and_counts_the_file(tmp_path, capsys):
     blanks = int((back[["region", "sex"]] == "").to_numpy().sum())
     doc = json.loads((tmp_path / "p.csv.manifest.json").read_text())["verified"]["suppression"]
     assert doc["key_anonymity"] == "keys" and doc["total"] == blanks
-    assert (
-        _records_below_k(back.replace("", np.nan).astype({"region": float}), ["region"], [], 3) == 0
-    )
+    keys = back[["region", "sex"]].replace({"": np.nan, "f": 0, "m": 1}).astype(float)
+    assert _records_below_k(keys, ["region", "sex"], [], 3) == 0
