@@ -148,7 +148,10 @@ def _fill(c, table, present, members, where, patterns, k: int) -> None:
             members[c] = []
             return
     donors = _related(c, table, present, where, patterns, False)
-    donors.sort(key=lambda d: (size(members[d]) >= k, -(size(members[d]) - k), d))
+    # records missing every key last: sdcMicro's freqCalc does not count them for complete ones
+    donors.sort(
+        key=lambda d: (not present[d].any(), size(members[d]) >= k, -(size(members[d]) - k), d)
+    )
     for d in donors:
         need = k - size(members[c])
         if need <= 0:
