@@ -140,13 +140,18 @@ def load_case(case: dict, tmp: Path) -> pd.DataFrame:
     return df[list(dict.fromkeys(cols))].copy()
 
 
-def below_k(frame: pd.DataFrame, keys: list, fixed: list, k: int) -> int:
+def below_k(frame: pd.DataFrame, keys: list, fixed: list, k: int, plain: bool = True) -> int:
     """Records matching fewer than k records on the keys (a missing key matching any value)
-    within their combination of ``fixed`` columns."""
+    within their combination of ``fixed`` columns; ``plain=False``: sdcMicro's freqCalc rule (a
+    record missing every key is no match of a complete one)."""
     from microagg.measures.records import combination_codes, key_codes, wildcard_frequencies
 
     view = frame[keys].replace("", None)
-    fk, _ = wildcard_frequencies(key_codes(view, keys), fixed=combination_codes(frame, fixed))
+    fk, _ = wildcard_frequencies(
+        key_codes(view, keys),
+        fixed=combination_codes(frame, fixed),
+        all_missing_matches_complete=plain,
+    )
     return int(np.count_nonzero(fk < k))
 
 
@@ -185,6 +190,9 @@ def microagg_runs(case: dict, df: pd.DataFrame) -> tuple[dict, dict]:
             "new_blanks_in_file": new_blanks,
             "input_missing_key_values": int(df[keys].isna().to_numpy().sum()),
             "below_k_keys_qis_strata": below_k(published, keys, qis + strata, K),
+            "below_k_keys_qis_strata_freqcalc_rule": below_k(
+                published, keys, qis + strata, K, plain=False
+            ),
             "below_k_keys_strata": below_k(published, keys, strata, K),
             "information_loss": float(res.information_loss),
             "cpu_s": round(seconds, 3),
