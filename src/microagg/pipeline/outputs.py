@@ -126,7 +126,7 @@ def _suppress_keys(frame, roles: Roles, run: Run, classes=None):
         list(roles.keys),
         roles.k,
         run.on_keys_below_k,
-        run.key_importance,
+        run.key_importance if first is None else list(first.importance),  # one order for both
         fixed,
         run.missing or (),
     )
