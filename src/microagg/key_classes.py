@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["KeyClasses", "form", "for_run", "run_within"]
+__all__ = ["KeyClasses", "form", "for_run", "run_within", "split_by"]
 
 
 @dataclass(frozen=True)
@@ -94,9 +94,7 @@ def form(codes: np.ndarray, block: np.ndarray, k: int, rank: np.ndarray) -> tupl
         return np.zeros(0, dtype=np.int64), 0
     table, cls = np.unique(np.column_stack([block, codes]), axis=0, return_inverse=True)
     cls = cls.reshape(-1).astype(np.int64)
-    members = [
-        list(r) for r in np.split(np.argsort(cls, kind="stable"), np.cumsum(np.bincount(cls))[:-1])
-    ]
+    members = [list(r) for r in split_by(cls)]
     present = table[:, 1:] >= 0
     width = present.sum(axis=1)
     where = {tuple(row): c for c, row in enumerate(table.tolist())}
@@ -223,8 +221,7 @@ def run_within(classes: np.ndarray, Z: np.ndarray, k: int, run_unit, params, dea
         return run_unit(Z, params, deadline, progress)
     labels, offset, todo = None, 0, n
     bound, have_bound = 0.0, True
-    for c in range(int(codes.max()) + 1 if n else 0):
-        rows = np.flatnonzero(codes == c)
+    for rows in split_by(codes):
         report = part(progress, (n - todo) / n, (n - todo + len(rows)) / n, prefix="")
         lab, out = run_unit(
             Z[rows], restricted(params, rows), deadline.share(len(rows), todo), report
@@ -239,3 +236,9 @@ def run_within(classes: np.ndarray, Z: np.ndarray, k: int, run_unit, params, dea
         else:
             bound += out.lower_bound
     return labels, MethodOutput(labels, bound if have_bound else None)
+
+
+def split_by(codes: np.ndarray) -> list:
+    """The record indices of each code 0..max, in code order (one stable sort: O(n log n))."""
+    order = np.argsort(codes, kind="stable")
+    return np.split(order, np.cumsum(np.bincount(codes))[:-1]) if len(codes) else []

@@ -76,7 +76,13 @@ def _key_classes(source: Source, roles: Roles, run: Run, strata):
 
 def _split_units(units: list, codes: np.ndarray) -> list:
     """Each part (stratum) cut into its key classes: the parts the method runs on."""
-    return [(name, rows[codes[rows] == c]) for name, rows in units for c in np.unique(codes[rows])]
+    from ..key_classes import split_by
+
+    out = []
+    for name, rows in units:
+        _, local = np.unique(codes[rows], return_inverse=True)
+        out += [(name, rows[part]) for part in split_by(local.reshape(-1))]
+    return out
 
 
 def _run_in_classes(codes, Z, k, run: Run, params, deadline, progress):
