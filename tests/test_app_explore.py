@@ -248,8 +248,11 @@ def test_view_redraws_for_another_risk_measure_without_running(tmp_path, quiet_w
             )  # shares shown in %
             assert explore_runs.risk_scale(risk) == scale
             assert [row[4] for row in rows] == [r.value(risk) * scale for r in exploration.runs]
-            assert [row[7] == "yes" for row in rows] == [r.id == best for r in exploration.runs]
-            assert all(row[9].endswith(f"--pick {row[0]}") for row in rows)
+            assert [row[5] for row in rows] == [
+                r.value("suppressed_key_values") for r in exploration.runs
+            ]
+            assert [row[8] == "yes" for row in rows] == [r.id == best for r in exploration.runs]
+            assert all(row[10].endswith(f"--pick {row[0]}") for row in rows)
             svg = explore_runs.checked_svg(shown.map_svg())
             assert (
                 svg.count('<g id="run-') == len(exploration.runs)
@@ -504,7 +507,7 @@ def test_explore_tab_end_to_end_in_headless_chromium(app_server, browser, tmp_pa
     expected = microagg.microaggregate(census, k=5, method="mdav")
     assert rows[1][3] == f"{expected.information_loss:.4f}"
     assert all(
-        r[9].startswith("microagg protect census.csv -o census-") and r[9].endswith(f"--pick {i}")
+        r[10].startswith("microagg protect census.csv -o census-") and r[10].endswith(f"--pick {i}")
         for i, r in enumerate(rows)
     )
     assert "distance-based record linkage" in page.now("#explore-table tr")
@@ -523,9 +526,9 @@ def test_explore_tab_end_to_end_in_headless_chromium(app_server, browser, tmp_pa
     _set_grid(page, "3,4,5,10", ["mdav", "vmdav", "icsm"], 600)
     _explore(page, 2, 180)
     rows = _run_rows(page)
-    assert len(rows) == 12 and sum("(reused)" in r[8] for r in rows) == 4
-    assert all(r[8].startswith("ok") for r in rows), rows
-    recommended = [r for r in rows if r[7] == "yes"]
+    assert len(rows) == 12 and sum("(reused)" in r[9] for r in rows) == 4
+    assert all(r[9].startswith("ok") for r in rows), rows
+    recommended = [r for r in rows if r[8] == "yes"]
     assert len(recommended) == 1 and float(recommended[0][4]) <= 20
     page.shot("app-map.png")
 
@@ -536,7 +539,7 @@ def test_explore_tab_end_to_end_in_headless_chromium(app_server, browser, tmp_pa
     assert head == f"Run 1: {row[2]}, k = {row[1]}, census.csv"
     assert f"{float(page.now('#il-value')):.4f}" == row[3]
     assert f"Run {run_id} of the exploration" in page.now("#result-explored")
-    assert page.now("#reproduce").splitlines()[3] == row[9]
+    assert page.now("#reproduce").splitlines()[3] == row[10]
     exported = page.download("results-download_data", ".csv")
 
     # the exploration's result, downloaded: the CLI's protect --from-explore writes the same bytes
@@ -544,7 +547,7 @@ def test_explore_tab_end_to_end_in_headless_chromium(app_server, browser, tmp_pa
     result = page.download("explore-download_result", ".json")
     labels = page.download("explore-download_labels", ".npz")
     assert (result.name, labels.name) == ("census-explore.json", "census-explore.labels.npz")
-    argv = shlex.split(row[9])[1:]
+    argv = shlex.split(row[10])[1:]
     argv[argv.index("protect") + 1] = str(census_csv)
     argv[argv.index("-o") + 1] = str(tmp_path / "from-cli.csv")
     argv[argv.index("--from-explore") + 1] = str(result)

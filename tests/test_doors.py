@@ -51,6 +51,7 @@ CASES = {
     "keys": {"keys": ["sex"]},
     "on_keys_below_k": {"keys": ["sex", "educ"], "on_keys_below_k": "suppress"},
     "key_importance": {"keys": ["sex", "educ"], "key_importance": ["educ", "sex"]},
+    "key_anonymity": {"keys": ["sex", "educ"], "key_anonymity": "keys"},
     "categorical": {"columns": ["income", "expend", "region"], "categorical": ["region"]},
     "ordinal": {"columns": ["income", "expend", "educ"], "ordinal": ["educ"]},
     "continuous": {"columns": ["income", "expend", "region"], "continuous": ["region"]},

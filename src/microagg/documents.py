@@ -96,6 +96,7 @@ def _manifest_model(shared):
         p: float = Field(10.0, ge=0, le=100)
         household: list[str] = Field(default_factory=list)
         household_level: list[str] = Field(default_factory=list)
+        missing: list[str] = Field(default_factory=list, max_length=1000)
 
     class AuditDoc(Open):
         groups: dict[str, dict[str, Value]] = Field(default_factory=dict)

@@ -20,6 +20,7 @@ import numpy as np
 from .errors import InputError
 from .measures import Audit
 from .standardize import Standardizer
+from .summary_lines import closeness_lines, households_line, privacy_lines, suppression_lines
 
 __all__ = [
     "Result",
@@ -387,7 +388,7 @@ class Result:
                 f" combinations occur fewer than {self.k} times"
             ]
         if "households_smallest" in risk:
-            lines.append(_households_line(self.audit_roles, risk))
+            lines.append(households_line(self.audit_roles, risk))
         if "reidentification_expected" in risk:
             lines.append(
                 "re-identification risk on the categorical keys"
@@ -402,7 +403,7 @@ class Result:
                 f" {risk['ldiversity_smallest_distinct']}, {risk['ldiversity_records_below_l']}"
                 " records in combinations with fewer than 2"
             )
-        lines.extend(_closeness_lines(risk, a.context))
+        lines.extend(closeness_lines(risk, a.context))
         if "interval_disclosure" in risk:
             lines.append(
                 f"interval disclosure: rank {100 * risk['interval_disclosure']:.2f}%"
@@ -457,7 +458,7 @@ class Result:
             lines.append(f"group means weighted by sample weight {self.weights.sample_weight}")
         if not self.publication.plain:
             lines.append(self.publication.note)
-        lines.extend(_privacy_lines(self.method_facts.get("privacy_models") or ()))
+        lines.extend(privacy_lines(self.method_facts.get("privacy_models") or ()))
         for c, m in self._run_audit.categories.items():
             lines.append(
                 f"categorical {c}: {100 * m['changed_share']:.2f}% of values changed, "
@@ -469,7 +470,7 @@ class Result:
                 " continuous columns; IL is on z-scores"
             )
         if self.suppression is not None:
-            lines.extend(_suppression_lines(self.suppression))
+            lines.extend(suppression_lines(self.suppression))
         for m in self.strata.merges if self.strata is not None else ():
             lines.append(
                 f"stratum {m['stratum']} ({m['size']} records < k) merged into {m['merged_into']}"
@@ -502,83 +503,3 @@ def _set_audit(self, value: Audit) -> None:
 # ``audit`` stays a dataclass field (the constructor's and dataclasses.replace's keyword) read
 # through a property, so that the file audit runs on first read (PendingAudit)
 Result.audit = property(_get_audit, _set_audit)
-
-
-def _suppression_lines(s) -> list[str]:
-    """The local suppression in words (summary, report)."""
-    keys = ", ".join(map(str, s.keys))
-    if s.mode == "report":
-        return (
-            []
-            if not s.records_left_below_k
-            else [
-                f"keys ({keys}): {s.records_left_below_k} records below k = {s.k}, published"
-                " unchanged (on_keys_below_k='report')"
-            ]
-        )
-    if not s.total:
-        return [f"keys ({keys}): every record matches at least {s.k} records; nothing suppressed"]
-    per_key = ", ".join(f"{c} {n}" for c, n in s.per_key.items())
-    return [
-        f"local suppression on the keys ({keys}), importance {', '.join(map(str, s.importance))}:"
-        f" {s.total} values set missing in {s.records} records ({per_key}) for"
-        f" {s.records_below_k_before} records below k = {s.k}"
-    ]
-
-
-def _households_line(roles, risk: dict) -> str:
-    """The privacy model by households in words: k-anonymous by households (or NOT), the fewest
-    households sharing a combination, the household-level QIs and the household risk."""
-    from .measures.risk.households import privacy_model
-
-    below, model = risk["households_records_below_k"], privacy_model(roles.k, roles.household)
-    line = (
-        f"published file: {model}: every published combination comes from at least "
-        f"{risk['households_smallest']} households"
-        if not below
-        else f"published file: NOT {model}: {below} records publish a combination "
-        f"of fewer than {roles.k} households"
-    )
-    if roles.household_level:
-        line += "; household-level quasi-identifiers, one value per household: " + ", ".join(
-            map(str, roles.household_level)
-        )
-    if "household_risk_expected" in risk:
-        line += (
-            f"; household risk (sdcMicro hier_risk): expected {risk['household_risk_expected']:.4g}"
-            f" re-identifications ({risk['household_risk_percent']:.4g}%)"
-        )
-    return line
-
-
-def _privacy_lines(models) -> list[str]:
-    """What each declared privacy model guarantees, and what it does not (``microagg.privacy``)."""
-    lines = []
-    for m in models:
-        if m.get("model") == "t-closeness":
-            lines.append(
-                f"privacy model: {m['holds']} (algorithm {m.get('algorithm')}; largest EMD "
-                + ", ".join(f"{c} {e:.4g}" for c, e in m["largest_emd"].items())
-                + "); verified on the file as read back"
-            )
-        else:
-            scales = ", ".join(f"{c} {s:.4g}" for c, s in m["laplace_scale"].items())
-            lines.append(
-                f"privacy model: {m['holds']}; mechanism {m['mechanism']}"
-                + (" (its groups replace the method's)" if m["mechanism"] == "insensitive" else "")
-                + f", Laplace scale {scales}"
-            )
-            lines.append(f"not covered: {m['does_not_hold']}")
-    return lines
-
-
-def _closeness_lines(risk: dict, context: dict) -> list[str]:
-    """The audit's t-closeness line: the largest EMD of a combination per sensitive column."""
-    if "tcloseness_largest_emd" not in risk:
-        return []
-    per = context.get("tcloseness_emd") or {}
-    shown = ", ".join(f"{c} {e:.4g}" for c, e in per.items())
-    return [
-        "t-closeness of the sensitive columns: largest EMD of a combination to the file "
-        + (shown or f"{risk['tcloseness_largest_emd']:.4g}")
-    ]

@@ -30,7 +30,17 @@ import numpy as np
 
 from .options import ON_KEYS_BELOW_K as ON_BELOW_K  # declared once, with the run options
 
-__all__ = ["ON_BELOW_K", "Suppression", "default_importance", "plan", "apply", "below_k", "for_run"]
+__all__ = [
+    "ON_BELOW_K",
+    "Suppression",
+    "default_importance",
+    "importance_order",
+    "missing_as_na",
+    "plan",
+    "apply",
+    "below_k",
+    "for_run",
+]
 
 
 @dataclass(frozen=True)
@@ -51,6 +61,8 @@ class Suppression:
     records_left_below_k: int
     greedy: int
     mode: str = "suppress"  # the run's on_keys_below_k: "report" suppresses nothing and says so
+    missing_before: int = 0  # key values missing in the input (blank, NA, a declared token)
+    key_anonymity: str | None = None  # the run's model (key_anonymity); None: a plan on its own
 
     @property
     def per_key(self) -> dict:
@@ -77,6 +89,8 @@ class Suppression:
             "records": self.records,
             "records_below_k_before": self.records_below_k_before,
             "records_left_below_k": self.records_left_below_k,
+            "missing_in_input": self.missing_before,
+            "key_anonymity": self.key_anonymity,
         }
 
     def warnings(self) -> tuple:
@@ -104,6 +118,18 @@ def default_importance(frame, keys) -> list:
     last); ties keep the given order."""
     counts = [frame[key].nunique(dropna=True) for key in keys]
     return [keys[j] for j in sorted(range(len(keys)), key=lambda j: (counts[j], j))]
+
+
+def missing_as_na(frame, keys, tokens=()):
+    """The key columns with a blank text and a declared token as NA (``measures.records``)."""
+    from .measures.records import missing_as_na as as_na
+
+    return as_na(frame, keys, tokens)
+
+
+def importance_order(frame, keys, importance=None) -> tuple[list, list]:
+    """(keys, keys most important first): ``importance`` completed as ``plan`` takes it."""
+    return _check(frame, keys, 1, importance)
 
 
 def _check(frame, keys, k, importance) -> tuple[list, list]:
@@ -136,7 +162,7 @@ def _fixed_codes(frame, fixed) -> np.ndarray:
     return combination_codes(frame, fixed)
 
 
-def below_k(frame, keys, k: int, fixed=None) -> int:
+def below_k(frame, keys, k: int, fixed=None, missing=()) -> int:
     """Records matching fewer than k records on ``keys`` (missing matches any value) within
     their ``fixed`` combination: what ``plan`` would have to suppress for (0: nothing)."""
     from .measures.records import key_codes, wildcard_frequencies
@@ -144,35 +170,49 @@ def below_k(frame, keys, k: int, fixed=None) -> int:
     keys, _ = _check(frame, keys, k, None)
     if not keys or not len(frame):
         return 0
-    fk, _ = wildcard_frequencies(key_codes(frame, keys), fixed=_fixed_codes(frame, fixed))
+    view = missing_as_na(frame, keys, missing)
+    fk, _ = wildcard_frequencies(key_codes(view, keys), fixed=_fixed_codes(frame, fixed))
     return int(np.count_nonzero(fk < k))
 
 
-def plan(frame, keys, k: int, importance=None, fixed=None) -> Suppression:
+def plan(frame, keys, k: int, importance=None, fixed=None, missing=()) -> Suppression:
     """The fewest values of ``keys`` to set missing for k-anonymity (see the module docstring).
 
     frame: the file as it will be published (its QI and strata columns already published);
     keys: the categorical key columns that may be suppressed; importance: the keys, most
     important first (default: fewer categories first, sdcMicro's default); fixed: columns that
     also identify and are never suppressed (published QIs, strata): records match only within
-    the same fixed combination. Deterministic: the same frame gives the same suppressions.
+    the same fixed combination; missing: text tokens that mean missing (besides NA and an empty
+    text): missing in the input, matching any value, never counted as suppressed. Deterministic:
+    the same frame gives the same suppressions.
     """
     from .kernels.suppress import restore, suppress_greedy
     from .measures.records import key_codes, wildcard_frequencies
 
+    importance_given = importance
     keys, importance = _check(frame, keys, k, importance)
     n, m = len(frame), len(keys)
     if not m or not n:
         return Suppression(
             tuple(keys), tuple(importance), int(k), np.zeros((n, m), dtype=bool), 0, 0, 0
         )
-    codes = key_codes(frame, keys)
+    view = missing_as_na(frame, keys, missing)
+    keys, importance = _check(view, keys, k, importance_given)  # a blank is no category
+    codes = key_codes(view, keys)
+    gaps = int(np.count_nonzero(codes < 0))
     block = _fixed_codes(frame, fixed)
     fk, _ = wildcard_frequencies(codes, fixed=block)
     before = int(np.count_nonzero(fk < k))
     if not before:
         return Suppression(
-            tuple(keys), tuple(importance), int(k), np.zeros((n, m), dtype=bool), 0, 0, 0
+            tuple(keys),
+            tuple(importance),
+            int(k),
+            np.zeros((n, m), dtype=bool),
+            0,
+            0,
+            0,
+            missing_before=gaps,
         )
     # rows sorted by block (stable: file order within a block)
     perm = np.argsort(block, kind="stable")
@@ -205,7 +245,16 @@ def plan(frame, keys, k: int, importance=None, fixed=None) -> Suppression:
     suppressed = np.zeros((n, m), dtype=bool)
     suppressed[perm] = (work < 0) & (original >= 0)
     left = int(np.count_nonzero(fks < k))
-    return Suppression(tuple(keys), tuple(importance), int(k), suppressed, before, left, greedy)
+    return Suppression(
+        tuple(keys),
+        tuple(importance),
+        int(k),
+        suppressed,
+        before,
+        left,
+        greedy,
+        missing_before=gaps,
+    )
 
 
 def apply(frame, suppression: Suppression):
@@ -232,7 +281,9 @@ def apply(frame, suppression: Suppression):
     return out
 
 
-def for_run(frame, keys, k: int, mode: str, importance=None, fixed=None) -> Suppression | None:
+def for_run(
+    frame, keys, k: int, mode: str, importance=None, fixed=None, missing=()
+) -> Suppression | None:
     """The publish stage's suppression of a run (``pipeline.publish``): None without keys; with
     mode "suppress" the plan; "report" and "refuse" suppress nothing and count the records below
     k ("refuse" raises ``InputError`` when there are any: nothing is written)."""
@@ -241,9 +292,9 @@ def for_run(frame, keys, k: int, mode: str, importance=None, fixed=None) -> Supp
     if not keys:
         return None
     if mode == "suppress":
-        return plan(frame, keys, k, importance, fixed)
+        return plan(frame, keys, k, importance, fixed, missing)
     keys, importance = _check(frame, keys, k, importance)
-    left = below_k(frame, keys, k, fixed)
+    left = below_k(frame, keys, k, fixed, missing)
     if mode == "refuse" and left:
         raise InputError(
             f"{left} records match fewer than {k} records on the keys ({', '.join(map(str, keys))})"
@@ -259,4 +310,5 @@ def for_run(frame, keys, k: int, mode: str, importance=None, fixed=None) -> Supp
         left,
         0,
         mode,
+        int(missing_as_na(frame, keys, missing).isna().to_numpy().sum()),
     )

@@ -282,8 +282,9 @@ def output_name(spec: ExploreSpec, exploration, run_id: int) -> str:
 
 def table_rows(spec: ExploreSpec, shown) -> tuple[list, list]:
     """(header, rows) of the runs of an exploration ``shown`` (a ``view``): id, k, method, IL,
-    the axis's risk (in the axis's unit), seconds, frontier, recommended, status, and the command
-    that publishes the run exactly (``protect --from-explore``; none for a run not done)."""
+    the axis's risk (in the axis's unit), the key values suppressed, seconds, frontier,
+    recommended, status, and the command that publishes the run exactly
+    (``protect --from-explore``; none for a run not done)."""
     label, scale = risk_choices().get(shown.risk, shown.risk), risk_scale(shown.risk)
     header = [
         "run",
@@ -291,6 +292,7 @@ def table_rows(spec: ExploreSpec, shown) -> tuple[list, list]:
         "method",
         "IL (%)",
         label,
+        "suppressed key values",
         "seconds",
         "frontier",
         "recommended",
@@ -318,6 +320,7 @@ def table_rows(spec: ExploreSpec, shown) -> tuple[list, list]:
                 row["method"],
                 row["il"],
                 None if row["risk"] is None else row["risk"] * scale,
+                row["suppressed"],
                 row["seconds"],
                 "yes" if row["frontier"] else "",
                 "yes" if row["recommended"] else "",

@@ -66,13 +66,13 @@ def run_figures(res, original, p: float = 10.0) -> dict:
     if (
         suppression is not None
     ):  # local suppression of the keys: per variable, in the notes the page shows
-        from ..result import _suppression_lines
+        from ..summary_lines import suppression_lines
 
         out["suppression"] = {
             k: _plain(v) if not isinstance(v, (list, dict)) else v
             for k, v in suppression.to_dict().items()
         }
-        out["notes"] += _suppression_lines(suppression)
+        out["notes"] += suppression_lines(suppression)
     if res.portfolio is not None:
         out["portfolio"] = [{k: _plain(v) for k, v in row.items()} for row in res.portfolio.rows]
         out["winner"] = res.portfolio.winner

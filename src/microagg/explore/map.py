@@ -168,6 +168,11 @@ def _points(plot: _Plot, rows, scale: float, risk_label: str) -> list:
         tip = (
             f"run {row['id']}: k = {row['k']}, {row['method']}; IL {row['il']:.4f} %; "
             f"{risk_label} {row['risk'] * scale:.6g}"
+            + (
+                ""
+                if row.get("suppressed") is None
+                else f"; {row['suppressed']} key values suppressed"
+            )
         )
         parts.append(
             f'<g id="run-{row["id"]}" class="{cls}" data-run="{row["id"]}">'
@@ -203,7 +208,18 @@ def report_html(exploration, risk: str | None = None, result_name: str = "RESULT
     reproduce commands."""
     risk = risk or exploration.risk
     rows = exploration.rows(risk)
-    head = ["id", "k", "method", "IL (%)", risk, "seconds", "frontier", "status", "reproduce"]
+    head = [
+        "id",
+        "k",
+        "method",
+        "IL (%)",
+        risk,
+        "suppressed key values",
+        "seconds",
+        "frontier",
+        "status",
+        "reproduce",
+    ]
     body = []
     for row in rows:
         cmds = exploration.commands(row["id"], result=result_name)
@@ -211,10 +227,12 @@ def report_html(exploration, risk: str | None = None, result_name: str = "RESULT
         il = "—" if row["il"] is None else f"{row['il']:.4f}"
         rv = "—" if row["risk"] is None else f"{row['risk']:.6g}"
         sec = "—" if row["seconds"] is None else f"{row['seconds']:.2f}"
+        sup = "—" if row.get("suppressed") is None else str(row["suppressed"])
         status = row["status"] + (": " + row["note"] if row["note"] else "")
         body.append(
             f"<tr{cls}><td>{row['id']}</td><td>{row['k']}</td><td>{escape(row['method'])}</td>"
-            f'<td class="num">{il}</td><td class="num">{rv}</td><td class="num">{sec}</td>'
+            f'<td class="num">{il}</td><td class="num">{rv}</td><td class="num">{sup}</td>'
+            f'<td class="num">{sec}</td>'
             f"<td>{'yes' if row['frontier'] else ''}</td><td>{escape(status)}</td>"
             + (
                 f'<td><code>{escape(cmds["from_explore"])}</code><br><code class="small">'

@@ -22,6 +22,10 @@ from .grid import risk_measures
 VERSION = 1
 
 
+#: the audit's count of suppressed key values (local suppression), shown beside IL and risk
+SUPPRESSED = "suppressed_key_values"
+
+
 def frontier(points) -> list[bool]:
     """Whether each (risk, il) point is on the Pareto frontier: no other point has both a lower
     risk and a lower IL (issue 34's definition; points with an unknown value are not on it).
@@ -132,6 +136,7 @@ class Exploration:
                     "audit_seconds": r.audit_seconds,
                     "il": r.il,
                     "risk": r.value(risk),
+                    "suppressed": r.value(SUPPRESSED),
                     "frontier": bool(f),
                     "recommended": r.id == best,
                     "reproducible": r.reproducible,
@@ -175,13 +180,14 @@ class Exploration:
         risk = risk or self.risk
         lines = [
             f"{'':2s}{'id':>3s} {'k':>3s} {'method':14s} {'IL %':>9s} {risk:>24s} "
-            f"{'seconds':>8s}  status"
+            f"{'suppressed':>10s} {'seconds':>8s}  status"
         ]
         for row in self.rows(risk):
             mark = (">" if row["recommended"] else " ") + ("*" if row["frontier"] else " ")
             il = "—" if row["il"] is None else f"{row['il']:.4f}"
             rv = "—" if row["risk"] is None else f"{row['risk']:.6g}"
             sec = "—" if row["seconds"] is None else f"{row['seconds']:.2f}"
+            sup = "—" if row["suppressed"] is None else f"{int(row['suppressed']):d}"
             status = (
                 row["status"]
                 + (" (reused)" if row["reused"] else "")
@@ -189,7 +195,7 @@ class Exploration:
             )
             lines.append(
                 f"{mark}{row['id']:>3d} {row['k']:>3d} {row['method']:14s} {il:>9s} {rv:>24s} "
-                f"{sec:>8s}  {status}"
+                f"{sup:>10s} {sec:>8s}  {status}"
             )
         best = self.recommended(risk)
         limit = "" if self.max_risk is None else f" with {risk} <= {self.max_risk:g}"
@@ -251,6 +257,7 @@ class Exploration:
                 "seconds",
                 "information_loss",
                 risk or self.risk,
+                SUPPRESSED,
                 "frontier",
                 "recommended",
                 *figure_names,
@@ -273,6 +280,7 @@ class Exploration:
                     _num(row["seconds"]),
                     _num(row["il"]),
                     _num(row["risk"]),
+                    _num(row["suppressed"]),
                     int(row["frontier"]),
                     int(row["recommended"]),
                     *[_num(v) for v in values],

@@ -36,6 +36,7 @@ class AuditRoles:
     p: float = 10.0
     household: tuple = ()  # household id column(s): k-anonymity counted by households
     household_level: tuple = ()  # QIs published once per household
+    missing: tuple = ()  # text tokens that mean missing (run option missing): in keys, a wildcard
 
     @property
     def key_variables(self) -> list:
@@ -70,6 +71,7 @@ class AuditRoles:
             "standardize": bool(self.standardize),
             "l": float(self.l),
             "p": float(self.p),
+            "missing": [str(t) for t in self.missing],
             **(
                 {}
                 if not self.household
@@ -95,6 +97,7 @@ class AuditRoles:
             float(doc.get("p", 10.0)),
             tuple(doc.get("household") or ()),
             tuple(doc.get("household_level") or ()),
+            tuple(str(t) for t in doc.get("missing") or ()),
         )
         both = sorted(set(map(str, roles.sensitive)) & set(map(str, roles.key_variables)))
         if both:

@@ -164,7 +164,14 @@ class FileAudit(Comparison):
         keys = self.roles.key_variables
         view = (self.grouped if self.grouped is not None else self.published_frame)[keys]
         # a CSV's text: an empty field is a missing value (a suppressed key matches any value)
-        return blank_as_missing(view) if self.grouped is not None else view
+        view = blank_as_missing(view) if self.grouped is not None else view
+        declared = [c for c in self.roles.keys if c in view.columns]
+        if self.roles.missing and declared:  # a declared token: missing, as to the planner
+            from .records import missing_as_na
+
+            view = view.copy()
+            view[declared] = missing_as_na(view, declared, self.roles.missing)
+        return view
 
     @cached_property
     def keys_missing(self) -> bool:

@@ -355,10 +355,38 @@ def _suppressed_key_values(c):
     local suppression's count (docs/local-suppression.md); per key in ``Result.suppression``."""
     if not isinstance(c, FileAudit) or not c.roles.keys:
         return None
-    keys = [k for k in c.roles.keys if k in c.original.columns and k in c.published_frame.columns]
-    original = c.original[keys].reset_index(drop=True)
-    published = c.published_frame[keys].reset_index(drop=True).replace("", None)
+    original, published = _key_cells(c)
+    # a blank field of the input is missing there: published blank, it is no suppression
     return int((original.notna().to_numpy() & published.isna().to_numpy()).sum())
+
+
+def _key_cells(c):
+    """The declared keys' cells of the original and the published file, a blank text or a declared
+    token missing."""
+    from .records import missing_as_na
+
+    keys = [k for k in c.roles.keys if k in c.original.columns and k in c.published_frame.columns]
+    tokens = c.roles.missing  # a blank and a declared token are missing (suppression.plan's rule)
+    original = missing_as_na(c.original, keys, tokens).reset_index(drop=True)
+    published = missing_as_na(c.published_frame, keys, tokens).reset_index(drop=True)
+    return original, published
+
+
+@measure(
+    "key_values_missing_in_input",
+    "declared key values missing in the input (published missing, not suppressions)",
+    "values",
+    "local suppression: sdcMicro localSuppression; mu-ARGUS",
+    "risk",
+    aligned=True,
+)
+def _key_values_missing_in_input(c):
+    """Values of the declared keys missing (NA or blank) in the original and in the published file:
+    the input's own gaps, counted apart from the suppressions."""
+    if not isinstance(c, FileAudit) or not c.roles.keys:
+        return None
+    original, published = _key_cells(c)
+    return int((original.isna().to_numpy() & published.isna().to_numpy()).sum())
 
 
 @measure(

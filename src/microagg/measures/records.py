@@ -37,6 +37,7 @@ __all__ = [
     "KeyFrequencies",
     "key_frequencies",
     "blank_as_missing",
+    "missing_as_na",
     "key_codes",
     "wildcard_frequencies",
 ]
@@ -226,6 +227,26 @@ def blank_as_missing(frame):
     return frame
 
 
+def missing_as_na(frame, keys, tokens=()):
+    """The key columns with every missing value as NA: an empty text (a blank CSV field) and a
+    declared missing token (``missing`` run option) are missing, not a category, to the planner,
+    the audit and the counts (a missing key matches any value)."""
+    import pandas as pd
+
+    keys = [keys] if isinstance(keys, str) else list(keys)
+    tokens = {"", *(str(t) for t in tokens or ())}
+    view = frame[keys].copy()
+    for key in keys:
+        col = view[key]
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            drop = [c for c in col.cat.categories if isinstance(c, str) and c in tokens]
+            if drop:
+                view[key] = col.cat.remove_categories(drop)
+        elif pd.api.types.is_object_dtype(col.dtype) or pd.api.types.is_string_dtype(col.dtype):
+            view[key] = col.mask(col.isin(tokens))
+    return view
+
+
 def key_codes(frame, keys) -> np.ndarray:
     """(n, len(keys)) int64 matrix: each key column's values as codes 0.. in order of first
     appearance, -1 where the value is missing (NaN, None, pandas NA)."""
@@ -239,7 +260,7 @@ def key_codes(frame, keys) -> np.ndarray:
 
 
 def wildcard_frequencies(
-    codes: np.ndarray, weights=None, fixed=None
+    codes: np.ndarray, weights=None, fixed=None, *, all_missing_matches_complete: bool = True
 ) -> tuple[np.ndarray, np.ndarray]:
     """(fk, Fk) per record when a missing key value matches ANY value (sdcMicro's ``freqCalc``,
     alpha = 1): two records share a combination when, on every key, their codes are equal or one
@@ -251,6 +272,12 @@ def wildcard_frequencies(
     Exact counting by missingness pattern: for each pair of patterns (P, Q) present, the records
     of Q are counted by their codes on the keys both have, and looked up for the records of P.
     O(p² · n) time for p distinct patterns (p <= 2^keys, few in practice), O(n) memory.
+
+    all_missing_matches_complete=False is sdcMicro's ``freqCalc`` exactly (its
+    ``addAllNAtoKeys = FALSE``): with two keys or more, a record missing every key is not counted
+    among the matches of a record missing none (it still matches, and counts for, the records
+    missing some keys, and itself counts every record); the k-anonymity checks keep the plain
+    rule (True: a missing value matches any value, every record alike).
     """
     codes = np.asarray(codes, dtype=np.int64)
     n, m = codes.shape
@@ -271,8 +298,11 @@ def wildcard_frequencies(
     patterns = np.unique(pattern)
     rows_of = {int(P): np.flatnonzero(pattern == P) for P in patterns}
     common_codes: dict = {}
+    full = (1 << m) - 1
     for P in patterns:
         for Q in patterns:
+            if not all_missing_matches_complete and m > 1 and int(P) == full and int(Q) == 0:
+                continue  # sdcMicro: an all-missing record is no match of a complete one
             C = int(P) & int(Q)
             if C not in common_codes:
                 cols = [j for j in range(m) if C >> j & 1]

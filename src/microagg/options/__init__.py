@@ -38,6 +38,7 @@ from .generated import GridOptions, KeywordOptions, PositionalOptions, RunOption
 from .run import Run
 from .table import (
     GRID_OPTIONS,
+    KEY_ANONYMITY,
     NOT_FOR_A_GRID,
     ON_KEYS_BELOW_K,
     POSITIONAL,
@@ -70,6 +71,7 @@ __all__ = [
     "given_options",
     "positive_weights",
     "ON_KEYS_BELOW_K",
+    "KEY_ANONYMITY",
     "MERGED_STRATA",
     "register",
     "unregister",

@@ -55,6 +55,7 @@ class RunFields:
     continuous: list | None = None
     keys: list | None = None
     on_keys_below_k: str = "suppress"
+    key_anonymity: str = "keys+qis"
     key_importance: list | None = None
     sensitive: list | None = None
     t_closeness: float | None = None
@@ -164,6 +165,12 @@ class KeywordOptions(TypedDict, total=False):
     included; a missing value matches any): suppress (set the fewest key values missing, local
     suppression, docs/local-suppression.md), refuse (an error before any work), report (publish
     anyway, say so on stderr, exit status 3)"""
+
+    key_anonymity: Literal["keys+qis", "keys"]
+    """what the declared keys are k-anonymous with: keys+qis (every combination of keys, QIs and
+    strata occurs k times, a missing key matching any: local suppression on the keys alone, then
+    the QI groups formed inside the key classes it leaves), keys (sdcMicro's semantics: the keys
+    and strata alone, the QIs microaggregated apart)"""
 
     key_importance: Columns | None
     """the keys in order of importance, most important first: suppressed last (default: fewer
@@ -301,6 +308,12 @@ class GridOptions(TypedDict, total=False):
     included; a missing value matches any): suppress (set the fewest key values missing, local
     suppression, docs/local-suppression.md), refuse (an error before any work), report (publish
     anyway, say so on stderr, exit status 3)"""
+
+    key_anonymity: Literal["keys+qis", "keys"]
+    """what the declared keys are k-anonymous with: keys+qis (every combination of keys, QIs and
+    strata occurs k times, a missing key matching any: local suppression on the keys alone, then
+    the QI groups formed inside the key classes it leaves), keys (sdcMicro's semantics: the keys
+    and strata alone, the QIs microaggregated apart)"""
 
     key_importance: Columns | None
     """the keys in order of importance, most important first: suppressed last (default: fewer

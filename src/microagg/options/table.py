@@ -19,6 +19,7 @@ __all__ = [
     "NOT_FOR_A_GRID",
     "GRID_OPTIONS",
     "ON_KEYS_BELOW_K",
+    "KEY_ANONYMITY",
     "option",
     "DECLARED",
     "register",
@@ -90,6 +91,12 @@ def _check_bounds(value):
 #: what a run does when the declared keys fall below k (``on_keys_below_k``;
 #: ``microagg.suppression``)
 ON_KEYS_BELOW_K = ("suppress", "refuse", "report")
+
+#: the privacy model of the declared keys beside the numeric QIs (``key_anonymity``;
+#: ``microagg.key_classes``): "keys+qis" every combination of keys, QIs and strata occurs k times
+#: (the QI groups formed inside the key classes); "keys" sdcMicro's semantics: k-anonymity on the
+#: keys and strata alone, the QIs microaggregated apart
+KEY_ANONYMITY = ("keys+qis", "keys")
 
 # --- the table ----------------------------------------------------------------------------------
 
@@ -334,6 +341,17 @@ RUN_OPTIONS: list[Param] = [
         "(publish anyway, say so on stderr, exit status 3)",
         choices=ON_KEYS_BELOW_K,
         flags=("--on-keys-below-k",),
+    ),
+    Param(
+        "key_anonymity",
+        "str",
+        "keys+qis",
+        "what the declared keys are k-anonymous with: keys+qis (every combination of keys, QIs "
+        "and strata occurs k times, a missing key matching any: local suppression on the keys "
+        "alone, then the QI groups formed inside the key classes it leaves), keys (sdcMicro's "
+        "semantics: the keys and strata alone, the QIs microaggregated apart)",
+        choices=KEY_ANONYMITY,
+        flags=("--key-anonymity",),
     ),
     Param(
         "key_importance",

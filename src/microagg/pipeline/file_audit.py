@@ -29,6 +29,7 @@ def audit_roles(roles: Roles, run: Run, p: float = 10.0):
         p=float(p),
         household=tuple(roles.household),
         household_level=tuple(roles.households.level) if roles.households is not None else (),
+        missing=tuple(str(t) for t in run.missing or ()),
     )
 
 

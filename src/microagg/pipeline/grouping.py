@@ -32,11 +32,16 @@ def partition(
         if roles.strata
         else None
     )
-    if roles.households is not None:  # every group from >= k households (households.py)
+    if roles.households is not None:  # every group from >= k households (households.py); the
+        # keys are suppressed by households there, not in key classes (a household spans them)
         return _household_partition(roles, prepared, run, strata, deadline, progress)
-    if run.labels is not None:
-        return _given_partition(run.labels, strata, Z, k, run)
+    classes = _key_classes(source, roles, run, strata)  # the QI groups formed inside them
+    if run.labels is not None:  # (given labels keep the keys-alone plan: the same suppressions)
+        given = _given_partition(run.labels, strata, Z, k, run)
+        given.key_classes = classes
+        return given
     units = list(strata.rows()) if strata is not None else [(None, np.arange(len(Z)))]
+    units = units if classes is None else _split_units(units, classes.codes)
     for _, rows in units:
         info.check_params_vs_input(
             restricted(params, rows) if strata is not None else params, len(rows), Z.shape[1], k
@@ -44,10 +49,60 @@ def partition(
     # every input checked: the kernels the largest part will call load outside the budget
     largest = max(len(rows) for _, rows in units)
     registry.load_kernels(info.name, (largest, Z.shape[1]), progress, deadline)
+    codes = None if classes is None else classes.codes
     if strata is None:
-        labels, out = _run_unit(Z, k, run, params, deadline, progress)
-        return Partitioned(labels, out.lower_bound, dict(out.extras))
-    return _partition_strata(strata, Z, k, run, deadline, progress)
+        labels, out = _run_in_classes(codes, Z, k, run, params, deadline, progress)
+        return Partitioned(labels, out.lower_bound, dict(out.extras), key_classes=classes)
+    found = _partition_strata(strata, Z, k, run, deadline, progress, codes)
+    found.key_classes = classes
+    return found
+
+
+def _key_classes(source: Source, roles: Roles, run: Run, strata):
+    """key_anonymity="keys+qis" with declared keys: the key classes the QI groups are formed in
+    (``key_classes``), inside the (merged) strata; None otherwise (sdcMicro's semantics, or no
+    keys)."""
+    if not roles.keys or run.key_anonymity != "keys+qis":
+        return None
+    from ..key_classes import for_run
+
+    return for_run(
+        source.frame,
+        list(roles.keys),
+        roles.k,
+        run.on_keys_below_k,
+        run.key_importance,
+        None if strata is None else strata.codes,
+        run.missing or (),
+    )
+
+
+def _split_units(units: list, codes: np.ndarray) -> list:
+    """Each part (stratum) cut into its key classes: the parts the method runs on."""
+    from ..key_classes import split_by
+
+    out = []
+    for name, rows in units:
+        _, local = np.unique(codes[rows], return_inverse=True)
+        out += [(name, rows[part]) for part in split_by(local.reshape(-1))]
+    return out
+
+
+def _run_in_classes(codes, Z, k, run: Run, params, deadline, progress):
+    """``_run_unit`` inside each key class of these records (``codes``), or on all of them."""
+    if codes is None:
+        return _run_unit(Z, k, run, params, deadline, progress)
+    from ..key_classes import run_within
+
+    return run_within(
+        codes,
+        Z,
+        k,
+        lambda part, given, share, report: _run_unit(part, k, run, given, share, report),
+        params,
+        deadline,
+        progress,
+    )
 
 
 def _household_partition(roles: Roles, prepared: Prepared, run: Run, strata, deadline, progress):
@@ -186,7 +241,9 @@ def _run_unit(Z, k, run: Run, params, deadline, progress):
     return check_partition(out.labels, len(Z), k, name), out
 
 
-def _partition_strata(strata, Z, k, run: Run, deadline: Deadline, progress) -> Partitioned:
+def _partition_strata(
+    strata, Z, k, run: Run, deadline: Deadline, progress, classes=None
+) -> Partitioned:
     """The method inside each stratum; each gets ``deadline.share(its records, records still to
     do)``, and a method with a ``default_work`` shares that cap when the caller gave no time
     limit nor work budget. Bounds add up."""
@@ -207,8 +264,14 @@ def _partition_strata(strata, Z, k, run: Run, deadline: Deadline, progress) -> P
         report = part(
             progress, (n - todo) / n, (n - todo + len(rows)) / n, prefix=f"stratum {name}: "
         )
-        lab, out = _run_unit(
-            Z[rows], k, run, restricted(run.params, rows), deadline.share(len(rows), todo), report
+        lab, out = _run_in_classes(
+            None if classes is None else classes[rows],
+            Z[rows],
+            k,
+            run,
+            restricted(run.params, rows),
+            deadline.share(len(rows), todo),
+            report,
         )
         todo -= len(rows)
         labels[rows] = lab + offset

@@ -46,7 +46,7 @@ def publish(
             )
         for c, values in recoded.items():
             out[:, df.columns.get_loc(c)] = np.asarray(values, dtype=np.float64)
-        suppression = _suppress_keys(frame_of(out, df.columns), roles, run)
+        suppression = _suppress_keys(frame_of(out, df.columns), roles, run, partitioned.key_classes)
         if suppression is not None:
             for j, c in enumerate(suppression.keys):
                 out[suppression.suppressed[:, j], df.columns.get_loc(c)] = np.nan
@@ -64,7 +64,7 @@ def publish(
         out[c] = emb.published_column(c, numeric, codes, df[c])
     for c, values in recoded.items():
         out[c] = values
-    suppression = _suppress_keys(out, roles, run)
+    suppression = _suppress_keys(out, roles, run, partitioned.key_classes)
     if suppression is not None and suppression.total:
         from ..suppression import apply
 
@@ -150,17 +150,43 @@ def _fixed_values(emb, numeric: np.ndarray, values) -> tuple[np.ndarray, str]:
     return numeric, values.nature
 
 
-def _suppress_keys(frame, roles: Roles, run: Run):
+def _suppress_keys(frame, roles: Roles, run: Run, classes=None):
     """The published file's last stage: local suppression of the declared keys (``suppression``),
-    the published QIs and strata fixed, so that the whole file is k-anonymous on every key
-    variable; or, by ``on_keys_below_k``, a refusal or a report."""
+    or, by ``on_keys_below_k``, a refusal or a report. key_anonymity="keys+qis": the published
+    QIs and strata fixed, so that the whole file is k-anonymous on every key variable, on top of
+    the keys-alone plan the key classes were formed after (``classes.plan``; both counted, the
+    input's missing values apart); "keys" (sdcMicro's semantics): the strata fixed only."""
     if not roles.keys:
         return None
-    from ..suppression import for_run
+    from dataclasses import replace
 
-    fixed = list(roles.columns) + list(roles.strata)
-    planned = for_run(
-        frame, list(roles.keys), roles.k, run.on_keys_below_k, run.key_importance, fixed
+    from ..suppression import apply, for_run
+
+    keys_alone = run.key_anonymity == "keys"
+    fixed = list(roles.strata) if keys_alone else list(roles.columns) + list(roles.strata)
+    first = None if classes is None else classes.plan
+    if first is not None and first.total:
+        frame = apply(frame, first)
+    found = for_run(
+        frame,
+        list(roles.keys),
+        roles.k,
+        run.on_keys_below_k,
+        run.key_importance if first is None else list(first.importance),  # one order for both
+        fixed,
+        run.missing or (),
+    )
+    planned = (
+        replace(found, key_anonymity=run.key_anonymity)
+        if first is None
+        else replace(
+            found,
+            suppressed=found.suppressed | first.suppressed,
+            records_below_k_before=first.records_below_k_before,
+            greedy=found.greedy + first.greedy,
+            missing_before=first.missing_before,
+            key_anonymity=run.key_anonymity,
+        )
     )
     if roles.households is not None and planned.mode == "suppress":  # k households, not records
         from ..households import suppress_below_k

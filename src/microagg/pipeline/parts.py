@@ -60,6 +60,7 @@ class Partitioned:
     stratum_codes: object = None  # strata.Strata: each record's stratum, before and after merging
     households: object = None  # households.HouseholdGrouping (a run with a household id)
     values: object = None  # the values a "partitioned" stage fixed (e.g. noisy centroids)
+    key_classes: object = None  # key_classes.KeyClasses: the groups formed inside them (keys+qis)
 
 
 @dataclass(frozen=True)

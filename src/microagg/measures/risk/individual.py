@@ -181,7 +181,9 @@ def individual_risk(
 
     missing="value" (default): a missing key value is a value of its own, as a reader grouping
     the file sees it; missing="wildcard": it matches any value, as sdcMicro's ``freqCalc``
-    (alpha = 1; ``wildcard_frequencies``), for sdcMicro's figures on files with missing keys.
+    (alpha = 1; ``wildcard_frequencies``), for sdcMicro's figures on files with missing keys,
+    with its rule for records missing every key (with two keys or more they count every record
+    and are not counted by the records missing none: ``addAllNAtoKeys = FALSE``).
     Weights giving Fk < fk are an error (the model needs F >= f; sdcMicro returns numbers without
     meaning there). threshold: records with risk above it are counted.
     """
@@ -200,7 +202,11 @@ def individual_risk(
     unit = np.arange(freq.n) if wildcard else freq.combination
     codes = key_codes(frame, freq.keys) if wildcard else None
     if weights is None:
-        sizes = (wildcard_frequencies(codes)[0] if wildcard else freq.sizes).astype(np.float64)
+        sizes = (
+            wildcard_frequencies(codes, all_missing_matches_complete=False)[0]
+            if wildcard
+            else freq.sizes
+        ).astype(np.float64)
         risk, totals = (1.0 / sizes if freq.n else np.zeros(0)), sizes
     else:
         w = _sampling_weights(frame, weights, freq.n)
@@ -239,7 +245,7 @@ def _weighted_frequencies(
     """(fk, Fk) per unit: per combination, or per record when a missing key value is a wildcard
     (``codes``: the keys' codes then); Fk >= fk is required by the model (weights >= 1)."""
     if codes is not None:
-        fk, totals = wildcard_frequencies(codes, w)
+        fk, totals = wildcard_frequencies(codes, w, all_missing_matches_complete=False)
         sizes = fk.astype(np.float64)
     else:
         sizes = freq.sizes.astype(np.float64)
