@@ -36,6 +36,7 @@ class Roles:
     keys: list = ()  # other published key variables (the audit's)
     sensitive: list = ()  # sensitive columns (the audit's l-diversity)
     household: object = None  # household id column (the shuffle keeps households together)
+    left_out: tuple = ()  # (column, why) of the numeric columns the default rules left out
 
 
 @dataclass

@@ -1,0 +1,294 @@
+"""The column rules of survey files: household and person ids, and sampling weights, told by the
+names survey programmes give them (EU-SILC, IPUMS, labour-force surveys in several languages) and
+by their data (a household id groups consecutive records and carries household-level variables;
+a person id is a unique sequential number; a household weight is positive, mostly fractional and
+constant within each household). ``column_rules`` applies them: none of these columns is ever a
+default quasi-identifier, so none is averaged.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "SURVEY_ID_NAMES",
+    "SURVEY_WEIGHT_NAMES",
+    "HOUSEHOLD_WORDS",
+    "WEIGHT_WORDS",
+    "MAX_HOUSEHOLD_SIZE",
+    "survey_id_name",
+    "survey_weight_name",
+    "household_by_data",
+    "person_id_by_data",
+    "weight_by_data",
+    "frame_roles",
+]
+
+#: Ids by the names survey programmes give them: EU-SILC's household ids (DB030, HB030, RB040,
+#: PX030, RX030) and person ids (RB030, PB030); IPUMS's household serial numbers (SERIAL,
+#: CBSERIAL, SERIALNO) and person number (PERNUM); NHANES's SEQN; a case id.
+SURVEY_ID_NAMES = {
+    "db030": "EU-SILC's household id",
+    "hb030": "EU-SILC's household id",
+    "rb040": "EU-SILC's household id",
+    "px030": "EU-SILC's household id",
+    "rx030": "EU-SILC's household id",
+    "rb030": "EU-SILC's person id",
+    "pb030": "EU-SILC's person id",
+    "serial": "IPUMS's household serial number",
+    "cbserial": "IPUMS's household serial number",
+    "serialno": "a household serial number",
+    "pernum": "IPUMS's person number within the household",
+    "seqn": "a respondent sequence number",
+    "caseid": "a case id",
+}
+
+#: Weights by the names survey programmes give them: EU-SILC's household weight (DB090, DB095)
+#: and personal weights (RB050, RB050a, RB060-RB064, PB040, PB050, PB060, PB080, RL070).
+SURVEY_WEIGHT_NAMES = {
+    "db090": "EU-SILC's household weight",
+    "db095": "EU-SILC's household weight",
+    "rb050": "EU-SILC's personal weight",
+    "rb050a": "EU-SILC's personal weight",
+    "rb060": "EU-SILC's personal weight",
+    "rb062": "EU-SILC's personal weight",
+    "rb063": "EU-SILC's personal weight",
+    "rb064": "EU-SILC's personal weight",
+    "pb040": "EU-SILC's personal weight",
+    "pb050": "EU-SILC's personal weight",
+    "pb060": "EU-SILC's personal weight",
+    "pb080": "EU-SILC's personal weight",
+    "rl070": "EU-SILC's personal weight",
+}
+
+#: Words for a household (or dwelling, family) in the languages of labour-force surveys: a column
+#: named by one alone (hogar, menage, haushalt) or with an id affix (id_hogar, hhnr, idmen,
+#: numhog) numbers households. The short forms count only with an affix.
+HOUSEHOLD_WORDS = (
+    "household",
+    "hogar",
+    "menage",
+    "ménage",
+    "haushalt",
+    "famiglia",
+    "familia",
+    "famille",
+    "vivienda",
+    "logement",
+    "wohnung",
+    "domicilio",
+)
+_SHORT_HOUSEHOLD = ("hh", "hog", "men", "fam", "viv", "hhld", "hshld", "haus", "fam")
+_ID_AFFIX = r"(?:id|ident|nr|num|no|n|key|serial|code|cod)"
+_HOUSEHOLD_NAME = re.compile(
+    rf"(?:{_ID_AFFIX}_?)?(?:{'|'.join(HOUSEHOLD_WORDS)})(?:_?{_ID_AFFIX})?"
+    rf"|{_ID_AFFIX}_?(?:{'|'.join(_SHORT_HOUSEHOLD)})|(?:{'|'.join(_SHORT_HOUSEHOLD)})_?{_ID_AFFIX}",
+    re.IGNORECASE,
+)
+
+#: Word stems that name a sampling weight in the languages of labour-force surveys: weight,
+#: Gewicht / Hochrechnungsfaktor, poids / pondération, peso / factor (de elevación),
+#: fattore / coefficiente di riporto, ponderación.
+WEIGHT_WORDS = ("weight", "gewicht", "hochrechn", "poids", "ponder", "pondér", "peso", "factor")
+_WEIGHT_WORD = re.compile("|".join(WEIGHT_WORDS) + "|fattor|coef", re.IGNORECASE)
+#: IPUMS-style abbreviations, one word of the name: HHWT, PERWT, WTFINL, ASECWT, EARNWT, REPWTP,
+#: wgt, pwgtp, wght, fwt
+_WEIGHT_ABBREVIATION = re.compile(
+    r"(?:hh|per|p|h|f|w|asec|earn|rep|lnk|hw|pw)?(?:wt|wgt|wght)(?:finl|supp|p|s|\d+)*"
+    r"|wt(?:finl|supp)\w*",
+    re.IGNORECASE,
+)
+
+
+def _words(name: str) -> list[str]:
+    """The words of a name: split at non-letters and at lower-to-upper case changes."""
+    return [w for w in re.split(r"[^A-Za-zÀ-ÿ0-9]+|(?<=[a-z])(?=[A-Z])", name) if w]
+
+
+def survey_id_name(name) -> str | None:
+    """Why column ``name`` is an id by a survey programme's naming (None if it is not): EU-SILC's
+    db030 / rb030 ..., IPUMS's SERIAL / PERNUM, or a household word with or without an id affix
+    (hogar, id_hogar, menage, haushalt, hhnr, idmen)."""
+    if not isinstance(name, str):
+        return None
+    text = name.strip().lower()
+    if text in SURVEY_ID_NAMES:
+        return f"its name says identifier ({SURVEY_ID_NAMES[text]})"
+    if _HOUSEHOLD_NAME.fullmatch(text):
+        return "its name says identifier (a household id)"
+    return None
+
+
+def survey_weight_name(name) -> str | None:
+    """Why column ``name`` is a sampling weight by its name (None if it is not): EU-SILC's db090 /
+    rb050 ..., a weight word in one of several languages (weight, gewicht, poids, peso, factor,
+    ponderación, fattore), or an IPUMS-style abbreviation (HHWT, PERWT, WTFINL, wgt)."""
+    if not isinstance(name, str):
+        return None
+    text = name.strip().lower()
+    if text in SURVEY_WEIGHT_NAMES:
+        return f"its name says survey weight ({SURVEY_WEIGHT_NAMES[text]})"
+    if _WEIGHT_WORD.search(text) or any(_WEIGHT_ABBREVIATION.fullmatch(w) for w in _words(name)):
+        return "its name says survey weight"
+    return None
+
+
+#: A household holds at most this many persons on average for a column to be read as a household
+#: id from its data (EU-SILC: 2.5; the largest national averages are below 8)
+MAX_HOUSEHOLD_SIZE = 8
+#: ... and at least this many households
+MIN_HOUSEHOLDS = 10
+
+
+def _integers(col) -> np.ndarray | None:
+    """The column's values as int64 when it is stored as integers (or as floats that are all long
+    digit strings: an id a Stata file keeps as a double) and none is missing."""
+    if not isinstance(col, pd.Series) or not pd.api.types.is_numeric_dtype(col.dtype):
+        return None
+    if pd.api.types.is_bool_dtype(col.dtype) or col.isna().any():
+        return None
+    x = col.to_numpy(dtype=np.float64)
+    if not len(x) or not np.all(np.isfinite(x)) or np.any(x != np.round(x)):
+        return None
+    if np.abs(x).max() > 2**53:
+        return None
+    x = x.astype(np.int64)
+    if not pd.api.types.is_integer_dtype(col.dtype) and not _long_digits(x):
+        return None  # integer-valued floats are amounts computed, not numbers given
+    return x
+
+
+def _long_digits(x: np.ndarray) -> bool:
+    """Every value a positive integer of the same number of digits, at least 7: an id written
+    as a long digit string (a household number 2019000123, a person number 1234567)."""
+    if not len(x) or x.min() < 10**6:
+        return False
+    widths = np.floor(np.log10(x.astype(np.float64))).astype(np.int64)
+    return bool(widths.min() == widths.max())
+
+
+def _sequential(x: np.ndarray, distinct: int) -> bool:
+    """Ids are numbered: in ascending order through the file, dense (the distinct values fill at
+    most twice their number of consecutive integers), or long digit strings."""
+    increasing = bool(np.all(x[1:] >= x[:-1]))
+    dense = int(x.max()) - int(x.min()) + 1 <= 2 * distinct
+    return increasing or dense or _long_digits(x)
+
+
+def person_id_by_data(name, col) -> str | None:
+    """Why column ``name`` is a record id by its data (None if it is not): at least 10 distinct
+    integers, one per record, numbered (ascending through the file, dense, or long digit
+    strings), as EU-SILC's rb030 (household id · 100 + person number)."""
+    x = _integers(col)
+    if x is None or len(x) < MIN_HOUSEHOLDS or not col.is_unique:
+        return None
+    if not _sequential(x, len(x)):
+        return None
+    return "its values are distinct integers numbering the records (a record id)"
+
+
+def _groups(x: np.ndarray) -> tuple[np.ndarray, int, bool]:
+    """(group index of each record, number of groups, whether each group's records are
+    consecutive in the file)."""
+    codes, uniques = pd.factorize(x)
+    runs = 1 + int(np.count_nonzero(x[1:] != x[:-1]))
+    return codes.astype(np.int64), len(uniques), runs == len(uniques)
+
+
+def _constant_within(codes: np.ndarray, groups: int, col) -> bool:
+    """Whether ``col`` takes one value in each group (missing counts as a value) and more than
+    one across groups: a household-level variable of that grouping."""
+    values, _ = pd.factorize(col.to_numpy(dtype=object), use_na_sentinel=False)
+    if len(np.unique(values)) < 2:
+        return False
+    first = np.full(groups, -1, dtype=np.int64)
+    first[codes[::-1]] = values[::-1]  # each group's first record's value
+    return bool(np.all(first[codes] == values))
+
+
+def household_by_data(df: pd.DataFrame, name) -> str | None:
+    """Why column ``name`` is a household id by its data (None if it is not): integers, none
+    missing, shared by consecutive groups of records (at least MIN_HOUSEHOLDS groups of at most
+    MAX_HOUSEHOLD_SIZE records on average), numbered (ascending, dense or long digit strings),
+    and grouping records that share another column's value (a household-level variable: a
+    household income, the dwelling, the household weight)."""
+    col = df[name]
+    x = _integers(col)
+    if x is None or col.is_unique:
+        return None
+    codes, groups, consecutive = _groups(x)
+    if groups < MIN_HOUSEHOLDS or len(x) > MAX_HOUSEHOLD_SIZE * groups:
+        return None
+    if not (consecutive or int(x.max()) - int(x.min()) + 1 <= 2 * groups):
+        return None
+    if not _sequential(x, groups):
+        return None
+    level = next(
+        (
+            c
+            for c in df.columns
+            if c != name and isinstance(df[c], pd.Series) and _constant_within(codes, groups, df[c])
+        ),
+        None,
+    )
+    if level is None:
+        return None
+    return (
+        f"its values group consecutive records into {groups:,} households sharing {level}'s"
+        " value (a household id)"
+    )
+
+
+def weight_by_data(col, codes: np.ndarray, groups: int) -> str | None:
+    """Why a column is a household's sampling weight by its data (None if it is not), given the
+    households (``codes``: each record's household): positive everywhere, none missing,
+    constant within each household, and mostly fractional beyond amounts in cents (more than
+    half the values with more than two decimals, as a calibrated weight 357.857142...; or,
+    with few distinct values as design weights have, mostly non-integer and at least 10 on
+    average). An amount in cents or an equivalence scale (1, 1.5, 1.8) is not taken."""
+    if not isinstance(col, pd.Series) or not pd.api.types.is_float_dtype(col.dtype):
+        return None
+    x = col.to_numpy(dtype=np.float64)
+    if not len(x) or not np.all(np.isfinite(x)) or x.min() <= 0:
+        return None
+    if not _constant_within(codes, groups, col):
+        return None
+    fractional = np.mean(x != np.round(x))
+    cents = np.round(x * 100)
+    finer = np.mean(np.abs(x * 100 - cents) > 1e-6 * np.maximum(1.0, np.abs(x * 100)))
+    design = len(pd.unique(x)) <= groups / 10 and fractional > 0.5 and x.mean() >= 10
+    if finer <= 0.5 and not design:
+        return None
+    return (
+        "its values are positive, mostly fractional and constant within each household (a weight)"
+    )
+
+
+def frame_roles(df: pd.DataFrame, exclude=(), household=None) -> dict:
+    """Column -> (role, why) for the columns the survey rules read from the whole file: "household
+    id" (by its data, or by its name when its data group records as households do), "identifier"
+    (a record id by its data) and "weight" (by its data, within the declared ``household`` or
+    the household id found). Columns in ``exclude`` are not looked at (roles already declared)."""
+    skip = set(exclude) | ({household} if isinstance(household, str) else set(household or ()))
+    roles = {}
+    for c in df.columns:
+        if c in skip or not isinstance(c, str) or not isinstance(df[c], pd.Series):
+            continue
+        why = household_by_data(df, c)
+        if why:
+            roles[c] = ("household id", why)
+        elif why := person_id_by_data(c, df[c]):
+            roles[c] = ("identifier", why)
+    homes = [household] if isinstance(household, str) else list(household or ())
+    homes = homes or [c for c, (role, _) in roles.items() if role == "household id"][:1]
+    if homes and all(h in df.columns for h in homes):
+        codes, uniques = pd.factorize(pd.MultiIndex.from_frame(df[homes].astype(object)))
+        for c in df.columns:
+            if c in skip or c in roles or not isinstance(df[c], pd.Series):
+                continue
+            if why := weight_by_data(df[c], codes.astype(np.int64), len(uniques)):
+                roles[c] = ("weight", why)
+    return roles
