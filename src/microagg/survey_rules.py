@@ -170,12 +170,19 @@ def _long_digits(x: np.ndarray) -> bool:
     return bool(widths.min() == widths.max())
 
 
-def _sequential(x: np.ndarray, distinct: int) -> bool:
-    """Ids are numbered: in ascending order through the file, dense (the distinct values fill at
-    most twice their number of consecutive integers), or long digit strings."""
-    increasing = bool(np.all(x[1:] >= x[:-1]))
-    dense = int(x.max()) - int(x.min()) + 1 <= 2 * distinct
-    return increasing or dense or _long_digits(x)
+def _distinct(x: np.ndarray) -> tuple[int, bool, bool]:
+    """(number of distinct values, ascending through the file, dense: the distinct values fill
+    at most twice their number of consecutive integers) of integers, without hashing the column
+    when it is ascending or its range is small (a count of the values present)."""
+    ascending = bool(np.all(x[1:] >= x[:-1]))
+    span = int(x.max()) - int(x.min()) + 1
+    if ascending:
+        distinct = 1 + int(np.count_nonzero(x[1:] != x[:-1]))
+    elif span <= 2 * len(x):
+        distinct = int(np.count_nonzero(np.bincount(x - x.min())))
+    else:  # a wide range: only long digit strings can be ids; they are counted by hash
+        distinct = len(pd.unique(x)) if _long_digits(x) else len(x) + 1
+    return distinct, ascending, span <= 2 * distinct
 
 
 def person_id_by_data(name, col) -> str | None:
@@ -183,66 +190,77 @@ def person_id_by_data(name, col) -> str | None:
     integers, one per record, numbered (ascending through the file, dense, or long digit
     strings), as EU-SILC's rb030 (household id · 100 + person number)."""
     x = _integers(col)
-    if x is None or len(x) < MIN_HOUSEHOLDS or not col.is_unique:
+    if x is None or len(x) < MIN_HOUSEHOLDS:
         return None
-    if not _sequential(x, len(x)):
+    distinct, ascending, dense = _distinct(x)
+    if distinct != len(x) or not (ascending or dense or _long_digits(x)):
         return None
     return "its values are distinct integers numbering the records (a record id)"
 
 
-def _groups(x: np.ndarray) -> tuple[np.ndarray, int, bool]:
-    """(group index of each record, number of groups, whether each group's records are
-    consecutive in the file)."""
-    codes, uniques = pd.factorize(x)
-    runs = 1 + int(np.count_nonzero(x[1:] != x[:-1]))
-    return codes.astype(np.int64), len(uniques), runs == len(uniques)
+class _Grouping:
+    """Records grouped by a column's values, read in an order that puts each group's records next
+    to each other (the file's own order when they already are: no sort), so that a column is
+    constant within every group when each record equals the one before it in its group."""
+
+    def __init__(self, key):
+        codes, uniques = pd.factorize(key)
+        self.groups = len(uniques)
+        runs = 1 + int(np.count_nonzero(codes[1:] != codes[:-1])) if len(codes) else 0
+        self.order = None if runs == self.groups else np.argsort(codes, kind="stable")
+        ordered = codes if self.order is None else codes[self.order]
+        self.same = ordered[1:] == ordered[:-1]  # record i+1 in the group of record i
+
+    def constant_within(self, col) -> bool:
+        """Whether ``col`` takes one value in each group (missing counts as a value) and more than
+        one across groups: a household-level variable of this grouping."""
+        v = col.to_numpy() if isinstance(col, pd.Series) else np.asarray(col)
+        if self.order is not None:
+            v = v[self.order]
+        missing = pd.isna(v)
+        with np.errstate(invalid="ignore"):
+            equal = (v[1:] == v[:-1]) | (missing[1:] & missing[:-1])
+        equal = np.asarray(equal, dtype=bool)
+        return bool(np.all(equal[self.same])) and not bool(np.all(equal))
 
 
-def _constant_within(codes: np.ndarray, groups: int, col) -> bool:
-    """Whether ``col`` takes one value in each group (missing counts as a value) and more than
-    one across groups: a household-level variable of that grouping."""
-    values, _ = pd.factorize(col.to_numpy(dtype=object), use_na_sentinel=False)
-    if len(np.unique(values)) < 2:
-        return False
-    first = np.full(groups, -1, dtype=np.int64)
-    first[codes[::-1]] = values[::-1]  # each group's first record's value
-    return bool(np.all(first[codes] == values))
-
-
-def household_by_data(df: pd.DataFrame, name) -> str | None:
+def household_by_data(df: pd.DataFrame, name, found: dict | None = None) -> str | None:
     """Why column ``name`` is a household id by its data (None if it is not): integers, none
     missing, shared by consecutive groups of records (at least MIN_HOUSEHOLDS groups of at most
     MAX_HOUSEHOLD_SIZE records on average), numbered (ascending, dense or long digit strings),
     and grouping records that share another column's value (a household-level variable: a
-    household income, the dwelling, the household weight)."""
+    household income, the dwelling, the household weight). ``found``: a dict that receives the
+    households (name -> their grouping) for the weights rule."""
     col = df[name]
     x = _integers(col)
-    if x is None or col.is_unique:
+    if x is None:
         return None
-    codes, groups, consecutive = _groups(x)
-    if groups < MIN_HOUSEHOLDS or len(x) > MAX_HOUSEHOLD_SIZE * groups:
+    groups, ascending, dense = _distinct(x)
+    if groups < MIN_HOUSEHOLDS or groups >= len(x) or len(x) > MAX_HOUSEHOLD_SIZE * groups:
         return None
-    if not (consecutive or int(x.max()) - int(x.min()) + 1 <= 2 * groups):
+    consecutive = 1 + int(np.count_nonzero(x[1:] != x[:-1])) == groups
+    if not (consecutive or dense) or not (ascending or dense or _long_digits(x)):
         return None
-    if not _sequential(x, groups):
-        return None
+    homes = _Grouping(x)
     level = next(
         (
             c
             for c in df.columns
-            if c != name and isinstance(df[c], pd.Series) and _constant_within(codes, groups, df[c])
+            if c != name and isinstance(df[c], pd.Series) and homes.constant_within(df[c])
         ),
         None,
     )
     if level is None:
         return None
+    if found is not None:
+        found[name] = homes
     return (
         f"its values group consecutive records into {groups:,} households sharing {level}'s"
         " value (a household id)"
     )
 
 
-def weight_by_data(col, codes: np.ndarray, groups: int) -> str | None:
+def weight_by_data(col, homes: _Grouping) -> str | None:
     """Why a column is a household's sampling weight by its data (None if it is not), given the
     households (``codes``: each record's household): positive everywhere, none missing,
     constant within each household, and mostly fractional beyond amounts in cents (more than
@@ -254,13 +272,14 @@ def weight_by_data(col, codes: np.ndarray, groups: int) -> str | None:
     x = col.to_numpy(dtype=np.float64)
     if not len(x) or not np.all(np.isfinite(x)) or x.min() <= 0:
         return None
-    if not _constant_within(codes, groups, col):
+    if not homes.constant_within(col):
         return None
     fractional = np.mean(x != np.round(x))
     cents = np.round(x * 100)
     finer = np.mean(np.abs(x * 100 - cents) > 1e-6 * np.maximum(1.0, np.abs(x * 100)))
-    design = len(pd.unique(x)) <= groups / 10 and fractional > 0.5 and x.mean() >= 10
-    if finer <= 0.5 and not design:
+    if finer <= 0.5 and not (
+        fractional > 0.5 and x.mean() >= 10 and len(pd.unique(x)) <= homes.groups / 10
+    ):
         return None
     return (
         "its values are positive, mostly fractional and constant within each household (a weight)"
@@ -269,15 +288,15 @@ def weight_by_data(col, codes: np.ndarray, groups: int) -> str | None:
 
 def frame_roles(df: pd.DataFrame, exclude=(), household=None) -> dict:
     """Column -> (role, why) for the columns the survey rules read from the whole file: "household
-    id" (by its data, or by its name when its data group records as households do), "identifier"
-    (a record id by its data) and "weight" (by its data, within the declared ``household`` or
-    the household id found). Columns in ``exclude`` are not looked at (roles already declared)."""
+    id" (``household_by_data``), "identifier" (a record id by its data) and "weight" (by its
+    data, within the declared ``household`` or else the first household id found). Columns in
+    ``exclude`` are not looked at (their roles are declared)."""
     skip = set(exclude) | ({household} if isinstance(household, str) else set(household or ()))
-    roles = {}
+    roles, found = {}, {}
     for c in df.columns:
         if c in skip or not isinstance(c, str) or not isinstance(df[c], pd.Series):
             continue
-        why = household_by_data(df, c)
+        why = household_by_data(df, c, found)
         if why:
             roles[c] = ("household id", why)
         elif why := person_id_by_data(c, df[c]):
@@ -285,10 +304,12 @@ def frame_roles(df: pd.DataFrame, exclude=(), household=None) -> dict:
     homes = [household] if isinstance(household, str) else list(household or ())
     homes = homes or [c for c, (role, _) in roles.items() if role == "household id"][:1]
     if homes and all(h in df.columns for h in homes):
-        codes, uniques = pd.factorize(pd.MultiIndex.from_frame(df[homes].astype(object)))
+        key = df[homes[0]] if len(homes) == 1 else pd.MultiIndex.from_frame(df[homes])
+        grouping = found.get(homes[0]) if len(homes) == 1 else None
+        grouping = grouping or _Grouping(key)
         for c in df.columns:
             if c in skip or c in roles or not isinstance(df[c], pd.Series):
                 continue
-            if why := weight_by_data(df[c], codes.astype(np.int64), len(uniques)):
+            if why := weight_by_data(df[c], grouping):
                 roles[c] = ("weight", why)
     return roles
