@@ -201,12 +201,16 @@ def survey(seed: int, households: int = 150, ipums: bool = False) -> pd.DataFram
 
 
 def named(df: pd.DataFrame, naming: str) -> tuple[pd.DataFrame, dict]:
-    """The survey under a programme's names ("neutral": col1..colN), and role -> name."""
+    """The survey under a programme's names ("neutral": col1..colN; "shuffled": neutral names and
+    the records in a random order), and role -> name."""
     names = (
         {r: f"col{i + 1}" for i, r in enumerate(df.columns)}
-        if naming == "neutral"
+        if naming in ("neutral", "shuffled")
         else {r: NAMINGS[naming].get(r, r) for r in df.columns}
     )
+    if naming == "shuffled":
+        df = df.sample(frac=1.0, random_state=int(df["household"].iloc[0]) % 1000)
+        df = df.reset_index(drop=True)
     return df.rename(columns=names), names
 
 
@@ -216,7 +220,7 @@ def _quiet(call, *args, **kwargs):
         return call(*args, **kwargs)
 
 
-@pytest.mark.parametrize("naming", [*NAMINGS, "neutral"])
+@pytest.mark.parametrize("naming", [*NAMINGS, "neutral", "shuffled"])
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**16))
 def test_no_id_weight_or_code_is_a_default_qi(naming, seed):
@@ -234,7 +238,7 @@ def test_no_id_weight_or_code_is_a_default_qi(naming, seed):
     assert "household id" in why[names["household"]]  # a household id, by name or by its data
 
 
-@pytest.mark.parametrize("naming", ["eu-silc", "neutral"])
+@pytest.mark.parametrize("naming", ["eu-silc", "neutral", "shuffled"])
 def test_the_declared_household_finds_the_weights_within_it(naming):
     df, names = named(survey(3), naming)
     home = names["household"]

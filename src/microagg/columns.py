@@ -140,6 +140,7 @@ SKIP_RULES = (
     ("identifier", "identifiers (by name, or numbering the records)", "columns"),
     ("running number", "identifiers (by name, or numbering the records)", "columns"),
     ("record id", "identifiers (by name, or numbering the records)", "columns"),
+    ("person id", "identifiers (by name, or numbering the records)", "columns"),
     ("survey weight", "survey weights (by name, or constant within households)", "weight"),
     ("within each household", "survey weights (by name, or constant within households)", "weight"),
     (

@@ -205,7 +205,7 @@ class _Grouping:
 
     def __init__(self, key):
         codes, uniques = pd.factorize(key)
-        self.groups = len(uniques)
+        self.codes, self.groups = codes, len(uniques)
         runs = 1 + int(np.count_nonzero(codes[1:] != codes[:-1])) if len(codes) else 0
         self.order = None if runs == self.groups else np.argsort(codes, kind="stable")
         ordered = codes if self.order is None else codes[self.order]
@@ -286,10 +286,27 @@ def weight_by_data(col, homes: _Grouping) -> str | None:
     )
 
 
+def nested_person_id(col, homes: _Grouping) -> str | None:
+    """Why an integer column is a person id within the households ``homes`` (None if it is not):
+    one value per record, and in the order of its values each household's records come together
+    (EU-SILC's rb030 = household id · 100 + member, in a file in any order)."""
+    x = _integers(col)
+    if x is None or len(x) < MIN_HOUSEHOLDS or homes.groups >= len(x) or not col.is_unique:
+        return None
+    home = homes.codes[np.argsort(x, kind="stable")]
+    if 1 + int(np.count_nonzero(home[1:] != home[:-1])) != homes.groups:
+        return None
+    return (
+        "its values are distinct integers numbering the persons household by household (a person"
+        " id)"
+    )
+
+
 def frame_roles(df: pd.DataFrame, exclude=(), household=None) -> dict:
     """Column -> (role, why) for the columns the survey rules read from the whole file: "household
-    id" (``household_by_data``), "identifier" (a record id by its data) and "weight" (by its
-    data, within the declared ``household`` or else the first household id found). Columns in
+    id" (``household_by_data``), "identifier" (a record id by its data, or a person id nested in
+    the households) and "weight" (by its data), the last two within the declared ``household``
+    or else the first household id found. Columns in
     ``exclude`` are not looked at (their roles are declared)."""
     skip = set(exclude) | ({household} if isinstance(household, str) else set(household or ()))
     roles, found = {}, {}
@@ -312,4 +329,6 @@ def frame_roles(df: pd.DataFrame, exclude=(), household=None) -> dict:
                 continue
             if why := weight_by_data(df[c], grouping):
                 roles[c] = ("weight", why)
+            elif why := nested_person_id(df[c], grouping):
+                roles[c] = ("identifier", why)
     return roles
