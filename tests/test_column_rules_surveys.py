@@ -321,3 +321,8 @@ def test_codes_named_as_qis_are_still_categories():
     assert named_code_reason("children", children) is None  # a count, however few its values
     assert named_code_reason("AGE_GROUP", region) is not None  # a group of ages is a code
     assert named_code_reason("api00", score) is None and named_code_reason("col9", score) is None
+    # a survey programme's code variables, however many their values: EU-SILC's ISCO occupation,
+    # IPUMS's state and PUMA
+    isco = pd.Series(rng.choice(np.arange(11, 97), n))
+    for name in ("pl051", "PL051", "STATEFIP", "PUMA"):
+        assert "code" in named_code_reason(name, isco), name

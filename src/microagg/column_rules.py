@@ -12,6 +12,7 @@ import pandas as pd
 
 from .survey_rules import (
     person_id_by_data,
+    survey_code_name,
     survey_id_name,
     survey_weight_name,
 )
@@ -201,6 +202,8 @@ def looks_like_code_name(name) -> str | None:
     CAPITALS_CODE_PARTS: such names concatenate their words without a separator."""
     if not isinstance(name, str):
         return None
+    if surveyed := survey_code_name(name):
+        return surveyed
     words = re.split(r"[^A-Za-z]+|(?<=[a-z])(?=[A-Z])", name)
     hit = next((w for w in words if w.lower() in CODE_NAME_WORDS), None)
     if hit is None and name == name.upper():

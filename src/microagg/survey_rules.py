@@ -16,6 +16,8 @@ import pandas as pd
 __all__ = [
     "SURVEY_ID_NAMES",
     "SURVEY_WEIGHT_NAMES",
+    "SURVEY_CODE_NAMES",
+    "survey_code_name",
     "HOUSEHOLD_WORDS",
     "WEIGHT_WORDS",
     "MAX_HOUSEHOLD_SIZE",
@@ -63,6 +65,56 @@ SURVEY_WEIGHT_NAMES = {
     "pb080": "EU-SILC's personal weight",
     "rl070": "EU-SILC's personal weight",
 }
+
+#: Category codes by the names survey programmes give them, whatever their number of values:
+#: EU-SILC's region (DB040), degree of urbanisation (DB100), occupation (PL050, PL051: ISCO),
+#: industry (PL110, PL111: NACE), citizenship and country of birth (PB210, PB220A), education
+#: (PE040), economic status (PL030, PL031), marital status (PB190), sex (RB090, PB150),
+#: activity (RB210), dwelling type and tenure (HH010, HH020); IPUMS's geography (STATEFIP,
+#: COUNTYFIP, PUMA, METAREA), occupation and industry (OCC, IND, OCC1990, IND1990).
+SURVEY_CODE_NAMES = (
+    "db040",
+    "db100",
+    "pl050",
+    "pl051",
+    "pl051a",
+    "pl110",
+    "pl111",
+    "pl111a",
+    "pb210",
+    "pb220a",
+    "pe040",
+    "pl030",
+    "pl031",
+    "pb190",
+    "rb090",
+    "pb150",
+    "rb210",
+    "hh010",
+    "hh020",
+    "statefip",
+    "countyfip",
+    "puma",
+    "metarea",
+    "occ",
+    "ind",
+    "occ1990",
+    "ind1990",
+    "occ2010",
+    "ind1950",
+)
+
+
+def survey_code_name(name) -> str | None:
+    """Why column ``name`` holds category codes by a survey programme's naming (None if it does
+    not): EU-SILC's pl051 (ISCO), pl111 (NACE), db040 (region), ...; IPUMS's STATEFIP, PUMA,
+    OCC, IND."""
+    if isinstance(name, str) and name.strip().lower() in SURVEY_CODE_NAMES:
+        return (
+            f"its name ({name.strip()!r}, a survey programme's code variable) says category codes"
+        )
+    return None
+
 
 #: Words for a household (or dwelling, family) in the languages of labour-force surveys: a column
 #: named by one alone (hogar, menage, haushalt) or with an id affix (id_hogar, hhnr, idmen,
