@@ -51,7 +51,7 @@ NAMINGS = {
                 "hsize",
                 "hy010",
                 "py010g",
-                "pe040",
+                "test_score",
             ),
         )
     ),

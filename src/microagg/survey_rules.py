@@ -193,6 +193,9 @@ def survey_weight_name(name) -> str | None:
 MAX_HOUSEHOLD_SIZE = 8
 #: ... and at least this many households
 MIN_HOUSEHOLDS = 10
+#: ... of which at least this many of two records or more (a column constant within fewer could
+#: be so by chance)
+MIN_SHARED = 5
 
 
 def _integers(col) -> np.ndarray | None:
@@ -294,6 +297,8 @@ def household_by_data(df: pd.DataFrame, name, found: dict | None = None) -> str 
     if not (consecutive or dense) or not (ascending or dense or _long_digits(x)):
         return None
     homes = _Grouping(x)
+    if np.count_nonzero(np.bincount(homes.codes) >= 2) < MIN_SHARED:
+        return None  # too few households of two or more to show a household-level variable
     level = next(
         (
             c
