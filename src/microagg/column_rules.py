@@ -45,6 +45,8 @@ def looks_like_identifier(name, values) -> str | None:
     number: n distinct integers filling a range of n; distinct integers numbering the records:
     ``survey_rules.person_id_by_data``)."""
     text = str(name)
+    if isinstance(name, str) and (named := survey_id_name(text)):
+        return named
     if (
         re.search(
             r"(?:^|[_\W])(?:[hp]?ids?|ident|identifier|key|nr|no)(?:$|[_\W])", text, re.IGNORECASE
@@ -58,8 +60,6 @@ def looks_like_identifier(name, values) -> str | None:
     col = values
     if not isinstance(name, str):  # an array's positional columns: no names, no guessing
         return None
-    if named := survey_id_name(text):
-        return named
     if pd.api.types.is_integer_dtype(col.dtype) and len(col) >= 10 and col.is_unique:
         if int(col.max()) - int(col.min()) + 1 == len(col):
             return "its values are the distinct integers of a running number"

@@ -40,9 +40,9 @@ SURVEY_ID_NAMES = {
     "rx030": "EU-SILC's household id",
     "rb030": "EU-SILC's person id",
     "pb030": "EU-SILC's person id",
-    "serial": "IPUMS's household serial number",
-    "cbserial": "IPUMS's household serial number",
-    "serialno": "a household serial number",
+    "serial": "IPUMS's household id (SERIAL)",
+    "cbserial": "IPUMS's household id (CBSERIAL)",
+    "serialno": "a household id (serial number)",
     "pernum": "IPUMS's person number within the household",
     "seqn": "a respondent sequence number",
     "caseid": "a case id",
@@ -141,6 +141,9 @@ _HOUSEHOLD_NAME = re.compile(
     re.IGNORECASE,
 )
 
+#: A name ending in a household id's abbreviation: hid, hhid, hh_id, ori_hid, HHNR
+_HOUSEHOLD_ID = re.compile(r"(?:^|[_\W])(?:hh?_?id|hh_?(?:nr|no|num))$", re.IGNORECASE)
+
 #: Word stems that name a sampling weight in the languages of labour-force surveys: weight,
 #: Gewicht / Hochrechnungsfaktor, poids / pondération, peso / factor (de elevación),
 #: fattore / coefficiente di riporto, ponderación.
@@ -169,7 +172,7 @@ def survey_id_name(name) -> str | None:
     text = name.strip().lower()
     if text in SURVEY_ID_NAMES:
         return f"its name says identifier ({SURVEY_ID_NAMES[text]})"
-    if _HOUSEHOLD_NAME.fullmatch(text):
+    if _HOUSEHOLD_NAME.fullmatch(text) or _HOUSEHOLD_ID.search(text):
         return "its name says identifier (a household id)"
     return None
 
