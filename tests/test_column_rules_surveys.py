@@ -16,7 +16,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import microagg
-from microagg import cli
 from microagg.column_rules import named_code_reason
 from microagg.embedding import select_qi, select_qi_roles
 
@@ -292,19 +291,19 @@ def test_integer_quantities_named_as_qis_are_averaged(naming):
     _assert_group_means(df, res.data, columns)
 
 
-def test_a_named_quantity_is_averaged_at_the_command_line(tmp_path):
-    df, names = named(survey(6, households=200), "neutral")
+@pytest.mark.parametrize("suffix", [".csv", ".dta"])
+def test_a_named_quantity_is_averaged_at_every_door(tmp_path, suffix):
+    """microagg.protect, the command line and the app's publication, on CSV and Stata."""
+    from test_doors import _publish_three_ways
+
+    df, names = named(survey(6, households=120), "eu-silc")
     df = df.drop(columns=names["person_income"])
-    src, out = tmp_path / "survey.csv", tmp_path / "out.csv"
-    df.to_csv(src, index=False)
+    src = tmp_path / f"survey{suffix}"
+    df.to_csv(src, index=False) if suffix == ".csv" else df.to_stata(src, write_index=False)
     columns = [names[r] for r in QUANTITIES] + [names["household_income"]]
-    assert (
-        cli.main(
-            ["protect", str(src), "-o", str(out), "-k", "3", "--columns", ",".join(columns), "-q"]
-        )
-        == 0
-    )
-    _assert_group_means(df, pd.read_csv(out), columns)
+    for path in _publish_three_ways(src, {"k": 3, "columns": columns, "seed": 0}, tmp_path):
+        published = pd.read_csv(path) if suffix == ".csv" else pd.read_stata(path)
+        _assert_group_means(df, published, columns)
 
 
 def test_codes_named_as_qis_are_still_categories():
@@ -326,3 +325,19 @@ def test_codes_named_as_qis_are_still_categories():
     isco = pd.Series(rng.choice(np.arange(11, 97), n))
     for name in ("pl051", "PL051", "STATEFIP", "PUMA"):
         assert "code" in named_code_reason(name, isco), name
+
+
+@pytest.mark.parametrize("naming", ["eu-silc", "shuffled"])
+def test_a_default_run_publishes_ids_weights_and_codes_unchanged_at_every_door(tmp_path, naming):
+    from test_doors import _publish_three_ways
+
+    df, names = named(survey(8, households=120), naming)
+    df = df.drop(columns=names["person_income"])
+    src = tmp_path / "survey.csv"
+    df.to_csv(src, index=False)
+    text = pd.read_csv(src, dtype=str)
+    for path in _publish_three_ways(src, {"k": 3, "columns": None, "seed": 0}, tmp_path):
+        published = pd.read_csv(path, dtype=str)
+        for role in NEVER_AVERAGED:
+            pd.testing.assert_series_equal(published[names[role]], text[names[role]])
+        assert not published[names["household_income"]].equals(text[names["household_income"]])
