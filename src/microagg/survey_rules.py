@@ -133,7 +133,7 @@ HOUSEHOLD_WORDS = (
     "wohnung",
     "domicilio",
 )
-_SHORT_HOUSEHOLD = ("hh", "hog", "men", "fam", "viv", "hhld", "hshld", "haus", "fam")
+_SHORT_HOUSEHOLD = ("hh", "hog", "men", "fam", "viv", "hhld", "hshld", "haus")
 _ID_AFFIX = r"(?:id|ident|nr|num|no|n|key|serial|code|cod)"
 _HOUSEHOLD_NAME = re.compile(
     rf"(?:{_ID_AFFIX}_?)?(?:{'|'.join(HOUSEHOLD_WORDS)})(?:_?{_ID_AFFIX})?"
@@ -148,7 +148,9 @@ _HOUSEHOLD_ID = re.compile(r"(?:^|[_\W])(?:hh?_?id|hh_?(?:nr|no|num))$", re.IGNO
 #: Gewicht / Hochrechnungsfaktor, poids / pondération, peso / factor (de elevación),
 #: fattore / coefficiente di riporto, ponderación.
 WEIGHT_WORDS = ("weight", "gewicht", "hochrechn", "poids", "ponder", "pondér", "peso", "factor")
-_WEIGHT_WORD = re.compile("|".join(WEIGHT_WORDS) + "|fattor|coef", re.IGNORECASE)
+_WEIGHT_WORD = re.compile(
+    "|".join(WEIGHT_WORDS) + r"(?!y)|fattor|(?:^|[_\W])coef", re.IGNORECASE
+)  # not a factory; coef(f) as a word's start
 #: IPUMS-style abbreviations, one word of the name: HHWT, PERWT, WTFINL, ASECWT, EARNWT, REPWTP,
 #: wgt, pwgtp, wght, fwt
 _WEIGHT_ABBREVIATION = re.compile(
