@@ -341,3 +341,21 @@ def test_a_default_run_publishes_ids_weights_and_codes_unchanged_at_every_door(t
         for role in NEVER_AVERAGED:
             pd.testing.assert_series_equal(published[names[role]], text[names[role]])
         assert not published[names["household_income"]].equals(text[names["household_income"]])
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 2**16),
+    distinct=st.integers(20, 400),
+    n=st.integers(40, 3000),
+)
+def test_a_named_integer_column_of_many_values_is_a_quantity_however_they_repeat(seed, distinct, n):
+    """Named under a neutral name, integers with at least FEW_VALUES distinct values are averaged
+    whatever the records per value (the repetition rule of the default is not a code rule)."""
+    rng = np.random.default_rng(seed)
+    values = rng.integers(0, distinct, n)
+    shown = min(distinct, n)
+    values[:shown] = np.arange(shown)  # every value at least once
+    df = pd.DataFrame({"col1": values, "col2": rng.normal(size=n)})
+    _, kinds = _quiet(select_qi, df, ["col1", "col2"], [])
+    assert kinds["col1"] == ("continuous" if len(np.unique(values)) >= 20 else "nominal")
