@@ -359,3 +359,16 @@ def test_a_named_integer_column_of_many_values_is_a_quantity_however_they_repeat
     df = pd.DataFrame({"col1": values, "col2": rng.normal(size=n)})
     _, kinds = _quiet(select_qi, df, ["col1", "col2"], [])
     assert kinds["col1"] == ("continuous" if len(np.unique(values)) >= 20 else "nominal")
+
+
+@pytest.mark.parametrize("naming", ["neutral", "shuffled"])
+def test_ids_kept_as_doubles_are_still_ids(naming):
+    """A Stata file often keeps its ids as doubles: the household id and the person id nested in
+    it are told by their data all the same."""
+    df, names = named(survey(9), naming)
+    for role in ("household", "person"):
+        df[names[role]] = df[names[role]].astype(np.float64)
+    cols, _, left_out = _quiet(select_qi_roles, df, None, [])
+    why = dict(left_out)
+    assert "household id" in why[names["household"]]
+    assert names["person"] in why and names["person"] not in cols

@@ -203,9 +203,10 @@ MIN_HOUSEHOLDS = 10
 MIN_SHARED = 5
 
 
-def _integers(col) -> np.ndarray | None:
+def _integers(col, floats: bool = False) -> np.ndarray | None:
     """The column's values as int64 when it is stored as integers (or as floats that are all long
-    digit strings: an id a Stata file keeps as a double) and none is missing."""
+    digit strings: an id a Stata file keeps as a double; ``floats``: or any integer-valued floats,
+    for the rules whose other evidence is strong) and none is missing."""
     if not isinstance(col, pd.Series) or not pd.api.types.is_numeric_dtype(col.dtype):
         return None
     if pd.api.types.is_bool_dtype(col.dtype) or col.isna().any():
@@ -216,7 +217,7 @@ def _integers(col) -> np.ndarray | None:
     if np.abs(x).max() > 2**53:
         return None
     x = x.astype(np.int64)
-    if not pd.api.types.is_integer_dtype(col.dtype) and not _long_digits(x):
+    if not (floats or pd.api.types.is_integer_dtype(col.dtype) or _long_digits(x)):
         return None  # integer-valued floats are amounts computed, not numbers given
     return x
 
@@ -292,7 +293,7 @@ def household_by_data(df: pd.DataFrame, name, found: dict | None = None) -> str 
     household income, the dwelling, the household weight). ``found``: a dict that receives the
     households (name -> their grouping) for the weights rule."""
     col = df[name]
-    x = _integers(col)
+    x = _integers(col, floats=True)
     if x is None:
         return None
     groups, ascending, dense = _distinct(x)
@@ -352,7 +353,7 @@ def nested_person_id(col, homes: _Grouping) -> str | None:
     """Why an integer column is a person id within the households ``homes`` (None if it is not):
     one value per record, and in the order of its values each household's records come together
     (EU-SILC's rb030 = household id · 100 + member, in a file in any order)."""
-    x = _integers(col)
+    x = _integers(col, floats=True)
     if x is None or len(x) < MIN_HOUSEHOLDS or homes.groups >= len(x) or not col.is_unique:
         return None
     home = homes.codes[np.argsort(x, kind="stable")]
