@@ -365,8 +365,8 @@ def constant_column(col) -> str | None:
     """Why a numeric column of at least two records is not a default quasi-identifier for being
     constant (None if it takes two values or more): one value in every record (a survey year,
     a sample number) tells no record from another, and averaging it only rewrites it."""
-    s = pd.Series(col)
-    if len(s) < 2 or s.isna().any() or s.nunique(dropna=False) != 1:
+    x = pd.Series(col).to_numpy()
+    if len(x) < 2 or pd.isna(x).any() or not np.all(x == x[0]):
         return None
     return "one value in every record: nothing to protect"
 

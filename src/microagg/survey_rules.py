@@ -211,13 +211,16 @@ def _integers(col, floats: bool = False) -> np.ndarray | None:
         return None
     if pd.api.types.is_bool_dtype(col.dtype) or col.isna().any():
         return None
+    integer = pd.api.types.is_integer_dtype(col.dtype)
+    if not (floats or integer or (len(col) and col.min() >= 10**6)):
+        return None  # floats, not long digit strings: amounts (decided before any conversion)
     x = col.to_numpy(dtype=np.float64)
     if not len(x) or not np.all(np.isfinite(x)) or np.any(x != np.round(x)):
         return None
     if np.abs(x).max() > 2**53:
         return None
     x = x.astype(np.int64)
-    if not (floats or pd.api.types.is_integer_dtype(col.dtype) or _long_digits(x)):
+    if not (floats or integer or _long_digits(x)):
         return None  # integer-valued floats are amounts computed, not numbers given
     return x
 
@@ -354,9 +357,14 @@ def nested_person_id(col, homes: _Grouping) -> str | None:
     one value per record, and in the order of its values each household's records come together
     (EU-SILC's rb030 = household id · 100 + member, in a file in any order)."""
     x = _integers(col, floats=True)
-    if x is None or len(x) < MIN_HOUSEHOLDS or homes.groups >= len(x) or not col.is_unique:
+    if x is None or len(x) < MIN_HOUSEHOLDS or homes.groups >= len(x):
         return None
-    home = homes.codes[np.argsort(x, kind="stable")]
+    if _distinct(x)[0] < len(x):  # counted without a sort: a value shared by two records
+        return None
+    order = np.argsort(x, kind="stable")
+    if not np.all(np.diff(x[order]) > 0):
+        return None  # a value shared by two records
+    home = homes.codes[order]
     if 1 + int(np.count_nonzero(home[1:] != home[:-1])) != homes.groups:
         return None
     return (
