@@ -109,10 +109,10 @@ def test_profile_reads_kinds_from_dtypes_and_roles():
     prof = {
         p.name: p for p in column_profile.profile(df, roles=microagg.datasets.roles("testdata"))
     }
-    # age: 4580 records on ~90 integer values, repeating like a code list: not suggested (the CLI's
-    # rule)
+    # age: 4580 records on ~90 integer values, repeating (codes or a discrete quantity): not
+    # suggested (the CLI's rule)
     assert {name for name, p in prof.items() if p.suggested} == {"expend", "income", "savings"}
-    assert "code list" in prof["age"].note
+    assert "repeating integers" in prof["age"].note
     assert prof["sex"].kind == "nominal" and not prof["sex"].numeric
     assert prof["ori_hid"].id_like and "a weight" in prof["household_weights"].note
     text = pd.DataFrame(
@@ -918,7 +918,7 @@ def test_app_end_to_end_in_headless_chromium(app_server, browser, tmp_path):
     ticked = page.settled(
         lambda d: len(qi_boxes(d)) >= 14 and {t.split()[0] for t, on in qi_boxes(d).items() if on}
     )
-    assert ticked == {"expend", "income", "savings"}  # age repeats like a code list: not suggested
+    assert ticked == {"expend", "income", "savings"}  # age repeats: not suggested
 
     def tick_sex(d):
         box = next(

@@ -100,7 +100,7 @@ def test_identifier_columns_are_never_default_qis_without_a_warning():
     warned = [str(w.message) for w in caught]
     # one line per rule: person_id by name, row as a running number, UTILITYID by name
     assert [m for m in warned if m.startswith("not protected, identifiers")] == [
-        "not protected, identifiers (by name, or a running number): person_id, row, UTILITYID"
+        "not protected, identifiers (by name, or numbering the records): person_id, row, UTILITYID"
         " (declare: --columns to use them as quasi-identifiers; or remove before publishing)"
     ]
     assert select_columns(df, None, continuous=["UTILITYID"]) == ["income", "UTILITYID"]
@@ -116,13 +116,18 @@ def test_category_codes_and_weights_are_never_default_qis_without_a_warning():
         "expend",
         "income",
         "savings",
-    ]  # age repeats like a code list (4580 records, ~90 values)
+    ]  # age repeats (4580 records, ~90 values): codes or a discrete quantity
     warned = {str(w.message).split(":")[0]: str(w.message) for w in caught}
     few = warned["not protected, category codes (fewer than 20 distinct integers)"]
     for c in ("urbrur", "roof", "walls", "water", "electcon", "relat", "sex", "hhcivil"):
         assert c in few
-    assert "age" in warned["not protected, category codes (integers repeating like a code list)"]
-    assert "sampling_weight, household_weights" in warned["not protected, survey weights (by name)"]
+    assert "age" in warned["not protected, repeating integers (codes, or a discrete quantity)"]
+    weights = "not protected, survey weights (by name, or constant within households)"
+    assert "sampling_weight, household_weights" in warned[weights]
+    assert (
+        "ori_hid"
+        in warned["not protected, household ids (by name, or records grouped as households)"]
+    )
     assert len(caught) == len(warned)  # one warning per rule
     assert select_columns(df, ["sex", "income"]) == ["sex", "income"]  # named: averaged as asked
     # not codes: fractions, many values, or too few records to tell

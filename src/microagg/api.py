@@ -194,5 +194,6 @@ def _result(
         audit_roles=pipeline.audit_roles(roles, run),
         time_cut=deadline.time_cut,
         suppression=published.suppression,
+        left_out=tuple(roles.left_out),
         pending_audit=pending,
     )

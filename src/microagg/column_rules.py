@@ -10,13 +10,24 @@ import re
 import numpy as np
 import pandas as pd
 
+from .survey_rules import (
+    person_id_by_data,
+    survey_code_name,
+    survey_id_name,
+    survey_weight_name,
+)
+
 __all__ = [
+    "named_code_reason",
+    "looks_like_quantity_name",
+    "QUANTITY_WORDS",
     "looks_like_identifier",
     "looks_like_codes",
     "leading_zero_codes",
     "looks_like_code_name",
     "not_a_default_qi",
     "looks_like_weight",
+    "constant_column",
     "code_columns",
     "CODE_NAME_WORDS",
     "CAPITALS_CODE_PARTS",
@@ -29,8 +40,13 @@ __all__ = [
 
 def looks_like_identifier(name, values) -> str | None:
     """Why column ``name`` looks like a record identifier (None if it does not): its name (id, ID,
-    *_id, ident, ...) or its values (a running number: n distinct integers filling a range of n)."""
+    *_id, ident, ...; a survey programme's id: EU-SILC's db030 / rb030, IPUMS's SERIAL / PERNUM,
+    hogar, id_hogar, menage, haushalt: ``survey_rules.survey_id_name``) or its values (a running
+    number: n distinct integers filling a range of n; distinct integers numbering the records:
+    ``survey_rules.person_id_by_data``)."""
     text = str(name)
+    if isinstance(name, str) and (named := survey_id_name(text)):
+        return named
     if (
         re.search(
             r"(?:^|[_\W])(?:[hp]?ids?|ident|identifier|key|nr|no)(?:$|[_\W])", text, re.IGNORECASE
@@ -47,7 +63,7 @@ def looks_like_identifier(name, values) -> str | None:
     if pd.api.types.is_integer_dtype(col.dtype) and len(col) >= 10 and col.is_unique:
         if int(col.max()) - int(col.min()) + 1 == len(col):
             return "its values are the distinct integers of a running number"
-    return None
+    return person_id_by_data(name, col)
 
 
 #: English words ending in "id" that a name in capitals may end with without being an identifier
@@ -186,6 +202,8 @@ def looks_like_code_name(name) -> str | None:
     CAPITALS_CODE_PARTS: such names concatenate their words without a separator."""
     if not isinstance(name, str):
         return None
+    if surveyed := survey_code_name(name):
+        return surveyed
     words = re.split(r"[^A-Za-z]+|(?<=[a-z])(?=[A-Z])", name)
     hit = next((w for w in words if w.lower() in CODE_NAME_WORDS), None)
     if hit is None and name == name.upper():
@@ -209,16 +227,15 @@ MANY_VALUES = 1000
 
 
 def looks_like_codes(values) -> str | None:
-    """Why a numeric column looks like category codes (None if it does not), for integer columns
-    of at least CODE_MIN_ROWS records: fewer than FEW_VALUES distinct values, or values that
-    repeat like a code list (more than REPEATS records per distinct value on average, fewer than
-    MANY_VALUES distinct values). The positive rule: an integer column is averaged by default only
-    when it is clearly continuous."""
-    col = pd.Series(values)
-    if len(col) < CODE_MIN_ROWS or pd.api.types.is_bool_dtype(col.dtype):
-        return None
-    x = col.dropna().to_numpy(dtype=np.float64)
-    if not len(x) or not np.all(np.isfinite(x)) or np.any(x != np.round(x)):
+    """Why a numeric column is left out of the default quasi-identifiers as possible category
+    codes (None if it is not), for integer columns of at least CODE_MIN_ROWS records: fewer than
+    FEW_VALUES distinct values, or values that repeat (more than REPEATS records per distinct
+    value on average, fewer than MANY_VALUES distinct values): codes, or a discrete quantity
+    (an age), which the default does not tell apart. The positive rule: an integer column is
+    averaged by default only when it is clearly continuous; named in --columns / columns=, a
+    repeating one is a quantity (``named_code_reason``)."""
+    x = _integer_values(values)
+    if x is None:
         return None
     distinct = _distinct_below(x, MANY_VALUES)
     if 1 < distinct < FEW_VALUES:
@@ -229,10 +246,129 @@ def looks_like_codes(values) -> str | None:
     if 1 < distinct < MANY_VALUES and len(x) > REPEATS * distinct:
         return (
             f"{distinct} distinct integer values, {len(x) / distinct:.0f} records each on average:"
-            " a code list; to protect them as categories, name the column in --categorical /"
-            " categorical= too"
+            " repeating integers (codes, or a discrete quantity such as an age); to average them"
+            " name the column in --columns / columns= (or --continuous), to protect them as"
+            " categories in --categorical / categorical="
         )
     return None
+
+
+def _integer_values(values) -> np.ndarray | None:
+    """The present values of an integer-valued column as float64, for columns of at least
+    CODE_MIN_ROWS records (None otherwise: fractions, non-finite values, bool, too few records)."""
+    col = pd.Series(values)
+    if len(col) < CODE_MIN_ROWS or pd.api.types.is_bool_dtype(col.dtype):
+        return None
+    x = col.dropna().to_numpy(dtype=np.float64)
+    if not len(x) or not np.all(np.isfinite(x)) or np.any(x != np.round(x)):
+        return None
+    return x
+
+
+#: Words that name a quantity (an age, a count, hours, an amount, a score), in several languages:
+#: an integer column whose name holds one is averaged when named as a quasi-identifier, however
+#: few its values (children 0-6, household size 1-9, hours 0-60). Matched as whole words of the
+#: name, or as the start of a word (AGE_GROUP is a code: its words are AGE and GROUP, and GROUP
+#: says codes).
+QUANTITY_WORDS = (
+    "age",
+    "alter",
+    "edad",
+    "eta",
+    "hour",
+    "hours",
+    "hrs",
+    "stunden",
+    "horas",
+    "heures",
+    "count",
+    "cnt",
+    "children",
+    "child",
+    "kids",
+    "persons",
+    "members",
+    "rooms",
+    "size",
+    "score",
+    "api",
+    "income",
+    "amount",
+    "wage",
+    "salary",
+    "earnings",
+    "expend",
+    "savings",
+    "days",
+    "weeks",
+    "months",
+    "years",
+    "tenure",
+    "duration",
+    "height",
+    "bmi",
+    "points",
+    "einkommen",
+    "ingreso",
+    "ingresos",
+    "revenu",
+    "reddito",
+    "salario",
+    "lohn",
+    "gehalt",
+    "anni",
+    "jahre",
+    "anos",
+)
+
+
+#: ... or a word that ends with one of these (hsize, famsize, hhcount, workhours)
+QUANTITY_SUFFIXES = ("size", "count", "hours")
+
+
+def looks_like_quantity_name(name) -> str | None:
+    """The word of ``name`` that says a quantity (None if none does): a word of QUANTITY_WORDS
+    (age, hours, children, size, score, income, edad, einkommen, ...), or a name in capitals
+    starting with NUM (NUMYOUNG, NUMCHILD: a number of), unless another word says codes
+    (AGE_GROUP, age_class)."""
+    if not isinstance(name, str):
+        return None
+    words = [w.lower() for w in re.split(r"[^A-Za-z]+|(?<=[a-z])(?=[A-Z])", name) if w]
+    if any(w in CODE_NAME_WORDS for w in words):
+        return None
+    hit = next((w for w in words if w in QUANTITY_WORDS or w.endswith(QUANTITY_SUFFIXES)), None)
+    if hit is None and name == name.upper() and re.match(r"NUM[A-Z]", name):
+        hit = name
+    return hit
+
+
+def named_code_reason(name, col, labelled: bool = False) -> str | None:
+    """Why an integer column the user named as a quasi-identifier is category codes (None: it is a
+    quantity, averaged): value labels or an SPSS measure nominal / ordinal (``labelled``); a
+    code-like name (region, occupation, isco, COMPCODE) unless a word of it says a quantity; or
+    fewer than FEW_VALUES distinct integers (sex, a region number) unless its name says a
+    quantity (children, hours, household size). Values that merely repeat (an age, a school's
+    score: hundreds of values) are a quantity: a code list is told by what codes look like, not
+    by repetition."""
+    if labelled:
+        return "value labels (or an SPSS measure nominal / ordinal) on its values: category codes"
+    if not isinstance(name, str) or looks_like_quantity_name(name):
+        return None
+    x = _integer_values(col)
+    if x is not None and 1 < _distinct_below(x, FEW_VALUES) < FEW_VALUES:
+        return f"{_distinct_below(x, FEW_VALUES)} distinct integer values: category codes"
+    named = looks_like_code_name(name) if _integral(col) else None
+    return named
+
+
+def constant_column(col) -> str | None:
+    """Why a numeric column of at least two records is not a default quasi-identifier for being
+    constant (None if it takes two values or more): one value in every record (a survey year,
+    a sample number) tells no record from another, and averaging it only rewrites it."""
+    x = pd.Series(col).to_numpy()
+    if len(x) < 2 or pd.isna(x).any() or not np.all(x == x[0]):
+        return None
+    return "one value in every record: nothing to protect"
 
 
 #: an integer written with a leading zero ("0104", "007"): the text of a code (a postcode, a
@@ -269,13 +405,15 @@ def _distinct_below(x: np.ndarray, limit: int) -> int:
 
 
 def looks_like_weight(name) -> str | None:
-    """Why column ``name`` looks like a survey weight (None if it does not): its name says weight.
-    A weight is not a quasi-identifier, and averaging it would change every estimate."""
+    """Why column ``name`` looks like a survey weight (None if it does not): its name says weight
+    (weight, wgt; a survey programme's weight: EU-SILC's db090 / rb050, IPUMS's HHWT / PERWT,
+    gewicht, poids, peso, factor, ponderación: ``survey_rules.survey_weight_name``). A weight is
+    not a quasi-identifier, and averaging it would change every estimate."""
     if isinstance(name, str) and re.search(
         r"weight|(?:^|[_\W])(?:w|p|f)?wgt(?:$|[_\W])", name, re.IGNORECASE
     ):
         return "its name says survey weight"
-    return None
+    return survey_weight_name(name)
 
 
 def _integral(col) -> bool:
@@ -288,10 +426,12 @@ def not_a_default_qi(
 ) -> str | None:
     """Why numeric column ``name`` is left out of the default quasi-identifiers (None: it is one):
     an identifier, a survey weight, or category codes (``labelled``: value labels on its values,
-    or an SPSS measure nominal / ordinal; few distinct integers; integers under a code-like name
-    such as region, occupation, isco, nace, zip). The one rule for the CLI, the library and the
-    app. ``identifier``: looks_like_identifier's answer when the caller has it already (it reads
-    the whole column)."""
+    or an SPSS measure nominal / ordinal; few distinct integers; integers that repeat, codes or
+    a discrete quantity; integers under a code-like name such as region, occupation, isco, nace,
+    zip), or one value in every record. The rules that need the whole file (a household id,
+    weights constant within households) are ``survey_rules.frame_roles``. The one rule for the
+    CLI, the library and the app. ``identifier``: looks_like_identifier's answer when the caller
+    has it already (it reads the whole column)."""
     if identifier is False:
         identifier = looks_like_identifier(name, col)
     if identifier or looks_like_weight(name):
@@ -303,7 +443,7 @@ def not_a_default_qi(
         )
     if not isinstance(name, str):  # an array's columns: no guessing
         return None
-    coded = looks_like_codes(col)
+    coded = looks_like_codes(col) or constant_column(col)
     if coded:
         return coded
     named = looks_like_code_name(name) if _integral(col) else None
@@ -318,10 +458,11 @@ def not_a_default_qi(
 
 
 def code_columns(df: pd.DataFrame, columns) -> dict:
-    """Column -> why it looks like category codes (the default rule's reasons: value labels, an
-    SPSS measure, few distinct integers, a code-like name), for numeric columns of ``columns``
-    that are neither identifiers nor weights. Named as quasi-identifiers, such columns are
-    protected as categories unless declared continuous (``embedding.column_kinds``)."""
+    """Column -> why it is category codes (``named_code_reason``: value labels, an SPSS measure, a
+    code-like name, few distinct integers unless the name says a quantity), for the numeric
+    columns of ``columns`` (quasi-identifiers the user named, or the default ones) that are
+    neither identifiers nor weights. Such columns are protected as categories unless declared
+    continuous (``embedding.column_kinds``); other integer columns are quantities, averaged."""
     coded = set(df.attrs.get("category_codes", ()))
     out = {}
     for c in columns:
@@ -334,7 +475,7 @@ def code_columns(df: pd.DataFrame, columns) -> dict:
             continue
         if looks_like_identifier(c, col) or looks_like_weight(c):
             continue
-        why = not_a_default_qi(c, col, labelled=c in coded, identifier=None)
+        why = named_code_reason(c, col, labelled=c in coded)
         if why:
             out[c] = why.split(";")[0]
     return out

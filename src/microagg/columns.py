@@ -41,6 +41,7 @@ __all__ = [
     "InputError",
     "read_table",
     "select_columns",
+    "default_columns",
     "quasi_identifiers",
     "looks_like_identifier",
     "looks_like_codes",
@@ -132,22 +133,53 @@ def first_non_number(col: pd.Series, missing=()) -> tuple[int, object] | None:
 
 
 #: The rules that leave a numeric column out of the default QIs, as ``skipped_table`` names them:
-#: (text its reason holds, the rule's line, whether it says category codes)
+#: (text its reason holds, the rule's line, how to declare such columns)
 SKIP_RULES = (
-    ("more than once", "duplicated names", False),
-    ("identifier", "identifiers (by name, or a running number)", False),
-    ("running number", "identifiers (by name, or a running number)", False),
-    ("survey weight", "survey weights (by name)", False),
-    ("value labels", "category codes (value labels, or an SPSS measure nominal / ordinal)", True),
-    ("a code list", "category codes (integers repeating like a code list)", True),
+    ("more than once", "duplicated names", "columns"),
+    ("household id", "household ids (by name, or records grouped as households)", "household"),
+    ("identifier", "identifiers (by name, or numbering the records)", "columns"),
+    ("running number", "identifiers (by name, or numbering the records)", "columns"),
+    ("record id", "identifiers (by name, or numbering the records)", "columns"),
+    ("person id", "identifiers (by name, or numbering the records)", "columns"),
+    ("survey weight", "survey weights (by name, or constant within households)", "weight"),
+    ("within each household", "survey weights (by name, or constant within households)", "weight"),
+    (
+        "value labels",
+        "category codes (value labels, or an SPSS measure nominal / ordinal)",
+        "codes",
+    ),
+    ("repeating integers", "repeating integers (codes, or a discrete quantity)", "repeats"),
     (
         "distinct integer values",
         f"category codes (fewer than {FEW_VALUES} distinct integers)",
-        True,
+        "codes",
     ),
-    ("says category codes", "category codes (a code-like name)", True),
-    ("stored as text", "numbers stored as text (such as codes with leading zeros)", False),
+    ("says category codes", "category codes (a code-like name)", "codes"),
+    ("one value in every record", "constant (one value in every record)", "columns"),
+    ("stored as text", "numbers stored as text (such as codes with leading zeros)", "columns"),
 )
+
+
+def _declare(how: str, cols: list) -> str:
+    """How to declare the columns of one rule, as an option (command line / API)."""
+    first = cols[0]
+    if how == "household":
+        return (
+            f'--household {first} / household="{first}" for a household-aware run;'
+            " --columns to use them as quasi-identifiers"
+        )
+    if how == "weight":
+        return (
+            f'--sample-weight {first} / sample_weight="{first}" to weight the group means;'
+            " --columns to use them as quasi-identifiers"
+        )
+    if how == "codes":
+        return "--categorical to protect them as categories, --continuous to average them"
+    if how == "repeats":
+        return (
+            "--columns or --continuous to average them, --categorical to protect them as categories"
+        )
+    return "--columns to use them as quasi-identifiers"
 
 
 def skipped_table(skipped) -> list[str]:
@@ -156,24 +188,25 @@ def skipped_table(skipped) -> list[str]:
     rows: dict = {}
     order = [label for _, label, _ in SKIP_RULES] + ["other reasons"]
     for c, why in skipped:
-        _, label, codes = next((r for r in SKIP_RULES if r[0] in why), ("", "other reasons", False))
-        rows.setdefault((label, codes), []).append(str(c))
+        _, label, how = next((r for r in SKIP_RULES if r[0] in why), ("", "other reasons", ""))
+        rows.setdefault((label, how), []).append(str(c))
     lines = []
-    for (label, codes), cols in sorted(rows.items(), key=lambda kv: order.index(kv[0][0])):
-        how = (
-            "--categorical to protect them as categories, --continuous to average them"
-            if codes
-            else "--columns to use them as quasi-identifiers"
-        )
+    for (label, how), cols in sorted(rows.items(), key=lambda kv: order.index(kv[0][0])):
         lines.append(
-            f"not protected, {label}: {', '.join(cols)} (declare: {how}; or remove before"
-            " publishing)"
+            f"not protected, {label}: {', '.join(cols)} (declare: {_declare(how, cols)}; or remove"
+            " before publishing)"
         )
     return lines
 
 
 def select_columns(
-    df: pd.DataFrame, columns=None, exclude=(), missing=(), allow_empty: bool = False, continuous=()
+    df: pd.DataFrame,
+    columns=None,
+    exclude=(),
+    missing=(),
+    allow_empty: bool = False,
+    continuous=(),
+    household=None,
 ) -> list[str]:
     """The quasi-identifier columns.
 
@@ -184,23 +217,42 @@ def select_columns(
     tokens. ``missing``: text tokens that mean "missing" (a QI holding them is still an error).
     ``allow_empty``: no numeric column is not an error (other QIs were declared).
     ``continuous``: columns declared continuous: default QIs even if they look like codes.
+    ``household``: the declared household id (column or columns), within which a constant
+    positive fractional column is a weight (``survey_rules.frame_roles``).
     """
     missing = {str(t).strip() for t in missing or ()}
     if columns is None:
-        return _default_columns(df, set(exclude), missing, allow_empty, set(continuous))
+        cols, skipped = default_columns(df, exclude, missing, allow_empty, continuous, household)
+        return cols
     return _named_columns(df, columns, missing)
 
 
+def default_columns(
+    df: pd.DataFrame, exclude=(), missing=(), allow_empty=False, continuous=(), household=None
+) -> tuple[list, list]:
+    """(the default QI columns, (column, why) of the numeric columns the rules left out), with one
+    warning per rule naming them (``select_columns`` without ``columns``)."""
+    missing = {str(t).strip() for t in missing or ()}
+    return _default_columns(df, set(exclude), missing, allow_empty, set(continuous), household)
+
+
 def _default_columns(
-    df: pd.DataFrame, exclude: set, missing: set, allow_empty: bool, continuous: set
-) -> list:
-    """Every column the rules make a quasi-identifier; those left out are named in warnings."""
+    df: pd.DataFrame, exclude: set, missing: set, allow_empty: bool, continuous: set, household
+) -> tuple[list, list]:
+    """Every column the rules make a quasi-identifier, and the numeric ones they left out, with
+    why; those left out are named in warnings."""
+    from .survey_rules import frame_roles
+
     cols, skipped, formatted, categories = [], [], [], []
     coded = set(
         df.attrs.get("category_codes", ())
     )  # io: every value has a value label (Stata, SPSS)
+    surveyed = frame_roles(df, exclude | continuous, household)  # household ids, weights by data
     for c in df.columns:
         if c in exclude:
+            continue
+        if c in surveyed:
+            skipped.append((c, surveyed[c][1]))
             continue
         role, detail = _default_role(c, df[c], missing, c in continuous, c in coded)
         if role == "qi":
@@ -225,7 +277,7 @@ def _default_columns(
             )
         )
         raise InputError("no numeric columns to use as quasi-identifiers" + hint)
-    return cols
+    return cols, skipped
 
 
 def _default_role(

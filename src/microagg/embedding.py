@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .columns import first_non_number, quasi_identifiers, select_columns
+from .columns import default_columns, first_non_number, quasi_identifiers, select_columns
 from .errors import InputError, shown
 from .standardize import Standardizer
 from .whitening import WHITENINGS, whiten
@@ -43,6 +43,7 @@ __all__ = [
     "NOMINAL_WEIGHT",
     "column_kinds",
     "select_qi",
+    "select_qi_roles",
     "Embedding",
     "embed",
     "method_matrix",
@@ -123,15 +124,40 @@ def column_kinds(
 
 
 def select_qi(
-    df: pd.DataFrame, columns, exclude, categorical=(), ordinal=(), missing=(), continuous=()
+    df: pd.DataFrame,
+    columns,
+    exclude,
+    categorical=(),
+    ordinal=(),
+    missing=(),
+    continuous=(),
+    household=None,
 ) -> tuple[list, dict]:
     """(QI columns, kinds). Default columns: every numeric column the column rules take (and the
     ones declared continuous) plus the declared categorical / ordinal ones.
 
     Columns declared categorical / ordinal / continuous must be quasi-identifiers: when
     ``columns`` is given they must be among them. Undeclared pandas Categorical columns are QIs
-    only when named.
+    only when named. ``household``: the declared household id (the weights rule reads within it).
     """
+    cols, kinds, _ = select_qi_roles(
+        df, columns, exclude, categorical, ordinal, missing, continuous, household
+    )
+    return cols, kinds
+
+
+def select_qi_roles(
+    df: pd.DataFrame,
+    columns,
+    exclude,
+    categorical=(),
+    ordinal=(),
+    missing=(),
+    continuous=(),
+    household=None,
+) -> tuple[list, dict, tuple]:
+    """``select_qi``'s (QI columns, kinds) and the numeric columns the default rules left out, as
+    (column, why) pairs (none when ``columns`` is named): the summary names them."""
     declared = list(categorical) + list(ordinal)
     unknown = [c for c in declared + list(continuous) if c not in df.columns]
     if unknown:
@@ -145,21 +171,14 @@ def select_qi(
             f"column(s) {', '.join(map(str, excluded))} declared categorical/ordinal/continuous "
             "but used as stratum, sample weight or another role"
         )
+    left_out: list = []
     if columns is None:
-        if declared:
-            # the default numeric columns under the same rules (identifiers, stray tokens) as
-            # without declarations
-            numeric = select_columns(
-                df,
-                None,
-                list(exclude) + declared,
-                missing=missing,
-                allow_empty=True,
-                continuous=continuous,
-            )
-            cols = [c for c in df.columns if c in set(numeric) | set(declared)]
-        else:
-            cols = select_columns(df, None, exclude, missing=missing, continuous=continuous)
+        # the default numeric columns under the same rules (identifiers, stray tokens) with or
+        # without declarations
+        numeric, left_out = default_columns(
+            df, list(exclude) + declared, missing, bool(declared), continuous, household
+        )
+        cols = [c for c in df.columns if c in set(numeric) | set(declared)]
     else:
         if isinstance(columns, str):
             columns = [c.strip() for c in columns.split(",") if c.strip()]
@@ -177,7 +196,7 @@ def select_qi(
                 f" quasi-identifier columns: {', '.join(map(str, outside))}"
             )
         cols = columns
-    return cols, column_kinds(df, cols, categorical, ordinal, missing, continuous)
+    return cols, column_kinds(df, cols, categorical, ordinal, missing, continuous), tuple(left_out)
 
 
 def _levels(s: pd.Series) -> pd.Index:

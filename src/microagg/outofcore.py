@@ -121,7 +121,7 @@ def _columns(input_path, run, chunk_rows) -> list:
 
 def _refuse_codes(first, cols: list, run) -> None:
     """Named QIs the in-memory pipeline protects as categories, never averaged (category codes by
-    ``embedding.column_kinds``' rules on the first rows: few distinct integers, a code list, a
+    ``embedding.column_kinds``' rules on the first rows: few distinct integers, a survey's code, a
     code-like name, integers written with a leading zero) are refused in one line: this mode
     publishes group means only. Declared continuous, they are averaged, as in memory."""
     import warnings

@@ -227,6 +227,9 @@ class Result:
     suppression: Any = (
         None  # suppression.Suppression: key values set missing (local suppression), None: no keys
     )
+    # (column, why) of the numeric columns the default rules left out of the quasi-identifiers
+    # (ids, household ids, weights, codes): published unchanged, named in the summary
+    left_out: tuple = ()
     pending_audit: Any = field(
         default=None, repr=False, compare=False
     )  # PendingAudit: the file audit, on first read
@@ -342,6 +345,7 @@ class Result:
                 f" {self.gap:.3f}%"
             )
         lines.extend(self._facts_lines())
+        lines.extend(self._left_out_lines())
         if self.per_variable:
             lines.append(
                 "warning: each variable was grouped on its own (individual ranking); combinations"
@@ -360,6 +364,18 @@ class Result:
 
     def _audit_lines(self) -> list[str]:
         return self._audit_lines_of(self.audit)
+
+    def _left_out_lines(self) -> list[str]:
+        """The numeric columns the default rules left out of the quasi-identifiers, one line per
+        rule: the columns, why, and how to declare them (a household id: --household / household=;
+        a weight: --sample-weight / sample_weight=)."""
+        from .columns import skipped_table
+
+        prefix = "not protected, "
+        return [
+            f"left out of the quasi-identifiers (published unchanged), {line[len(prefix) :]}"
+            for line in skipped_table(self.left_out)
+        ]
 
     def _audit_lines_of(self, a) -> list[str]:
         """The published data's audit in words: k-anonymity of the key variables, re-identification

@@ -54,10 +54,12 @@ def profile(df: pd.DataFrame, roles: dict | None = None) -> list[ColumnProfile]:
     weight or category codes), so the app suggests what the CLI uses. ``roles`` (a bundled data
     set's ``datasets.roles``) marks identifiers and weights besides."""
     from ..columns import looks_like_identifier, looks_like_weight, not_a_default_qi
+    from ..survey_rules import frame_roles
 
     rows = []
     roles = roles or {}
     coded = set(df.attrs.get("category_codes", ()))
+    surveyed = frame_roles(df)  # household ids, record ids and weights read from the whole file
     for c in df.columns:
         s = df[c]
         kind = column_kind(s)
@@ -68,8 +70,11 @@ def profile(df: pd.DataFrame, roles: dict | None = None) -> list[ColumnProfile]:
         # an identifier rather than an attribute: named like one, or integers that number the
         # records (read once: it scans the column)
         identifier = looks_like_identifier(c, s) if numeric or role is None else None
+        survey_role, survey_why = surveyed.get(c, (None, None))
+        if survey_role in ("household id", "identifier"):
+            identifier = survey_why
         id_like = role == "id" or (role is None and identifier is not None)
-        weight = role == "weight" or looks_like_weight(c) is not None
+        weight = role == "weight" or looks_like_weight(c) is not None or survey_role == "weight"
         why_not = (
             not_a_default_qi(c, s, labelled=c in coded, identifier=identifier) if numeric else None
         )

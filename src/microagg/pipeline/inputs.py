@@ -71,7 +71,7 @@ def check_params_vs_input(run: Run, source: Source) -> Roles:
     by the column rules), their kinds, strata and sample-weight columns, the variable weights
     against the QI columns, the sampling weights against the records, whether the method takes
     categorical QIs, and k against the number of records. InputError / ParameterError."""
-    from ..embedding import select_qi
+    from ..embedding import select_qi_roles
 
     df = source.frame
     strata = run.strata or []
@@ -87,7 +87,7 @@ def check_params_vs_input(run: Run, source: Source) -> Roles:
         [("keys", keys), ("sensitive", sensitive), ("household", household)],
         apart,
     )
-    cols, kinds = select_qi(
+    cols, kinds, left_out = select_qi_roles(
         df,
         run.columns,
         apart,
@@ -95,6 +95,7 @@ def check_params_vs_input(run: Run, source: Source) -> Roles:
         run.ordinal or {},
         run.missing or (),
         run.continuous or (),
+        household,
     )
     _check_method_takes_kinds(run.info, kinds)
     n = len(df)
@@ -120,6 +121,7 @@ def check_params_vs_input(run: Run, source: Source) -> Roles:
         sensitive,
         household,
         households,
+        left_out,
     )
 
 

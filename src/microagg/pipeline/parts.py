@@ -37,6 +37,7 @@ class Roles:
     sensitive: list = ()  # sensitive columns (the audit's l-diversity)
     household: list = ()  # household id column(s) (the shuffle keeps households together)
     households: object = None  # households.Households: codes, household-level QIs, weights
+    left_out: tuple = ()  # (column, why) of the numeric columns the default rules left out
 
 
 @dataclass
