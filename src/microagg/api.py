@@ -108,6 +108,7 @@ def _microaggregate(data, options: dict, params: dict) -> Result:
     prepared = pipeline.prepare(source, roles, run)
     with channel(run.progress, run.time_limit, f"microagg {run.method}") as report:
         partitioned = pipeline.partition(source, roles, prepared, run, deadline, report)
+    partitioned = pipeline.cover_missing(prepared, partitioned, roles)
     published = pipeline.publish(source, roles, prepared, partitioned, run)
     audit, publication, bound = pipeline.measure(
         source, roles, prepared, partitioned, published, run
