@@ -113,6 +113,7 @@ def _microaggregate(data, options: dict, params: dict) -> Result:
     audit, publication, bound = pipeline.measure(
         source, roles, prepared, partitioned, published, run
     )
+    audit = pipeline.note_missing(audit, prepared, partitioned, roles)
     if (
         deadline.time_cut
     ):  # the clock, not the work done, ended the run: another load gives another file

@@ -32,7 +32,7 @@ from .grouping import partition
 from .inputs import check_params_vs_input, import_dependencies, load, prepare
 from .outputs import measure, publish
 from .parts import GROUP_MEANS, Partitioned, Prepared, Published, PublishedValues, Roles, Source
-from .present import cover_missing
+from .present import cover_missing, note_missing
 
 __all__ = [
     "Source",
@@ -47,6 +47,7 @@ __all__ = [
     "prepare",
     "partition",
     "cover_missing",
+    "note_missing",
     "publish",
     "measure",
     "audit_roles",

@@ -24,3 +24,32 @@ def cover_missing(prepared: Prepared, partitioned: Partitioned, roles: Roles) ->
     labels = present_groups(partitioned.labels, present, prepared.matrix, roles.k, units)
     facts = dict(partitioned.method_facts)
     return dataclasses.replace(partitioned, labels=labels, lower_bound=None, method_facts=facts)
+
+
+def note_missing(audit, prepared: Prepared, partitioned: Partitioned, roles: Roles):
+    """The run's audit with, when QI values are missing, their count and the published values that
+    are means over fewer than k present values (``missing_values.thin_cells``: 0 unless a
+    variable has fewer than k present values in a stratum) in its context, and a warning when
+    there are such values. The audit itself when nothing is missing."""
+    from ..missing_values import thin_cells
+
+    present = ~np.isnan(prepared.Z)
+    if present.all():
+        return audit
+    thin = thin_cells(partitioned.labels, present, roles.k)
+    warnings = audit.warnings
+    if thin:
+        warnings = warnings + (
+            f"{thin} published values are means over fewer than {roles.k} present values (a "
+            "variable with fewer than k present values in a stratum): declare its missing "
+            "values, leave it out, or merge the strata",
+        )
+    return dataclasses.replace(
+        audit,
+        warnings=warnings,
+        context={
+            **audit.context,
+            "missing_values": int((~present).sum()),
+            "means_below_k_present": int(thin),
+        },
+    )
