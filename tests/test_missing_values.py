@@ -163,7 +163,7 @@ def test_the_sums_of_squares_are_over_present_values():
     assert res.sse == pytest.approx(float(np.nansum((Z - Zp) ** 2)))
 
 
-def test_csv_blank_and_declared_tokens_come_out_as_they_went_in(tmp_path):
+def test_csv_blank_and_declared_tokens_come_out_as_they_went_in(tmp_path, capsys):
     df = survey(2, 60)
     text = df.to_csv(index=False)  # blank fields for the missing values
     lines = text.splitlines()
@@ -188,6 +188,10 @@ def test_csv_blank_and_declared_tokens_come_out_as_they_went_in(tmp_path):
     back = io.read(out, missing=("NA",)).frame
     published = back[COLUMNS]
     assert key_frequencies(published, COLUMNS, 3, missing="wildcard").is_k_anonymous
+    capsys.readouterr()
+    assert main(["evaluate", str(src), str(out)]) == 0  # read as the manifest says: NA missing
+    said = capsys.readouterr()
+    assert "(age, income, hours): 3-anonymous" in said.out and "differ" not in said.err
 
 
 @pytest.mark.parametrize("suffix", ["parquet", "dta"])
@@ -215,3 +219,41 @@ def test_a_default_cli_protect_of_a_survey_with_missing_values_succeeds(tmp_path
     said = capsys.readouterr().out
     assert "missing values:" in said and "at least 3 present values" in said
     assert main(["evaluate", str(src), str(out)]) == 0
+
+
+class _Events:
+    def __init__(self):
+        self.events = []
+
+    def send(self, event):
+        self.events.append(event)
+
+
+def test_the_app_run_publishes_measures_and_reports_a_survey_with_missing_values(tmp_path):
+    from microagg.app import protect_worker, runspec
+
+    src = tmp_path / "survey.csv"
+    df = survey(12, 90)
+    df.to_csv(src, index=False)
+    spec = runspec.RunSpec.of(str(src), src.name, k=3, method="mdav", columns=COLUMNS)
+    events = _Events()
+    protect_worker.worker(spec, str(tmp_path), 1, events)
+    assert events.events[-1][0] == "done", events.events[-1]
+    served = protect_worker.published_path(tmp_path, 1, spec)
+    back = pd.read_csv(served)
+    assert back[COLUMNS].isna().equals(df[COLUMNS].isna())
+    report = (tmp_path / "run-1.html").read_text()
+    assert report.count("<html") == 1 and "nan" not in report  # figures over complete records
+
+
+def test_explore_runs_and_audits_a_survey_with_missing_values():
+    df = survey(13, 90)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        found = microagg.explore(
+            df, k=[3, 4], methods=["mdav", "kward"], columns=COLUMNS, continuous=COLUMNS
+        )
+    assert [r.status for r in found.runs] == ["ok"] * 4
+    for r in found.runs:
+        assert r.figures["risk"]["key_records_below_k"] == 0
+        assert r.figures["run"]["sst"] == pytest.approx(df[COLUMNS].notna().to_numpy().sum())
