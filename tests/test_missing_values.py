@@ -258,3 +258,21 @@ def test_explore_runs_and_audits_a_survey_with_missing_values():
     for r in found.runs:
         assert r.figures["risk"]["key_records_below_k"] == 0
         assert r.figures["run"]["sst"] == pytest.approx(df[COLUMNS].notna().to_numpy().sum())
+
+
+def test_spss_user_missing_codes_in_a_qi_are_missing_and_written_back_as_they_were(tmp_path):
+    pyreadstat = pytest.importorskip("pyreadstat")
+    df = survey(5, 60)
+    df["hours"] = df["hours"].fillna(99)  # 99 = "no work", declared user-missing
+    src, out = tmp_path / "in.sav", tmp_path / "out.sav"
+    pyreadstat.write_sav(df, src, missing_ranges={"hours": [99]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = microagg.protect(src, out, k=3, columns=COLUMNS, continuous=COLUMNS)
+    back, _ = pyreadstat.read_sav(out, user_missing=True)
+    assert (back["hours"] == 99).tolist() == (df["hours"] == 99).tolist()
+    assert back["income"].isna().tolist() == df["income"].isna().tolist()
+    assert res.audit.context["missing_values"] == int((df["hours"] == 99).sum()) + int(
+        df["income"].isna().sum()
+    )
+    assert res.audit.group("risk")["key_records_below_k"] == 0
