@@ -126,8 +126,9 @@ def _coded_columns(frame, value_labels: dict) -> list:
 
 def _pipeline_view(frame, ranges: dict):
     """The frame the pipeline sees: SPSS user-missing values (``ranges``) become missing there (a
-    QI holding them is then an error), and decimal columns (Parquet decimal128, read as Python
-    Decimals) are float64 numbers there, while the file is written from the original values."""
+    continuous QI keeps them missing, written back as the codes they were), and decimal columns
+    (Parquet decimal128, read as Python Decimals) are float64 numbers there, while the file is
+    written from the original values."""
     decimals = [c for c in frame.columns if _is_decimal_column(frame[c])]
     if not ranges and not decimals:
         return frame
