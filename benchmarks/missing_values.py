@@ -19,7 +19,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
 from _common import md_table, write_results
 from sdcmicro_parity import LOADER, build
 
