@@ -276,3 +276,38 @@ def test_spss_user_missing_codes_in_a_qi_are_missing_and_written_back_as_they_we
         df["income"].isna().sum()
     )
     assert res.audit.group("risk")["key_records_below_k"] == 0
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"distance": "mahalanobis"},
+        {"distance": "robust"},
+        {"weights": [1.0, 2.0, 3.0]},
+        {"standardize": False},
+        {"block_size": 40},
+    ],
+)
+def test_run_options_keep_the_missing_values_promise(options):
+    df = survey(21, 120)
+    _check_published(df, _run(df, 3, **options), 3)
+
+
+@pytest.mark.parametrize("options", [{"aggregation": "median"}, {"sample_weight": "w"}])
+def test_other_representatives_are_over_present_values(options):
+    df = survey(22, 90)
+    df["w"] = np.random.default_rng(1).uniform(1, 5, len(df))
+    res = _run(df, 3, **options)
+    assert res.data[COLUMNS].isna().equals(df[COLUMNS].isna())
+    w = df["w"].to_numpy() if "sample_weight" in options else np.ones(len(df))
+    for c in COLUMNS:
+        present = df[c].notna().to_numpy()
+        for g in np.unique(res.labels[present]):
+            members = present & (res.labels == g)
+            assert members.sum() >= 3
+            x, got = df[c].to_numpy(float)[members], res.data[c].to_numpy(float)[members]
+            if "sample_weight" in options:  # the weighted mean of the present values
+                want = np.average(x, weights=w[members])
+            else:  # a median of the present values lies among them
+                want = got[0] if x.min() <= got[0] <= x.max() else np.nan
+            np.testing.assert_allclose(got, want, rtol=1e-9)

@@ -402,6 +402,10 @@ def method_matrix(emb: Embedding, distance: str, seed: int | None = 0) -> tuple[
         raise InputError(
             f"distance={distance!r} needs continuous quasi-identifier columns; all are categorical"
         )
-    W, lam = whiten(base[:, where], distance, seed)
+    # with missing values, the covariance of the records that have every continuous QI (the
+    # placed values would inflate it); all records when too few are complete
+    complete = ~np.isnan(emb.matrix[:, where]).any(axis=1)
+    fit = None if complete.all() or complete.sum() <= 2 * len(where) else np.flatnonzero(complete)
+    W, lam = whiten(base[:, where], distance, seed, fit_rows=fit)
     rest = np.setdiff1d(np.arange(base.shape[1]), where)
     return np.ascontiguousarray(np.hstack([W, base[:, rest]])), min(lam, 1.0)
