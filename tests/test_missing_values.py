@@ -311,3 +311,18 @@ def test_other_representatives_are_over_present_values(options):
             else:  # a median of the present values lies among them
                 want = got[0] if x.min() <= got[0] <= x.max() else np.nan
             np.testing.assert_allclose(got, want, rtol=1e-9)
+
+
+def test_polars_and_pyarrow_frames_get_their_missing_values_back_as_nulls():
+    pl = pytest.importorskip("polars")
+    pa = pytest.importorskip("pyarrow")
+    df = survey(3, 60)
+    for native in (pl.from_pandas(df), pa.Table.from_pandas(df)):
+        out = _run(native, 3).data
+        for c in COLUMNS:
+            nulls = (
+                out[c].null_count() if isinstance(out, pl.DataFrame) else out.column(c).null_count
+            )
+            assert nulls == int(df[c].isna().sum())
+        if isinstance(out, pl.DataFrame):
+            assert int(out["income"].is_nan().sum()) == 0  # null, not NaN
