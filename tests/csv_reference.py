@@ -485,6 +485,11 @@ def csv_bytes(table: Table, published: dict, gz: bool, sep: str | None = None) -
                 if numeric
                 else str(v)
             )
+            # a number missing in the input too (spaces, a declared token) keeps its text
+            read = _unquote(f)
+            tokens = {str(t).strip() for t in getattr(meta, "missing", ())}
+            if numeric and is_missing(v) and read and (not read.strip() or read.strip() in tokens):
+                text = read
             if f.startswith(q) or sep in text or q in text or "\n" in text or "\r" in text:
                 text = q + text.replace(q, q + q) + q
             records[i][j] = text

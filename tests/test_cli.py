@@ -677,7 +677,8 @@ def test_methods_lists_registry(capsys):
         (["protect", "{src}", "-o", "{src}", "-k", "3"], "over the input"),
         (["protect", "{src}", "-o", "{out}"], "required"),
         (["protect", "{empty}", "-o", "{out}", "-k", "3"], "empty"),
-        (["protect", "{nan}", "-o", "{out}", "-k", "2"], "AGI (1 rows)"),
+        # a missing value: accepted in a continuous QI, an error in a categorical one
+        (["protect", "{nan}", "-o", "{out}", "-k", "2", "--categorical", "AGI"], "AGI (1 rows)"),
     ],
 )
 def test_bad_input_exit_2_one_line_nothing_written(census_csv, tmp_path, args, needle, capsys):

@@ -108,11 +108,13 @@ def _microaggregate(data, options: dict, params: dict) -> Result:
     prepared = pipeline.prepare(source, roles, run)
     with channel(run.progress, run.time_limit, f"microagg {run.method}") as report:
         partitioned = pipeline.partition(source, roles, prepared, run, deadline, report)
+    partitioned = pipeline.cover_missing(prepared, partitioned, roles)
     partitioned = pipeline.partitioned_stages(source, roles, prepared, partitioned, run)
     published = pipeline.publish(source, roles, prepared, partitioned, run)
     audit, publication, bound = pipeline.measure(
         source, roles, prepared, partitioned, published, run
     )
+    audit = pipeline.note_missing(audit, prepared, partitioned, roles)
     if (
         deadline.time_cut
     ):  # the clock, not the work done, ended the run: another load gives another file

@@ -405,9 +405,13 @@ def _check_named_column(c, col, missing: set) -> None:
 _EXACT_INTEGERS = 2**53
 
 
-def quasi_identifiers(df: pd.DataFrame, columns: list, missing=()) -> np.ndarray:
-    """QI values as float64 (n, d); NaN or inf is an error naming the column and row count, and so
-    are integers beyond 2**53 (float64 cannot hold them exactly: distinct values would merge)."""
+def quasi_identifiers(
+    df: pd.DataFrame, columns: list, missing=(), allow_missing: bool = False
+) -> np.ndarray:
+    """QI values as float64 (n, d); inf is an error naming the column and row count, and so is NaN
+    unless ``allow_missing`` (a missing value: an empty cell, NA or a ``missing`` token, kept as
+    NaN), and so are integers beyond 2**53 (float64 cannot hold them exactly: distinct values
+    would merge)."""
     missing = {str(t).strip() for t in missing or ()}
     n = len(df)
     X = np.empty((n, len(columns)), dtype=np.float64)
@@ -439,12 +443,11 @@ def quasi_identifiers(df: pd.DataFrame, columns: list, missing=()) -> np.ndarray
                         f"quasi-identifier column {c} is not numeric: row {i + 1} holds {shown(v)}"
                     )
                 X[i, j] = float(value) if is_number else np.nan
-    bad = ~np.isfinite(X)
+    bad = np.isinf(X) if allow_missing else ~np.isfinite(X)
     if bad.any():
         parts = [
             f"{columns[j]} ({int(bad[:, j].sum())} rows)" for j in np.flatnonzero(bad.any(axis=0))
         ]
-        raise InputError(
-            "missing or infinite values in quasi-identifier column(s): " + ", ".join(parts)
-        )
+        what = "infinite values" if allow_missing else "missing or infinite values"
+        raise InputError(f"{what} in quasi-identifier column(s): " + ", ".join(parts))
     return X

@@ -292,7 +292,9 @@ class Embedding:
             if c not in frame.columns:
                 raise InputError(f"quasi-identifier column {c} is missing from the protected file")
             if self.kinds[c] == "continuous":
-                numeric[:, self.numeric_columns.index(c)] = quasi_identifiers(frame, [c])[:, 0]
+                numeric[:, self.numeric_columns.index(c)] = quasi_identifiers(
+                    frame, [c], allow_missing=True
+                )[:, 0]
                 continue
             s = frame[c]
             values = s.astype(object) if isinstance(s.dtype, pd.CategoricalDtype) else s
@@ -329,7 +331,9 @@ class Embedding:
 def embed(
     df: pd.DataFrame, cols: list, kinds: dict, standardize: bool = True, levels=None, missing=()
 ) -> Embedding:
-    """Build the Embedding of ``df[cols]``; missing values are an InputError naming the columns.
+    """Build the Embedding of ``df[cols]``. A missing value of a continuous column (an empty
+    cell, NA or a ``missing`` token) stays NaN in ``numeric`` and ``matrix`` (the methods group on
+    ``missing_values.grouping_matrix``); one of a categorical column is an InputError naming it.
 
     levels: column -> declared levels (lowest first) of ordinal columns, overriding ``_levels``;
     a value outside them is an InputError.
@@ -337,7 +341,11 @@ def embed(
     declared = {c: v for c, v in (levels or {}).items() if v is not None}
     categorical = [c for c in cols if kinds[c] != "continuous"]
     continuous = [c for c in cols if kinds[c] == "continuous"]
-    X = quasi_identifiers(df, continuous, missing) if continuous else np.empty((len(df), 0))
+    X = (
+        quasi_identifiers(df, continuous, missing, allow_missing=True)
+        if continuous
+        else np.empty((len(df), 0))
+    )
     tokens = {str(t).strip() for t in missing or ()}
     levels, code_cols, missing = {}, [], []
     for c in categorical:
@@ -403,13 +411,20 @@ def method_matrix(emb: Embedding, distance: str, seed: int | None = 0) -> tuple[
     embedding itself (f = 1). Otherwise the continuous part is replaced by its whitened version
     (``whitening.whiten``; ordinal and nominal parts unchanged) and f = min(λ_min, 1).
     """
+    from .missing_values import grouping_matrix
+
+    base = grouping_matrix(emb.matrix)  # missing values placed for the grouping only
     if WHITENINGS[distance].identity:
-        return emb.matrix, 1.0
+        return base, 1.0
     where = emb.continuous_positions()
     if where.size == 0:
         raise InputError(
             f"distance={distance!r} needs continuous quasi-identifier columns; all are categorical"
         )
-    W, lam = whiten(emb.matrix[:, where], distance, seed)
-    rest = np.setdiff1d(np.arange(emb.matrix.shape[1]), where)
-    return np.ascontiguousarray(np.hstack([W, emb.matrix[:, rest]])), min(lam, 1.0)
+    # with missing values, the covariance of the records that have every continuous QI (the
+    # placed values would inflate it); all records when too few are complete
+    complete = ~np.isnan(emb.matrix[:, where]).any(axis=1)
+    fit = None if complete.all() or complete.sum() <= 2 * len(where) else np.flatnonzero(complete)
+    W, lam = whiten(base[:, where], distance, seed, fit_rows=fit)
+    rest = np.setdiff1d(np.arange(base.shape[1]), where)
+    return np.ascontiguousarray(np.hstack([W, base[:, rest]])), min(lam, 1.0)

@@ -48,7 +48,12 @@ def give_back(native: Any, protected, changed: list) -> Any:
     for name in changed:
         values = protected[name]
         dtype = schema[name]
-        if (
+        missing = values.dtype.kind == "f" and bool(values.isna().any())
+        if missing:  # a missing value (kept missing, or a suppressed key) is the library's null
+            listed = [None if v != v else v for v in values.to_numpy(dtype=np.float64).tolist()]
+            kind = nw.Float64() if not dtype.is_float() else dtype
+            series = nw.new_series(name, listed, kind, backend=namespace)
+        elif (
             values.dtype.kind == "f" and not dtype.is_float()
         ):  # means of integers (or recoded codes)
             series = nw.new_series(

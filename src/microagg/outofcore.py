@@ -336,7 +336,11 @@ def _with_notes(summary: dict, run, deadline, found) -> dict:
 def _values(df, cols) -> np.ndarray:
     X = df[cols].to_numpy(dtype=np.float64)
     if not np.isfinite(X).all():
-        raise InputError("quasi-identifier columns contain missing or infinite values")
+        raise InputError(
+            "quasi-identifier columns contain missing or infinite values: the out-of-core mode "
+            "does not take missing values; protect the file in memory (without --out-of-core), "
+            "which keeps them missing"
+        )
     return X
 
 

@@ -114,10 +114,16 @@ def group_sse(X: np.ndarray, labels: np.ndarray) -> np.ndarray:
 
 def sst(X: np.ndarray, centre: np.ndarray | None = None) -> float:
     """Total sum of squares about the overall mean, or about ``centre`` when given (summed chunk
-    by chunk out of core, about the global mean)."""
+    by chunk out of core, about the global mean); a missing value (NaN) adds nothing, and the
+    mean is over the present values."""
     X = np.asarray(X, dtype=np.float64)
     if X.ndim == 1:
         X = X[:, None]
+    if np.isnan(X).any():  # missing values: over the present ones, about their mean
+        if centre is None:
+            present = ~np.isnan(X)
+            centre = np.where(present, X, 0.0).sum(axis=0) / np.maximum(present.sum(axis=0), 1)
+        return float(np.nansum((X - centre) ** 2))
     return float(np.sum((X - (X.mean(axis=0) if centre is None else centre)) ** 2))
 
 

@@ -499,12 +499,21 @@ def render_report(result, original, settings: dict | None = None, *, p: float = 
 
 def _figures_html(result, X, Xp, names) -> str:
     """The figures: group sizes, original against protected on the first two principal components
-    (z-scores of the original), the correlation matrices before and after."""
+    (z-scores of the original), the correlation matrices before and after; with missing values,
+    on the records whose every QI is present (the audit's complete records)."""
+    complete = ~(np.isnan(X).any(axis=1) | np.isnan(Xp).any(axis=1))
+    whole = len(X)
+    if not complete.all():
+        X, Xp = X[complete], Xp[complete]
     zscale = Standardizer.fit(X, warn=False)
     scatter, shown = _svg_scatter(zscale.transform(X), zscale.transform(Xp))
     scatter_note = (
-        "" if shown == len(X) else f" ({shown} of {len(X)} records shown, chosen at random)"
+        "" if shown == whole else f" ({shown} of {whole} records shown, chosen at random)"
     )
+    if len(X) < whole:
+        scatter_note = (
+            f" ({shown} of the {len(X)} records with every quasi-identifier present, of {whole})"
+        )
     sizes = result.all_group_sizes
     return f"""<h2>Figures</h2>
 <figure id="fig-group-sizes">{_svg_histogram(sizes, result.k)}

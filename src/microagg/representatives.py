@@ -273,6 +273,22 @@ def mode_category(
     return out
 
 
+def _over_present(x, labels, aggregation, arguments, weights) -> np.ndarray:
+    """Each record's value of one continuous column replaced by its group's representative over
+    the group's present values; a missing value (NaN) stays missing."""
+    present = ~np.isnan(x)
+    if present.all():
+        return continuous(x[:, None], labels, aggregation, arguments, weights)[labels, 0]
+    out = np.full(len(x), np.nan)
+    if not present.any():
+        return out
+    groups, inside = np.unique(labels[present], return_inverse=True)
+    w = None if weights is None else np.asarray(weights)[present]
+    values = continuous(x[present][:, None], inside, aggregation, arguments, w)[:, 0]
+    out[present] = values[inside]
+    return out
+
+
 def publish(
     emb,
     labels: np.ndarray,
@@ -282,7 +298,8 @@ def publish(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(numeric, codes) a run publishes for ``embedding.Embedding`` emb, one row per record.
 
-    Continuous columns: ``aggregation``; ordinal ranks: the median category; nominal codes: the
+    Continuous columns: ``aggregation`` over the group's present values (a missing value stays
+    missing: ``missing_values``); ordinal ranks: the median category; nominal codes: the
     mode (all weighted by ``weights``). 2-D labels (one partition per column) are accepted for
     continuous columns only.
     """
@@ -300,8 +317,7 @@ def publish(
     for j, c in enumerate(emb.numeric_columns):
         if emb.kinds[c] == "continuous":
             col_labels = labels[:, emb.columns.index(c)] if labels.ndim == 2 else labels
-            groups = continuous(base[:, [j]], col_labels, aggregation, arguments, weights)
-            numeric[:, j] = groups[col_labels, 0]
+            numeric[:, j] = _over_present(base[:, j], col_labels, aggregation, arguments, weights)
     if safe:
         numeric = emb.scaler.inverse(numeric)
     for j, c in enumerate(emb.numeric_columns):

@@ -339,6 +339,7 @@ class Result:
                 else f"groups per variable: sizes {a['group_size_min']}..{a['group_size_max']}"
             ),
         ]
+        lines.extend(self._missing_lines())
         if self.lower_bound is not None:
             lines.append(
                 f"lower bound {self.lower_bound_il:.4f}% (SSE {self.lower_bound:.6g}), gap"
@@ -361,6 +362,24 @@ class Result:
                 f"{TIME_CUT_NOTE} (bound the run by work, option work / --work, to reproduce it)"
             )
         return "\n".join(lines)
+
+    def _missing_lines(self) -> list[str]:
+        """Missing QI values, when there are: published missing, the means over present values
+        (``missing_values``)."""
+        context = self._run_audit.context
+        missing = context.get("missing_values")
+        if not missing:
+            return []
+        thin = context.get("means_below_k_present", 0)
+        where = (
+            f"every published mean is over at least {self.k} present values"
+            if not thin
+            else f"{thin} published values are means over fewer than {self.k} present values"
+        )
+        return [
+            f"missing values: {missing} QI values missing, published missing; group means over"
+            f" the present values, {where}; IL over the present values"
+        ]
 
     def _audit_lines(self) -> list[str]:
         return self._audit_lines_of(self.audit)

@@ -47,6 +47,8 @@ class Standardizer:
     ) -> Standardizer:
         X = np.asarray(X, dtype=np.float64)
         d = X.shape[1]
+        if len(X) and np.isnan(X).any():  # missing values: the moments of the present ones
+            return cls._fit_present(X, names, standardize, warn)
         constant_mask = (X == X[:1]).all(axis=0) if len(X) else np.ones(d, dtype=bool)
         constant = _constant_names(constant_mask, names, warn)
         if not standardize:
@@ -62,6 +64,31 @@ class Standardizer:
         std_u = U.std(axis=0)
         std_u = np.where(constant_mask | (std_u == 0), 1.0 / unit, std_u)
         return cls(U.mean(axis=0) * unit, std_u * unit, constant, unit)
+
+    @classmethod
+    def _fit_present(cls, X: np.ndarray, names, standardize: bool, warn: bool) -> Standardizer:
+        """``fit`` over the present (non-NaN) values of each column: a column is constant when its
+        present values are all equal (or none is present). Values beyond 1e±150 are pre-scaled as
+        in ``fit``."""
+        d = X.shape[1]
+        present = ~np.isnan(X)
+        first = np.array([X[present[:, j], j][0] if present[:, j].any() else 0.0 for j in range(d)])
+        constant_mask = ((X == first) | ~present).all(axis=0)
+        constant = _constant_names(constant_mask, names, warn)
+        if not standardize:
+            return cls(np.zeros(d), np.ones(d), constant, None)
+        peak = np.where(present.any(axis=0), np.nanmax(np.abs(np.where(present, X, 0.0)), 0), 1.0)
+        unit = None
+        if not np.all((peak < 1e150) & ((peak > 1e-150) | (peak == 0))):
+            unit = np.where(peak > 0, peak, 1.0)
+        U = X if unit is None else X / unit
+        counts = np.maximum(present.sum(axis=0), 1)
+        mean_u = np.where(present, U, 0.0).sum(axis=0) / counts
+        std_u = np.sqrt(np.where(present, (U - mean_u) ** 2, 0.0).sum(axis=0) / counts)
+        if unit is None:
+            return cls(mean_u, np.where(constant_mask | (std_u == 0), 1.0, std_u), constant, None)
+        std_u = np.where(constant_mask | (std_u == 0), 1.0 / unit, std_u)
+        return cls(mean_u * unit, std_u * unit, constant, unit)
 
     def transform(self, X: np.ndarray) -> np.ndarray:
         if self.unit is None:

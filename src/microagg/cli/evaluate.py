@@ -310,13 +310,18 @@ def _audit(orig, prot, prot_table, roles, aligned, seed):
     """The published file's audit (``measures.audit_files``), its keys as its reader groups them."""
     from .. import io
     from ..measures import audit_files
+    from ..measures.records import blank_as_missing
 
+    grouped = io.key_view(prot_table, roles.key_variables)
+    tokens = getattr(prot_table.meta, "missing", ()) or ()
+    if tokens:  # a CSV's declared missing tokens (a missing QI value kept as read) are missing
+        grouped = blank_as_missing(grouped, tokens)
     try:
         return audit_files(
             orig,
             prot,
             roles,
-            grouped=io.key_view(prot_table, roles.key_variables),
+            grouped=grouped,
             aligned=aligned,
             seed=seed,
             read_back=io.reader_name(prot_table),

@@ -279,7 +279,7 @@ def write(table: Table, path, published: dict, *, order=None, check=None) -> Pat
         table.meta.warn_lost(fmt, published)
     from .typed import published_frame
 
-    frame = published_frame(table.source_frame(), published)
+    frame = published_frame(table.source_frame(), published, table.frame)
     meta = table.meta if get_format(table.format).family == fmt.family else None
 
     def fill(tmp):
@@ -330,7 +330,20 @@ def key_view(table: Table, columns, written=None):
             {c: meta.grouped(index[c], given.get(c)) for c in columns}, columns=list(columns)
         )
     frame = table.original if table.original is not None else table.frame
-    return frame[list(columns)].reset_index(drop=True)
+    view = frame[list(columns)].reset_index(drop=True)
+    ranges = getattr(meta, "missing_ranges", None) or {}
+    if any(c in ranges for c in columns):  # an SPSS user-missing code is missing, as SPSS reads it
+        import numpy as np
+
+        from .typed import user_missing
+
+        view = view.copy()
+        for c in columns:
+            if c in ranges and pd.api.types.is_numeric_dtype(view[c].dtype):
+                x = view[c].to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
+                x[user_missing(x, ranges[c])] = np.nan
+                view[c] = x
+    return view
 
 
 def published_view(table: Table):

@@ -1,6 +1,7 @@
 """SPSS .sav / .zsav: read and written by pyreadstat with variable and value labels, formats,
 measures, user-missing values and ranges, display widths and notes. User-missing values are
-missing for the pipeline (a QI holding them is an error) and written back as they were."""
+missing for the pipeline (a continuous QI keeps them missing; a categorical QI holding them is
+an error) and written back as they were."""
 
 from __future__ import annotations
 

@@ -126,8 +126,9 @@ def _coded_columns(frame, value_labels: dict) -> list:
 
 def _pipeline_view(frame, ranges: dict):
     """The frame the pipeline sees: SPSS user-missing values (``ranges``) become missing there (a
-    QI holding them is then an error), and decimal columns (Parquet decimal128, read as Python
-    Decimals) are float64 numbers there, while the file is written from the original values."""
+    continuous QI keeps them missing, written back as the codes they were), and decimal columns
+    (Parquet decimal128, read as Python Decimals) are float64 numbers there, while the file is
+    written from the original values."""
     decimals = [c for c in frame.columns if _is_decimal_column(frame[c])]
     if not ranges and not decimals:
         return frame
@@ -215,12 +216,16 @@ def is_missing(v) -> bool:
     return v is None or (isinstance(v, float) and v != v)
 
 
-def published_frame(frame, published: dict):
+def published_frame(frame, published: dict, read=None):
     """A copy of ``frame`` with the QI columns replaced: the column's integer dtype is kept when
-    every published value is integral and fits it, else float64."""
+    every published value is integral and fits it, else float64. ``read``: the frame as the
+    pipeline read it; a published value missing where it was missing there too is written as
+    ``frame`` holds it (an SPSS user-missing code stays that code)."""
     import numpy as np
     import pandas as pd
 
+    if read is not None:
+        published = {c: _missing_as_read(frame, read, c, v) for c, v in published.items()}
     out = frame.copy()
     for name, values in published.items():
         dtype = frame[name].dtype
@@ -240,3 +245,24 @@ def published_frame(frame, published: dict):
                 continue
         out[name] = values
     return out
+
+
+def _missing_as_read(frame, read, name, values):
+    """``values`` with each missing value whose input was missing for the pipeline but is a
+    number in ``frame`` (an SPSS user-missing code) set back to that number."""
+    import numpy as np
+    import pandas as pd
+
+    if not is_numeric(values) or name not in read.columns:
+        return values
+    values = np.asarray(values, dtype=np.float64)
+    source = frame[name]
+    if not pd.api.types.is_numeric_dtype(source.dtype) or pd.api.types.is_bool_dtype(source.dtype):
+        return values
+    kept = source.to_numpy(dtype=np.float64, na_value=np.nan)
+    back = np.isnan(values) & read[name].isna().to_numpy() & ~np.isnan(kept)
+    if not back.any():
+        return values
+    values = values.copy()
+    values[back] = kept[back]
+    return values

@@ -47,11 +47,18 @@ class Comparison:
     published values."""
 
     def __init__(self, X, Xp, scaler=None, p: float = 10.0, published=None):
-        self.X, self.Xp = as_matrix(X), as_matrix(Xp)
-        if self.X.shape != self.Xp.shape:
+        self.X_all, self.Xp_all = as_matrix(X), as_matrix(Xp)
+        if self.X_all.shape != self.Xp_all.shape:
             raise InputError(
-                f"original and protected values differ in shape: {self.X.shape} and {self.Xp.shape}"
+                "original and protected values differ in shape: "
+                f"{self.X_all.shape} and {self.Xp_all.shape}"
             )
+        # missing values: IL, SSE and SST over the present values (``scaled``); the other figures
+        # over the complete records, those with every continuous QI present in both files
+        self.complete = ~(np.isnan(self.X_all).any(axis=1) | np.isnan(self.Xp_all).any(axis=1))
+        whole = bool(self.complete.all())
+        self.X = self.X_all if whole else self.X_all[self.complete]
+        self.Xp = self.Xp_all if whole else self.Xp_all[self.complete]
         self.scaler, self.p, self.published = scaler, float(p), published
 
     # what several measures share, computed once per comparison (an audit at 10^6 x 13 computed
@@ -59,7 +66,9 @@ class Comparison:
     @cached_property
     def scaled(self) -> tuple[np.ndarray, np.ndarray]:
         """Both files on the run's scale (``scaler``), else on the original's z-scores."""
-        return self.common if self.scaler is None else common_scale(self.X, self.Xp, self.scaler)
+        if self.scaler is None and self.X is self.X_all:
+            return self.common
+        return common_scale(self.X_all, self.Xp_all, self.scaler)
 
     @cached_property
     def common(self) -> tuple[np.ndarray, np.ndarray]:
@@ -105,13 +114,14 @@ class Comparison:
     @cached_property
     def published_frequencies(self):
         """Frequencies of the published QI combinations, every kind (``published``)."""
-        return key_frequencies(self.published, list(self.published.columns), 1)
+        # a missing value matches any value (sdcMicro's freqCalc; the read-back check's rule)
+        return key_frequencies(self.published, list(self.published.columns), 1, missing="wildcard")
 
     @property
     def sse(self) -> float:
         """Squared distance of the protected values to the originals, on the common scale."""
         Z, Zp = self.scaled
-        return float(np.sum((Z - Zp) ** 2))
+        return float(np.nansum((Z - Zp) ** 2))  # a missing value (in both files) adds nothing
 
     @property
     def sst(self) -> float:

@@ -70,7 +70,11 @@ ROW_ORDER_SAMPLE = 100_000
 def _floats(frame, columns) -> np.ndarray:
     from ..columns import quasi_identifiers
 
-    return quasi_identifiers(frame, list(columns)) if columns else np.empty((len(frame), 0))
+    return (
+        quasi_identifiers(frame, list(columns), allow_missing=True)
+        if columns
+        else np.empty((len(frame), 0))
+    )
 
 
 def embedding_key(roles: AuditRoles) -> tuple:
@@ -155,7 +159,7 @@ class FileAudit(Comparison):
         if not emb.categorical_columns and list(emb.numeric_columns) == list(self.roles.continuous):
             # every QI continuous, in this order: the embedding of the published values is their
             # z-scores (``Embedding.embed``), and ``Xp`` holds those values already
-            return emb.matrix, np.ascontiguousarray(emb.scaler.transform(self.Xp))
+            return emb.matrix, np.ascontiguousarray(emb.scaler.transform(self.Xp_all))
         return emb.matrix, emb.embed(*emb.values_of(self.published_frame))
 
     # --- disclosure ------------------------------------------------------------------------------
@@ -228,9 +232,8 @@ class FileAudit(Comparison):
 
     @cached_property
     def published_rows(self) -> np.ndarray:
-        if set(self.roles.continuous) == set(
-            self.roles.columns
-        ):  # every QI continuous: the same records
+        if set(self.roles.continuous) == set(self.roles.columns) and self.X is self.X_all:
+            # every QI continuous and none missing: the same records
             return self.published_frequencies.combination
         return Comparison.published_rows.func(self)
 

@@ -36,7 +36,15 @@ class RunInputs:
         self.proven, self.bound_factor, self.weights, self.Zw = bound, bound_factor, weights, Zw
 
     @cached_property
+    def missing(self) -> bool:
+        """Whether QI values are missing (NaN in Z and, at the same places, in Zp): the sums of
+        squares are then over the present values (``missing_values``)."""
+        return bool(np.isnan(self.Z).any())
+
+    @cached_property
     def sse(self) -> float:
+        if self.missing:  # the published values are the group means over the present values
+            return float(np.nansum((self.Z - self.Zp) ** 2))
         if self.published_are_means:
             return sse(self.Z, self.labels)
         return float(
@@ -87,6 +95,9 @@ class RunInputs:
     def weighted_information_loss(self) -> float | None:
         if self.weights is None:
             return None
+        if self.missing:  # over the present values (Zw holds the grouping's placed values)
+            w_sse = float(np.nansum(self.weights * (self.Z - self.Zp) ** 2))
+            return il_percent(w_sse, sst(self.Z * np.sqrt(self.weights)))
         w_sse = (
             sse(self.Zw, self.labels)
             if self.published_are_means

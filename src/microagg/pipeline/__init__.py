@@ -9,6 +9,8 @@ loading and before any method starts); ``prepare`` builds the matrix the method 
 missing values, z-scores, the Gower-type embedding, the distance whitening, variable weights);
 ``partition`` runs the method (inside each stratum, in blocks in the partitioned mode), after
 checking its parameters against each part (``MethodInfo.check_params_vs_input``);
+``cover_missing`` merges groups where QI values are missing, so that every published mean is over
+at least k present values (``missing_values``);
 ``publish`` computes what each group publishes (``representatives``) in the input's own kind,
 then runs the run options' own stages on the published values (``Param.stage``,
 ``PublishedValues``);
@@ -39,6 +41,7 @@ from .parts import (
     Roles,
     Source,
 )
+from .present import cover_missing, note_missing
 from .stages import partitioned_stages
 
 __all__ = [
@@ -55,6 +58,8 @@ __all__ = [
     "check_params_vs_input",
     "prepare",
     "partition",
+    "cover_missing",
+    "note_missing",
     "publish",
     "measure",
     "audit_roles",

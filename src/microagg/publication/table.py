@@ -42,7 +42,9 @@ class _ReadBack:
 
         self.table, self.read_options = table, read_options
         # an empty CSV field is a missing value: after local suppression it matches any value
-        self.keys = blank_as_missing(io.key_view(table, keys, written))
+        # (and so is a declared missing token: a missing QI value is written as it was read)
+        tokens = read_options.get("missing", ())
+        self.keys = blank_as_missing(io.key_view(table, keys, written), tokens)
         self.reader = io.reader_name(table)
 
 
@@ -266,14 +268,15 @@ def _read_back(tmp, fmt, table, out: Path, keys, written=None) -> _ReadBack:
 
 
 def _verify(back: _ReadBack, table, res, out: Path):
-    """Every combination of the QIs and strata occurs at least k times as the reader groups them
-    (a method that groups each variable on its own is not k-anonymous on the combination by
-    design: its summary says so, and the audit counts the records). Returns the frequencies
-    counted (the audit's, when the key variables are these)."""
+    """Every combination of the QIs and strata occurs at least k times as the reader groups them,
+    a missing value matching any value (a method that groups each variable on its own is not
+    k-anonymous on the combination by design: its summary says so, and the audit counts the
+    records). Returns the frequencies counted (the audit's, when the key variables are these)."""
     from ..measures.records import key_frequencies
 
     guaranteed = list(dict.fromkeys([*res.audit_roles.columns, *res.audit_roles.strata]))
-    found = key_frequencies(back.keys, guaranteed, res.k)
+    # a missing QI value (published missing, as it was) matches any value (sdcMicro's freqCalc)
+    found = key_frequencies(back.keys, guaranteed, res.k, missing="wildcard")
     if not found.is_k_anonymous and not res.per_variable:
         raise InputError(
             f"{out.name}, read back ({back.reader}), is not {res.k}-anonymous on "

@@ -44,6 +44,7 @@ class CsvMeta(Meta):
     # columns whose every field is a plain integer (a sign and digits, no leading zero), found as
     # the reader parsed them: still so in any order or head of the records
     plain_integers: frozenset = frozenset()
+    missing: tuple = ()  # the tokens read as missing values (``missing``): read back alike
     # column j -> (the writer's Written, what ``as_written`` found): checked once per column
     checked: dict = field(default_factory=dict, repr=False, compare=False)
 
@@ -156,6 +157,8 @@ class CsvMeta(Meta):
         return frame
 
     def read_options(self) -> dict:
+        if self.missing:  # a missing QI value is written back as the token it was read from
+            return {"decimal": self.dialect.decimal, "missing": tuple(self.missing)}
         return {"decimal": self.dialect.decimal}
 
     def head(self, rows: int) -> CsvMeta:

@@ -34,6 +34,7 @@ def read(p: Path, *, missing=(), sep=None, decimal=None, encoding=None, written=
     buf, dialect, cr_only = _text(p, encoding)
     dialect.sep = sep or sniff_sep(head_text(buf))
     meta, header = _scanned(buf, dialect, cr_only, p)
+    meta.missing = missing
     if decimal is None:
         spans = meta.spans  # the first 200 rows' texts: what the sniffer sees
         heads = [

@@ -11,7 +11,7 @@ from ...errors import InputError
 from ..table import Table
 from ..typed import is_missing, is_numeric
 from .dialect import INTEGER
-from .fields import distinct_texts, object_array, text_buffers
+from .fields import distinct_texts, field_texts, object_array, text_buffers
 from .meta import CsvDialect, CsvMeta
 
 
@@ -107,6 +107,34 @@ def _published_texts(values, integer: bool, numeric: bool, d: CsvDialect, sep: s
 NUMBER_TEXT_CHARACTERS = frozenset("0123456789.,+-eEinfa")
 
 
+def _missing_as_read(meta: CsvMeta, j: int, codes, texts, wrap, sep: str):
+    """(codes, texts, wrap) with each missing published value (the empty text, the last) whose
+    input field was missing too (blank, spaces, or a declared ``missing`` token) written as that
+    field's text: a missing QI value comes out as it went in, byte for byte."""
+    import numpy as np
+    import pyarrow as pa
+
+    empty = len(texts) - 1
+    rows = np.flatnonzero(codes == empty)
+    if not rows.size:
+        return codes, texts, wrap
+    tokens = {str(t).strip() for t in meta.missing}
+    starts, ends = meta.field_bounds(j)
+    read = field_texts(meta, np.ascontiguousarray(starts[rows]), np.ascontiguousarray(ends[rows]))
+    keep = [i for i, t in enumerate(read.tolist()) if t and (not t.strip() or t.strip() in tokens)]
+    if not keep:
+        return codes, texts, wrap
+    distinct = sorted({read[i] for i in keep})
+    at = {t: empty + 1 + i for i, t in enumerate(distinct)}
+    codes = codes.copy()
+    codes[rows[keep]] = [at[read[i]] for i in keep]
+    q = meta.dialect.quotechar
+    extra = pa.array([t.replace(q, q + q) for t in distinct], pa.string())
+    needs = [sep, q, "\n", "\r"]
+    quoted = np.array([any(piece in t for piece in needs) for t in distinct], dtype=bool)
+    return codes, pa.concat_arrays([texts, extra]), np.concatenate([wrap, quoted])
+
+
 def _contains(texts, piece: str):
     import pyarrow.compute as pc
 
@@ -178,6 +206,8 @@ def _write_csv(stream, table: Table, published: dict, gz: bool, sep: str | None 
         numeric = is_numeric(values)
         integer = numeric and _integer_texts(meta, j)
         column_codes, texts, wrap = _published_texts(values, integer, numeric, d, sep)
+        if numeric:  # a value missing in the input stays as the input wrote it
+            column_codes, texts, wrap = _missing_as_read(meta, j, column_codes, texts, wrap, sep)
         written[name] = Written(column_codes, texts)
         codes[c] = np.arange(base, base + rows, dtype=np.int32)
         base += rows
