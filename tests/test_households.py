@@ -336,3 +336,27 @@ def test_households_sharing_counts_a_missing_qi_or_key_as_any_value(data, k):
     below = truth < k
     np.testing.assert_array_equal(found[below], truth[below])  # exact below k
     assert found.min() == truth.min()
+
+
+@SETTINGS
+@given(households=st.integers(15, 40), seed=st.integers(0, 10_000), k=st.integers(2, 4))
+def test_missing_person_incomes_with_households_publish_k_households_and_stay_missing(
+    households, seed, k
+):
+    """Children's incomes missing (EU-SILC's py* are asked of persons aged 16 and over): the
+    household-aware run accepts them, publishes them missing, and every combination, a missing
+    value matching any value, still comes from at least k households."""
+    df = _survey(households, seed)
+    df.loc[df["age"] < 16, ["py010", "py090"]] = np.nan
+    columns = HOUSEHOLD_LEVEL[:2] + ["py010", "py090"]
+    res = microagg.microaggregate(df, k=k, columns=columns, household="db030")
+    published = res.data
+    pd.testing.assert_frame_equal(
+        published[["py010", "py090"]].isna(), df[["py010", "py090"]].isna()
+    )
+    level = list(res.audit_roles.household_level)
+    for c in level:
+        assert (published.groupby("db030")[c].nunique(dropna=False) == 1).all(), c
+    complete = [c for c in columns if not df[c].isna().any()]
+    gappy = [c for c in columns if df[c].isna().any()]
+    assert _households_sharing(published, complete, gappy, "db030").min() >= k

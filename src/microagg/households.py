@@ -92,7 +92,7 @@ def households_of(frame, columns, qi_columns, kinds, declared, sample_weights) -
 def _comparable(frame, column, kind: str, quasi_identifiers) -> np.ndarray:
     """A QI column's values as floats that are equal where the values are (NaN: missing)."""
     if kind == "continuous":
-        return quasi_identifiers(frame, [column])[:, 0]
+        return quasi_identifiers(frame, [column], allow_missing=True)[:, 0]
     import pandas as pd
 
     found = pd.factorize(frame[column], use_na_sentinel=True)[0].astype(np.float64)
