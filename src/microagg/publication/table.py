@@ -71,6 +71,7 @@ def publish_table(
     progress=None,
     progress_context=None,
     init_labels=None,
+    confirm=None,
 ):
     """Run the pipeline on the input read and publish its file (see :func:`protect`)."""
     table, options = opened.table, opened.options
@@ -102,6 +103,7 @@ def publish_table(
         opened.read_options,
         command,
         embedding,
+        confirm,
     )
     return res
 
@@ -176,7 +178,17 @@ def manifest_command(input_name: str, output_name: str, options: dict, params: d
 
 
 def _write_all(
-    table, targets: Targets, res, run, order, options, params, read_options, command, embedding
+    table,
+    targets: Targets,
+    res,
+    run,
+    order,
+    options,
+    params,
+    read_options,
+    command,
+    embedding,
+    confirm=None,
 ) -> PublishedFile:
     """Write the output (in ``order``), read it back, verify it, audit it (``embedding``: the
     run's of the original, or None), then the side files; everything lands together or nothing
@@ -237,6 +249,8 @@ def _write_all(
                 command,
                 published,
             )
+            if confirm is not None:  # a replay checked against its manifest before anything lands
+                confirm(doc)
             staged.append(
                 (landing.stage_text(targets.manifest, landing.manifest_text(doc)), targets.manifest)
             )
