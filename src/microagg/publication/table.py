@@ -209,16 +209,7 @@ def _write_all(
         )
         published = _published_file(targets, back, res, table, order)
         box["published"] = published
-        if published.other_sheets:
-            import warnings
-
-            warnings.warn(
-                f"{targets.output.name}: the workbook's other sheet(s) "
-                f"{', '.join(map(repr, published.other_sheets))} are published as they came in, "
-                "unprotected",
-                UserWarning,
-                stacklevel=2,
-            )
+        _warn_other_sheets(targets, published)
         if targets.report is not None:
             staged.append(
                 (
@@ -262,6 +253,19 @@ def _write_all(
     finally:
         landing.discard(staged)
     return box["published"]
+
+
+def _warn_other_sheets(targets: Targets, published: PublishedFile) -> None:
+    if published.other_sheets:
+        import warnings
+
+        warnings.warn(
+            f"{targets.output.name}: the workbook's other sheet(s) "
+            f"{', '.join(map(repr, published.other_sheets))} are published as they came in, "
+            "unprotected",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def _read_back(tmp, fmt, table, out: Path, keys, written=None) -> _ReadBack:
