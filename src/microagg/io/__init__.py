@@ -179,6 +179,11 @@ def read(
         if isinstance(exc, OSError):
             raise InputError(f"cannot read {p.name}: {exc.strerror or _one_line(exc)}") from None
         raise
+    if len(table.frame) == 0 and len(table.frame.columns) == 0 and table.duplicates:
+        raise InputError(
+            f"every column name of {p.name} occurs more than once "
+            f"({', '.join(map(repr, table.duplicates))[:200]}): give each column its own name"
+        )
     if len(table.frame) == 0:
         raise InputError(f"input has no data rows: {p}")
     return table
@@ -370,12 +375,35 @@ def check_writable(table: Table, path) -> None:
     path = Path(path)
     if format_of(path) == table.format:
         return
+    nested = nested_columns(table.source_frame())
+    if nested and format_of(path) != "parquet":
+        raise InputError(
+            f"cannot write {path.name} as {format_of(path)}: column(s) "
+            f"{', '.join(map(repr, nested))[:200]} hold nested values (lists, maps or records), "
+            "which only Parquet stores; write a .parquet file, or drop them"
+        )
     with tempfile.TemporaryDirectory(prefix=".microagg-check.") as folder:
         register_temporary(folder)  # removed on Ctrl+C too
         try:
             write(table.head(2), Path(folder) / path.name, {})
         finally:
             unregister_temporary(folder)
+
+
+def nested_columns(frame, looked_at: int = 1000) -> list:
+    """The columns of ``frame`` holding nested values (lists, arrays, maps, records), by their
+    first ``looked_at`` values present (a nested column holds nothing else)."""
+    import numpy as np
+
+    nested = []
+    for name in frame.columns:
+        column = frame[name]
+        if column.dtype != object:
+            continue
+        head = column.dropna().iloc[:looked_at].tolist()
+        if any(isinstance(v, (list, tuple, dict, set, np.ndarray)) for v in head):
+            nested.append(name)
+    return nested
 
 
 def chunks(path, columns, chunk_rows: int, numeric=()):

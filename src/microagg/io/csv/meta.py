@@ -156,7 +156,13 @@ class CsvMeta(Meta):
         return frame
 
     def read_options(self) -> dict:
-        return {"decimal": self.dialect.decimal}
+        """How the written file is read back: its decimal mark, and its encoding when its bytes
+        do not say it (UTF-16 or UTF-32 without a byte order mark)."""
+        out = {"decimal": self.dialect.decimal}
+        encoding = self.dialect.encoding.lower().replace("_", "-")
+        if not self.dialect.bom and encoding.startswith(("utf-16", "utf-32")):
+            out["encoding"] = self.dialect.encoding
+        return out
 
     def head(self, rows: int) -> CsvMeta:
         return replace(self, order=self.row_order()[:rows], tails=self.tails[:rows], checked={})
