@@ -101,3 +101,75 @@ def test_a_transformers_k_of_the_wrong_type_is_a_value_error_naming_k(k):
     X = np.random.default_rng(0).normal(size=(12, 2))
     with pytest.raises(ValueError, match=r"\bk\b"):
         MicroAggregator(k=k).fit_transform(X)
+
+
+def test_an_upload_named_like_an_option_is_named_as_the_user_has_it_in_its_commands(tmp_path):
+    """'-data.csv' is kept on the server as 'data.csv'; the reproduce command and the Python call
+    name the user's file, '-data.csv', guarded as './-data.csv' on the command line."""
+    import shlex
+
+    from microagg.app import inputs, runspec, websocket
+
+    kept = websocket.safe_file_name("-data.csv", inputs.read_suffixes())
+    shown = websocket.safe_file_name("-data.csv", inputs.read_suffixes(), options=True)
+    assert (kept, shown) == ("data.csv", "-data.csv")
+    src = tmp_path / "upload-1" / kept
+    src.parent.mkdir()
+    microagg.datasets.load("census").head(30).to_csv(src, index=False)
+    spec = runspec.RunSpec.of(str(src), kept, shown_path=shown, k=3)
+    words = shlex.split(spec.cli_command())
+    assert words[:3] == ["microagg", "protect", "./-data.csv"]
+    assert "'-data.csv'" in spec.python_snippet()
+
+
+@pytest.mark.parametrize("option", ["strata", "columns", "keys"])
+def test_a_bad_column_name_through_the_api_is_found_from_the_header_alone(
+    tmp_path, monkeypatch, option
+):
+    src = tmp_path / "data.csv"
+    microagg.datasets.load("census").head(60).to_csv(src, index=False)
+
+    def no_body(*args, **kwargs):
+        raise AssertionError("the body was read")
+
+    monkeypatch.setattr(microagg.io, "read", no_body)
+    with pytest.raises(microagg.InputError, match="no_such_column") as caught:
+        microagg.microaggregate(src, k=3, **{option: ["no_such_column"]})
+    assert "\n" not in str(caught.value)
+
+
+def test_a_full_disk_at_the_manifest_leaves_no_temporary_file(tmp_path, capsys, monkeypatch):
+    import errno
+
+    from microagg.publication import landing
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(landing.os, "fsync", full)
+    src = tmp_path / "data.csv"
+    microagg.datasets.load("census").head(60).to_csv(src, index=False)
+    code, _, err = _run(capsys, src, "-o", tmp_path / "out.csv", "-k", "3")
+    assert code == 2 and err.count("\n") == 1 and "No space left" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.csv"]
+
+
+def test_out_of_core_reads_the_decimal_comma_the_in_memory_mode_reads(tmp_path, capsys):
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(size=90).round(3), rng.normal(size=90).round(2)
+    lines = ["x;y;id"] + [f"{a};{b};r{i}".replace(".", ",") for i, (a, b) in enumerate(zip(x, y))]
+    src = tmp_path / "comma.csv"
+    src.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "folder"
+    code, _, err = _run(capsys, src, "-o", out, "-k", "3", "--out-of-core", "--block-size", "30")
+    assert code == 0, err
+    published = pq.read_table(out).to_pandas()
+    assert published["x"].dtype.kind == "f" and published["id"].tolist() == [
+        f"r{i}" for i in range(90)
+    ]
+    # the published means are the means of the values the comma stands for: the same total
+    assert published["x"].sum() == pytest.approx(x.sum()) and published["y"].sum() == pytest.approx(
+        y.sum()
+    )

@@ -153,11 +153,13 @@ def chunks(path, columns, chunk_rows: int, numeric=()):
     import pandas as pd
 
     sep, encoding = sniff_csv(path)
+    decimal = _streamed_decimal(path, sep, encoding)
     # the QIs parsed by pandas' C parser (a blank cell is missing); every other column as its text
     reader = pd.read_csv(
         path,
         sep=sep,
         encoding=encoding,
+        decimal=decimal,
         chunksize=chunk_rows,
         usecols=columns,
         dtype=defaultdict(lambda: str, {c: "float64" for c in numeric}),
@@ -173,11 +175,26 @@ def chunks(path, columns, chunk_rows: int, numeric=()):
         ) from None
 
 
+def _streamed_decimal(path, sep: str, encoding: str) -> str:
+    """The decimal mark of a file read in chunks, sniffed from its first 200 rows as ``read``
+    sniffs it (a decimal comma in a file separated by ';' or a tab)."""
+    import pandas as pd
+
+    if sep == ",":
+        return "."
+    head = pd.read_csv(
+        path, sep=sep, encoding=encoding, nrows=200, dtype=str, keep_default_na=False
+    )
+    return sniff_decimal([head[c].tolist() for c in head.columns], sep)
+
+
 def first_rows(path, rows: int = 1000):
     """The first ``rows`` records with their columns typed as ``read`` types them
     (``typed_text_frame``): the column rules apply to them before any pass over the file."""
     try:
-        return typed_text_frame(next(chunks(path, None, rows)))
+        sep, encoding = sniff_csv(path)
+        decimal = _streamed_decimal(path, sep, encoding)
+        return typed_text_frame(next(chunks(path, None, rows)), decimal)
     except (OSError, ValueError, UnicodeDecodeError, StopIteration) as exc:
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"cannot read {Path(path).name}: {text}") from None
