@@ -240,7 +240,7 @@ def read_header(
         raise InputError(f"cannot read {p.name} as {fmt.name}: {_one_line(exc)}") from None
 
 
-def write(table: Table, path, published: dict, *, order=None, check=None) -> Path:
+def write(table: Table, path, published: dict, *, order=None, check=None, kept=()) -> Path:
     """Write ``table`` to ``path`` with the QI columns in ``published`` (name -> values, one per
     data row) replaced; the format comes from the suffix of ``path``.
 
@@ -249,7 +249,9 @@ def write(table: Table, path, published: dict, *, order=None, check=None) -> Pat
     with the written temporary file (``check(tmp, format_name, written)``) before it replaces
     ``path``; an exception it raises leaves nothing written. ``written``: what a writer that keeps
     the input's bytes says it put in each published column (CSV: ``csv.writer.Written`` by
-    name, for ``key_view``), else None."""
+    name, for ``key_view``), else None. kept: published columns that are not QIs (keys with
+    suppressed values, recoded strata): a writer that keeps the input's bytes keeps the text of
+    each of their values that did not change (a CSV's '37,50' stays '37,50', not '37,5')."""
     path = Path(path)
     fmt = of_path(path)
     if fmt.read_only:
@@ -273,7 +275,9 @@ def write(table: Table, path, published: dict, *, order=None, check=None) -> Pat
         return run
 
     if in_place:
-        return atomic_write(path, checked(lambda tmp: fmt.write_same(table, published, tmp, path)))
+        return atomic_write(
+            path, checked(lambda tmp: fmt.write_same(table, published, tmp, path, kept))
+        )
     if table.duplicates:
         names = ", ".join(map(repr, table.duplicates))
         raise InputError(

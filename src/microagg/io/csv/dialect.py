@@ -16,6 +16,9 @@ NUMBER = {
     ".": re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*"),
     ",": re.compile(r"\s*[+-]?(?:\d+,?\d*|,\d+)(?:[eE][+-]?\d+)?\s*"),
 }
+#: a number under the decimal comma whose points separate thousands (95.250, 1.234.567,5): the
+#: points are dropped (a point between groups of three digits is never a decimal point there)
+GROUPED = {",": re.compile(r"\s*[+-]?\d{1,3}(?:\.\d{3})+(?:,\d*)?(?:[eE][+-]?\d+)?\s*")}
 INTEGER = re.compile(r"\s*[+-]?\d+\s*")
 LEADING_ZERO = re.compile(r"\s*[+-]?0\d")
 

@@ -243,7 +243,7 @@ def _in_rows(columns: list, written: dict):
     return csv_scan.texts_in_rows(data, offsets, rows)
 
 
-def write_same(table: Table, published: dict, tmp, path) -> dict:
+def write_same(table: Table, published: dict, tmp, path, kept=()) -> dict:
     """CSV to CSV: the input's bytes with the QI cells replaced. A file named .tsv / .tab is
     tab-separated; any other name keeps the input's separator. Returns each published column's
     ``Written`` texts (for the read-back check)."""
@@ -251,8 +251,58 @@ def write_same(table: Table, published: dict, tmp, path) -> dict:
     tabs = name.removesuffix(".gz").endswith((".tsv", ".tab"))
     with open(tmp, "wb") as stream:
         return _write_csv(
-            stream, table, published, gz=name.endswith(".gz"), sep="\t" if tabs else None
+            stream,
+            table,
+            _kept_texts(table, published, kept),
+            gz=name.endswith(".gz"),
+            sep="\t" if tabs else None,
         )
+
+
+def _kept_texts(table: Table, published: dict, kept) -> dict:
+    """The published values with each column of ``kept`` (not a QI: a key with suppressed
+    values, a recoded stratum) as text: a value that did not change is its field's own text
+    ('37,50', '8' in a decimal-comma file), a changed one its published value's, a suppressed
+    one missing."""
+    import numpy as np
+    import pandas as pd
+
+    index = {name: j for j, name in enumerate(table.header) if name not in table.duplicates}
+    out = dict(published)
+    for name in kept:
+        if name not in published or name not in index:
+            continue
+        values = np.asarray(published[name])
+        before = table.frame[name].to_numpy()
+        same = np.array(
+            [_same_value(a, b) for a, b in zip(values.tolist(), before.tolist(), strict=True)],
+            dtype=bool,
+        )
+        if not same.any():
+            continue
+        texts = table.meta.texts(index[name])
+        numeric = is_numeric(values)
+        integer = numeric and _integer_texts(table.meta, index[name])
+        changed = [
+            None
+            if pd.isna(v)
+            else (format_number(v, integer, table.meta.dialect.decimal) if numeric else str(v))
+            for v in values.tolist()
+        ]
+        out[name] = object_array(
+            [t if keep else c for t, c, keep in zip(texts.tolist(), changed, same, strict=True)]
+        )
+    return out
+
+
+def _same_value(a, b) -> bool:
+    """A published value is the value read (missing values are never the same: suppressed)."""
+    if is_missing(a) or is_missing(b):
+        return False
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
 
 
 def write(frame, tmp, meta, path, published) -> None:
