@@ -440,7 +440,9 @@ def _check_marks(name, stripped, is_number, decimal) -> None:
         for v, isnum in zip(stripped, is_number)
         if not isnum and other in v and _NUMBER[other].fullmatch(v)
     ]
-    agreeing = [v for v, isnum in zip(stripped, is_number) if isnum and (decimal in v or other in v)]
+    agreeing = [
+        v for v, isnum in zip(stripped, is_number) if isnum and (decimal in v or other in v)
+    ]
     if disagreeing and agreeing:
         raise InputError(
             f"column {name} mixes decimal marks: {agreeing[0][:40]!r} is written with the decimal"
