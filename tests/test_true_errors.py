@@ -173,3 +173,17 @@ def test_out_of_core_reads_the_decimal_comma_the_in_memory_mode_reads(tmp_path, 
     assert published["x"].sum() == pytest.approx(x.sum()) and published["y"].sum() == pytest.approx(
         y.sum()
     )
+
+
+def test_a_summary_that_fails_lands_nothing(tmp_path, monkeypatch):
+    from microagg.result import Result
+
+    def broken(self):
+        raise TypeError("a summary that cannot be written")
+
+    monkeypatch.setattr(Result, "summary", broken)
+    src = tmp_path / "data.csv"
+    microagg.datasets.load("census").head(60).to_csv(src, index=False)
+    with pytest.raises(TypeError):
+        microagg.protect(src, tmp_path / "out.csv", k=3)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.csv"]

@@ -207,6 +207,7 @@ def _write_all(
         res.audit = res.audit.with_figures(
             _written_audit(table, back, res, run, order, found, embedding)
         )
+        res.summary()  # the summary every door prints: should it fail, nothing lands
         published = _published_file(targets, back, res, table, order)
         box["published"] = published
         _warn_other_sheets(targets, published)
