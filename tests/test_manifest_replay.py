@@ -38,14 +38,11 @@ def _forged(published, tmp_path, change):
     return manifest, outside
 
 
-def _replay(published, manifest, output, capsys):
+def _replay(published, manifest, output, capsys, *extra):
     capsys.readouterr()
     code = main(
         ["protect", str(published / "data.csv"), "-o", str(output), "-q"]
-        + [
-            "--from-manifest",
-            str(manifest),
-        ]
+        + ["--from-manifest", str(manifest), *map(str, extra)]
     )
     out = capsys.readouterr()
     return code, out.out, out.err
@@ -95,7 +92,8 @@ def test_a_declared_run_the_file_does_not_hold_is_not_reproduced(
 
     manifest, _ = _forged(published, tmp_path, change)
     output = tmp_path / "work" / "again.csv"
-    code, out, err = _replay(published, manifest, output, capsys)
+    sides = ("--report", output.with_name("r.html"), "--labels-out", output.with_name("l.txt"))
+    code, out, err = _replay(published, manifest, output, capsys, *sides)
     assert code == 2 and err.count("\n") == 1 and "does NOT reproduce" in err
     assert "reproduced" not in out and not output.exists()
     assert _files(tmp_path / "work") == ["first.csv.manifest.json"]
