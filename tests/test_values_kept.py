@@ -151,3 +151,17 @@ def test_frames_keep_a_dictionarys_index_type_and_an_integer_keys_type():
     assert res.data.schema.field("cat").type == table.schema.field("cat").type
     assert res.data.schema.field("key").type == pa.int16()
     assert res.data.column("key").null_count > 0
+
+
+@pytest.mark.parametrize(
+    "dtype, nullable", [("int16", "Int16"), ("uint8", "UInt8"), ("int64", "Int64")]
+)
+def test_a_pandas_integer_key_with_suppressed_values_keeps_its_width(dtype, nullable):
+    import pandas as pd
+
+    rng = np.random.default_rng(10)
+    n = 40
+    df = pd.DataFrame({"x": rng.normal(size=n), "key": rng.integers(1, 9, n).astype(dtype)})
+    res = microagg.microaggregate(df, k=3, columns=["x"], keys=["key"], on_keys_below_k="suppress")
+    assert res.data["key"].isna().any()
+    assert res.data["key"].dtype == pd.api.types.pandas_dtype(nullable)
