@@ -275,7 +275,15 @@ def _read_back(tmp, fmt, table, out: Path, keys, written=None) -> _ReadBack:
 
     same = fmt == table.format and table.meta is not None  # read back as the input was read
     options = table.meta.read_options() if same else {}
-    back = _ReadBack(io.read(tmp, format=fmt, written=written, **options), keys, options, written)
+    try:
+        read = io.read(tmp, format=fmt, written=written, **options)
+    except InputError as exc:  # named as the user named the file, not as the temporary link
+        link = f"data{io.get_format(fmt).suffixes[0]}"
+        raise InputError(
+            f"the written {out.name} does not read back: {str(exc).replace(link, out.name)}; "
+            "nothing was written"
+        ) from None
+    back = _ReadBack(read, keys, options, written)
     if len(back.table.frame) != len(table.frame):
         raise InputError(
             f"the written {out.name} reads back with {len(back.table.frame)} records instead of "
