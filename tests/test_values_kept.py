@@ -165,3 +165,36 @@ def test_a_pandas_integer_key_with_suppressed_values_keeps_its_width(dtype, null
     res = microagg.microaggregate(df, k=3, columns=["x"], keys=["key"], on_keys_below_k="suppress")
     assert res.data["key"].isna().any()
     assert res.data["key"].dtype == pd.api.types.pandas_dtype(nullable)
+
+
+@pytest.mark.parametrize("out_suffix", [".dta", ".csv", ".parquet"])
+def test_a_stata_int16_key_with_suppressed_values_stays_an_integer(tmp_path, out_suffix):
+    import pandas as pd
+
+    rng = np.random.default_rng(11)
+    n = 40
+    df = pd.DataFrame(
+        {
+            "x": rng.normal(size=n),
+            "y": rng.normal(size=n),
+            "key": rng.integers(1, 9, n).astype("int16"),
+        }
+    )
+    src, out = tmp_path / "in.dta", tmp_path / f"out{out_suffix}"
+    df.to_stata(src, write_index=False)
+    res = microagg.protect(
+        src, out, k=3, columns=["x", "y"], keys=["key"], on_keys_below_k="suppress"
+    )
+    assert res.suppression.per_key["key"] > 0
+    if out_suffix == ".dta":
+        import pyreadstat
+
+        _, meta = pyreadstat.read_dta(out)
+        assert meta.readstat_variable_types["key"] == "int16"
+    elif out_suffix == ".csv":
+        texts = [r.split(",")[2] for r in out.read_text().splitlines()[1:]]
+        assert all(t == "" or t.isdigit() for t in texts)  # '6', never '6.0'
+    else:
+        import pyarrow.parquet as pq
+
+        assert str(pq.read_schema(out).field("key").type) == "int16"
