@@ -173,6 +173,13 @@ def test_out_of_core_reads_the_decimal_comma_the_in_memory_mode_reads(tmp_path, 
     assert published["x"].sum() == pytest.approx(x.sum()) and published["y"].sum() == pytest.approx(
         y.sum()
     )
+    # the decimal comma given, as the in-memory mode takes it: the same folder
+    again = tmp_path / "again"
+    code, _, err = _run(
+        capsys, src, "-o", again, "-k", "3", "--out-of-core", "--block-size", "30", "--decimal", ","
+    )
+    assert code == 0, err
+    assert pq.read_table(again).equals(pq.read_table(out))
 
 
 def test_a_summary_that_fails_lands_nothing(tmp_path, monkeypatch):

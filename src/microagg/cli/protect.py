@@ -305,7 +305,7 @@ def protect_out_of_core_cli(args, options: dict, params: dict) -> int:
         for flag, on in (
             ("--report", args.report),
             ("--sep", args.sep),
-            ("--decimal", args.decimal),
+            ("--decimal", args.decimal and _streamed_decimal(args.input) is None),
             ("--encoding", args.encoding),
             ("--sheet", args.sheet),
             ("--labels-out", args.labels_out),
@@ -314,6 +314,12 @@ def protect_out_of_core_cli(args, options: dict, params: dict) -> int:
     ]
     if unsupported:
         raise UserError(f"--out-of-core does not support {', '.join(unsupported)} yet")
+    detected = _streamed_decimal(args.input) if args.decimal else None
+    if args.decimal and detected != args.decimal:
+        raise UserError(
+            f"--out-of-core reads {Path(args.input).name} with the decimal mark it detects there "
+            f"({detected!r}): --decimal {args.decimal} cannot be applied yet"
+        )
     checked = check_out_of_core(options, params, cli=True)
     bar = progress_bar(
         not args.quiet, options.get("time_limit"), f"microagg {options.get('method', 'mdav')}"
@@ -330,6 +336,22 @@ def protect_out_of_core_cli(args, options: dict, params: dict) -> int:
         )
     _print_folder(args, summary, published)
     return 0
+
+
+def _streamed_decimal(path) -> str | None:
+    """The decimal mark the out-of-core mode detects in a CSV file (a --decimal that agrees with
+    it is accepted), or None for another input."""
+    from .. import io
+
+    p = Path(path)
+    if not p.is_file() or io.format_of(p) != "csv":
+        return None
+    from ..io.csv.reader import detected_decimal
+
+    try:
+        return detected_decimal(p)
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
 
 
 def _print_folder(args, summary: dict, published) -> None:

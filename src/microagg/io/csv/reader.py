@@ -191,6 +191,12 @@ def _streamed_decimal(path, sep: str, encoding: str) -> str:
     return sniff_decimal([head[c].tolist() for c in head.columns], sep)
 
 
+def detected_decimal(path) -> str:
+    """The decimal mark the out-of-core mode reads ``path`` with (detected, as ``read`` does)."""
+    sep, encoding = sniff_csv(path)
+    return _streamed_decimal(path, sep, encoding)
+
+
 def first_rows(path, rows: int = 1000):
     """The first ``rows`` records with their columns typed as ``read`` types them
     (``typed_text_frame``): the column rules apply to them before any pass over the file."""
