@@ -76,7 +76,7 @@ _NUMBER = {
     ",": re.compile(r"\s*[+-]?(?:\d+,?\d*|,\d+)(?:[eE][+-]?\d+)?\s*"),
 }
 # under the decimal comma, points between groups of three digits separate thousands (95.250)
-_GROUPED = {",": re.compile(r"\s*[+-]?\d{1,3}(?:\.\d{3})+(?:,\d*)?(?:[eE][+-]?\d+)?\s*")}
+_GROUPED = {",": re.compile(r"\s*[+-]?[1-9]\d{0,2}(?:\.\d{3})+(?:,\d*)?(?:[eE][+-]?\d+)?\s*")}
 _INTEGER = re.compile(r"\s*[+-]?\d+\s*")
 _LEADING_ZERO = re.compile(r"\s*[+-]?0\d")
 
@@ -221,7 +221,7 @@ def _sniff_decimal(columns: list, sep: str) -> str:
         for v in values[:200]:
             if "," in v and _NUMBER[","].fullmatch(v):
                 comma += 1
-            elif "." in v and _NUMBER["."].fullmatch(v):
+            elif "." in v and _NUMBER["."].fullmatch(v) and not _GROUPED[","].fullmatch(v):
                 point += 1
     return "," if comma > 0 and point == 0 else "."
 

@@ -33,8 +33,10 @@ def test_points_between_thousands_under_a_given_decimal_comma_are_thousands(tmp_
         "income;x;id\n"
         + "".join(f"{g};{_comma(s, 2)};r{i}\n" for i, (g, s) in enumerate(zip(grouped, small)))
     )
-    frame = io.read(src, decimal=",").frame
-    assert frame["income"].tolist() == pytest.approx(big.astype(float).tolist())
+    for given in (",", None):  # given, or detected: the decimal commas of x say it
+        frame = io.read(src, decimal=given).frame
+        assert frame["income"].tolist() == pytest.approx(big.astype(float).tolist())
+        assert frame["x"].tolist() == pytest.approx(small.tolist())
     out = tmp_path / "out.csv"
     code, _, err = _protect(capsys, src, "-o", out, "-k", "3", "--decimal", ",")
     assert code == 0, err

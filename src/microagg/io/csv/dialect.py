@@ -18,7 +18,7 @@ NUMBER = {
 }
 #: a number under the decimal comma whose points separate thousands (95.250, 1.234.567,5): the
 #: points are dropped (a point between groups of three digits is never a decimal point there)
-GROUPED = {",": re.compile(r"\s*[+-]?\d{1,3}(?:\.\d{3})+(?:,\d*)?(?:[eE][+-]?\d+)?\s*")}
+GROUPED = {",": re.compile(r"\s*[+-]?[1-9]\d{0,2}(?:\.\d{3})+(?:,\d*)?(?:[eE][+-]?\d+)?\s*")}
 INTEGER = re.compile(r"\s*[+-]?\d+\s*")
 LEADING_ZERO = re.compile(r"\s*[+-]?0\d")
 
@@ -171,7 +171,7 @@ def sniff_sep(text: str, quote: str = '"') -> str:
 
 def sniff_decimal(columns: list, sep: str) -> str:
     """',' when the separator is not ',' and numbers in the file use a decimal comma, not a
-    point."""
+    point (a point between groups of three digits, 95.250, says neither)."""
     if sep == ",":
         return "."
     comma = point = 0
@@ -179,8 +179,8 @@ def sniff_decimal(columns: list, sep: str) -> str:
         for v in values[:200]:
             if "," in v and NUMBER[","].fullmatch(v):
                 comma += 1
-            elif "." in v and NUMBER["."].fullmatch(v):
-                point += 1
+            elif "." in v and NUMBER["."].fullmatch(v) and not GROUPED[","].fullmatch(v):
+                point += 1  # (95.250 may be thousands under a decimal comma: no evidence)
     return "," if comma > 0 and point == 0 else "."
 
 
