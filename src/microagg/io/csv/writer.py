@@ -273,26 +273,36 @@ def _kept_texts(table: Table, published: dict, kept) -> dict:
         if name not in published or name not in index:
             continue
         values = np.asarray(published[name])
-        before = table.frame[name].to_numpy()
-        same = np.array(
+        same = _unchanged(values, table.frame[name].to_numpy())
+        if not same.any():
+            continue
+        column = np.array(table.meta.texts(index[name]), dtype=object)  # the fields' own texts
+        numeric = is_numeric(values)
+        integer = numeric and _integer_texts(table.meta, index[name])
+        for i in np.flatnonzero(~same).tolist():  # the changed ones, written anew
+            v = values[i]
+            column[i] = (
+                None
+                if pd.isna(v)
+                else (format_number(v, integer, table.meta.dialect.decimal) if numeric else str(v))
+            )
+        out[name] = column
+    return out
+
+
+def _unchanged(values, before):
+    """Which published values are the values read (a missing one never is: suppressed)."""
+    import numpy as np
+    import pandas as pd
+
+    try:
+        same = pd.Series(values, dtype=object) == pd.Series(before, dtype=object)
+        return same.fillna(False).to_numpy(dtype=bool) & ~pd.isna(values) & ~pd.isna(before)
+    except (TypeError, ValueError):
+        return np.array(
             [_same_value(a, b) for a, b in zip(values.tolist(), before.tolist(), strict=True)],
             dtype=bool,
         )
-        if not same.any():
-            continue
-        texts = table.meta.texts(index[name])
-        numeric = is_numeric(values)
-        integer = numeric and _integer_texts(table.meta, index[name])
-        changed = [
-            None
-            if pd.isna(v)
-            else (format_number(v, integer, table.meta.dialect.decimal) if numeric else str(v))
-            for v in values.tolist()
-        ]
-        out[name] = object_array(
-            [t if keep else c for t, c, keep in zip(texts.tolist(), changed, same, strict=True)]
-        )
-    return out
 
 
 def _same_value(a, b) -> bool:
