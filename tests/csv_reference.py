@@ -75,6 +75,8 @@ _NUMBER = {
     ".": re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*"),
     ",": re.compile(r"\s*[+-]?(?:\d+,?\d*|,\d+)(?:[eE][+-]?\d+)?\s*"),
 }
+# under the decimal comma, points between groups of three digits separate thousands (95.250)
+_GROUPED = {",": re.compile(r"\s*[+-]?[1-9]\d{0,2}(?:\.\d{3})+(?:,\d*)?(?:[eE][+-]?\d+)?\s*")}
 _INTEGER = re.compile(r"\s*[+-]?\d+\s*")
 _LEADING_ZERO = re.compile(r"\s*[+-]?0\d")
 
@@ -219,7 +221,7 @@ def _sniff_decimal(columns: list, sep: str) -> str:
         for v in values[:200]:
             if "," in v and _NUMBER[","].fullmatch(v):
                 comma += 1
-            elif "." in v and _NUMBER["."].fullmatch(v):
+            elif "." in v and _NUMBER["."].fullmatch(v) and not _GROUPED[","].fullmatch(v):
                 point += 1
     return "," if comma > 0 and point == 0 else "."
 
@@ -308,7 +310,10 @@ def read(p: Path, *, missing=(), sep=None, decimal=None, encoding=None) -> Table
     for name in header:
         counts[name] = counts.get(name, 0) + 1
     duplicates = [name for name, c in counts.items() if c > 1]
-    frame = _typed_frame(header, columns, duplicates, decimal, missing)
+    try:
+        frame = _typed_frame(header, columns, duplicates, decimal, missing)
+    except InputError as exc:
+        raise InputError(f"{p.name}: {exc}") from None
     dialect = CsvDialect(sep=sep, decimal=decimal, encoding=enc, bom=bom, newline=newline, gzip=gz)
     return Table(
         frame=frame,
@@ -377,7 +382,13 @@ def _typed_frame(header, columns, duplicates, decimal, missing):
             continue
         stripped = [v.strip() for v in values]
         is_missing = [v == "" or v in tokens for v in stripped]
-        is_number = [not m and bool(number.fullmatch(v)) for v, m in zip(stripped, is_missing)]
+        grouped = _GROUPED.get(decimal)
+        is_number = [
+            not m and bool(number.fullmatch(v) or (grouped and grouped.fullmatch(v)))
+            for v, m in zip(stripped, is_missing)
+        ]
+        if grouped is not None:
+            _check_marks(name, stripped, is_number, decimal)
         n_number = sum(is_number)
         others = len(values) - n_number - sum(is_missing)
         if n_number and any(
@@ -395,7 +406,7 @@ def _typed_frame(header, columns, duplicates, decimal, missing):
             continue
 
         def parse(v):
-            return float(v.replace(",", ".")) if decimal == "," else float(v)
+            return float(v.replace(".", "").replace(",", ".")) if decimal == "," else float(v)
 
         if others == 0:
             if not any(is_missing) and all(_INTEGER.fullmatch(v) for v in stripped):
@@ -420,6 +431,26 @@ def _typed_frame(header, columns, duplicates, decimal, missing):
     return pd.DataFrame(data, columns=[c for c in header if c not in duplicates])
 
 
+def _check_marks(name, stripped, is_number, decimal) -> None:
+    """Under the decimal comma, a number with a decimal point (70.5) beside numbers with the comma
+    or with points between thousands: the column's marks disagree."""
+    other = "." if decimal == "," else ","
+    disagreeing = [
+        v
+        for v, isnum in zip(stripped, is_number)
+        if not isnum and other in v and _NUMBER[other].fullmatch(v)
+    ]
+    agreeing = [
+        v for v, isnum in zip(stripped, is_number) if isnum and (decimal in v or other in v)
+    ]
+    if disagreeing and agreeing:
+        raise InputError(
+            f"column {name} mixes decimal marks: {agreeing[0][:40]!r} is written with the decimal"
+            f" mark {decimal!r}, {disagreeing[0][:40]!r} with {other!r}; write every number of a"
+            " column with one mark (or give --decimal)"
+        )
+
+
 _PLAIN = frozenset("0123456789.+-eE")
 
 
@@ -432,6 +463,8 @@ def _plain_numbers(values, decimal):
     chars = set(joined) - {"\n"}
     if not values or not chars <= (_PLAIN | {","} if decimal == "," else _PLAIN) or "" in values:
         return None
+    if decimal == "," and chars & set(".eE"):
+        return None  # a point: thousands, or a disagreeing mark
     if re.search(r"(?:^|\n)[+-]?0\d", joined):
         return None  # leading zeros: a code, kept as text
     try:

@@ -425,6 +425,7 @@ def test_upload_names_are_made_safe_before_shiny_sees_them():
     assert names[8] == "data.xlsx" and names[9] == "ok data.csv"
     assert names[2].endswith(".csv") and len(names[2].encode()) <= 100 and names[2].startswith("é")
     assert len(names[5].encode()) <= 100
+    assert infos[3]["shown_name"] == "-data.csv"  # the user's own name, for the commands shown
     for info, original in zip(infos, hostile):
         assert info.get("name_changed", False) == (info["name"] != original)
         assert (

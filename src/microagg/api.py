@@ -103,6 +103,8 @@ def _microaggregate(data, options: dict, params: dict) -> Result:
     deadline = Deadline(
         run.time_limit, work=run.work
     )  # the whole call's budget (the checks above take microseconds)
+    if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
+        _check_header(data, options)  # a misspelt column: one line before the body is read
     source = pipeline.load(data)
     roles = pipeline.check_params_vs_input(run, source)
     prepared = pipeline.prepare(source, roles, run)
@@ -199,3 +201,17 @@ def _result(
         left_out=tuple(roles.left_out),
         pending_audit=pending,
     )
+
+
+def _check_header(path, options: dict) -> None:
+    """Every column the options name is in the file's header, read alone (as ``protect`` checks
+    it): a bad name in a file of millions of rows is one line before the body is read."""
+    import os
+    from pathlib import Path
+
+    from . import io
+    from .io.names import check_names
+
+    source = Path(os.fsdecode(path))
+    if source.exists():
+        check_names(options, io.read_header(source), source)

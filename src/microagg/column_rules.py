@@ -28,6 +28,7 @@ __all__ = [
     "not_a_default_qi",
     "looks_like_weight",
     "constant_column",
+    "CONSTANT_REASON",
     "code_columns",
     "CODE_NAME_WORDS",
     "CAPITALS_CODE_PARTS",
@@ -361,6 +362,10 @@ def named_code_reason(name, col, labelled: bool = False) -> str | None:
     return named
 
 
+#: why a constant column is left out of the default quasi-identifiers (when others remain)
+CONSTANT_REASON = "one value in every record: nothing to protect"
+
+
 def constant_column(col) -> str | None:
     """Why a numeric column of at least two records is not a default quasi-identifier for being
     constant (None if it takes two values or more): one value in every record (a survey year,
@@ -368,7 +373,7 @@ def constant_column(col) -> str | None:
     x = pd.Series(col).to_numpy()
     if len(x) < 2 or pd.isna(x).any() or not np.all(x == x[0]):
         return None
-    return "one value in every record: nothing to protect"
+    return CONSTANT_REASON
 
 
 #: an integer written with a leading zero ("0104", "007"): the text of a code (a postcode, a

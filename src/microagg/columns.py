@@ -18,6 +18,7 @@ from .column_rules import (  # noqa: F401  (importable from here: the app and th
     CAPITALS_CODE_PARTS,
     CODE_MIN_ROWS,
     CODE_NAME_WORDS,
+    CONSTANT_REASON,
     FEW_VALUES,
     MANY_VALUES,
     REPEATS,
@@ -263,6 +264,9 @@ def _default_columns(
             categories.append(c)
         elif role == "formatted":
             formatted.append((c, detail))
+    if not cols:  # constant columns only: the run's QIs as they were (averaging leaves them be)
+        constant = [c for c, why in skipped if why == CONSTANT_REASON]
+        cols, skipped = constant, [(c, why) for c, why in skipped if c not in constant]
     _warn_left_out(skipped, categories, formatted)
     if not cols and not allow_empty:
         hint = (

@@ -35,6 +35,7 @@ MAX_DOCUMENT_BYTES = 64 * 2**20
 MAX_LABELS = 2**31
 _SHA256 = r"^[0-9a-f]{64}$"
 _LABELS_NAME = re.compile(r"^[^/\\\x00]{1,200}\.labels\.npz$")
+_PLAIN_NAME = r"^[^/\\\x00]{1,255}$"
 _MEMBER = re.compile(r"^run_(\d{1,9})\.npy$")
 
 
@@ -77,7 +78,7 @@ def _manifest_model(shared):
     Open, ReadOptions, Value = shared.Open, shared.ReadOptions, shared.Value
 
     class FileEntry(Open):
-        name: str
+        name: str = Field(pattern=_PLAIN_NAME)  # a file's name, never a path
         sha256: str = Field(pattern=_SHA256)
         format: str
         read: ReadOptions = Field(default_factory=ReadOptions)

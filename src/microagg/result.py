@@ -340,7 +340,9 @@ class Result:
             ),
         ]
         lines.extend(self._missing_lines())
-        if self.lower_bound is not None:
+        if self.lower_bound is not None and (self.lower_bound_il is None or self.gap is None):
+            lines.append(f"lower bound SSE {self.lower_bound:.6g}")  # (SST 0: no percentage)
+        elif self.lower_bound is not None:
             lines.append(
                 f"lower bound {self.lower_bound_il:.4f}% (SSE {self.lower_bound:.6g}), gap"
                 f" {self.gap:.3f}%"

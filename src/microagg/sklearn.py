@@ -172,6 +172,9 @@ class MicroAggregator(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         from .api import microaggregate
 
         X = _validate(self, X, reset=True)
+        from .options import option
+
+        option("k").validate(self.k, None)  # k="3": a ValueError naming k, not a comparison's
         if X.shape[0] < self.k:
             raise ValueError(
                 f"n_samples = {X.shape[0]} is smaller than k = {self.k}: microaggregation needs at "

@@ -272,7 +272,8 @@ def apply(frame, suppression: Suppression):
         if pd.api.types.is_integer_dtype(col.dtype) and not isinstance(
             col.dtype, pd.api.extensions.ExtensionDtype
         ):
-            col = col.astype("Int64")  # a missing integer: pandas' nullable integer, not a float
+            # a missing integer: pandas' nullable integer of the same width (int16 -> Int16)
+            col = col.astype(col.dtype.name.replace("uint", "UInt").replace("int", "Int"))
         elif pd.api.types.is_bool_dtype(col.dtype) and not isinstance(
             col.dtype, pd.api.extensions.ExtensionDtype
         ):

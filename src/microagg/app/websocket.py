@@ -19,15 +19,17 @@ _FILE_NAME_BYTES = 100
 _UNSAFE_NAME = re.compile(r'[\x00-\x1f\x7f<>:"|?*\\/]')
 
 
-def safe_file_name(name, suffixes=()) -> str:
+def safe_file_name(name, suffixes=(), options: bool = False) -> str:
     """A name safe to use as a file name and in a command line: the last part of a path, without
     control characters (NUL included), characters Windows refuses, leading '-' (an option) or
     '.' ('..', a hidden file), at most 100 bytes of UTF-8 with its suffix kept (``suffixes``:
-    the known compound ones, such as '.csv.gz'). An empty result is 'upload' with the suffix."""
+    the known compound ones, such as '.csv.gz'). An empty result is 'upload' with the suffix.
+    ``options``: a leading '-' is kept (the name the user's own file has, shown in a command
+    line, which guards it as './-name')."""
     text = unicodedata.normalize("NFC", str(name))
     text = re.split(r"[/\\]", text)[-1]
     text = _UNSAFE_NAME.sub("_", "".join(ch for ch in text if ch.isprintable() or ch == " "))
-    text = text.strip().lstrip("-. ").strip()
+    text = text.strip().lstrip(". " if options else "-. ").strip()
     lower = text.lower()
     known = next((s for s in sorted(suffixes, key=len, reverse=True) if lower.endswith(s)), "")
     suffix = text[len(text) - len(known) :] if known else ""  # as the user wrote it (.CSV.GZ)
@@ -156,5 +158,8 @@ class ShinyMessages:
         safe = safe_file_name(info["name"], self.suffixes)
         info["type"] = info.get("type", "")[:100]
         if safe != info["name"]:
+            shown = safe_file_name(info["name"], self.suffixes, options=True)
             info["name"], info["name_changed"] = safe, True
+            if shown != safe:  # '-data.csv': kept on the server as 'data.csv', shown as it is
+                info["shown_name"] = shown
         return True

@@ -134,7 +134,7 @@ def _add_side_files_and_sources(pr) -> None:
 
 
 def parser() -> Parser:
-    """protect's parser on its own (--from-manifest parses the manifest's command with it)."""
+    """protect's parser on its own."""
     standalone = Parser(prog="microagg protect")
     add_arguments(standalone)
     return standalone
@@ -144,12 +144,9 @@ def run(args) -> int:
     """microagg protect: every option checked before the data are read, the file published (read
     back, verified, audited, with its manifest), its summary printed."""
     from ..options import from_arguments, validate_run
-    from ..publication import publish
 
     if args.from_manifest is not None:  # re-run a publication and check it (microagg.reproduce)
-        from ..reproduce import protect_from_manifest
-
-        return protect_from_manifest(args, lambda argv: parser().parse_args(argv), run)
+        return _from_manifest(args)
     options = from_arguments(args)
     if args.from_explore is not None or args.pick is not None:
         options, picked_params = _from_explore(args, options)
@@ -166,6 +163,37 @@ def run(args) -> int:
     start = _start_partition(args, options, params)
     if args.out_of_core:
         return protect_out_of_core_cli(args, options, params)
+    return _publish(args, options, params, checked, read_options(args), interval, start)
+
+
+def _from_manifest(args) -> int:
+    """--from-manifest M: M's declared run (never its command) re-published on INPUT as OUTPUT,
+    and landed only if it matches M (``reproduce.Replay``)."""
+    from ..options import validate_run
+    from ..reproduce import Replay, refuse_given_flags
+
+    refuse_given_flags(args)
+    replay = Replay.of(args.from_manifest, args.input)
+    checked = validate_run(replay.options, replay.params)
+    status = _publish(
+        args,
+        replay.options,
+        replay.params,
+        checked,
+        replay.read_options,
+        replay.interval_p,
+        None,
+        confirm=replay.confirm,
+    )
+    if not args.json:
+        print(replay.said(args.output))
+    return status
+
+
+def _publish(args, options, params, checked, read, interval, start, confirm=None) -> int:
+    """Publish the file (``publication.publish``) and print its summary."""
+    from ..publication import publish
+
     bar = progress_bar(not args.quiet, checked.time_limit, f"microagg {checked.method}")
     with stdout_to_stderr():
         res = publish(
@@ -174,7 +202,7 @@ def run(args) -> int:
             options,
             params,
             checked,
-            read_options=read_options(args),
+            read_options=read,
             report=args.report,
             labels_out=args.labels_out,
             interval_p=interval,
@@ -182,6 +210,7 @@ def run(args) -> int:
             init_labels=start,
             command_input=str(args.input),
             progress_context=bar,
+            confirm=confirm,
         )
     _print_protected(args, res)
     if (
@@ -276,7 +305,7 @@ def protect_out_of_core_cli(args, options: dict, params: dict) -> int:
         for flag, on in (
             ("--report", args.report),
             ("--sep", args.sep),
-            ("--decimal", args.decimal),
+            ("--decimal", args.decimal and _streamed_decimal(args.input) is None),
             ("--encoding", args.encoding),
             ("--sheet", args.sheet),
             ("--labels-out", args.labels_out),
@@ -285,6 +314,12 @@ def protect_out_of_core_cli(args, options: dict, params: dict) -> int:
     ]
     if unsupported:
         raise UserError(f"--out-of-core does not support {', '.join(unsupported)} yet")
+    detected = _streamed_decimal(args.input) if args.decimal else None
+    if args.decimal and detected != args.decimal:
+        raise UserError(
+            f"--out-of-core reads {Path(args.input).name} with the decimal mark it detects there "
+            f"({detected!r}): --decimal {args.decimal} cannot be applied yet"
+        )
     checked = check_out_of_core(options, params, cli=True)
     bar = progress_bar(
         not args.quiet, options.get("time_limit"), f"microagg {options.get('method', 'mdav')}"
@@ -301,6 +336,22 @@ def protect_out_of_core_cli(args, options: dict, params: dict) -> int:
         )
     _print_folder(args, summary, published)
     return 0
+
+
+def _streamed_decimal(path) -> str | None:
+    """The decimal mark the out-of-core mode detects in a CSV file (a --decimal that agrees with
+    it is accepted), or None for another input."""
+    from .. import io
+
+    p = Path(path)
+    if not p.is_file() or io.format_of(p) != "csv":
+        return None
+    from ..io.csv.reader import detected_decimal
+
+    try:
+        return detected_decimal(p)
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
 
 
 def _print_folder(args, summary: dict, published) -> None:

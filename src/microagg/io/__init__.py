@@ -179,6 +179,11 @@ def read(
         if isinstance(exc, OSError):
             raise InputError(f"cannot read {p.name}: {exc.strerror or _one_line(exc)}") from None
         raise
+    if len(table.frame) == 0 and len(table.frame.columns) == 0 and table.duplicates:
+        raise InputError(
+            f"every column name of {p.name} occurs more than once "
+            f"({', '.join(map(repr, table.duplicates))[:200]}): give each column its own name"
+        )
     if len(table.frame) == 0:
         raise InputError(f"input has no data rows: {p}")
     return table
@@ -235,7 +240,7 @@ def read_header(
         raise InputError(f"cannot read {p.name} as {fmt.name}: {_one_line(exc)}") from None
 
 
-def write(table: Table, path, published: dict, *, order=None, check=None) -> Path:
+def write(table: Table, path, published: dict, *, order=None, check=None, kept=()) -> Path:
     """Write ``table`` to ``path`` with the QI columns in ``published`` (name -> values, one per
     data row) replaced; the format comes from the suffix of ``path``.
 
@@ -244,7 +249,9 @@ def write(table: Table, path, published: dict, *, order=None, check=None) -> Pat
     with the written temporary file (``check(tmp, format_name, written)``) before it replaces
     ``path``; an exception it raises leaves nothing written. ``written``: what a writer that keeps
     the input's bytes says it put in each published column (CSV: ``csv.writer.Written`` by
-    name, for ``key_view``), else None."""
+    name, for ``key_view``), else None. kept: published columns that are not QIs (keys with
+    suppressed values, recoded strata): a writer that keeps the input's bytes keeps the text of
+    each of their values that did not change (a CSV's '37,50' stays '37,50', not '37,5')."""
     path = Path(path)
     fmt = of_path(path)
     if fmt.read_only:
@@ -268,7 +275,9 @@ def write(table: Table, path, published: dict, *, order=None, check=None) -> Pat
         return run
 
     if in_place:
-        return atomic_write(path, checked(lambda tmp: fmt.write_same(table, published, tmp, path)))
+        return atomic_write(
+            path, checked(lambda tmp: fmt.write_same(table, published, tmp, path, kept))
+        )
     if table.duplicates:
         names = ", ".join(map(repr, table.duplicates))
         raise InputError(
@@ -383,12 +392,35 @@ def check_writable(table: Table, path) -> None:
     path = Path(path)
     if format_of(path) == table.format:
         return
+    nested = nested_columns(table.source_frame())
+    if nested and format_of(path) != "parquet":
+        raise InputError(
+            f"cannot write {path.name} as {format_of(path)}: column(s) "
+            f"{', '.join(map(repr, nested))[:200]} hold nested values (lists, maps or records), "
+            "which only Parquet stores; write a .parquet file, or drop them"
+        )
     with tempfile.TemporaryDirectory(prefix=".microagg-check.") as folder:
         register_temporary(folder)  # removed on Ctrl+C too
         try:
             write(table.head(2), Path(folder) / path.name, {})
         finally:
             unregister_temporary(folder)
+
+
+def nested_columns(frame, looked_at: int = 1000) -> list:
+    """The columns of ``frame`` holding nested values (lists, arrays, maps, records), by their
+    first ``looked_at`` values present (a nested column holds nothing else)."""
+    import numpy as np
+
+    nested = []
+    for name in frame.columns:
+        column = frame[name]
+        if column.dtype != object:
+            continue
+        head = column.dropna().iloc[:looked_at].tolist()
+        if any(isinstance(v, (list, tuple, dict, set, np.ndarray)) for v in head):
+            nested.append(name)
+    return nested
 
 
 def chunks(path, columns, chunk_rows: int, numeric=()):

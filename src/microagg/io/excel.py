@@ -114,9 +114,10 @@ def _keep_text(cell) -> None:
         cell.data_type = "s"
 
 
-def write_in_place(table, published: dict, tmp, path) -> None:
+def write_in_place(table, published: dict, tmp, path, kept=()) -> None:
     """Excel to Excel: the workbook is loaded and only the QI cells of the first (or chosen) sheet
-    get new values, so styles, formulas elsewhere and other sheets are kept."""
+    get new values, so styles, formulas elsewhere and other sheets are kept (``kept``: columns
+    whose unchanged values keep their text; a cell's value is its own here)."""
     openpyxl = need("openpyxl", "writing Excel files")
     wb = openpyxl.load_workbook(table.path)
     ws = wb[table.meta.sheet]

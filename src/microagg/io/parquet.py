@@ -96,9 +96,10 @@ def write(frame, tmp, meta: ParquetMeta | None, path, published) -> None:
     for i, f in enumerate(schema):
         if f.name in published:
             arr = pa.Array.from_pandas(frame[f.name])
-            if not is_numeric(
-                published[f.name]
-            ):  # a category: in the column's own Arrow type if it fits
+            if not is_numeric(published[f.name]) or (
+                pa.types.is_integer(f.type) and pa.types.is_floating(arr.type)
+            ):  # a category, or integers (a key with suppressed values): in the column's own
+                # Arrow type when they fit (a safe cast: no fraction cut, no overflow)
                 try:
                     arr = arr.cast(f.type)
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
@@ -109,10 +110,14 @@ def write(frame, tmp, meta: ParquetMeta | None, path, published) -> None:
             fields.append(f)
         arrays.append(arr)
     metadata = dict(schema.metadata or {})
+    table_types = {f.name: f.type for f in fields}
     if b"pandas" in metadata and published:
         pandas_meta = json.loads(metadata[b"pandas"])
         for col in pandas_meta.get("columns", []):
-            if col.get("name") in published:
+            kept = col.get("name") in published and table_types.get(col["name"]) == (
+                schema.field(col["name"]).type if col["name"] in schema.names else None
+            )
+            if col.get("name") in published and not kept:
                 dtype = str(frame[col["name"]].dtype)
                 col["pandas_type"] = dtype if dtype.startswith(("int", "uint")) else "float64"
                 col["numpy_type"] = dtype

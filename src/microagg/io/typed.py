@@ -217,8 +217,9 @@ def is_missing(v) -> bool:
 
 
 def published_frame(frame, published: dict, read=None):
-    """A copy of ``frame`` with the QI columns replaced: the column's integer dtype is kept when
-    every published value is integral and fits it, else float64. ``read``: the frame as the
+    """A copy of ``frame`` with the published columns replaced: the column's integer dtype is kept
+    when every published value is integral and fits it (with missing values, a suppressed key's:
+    pandas' nullable integer of the same width), else float64. ``read``: the frame as the
     pipeline read it; a published value missing where it was missing there too is written as
     ``frame`` holds it (an SPSS user-missing code stays that code)."""
     import numpy as np
@@ -237,11 +238,18 @@ def published_frame(frame, published: dict, read=None):
             except (TypeError, ValueError):
                 out[name] = pd.Series(list(values), index=out.index, dtype=object)
             continue
-        values = np.asarray(values, dtype=np.float64)
-        if pd.api.types.is_integer_dtype(dtype) and integral(values):  # numpy or nullable integers
-            info = np.iinfo(getattr(dtype, "numpy_dtype", dtype))
-            if values.min() >= info.min and values.max() <= info.max:
-                out[name] = values.astype(getattr(dtype, "numpy_dtype", dtype))
+        values = np.asarray(pd.array(values, dtype="Float64").to_numpy(na_value=np.nan))
+        if pd.api.types.is_integer_dtype(dtype) and integral(values, missing_ok=True):
+            width = np.dtype(getattr(dtype, "numpy_dtype", dtype))  # numpy or nullable integers
+            info, present = np.iinfo(width), values[~np.isnan(values)]
+            if not len(present) or (present.min() >= info.min and present.max() <= info.max):
+                if len(present) == len(values):
+                    out[name] = values.astype(width)
+                else:  # a key's suppressed values: pandas' nullable integer of the same width
+                    nullable = width.name.replace("uint", "UInt").replace("int", "Int")
+                    out[name] = pd.array(
+                        [None if v != v else int(v) for v in values.tolist()], dtype=nullable
+                    )
                 continue
         out[name] = values
     return out

@@ -174,10 +174,12 @@ def publish(
     progress=None,
     progress_context=None,
     init_labels=None,
+    confirm=None,
 ):
     """:func:`protect` on validated options (the command line's entry: ``options`` and ``params``
     as ``options.validate_run`` took them; ``progress_context``: a context manager giving the
-    progress callback)."""
+    progress callback; ``confirm``: called with the new manifest before anything lands, an
+    exception it raises leaves nothing written: ``reproduce.Replay.confirm``)."""
     opened = open_input(
         source,
         output,
@@ -199,4 +201,5 @@ def publish(
         progress=progress,
         progress_context=progress_context,
         init_labels=init_labels,
+        confirm=confirm,
     )

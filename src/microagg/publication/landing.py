@@ -28,7 +28,10 @@ def stage_text(target: Path, text: str) -> str:
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o666 & ~_umask())
-    except OSError as exc:
+    except OSError as exc:  # a full disk: the temporary file goes too
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        io.unregister_temporary(tmp)
         raise InputError(f"cannot write {target}: {exc.strerror or exc}") from None
     return tmp
 

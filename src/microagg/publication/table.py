@@ -73,6 +73,7 @@ def publish_table(
     progress=None,
     progress_context=None,
     init_labels=None,
+    confirm=None,
 ):
     """Run the pipeline on the input read and publish its file (see :func:`protect`)."""
     table, options = opened.table, opened.options
@@ -104,6 +105,7 @@ def publish_table(
         opened.read_options,
         command,
         embedding,
+        confirm,
     )
     return res
 
@@ -178,7 +180,17 @@ def manifest_command(input_name: str, output_name: str, options: dict, params: d
 
 
 def _write_all(
-    table, targets: Targets, res, run, order, options, params, read_options, command, embedding
+    table,
+    targets: Targets,
+    res,
+    run,
+    order,
+    options,
+    params,
+    read_options,
+    command,
+    embedding,
+    confirm=None,
 ) -> PublishedFile:
     """Write the output (in ``order``), read it back, verify it, audit it (``embedding``: the
     run's of the original, or None), then the side files; everything lands together or nothing
@@ -198,18 +210,10 @@ def _write_all(
         res.audit = res.audit.with_figures(
             _written_audit(table, back, res, run, order, found, embedding)
         )
+        res.summary()  # the summary every door prints: should it fail, nothing lands
         published = _published_file(targets, back, res, table, order)
         box["published"] = published
-        if published.other_sheets:
-            import warnings
-
-            warnings.warn(
-                f"{targets.output.name}: the workbook's other sheet(s) "
-                f"{', '.join(map(repr, published.other_sheets))} are published as they came in, "
-                "unprotected",
-                UserWarning,
-                stacklevel=2,
-            )
+        _warn_other_sheets(targets, published)
         if targets.report is not None:
             staged.append(
                 (
@@ -240,17 +244,33 @@ def _write_all(
                 command,
                 published,
             )
+            if confirm is not None:  # a replay checked against its manifest before anything lands
+                confirm(doc)
             staged.append(
                 (landing.stage_text(targets.manifest, landing.manifest_text(doc)), targets.manifest)
             )
 
     published_values = {c: res.data[c].to_numpy() for c in res.changed_columns}
+    kept = [c for c in res.changed_columns if c not in set(res.columns)]  # keys, recoded strata
     try:
-        io.write(table, targets.output, published_values, order=order, check=check)
+        io.write(table, targets.output, published_values, order=order, check=check, kept=kept)
         landing.land(staged, targets.output)
     finally:
         landing.discard(staged)
     return box["published"]
+
+
+def _warn_other_sheets(targets: Targets, published: PublishedFile) -> None:
+    if published.other_sheets:
+        import warnings
+
+        warnings.warn(
+            f"{targets.output.name}: the workbook's other sheet(s) "
+            f"{', '.join(map(repr, published.other_sheets))} are published as they came in, "
+            "unprotected",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def _read_back(tmp, fmt, table, out: Path, keys, written=None) -> _ReadBack:
@@ -258,7 +278,15 @@ def _read_back(tmp, fmt, table, out: Path, keys, written=None) -> _ReadBack:
 
     same = fmt == table.format and table.meta is not None  # read back as the input was read
     options = table.meta.read_options() if same else {}
-    back = _ReadBack(io.read(tmp, format=fmt, written=written, **options), keys, options, written)
+    try:
+        read = io.read(tmp, format=fmt, written=written, **options)
+    except InputError as exc:  # named as the user named the file, not as the temporary link
+        link = f"data{io.get_format(fmt).suffixes[0]}"
+        raise InputError(
+            f"the written {out.name} does not read back: {str(exc).replace(link, out.name)}; "
+            "nothing was written"
+        ) from None
+    back = _ReadBack(read, keys, options, written)
     if len(back.table.frame) != len(table.frame):
         raise InputError(
             f"the written {out.name} reads back with {len(back.table.frame)} records instead of "

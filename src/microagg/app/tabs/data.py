@@ -156,7 +156,10 @@ def _upload_action(input, state: PageState, workdir: Path, limit_bytes: int) -> 
         note = (
             f"the file's name was changed to a safe one: {name}" if f.get("name_changed") else None
         )
-        if await _load(state, target, name, max_bytes=limit_bytes, note=note):
+        shown = f.get("shown_name")  # the user's own name ('-data.csv') for the commands shown
+        if shown is not None:
+            shown = websocket.safe_file_name(shown, read_suffixes(), options=True)
+        if await _load(state, target, name, shown=shown, max_bytes=limit_bytes, note=note):
             ui.update_select("dataset", selected="")
         else:
             state.release_upload(str(target))  # unreadable: nothing keeps it

@@ -16,6 +16,9 @@ NUMBER = {
     ".": re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*"),
     ",": re.compile(r"\s*[+-]?(?:\d+,?\d*|,\d+)(?:[eE][+-]?\d+)?\s*"),
 }
+#: a number under the decimal comma whose points separate thousands (95.250, 1.234.567,5): the
+#: points are dropped (a point between groups of three digits is never a decimal point there)
+GROUPED = {",": re.compile(r"\s*[+-]?[1-9]\d{0,2}(?:\.\d{3})+(?:,\d*)?(?:[eE][+-]?\d+)?\s*")}
 INTEGER = re.compile(r"\s*[+-]?\d+\s*")
 LEADING_ZERO = re.compile(r"\s*[+-]?0\d")
 
@@ -23,6 +26,7 @@ LEADING_ZERO = re.compile(r"\s*[+-]?0\d")
 def decode(raw: bytes, encoding: str | None, name: str):
     """(text, encoding, bom): UTF-8 (with or without BOM), UTF-16 by BOM, else cp1252 / latin-1."""
     if encoding is not None:
+        encoding = _byte_order(raw, encoding)
         bom = encoding.lower().replace("_", "-") in ("utf-8-sig",)
         try:
             text = raw.decode(encoding)
@@ -37,6 +41,8 @@ def decode(raw: bytes, encoding: str | None, name: str):
             return text, "utf-8", True
         if text.startswith("\ufeff") and encoding.lower().replace("_", "-") in ("utf-8", "utf8"):
             return text[1:], "utf-8", True
+        if text.startswith("\ufeff") and _WIDE.fullmatch(encoding.lower().replace("_", "-")):
+            return text[1:], encoding, True  # written back with its byte order mark
         return text, encoding, False
     if raw.startswith(b"\xef\xbb\xbf"):
         return raw[3:].decode("utf-8"), "utf-8", True
@@ -54,6 +60,31 @@ def decode(raw: bytes, encoding: str | None, name: str):
         except UnicodeDecodeError:
             continue
     raise AssertionError("latin-1 decodes every byte")
+
+
+#: a UTF-16 or UTF-32 codec of a given byte order
+_WIDE = re.compile(r"utf-?(16|32)-?(le|be)")
+_MARKS = {
+    "16": ((b"\xff\xfe", "le"), (b"\xfe\xff", "be")),
+    "32": ((b"\xff\xfe\x00\x00", "le"), (b"\x00\x00\xfe\xff", "be")),
+}
+
+
+def _byte_order(raw: bytes, encoding: str) -> str:
+    """A UTF-16 / UTF-32 encoding given without its byte order ('utf-16'), as the codec of the
+    order the file's byte order mark says (its mark kept in the text, to be written back), or,
+    without one, the order Python's codec reads it in: so that a file without a mark is written
+    back without one."""
+    import sys
+
+    found = re.fullmatch(r"utf-?(16|32)", encoding.lower().replace("_", "-"))
+    if found is None:
+        return encoding
+    bits = found.group(1)
+    for mark, order in _MARKS[bits]:
+        if raw.startswith(mark):
+            return f"utf-{bits}-{order}"
+    return f"utf-{bits}-{'le' if sys.byteorder == 'little' else 'be'}"
 
 
 def _field_pattern(sep: str, quote: str):
@@ -140,7 +171,7 @@ def sniff_sep(text: str, quote: str = '"') -> str:
 
 def sniff_decimal(columns: list, sep: str) -> str:
     """',' when the separator is not ',' and numbers in the file use a decimal comma, not a
-    point."""
+    point (a point between groups of three digits, 95.250, says neither)."""
     if sep == ",":
         return "."
     comma = point = 0
@@ -148,8 +179,8 @@ def sniff_decimal(columns: list, sep: str) -> str:
         for v in values[:200]:
             if "," in v and NUMBER[","].fullmatch(v):
                 comma += 1
-            elif "." in v and NUMBER["."].fullmatch(v):
-                point += 1
+            elif "." in v and NUMBER["."].fullmatch(v) and not GROUPED[","].fullmatch(v):
+                point += 1  # (95.250 may be thousands under a decimal comma: no evidence)
     return "," if comma > 0 and point == 0 else "."
 
 

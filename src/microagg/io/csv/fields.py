@@ -7,7 +7,12 @@ from __future__ import annotations
 
 import re
 
-from .dialect import INTEGER, LEADING_ZERO, NUMBER, unquote
+from ...errors import InputError
+from .dialect import GROUPED, INTEGER, LEADING_ZERO, NUMBER, unquote
+
+
+class MixedMarks(InputError):
+    """A column whose numbers are written with both decimal marks (12,5 and 70.5)."""
 
 
 def typed_text_frame(frame, decimal: str = ".", missing=()):
@@ -21,7 +26,7 @@ def typed_text_frame(frame, decimal: str = ".", missing=()):
     data = {}
     for name, c in zip(header, frame.columns, strict=True):
         values = ["" if v is None else str(v) for v in frame[c].tolist()]
-        data[name] = typed_column(*factorized(values), decimal, tokens)
+        data[name] = _named(name, typed_column, *factorized(values), decimal, tokens)
     return pd.DataFrame(data, columns=header)
 
 
@@ -97,13 +102,23 @@ def typed_frame_of(meta, header, duplicates, decimal, missing, written=None):
             continue
         found = meta.as_written(j, given[name]) if name in given else None
         if found is not None:
-            data[name] = _typed_by_codes(meta, *found, decimal, tokens)
+            data[name] = _named(name, _typed_by_codes, meta, *found, decimal, tokens)
             continue
-        data[name], plain = _typed_fields(meta, *meta.field_bounds(j), decimal, tokens)
+        data[name], plain = _named(
+            name, _typed_fields, meta, *meta.field_bounds(j), decimal, tokens
+        )
         if plain:
             plain_integers.add(j)
     meta.plain_integers = frozenset(plain_integers)
     return pd.DataFrame(data, columns=[c for c in header if c not in duplicates], copy=False)
+
+
+def _named(name, typed, *args):
+    """``typed(*args)``, a column whose numbers mix decimal marks named in its error."""
+    try:
+        return typed(*args)
+    except MixedMarks as exc:
+        raise MixedMarks(f"column {name} {exc}") from None
 
 
 def _typed_fields(meta, starts, ends, decimal: str, tokens: set):
@@ -124,8 +139,8 @@ def _typed_fields(meta, starts, ends, decimal: str, tokens: set):
         and not flags["empty"]
         and not flags["quoted"]
         and not flags["leading_zero"]
-        and (decimal == "," or not flags["comma"])
-    ):
+        and (not flags["comma"] if decimal == "." else not flags["fraction"])
+    ):  # (under a decimal comma, a point is a thousands separator or a disagreeing mark)
         fast = _plain_numbers(csv_scan, array, starts, ends, flags)
     if fast is not None:
         return pd.Series(fast), False
@@ -182,15 +197,20 @@ def typed_column(codes, distinct: list, decimal: str, tokens: set):
     import numpy as np
     import pandas as pd
 
-    number = NUMBER[decimal]
+    number, grouped = NUMBER[decimal], GROUPED.get(decimal)
     rows = len(codes)
     counts = np.bincount(codes, minlength=len(distinct))
     stripped = [v.strip() for v in distinct]
     is_missing = np.array([v == "" or v in tokens for v in stripped], dtype=bool)
     is_number = np.array(
-        [not m and bool(number.fullmatch(v)) for v, m in zip(stripped, is_missing, strict=True)],
+        [
+            not m and bool(number.fullmatch(v) or (grouped and grouped.fullmatch(v)))
+            for v, m in zip(stripped, is_missing, strict=True)
+        ],
         dtype=bool,
     )
+    if grouped is not None:
+        _check_marks(stripped, is_number, decimal)
     n_number = int(counts[is_number].sum()) if len(distinct) else 0
     n_missing = int(counts[is_missing].sum()) if len(distinct) else 0
     others = rows - n_number - n_missing
@@ -210,7 +230,7 @@ def typed_column(codes, distinct: list, decimal: str, tokens: set):
         return as_text()
 
     def parse(v):
-        return float(v.replace(",", ".")) if decimal == "," else float(v)
+        return float(v.replace(".", "").replace(",", ".")) if decimal == "," else float(v)
 
     if others == 0:
         if not n_missing and all(INTEGER.fullmatch(v) for v in stripped):
@@ -236,6 +256,37 @@ def typed_column(codes, distinct: list, decimal: str, tokens: set):
         ]
     )
     return pd.Series(mixed[codes], dtype=object)
+
+
+def _check_marks(stripped: list, is_number, decimal: str) -> None:
+    """Under the decimal comma, a number written with a decimal point (70.5: not groups of
+    three digits) beside numbers written with the comma (12,5) or with points between thousands
+    (95.250): the column's marks disagree, and no reading of it is safe."""
+    other = "." if decimal == "," else ","
+    disagreeing = next(
+        (
+            v
+            for v, isnum in zip(stripped, is_number, strict=True)
+            if not isnum and other in v and NUMBER[other].fullmatch(v)
+        ),
+        None,
+    )
+    if disagreeing is None:
+        return
+    agreeing = next(
+        (
+            v
+            for v, isnum in zip(stripped, is_number, strict=True)
+            if isnum and (decimal in v or other in v)
+        ),
+        None,
+    )
+    if agreeing is not None:
+        raise MixedMarks(
+            f"mixes decimal marks: {agreeing[:40]!r} is written with the decimal mark "
+            f"{decimal!r}, {disagreeing[:40]!r} with {other!r}; write every number of a column "
+            "with one mark (or give --decimal)"
+        )
 
 
 def text_buffers(columns: list):

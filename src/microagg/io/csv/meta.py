@@ -157,9 +157,15 @@ class CsvMeta(Meta):
         return frame
 
     def read_options(self) -> dict:
+        """How the written file is read back: its decimal mark, and its encoding when its bytes
+        do not say it (UTF-16 or UTF-32 without a byte order mark), and its missing-value tokens."""
+        out = {"decimal": self.dialect.decimal}
+        encoding = self.dialect.encoding.lower().replace("_", "-")
+        if not self.dialect.bom and encoding.startswith(("utf-16", "utf-32")):
+            out["encoding"] = self.dialect.encoding
         if self.missing:  # a missing QI value is written back as the token it was read from
-            return {"decimal": self.dialect.decimal, "missing": tuple(self.missing)}
-        return {"decimal": self.dialect.decimal}
+            out["missing"] = tuple(self.missing)
+        return out
 
     def head(self, rows: int) -> CsvMeta:
         return replace(self, order=self.row_order()[:rows], tails=self.tails[:rows], checked={})

@@ -21,7 +21,7 @@ from .dialect import (
     unquote,
     warn_thousands,
 )
-from .fields import field_texts, typed_frame_of, typed_text_frame
+from .fields import MixedMarks, field_texts, typed_frame_of, typed_text_frame
 from .meta import CsvDialect, CsvMeta
 
 
@@ -48,7 +48,10 @@ def read(p: Path, *, missing=(), sep=None, decimal=None, encoding=None, written=
     for name in header:
         counts[name] = counts.get(name, 0) + 1
     duplicates = [name for name, c in counts.items() if c > 1]
-    frame = typed_frame_of(meta, header, duplicates, decimal, missing, written)
+    try:
+        frame = typed_frame_of(meta, header, duplicates, decimal, missing, written)
+    except MixedMarks as exc:
+        raise InputError(f"{p.name}: {exc}") from None
     return Table(frame=frame, format="csv", path=p, header=header, duplicates=duplicates, meta=meta)
 
 
@@ -154,11 +157,13 @@ def chunks(path, columns, chunk_rows: int, numeric=()):
     import pandas as pd
 
     sep, encoding = sniff_csv(path)
+    decimal = _streamed_decimal(path, sep, encoding)
     # the QIs parsed by pandas' C parser (a blank cell is missing); every other column as its text
     reader = pd.read_csv(
         path,
         sep=sep,
         encoding=encoding,
+        decimal=decimal,
         chunksize=chunk_rows,
         usecols=columns,
         dtype=defaultdict(lambda: str, {c: "float64" for c in numeric}),
@@ -174,11 +179,32 @@ def chunks(path, columns, chunk_rows: int, numeric=()):
         ) from None
 
 
+def _streamed_decimal(path, sep: str, encoding: str) -> str:
+    """The decimal mark of a file read in chunks, sniffed from its first 200 rows as ``read``
+    sniffs it (a decimal comma in a file separated by ';' or a tab)."""
+    import pandas as pd
+
+    if sep == ",":
+        return "."
+    head = pd.read_csv(
+        path, sep=sep, encoding=encoding, nrows=200, dtype=str, keep_default_na=False
+    )
+    return sniff_decimal([head[c].tolist() for c in head.columns], sep)
+
+
+def detected_decimal(path) -> str:
+    """The decimal mark the out-of-core mode reads ``path`` with (detected, as ``read`` does)."""
+    sep, encoding = sniff_csv(path)
+    return _streamed_decimal(path, sep, encoding)
+
+
 def first_rows(path, rows: int = 1000):
     """The first ``rows`` records with their columns typed as ``read`` types them
     (``typed_text_frame``): the column rules apply to them before any pass over the file."""
     try:
-        return typed_text_frame(next(chunks(path, None, rows)))
+        sep, encoding = sniff_csv(path)
+        decimal = _streamed_decimal(path, sep, encoding)
+        return typed_text_frame(next(chunks(path, None, rows)), decimal)
     except (OSError, ValueError, UnicodeDecodeError, StopIteration) as exc:
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"cannot read {Path(path).name}: {text}") from None

@@ -273,7 +273,7 @@ def _in_rows(columns: list, written: dict):
     return csv_scan.texts_in_rows(data, offsets, rows)
 
 
-def write_same(table: Table, published: dict, tmp, path) -> dict:
+def write_same(table: Table, published: dict, tmp, path, kept=()) -> dict:
     """CSV to CSV: the input's bytes with the QI cells replaced. A file named .tsv / .tab is
     tab-separated; any other name keeps the input's separator. Returns each published column's
     ``Written`` texts (for the read-back check)."""
@@ -281,8 +281,68 @@ def write_same(table: Table, published: dict, tmp, path) -> dict:
     tabs = name.removesuffix(".gz").endswith((".tsv", ".tab"))
     with open(tmp, "wb") as stream:
         return _write_csv(
-            stream, table, published, gz=name.endswith(".gz"), sep="\t" if tabs else None
+            stream,
+            table,
+            _kept_texts(table, published, kept),
+            gz=name.endswith(".gz"),
+            sep="\t" if tabs else None,
         )
+
+
+def _kept_texts(table: Table, published: dict, kept) -> dict:
+    """The published values with each column of ``kept`` (not a QI: a key with suppressed
+    values, a recoded stratum) as text: a value that did not change is its field's own text
+    ('37,50', '8' in a decimal-comma file), a changed one its published value's, a suppressed
+    one missing."""
+    import numpy as np
+    import pandas as pd
+
+    index = {name: j for j, name in enumerate(table.header) if name not in table.duplicates}
+    out = dict(published)
+    for name in kept:
+        if name not in published or name not in index:
+            continue
+        values = np.asarray(published[name])
+        same = _unchanged(values, table.frame[name].to_numpy())
+        if not same.any():
+            continue
+        column = np.array(table.meta.texts(index[name]), dtype=object)  # the fields' own texts
+        numeric = is_numeric(values)
+        integer = numeric and _integer_texts(table.meta, index[name])
+        for i in np.flatnonzero(~same).tolist():  # the changed ones, written anew
+            v = values[i]
+            column[i] = (
+                None
+                if pd.isna(v)
+                else (format_number(v, integer, table.meta.dialect.decimal) if numeric else str(v))
+            )
+        out[name] = column
+    return out
+
+
+def _unchanged(values, before):
+    """Which published values are the values read (a missing one never is: suppressed)."""
+    import numpy as np
+    import pandas as pd
+
+    try:
+        same = pd.Series(values, dtype=object) == pd.Series(before, dtype=object)
+        return same.fillna(False).to_numpy(dtype=bool) & ~pd.isna(values) & ~pd.isna(before)
+    except (TypeError, ValueError):
+        return np.array(
+            [_same_value(a, b) for a, b in zip(values.tolist(), before.tolist(), strict=True)],
+            dtype=bool,
+        )
+
+
+def _same_value(a, b) -> bool:
+    """A published value is the value read (missing values are never the same: suppressed)."""
+    if is_missing(a) or is_missing(b):
+        return False
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
 
 
 def write(frame, tmp, meta, path, published) -> None:
