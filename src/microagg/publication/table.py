@@ -31,6 +31,17 @@ class PublishedFile:
     )  # a workbook's sheets published as they came in
     shuffled: bool = False
 
+    def __repr__(self) -> str:
+        from ..display import published_repr
+
+        return published_repr(self)
+
+    def _repr_html_(self) -> str:
+        """A notebook's display: the file, its reader, its key variables' k-anonymity."""
+        from ..display import published_html
+
+        return published_html(self)
+
 
 class _ReadBack:
     """The output as its format's reader reads it back: its table and its key variables as
