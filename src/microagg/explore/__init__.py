@@ -35,9 +35,8 @@ Framework-free pieces for the app: ``Exploration.rows()`` (the table as dicts),
 
 from __future__ import annotations
 
+import importlib
 import os
-import sys
-import types
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -46,6 +45,7 @@ import numpy as np
 
 from ..deadline import Deadline
 from ..options import GRID_OPTIONS, given_options
+from ..options.names import suggestion
 from .grid import (
     DEFAULT_BUDGET,
     DEFAULT_KS,
@@ -169,7 +169,11 @@ def explore(
     """
     unknown = [name for name in options if name not in GRID_OPTIONS]
     if unknown:
-        raise TypeError(f"explore() got an unexpected keyword argument {unknown[0]!r}")
+        meant = suggestion(unknown[0], GRID_OPTIONS)
+        raise TypeError(
+            f"explore() got an unexpected keyword argument {unknown[0]!r}"
+            + (f": did you mean {meant}?" if meant else " (not an option of a grid's runs)")
+        )
     given = given_options(options, GRID_OPTIONS)
     grid = checked_grid(k, methods, time_limit, risk, max_risk, method_params, given)
     deadline = Deadline(grid.budget)
@@ -245,12 +249,13 @@ def _load() -> float | None:
         return None
 
 
-class _CallableModule(types.ModuleType):
-    """``microagg.explore(...)`` is this package's ``explore``: the package and the function share
-    the name (as ``microagg.methods()`` lists the registry), whichever was imported first."""
-
-    def __call__(self, *args, **kwargs) -> Exploration:
-        return explore(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
+# ``microagg.explore`` is this function (the package ``microagg`` binds the name to it, not to
+# this subpackage: issue 56); the subpackage's public names stay reachable from it as they were
+# from the module (``microagg.explore.load(...)``), and importable (``from microagg.explore
+# import load``).
+for _name in __all__:
+    if _name != "explore":
+        setattr(explore, _name, globals()[_name])
+for _name in ("grid", "map", "planner", "result", "runs"):  # the subpackage's modules
+    setattr(explore, _name, importlib.import_module(f".{_name}", __name__))
+explore.explore = explore
