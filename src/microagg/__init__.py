@@ -12,7 +12,16 @@ import types
 from typing import TYPE_CHECKING
 
 from . import methods  # callable: microagg.methods() lists the registered names
-from .errors import InputError, ParameterError
+from .errors import (
+    DisclosureWarning,
+    FormatWarning,
+    InputError,
+    MicroaggWarning,
+    OrderWarning,
+    ParameterError,
+    RolesWarning,
+    RunWarning,
+)
 
 
 def _version() -> str:
@@ -38,6 +47,12 @@ __all__ = [
     "MicroAggregator",
     "InputError",
     "ParameterError",
+    "MicroaggWarning",
+    "RolesWarning",
+    "DisclosureWarning",
+    "OrderWarning",
+    "FormatWarning",
+    "RunWarning",
     "__version__",
 ]
 

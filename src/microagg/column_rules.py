@@ -10,6 +10,8 @@ import re
 import numpy as np
 import pandas as pd
 
+from .errors import option_term
+
 __all__ = [
     "looks_like_identifier",
     "looks_like_codes",
@@ -224,13 +226,13 @@ def looks_like_codes(values) -> str | None:
     if 1 < distinct < FEW_VALUES:
         return (
             f"{distinct} distinct integer values: category codes; to protect them as categories,"
-            " name the column in --categorical / categorical= too"
+            f" name the column in {option_term('categorical')} too"
         )
     if 1 < distinct < MANY_VALUES and len(x) > REPEATS * distinct:
         return (
             f"{distinct} distinct integer values, {len(x) / distinct:.0f} records each on average:"
-            " a code list; to protect them as categories, name the column in --categorical /"
-            " categorical= too"
+            " a code list; to protect them as categories, name the column in"
+            f" {option_term('categorical')} too"
         )
     return None
 
@@ -251,7 +253,7 @@ def leading_zero_codes(col) -> str | None:
         return None
     return (
         f"integers written with a leading zero, such as {zeros.iloc[0].strip()!r}: category codes;"
-        " to protect them as categories, name the column in --categorical / categorical= too"
+        f" to protect them as categories, name the column in {option_term('categorical')} too"
     )
 
 
@@ -299,7 +301,7 @@ def not_a_default_qi(
     if labelled:
         return (
             "value labels (or an SPSS measure nominal / ordinal) on its values: category codes; to"
-            " protect them as categories, name the column in --categorical / categorical="
+            f" protect them as categories, name the column in {option_term('categorical')}"
         )
     if not isinstance(name, str):  # an array's columns: no guessing
         return None
@@ -312,7 +314,7 @@ def not_a_default_qi(
         if named is None
         else (
             f"{named}; to protect them as categories, name the column in "
-            "--categorical / categorical="
+            f"{option_term('categorical')}"
         )
     )
 

@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 
 from ..declarations import Param
+from ..errors import RunWarning
 from . import MethodOutput, register, step_seconds
 
 ALGORITHM = Param(
@@ -155,5 +156,5 @@ def within_time(X: np.ndarray, labels: np.ndarray, k: int, name: str) -> MethodO
         f" {1 - reached:.1%} were grouped by median splits, with a higher information loss: raise"
         " the time limit for MDAV's groups throughout"
     )
-    warnings.warn(note, stacklevel=2)
+    warnings.warn(note, RunWarning, stacklevel=2)
     return MethodOutput(labels, extras={"reached": reached, "stopped": note})

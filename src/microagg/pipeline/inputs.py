@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, RolesWarning
 from ..options import Run
 from ..partition import check_k
 from .parts import Prepared, Roles, Source
@@ -151,7 +151,7 @@ def _check_named_columns(
             f"in the header of {source.table.path.name}: they are not protected (a duplicated name "
             "cannot be a quasi-identifier); rename them to protect them, or remove them before "
             "publishing",
-            UserWarning,
+            RolesWarning,
             stacklevel=4,
         )
 

@@ -8,7 +8,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import InputError
+from ..errors import DisclosureWarning, InputError
 from . import landing
 from .opening import Opened, Targets
 
@@ -215,7 +215,7 @@ def _write_all(
                 f"{targets.output.name}: the workbook's other sheet(s) "
                 f"{', '.join(map(repr, published.other_sheets))} are published as they came in, "
                 "unprotected",
-                UserWarning,
+                DisclosureWarning,
                 stacklevel=2,
             )
         if targets.report is not None:
