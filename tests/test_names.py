@@ -65,3 +65,13 @@ def test_the_command_line_s_warnings_name_its_flags(tmp_path, capsys):
     from microagg.errors import option_term
 
     assert option_term("columns") == "columns="  # the command line's terms end with its call
+
+
+def test_explore_s_written_out_defaults_are_the_grid_s():
+    from microagg.explore import grid
+
+    parameters = inspect.signature(microagg.explore).parameters
+    assert tuple(parameters["k"].default) == tuple(grid.DEFAULT_KS)
+    assert tuple(parameters["methods"].default) == tuple(grid.DEFAULT_METHODS)
+    assert parameters["time_limit"].default == grid.DEFAULT_BUDGET
+    assert parameters["risk"].default == grid.DEFAULT_RISK

@@ -113,13 +113,13 @@ __all__ = [
 ]
 
 
-def explore(
+def explore(  # the defaults written out for the signature a reader sees (grid.DEFAULT_*: a test)
     data: DataInput,
-    k: Sequence[int] | int = DEFAULT_KS,
-    methods: Sequence[str] | str = DEFAULT_METHODS,
+    k: Sequence[int] | int = (3, 4, 5, 10),
+    methods: Sequence[str] | str = ("mdav", "vmdav", "mdav-mhm", "icsm", "lsearch"),
     *,
-    time_limit: float = DEFAULT_BUDGET,
-    risk: str = DEFAULT_RISK,
+    time_limit: float = 60.0,
+    risk: str = "record_linkage_dbrl",
     max_risk: float | None = None,
     method_params: Mapping[str, Mapping[str, Any]] | None = None,
     previous: Exploration | tuple | None = None,
@@ -135,18 +135,26 @@ def explore(
     Parameters
     ----------
     data : DataFrame (pandas, polars), pyarrow.Table, numpy array, path or io.Table
-    k, methods : int or list of int, str or list of str
-        The grid: k values, registered method names (default ``DEFAULT_KS``, ``DEFAULT_METHODS``).
+        The microdata to explore, as ``microaggregate`` takes them (a path is read with its
+        format's library).
+    k : int or list of int, default (3, 4, 5, 10)
+        The grid's k values.
+    methods : str or list of str, default ("mdav", "vmdav", "mdav-mhm", "icsm", "lsearch")
+        The grid's methods: registered method names (``microagg.methods()``).
     time_limit : float, default 60
         The whole exploration's budget in seconds (one deadline: cheap runs first).
-    risk, max_risk : str, float, default "record_linkage_dbrl", None
-        The risk measure of the frontier (``risk_measures()``); recommended: the least IL among the
-        runs whose risk is at most ``max_risk`` (in the measure's unit: a share 0..1 for linkage).
+    risk : str, default "record_linkage_dbrl"
+        The risk measure of the frontier (``risk_measures()``).
+    max_risk : float, optional
+        The recommended run is the least IL among the runs whose ``risk`` is at most this (in the
+        measure's unit: a share 0..1 for linkage); None: the least IL.
     method_params : dict of {method: {parameter: value}}, optional
+        Each method's own parameters (``microagg methods -v``), e.g. ``{"vmdav": {"gamma": 0.2}}``.
     previous : Exploration, optional
         An earlier exploration (or a loaded result) of the same data and options: runs reused.
     progress : bool or callable, default False
-        True: a progress bar on stderr; a callable receives ``progress(stage, fraction, message)``.
+        True: a bar on a terminal or in a notebook, plain lines in a pipe; a callable receives
+        ``progress(stage, fraction, message)``.
     input_info : dict, optional
         What the command line and the app record of an explored file (name, sha256, format).
     **options
