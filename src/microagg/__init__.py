@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from . import methods  # callable: microagg.methods() lists the registered names
 from .errors import (
+    CompilationWarning,
     DisclosureWarning,
     FormatWarning,
     InputError,
@@ -53,6 +54,7 @@ __all__ = [
     "OrderWarning",
     "FormatWarning",
     "RunWarning",
+    "CompilationWarning",
     "__version__",
 ]
 

@@ -6,7 +6,8 @@ The warning family: every warning the package gives is a ``MicroaggWarning`` (a 
 of a category one can filter on (``warnings.filterwarnings("ignore", category=RolesWarning)``):
 ``RolesWarning`` (what a column is taken as), ``DisclosureWarning`` (something published
 unprotected or at risk), ``OrderWarning`` (the row order), ``FormatWarning`` (what a file format
-cannot hold as given), ``RunWarning`` (a method's run: stopped early, a member failed). A message
+cannot hold as given), ``RunWarning`` (a method's run: stopped early, a member failed),
+``CompilationWarning`` (the first call after an install compiles its kernels). A message
 names an option as its caller writes it (``option_term``): ``columns=`` in Python, ``--columns``
 on the command line.
 """
@@ -25,6 +26,7 @@ __all__ = [
     "OrderWarning",
     "FormatWarning",
     "RunWarning",
+    "CompilationWarning",
     "option_term",
     "command_line_terms",
 ]
@@ -52,6 +54,11 @@ class FormatWarning(MicroaggWarning):
 
 class RunWarning(MicroaggWarning, RuntimeWarning):
     """A method's run: stopped before its end, a portfolio member failed, a start repaired."""
+
+
+class CompilationWarning(MicroaggWarning):
+    """The first call after an install compiles the kernels it runs (``microagg compile`` does it
+    ahead, once): said on the call's first line when no progress is shown."""
 
 
 _TERMS = {"door": "python"}  # process-wide: the command line runs its command in a worker thread

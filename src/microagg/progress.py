@@ -54,8 +54,11 @@ def compile_notice(stream=None) -> ProgressCallback:
     """The callback for a stderr that shows no bar (a log file, a pipe): one plain line when
     kernels start compiling, nothing else."""
 
+    told = []
+
     def notice(stage: str, fraction: float | None = None, message: str = "") -> None:
-        if stage == COMPILING:
+        if stage == COMPILING and not told:  # once: the kernels' steps that follow are not lines
+            told.append(stage)
             out = sys.stderr if stream is None else stream
             print(f"microagg: {COMPILING}, {message or 'first run only'}...", file=out, flush=True)
 
