@@ -101,4 +101,7 @@ def test_progress_true_draws_a_bar_and_warns_nothing(kernel_output):
         for m in _by_type(kernel_output, "stream")
         if m["content"]["name"] == "stderr"
     )
-    assert "ipywidgets" not in stderr and "Warning" not in stderr
+    assert "ipywidgets" not in stderr
+    # a cold numba cache: the audit read by display(res) (no progress shown) may say it compiles
+    told = [line for line in stderr.splitlines() if "Warning" in line]
+    assert all("CompilationWarning" in line for line in told), told

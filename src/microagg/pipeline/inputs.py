@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from ..errors import InputError, RolesWarning
+from ..errors import InputError, RolesWarning, option_term
 from ..options import Run
 from ..partition import check_k
 from .parts import Prepared, Roles, Source
@@ -143,7 +143,7 @@ def _check_named_columns(
     if duplicated and columns is None:  # which of the twins would be protected? the user says
         raise InputError(
             f"column name(s) {', '.join(sorted(map(str, duplicated)))} appear more than once "
-            "in the data: name the quasi-identifier columns with columns= (--columns)"
+            f"in the data: name the quasi-identifier columns with {option_term('columns')}"
         )
     if source.table is not None and source.table.duplicates and columns is None:
         warnings.warn(
