@@ -459,9 +459,29 @@ def _announce_compilation(progress) -> None:
     if progress is silent:
         from ..errors import CompilationWarning
 
-        warnings.warn(COMPILING_NOTICE, CompilationWarning, stacklevel=2)
+        warnings.warn(COMPILING_NOTICE, CompilationWarning, stacklevel=_callers_level())
     else:
         progress(COMPILING, None, "first run only")
+
+
+def _callers_level() -> int:
+    """The stack level of the first frame outside microagg, numba and the standard library: the
+    warning points at the caller's line (``res = microaggregate(...)``), not at numba's
+    compiler."""
+    import os
+    import sysconfig
+
+    import numba
+
+    inside = (  # the package, numba's compiler and the standard library's context managers
+        os.path.dirname(os.path.dirname(__file__)),
+        os.path.dirname(numba.__file__),
+        sysconfig.get_paths()["stdlib"],
+    )
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(inside):
+        frame, level = frame.f_back, level + 1
+    return level if frame is not None else 2
 
 
 class _RegistryModule(types.ModuleType):
