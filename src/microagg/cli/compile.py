@@ -15,8 +15,8 @@ def declare(commands) -> None:
         description=(
             "Compile every numba kernel microagg runs, for every method and size, into numba's"
             " on-disk cache (NUMBA_CACHE_DIR, else beside the package): run once after an install,"
-            " so that the first call of a notebook or a script does not compile. Running it again"
-            " compiles nothing and takes seconds."
+            " so that the first call of a notebook or a script does not compile. Run again, it"
+            " loads the cached kernels and compiles nothing."
         ),
     )
     co.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
