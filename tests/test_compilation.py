@@ -293,3 +293,20 @@ def test_a_call_that_shows_no_progress_says_it_compiles_in_a_warning():
             fresh(1.5)
     notices = [w for w in told if issubclass(w.category, microagg.CompilationWarning)]
     assert len(notices) == 1 and "microagg compile" in str(notices[0].message)
+
+
+def test_the_warm_up_lets_the_compile_notice_through(monkeypatch):
+    """The warm-up silences its sample's warnings, not the notice that kernels compile (the
+    default call's first line: benchmarks/first_call.py found it swallowed)."""
+    import warnings
+
+    @njit
+    def fresh_in_warm_up(x):
+        return x - 1
+
+    monkeypatch.setattr(methods, "_WARM", set())
+    monkeypatch.setattr(methods, "run", lambda name, X, k, **kw: fresh_in_warm_up(1))
+    with warnings.catch_warnings(record=True) as told:
+        warnings.simplefilter("always")
+        methods.load_kernels("mdav", (20_000, 3))
+    assert [w.category for w in told] == [microagg.CompilationWarning]

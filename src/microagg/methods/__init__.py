@@ -387,8 +387,11 @@ def _load_kernels(name: str, shape: tuple | None, progress) -> None:
 
     report = compile_notice() if progress is True else as_callback(progress)
     X = np.random.default_rng(0).normal(size=(WARM_UP_RECORDS, 3 if info.multivariate else 1))
+    from ..errors import CompilationWarning
+
     with warnings.catch_warnings(), planning(records), uncharged_compilation(None, report):
-        warnings.simplefilter("ignore")
+        warnings.simplefilter("ignore")  # the sample's own warnings are not the caller's ...
+        warnings.simplefilter("default", CompilationWarning)  # ... that it compiles is
         try:
             run(name, X, WARM_UP_K, seed=0, time_limit=WARM_UP_SECONDS)
         except Exception:  # noqa: BLE001  (its real call reports any problem)
