@@ -4,6 +4,7 @@ the published file and the exploration; the report from a Result; progress in a 
 from __future__ import annotations
 
 import io
+import re
 
 import numpy as np
 import pandas as pd
@@ -34,6 +35,9 @@ def test_the_display_of_a_result_is_small_and_shows_il_and_the_smallest_group(n,
     assert f"smallest group={smallest}" in text and "\n" not in text
     audit_html = res.audit._repr_html_()
     assert len(audit_html.encode()) < LIMIT and len(repr(res.audit)) < 300
+    assert f"{res.information_loss:.4f}" in audit_html
+    shown = re.search(r'smallest group[^<]*</td><td class="num">([^<]*)<', audit_html)
+    assert shown and shown.group(1) == str(smallest)
 
 
 def test_il_per_variable_sums_to_the_result_il_weighted_by_each_variable_sst():
