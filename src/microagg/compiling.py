@@ -29,8 +29,8 @@ SIZES = (40, 10**5, 10**6)
 
 
 def tasks() -> list:
-    """(name, function) of each step: every package method at every size, the default call and
-    a published file at every size."""
+    """(name, function(progress)) of each step: every package method at every size, the default
+    call and a published file at every size."""
     from . import methods
 
     steps = []
@@ -48,10 +48,10 @@ def tasks() -> list:
 
 
 def _warm(name: str, shape: tuple):
-    def step():
+    def step(report):
         from . import methods
 
-        methods.load_kernels(name, shape)
+        methods.load_kernels(name, shape, report)
 
     return step
 
@@ -66,18 +66,18 @@ def _sample(records: int = 60, columns: int = 5):
 
 
 def _default_call(size: int):
-    def step():
+    def step(report):
         from .api import microaggregate
         from .kernels.jit import planning
 
         with planning(size):
-            microaggregate(_sample(), k=3).audit  # noqa: B018 (the file audit's kernels)
+            microaggregate(_sample(), k=3, progress=report).audit  # noqa: B018 (the audit's)
 
     return step
 
 
 def _published_file(size: int):
-    def step():
+    def step(report):
         from .kernels.jit import planning
         from .publication import protect
 
@@ -87,7 +87,13 @@ def _published_file(size: int):
             frame.insert(0, "id", np.arange(len(frame)))
             frame.to_csv(source, index=False)
             with planning(size):
-                protect(source, Path(folder) / "out.csv", k=3, columns=list(frame.columns[1:]))
+                protect(
+                    source,
+                    Path(folder) / "out.csv",
+                    k=3,
+                    columns=list(frame.columns[1:]),
+                    progress=report,
+                )
 
     return step
 
@@ -98,7 +104,7 @@ def compile_all(progress=None) -> dict:
     ``progress(stage, fraction, message)`` hears each step, or True for a bar."""
     from numba.core import event
 
-    from .progress import channel
+    from .progress import channel, part
 
     compiled = []
     lock = threading.Lock()
@@ -121,6 +127,7 @@ def compile_all(progress=None) -> dict:
         warnings.simplefilter("ignore")  # the samples' own warnings are not the user's
         for i, (name, step) in enumerate(steps):
             report(name, i / len(steps), f"{len(compiled)} kernels compiled")
-            step()
+            # each step reports on the bar (its compile notice a message, not a warning)
+            step(part(report, i / len(steps), (i + 1) / len(steps), f"{name}: "))
         report("done", 1.0, f"{len(compiled)} kernels compiled")
     return {"kernels": len(compiled), "seconds": time.monotonic() - started, "steps": len(steps)}
