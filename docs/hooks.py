@@ -52,7 +52,10 @@ def _cli_reference() -> str:
 
 
 def _cell(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """A table cell's text: pipes escaped, one line, and braces as entities (attr_list would take
+    ``{column: [levels]}`` at a cell's end for attributes and drop it)."""
+    text = str(text).replace("|", "\\|").replace("\n", " ")
+    return text.replace("{", "&#123;").replace("}", "&#125;")
 
 
 def _run_options() -> str:

@@ -41,7 +41,8 @@ def test_version():
         ),
         (
             ("bogus",),
-            "no command 'bogus': the commands are protect, evaluate, explore, methods, demo, app",
+            "no command 'bogus': the commands are protect, evaluate, explore, methods, demo,"
+            " compile, app",
         ),
         (("protect",), "protect: the following arguments are required: input, -o/--output"),
         (

@@ -46,7 +46,9 @@ def test_compilation_is_announced_once_and_not_charged():
     with methods.uncharged_compilation(d, lambda *a: heard.append(a)):
         assert plus_one(1) == 2
         assert plus_one(1.5) == 2.5  # a second specialisation: compiled, not announced again
-    assert heard == [(COMPILING, None, "first run only")]
+    assert heard[0] == (COMPILING, None, "first run only")  # announced once, then a bar's steps
+    assert len(heard) == 2 and heard[1][0] == COMPILING and heard[1][2].endswith("plus_one")
+    assert heard[1][1] is None or 0.0 <= heard[1][1] < 1.0
     moved = d.start - start
     assert moved > 0 and d.end - end == pytest.approx(moved)
     heard.clear()
@@ -75,6 +77,7 @@ def test_compile_notice_writes_one_line_for_compilation_only():
     notice("mdav", 0.5, "4000 records")
     assert out.getvalue() == ""
     notice(COMPILING, None, "first run only")
+    notice(COMPILING, 0.5, "kernel 2: mdav.x")  # the bar's steps: no more lines
     assert out.getvalue() == "microagg: compiling kernels, first run only...\n"
 
 
@@ -273,3 +276,37 @@ def test_load_kernels_warms_for_the_planned_size(monkeypatch):
     methods.load_kernels("mdav", (10**6, 3))
     methods.load_kernels("mdav")
     assert seen == [("mdav", 40, 20_000), ("mdav", 40, 10**6), ("mdav", 40, 40)]
+
+
+def test_a_call_that_shows_no_progress_says_it_compiles_in_a_warning():
+    """The first call's first line (a notebook, a script): a CompilationWarning, once a call."""
+    import warnings
+
+    @njit
+    def fresh(x):
+        return x * 3
+
+    with warnings.catch_warnings(record=True) as told:
+        warnings.simplefilter("always")
+        with methods.uncharged_compilation(None, microagg.progress.silent):
+            fresh(1)
+            fresh(1.5)
+    notices = [w for w in told if issubclass(w.category, microagg.CompilationWarning)]
+    assert len(notices) == 1 and "microagg compile" in str(notices[0].message)
+
+
+def test_the_warm_up_lets_the_compile_notice_through(monkeypatch):
+    """The warm-up silences its sample's warnings, not the notice that kernels compile (the
+    default call's first line: benchmarks/first_call.py found it swallowed)."""
+    import warnings
+
+    @njit
+    def fresh_in_warm_up(x):
+        return x - 1
+
+    monkeypatch.setattr(methods, "_WARM", set())
+    monkeypatch.setattr(methods, "run", lambda name, X, k, **kw: fresh_in_warm_up(1))
+    with warnings.catch_warnings(record=True) as told:
+        warnings.simplefilter("always")
+        methods.load_kernels("mdav", (20_000, 3))
+    assert [w.category for w in told] == [microagg.CompilationWarning]

@@ -16,7 +16,7 @@ def test_options_sdcmicro_ignores_are_honoured_or_rejected_here():
     """sdcMicro issues #266 (measure='median' silently gave means) and #267 (strata had no effect
     with MDAV)."""
     df = _strata_frame()
-    with pytest.raises(ValueError, match="no parameter measure"):
+    with pytest.raises(ValueError, match="unknown option 'measure'"):
         microagg.microaggregate(df, k=3, columns=["x", "y"], measure="median")
     # strata assigned at random: plain MDAV mixes them, MDAV within strata never does
     mixed = pd.DataFrame(make_data(8, 60, 2), columns=["x", "y"])
@@ -342,3 +342,25 @@ def test_an_option_registered_at_run_time_is_validated_and_kept_in_added():
     finally:
         unregister("round")
     assert "round" not in validate_run({}).options
+
+
+@pytest.mark.parametrize(
+    ("keyword", "meant"), [("stratta", "strata"), ("colums", "columns"), ("random_state", "seed")]
+)
+def test_an_unknown_keyword_is_an_unknown_option_with_the_name_meant(keyword, meant):
+    df = _strata_frame()
+    with pytest.raises(ParameterError) as told:
+        microagg.microaggregate(df, k=3, columns=["x", "y"], **{keyword: "s"})
+    message = str(told.value)
+    assert f"unknown option {keyword!r}: did you mean {meant}?" in message
+    assert "has no parameter" not in message
+
+
+def test_the_command_line_names_the_flag_meant():
+    from microagg.options.names import unknown_keyword_error
+    from microagg.options.table import DECLARED
+
+    error = unknown_keyword_error(
+        "stratta", DECLARED, "mdav", {}, {}, flag=lambda o: DECLARED[o].flags[0]
+    )
+    assert f"did you mean {DECLARED['strata'].flags[0]}?" in str(error)

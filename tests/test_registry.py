@@ -25,8 +25,10 @@ def test_unknown_method_and_parameter_are_errors():
     X = np.random.default_rng(0).normal(size=(20, 2))
     with pytest.raises(ValueError, match="unknown method"):
         microagg.microaggregate(X, k=3, method="nope")
-    with pytest.raises(ValueError, match="no parameter"):
+    with pytest.raises(ValueError, match=r"unknown option 'gama': did you mean gamma \(a param"):
         microagg.microaggregate(X, k=3, method="mdav", gama=0.2)
+    with pytest.raises(ValueError, match="'gamma' is a parameter of method vmdav, not of 'mdav'"):
+        microagg.microaggregate(X, k=3, method="mdav", gamma=0.2)
 
 
 def test_every_method_declares_its_parameters_once():

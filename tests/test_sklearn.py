@@ -52,7 +52,7 @@ def test_check_estimator_passes_with_declared_expected_failures():
 
 def test_the_parameters_are_run_options_with_their_defaults():
     sig = inspect.signature(MicroAggregator)
-    assert list(sig.parameters) == [*ESTIMATOR_OPTIONS, "method_params"]
+    assert list(sig.parameters) == [*ESTIMATOR_OPTIONS, "method_params", "random_state"]
     for name in ESTIMATOR_OPTIONS:
         assert sig.parameters[name].default == option(name).default, name
 
@@ -111,3 +111,34 @@ def test_every_published_row_is_shared_by_k_records(n, d, k, seed):
     out = MicroAggregator(k=k, audit=False).fit_transform(X)
     _, counts = np.unique(out, axis=0, return_counts=True)
     assert out.shape == X.shape and counts.min() >= k
+
+
+def test_columns_by_name_on_a_frame_and_by_position_give_the_same_protection():
+    import pandas as pd
+
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame(rng.normal(size=(60, 4)), columns=["a", "b", "c", "d"])
+    by_name = MicroAggregator(k=4, columns=["b", "d"]).fit_transform(df)
+    by_position = MicroAggregator(k=4, columns=[1, 3]).fit_transform(df)
+    np.testing.assert_array_equal(by_name, by_position)
+    np.testing.assert_array_equal(by_name[:, [0, 2]], df[["a", "c"]].to_numpy())
+    with pytest.raises(ValueError, match="not columns of X"):
+        MicroAggregator(k=4, columns=["b", "zz"]).fit(df)
+    with pytest.raises(ValueError, match="no column names"):
+        MicroAggregator(k=4, columns=["b"]).fit(df.to_numpy())
+
+
+def test_random_state_is_the_seed_an_int_or_a_generator():
+    X = np.random.default_rng(6).normal(size=(50, 3))
+    params = {"gamma": 0.3}
+    for state in (0, 7):
+        with_state = MicroAggregator(k=3, method="vmdav", random_state=state, method_params=params)
+        with_seed = MicroAggregator(k=3, method="vmdav", seed=state, method_params=params)
+        np.testing.assert_array_equal(with_state.fit(X).labels_, with_seed.fit(X).labels_)
+    from microagg.sklearn import seed_of
+
+    a, b = np.random.default_rng(11), np.random.default_rng(11)
+    assert seed_of(a, 0) == seed_of(b, 0) and seed_of(None, 5) == 5
+    MicroAggregator(k=3, random_state=np.random.default_rng(1)).fit(X)
+    with pytest.raises(ValueError, match="random_state"):
+        MicroAggregator(k=3, random_state="x").fit(X)

@@ -7,10 +7,22 @@ command line start at once. Type checkers and IDEs see the public names through 
 
 from __future__ import annotations
 
+import sys
+import types
 from typing import TYPE_CHECKING
 
 from . import methods  # callable: microagg.methods() lists the registered names
-from .errors import InputError, ParameterError
+from .errors import (
+    CompilationWarning,
+    DisclosureWarning,
+    FormatWarning,
+    InputError,
+    MicroaggWarning,
+    OrderWarning,
+    ParameterError,
+    RolesWarning,
+    RunWarning,
+)
 
 
 def _version() -> str:
@@ -36,6 +48,13 @@ __all__ = [
     "MicroAggregator",
     "InputError",
     "ParameterError",
+    "MicroaggWarning",
+    "RolesWarning",
+    "DisclosureWarning",
+    "OrderWarning",
+    "FormatWarning",
+    "RunWarning",
+    "CompilationWarning",
     "__version__",
 ]
 
@@ -57,12 +76,31 @@ _LAZY = {
 }
 
 
+class _Package(types.ModuleType):
+    """``microagg.explore`` is the function ``explore`` (its signature, its docstring), whether
+    or not the subpackage of the same name was imported: the import system's binding of the
+    subpackage to this name is ignored (its modules stay importable: ``microagg.explore.grid``)."""
+
+    @property
+    def explore(self):
+        from .explore import explore
+
+        return explore
+
+    @explore.setter
+    def explore(self, value) -> None:
+        pass
+
+
+sys.modules[__name__].__class__ = _Package
+
+
 def __getattr__(name):
     import importlib
 
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name], __name__), name)
-    try:  # a submodule, loaded on first use (explore is a callable module: microagg.explore(...))
+    try:  # a submodule, loaded on first use
         return importlib.import_module(f".{name}", __name__)
     except ModuleNotFoundError as error:
         if error.name != f"{__name__}.{name}":

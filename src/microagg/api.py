@@ -49,7 +49,8 @@ def microaggregate(
     representative (the mean by default): IL = 100·SSE/SST on the z-scores. Every option and
     parameter is checked before the data are read (``ParameterError``, an ``InputError``, in one
     line); what needs the data (columns exist, k against n, ...) right after loading. The options
-    are declared once, in ``microagg.options.RUN_OPTIONS`` (docs/options.md).
+    are declared once, in ``microagg.options.RUN_OPTIONS`` (the table of run options on this
+    page).
 
     Parameters
     ----------

@@ -10,6 +10,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from .errors import option_term
 from .survey_rules import (
     person_id_by_data,
     survey_code_name,
@@ -242,14 +243,14 @@ def looks_like_codes(values) -> str | None:
     if 1 < distinct < FEW_VALUES:
         return (
             f"{distinct} distinct integer values: category codes; to protect them as categories,"
-            " name the column in --categorical / categorical= too"
+            f" name the column in {option_term('categorical')} too"
         )
     if 1 < distinct < MANY_VALUES and len(x) > REPEATS * distinct:
         return (
             f"{distinct} distinct integer values, {len(x) / distinct:.0f} records each on average:"
             " repeating integers (codes, or a discrete quantity such as an age); to average them"
-            " name the column in --columns / columns= (or --continuous), to protect them as"
-            " categories in --categorical / categorical="
+            f" name the column in {option_term('columns')} (or {option_term('continuous')}), to"
+            f" protect them as categories in {option_term('categorical')}"
         )
     return None
 
@@ -392,7 +393,7 @@ def leading_zero_codes(col) -> str | None:
         return None
     return (
         f"integers written with a leading zero, such as {zeros.iloc[0].strip()!r}: category codes;"
-        " to protect them as categories, name the column in --categorical / categorical= too"
+        f" to protect them as categories, name the column in {option_term('categorical')} too"
     )
 
 
@@ -444,7 +445,7 @@ def not_a_default_qi(
     if labelled:
         return (
             "value labels (or an SPSS measure nominal / ordinal) on its values: category codes; to"
-            " protect them as categories, name the column in --categorical / categorical="
+            f" protect them as categories, name the column in {option_term('categorical')}"
         )
     if not isinstance(name, str):  # an array's columns: no guessing
         return None
@@ -457,7 +458,7 @@ def not_a_default_qi(
         if named is None
         else (
             f"{named}; to protect them as categories, name the column in "
-            "--categorical / categorical="
+            f"{option_term('categorical')}"
         )
     )
 

@@ -30,7 +30,7 @@ from .column_rules import (  # noqa: F401  (importable from here: the app and th
     looks_like_weight,
     not_a_default_qi,
 )
-from .errors import InputError, shown
+from .errors import InputError, RolesWarning, option_term, shown
 from .partition import check_k  # noqa: F401  (importable from here: the app uses it)
 from .standardize import (
     Standardizer,
@@ -277,7 +277,7 @@ def _default_columns(
                 "not read as "
                 f"numbers, such as {shown(formatted[0][1])}; write them as plain numbers, or set "
                 "the decimal mark "
-                "with --decimal / decimal="
+                f"with {option_term('decimal')}"
             )
         )
         raise InputError("no numeric columns to use as quasi-identifiers" + hint)
@@ -322,7 +322,7 @@ def _default_role(
             listed += f" and {len(ranked) - _FEW_TOKENS} more"
         raise InputError(
             f"column {c} is numeric except for {listed}: declare the token(s) missing "
-            "(--missing / missing=) or name the quasi-identifiers (--columns / columns=)"
+            f"({option_term('missing')}) or name the quasi-identifiers ({option_term('columns')})"
         )
     if tokens and all(
         _FORMATTED_NUMBER.fullmatch(t) for t in tokens
@@ -334,15 +334,16 @@ def _default_role(
 def _warn_left_out(skipped: list, categories: list, formatted: list) -> None:
     """One warning per rule that left columns unprotected, naming them."""
     for line in skipped_table(skipped):  # one line per rule, with its columns
-        warnings.warn(line, UserWarning, stacklevel=5)
+        warnings.warn(line, RolesWarning, stacklevel=5)
     if categories:
         warnings.warn(
             f"column(s) {', '.join(map(str, categories))} hold categories (pandas Categorical): "
             "they "
-            "are not protected; name them in --categorical / categorical= (or --ordinal) to "
+            f"are not protected; name them in {option_term('categorical')}"
+            f" (or {option_term('ordinal')}) to "
             "protect "
             "them as categories, or remove them before publishing",
-            UserWarning,
+            RolesWarning,
             stacklevel=5,
         )
     for c, example in formatted:
@@ -351,9 +352,8 @@ def _warn_left_out(skipped: list, categories: list, formatted: list) -> None:
             f"{shown(example)} (thousands separators, a decimal comma, the unicode minus, currency "
             "or "
             "percent signs): it is not protected; write them as plain numbers (or set the decimal "
-            "mark "
-            "with --decimal) to protect it, or remove it before publishing",
-            UserWarning,
+            f"mark with {option_term('decimal')}) to protect it, or remove it before publishing",
+            RolesWarning,
             stacklevel=5,
         )
 

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from .columns import default_columns, first_non_number, quasi_identifiers, select_columns
-from .errors import InputError, shown
+from .errors import InputError, RolesWarning, option_term, shown
 from .standardize import Standardizer
 from .whitening import WHITENINGS, whiten
 
@@ -107,7 +107,7 @@ def column_kinds(
         else:
             raise InputError(
                 f"quasi-identifier column {c} is not numeric: row {bad[0]} holds {shown(bad[1])}; "
-                "declare it with categorical= or ordinal= (--categorical / --ordinal)"
+                f"declare it with {option_term('categorical')} or {option_term('ordinal')}"
             )
     if as_codes:
         import warnings
@@ -115,9 +115,9 @@ def column_kinds(
         warnings.warn(
             f"quasi-identifier column(s) {', '.join(as_codes)} look like category codes: they are"
             " protected as categories (nominal: the group's most frequent code; ordinal: its"
-            " median code), never averaged; declare them continuous (--continuous / continuous=)"
+            f" median code), never averaged; declare them continuous ({option_term('continuous')})"
             " to publish group means",
-            UserWarning,
+            RolesWarning,
             stacklevel=4,
         )
     return kinds

@@ -33,7 +33,7 @@ import tempfile
 import numpy as np
 
 from .deadline import Deadline
-from .errors import InputError, ParameterError
+from .errors import InputError, ParameterError, option_term
 from .partition import check_k, il_percent
 from .partitioned import (
     SLAB_CUT_WINDOW,
@@ -136,7 +136,7 @@ def _refuse_codes(first, cols: list, run) -> None:
         raise InputError(
             f"quasi-identifier column(s) {', '.join(coded)} look like category codes, which the "
             "out-of-core mode cannot protect (it publishes group means only): declare them "
-            "continuous (--continuous / continuous=) to average them, or run in memory"
+            f"continuous ({option_term('continuous')}) to average them, or run in memory"
         )
 
 

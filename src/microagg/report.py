@@ -274,7 +274,6 @@ def report_audit(result, original, p: float = 10.0):
     (``measures.audit_files``, as the pipeline computes it). Returns (audit, X, Xp, continuous QI
     columns) with X, Xp the continuous QI values for the figures."""
     from .measures import audit_files
-    from .pipeline import frame_of
 
     cols = result.continuous_columns
     if not cols:
@@ -299,9 +298,22 @@ def report_audit(result, original, p: float = 10.0):
             else list(range(X.shape[1]))
         )
         roles = dataclasses.replace(result.audit_roles, p=float(p))
-        files = audit_files(frame_of(original, columns), frame_of(result.data, columns), roles)
+        files = audit_files(_frame_of(original, columns), _frame_of(result.data, columns), roles)
         audit = result.audit.with_figures(files)
     return audit, X, Xp, cols
+
+
+def _frame_of(data, columns):
+    """Data (a DataFrame, another frame, or an array of the input's shape) as a DataFrame with
+    ``columns`` (as the pipeline's audit reads it; not imported from the pipeline, which imports
+    ``Result``: ``Result.report`` imports this module)."""
+    if isinstance(data, pd.DataFrame):
+        return data
+    if not isinstance(data, np.ndarray):  # a polars, pyarrow, ... frame
+        from .frames import to_pandas
+
+        return to_pandas(data)
+    return pd.DataFrame(np.asarray(data).reshape(len(data), -1), columns=columns)
 
 
 def _parameters(result, names, records, settings) -> list:

@@ -149,6 +149,11 @@ class PendingAudit:
     def compute(self):
         return self._compute(*self._args)
 
+    @property
+    def original(self):
+        """The input as the call loaded it (the report's original values), if the audit holds it."""
+        return getattr(self._args[0], "frame", None) if self._args else None
+
 
 @dataclass
 class Result:
@@ -248,7 +253,49 @@ class Result:
         """A pickled Result is complete: its file audit is computed first (the app's run process
         pickles its Result; the audit's inputs, the original frame among them, stay here)."""
         self.audit  # noqa: B018 (computes a pending audit)
-        return dict(self.__dict__)
+        state = dict(self.__dict__)
+        state.pop("_original", None)  # the input is the caller's: never pickled with the result
+        return state
+
+    def __repr__(self) -> str:
+        """One line (the dataclass's repr printed every field: 17 KB): method, k, IL, the smallest
+        group. ``summary()`` says it in words, ``_repr_html_`` shows it in a notebook."""
+        from .display import result_repr
+
+        return result_repr(self)
+
+    def _repr_html_(self) -> str:
+        """A notebook's display: the run's figures, the risk, IL per variable, the group sizes."""
+        from .display import result_html
+
+        return result_html(self)
+
+    def report(self, path=None, original=None, *, settings: dict | None = None, p: float = 10.0):
+        """The HTML report (``microagg.report``: parameters, IL, risk, utility, figures).
+
+        ``path``: where to write it (.html, atomically; returns the path), or None to return the
+        HTML as a string. ``original``: the data given to ``microaggregate``; by default the input
+        this result was computed from, when it still holds it (an API call's result does).
+        """
+        from .report import render_report, write_report
+
+        if original is None:
+            pending = self.__dict__.get("pending_audit")
+            original = pending.original if pending is not None else self.__dict__.get("_original")
+        if original is None:
+            raise InputError(
+                "this result holds no original data to report on: pass it, res.report(original=df)"
+            )
+        if path is None:
+            return render_report(self, original, settings, p=p)
+        return write_report(path, self, original, settings, p=p)
+
+    def plot(self, kind: str = "il", ax=None):
+        """A matplotlib figure (optional dependency): ``kind="il"`` the information loss per
+        variable, ``"sizes"`` the group sizes. Returns the Axes."""
+        from .display import plot
+
+        return plot(self, kind, ax)
 
     def measured(self, values) -> np.ndarray:
         """Continuous QI values (n, d) in the units the run measured IL in (its own scaler).
@@ -529,6 +576,7 @@ def _get_audit(self) -> Audit:
     pending = self.__dict__.get("pending_audit")
     if pending is not None:
         self.__dict__["pending_audit"] = None
+        self.__dict__["_original"] = pending.original  # Result.report's default original
         self.__dict__["_audit"] = self.__dict__["_audit"].with_figures(pending.compute())
     return self.__dict__["_audit"]
 

@@ -8,7 +8,9 @@ audited). So ``fit_transform(X)`` is the call; ``transform(X)`` gives the protec
 the very data that were fitted (a pipeline's ``fit(X).transform(X)``) and is an error for others.
 The estimator's parameters are run options of ``microagg.microaggregate`` with the same names and
 defaults (``tests/test_sklearn.py`` holds them against ``options.RUN_OPTIONS``); the method's own
-parameters go in ``method_params``.
+parameters go in ``method_params``. As scikit-learn's estimators do, it also takes
+``random_state`` (an int, a ``numpy.random.Generator`` or ``RandomState``, or None: then ``seed``)
+and, on a data frame, ``columns`` by name.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .typed import Aggregation, Distance
 
-__all__ = ["MicroAggregator", "ESTIMATOR_OPTIONS"]
+__all__ = ["MicroAggregator", "ESTIMATOR_OPTIONS", "seed_of"]
 
 #: the run options the estimator takes as its own parameters (the rest name columns of a frame,
 #: which a step of a pipeline does not see, or publish files)
@@ -51,6 +53,45 @@ def _validate(estimator, X, reset: bool) -> np.ndarray:
     return np.asarray(validate_data(estimator, X, reset=reset, dtype=[np.float64, np.float32]))
 
 
+def seed_of(random_state, seed: int | None) -> int | None:
+    """The run's seed: ``seed`` when ``random_state`` is None, else scikit-learn's convention (an
+    int is the seed; a ``Generator`` or ``RandomState`` gives one draw, so that a shared generator
+    seeds each fit anew, as ``sklearn.utils.check_random_state`` makes estimators do)."""
+    if random_state is None:
+        return seed
+    if isinstance(random_state, (bool, np.bool_)):
+        raise ValueError(f"random_state must be an int, a Generator or None, got {random_state!r}")
+    if isinstance(random_state, (int, np.integer)):
+        return int(random_state)
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(0, 2**31 - 1))
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(0, 2**31 - 1))
+    raise ValueError(
+        f"random_state must be an int, a numpy Generator or RandomState, or None, got"
+        f" {type(random_state).__name__}"
+    )
+
+
+def _positions(columns, names) -> list | None:
+    """The QI columns as positions: names looked up among the frame's ``names``
+    (``feature_names_in_``), positions as given."""
+    if columns is None:
+        return None
+    columns = [columns] if isinstance(columns, (str, int, np.integer)) else list(columns)
+    if not any(isinstance(c, str) for c in columns):
+        return columns
+    if names is None:
+        raise ValueError(
+            "columns are named, but X has no column names: give positions, or fit a data frame"
+        )
+    index = {str(name): j for j, name in enumerate(names)}
+    unknown = [c for c in columns if isinstance(c, str) and c not in index]
+    if unknown:
+        raise ValueError(f"columns {unknown} are not columns of X (its columns: {list(names)})")
+    return [index[c] if isinstance(c, str) else c for c in columns]
+
+
 def _fingerprint(X: np.ndarray) -> str:
     data = np.ascontiguousarray(X, dtype=np.float64)
     return hashlib.sha256(repr(data.shape).encode() + data.tobytes()).hexdigest()
@@ -70,11 +111,11 @@ class MicroAggregator(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Minimum group size.
     method : str, default "mdav"
         A registered method (``microagg.methods()``).
-    columns : list of int, optional
-        Positions of the quasi-identifier features (default: every feature); the others pass
-        through unchanged.
+    columns : list of int or str, optional
+        The quasi-identifier features, by position, or by name when ``X`` is a data frame
+        (default: every feature); the others pass through unchanged.
     seed : int or None, default 0
-        Random seed of randomised methods.
+        Random seed of randomised methods (``random_state``, when given, takes its place).
     standardize : bool, default True
         Run the method on z-scores (False: on the raw values).
     time_limit : float, optional
@@ -91,6 +132,9 @@ class MicroAggregator(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Measure the published data (``result_.audit``); False saves its time in a pipeline.
     method_params : dict, optional
         The method's own parameters (``microagg methods -v``), e.g. ``{"gamma": 0.2}``.
+    random_state : int, numpy.random.Generator, RandomState or None, default None
+        scikit-learn's name for the seed: an int is the seed, a generator gives each fit one
+        draw; None: ``seed``.
 
     Attributes
     ----------
@@ -130,7 +174,7 @@ class MicroAggregator(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self,
         k: int = 3,
         method: str = "mdav",
-        columns: Sequence[int] | None = None,
+        columns: Sequence[int] | Sequence[str] | None = None,
         seed: int | None = 0,
         standardize: bool = True,
         time_limit: float | None = None,
@@ -140,6 +184,7 @@ class MicroAggregator(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         trim: float | None = None,
         audit: bool = True,
         method_params: Mapping[str, Any] | None = None,
+        random_state: int | np.random.Generator | np.random.RandomState | None = None,
     ):
         self.k = k
         self.method = method
@@ -153,6 +198,7 @@ class MicroAggregator(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self.trim = trim
         self.audit = audit
         self.method_params = method_params
+        self.random_state = random_state
 
     def fit(self, X, y=None):
         """Microaggregate ``X`` (its protected version is then ``transform(X)``).
@@ -181,6 +227,8 @@ class MicroAggregator(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                 "least k records"
             )
         options = {name: getattr(self, name) for name in ESTIMATOR_OPTIONS}
+        options["seed"] = seed_of(self.random_state, self.seed)
+        options["columns"] = _positions(self.columns, getattr(self, "feature_names_in_", None))
         result = microaggregate(
             np.asarray(X, dtype=np.float64), **options, **dict(self.method_params or {})
         )

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .errors import RolesWarning
+
 __all__ = [
     "Standardizer",
     "Moments",
@@ -110,7 +112,7 @@ def _constant_names(mask: np.ndarray, names, warn: bool) -> list:
         warnings.warn(
             f"constant quasi-identifier column(s) {', '.join(map(str, constant))}: "
             "they are kept and add nothing to the information loss",
-            UserWarning,
+            RolesWarning,
             stacklevel=4,
         )
     return constant

@@ -9,10 +9,11 @@ are read, exactly as the API validates them.
 from __future__ import annotations
 
 from . import app, demo, evaluate, explore, methods, protect
+from . import compile as compile_command
 from .common import Parser
 
 #: the commands, in the order ``microagg --help`` lists them
-COMMANDS = (protect, evaluate, explore, methods, demo, app)
+COMMANDS = (protect, evaluate, explore, methods, demo, compile_command, app)
 
 
 def build_parser() -> Parser:

@@ -17,7 +17,7 @@ import traceback
 import warnings
 
 from ..deadline import mark_command_thread
-from ..errors import InputError
+from ..errors import InputError, command_line_terms
 from .common import (
     EXIT_INTERNAL_ERROR,
     EXIT_SIGINT,
@@ -105,7 +105,8 @@ def main(argv=None) -> int:
         except UserError as exc:
             code = print_error(exc)
             return code
-        code = _run(args)
+        with command_line_terms():  # messages name options by their flags (--columns)
+            code = _run(args)
         return code
     finally:
         warnings.showwarning = saved_show

@@ -63,6 +63,7 @@ _BENCHMARK_COLUMNS = {
 
 
 def names() -> list[str]:
+    """The bundled data sets' names (``load(name)`` reads one, ``path(name)`` gives its file)."""
     return sorted(_FILES)
 
 

@@ -35,9 +35,8 @@ Framework-free pieces for the app: ``Exploration.rows()`` (the table as dicts),
 
 from __future__ import annotations
 
+import importlib
 import os
-import sys
-import types
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -46,6 +45,7 @@ import numpy as np
 
 from ..deadline import Deadline
 from ..options import GRID_OPTIONS, given_options
+from ..options.names import suggestion
 from .grid import (
     DEFAULT_BUDGET,
     DEFAULT_KS,
@@ -113,13 +113,13 @@ __all__ = [
 ]
 
 
-def explore(
+def explore(  # the defaults written out for the signature a reader sees (grid.DEFAULT_*: a test)
     data: DataInput,
-    k: Sequence[int] | int = DEFAULT_KS,
-    methods: Sequence[str] | str = DEFAULT_METHODS,
+    k: Sequence[int] | int = (3, 4, 5, 10),
+    methods: Sequence[str] | str = ("mdav", "vmdav", "mdav-mhm", "icsm", "lsearch"),
     *,
-    time_limit: float = DEFAULT_BUDGET,
-    risk: str = DEFAULT_RISK,
+    time_limit: float = 60.0,
+    risk: str = "record_linkage_dbrl",
     max_risk: float | None = None,
     method_params: Mapping[str, Mapping[str, Any]] | None = None,
     previous: Exploration | tuple | None = None,
@@ -135,18 +135,26 @@ def explore(
     Parameters
     ----------
     data : DataFrame (pandas, polars), pyarrow.Table, numpy array, path or io.Table
-    k, methods : int or list of int, str or list of str
-        The grid: k values, registered method names (default ``DEFAULT_KS``, ``DEFAULT_METHODS``).
+        The microdata to explore, as ``microaggregate`` takes them (a path is read with its
+        format's library).
+    k : int or list of int, default (3, 4, 5, 10)
+        The grid's k values.
+    methods : str or list of str, default ("mdav", "vmdav", "mdav-mhm", "icsm", "lsearch")
+        The grid's methods: registered method names (``microagg.methods()``).
     time_limit : float, default 60
         The whole exploration's budget in seconds (one deadline: cheap runs first).
-    risk, max_risk : str, float, default "record_linkage_dbrl", None
-        The risk measure of the frontier (``risk_measures()``); recommended: the least IL among the
-        runs whose risk is at most ``max_risk`` (in the measure's unit: a share 0..1 for linkage).
+    risk : str, default "record_linkage_dbrl"
+        The risk measure of the frontier (``risk_measures()``).
+    max_risk : float, optional
+        The recommended run is the least IL among the runs whose ``risk`` is at most this (in the
+        measure's unit: a share 0..1 for linkage); None: the least IL.
     method_params : dict of {method: {parameter: value}}, optional
+        Each method's own parameters (``microagg methods -v``), e.g. ``{"vmdav": {"gamma": 0.2}}``.
     previous : Exploration, optional
         An earlier exploration (or a loaded result) of the same data and options: runs reused.
     progress : bool or callable, default False
-        True: a progress bar on stderr; a callable receives ``progress(stage, fraction, message)``.
+        True: a bar on a terminal or in a notebook, plain lines in a pipe; a callable receives
+        ``progress(stage, fraction, message)``.
     input_info : dict, optional
         What the command line and the app record of an explored file (name, sha256, format).
     **options
@@ -169,7 +177,11 @@ def explore(
     """
     unknown = [name for name in options if name not in GRID_OPTIONS]
     if unknown:
-        raise TypeError(f"explore() got an unexpected keyword argument {unknown[0]!r}")
+        meant = suggestion(unknown[0], GRID_OPTIONS)
+        raise TypeError(
+            f"explore() got an unexpected keyword argument {unknown[0]!r}"
+            + (f": did you mean {meant}?" if meant else " (not an option of a grid's runs)")
+        )
     given = given_options(options, GRID_OPTIONS)
     grid = checked_grid(k, methods, time_limit, risk, max_risk, method_params, given)
     deadline = Deadline(grid.budget)
@@ -245,12 +257,13 @@ def _load() -> float | None:
         return None
 
 
-class _CallableModule(types.ModuleType):
-    """``microagg.explore(...)`` is this package's ``explore``: the package and the function share
-    the name (as ``microagg.methods()`` lists the registry), whichever was imported first."""
-
-    def __call__(self, *args, **kwargs) -> Exploration:
-        return explore(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
+# ``microagg.explore`` is this function (the package ``microagg`` binds the name to it, not to
+# this subpackage: issue 56); the subpackage's public names stay reachable from it as they were
+# from the module (``microagg.explore.load(...)``), and importable (``from microagg.explore
+# import load``).
+for _name in __all__:
+    if _name != "explore":
+        setattr(explore, _name, globals()[_name])
+for _name in ("grid", "map", "planner", "result", "runs"):  # the subpackage's modules
+    setattr(explore, _name, importlib.import_module(f".{_name}", __name__))
+explore.explore = explore

@@ -86,6 +86,18 @@ class Exploration:
     load: float | None = None
     fingerprint: str = ""
 
+    def __repr__(self) -> str:
+        """One line: the runs, the records, the risk measure and the recommended run."""
+        from ..display import exploration_repr
+
+        return exploration_repr(self)
+
+    def _repr_html_(self) -> str:
+        """A notebook's display: the recommended run, the risk-utility map (SVG) and the table."""
+        from ..display import exploration_html
+
+        return exploration_html(self)
+
     # --- the table ---
     def points(self, risk: str | None = None) -> list:
         risk = risk or self.risk
@@ -176,7 +188,8 @@ class Exploration:
         }
 
     def table(self, risk: str | None = None) -> str:
-        """The table as text, one line per run (frontier *, recommended >)."""
+        """The table as text, one line per run (frontier *, recommended >); a notebook displays it
+        as an HTML table (``TextTable``)."""
         risk = risk or self.risk
         lines = [
             f"{'':2s}{'id':>3s} {'k':>3s} {'method':14s} {'IL %':>9s} {risk:>24s} "
@@ -207,7 +220,9 @@ class Exploration:
                 else f"run {best} (k = {self.runs[best].k}, {self.runs[best].method})"
             )
         )
-        return "\n".join(lines)
+        from ..display import TextTable, table_html
+
+        return TextTable("\n".join(lines), table_html(self, risk))
 
     def to_dict(self, risk: str | None = None, result_name: str = "RESULT.json") -> dict:
         risk = risk or self.risk

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, RunWarning
 
 
 @dataclass
@@ -103,7 +103,7 @@ def previous_runs(previous, data_fingerprint: str) -> dict:
         if previous.fingerprint != data_fingerprint:
             warnings.warn(
                 "the earlier exploration was of other data or options: its runs are not reused",
-                UserWarning,
+                RunWarning,
                 stacklevel=5,
             )
             return {}
@@ -112,7 +112,7 @@ def previous_runs(previous, data_fingerprint: str) -> dict:
     if doc.get("fingerprint") != data_fingerprint:
         warnings.warn(
             "the earlier exploration was of other data or options: its runs are not reused",
-            UserWarning,
+            RunWarning,
             stacklevel=5,
         )
         return {}

@@ -107,6 +107,23 @@ def _one_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+def _check_read_options(p: Path, fmt, options: dict) -> None:
+    """A reader's option given for a format that does not take it: one line naming the formats
+    that do."""
+    stray = [
+        name
+        for name, value in options.items()
+        if value is not None and name not in fmt.read_options
+    ]
+    if stray:
+        takers = [f.label for f in all_formats() if set(stray) & set(f.read_options)]
+        flags = ", ".join(_OPTION_FLAGS[name] for name in stray)
+        raise InputError(
+            f"{flags} appl{'ies' if len(stray) == 1 else 'y'} to {' and '.join(takers)} files, "
+            f"not to {p.name}"
+        )
+
+
 def read(
     path,
     *,
@@ -118,14 +135,28 @@ def read(
     format: str | None = None,
     written: dict | None = None,
 ) -> Table:
-    """Read ``path`` (format from its suffix, or ``format``) into a :class:`Table`; every problem
-    is an InputError.
+    """Read ``path`` into a ``Table`` with its format's own library (``docs/files.md``); every
+    problem, an option the format does not take among them, is one ``InputError`` line.
 
-    sep / decimal / encoding: CSV dialect (detected by default); sheet: Excel worksheet;
-    missing: text tokens that mean missing. An option the format does not take is an error.
-    written: for a file just written, what its writer says it put in each published column
-    (``write``'s check receives it); a reader that takes it (``Format.reads_written``) checks
-    every such field against it and parses each distinct text once. Others ignore it.
+    Parameters
+    ----------
+    path : str or path
+        The file (CSV, Parquet, Stata, SPSS, SAS, Excel, ...).
+    sep, decimal, encoding : str, optional
+        A CSV's dialect: field separator, decimal mark, text encoding (detected by default).
+    missing : sequence of str, optional
+        Text tokens that mean a missing value.
+    sheet : str, optional
+        An Excel workbook's sheet (default: the first).
+    format : str, optional
+        The format's name, when the suffix does not say it.
+    written : dict, optional
+        A file just written: what its writer put in each published column (checked, not parsed).
+
+    Returns
+    -------
+    Table
+        ``frame``, a pandas DataFrame, and what writing the file back needs.
     """
     p = Path(path)
     if not p.exists():
@@ -152,18 +183,7 @@ def read(
             finally:
                 unregister_temporary(folder)
     options = {"sep": sep, "decimal": decimal, "encoding": encoding, "sheet": sheet}
-    stray = [
-        name
-        for name, value in options.items()
-        if value is not None and name not in fmt.read_options
-    ]
-    if stray:
-        takers = [f.label for f in all_formats() if set(stray) & set(f.read_options)]
-        flags = ", ".join(_OPTION_FLAGS[name] for name in stray)
-        raise InputError(
-            f"{flags} appl{'ies' if len(stray) == 1 else 'y'} to {' and '.join(takers)} files, "
-            f"not to {p.name}"
-        )
+    _check_read_options(p, fmt, options)
     read_limits.check_file(p, fmt)  # the format its suffix says; what its header claims fits
     missing = (missing,) if isinstance(missing, str) else tuple(missing or ())
     given = {name: options[name] for name in fmt.read_options if options[name] is not None}
@@ -179,6 +199,12 @@ def read(
         if isinstance(exc, OSError):
             raise InputError(f"cannot read {p.name}: {exc.strerror or _one_line(exc)}") from None
         raise
+    return _with_rows(table, p)
+
+
+def _with_rows(table: Table, p: Path) -> Table:
+    """``table`` when it holds data rows; else one true line: every column name duplicated (the
+    reader kept none), or no data rows."""
     if len(table.frame) == 0 and len(table.frame.columns) == 0 and table.duplicates:
         raise InputError(
             f"every column name of {p.name} occurs more than once "
@@ -241,17 +267,35 @@ def read_header(
 
 
 def write(table: Table, path, published: dict, *, order=None, check=None, kept=()) -> Path:
-    """Write ``table`` to ``path`` with the QI columns in ``published`` (name -> values, one per
-    data row) replaced; the format comes from the suffix of ``path``.
+    """Write ``table`` to ``path`` with the columns in ``published`` replaced, atomically.
 
-    order: publish the records in this order (a permutation of the rows: the record at position
-    i of the output is the input's record ``order[i]``; None: the input's order). check: called
-    with the written temporary file (``check(tmp, format_name, written)``) before it replaces
-    ``path``; an exception it raises leaves nothing written. ``written``: what a writer that keeps
-    the input's bytes says it put in each published column (CSV: ``csv.writer.Written`` by
-    name, for ``key_view``), else None. kept: published columns that are not QIs (keys with
-    suppressed values, recoded strata): a writer that keeps the input's bytes keeps the text of
-    each of their values that did not change (a CSV's '37,50' stays '37,50', not '37,5')."""
+    Parameters
+    ----------
+    table : Table
+        The file as ``read`` returned it (every other column is written as it came in).
+    path : str or path
+        The file to write; its suffix names the format.
+    published : dict
+        Column name -> its published values, one per data row (e.g. a ``Result``'s QI columns:
+        ``{c: res.data[c] for c in res.changed_columns}``).
+    order : array of int, optional
+        Publish the records in this order (a permutation of the rows: the record at position i
+        of the output is the input's record ``order[i]``; None: the input's order).
+    check : callable, optional
+        Called with the written temporary file (``check(tmp, format_name, written)``) before it
+        replaces ``path``; an exception it raises leaves nothing written. ``written``: what a
+        writer that keeps the input's bytes says it put in each published column (CSV:
+        ``csv.writer.Written`` by name, for ``key_view``), else None.
+    kept : sequence of str, optional
+        Published columns that are not QIs (keys with suppressed values, recoded strata): a
+        writer that keeps the input's bytes keeps the text of each of their values that did not
+        change (a CSV's '37,50' stays '37,50', not '37,5').
+
+    Returns
+    -------
+    Path
+        The path written.
+    """
     path = Path(path)
     fmt = of_path(path)
     if fmt.read_only:

@@ -8,6 +8,7 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import FormatWarning
 from .table import Meta
 from .typed import integral, is_numeric, need, typed_table
 
@@ -40,7 +41,7 @@ class LabelledMeta(Meta):
             warnings.warn(
                 f"column(s) {names} hold Stata extended missing values (.a to .z): "
                 "they are written as '.' (the Stata writer keeps only the plain missing value)",
-                UserWarning,
+                FormatWarning,
                 stacklevel=3,
             )
         user_missing = [c for c in self.missing_ranges if c not in published]
@@ -49,7 +50,7 @@ class LabelledMeta(Meta):
             warnings.warn(
                 f"column(s) {names} have SPSS user-missing values, which "
                 f"{target.name} cannot declare: they are written as ordinary values",
-                UserWarning,
+                FormatWarning,
                 stacklevel=3,
             )
 

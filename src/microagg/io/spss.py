@@ -9,6 +9,7 @@ import struct
 import warnings
 from pathlib import Path
 
+from ..errors import FormatWarning
 from ..read_limits import Damaged, ForeignBytes, check_cells, check_decompressed
 from .formats import Format
 from .labelled import LabelledMeta, labels_for, read_readstat
@@ -34,7 +35,7 @@ def write(frame, tmp, meta: LabelledMeta | None, path, published) -> None:
                     f"column {col}: {hit} published value(s) fall on its SPSS "
                     "user-missing values, so SPSS reads them as missing; change or remove "
                     "the column's missing values if they should count",
-                    UserWarning,
+                    FormatWarning,
                     stacklevel=2,
                 )
     formats = {

@@ -32,6 +32,8 @@ __all__ = [
     "planning",
     "compile_ahead",
     "tree_leaf_size",
+    "uncompiled_kernels",
+    "kernel_name",
 ]
 
 CACHE = os.environ.get("MICROAGG_NUMBA_CACHE", "1").strip() != "0"
@@ -110,3 +112,30 @@ def compile_ahead(dispatcher, signature: tuple) -> None:
     are exactly those of the real call (a kernel's one signature, declared beside it and held to
     its call by a test): other types compile a specialisation nothing calls."""
     dispatcher.compile(tuple(signature))
+
+
+def uncompiled_kernels() -> int:
+    """How many of the package's kernels in the modules loaded so far have no compiled (or
+    cache-loaded) version yet: at most that many compile in the run ahead (numba compiles only
+    what is called), the denominator of the first call's compile bar."""
+    import sys
+
+    from numba.core.registry import CPUDispatcher
+
+    count = 0
+    for name, module in list(sys.modules.items()):
+        if name.startswith(f"{__package__}.") and module is not None:
+            count += sum(
+                1
+                for obj in vars(module).values()
+                if isinstance(obj, CPUDispatcher) and not obj.overloads
+            )
+    return count
+
+
+def kernel_name(dispatcher) -> str:
+    """A compiling kernel's name as a progress message shows it (``module.function``)."""
+    func = getattr(dispatcher, "py_func", None)
+    if func is None:
+        return "a kernel"
+    return f"{func.__module__.rsplit('.', 1)[-1]}.{func.__name__}"

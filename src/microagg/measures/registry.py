@@ -139,6 +139,18 @@ class Audit:
     warnings: tuple = ()
     context: dict = field(default_factory=dict)
 
+    def __repr__(self) -> str:
+        """One line (the dataclass's repr printed every measure with its function)."""
+        from ..display import audit_repr
+
+        return audit_repr(self)
+
+    def _repr_html_(self) -> str:
+        """A notebook's display: every figure by group, labelled, and the warnings."""
+        from ..display import audit_html
+
+        return audit_html(self)
+
     def __getitem__(self, name):
         """The value of the figure ``name`` (a run's figure first)."""
         for f in sorted(self.figures, key=lambda f: f.group != "run"):

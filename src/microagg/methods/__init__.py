@@ -45,7 +45,7 @@ import numpy as np
 from ..deadline import Deadline
 from ..declarations import Param, provide_choices, validate
 from ..errors import InputError, ParameterError
-from ..progress import COMPILING, as_callback, compile_notice
+from ..progress import COMPILING, as_callback, compile_notice, silent
 
 __all__ = [
     "MethodInfo",
@@ -387,8 +387,11 @@ def _load_kernels(name: str, shape: tuple | None, progress) -> None:
 
     report = compile_notice() if progress is True else as_callback(progress)
     X = np.random.default_rng(0).normal(size=(WARM_UP_RECORDS, 3 if info.multivariate else 1))
+    from ..errors import CompilationWarning
+
     with warnings.catch_warnings(), planning(records), uncharged_compilation(None, report):
-        warnings.simplefilter("ignore")
+        warnings.simplefilter("ignore")  # the sample's own warnings are not the caller's ...
+        warnings.simplefilter("default", CompilationWarning)  # ... that it compiles is
         try:
             run(name, X, WARM_UP_K, seed=0, time_limit=WARM_UP_SECONDS)
         except Exception:  # noqa: BLE001  (its real call reports any problem)
@@ -408,7 +411,9 @@ def uncharged_compilation(deadline: Deadline | None, progress):
     from numba.core import event
 
     me = threading.get_ident()
-    state = {"depth": 0, "since": 0.0, "announced": False}
+    from ..kernels.jit import kernel_name, uncompiled_kernels
+
+    state = {"depth": 0, "since": 0.0, "announced": False, "compiled": 0, "ahead": 0}
 
     class Watch(event.Listener):
         def on_start(self, ev):
@@ -416,9 +421,16 @@ def uncharged_compilation(deadline: Deadline | None, progress):
                 return
             if state["depth"] == 0:
                 state["since"] = time.monotonic()
-                if not state["announced"]:
-                    state["announced"] = True
-                    progress(COMPILING, None, "first run only")
+            if not state["announced"]:
+                state["announced"] = True
+                _announce_compilation(progress)
+                state["ahead"] = uncompiled_kernels()
+            else:  # the bar over the kernels compiled (at most ``ahead`` compile: only what runs)
+                state["compiled"] += 1
+                done, ahead = state["compiled"], max(state["ahead"], state["compiled"] + 1)
+                fraction = min(done / ahead, 0.99) if state["ahead"] else None
+                name = kernel_name(ev.data.get("dispatcher") if ev.data else None)
+                progress(COMPILING, fraction, f"kernel {done + 1}: {name}")
             state["depth"] += 1
 
         def on_end(self, ev):
@@ -434,6 +446,45 @@ def uncharged_compilation(deadline: Deadline | None, progress):
             yield
     finally:
         _UNCHARGED.active = False
+
+
+#: the first call's first line when no progress is shown (a warning: ``CompilationWarning``)
+COMPILING_NOTICE = (
+    "microagg is compiling the numba kernels this call runs: once after an install (tens of"
+    " seconds on a large input; later calls load them from the cache); `microagg compile` compiles"
+    " them all ahead"
+)
+
+
+def _announce_compilation(progress) -> None:
+    """The first compilation of a call: on the progress channel, or, when it shows nothing, as a
+    ``CompilationWarning`` (the notebook's and the script's first line)."""
+    if progress is silent:
+        from ..errors import CompilationWarning
+
+        warnings.warn(COMPILING_NOTICE, CompilationWarning, stacklevel=_callers_level())
+    else:
+        progress(COMPILING, None, "first run only")
+
+
+def _callers_level() -> int:
+    """The stack level of the first frame outside microagg, numba and the standard library: the
+    warning points at the caller's line (``res = microaggregate(...)``), not at numba's
+    compiler."""
+    import os
+    import sysconfig
+
+    import numba
+
+    inside = (  # the package, numba's compiler and the standard library's context managers
+        os.path.dirname(os.path.dirname(__file__)),
+        os.path.dirname(numba.__file__),
+        sysconfig.get_paths()["stdlib"],
+    )
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(inside):
+        frame, level = frame.f_back, level + 1
+    return level if frame is not None else 2
 
 
 class _RegistryModule(types.ModuleType):

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..deadline import Deadline, in_command_thread
 from ..declarations import Param
-from ..errors import ParameterError
+from ..errors import ParameterError, RunWarning
 from ..partition import InvalidPartitionError, group_sizes, relabel
 from ..progress import part, silent
 from . import MethodOutput, get, names, register
@@ -376,7 +376,7 @@ def _start_from(state: Portfolio, init) -> None:
         warnings.warn(
             f"auto: the given partition (init) has {small} group(s) with fewer than k = {k} "
             "records: the local search starts from it and repairs them",
-            UserWarning,
+            RunWarning,
             stacklevel=3,
         )
         state.rows.append(

@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, RunWarning
 from ..partition import InvalidPartitionError, check_partition, il_percent, sse, sst
 from ..progress import silent
 from . import BudgetError, run
@@ -242,7 +242,7 @@ class Portfolio:
 
     def failed(self, name, exc, seconds, row):
         status = f"failed: {type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"
-        warnings.warn(f"auto: {name} {status}", RuntimeWarning, stacklevel=3)
+        warnings.warn(f"auto: {name} {status}", RunWarning, stacklevel=3)
         if row is None:
             self.rows.append({"method": name, "status": status, "seconds": seconds})
         return None

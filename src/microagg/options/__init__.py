@@ -35,6 +35,7 @@ from .command_line import (
     unlisted_names,
 )
 from .generated import GridOptions, KeywordOptions, PositionalOptions, RunOptions
+from .names import suggestion, unknown_keyword_error
 from .run import Run
 from .table import (
     GRID_OPTIONS,
@@ -160,7 +161,9 @@ def validate_run(
     params = dict(params or {})
     unknown = [name for name in options if name not in table.DECLARED]
     if unknown:
-        raise ParameterError(f"unknown run option(s): {', '.join(unknown)}")
+        meant = suggestion(unknown[0], table.DECLARED)
+        hint = f": did you mean {shown(meant, cli)}?" if meant else ""
+        raise ParameterError(f"unknown run option(s): {', '.join(unknown)}{hint}")
     method = options.get("method", "mdav")
     p = table.DECLARED["method"]
     (replace(p, name=shown("method", cli)) if cli else p).validate(
@@ -171,6 +174,25 @@ def validate_run(
     for p in table.RUN_OPTIONS:
         named = replace(p, name=shown(p.name, cli)) if cli else p
         values[p.name] = named.validate(options[p.name], None) if p.name in options else p.default
+    _check_keywords(params, info, cli)
     method_params = info.validate(params)
     check_together(values, info, method_params, cli)
     return Run.of(info, method_params, params, values)
+
+
+def _check_keywords(params: Mapping[str, Any], info, cli: bool) -> None:
+    """A keyword that is neither a run option nor one of the method's parameters is an unknown
+    option, said with the name it was probably meant as (``options.names``), not blamed on the
+    method."""
+    from .. import methods
+
+    for name in params:
+        if name not in info.params:
+            raise unknown_keyword_error(
+                name,
+                table.DECLARED,
+                info.name,
+                info.params,
+                {m: methods.get(m).params for m in methods.names()},
+                flag=lambda option: shown(option, cli),
+            )

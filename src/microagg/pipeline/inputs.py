@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, RolesWarning, option_term
 from ..options import Run
 from ..partition import check_k
 from .parts import Prepared, Roles, Source
@@ -152,7 +152,7 @@ def _check_named_columns(
     if duplicated and columns is None:  # which of the twins would be protected? the user says
         raise InputError(
             f"column name(s) {', '.join(sorted(map(str, duplicated)))} appear more than once "
-            "in the data: name the quasi-identifier columns with columns= (--columns)"
+            f"in the data: name the quasi-identifier columns with {option_term('columns')}"
         )
     if source.table is not None and source.table.duplicates and columns is None:
         warnings.warn(
@@ -160,7 +160,7 @@ def _check_named_columns(
             f"in the header of {source.table.path.name}: they are not protected (a duplicated name "
             "cannot be a quasi-identifier); rename them to protect them, or remove them before "
             "publishing",
-            UserWarning,
+            RolesWarning,
             stacklevel=4,
         )
 

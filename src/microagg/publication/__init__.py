@@ -74,24 +74,30 @@ def protect(
 ) -> Result:
     """Protect the file ``input`` and publish it as ``output``: the one publication stage.
 
-    The file is read with its format's own library, microaggregated (``microaggregate`` on the
-    table read), written in the format ``output``'s suffix names, read back with that format's
-    own library and checked k-anonymous on every key variable as that library groups them; then
-    ``output.manifest.json``, the optional ``report`` and ``labels_out`` land with it. Nothing is
-    written when a stage fails (every bad input: one ``InputError`` before any work). The command
-    line's ``protect``, the app's download and this call publish the same bytes.
+    Read with its format's library, microaggregated, written, read back and checked k-anonymous
+    on every key variable as that library groups them; the manifest, report and labels land with
+    it, or nothing is written (a bad input: one ``InputError`` before any work).
 
     Parameters
     ----------
-    input, output : str or path
-        The file to protect and the file to publish (a different suffix converts; never over the
-        input).
-    report, labels_out : str or path, optional
-        An HTML report and a labels file (one group label per record) written beside the output.
+    input : str or path
+        The file to protect, in any format ``microagg.io`` reads.
+    output : str or path
+        The file to publish, in the format its suffix names (never the input itself).
+    report : str or path, optional
+        An HTML report of the run (``.html``) written beside the output.
+    labels_out : str or path, optional
+        A labels file: one group label per record, in the input's order.
     manifest : bool, default True
         Write ``output.manifest.json`` (``microagg evaluate`` reads it).
-    sep, decimal, encoding, sheet : str, optional
-        How to read the input: a CSV's dialect (detected by default), an Excel sheet.
+    sep : str, optional
+        A CSV input's field separator (detected by default).
+    decimal : str, optional
+        A CSV input's decimal mark, ``.`` or ``,`` (detected by default).
+    encoding : str, optional
+        A CSV input's text encoding (detected by default).
+    sheet : str, optional
+        An Excel input's sheet to protect (default: the first; the others published as they are).
     interval_p : float, optional
         The rank-interval percentage of the audit's interval disclosure (default 10).
     init : str or path, optional
@@ -99,16 +105,14 @@ def protect(
     command_input : str, optional
         The input as the manifest's reproduce command names it (default: ``input``).
     out_of_core : bool, default False
-        Stream a file larger than memory into a folder of Parquet partitions (``block_size``
-        needed): returns that mode's summary dict with its ``audit`` and ``file``.
+        Stream a larger-than-memory file into Parquet partitions (``block_size``): a summary dict.
     **options
-        Every run option by keyword (``microagg.options.generated.RunOptions``, each documented
-        there; ``missing`` also names the reader's missing tokens), and the method's parameters.
+        Every run option (``RunOptions``; ``missing``: the reader's too), the method's parameters.
 
     Returns
     -------
     Result
-        The run; its ``audit`` is the written file's, its ``file`` a :class:`PublishedFile`.
+        The run; its ``audit`` is the written file's, its ``file`` a ``PublishedFile``.
 
     Examples
     --------

@@ -8,7 +8,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import InputError
+from ..errors import DisclosureWarning, InputError
 from . import landing
 from .opening import Opened, Targets
 
@@ -30,6 +30,17 @@ class PublishedFile:
         default_factory=list
     )  # a workbook's sheets published as they came in
     shuffled: bool = False
+
+    def __repr__(self) -> str:
+        from ..display import published_repr
+
+        return published_repr(self)
+
+    def _repr_html_(self) -> str:
+        """A notebook's display: the file, its reader, its key variables' k-anonymity."""
+        from ..display import published_html
+
+        return published_html(self)
 
 
 class _ReadBack:
@@ -268,7 +279,7 @@ def _warn_other_sheets(targets: Targets, published: PublishedFile) -> None:
             f"{targets.output.name}: the workbook's other sheet(s) "
             f"{', '.join(map(repr, published.other_sheets))} are published as they came in, "
             "unprotected",
-            UserWarning,
+            DisclosureWarning,
             stacklevel=3,
         )
 

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from ... import read_limits
-from ...errors import InputError
+from ...errors import FormatWarning, InputError, option_term
 
 SEPARATORS = (",", ";", "\t", "|")
 
@@ -200,9 +200,10 @@ def warn_thousands(columns: list, decimal: str, name: str) -> None:
 
         warnings.warn(
             f"every number with a comma in {name} has three digits after it (such as {seen[0]!r}): "
-            "the comma is read as the decimal mark; if it separates thousands, give --decimal . "
+            "the comma is read as the decimal mark; if it separates thousands, give"
+            f" {option_term('decimal', value='.')} "
             "(such columns are then not numbers and not protected)",
-            UserWarning,
+            FormatWarning,
             stacklevel=3,
         )
 
