@@ -48,3 +48,22 @@ def test_a_wide_audit_never_builds_a_columns_by_columns_matrix(seed):
     assert len(audit.context["matrix_columns"]) == AUDIT_MATRIX_COLUMNS
     names = {f.measure.name for f in audit.figures}
     assert "delta_r_mean" in names and "covariance_mae" in names
+
+
+@pytest.mark.parametrize("columns", [3, 5_000])
+def test_the_data_tab_shows_a_bounded_part_of_a_wide_upload(columns):
+    """A 5,000-column upload sent every profile and an 8 × 5,000 preview to the page (17 s)."""
+    from microagg.app.column_profile import PREVIEW_COLUMNS, SHOWN_COLUMNS, profile, shown
+
+    df = pd.DataFrame(
+        np.random.default_rng(columns).normal(size=(10, columns)),
+        columns=[f"c{j}" for j in range(columns)],
+    )
+    profiles = profile(df)
+    assert len(profiles) == columns  # every column stays a choice
+    rows, preview, note = shown(df, profiles)
+    assert len(rows) == min(columns, SHOWN_COLUMNS) and rows == profiles[: len(rows)]
+    assert preview.shape == (8, min(columns, PREVIEW_COLUMNS))
+    assert (note is None) == (columns <= PREVIEW_COLUMNS)
+    if note is not None:
+        assert f"{columns:,}" in note
