@@ -42,8 +42,13 @@ def _one_long_field(path, size: int) -> None:
             f.write(f"{i},{2 * i},{'a' * size if i == 0 else 'b'}\n")
 
 
+#: a budget above what a fresh process may take before it reads (0.5 GB when numba compiles the
+#: kernels its cache lacks), so that the peak measured is the file's doing
+BUDGET_MB = 800
+
+
 def test_a_field_the_call_cannot_hold_is_refused_within_the_budget(tmp_path):
-    budget_mb = 400
+    budget_mb = BUDGET_MB
     src = tmp_path / "field.csv"
     # the text, times what a call takes per byte of it, is more than the budget
     _one_long_field(src, budget_mb * MB // (TEXT_MEMORY_FACTOR - 2))
@@ -53,12 +58,12 @@ def test_a_field_the_call_cannot_hold_is_refused_within_the_budget(tmp_path):
     )
     lines = [line for line in stderr.splitlines() if line.strip()]
     assert seen["code"] == 2 and len(lines) == 1 and "--max-memory-mb" in lines[0], stderr
-    assert seen["peak"] < budget_mb * MB, seen
+    assert seen["peak"] < budget_mb * MB, (seen, stderr)
     assert not out.exists()
 
 
 def test_a_field_the_call_can_hold_is_published_within_the_budget(tmp_path):
-    budget_mb = 600
+    budget_mb = BUDGET_MB
     src = tmp_path / "field.csv"
     _one_long_field(src, budget_mb * MB // (4 * TEXT_MEMORY_FACTOR))
     out = tmp_path / "o.csv"
@@ -66,7 +71,7 @@ def test_a_field_the_call_can_hold_is_published_within_the_budget(tmp_path):
         src, "-o", out, "-k", "3", "--columns", "x,y", "--max-memory-mb", budget_mb, "-q"
     )
     assert seen["code"] == 0, stderr
-    assert seen["peak"] < budget_mb * MB, seen
+    assert seen["peak"] < budget_mb * MB, (seen, stderr)
     assert out.read_bytes().splitlines()[1].endswith(b"a" * 1000)
 
 

@@ -86,9 +86,11 @@ class Limits:
 
     max_bytes: int | None = None
     memory: int | None = None
-    #: what the process held at the budget's first check, kept (one list per ``memory_budget``
-    #: block): a later read of the same call (the written file read back) is bounded as the
-    #: first, not by what that first read took meanwhile
+    #: what the process held when the budget was set and at its first check (one list per
+    #: ``memory_budget`` block): the call counts what it took in between (its kernels loaded,
+    #: say), not what the process held before it (a caller's own data), and a later read of the
+    #: same call (the written file read back) is bounded as the first, not by what that first
+    #: read took meanwhile
     held: list | None = None
 
 
@@ -120,7 +122,7 @@ def limited(max_bytes: int | None):
 @contextlib.contextmanager
 def memory_budget(megabytes: float | None):
     """Within this block, a call may take at most ``megabytes`` of memory (default:
-    DEFAULT_MEMORY_SHARE of this machine's), what the process holds when it reads included: text
+    DEFAULT_MEMORY_SHARE of this machine's), what it took before it reads included: text
     (decompressed) at most a TEXT_MEMORY_FACTOR-th of what is left, claimed cells at their size
     in memory. The command line runs each command under it."""
     if megabytes is None:
@@ -128,7 +130,7 @@ def memory_budget(megabytes: float | None):
         budget = None if memory is None else int(memory * DEFAULT_MEMORY_SHARE)
     else:
         budget = int(float(megabytes) * (1 << 20))
-    token = _LIMITS.set(Limits(current().max_bytes, budget, []))
+    token = _LIMITS.set(Limits(current().max_bytes, budget, [in_use()]))
     try:
         yield
     finally:
@@ -198,11 +200,11 @@ def _memory() -> tuple[int | None, str]:
     leave it (``ulimit -v``)."""
     budget, held = current().memory, current().held
     if budget is not None:
-        if held is None:
-            held = [in_use()]
-        elif not held:
+        if held is None:  # a Limits made by hand: nothing held before
+            held = [0, in_use()]
+        elif len(held) < 2:
             held.append(in_use())
-        memory = max(budget - held[0], 0)
+        memory = max(budget - max(held[1] - held[0], 0), 0)
         why = f"the {_size(memory)} left of the memory budget of {_size(budget)} (--max-memory-mb)"
     else:
         memory = memory_bytes()
