@@ -149,3 +149,27 @@ def test_a_time_limit_that_cuts_the_run_says_so():
     )
     assert res.time_cut and "not reproducible" in res.summary()
     assert "stopped by the time limit: not reproducible" in res.audit.warnings
+
+
+def test_a_limit_beyond_any_run_is_no_limit():
+    """issue 57: ``--time-limit 1e300`` ran auto's improve forever where ``inf`` ends; the docs
+    say both mean no limit."""
+    from microagg.deadline import BEYOND_ANY_RUN
+    from microagg.options.table import option
+
+    param = option("time_limit")
+    for beyond in (BEYOND_ANY_RUN, 1e300, float("inf")):
+        assert not Deadline(beyond).bounded
+        assert param.validate(beyond, None) is None
+        assert param.parse(repr(beyond), None) is None
+    below = BEYOND_ANY_RUN / 2
+    assert Deadline(below).bounded and param.validate(below, None) == below
+
+
+def test_auto_under_1e300_is_auto_without_a_limit():
+    df = microagg.datasets.load("census").head(40)
+    runs = [
+        microagg.microaggregate(df, k=3, method="auto", time_limit=limit, audit=False)
+        for limit in (float("inf"), 1e300)
+    ]
+    assert np.array_equal(runs[0].labels, runs[1].labels)

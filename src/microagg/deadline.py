@@ -37,7 +37,22 @@ __all__ = [
     "TIME_CUT_NOTE",
     "UNITS_PER_SECOND",
     "work_budget",
+    "BEYOND_ANY_RUN",
+    "no_bound_beyond_any_run",
 ]
+
+#: A time limit of this many seconds (about 32 years) or more is beyond any run: no limit, like
+#: ``inf`` (docs/publication.md). Without it, ``1e300`` would be a budget that auto's ``improve``
+#: and the local searches try to fill, and a run would never end.
+BEYOND_ANY_RUN = 1e9
+
+
+def no_bound_beyond_any_run(seconds):
+    """``seconds``, or None (no limit) for None, ``inf`` and any limit beyond any run."""
+    if seconds is None or float(seconds) >= BEYOND_ANY_RUN:
+        return None
+    return seconds
+
 
 #: Work units a quiet reference machine does in a second (one unit is about one record visited by
 #: one step of a local search; each method weighs its steps to match, docs/reproducibility.md).
@@ -70,6 +85,7 @@ class Deadline:
         self, time_limit: float | None = None, cap: bool = False, work: float | None = None
     ):
         self.start = time.monotonic()
+        time_limit = no_bound_beyond_any_run(time_limit)
         self.end = None if time_limit is None else self.start + max(float(time_limit), 0.0)
         self.work = None if work is None else max(float(work), 0.0)
         self.spent = 0.0

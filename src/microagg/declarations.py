@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .deadline import BEYOND_ANY_RUN
 from .errors import ParameterError
 
 __all__ = [
@@ -109,7 +110,7 @@ class Param:
         None  # a better line for a value outside the choices (sdcMicro's names)
     )
     infinite_is_none: bool = (
-        False  # +inf is a valid value meaning "no bound" (None): a time limit of inf
+        False  # +inf, and any value from deadline.BEYOND_ANY_RUN on, mean "no bound" (None)
     )
     annotation: str | None = None  # a run option's type for type checkers (default: its kind's)
     stage: Callable[[Any, Any], Any] | None = None  # a run option's own stage (``STAGE_POINTS``)
@@ -189,7 +190,7 @@ class Param:
             if isinstance(value, bool) or not isinstance(value, numbers.Real):
                 raise ParameterError(f"{where} must be {self.constraint()}, got {value!r}")
             value = float(value)
-            if self.infinite_is_none and value == math.inf:
+            if self.infinite_is_none and value >= BEYOND_ANY_RUN:
                 return None
             if not math.isfinite(value):
                 raise ParameterError(f"{where} must be a finite number, got {value!r}")
@@ -269,7 +270,7 @@ class Param:
                 value = float(raw)
             except ValueError:
                 raise ParameterError(f"{where} must be {self.constraint()}, got {raw!r}") from None
-            if self.infinite_is_none and value == math.inf:
+            if self.infinite_is_none and value >= BEYOND_ANY_RUN:
                 return None
             if not math.isfinite(value):
                 raise ParameterError(f"{where} must be a finite number, got {raw!r}")

@@ -81,6 +81,7 @@ class MethodParams(TypedDict, total=False):
     maxgen: int
     member_params: Mapping[str, Mapping[str, Any]] | None
     min_gain: float
+    mip_nodes: int
     mip_time_limit: float | None
     n_paths: int | None
     n_starts: int

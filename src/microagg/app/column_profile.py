@@ -10,6 +10,26 @@ from typing import Any
 
 import pandas as pd
 
+#: the Data tab shows the profiles and first rows of at most this many columns (the first ones),
+#: saying so: a 5,000-column upload sent a 5,000-row table and an 8 × 5,000 preview to the page,
+#: which stalled it for 17 s (issue 57); the others are profiled all the same, for the QI choice
+SHOWN_COLUMNS = 200
+PREVIEW_COLUMNS = 40
+
+
+def shown(df: pd.DataFrame, profiles: list) -> tuple[list, pd.DataFrame, str | None]:
+    """(the profiles shown, the first rows shown, the line that says what is left out, or None)."""
+    width = df.shape[1]
+    rows = profiles[:SHOWN_COLUMNS]
+    preview = df.iloc[:8, :PREVIEW_COLUMNS]
+    if width <= PREVIEW_COLUMNS:
+        return rows, preview, None
+    note = (
+        f"the first {min(width, SHOWN_COLUMNS):,} of {width:,} columns profiled here, and the "
+        f"first {PREVIEW_COLUMNS} in the first rows; every column can be chosen"
+    )
+    return rows, preview, note
+
 
 @dataclass
 class ColumnProfile:

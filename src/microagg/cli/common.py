@@ -159,8 +159,8 @@ def add_read_options(p, missing: bool = True) -> None:
         "--max-memory-mb",
         metavar="MB",
         help=(
-            "the memory reading a file may take: decompressed text at most a quarter of it, "
-            "the cells a "
+            "the memory the whole call may take, what the process holds included: "
+            "decompressed text at most an 11th of what is left, the cells a "
             "file claims at their size in memory (default: half of this machine's memory)"
         ),
     )

@@ -457,6 +457,12 @@ def _from_explore(args, given: dict) -> tuple[dict, dict]:
         )
     options = {name: value for name, value in doc["options"].items() if value != "(an array)"}
     options.update(k=row["k"], method=row["method"], **{n: v for n, v in given.items()})
+    # the budget the run used, in the manifest's run options (as ``Exploration.commands`` puts it
+    # in the run's protect command): its re-run is that run, not the method unbounded
+    if row.get("work") is not None:
+        options["work"] = row["work"]
+    elif row.get("time_limit") is not None:
+        options["time_limit"] = row["time_limit"]
     validate_run(options, row["params"], cli=True)
     args.picked_labels = labels[args.pick]
     return options, dict(row["params"])

@@ -459,6 +459,7 @@ MATRIX_MEASURES = (
     "covariance_mae",
     "covariance_variation_percent",
     "eigenvalue_discrepancy_percent",
+    "eigen_sdcmicro",
     "delta_w",
     "fpc_percent_original",
     "fpc_percent_protected",

@@ -220,13 +220,13 @@ def blank_as_missing(frame, tokens=()):
 
     blanks = ["", *(str(t) for t in tokens)]
 
-    def may_hold_blank(column) -> bool:
-        dtype = column.dtype
+    def may_hold_blank(dtype) -> bool:
         if isinstance(dtype, pd.CategoricalDtype):  # compared, not hashed: 10^5 texts in 5 ms
             return bool(dtype.categories.isin(blanks).any())
         return pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype)
 
-    if any(may_hold_blank(frame[c]) for c in frame.columns):
+    # the dtypes, not a Series per column: 12,000 columns took 12 s (issue 57)
+    if any(may_hold_blank(dtype) for dtype in frame.dtypes):
         return frame.replace(blanks if len(blanks) > 1 else "", None)
     return frame
 

@@ -12,7 +12,7 @@ from shiny import module, reactive, render, ui
 
 from ...errors import InputError
 from .. import websocket
-from ..column_profile import profile
+from ..column_profile import profile, shown
 from ..inputs import (
     dataset_names,
     dataset_path,
@@ -190,17 +190,18 @@ def _summary_output(state: PageState) -> None:
         d = state.loaded.get()
         if d is None:
             return ui.p("Load a file or choose a data set.", class_="muted")
-        df, prof = d["df"], d["profile"]
+        df = d["df"]
+        prof, preview, cut = shown(df, d["profile"])
         rows = [
             (p.name, p.dtype, p.distinct, p.missing, "yes" if p.suggested else "", p.note)
             for p in prof
         ]
-        preview = df.head(8)
         return TagList(
             tags.h4(
                 tags.span(d["name"], id="data-name"), f": {len(df)} records × {df.shape[1]} columns"
             ),
             ui.p(d["note"], class_="warning-line", id="data-note") if d.get("note") else None,
+            ui.p(cut, class_="muted", id="data-shown") if cut else None,
             table(
                 ["column", "type", "distinct values", "missing", "suggested QI", "note"],
                 rows,

@@ -25,7 +25,10 @@ class ClosingSteps:
     pricer, best partition, bounds and duals)."""
 
     def mip_seconds(self, fraction: float) -> float:
-        """``fraction`` of the time left, at most mip_time_limit."""
+        """``fraction`` of the time left, at most mip_time_limit; inf without a time limit (each
+        integral master is then bounded by ``mip_nodes`` alone, the same at any load)."""
+        if not self.deadline.bounded:
+            return np.inf
         if self.mip_time_limit is not None:
             return min(fraction * self.left(), self.mip_time_limit)
         return fraction * self.left()
@@ -35,14 +38,17 @@ class ClosingSteps:
         within ``tl`` seconds; its solution is offered."""
         master = self.master
         lab, _, _, optimal = master.solve_integral(
-            tl if np.isfinite(tl) else 1e9, master.indicator(self.best_labels), primal=True
+            tl if np.isfinite(tl) else 1e9,
+            master.indicator(self.best_labels),
+            primal=True,
+            max_nodes=self.mip_nodes,
         )
         self.offer(lab, "mip")
         self.progress(
             "colgen",
             None,
-            f"MIP over {master.ncols} columns: {'optimal' if optimal else 'stopped'}, "
-            f"best {self.best_sse:.6g}",
+            f"MIP over {master.ncols} columns: {'optimal' if optimal else 'stopped'} "
+            f"({master.last_mip_nodes} nodes), best {self.best_sse:.6g}",
         )
 
     def restricted_mip(self, columns, tl: float) -> None:
@@ -53,13 +59,16 @@ class ClosingSteps:
         sub = Master(self.X)
         sub.add(groups(self.best_labels))
         sub.add(columns)
-        lab, _, _, optimal = sub.solve_integral(tl, sub.indicator(self.best_labels), primal=True)
+        lab, _, _, optimal = sub.solve_integral(
+            tl, sub.indicator(self.best_labels), primal=True, max_nodes=self.mip_nodes
+        )
         self.offer(lab, "restricted mip")
         self.progress(
             "colgen",
             None,
             f"MIP over the best groups and {len(columns)} enumerated clusters: "
-            f"{'optimal' if optimal else 'stopped'}, best {self.best_sse:.6g}",
+            f"{'optimal' if optimal else 'stopped'} ({sub.last_mip_nodes} nodes), "
+            f"best {self.best_sse:.6g}",
         )
 
     def finish(self) -> None:
@@ -130,6 +139,7 @@ class ClosingSteps:
                 tl if np.isfinite(tl) else 1e9,
                 master.indicator(self.best_labels),
                 max(self.best_sse - target, 0.0),
+                max_nodes=self.mip_nodes,
             )
             self.offer(lab, "mip")
             mip_bound = min(dual_bound, self.best_sse)
@@ -147,8 +157,8 @@ class ClosingSteps:
             self.progress(
                 "colgen",
                 None,
-                f"closing: threshold {g_try:.4g}, {len(enumerated)} columns, "
-                f"bound {cand:.6g}, best {self.best_sse:.6g}",
+                f"closing: threshold {g_try:.4g}, {len(enumerated)} columns "
+                f"({master.last_mip_nodes} MIP nodes), bound {cand:.6g}, best {self.best_sse:.6g}",
             )
             if cand > self.lower_bound:
                 self.lower_bound, self.bound_from = cand, "closing"

@@ -65,6 +65,7 @@ class ColumnGeneration(ClosingSteps):
         resume=None,
         keep_state=False,
         offers=None,
+        mip_nodes=None,
     ):
         self.t0 = time.perf_counter()
         self.X = np.ascontiguousarray(X, dtype=np.float64)
@@ -82,6 +83,7 @@ class ColumnGeneration(ClosingSteps):
         self.close_gap = close_gap
         self.final_mip = final_mip
         self.mip_time_limit = mip_time_limit
+        self.mip_nodes = mip_nodes
         self.max_enumerated = max_enumerated
         self.primal_columns = primal_columns
         self.max_nodes = max_nodes

@@ -80,6 +80,7 @@ class Master:
     def __init__(self, X: np.ndarray):
         self.X = X
         self.n = len(X)
+        self.last_mip_nodes = 0  # branch-and-bound nodes of the last integral master
         self.h = new_highs()
         # primal simplex: after addCols the last basis stays primal feasible. The default (dual)
         # simplex stalls on the degenerate early masters: census k = 5, 120 s, it spent 93 s in
@@ -221,9 +222,12 @@ class Master:
         incumbent: np.ndarray | None,
         abs_gap: float = 0.0,
         primal: bool = False,
+        max_nodes: int | None = None,
     ):
         """The integral master over the current columns (HiGHS MIP), stopped when the gap to
-        its own bound is at most abs_gap.
+        its own bound is at most abs_gap, or after ``max_nodes`` branch-and-bound nodes (a
+        bound the same at any load; HiGHS with one thread and its fixed random seed is then
+        deterministic).
 
         Returns (labels or None, objective, dual bound, optimal?)."""
         mip = new_highs()
@@ -242,6 +246,9 @@ class Master:
         set_time_limit(mip, max(float(time_limit), 0.05))
         mip.setOptionValue("mip_rel_gap", 1e-9)
         mip.setOptionValue("mip_abs_gap", float(abs_gap))
+        mip.setOptionValue("random_seed", 0)
+        if max_nodes is not None:
+            mip.setOptionValue("mip_max_nodes", int(max_nodes))
         if incumbent is not None:
             sol = highspy.HighsSolution()
             sol.col_value = list(incumbent)
@@ -266,6 +273,7 @@ class Master:
             mip.run()
             info = mip.getInfo()
         status = mip.getModelStatus()
+        self.last_mip_nodes = int(info.mip_node_count)  # (progress lines, benchmarks)
         optimal = status == highspy.HighsModelStatus.kOptimal
         dual_bound = float(info.mip_dual_bound)
         if info.primal_solution_status < 2:  # no feasible solution
