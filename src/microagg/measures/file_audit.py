@@ -269,14 +269,19 @@ class FileAudit(Comparison):
         return []
 
     @cached_property
+    def _with_sensitive(self):
+        """The key view with the published sensitive columns beside it (l-diversity, t)."""
+        frame = self.key_view.copy()
+        for c in self.roles.sensitive:
+            frame[c] = self.published_frame[c].to_numpy()
+        return frame
+
+    @cached_property
     def diversity(self) -> dict:
         r = self.roles
         if not r.sensitive:
             return {}
-        frame = self.key_view.copy()
-        for c in r.sensitive:
-            frame[c] = self.published_frame[c].to_numpy()
-        return l_diversity(frame, r.key_variables, list(r.sensitive), r.l)
+        return l_diversity(self._with_sensitive, r.key_variables, list(r.sensitive), r.l)
 
     @cached_property
     def closeness(self) -> dict:
@@ -284,10 +289,7 @@ class FileAudit(Comparison):
         r = self.roles
         if not r.sensitive:
             return {}
-        frame = self.key_view.copy()
-        for c in r.sensitive:
-            frame[c] = self.published_frame[c].to_numpy()
-        return t_closeness(frame, r.key_variables, list(r.sensitive))
+        return t_closeness(self._with_sensitive, r.key_variables, list(r.sensitive))
 
     @cached_property
     def rmd(self) -> RMDRisk | None:
