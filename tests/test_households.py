@@ -360,3 +360,36 @@ def test_missing_person_incomes_with_households_publish_k_households_and_stay_mi
     complete = [c for c in columns if not df[c].isna().any()]
     gappy = [c for c in columns if df[c].isna().any()]
     assert _households_sharing(published, complete, gappy, "db030").min() >= k
+
+
+def test_household_suppressions_reported_equal_the_new_blanks_of_the_file(tmp_path):
+    """With a household id and keys, the suppressions the run reports are the file's new blanks:
+    a key already blank in the input is not suppressed again when a record's keys are blanked
+    for households."""
+    df = _survey(60, 4)
+    df["agegroup"] = "y" + df["age"].astype(str)  # text, fine: keys blanked for households
+    df.loc[df.index % 7 == 0, "agegroup"] = ""  # blank in the input
+    src, out = tmp_path / "silc.csv", tmp_path / "out.csv"
+    df.to_csv(src, index=False)
+    res = microagg.protect(
+        src, out, k=3, columns=HOUSEHOLD_LEVEL[:2], keys=["rb090", "agegroup"], household="db030"
+    )
+    before = pd.read_csv(src, dtype=str, keep_default_na=False)
+    after = pd.read_csv(out, dtype=str, keep_default_na=False)
+    for key in ("rb090", "agegroup"):
+        new_blanks = int(((after[key] == "") & (before[key] != "")).sum())
+        assert res.suppression.per_key[key] == new_blanks
+    assert res.suppression.total == sum(res.suppression.per_key.values())
+
+
+def test_household_with_keys_alone_semantics_is_one_error_line(tmp_path):
+    df = _survey(20, 1)
+    with pytest.raises(ParameterError, match="key_anonymity"):
+        microagg.microaggregate(
+            df,
+            k=3,
+            columns=HOUSEHOLD_LEVEL[:2],
+            keys=["rb090"],
+            household="db030",
+            key_anonymity="keys",
+        )

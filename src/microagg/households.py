@@ -404,17 +404,20 @@ def _weighted_mode(x, present, group, w, g) -> np.ndarray:
 # --- k-anonymity by households: counted, reached by suppression, verified -----------------------
 
 
-def suppress_below_k(frame, suppression, fixed_columns, homes: np.ndarray, k: int):
+def suppress_below_k(frame, suppression, fixed_columns, homes: np.ndarray, k: int, missing=()):
     """After the record-level plan (``suppression.plan``), the records whose key combination
     still comes from fewer than k households have all their keys suppressed: a record with every
     key missing matches its whole published QI group, which holds at least k households, and a
-    suppression only adds matches. Returns the suppression with those values added."""
+    suppression only adds matches. A key missing in the input (blank, NA or one of the
+    ``missing`` tokens) is not suppressed again, so the count is the file's new blanks. Returns
+    the suppression with those values added."""
     from dataclasses import replace
 
     from .measures.records import combination_codes, key_codes
+    from .suppression import missing_as_na
 
     fixed = combination_codes(frame, list(fixed_columns))
-    codes = key_codes(frame, list(suppression.keys))
+    codes = key_codes(missing_as_na(frame, list(suppression.keys), missing), list(suppression.keys))
     codes[suppression.suppressed] = -1
     below = households_matching(codes, fixed, homes) < k
     if not below.any():

@@ -54,6 +54,12 @@ def _check_dependent_options(v: dict, n, cli: bool) -> None:
         raise ParameterError(f"shuffle_seed applies with {n('shuffle')}")
     if v["household_level"] is not None and v["household"] is None:
         raise ParameterError(f"{n('household_level')} needs {n('household')}")
+    if v["household"] is not None and v["keys"] and v["key_anonymity"] == "keys":
+        raise ParameterError(  # by households, the keys are counted with the QIs (households.py)
+            f"{n('household')} makes the keys k-anonymous by households together with the "
+            f"quasi-identifiers: {n('key_anonymity')} 'keys' (sdcMicro's keys-alone semantics) "
+            "is not available with it"
+        )
     if v["household"] is not None and _partitioned(v):
         raise ParameterError(
             f"{n('household')} cannot be combined with the partitioned mode "

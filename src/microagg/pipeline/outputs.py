@@ -191,7 +191,9 @@ def _suppress_keys(frame, roles: Roles, run: Run, classes=None):
     if roles.households is not None and planned.mode == "suppress":  # k households, not records
         from ..households import suppress_below_k
 
-        planned = suppress_below_k(frame, planned, fixed, roles.households.codes, roles.k)
+        planned = suppress_below_k(
+            frame, planned, fixed, roles.households.codes, roles.k, run.missing or ()
+        )
     return planned
 
 
