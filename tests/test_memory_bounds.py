@@ -15,13 +15,17 @@ from microagg.read_limits import TEXT_MEMORY_FACTOR
 
 MB = 1 << 20
 
-#: the command line in a child process, printing its exit status and resident high-water mark
+#: the command line in a child process, printing its exit status and resident high-water mark.
+#: VmHWM is the high-water mark of the process's own memory; ru_maxrss is not: Linux carries it
+#: over an exec from the forking parent, so under a pytest run that has grown to 1.7 GB every
+#: child reported 1.7 GB
 _CHILD = """
-import json, resource, sys
+import json, sys
 from microagg.cli.running import main
 code = main(sys.argv[1:])
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-print(json.dumps({"code": code, "peak": peak}))
+with open("/proc/self/status") as status:
+    kb = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+print(json.dumps({"code": code, "peak": kb * 1024}))
 """
 
 

@@ -52,7 +52,8 @@ def unknown_keyword_error(
     others = sorted(m for m, params in all_params.items() if name in params and m != method)
     if others:
         return ParameterError(
-            f"{name!r} is a parameter of method {', '.join(others)}, not of {method!r}"
+            f"{method!r} has no parameter {name}: {name!r} is a parameter of method"
+            f" {', '.join(others)}, not of {method!r}"
             f" (its parameters: {', '.join(method_params) or 'none'})"
         )
     meant = suggestion(name, list(run_options) + list(method_params))
