@@ -63,6 +63,35 @@ def test_a_column_whose_decimal_marks_disagree_is_refused_before_anything_is_wri
         assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
 
 
+def test_a_column_whose_marks_disagree_is_published_unchanged_when_it_is_no_quasi_identifier(
+    tmp_path, capsys
+):
+    rng = np.random.default_rng(8)
+    notes = [_comma(v, 1) for v in rng.normal(size=30)] + [f"{v:.2f}" for v in rng.normal(size=30)]
+    rng.shuffle(notes)
+    src = tmp_path / "in.csv"
+    src.write_text(
+        "note;x;y\n"
+        + "".join(
+            f"{n};{_comma(a, 2)};{_comma(b, 2)}\n"
+            for n, a, b in zip(notes, rng.normal(size=60), rng.normal(size=60))
+        )
+    )
+    out = tmp_path / "out.csv"
+    code, _, err = _protect(capsys, src, "-o", out, "-k", "3", "--columns", "x,y", "--decimal", ",")
+    assert code == 0, err
+    published = [line.split(";")[0] for line in out.read_text().splitlines()[1:]]
+    assert published == notes  # the text as written, each mark as it was
+    # named as a quasi-identifier, it is refused in one line, and nothing is written
+    again = tmp_path / "again.csv"
+    code, _, err = _protect(
+        capsys, src, "-o", again, "-k", "3", "--columns", "x,note", "--decimal", ","
+    )
+    assert code == 2 and err.count("\n") == 1
+    assert "column note mixes decimal marks" in err and "in.csv" in err
+    assert not again.exists()
+
+
 @pytest.mark.parametrize("decimal", [",", "."])
 def test_keys_keep_their_text_apart_from_suppressed_values(tmp_path, capsys, decimal):
     rng = np.random.default_rng(7)

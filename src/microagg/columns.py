@@ -255,6 +255,7 @@ def _default_columns(
         if c in surveyed:
             skipped.append((c, surveyed[c][1]))
             continue
+        refuse_mixed_marks(df, c)
         role, detail = _default_role(c, df[c], missing, c in continuous, c in coded)
         if role == "qi":
             cols.append(c)
@@ -379,8 +380,18 @@ def _named_columns(df: pd.DataFrame, columns, missing: set) -> list:
             f"{', '.join(map(str, df.columns))}"
         )
     for c in columns:
+        refuse_mixed_marks(df, c)
         _check_named_column(c, df[c], missing)
     return columns
+
+
+def refuse_mixed_marks(df: pd.DataFrame, c) -> None:
+    """A CSV column whose numbers mix decimal marks (12,5 beside 70.5) is read as its text
+    (``io.csv.fields.MIXED_MARKS``): published unchanged, it comes out byte for byte; as a
+    quasi-identifier, named or by the default rules, no reading of its numbers is safe."""
+    why = df.attrs.get("mixed_marks", {}).get(c)
+    if why is not None:
+        raise InputError(why)
 
 
 def _check_named_column(c, col, missing: set) -> None:

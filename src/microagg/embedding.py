@@ -33,7 +33,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .columns import default_columns, first_non_number, quasi_identifiers, select_columns
+from .columns import (
+    default_columns,
+    first_non_number,
+    quasi_identifiers,
+    refuse_mixed_marks,
+    select_columns,
+)
 from .errors import InputError, RolesWarning, option_term, shown
 from .standardize import Standardizer
 from .whitening import WHITENINGS, whiten
@@ -189,6 +195,8 @@ def select_qi_roles(
             select_columns(
                 df, columns, exclude
             )  # the usual one-line error for duplicates / unknown names
+        for c in set(columns) - set(declared):  # (categories are read as their text)
+            refuse_mixed_marks(df, c)
         outside = [c for c in declared + list(continuous) if c not in columns]
         if outside:
             raise InputError(

@@ -96,32 +96,44 @@ def typed_frame_of(meta, header, duplicates, decimal, missing, written=None):
 
     tokens = {t.strip() for t in missing}
     given = written or {}
-    data, plain_integers = {}, set()
+    data, plain_integers, mixed = {}, set(), {}
     for j, name in enumerate(header):
         if name in duplicates:
             continue
         found = meta.as_written(j, given[name]) if name in given else None
         if found is not None:
-            data[name] = _named(name, _typed_by_codes, meta, *found, decimal, tokens)
+            data[name] = _named(name, _typed_by_codes, meta, *found, decimal, tokens, mixed=mixed)
             continue
         data[name], plain = _named(
-            name, _typed_fields, meta, *meta.field_bounds(j), decimal, tokens
+            name, _typed_fields, meta, *meta.field_bounds(j), decimal, tokens, mixed=mixed
         )
         if plain:
             plain_integers.add(j)
     meta.plain_integers = frozenset(plain_integers)
-    return pd.DataFrame(data, columns=[c for c in header if c not in duplicates], copy=False)
+    frame = pd.DataFrame(data, columns=[c for c in header if c not in duplicates], copy=False)
+    frame.attrs[MIXED_MARKS] = mixed
+    return frame
 
 
-def _named(name, typed, *args):
-    """``typed(*args)``, a column whose numbers mix decimal marks named in its error."""
+#: ``frame.attrs`` key of a CSV frame's columns whose numbers mix decimal marks: column -> why.
+#: Such a column is read as its text, so that a column published unchanged comes out byte for
+#: byte; it is refused where it would be read as numbers (a quasi-identifier, named or chosen).
+MIXED_MARKS = "mixed_marks"
+
+
+def _named(name, typed, *args, mixed: dict | None = None):
+    """``typed(*args)``, a column whose numbers mix decimal marks named in its error; with
+    ``mixed`` (a dict), such a column is typed as text instead and ``mixed[name]`` says why."""
     try:
         return typed(*args)
     except MixedMarks as exc:
-        raise MixedMarks(f"column {name} {exc}") from None
+        if mixed is None:
+            raise MixedMarks(f"column {name} {exc}") from None
+        mixed[name] = f"column {name} {exc}"
+        return typed(*args, mixed_as_text=True)
 
 
-def _typed_fields(meta, starts, ends, decimal: str, tokens: set):
+def _typed_fields(meta, starts, ends, decimal: str, tokens: set, mixed_as_text: bool = False):
     """(the fields [starts, ends) of the file's text typed as a column (``typed_frame_of``),
     whether every field is a plain integer: a sign and digits, no leading zero)."""
     import numpy as np
@@ -145,10 +157,10 @@ def _typed_fields(meta, starts, ends, decimal: str, tokens: set):
     if fast is not None:
         return pd.Series(fast), False
     codes, distinct = distinct_texts(meta, starts, ends, flags)
-    return typed_column(codes, distinct, decimal, tokens), False
+    return typed_column(codes, distinct, decimal, tokens, mixed_as_text), False
 
 
-def _typed_by_codes(meta, codes, texts, decimal: str, tokens: set):
+def _typed_by_codes(meta, codes, texts, decimal: str, tokens: set, mixed_as_text: bool = False):
     """A column whose field i holds the bytes of ``texts[codes[i]]`` (the distinct texts, each
     used), typed as its fields are: the distinct texts typed as a column of their own (the
     column's rules see the same set of texts), then one value per field."""
@@ -158,7 +170,9 @@ def _typed_by_codes(meta, codes, texts, decimal: str, tokens: set):
 
     data, offsets = text_buffers([texts])
     alone = replace(meta, text=data.tobytes(), checked={})  # the distinct texts one after another
-    column, _ = _typed_fields(alone, offsets[:-1].copy(), offsets[1:].copy(), decimal, tokens)
+    column, _ = _typed_fields(
+        alone, offsets[:-1].copy(), offsets[1:].copy(), decimal, tokens, mixed_as_text
+    )
     return pd.Series(column.to_numpy()[codes], dtype=column.dtype)
 
 
@@ -187,7 +201,7 @@ def factorized(values: list):
     return codes, uniques.tolist()
 
 
-def typed_column(codes, distinct: list, decimal: str, tokens: set):
+def typed_column(codes, distinct: list, decimal: str, tokens: set, mixed_as_text: bool = False):
     """A column (each row's index in its list of distinct texts) as the pipeline sees it: numeric
     when every non-missing cell is a number under the file's decimal mark (blank cells and
     ``missing`` tokens are missing). Integer columns without missing cells are int64; numbers
@@ -209,8 +223,13 @@ def typed_column(codes, distinct: list, decimal: str, tokens: set):
         ],
         dtype=bool,
     )
-    if grouped is not None:
+    if grouped is not None and not mixed_as_text:
         _check_marks(stripped, is_number, decimal)
+    elif grouped is not None:  # marks that disagree (``MIXED_MARKS``): the column's text
+        try:
+            _check_marks(stripped, is_number, decimal)
+        except MixedMarks:
+            return pd.Series(object_array(distinct)[codes], dtype=object)
     n_number = int(counts[is_number].sum()) if len(distinct) else 0
     n_missing = int(counts[is_missing].sum()) if len(distinct) else 0
     others = rows - n_number - n_missing

@@ -21,7 +21,7 @@ from .dialect import (
     unquote,
     warn_thousands,
 )
-from .fields import MixedMarks, field_texts, typed_frame_of, typed_text_frame
+from .fields import MIXED_MARKS, field_texts, typed_frame_of, typed_text_frame
 from .meta import CsvDialect, CsvMeta
 
 
@@ -48,10 +48,9 @@ def read(p: Path, *, missing=(), sep=None, decimal=None, encoding=None, written=
     for name in header:
         counts[name] = counts.get(name, 0) + 1
     duplicates = [name for name, c in counts.items() if c > 1]
-    try:
-        frame = typed_frame_of(meta, header, duplicates, decimal, missing, written)
-    except MixedMarks as exc:
-        raise InputError(f"{p.name}: {exc}") from None
+    frame = typed_frame_of(meta, header, duplicates, decimal, missing, written)
+    mixed = frame.attrs[MIXED_MARKS]
+    frame.attrs[MIXED_MARKS] = {name: f"{p.name}: {why}" for name, why in mixed.items()}
     return Table(frame=frame, format="csv", path=p, header=header, duplicates=duplicates, meta=meta)
 
 
