@@ -195,7 +195,7 @@ def select_qi_roles(
             select_columns(
                 df, columns, exclude
             )  # the usual one-line error for duplicates / unknown names
-        for c in set(columns) - set(declared):  # (categories are read as their text)
+        for c in [c for c in columns if c not in declared]:  # (categories: their text)
             refuse_mixed_marks(df, c)
         outside = [c for c in declared + list(continuous) if c not in columns]
         if outside:
