@@ -359,7 +359,8 @@ def named_code_reason(name, col, labelled: bool = False) -> str | None:
     x = _integer_values(col)
     if x is not None and 1 < _distinct_below(x, FEW_VALUES) < FEW_VALUES:
         return f"{_distinct_below(x, FEW_VALUES)} distinct integer values: category codes"
-    named = looks_like_code_name(name) if _integral(col) else None
+    named = looks_like_code_name(name)  # (the name first: a wide file's columns)
+    named = named if named is not None and _integral(col) else None
     return named
 
 
@@ -452,7 +453,8 @@ def not_a_default_qi(
     coded = looks_like_codes(col) or constant_column(col)
     if coded:
         return coded
-    named = looks_like_code_name(name) if _integral(col) else None
+    named = looks_like_code_name(name)  # (the name first: a wide file's columns)
+    named = named if named is not None and _integral(col) else None
     return (
         None
         if named is None

@@ -29,6 +29,7 @@ always reported on the embedding above (the standard z-score figure), not on the
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -184,7 +185,8 @@ def select_qi_roles(
         numeric, left_out = default_columns(
             df, list(exclude) + declared, missing, bool(declared), continuous, household
         )
-        cols = [c for c in df.columns if c in set(numeric) | set(declared)]
+        chosen = set(numeric) | set(declared)
+        cols = [c for c in df.columns if c in chosen]
     else:
         if isinstance(columns, str):
             columns = [c.strip() for c in columns.split(",") if c.strip()]
@@ -242,6 +244,10 @@ class Embedding:
     codes: np.ndarray
     scaler: Standardizer
     matrix: np.ndarray = field(repr=False)
+
+    @cached_property
+    def _numeric_position(self) -> dict:  # column -> its index in numeric (a wide file's lookups)
+        return {c: i for i, c in enumerate(self.numeric_columns)}
 
     @property
     def heterogeneous(self) -> bool:
@@ -324,7 +330,7 @@ class Embedding:
         """Column c's published values: floats for continuous, categories (the column's dtype)
         otherwise."""
         if self.kinds[c] == "continuous":
-            return numeric[:, self.numeric_columns.index(c)]
+            return numeric[:, self._numeric_position[c]]
         col_codes = codes[:, self.categorical_columns.index(c)]
         if original is not None and isinstance(original.dtype, pd.CategoricalDtype):
             return pd.Categorical.from_codes(col_codes, dtype=original.dtype)

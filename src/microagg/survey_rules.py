@@ -253,8 +253,10 @@ def person_id_by_data(name, col) -> str | None:
     """Why column ``name`` is a record id by its data (None if it is not): at least 10 distinct
     integers, one per record, numbered (ascending through the file, dense, or long digit
     strings), as EU-SILC's rb030 (household id · 100 + person number)."""
+    if len(col) < MIN_HOUSEHOLDS:
+        return None
     x = _integers(col)
-    if x is None or len(x) < MIN_HOUSEHOLDS:
+    if x is None:
         return None
     distinct, ascending, dense = _distinct(x)
     if distinct != len(x) or not (ascending or dense or _long_digits(x)):
@@ -381,6 +383,8 @@ def frame_roles(df: pd.DataFrame, exclude=(), household=None) -> dict:
     ``exclude`` are not looked at (their roles are declared)."""
     skip = set(exclude) | ({household} if isinstance(household, str) else set(household or ()))
     roles, found = {}, {}
+    if len(df) < MIN_HOUSEHOLDS and not household:
+        return roles  # every rule by data needs MIN_HOUSEHOLDS records (a wide file of 6 rows)
     for c in df.columns:
         if c in skip or not isinstance(c, str) or not isinstance(df[c], pd.Series):
             continue

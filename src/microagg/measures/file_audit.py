@@ -430,7 +430,8 @@ def _wide_figures(files: FileAudit, cache, paired_only: bool) -> tuple[Audit, tu
 def _categorical_changes(files: FileAudit) -> dict:
     """The categorical QIs' changes (``categorical_report``), when the rows are aligned."""
     roles = files.roles
-    categorical = [c for c in roles.columns if c not in roles.continuous]
+    continuous = set(roles.continuous)
+    categorical = [c for c in roles.columns if c not in continuous]
     if not (categorical and files.aligned):
         return {}
     return categorical_report(files.original[categorical], files.published_frame[categorical])

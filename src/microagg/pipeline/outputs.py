@@ -127,7 +127,8 @@ def _option_stages(emb, numeric: np.ndarray, nature: str, run: Run) -> tuple[np.
 
     staged = [p for p in RUN_OPTIONS if p.stage is not None and p.acts_on == "published"]
     given = run.options
-    index = {c: emb.numeric_columns.index(c) for c in emb.continuous_columns}
+    position = {c: i for i, c in enumerate(emb.numeric_columns)}  # (a wide file: no list.index)
+    index = {c: position[c] for c in emb.continuous_columns}
     for p in staged:
         value = given[p.name]
         if value is p.default or (isinstance(value, (int, float, str)) and value == p.default):

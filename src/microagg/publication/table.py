@@ -262,7 +262,8 @@ def _write_all(
             )
 
     published_values = {c: res.data[c].to_numpy() for c in res.changed_columns}
-    kept = [c for c in res.changed_columns if c not in set(res.columns)]  # keys, recoded strata
+    qis = set(res.columns)
+    kept = [c for c in res.changed_columns if c not in qis]  # keys, recoded strata
     try:
         io.write(table, targets.output, published_values, order=order, check=check, kept=kept)
         landing.land(staged, targets.output)
