@@ -94,7 +94,12 @@ def aggregate(X: np.ndarray, labels: np.ndarray, weights: np.ndarray | None = No
 
 
 def sse(X: np.ndarray, labels: np.ndarray) -> float:
-    """Within-group sum of squared Euclidean distances to the group centroids."""
+    """Within-group sum of squared Euclidean distances to the group centroids (a
+    ``onehot.OneHot``: its numeric columns', and its nominal ones' from the codes)."""
+    from .onehot import OneHot
+
+    if isinstance(X, OneHot):
+        return sse(X.numeric, labels) + X.nominal_sse(labels)
     X = np.asarray(X, dtype=np.float64)
     if X.ndim == 1:
         X = X[:, None]
@@ -115,7 +120,11 @@ def group_sse(X: np.ndarray, labels: np.ndarray) -> np.ndarray:
 def sst(X: np.ndarray, centre: np.ndarray | None = None) -> float:
     """Total sum of squares about the overall mean, or about ``centre`` when given (summed chunk
     by chunk out of core, about the global mean); a missing value (NaN) adds nothing, and the
-    mean is over the present values."""
+    mean is over the present values. A ``onehot.OneHot``: about its own mean (no ``centre``)."""
+    from .onehot import OneHot
+
+    if isinstance(X, OneHot):
+        return sst(X.numeric) + X.nominal_sst()
     X = np.asarray(X, dtype=np.float64)
     if X.ndim == 1:
         X = X[:, None]
