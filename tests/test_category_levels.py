@@ -99,17 +99,39 @@ def _levels_frame(seed: int, n: int) -> pd.DataFrame:
 
 def _run(df, monkeypatch, wide: int, **options):
     monkeypatch.setattr(onehot, "WIDE_ONEHOT", wide)
-    return microagg.microaggregate(df, k=3, columns=["x", "c"], categorical=["c"], **options)
+    columns = [c for c in ("x", "y", "c") if c in df.columns]
+    params = options.pop("params", {})
+    return microagg.microaggregate(df, k=3, columns=columns, categorical=["c"], **options, **params)
 
 
-@pytest.mark.parametrize("weights", [None, {"x": 2.0, "c": 0.5}])
-def test_a_run_on_codes_is_the_dense_run(monkeypatch, weights):
+def test_missing_values_on_codes(monkeypatch):
+    """Missing continuous values with the codes kept: every published mean over >= k present
+    values, and the run's SSE is the dense matrices' squared distance over the present values."""
+    df = _levels_frame(8, 300)
+    df.loc[::7, "x"] = np.nan
+    res = _run(df, monkeypatch, onehot.WIDE_ONEHOT)
+    assert np.bincount(res.labels).min() >= 3
+    Z = res.standardized
+    emb = embed(df, ["x", "c"], {"x": "continuous", "c": "nominal"}, compact=False)
+    published = res.data[["x", "c"]]
+    Dp = emb.embed(*emb.values_of(published))
+    assert res._run_audit.get("sse") == pytest.approx(onehot.sq_distance(Z.dense(), Dp), rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"weights": {"x": 2.0, "c": 0.5}}, {"distance": "mahalanobis"}, {"variant": "icsm"}],
+)
+def test_a_run_on_codes_is_the_dense_run(monkeypatch, options):
     """Through microaggregate: the wide column kept as codes gives the dense run's groups and
     figures (IL, SSE, SST), and the published file's audit agrees."""
     df = _levels_frame(3, 400)
-    wide = _run(df, monkeypatch, onehot.WIDE_ONEHOT, weights=weights)
+    df["y"] = np.random.default_rng(4).normal(size=len(df))
+    if "variant" in options:
+        options = {"params": {"variant": options["variant"]}}
+    wide = _run(df, monkeypatch, onehot.WIDE_ONEHOT, **options)
     assert isinstance(wide.standardized, onehot.OneHot)
-    narrow = _run(df, monkeypatch, 10**9, weights=weights)
+    narrow = _run(df, monkeypatch, 10**9, **options)
     assert isinstance(narrow.standardized, np.ndarray)
     np.testing.assert_array_equal(wide.labels, narrow.labels)
     for name in ("information_loss", "sse", "sst", "weighted_information_loss"):
