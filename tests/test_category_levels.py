@@ -16,7 +16,7 @@ from microagg.embedding import embed
 from microagg.errors import InputError
 from microagg.kernels.mdav import mdav_kernel
 from microagg.kernels.mdav_onehot import mdav_onehot_kernel
-from microagg.partition import sse, sst
+from microagg.partition import group_sums, sse, sst
 
 KINDS = {"x": "continuous", "c": "nominal", "y": "continuous", "o": "ordinal", "d": "nominal"}
 
@@ -75,6 +75,9 @@ def test_codes_hold_the_dense_embedding_and_its_figures(seed, n, levels):
     labels = np.unique(labels, return_inverse=True)[1]
     assert sse(Z, labels) == pytest.approx(sse(D, labels), rel=1e-9, abs=1e-9)
     assert sst(Z) == pytest.approx(sst(D), rel=1e-9, abs=1e-9)
+    weights = np.random.default_rng(seed).uniform(0.5, 2.0, n)
+    for a, b in zip(group_sums(Z, labels, None, weights), group_sums(D, labels, None, weights)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
     other = _frame(seed + 1, n, levels)
     other["c"] = df["c"].sample(frac=1.0, random_state=seed % 1000).to_numpy()
     other["d"] = df["d"].to_numpy()[::-1]
@@ -120,13 +123,23 @@ def test_missing_values_on_codes(monkeypatch):
 
 @pytest.mark.parametrize(
     "options",
-    [{}, {"weights": {"x": 2.0, "c": 0.5}}, {"distance": "mahalanobis"}, {"variant": "icsm"}],
+    [
+        {},
+        {"weights": {"x": 2.0, "c": 0.5}},
+        {"distance": "mahalanobis"},
+        {"variant": "icsm"},
+        {"strata": "s", "merge_small_strata": True},
+        {"keys": ["g"], "key_anonymity": "keys+qis"},
+    ],
 )
 def test_a_run_on_codes_is_the_dense_run(monkeypatch, options):
     """Through microaggregate: the wide column kept as codes gives the dense run's groups and
     figures (IL, SSE, SST), and the published file's audit agrees."""
     df = _levels_frame(3, 400)
-    df["y"] = np.random.default_rng(4).normal(size=len(df))
+    rng = np.random.default_rng(4)
+    df["y"] = rng.normal(size=len(df))
+    df["s"] = np.where(np.arange(len(df)) < 2, "tiny", rng.choice(["a", "b", "c"], len(df)))
+    df["g"] = rng.choice(["u", "v"], len(df))
     if "variant" in options:
         options = {"params": {"variant": options["variant"]}}
     wide = _run(df, monkeypatch, onehot.WIDE_ONEHOT, **options)

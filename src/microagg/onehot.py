@@ -36,11 +36,13 @@ __all__ = [
 #: benchmarks/category_levels.py (benchmarks/results/category_levels.md): at 10^4 records the
 #: dense MDAV costs about the codes' kernel at a few dozen one-hot columns, and grows with them
 WIDE_ONEHOT = 64
-#: the most values of a dense embedding built for what cannot read codes (other methods, strata,
+#: the most values of a dense embedding built for what cannot read codes (other methods,
 #: households, privacy models): 5·10^7 float64 values, 400 MB
 DENSE_MAX_CELLS = 50_000_000
 #: what handles many levels without the dense matrix (the error line says it)
-HANDLED_BY = "method mdav (the default) without strata, households, key classes or privacy models"
+HANDLED_BY = (
+    "method mdav (the default) without a household id, the partitioned mode or a privacy model"
+)
 
 
 @dataclass(frozen=True)
@@ -87,13 +89,7 @@ class OneHot:
         it, said in the line)."""
         n, width = self.shape
         if n * width > DENSE_MAX_CELLS:
-            j = int(np.argmax(self.sizes))
-            raise InputError(
-                f"categorical column {self.names[j]} has {int(self.sizes[j]):,} levels: "
-                f"{why or 'this run'} needs its one-hot embedding of {n:,} records "
-                f"({n * width * 8 / 2**30:.1f} GiB, beyond the {DENSE_MAX_CELLS * 8 / 2**20:.0f}"
-                f" MiB allowed); many levels are handled by {HANDLED_BY}, or merge the levels"
-            )
+            self._refuse(n, f"{n:,} records", why)
         parts = []
         for kind, i in self.layout:
             if kind == "numeric":
@@ -103,6 +99,17 @@ class OneHot:
                 block[np.arange(n), self.codes[:, i]] = self.units[i]
                 parts.append(block)
         return np.ascontiguousarray(np.hstack(parts), dtype=np.float64)
+
+    def _refuse(self, rows: int, what: str, why: str):
+        """The one error line: a dense matrix of ``rows`` rows (``what``) is beyond the bound."""
+        j = int(np.argmax(self.sizes))
+        raise InputError(
+            f"categorical column {self.names[j]} has {int(self.sizes[j]):,} levels: "
+            f"{why or 'this run'} needs its one-hot embedding of {what} "
+            f"({rows * self.shape[1] * 8 / 2**30:.1f} GiB, beyond the "
+            f"{DENSE_MAX_CELLS * 8 / 2**20:.0f} MiB allowed); many levels are handled by "
+            f"{HANDLED_BY}, or merge the levels"
+        )
 
     def starts(self) -> np.ndarray:
         """Position in the dense matrix of each QI column (its block's first column)."""
@@ -119,6 +126,24 @@ class OneHot:
             else:
                 units[i] *= r
         return replace(self, numeric=np.ascontiguousarray(numeric), units=units)
+
+    def group_sums(self, labels: np.ndarray, g: int, w: np.ndarray) -> np.ndarray:
+        """(g, width) sums of the dense rows per group 0..g−1, rows weighted by w
+        (``partition.group_sums``; strata's centroids): built from the codes, within
+        DENSE_MAX_CELLS values (else the error line of ``dense``)."""
+        width = self.shape[1]
+        if g * width > DENSE_MAX_CELLS:
+            self._refuse(g, f"{g:,} groups' sums", "")
+        parts = []
+        for kind, i in self.layout:
+            if kind == "numeric":
+                x = self.numeric[:, i]
+                parts.append(np.bincount(labels, weights=w * x, minlength=g)[:, None])
+            else:
+                size = int(self.sizes[i])
+                flat = np.bincount(labels * size + self.codes[:, i], weights=w, minlength=g * size)
+                parts.append(self.units[i] * flat.reshape(g, size))
+        return np.hstack(parts) if parts else np.empty((g, 0))
 
     # --- the figures, from the codes --------------------------------------------------------------
     def nominal_sse(self, labels: np.ndarray) -> float:

@@ -54,8 +54,12 @@ def group_sums(
     X: np.ndarray, labels: np.ndarray, g: int | None = None, weights: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """(counts (g,), sums (g, d)) of the rows of X per group 0..g-1 (1-D labels), optionally
-    weighted: counts are then the groups' total weights and sums the weighted sums."""
-    X = np.asarray(X, dtype=np.float64)
+    weighted: counts are then the groups' total weights and sums the weighted sums. A
+    ``onehot.OneHot``: the sums of its dense rows, from the codes (``OneHot.group_sums``)."""
+    from .onehot import OneHot
+
+    if not isinstance(X, OneHot):
+        X = np.asarray(X, dtype=np.float64)
     if X.ndim == 1:
         X = X[:, None]
     labels = np.asarray(labels, dtype=np.int64)
@@ -63,6 +67,8 @@ def group_sums(
         g = int(labels.max()) + 1 if labels.size else 0
     w = np.ones(len(X)) if weights is None else np.asarray(weights, dtype=np.float64)
     counts = np.bincount(labels, weights=w, minlength=g)
+    if isinstance(X, OneHot):
+        return counts, X.group_sums(labels, g, w)
     sums = np.empty((g, X.shape[1]))
     for j in range(X.shape[1]):
         sums[:, j] = np.bincount(labels, weights=w * X[:, j], minlength=g)

@@ -10,17 +10,15 @@ from .parts import Roles
 
 def needs_dense(roles: Roles, run: Run) -> str | None:
     """What of this run reads the dense embedding (None: nothing, codes are kept): any method
-    other than mdav, strata, households, key classes, the partitioned mode, a privacy model."""
+    other than mdav, a household id, the partitioned mode, a privacy model. (Strata and key
+    classes run MDAV on the codes of their records; strata's centroids are group sums of the
+    codes, ``OneHot.group_sums``.)"""
     from ..options import RUN_OPTIONS
 
     if run.info.name != "mdav":
         return f"method {run.info.name!r}"
-    if roles.strata:
-        return "strata"
     if roles.households is not None:
         return "a household id"
-    if roles.keys and run.key_anonymity == "keys+qis":
-        return "key classes (key_anonymity='keys+qis')"
     if run.block_size is not None or run.scheduler is not None:
         return "the partitioned mode"
     given = run.options
