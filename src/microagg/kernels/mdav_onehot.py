@@ -24,82 +24,117 @@ import numpy as np
 
 from .cycles import past, stop_cycle_after
 from .jit import kernel
-from .kbest import k_smallest
+from .kbest import kbest_admits, kbest_insert
 from .nearest import argmax_first
 from .running_sum import running_mean, running_sum_add, running_sum_init
 
 __all__ = ["mdav_onehot_kernel"]
 
 
+#: grouped records stay in the columns, marked (NaN), until they are this share of them; then
+#: one stable pass drops them (``mdav_brute.DEAD_SHARE``'s rule: a removal after every group
+#: copied about every column each time)
+DEAD_SHARE = 0.125
+
+
 @kernel
-def _to_centroid(N, C, U2, m, c, cnt, off, sq, out):
-    """out[i]: squared distance of the first m records (N numeric, C codes) to the centroid
+def _to_centroid(Nc, Cc, mark, U2, w, m, c, cnt, off, sq, out):
+    """out[i]: squared distance of the records at positions 0..w−1 (Nc numeric and Cc codes as
+    rows of columns; mark 0, or NaN for a grouped record) to the centroid of the m remaining ones
     (numeric part c; blocks from the level counts cnt and their sums of squares sq)."""
-    p, q = N.shape[1], C.shape[1]
+    for i in range(w):
+        out[i] = mark[i]
+    for t in range(Nc.shape[0]):
+        col, ct = Nc[t], c[t]
+        for i in range(w):
+            diff = col[i] - ct
+            out[i] += diff * diff
     mm = float(m)
-    for i in range(m):
-        s = 0.0
-        for t in range(p):
-            diff = N[i, t] - c[t]
-            s += diff * diff
-        for j in range(q):
-            s += U2[j] * (sq[j] / (mm * mm) - 2.0 * cnt[off[j] + C[i, j]] / mm + 1.0)
-        out[i] = s
+    for j in range(Cc.shape[0]):
+        codes, at = Cc[j], off[j]
+        base = U2[j] * (sq[j] / (mm * mm) + 1.0)
+        slope = 2.0 * U2[j] / mm
+        for i in range(w):
+            out[i] += base - slope * cnt[at + codes[i]]
     return out
 
 
 @kernel
-def _to_record(N, C, U2, m, x, a, out):
-    """out[i]: squared distance of the first m records to the record (x numeric, a codes)."""
-    p, q = N.shape[1], C.shape[1]
-    for i in range(m):
-        s = 0.0
-        for t in range(p):
-            diff = N[i, t] - x[t]
-            s += diff * diff
-        for j in range(q):
-            if C[i, j] != a[j]:
-                s += 2.0 * U2[j]
-        out[i] = s
+def _to_record(Nc, Cc, mark, U2, w, x, a, out):
+    """out[i]: squared distance of the records at positions 0..w−1 to the record (x numeric,
+    a codes); NaN for a grouped one."""
+    for i in range(w):
+        out[i] = mark[i]
+    for t in range(Nc.shape[0]):
+        col, xt = Nc[t], x[t]
+        for i in range(w):
+            diff = col[i] - xt
+            out[i] += diff * diff
+    for j in range(Cc.shape[0]):
+        codes, aj, mismatch = Cc[j], a[j], 2.0 * U2[j]
+        for i in range(w):
+            if codes[i] != aj:
+                out[i] += mismatch
     return out
 
 
 @kernel
-def _take(N, C, idx, dist, m, pos, labels, g, removed, s, comp, cnt, off, sq):
+def _k_smallest(v, w, k, out):
+    """Positions of the k smallest of v[:w], NaN left out, in increasing order; ties by lower
+    position (``kbest.k_smallest``'s rule)."""
+    best = np.empty(k)
+    filled = 0
+    for i in range(w):
+        if v[i] == v[i] and kbest_admits(best, out, k, filled, v[i], i):
+            filled = kbest_insert(best, out, k, filled, v[i], i)
+    return out
+
+
+@kernel
+def _take(Nc, Cc, mark, idx, dist, pos, labels, g, s, comp, cnt, off, sq, row):
     """The records at positions pos become group g (in pos order, as the plain loop: the same
-    running sums); their levels leave the counts; N, C, idx and dist are compacted (stable).
-    Returns the number of records left."""
-    q = C.shape[1]
+    running sums); their levels leave the counts, their positions are marked (NaN)."""
     for p in pos:
         labels[idx[p]] = g
-        removed[p] = True
-        running_sum_add(s, comp, N[p], -1.0)
-        for j in range(q):
-            at = off[j] + C[p, j]
+        mark[p] = np.nan
+        dist[p] = np.nan
+        for t in range(Nc.shape[0]):
+            row[t] = Nc[t, p]
+        running_sum_add(s, comp, row, -1.0)
+        for j in range(Cc.shape[0]):
+            at = off[j] + Cc[j, p]
             sq[j] -= 2 * cnt[at] - 1
             cnt[at] -= 1
-    w = 0
-    for i in range(m):
-        if not removed[i]:
-            if w != i:
-                N[w] = N[i]
-                C[w] = C[i]
-                idx[w] = idx[i]
-                dist[w] = dist[i]
-            w += 1
-    for i in range(m):
-        removed[i] = False
-    return w
 
 
 @kernel
-def _group_around(N, C, U2, idx, dist, m, far, k, pos, labels, g, removed, s, comp, cnt, off, sq):
-    """The record at position far and its k − 1 nearest become group g; dist then holds (for the
-    records left, compacted) their distances to that record. Returns the number left."""
-    x, a = N[far].copy(), C[far].copy()
-    _to_record(N, C, U2, m, x, a, dist)
-    k_smallest(dist, m, k, pos)
-    return _take(N, C, idx, dist, m, pos, labels, g, removed, s, comp, cnt, off, sq)
+def _drop_marked(Nc, Cc, mark, idx, dist, w):
+    """Stable removal of the marked positions among the first w; returns the count left."""
+    kept = 0
+    for i in range(w):
+        if mark[i] == mark[i]:
+            for t in range(Nc.shape[0]):
+                Nc[t, kept] = Nc[t, i]
+            for j in range(Cc.shape[0]):
+                Cc[j, kept] = Cc[j, i]
+            mark[kept], idx[kept], dist[kept] = 0.0, idx[i], dist[i]
+            kept += 1
+    return kept
+
+
+@kernel
+def _group_around(Nc, Cc, mark, U2, idx, dist, w, m, far, k, pos, labels, g, sums, counts):
+    """The record at position far and its k − 1 nearest become group g; dist then holds the
+    remaining records' distances to that record (NaN: grouped). Returns (w, m) after it."""
+    s, comp, cnt, off, sq, row = sums[0], sums[1], counts[0], counts[1], counts[2], sums[2]
+    x, a = Nc[:, far].copy(), Cc[:, far].copy()
+    _to_record(Nc, Cc, mark, U2, w, x, a, dist)
+    _k_smallest(dist, w, k, pos)
+    _take(Nc, Cc, mark, idx, dist, pos, labels, g, s, comp, cnt, off, sq, row)
+    m -= k
+    if w - m >= DEAD_SHARE * w:
+        w = _drop_marked(Nc, Cc, mark, idx, dist, w)
+    return w, m
 
 
 @kernel
@@ -166,9 +201,10 @@ def mdav_onehot_kernel(N, C, U2, sizes, k, classic, budget):
     square U2[j]). budget > 0: stop forming pairs once this many cycles have passed; the records
     not reached keep label −1 (``budget_cycles``)."""
     stop_cycle = stop_cycle_after(budget)
-    n, q = N.shape[0], C.shape[1]
+    n, p, q = N.shape[0], N.shape[1], C.shape[1]
     labels = np.full(n, -1, dtype=np.int64)
-    Nr, Cr, idx = N.copy(), C.copy(), np.arange(n)
+    Nc, Cc = np.ascontiguousarray(N.T), np.ascontiguousarray(C.T)  # records as columns
+    mark, idx = np.zeros(n), np.arange(n)
     off = np.zeros(q + 1, dtype=np.int64)
     for j in range(q):
         off[j + 1] = off[j] + sizes[j]
@@ -176,24 +212,23 @@ def mdav_onehot_kernel(N, C, U2, sizes, k, classic, budget):
     for i in range(n):
         for j in range(q):
             cnt[off[j] + C[i, j]] += 1
-    sq = np.zeros(q, dtype=np.int64)
+    sq = np.zeros(max(q, 1), dtype=np.int64)
     for j in range(q):
         for level in range(off[j], off[j + 1]):
             sq[j] += cnt[level] * cnt[level]
     s, comp = running_sum_init(N)
-    dist, removed = np.empty(n), np.zeros(n, dtype=np.bool_)
-    pos = np.empty(k, dtype=np.int64)
-    m, g = n, 0
+    sums = (s, comp, np.empty(p))
+    counts = (cnt, off, sq)
+    dist, pos = np.empty(n), np.empty(k, dtype=np.int64)
+    w, m, g = n, n, 0
     stop = 3 * k if classic else 2 * k
     while m >= stop:
-        _to_centroid(Nr, Cr, U2, m, running_mean(s, comp, m), cnt, off, sq, dist)
-        r = argmax_first(dist, m)
-        m = _group_around(
-            Nr, Cr, U2, idx, dist, m, r, k, pos, labels, g, removed, s, comp, cnt, off, sq
-        )
-        far = argmax_first(dist, m)  # the distances to r, compacted: the farthest from r
-        m = _group_around(
-            Nr, Cr, U2, idx, dist, m, far, k, pos, labels, g + 1, removed, s, comp, cnt, off, sq
+        _to_centroid(Nc, Cc, mark, U2, w, m, running_mean(s, comp, m), cnt, off, sq, dist)
+        r = argmax_first(dist, w)
+        w, m = _group_around(Nc, Cc, mark, U2, idx, dist, w, m, r, k, pos, labels, g, sums, counts)
+        far = argmax_first(dist, w)  # the distances to r, grouped ones NaN: the farthest from r
+        w, m = _group_around(
+            Nc, Cc, mark, U2, idx, dist, w, m, far, k, pos, labels, g + 1, sums, counts
         )
         g += 2
         if past(stop_cycle):
@@ -201,15 +236,14 @@ def mdav_onehot_kernel(N, C, U2, sizes, k, classic, budget):
     if m >= stop:  # stopped by the budget: the rest keep −1
         return labels
     if classic and m >= 2 * k:
-        _to_centroid(Nr, Cr, U2, m, running_mean(s, comp, m), cnt, off, sq, dist)
-        r = argmax_first(dist, m)
-        m = _group_around(
-            Nr, Cr, U2, idx, dist, m, r, k, pos, labels, g, removed, s, comp, cnt, off, sq
-        )
+        _to_centroid(Nc, Cc, mark, U2, w, m, running_mean(s, comp, m), cnt, off, sq, dist)
+        r = argmax_first(dist, w)
+        w, m = _group_around(Nc, Cc, mark, U2, idx, dist, w, m, r, k, pos, labels, g, sums, counts)
         g += 1
     if m >= k or g == 0:
-        for j in range(m):
-            labels[idx[j]] = g
+        for j in range(w):
+            if mark[j] == mark[j]:
+                labels[idx[j]] = g
     elif m > 0:
         _join_nearest(N, C, U2, labels, g)
     return labels
