@@ -177,3 +177,25 @@ def test_what_needs_the_dense_matrix_gets_it_or_one_line(monkeypatch):
     assert f"column c has {levels} levels" in line
     assert "method 'vmdav'" in line and "method mdav" in line
     assert _run(df, monkeypatch, onehot.WIDE_ONEHOT).labels.shape == (len(df),)
+
+
+def test_the_command_line_on_codes_and_its_refusal(cli, tmp_path, monkeypatch):
+    """microagg protect: many levels run (exit 0, the published file read back and audited on
+    the codes); a method that needs the dense matrix beyond its bound is one error line, exit 2,
+    nothing written."""
+    source = tmp_path / "levels.csv"
+    _levels_frame(9, 300).to_csv(source, index=False)
+    out = tmp_path / "out.csv"
+    args = [source, "-o", out, "-k", "3", "--columns", "x,c", "--categorical", "c", "-q"]
+    monkeypatch.setattr(onehot, "DENSE_MAX_CELLS", 1000)  # nothing of the default run densifies
+    done = cli("protect", *args)
+    assert done.returncode == 0, done.stderr
+    assert out.exists()
+    refused = tmp_path / "refused.csv"
+    done = cli("protect", *args[:1], "-o", refused, *args[3:], "--method", "vmdav")
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("microagg: error: categorical column c has")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [source.name, out.name, f"{out.name}.manifest.json"]
+    )
