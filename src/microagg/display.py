@@ -114,10 +114,15 @@ def result_repr(res) -> str:
 def il_per_variable(res) -> dict:
     """Each QI's information loss in percent, 100·SSE_j/SST_j on the values the run measured
     (``Result.standardized``: z-scores, or the embedding's columns with categorical QIs, then
-    named by embedding column). Empty when the result holds no measured values."""
+    named by embedding column; kept as codes, by QI column). Empty when the result holds no
+    measured values."""
+    from .onehot import OneHot, il_per_column
+
     Z = res.standardized
     if Z is None:
         return {}
+    if isinstance(Z, OneHot):  # nominal QIs kept as codes (many levels): per QI column
+        return il_per_column(Z, res.columns, res.labels)
     Z = np.asarray(Z, dtype=np.float64)
     Z = Z[:, None] if Z.ndim == 1 else Z
     labels = np.asarray(res.labels)

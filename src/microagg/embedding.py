@@ -244,6 +244,8 @@ class Embedding:
     codes: np.ndarray
     scaler: Standardizer
     matrix: np.ndarray = field(repr=False)
+    #: the nominal columns kept as codes (``onehot.OneHot``): their one-hot blocks are wide
+    compact: bool = False
 
     @cached_property
     def _numeric_position(self) -> dict:  # column -> its index in numeric (a wide file's lookups)
@@ -284,6 +286,8 @@ class Embedding:
             self.numeric_columns == self.columns
         ):  # no nominal column, QI order: the z-scores as they are
             return np.ascontiguousarray(Zn, dtype=np.float64)
+        if self.compact:
+            return self._codes_kept(Zn, codes)
         unit = np.sqrt(NOMINAL_WEIGHT / 2.0)
         parts = []
         for c in self.columns:
@@ -294,6 +298,35 @@ class Embedding:
             else:
                 parts.append(Zn[:, [self.numeric_columns.index(c)]])
         return np.ascontiguousarray(np.hstack(parts), dtype=np.float64)
+
+    def nominal_columns(self) -> list:
+        return [c for c in self.columns if self.kinds[c] == "nominal"]
+
+    def onehot_width(self) -> int:
+        """The number of one-hot columns of the nominal QIs (their levels summed)."""
+        return sum(len(self.levels[c]) for c in self.nominal_columns())
+
+    def _codes_kept(self, Zn: np.ndarray, codes: np.ndarray):
+        """``embed``'s matrix as a ``onehot.OneHot``: the same distances, the nominal columns as
+        codes."""
+        from .onehot import OneHot
+
+        nominal = self.nominal_columns()
+        layout = tuple(
+            ("nominal", nominal.index(c))
+            if self.kinds[c] == "nominal"
+            else ("numeric", self.numeric_columns.index(c))
+            for c in self.columns
+        )
+        at = [self.categorical_columns.index(c) for c in nominal]
+        return OneHot(
+            np.ascontiguousarray(Zn, dtype=np.float64),
+            np.ascontiguousarray(codes[:, at], dtype=np.int64),
+            np.full(len(nominal), np.sqrt(NOMINAL_WEIGHT / 2.0)),
+            np.array([len(self.levels[c]) for c in nominal], dtype=np.int64),
+            layout,
+            tuple(nominal),
+        )
 
     def values_of(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
         """(numeric, codes) of another file's QI columns (a protected file) on this embedding's
@@ -343,14 +376,21 @@ class Embedding:
 
 
 def embed(
-    df: pd.DataFrame, cols: list, kinds: dict, standardize: bool = True, levels=None, missing=()
+    df: pd.DataFrame,
+    cols: list,
+    kinds: dict,
+    standardize: bool = True,
+    levels=None,
+    missing=(),
+    compact: bool | None = None,
 ) -> Embedding:
     """Build the Embedding of ``df[cols]``. A missing value of a continuous column (an empty
     cell, NA or a ``missing`` token) stays NaN in ``numeric`` and ``matrix`` (the methods group on
     ``missing_values.grouping_matrix``); one of a categorical column is an InputError naming it.
 
     levels: column -> declared levels (lowest first) of ordinal columns, overriding ``_levels``;
-    a value outside them is an InputError.
+    a value outside them is an InputError. compact: keep the nominal columns as codes
+    (``onehot.OneHot``); None: when their one-hot blocks are wide (``onehot.WIDE_ONEHOT``).
     """
     declared = {c: v for c, v in (levels or {}).items() if v is not None}
     categorical = [c for c in cols if kinds[c] != "continuous"]
@@ -403,19 +443,18 @@ def embed(
     numeric_columns = [c for c in cols if c in order]  # QI order
     numeric = numeric[:, [order[c] for c in numeric_columns]]
     scaler = Standardizer.fit(numeric, numeric_columns, standardize)
-    emb = Embedding(
-        list(cols),
-        dict(kinds),
-        numeric_columns,
-        categorical,
-        levels,
-        numeric,
-        codes,
-        scaler,
-        np.empty((0, 0)),
-    )
+    named = (list(cols), dict(kinds), numeric_columns, categorical, levels)
+    emb = Embedding(*named, numeric, codes, scaler, np.empty((0, 0)))
+    emb.compact = _wide(emb) if compact is None else compact
     emb.matrix = emb.embed(numeric, codes)
     return emb
+
+
+def _wide(emb: Embedding) -> bool:
+    """Whether the nominal columns' one-hot blocks are wide enough to keep them as codes."""
+    from .onehot import WIDE_ONEHOT
+
+    return emb.onehot_width() >= WIDE_ONEHOT
 
 
 def method_matrix(emb: Embedding, distance: str, seed: int | None = 0) -> tuple[np.ndarray, float]:
@@ -427,6 +466,8 @@ def method_matrix(emb: Embedding, distance: str, seed: int | None = 0) -> tuple[
     """
     from .missing_values import grouping_matrix
 
+    if emb.compact:
+        return _method_codes(emb, distance, seed)
     base = grouping_matrix(emb.matrix)  # missing values placed for the grouping only
     if WHITENINGS[distance].identity:
         return base, 1.0
@@ -442,3 +483,27 @@ def method_matrix(emb: Embedding, distance: str, seed: int | None = 0) -> tuple[
     W, lam = whiten(base[:, where], distance, seed, fit_rows=fit)
     rest = np.setdiff1d(np.arange(base.shape[1]), where)
     return np.ascontiguousarray(np.hstack([W, base[:, rest]])), min(lam, 1.0)
+
+
+def _method_codes(emb: Embedding, distance: str, seed: int | None):
+    """``method_matrix`` of an embedding that keeps its nominal columns as codes: the numeric
+    columns placed (missing values) and whitened in place, the codes as they are."""
+    from dataclasses import replace
+
+    from .missing_values import grouping_matrix
+
+    Z = emb.matrix
+    base = grouping_matrix(Z.numeric)
+    if WHITENINGS[distance].identity:
+        return replace(Z, numeric=base), 1.0
+    where = [emb.numeric_columns.index(c) for c in emb.continuous_columns]
+    if not where:
+        raise InputError(
+            f"distance={distance!r} needs continuous quasi-identifier columns; all are categorical"
+        )
+    complete = ~np.isnan(Z.numeric[:, where]).any(axis=1)
+    fit = None if complete.all() or complete.sum() <= 2 * len(where) else np.flatnonzero(complete)
+    W, lam = whiten(base[:, where], distance, seed, fit_rows=fit)
+    numeric = base.copy()
+    numeric[:, where] = W
+    return replace(Z, numeric=np.ascontiguousarray(numeric)), min(lam, 1.0)

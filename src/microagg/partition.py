@@ -54,8 +54,12 @@ def group_sums(
     X: np.ndarray, labels: np.ndarray, g: int | None = None, weights: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """(counts (g,), sums (g, d)) of the rows of X per group 0..g-1 (1-D labels), optionally
-    weighted: counts are then the groups' total weights and sums the weighted sums."""
-    X = np.asarray(X, dtype=np.float64)
+    weighted: counts are then the groups' total weights and sums the weighted sums. A
+    ``onehot.OneHot``: the sums of its dense rows, from the codes (``OneHot.group_sums``)."""
+    from .onehot import OneHot
+
+    if not isinstance(X, OneHot):
+        X = np.asarray(X, dtype=np.float64)
     if X.ndim == 1:
         X = X[:, None]
     labels = np.asarray(labels, dtype=np.int64)
@@ -63,6 +67,8 @@ def group_sums(
         g = int(labels.max()) + 1 if labels.size else 0
     w = np.ones(len(X)) if weights is None else np.asarray(weights, dtype=np.float64)
     counts = np.bincount(labels, weights=w, minlength=g)
+    if isinstance(X, OneHot):
+        return counts, X.group_sums(labels, g, w)
     sums = np.empty((g, X.shape[1]))
     for j in range(X.shape[1]):
         sums[:, j] = np.bincount(labels, weights=w * X[:, j], minlength=g)
@@ -94,7 +100,12 @@ def aggregate(X: np.ndarray, labels: np.ndarray, weights: np.ndarray | None = No
 
 
 def sse(X: np.ndarray, labels: np.ndarray) -> float:
-    """Within-group sum of squared Euclidean distances to the group centroids."""
+    """Within-group sum of squared Euclidean distances to the group centroids (a
+    ``onehot.OneHot``: its numeric columns', and its nominal ones' from the codes)."""
+    from .onehot import OneHot
+
+    if isinstance(X, OneHot):
+        return sse(X.numeric, labels) + X.nominal_sse(labels)
     X = np.asarray(X, dtype=np.float64)
     if X.ndim == 1:
         X = X[:, None]
@@ -115,7 +126,11 @@ def group_sse(X: np.ndarray, labels: np.ndarray) -> np.ndarray:
 def sst(X: np.ndarray, centre: np.ndarray | None = None) -> float:
     """Total sum of squares about the overall mean, or about ``centre`` when given (summed chunk
     by chunk out of core, about the global mean); a missing value (NaN) adds nothing, and the
-    mean is over the present values."""
+    mean is over the present values. A ``onehot.OneHot``: about its own mean (no ``centre``)."""
+    from .onehot import OneHot
+
+    if isinstance(X, OneHot):
+        return sst(X.numeric) + X.nominal_sst()
     X = np.asarray(X, dtype=np.float64)
     if X.ndim == 1:
         X = X[:, None]

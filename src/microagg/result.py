@@ -213,7 +213,8 @@ class Result:
         None  # the QI columns as the run measured them (scaler applied)
     )
     # with categorical QIs, ``standardized`` is the Gower-type embedding (microagg.embedding) and
-    # ``scaler`` z-scores only the continuous values and ordinal ranks
+    # ``scaler`` z-scores only the continuous values and ordinal ranks; with nominal QIs of many
+    # levels, a ``microagg.onehot.OneHot`` (codes; ``np.asarray`` the dense one, within its bound)
     audit: Audit = field(default_factory=Audit)
     bound: Bound = field(default_factory=Bound)
     strata: StrataReport | None = None

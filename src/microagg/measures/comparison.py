@@ -15,6 +15,7 @@ from functools import cached_property
 import numpy as np
 
 from ..errors import InputError
+from ..onehot import sq_distance
 from ..partition import il_percent, sst
 from ..standardize import covariance
 from .records import as_matrix, common_scale, identical_rows, key_frequencies
@@ -121,7 +122,7 @@ class Comparison:
     def sse(self) -> float:
         """Squared distance of the protected values to the originals, on the common scale."""
         Z, Zp = self.scaled
-        return float(np.nansum((Z - Zp) ** 2))  # a missing value (in both files) adds nothing
+        return sq_distance(Z, Zp)  # a missing value (in both files) adds nothing
 
     @property
     def sst(self) -> float:

@@ -8,6 +8,7 @@ from functools import cached_property
 
 import numpy as np
 
+from ..onehot import numeric_part, scaled, sq_distance
 from ..partition import gap_percent, group_sizes, il_percent, sse, sst
 from .registry import measure
 
@@ -39,17 +40,15 @@ class RunInputs:
     def missing(self) -> bool:
         """Whether QI values are missing (NaN in Z and, at the same places, in Zp): the sums of
         squares are then over the present values (``missing_values``)."""
-        return bool(np.isnan(self.Z).any())
+        return bool(np.isnan(numeric_part(self.Z)).any())  # codes are never missing
 
     @cached_property
     def sse(self) -> float:
         if self.missing:  # the published values are the group means over the present values
-            return float(np.nansum((self.Z - self.Zp) ** 2))
+            return sq_distance(self.Z, self.Zp)
         if self.published_are_means:
             return sse(self.Z, self.labels)
-        return float(
-            np.sum((self.Z - self.Zp) ** 2)
-        )  # weighted means, robust aggregates, categories
+        return sq_distance(self.Z, self.Zp)  # weighted means, robust aggregates, categories
 
     @cached_property
     def sst(self) -> float:
@@ -96,12 +95,12 @@ class RunInputs:
         if self.weights is None:
             return None
         if self.missing:  # over the present values (Zw holds the grouping's placed values)
-            w_sse = float(np.nansum(self.weights * (self.Z - self.Zp) ** 2))
-            return il_percent(w_sse, sst(self.Z * np.sqrt(self.weights)))
+            w_sse = sq_distance(self.Z, self.Zp, self.weights)
+            return il_percent(w_sse, sst(scaled(self.Z, self.weights)))
         w_sse = (
             sse(self.Zw, self.labels)
             if self.published_are_means
-            else float(np.sum(self.weights * (self.Z - self.Zp) ** 2))
+            else sq_distance(self.Z, self.Zp, self.weights)
         )
         return il_percent(w_sse, sst(self.Zw))
 

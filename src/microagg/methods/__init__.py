@@ -305,7 +305,10 @@ def run(
     """
     info = get(name)
     values = info.validate(params)
-    X = np.ascontiguousarray(X, dtype=np.float64)
+    from ..onehot import OneHot
+
+    if not (isinstance(X, OneHot) and name == "mdav"):  # MDAV reads codes (many levels, issue 57)
+        X = np.ascontiguousarray(X, dtype=np.float64)  # others the dense matrix, within its bound
     if X.ndim != 2:
         raise InputError("methods take a 2-D array (n records × d attributes)")
     n = len(X)

@@ -87,8 +87,11 @@ def mdav(X, k, *, seed, deadline, progress, variant, algorithm, threads):
     end.
     """
     from ..kernels.mdav import mdav_labels
+    from ..onehot import OneHot
 
     progress("mdav", None, f"{len(X)} records")
+    if isinstance(X, OneHot):  # nominal QIs with many levels, kept as codes (issue 57)
+        return _mdav_codes(X, k, variant == "classic", step_seconds(deadline))
     labels = mdav_labels(X, k, variant == "classic", algorithm, step_seconds(deadline), threads)
     return within_time(X, labels, k, "mdav")
 
@@ -140,6 +143,20 @@ def vmdav(X, k, *, seed, deadline, progress, gamma, centroid, algorithm):
         k,
         "vmdav",
     )
+
+
+def _mdav_codes(X, k: int, classic: bool, seconds) -> MethodOutput:
+    """MDAV on a ``onehot.OneHot`` (``kernels.mdav_onehot``): the dense embedding's groups up to
+    floating-point ties, in time O(n²·(p + q)/k) whatever the levels. Records a time limit left
+    are grouped by median splits over the numeric columns and the codes (``within_time``)."""
+    from ..kernels.mdav import _mdav_budget
+    from ..kernels.mdav_onehot import mdav_onehot_kernel
+
+    budget = _mdav_budget(seconds, len(X), X.numeric.shape[1] + X.codes.shape[1])
+    labels = mdav_onehot_kernel(X.numeric, X.codes, X.units**2, X.sizes, k, classic, budget)
+    if (labels >= 0).all():
+        return MethodOutput(labels)
+    return within_time(np.hstack([X.numeric, X.codes.astype(np.float64)]), labels, k, "mdav")
 
 
 def within_time(X: np.ndarray, labels: np.ndarray, k: int, name: str) -> MethodOutput:

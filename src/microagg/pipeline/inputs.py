@@ -252,11 +252,19 @@ def prepare(source: Source, roles: Roles, run: Run) -> Prepared:
         run.ordinal or {},
         missing=run.missing or (),
     )
+    from .levels import dense_if_needed
+
+    emb = dense_if_needed(emb, roles, run)  # many levels: codes kept when nothing needs them dense
     M, bound_factor = method_matrix(
         emb, run.distance, run.seed
     )  # whitened when distance is not euclidean
     w = (
         None if roles.weights is None else np.repeat(roles.weights, emb.widths())
     )  # over a one-hot block too
-    matrix = M if w is None else np.ascontiguousarray(M * np.sqrt(w))
+    if w is None:
+        matrix = M
+    elif emb.compact:
+        matrix = M.weighted(roles.weights)
+    else:
+        matrix = np.ascontiguousarray(M * np.sqrt(w))
     return Prepared(emb, emb.matrix, matrix, bound_factor, w)

@@ -7,6 +7,7 @@ import dataclasses
 
 import numpy as np
 
+from ..onehot import numeric_part
 from .parts import Partitioned, Prepared, Roles
 
 
@@ -17,10 +18,11 @@ def cover_missing(prepared: Prepared, partitioned: Partitioned, roles: Roles) ->
     grouping matrix, whose placed values are not the measured ones."""
     from ..missing_values import present_groups
 
-    present = ~np.isnan(prepared.Z)
+    Z = numeric_part(prepared.Z)  # codes kept for many levels are never missing (issue 57)
+    present = ~np.isnan(Z)
     if present.all():
         return partitioned
-    labels = present_groups(partitioned.labels, prepared.Z, roles.k, _units(partitioned))
+    labels = present_groups(partitioned.labels, Z, roles.k, _units(partitioned))
     facts = dict(partitioned.method_facts)
     return dataclasses.replace(partitioned, labels=labels, lower_bound=None, method_facts=facts)
 
@@ -46,7 +48,7 @@ def note_missing(audit, prepared: Prepared, partitioned: Partitioned, roles: Rol
     there are such values. The audit itself when nothing is missing."""
     from ..missing_values import thin_cells
 
-    present = ~np.isnan(prepared.Z)
+    present = ~np.isnan(numeric_part(prepared.Z))
     if present.all():
         return audit
     thin = thin_cells(partitioned.labels, present, roles.k)
