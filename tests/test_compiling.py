@@ -62,3 +62,11 @@ def test_the_command_line_has_the_command():
 
     args = build_parser().parse_args(["compile", "-q"])
     assert args.quiet and args.func.__module__ == "microagg.cli.compile"
+
+
+def test_the_many_levels_step_runs_mdav_s_codes_kernel():
+    from microagg.kernels import mdav_onehot
+
+    step = dict(compiling.tasks())["a nominal column of many levels, kept as codes"]
+    step(lambda *args: None)
+    assert mdav_onehot.mdav_onehot_kernel.signatures  # compiled, or loaded from the cache

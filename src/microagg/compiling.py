@@ -44,7 +44,18 @@ def tasks() -> list:
     for size in SIZES:
         steps.append((f"the default call and its audit ({size:,} records)", _default_call(size)))
         steps.append((f"a published CSV file ({size:,} records)", _published_file(size)))
+    steps.append(("a nominal column of many levels, kept as codes", _many_levels))
     return steps
+
+
+def _many_levels(report):
+    """The default call on a nominal QI whose one-hot columns pass ``onehot``'s threshold: MDAV's
+    codes kernel (``kernels.mdav_onehot``), which no other step reaches."""
+    from .api import microaggregate
+
+    frame = _sample(records=300, columns=2)
+    frame["level"] = [f"L{i % 100:03d}" for i in range(len(frame))]
+    microaggregate(frame, k=3, categorical=["level"], progress=report).audit  # noqa: B018
 
 
 def _warm(name: str, shape: tuple):
