@@ -30,6 +30,7 @@ __all__ = [
     "FASTMATH",
     "planned_records",
     "planning",
+    "in_planning",
     "compile_ahead",
     "tree_leaf_size",
     "uncompiled_kernels",
@@ -90,6 +91,12 @@ def planning(records: int):
         yield
     finally:
         _PLANNED.reset(token)
+
+
+def in_planning() -> bool:
+    """Whether a warm-up runs (``planning``): a sample run for its kernels, whose threads need no
+    probe of the cores (``cores.threads_to_use``: 0.1 s a probe, a tenth of a warm call)."""
+    return _PLANNED.get() > 0
 
 
 def planned_records(n: int) -> int:
