@@ -533,3 +533,25 @@ def test_split_runs_on_omp_where_it_loads(chosen):
     if used == "none":
         pytest.skip("numba has a single thread here")
     assert used == (chosen or loads)
+
+
+def test_a_warm_up_keeps_the_probe_s_kernel_without_probing(monkeypatch):
+    """methods.load_kernels runs MDAV on a sample for its kernels: the split kernel the probe
+    would choose (split (1, ...)), and no 0.1 s probe of the cores."""
+    import microagg.kernels.mdav as kmdav
+    from microagg.kernels import cores
+    from microagg.kernels.jit import planning, warming_up
+
+    splits, probes = [], []
+    monkeypatch.setattr(
+        kmdav,
+        "mdav_brute_kernel",
+        lambda X, k, c, budget, split: splits.append(split) or mdav_kernel(X, k, c),
+    )
+    monkeypatch.setattr(kmdav, "_kernel_ready", lambda dispatcher: True)
+    monkeypatch.setattr(cores, "idle_cores", lambda *a, **kw: probes.append(1) or 2.0)
+    monkeypatch.setattr(cores, "usable_cores", lambda: [0, 1])
+    X = _data(5, 90, 3, "gauss")
+    with planning(kmdav.SPLIT_MIN_N), warming_up():
+        kmdav.mdav_labels(X, 3, algorithm="brute", threads=None)
+    assert splits == [(1, kmdav.SPLIT_MIN_RECORDS)] and probes == []

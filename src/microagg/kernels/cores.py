@@ -81,10 +81,10 @@ def threads_to_use(threads: int | None) -> int:
     most = numba.config.NUMBA_NUM_THREADS
     if threads is not None:
         return max(1, min(int(threads), most))
-    from .jit import in_planning
+    from .jit import in_warm_up
 
     cores = usable_cores()
-    if len(cores) < 2 or most < 2 or in_planning():  # nothing to split, or a warm-up: no probe
+    if len(cores) < 2 or most < 2 or in_warm_up():  # nothing to split, or a warm-up: no probe
         return 1
     free = int(idle_cores(cores) / IDLE_SHARE)
     return max(1, min(free, len(cores), most))

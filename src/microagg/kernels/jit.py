@@ -30,7 +30,8 @@ __all__ = [
     "FASTMATH",
     "planned_records",
     "planning",
-    "in_planning",
+    "warming_up",
+    "in_warm_up",
     "compile_ahead",
     "tree_leaf_size",
     "uncompiled_kernels",
@@ -93,10 +94,23 @@ def planning(records: int):
         _PLANNED.reset(token)
 
 
-def in_planning() -> bool:
-    """Whether a warm-up runs (``planning``): a sample run for its kernels, whose threads need no
-    probe of the cores (``cores.threads_to_use``: 0.1 s a probe, a tenth of a warm call)."""
-    return _PLANNED.get() > 0
+_WARMING_UP = contextvars.ContextVar("microagg_warming_up", default=False)
+
+
+@contextlib.contextmanager
+def warming_up():
+    """Within the block a method runs on a sample for its kernels only (``methods.load_kernels``):
+    its threads need no probe of the cores (``cores.threads_to_use``: 0.1 s a probe, a tenth of
+    a warm default call), since the split kernel's signature is the same on any number."""
+    token = _WARMING_UP.set(True)
+    try:
+        yield
+    finally:
+        _WARMING_UP.reset(token)
+
+
+def in_warm_up() -> bool:
+    return _WARMING_UP.get()
 
 
 def planned_records(n: int) -> int:

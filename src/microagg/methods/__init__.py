@@ -386,13 +386,18 @@ def _load_kernels(name: str, shape: tuple | None, progress) -> None:
     if key in _WARM or not info.func.__module__.startswith(__name__ + "."):
         return  # a caller's own method: not run behind its back
     _WARM.add(key)
-    from ..kernels.jit import planning
+    from ..kernels.jit import planning, warming_up
 
     report = compile_notice() if progress is True else as_callback(progress)
     X = np.random.default_rng(0).normal(size=(WARM_UP_RECORDS, 3 if info.multivariate else 1))
     from ..errors import CompilationWarning
 
-    with warnings.catch_warnings(), planning(records), uncharged_compilation(None, report):
+    with (
+        warnings.catch_warnings(),
+        planning(records),
+        warming_up(),
+        uncharged_compilation(None, report),
+    ):
         warnings.simplefilter("ignore")  # the sample's own warnings are not the caller's ...
         warnings.simplefilter("default", CompilationWarning)  # ... that it compiles is
         try:
