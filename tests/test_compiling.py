@@ -70,3 +70,30 @@ def test_the_many_levels_step_runs_mdav_s_codes_kernel():
     step = dict(compiling.tasks())["a nominal column of many levels, kept as codes"]
     step(lambda *args: None)
     assert mdav_onehot.mdav_onehot_kernel.signatures  # compiled, or loaded from the cache
+
+
+def test_a_silent_inner_call_gives_no_notice_under_microagg_compile(monkeypatch, capsys):
+    """A step's inner call that shows no progress (the read-back of a published file) compiles
+    without the first call's notice, which would name `microagg compile` to its own user."""
+    from microagg.cli.running import main
+    from microagg.progress import silent
+
+    @njit
+    def fresh_inner(x):
+        return x * 7
+
+    def step(report):
+        import warnings
+
+        from microagg import CompilationWarning
+
+        with warnings.catch_warnings():
+            # as a method's warm-up lets its notice through (methods._load_kernels)
+            warnings.simplefilter("default", CompilationWarning)
+            with methods.uncharged_compilation(None, silent):
+                fresh_inner(1)
+
+    monkeypatch.setattr(compiling, "tasks", lambda: [("the step", step)])
+    assert main(["compile", "-q"]) == 0
+    captured = capsys.readouterr()
+    assert "warning" not in captured.err and "1 kernels compiled" in captured.out

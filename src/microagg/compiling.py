@@ -130,7 +130,10 @@ def compile_all(progress=None) -> dict:
 
     steps = tasks()
     started = time.monotonic()
+    from .methods import compiling_all
+
     with (
+        compiling_all(),
         channel(progress, None, "microagg compile") as report,
         event.install_listener("numba:compile", Count()),
         warnings.catch_warnings(),

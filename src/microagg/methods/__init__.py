@@ -27,6 +27,7 @@ discovered automatically, so a new method is one new function registered once.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import importlib
 import inspect
 import math
@@ -464,9 +465,25 @@ COMPILING_NOTICE = (
 )
 
 
+#: set while ``compiling.compile_all`` runs: its own bar and closing line say what compiles, and
+#: the first call's notice (which names that very command) is not given
+_COMPILING_ALL = contextvars.ContextVar("microagg_compiling_all", default=False)
+
+
+@contextlib.contextmanager
+def compiling_all():
+    token = _COMPILING_ALL.set(True)
+    try:
+        yield
+    finally:
+        _COMPILING_ALL.reset(token)
+
+
 def _announce_compilation(progress) -> None:
     """The first compilation of a call: on the progress channel, or, when it shows nothing, as a
     ``CompilationWarning`` (the notebook's and the script's first line)."""
+    if progress is silent and _COMPILING_ALL.get():
+        return
     if progress is silent:
         from ..errors import CompilationWarning
 
