@@ -125,7 +125,7 @@ def test_weighted_ties_survive_float_sums():
 
 
 def _winsorized_kernel(x, w, starts, params):
-    """A scratch aggregation's segment kernel: each group's values clipped to the values the
+    """A trial aggregation's segment kernel: each group's values clipped to the values the
     trimmed mean would keep at its ends (share params[0] of the weight at each end), averaged."""
     out = np.empty(len(starts) - 1)
     for s in range(len(out)):
@@ -151,7 +151,7 @@ def winsorized(monkeypatch):
     monkeypatch.setattr(reps, "AGGREGATIONS", dict(reps.AGGREGATIONS))
     return reps.register(
         reps.Aggregation(
-            "winsorized",
+            "trial_winsorized",
             "winsorised mean",
             "Tukey 1962",
             lambda arguments: f"{arguments['trim']:g}-winsorised mean",
@@ -165,9 +165,9 @@ def test_a_new_aggregation_registered_in_one_place_runs_end_to_end(winsorized):
     df = microagg.datasets.load("tarragona").head(60)
     columns = list(df.columns[:3])
     res = microagg.microaggregate(
-        df, k=5, columns=columns, aggregation="winsorized", trim=0.2, audit=False
+        df, k=5, columns=columns, aggregation="trial_winsorized", trim=0.2, audit=False
     )
-    assert res.publication.aggregation == "winsorized" and res.publication.parameters == {
+    assert res.publication.aggregation == "trial_winsorized" and res.publication.parameters == {
         "trim": 0.2
     }
     assert res.extras["trim"] == 0.2 and "0.2-winsorised mean (continuous)" in res.publication.note
@@ -182,13 +182,13 @@ def test_a_new_aggregation_registered_in_one_place_runs_end_to_end(winsorized):
     zp = res.scaler.transform(res.data[columns].to_numpy(dtype=float))
     assert res.sse == pytest.approx(np.sum((z - zp) ** 2))
     default = microagg.microaggregate(
-        df, k=5, columns=columns, aggregation="winsorized", audit=False
+        df, k=5, columns=columns, aggregation="trial_winsorized", audit=False
     )
     assert default.publication.parameters == {"trim": 0.2}  # the aggregation's own default
     with pytest.raises(
         microagg.errors.ParameterError,
         match=r"trim applies to aggregation='trimmed' / "
-        r"'winsorized' only \(aggregation is 'median'\)",
+        r"'trial_winsorized' only \(aggregation is 'median'\)",
     ):
         microagg.microaggregate(df, k=5, aggregation="median", trim=0.1)
 
