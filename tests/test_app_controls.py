@@ -94,6 +94,7 @@ def _changed(c):
         "scheduler": ("threads", "threads"),
         "bounds": ("age=0:120, income=-5:1e6", {"age": (0.0, 120.0), "income": (-5.0, 1e6)}),
         "missing": ("-, n/a", ("-", "n/a")),
+        "aggregation_params": ("trim=0.2, fraction=1e-3", {"trim": 0.2, "fraction": 1e-3}),
         "portfolio": ("mdav,vmdav", ["mdav", "vmdav"]),
         "member_params": ("{'vmdav': {'gamma': 0.3}}", {"vmdav": {"gamma": 0.3}}),
         "univariate_params": ("{}", {}),

@@ -227,6 +227,7 @@ _EXAMPLES = {
     "missing": ("-", "n/a"),
     "household": "-hh",
     "bounds": {"-a": (-1.5, 2.1234567891), "b c": (0.0, 10.0)},
+    "aggregation_params": {"trim": 0.1234567891, "b": -2.0},
 }
 
 
