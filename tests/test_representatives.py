@@ -3,6 +3,8 @@ category, mode)."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from conftest import brute_onestep, brute_trimmed, brute_weighted_median_is_minimiser
@@ -226,8 +228,12 @@ def test_an_aggregation_s_own_parameter_reaches_every_door_as_its_parameter(tmp_
     assert main([*argv, *given, "-q"]) == 0
     assert by_api.read_bytes() == by_cli.read_bytes()  # every door, one file
     assert res.publication.parameters == {"fraction": 0.3}
-    manifest = by_cli.with_name("cli.csv.manifest.json").read_text()
-    assert "--aggregation-params fraction=0.3" in manifest  # the reproduce command names it
+    manifest = json.loads(by_cli.with_name("cli.csv.manifest.json").read_text())
+    assert "--aggregation-params fraction=0.3" in manifest["command"]  # reproduced with it
+    assert manifest["run"]["aggregation"] == {
+        "name": "trial_winsorized",
+        "parameters": {"fraction": 0.3},
+    }
     for wrong, says in [
         ({"aggregation": "median", "aggregation_params": {"fraction": 0.1}}, "no parameter"),
         ({**chosen, "aggregation_params": {"fraction": 0.5}}, r"fraction must be a number"),
