@@ -234,6 +234,10 @@ def test_an_aggregation_s_own_parameter_reaches_every_door_as_its_parameter(tmp_
         "name": "trial_winsorized",
         "parameters": {"fraction": 0.3},
     }
+    refused = tmp_path / "refused.csv"  # on the command line: one error line, nothing written
+    argv[3] = str(refused)
+    assert main([*argv, "--aggregation", "median", "--aggregation-params", "fraction=0.3"]) == 2
+    assert not refused.exists()
     for wrong, says in [
         ({"aggregation": "median", "aggregation_params": {"fraction": 0.1}}, "no parameter"),
         ({**chosen, "aggregation_params": {"fraction": 0.5}}, r"fraction must be a number"),
