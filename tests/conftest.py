@@ -19,6 +19,17 @@ from microagg.declarations import Param
 
 
 @pytest.fixture(autouse=True)
+def _trials_are_removed():
+    """Every test leaves the registries as it found them: no trial extension stays registered
+    (tests/trials.py: the tests' extensions take trial names, never a real one's)."""
+    from trials import held_trials
+
+    yield
+    held = held_trials()
+    assert not held, f"a test left trial extensions registered: {held}"
+
+
+@pytest.fixture(autouse=True)
 def _quiet_constant_column_warnings():
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="constant quasi-identifier")
@@ -64,23 +75,25 @@ def spy_method():
     calls = []
 
     @methods.register(
-        "_spy",
+        "trial_spy",
         family="test",
         paper="-",
         complexity="-",
         variable_size=False,
         params=(Param("level", "int", 1, "a test parameter", low=0, high=3),),
     )
-    def _spy(X, k, *, seed, deadline, progress, level):
+    def trial_spy(X, k, *, seed, deadline, progress, level):
         """Spy."""
         calls.append({"n": len(X), "remaining": deadline.remaining(), "deadline": deadline})
-        progress("_spy", 1.0, "done")
+        progress("trial_spy", 1.0, "done")
         labels = np.arange(len(X)) // k
         labels[labels == labels.max()] = max(labels.max() - 1, 0) if len(X) % k else labels.max()
         return labels
 
-    yield calls
-    del methods._REGISTRY["_spy"]
+    try:
+        yield calls
+    finally:
+        del methods._REGISTRY["trial_spy"]
 
 
 def make_data(seed, n, d):

@@ -94,6 +94,7 @@ def _changed(c):
         "scheduler": ("threads", "threads"),
         "bounds": ("age=0:120, income=-5:1e6", {"age": (0.0, 120.0), "income": (-5.0, 1e6)}),
         "missing": ("-, n/a", ("-", "n/a")),
+        "aggregation_params": ("trim=0.2, fraction=1e-3", {"trim": 0.2, "fraction": 1e-3}),
         "portfolio": ("mdav,vmdav", ["mdav", "vmdav"]),
         "member_params": ("{'vmdav': {'gamma': 0.3}}", {"vmdav": {"gamma": 0.3}}),
         "univariate_params": ("{}", {}),
@@ -171,23 +172,23 @@ def test_roles_that_take_a_column_away_from_the_quasi_identifiers_come_from_the_
 
 NEW = (
     Param(
-        "shuffle",
+        "trial_shuffle",
         "bool",
         False,
         "publish the records in a seeded random order",
-        flags=("--shuffle",),
+        flags=("--trial-shuffle",),
         flag_value=True,
     ),
     Param(
-        "key_policy",
+        "trial_key_policy",
         "str",
         "recode",
         "what merged strata publish",
         choices=("recode", "suppress", "refuse"),
-        flags=("--key-policy",),
+        flags=("--trial-key-policy",),
     ),
     Param(
-        "sample_fraction",
+        "trial_sample_fraction",
         "float",
         None,
         "the sample's share of the population",
@@ -195,23 +196,23 @@ NEW = (
         high=1.0,
         low_open=True,
         nullable=True,
-        flags=("--sample-fraction",),
+        flags=("--trial-sample-fraction",),
     ),
     Param(
-        "sensitive",
+        "trial_sensitive",
         "names",
         None,
         "sensitive columns (l-diversity)",
         nullable=True,
-        flags=("--sensitive",),
+        flags=("--trial-sensitive",),
     ),
     Param(
-        "cluster",
+        "trial_cluster",
         "object",
         None,
         "a cluster column",
         nullable=True,
-        flags=("--cluster",),
+        flags=("--trial-cluster",),
         metavar="COLUMN",
         parse_text=str,
     ),
@@ -242,39 +243,39 @@ def test_a_new_run_option_appears_in_the_app_with_no_edit_of_it(monkeypatch):
     for p in NEW[:3]:  # the ones that do not need the data are on the page from the start
         assert f'id="protect-{p.name}"' in page and p.doc in page
     sent = {
-        "shuffle": True,
-        "key_policy": "suppress",
-        "sample_fraction": 0.25,
-        "sensitive": ["2"],
-        "cluster": "3",
+        "trial_shuffle": True,
+        "trial_key_policy": "suppress",
+        "trial_sample_fraction": 0.25,
+        "trial_sensitive": ["2"],
+        "trial_cluster": "3",
     }
     values = {name: controls.value_of(made[name], raw, COLUMNS) for name, raw in sent.items()}
     assert values == {
-        "shuffle": True,
-        "key_policy": "suppress",
-        "sample_fraction": 0.25,
-        "sensitive": ["income"],
-        "cluster": "region",
+        "trial_shuffle": True,
+        "trial_key_policy": "suppress",
+        "trial_sample_fraction": 0.25,
+        "trial_sensitive": ["income"],
+        "trial_cluster": "region",
     }
     spec = runspec.RunSpec.of("-d.csv", "-d.csv", k=3, columns=["-x", "age"], **values)
     command = spec.cli_command()
     for words in (
-        "--shuffle",
-        "--key-policy suppress",
-        "--sample-fraction 0.25",
-        "--sensitive income",
-        "--cluster region",
+        "--trial-shuffle",
+        "--trial-key-policy suppress",
+        "--trial-sample-fraction 0.25",
+        "--trial-sensitive income",
+        "--trial-cluster region",
         "--columns=-x,age",
     ):
         assert words in command, command
-    assert "shuffle=True" in spec.python_snippet()
+    assert "trial_shuffle=True" in spec.python_snippet()
     assert set(spec.changed_options()) == {
         "columns",
-        "shuffle",
-        "key_policy",
-        "sample_fraction",
-        "sensitive",
-        "cluster",
+        "trial_shuffle",
+        "trial_key_policy",
+        "trial_sample_fraction",
+        "trial_sensitive",
+        "trial_cluster",
     }
     assert replace(NEW[0]).name in [c.param.name for c in controls.option_controls()]
 

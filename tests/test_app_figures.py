@@ -63,8 +63,8 @@ def test_a_measure_added_to_the_registry_appears_in_results_history_and_compare(
     monkeypatch.setattr(measures.registry, "MEASURES", dict(measures.MEASURES))
 
     @measures.measure(
-        "toy_linkage",
-        "toy linkage risk (%)",
+        "trial_linkage",
+        "trial linkage risk (%)",
         "share",
         "a test's own measure",
         "risk",
@@ -84,19 +84,19 @@ def test_a_measure_added_to_the_registry_appears_in_results_history_and_compare(
         g.name: g for group in figures.figure_rows(figures.audit_of(fa)).values() for g in group
     }
     assert (
-        shown["toy_linkage"].text() == "25.0"
-        and shown["toy_linkage"].measure.label == "toy linkage risk (%)"
+        shown["trial_linkage"].text() == "25.0"
+        and shown["trial_linkage"].measure.label == "trial linkage risk (%)"
     )
     header, rows = figures.history_rows(
         [(1, spec_a, "done", None, fa), (2, spec_b, "running", None, None)]
     )
-    column = header.index("toy linkage risk (%)")
+    column = header.index("trial linkage risk (%)")
     assert rows[0][column] == "25.0" and rows[1][column] is None and rows[1][-1] == "running"
     assert (
         "information loss (IL, %)" in header and "distance-based record linkage (DBRL, %)" in header
     )
     compared = {label: (a, b) for label, a, b in figures.compare_rows((spec_a, fa), (spec_b, fb))}
-    assert compared["toy linkage risk (%)"] == ("25.0", "25.0") and compared["k"] == ("3", "5")
+    assert compared["trial linkage risk (%)"] == ("25.0", "25.0") and compared["k"] == ("3", "5")
 
 
 def test_compare_lists_every_option_that_differs_from_its_default(census):

@@ -104,8 +104,10 @@ def test_reported_seconds_exclude_compilation(monkeypatch):
 
     seen = {}
 
-    @methods.register("_compiles", family="test", paper="-", complexity="-", variable_size=False)
-    def _compiles(X, k, *, seed, deadline, progress):
+    @methods.register(
+        "trial_compiles", family="test", paper="-", complexity="-", variable_size=False
+    )
+    def trial_compiles(X, k, *, seed, deadline, progress):
         t = time.monotonic()
         slow_to_compile(X)
         seen["call"] = time.monotonic() - t
@@ -113,10 +115,10 @@ def test_reported_seconds_exclude_compilation(monkeypatch):
 
     try:
         res = microagg.microaggregate(
-            np.random.default_rng(0).normal(size=(30, 2)), k=3, method="_compiles"
+            np.random.default_rng(0).normal(size=(30, 2)), k=3, method="trial_compiles"
         )
     finally:
-        methods._REGISTRY.pop("_compiles", None)
+        methods._REGISTRY.pop("trial_compiles", None)
     assert seen["call"] > 0.05  # it compiled
     assert res.seconds < seen["call"] / 2
 

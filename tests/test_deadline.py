@@ -37,7 +37,7 @@ def test_deadline_stop():
 
 def test_strata_share_the_whole_budget(spy_method):
     df = pd.DataFrame({"x": np.arange(60.0), "s": np.repeat(["a", "b", "c"], [10, 20, 30])})
-    microagg.microaggregate(df, k=2, method="_spy", columns=["x"], strata="s", time_limit=30)
+    microagg.microaggregate(df, k=2, method="trial_spy", columns=["x"], strata="s", time_limit=30)
     assert [c["n"] for c in spy_method] == [10, 20, 30]
     # each stratum gets its records' share of what is left (time unused before flows on): at most
     # 30·10/60, 30·20/50, 30·30/30 seconds, and the last one everything that is left
@@ -51,7 +51,7 @@ def test_strata_share_the_whole_budget(spy_method):
 def test_partitioned_blocks_share_the_whole_budget(spy_method):
     X = np.random.default_rng(0).normal(size=(400, 2))
     microagg.microaggregate(
-        X, k=2, method="_spy", block_size=100, scheduler="synchronous", time_limit=20
+        X, k=2, method="trial_spy", block_size=100, scheduler="synchronous", time_limit=20
     )
     assert sum(c["n"] for c in spy_method) == 400
     # one worker: each block gets its records' share of what is left when it starts

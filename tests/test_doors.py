@@ -57,6 +57,7 @@ CASES = {
     "continuous": {"columns": ["income", "expend", "region"], "continuous": ["region"]},
     "aggregation": {"aggregation": "median"},
     "trim": {"aggregation": "trimmed", "trim": 0.2},
+    "aggregation_params": {"aggregation": "trimmed", "aggregation_params": {"trim": 0.3}},
     "sample_weight": {"sample_weight": "weight"},
     "weights": {"weights": {"income": 2.0}},
     "distance": {"distance": "mahalanobis"},

@@ -267,13 +267,13 @@ def test_a_missing_cell_in_a_categorical_qi_is_an_error(tmp_path, capsys, cell, 
 
 
 def test_a_new_whitening_registered_in_one_place_runs_end_to_end(monkeypatch):
-    """A whitening is one registration (here a scratch one, the per-column variance): the option
+    """A whitening is one registration (here a trial one, the per-column variance): the option
     ``distance`` takes it, the method sees the whitened columns, IL stays on z-scores."""
     monkeypatch.setattr(whitening, "WHITENINGS", dict(whitening.WHITENINGS))
     monkeypatch.setattr(transforms, "WHITENINGS", whitening.WHITENINGS)
     whitening.register(
         whitening.Whitening(
-            "diagonal",
+            "trial_diagonal",
             "per-column variance",
             "a test's",
             lambda Z, seed: (Z.mean(axis=0), np.diag(Z.var(axis=0))),
@@ -281,14 +281,17 @@ def test_a_new_whitening_registered_in_one_place_runs_end_to_end(monkeypatch):
     )
     df = microagg.datasets.load("tarragona").head(90)
     columns = list(df.columns[:3])
-    res = microagg.microaggregate(df, k=3, columns=columns, distance="diagonal", audit=False)
+    res = microagg.microaggregate(df, k=3, columns=columns, distance="trial_diagonal", audit=False)
     plain = microagg.microaggregate(df, k=3, columns=columns, audit=False)
     # z-scores have unit variance: whitening by their variances only centres them, same groups
     assert np.array_equal(res.labels, plain.labels) and res.information_loss == pytest.approx(
         plain.information_loss
     )
-    assert res.publication.distance == "diagonal" and res.extras["distance"] == "diagonal"
+    assert res.publication.distance == "trial_diagonal"
+    assert res.extras["distance"] == "trial_diagonal"
     with pytest.raises(ParameterError, match="cannot be combined"):
-        microagg.microaggregate(df, k=3, columns=columns, distance="diagonal", weights=[1, 2, 3])
+        microagg.microaggregate(
+            df, k=3, columns=columns, distance="trial_diagonal", weights=[1, 2, 3]
+        )
     with pytest.raises(ParameterError, match="distance"):
         microagg.microaggregate(df, k=3, columns=columns, distance="chebyshev")

@@ -1,7 +1,9 @@
-"""A file format is one declaration (issue "Rooms and names"): a scratch format, JSON lines,
-declared and registered in this module only, is read and written by the API and the command
-line, bounded by ``read_limits`` (its header check, the registry's first bytes), listed by the
-command line's help and offered by the app, with no other file of the package touched."""
+"""A file format is one declaration (issue "Rooms and names"): a trial format, JSON lines under
+the trial name ``trial_jsonl`` and suffix ``.trialjsonl`` (tests/trials.py: a real ``jsonl``
+format stays free), declared and registered in this module only, is read and written by the API
+and the command line, bounded by ``read_limits`` (its header check, the registry's first bytes),
+listed by the command line's help and offered by the app, with no other file of the package
+touched."""
 
 from __future__ import annotations
 
@@ -20,13 +22,13 @@ from microagg.errors import InputError
 from microagg.io.formats import Format
 from microagg.io.typed import typed_table
 
-KIND = "JSON lines"
+KIND = "trial JSON lines"
 
 
 def read_jsonl(p: Path, *, missing=()):
     raw, _ = read_limits.text_bytes(p, kind=KIND)  # bounded, gzip inflated, binary data named
     records = [json.loads(line) for line in raw.decode("utf-8").splitlines() if line.strip()]
-    return typed_table(pd.DataFrame.from_records(records), "jsonl", p, None, missing)
+    return typed_table(pd.DataFrame.from_records(records), "trial_jsonl", p, None, missing)
 
 
 def write_jsonl(frame, tmp, meta, path, published) -> None:
@@ -45,12 +47,12 @@ def check_jsonl(f, name: str, size: int) -> None:
 
 
 JSONL = Format(
-    "jsonl",
-    "JSON lines",
-    (".jsonl",),
+    "trial_jsonl",
+    "trial JSON lines",
+    (".trialjsonl",),
     read_jsonl,
     write_jsonl,
-    family="jsonl",
+    family="trial_jsonl",
     rank=70,
     read_by="json.loads",
     check_header=check_jsonl,
@@ -86,9 +88,13 @@ def _read_lines(path: Path) -> pd.DataFrame:
 
 
 def test_a_registered_format_is_read_and_written_by_the_api_and_the_command_line(tmp_path, jsonl):
-    src, by_api, by_cli = tmp_path / "in.jsonl", tmp_path / "api.jsonl", tmp_path / "cli.jsonl"
+    src, by_api, by_cli = (
+        tmp_path / "in.trialjsonl",
+        tmp_path / "api.trialjsonl",
+        tmp_path / "cli.trialjsonl",
+    )
     frame = _records(src)
-    assert io.format_of(src) == "jsonl" and io.read_header(src) == list(frame.columns)
+    assert io.format_of(src) == "trial_jsonl" and io.read_header(src) == list(frame.columns)
     microagg.protect(src, by_api, k=3, columns=["age", "income"])
     assert (
         main(["protect", str(src), "-o", str(by_cli), "-k", "3", "--columns", "age,income", "-q"])
@@ -105,7 +111,7 @@ def test_a_registered_format_is_read_and_written_by_the_api_and_the_command_line
 
 
 def test_read_limits_checks_a_registered_format(tmp_path, jsonl):
-    src = tmp_path / "in.jsonl"
+    src = tmp_path / "in.trialjsonl"
     _records(src, 1000)
     with (
         read_limits.limited(1000 * 4 - 1),
@@ -114,12 +120,13 @@ def test_read_limits_checks_a_registered_format(tmp_path, jsonl):
         io.read(src)
     with read_limits.limited(1 << 17):  # its bytes and its cells within the limit
         assert len(io.read(src).frame) == 1000
-    parquet = tmp_path / "data.jsonl"
+    parquet = tmp_path / "data.trialjsonl"
     buffer = stdio.BytesIO()
     pd.DataFrame({"a": [1, 2]}).to_parquet(buffer)
     parquet.write_bytes(buffer.getvalue())  # its own check reads no JSON: the text check names it
     with pytest.raises(
-        InputError, match=r"is a Parquet file, not JSON lines: give it its suffix \(.parquet\)"
+        InputError,
+        match=r"is a Parquet file, not trial JSON lines: give it its suffix \(.parquet\)",
     ):
         read_jsonl(parquet)
 
@@ -127,29 +134,29 @@ def test_read_limits_checks_a_registered_format(tmp_path, jsonl):
 def test_its_first_bytes_name_it_under_another_suffix(tmp_path, jsonl):
     """A format that declares its first bytes is named when a file of it carries a text suffix."""
     magic = Format(
-        "scratchbin",
-        "Scratch binary",
-        (".scratch",),
+        "trial_binary",
+        "trial binary",
+        (".trialbinary",),
         read_jsonl,
         None,
-        family="scratch",
+        family="trial_binary",
         rank=80,
-        written_as="jsonl",
-        magic=(b"SCRATCH1",),
+        written_as="trial_jsonl",
+        magic=(b"MICROAGG-TRIAL1",),
     )
     io.register(magic)
     try:
         fake = tmp_path / "data.csv"
-        fake.write_bytes(b"SCRATCH1" + bytes(100))
+        fake.write_bytes(b"MICROAGG-TRIAL1" + bytes(100))
         with pytest.raises(
             InputError,
-            match=r"data.csv is a Scratch binary file, not delimited text: give it its "
-            r"suffix \(.scratch\)",
+            match=r"data.csv is a trial binary file, not delimited text: give it its "
+            r"suffix \(.trialbinary\)",
         ):
             io.read(fake)
-        assert "ending in .jsonl (JSON lines)" in magic.read_only_hint
+        assert "ending in .trialjsonl (trial JSON lines)" in magic.read_only_hint
         with pytest.raises(InputError, match="can be read but not written"):
-            io.check_output_path(tmp_path / "out.scratch")
+            io.check_output_path(tmp_path / "out.trialbinary")
     finally:
         io.unregister(magic.name)
 
@@ -157,17 +164,18 @@ def test_its_first_bytes_name_it_under_another_suffix(tmp_path, jsonl):
 def test_the_command_line_and_the_app_list_a_registered_format(jsonl):
     from microagg.app import inputs
 
-    assert "JSON lines (.jsonl)" in io.supported_text()
-    assert "JSON lines" in " ".join(build_parser().format_help().split())
-    assert ".jsonl" in inputs.read_suffixes()
-    assert inputs.output_suffix("survey.JSONL") == ".jsonl"  # written back in its own format
-    assert io.reader_name(io.Table(pd.DataFrame(), "jsonl", Path("x.jsonl"), [])) == "json.loads"
+    assert "trial JSON lines (.trialjsonl)" in io.supported_text()
+    assert "trial JSON lines" in " ".join(build_parser().format_help().split())
+    assert ".trialjsonl" in inputs.read_suffixes()
+    assert inputs.output_suffix("survey.TRIALJSONL") == ".trialjsonl"  # written back as it came
+    table = io.Table(pd.DataFrame(), "trial_jsonl", Path("x.trialjsonl"), [])
+    assert io.reader_name(table) == "json.loads"
 
 
 def test_a_format_is_registered_once():
     with pytest.raises(ValueError, match="declared already"):
         io.register(io.formats()[0])
-    clash = Format("other", "Other", (".csv",), read_jsonl, None, family="other")
+    clash = Format("trial_other", "trial other", (".csv",), read_jsonl, None, family="trial")
     with pytest.raises(ValueError, match="declared already"):
         io.register(clash)
-    assert ".jsonl" not in io.read_suffixes()  # the fixture's registration is undone
+    assert ".trialjsonl" not in io.read_suffixes()  # the fixture's registration is undone

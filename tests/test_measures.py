@@ -299,14 +299,14 @@ def test_dbrl_on_a_sample_links_those_records_exactly(monkeypatch):
 # --- a new measure takes one module ---------------------------------------------------------------
 
 SCRATCH_MEASURE = '''
-"""A contributor's new measure: one decorated function, nothing else edited."""
+"""A contributor's new measure (a trial name: tests/trials.py): one decorated function."""
 
 import numpy as np
 
 from microagg.measures.registry import measure
 
 
-@measure("scratch_values_changed", "published QI values that differ from the original (%)", "share",
+@measure("trial_values_changed", "published QI values that differ from the original (%)", "share",
          "a test's own measure", "risk", digits=1, scale=100.0, aligned=True)
 def _values_changed(c):
     if not c.X.size:
@@ -324,26 +324,26 @@ def test_a_measure_registered_in_a_scratch_module_shows_in_every_audit(tmp_path,
     from microagg.measures import AuditRoles, audit_files, compare, measures_of, registry
 
     monkeypatch.setattr(registry, "MEASURES", dict(registry.MEASURES))  # undone after the test
-    path = tmp_path / "scratch_measure.py"
+    path = tmp_path / "trial_measure.py"
     path.write_text(SCRATCH_MEASURE)
-    spec = importlib.util.spec_from_file_location("scratch_measure", path)
+    spec = importlib.util.spec_from_file_location("trial_measure", path)
     spec.loader.exec_module(importlib.util.module_from_spec(spec))
 
-    assert [m.name for m in measures_of("risk")][-1] == "scratch_values_changed"
+    assert [m.name for m in measures_of("risk")][-1] == "trial_values_changed"
     df = microagg.datasets.load("testdata").head(300)
     cols = ["expend", "income", "savings"]
     out = microagg.microaggregate(df, k=3, columns=cols, audit=False).data
     expected = float(np.mean(df[cols].to_numpy(np.float64) != out[cols].to_numpy(np.float64)))
     roles = AuditRoles(tuple(cols), dict.fromkeys(cols, "continuous"), 3)
     audit = audit_files(df, out, roles)
-    assert audit.group("risk")["scratch_values_changed"] == pytest.approx(expected)
-    assert audit.to_dict()["groups"]["risk"]["scratch_values_changed"] == pytest.approx(expected)
-    shown = {f.name: f for f in audit.rows("risk")}["scratch_values_changed"]
+    assert audit.group("risk")["trial_values_changed"] == pytest.approx(expected)
+    assert audit.to_dict()["groups"]["risk"]["trial_values_changed"] == pytest.approx(expected)
+    shown = {f.name: f for f in audit.rows("risk")}["trial_values_changed"]
     assert shown.text() == f"{100 * expected:.1f}"
     assert shown.measure.reference == "a test's own measure"
     compared = compare(df[cols], out[cols]).group("risk")
-    assert compared["scratch_values_changed"] == pytest.approx(expected)
-    assert "scratch_values_changed" not in audit_files(df, out, roles, aligned=False).group("risk")
+    assert compared["trial_values_changed"] == pytest.approx(expected)
+    assert "trial_values_changed" not in audit_files(df, out, roles, aligned=False).group("risk")
 
 
 def test_the_registry_is_full_whichever_module_is_imported_first():

@@ -227,6 +227,7 @@ _EXAMPLES = {
     "missing": ("-", "n/a"),
     "household": "-hh",
     "bounds": {"-a": (-1.5, 2.1234567891), "b c": (0.0, 10.0)},
+    "aggregation_params": {"trim": 0.1234567891, "b": -2.0},
 }
 
 
@@ -317,11 +318,11 @@ def test_the_generated_module_is_the_table_s_and_names_its_command(monkeypatch):
     from microagg.options import generate, table
 
     assert generate.TARGET.read_text() == generate.source(), f"run `{generate.COMMAND}`"
-    rounding = Param("round", "float", None, "a base", low=0.0, low_open=True, nullable=True)
+    rounding = Param("trial_round", "float", None, "a base", low=0.0, low_open=True, nullable=True)
     monkeypatch.setattr(table, "RUN_OPTIONS", [*table.RUN_OPTIONS, rounding])
-    monkeypatch.setitem(table.DECLARED, "round", rounding)
-    assert "    round: float | None = None\n" in generate.source()
-    assert '    round: float | None\n    """a base"""' in generate.source()
+    monkeypatch.setitem(table.DECLARED, "trial_round", rounding)
+    assert "    trial_round: float | None = None\n" in generate.source()
+    assert '    trial_round: float | None\n    """a base"""' in generate.source()
     assert generate.main(["--check"]) == 1  # stale: nothing written
 
 
@@ -330,18 +331,18 @@ def test_an_option_registered_at_run_time_is_validated_and_kept_in_added():
     from microagg.errors import ParameterError
     from microagg.options import RUN_OPTIONS, register, unregister, validate_run
 
-    register(Param("round", "float", None, "a base", low=0.0, low_open=True, nullable=True))
+    register(Param("trial_round", "float", None, "a base", low=0.0, low_open=True, nullable=True))
     try:
-        run = validate_run({"k": 4, "round": 10})
-        assert run.added == {"round": 10.0} and run.options["round"] == 10.0
-        assert run.with_options(round=5.0).options["round"] == 5.0
-        with pytest.raises(ParameterError, match="round"):
-            validate_run({"round": -1})
+        run = validate_run({"k": 4, "trial_round": 10})
+        assert run.added == {"trial_round": 10.0} and run.options["trial_round"] == 10.0
+        assert run.with_options(trial_round=5.0).options["trial_round"] == 5.0
+        with pytest.raises(ParameterError, match="trial_round"):
+            validate_run({"trial_round": -1})
         with pytest.raises(ValueError, match="already declared"):
             register(RUN_OPTIONS[0])
     finally:
-        unregister("round")
-    assert "round" not in validate_run({}).options
+        unregister("trial_round")
+    assert "trial_round" not in validate_run({}).options
 
 
 @pytest.mark.parametrize(

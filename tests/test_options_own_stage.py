@@ -1,5 +1,6 @@
-"""A run option is one declaration (issue "Rooms and names"): a rounding option, ``--round``,
-declared in this module alone with its own stage (``Param.stage`` at the pipeline's "published"
+"""A run option is one declaration (issue "Rooms and names"): a rounding option, under the trial
+name ``trial_round`` (``--trial-round``; tests/trials.py: a real ``--round`` stays free), declared
+in this module alone with its own stage (``Param.stage`` at the pipeline's "published"
 point), runs through every door: ``microaggregate``, ``microagg.protect``, the command line (its
 flag derived from the table), the app's controls and explore; the out-of-core mode refuses it in
 one line. The published values are rounded, not group means: the file holds them, is k-anonymous
@@ -35,14 +36,14 @@ def round_to_base(values, base: float):
 
 
 ROUND = Param(
-    "round",
+    "trial_round",
     "float",
     None,
     "round the published continuous QI values to a multiple of this base",
     low=0.0,
     low_open=True,
     nullable=True,
-    flags=("--round",),
+    flags=("--trial-round",),
     metavar="BASE",
     stage=round_to_base,
 )
@@ -85,7 +86,7 @@ def _rounded(frame: pd.DataFrame, base: float) -> bool:
 def test_the_api_publishes_and_measures_the_rounded_values(rounding):
     df = _records()
     plain = microagg.microaggregate(df, 3, columns=COLUMNS)
-    res = microagg.microaggregate(df, 3, columns=COLUMNS, round=10.0)
+    res = microagg.microaggregate(df, 3, columns=COLUMNS, trial_round=10.0)
     assert _rounded(res.data, 10.0) and not _rounded(plain.data, 10.0)
     assert np.array_equal(res.labels, plain.labels)  # the stage acts after the method
     assert res.data[["id", "region"]].equals(df[["id", "region"]])  # the rest as it came
@@ -99,46 +100,46 @@ def test_protect_and_the_command_line_publish_the_same_rounded_file(tmp_path, ro
     src, by_api, by_cli = tmp_path / "in.csv", tmp_path / "api.csv", tmp_path / "cli.csv"
     df = _records()
     df.to_csv(src, index=False)
-    res = microagg.protect(src, by_api, k=3, columns=COLUMNS, keys=["region"], round=10.0)
+    res = microagg.protect(src, by_api, k=3, columns=COLUMNS, keys=["region"], trial_round=10.0)
     argv = ["protect", str(src), "-o", str(by_cli), "-k", "3", "--columns", "age,income"]
-    assert main([*argv, "--keys", "region", "--round", "10", "-q"]) == 0
+    assert main([*argv, "--keys", "region", "--trial-round", "10", "-q"]) == 0
     assert by_api.read_bytes() == by_cli.read_bytes()  # every door, one file
     back = pd.read_csv(by_cli)
     assert _rounded(back, 10.0) and res.file.k_anonymous  # as read back, on the keys too
     assert back.groupby(COLUMNS).size().min() >= 3  # a suppressed key (missing) matches any
     assert res.audit["information_loss"] == pytest.approx(_il_to(df, back), rel=1e-9)
     manifest = by_cli.with_name("cli.csv.manifest.json").read_text()
-    assert "--round 10" in manifest  # the reproduce command names it
+    assert "--trial-round 10" in manifest  # the reproduce command names it
 
 
 def test_the_command_line_and_the_app_offer_it_only_while_registered(rounding):
     from microagg.app.controls import option_controls
 
     protect = build_parser()._subparsers._group_actions[0].choices["protect"]
-    assert "--round" in protect.format_help()
-    assert "round" in [control.param.name for control in option_controls()]
+    assert "--trial-round" in protect.format_help()
+    assert "trial_round" in [control.param.name for control in option_controls()]
     unregister(ROUND.name)
     try:
         protect = build_parser()._subparsers._group_actions[0].choices["protect"]
-        assert "--round" not in protect.format_help()
-        assert "round" not in DECLARED and "round" not in GRID_OPTIONS
+        assert "--trial-round" not in protect.format_help()
+        assert "trial_round" not in DECLARED and "trial_round" not in GRID_OPTIONS
     finally:
         register(ROUND)
 
 
 def test_explore_runs_the_grid_with_the_rounded_values(tmp_path, rounding):
     df = _records()
-    ex = microagg.explore(df, k=[3, 4], methods=["mdav"], columns=COLUMNS, round=10.0)
+    ex = microagg.explore(df, k=[3, 4], methods=["mdav"], columns=COLUMNS, trial_round=10.0)
     for run in ex.runs:
-        single = microagg.microaggregate(df, run.k, columns=COLUMNS, round=10.0)
+        single = microagg.microaggregate(df, run.k, columns=COLUMNS, trial_round=10.0)
         assert run.status == "ok" and run.il == pytest.approx(single.information_loss, rel=1e-9)
     src, saved = tmp_path / "in.csv", tmp_path / "explored.json"
     df.to_csv(src, index=False)
     argv = ["explore", str(src), "-k", "3,4", "--methods", "mdav", "--columns", "age,income"]
-    assert main([*argv, "--round", "10", "-o", str(saved), "-q"]) == 0
+    assert main([*argv, "--trial-round", "10", "-o", str(saved), "-q"]) == 0
     document, _ = microagg.explore.load(saved)
-    assert document["options"]["round"] == 10.0  # and each run's reproduce command:
-    assert all("--round 10" in run["commands"]["protect"] for run in document["runs"])
+    assert document["options"]["trial_round"] == 10.0  # and each run's reproduce command:
+    assert all("--trial-round 10" in run["commands"]["protect"] for run in document["runs"])
     assert [run["il"] for run in document["runs"]] == pytest.approx(
         [run.il for run in ex.runs], rel=1e-9
     )
@@ -147,13 +148,19 @@ def test_explore_runs_the_grid_with_the_rounded_values(tmp_path, rounding):
 def test_the_out_of_core_mode_refuses_it_in_one_line(tmp_path, rounding):
     src = tmp_path / "in.csv"
     _records().to_csv(src, index=False)
-    with pytest.raises(ParameterError, match="drop round"):
+    with pytest.raises(ParameterError, match="drop trial_round"):
         microagg.protect(
-            src, tmp_path / "out", k=3, columns=COLUMNS, out_of_core=True, block_size=30, round=10.0
+            src,
+            tmp_path / "out",
+            k=3,
+            columns=COLUMNS,
+            out_of_core=True,
+            block_size=30,
+            trial_round=10.0,
         )
     assert not (tmp_path / "out").exists()
 
 
 def test_a_bad_value_is_one_error_before_any_work(tmp_path, rounding):
-    with pytest.raises(ParameterError, match="round"):
-        microagg.microaggregate(Path(tmp_path / "missing.csv"), 3, round=-1.0)
+    with pytest.raises(ParameterError, match="trial_round"):
+        microagg.microaggregate(Path(tmp_path / "missing.csv"), 3, trial_round=-1.0)

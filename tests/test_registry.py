@@ -57,8 +57,8 @@ def test_load_kernels_runs_a_package_method_once_per_process(monkeypatch, spy_me
     methods.load_kernels("univariate-optimal")
     assert seen == [("mdav", (40, 3), 3), ("univariate-optimal", (40, 1), 3)]
     # a caller's own method is never run behind its back: its one run is the real one
-    microagg.microaggregate(np.arange(12.0)[:, None], k=3, method="_spy")
-    assert len(spy_method) == 1 and seen[2:] == [("_spy", (12, 1), 3)]
+    microagg.microaggregate(np.arange(12.0)[:, None], k=3, method="trial_spy")
+    assert len(spy_method) == 1 and seen[2:] == [("trial_spy", (12, 1), 3)]
     # a bad input is refused before any loading (one error, no work)
     df = pd.DataFrame({"x": np.arange(12.0)})
     with pytest.raises(InputError, match="unknown strata"):

@@ -3,6 +3,8 @@ category, mode)."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from conftest import brute_onestep, brute_trimmed, brute_weighted_median_is_minimiser
@@ -12,6 +14,7 @@ from scipy import stats
 
 import microagg
 from microagg import representatives as reps
+from microagg.declarations import Param
 
 small_groups = st.lists(
     st.floats(-100, 100, allow_nan=False, width=32) | st.sampled_from([0.0, 1.0, 2.0]),
@@ -125,7 +128,7 @@ def test_weighted_ties_survive_float_sums():
 
 
 def _winsorized_kernel(x, w, starts, params):
-    """A scratch aggregation's segment kernel: each group's values clipped to the values the
+    """A trial aggregation's segment kernel: each group's values clipped to the values the
     trimmed mean would keep at its ends (share params[0] of the weight at each end), averaged."""
     out = np.empty(len(starts) - 1)
     for s in range(len(out)):
@@ -146,18 +149,37 @@ def _brute_winsorized(x, share):
 
 @pytest.fixture
 def winsorized(monkeypatch):
-    """A winsorised mean registered in one place (this fixture), with the trimmed mean's ``trim``
-    as its parameter; removed after the test."""
+    """A winsorised mean registered in one place (this fixture, under a trial name), with its own
+    parameter ``fraction`` (no run option of that name); removed after the test."""
     monkeypatch.setattr(reps, "AGGREGATIONS", dict(reps.AGGREGATIONS))
     return reps.register(
         reps.Aggregation(
-            "winsorized",
+            "trial_winsorized",
             "winsorised mean",
             "Tukey 1962",
-            lambda arguments: f"{arguments['trim']:g}-winsorised mean",
+            lambda arguments: f"{arguments['fraction']:g}-winsorised mean",
             kernel=_winsorized_kernel,
-            params={"trim": 0.2},
+            params={
+                "fraction": Param(
+                    "fraction",
+                    "float",
+                    0.2,
+                    "share clipped at each end",
+                    low=0.0,
+                    high=0.5,
+                    high_open=True,
+                )
+            },
         )
+    )
+
+
+def _groups_winsorized(res, df, columns, share) -> bool:
+    return all(
+        res.data[c][res.labels == g].iloc[0]
+        == pytest.approx(_brute_winsorized(df[c][res.labels == g].to_numpy(), share))
+        for g in np.unique(res.labels)
+        for c in columns
     )
 
 
@@ -165,42 +187,100 @@ def test_a_new_aggregation_registered_in_one_place_runs_end_to_end(winsorized):
     df = microagg.datasets.load("tarragona").head(60)
     columns = list(df.columns[:3])
     res = microagg.microaggregate(
-        df, k=5, columns=columns, aggregation="winsorized", trim=0.2, audit=False
+        df,
+        k=5,
+        columns=columns,
+        aggregation="trial_winsorized",
+        aggregation_params={"fraction": 0.3},
+        audit=False,
     )
-    assert res.publication.aggregation == "winsorized" and res.publication.parameters == {
-        "trim": 0.2
-    }
-    assert res.extras["trim"] == 0.2 and "0.2-winsorised mean (continuous)" in res.publication.note
-    for g in np.unique(res.labels):
-        rows = res.labels == g
-        for c in columns:
-            assert res.data[c][rows].iloc[0] == pytest.approx(
-                _brute_winsorized(df[c][rows].to_numpy(), 0.2)
-            )
+    assert res.publication.aggregation == "trial_winsorized"
+    assert res.publication.parameters == {"fraction": 0.3}
+    assert "0.3-winsorised mean (continuous)" in res.publication.note
+    assert _groups_winsorized(res, df, columns, 0.3)
     # IL is measured to the published values (not to group means)
     z = res.scaler.transform(df[columns].to_numpy(dtype=float))
     zp = res.scaler.transform(res.data[columns].to_numpy(dtype=float))
     assert res.sse == pytest.approx(np.sum((z - zp) ** 2))
     default = microagg.microaggregate(
-        df, k=5, columns=columns, aggregation="winsorized", audit=False
+        df, k=5, columns=columns, aggregation="trial_winsorized", audit=False
     )
-    assert default.publication.parameters == {"trim": 0.2}  # the aggregation's own default
-    with pytest.raises(
-        microagg.errors.ParameterError,
-        match=r"trim applies to aggregation='trimmed' / "
-        r"'winsorized' only \(aggregation is 'median'\)",
-    ):
-        microagg.microaggregate(df, k=5, aggregation="median", trim=0.1)
+    assert default.publication.parameters == {"fraction": 0.2}  # the aggregation's own default
+    assert _groups_winsorized(default, df, columns, 0.2)
 
 
-def test_every_aggregation_declares_its_kernel_and_run_options_as_parameters():
+def test_an_aggregation_s_own_parameter_reaches_every_door_as_its_parameter(tmp_path, winsorized):
+    """Issue 58: the parameter reaches the API, protect and the command line (the same file)
+    through ``aggregation_params`` and its manifest's reproduce command, with no run option of
+    its own; given to another aggregation, out of its range or unknown, it is one error."""
+    from microagg.cli import main
+    from microagg.options.table import DECLARED
+
+    assert "fraction" not in DECLARED
+    df = microagg.datasets.load("tarragona").head(60)
+    columns = list(df.columns[:3])
+    src, by_api, by_cli = tmp_path / "in.csv", tmp_path / "api.csv", tmp_path / "cli.csv"
+    df.to_csv(src, index=False)
+    chosen = {"aggregation": "trial_winsorized", "aggregation_params": {"fraction": 0.3}}
+    res = microagg.protect(src, by_api, k=5, columns=columns, **chosen)
+    argv = ["protect", str(src), "-o", str(by_cli), "-k", "5", "--columns", ",".join(columns)]
+    given = ["--aggregation", "trial_winsorized", "--aggregation-params", "fraction=0.3"]
+    assert main([*argv, *given, "-q"]) == 0
+    assert by_api.read_bytes() == by_cli.read_bytes()  # every door, one file
+    assert res.publication.parameters == {"fraction": 0.3}
+    manifest = json.loads(by_cli.with_name("cli.csv.manifest.json").read_text())
+    assert "--aggregation-params fraction=0.3" in manifest["command"]  # reproduced with it
+    assert manifest["run"]["aggregation"] == {
+        "name": "trial_winsorized",
+        "parameters": {"fraction": 0.3},
+    }
+    refused = tmp_path / "refused.csv"  # on the command line: one error line, nothing written
+    argv[3] = str(refused)
+    assert main([*argv, "--aggregation", "median", "--aggregation-params", "fraction=0.3"]) == 2
+    assert not refused.exists()
+    for wrong, says in [
+        ({"aggregation": "median", "aggregation_params": {"fraction": 0.1}}, "no parameter"),
+        ({**chosen, "aggregation_params": {"fraction": 0.5}}, r"fraction must be a number"),
+        ({**chosen, "aggregation_params": {"trim": 0.1}}, r"its parameters: fraction"),
+        ({**chosen, "trim": 0.1}, r"trim applies to aggregation='trimmed' only"),
+    ]:
+        with pytest.raises(microagg.errors.ParameterError, match=says):
+            microagg.microaggregate(df, k=5, columns=columns, **wrong)
+
+
+def test_the_trimmed_mean_s_trim_is_its_own_parameter_and_still_a_run_option():
+    """``--trim`` (documented, sdcMicro's spelling) and ``aggregation_params`` give the same
+    parameter: one file; both with different values is one error."""
+    df = microagg.datasets.load("tarragona").head(60)
+    columns = list(df.columns[:3])
+    by_option = microagg.microaggregate(
+        df, k=5, columns=columns, aggregation="trimmed", trim=0.2, audit=False
+    )
+    own = microagg.microaggregate(
+        df,
+        k=5,
+        columns=columns,
+        aggregation="trimmed",
+        aggregation_params={"trim": 0.2},
+        audit=False,
+    )
+    assert own.data.equals(by_option.data) and own.publication.parameters == {"trim": 0.2}
+    with pytest.raises(microagg.errors.ParameterError, match="differ"):
+        microagg.microaggregate(
+            df, k=5, aggregation="trimmed", trim=0.1, aggregation_params={"trim": 0.2}
+        )
+
+
+def test_every_aggregation_declares_its_kernel_and_its_parameters():
     from microagg.kernels import location
     from microagg.options import RUN_OPTIONS
 
-    options = {p.name for p in RUN_OPTIONS}
+    options = {p.name: p for p in RUN_OPTIONS}
     for a in reps.AGGREGATIONS.values():
         assert (a.kernel is None) != (a.compute is None), a.name
         assert a.compute is not None or callable(getattr(location, a.kernel)), a.name
-        assert set(a.params) <= options, a.name
+        for name, p in a.declared().items():  # a run option of its name: the same declaration
+            if name in options:
+                assert (options[name].low, options[name].high) == (p.low, p.high), name
     with pytest.raises(ValueError, match="already registered"):
         reps.register(reps.AGGREGATIONS["mean"])

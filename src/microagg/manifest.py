@@ -145,6 +145,11 @@ def build(
             "seed": run_options.get("seed", 0),
             "options": options,
             "params": _plain_params(params),
+            # what a group publishes, with the aggregation's own parameters' values (defaults too)
+            "aggregation": {
+                "name": result.publication.aggregation,
+                "parameters": dict(result.publication.parameters),
+            },
             "per_variable": bool(result.per_variable),
             "seconds": result.seconds,
             "reproducible": not getattr(result, "time_cut", False),

@@ -20,9 +20,11 @@ weights w (with equal weights every statistic is its unweighted textbook version
   (R's ``mad``), then averaged with their weights. A group with MAD 0 publishes its median.
 
 A new aggregation is one ``register(Aggregation(...))`` in one module: its name (the run option
-``aggregation``'s choices, in the API, the command line and the app, follow the registry), the
-run options it takes as its parameters (``trim``, with the default used when the option is not
-given; ``options`` refuses such an option with another aggregation), and its kernel: a function
+``aggregation``'s choices, in the API, the command line and the app, follow the registry), its
+own parameters (each a ``Param`` or a default; every door gives them to the chosen aggregation
+through the run option ``aggregation_params``: ``aggregation_params={"trim": 0.2}``,
+``--aggregation-params trim=0.2``, never as a new run option; ``trim`` is also a run option of its
+own, the trimmed mean's documented spelling), and its kernel: a function
 ``(x, w, starts, params) -> (g,)`` over groups sorted into segments (``kernels.location``), or a
 vectorised ``compute``.
 
@@ -41,6 +43,8 @@ from typing import Literal, get_args
 
 import numpy as np
 
+from .declarations import Param
+from .errors import ParameterError
 from .partition import group_means
 
 __all__ = [
@@ -48,6 +52,7 @@ __all__ = [
     "Aggregation",
     "AggregationName",
     "register",
+    "aggregation_arguments",
     "DEFAULT_TRIM",
     "ONESTEP_CONSTANT",
     "MAD_CONSISTENCY",
@@ -70,8 +75,9 @@ MAD_CONSISTENCY = 1.4826
 class Aggregation:
     """What a group publishes for a continuous column, declared once.
 
-    ``params``: the run options this aggregation takes as parameters, each with its default
-    (used when the option is None); ``constants``: numbers passed to the kernel after them.
+    ``params``: this aggregation's own parameters, each a ``Param`` (a number with its range) or
+    its default alone (any number); given through the run option ``aggregation_params``, else
+    their defaults. ``constants``: numbers passed to the kernel after them.
     ``kernel``: the segment kernel ``(x, w, starts, params) -> (g,)`` (x sorted ascending
     within each group's segment, w the sampling weights or ones, params float64), either a
     callable or the name of one in ``microagg.kernels.location`` (numba loads on first use).
@@ -85,16 +91,40 @@ class Aggregation:
     reference: str
     describe: Callable[[Mapping[str, float]], str]
     kernel: str | Callable | None = None
-    params: Mapping[str, float] = field(default_factory=dict)
+    params: Mapping[str, float | Param] = field(default_factory=dict)
     constants: tuple[float, ...] = ()
     compute: Callable | None = None
     group_means: bool = False
 
+    def declared(self) -> dict[str, Param]:
+        """Its parameters as declarations (a bare default: any finite number)."""
+        return {
+            name: p
+            if isinstance(p, Param)
+            else Param(name, "float", float(p), f"a parameter of aggregation {self.name!r}")
+            for name, p in self.params.items()
+        }
+
     def arguments(self, given: Mapping[str, float | None]) -> dict[str, float]:
         """Its parameters' values: the given ones (not None), else their defaults."""
         return {
-            name: float(default if given.get(name) is None else given[name])
-            for name, default in self.params.items()
+            name: float(p.default if given.get(name) is None else given[name])
+            for name, p in self.declared().items()
+        }
+
+    def check(self, given: Mapping[str, object]) -> dict[str, float]:
+        """The given parameters, each checked by its declaration (ParameterError naming the
+        aggregation: a parameter it does not take, a value out of its range)."""
+        declared = self.declared()
+        unknown = sorted(set(given) - set(declared))
+        if unknown:
+            raise ParameterError(
+                f"aggregation {self.name!r} has no parameter {', '.join(map(str, unknown))} "
+                f"(its parameters: {', '.join(declared) or 'none'})"
+            )
+        return {
+            name: declared[name].validate(value, f"aggregation {self.name!r}")
+            for name, value in given.items()
         }
 
     def segment_kernel(self) -> Callable:
@@ -161,7 +191,17 @@ register(
         "R mean(x, trim=), scipy.stats.trim_mean",
         lambda arguments: f"{arguments['trim']:g}-trimmed mean",
         kernel="segment_trimmed_mean",
-        params={"trim": DEFAULT_TRIM},
+        params={
+            "trim": Param(
+                "trim",
+                "float",
+                DEFAULT_TRIM,
+                "share trimmed at each end",
+                low=0.0,
+                high=0.5,
+                high_open=True,
+            )
+        },
     )
 )
 register(
@@ -196,6 +236,16 @@ def _by_group(x, labels, weights, kernel: Callable, params: np.ndarray) -> np.nd
         starts,
         params,
     )
+
+
+def aggregation_arguments(aggregation: str, options: Mapping[str, object]) -> dict[str, float]:
+    """The values of aggregation ``aggregation``'s parameters in a run's ``options``: given in
+    ``aggregation_params``, else by a run option of the parameter's name (``trim``), else their
+    defaults."""
+    chosen = AGGREGATIONS[aggregation]
+    own = dict(options.get("aggregation_params") or {})
+    given = {name: own.get(name, options.get(name)) for name in chosen.params}
+    return chosen.arguments(given)
 
 
 def continuous(

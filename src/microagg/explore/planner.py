@@ -103,6 +103,7 @@ def probe_costs(methods, source, options, method_params, k, deadline, report) ->
             "continuous",
             "distance",
             "aggregation",
+            "aggregation_params",
             "standardize",
             "weights",
             "trim",

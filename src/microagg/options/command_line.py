@@ -97,6 +97,8 @@ def _cli_text(p: Param, value) -> str:
             if items
             else ",".join(_number_text(float(w)) for w in value)
         )
+    if p.name == "aggregation_params":  # NAME=VALUE,... (values.check_aggregation_params)
+        return ",".join(f"{n}={_number_text(float(v))}" for n, v in value.items())
     if p.name == "bounds":  # COL=LO:HI,... (privacy.dp.parse_bounds)
         return ",".join(
             f"{c}={_number_text(float(lo))}:{_number_text(float(hi))}"

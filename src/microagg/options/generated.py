@@ -51,6 +51,7 @@ class RunFields:
     distance: str = "euclidean"
     aggregation: str = "mean"
     trim: float | None = None
+    aggregation_params: Any = None
     missing: Any = None
     continuous: list | None = None
     keys: list | None = None
@@ -146,6 +147,9 @@ class KeywordOptions(TypedDict, total=False):
 
     trim: float | None
     """share trimmed at each end, a parameter of aggregation 'trimmed' (None: 0.1)"""
+
+    aggregation_params: Mapping[str, float] | None
+    """the chosen aggregation's own parameters (Aggregation.params), e.g. trim=0.2"""
 
     missing: str | Sequence[str] | None
     """text tokens that mean missing (e.g. '-,.,n/a'); a missing value in a QI is still an error,
@@ -289,6 +293,9 @@ class GridOptions(TypedDict, total=False):
 
     trim: float | None
     """share trimmed at each end, a parameter of aggregation 'trimmed' (None: 0.1)"""
+
+    aggregation_params: Mapping[str, float] | None
+    """the chosen aggregation's own parameters (Aggregation.params), e.g. trim=0.2"""
 
     missing: str | Sequence[str] | None
     """text tokens that mean missing (e.g. '-,.,n/a'); a missing value in a QI is still an error,

@@ -295,6 +295,18 @@ RUN_OPTIONS: list[Param] = [
         metavar="SHARE",
     ),
     Param(
+        "aggregation_params",
+        "object",
+        None,
+        "the chosen aggregation's own parameters (Aggregation.params), e.g. trim=0.2",
+        nullable=True,
+        check=values.check_aggregation_params,
+        flags=("--aggregation-params",),
+        metavar="NAME=VALUE,...",
+        parse_text=str,
+        annotation="Mapping[str, float] | None",
+    ),
+    Param(
         "missing",
         "object",
         None,

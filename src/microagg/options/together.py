@@ -91,11 +91,19 @@ def _check_given_partition(v: dict, method_params: dict, n) -> None:
 
 
 def _check_aggregation_parameters(v: dict, n) -> None:
-    """A run option that is some aggregation's parameter (``Aggregation.params``) is given only
-    with an aggregation that takes it."""
+    """The chosen aggregation's own parameters (``aggregation_params``) are ones it declares, each
+    in its range; a run option that is some aggregation's parameter (``trim``) is given only with
+    an aggregation that takes it, and not again with another value in ``aggregation_params``."""
     from ..representatives import AGGREGATIONS
 
     chosen = AGGREGATIONS[v["aggregation"]]
+    own = chosen.check(v.get("aggregation_params") or {})
+    for name, value in own.items():
+        if v.get(name) is not None and float(v[name]) != value:
+            raise ParameterError(
+                f"{n(name)} {v[name]!r} and {n('aggregation_params')} {name}={value!r} differ: "
+                "give one"
+            )
     parameters = sorted(
         {name for a in AGGREGATIONS.values() for name in a.params} - set(chosen.params)
     )

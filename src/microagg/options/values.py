@@ -268,3 +268,29 @@ def check_labels(value):
     if labels.ndim != 1 or labels.size == 0 or not np.issubdtype(labels.dtype, np.integer):
         raise ValueError("must be a 1-D array of integer group labels, one per record")
     return labels.astype(np.int64)
+
+
+def check_aggregation_params(value):
+    """The chosen aggregation's own parameters: a mapping name -> number, or 'NAME=VALUE,...'
+    (the command line's text). Which names the aggregation takes and their ranges are checked
+    with it (``together``)."""
+    if isinstance(value, str):
+        pairs = [part.split("=", 1) for part in value.split(",") if part.strip()]
+        if any(len(pair) != 2 for pair in pairs):
+            raise ParameterError(
+                f"aggregation_params must be NAME=VALUE pairs separated by commas, got {value!r}"
+            )
+        value = {name.strip(): number.strip() for name, number in pairs}
+    if not isinstance(value, Mapping) or any(not isinstance(n, str) for n in value):
+        raise ParameterError(
+            f"aggregation_params must map parameter names to numbers, got {value!r}"
+        )
+    out = {}
+    for name, number in value.items():
+        try:
+            out[name] = float(number)
+        except (TypeError, ValueError):
+            raise ParameterError(
+                f"aggregation_params {name} must be a number, got {number!r}"
+            ) from None
+    return out

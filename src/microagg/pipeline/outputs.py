@@ -206,11 +206,11 @@ def _suppressed_columns(suppression) -> list:
 
 
 def _aggregation_arguments(run: Run) -> dict:
-    """The values of the chosen aggregation's parameters (run options; defaults where not given)."""
-    from ..representatives import AGGREGATIONS
+    """The values of the chosen aggregation's parameters (its own, given in aggregation_params or
+    by a run option of the same name; defaults where not given)."""
+    from ..representatives import aggregation_arguments
 
-    chosen = AGGREGATIONS[run.aggregation]
-    return chosen.arguments({name: getattr(run, name) for name in chosen.params})
+    return aggregation_arguments(run.aggregation, run.options)
 
 
 def _representatives_in_words(emb, run: Run) -> list[str]:
