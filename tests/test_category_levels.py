@@ -16,7 +16,7 @@ from microagg.embedding import embed
 from microagg.errors import InputError
 from microagg.kernels.mdav import mdav_kernel
 from microagg.kernels.mdav_onehot import mdav_onehot_kernel
-from microagg.partition import group_sums, sse, sst
+from microagg.labels import group_sums, sse, sst
 
 KINDS = {"x": "continuous", "c": "nominal", "y": "continuous", "o": "ordinal", "d": "nominal"}
 

@@ -8,9 +8,9 @@ from conftest import brute_force_optimum
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from microagg.labels import group_sizes, relabel, sse
 from microagg.methods import run
 from microagg.methods.lsearch import neighbourhood_search
-from microagg.partition import group_sizes, relabel, sse
 
 
 def _standardise(X):

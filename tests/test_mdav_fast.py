@@ -17,7 +17,7 @@ from microagg.kernels.mdav_tree import (
     mdav_tree_kernel,
     vmdav_tree_kernel,
 )
-from microagg.partition import check_partition
+from microagg.labels import check_partition
 
 
 def _data(seed, n, d, kind):

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import microagg
-from microagg.partition import check_partition, sse
+from microagg.labels import check_partition, sse
 from microagg.partitioned import _gap_cut, partitioned_labels, refine_labels, spatial_blocks
 
 

@@ -10,7 +10,7 @@ import pytest
 from conftest import brute_force_optimum, make_data, zscores
 
 import microagg
-from microagg import partition
+from microagg import labels as label_stats
 from microagg.cli import main
 from microagg.errors import InputError, ParameterError
 
@@ -45,7 +45,7 @@ def test_array_in_array_out_and_information_loss_consistent():
 def test_standardize_false_runs_on_raw_units():
     X = np.random.default_rng(4).normal(size=(60, 2)) * [1, 1000]
     raw = microagg.microaggregate(X, k=3, standardize=False)
-    assert raw.sst == pytest.approx(partition.sst(X))
+    assert raw.sst == pytest.approx(label_stats.sst(X))
 
 
 @pytest.mark.parametrize(
@@ -112,7 +112,7 @@ def test_equal_weights_change_nothing_and_a_heavy_weight_protects_its_column():
     w[0] = 50.0
     heavy = microagg.microaggregate(df, k=3, weights=w)
     Z = zscores(df.to_numpy(float))
-    col0 = lambda lab: partition.sse(Z[:, [0]], lab)  # noqa: E731
+    col0 = lambda lab: label_stats.sse(Z[:, [0]], lab)  # noqa: E731
     assert col0(heavy.labels) < col0(plain.labels)
     assert heavy.extras["weights"][df.columns[0]] == 50.0
     assert "weighted_information_loss" in heavy.extras
@@ -165,7 +165,7 @@ def test_sample_weights_give_weighted_group_means():
     res = microagg.microaggregate(df, k=3, sample_weight="w")
     assert res.columns == ["a", "b"]  # the weight column is not a quasi-identifier
     np.testing.assert_array_equal(res.data["w"], df["w"])
-    expected = partition.aggregate(df[["a", "b"]].to_numpy(), res.labels, df["w"].to_numpy())
+    expected = label_stats.aggregate(df[["a", "b"]].to_numpy(), res.labels, df["w"].to_numpy())
     np.testing.assert_allclose(res.data[["a", "b"]].to_numpy(), expected)
     plain = microagg.microaggregate(df, k=3, columns=["a", "b"])
     np.testing.assert_array_equal(plain.labels, res.labels)  # grouping unchanged

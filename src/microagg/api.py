@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 from . import pipeline
 from .deadline import TIME_CUT_NOTE, Deadline
+from .labels import group_sizes
 from .options import call_options, validate_run
-from .partition import group_sizes
 from .progress import channel
 from .result import Portfolio, Result, Weights
 

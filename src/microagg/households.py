@@ -298,7 +298,7 @@ def _at_least_k_households(Z, labels, codes, k):
     """Merges every group holding fewer than k distinct households into its nearest group
     (squared distance between centroids), fewest households first, until none is left; returns
     the labels (0..g-1) and the number of merges."""
-    from .partition import relabel
+    from .labels import relabel
 
     labels = relabel(np.asarray(labels, dtype=np.int64))
     g = int(labels.max()) + 1

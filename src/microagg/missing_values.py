@@ -99,7 +99,7 @@ def present_groups(labels: np.ndarray, Z: np.ndarray, k: int, units=None) -> np.
         return out
     if not np.isnan(Z).any():
         return labels
-    from .partition import relabel
+    from .labels import relabel
 
     groups = _Groups(relabel(labels), Z, units)
     stuck = np.zeros(len(groups.alive), dtype=bool)

@@ -14,13 +14,13 @@ concept in its one home:
 * pass 2: each record's stratum code (``strata.StratumIndex``, the in-memory code: the same keys
   and the same merges of small strata, on the centroids of the z-scores) and its projection on the
   leading axes; slabs are cut inside strata by recursive bisection (as the blocks are);
-* pass 3: each slab's z-scores spilled to disk; SST summed (``partition.sst`` about the mean);
+* pass 3: each slab's z-scores spilled to disk; SST summed (``labels.sst`` about the mean);
 * partition: one Dask task per slab, the partitioned mode inside it
   (``partitioned.partitioned_labels``),
-  SSE and group means per slab (``partition``);
+  SSE and group means per slab (``labels``);
 * publish, pass 4: group means back in original units (``Standardizer.inverse``), written in input
   order, one Parquet file per input chunk, every other column unchanged;
-* measure: IL from the summed SSE and SST (``partition.il_percent``).
+* measure: IL from the summed SSE and SST (``labels.il_percent``).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import numpy as np
 
 from .deadline import Deadline
 from .errors import InputError, ParameterError, option_term
-from .partition import check_k, il_percent
+from .labels import check_k, il_percent
 from .partitioned import (
     SLAB_CUT_WINDOW,
     BlockClock,
@@ -179,7 +179,7 @@ def _slab_task(
 ):
     """Microaggregate one spilled slab; returns (rows, labels 0..g-1, group means (std units), sse,
     min size)."""
-    from .partition import group_means, sse
+    from .labels import group_means, sse
 
     parts = sorted(glob.glob(os.path.join(slab_dir, "*.npz")))
     Zs, rows = [], []
@@ -458,7 +458,7 @@ def _spill(input_path, cols, chunk_rows, scaler, slab_of, spill, nslabs, progres
     """Pass 3: each slab's z-scores (and row numbers) to disk; returns SST (about the mean: the
     z-scores' mean is 0)."""
     from . import io
-    from .partition import sst
+    from .labels import sst
 
     progress("pass 3 of 4", 0.5, f"spilling {nslabs} slab(s)")
     pos, total = 0, 0.0

@@ -6,7 +6,7 @@ combination of QI values (categorical ones included) occurs at least k times.
 Continuous columns, ``aggregation`` (sdcMicro's ``measure``), optionally weighted by the sampling
 weights w (with equal weights every statistic is its unweighted textbook version):
 
-* "mean": the (weighted) arithmetic mean; ``partition.group_means`` is its home.
+* "mean": the (weighted) arithmetic mean; ``labels.group_means`` is its home.
 * "median": the weighted median of sdcMicro's ``weightedQuantile``: sort the values, take the
   first whose cumulative weight reaches half the total; when it reaches exactly half, the mean
   of that value and the next (so equal weights give the ordinary median).
@@ -41,7 +41,7 @@ from typing import Literal, get_args
 
 import numpy as np
 
-from .partition import group_means
+from .labels import group_means
 
 __all__ = [
     "AGGREGATIONS",

@@ -197,7 +197,7 @@ def _checked_data(data, grid: Grid):
     strata, weights, each k against n): the data's own problems (missing values in a QI, ...) are
     one line before any run, not a failed grid. The column rules' warnings are given once."""
     from .. import pipeline
-    from ..partition import check_k
+    from ..labels import check_k
 
     with warnings.catch_warnings(record=True) as told:
         warnings.simplefilter("always")

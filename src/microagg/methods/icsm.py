@@ -19,7 +19,7 @@ import numpy as np
 
 from ..deadline import Deadline
 from ..declarations import Param
-from ..partition import check_partition, group_sizes, relabel, sse, sst
+from ..labels import check_partition, group_sizes, relabel, sse, sst
 from ..progress import silent
 from . import MethodOutput, get, register, step_seconds
 from .starts import check_lengths, check_offers, check_start, check_starts, start_labels

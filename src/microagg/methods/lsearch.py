@@ -31,7 +31,7 @@ import numpy as np
 
 from ..deadline import Deadline
 from ..declarations import Param
-from ..partition import check_partition, relabel, sse, sst
+from ..labels import check_partition, relabel, sse, sst
 from . import MethodOutput, register, step_fits
 from .starts import check_labels_vs_input, check_start, start_labels
 

@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from ..declarations import Param
-from ..partition import group_means, sse
+from ..labels import group_means, sse
 from . import BudgetError, MethodOutput, register, step_fits, step_seconds
 
 #: mf-tsp's grouping after the paths (greedy over the n×n counts, then the two endings): its time in

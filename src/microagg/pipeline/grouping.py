@@ -7,8 +7,8 @@ import numpy as np
 
 from ..deadline import Deadline
 from ..errors import InputError
+from ..labels import check_partition, relabel, sse
 from ..options import Run
-from ..partition import check_partition, relabel, sse
 from .parts import Partitioned, Prepared, Roles, Source
 
 # --- partition -----------------------------------------------------------------------------------

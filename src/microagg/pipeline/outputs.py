@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..labels import sse
 from ..options import Run
-from ..partition import sse
 from .file_audit import frame_of
 from .parts import GROUP_MEANS, Partitioned, Prepared, Published, PublishedValues, Roles, Source
 

@@ -18,7 +18,7 @@ from ...deadline import Deadline
 from ...kernels.colgen_rounding import mst_rounding, separate_subset_rows, simple_rounding
 from ...kernels.mdav import split_oversized
 from ...kernels.pricing import column_rcs
-from ...partition import check_partition, group_sizes, relabel, sse
+from ...labels import check_partition, group_sizes, relabel, sse
 from .. import MethodOutput
 from ..starts import start_labels
 from .closing import ClosingSteps
