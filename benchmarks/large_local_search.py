@@ -168,7 +168,7 @@ def plot(rows: list[dict]) -> None:
 def measure_partitioned(n: int, k: int, seed: int, block_size: int) -> list[dict]:
     """The partitioned mode (MDAV per block, Dask synchronous) with and without the local search
     across block boundaries (``scale._search_across_blocks``), against unpartitioned MDAV."""
-    import microagg.partitioned as scale
+    import microagg.blocks as scale
     from microagg.measures import information_loss
     from microagg.methods import run
 

@@ -170,7 +170,7 @@ def test_bad_init_rejected():
 
 
 def test_partitioned_mode_searches_across_blocks(monkeypatch):
-    import microagg.partitioned as scale
+    import microagg.blocks as scale
 
     rng = np.random.default_rng(6)
     X = _standardise(

@@ -16,7 +16,7 @@ concept in its one home:
   leading axes; slabs are cut inside strata by recursive bisection (as the blocks are);
 * pass 3: each slab's z-scores spilled to disk; SST summed (``labels.sst`` about the mean);
 * partition: one Dask task per slab, the partitioned mode inside it
-  (``partitioned.partitioned_labels``),
+  (``blocks.partitioned_labels``),
   SSE and group means per slab (``labels``);
 * publish, pass 4: group means back in original units (``Standardizer.inverse``), written in input
   order, one Parquet file per input chunk, every other column unchanged;
@@ -32,10 +32,7 @@ import tempfile
 
 import numpy as np
 
-from .deadline import Deadline
-from .errors import InputError, ParameterError, option_term
-from .labels import check_k, il_percent
-from .partitioned import (
+from .blocks import (
     SLAB_CUT_WINDOW,
     BlockClock,
     _bisect,
@@ -44,6 +41,9 @@ from .partitioned import (
     _workers,
     partitioned_labels,
 )
+from .deadline import Deadline
+from .errors import InputError, ParameterError, option_term
+from .labels import check_k, il_percent
 from .progress import as_callback
 
 __all__ = ["protect_out_of_core", "check_out_of_core", "SUPPORTED_OPTIONS"]
@@ -233,7 +233,7 @@ def protect_out_of_core(
 
     Reads the input four times in chunks of chunk_rows (module docstring). Slabs of about
     slab_blocks·max(k, block_size) to twice as many records are the Dask tasks (scheduler as in
-    ``partitioned.partitioned_labels``; with a distributed cluster the workers must see the spill
+    ``blocks.partitioned_labels``; with a distributed cluster the workers must see the spill
     directory, which lives inside output_dir). ``strata``: column name(s); slabs (and so blocks
     and groups) are cut inside each stratum; strata smaller than k are an error or, with
     merge_small_strata, merged into the stratum with the nearest centroid, and the published
@@ -481,7 +481,7 @@ def _partition_slabs(spill, nslabs, n, run, deadline, progress):
     units), SSE, the smallest group and the number of groups."""
     import dask
 
-    from .partitioned import DEFAULT_REFINE
+    from .blocks import DEFAULT_REFINE
 
     refine = DEFAULT_REFINE if run.refine is None else float(run.refine)
     clock = BlockClock(deadline, n, _workers(run.scheduler) if nslabs > 1 else 1)

@@ -220,7 +220,7 @@ def _run_unit(Z, k, run: Run, params, deadline, progress):
 
     name = run.info.name
     if run.block_size is not None or run.scheduler is not None:
-        from ..partitioned import DEFAULT_REFINE, partitioned_labels
+        from ..blocks import DEFAULT_REFINE, partitioned_labels
 
         labels = partitioned_labels(
             Z,

@@ -21,7 +21,7 @@ import numpy as np
 
 from .deadline import Deadline
 from .errors import InputError
-from .kernels.partitioned_refine import dissolve_and_migrate
+from .kernels.blocks_refine import dissolve_and_migrate
 from .options import LOCAL_SCHEDULERS
 from .progress import as_callback, silent
 
