@@ -18,7 +18,7 @@ from microagg import io, read_limits
 from microagg.cli import build_parser, main
 from microagg.errors import InputError
 from microagg.io.formats import Format
-from microagg.io.typed import typed_table
+from microagg.io.typed_frames import typed_table
 
 KIND = "JSON lines"
 

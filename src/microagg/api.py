@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from .options.generated import MicroaggregateOptions
-    from .typed import Columns, DataInput
+    from .public_types import Columns, DataInput
 
 __all__ = ["Result", "microaggregate"]
 

@@ -57,8 +57,8 @@ __all__ = [
     "publish",
 ]
 
-#: the names of the aggregations registered below, for type checkers (``typed.Aggregation``, the
-#: API's ``aggregation=``): a new aggregation adds its name here too (checked at import)
+#: the names of the aggregations registered below, for type checkers (``public_types.Aggregation``,
+#: the API's ``aggregation=``): a new aggregation adds its name here too (checked at import)
 AggregationName = Literal["mean", "median", "trimmed", "onestep"]
 
 DEFAULT_TRIM = 0.1

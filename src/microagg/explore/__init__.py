@@ -83,7 +83,7 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from ..options.generated import GridOptions
-    from ..typed import DataInput, Progress
+    from ..public_types import DataInput, Progress
 
 __all__ = [
     "checked_budget",

@@ -12,7 +12,7 @@ from ..errors import InputError
 from ..read_limits import Damaged, ForeignBytes, ReadLimitError, cell_cap, check_decompressed
 from .formats import Format
 from .table import Meta
-from .typed import is_missing, is_numeric, need, typed_table
+from .typed_frames import is_missing, is_numeric, need, typed_table
 
 __all__ = ["FORMATS", "ExcelMeta"]
 

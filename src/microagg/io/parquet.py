@@ -20,7 +20,7 @@ from ..read_limits import (
 )
 from .formats import Format
 from .table import Meta
-from .typed import is_numeric, typed_table
+from .typed_frames import is_numeric, typed_table
 
 __all__ = ["FORMATS", "ParquetMeta", "is_parquet_file"]
 

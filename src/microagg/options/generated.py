@@ -5,7 +5,7 @@
 as a keyword, each documented (``PositionalOptions``: those ``microaggregate`` also takes by
 position; ``KeywordOptions``: the others; ``GridOptions``: those ``explore`` takes, the same for
 every run of its grid). ``MicroaggregateOptions`` and ``ProtectOptions`` add the methods'
-parameters (``typed.MethodParams``) for type checkers.
+parameters (``public_types.MethodParams``) for type checkers.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from distributed import Client
     from numpy.typing import ArrayLike
 
-    from ..typed import Aggregation, Columns, Distance, MethodParams, Progress
+    from ..public_types import Aggregation, Columns, Distance, MethodParams, Progress
 
 
 @dataclass(frozen=True)
