@@ -227,8 +227,8 @@ def test_a_new_run_option_appears_in_the_app_with_no_edit_of_it(monkeypatch):
 
     table = [*run_options.RUN_OPTIONS, *NEW]
     monkeypatch.setattr(run_options, "RUN_OPTIONS", table)
-    monkeypatch.setattr(run_options.table, "RUN_OPTIONS", table)
-    monkeypatch.setattr(run_options.table, "DECLARED", {p.name: p for p in table})
+    monkeypatch.setattr(run_options.run_options, "RUN_OPTIONS", table)
+    monkeypatch.setattr(run_options.run_options, "DECLARED", {p.name: p for p in table})
     # a run option without its generated field in Run yet runs: its value is in Run.added
     made = {c.param.name: c for c in controls.option_controls(COLUMNS)}
     assert [made[p.name].widget for p in NEW] == [

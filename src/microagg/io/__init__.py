@@ -22,6 +22,7 @@ from pathlib import Path
 
 from .. import read_limits
 from ..errors import InputError
+from .file_table import Table
 from .files import (
     atomic_folder,
     atomic_write,
@@ -47,7 +48,6 @@ from .formats import (
     unregister,
 )
 from .formats import get as get_format
-from .table import Table
 
 __all__ = [
     "Table",

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import FormatWarning
-from .table import Meta
+from .file_table import Meta
 from .typed_frames import integral, is_numeric, need, typed_table
 
 __all__ = ["LabelledMeta", "read_readstat", "labels_for"]

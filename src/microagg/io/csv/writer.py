@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import InputError
-from ..table import Table
+from ..file_table import Table
 from ..typed_frames import is_missing, is_numeric
 from .dialect import INTEGER
 from .fields import distinct_texts, field_texts, object_array, text_buffers
