@@ -17,10 +17,10 @@ then runs the run options' own stages on the published values (``Param.stage``,
 ``measure`` is the run's audit (``measures``: IL, SSE, SST, the bound and gap, weighted IL,
 categorical changes). ``microaggregate`` (api.py) is these calls; the out-of-core mode
 (outofcore.py) drives the same stages' homes over chunks. One module per part of the run:
-``parts`` (the stages' results), ``inputs``, ``grouping``, ``outputs`` and ``file_audit``.
+``parts`` (the stages' results), ``inputs``, ``grouping``, ``outputs`` and ``audit_and_order``.
 """
 
-from .file_audit import (
+from .audit_and_order import (
     audit,
     audit_roles,
     deferred_audit,

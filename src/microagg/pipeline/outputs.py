@@ -7,7 +7,7 @@ import numpy as np
 
 from ..labels import sse
 from ..options import Run
-from .file_audit import frame_of
+from .audit_and_order import frame_of
 from .parts import GROUP_MEANS, Partitioned, Prepared, Published, PublishedValues, Roles, Source
 
 # --- publish -------------------------------------------------------------------------------------
