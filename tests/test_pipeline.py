@@ -233,8 +233,8 @@ def test_sample_weight_error_names_the_row_as_every_other_error_does(tmp_path, c
 
 
 def test_microaggregate_is_its_stages():
-    """pipeline.load -> check_params_vs_input -> prepare -> partition -> publish -> measure give
-    what microaggregate gives."""
+    """pipeline.load -> check_params_vs_input -> prepare -> partition -> publish_values -> measure
+    give what microaggregate gives."""
     from microagg import pipeline
     from microagg.deadline import Deadline
     from microagg.options import validate_run
@@ -246,7 +246,7 @@ def test_microaggregate_is_its_stages():
     roles = pipeline.check_params_vs_input(run, source)
     prepared = pipeline.prepare(source, roles, run)
     parted = pipeline.partition(source, roles, prepared, run, Deadline(None), lambda *a: None)
-    published = pipeline.publish(source, roles, prepared, parted, run)
+    published = pipeline.publish_values(source, roles, prepared, parted, run)
     audit, publication, bound = pipeline.measure(source, roles, prepared, parted, published, run)
     assert np.array_equal(parted.labels, res.labels)
     pd.testing.assert_frame_equal(published.data, res.data)
@@ -275,7 +275,7 @@ def test_the_published_values_nature_travels_with_the_published_stage():
             roles,
             prepared,
             parted,
-            pipeline.publish(source, roles, prepared, parted, run),
+            pipeline.publish_values(source, roles, prepared, parted, run),
             run,
         )
     assert stages["mean"][4].values == pipeline.GROUP_MEANS
@@ -335,7 +335,7 @@ def test_the_file_audit_is_computed_when_first_read_on_the_data_of_the_call():
     roles = pipeline.check_params_vs_input(run, source)
     prepared = pipeline.prepare(source, roles, run)
     parted = pipeline.partition(source, roles, prepared, run, Deadline(None), lambda *a: None)
-    published = pipeline.publish(source, roles, prepared, parted, run)
+    published = pipeline.publish_values(source, roles, prepared, parted, run)
     expected = plain.audit.with_figures(pipeline.audit(source, roles, prepared, published, run))
     df.iloc[:, 0] = 0.0  # the caller edits its input and the output before reading the audit
     res.data.iloc[:, 1] = 0.0

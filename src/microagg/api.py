@@ -113,7 +113,7 @@ def _microaggregate(data, options: dict, params: dict) -> Result:
         partitioned = pipeline.partition(source, roles, prepared, run, deadline, report)
     partitioned = pipeline.cover_missing(prepared, partitioned, roles)
     partitioned = pipeline.partitioned_stages(source, roles, prepared, partitioned, run)
-    published = pipeline.publish(source, roles, prepared, partitioned, run)
+    published = pipeline.publish_values(source, roles, prepared, partitioned, run)
     audit, publication, bound = pipeline.measure(
         source, roles, prepared, partitioned, published, run
     )

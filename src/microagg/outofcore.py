@@ -410,7 +410,7 @@ def _stratum_publisher(run, found, keys):
     columns = list(run.strata)
     merged = np.array([len(m) > 1 for m in found.members])
 
-    def publish(df, pos):
+    def publish_keys(df, pos):
         original, final = found.original[pos : pos + len(df)], found.codes[pos : pos + len(df)]
         if run.merged_strata == "recode":
             moved = np.flatnonzero(original != final)
@@ -427,7 +427,7 @@ def _stratum_publisher(run, found, keys):
                 values[hit] = None
                 df[c] = values if df[c].dtype == object else _typed(values, df[c].dtype)
 
-    return publish
+    return publish_keys
 
 
 def _typed(values, dtype):

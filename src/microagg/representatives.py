@@ -54,7 +54,7 @@ __all__ = [
     "continuous",
     "median_category",
     "mode_category",
-    "publish",
+    "published_representatives",
 ]
 
 #: the names of the aggregations registered below, for type checkers (``public_types.Aggregation``,
@@ -289,7 +289,7 @@ def _over_present(x, labels, aggregation, arguments, weights) -> np.ndarray:
     return out
 
 
-def publish(
+def published_representatives(
     emb,
     labels: np.ndarray,
     aggregation: str = "mean",

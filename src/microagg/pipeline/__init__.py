@@ -1,6 +1,6 @@
 """The pipeline of one run, in stages, one function each:
 
-    load -> check_params_vs_input -> prepare -> partition -> publish -> measure
+    load -> check_params_vs_input -> prepare -> partition -> publish_values -> measure
 
 ``load`` takes the input (a DataFrame, an array, a path or an ``io.Table``) as a frame;
 ``check_params_vs_input`` checks the validated run options against the data (columns and their
@@ -11,7 +11,7 @@ missing values, z-scores, the Gower-type embedding, the distance whitening, vari
 checking its parameters against each part (``MethodInfo.check_params_vs_input``);
 ``cover_missing`` merges groups where QI values are missing, so that every published mean is over
 at least k present values (``missing_values``);
-``publish`` computes what each group publishes (``representatives``) in the input's own kind,
+``publish_values`` computes what each group publishes (``representatives``) in the input's own kind,
 then runs the run options' own stages on the published values (``Param.stage``,
 ``PublishedValues``);
 ``measure`` is the run's audit (``measures``: IL, SSE, SST, the bound and gap, weighted IL,
@@ -30,7 +30,7 @@ from .audit_and_order import (
 )
 from .grouping import partition
 from .inputs import check_params_vs_input, import_dependencies, load, prepare
-from .outputs import measure, publish
+from .outputs import measure, publish_values
 from .parts import (
     GROUP_MEANS,
     Grouping,
@@ -60,7 +60,7 @@ __all__ = [
     "partition",
     "cover_missing",
     "note_missing",
-    "publish",
+    "publish_values",
     "measure",
     "audit_roles",
     "audit",

@@ -1,5 +1,5 @@
-"""The stages after the method: ``publish`` (what each record publishes, and the nature of the
-published values) and ``measure`` (the run's audit, read from what was published)."""
+"""The stages after the method: ``publish_values`` (what each record publishes, and the nature
+of the published values) and ``measure`` (the run's audit, read from what was published)."""
 
 from __future__ import annotations
 
@@ -13,16 +13,17 @@ from .parts import GROUP_MEANS, Partitioned, Prepared, Published, PublishedValue
 # --- publish -------------------------------------------------------------------------------------
 
 
-def publish(
+def publish_values(
     source: Source, roles: Roles, prepared: Prepared, partitioned: Partitioned, run: Run
 ) -> Published:
-    """What each record publishes (``representatives.publish``: the aggregation of continuous
-    columns, the median category of ordinal ones, the mode of nominal ones), in the input's kind
-    and shape: only the QI columns change; categorical ones keep their dtype."""
-    from ..representatives import publish as representatives
+    """What each record publishes (``representatives.published_representatives``: the
+    aggregation of continuous columns, the median category of ordinal ones, the mode of nominal
+    ones), in the input's kind and shape: only the QI columns change; categorical ones keep their
+    dtype."""
+    from ..representatives import published_representatives
 
     emb = prepared.embedding
-    numeric, codes = representatives(
+    numeric, codes = published_representatives(
         emb, partitioned.labels, run.aggregation, _aggregation_arguments(run), roles.sample_weights
     )
     built = _published_values(emb, run, roles.sample_weights is not None)

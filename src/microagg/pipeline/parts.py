@@ -107,7 +107,7 @@ class PublishedValues:
 class Published:
     """What the run publishes. ``values`` says what the published QI values are: GROUP_MEANS,
     or else their nature in words ("median (continuous), mode (nominal)", ...); a stage that
-    changes them after ``publish`` (rounding, ...) says so here, and ``measure`` reads it."""
+    changes them after ``publish_values`` (rounding, ...) says so here, and ``measure`` reads it."""
 
     numeric: np.ndarray  # continuous values and ordinal ranks, one row per record
     codes: np.ndarray  # category codes of the categorical columns
