@@ -212,7 +212,7 @@ def test_a_file_not_k_anonymous_by_households_is_refused_and_nothing_written(tmp
         sizes = np.bincount(codes)
         labels = np.where(sizes[codes] >= 2, codes, -1)
         labels[labels < 0] = codes.max() + 1
-        return grouping.Partitioned(microagg.labels.relabel(labels), None, {}, None, strata, None)
+        return grouping.Grouped(microagg.labels.relabel(labels), None, {}, None, strata, None)
 
     monkeypatch.setattr(grouping, "_household_partition", one_household_per_group)
     with pytest.raises(InputError, match="not k-anonymous by households"):

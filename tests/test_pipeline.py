@@ -233,7 +233,7 @@ def test_sample_weight_error_names_the_row_as_every_other_error_does(tmp_path, c
 
 
 def test_microaggregate_is_its_stages():
-    """pipeline.load -> check_params_vs_input -> prepare -> partition -> publish_values -> measure
+    """pipeline.load -> check_params_vs_input -> prepare -> group -> publish_values -> measure
     give what microaggregate gives."""
     from microagg import pipeline
     from microagg.deadline import Deadline
@@ -245,7 +245,7 @@ def test_microaggregate_is_its_stages():
     source = pipeline.load(df)
     roles = pipeline.check_params_vs_input(run, source)
     prepared = pipeline.prepare(source, roles, run)
-    parted = pipeline.partition(source, roles, prepared, run, Deadline(None), lambda *a: None)
+    parted = pipeline.group(source, roles, prepared, run, Deadline(None), lambda *a: None)
     published = pipeline.publish_values(source, roles, prepared, parted, run)
     audit, publication, bound = pipeline.measure(source, roles, prepared, parted, published, run)
     assert np.array_equal(parted.labels, res.labels)
@@ -269,7 +269,7 @@ def test_the_published_values_nature_travels_with_the_published_stage():
         source = pipeline.load(df)
         roles = pipeline.check_params_vs_input(run, source)
         prepared = pipeline.prepare(source, roles, run)
-        parted = pipeline.partition(source, roles, prepared, run, Deadline(None), lambda *a: None)
+        parted = pipeline.group(source, roles, prepared, run, Deadline(None), lambda *a: None)
         stages[aggregation] = (
             source,
             roles,
@@ -334,7 +334,7 @@ def test_the_file_audit_is_computed_when_first_read_on_the_data_of_the_call():
     source = pipeline.load(df.copy())
     roles = pipeline.check_params_vs_input(run, source)
     prepared = pipeline.prepare(source, roles, run)
-    parted = pipeline.partition(source, roles, prepared, run, Deadline(None), lambda *a: None)
+    parted = pipeline.group(source, roles, prepared, run, Deadline(None), lambda *a: None)
     published = pipeline.publish_values(source, roles, prepared, parted, run)
     expected = plain.audit.with_figures(pipeline.audit(source, roles, prepared, published, run))
     df.iloc[:, 0] = 0.0  # the caller edits its input and the output before reading the audit

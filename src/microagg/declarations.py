@@ -58,10 +58,10 @@ def _choices_of(kind: str) -> list:
 #: the pipeline's points where a run option's own ``stage`` can act, and what it is given and
 #: returns there: "published": ``pipeline.PublishedValues`` (each continuous QI's published values
 #: in original units, and their nature in words, which the audit reads), before they are written,
-#: suppressed on the keys and measured; "partitioned": ``pipeline.Grouping`` (the partition, the
+#: suppressed on the keys and measured; "grouped": ``pipeline.Grouping`` (the partition, the
 #: original frame, the run's options; privacy models: t-closeness, differential privacy), right
 #: after the method, before the group representatives
-STAGE_POINTS = ("published", "partitioned")
+STAGE_POINTS = ("published", "grouped")
 
 
 @dataclass(frozen=True)

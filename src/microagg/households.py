@@ -36,7 +36,7 @@ __all__ = [
     "HouseholdGrouping",
     "household_codes",
     "households_of",
-    "partition",
+    "group",
     "given_partition",
     "household_level_values",
     "households_per_group",
@@ -129,7 +129,7 @@ def households_per_group(labels: np.ndarray, codes: np.ndarray) -> np.ndarray:
 MULTIPLES = (1, 2, 4, 8, 16)
 
 
-def partition(hh: Households, Z, slices, strata, k: int, run_unit):
+def group(hh: Households, Z, slices, strata, k: int, run_unit):
     """Labels (person groups) and the household groups of the module docstring. ``Z``: the QI
     matrix (variable weights applied), ``slices``: each QI column's columns of Z, ``strata``:
     ``strata.Strata`` or None, ``run_unit(Z, k, rows)``: the run's method on some records (rows:
