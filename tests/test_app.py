@@ -30,7 +30,7 @@ from microagg.app import (
     is_loopback,
     private,
     protect_worker,
-    runs,
+    run_handle,
     runspec,
     security,
 )
@@ -311,7 +311,7 @@ def test_run_handle_runs_and_cancels(tmp_path):
     df = microagg.datasets.load("census")
     df.to_csv(src, index=False)
     spec = runspec.RunSpec.of(str(src), "d.csv", k=3, method="mdav", columns=list(df.columns))
-    handle = runs.RunHandle(spec, tmp_path, 1)
+    handle = run_handle.RunHandle(spec, tmp_path, 1)
     while handle.poll() == "running":
         time.sleep(0.1)
     assert handle.state == "done", handle.error
@@ -322,7 +322,7 @@ def test_run_handle_runs_and_cancels(tmp_path):
     assert handle.figures["warnings"] == []
     constant = tmp_path / "c.csv"
     df.assign(C=7).to_csv(constant, index=False)
-    warned = runs.RunHandle(
+    warned = run_handle.RunHandle(
         runspec.RunSpec.of(str(constant), "c.csv", k=3, method="mdav", columns=["AGI", "C"]),
         tmp_path,
         4,
@@ -330,13 +330,13 @@ def test_run_handle_runs_and_cancels(tmp_path):
     while warned.poll() == "running":
         time.sleep(0.1)
     assert any("constant" in w for w in warned.figures["warnings"]), warned.figures["warnings"]
-    bad = runs.RunHandle(
+    bad = run_handle.RunHandle(
         runspec.RunSpec.of(str(src), "d.csv", k=5000, method="mdav", columns=["AGI"]), tmp_path, 2
     )
     while bad.poll() == "running":
         time.sleep(0.1)
     assert bad.state == "error" and "\n" not in bad.error and "k" in bad.error
-    auto = runs.RunHandle(
+    auto = run_handle.RunHandle(
         runspec.RunSpec.of(
             str(src), "d.csv", k=3, method="auto", columns=list(df.columns), time_limit=3
         ),
@@ -350,7 +350,7 @@ def test_run_handle_runs_and_cancels(tmp_path):
     assert min(row["il"] for row in portfolio if row.get("status") == "ok") == pytest.approx(
         figures.headline(auto.figures), rel=1e-9
     )
-    slow = runs.RunHandle(
+    slow = run_handle.RunHandle(
         runspec.RunSpec.of(
             str(src), "d.csv", k=3, method="colgen", columns=list(df.columns), time_limit=600
         ),

@@ -157,9 +157,7 @@ SHARED_YET = {
     "names.py": ["microagg.io.names", "microagg.options.names"],
     "pricing.py": ["microagg.kernels.pricing", "microagg.methods.colgen.pricing"],
     "protect.py": ["microagg.app.tabs.protect", "microagg.cli.protect"],
-    "result.py": ["microagg.explore.result", "microagg.result"],
     "run.py": ["microagg.measures.run", "microagg.options.run"],
-    "runs.py": ["microagg.app.runs", "microagg.explore.runs"],
     "tsp.py": ["microagg.kernels.tsp", "microagg.methods.tsp"],
 }
 

@@ -88,7 +88,7 @@ def serve(
     from . import security
     from .inputs import read_input
     from .private import cleanup_workdir, private_workdir
-    from .runs import stop_all_runs
+    from .run_handle import stop_all_runs
 
     if not is_loopback(host) and not allow_remote:
         raise InputError(

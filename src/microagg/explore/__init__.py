@@ -24,7 +24,7 @@ The package's modules, in the order of a call:
   earlier exploration gives again;
 * ``planner``: how the one budget is spent (cheap runs first, by measured cost; anytime methods
   bounded by work, so that each run is reproducible at any load);
-* ``result``: the ``Exploration`` (frontier, recommendation, table, the saved document, the
+* ``exploration``: the ``Exploration`` (frontier, recommendation, table, the saved document, the
   reproduce commands) and ``load``;
 * ``map``: the picture (the R-U map as SVG) and the HTML page around it.
 
@@ -46,6 +46,15 @@ import numpy as np
 from ..deadline import Deadline
 from ..options import GRID_OPTIONS, given_options
 from ..options.names import suggestion
+from .exploration import (
+    VERSION,
+    Exploration,
+    from_explore_command,
+    frontier,
+    labels_path,
+    load,
+    recommend,
+)
 from .grid import (
     DEFAULT_BUDGET,
     DEFAULT_KS,
@@ -67,15 +76,6 @@ from .planner import (
     probe_sizes,
     run_within_budget,
     run_work,
-)
-from .result import (
-    VERSION,
-    Exploration,
-    from_explore_command,
-    frontier,
-    labels_path,
-    load,
-    recommend,
 )
 from .runs import ExploreRun, grid_runs
 
@@ -264,6 +264,6 @@ def _load() -> float | None:
 for _name in __all__:
     if _name != "explore":
         setattr(explore, _name, globals()[_name])
-for _name in ("grid", "map", "planner", "result", "runs"):  # the subpackage's modules
+for _name in ("exploration", "grid", "map", "planner", "runs"):  # the subpackage's modules
     setattr(explore, _name, importlib.import_module(f".{_name}", __name__))
 explore.explore = explore
