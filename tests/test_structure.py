@@ -157,7 +157,6 @@ SHARED_YET = {
     "names.py": ["microagg.io.names", "microagg.options.names"],
     "pricing.py": ["microagg.kernels.pricing", "microagg.methods.colgen.pricing"],
     "protect.py": ["microagg.app.tabs.protect", "microagg.cli.protect"],
-    "run.py": ["microagg.measures.run", "microagg.options.run"],
     "tsp.py": ["microagg.kernels.tsp", "microagg.methods.tsp"],
 }
 
