@@ -26,7 +26,7 @@ import microagg
 from microagg.app import (
     column_profile,
     figures,
-    inputs,
+    input_data,
     is_loopback,
     private,
     protect_worker,
@@ -271,11 +271,11 @@ def test_weights_text_and_one_line_errors():
 
 
 def test_output_format_follows_the_input():
-    assert inputs.output_suffix("a.parquet") == ".parquet"
-    assert inputs.output_suffix("a.CSV") == ".csv"
-    assert inputs.output_suffix("a.csv.gz") == ".csv.gz"
-    assert inputs.output_suffix("b.sas7bdat") == ".xpt"
-    assert inputs.output_suffix("c.unknown") == ".csv"
+    assert input_data.output_suffix("a.parquet") == ".parquet"
+    assert input_data.output_suffix("a.CSV") == ".csv"
+    assert input_data.output_suffix("a.csv.gz") == ".csv.gz"
+    assert input_data.output_suffix("b.sas7bdat") == ".xpt"
+    assert input_data.output_suffix("c.unknown") == ".csv"
     spec = runspec.RunSpec.of("x", "survey.csv.gz", k=3, method="mdav", columns=["a"])
     assert spec.output_name() == "survey-mdav-k3.csv.gz"
 
@@ -291,14 +291,14 @@ def test_export_keeps_the_input_format(tmp_path, suffix):
         df.to_excel(src, index=False)
     else:
         pytest.importorskip("pyreadstat").write_sav(df, str(src))
-    frame = inputs.read_input(src)
+    frame = input_data.read_input(src)
     qi = list(frame.columns[:3])
     spec = runspec.RunSpec.of(str(src), src.name, k=3, method="mdav", columns=qi)
     assert spec.output_name() == f"firms-mdav-k3{suffix}"
     res, _ = protect_worker.publish_run(spec, tmp_path / "app", 1)
     out = protect_worker.published_path(tmp_path / "app", 1, spec)
     assert out.name == spec.output_name() and out.with_name(out.name + ".manifest.json").is_file()
-    back = inputs.read_input(out)
+    back = input_data.read_input(out)
     np.testing.assert_allclose(
         back[qi].to_numpy(np.float64), res.data[qi].to_numpy(np.float64), rtol=1e-9
     )

@@ -35,7 +35,7 @@ from test_app import running_app
 import microagg
 from microagg.app import (
     figures,
-    inputs,
+    input_data,
     private,
     protect_worker,
     run_handle,
@@ -384,7 +384,7 @@ def _through(messages, file_inputs=("upload",)):
     ]
     incoming.append({"type": "websocket.disconnect", "code": 1000})
     sent = _run(
-        websocket.ShinyMessages(shiny, file_inputs, inputs.read_suffixes()),
+        websocket.ShinyMessages(shiny, file_inputs, input_data.read_suffixes()),
         _scope("websocket", path="/websocket/"),
         incoming,
     )
@@ -519,10 +519,10 @@ def test_the_pages_own_messages_pass_unchanged():
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=400))
 def test_safe_file_names(name):
-    safe = websocket.safe_file_name(name, inputs.read_suffixes())
+    safe = websocket.safe_file_name(name, input_data.read_suffixes())
     assert safe and len(safe.encode()) <= 100 and safe == Path(safe).name
     assert not safe.startswith(("-", ".")) and not any(ch in safe for ch in '\x00/\\:*?"<>|')
-    assert safe.isprintable() and websocket.safe_file_name(safe, inputs.read_suffixes()) == safe
+    assert safe.isprintable() and websocket.safe_file_name(safe, input_data.read_suffixes()) == safe
 
 
 # ---------------------------------------------------------------------------- a real server

@@ -155,7 +155,7 @@ def test_its_first_bytes_name_it_under_another_suffix(tmp_path, jsonl):
 
 
 def test_the_command_line_and_the_app_list_a_registered_format(jsonl):
-    from microagg.app import inputs
+    from microagg.app import input_data as inputs
 
     assert "JSON lines (.jsonl)" in io.supported_text()
     assert "JSON lines" in " ".join(build_parser().format_help().split())

@@ -358,8 +358,8 @@ def test_an_unknown_keyword_is_an_unknown_option_with_the_name_meant(keyword, me
 
 
 def test_the_command_line_names_the_flag_meant():
-    from microagg.options.names import unknown_keyword_error
     from microagg.options.run_options import DECLARED
+    from microagg.options.unknown_names import unknown_keyword_error
 
     error = unknown_keyword_error(
         "stratta", DECLARED, "mdav", {}, {}, flag=lambda o: DECLARED[o].flags[0]

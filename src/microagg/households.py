@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import InputError
-from .measures.risk.households import (
+from .measures.risk.household_risk import (
     constant_within,
     household_codes,
     households_matching,

@@ -14,7 +14,7 @@ from htmltools import tags
 from shiny import App, render, ui
 
 from . import security
-from .inputs import dataset_names
+from .input_data import dataset_names
 from .tabs import compare, data, explore, protect, results
 from .tabs.shared import TABS_ID, PageState, quiet_ui
 

@@ -45,7 +45,7 @@ import numpy as np
 
 from ..deadline import Deadline
 from ..options import GRID_OPTIONS, given_options
-from ..options.names import suggestion
+from ..options.unknown_names import suggestion
 from .exploration import (
     VERSION,
     Exploration,

@@ -35,7 +35,6 @@ from .command_line import (
     unlisted_names,
 )
 from .generated import GridOptions, KeywordOptions, PositionalOptions, RunOptions
-from .names import suggestion, unknown_keyword_error
 from .run import Run
 from .run_options import (
     GRID_OPTIONS,
@@ -49,6 +48,7 @@ from .run_options import (
     unregister,
 )
 from .together import check_together, shown
+from .unknown_names import suggestion, unknown_keyword_error
 from .values import LOCAL_SCHEDULERS, MERGED_STRATA, parse_weights, positive_weights
 
 __all__ = [
@@ -182,8 +182,8 @@ def validate_run(
 
 def _check_keywords(params: Mapping[str, Any], info, cli: bool) -> None:
     """A keyword that is neither a run option nor one of the method's parameters is an unknown
-    option, said with the name it was probably meant as (``options.names``), not blamed on the
-    method."""
+    option, said with the name it was probably meant as (``options.unknown_names``), not blamed on
+    the method."""
     from .. import methods
 
     for name in params:

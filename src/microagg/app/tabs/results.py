@@ -9,7 +9,7 @@ from shiny import module, reactive, render, ui
 from starlette.exceptions import HTTPException
 
 from .. import figures as shown
-from ..inputs import output_suffix
+from ..input_data import output_suffix
 from ..private import one_line
 from ..protect_worker import published_path
 from ..run_handle import RunHandle
