@@ -147,13 +147,11 @@ def shared_names() -> dict[str, list[str]]:
 #: shrinks; a new module never takes a name another already has
 SHARED_YET = {
     "demo.py": ["microagg.cli.demo", "microagg.demo"],
-    "explore.py": ["microagg.app.tabs.explore", "microagg.cli.explore"],
     "genetic.py": ["microagg.kernels.genetic", "microagg.methods.genetic"],
     "icsm.py": ["microagg.kernels.icsm", "microagg.methods.icsm"],
     "maxdist.py": ["microagg.kernels.maxdist", "microagg.methods.maxdist"],
     "mdav.py": ["microagg.kernels.mdav", "microagg.methods.mdav"],
     "pricing.py": ["microagg.kernels.pricing", "microagg.methods.colgen.pricing"],
-    "protect.py": ["microagg.app.tabs.protect", "microagg.cli.protect"],
     "tsp.py": ["microagg.kernels.tsp", "microagg.methods.tsp"],
 }
 
