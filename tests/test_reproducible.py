@@ -88,7 +88,7 @@ def test_auto_without_bounds_is_capped_by_work_and_runs_its_members_in_turn():
 
 def test_the_demo_bounds_every_method_by_work():
     from microagg.deadline import UNITS_PER_SECOND
-    from microagg.demo import DEMO_PASSES, DEMO_SECONDS, demo_work
+    from microagg.demo_runs import DEMO_PASSES, DEMO_SECONDS, demo_work
 
     assert demo_work(1080) == min(DEMO_PASSES * 1080, DEMO_SECONDS * UNITS_PER_SECOND)
 

@@ -146,7 +146,6 @@ def shared_names() -> dict[str, list[str]]:
 #: names two modules still share, each to be given a name by its role (issue 58): this list only
 #: shrinks; a new module never takes a name another already has
 SHARED_YET = {
-    "demo.py": ["microagg.cli.demo", "microagg.demo"],
     "genetic.py": ["microagg.kernels.genetic", "microagg.methods.genetic"],
     "icsm.py": ["microagg.kernels.icsm", "microagg.methods.icsm"],
     "maxdist.py": ["microagg.kernels.maxdist", "microagg.methods.maxdist"],
