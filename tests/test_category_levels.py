@@ -14,7 +14,7 @@ import microagg
 from microagg import onehot
 from microagg.embedding import embed
 from microagg.errors import InputError
-from microagg.kernels.mdav import mdav_kernel
+from microagg.kernels.mdav_labels import mdav_kernel
 from microagg.kernels.mdav_onehot import mdav_onehot_kernel
 from microagg.labels import group_sums, sse, sst
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import microagg
 from microagg.deadline import Deadline
 from microagg.kernels import kdtree
-from microagg.kernels.mdav import split_oversized
+from microagg.kernels.mdav_labels import split_oversized
 from microagg.kernels.pricing import _smallest, enumeration_pricing, greedy_pricing
 from microagg.kernels.pricing_bnb import bnb_pricing
 from microagg.labels import check_partition, sse

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import microagg
-from microagg.kernels.genetic import _repair, _string_sse
+from microagg.kernels.genetic_strings import _repair, _string_sse
 from microagg.kernels.ward import ward_adjacent_1d, ward_nn_chain
 from microagg.labels import check_partition, group_sizes, sse
 from microagg.measures import information_loss

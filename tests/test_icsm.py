@@ -10,7 +10,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import microagg
-from microagg.kernels.icsm import complex_heuristic, simple_heuristic
+from microagg.kernels.icsm_moves import complex_heuristic, simple_heuristic
 from microagg.kernels.segments import optimal_cyclic_labels
 from microagg.kernels.tours import npn_tour
 from microagg.labels import check_partition, group_sizes, relabel, sse

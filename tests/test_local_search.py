@@ -192,7 +192,7 @@ def test_lsearch_stops_while_building_its_neighbour_graph(monkeypatch):
     that ends during it returns the start partition, valid, saying it stopped at the deadline; the
     graph built in slices is the one built at once."""
     import microagg.methods.lsearch as ls
-    from microagg.kernels.mdav import mdav_labels
+    from microagg.kernels.mdav_labels import mdav_labels
 
     X = np.random.default_rng(4).normal(size=(900, 3))
     whole = ls._record_knn(X, ls.RECORD_NEIGHBOURS)

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from microagg import datasets, microaggregate
 from microagg import labels as label_stats
-from microagg.kernels.tsp import build_paths, nearest_neighbour_path, path_length
+from microagg.kernels.tsp_heuristics import build_paths, nearest_neighbour_path, path_length
 from microagg.methods import run
 from microagg.methods.tsp import candidate_neighbours, greedy_groups
 
