@@ -143,11 +143,6 @@ def shared_names() -> dict[str, list[str]]:
     return {stem: sorted(names) for stem, names in sorted(held.items()) if len(names) > 1}
 
 
-#: names two modules still share, each to be given a name by its role (issue 58): this list only
-#: shrinks; a new module never takes a name another already has
-SHARED_YET: dict[str, list[str]] = {}
-
-
 @pytest.mark.parametrize("command", [["check"], ["format", "--check"]])
 def test_ruff_is_clean(command):
     """The linter and formatter configured in pyproject.toml pass on the whole repository."""
@@ -178,11 +173,9 @@ def test_every_numba_kernel_lives_under_kernels():
 
 
 def test_no_two_modules_share_a_name():
-    """No two modules of src/microagg have the same file name, but the pairs of ``SHARED_YET``,
-    each still shared (so that the list shrinks as they are renamed, and no module joins one)."""
-    shared = shared_names()
-    assert {name: held for name, held in shared.items() if SHARED_YET.get(name) != held} == {}
-    assert sorted(set(SHARED_YET) - set(shared)) == []
+    """No two modules of src/microagg have the same file name (issue 58): a module's name says
+    what is in it, wherever it is imported from."""
+    assert shared_names() == {}
 
 
 if __name__ == "__main__":
