@@ -1,4 +1,4 @@
-"""An app run on wide data: 40 records x d columns through the app's run process (runs.RunHandle).
+"""An app run on wide data: 40 records x d columns through the app's run process (run_handle.RunHandle).
 
 Issue 31: a 40 x 5,000-column run sat in "measures and report" for minutes, because the
 measures (correlation matrices, principal axes) and the report's heat maps grow with the square
@@ -39,14 +39,14 @@ def wide_frame(d: int):
 
 
 def app_run(d: int, folder: Path) -> dict:
-    from microagg.app import runs, runspec
+    from microagg.app import run_handle, runspec
 
     df = wide_frame(d)
     src = folder / f"wide{d}.csv"
     df.to_csv(src, index=False)
     load = os.getloadavg()[0]
     t0 = time.perf_counter()
-    handle = runs.RunHandle(
+    handle = run_handle.RunHandle(
         runspec.RunSpec.of(str(src), src.name, 3, "mdav", list(df.columns)), folder, d
     )
     measuring = None

@@ -90,7 +90,7 @@ def child(kind: str, n: int) -> None:
     # the kernel alone on what the API hands it (the z-scores), timed as the call: the same labels
     Z = np.ascontiguousarray(microagg.standardize.Standardizer.fit(X, warn=False).transform(X))
     c0 = time.process_time()
-    kernel_labels = microagg.kernels.mdav.mdav_labels(Z, K)
+    kernel_labels = microagg.kernels.mdav_labels.mdav_labels(Z, K)
     kernel_cpu = time.process_time() - c0
     assert np.array_equal(pd.factorize(kernel_labels)[0], res.labels), (
         "the kernel alone must make the API's groups"
@@ -305,7 +305,7 @@ def main() -> None:
         " distances of the records to two points in one read, measured on the data, × the records"
         " left at each pair of groups (each pair needs their distances to its two seeds); the"
         " call's CPU includes the API's steps around the kernel (checks, z-scores, publication,"
-        " SSE), the kernel's is `kernels.mdav.mdav_labels` alone on the same z-scores (the same"
+        " SSE), the kernel's is `kernels.mdav_labels.mdav_labels` alone on the same z-scores (the same"
         " groups). sdcMicro: issue 35's CPU seconds (R sdcMicro 5.8.1 cannot be installed here)."
         " Loads are 1-minute averages before / after each condition; other jobs shared the machine"
         " when the quiet load is above 0. 'With the file audit': the default call"

@@ -3,7 +3,7 @@
 Two parts.
 
 ``--part kernels``: at n records (default 10^4) of a numeric x and a nominal c of L levels,
-MDAV (k = 3) on the dense one-hot embedding (``kernels.mdav.mdav_labels``, the kernel the default
+MDAV (k = 3) on the dense one-hot embedding (``kernels.mdav_labels.mdav_labels``, the kernel the default
 run chose before: brute force up to 10^4 records) against the codes' kernel
 (``kernels.mdav_onehot``), both compiled first, and whether their labels agree: where the
 codes pay off (``onehot.WIDE_ONEHOT``).
@@ -56,7 +56,7 @@ def kernels(n: int, widths: list[int]) -> list[dict]:
     import numpy as np
 
     from microagg.embedding import embed
-    from microagg.kernels.mdav import mdav_labels
+    from microagg.kernels.mdav_labels import mdav_labels
     from microagg.kernels.mdav_onehot import mdav_onehot_kernel
 
     kinds = {"x": "continuous", "c": "nominal"}

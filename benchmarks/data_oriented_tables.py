@@ -36,9 +36,9 @@ import numpy as np
 
 import microagg
 from microagg import measures
+from microagg.labels import aggregate, check_partition
 from microagg.measures import information_loss
 from microagg.methods.kward import projection_scores
-from microagg.partition import aggregate, check_partition
 
 registry = importlib.import_module("microagg.methods")
 

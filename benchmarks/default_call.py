@@ -92,7 +92,7 @@ def child_univariate(repeat: int) -> dict:
     from univariate import data
 
     from microagg import microaggregate
-    from microagg.partition import sse
+    from microagg.labels import sse
 
     x = data(10**6)
     small = data(1000)

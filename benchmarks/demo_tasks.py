@@ -1,6 +1,6 @@
 """Where the first ``microagg demo`` spends its time: each of its tasks alone, from an empty cache.
 
-The demo runs its methods as tasks in worker processes (``microagg.demo.demo_tasks``). Here each
+The demo runs its methods as tasks in worker processes (``microagg.demo_runs.demo_tasks``). Here each
 task runs in a fresh process of its own, one after another in the order the demo starts them,
 all sharing one numba cache folder that is empty at the start (``NUMBA_CACHE_DIR``): a task
 loads what an earlier task compiled, as in the demo when the earlier task has finished; the
@@ -62,12 +62,12 @@ def child(task: str) -> None:
                 stack[-1][3] += spent
 
     event.register("numba:compile", Listener())
-    from microagg import demo
+    from microagg import demo_runs
     from microagg import methods as registry
 
-    tasks, _ = demo.demo_tasks(registry.names())
+    tasks, _ = demo_runs.demo_tasks(registry.names())
     t0 = time.perf_counter()
-    rows = demo._demo_task(task, tasks[task], "census", 3, None)
+    rows = demo_runs._demo_task(task, tasks[task], "census", 3, None)
     print(
         json.dumps(
             {
@@ -98,8 +98,8 @@ def main() -> None:
         [
             sys.executable,
             "-c",
-            "import json; from microagg import demo, methods as r; "
-            "tasks, needs = demo.demo_tasks(r.names()); "
+            "import json; from microagg import demo_runs, methods as r; "
+            "tasks, needs = demo_runs.demo_tasks(r.names()); "
             "print(json.dumps([list(tasks), sorted(needs['portfolio'])]))",
         ],
         env=env,

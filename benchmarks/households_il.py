@@ -42,7 +42,7 @@ def main(argv=None) -> None:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     import microagg
-    from microagg.measures.risk.households import household_codes
+    from microagg.measures.risk.household_risk import household_codes
 
     df = microagg.datasets.household_survey(args.households, seed=args.seed)
     homes = household_codes(df, ["db030"])

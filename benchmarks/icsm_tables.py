@@ -27,9 +27,9 @@ from pathlib import Path
 import numpy as np
 
 import microagg
+from microagg.labels import check_partition
 from microagg.measures import information_loss
 from microagg.methods import run
-from microagg.partition import check_partition
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

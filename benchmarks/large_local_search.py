@@ -61,9 +61,9 @@ def make_data(n: int, seed: int = 0) -> np.ndarray:
 def measure(n: int, k: int, seed: int) -> dict:
     """MDAV, then lsearch from MDAV's labels, timed in this process; lsearch's seconds are MDAV's
     plus the search's (what ``run('lsearch')`` costs, without computing MDAV twice)."""
+    from microagg.labels import group_sizes
     from microagg.measures import information_loss
     from microagg.methods import run
-    from microagg.partition import group_sizes
 
     X = make_data(n, seed)
     t0 = time.perf_counter()
@@ -168,7 +168,7 @@ def plot(rows: list[dict]) -> None:
 def measure_partitioned(n: int, k: int, seed: int, block_size: int) -> list[dict]:
     """The partitioned mode (MDAV per block, Dask synchronous) with and without the local search
     across block boundaries (``scale._search_across_blocks``), against unpartitioned MDAV."""
-    import microagg.partitioned as scale
+    import microagg.blocks as scale
     from microagg.measures import information_loss
     from microagg.methods import run
 

@@ -55,7 +55,7 @@ def child(kind: str, n: int, algorithm: str, labels_path: str | None):
 
     import numpy as np
 
-    from microagg.kernels.mdav import mdav_labels
+    from microagg.kernels.mdav_labels import mdav_labels
 
     kernel = {"plain": "plain", "tree": "auto", "tree-serial": "tree"}[algorithm]
 

@@ -28,9 +28,9 @@ import numpy as np
 import microagg
 from microagg.columns import zscores
 from microagg.deadline import Deadline
+from microagg.labels import relabel, sse, sst
 from microagg.methods import run
 from microagg.methods.colgen.region import outlying_records
-from microagg.partition import relabel, sse, sst
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import md_table, write_results  # noqa: E402

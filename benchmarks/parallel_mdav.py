@@ -76,7 +76,7 @@ def warm_up(n: int, threads: int | None, env: dict) -> None:
     """Compile (or load) the kernels a run on n records calls, on a sample (``jit.planning``)."""
     code = (
         "import numpy as np; from microagg.kernels.jit import planning; "
-        "from microagg.kernels.mdav import mdav_labels; "
+        "from microagg.kernels.mdav_labels import mdav_labels; "
         "X = np.random.default_rng(1).normal(size=(3000, 10))\n"
         f"with planning({n}): mdav_labels(X, 3, threads={threads!r})"
     )

@@ -48,14 +48,14 @@ def main():
     from mdav_scaling import make_data
 
     import microagg
-    from microagg.measures import information_loss
-    from microagg.methods import run
-    from microagg.partitioned import (
+    from microagg.blocks import (
         DEFAULT_REFINE,
         partitioned_labels,
         refine_labels,
         spatial_blocks,
     )
+    from microagg.measures import information_loss
+    from microagg.methods import run
 
     blocks = [int(b) for b in args.blocks.split(",")]
     bundled_blocks = [int(b) for b in args.bundled_blocks.split(",")]
@@ -148,7 +148,7 @@ def write(rows, results=True):
     )
     text = (
         "# Partitioned MDAV: information loss against unpartitioned MDAV (k = 3)\n\nPartitioned ="
-        " `microagg.partitioned.partitioned_labels(Z, 3, 'mdav', block_size=B)` on Dask's local"
+        " `microagg.blocks.partitioned_labels(Z, 3, 'mdav', block_size=B)` on Dask's local"
         " threaded scheduler: blocks of B to 2B−1 records cut across the principal axis at the"
         " widest gap near the median, MDAV per block, then the refinement (dissolve / migrate"
         " moves, exact SSE deltas) inside every block and across blocks, and with several blocks"

@@ -2,7 +2,7 @@
 files sourced, its C++ built with ``R CMD SHLIB``, as ``sdcmicro_parity.py`` does) on generated
 EU-SILC-shaped surveys (``microagg.datasets.household_survey``), beside microagg's registered
 figures ``household_risk_expected`` / ``household_risk_percent`` and its per-record household risk
-(``measures.risk.households.hierarchical_risk`` of the individual risk).
+(``measures.risk.household_risk.hierarchical_risk`` of the individual risk).
 
     python benchmarks/sdcmicro_households.py --sdcmicro-src DIR [--build-dir DIR]
 

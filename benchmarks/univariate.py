@@ -30,8 +30,8 @@ def timed(fn, *a, **kw):
 def main(quick: bool = False) -> None:
     import microagg1d
 
+    from microagg.labels import sse
     from microagg.methods import run
-    from microagg.partition import sse
 
     sizes = [10**5] if quick else [10**6, 10**7]
     # warm up JIT compilation of every contender on small data

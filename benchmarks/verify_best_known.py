@@ -20,7 +20,7 @@ import numpy as np
 
 import microagg
 from microagg.columns import zscores
-from microagg.partition import sst as total_sum_of_squares
+from microagg.labels import sst as total_sum_of_squares
 
 STORE = Path(__file__).resolve().parent / "best_known"
 REL_TOL = 1e-9

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from microagg import read_limits
 from microagg.errors import InputError
+from microagg.io.file_table import Meta, Table
 from microagg.io.formats import all_formats
-from microagg.io.table import Meta, Table
-from microagg.io.typed import is_missing, is_numeric
+from microagg.io.typed_frames import is_missing, is_numeric
 
 __all__ = ["CsvDialect", "CsvMeta", "read", "csv_bytes"]
 

@@ -26,11 +26,11 @@ import microagg
 from microagg.app import (
     column_profile,
     figures,
-    inputs,
+    input_data,
     is_loopback,
     private,
     protect_worker,
-    runs,
+    run_handle,
     runspec,
     security,
 )
@@ -271,11 +271,11 @@ def test_weights_text_and_one_line_errors():
 
 
 def test_output_format_follows_the_input():
-    assert inputs.output_suffix("a.parquet") == ".parquet"
-    assert inputs.output_suffix("a.CSV") == ".csv"
-    assert inputs.output_suffix("a.csv.gz") == ".csv.gz"
-    assert inputs.output_suffix("b.sas7bdat") == ".xpt"
-    assert inputs.output_suffix("c.unknown") == ".csv"
+    assert input_data.output_suffix("a.parquet") == ".parquet"
+    assert input_data.output_suffix("a.CSV") == ".csv"
+    assert input_data.output_suffix("a.csv.gz") == ".csv.gz"
+    assert input_data.output_suffix("b.sas7bdat") == ".xpt"
+    assert input_data.output_suffix("c.unknown") == ".csv"
     spec = runspec.RunSpec.of("x", "survey.csv.gz", k=3, method="mdav", columns=["a"])
     assert spec.output_name() == "survey-mdav-k3.csv.gz"
 
@@ -291,14 +291,14 @@ def test_export_keeps_the_input_format(tmp_path, suffix):
         df.to_excel(src, index=False)
     else:
         pytest.importorskip("pyreadstat").write_sav(df, str(src))
-    frame = inputs.read_input(src)
+    frame = input_data.read_input(src)
     qi = list(frame.columns[:3])
     spec = runspec.RunSpec.of(str(src), src.name, k=3, method="mdav", columns=qi)
     assert spec.output_name() == f"firms-mdav-k3{suffix}"
     res, _ = protect_worker.publish_run(spec, tmp_path / "app", 1)
     out = protect_worker.published_path(tmp_path / "app", 1, spec)
     assert out.name == spec.output_name() and out.with_name(out.name + ".manifest.json").is_file()
-    back = inputs.read_input(out)
+    back = input_data.read_input(out)
     np.testing.assert_allclose(
         back[qi].to_numpy(np.float64), res.data[qi].to_numpy(np.float64), rtol=1e-9
     )
@@ -311,7 +311,7 @@ def test_run_handle_runs_and_cancels(tmp_path):
     df = microagg.datasets.load("census")
     df.to_csv(src, index=False)
     spec = runspec.RunSpec.of(str(src), "d.csv", k=3, method="mdav", columns=list(df.columns))
-    handle = runs.RunHandle(spec, tmp_path, 1)
+    handle = run_handle.RunHandle(spec, tmp_path, 1)
     while handle.poll() == "running":
         time.sleep(0.1)
     assert handle.state == "done", handle.error
@@ -322,7 +322,7 @@ def test_run_handle_runs_and_cancels(tmp_path):
     assert handle.figures["warnings"] == []
     constant = tmp_path / "c.csv"
     df.assign(C=7).to_csv(constant, index=False)
-    warned = runs.RunHandle(
+    warned = run_handle.RunHandle(
         runspec.RunSpec.of(str(constant), "c.csv", k=3, method="mdav", columns=["AGI", "C"]),
         tmp_path,
         4,
@@ -330,13 +330,13 @@ def test_run_handle_runs_and_cancels(tmp_path):
     while warned.poll() == "running":
         time.sleep(0.1)
     assert any("constant" in w for w in warned.figures["warnings"]), warned.figures["warnings"]
-    bad = runs.RunHandle(
+    bad = run_handle.RunHandle(
         runspec.RunSpec.of(str(src), "d.csv", k=5000, method="mdav", columns=["AGI"]), tmp_path, 2
     )
     while bad.poll() == "running":
         time.sleep(0.1)
     assert bad.state == "error" and "\n" not in bad.error and "k" in bad.error
-    auto = runs.RunHandle(
+    auto = run_handle.RunHandle(
         runspec.RunSpec.of(
             str(src), "d.csv", k=3, method="auto", columns=list(df.columns), time_limit=3
         ),
@@ -350,7 +350,7 @@ def test_run_handle_runs_and_cancels(tmp_path):
     assert min(row["il"] for row in portfolio if row.get("status") == "ok") == pytest.approx(
         figures.headline(auto.figures), rel=1e-9
     )
-    slow = runs.RunHandle(
+    slow = run_handle.RunHandle(
         runspec.RunSpec.of(
             str(src), "d.csv", k=3, method="colgen", columns=list(df.columns), time_limit=600
         ),

@@ -56,7 +56,7 @@ def test_every_run_option_with_a_flag_has_a_control_of_its_kind():
 
 @pytest.mark.parametrize("c", ALL, ids=_ids)
 def test_every_control_renders_with_its_help_and_parses_its_start_back_to_the_default(c):
-    from microagg.app.tabs.protect import control_ui
+    from microagg.app.tabs.protect_tab import control_ui
 
     page = str(control_ui(c))
     assert f'id="{c.input_id}"' in page and html.escape(c.help, quote=False) in page
@@ -224,12 +224,12 @@ def test_a_new_run_option_appears_in_the_app_with_no_edit_of_it(monkeypatch):
     RUN_OPTIONS, each gets its control on the page, its value back from the page, its place in the
     run and in the reproduce command."""
     from microagg.app import runspec
-    from microagg.app.tabs import protect
+    from microagg.app.tabs import protect_tab
 
     table = [*run_options.RUN_OPTIONS, *NEW]
     monkeypatch.setattr(run_options, "RUN_OPTIONS", table)
-    monkeypatch.setattr(run_options.table, "RUN_OPTIONS", table)
-    monkeypatch.setattr(run_options.table, "DECLARED", {p.name: p for p in table})
+    monkeypatch.setattr(run_options.run_options, "RUN_OPTIONS", table)
+    monkeypatch.setattr(run_options.run_options, "DECLARED", {p.name: p for p in table})
     # a run option without its generated field in Run yet runs: its value is in Run.added
     made = {c.param.name: c for c in controls.option_controls(COLUMNS)}
     assert [made[p.name].widget for p in NEW] == [
@@ -239,7 +239,7 @@ def test_a_new_run_option_appears_in_the_app_with_no_edit_of_it(monkeypatch):
         "columns",
         "column",
     ]
-    page = str(protect.protect_ui("protect"))
+    page = str(protect_tab.protect_ui("protect"))
     for p in NEW[:3]:  # the ones that do not need the data are on the page from the start
         assert f'id="protect-{p.name}"' in page and p.doc in page
     sent = {

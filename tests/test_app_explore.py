@@ -20,7 +20,7 @@ import pytest
 
 import microagg
 from microagg import cli, explore
-from microagg.app import explore_runs, protect_worker, run_events, runs, runspec
+from microagg.app import explore_runs, protect_worker, run_events, run_handle, runspec
 
 EVIL_SCRIPT = "<script>window.__pwned=1</script>"
 EVIL_ATTRIBUTE = '"onmouseover=window.__pwned=2 x="'
@@ -342,7 +342,7 @@ def test_an_exploration_runs_in_its_own_process_cancels_and_dies_with_the_app(tm
     df.to_csv(src, index=False)
     run = runspec.RunSpec.of(str(src), "census.csv", k=3, columns=list(df.columns))
     spec = explore_runs.explore_spec(run, "3,10", ["mdav"], 30, explore.DEFAULT_RISK)
-    handle = runs.RunHandle(spec, tmp_path, 1, job="explore")
+    handle = run_handle.RunHandle(spec, tmp_path, 1, job="explore")
     while handle.poll() == "running":
         time.sleep(0.1)
     assert handle.state == "done", handle.error
@@ -354,7 +354,7 @@ def test_an_exploration_runs_in_its_own_process_cancels_and_dies_with_the_app(tm
     np.testing.assert_array_equal(
         exploration.runs[0].labels, microagg.microaggregate(df, k=3).labels
     )
-    slow = runs.RunHandle(
+    slow = run_handle.RunHandle(
         explore_runs.explore_spec(run, "3,4,5", ["colgen"], 600, explore.DEFAULT_RISK),
         tmp_path,
         2,
@@ -370,10 +370,10 @@ def test_an_exploration_runs_in_its_own_process_cancels_and_dies_with_the_app(tm
     assert slow.state == "cancelled" and not slow.process.is_alive()
     script = (
         "import time\n"
-        "from microagg.app import explore_runs, runs, runspec\n"
+        "from microagg.app import explore_runs, run_handle, runspec\n"
         f"run = runspec.RunSpec.of({str(src)!r}, 'census.csv', k=3, columns={list(df.columns)!r})\n"
         "spec = explore_runs.explore_spec(run, '3,4,5', ['colgen'], 600, 'record_linkage_dbrl')\n"
-        f"h = runs.RunHandle(spec, {str(tmp_path)!r}, 3, job='explore')\n"
+        f"h = run_handle.RunHandle(spec, {str(tmp_path)!r}, 3, job='explore')\n"
         "print(h.process.pid, flush=True)\n"
         "time.sleep(600)\n"
     )

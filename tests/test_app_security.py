@@ -35,10 +35,10 @@ from test_app import running_app
 import microagg
 from microagg.app import (
     figures,
-    inputs,
+    input_data,
     private,
     protect_worker,
-    runs,
+    run_handle,
     runspec,
     security,
     websocket,
@@ -384,7 +384,7 @@ def _through(messages, file_inputs=("upload",)):
     ]
     incoming.append({"type": "websocket.disconnect", "code": 1000})
     sent = _run(
-        websocket.ShinyMessages(shiny, file_inputs, inputs.read_suffixes()),
+        websocket.ShinyMessages(shiny, file_inputs, input_data.read_suffixes()),
         _scope("websocket", path="/websocket/"),
         incoming,
     )
@@ -519,10 +519,10 @@ def test_the_pages_own_messages_pass_unchanged():
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=400))
 def test_safe_file_names(name):
-    safe = websocket.safe_file_name(name, inputs.read_suffixes())
+    safe = websocket.safe_file_name(name, input_data.read_suffixes())
     assert safe and len(safe.encode()) <= 100 and safe == Path(safe).name
     assert not safe.startswith(("-", ".")) and not any(ch in safe for ch in '\x00/\\:*?"<>|')
-    assert safe.isprintable() and websocket.safe_file_name(safe, inputs.read_suffixes()) == safe
+    assert safe.isprintable() and websocket.safe_file_name(safe, input_data.read_suffixes()) == safe
 
 
 # ---------------------------------------------------------------------------- a real server
@@ -1011,9 +1011,9 @@ def test_a_run_process_dies_with_its_parent_at_any_moment(tmp_path, delay):
     parent.wait()
     assert _wait_gone([child]) == []
     run = (
-        "import time, microagg\nfrom microagg.app import runs, runspec\ncolumns ="
+        "import time, microagg\nfrom microagg.app import run_handle, runspec\ncolumns ="
         " list(microagg.datasets.load('census').columns)\nspec = runspec.RunSpec.of('', 'census',"
-        " 3, 'colgen', columns, dataset='census', time_limit=600)\nh = runs.RunHandle(spec,"
+        " 3, 'colgen', columns, dataset='census', time_limit=600)\nh = run_handle.RunHandle(spec,"
         f" {str(tmp_path)!r}, 1)\nprint(h.process.pid, flush=True)\ntime.sleep(600)\n"
     )
     parent = subprocess.Popen(
@@ -1105,7 +1105,7 @@ def test_wide_data_measures_and_report_use_a_capped_set_of_columns(tmp_path):
     df = pd.DataFrame(rng.normal(size=(40, d)), columns=[f"v{i}" for i in range(d)])
     src = tmp_path / "wide.csv"
     df.to_csv(src, index=False)
-    handle = runs.RunHandle(
+    handle = run_handle.RunHandle(
         runspec.RunSpec.of(str(src), "wide.csv", k=3, method="mdav", columns=list(df.columns)),
         tmp_path,
         1,

@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import microagg
-from microagg import methods, partition
+from microagg import labels as label_stats
+from microagg import methods
 from microagg.methods.auto import DEFAULT_PORTFOLIO
 
 
@@ -56,8 +57,8 @@ def test_auto_never_worse_than_its_best_member(seed, n, d, k):
         row = next(r for r in rows if r["method"] == name)
         assert row["sse"] == pytest.approx(alone.sse, rel=1e-9, abs=1e-9)
         assert res.sse <= alone.sse + 1e-9 * max(1.0, alone.sse)
-    partition.check_partition(res.labels, n, k)
-    assert res.sse == pytest.approx(partition.sse(Z, res.labels), rel=1e-9, abs=1e-9)
+    label_stats.check_partition(res.labels, n, k)
+    assert res.sse == pytest.approx(label_stats.sse(Z, res.labels), rel=1e-9, abs=1e-9)
 
 
 def test_auto_default_portfolio_on_census_beats_mdav_and_reports_members():
@@ -124,7 +125,7 @@ def test_auto_runs_column_generation_beside_the_sequence(budget):
         assert len(lane) == 1
     assert res.sse <= min(r["sse"] for r in rows if r["status"] == "ok") + 1e-9
     assert res.lower_bound is not None and res.lower_bound <= res.sse * (1 + 1e-9)
-    partition.check_partition(res.labels, len(X), 3)
+    label_stats.check_partition(res.labels, len(X), 3)
     assert not any(t.name == "microagg-auto-colgen" for t in threading.enumerate())
     seq = microagg.microaggregate(X, k=3, method="auto", seed=2, time_limit=budget, parallel=False)
     assert all("lane" not in r for r in seq.extras["portfolio"])
@@ -140,7 +141,7 @@ def test_auto_polishes_column_generations_partitions_beside_it():
     if res.gap is None or res.gap > 1e-7:  # a proven optimum needs no polishing
         assert rows["icsm"]["polished_colgen"] >= 1
     assert res.sse <= rows["colgen"]["sse"] * (1 + 1e-12)
-    partition.check_partition(res.labels, len(X), 3)
+    label_stats.check_partition(res.labels, len(X), 3)
 
 
 def test_auto_runs_a_second_local_search_beside_at_small_budgets():
@@ -155,7 +156,7 @@ def test_auto_runs_a_second_local_search_beside_at_small_budgets():
     rows = {r["method"]: r for r in res.extras["portfolio"]}
     assert rows["icsm"]["beside_from"] == SECOND_START
     assert res.sse <= min(r["sse"] for r in res.extras["portfolio"] if r["status"] == "ok") + 1e-9
-    partition.check_partition(res.labels, len(X), 4)
+    label_stats.check_partition(res.labels, len(X), 4)
     assert not any(t.name.startswith("microagg-auto-") for t in threading.enumerate())
     seq = microagg.microaggregate(X, k=4, method="auto", seed=2, time_limit=1, parallel=False)
     assert "beside_from" not in next(r for r in seq.extras["portfolio"] if r["method"] == "icsm")
@@ -305,11 +306,11 @@ def test_auto_continues_from_a_given_partition():
     rows = {r["method"]: r for r in res.extras["portfolio"]}
     assert rows["init"]["status"] == "ok" and rows["init"]["sse"] == pytest.approx(start_sse)
     assert res.sse <= start_sse * (1 + 1e-12)
-    partition.check_partition(res.labels, len(X), 3)
+    label_stats.check_partition(res.labels, len(X), 3)
     broken = np.arange(len(X)) % 50  # groups of 2 and 3: not a partition for k = 3
     with pytest.warns(UserWarning, match="30 group.s. with fewer than k = 3 records"):
         res = microagg.microaggregate(X, k=3, method="auto", seed=0, work=20_000, init=broken)
-    partition.check_partition(res.labels, len(X), 3)
+    label_stats.check_partition(res.labels, len(X), 3)
     assert "repaired" in next(r for r in res.extras["portfolio"] if r["method"] == "init")["status"]
     with pytest.raises(microagg.ParameterError, match="not a method"):
         microagg.microaggregate(X, k=3, method="auto", init="mdav")

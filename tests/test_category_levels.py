@@ -14,9 +14,9 @@ import microagg
 from microagg import onehot
 from microagg.embedding import embed
 from microagg.errors import InputError
-from microagg.kernels.mdav import mdav_kernel
+from microagg.kernels.mdav_labels import mdav_kernel
 from microagg.kernels.mdav_onehot import mdav_onehot_kernel
-from microagg.partition import group_sums, sse, sst
+from microagg.labels import group_sums, sse, sst
 
 KINDS = {"x": "continuous", "c": "nominal", "y": "continuous", "o": "ordinal", "d": "nominal"}
 

@@ -18,12 +18,12 @@ from hypothesis import strategies as st
 import microagg
 from microagg.deadline import Deadline
 from microagg.kernels import kdtree
-from microagg.kernels.mdav import split_oversized
+from microagg.kernels.mdav_labels import split_oversized
 from microagg.kernels.pricing import _smallest, enumeration_pricing, greedy_pricing
 from microagg.kernels.pricing_bnb import bnb_pricing
+from microagg.labels import check_partition, sse
 from microagg.methods import run
 from microagg.methods.colgen import knn_sums
-from microagg.partition import check_partition, sse
 
 
 def brute_force_optimum(X: np.ndarray, k: int) -> float:

@@ -62,7 +62,7 @@ def test_bound_never_above_the_optimum(seed, k, n, random_duals, with_cuts):
 def test_records_outside_pay_at_least_their_plain_share(seed, k, n):
     """The records outside R are bounded over the clusters that avoid R only: their term is at
     least the plain bound's Σ_{i∉R} min(ρ_i, 0), ρ over every cluster."""
-    from microagg.methods.colgen.pricing import Pricer
+    from microagg.methods.colgen.column_pricing import Pricer
 
     X = _instance(seed, n, k)
     pi = _knn_duals(X, k) * np.random.default_rng(seed).uniform(0.8, 1.6, n)

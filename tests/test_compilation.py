@@ -138,7 +138,7 @@ def test_one_numba_switch():
     from microagg.kernels import jit
 
     assert jit.CACHE and jit.NOGIL and not jit.FASTMATH
-    from microagg.kernels.mdav import mdav_brute_kernel
+    from microagg.kernels.mdav_labels import mdav_brute_kernel
 
     assert (
         mdav_brute_kernel.targetoptions["nogil"]
@@ -218,7 +218,7 @@ def test_mf_tsp_refuses_a_matrix_beyond_memory(monkeypatch):
         microagg.microaggregate(np.random.default_rng(0).normal(size=(60, 2)), k=3, method="mf-tsp")
 
 
-#: the parallel kernels: MDAV's passes split over idle cores (``kernels.mdav.split_for``)
+#: the parallel kernels: MDAV's passes split over idle cores (``kernels.mdav_labels.split_for``)
 SPLIT_KERNELS = {
     "mdav_tree._take_two_groups",
     "mdav_split._distances_select_threads",

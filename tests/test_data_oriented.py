@@ -11,11 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import microagg
-from microagg.kernels.genetic import _repair, _string_sse
+from microagg.kernels.genetic_strings import _repair, _string_sse
 from microagg.kernels.ward import ward_adjacent_1d, ward_nn_chain
+from microagg.labels import check_partition, group_sizes, sse
 from microagg.measures import information_loss
 from microagg.methods.kward import _end_groups
-from microagg.partition import check_partition, group_sizes, sse
 
 registry = importlib.import_module("microagg.methods")
 

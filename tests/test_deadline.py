@@ -155,7 +155,7 @@ def test_a_limit_beyond_any_run_is_no_limit():
     """issue 57: ``--time-limit 1e300`` ran auto's improve forever where ``inf`` ends; the docs
     say both mean no limit."""
     from microagg.deadline import BEYOND_ANY_RUN
-    from microagg.options.table import option
+    from microagg.options.run_options import option
 
     param = option("time_limit")
     for beyond in (BEYOND_ANY_RUN, 1e300, float("inf")):

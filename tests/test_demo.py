@@ -8,22 +8,24 @@ import re
 import pytest
 
 import microagg
-from microagg import demo
+from microagg import demo_runs
 
 
 def _graph():
-    return demo.demo_tasks(microagg.methods())
+    return demo_runs.demo_tasks(microagg.methods())
 
 
 def test_every_method_runs_in_exactly_one_task():
     tasks, needs = _graph()
     listed = [
-        m for t, methods in tasks.items() if t not in demo._DEMO_COMPILE_TASKS for m in methods
+        m for t, methods in tasks.items() if t not in demo_runs._DEMO_COMPILE_TASKS for m in methods
     ]
     assert sorted(listed) == sorted(microagg.methods())
-    assert set(demo._DEMO_COMPILE_TASKS) <= set(tasks)  # their methods are all registered
+    assert set(demo_runs._DEMO_COMPILE_TASKS) <= set(tasks)  # their methods are all registered
     assert set(needs) == set(tasks)
-    assert all(m in microagg.methods() and t in tasks for m, t in demo._DEMO_TASK_OF_METHOD.items())
+    assert all(
+        m in microagg.methods() and t in tasks for m, t in demo_runs._DEMO_TASK_OF_METHOD.items()
+    )
     assert "vmdav" in tasks["column generation"]  # which compiles V-MDAV's kernel for its start
 
 
@@ -43,7 +45,7 @@ def test_task_waits_have_no_cycle_and_name_known_tasks():
 
     task_of = {m: t for t, methods in tasks.items() for m in methods}
     members = {*DEFAULT_PORTFOLIO, *LOCAL_SEARCHES, SECOND_START, "colgen"}
-    assert needs["portfolio"] == {task_of[m] for m in members} | set(demo._DEMO_COMPILE_TASKS)
+    assert needs["portfolio"] == {task_of[m] for m in members} | set(demo_runs._DEMO_COMPILE_TASKS)
     assert "univariate" not in needs["portfolio"]
     assert not needs["local-search"]  # the longest task starts at once
 
@@ -57,9 +59,9 @@ def test_tasks_run_once_each_after_what_they_wait_for():
         order.append(task)
         return [(m, task) for m in methods]
 
-    rows = demo.run_demo_tasks(tasks, needs, run, workers=1)
+    rows = demo_runs.run_demo_tasks(tasks, needs, run, workers=1)
     assert sorted(order) == sorted(tasks)
-    shown = [r[0] for r in rows if r[1] not in demo._DEMO_COMPILE_TASKS]
+    shown = [r[0] for r in rows if r[1] not in demo_runs._DEMO_COMPILE_TASKS]
     assert sorted(shown) == sorted(microagg.methods())
     assert order[0] == "local-search"  # the heaviest first
     assert order[-1] == "portfolio"  # it waits for every other
@@ -87,7 +89,7 @@ def test_demo_tells_each_method_and_its_compilation_on_a_plain_stderr(capsys):
     import queue
 
     events = queue.SimpleQueue()
-    with demo._progress_display(["mdav", "icsm"], events):
+    with demo_runs._progress_display(["mdav", "icsm"], events):
         for event in [
             ("start", "mdav", None),
             ("compiling", "mdav", None),
@@ -126,7 +128,7 @@ def test_a_compile_task_shows_no_row_and_compiles_what_colgen_then_calls():
 
     tasks, needs = _graph()
     assert not needs["exact pricing"]  # it loads no other task's kernels: it starts at once
-    assert demo._demo_task("exact pricing", tasks["exact pricing"], "census", 3, None) == []
+    assert demo_runs._demo_task("exact pricing", tasks["exact pricing"], "census", 3, None) == []
     ahead = [pricing_bnb.bnb_pricing, colgen_rounding.separate_subset_rows]
     assert all(len(kernel.signatures) == 1 for kernel in ahead)
     data = datasets.load("census")[datasets.benchmark_columns("census")].head(45)

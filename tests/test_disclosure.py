@@ -701,7 +701,7 @@ def test_audit_collects_every_measure():
     assert risk["key_records_below_k"] == D.key_frequencies(out, keys, 3).records_below_k
     ir = D.individual_risk(out, ["urbrur", "roof", "sex"], "sampling_weight")
     assert risk["reidentification_expected"] == ir.expected_reidentifications
-    from microagg.measures.risk.households import hierarchical_risk, household_codes
+    from microagg.measures.risk.household_risk import hierarchical_risk, household_codes
 
     homes = household_codes(out, ["ori_hid"])
     assert risk["household_risk_expected"] == hierarchical_risk(ir.risk, homes).sum()

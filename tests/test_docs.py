@@ -18,7 +18,7 @@ PUBLIC_MODULES = [
     "microagg.explore",
     "microagg.sklearn",
     "microagg.frames",
-    "microagg.typed",
+    "microagg.public_types",
 ]
 
 

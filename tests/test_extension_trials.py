@@ -81,7 +81,7 @@ KINDS = {
         lambda name: options.register(Param(name, "float", None, "a stand-in", nullable=True)),
         options.unregister,
         "already declared",
-        lambda: options.table.DECLARED,
+        lambda: options.run_options.DECLARED,
     ),
     "measure": (
         "values_changed",

@@ -212,9 +212,7 @@ def test_a_file_not_k_anonymous_by_households_is_refused_and_nothing_written(tmp
         sizes = np.bincount(codes)
         labels = np.where(sizes[codes] >= 2, codes, -1)
         labels[labels < 0] = codes.max() + 1
-        return grouping.Partitioned(
-            microagg.partition.relabel(labels), None, {}, None, strata, None
-        )
+        return grouping.Grouped(microagg.labels.relabel(labels), None, {}, None, strata, None)
 
     monkeypatch.setattr(grouping, "_household_partition", one_household_per_group)
     with pytest.raises(InputError, match="not k-anonymous by households"):
@@ -254,7 +252,7 @@ PARITY = json.loads((HARNESS.RESULTS / "sdcmicro_households.json").read_text())
 @pytest.mark.parametrize("case", PARITY["cases"], ids=lambda c: c["name"])
 def test_household_risk_equals_sdcmicro_measure_risk_with_hid(case):
     from microagg.measures.risk import individual_risk
-    from microagg.measures.risk.households import hierarchical_risk, household_codes
+    from microagg.measures.risk.household_risk import hierarchical_risk, household_codes
 
     spec = next(c for c in HARNESS.CASES if c["name"] == case["name"])
     df = HARNESS.case_data(spec)
@@ -324,7 +322,7 @@ def test_fewer_households_than_k_is_one_error_line():
     k=st.integers(1, 4),
 )
 def test_households_sharing_counts_a_missing_qi_or_key_as_any_value(data, k):
-    from microagg.measures.risk.households import household_codes, households_sharing
+    from microagg.measures.risk.household_risk import household_codes, households_sharing
 
     frame = pd.DataFrame(data, columns=["hid", "stratum", "qi", "key"]).astype(
         {"qi": "float64", "key": "float64"}

@@ -10,14 +10,14 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import microagg
-from microagg.kernels.icsm import complex_heuristic, simple_heuristic
+from microagg.kernels.icsm_moves import complex_heuristic, simple_heuristic
 from microagg.kernels.segments import optimal_cyclic_labels
 from microagg.kernels.tours import npn_tour
+from microagg.labels import check_partition, group_sizes, relabel, sse
 from microagg.measures import information_loss
 from microagg.methods import run
 from microagg.methods.icsm import GroupPool, icsm_search, perturb
 from microagg.methods.tour import regroup
-from microagg.partition import check_partition, group_sizes, relabel, sse
 
 
 def _standardise(X):

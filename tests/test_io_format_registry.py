@@ -20,7 +20,7 @@ from microagg import io, read_limits
 from microagg.cli import build_parser, main
 from microagg.errors import InputError
 from microagg.io.formats import Format
-from microagg.io.typed import typed_table
+from microagg.io.typed_frames import typed_table
 
 KIND = "trial JSON lines"
 
@@ -162,7 +162,7 @@ def test_its_first_bytes_name_it_under_another_suffix(tmp_path, jsonl):
 
 
 def test_the_command_line_and_the_app_list_a_registered_format(jsonl):
-    from microagg.app import inputs
+    from microagg.app import input_data as inputs
 
     assert "trial JSON lines (.trialjsonl)" in io.supported_text()
     assert "trial JSON lines" in " ".join(build_parser().format_help().split())

@@ -8,9 +8,9 @@ from conftest import brute_force_optimum
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from microagg.labels import group_sizes, relabel, sse
 from microagg.methods import run
 from microagg.methods.lsearch import neighbourhood_search
-from microagg.partition import group_sizes, relabel, sse
 
 
 def _standardise(X):
@@ -170,7 +170,7 @@ def test_bad_init_rejected():
 
 
 def test_partitioned_mode_searches_across_blocks(monkeypatch):
-    import microagg.partitioned as scale
+    import microagg.blocks as scale
 
     rng = np.random.default_rng(6)
     X = _standardise(
@@ -192,7 +192,7 @@ def test_lsearch_stops_while_building_its_neighbour_graph(monkeypatch):
     that ends during it returns the start partition, valid, saying it stopped at the deadline; the
     graph built in slices is the one built at once."""
     import microagg.methods.lsearch as ls
-    from microagg.kernels.mdav import mdav_labels
+    from microagg.kernels.mdav_labels import mdav_labels
 
     X = np.random.default_rng(4).normal(size=(900, 3))
     whole = ls._record_knn(X, ls.RECORD_NEIGHBOURS)

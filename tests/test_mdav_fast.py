@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 
 import microagg
 from microagg.kernels import kdtree
-from microagg.kernels.mdav import mdav_kernel, mdav_labels, mdav_numpy, vmdav_kernel
 from microagg.kernels.mdav_brute import mdav_brute_kernel
+from microagg.kernels.mdav_labels import mdav_kernel, mdav_labels, mdav_numpy, vmdav_kernel
 from microagg.kernels.mdav_tree import (
     SWITCH_ALWAYS,
     SWITCH_MEASURED,
@@ -17,7 +17,7 @@ from microagg.kernels.mdav_tree import (
     mdav_tree_kernel,
     vmdav_tree_kernel,
 )
-from microagg.partition import check_partition
+from microagg.labels import check_partition
 
 
 def _data(seed, n, d, kind):
@@ -179,7 +179,7 @@ def test_kernels_from_concurrent_threads():
 def test_planned_size_picks_the_kernel(monkeypatch):
     """mdav_labels picks brute force below BRUTE_MAX_N records, the tree above; inside
     ``jit.planning(n)`` (the warm-up of a run on n records) it picks as for n records."""
-    import microagg.kernels.mdav as kmdav
+    import microagg.kernels.mdav_labels as kmdav
     from microagg.kernels.jit import planning
 
     called = []
@@ -219,7 +219,7 @@ def test_planned_size_picks_the_kernel(monkeypatch):
 
 
 def test_kernel_ready_reads_numba_cache():
-    import microagg.kernels.mdav as kmdav
+    import microagg.kernels.mdav_labels as kmdav
 
     X = _data(3, 30, 2, "gauss")
     kmdav.mdav_brute_kernel(X, 3, True, 0, None)
@@ -302,7 +302,7 @@ def test_threads_option_decides_the_split(monkeypatch):
     kernel (split None); threads=None asks the probe from SPLIT_MIN_N records on (planned) and
     keeps the split kernel when it grants one thread (one compiled kernel whatever the load), a
     number is taken as given; all the same labels."""
-    import microagg.kernels.mdav as kmdav
+    import microagg.kernels.mdav_labels as kmdav
     from microagg.kernels import cores
     from microagg.kernels.jit import planning
 
@@ -398,7 +398,7 @@ def test_tree_queries_match_brute_force():
 @settings(max_examples=40, deadline=None)
 @given(cases)
 def test_tree_md_equals_plain(case):
-    from microagg.kernels.maxdist import md_kernel
+    from microagg.kernels.maxdist_groups import md_kernel
 
     seed, n, d, k, kind, leaf = case
     if n < k:
@@ -417,7 +417,7 @@ def test_stopped_kernels_keep_plain_groups_then_split(case):
     """A kernel out of budget (1 cycle: one pair of groups, or one V-MDAV group) has formed the
     plain loop's first groups, leaves the rest at −1, and group_unreached makes a valid
     partition of k..2k−1-record groups over the rest."""
-    from microagg.kernels.mdav import group_unreached
+    from microagg.kernels.mdav_labels import group_unreached
 
     seed, n, d, k, kind, leaf = case
     if n < 4 * k:
@@ -451,7 +451,7 @@ def test_stopped_kernels_keep_plain_groups_then_split(case):
 def test_time_limited_methods_stop_and_say_so(monkeypatch):
     """mdav, vmdav and mdav-mhm given a time limit they cannot meet stop, group the rest, warn and
     say so in extras; with room they give the labels of a run without a limit."""
-    import microagg.kernels.mdav as kmdav
+    import microagg.kernels.mdav_labels as kmdav
     from microagg import methods
 
     X = _data(5, 4000, 4, "gauss")
@@ -538,7 +538,7 @@ def test_split_runs_on_omp_where_it_loads(chosen):
 def test_a_warm_up_keeps_the_probe_s_kernel_without_probing(monkeypatch):
     """methods.load_kernels runs MDAV on a sample for its kernels: the split kernel the probe
     would choose (split (1, ...)), and no 0.1 s probe of the cores."""
-    import microagg.kernels.mdav as kmdav
+    import microagg.kernels.mdav_labels as kmdav
     from microagg.kernels import cores
     from microagg.kernels.jit import planning, warming_up
 

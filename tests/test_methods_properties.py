@@ -1,7 +1,7 @@
 """Invariants every registered method must satisfy, enumerated from the registry.
 
 Random data with duplicated rows and ties: the pipeline's validity check passes (every record
-has a group, every group has >= k records), and the same seed gives the same partition.
+has a group, every group has >= k records), and the same seed gives the same label_stats.
 """
 
 import numpy as np
@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import microagg
-from microagg import methods, partition
+from microagg import labels as label_stats
+from microagg import methods
 
 ALL = methods.names()
 
@@ -29,7 +30,7 @@ def shape_for(info, d):
 
 
 def check_labels(info, labels, n, d, k):
-    labels = partition.check_partition(labels, n, k, info.name)
+    labels = label_stats.check_partition(labels, n, k, info.name)
     if info.per_variable:
         assert labels.shape == (n, d)
     else:

@@ -315,7 +315,8 @@ def test_the_generated_module_is_the_table_s_and_names_its_command(monkeypatch):
     """``options/generated.py`` is what ``python -m microagg.options.generate`` writes from the
     table now; a new option makes it stale, and the check says which command to run."""
     from microagg.declarations import Param
-    from microagg.options import generate, table
+    from microagg.options import generate
+    from microagg.options import run_options as table  # the run options' table
 
     assert generate.TARGET.read_text() == generate.source(), f"run `{generate.COMMAND}`"
     rounding = Param("trial_round", "float", None, "a base", low=0.0, low_open=True, nullable=True)
@@ -358,8 +359,8 @@ def test_an_unknown_keyword_is_an_unknown_option_with_the_name_meant(keyword, me
 
 
 def test_the_command_line_names_the_flag_meant():
-    from microagg.options.names import unknown_keyword_error
-    from microagg.options.table import DECLARED
+    from microagg.options.run_options import DECLARED
+    from microagg.options.unknown_names import unknown_keyword_error
 
     error = unknown_keyword_error(
         "stratta", DECLARED, "mdav", {}, {}, flag=lambda o: DECLARED[o].flags[0]

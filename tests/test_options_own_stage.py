@@ -21,7 +21,7 @@ from microagg.cli import build_parser, main
 from microagg.declarations import Param
 from microagg.errors import ParameterError
 from microagg.options import GRID_OPTIONS, register, unregister
-from microagg.options.table import DECLARED
+from microagg.options.run_options import DECLARED
 
 COLUMNS = ["age", "income"]
 

@@ -11,11 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import microagg
+from microagg.blocks import SLAB_CUT_WINDOW, _block_seed, partitioned_labels
 from microagg.cli import main
 from microagg.errors import ParameterError
+from microagg.labels import group_sizes, sse
 from microagg.outofcore import _slab_bounds, protect_out_of_core
-from microagg.partition import group_sizes, sse
-from microagg.partitioned import SLAB_CUT_WINDOW, _block_seed, partitioned_labels
 
 
 def test_out_of_core_with_strata(tmp_path):

@@ -10,7 +10,7 @@ import pytest
 from conftest import brute_force_optimum, make_data, zscores
 
 import microagg
-from microagg import partition
+from microagg import labels as label_stats
 from microagg.cli import main
 from microagg.errors import InputError, ParameterError
 
@@ -45,7 +45,7 @@ def test_array_in_array_out_and_information_loss_consistent():
 def test_standardize_false_runs_on_raw_units():
     X = np.random.default_rng(4).normal(size=(60, 2)) * [1, 1000]
     raw = microagg.microaggregate(X, k=3, standardize=False)
-    assert raw.sst == pytest.approx(partition.sst(X))
+    assert raw.sst == pytest.approx(label_stats.sst(X))
 
 
 @pytest.mark.parametrize(
@@ -112,7 +112,7 @@ def test_equal_weights_change_nothing_and_a_heavy_weight_protects_its_column():
     w[0] = 50.0
     heavy = microagg.microaggregate(df, k=3, weights=w)
     Z = zscores(df.to_numpy(float))
-    col0 = lambda lab: partition.sse(Z[:, [0]], lab)  # noqa: E731
+    col0 = lambda lab: label_stats.sse(Z[:, [0]], lab)  # noqa: E731
     assert col0(heavy.labels) < col0(plain.labels)
     assert heavy.extras["weights"][df.columns[0]] == 50.0
     assert "weighted_information_loss" in heavy.extras
@@ -165,7 +165,7 @@ def test_sample_weights_give_weighted_group_means():
     res = microagg.microaggregate(df, k=3, sample_weight="w")
     assert res.columns == ["a", "b"]  # the weight column is not a quasi-identifier
     np.testing.assert_array_equal(res.data["w"], df["w"])
-    expected = partition.aggregate(df[["a", "b"]].to_numpy(), res.labels, df["w"].to_numpy())
+    expected = label_stats.aggregate(df[["a", "b"]].to_numpy(), res.labels, df["w"].to_numpy())
     np.testing.assert_allclose(res.data[["a", "b"]].to_numpy(), expected)
     plain = microagg.microaggregate(df, k=3, columns=["a", "b"])
     np.testing.assert_array_equal(plain.labels, res.labels)  # grouping unchanged
@@ -233,8 +233,8 @@ def test_sample_weight_error_names_the_row_as_every_other_error_does(tmp_path, c
 
 
 def test_microaggregate_is_its_stages():
-    """pipeline.load -> check_params_vs_input -> prepare -> partition -> publish -> measure give
-    what microaggregate gives."""
+    """pipeline.load -> check_params_vs_input -> prepare -> group -> publish_values -> measure
+    give what microaggregate gives."""
     from microagg import pipeline
     from microagg.deadline import Deadline
     from microagg.options import validate_run
@@ -245,8 +245,8 @@ def test_microaggregate_is_its_stages():
     source = pipeline.load(df)
     roles = pipeline.check_params_vs_input(run, source)
     prepared = pipeline.prepare(source, roles, run)
-    parted = pipeline.partition(source, roles, prepared, run, Deadline(None), lambda *a: None)
-    published = pipeline.publish(source, roles, prepared, parted, run)
+    parted = pipeline.group(source, roles, prepared, run, Deadline(None), lambda *a: None)
+    published = pipeline.publish_values(source, roles, prepared, parted, run)
     audit, publication, bound = pipeline.measure(source, roles, prepared, parted, published, run)
     assert np.array_equal(parted.labels, res.labels)
     pd.testing.assert_frame_equal(published.data, res.data)
@@ -269,13 +269,13 @@ def test_the_published_values_nature_travels_with_the_published_stage():
         source = pipeline.load(df)
         roles = pipeline.check_params_vs_input(run, source)
         prepared = pipeline.prepare(source, roles, run)
-        parted = pipeline.partition(source, roles, prepared, run, Deadline(None), lambda *a: None)
+        parted = pipeline.group(source, roles, prepared, run, Deadline(None), lambda *a: None)
         stages[aggregation] = (
             source,
             roles,
             prepared,
             parted,
-            pipeline.publish(source, roles, prepared, parted, run),
+            pipeline.publish_values(source, roles, prepared, parted, run),
             run,
         )
     assert stages["mean"][4].values == pipeline.GROUP_MEANS
@@ -334,8 +334,8 @@ def test_the_file_audit_is_computed_when_first_read_on_the_data_of_the_call():
     source = pipeline.load(df.copy())
     roles = pipeline.check_params_vs_input(run, source)
     prepared = pipeline.prepare(source, roles, run)
-    parted = pipeline.partition(source, roles, prepared, run, Deadline(None), lambda *a: None)
-    published = pipeline.publish(source, roles, prepared, parted, run)
+    parted = pipeline.group(source, roles, prepared, run, Deadline(None), lambda *a: None)
+    published = pipeline.publish_values(source, roles, prepared, parted, run)
     expected = plain.audit.with_figures(pipeline.audit(source, roles, prepared, published, run))
     df.iloc[:, 0] = 0.0  # the caller edits its input and the output before reading the audit
     res.data.iloc[:, 1] = 0.0

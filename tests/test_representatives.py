@@ -214,7 +214,7 @@ def test_an_aggregation_s_own_parameter_reaches_every_door_as_its_parameter(tmp_
     through ``aggregation_params`` and its manifest's reproduce command, with no run option of
     its own; given to another aggregation, out of its range or unknown, it is one error."""
     from microagg.cli import main
-    from microagg.options.table import DECLARED
+    from microagg.options.run_options import DECLARED
 
     assert "fraction" not in DECLARED
     df = microagg.datasets.load("tarragona").head(60)

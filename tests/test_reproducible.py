@@ -55,8 +55,8 @@ def test_more_work_never_gives_a_worse_local_search_and_a_budget_is_spent_determ
 def test_partitioned_blocks_get_fixed_parts_of_the_work_whatever_their_order():
     """Blocks run side by side: each gets its records' part of the blocks' share of the work, not a
     part of what the others left, so a threaded run gives the run of a synchronous one."""
+    from microagg.blocks import ACROSS_WORK_SHARE, BlockClock
     from microagg.deadline import Deadline
-    from microagg.partitioned import ACROSS_WORK_SHARE, BlockClock
 
     clock = BlockClock(Deadline(work=1000.0), 100, workers=2, work_share=1 - ACROSS_WORK_SHARE)
     first, second = clock.start(40), clock.start(60)
@@ -88,7 +88,7 @@ def test_auto_without_bounds_is_capped_by_work_and_runs_its_members_in_turn():
 
 def test_the_demo_bounds_every_method_by_work():
     from microagg.deadline import UNITS_PER_SECOND
-    from microagg.demo import DEMO_PASSES, DEMO_SECONDS, demo_work
+    from microagg.demo_runs import DEMO_PASSES, DEMO_SECONDS, demo_work
 
     assert demo_work(1080) == min(DEMO_PASSES * 1080, DEMO_SECONDS * UNITS_PER_SECOND)
 

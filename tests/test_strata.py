@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import microagg
-from microagg import partition
+from microagg import labels as label_stats
 from microagg.errors import InputError
-from microagg.partition import check_partition
+from microagg.labels import check_partition
 
 
 def test_strata_keep_groups_inside_one_stratum():
@@ -94,7 +94,7 @@ def test_strata_keep_every_group_inside_one_merged_stratum(seed, n, k, s, method
     for j in range(labels.shape[1]):
         for g in np.unique(labels[:, j]):
             assert merged[labels[:, j] == g].nunique() == 1
-        assert partition.group_sizes(labels[:, j]).min() >= k
+        assert label_stats.group_sizes(labels[:, j]).min() >= k
     assert sum(e["records"] for e in res.extras["strata"]) == n
 
 

@@ -132,6 +132,17 @@ def numba_outside_kernels() -> list[str]:
     return out
 
 
+def shared_names() -> dict[str, list[str]]:
+    """File names held by more than one module of the package, each with its modules (issue 58:
+    one name per concept, every module's name saying what is in it). ``__init__.py`` and
+    ``__main__.py`` are a package's own files, not names."""
+    held: dict[str, list[str]] = {}
+    for name, path in _modules().items():
+        if path.stem not in ("__init__", "__main__"):
+            held.setdefault(path.name, []).append(name)
+    return {stem: sorted(names) for stem, names in sorted(held.items()) if len(names) > 1}
+
+
 @pytest.mark.parametrize("command", [["check"], ["format", "--check"]])
 def test_ruff_is_clean(command):
     """The linter and formatter configured in pyproject.toml pass on the whole repository."""
@@ -161,8 +172,15 @@ def test_every_numba_kernel_lives_under_kernels():
     assert numba_outside_kernels() == []
 
 
+def test_no_two_modules_share_a_name():
+    """No two modules of src/microagg have the same file name (issue 58): a module's name says
+    what is in it, wherever it is imported from."""
+    assert shared_names() == {}
+
+
 if __name__ == "__main__":
     print("cycles:", *cycles(import_graph()), sep="\n  ")
     print("long modules:", *long_modules(), sep="\n  ")
     print("long functions:", *sorted(long_functions(), key=lambda x: -x[1]), sep="\n  ")
     print("numba outside kernels:", *numba_outside_kernels(), sep="\n  ")
+    print("shared names:", *shared_names().items(), sep="\n  ")

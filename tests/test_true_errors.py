@@ -108,10 +108,10 @@ def test_an_upload_named_like_an_option_is_named_as_the_user_has_it_in_its_comma
     name the user's file, '-data.csv', guarded as './-data.csv' on the command line."""
     import shlex
 
-    from microagg.app import inputs, runspec, websocket
+    from microagg.app import input_data, runspec, websocket
 
-    kept = websocket.safe_file_name("-data.csv", inputs.read_suffixes())
-    shown = websocket.safe_file_name("-data.csv", inputs.read_suffixes(), options=True)
+    kept = websocket.safe_file_name("-data.csv", input_data.read_suffixes())
+    shown = websocket.safe_file_name("-data.csv", input_data.read_suffixes(), options=True)
     assert (kept, shown) == ("data.csv", "-data.csv")
     src = tmp_path / "upload-1" / kept
     src.parent.mkdir()

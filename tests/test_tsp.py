@@ -7,8 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from microagg import datasets, microaggregate, partition
-from microagg.kernels.tsp import build_paths, nearest_neighbour_path, path_length
+from microagg import datasets, microaggregate
+from microagg import labels as label_stats
+from microagg.kernels.tsp_heuristics import build_paths, nearest_neighbour_path, path_length
 from microagg.methods import run
 from microagg.methods.tsp import candidate_neighbours, greedy_groups
 
@@ -36,8 +37,8 @@ def data_and_k(draw):
 def test_valid_partition_with_ties_and_duplicates(method, case):
     X, k = case
     out = run(method, X, k, seed=1)
-    labels = partition.check_partition(out.labels, len(X), k, method)
-    sizes = partition.group_sizes(labels)
+    labels = label_stats.check_partition(out.labels, len(X), k, method)
+    sizes = label_stats.group_sizes(labels)
     assert sizes.max() <= max(2 * k - 1, 1)  # both keep groups within k..2k−1
     assert sizes.sum() == len(X)
 
@@ -56,7 +57,7 @@ def test_mf_tsp_subset_of_paths_is_seeded():
     b = run("mf-tsp", X, 4, seed=2, n_paths=30)
     np.testing.assert_array_equal(a.labels, b.labels)
     assert a.extras["paths"] == 30
-    partition.check_partition(a.labels, len(X), 4)
+    label_stats.check_partition(a.labels, len(X), 4)
 
 
 def test_paths_are_permutations_from_their_start_and_no_longer_than_nearest_neighbour():
@@ -149,10 +150,10 @@ def test_time_limit_stops_adding_paths_but_keeps_a_valid_partition():
     X = np.random.default_rng(8).normal(size=(100, 3))
     out = run("mf-tsp", X, 3, seed=0, time_limit=0.0)
     assert 1 <= out.extras["paths"] <= 16  # one batch at most, its paths cut by the cycle counter
-    partition.check_partition(out.labels, len(X), 3)
+    label_stats.check_partition(out.labels, len(X), 3)
     out = run("tsp-mhm", X, 3, seed=0, time_limit=0.0)
     assert out.extras["tours"] == 1
-    partition.check_partition(out.labels, len(X), 3)
+    label_stats.check_partition(out.labels, len(X), 3)
 
 
 def test_bad_parameters_raise_value_error():

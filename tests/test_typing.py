@@ -103,7 +103,7 @@ def test_every_option_is_documented_where_a_user_reads_it():
 
 
 def _literal_values(annotation: str) -> tuple:
-    return typing.get_args(getattr(microagg.typed, annotation))
+    return typing.get_args(getattr(microagg.public_types, annotation))
 
 
 @pytest.mark.parametrize(
@@ -116,7 +116,7 @@ def test_literal_types_list_the_declared_choices(name, alias):
 
 def test_method_params_types_every_registered_parameter():
     declared = {name for info in methods.all_methods() for name in info.params}
-    assert set(microagg.typed.MethodParams.__annotations__) == declared
+    assert set(microagg.public_types.MethodParams.__annotations__) == declared
 
 
 def _documented(doc: str) -> list[str]:
@@ -190,7 +190,7 @@ def test_pyright_is_clean_on_the_public_api(tmp_path):
         tmp_path,
         ROOT / "tests" / "typing" / "public_api.py",
         src / "__init__.py",
-        src / "typed.py",
+        src / "public_types.py",
         src / "sklearn.py",
         src / "frames.py",
     )

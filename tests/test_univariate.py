@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import microagg
-from microagg import methods, partition
+from microagg import labels as label_stats
+from microagg import methods
 from microagg.kernels.segments import optimal_cyclic_labels, optimal_path_labels
 
 
@@ -20,9 +21,9 @@ def test_univariate_optimal_equals_brute_force(values, k):
     if len(x) < k:
         return
     labels = methods.run("univariate-optimal", x[:, None], k).labels
-    labels = partition.check_partition(labels, len(x), k)
-    assert partition.group_sizes(labels).max() <= 2 * k - 1
-    assert partition.sse(x, labels) == pytest.approx(brute_force_optimum(x[:, None], k), abs=1e-9)
+    labels = label_stats.check_partition(labels, len(x), k)
+    assert label_stats.group_sizes(labels).max() <= 2 * k - 1
+    assert label_stats.sse(x, labels) == pytest.approx(brute_force_optimum(x[:, None], k), abs=1e-9)
 
 
 @given(st.integers(0, 10_000), st.integers(2, 6), st.integers(6, 300))
@@ -31,11 +32,11 @@ def test_univariate_fixed_is_fixed_size_and_never_beats_optimal(seed, k, n):
     if n < k:
         return
     x = np.random.default_rng(seed).lognormal(size=n).round(1)
-    fixed = partition.check_partition(methods.run("univariate-fixed", x[:, None], k).labels, n, k)
-    sizes = np.sort(partition.group_sizes(fixed))
+    fixed = label_stats.check_partition(methods.run("univariate-fixed", x[:, None], k).labels, n, k)
+    sizes = np.sort(label_stats.group_sizes(fixed))
     assert (sizes[:-1] == k).all() and k <= sizes[-1] <= 2 * k - 1
     opt = methods.run("univariate-optimal", x[:, None], k).labels
-    assert partition.sse(x, fixed) >= partition.sse(x, opt) - 1e-9
+    assert label_stats.sse(x, fixed) >= label_stats.sse(x, opt) - 1e-9
     # groups are intervals of the sorted values (ties may straddle a boundary)
     lo = np.array([x[fixed == g].min() for g in range(len(sizes))])
     hi = np.array([x[fixed == g].max() for g in range(len(sizes))])
@@ -76,8 +77,8 @@ def test_path_and_cyclic_cuts_are_optimal(seed, k, n, d):
     cost, labels = optimal_path_labels(X, k)
     if np.isfinite(best_path(X)):
         assert cost == pytest.approx(best_path(X), abs=1e-9)
-        assert partition.sse(X, labels) == pytest.approx(cost, abs=1e-9)
+        assert label_stats.sse(X, labels) == pytest.approx(cost, abs=1e-9)
     ccost, clabels = optimal_cyclic_labels(X, k)
     brute = min(best_path(np.roll(X, -r, axis=0)) for r in range(n))
     assert ccost == pytest.approx(brute, abs=1e-9)
-    assert partition.sse(X, clabels) == pytest.approx(ccost, abs=1e-9)
+    assert label_stats.sse(X, clabels) == pytest.approx(ccost, abs=1e-9)

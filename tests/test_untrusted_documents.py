@@ -1,6 +1,6 @@
 """What microagg reads back of its own is untrusted: forged, truncated or swapped manifests,
 explore results and labels files each give one clear line (exit 2), never a traceback, and
-nothing is written (``microagg.documents``)."""
+nothing is written (``microagg.untrusted_documents``)."""
 
 from __future__ import annotations
 
@@ -215,10 +215,10 @@ def test_a_manifest_nested_deep_or_too_large_is_one_line(explored, tmp_path, cli
     _refused(
         cli, tmp_path, "evaluate", tmp_path / "data.csv", tmp_path / "out.csv", words=["manifest"]
     )
-    from microagg import documents
+    from microagg import untrusted_documents
 
     _copy(explored, tmp_path)
-    monkeypatch.setattr(documents, "MAX_DOCUMENT_BYTES", 100)
+    monkeypatch.setattr(untrusted_documents, "MAX_DOCUMENT_BYTES", 100)
     _refused(
         cli, tmp_path, "evaluate", tmp_path / "data.csv", tmp_path / "out.csv", words=["bytes"]
     )

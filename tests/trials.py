@@ -23,7 +23,7 @@ def registries() -> dict[str, object]:
     registry not filled yet is read empty."""
     from microagg import embedding, methods, representatives, whitening
     from microagg.measures import registry
-    from microagg.options import table
+    from microagg.options import run_options as table
 
     formats = importlib.import_module("microagg.io.formats")  # microagg.io.formats: a function
 

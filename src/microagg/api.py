@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 from . import pipeline
 from .deadline import TIME_CUT_NOTE, Deadline
+from .labels import group_sizes
 from .options import call_options, validate_run
-from .partition import group_sizes
 from .progress import channel
 from .result import Portfolio, Result, Weights
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from .options.generated import MicroaggregateOptions
-    from .typed import Columns, DataInput
+    from .public_types import Columns, DataInput
 
 __all__ = ["Result", "microaggregate"]
 
@@ -110,14 +110,12 @@ def _microaggregate(data, options: dict, params: dict) -> Result:
     roles = pipeline.check_params_vs_input(run, source)
     prepared = pipeline.prepare(source, roles, run)
     with channel(run.progress, run.time_limit, f"microagg {run.method}") as report:
-        partitioned = pipeline.partition(source, roles, prepared, run, deadline, report)
-    partitioned = pipeline.cover_missing(prepared, partitioned, roles)
-    partitioned = pipeline.partitioned_stages(source, roles, prepared, partitioned, run)
-    published = pipeline.publish(source, roles, prepared, partitioned, run)
-    audit, publication, bound = pipeline.measure(
-        source, roles, prepared, partitioned, published, run
-    )
-    audit = pipeline.note_missing(audit, prepared, partitioned, roles)
+        grouped = pipeline.group(source, roles, prepared, run, deadline, report)
+    grouped = pipeline.cover_missing(prepared, grouped, roles)
+    grouped = pipeline.grouped_stages(source, roles, prepared, grouped, run)
+    published = pipeline.publish_values(source, roles, prepared, grouped, run)
+    audit, publication, bound = pipeline.measure(source, roles, prepared, grouped, published, run)
+    audit = pipeline.note_missing(audit, prepared, grouped, roles)
     if (
         deadline.time_cut
     ):  # the clock, not the work done, ended the run: another load gives another file
@@ -139,7 +137,7 @@ def _microaggregate(data, options: dict, params: dict) -> Result:
         run,
         roles,
         prepared,
-        partitioned,
+        grouped,
         published,
         (audit, publication, bound, pending),
         deadline,
@@ -148,13 +146,11 @@ def _microaggregate(data, options: dict, params: dict) -> Result:
     )
 
 
-def _result(
-    run, roles, prepared, partitioned, published, measured, deadline, seconds, order
-) -> Result:
+def _result(run, roles, prepared, grouped, published, measured, deadline, seconds, order) -> Result:
     """The Result: the published data (in the published order), the partition, the figures and
     the facts of every stage."""
     audit, publication, bound, pending = measured
-    labels = partitioned.labels
+    labels = grouped.labels
     sizes = (
         [group_sizes(labels[:, j]) for j in range(labels.shape[1])]
         if labels.ndim == 2
@@ -182,8 +178,8 @@ def _result(
         standardized=prepared.Z,
         audit=audit,
         bound=bound,
-        strata=partitioned.strata,
-        portfolio=Portfolio.of(partitioned.method_facts),
+        strata=grouped.strata,
+        portfolio=Portfolio.of(grouped.method_facts),
         weights=Weights(
             (
                 None
@@ -193,7 +189,7 @@ def _result(
             sample_weight,
         ),
         publication=publication,
-        method_facts=partitioned.method_facts,
+        method_facts=grouped.method_facts,
         changed_columns=published.changed,
         shuffled=order is not None,
         audit_roles=pipeline.audit_roles(roles, run),

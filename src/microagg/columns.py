@@ -31,7 +31,7 @@ from .column_rules import (  # noqa: F401  (importable from here: the app and th
     not_a_default_qi,
 )
 from .errors import InputError, RolesWarning, option_term, shown
-from .partition import check_k  # noqa: F401  (importable from here: the app uses it)
+from .labels import check_k  # noqa: F401  (importable from here: the app uses it)
 from .standardize import (
     Standardizer,
     principal_axes,

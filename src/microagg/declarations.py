@@ -58,10 +58,10 @@ def _choices_of(kind: str) -> list:
 #: the pipeline's points where a run option's own ``stage`` can act, and what it is given and
 #: returns there: "published": ``pipeline.PublishedValues`` (each continuous QI's published values
 #: in original units, and their nature in words, which the audit reads), before they are written,
-#: suppressed on the keys and measured; "partitioned": ``pipeline.Grouping`` (the partition, the
+#: suppressed on the keys and measured; "grouped": ``pipeline.Grouping`` (the partition, the
 #: original frame, the run's options; privacy models: t-closeness, differential privacy), right
 #: after the method, before the group representatives
-STAGE_POINTS = ("published", "partitioned")
+STAGE_POINTS = ("published", "grouped")
 
 
 @dataclass(frozen=True)
@@ -80,8 +80,8 @@ class Param:
     A run option also says how the command line gives it: flags ("--time-limit"; none: API
     only), metavar, flag_value (a flag without a value: it sets this one) and parse_text (text
     -> value, for structured options); ``annotation``, its type for type checkers as text (names
-    of ``microagg.typed``, ``collections.abc`` and ``typing``; default: the kind's type), read by
-    ``python -m microagg.options.generate``; and, when no built-in stage acts on it, its own
+    of ``microagg.public_types``, ``collections.abc`` and ``typing``; default: the kind's type),
+    read by ``python -m microagg.options.generate``; and, when no built-in stage acts on it, its own
     ``stage``: ``stage(values, value)``, called at the pipeline's point ``acts_on`` when the run
     gives the option a value other than its default, returns the values changed (``STAGE_POINTS``
     says what they are).

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import InputError
-from .measures.risk.households import (
+from .measures.risk.household_risk import (
     constant_within,
     household_codes,
     households_matching,
@@ -36,7 +36,7 @@ __all__ = [
     "HouseholdGrouping",
     "household_codes",
     "households_of",
-    "partition",
+    "group",
     "given_partition",
     "household_level_values",
     "households_per_group",
@@ -129,7 +129,7 @@ def households_per_group(labels: np.ndarray, codes: np.ndarray) -> np.ndarray:
 MULTIPLES = (1, 2, 4, 8, 16)
 
 
-def partition(hh: Households, Z, slices, strata, k: int, run_unit):
+def group(hh: Households, Z, slices, strata, k: int, run_unit):
     """Labels (person groups) and the household groups of the module docstring. ``Z``: the QI
     matrix (variable weights applied), ``slices``: each QI column's columns of Z, ``strata``:
     ``strata.Strata`` or None, ``run_unit(Z, k, rows)``: the run's method on some records (rows:
@@ -298,7 +298,7 @@ def _at_least_k_households(Z, labels, codes, k):
     """Merges every group holding fewer than k distinct households into its nearest group
     (squared distance between centroids), fewest households first, until none is left; returns
     the labels (0..g-1) and the number of merges."""
-    from .partition import relabel
+    from .labels import relabel
 
     labels = relabel(np.asarray(labels, dtype=np.int64))
     g = int(labels.max()) + 1

@@ -58,7 +58,7 @@ class KeyClasses:
 
 
 def for_run(frame, keys, k: int, mode: str, importance=None, strata=None, missing=()):
-    """The key classes of a run (``pipeline.grouping.partition``): the keys-alone plan when the
+    """The key classes of a run (``pipeline.grouping.group``): the keys-alone plan when the
     run suppresses (``mode == "suppress"``), then ``form`` on the keys as that plan leaves them.
     strata: each record's stratum code (after small strata were merged), or None."""
     from . import suppression

@@ -226,8 +226,8 @@ def json_safe(obj):
 
 
 def read(path) -> dict:
-    """A manifest written by ``write``, read as untrusted (``documents.read_manifest``: its schema,
-    a bounded size and depth); one InputError line when it is not one."""
-    from .documents import read_manifest
+    """A manifest written by ``write``, read as untrusted (``untrusted_documents.read_manifest``:
+    its schema, a bounded size and depth); one InputError line when it is not one."""
+    from .untrusted_documents import read_manifest
 
     return read_manifest(path)

@@ -33,7 +33,7 @@ float64 matrix) groups records with missing values, and no published mean reveal
    IL 16.0 % over the present values; microagg none, at IL 15.3 % (16.5 % before this step).
 
 The published mean of a variable is the group's mean over its present values
-(``representatives.publish``); the records missing it publish it missing.
+(``representatives.published_representatives``); the records missing it publish it missing.
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def present_groups(labels: np.ndarray, Z: np.ndarray, k: int, units=None) -> np.
         return out
     if not np.isnan(Z).any():
         return labels
-    from .partition import relabel
+    from .labels import relabel
 
     groups = _Groups(relabel(labels), Z, units)
     stuck = np.zeros(len(groups.alive), dtype=bool)

@@ -132,7 +132,7 @@ class OneHot:
 
     def group_sums(self, labels: np.ndarray, g: int, w: np.ndarray) -> np.ndarray:
         """(g, width) sums of the dense rows per group 0..g−1, rows weighted by w
-        (``partition.group_sums``; strata's centroids): built from the codes, within
+        (``labels.group_sums``; strata's centroids): built from the codes, within
         DENSE_MAX_CELLS values (else the error line of ``dense``)."""
         width = self.shape[1]
         if g * width > DENSE_MAX_CELLS:

@@ -14,13 +14,13 @@ concept in its one home:
 * pass 2: each record's stratum code (``strata.StratumIndex``, the in-memory code: the same keys
   and the same merges of small strata, on the centroids of the z-scores) and its projection on the
   leading axes; slabs are cut inside strata by recursive bisection (as the blocks are);
-* pass 3: each slab's z-scores spilled to disk; SST summed (``partition.sst`` about the mean);
+* pass 3: each slab's z-scores spilled to disk; SST summed (``labels.sst`` about the mean);
 * partition: one Dask task per slab, the partitioned mode inside it
-  (``partitioned.partitioned_labels``),
-  SSE and group means per slab (``partition``);
+  (``blocks.partitioned_labels``),
+  SSE and group means per slab (``labels``);
 * publish, pass 4: group means back in original units (``Standardizer.inverse``), written in input
   order, one Parquet file per input chunk, every other column unchanged;
-* measure: IL from the summed SSE and SST (``partition.il_percent``).
+* measure: IL from the summed SSE and SST (``labels.il_percent``).
 """
 
 from __future__ import annotations
@@ -32,10 +32,7 @@ import tempfile
 
 import numpy as np
 
-from .deadline import Deadline
-from .errors import InputError, ParameterError, option_term
-from .partition import check_k, il_percent
-from .partitioned import (
+from .blocks import (
     SLAB_CUT_WINDOW,
     BlockClock,
     _bisect,
@@ -44,6 +41,9 @@ from .partitioned import (
     _workers,
     partitioned_labels,
 )
+from .deadline import Deadline
+from .errors import InputError, ParameterError, option_term
+from .labels import check_k, il_percent
 from .progress import as_callback
 
 __all__ = ["protect_out_of_core", "check_out_of_core", "SUPPORTED_OPTIONS"]
@@ -179,7 +179,7 @@ def _slab_task(
 ):
     """Microaggregate one spilled slab; returns (rows, labels 0..g-1, group means (std units), sse,
     min size)."""
-    from .partition import group_means, sse
+    from .labels import group_means, sse
 
     parts = sorted(glob.glob(os.path.join(slab_dir, "*.npz")))
     Zs, rows = [], []
@@ -233,7 +233,7 @@ def protect_out_of_core(
 
     Reads the input four times in chunks of chunk_rows (module docstring). Slabs of about
     slab_blocks·max(k, block_size) to twice as many records are the Dask tasks (scheduler as in
-    ``partitioned.partitioned_labels``; with a distributed cluster the workers must see the spill
+    ``blocks.partitioned_labels``; with a distributed cluster the workers must see the spill
     directory, which lives inside output_dir). ``strata``: column name(s); slabs (and so blocks
     and groups) are cut inside each stratum; strata smaller than k are an error or, with
     merge_small_strata, merged into the stratum with the nearest centroid, and the published
@@ -410,7 +410,7 @@ def _stratum_publisher(run, found, keys):
     columns = list(run.strata)
     merged = np.array([len(m) > 1 for m in found.members])
 
-    def publish(df, pos):
+    def publish_keys(df, pos):
         original, final = found.original[pos : pos + len(df)], found.codes[pos : pos + len(df)]
         if run.merged_strata == "recode":
             moved = np.flatnonzero(original != final)
@@ -427,7 +427,7 @@ def _stratum_publisher(run, found, keys):
                 values[hit] = None
                 df[c] = values if df[c].dtype == object else _typed(values, df[c].dtype)
 
-    return publish
+    return publish_keys
 
 
 def _typed(values, dtype):
@@ -458,7 +458,7 @@ def _spill(input_path, cols, chunk_rows, scaler, slab_of, spill, nslabs, progres
     """Pass 3: each slab's z-scores (and row numbers) to disk; returns SST (about the mean: the
     z-scores' mean is 0)."""
     from . import io
-    from .partition import sst
+    from .labels import sst
 
     progress("pass 3 of 4", 0.5, f"spilling {nslabs} slab(s)")
     pos, total = 0, 0.0
@@ -481,7 +481,7 @@ def _partition_slabs(spill, nslabs, n, run, deadline, progress):
     units), SSE, the smallest group and the number of groups."""
     import dask
 
-    from .partitioned import DEFAULT_REFINE
+    from .blocks import DEFAULT_REFINE
 
     refine = DEFAULT_REFINE if run.refine is None else float(run.refine)
     clock = BlockClock(deadline, n, _workers(run.scheduler) if nslabs > 1 else 1)

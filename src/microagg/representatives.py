@@ -6,7 +6,7 @@ combination of QI values (categorical ones included) occurs at least k times.
 Continuous columns, ``aggregation`` (sdcMicro's ``measure``), optionally weighted by the sampling
 weights w (with equal weights every statistic is its unweighted textbook version):
 
-* "mean": the (weighted) arithmetic mean; ``partition.group_means`` is its home.
+* "mean": the (weighted) arithmetic mean; ``labels.group_means`` is its home.
 * "median": the weighted median of sdcMicro's ``weightedQuantile``: sort the values, take the
   first whose cumulative weight reaches half the total; when it reaches exactly half, the mean
   of that value and the next (so equal weights give the ordinary median).
@@ -45,7 +45,7 @@ import numpy as np
 
 from .declarations import Param
 from .errors import ParameterError
-from .partition import group_means
+from .labels import group_means
 
 __all__ = [
     "AGGREGATIONS",
@@ -59,11 +59,11 @@ __all__ = [
     "continuous",
     "median_category",
     "mode_category",
-    "publish",
+    "published_representatives",
 ]
 
-#: the names of the aggregations registered below, for type checkers (``typed.Aggregation``, the
-#: API's ``aggregation=``): a new aggregation adds its name here too (checked at import)
+#: the names of the aggregations registered below, for type checkers (``public_types.Aggregation``,
+#: the API's ``aggregation=``): a new aggregation adds its name here too (checked at import)
 AggregationName = Literal["mean", "median", "trimmed", "onestep"]
 
 DEFAULT_TRIM = 0.1
@@ -339,7 +339,7 @@ def _over_present(x, labels, aggregation, arguments, weights) -> np.ndarray:
     return out
 
 
-def publish(
+def published_representatives(
     emb,
     labels: np.ndarray,
     aggregation: str = "mean",

@@ -23,7 +23,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .typed import Aggregation, Distance
+from .public_types import Aggregation, Distance
 
 __all__ = ["MicroAggregator", "ESTIMATOR_OPTIONS", "seed_of"]
 

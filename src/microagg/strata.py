@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import InputError
-from .partition import group_sums
+from .labels import group_sums
 
 __all__ = ["Strata", "StratumIndex", "stratum_codes", "stratum_name", "merge_plan", "MISSING_KEY"]
 

@@ -54,7 +54,7 @@ def _suppressed_lines(s) -> list[str]:
 def households_line(roles, risk: dict) -> str:
     """The privacy model by households in words: k-anonymous by households (or NOT), the fewest
     households sharing a combination, the household-level QIs and the household risk."""
-    from .measures.risk.households import privacy_model
+    from .measures.risk.household_risk import privacy_model
 
     below, model = risk["households_records_below_k"], privacy_model(roles.k, roles.household)
     line = (

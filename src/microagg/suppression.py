@@ -285,9 +285,9 @@ def apply(frame, suppression: Suppression):
 def for_run(
     frame, keys, k: int, mode: str, importance=None, fixed=None, missing=()
 ) -> Suppression | None:
-    """The publish stage's suppression of a run (``pipeline.publish``): None without keys; with
-    mode "suppress" the plan; "report" and "refuse" suppress nothing and count the records below
-    k ("refuse" raises ``InputError`` when there are any: nothing is written)."""
+    """The publish stage's suppression of a run (``pipeline.publish_values``): None without keys;
+    with mode "suppress" the plan; "report" and "refuse" suppress nothing and count the records
+    below k ("refuse" raises ``InputError`` when there are any: nothing is written)."""
     from .errors import InputError
 
     if not keys:

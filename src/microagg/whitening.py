@@ -32,8 +32,9 @@ from .errors import InputError, ParameterError
 
 __all__ = ["Whitening", "WHITENINGS", "WhiteningName", "register", "whiten"]
 
-#: the names of the whitenings registered below, for type checkers (``typed.Distance``, the API's
-#: ``distance=``): a new whitening adds its name here too (checked when this module is imported)
+#: the names of the whitenings registered below, for type checkers (``public_types.Distance``, the
+#: API's ``distance=``): a new whitening adds its name here too (checked when this module is
+#: imported)
 WhiteningName = Literal["euclidean", "mahalanobis", "robust"]
 
 

@@ -86,9 +86,9 @@ def serve(
     ``token``: the app's token (default ``$MICROAGG_APP_TOKEN``, else a random one)."""
     from ..errors import InputError
     from . import security
-    from .inputs import read_input
+    from .input_data import read_input
     from .private import cleanup_workdir, private_workdir
-    from .runs import stop_all_runs
+    from .run_handle import stop_all_runs
 
     if not is_loopback(host) and not allow_remote:
         raise InputError(
@@ -157,7 +157,7 @@ def _guarded_app(workdir, file, max_upload_mb, limit: int, access):
     outside, then the session's upload limit (``security``), then the websocket's message checks
     (``websocket``)."""
     from . import security, websocket
-    from .inputs import read_suffixes
+    from .input_data import read_suffixes
     from .page import FILE_INPUTS, build_app
 
     budget = security.UploadBudget(limit)

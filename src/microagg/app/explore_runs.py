@@ -31,7 +31,7 @@ from pathlib import Path
 
 from ..errors import InputError, ParameterError
 from . import run_events
-from .inputs import load_input, output_suffix
+from .input_data import load_input, output_suffix
 from .private import one_line
 from .runspec import RunSpec
 from .runspec import check_against_data as check_run_against_data

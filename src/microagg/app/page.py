@@ -14,15 +14,15 @@ from htmltools import tags
 from shiny import App, render, ui
 
 from . import security
-from .inputs import dataset_names
-from .tabs import compare, data, explore, protect, results
+from .input_data import dataset_names
+from .tabs import compare_tab, data_tab, explore_tab, protect_tab, results_tab
 from .tabs.shared import TABS_ID, PageState, quiet_ui
 
 #: the page's style and script, served by the app under /static
 STATIC = Path(__file__).parent / "static"
 
 #: the inputs only the server sets (``websocket.ShinyMessages``): the Data tab's upload
-FILE_INPUTS = (f"data-{data.UPLOAD}",)
+FILE_INPUTS = (f"data-{data_tab.UPLOAD}",)
 
 
 def build_app(
@@ -51,23 +51,23 @@ def build_app(
         ui.output_ui("error_line"),
         ui.navset_tab(
             ui.nav_panel(
-                "1 Data", data.data_ui("data", dataset_names(), max_upload_mb), value="data"
+                "1 Data", data_tab.data_ui("data", dataset_names(), max_upload_mb), value="data"
             ),
-            ui.nav_panel("2 Protect", protect.protect_ui("protect"), value="protect"),
-            ui.nav_panel("3 Results", results.results_ui("results"), value="results"),
-            ui.nav_panel("4 Compare", compare.compare_ui("compare"), value="compare"),
-            ui.nav_panel("5 Explore", explore.explore_ui("explore"), value="explore"),
+            ui.nav_panel("2 Protect", protect_tab.protect_ui("protect"), value="protect"),
+            ui.nav_panel("3 Results", results_tab.results_ui("results"), value="results"),
+            ui.nav_panel("4 Compare", compare_tab.compare_ui("compare"), value="compare"),
+            ui.nav_panel("5 Explore", explore_tab.explore_ui("explore"), value="explore"),
             id=TABS_ID,
         ),
     )
 
     def server(input, output, session):
         state = PageState(session, workdir, budget)
-        data.data_server("data", state, workdir, initial_file, limit_bytes)
-        protect.protect_server("protect", state)
-        results.results_server("results", state)
-        compare.compare_server("compare", state)
-        explore.explore_server("explore", state)
+        data_tab.data_server("data", state, workdir, initial_file, limit_bytes)
+        protect_tab.protect_server("protect", state)
+        results_tab.results_server("results", state)
+        compare_tab.compare_server("compare", state)
+        explore_tab.explore_server("explore", state)
 
         @render.ui
         @quiet_ui

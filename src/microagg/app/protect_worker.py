@@ -13,7 +13,7 @@ import warnings
 from pathlib import Path
 
 from . import run_events
-from .inputs import input_file
+from .input_data import input_file
 from .private import one_line
 from .runspec import RunSpec
 

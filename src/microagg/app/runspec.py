@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .inputs import output_suffix
+from .input_data import output_suffix
 
 # ---------------------------------------------------------------------------- run specification
 #: the run options every reproduce command and call states, even at their defaults

@@ -1,4 +1,4 @@
-"""``microagg demo``: every method on a bundled data set (``microagg.demo``)."""
+"""``microagg demo``: every method on a bundled data set (``microagg.demo_runs``)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def run(args) -> int:
     from dataclasses import replace
 
     from .. import datasets
-    from ..demo import run_demo
+    from ..demo_runs import run_demo
     from ..options import option
 
     if args.dataset not in datasets.names():

@@ -24,7 +24,7 @@ The package's modules, in the order of a call:
   earlier exploration gives again;
 * ``planner``: how the one budget is spent (cheap runs first, by measured cost; anytime methods
   bounded by work, so that each run is reproducible at any load);
-* ``result``: the ``Exploration`` (frontier, recommendation, table, the saved document, the
+* ``exploration``: the ``Exploration`` (frontier, recommendation, table, the saved document, the
   reproduce commands) and ``load``;
 * ``map``: the picture (the R-U map as SVG) and the HTML page around it.
 
@@ -45,7 +45,16 @@ import numpy as np
 
 from ..deadline import Deadline
 from ..options import GRID_OPTIONS, given_options
-from ..options.names import suggestion
+from ..options.unknown_names import suggestion
+from .exploration import (
+    VERSION,
+    Exploration,
+    from_explore_command,
+    frontier,
+    labels_path,
+    load,
+    recommend,
+)
 from .grid import (
     DEFAULT_BUDGET,
     DEFAULT_KS,
@@ -68,22 +77,13 @@ from .planner import (
     run_within_budget,
     run_work,
 )
-from .result import (
-    VERSION,
-    Exploration,
-    from_explore_command,
-    frontier,
-    labels_path,
-    load,
-    recommend,
-)
 from .runs import ExploreRun, grid_runs
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from ..options.generated import GridOptions
-    from ..typed import DataInput, Progress
+    from ..public_types import DataInput, Progress
 
 __all__ = [
     "checked_budget",
@@ -197,7 +197,7 @@ def _checked_data(data, grid: Grid):
     strata, weights, each k against n): the data's own problems (missing values in a QI, ...) are
     one line before any run, not a failed grid. The column rules' warnings are given once."""
     from .. import pipeline
-    from ..partition import check_k
+    from ..labels import check_k
 
     with warnings.catch_warnings(record=True) as told:
         warnings.simplefilter("always")
@@ -264,6 +264,6 @@ def _load() -> float | None:
 for _name in __all__:
     if _name != "explore":
         setattr(explore, _name, globals()[_name])
-for _name in ("grid", "map", "planner", "result", "runs"):  # the subpackage's modules
+for _name in ("exploration", "grid", "map", "planner", "runs"):  # the subpackage's modules
     setattr(explore, _name, importlib.import_module(f".{_name}", __name__))
 explore.explore = explore

@@ -97,7 +97,7 @@ def previous_runs(previous, data_fingerprint: str) -> dict:
     ``data_fingerprint``."""
     if previous is None:
         return {}
-    from .result import Exploration
+    from .exploration import Exploration
 
     if isinstance(previous, Exploration):
         if previous.fingerprint != data_fingerprint:

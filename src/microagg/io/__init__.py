@@ -22,6 +22,7 @@ from pathlib import Path
 
 from .. import read_limits
 from ..errors import InputError
+from .file_table import Table
 from .files import (
     atomic_folder,
     atomic_write,
@@ -47,7 +48,6 @@ from .formats import (
     unregister,
 )
 from .formats import get as get_format
-from .table import Table
 
 __all__ = [
     "Table",
@@ -330,7 +330,7 @@ def write(table: Table, path, published: dict, *, order=None, check=None, kept=(
         )
     if table.meta is not None:
         table.meta.warn_lost(fmt, published)
-    from .typed import published_frame
+    from .typed_frames import published_frame
 
     frame = published_frame(table.source_frame(), published, table.frame)
     meta = table.meta if get_format(table.format).family == fmt.family else None
@@ -388,7 +388,7 @@ def key_view(table: Table, columns, written=None):
     if any(c in ranges for c in columns):  # an SPSS user-missing code is missing, as SPSS reads it
         import numpy as np
 
-        from .typed import user_missing
+        from .typed_frames import user_missing
 
         view = view.copy()
         for c in columns:

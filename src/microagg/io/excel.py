@@ -10,9 +10,9 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..read_limits import Damaged, ForeignBytes, ReadLimitError, cell_cap, check_decompressed
+from .file_table import Meta
 from .formats import Format
-from .table import Meta
-from .typed import is_missing, is_numeric, need, typed_table
+from .typed_frames import is_missing, is_numeric, need, typed_table
 
 __all__ = ["FORMATS", "ExcelMeta"]
 

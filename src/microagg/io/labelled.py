@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import FormatWarning
-from .table import Meta
-from .typed import integral, is_numeric, need, typed_table
+from .file_table import Meta
+from .typed_frames import integral, is_numeric, need, typed_table
 
 __all__ = ["LabelledMeta", "read_readstat", "labels_for"]
 

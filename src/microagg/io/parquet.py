@@ -18,9 +18,9 @@ from ..read_limits import (
     check_cells,
     check_decompressed,
 )
+from .file_table import Meta
 from .formats import Format
-from .table import Meta
-from .typed import is_numeric, typed_table
+from .typed_frames import is_numeric, typed_table
 
 __all__ = ["FORMATS", "ParquetMeta", "is_parquet_file"]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from ..read_limits import Damaged, ForeignBytes, check_cells
 from .formats import Format
 from .labelled import LabelledMeta, read_readstat, readstat_header
-from .typed import need
+from .typed_frames import need
 
 __all__ = ["FORMATS"]
 

@@ -13,7 +13,7 @@ from ..errors import FormatWarning
 from ..read_limits import Damaged, ForeignBytes, check_cells, check_decompressed
 from .formats import Format
 from .labelled import LabelledMeta, labels_for, read_readstat
-from .typed import integral, is_numeric, need, user_missing
+from .typed_frames import integral, is_numeric, need, user_missing
 
 __all__ = ["FORMATS"]
 

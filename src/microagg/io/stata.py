@@ -12,7 +12,7 @@ from ..errors import InputError
 from ..read_limits import Damaged, ForeignBytes, check_cells
 from .formats import Format
 from .labelled import LabelledMeta, labels_for
-from .typed import need, typed_table
+from .typed_frames import need, typed_table
 
 __all__ = ["FORMATS"]
 

@@ -22,7 +22,7 @@ __all__ = ["bnb_pricing", "region_part_pricing", "BNB_PRICING_TYPES"]
 
 _F1, _F2, _I1 = types.float64[::1], types.float64[:, ::1], types.int64[::1]
 #: The argument types of column generation's one call of ``bnb_pricing``
-#: (``methods.colgen.pricing``), for ``jit.compile_ahead``
+#: (``methods.colgen.column_pricing``), for ``jit.compile_ahead``
 BNB_PRICING_TYPES = (
     *(_F2, _F1, types.int64, _I1, _I1, _I1, types.float64, types.boolean),
     *(types.int64, types.int64, types.int64, _F2, types.float64, types.int64),

@@ -15,14 +15,15 @@ The package's modules, each importing only those listed before it (no module imp
 * ``risk``: disclosure risk, as pure functions (record linkage, interval disclosure, SDID, RMD,
   individual risk, l-diversity, row order);
 * ``comparison``: original against protected values (``Comparison``) and their figures;
-* ``run``: a run's own figures (``RunInputs``);
+* ``run_figures``: a run's own figures (``RunInputs``);
 * ``file_audit``: the audit of a published file (``audit_files``, ``FileAudit``: its inputs);
 * ``file_risk``: the published file's disclosure figures.
 
 A measure registers itself when its module is imported; this package imports ``comparison``,
-``run`` and ``file_risk`` first, in that order, which is the order their figures are listed in.
+``run_figures`` and ``file_risk`` first, in that order, which is the order their figures are
+listed in.
 A new figure is one function decorated with ``@measure`` in the module of its inputs
-(``comparison``, ``run`` or ``file_risk``).
+(``comparison``, ``run_figures`` or ``file_risk``).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from __future__ import annotations
 # information loss heads a run's figures, its risk figures precede the file audit's)
 from . import comparison as comparison  # isort: split
 
-from . import run as run  # isort: split
+from . import run_figures as run_figures  # isort: split
 
 from . import file_risk as file_risk  # isort: split
 
@@ -41,7 +42,7 @@ from .file_audit import AuditRoles, FileAudit, audit_files, combine
 from .registry import Audit, Figure, Measure, audit, in_registry_order, measure, measures_of
 from .risk.intervals import interval_disclosure_risk
 from .risk.linkage import dbrl_sample, distance_linkage_risk
-from .run import RunInputs
+from .run_figures import RunInputs
 from .utility import (
     categorical_report,
     category_change_rate,

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from ..errors import InputError
-from .risk.households import households_doc
+from .risk.household_risk import households_doc
 
 __all__ = ["AuditRoles", "DEFAULT_L"]
 

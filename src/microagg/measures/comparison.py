@@ -15,8 +15,8 @@ from functools import cached_property
 import numpy as np
 
 from ..errors import InputError
+from ..labels import il_percent, sst
 from ..onehot import sq_distance
-from ..partition import il_percent, sst
 from ..standardize import covariance
 from .records import as_matrix, common_scale, identical_rows, key_frequencies
 from .registry import Audit, audit, measure

@@ -133,7 +133,7 @@ def _households(c):
     if not isinstance(c, FileAudit) or not c.roles.household:
         return None
     if "_household_counts" not in c.__dict__:
-        from .risk.households import household_codes, households_sharing
+        from .risk.household_risk import household_codes, households_sharing
 
         r, view = c.roles, c.key_view
         homes = household_codes(c.published_frame, list(r.household))
@@ -174,7 +174,7 @@ def _hierarchical(c):
     found, r = _households(c), _individual(c)
     if found is None or r is None:
         return None
-    from .risk.households import hierarchical_risk
+    from .risk.household_risk import hierarchical_risk
 
     return hierarchical_risk(r.risk, found[0])
 

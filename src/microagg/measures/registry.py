@@ -3,10 +3,10 @@
 A measure is one function registered with ``@measure`` (its name, the JSON key; its label, unit,
 reference, groups and how it is shown). The command line, the report, the run manifest and the
 app enumerate ``MEASURES``, so a new measure is one decorated function in the module of its
-inputs (``comparison``, ``run``, ``file_risk``) and its test. ``Audit`` holds the figures of one
-run and of its published file. This module imports none of the measures: they import it and
-register themselves when the package ``microagg.measures`` loads them, in its order (the order
-the figures are listed in).
+inputs (``comparison``, ``run_figures``, ``file_risk``) and its test. ``Audit`` holds the
+figures of one run and of its published file. This module imports none of the measures: they
+import it and register themselves when the package ``microagg.measures`` loads them, in its
+order (the order the figures are listed in).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
-from ..partition import il_percent, sse, sst
+from ..labels import il_percent, sse, sst
 from ..standardize import axes_of_covariance, covariance, zscores
 from .records import as_matrix, common_scale, identical_rows
 

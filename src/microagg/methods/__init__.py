@@ -302,7 +302,7 @@ def run(
 
     Parameters are validated against the declarations (ParameterError) and k against n
     (InputError) before the method starts. The returned labels are not yet validated: callers
-    check them with ``partition.check_partition`` (the pipeline always does).
+    check them with ``labels.check_partition`` (the pipeline always does).
     """
     info = get(name)
     values = info.validate(params)
@@ -313,7 +313,7 @@ def run(
     if X.ndim != 2:
         raise InputError("methods take a 2-D array (n records × d attributes)")
     n = len(X)
-    from ..partition import check_k
+    from ..labels import check_k
 
     k = check_k(k, n)
     info.check_params_vs_input(values, n, X.shape[1], k)
@@ -332,7 +332,7 @@ def run(
             )
     if n < 2 * k and info.family != "portfolio":  # one group is the only valid partition (and so
         # optimal): no method needed; a portfolio still runs its members, whose runs answer it here
-        from ..partition import sse
+        from ..labels import sse
 
         shape = (n, X.shape[1]) if info.per_variable else (n,)
         labels = np.zeros(shape, dtype=np.int64)

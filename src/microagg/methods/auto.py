@@ -21,7 +21,7 @@ import numpy as np
 from ..deadline import Deadline, in_command_thread
 from ..declarations import Param
 from ..errors import ParameterError, RunWarning
-from ..partition import InvalidPartitionError, group_sizes, relabel
+from ..labels import InvalidPartitionError, group_sizes, relabel
 from ..progress import part, silent
 from . import MethodOutput, get, names, register
 from .auto_members import LOCAL_SEARCHES, SECOND_START, Lane, Portfolio

@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from ..errors import InputError, RunWarning
-from ..partition import InvalidPartitionError, check_partition, il_percent, sse, sst
+from ..labels import InvalidPartitionError, check_partition, il_percent, sse, sst
 from ..progress import silent
 from . import BudgetError, run
 

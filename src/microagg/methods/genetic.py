@@ -1,5 +1,5 @@
 """genetic: univariate microaggregation by a genetic algorithm (data-oriented paper, §4.2, §4.3);
-the algorithm lives in ``kernels/genetic.py``."""
+the algorithm lives in ``kernels/genetic_strings.py``."""
 
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ def genetic(
     valid strings, so the result is never worse than univariate-fixed; the best string ever seen is
     returned. Reproducible with ``seed``; honours the deadline (returns the best string so far).
     """
-    from ..kernels.genetic import genetic_by_rank
+    from ..kernels.genetic_strings import genetic_by_rank
 
     x = X[:, 0]
     order = sorted_order(x)

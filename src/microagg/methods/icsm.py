@@ -19,7 +19,7 @@ import numpy as np
 
 from ..deadline import Deadline
 from ..declarations import Param
-from ..partition import check_partition, group_sizes, relabel, sse, sst
+from ..labels import check_partition, group_sizes, relabel, sse, sst
 from ..progress import silent
 from . import MethodOutput, get, register, step_seconds
 from .starts import check_lengths, check_offers, check_start, check_starts, start_labels
@@ -113,7 +113,7 @@ def _simple_passes(X, k, cost, labels, iterations, steps, trace, *, pool_size, t
     """Algorithm 2's inner loop (lines 4–8): SimpleHeuristic passes, each followed by
     Tour2Assignment (``regroup_every``; otherwise one is tried once no simple move applies, kept
     if it lowers SSE), until nothing changes. Returns (cost, labels, iterations)."""
-    from ..kernels.icsm import simple_heuristic
+    from ..kernels.icsm_moves import simple_heuristic
 
     deadline = steps.deadline
     while not steps.done(iterations):
@@ -162,7 +162,7 @@ def local_search(
     regroup_every=True regroups (tour + Tour2Assignment) before every SimpleHeuristic pass as
     Algorithm 2 does; False regroups only once the simple moves are exhausted (the restarts use
     this: far fewer Tour2Assignment calls for the same local optimum conditions)."""
-    from ..kernels.icsm import complex_heuristic
+    from ..kernels.icsm_moves import complex_heuristic
 
     cost, labels = regroup(X, labels, k)
     if trace is not None:

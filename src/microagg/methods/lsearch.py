@@ -31,7 +31,7 @@ import numpy as np
 
 from ..deadline import Deadline
 from ..declarations import Param
-from ..partition import check_partition, relabel, sse, sst
+from ..labels import check_partition, relabel, sse, sst
 from . import MethodOutput, register, step_fits
 from .starts import check_labels_vs_input, check_start, start_labels
 
@@ -66,7 +66,7 @@ def _valid_start(X, labels, k):
             f"the start partition has a group of {int(sizes.min())} records, fewer than k = {k}"
         )
     if sizes.max() >= 2 * k:
-        from ..kernels.mdav import split_oversized
+        from ..kernels.mdav_labels import split_oversized
 
         labels = relabel(split_oversized(X, labels, k))
     return labels
@@ -94,7 +94,7 @@ def tour_regroup(X, k, sizes, sums, slots, nbr, first):
     """(SSE, labels): the partition's groups strung into a path (``group_tour``) and the path cut
     optimally into groups of k..2k−1 (Tour2Assignment, ICSM Algorithm 5, path version)."""
     from ..kernels.jit import tree_leaf_size
-    from ..kernels.mdav import LEAF_SIZE
+    from ..kernels.mdav_labels import LEAF_SIZE
     from ..kernels.neighbourhood import TOUR_SCAN_MAX_N, group_tour
     from ..kernels.segments import optimal_path_labels
 

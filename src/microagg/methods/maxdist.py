@@ -1,5 +1,5 @@
 """md: multivariate fixed-size microaggregation on unprojected data (data-oriented paper,
-Algorithm 2); kernels in ``kernels/maxdist.py``."""
+Algorithm 2); kernels in ``kernels/maxdist_groups.py``."""
 
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ def md(X, k, *, seed, deadline, progress, grow, start, algorithm):
     from 2000 records on. Runs to completion (one kernel call): it does not watch the deadline.
     """
     from ..kernels.jit import planned_records
-    from ..kernels.maxdist import md_kernel
+    from ..kernels.maxdist_groups import md_kernel
 
     progress("md", None, f"{len(X)} records")
     use_tree = algorithm == "tree" or (

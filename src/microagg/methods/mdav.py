@@ -81,12 +81,12 @@ def mdav(X, k, *, seed, deadline, progress, variant, algorithm, threads):
     can run on the cores a short probe finds idle (``threads``: None; n: at most n; 1, the default:
     one thread): the tree's queries of two pairs of groups at a time on two threads, the
     brute-force passes split into ranges (the same labels, bit for bit;
-    ``kernels.mdav.mdav_labels``), checked against one thread as the run goes. With a time
+    ``kernels.mdav_labels.mdav_labels``), checked against one thread as the run goes. With a time
     limit, the brute-force and tree kernels stop forming groups when it ends and the records not
     reached are grouped by median splits (``within_time``); the plain and numpy loops run to the
     end.
     """
-    from ..kernels.mdav import mdav_labels
+    from ..kernels.mdav_labels import mdav_labels
     from ..onehot import OneHot
 
     progress("mdav", None, f"{len(X)} records")
@@ -134,7 +134,7 @@ def vmdav(X, k, *, seed, deadline, progress, gamma, centroid, algorithm):
     algorithm: 'plain' reference loop, 'tree' exact KD-tree version (same labels), 'auto' the
     tree from 3000 records on.
     """
-    from ..kernels.mdav import vmdav_labels
+    from ..kernels.mdav_labels import vmdav_labels
 
     progress("vmdav", None, f"{len(X)} records")
     return within_time(
@@ -149,7 +149,7 @@ def _mdav_codes(X, k: int, classic: bool, seconds) -> MethodOutput:
     """MDAV on a ``onehot.OneHot`` (``kernels.mdav_onehot``): the dense embedding's groups up to
     floating-point ties, in time O(n²·(p + q)/k) whatever the levels. Records a time limit left
     are grouped by median splits over the numeric columns and the codes (``within_time``)."""
-    from ..kernels.mdav import _mdav_budget
+    from ..kernels.mdav_labels import _mdav_budget
     from ..kernels.mdav_onehot import mdav_onehot_kernel
 
     budget = _mdav_budget(seconds, len(X), X.numeric.shape[1] + X.codes.shape[1])
@@ -161,10 +161,10 @@ def _mdav_codes(X, k: int, classic: bool, seconds) -> MethodOutput:
 
 def within_time(X: np.ndarray, labels: np.ndarray, k: int, name: str) -> MethodOutput:
     """The output of an MDAV kernel that may have stopped at its time limit: the records it did
-    not reach (label −1) are grouped by median splits (``kernels.mdav.group_unreached``; groups of
-    k..2k−1, far coarser than MDAV's), with a warning and, in extras, ``reached`` (the share MDAV
-    grouped) and ``stopped`` (the note)."""
-    from ..kernels.mdav import group_unreached
+    not reach (label −1) are grouped by median splits (``kernels.mdav_labels.group_unreached``;
+    groups of k..2k−1, far coarser than MDAV's), with a warning and, in extras, ``reached`` (the
+    share MDAV grouped) and ``stopped`` (the note)."""
+    from ..kernels.mdav_labels import group_unreached
 
     reached = group_unreached(X, labels, k)
     if reached == 1.0:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..declarations import Param
-from ..partition import group_means, relabel, sse
+from ..labels import group_means, relabel, sse
 from . import MethodOutput, get, register, run
 from .kward import ORDER, VARIABLE, projection_scores, stable_order
 from .univariate import labels_from_order

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ParameterError
-from ..partition import relabel
+from ..labels import relabel
 
 
 def check_start(init, owner: str):

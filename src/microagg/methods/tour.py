@@ -86,7 +86,7 @@ def mdav_mhm(X, k, *, seed, deadline, progress, order):
     """
     import time
 
-    from ..kernels.mdav import mdav_labels
+    from ..kernels.mdav_labels import mdav_labels
     from . import step_fits, step_seconds
     from .mdav import within_time
 

@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from ..declarations import Param
-from ..partition import group_means, sse
+from ..labels import group_means, sse
 from . import BudgetError, MethodOutput, register, step_fits, step_seconds
 
 #: mf-tsp's grouping after the paths (greedy over the n×n counts, then the two endings): its time in
@@ -223,8 +223,8 @@ def mf_tsp(X, k, *, seed, deadline, progress, n_paths, neighbours, extension):
     (the paper sets distances back to s to zero; here the path has s fixed first and a free end),
     found by nearest neighbour (over a candidate list of max(``neighbours``, 24) nearest records,
     scanning all unvisited records when it is used up), then 2-opt and Or-opt over the
-    ``neighbours`` nearest records with don't-look bits (kernels/tsp.py). N[i, j] counts the paths
-    on which i and j stand within k−1 positions of each other
+    ``neighbours`` nearest records with don't-look bits (kernels/tsp_heuristics.py). N[i, j]
+    counts the paths on which i and j stand within k−1 positions of each other
     (the paper's "at a distance of (k−1)", Table V; the window of its conclusion). N is
     accumulated as each path is built, never storing the paths: memory is the n×n int32 matrix
     (4·n² bytes: 4.7 MB for census, 67 MB for eia), so this method is documented quadratic.
@@ -249,7 +249,7 @@ def mf_tsp(X, k, *, seed, deadline, progress, n_paths, neighbours, extension):
     and no time limit the result does not depend on seed.
     """
     from ..kernels.cycles import budget_cycles
-    from ..kernels.tsp import build_paths
+    from ..kernels.tsp_heuristics import build_paths
 
     n = len(X)
     need, memory = 4 * n * n, _physical_memory()
@@ -326,7 +326,7 @@ def _tour_inputs(X, k, smoothing, neighbours):
 
 def _first_tour(X, k, smoothing, neighbours):
     """The first tour's work on X (for timing): its inputs and one tour from record 0."""
-    from ..kernels.tsp import build_paths
+    from ..kernels.tsp_heuristics import build_paths
 
     Y, neigh, K, _ = _tour_inputs(X, k, smoothing, neighbours)
     build_paths(
@@ -422,11 +422,12 @@ def tsp_mhm(X, k, *, seed, deadline, progress, n_starts, smoothing, neighbours):
     (census k=10: IL 15.2 at best over 40 tours, worse than MDAV's 14.16); on the smoothed
     cloud records of one compact neighbourhood sit together on the tour (13.4-13.8).
     No new tour starts once the longest so far would overrun the deadline; the first always runs,
-    its 2-opt / Or-opt ended by the cycle counter at the time limit (kernels/tsp.py ``improve``).
+    its 2-opt / Or-opt ended by the cycle counter at the time limit (kernels/tsp_heuristics.py
+    ``improve``).
     """
     from ..kernels.cycles import budget_cycles
     from ..kernels.segments import optimal_cyclic_labels
-    from ..kernels.tsp import build_paths
+    from ..kernels.tsp_heuristics import build_paths
 
     n = len(X)
     X = np.ascontiguousarray(X, dtype=np.float64)

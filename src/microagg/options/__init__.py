@@ -11,7 +11,7 @@ needs the data (columns exist, k against n, ...) is checked right after loading 
 pipeline's ``check_params_vs_input``. ``command_line`` / ``python_call`` write the command and the
 Python call that reproduce a run, from the same table.
 
-The package's modules: ``table`` (RUN_OPTIONS and ``Run``: a new option's one home),
+The package's modules: ``run_options`` (RUN_OPTIONS: a new option's one home),
 ``generated`` (the options' typed forms, written from the table by ``python -m
 microagg.options.generate``: ``Run``'s fields, the ``RunOptions`` TypedDict), ``values`` (the
 structured values' checks), ``together`` (what involves several options) and ``command_line``
@@ -26,7 +26,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import ParameterError
-from . import table
+from . import run_options
 from .command_line import (
     add_arguments,
     command_line,
@@ -35,9 +35,8 @@ from .command_line import (
     unlisted_names,
 )
 from .generated import GridOptions, KeywordOptions, PositionalOptions, RunOptions
-from .names import suggestion, unknown_keyword_error
 from .run import Run
-from .table import (
+from .run_options import (
     GRID_OPTIONS,
     KEY_ANONYMITY,
     NOT_FOR_A_GRID,
@@ -49,6 +48,7 @@ from .table import (
     unregister,
 )
 from .together import check_together, shown
+from .unknown_names import suggestion, unknown_keyword_error
 from .values import LOCAL_SCHEDULERS, MERGED_STRATA, parse_weights, positive_weights
 
 __all__ = [
@@ -98,7 +98,7 @@ def split_arguments(args: tuple, kwargs: dict) -> tuple[dict, dict]:
         raise TypeError(f"microaggregate() got multiple values for argument {twice[0]!r}")
     params = {}
     for name, value in kwargs.items():
-        (options if name in table.DECLARED else params)[name] = value
+        (options if name in run_options.DECLARED else params)[name] = value
     return options, params
 
 
@@ -109,8 +109,8 @@ def given_options(arguments: Mapping[str, Any], names=None) -> dict:
     ``names``: the options the function takes (default: every run option)."""
     return {
         name: arguments[name]
-        for name in names or table.DECLARED
-        if name in arguments and arguments[name] is not table.DECLARED[name].default
+        for name in names or run_options.DECLARED
+        if name in arguments and arguments[name] is not run_options.DECLARED[name].default
     }
 
 
@@ -122,7 +122,7 @@ def call_options(
     declared default (the very default object) are not given (``given_options``); the rest are
     the keywords that name no run option (a method's parameters). ``names``: the options the
     function takes (default: every run option)."""
-    names = list(names or table.DECLARED)
+    names = list(names or run_options.DECLARED)
     given = given_options({**arguments, **keywords}, names)
     return given, {name: value for name, value in keywords.items() if name not in names}
 
@@ -135,7 +135,7 @@ def signature(func_name: str = "microaggregate"):
 
     P = inspect.Parameter
     ps = [P("data", P.POSITIONAL_OR_KEYWORD)]
-    declared = table.DECLARED
+    declared = run_options.DECLARED
     ps += [P(name, P.POSITIONAL_OR_KEYWORD, default=declared[name].default) for name in POSITIONAL]
     ps.append(P("options", P.VAR_KEYWORD))
     return inspect.Signature(ps)
@@ -143,7 +143,7 @@ def signature(func_name: str = "microaggregate"):
 
 def describe() -> str:
     """One line per run option (name, constraint, default, meaning), for docstrings and help."""
-    return "\n".join(f"    {p.describe()}" for p in table.RUN_OPTIONS)
+    return "\n".join(f"    {p.describe()}" for p in run_options.RUN_OPTIONS)
 
 
 def validate_run(
@@ -159,19 +159,19 @@ def validate_run(
     from .. import methods
 
     params = dict(params or {})
-    unknown = [name for name in options if name not in table.DECLARED]
+    unknown = [name for name in options if name not in run_options.DECLARED]
     if unknown:
-        meant = suggestion(unknown[0], table.DECLARED)
+        meant = suggestion(unknown[0], run_options.DECLARED)
         hint = f": did you mean {shown(meant, cli)}?" if meant else ""
         raise ParameterError(f"unknown run option(s): {', '.join(unknown)}{hint}")
     method = options.get("method", "mdav")
-    p = table.DECLARED["method"]
+    p = run_options.DECLARED["method"]
     (replace(p, name=shown("method", cli)) if cli else p).validate(
         method, None
     )  # sdcMicro's names: a hint
     info = methods.get(method)
     values = {}
-    for p in table.RUN_OPTIONS:
+    for p in run_options.RUN_OPTIONS:
         named = replace(p, name=shown(p.name, cli)) if cli else p
         values[p.name] = named.validate(options[p.name], None) if p.name in options else p.default
     _check_keywords(params, info, cli)
@@ -182,15 +182,15 @@ def validate_run(
 
 def _check_keywords(params: Mapping[str, Any], info, cli: bool) -> None:
     """A keyword that is neither a run option nor one of the method's parameters is an unknown
-    option, said with the name it was probably meant as (``options.names``), not blamed on the
-    method."""
+    option, said with the name it was probably meant as (``options.unknown_names``), not blamed on
+    the method."""
     from .. import methods
 
     for name in params:
         if name not in info.params:
             raise unknown_keyword_error(
                 name,
-                table.DECLARED,
+                run_options.DECLARED,
                 info.name,
                 info.params,
                 {m: methods.get(m).params for m in methods.names()},

@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..declarations import Param
-from . import table
+from . import run_options
 
 __all__ = ["add_arguments", "from_arguments", "command_line", "python_call", "unlisted_names"]
 
@@ -23,7 +23,7 @@ def add_arguments(parser, skip=(), required=(), notes: Mapping[str, str] | None 
     declaration in ``from_arguments``. The help is the declaration's meaning, then what a value
     must be and the default."""
     notes = dict(notes or {})
-    for p in table.RUN_OPTIONS:
+    for p in run_options.RUN_OPTIONS:
         if not p.flags or p.name in skip:
             continue
         if p.name in notes:
@@ -73,7 +73,7 @@ def from_arguments(args, skip=()) -> dict:
     """The run options given on the command line, typed and validated by their declarations
     (errors name the flag); options not given are left out (their defaults apply)."""
     out = {}
-    for p in table.RUN_OPTIONS:
+    for p in run_options.RUN_OPTIONS:
         if not p.flags or p.name in skip:
             continue
         raw = getattr(args, p.name, None)
@@ -135,7 +135,7 @@ def command_line(
     q = shlex.quote
     shown = lambda path: q(path if not str(path).startswith("-") else f"./{path}")  # noqa: E731
     parts = ["microagg", "protect", shown(input_path), "-o", shown(output_path)]
-    for p in table.RUN_OPTIONS:
+    for p in run_options.RUN_OPTIONS:
         if not p.flags or p.name not in options:
             continue
         value = options[p.name]
@@ -171,7 +171,7 @@ def unlisted_names(options: Mapping[str, Any]) -> list:
     """Column names among the options' column lists that the command line cannot list (it splits
     a list at commas): such a run is reproduced by the Python call only."""
     out = []
-    for p in table.RUN_OPTIONS:
+    for p in run_options.RUN_OPTIONS:
         value = options.get(p.name)
         if p.flags and p.kind == "names" and value is not None and not isinstance(value, str):
             out += [c for c in value if "," in str(c) and c not in out]
@@ -189,9 +189,11 @@ def python_call(
     kwargs = {
         name: value
         for name, value in options.items()
-        if name in table.DECLARED
+        if name in run_options.DECLARED
         and name not in ("progress", "shuffle_seed", "labels")
-        and (value != table.option(name).default or name in ("k", "method", "columns", "seed"))
+        and (
+            value != run_options.option(name).default or name in ("k", "method", "columns", "seed")
+        )
     }
     args = ",\n    ".join(f"{k}={v!r}" for k, v in {**kwargs, **params}.items())
     return f"res = microagg.{function}(\n    {data},\n    {args},\n)\n"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from . import table
+from . import run_options
 from .generated import RunFields
 
 __all__ = ["Run"]
@@ -37,12 +37,12 @@ class Run(RunFields):
             p.name: getattr(self, p.name)
             if p.name in _FIELDS
             else self.added.get(p.name, p.default)
-            for p in table.RUN_OPTIONS
+            for p in run_options.RUN_OPTIONS
         }
 
     def with_options(self, **changes) -> Run:
         """This run with some options changed (not validated again)."""
-        unknown = [name for name in changes if name not in table.DECLARED]
+        unknown = [name for name in changes if name not in run_options.DECLARED]
         if unknown:
             raise TypeError(f"unknown run option(s): {', '.join(unknown)}")
         own, added = _own_and_added(changes)

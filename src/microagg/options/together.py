@@ -6,14 +6,14 @@
 from __future__ import annotations
 
 from ..errors import ParameterError
-from . import table
+from . import run_options
 
 __all__ = ["check_together", "shown"]
 
 
 def shown(name: str, cli: bool) -> str:
     """How an error names an option: its flag on the command line, its name in the API."""
-    flags = table.option(name).flags
+    flags = run_options.option(name).flags
     return flags[0] if cli and flags else name
 
 

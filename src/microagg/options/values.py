@@ -1,6 +1,6 @@
 """The values of structured run options, checked: each function takes what a user gave
 (an API value, or command-line text for ``parse_weights``) and returns it normalised, or raises
-ValueError / ParameterError with its reason. ``options.table.RUN_OPTIONS`` names them as its
+ValueError / ParameterError with its reason. ``options.run_options.RUN_OPTIONS`` names them as its
 declarations' ``check`` and ``parse_text``.
 
 Nothing heavy is imported here (numpy, dask.distributed: when a value needs them).

@@ -1,4 +1,4 @@
-"""The stage ``partition``: the method's labels, inside each stratum, in blocks in the
+"""The stage ``group``: the method's labels, inside each stratum, in blocks in the
 partitioned mode, or a given partition checked."""
 
 from __future__ import annotations
@@ -7,16 +7,16 @@ import numpy as np
 
 from ..deadline import Deadline
 from ..errors import InputError
+from ..labels import check_partition, relabel, sse
 from ..options import Run
-from ..partition import check_partition, relabel, sse
-from .parts import Partitioned, Prepared, Roles, Source
+from .parts import Grouped, Prepared, Roles, Source
 
-# --- partition -----------------------------------------------------------------------------------
+# --- group ----------------------------------------------------------------------------------------
 
 
-def partition(
+def group(
     source: Source, roles: Roles, prepared: Prepared, run: Run, deadline: Deadline, progress
-) -> Partitioned:
+) -> Grouped:
     """The method's labels: inside each stratum (groups never cross strata), in blocks in the
     partitioned mode. The method's parameters are checked against every part before the first
     method starts; its compiled kernels load outside the budget."""
@@ -52,7 +52,7 @@ def partition(
     codes = None if classes is None else classes.codes
     if strata is None:
         labels, out = _run_in_classes(codes, Z, k, run, params, deadline, progress)
-        return Partitioned(labels, out.lower_bound, dict(out.extras), key_classes=classes)
+        return Grouped(labels, out.lower_bound, dict(out.extras), key_classes=classes)
     found = _partition_strata(strata, Z, k, run, deadline, progress, codes)
     found.key_classes = classes
     return found
@@ -106,7 +106,7 @@ def _run_in_classes(codes, Z, k, run: Run, params, deadline, progress):
 
 
 def _household_partition(roles: Roles, prepared: Prepared, run: Run, strata, deadline, progress):
-    """The household-aware partition (``households.partition``): the method runs on the household
+    """The household-aware partition (``households.group``): the method runs on the household
     groups' records, each run given its share of the budget; or a given partition checked by
     households."""
     from .. import households
@@ -132,11 +132,11 @@ def _household_partition(roles: Roles, prepared: Prepared, run: Run, strata, dea
         run.info.check_params_vs_input(params, len(Zu), Zu.shape[1], k)
         return _run_unit(Zu, k, run, params, deadline.share(len(Zu), n), None)[0]
 
-    labels, grouping = households.partition(
+    labels, grouping = households.group(
         roles.households, Z, prepared.embedding.column_slices(), strata, roles.k, run_unit
     )
     facts = {"household_merges": grouping.merges, "household_group_multiple": grouping.multiple}
-    return Partitioned(relabel(labels), None, facts, None, strata, grouping)
+    return Grouped(relabel(labels), None, facts, None, strata, grouping)
 
 
 def _given_household_partition(roles, prepared, run: Run, strata, deadline, progress):
@@ -154,10 +154,10 @@ def _given_household_partition(roles, prepared, run: Run, strata, deadline, prog
         grouping = again.households
     else:
         grouping = households.given_partition(roles.households, given.labels, roles.k)
-    return Partitioned(given.labels, None, given.method_facts, given.strata, strata, grouping)
+    return Grouped(given.labels, None, given.method_facts, given.strata, strata, grouping)
 
 
-def _given_partition(labels, strata, Z, k, run: Run) -> Partitioned:
+def _given_partition(labels, strata, Z, k, run: Run) -> Grouped:
     """A partition given to publish (``labels``, e.g. an explore run's): one label per record, every
     group at least k records, each group inside one (merged) stratum; the method does not run."""
     from ..result import StrataReport, StratumRun
@@ -183,7 +183,7 @@ def _given_partition(labels, strata, Z, k, run: Run) -> Partitioned:
         )
     facts = {"given_labels": True}
     if strata is None:
-        return Partitioned(labels, None, facts)
+        return Grouped(labels, None, facts)
     pairs = np.unique(
         labels * (int(strata.codes.max()) + 1) + strata.codes
     )  # (group, stratum) pairs
@@ -211,7 +211,7 @@ def _given_partition(labels, strata, Z, k, run: Run) -> Partitioned:
         run.merged_strata if strata.merges else None,
         tuple(strata.mapping(run.merged_strata)) if strata.merges else (),
     )
-    return Partitioned(labels, None, facts, report, strata)
+    return Grouped(labels, None, facts, report, strata)
 
 
 def _run_unit(Z, k, run: Run, params, deadline, progress):
@@ -220,7 +220,7 @@ def _run_unit(Z, k, run: Run, params, deadline, progress):
 
     name = run.info.name
     if run.block_size is not None or run.scheduler is not None:
-        from ..partitioned import DEFAULT_REFINE, partitioned_labels
+        from ..blocks import DEFAULT_REFINE, partitioned_labels
 
         labels = partitioned_labels(
             Z,
@@ -243,7 +243,7 @@ def _run_unit(Z, k, run: Run, params, deadline, progress):
 
 def _partition_strata(
     strata, Z, k, run: Run, deadline: Deadline, progress, classes=None
-) -> Partitioned:
+) -> Grouped:
     """The method inside each stratum; each gets ``deadline.share(its records, records still to
     do)``, and a method with a ``default_work`` shares that cap when the caller gave no time
     limit nor work budget. Bounds add up."""
@@ -297,4 +297,4 @@ def _partition_strata(
         run.merged_strata if strata.merges else None,
         tuple(published),
     )
-    return Partitioned(relabel(labels), bound if have_bound else None, {}, report, strata)
+    return Grouped(relabel(labels), bound if have_bound else None, {}, report, strata)

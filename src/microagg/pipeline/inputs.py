@@ -8,8 +8,8 @@ import warnings
 import numpy as np
 
 from ..errors import InputError, RolesWarning, option_term
+from ..labels import check_k
 from ..options import Run
-from ..partition import check_k
 from .parts import Prepared, Roles, Source
 
 # --- load ----------------------------------------------------------------------------------------

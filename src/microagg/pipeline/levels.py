@@ -23,14 +23,14 @@ def needs_dense(roles: Roles, run: Run) -> str | None:
         return "the partitioned mode"
     given = run.options
     for p in RUN_OPTIONS:
-        if p.stage is not None and p.acts_on == "partitioned":
+        if p.stage is not None and p.acts_on == "grouped":
             if _given(given[p.name], p.default):
                 return f"{p.name} (a privacy model)"
     return None
 
 
 def _given(value, default) -> bool:
-    """A value other than the default (``stages.partitioned_stages``'s rule)."""
+    """A value other than the default (``stages.grouped_stages``'s rule)."""
     same = isinstance(value, (int, float, str)) and value == default
     return not (value is default or same)
 

@@ -1,39 +1,40 @@
-"""The stages after the method: ``publish`` (what each record publishes, and the nature of the
-published values) and ``measure`` (the run's audit, read from what was published)."""
+"""The stages after the method: ``publish_values`` (what each record publishes, and the nature
+of the published values) and ``measure`` (the run's audit, read from what was published)."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..labels import sse
 from ..options import Run
-from ..partition import sse
-from .file_audit import frame_of
-from .parts import GROUP_MEANS, Partitioned, Prepared, Published, PublishedValues, Roles, Source
+from .audit_and_order import frame_of
+from .parts import GROUP_MEANS, Grouped, Prepared, Published, PublishedValues, Roles, Source
 
 # --- publish -------------------------------------------------------------------------------------
 
 
-def publish(
-    source: Source, roles: Roles, prepared: Prepared, partitioned: Partitioned, run: Run
+def publish_values(
+    source: Source, roles: Roles, prepared: Prepared, grouped: Grouped, run: Run
 ) -> Published:
-    """What each record publishes (``representatives.publish``: the aggregation of continuous
-    columns, the median category of ordinal ones, the mode of nominal ones), in the input's kind
-    and shape: only the QI columns change; categorical ones keep their dtype."""
-    from ..representatives import publish as representatives
+    """What each record publishes (``representatives.published_representatives``: the
+    aggregation of continuous columns, the median category of ordinal ones, the mode of nominal
+    ones), in the input's kind and shape: only the QI columns change; categorical ones keep their
+    dtype."""
+    from ..representatives import published_representatives
 
     emb = prepared.embedding
-    numeric, codes = representatives(
-        emb, partitioned.labels, run.aggregation, _aggregation_arguments(run), roles.sample_weights
+    numeric, codes = published_representatives(
+        emb, grouped.labels, run.aggregation, _aggregation_arguments(run), roles.sample_weights
     )
     built = _published_values(emb, run, roles.sample_weights is not None)
-    if partitioned.households is not None and partitioned.households.households.level:
-        numeric, codes, built = _household_level(emb, numeric, codes, partitioned.households, built)
-    if partitioned.values is not None:  # fixed by a "partitioned" stage (differential privacy)
-        numeric, built = _fixed_values(emb, numeric, partitioned.values)
+    if grouped.households is not None and grouped.households.households.level:
+        numeric, codes, built = _household_level(emb, numeric, codes, grouped.households, built)
+    if grouped.values is not None:  # fixed by a "grouped" stage (differential privacy)
+        numeric, built = _fixed_values(emb, numeric, grouped.values)
     numeric, nature = _option_stages(emb, numeric, built, run)
-    staged = nature if nature != built or partitioned.values is not None else None
+    staged = nature if nature != built or grouped.values is not None else None
     df = source.frame
-    strata = partitioned.stratum_codes
+    strata = grouped.stratum_codes
     recoded = (
         strata.published_columns(df, roles.strata, run.merged_strata) if strata is not None else {}
     )
@@ -46,7 +47,7 @@ def publish(
             )
         for c, values in recoded.items():
             out[:, df.columns.get_loc(c)] = np.asarray(values, dtype=np.float64)
-        suppression = _suppress_keys(frame_of(out, df.columns), roles, run, partitioned.key_classes)
+        suppression = _suppress_keys(frame_of(out, df.columns), roles, run, grouped.key_classes)
         if suppression is not None:
             for j, c in enumerate(suppression.keys):
                 out[suppression.suppressed[:, j], df.columns.get_loc(c)] = np.nan
@@ -64,7 +65,7 @@ def publish(
         out[c] = emb.published_column(c, numeric, codes, df[c])
     for c, values in recoded.items():
         out[c] = values
-    suppression = _suppress_keys(out, roles, run, partitioned.key_classes)
+    suppression = _suppress_keys(out, roles, run, grouped.key_classes)
     if suppression is not None and suppression.total:
         from ..suppression import apply
 
@@ -144,7 +145,7 @@ def _option_stages(emb, numeric: np.ndarray, nature: str, run: Run) -> tuple[np.
 
 
 def _fixed_values(emb, numeric: np.ndarray, values) -> tuple[np.ndarray, str]:
-    """The continuous QIs' values a "partitioned" stage fixed (``Partitioned.values``)."""
+    """The continuous QIs' values a "grouped" stage fixed (``Grouped.values``)."""
     numeric = numeric.copy()
     for c, column in values.continuous.items():
         numeric[:, emb.numeric_columns.index(c)] = np.asarray(column, dtype=np.float64)
@@ -242,7 +243,7 @@ def measure(
     source: Source,
     roles: Roles,
     prepared: Prepared,
-    partitioned: Partitioned,
+    grouped: Grouped,
     published: Published,
     run: Run,
 ):
@@ -254,7 +255,7 @@ def measure(
     from ..measures import RunInputs, audit, categorical_report
     from ..result import Bound
 
-    emb, labels = prepared.embedding, partitioned.labels
+    emb, labels = prepared.embedding, grouped.labels
     Zp = emb.embed(published.numeric, published.codes)
     means = published.values == GROUP_MEANS
     inputs = RunInputs(
@@ -262,7 +263,7 @@ def measure(
         Zp,
         labels,
         means,
-        partitioned.lower_bound,
+        grouped.lower_bound,
         prepared.bound_factor,
         prepared.weights,
         prepared.matrix,

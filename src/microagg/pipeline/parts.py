@@ -1,5 +1,5 @@
 """The stages' results, one dataclass each (``Source``, ``Roles``, ``Prepared``,
-``Partitioned``, ``Published``), ``PublishedValues`` (what a run option's own stage is given and
+``Grouped``, ``Published``), ``PublishedValues`` (what a run option's own stage is given and
 returns) and ``GROUP_MEANS``, the nature of the published values the run's SSE shortcut needs."""
 
 from __future__ import annotations
@@ -53,20 +53,20 @@ class Prepared:
 
 
 @dataclass
-class Partitioned:
+class Grouped:
     labels: np.ndarray
     lower_bound: float | None  # proven on the method's matrix (summed over strata)
     method_facts: dict  # the method's own report (no strata)
     strata: object = None  # result.StrataReport
     stratum_codes: object = None  # strata.Strata: each record's stratum, before and after merging
     households: object = None  # households.HouseholdGrouping (a run with a household id)
-    values: object = None  # the values a "partitioned" stage fixed (e.g. noisy centroids)
+    values: object = None  # the values a "grouped" stage fixed (e.g. noisy centroids)
     key_classes: object = None  # key_classes.KeyClasses: the groups formed inside them (keys+qis)
 
 
 @dataclass(frozen=True)
 class Grouping:
-    """What a run option's own stage at the pipeline's "partitioned" point is given and returns
+    """What a run option's own stage at the pipeline's "grouped" point is given and returns
     (``dataclasses.replace``): the original frame, the roles, the QIs' values as the run
     measures them (``Z``; ``matrix``: as the method sees them, the distances to group by), the
     partition (``labels``), every run option by name, the privacy models stated so far
@@ -107,7 +107,7 @@ class PublishedValues:
 class Published:
     """What the run publishes. ``values`` says what the published QI values are: GROUP_MEANS,
     or else their nature in words ("median (continuous), mode (nominal)", ...); a stage that
-    changes them after ``publish`` (rounding, ...) says so here, and ``measure`` reads it."""
+    changes them after ``publish_values`` (rounding, ...) says so here, and ``measure`` reads it."""
 
     numeric: np.ndarray  # continuous values and ordinal ranks, one row per record
     codes: np.ndarray  # category codes of the categorical columns

@@ -1,4 +1,4 @@
-"""The run options' own stages at the "partitioned" point (``declarations.STAGE_POINTS``): after
+"""The run options' own stages at the "grouped" point (``declarations.STAGE_POINTS``): after
 the method, before the group representatives. The privacy models act here (``microagg.privacy``:
 t-closeness replaces the partition by a t-close one, differential privacy fixes the published
 values); what each states is kept in the method's facts (``privacy_models``)."""
@@ -8,13 +8,13 @@ from __future__ import annotations
 import dataclasses
 
 from ..options import Run
-from .parts import Grouping, Partitioned, Prepared, Roles, Source
+from .parts import Grouped, Grouping, Prepared, Roles, Source
 
 
-def partitioned_stages(
-    source: Source, roles: Roles, prepared: Prepared, partitioned: Partitioned, run: Run
-) -> Partitioned:
-    """Each run option with a stage at "partitioned", in the table's order, where the run gives
+def grouped_stages(
+    source: Source, roles: Roles, prepared: Prepared, grouped: Grouped, run: Run
+) -> Grouped:
+    """Each run option with a stage at "grouped", in the table's order, where the run gives
     it a value other than its default; the partition unchanged when none does."""
     from ..options import RUN_OPTIONS
 
@@ -22,24 +22,24 @@ def partitioned_stages(
     staged = [
         p
         for p in RUN_OPTIONS
-        if p.stage is not None and p.acts_on == "partitioned" and _given(given[p.name], p.default)
+        if p.stage is not None and p.acts_on == "grouped" and _given(given[p.name], p.default)
     ]
     if not staged:
-        return partitioned
+        return grouped
     grouping = Grouping(
         source.frame,
         roles,
         prepared.Z,
-        partitioned.labels,
+        grouped.labels,
         given,
         run.info.per_variable,
         matrix=prepared.matrix,
     )
     for p in staged:
         grouping = p.stage(grouping, given[p.name])
-    facts = {**partitioned.method_facts, "privacy_models": [dict(m) for m in grouping.models]}
+    facts = {**grouped.method_facts, "privacy_models": [dict(m) for m in grouping.models]}
     return dataclasses.replace(
-        partitioned, labels=grouping.labels, method_facts=facts, values=grouping.values
+        grouped, labels=grouping.labels, method_facts=facts, values=grouping.values
     )
 
 

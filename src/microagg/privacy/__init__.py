@@ -7,8 +7,8 @@ facts (``MODELS``): its run options, its reference and what it guarantees.
 * ``dp``: an epsilon-differentially private release of the numeric QIs by microaggregation and
   Laplace noise (Soria-Comas et al., VLDB J 2014; Sanchez et al., Information Fusion 2016).
 
-Each acts at the pipeline's "partitioned" point (``Param.stage``, ``pipeline.Grouping``): the run
-options are lines of ``options/table.py`` whose stages are ``stage_t_closeness`` and
+Each acts at the pipeline's "grouped" point (``Param.stage``, ``pipeline.Grouping``): the run
+options are lines of ``options/run_options.py`` whose stages are ``stage_t_closeness`` and
 ``stage_epsilon``. This package imports nothing of ``options`` nor ``pipeline`` at import time.
 """
 

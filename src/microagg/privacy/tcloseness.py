@@ -84,7 +84,7 @@ def merge_until_close(Z, labels, scales, t: float) -> tuple[np.ndarray, int]:
     root = parent.copy()
     while not np.array_equal(root, root[root]):
         root = root[root]
-    from ..partition import relabel
+    from ..labels import relabel
 
     return relabel(root[labels]).astype(np.int64), merges  # numbered in order of appearance
 
@@ -168,7 +168,7 @@ def _closeness_first(Z, k: int, scales, t: float) -> tuple[np.ndarray, int]:
 
 
 def _sse(Z, labels) -> float:
-    from ..partition import sse
+    from ..labels import sse
 
     return float(sse(Z, labels))
 

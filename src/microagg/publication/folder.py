@@ -1,6 +1,7 @@
 """The out-of-core mode's publication: a folder of Parquet partitions, read back, verified and
-audited in a stream, landing with its manifest (the same checks as :mod:`microagg.publication.table`
-gives a file, counted on every record; the other figures on a seeded sample)."""
+audited in a stream, landing with its manifest (the same checks as
+:mod:`microagg.publication.in_memory` gives a file, counted on every record; the other
+figures on a seeded sample)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from . import landing
-from .table import PublishedFile, manifest_command
+from .in_memory import PublishedFile, manifest_command
 
 #: records of the out-of-core audit's simple random sample (the k-anonymity figures are exact,
 #: counted on every record)

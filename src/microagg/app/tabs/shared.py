@@ -15,7 +15,7 @@ from shiny.types import SilentCancelOutputException, SilentException
 
 from .. import security
 from ..private import cleanup_workdir, one_line, private_text
-from ..runs import RunHandle
+from ..run_handle import RunHandle
 from ..runspec import RunSpec
 
 # shiny renamed these (1.x): use the new names where they exist

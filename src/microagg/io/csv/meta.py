@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from ..table import Meta, Table
+from ..file_table import Meta, Table
 from .dialect import INTEGER
 from .fields import distinct_texts, field_texts, object_array, text_buffers
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ... import read_limits
 from ...errors import InputError
-from ..table import Table
+from ..file_table import Table
 from .dialect import (
     given_decimal,
     given_sep,

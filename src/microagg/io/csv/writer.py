@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import InputError
-from ..table import Table
-from ..typed import is_missing, is_numeric
+from ..file_table import Table
+from ..typed_frames import is_missing, is_numeric
 from .dialect import INTEGER
 from .fields import distinct_texts, field_texts, object_array, text_buffers
 from .meta import CsvDialect, CsvMeta

@@ -52,8 +52,8 @@ the smoothing centre: a resumed run smoothed from the k-nearest-neighbour dual a
 ``resume`` puts them back in a later run, so that long runs for a bound can go on one after
 another (benchmarks/best_known.py --resume).
 
-Layout: ``master`` (the HiGHS master LP / MIP), ``pricing`` (the pricer; its numba kernels are
-in ``microagg.kernels.pricing`` and ``microagg.kernels.pricing_bnb``), ``driver`` (the run's
+Layout: ``master`` (the HiGHS master LP / MIP), ``column_pricing`` (the pricer; its numba kernels
+are in ``microagg.kernels.pricing`` and ``microagg.kernels.pricing_bnb``), ``driver`` (the run's
 state and steps; its rounding heuristics, SimpleRoundingHeuristic and RoundingMSTHeuristic, and
 the subset-row cut separation are numba kernels in ``microagg.kernels.colgen_rounding``),
 ``closing`` (the run's last steps: the integral master over the generated columns, and the
@@ -79,7 +79,7 @@ __all__ = ["colgen"]
 MIP_NODES = 20_000
 
 #: names kept importable from here (tests, benchmarks), loaded on first use
-_LAZY = {"knn_sums": ("pricing", "knn_sums"), "_Pricer": ("pricing", "Pricer")}
+_LAZY = {"knn_sums": ("column_pricing", "knn_sums"), "_Pricer": ("column_pricing", "Pricer")}
 
 
 def __getattr__(name):

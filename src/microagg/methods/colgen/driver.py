@@ -16,14 +16,14 @@ import numpy as np
 
 from ...deadline import Deadline
 from ...kernels.colgen_rounding import mst_rounding, separate_subset_rows, simple_rounding
-from ...kernels.mdav import split_oversized
+from ...kernels.mdav_labels import split_oversized
 from ...kernels.pricing import column_rcs
-from ...partition import check_partition, group_sizes, relabel, sse
+from ...labels import check_partition, group_sizes, relabel, sse
 from .. import MethodOutput
 from ..starts import start_labels
 from .closing import ClosingSteps
+from .column_pricing import Pricer, disjoint_families
 from .master import Master, MasterLPError, groups
-from .pricing import Pricer, disjoint_families
 
 __all__ = ["ColumnGeneration"]
 

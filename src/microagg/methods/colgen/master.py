@@ -20,7 +20,7 @@ import numpy as np
 from scipy import sparse
 
 from ...kernels.pricing import column_costs
-from ...partition import relabel
+from ...labels import relabel
 
 __all__ = ["Master", "MasterLPError", "cut_arrays", "groups", "new_highs", "set_time_limit"]
 

@@ -34,8 +34,8 @@ import numpy as np
 
 from ...deadline import Deadline
 from ...kernels.pricing_bnb import region_part_pricing
+from .column_pricing import Pricer
 from .master import cut_arrays, new_highs, set_time_limit
-from .pricing import Pricer
 
 __all__ = ["RegionBound", "outlying_records", "region_bound"]
 

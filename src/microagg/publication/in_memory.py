@@ -436,7 +436,7 @@ def _manifest(
         "suppression": None if res.suppression is None else res.suppression.to_dict(),
     }
     if res.audit_roles.household:  # checked on the file read back (_verify)
-        from ..measures.risk.households import privacy_model
+        from ..measures.risk.household_risk import privacy_model
 
         verified["privacy_model"] = privacy_model(res.k, res.audit_roles.household)
         verified["smallest_households"] = res.audit.group("risk").get("households_smallest")

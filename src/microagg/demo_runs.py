@@ -32,7 +32,7 @@ _DEMO_TASK_OF_METHOD = {"vmdav": "column generation"}
 #: so the univariate methods, which it does not run, can fill the other core beside it. (MDAV's
 #: kernels are not among them: on the demo's few records MDAV, the start of icsm, lsearch and
 #: mdav-mhm, and column generation's split of oversized groups run in numpy while the brute-force
-#: kernel is not compiled, ``kernels.mdav.NUMPY_MAX_N``; compiling it for them had cost 9 s.)
+#: kernel is not compiled, ``kernels.mdav_labels.NUMPY_MAX_N``; compiling it for them had cost 9 s.)
 _DEMO_TASK_NEEDS = {"portfolio": ("auto's members",)}
 #: Tasks that show no row: they compile kernels ahead (``kernels.jit.compile_ahead``) that only
 #: auto reaches. Column generation's exact pricing (``kernels.pricing_bnb.bnb_pricing``, a third

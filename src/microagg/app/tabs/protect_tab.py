@@ -18,7 +18,7 @@ from shiny import module, reactive, render, ui
 
 from ...errors import InputError
 from .. import controls
-from ..runs import progress_line
+from ..run_handle import progress_line
 from ..runspec import check_against_data
 from .shared import PageState, quiet_ui
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from .deadline import Deadline
 from .errors import InputError
-from .kernels.partitioned_refine import dissolve_and_migrate
+from .kernels.blocks_refine import dissolve_and_migrate
 from .options import LOCAL_SCHEDULERS
 from .progress import as_callback, silent
 
@@ -156,8 +156,8 @@ def _run_block(
     Zb: np.ndarray, k: int, method: str, seed, clock: BlockClock, params: dict, refine: float
 ) -> np.ndarray:
     """One Dask task: the method on one block, then the refinement inside the block."""
+    from .labels import relabel
     from .methods import run
-    from .partition import relabel
 
     Zb = np.ascontiguousarray(Zb, dtype=np.float64)
     out = run(method, Zb, k, seed=seed, deadline=clock.start(len(Zb)), **params)
@@ -245,9 +245,9 @@ def partitioned_labels(
     is the method's followed by the refinement; 0 leaves
     the method's groups as they are.
     """
+    from .labels import check_k
     from .methods import get
     from .options import option
-    from .partition import check_k
 
     Z = np.ascontiguousarray(Z, dtype=np.float64)
     if Z.ndim != 2:
@@ -330,7 +330,7 @@ def refine_labels(
     """
     from scipy.spatial import cKDTree
 
-    from .partition import group_means
+    from .labels import group_means
 
     Z = np.ascontiguousarray(Z, dtype=np.float64)
     labels = _compact(np.array(labels, dtype=np.int64))

@@ -1,4 +1,4 @@
-"""The partitioned mode's refinement moves (numba; ``microagg.partitioned.refine_labels``): exact
+"""The partitioned mode's refinement moves (numba; ``microagg.blocks.refine_labels``): exact
 SSE-lowering 1-opt moves that repair the poor groups blocked methods leave behind, dissolving a
 group into nearby groups or migrating its records one at a time, every group keeping k records
 or more. A record i joining a group q of m records with centroid c_q raises the SSE by

@@ -9,10 +9,10 @@ from shiny import module, reactive, render, ui
 from starlette.exceptions import HTTPException
 
 from .. import figures as shown
-from ..inputs import output_suffix
+from ..input_data import output_suffix
 from ..private import one_line
 from ..protect_worker import published_path
-from ..runs import RunHandle
+from ..run_handle import RunHandle
 from ..runspec import RunSpec
 from .shared import PageState, quiet_ui, table
 from .shared import download as _download

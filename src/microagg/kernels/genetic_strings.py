@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..partition import sst as total_sum_of_squares
+from ..labels import sst as total_sum_of_squares
 from .jit import kernel
 from .segments import fixed_size_by_rank, path_cut
 

@@ -398,7 +398,7 @@ RUN_OPTIONS: list[Param] = [
         flags=("--t-closeness",),
         metavar="T",
         stage=_privacy_stage("t_closeness"),
-        acts_on="partitioned",
+        acts_on="grouped",
     ),
     Param(
         "t_closeness_algorithm",
@@ -421,7 +421,7 @@ RUN_OPTIONS: list[Param] = [
         flags=("--epsilon",),
         metavar="E",
         stage=_privacy_stage("epsilon"),
-        acts_on="partitioned",
+        acts_on="grouped",
     ),
     Param(
         "dp_mechanism",

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import microagg
-from microagg.partition import check_partition, sse
-from microagg.partitioned import _gap_cut, partitioned_labels, refine_labels, spatial_blocks
+from microagg.blocks import _gap_cut, partitioned_labels, refine_labels, spatial_blocks
+from microagg.labels import check_partition, sse
 
 
 @settings(max_examples=25, deadline=None)

@@ -13,7 +13,7 @@ from shiny import module, reactive, render, ui
 from ...errors import InputError
 from .. import websocket
 from ..column_profile import profile, shown
-from ..inputs import (
+from ..input_data import (
     dataset_names,
     dataset_path,
     dataset_roles,

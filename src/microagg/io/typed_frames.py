@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from ..errors import InputError
-from .table import Meta, Table
+from .file_table import Meta, Table
 
 __all__ = [
     "need",

@@ -8,8 +8,8 @@ from functools import cached_property
 
 import numpy as np
 
+from ..labels import gap_percent, group_sizes, il_percent, sse, sst
 from ..onehot import numeric_part, scaled, sq_distance
-from ..partition import gap_percent, group_sizes, il_percent, sse, sst
 from .registry import measure
 
 __all__ = ["RunInputs"]

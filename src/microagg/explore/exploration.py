@@ -379,7 +379,7 @@ def load(path, runs=None) -> tuple[dict, dict]:
     (``documents``: its schema, its labels file beside it, each array's header checked before it
     is read); ``runs``: the ids whose labels to read (default: every finished run's). One
     InputError line otherwise."""
-    from ..documents import labels_file, read_explore_result, read_labels
+    from ..untrusted_documents import labels_file, read_explore_result, read_labels
 
     p = Path(path)
     doc = read_explore_result(p)
