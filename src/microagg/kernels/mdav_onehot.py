@@ -37,18 +37,25 @@ __all__ = ["mdav_onehot_kernel"]
 DEAD_SHARE = 0.125
 
 
+@kernel(inline="always")
+def _numeric_part(Nc, mark, w, point, out):
+    """out[i] = mark[i] + the squared distance of record i's numeric part (Nc: rows of columns) to
+    ``point``, for the positions 0..w−1 (the first term of both distances below)."""
+    for i in range(w):
+        out[i] = mark[i]
+    for t in range(Nc.shape[0]):
+        col, pt = Nc[t], point[t]
+        for i in range(w):
+            diff = col[i] - pt
+            out[i] += diff * diff
+
+
 @kernel
 def _to_centroid(Nc, Cc, mark, U2, w, m, c, cnt, off, sq, out):
     """out[i]: squared distance of the records at positions 0..w−1 (Nc numeric and Cc codes as
     rows of columns; mark 0, or NaN for a grouped record) to the centroid of the m remaining ones
     (numeric part c; blocks from the level counts cnt and their sums of squares sq)."""
-    for i in range(w):
-        out[i] = mark[i]
-    for t in range(Nc.shape[0]):
-        col, ct = Nc[t], c[t]
-        for i in range(w):
-            diff = col[i] - ct
-            out[i] += diff * diff
+    _numeric_part(Nc, mark, w, c, out)
     mm = float(m)
     for j in range(Cc.shape[0]):
         codes, at = Cc[j], off[j]
@@ -63,13 +70,7 @@ def _to_centroid(Nc, Cc, mark, U2, w, m, c, cnt, off, sq, out):
 def _to_record(Nc, Cc, mark, U2, w, x, a, out):
     """out[i]: squared distance of the records at positions 0..w−1 to the record (x numeric,
     a codes); NaN for a grouped one."""
-    for i in range(w):
-        out[i] = mark[i]
-    for t in range(Nc.shape[0]):
-        col, xt = Nc[t], x[t]
-        for i in range(w):
-            diff = col[i] - xt
-            out[i] += diff * diff
+    _numeric_part(Nc, mark, w, x, out)
     for j in range(Cc.shape[0]):
         codes, aj, mismatch = Cc[j], a[j], 2.0 * U2[j]
         for i in range(w):
