@@ -115,7 +115,7 @@ def test_a_compile_task_shows_no_row_and_compiles_what_colgen_then_calls():
 
     from microagg import datasets
     from microagg.kernels import colgen_rounding, pricing_bnb
-    from microagg.methods.colgen import driver, pricing
+    from microagg.methods.colgen import column_pricing, driver
 
     reached = {"exact pricing": 0, "cuts": 0}
 
@@ -133,7 +133,9 @@ def test_a_compile_task_shows_no_row_and_compiles_what_colgen_then_calls():
     assert all(len(kernel.signatures) == 1 for kernel in ahead)
     data = datasets.load("census")[datasets.benchmark_columns("census")].head(45)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(pricing, "bnb_pricing", counted("exact pricing", pricing.bnb_pricing))
+        mp.setattr(
+            column_pricing, "bnb_pricing", counted("exact pricing", column_pricing.bnb_pricing)
+        )
         mp.setattr(driver, "separate_subset_rows", counted("cuts", driver.separate_subset_rows))
         microagg.microaggregate(np.asarray(data, dtype=float), k=3, method="colgen", audit=False)
     assert reached["exact pricing"] > 0 and reached["cuts"] > 0, reached
