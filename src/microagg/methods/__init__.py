@@ -27,7 +27,6 @@ discovered automatically, so a new method is one new function registered once.
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import importlib
 import inspect
 import math
@@ -466,23 +465,27 @@ COMPILING_NOTICE = (
 
 
 #: set while ``compiling.compile_all`` runs: its own bar and closing line say what compiles, and
-#: the first call's notice (which names that very command) is not given
-_COMPILING_ALL = contextvars.ContextVar("microagg_compiling_all", default=False)
+#: the first call's notice (which names that very command) is not given. Process-wide, not a
+#: context variable: a step's publication reads back and audits in threads of its own
+_COMPILING_ALL = {"depth": 0}
+_COMPILING_ALL_LOCK = threading.Lock()
 
 
 @contextlib.contextmanager
 def compiling_all():
-    token = _COMPILING_ALL.set(True)
+    with _COMPILING_ALL_LOCK:
+        _COMPILING_ALL["depth"] += 1
     try:
         yield
     finally:
-        _COMPILING_ALL.reset(token)
+        with _COMPILING_ALL_LOCK:
+            _COMPILING_ALL["depth"] -= 1
 
 
 def _announce_compilation(progress) -> None:
     """The first compilation of a call: on the progress channel, or, when it shows nothing, as a
     ``CompilationWarning`` (the notebook's and the script's first line)."""
-    if progress is silent and _COMPILING_ALL.get():
+    if progress is silent and _COMPILING_ALL["depth"]:
         return
     if progress is silent:
         from ..errors import CompilationWarning
