@@ -359,9 +359,7 @@ def named_code_reason(name, col, labelled: bool = False) -> str | None:
     x = _integer_values(col)
     if x is not None and 1 < _distinct_below(x, FEW_VALUES) < FEW_VALUES:
         return f"{_distinct_below(x, FEW_VALUES)} distinct integer values: category codes"
-    named = looks_like_code_name(name)  # (the name first: a wide file's columns)
-    named = named if named is not None and _integral(col) else None
-    return named
+    return _code_name_of_integers(name, col)
 
 
 #: why a constant column is left out of the default quasi-identifiers (when others remain)
@@ -423,6 +421,13 @@ def looks_like_weight(name) -> str | None:
     return survey_weight_name(name)
 
 
+def _code_name_of_integers(name, col) -> str | None:
+    """What a code-like name says of an integral column (None otherwise); the name is looked at
+    first, the values only when it says something (a wide file's columns)."""
+    named = looks_like_code_name(name)
+    return named if named is not None and _integral(col) else None
+
+
 def _integral(col) -> bool:
     x = pd.Series(col).dropna().to_numpy(dtype=np.float64) if len(col) else np.zeros(0)
     return bool(len(x)) and bool(np.all(np.isfinite(x))) and bool(np.all(x == np.round(x)))
@@ -453,8 +458,7 @@ def not_a_default_qi(
     coded = looks_like_codes(col) or constant_column(col)
     if coded:
         return coded
-    named = looks_like_code_name(name)  # (the name first: a wide file's columns)
-    named = named if named is not None and _integral(col) else None
+    named = _code_name_of_integers(name, col)
     return (
         None
         if named is None

@@ -296,7 +296,7 @@ class Embedding:
                 onehot[np.arange(len(codes)), codes[:, self.categorical_columns.index(c)]] = unit
                 parts.append(onehot)
             else:
-                parts.append(Zn[:, [self.numeric_columns.index(c)]])
+                parts.append(Zn[:, [self._numeric_position[c]]])
         return np.ascontiguousarray(np.hstack(parts), dtype=np.float64)
 
     def nominal_columns(self) -> list:
@@ -315,7 +315,7 @@ class Embedding:
         layout = tuple(
             ("nominal", nominal.index(c))
             if self.kinds[c] == "nominal"
-            else ("numeric", self.numeric_columns.index(c))
+            else ("numeric", self._numeric_position[c])
             for c in self.columns
         )
         at = [self.categorical_columns.index(c) for c in nominal]
@@ -339,7 +339,7 @@ class Embedding:
             if c not in frame.columns:
                 raise InputError(f"quasi-identifier column {c} is missing from the protected file")
             if self.kinds[c] == "continuous":
-                numeric[:, self.numeric_columns.index(c)] = quasi_identifiers(
+                numeric[:, self._numeric_position[c]] = quasi_identifiers(
                     frame, [c], allow_missing=True
                 )[:, 0]
                 continue
@@ -354,7 +354,7 @@ class Embedding:
                 )
             codes[:, self.categorical_columns.index(c)] = at
             if self.kinds[c] == "ordinal":
-                numeric[:, self.numeric_columns.index(c)] = at
+                numeric[:, self._numeric_position[c]] = at
         return numeric, codes
 
     def published_column(
@@ -496,7 +496,7 @@ def _method_codes(emb: Embedding, distance: str, seed: int | None):
     base = grouping_matrix(Z.numeric)
     if WHITENINGS[distance].identity:
         return replace(Z, numeric=base), 1.0
-    where = [emb.numeric_columns.index(c) for c in emb.continuous_columns]
+    where = [emb._numeric_position[c] for c in emb.continuous_columns]
     if not where:
         raise InputError(
             f"distance={distance!r} needs continuous quasi-identifier columns; all are categorical"

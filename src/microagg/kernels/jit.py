@@ -83,30 +83,29 @@ _PLANNED = contextvars.ContextVar("microagg_planned_records", default=0)
 
 
 @contextlib.contextmanager
+def _set_within(var: contextvars.ContextVar, value):
+    token = var.set(value)
+    try:
+        yield
+    finally:
+        var.reset(token)
+
+
 def planning(records: int):
     """Within the block, kernels are chosen as for ``records`` records (``planned_records``): a
     warm-up on a small sample (``methods.load_kernels``) then compiles or loads the kernels that
     the real run will call, not those of a small input."""
-    token = _PLANNED.set(int(records))
-    try:
-        yield
-    finally:
-        _PLANNED.reset(token)
+    return _set_within(_PLANNED, int(records))
 
 
 _WARMING_UP = contextvars.ContextVar("microagg_warming_up", default=False)
 
 
-@contextlib.contextmanager
 def warming_up():
     """Within the block a method runs on a sample for its kernels only (``methods.load_kernels``):
     its threads need no probe of the cores (``cores.threads_to_use``: 0.1 s a probe, a tenth of
     a warm default call), since the split kernel's signature is the same on any number."""
-    token = _WARMING_UP.set(True)
-    try:
-        yield
-    finally:
-        _WARMING_UP.reset(token)
+    return _set_within(_WARMING_UP, True)
 
 
 def in_warm_up() -> bool:

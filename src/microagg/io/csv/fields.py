@@ -223,13 +223,13 @@ def typed_column(codes, distinct: list, decimal: str, tokens: set, mixed_as_text
         ],
         dtype=bool,
     )
-    if grouped is not None and not mixed_as_text:
-        _check_marks(stripped, is_number, decimal)
-    elif grouped is not None:  # marks that disagree (``MIXED_MARKS``): the column's text
+    if grouped is not None:
         try:
             _check_marks(stripped, is_number, decimal)
         except MixedMarks:
-            return pd.Series(object_array(distinct)[codes], dtype=object)
+            if not mixed_as_text:
+                raise
+            return pd.Series(object_array(distinct)[codes], dtype=object)  # (``MIXED_MARKS``)
     n_number = int(counts[is_number].sum()) if len(distinct) else 0
     n_missing = int(counts[is_missing].sum()) if len(distinct) else 0
     others = rows - n_number - n_missing
