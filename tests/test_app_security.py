@@ -33,11 +33,11 @@ from hypothesis import strategies as st
 from test_app import running_app
 
 import microagg
+import microagg.report as report_module
 from microagg.app import (
     figures,
     input_data,
     private,
-    protect_worker,
     run_handle,
     runspec,
     security,
@@ -1101,7 +1101,7 @@ def test_wide_data_measures_and_report_use_a_capped_set_of_columns(tmp_path):
     """A 40 x 5,000-column run spent minutes in "measures and report": they now look at the first
     REPORT_COLUMNS quasi-identifiers and say so; IL stays the whole run's."""
     rng = np.random.default_rng(3)
-    d = protect_worker.REPORT_COLUMNS + 60
+    d = report_module.REPORT_COLUMNS + 60
     df = pd.DataFrame(rng.normal(size=(40, d)), columns=[f"v{i}" for i in range(d)])
     src = tmp_path / "wide.csv"
     df.to_csv(src, index=False)
@@ -1120,11 +1120,11 @@ def test_wide_data_measures_and_report_use_a_capped_set_of_columns(tmp_path):
     report = handle.report_path.read_text()
     assert "first 40 of the 100 quasi-identifier columns" in report
     assert (
-        report.count('class="cell"') == 2 * protect_worker.REPORT_COLUMNS**2
+        report.count('class="cell"') == 2 * report_module.REPORT_COLUMNS**2
     )  # two heat maps of 40 x 40
-    view, _ = protect_worker.measured_view(expected)
+    view, _ = report_module.measured_view(expected)
     assert (
-        view.columns == list(df.columns[: protect_worker.REPORT_COLUMNS])
+        view.columns == list(df.columns[: report_module.REPORT_COLUMNS])
         and view.information_loss == expected.information_loss
     )
 

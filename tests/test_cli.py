@@ -213,7 +213,7 @@ def test_every_warning_is_one_line(tmp_path, capsys, monkeypatch):
 
     import microagg.api
 
-    real = microagg.api.microaggregate
+    real = microagg.api.compute
 
     def chatty(*args, **kwargs):
         warnings.warn(
@@ -223,7 +223,7 @@ def test_every_warning_is_one_line(tmp_path, capsys, monkeypatch):
         )
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(microagg.api, "microaggregate", chatty)
+    monkeypatch.setattr(microagg.api, "compute", chatty)
     src = tmp_path / "in.csv"
     src.write_text("income,b c\n1,2\n3,4\n5,6\n7,8\n")
     assert main(["protect", str(src), "-o", str(tmp_path / "out.csv"), "-k", "2", "-q"]) == 0
@@ -804,7 +804,7 @@ def test_internal_errors_are_not_user_errors(census_csv, tmp_path, capsys, monke
     def broken(*args, **kwargs):
         raise ValueError("a bug, not the user's fault")
 
-    monkeypatch.setattr(microagg.api, "microaggregate", broken)
+    monkeypatch.setattr(microagg.api, "compute", broken)
     assert main(["protect", str(census_csv), "-o", str(tmp_path / "o.csv"), "-k", "3", "-q"]) == 1
     err = capsys.readouterr().err
     assert "internal error: ValueError: a bug" in err and "Traceback" in err

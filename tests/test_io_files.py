@@ -123,7 +123,7 @@ def test_an_unwritable_output_folder_is_one_line_before_any_work(tmp_path, capsy
     from microagg.cli import main
 
     monkeypatch.setattr(
-        microagg.api, "microaggregate", lambda *a, **k: pytest.fail("ran before the output check")
+        microagg.api, "compute", lambda *a, **k: pytest.fail("ran before the output check")
     )
     src = tmp_path / "in.csv"
     src.write_text("a,b\n1,2\n3,4\n5,6\n")

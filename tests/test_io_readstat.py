@@ -63,7 +63,7 @@ def test_names_the_output_format_cannot_hold_are_one_error_before_any_work(
     src.write_text("household income,age,région\n1,2,a\n3,4,b\n5,6,c\n7,8,d\n")
     out = tmp_path / f"out{suffix}"
     ran = []
-    monkeypatch.setattr(microagg.api, "microaggregate", lambda *a, **k: ran.append(1))
+    monkeypatch.setattr(microagg.api, "compute", lambda *a, **k: ran.append(1))
     assert main(["protect", str(src), "-o", str(out), "-k", "2", "-q", "--columns", "age"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"microagg: error: cannot write out{suffix} as ") and err.count("\n") == 1
@@ -203,7 +203,7 @@ def test_a_name_stata_cannot_hold_is_one_error_before_any_work(tmp_path, capsys,
     import microagg.api
 
     ran = []
-    monkeypatch.setattr(microagg.api, "microaggregate", lambda *a, **k: ran.append(1))
+    monkeypatch.setattr(microagg.api, "compute", lambda *a, **k: ran.append(1))
     src = tmp_path / "in.csv"
     src.write_text(
         "a very long column name that exceeds thirty two chars,b c\n1,2\n3,4\n5,6\n7,8\n"

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from .options.generated import MicroaggregateOptions
     from .public_types import Columns, DataInput
 
-__all__ = ["Result", "microaggregate"]
+__all__ = ["Result", "microaggregate", "compute", "Computed"]
 
 
 def microaggregate(
@@ -98,18 +98,129 @@ def microaggregate(
 
 
 def _microaggregate(data, options: dict, params: dict) -> Result:
-    """The run: the pipeline's stages, once the call's options are known (given ones only)."""
+    """The call: its options validated once, the data's header checked, the stages computed, the
+    file audit deferred to its first read and the rows in the published order."""
     run = validate_run(options, params)  # every option and parameter, before the data are read
+    if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
+        _check_header(data, options)  # a misspelt column: one line before the body is read
+    computed = compute(data, run)
+    # the file audit runs when Result.audit is first read (issue 45: the default call costs the
+    # protection)
+    pending = computed.deferred_audit() if run.audit else None
+    # after the audit, which pairs records in input order
+    order = pipeline.shuffle_order(run, computed.source.frame)
+    return computed.result(order=order, pending_audit=pending)
+
+
+@dataclasses.dataclass(frozen=True)
+class Computed:
+    """The compute stage's value: every stage of the run (``microagg.pipeline``) on validated
+    options, the run's own figures measured, nothing reordered and no file audit. The API makes
+    its ``Result`` from it (``result``, its file audit deferred); the publication writes it,
+    reads the file back and audits that (``microagg.publication.stages``)."""
+
+    run: object  # options.Run
+    source: pipeline.Source
+    roles: pipeline.Roles
+    prepared: pipeline.Prepared
+    grouped: pipeline.Grouped
+    published: pipeline.Published
+    measured: tuple  # (the run's audit, its Publication, its Bound)
+    time_cut: bool
+    seconds: float
+
+    @property
+    def embedding(self):
+        """The run's embedding of the original (the file audit's, not built again)."""
+        return self.prepared.embedding
+
+    def audit_roles(self, p: float = 10.0):
+        """The roles of the published data's audit (``measures.AuditRoles``)."""
+        return pipeline.audit_roles(self.roles, self.run, p)
+
+    def published_columns(self) -> dict:
+        """Column name -> published values, in the input's order (what ``io.write`` takes)."""
+        data = self.published.data
+        return {c: data[c].to_numpy() for c in self.published.changed}
+
+    def deferred_audit(self):
+        """The published data's audit, computed when ``Result.audit`` is first read."""
+        return pipeline.deferred_audit(
+            self.source, self.roles, self.prepared, self.published, self.run
+        )
+
+    def result(self, *, order=None, pending_audit=None, audit=None, file=None, p=None) -> Result:
+        """The Result, made once: the published data (in ``order``, or the input's), the
+        partition, the figures (the run's, or ``audit``: the run's and its written file's) and the
+        facts of every stage; ``file``: the publication's ``PublishedFile``; ``p``: the audit's
+        rank-interval percentage."""
+        run_audit, publication, bound = self.measured
+        labels = self.grouped.labels
+        sizes = (
+            [group_sizes(labels[:, j]) for j in range(labels.shape[1])]
+            if labels.ndim == 2
+            else group_sizes(labels)
+        )
+        roles, run = self.roles, self.run
+        sample_weight = (
+            None if roles.sample_weights is None else (roles.sample_weight_column or "array")
+        )
+        data = self.published.data
+        return Result(
+            data=data if order is None else pipeline.reorder(data, order),
+            labels=labels,
+            information_loss=run_audit.group("run")["information_loss"],
+            sse=run_audit["sse"],
+            sst=run_audit["sst"],
+            lower_bound=run_audit["lower_bound"],
+            gap=run_audit["gap"],
+            method=run.method,
+            params=dict(run.given),
+            seconds=self.seconds,
+            group_sizes=sizes,
+            k=roles.k,
+            columns=roles.columns,
+            per_variable=run.info.per_variable,
+            scaler=self.prepared.embedding.scaler,
+            standardized=self.prepared.Z,
+            audit=run_audit if audit is None else audit,
+            bound=bound,
+            strata=self.grouped.strata,
+            portfolio=Portfolio.of(self.grouped.method_facts),
+            weights=Weights(
+                (
+                    None
+                    if roles.weights is None
+                    else {str(c): float(w) for c, w in zip(roles.columns, roles.weights)}
+                ),
+                sample_weight,
+            ),
+            publication=publication,
+            method_facts=self.grouped.method_facts,
+            changed_columns=self.published.changed,
+            shuffled=order is not None,
+            audit_roles=self.audit_roles() if p is None else self.audit_roles(p),
+            time_cut=self.time_cut,
+            suppression=self.published.suppression,
+            left_out=tuple(roles.left_out),
+            pending_audit=pending_audit,
+            file=file,
+        )
+
+
+def compute(data, run, progress=None) -> Computed:
+    """The compute stage: the pipeline's stages on a validated run (``options.validate_run``;
+    never validated again), from loading the data to the run's own figures. ``progress``: a
+    callback in place of the run's ``progress`` option (a front end's own channel)."""
     pipeline.import_dependencies()
     deadline = Deadline(
         run.time_limit, work=run.work
-    )  # the whole call's budget (the checks above take microseconds)
-    if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
-        _check_header(data, options)  # a misspelt column: one line before the body is read
+    )  # the whole call's budget (the checks before it take microseconds)
     source = pipeline.load(data)
     roles = pipeline.check_params_vs_input(run, source)
     prepared = pipeline.prepare(source, roles, run)
-    with channel(run.progress, run.time_limit, f"microagg {run.method}") as report:
+    shown = run.progress if progress is None else progress
+    with channel(shown, run.time_limit, f"microagg {run.method}") as report:
         grouped = pipeline.group(source, roles, prepared, run, deadline, report)
     grouped = pipeline.cover_missing(prepared, grouped, roles)
     grouped = pipeline.grouped_stages(source, roles, prepared, grouped, run)
@@ -125,78 +236,16 @@ def _microaggregate(data, options: dict, params: dict) -> Result:
             context={**audit.context, "reproducible": False},
         )
     seconds = deadline.elapsed()  # the protection's time; the file audit is not part of it
-    # the file audit runs when Result.audit is first read (issue 45: the default call costs the
-    # protection)
-    pending = (
-        pipeline.deferred_audit(source, roles, prepared, published, run) if run.audit else None
-    )
-    order = pipeline.shuffle_order(
-        run, source.frame
-    )  # after the audit, which pairs records in input order
-    return _result(
+    return Computed(
         run,
+        source,
         roles,
         prepared,
         grouped,
         published,
-        (audit, publication, bound, pending),
-        deadline,
+        (audit, publication, bound),
+        deadline.time_cut,
         seconds,
-        order,
-    )
-
-
-def _result(run, roles, prepared, grouped, published, measured, deadline, seconds, order) -> Result:
-    """The Result: the published data (in the published order), the partition, the figures and
-    the facts of every stage."""
-    audit, publication, bound, pending = measured
-    labels = grouped.labels
-    sizes = (
-        [group_sizes(labels[:, j]) for j in range(labels.shape[1])]
-        if labels.ndim == 2
-        else group_sizes(labels)
-    )
-    sample_weight = (
-        None if roles.sample_weights is None else (roles.sample_weight_column or "array")
-    )
-    return Result(
-        data=published.data if order is None else pipeline.reorder(published.data, order),
-        labels=labels,
-        information_loss=audit.group("run")["information_loss"],
-        sse=audit["sse"],
-        sst=audit["sst"],
-        lower_bound=audit["lower_bound"],
-        gap=audit["gap"],
-        method=run.method,
-        params=dict(run.given),
-        seconds=seconds,
-        group_sizes=sizes,
-        k=roles.k,
-        columns=roles.columns,
-        per_variable=run.info.per_variable,
-        scaler=prepared.embedding.scaler,
-        standardized=prepared.Z,
-        audit=audit,
-        bound=bound,
-        strata=grouped.strata,
-        portfolio=Portfolio.of(grouped.method_facts),
-        weights=Weights(
-            (
-                None
-                if roles.weights is None
-                else {str(c): float(w) for c, w in zip(roles.columns, roles.weights)}
-            ),
-            sample_weight,
-        ),
-        publication=publication,
-        method_facts=grouped.method_facts,
-        changed_columns=published.changed,
-        shuffled=order is not None,
-        audit_roles=pipeline.audit_roles(roles, run),
-        time_cut=deadline.time_cut,
-        suppression=published.suppression,
-        left_out=tuple(roles.left_out),
-        pending_audit=pending,
     )
 
 

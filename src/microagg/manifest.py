@@ -107,9 +107,11 @@ def build(
     command: str,
     verified: dict,
     output_read: dict | None = None,
+    output_rows=None,
 ) -> dict:
     """The manifest of one protect run (``result``: its Result, whose audit is the written
-    file's)."""
+    file's; ``output_rows``: a shuffled output's frame as read back, for its rows' digest, not
+    read again)."""
     strata = result.strata
     options = {
         k: v
@@ -134,7 +136,11 @@ def build(
             "format": output_format,
             "read": dict(output_read or {}),
             **(
-                {"rows_sha256": rows_digest(output_path, output_read, output_format)}
+                {
+                    "rows_sha256": rows_digest(output_path, output_read, output_format)
+                    if output_rows is None
+                    else rows_digest_of(output_rows)
+                }
                 if shuffled
                 else {}
             ),
@@ -173,11 +179,8 @@ def build(
 
 
 def rows_digest(path, read_options: dict | None = None, format: str | None = None) -> str:
-    """SHA-256 of a table's rows as a multiset (row order aside): the column names, then every
-    row's hash (pandas ``hash_pandas_object``, the values and their types) in sorted order."""
-    import numpy as np
-    import pandas as pd
-
+    """SHA-256 of a table's rows as a multiset (row order aside), the file read
+    (``rows_digest_of``)."""
     from . import io
 
     options = {
@@ -188,6 +191,15 @@ def rows_digest(path, read_options: dict | None = None, format: str | None = Non
     frame = io.read(
         path, format=format or None, **options
     ).frame  # format: a temporary file's name says none
+    return rows_digest_of(frame)
+
+
+def rows_digest_of(frame) -> str:
+    """SHA-256 of a frame's rows as a multiset (row order aside): the column names, then every
+    row's hash (pandas ``hash_pandas_object``, the values and their types) in sorted order."""
+    import numpy as np
+    import pandas as pd
+
     h = hashlib.sha256()
     h.update("\x1f".join(map(str, frame.columns)).encode("utf-8"))
     rows = np.sort(pd.util.hash_pandas_object(frame, index=False).to_numpy(dtype=np.uint64))

@@ -276,8 +276,9 @@ def report_audit(result, original, p: float = 10.0):
     from .measures import audit_files
 
     cols = result.continuous_columns
-    if not cols:
-        raise InputError("the report needs at least one continuous quasi-identifier column")
+    if not cols:  # the figures' tables, no drawing (the figures draw continuous values)
+        n = len(result.labels)
+        return result.audit, np.empty((n, 0)), np.empty((n, 0)), []
     X, Xp = _values(original, cols), _values(result.data, cols)
     if X.shape != Xp.shape:
         raise InputError(
@@ -438,6 +439,46 @@ def _measure_rows(audit, group: str, k: int | None = None) -> list:
     return rows
 
 
+#: The report's measures and figures look at most this many quasi-identifier columns: their cost
+#: grows with the square of the columns (correlation matrices, principal axes, heat maps), and a
+#: 5,000-column run spent minutes there.
+REPORT_COLUMNS = 40
+
+
+def measured_view(res):
+    """(the result the report's measures and figures look at, a note saying so or None): the run
+    itself on at most REPORT_COLUMNS quasi-identifier columns, the first ones (IL, SSE, the bound
+    and the group sizes stay the whole run's)."""
+    import dataclasses
+
+    if len(res.columns) <= REPORT_COLUMNS:
+        return res, None
+    chosen = list(res.columns)[:REPORT_COLUMNS]
+    names = {str(c) for c in chosen}
+    publication = dataclasses.replace(
+        res.publication, kinds={c: k for c, k in res.publication.kinds.items() if c in names}
+    )
+    audit = dataclasses.replace(
+        res.audit, categories={c: m for c, m in res.audit.categories.items() if str(c) in names}
+    )
+    changes = {
+        "columns": chosen,
+        "scaler": None,
+        "standardized": None,
+        "publication": publication,
+        "audit": audit,
+    }
+    if res.per_variable:  # one labelling (and group sizes) per column
+        changes["labels"] = res.labels[:, :REPORT_COLUMNS]
+        changes["group_sizes"] = list(res.group_sizes)[:REPORT_COLUMNS]
+    note = (
+        f"measures and figures on the first {REPORT_COLUMNS} of the {len(res.columns):,} "
+        "quasi-identifier columns (their cost grows with the square of the columns); "
+        "IL is the whole run's"
+    )
+    return dataclasses.replace(res, **changes), note
+
+
 def render_report(result, original, settings: dict | None = None, *, p: float = 10.0) -> str:
     """The report as an HTML string.
 
@@ -445,8 +486,13 @@ def render_report(result, original, settings: dict | None = None, *, p: float = 
     rows, a DataFrame or an array holding the result's QI columns); ``settings``: further
     run parameters to list (input file, seed, time limit, strata, ...); ``p``: the rank-interval
     percentage of the interval-disclosure measure. Every figure comes from the run's audit and
-    the measure registry (``report_audit``), as the app's and the command line's do.
+    the measure registry (``report_audit``), as the app's and the command line's do. A run of
+    more than REPORT_COLUMNS quasi-identifiers is reported on the first ones
+    (``measured_view``), and the report says so.
     """
+    result, note = measured_view(result)
+    if note:
+        settings = {**(settings or {}), "measures and figures": note}
     audit, X, Xp, cols = report_audit(result, original, p)
     names = [str(c) for c in cols]
     all_names = [str(c) for c in result.columns]
@@ -512,7 +558,13 @@ def render_report(result, original, settings: dict | None = None, *, p: float = 
 def _figures_html(result, X, Xp, names) -> str:
     """The figures: group sizes, original against protected on the first two principal components
     (z-scores of the original), the correlation matrices before and after; with missing values,
-    on the records whose every QI is present (the audit's complete records)."""
+    on the records whose every QI is present (the audit's complete records). Without a continuous
+    quasi-identifier, the group sizes only."""
+    if not X.shape[1]:
+        return f"""<h2>Figures</h2>
+<figure id="fig-group-sizes">{_svg_histogram(result.all_group_sizes, result.k)}
+<figcaption>Group sizes: number of groups of each size. No continuous quasi-identifier: the other
+figures draw continuous values.</figcaption></figure>"""
     complete = ~(np.isnan(X).any(axis=1) | np.isnan(Xp).any(axis=1))
     whole = len(X)
     if not complete.all():

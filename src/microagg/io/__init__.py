@@ -24,6 +24,7 @@ from .. import read_limits
 from ..errors import InputError
 from .file_table import Table
 from .files import (
+    StagedFile,
     atomic_folder,
     atomic_write,
     atomic_write_text,
@@ -33,6 +34,7 @@ from .files import (
     register_temporary,
     remove_temporaries,
     same_file,
+    stage_file,
     unregister_temporary,
 )
 from .formats import (
@@ -54,6 +56,8 @@ __all__ = [
     "Format",
     "read",
     "write",
+    "write_staged",
+    "StagedFile",
     "format_of",
     "formats",
     "supported_text",
@@ -162,6 +166,7 @@ def read(
     if not p.exists():
         raise InputError(f"input file not found: {p}")
     fmt = of_path(p) if format is None else get_format(format)
+    options = {"sep": sep, "decimal": decimal, "encoding": encoding, "sheet": sheet}
     if format is not None and not p.name.lower().endswith(fmt.suffixes) and not p.is_dir():
         # a file of this format under another name (a temporary file): some libraries (openpyxl)
         # go by the suffix, so it is read through a link named with the format's suffix
@@ -170,19 +175,14 @@ def read(
             try:
                 link = Path(folder) / f"data{fmt.suffixes[0]}"
                 os.symlink(p.resolve(), link)
-                return read(
-                    link,
-                    sep=sep,
-                    decimal=decimal,
-                    encoding=encoding,
-                    missing=missing,
-                    sheet=sheet,
-                    format=format,
-                    written=written,
-                )
+                return _read_file(link, fmt, options, missing, written)
             finally:
                 unregister_temporary(folder)
-    options = {"sep": sep, "decimal": decimal, "encoding": encoding, "sheet": sheet}
+    return _read_file(p, fmt, options, missing, written)
+
+
+def _read_file(p: Path, fmt, options: dict, missing, written) -> Table:
+    """``read`` of a file whose name carries its format's suffix."""
     _check_read_options(p, fmt, options)
     read_limits.check_file(p, fmt)  # the format its suffix says; what its header claims fits
     missing = (missing,) if isinstance(missing, str) else tuple(missing or ())
@@ -266,7 +266,7 @@ def read_header(
         raise InputError(f"cannot read {p.name} as {fmt.name}: {_one_line(exc)}") from None
 
 
-def write(table: Table, path, published: dict, *, order=None, check=None, kept=()) -> Path:
+def write(table: Table, path, published: dict, *, order=None, kept=()) -> Path:
     """Write ``table`` to ``path`` with the columns in ``published`` replaced, atomically.
 
     Parameters
@@ -281,11 +281,6 @@ def write(table: Table, path, published: dict, *, order=None, check=None, kept=(
     order : array of int, optional
         Publish the records in this order (a permutation of the rows: the record at position i
         of the output is the input's record ``order[i]``; None: the input's order).
-    check : callable, optional
-        Called with the written temporary file (``check(tmp, format_name, written)``) before it
-        replaces ``path``; an exception it raises leaves nothing written. ``written``: what a
-        writer that keeps the input's bytes says it put in each published column (CSV:
-        ``csv.writer.Written`` by name, for ``key_view``), else None.
     kept : sequence of str, optional
         Published columns that are not QIs (keys with suppressed values, recoded strata): a
         writer that keeps the input's bytes keeps the text of each of their values that did not
@@ -296,6 +291,14 @@ def write(table: Table, path, published: dict, *, order=None, check=None, kept=(
     Path
         The path written.
     """
+    return write_staged(table, path, published, order=order, kept=kept).land()
+
+
+def write_staged(table: Table, path, published: dict, *, order=None, kept=()) -> StagedFile:
+    """``write``, with the file left as a temporary beside ``path`` (``StagedFile``): a
+    publication reads it back, verifies and audits it, then lands it (``StagedFile.land``) or
+    discards it. Its ``written`` is what a writer that keeps the input's bytes says it put in
+    each published column (CSV: ``csv.writer.Written`` by name, for ``key_view``), else None."""
     path = Path(path)
     fmt = of_path(path)
     if fmt.read_only:
@@ -309,18 +312,9 @@ def write(table: Table, path, published: dict, *, order=None, check=None, kept=(
         order = np.asarray(order, dtype=np.int64)
         table, published = _reordered(table, published, order)
         in_place = in_place and not (table.meta is not None and table.meta.positional)
-
-    def checked(fill):
-        def run(tmp):
-            written = fill(tmp)
-            if check is not None:
-                check(tmp, fmt.name, written)
-
-        return run
-
     if in_place:
-        return atomic_write(
-            path, checked(lambda tmp: fmt.write_same(table, published, tmp, path, kept))
+        return stage_file(
+            path, lambda tmp: fmt.write_same(table, published, tmp, path, kept), fmt.name
         )
     if table.duplicates:
         names = ", ".join(map(repr, table.duplicates))
@@ -343,7 +337,7 @@ def write(table: Table, path, published: dict, *, order=None, check=None, kept=(
         except _writer_errors() as exc:  # the data do not fit the format's rules
             raise InputError(f"cannot write {path.name} as {fmt.name}: {_one_line(exc)}") from None
 
-    return atomic_write(path, checked(fill))
+    return stage_file(path, fill, fmt.name)
 
 
 def _reordered(table: Table, published: dict, order) -> tuple[Table, dict]:
@@ -371,8 +365,9 @@ def key_view(table: Table, columns, written=None):
     """The columns of a file as its reader groups them, one row per record: for CSV the text of
     each field (unquoted; a categorical of the distinct texts, grouped without hashing them
     again), for the typed formats the values their library reads (``original``). ``written``:
-    for a file just written, what the writer put in each published column (``write``'s check
-    receives it): a column whose every field holds its text is grouped by the writer's codes."""
+    for a file just written, what the writer put in each published column
+    (``StagedFile.written``): a column whose every field holds its text is grouped by the
+    writer's codes."""
     import pandas as pd
 
     meta = table.meta

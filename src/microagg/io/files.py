@@ -9,11 +9,14 @@ so running as a user who may write anywhere, or on a read-only mount, gives the 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
 import threading
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..errors import InputError
 
@@ -23,6 +26,8 @@ __all__ = [
     "remove_temporaries",
     "atomic_write",
     "atomic_write_text",
+    "StagedFile",
+    "stage_file",
     "atomic_folder",
     "same_file",
     "check_folder",
@@ -67,10 +72,42 @@ def _usual_mode(path, base: int) -> None:
     os.chmod(path, base & ~umask)  # mkstemp/mkdtemp create 0600/0700; give the usual permissions
 
 
-def atomic_write(path, write) -> Path:
-    """Write a file atomically: ``write(tmp_path)`` fills a temporary file in the same folder,
-    which then replaces ``path`` in one rename, so readers never see a half-written file. A
-    place that cannot be written (permissions, a full disk, a read-only mount) is one InputError."""
+@dataclass(frozen=True)
+class StagedFile:
+    """A file written in full as a temporary beside its target, not yet in place: ``land`` renames
+    it into place in one step, ``discard`` removes it (a publication reads it back, verifies and
+    audits it in between). ``written``: what a writer that keeps the input's bytes says it put in
+    each published column (CSV: ``csv.writer.Written`` by name), else None."""
+
+    path: Path
+    temporary: Path
+    format: str | None = None
+    written: Any = None
+
+    def land(self) -> Path:
+        """Rename the temporary into place (one rename: readers never see half a file)."""
+        try:
+            _usual_mode(self.temporary, 0o666)
+            os.replace(self.temporary, self.path)
+        except OSError as exc:
+            raise InputError(f"cannot write {self.path}: {exc.strerror or exc}") from None
+        finally:
+            self.discard()
+        return self.path
+
+    def discard(self) -> None:
+        """Remove the temporary if it is still there (after a failure; nothing once landed)."""
+        if os.path.lexists(self.temporary):
+            with contextlib.suppress(OSError):
+                os.unlink(self.temporary)
+        unregister_temporary(self.temporary)
+
+
+def stage_file(path, write, format: str | None = None) -> StagedFile:
+    """``write(tmp_path)`` fills a temporary file in ``path``'s folder: the file staged, not in
+    place (``StagedFile.land``). What ``write`` returns is the staged file's ``written``. A
+    place that cannot be written (permissions, a full disk, a read-only mount) is one
+    InputError, and a failed write leaves no temporary."""
     path = Path(path)
     try:
         with (
@@ -81,17 +118,23 @@ def atomic_write(path, write) -> Path:
     except OSError as exc:
         raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
     os.close(fd)
+    staged = StagedFile(path, Path(tmp), format)
     try:
-        write(tmp)
-        _usual_mode(tmp, 0o666)
-        os.replace(tmp, path)
+        written = write(tmp)
     except OSError as exc:
+        staged.discard()
         raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        unregister_temporary(tmp)
-    return path
+    except BaseException:
+        staged.discard()
+        raise
+    return StagedFile(path, Path(tmp), format, written)
+
+
+def atomic_write(path, write) -> Path:
+    """Write a file atomically: ``write(tmp_path)`` fills a temporary file in the same folder,
+    which then replaces ``path`` in one rename, so readers never see a half-written file. A
+    place that cannot be written (permissions, a full disk, a read-only mount) is one InputError."""
+    return stage_file(path, write).land()
 
 
 def atomic_write_text(path, text: str) -> Path:

@@ -353,6 +353,7 @@ def audit_files(
     cache: dict | None = None,
     paired_only: bool = False,
     frequencies: KeyFrequencies | None = None,
+    order=None,
 ) -> Audit:
     """The audit of a published file (groups "utility" and "risk", the categorical QIs' changes,
     the warnings): every registered file measure on ``FileAudit(original, published, roles, ...)``.
@@ -363,9 +364,26 @@ def audit_files(
     original (the embedding, the robust distances), as ``explore`` keeps one; paired_only: only
     the measures that pair records, and no warnings (what ``combine`` takes from the audit of a
     shuffled file's records put back in order); frequencies: ``key_frequencies`` of ``grouped``
-    on the key variables when counted already (``FileAudit``). Deterministic: the
-    same inputs give the same figures to the last digit, whichever front end computes them."""
+    on the key variables when counted already (``FileAudit``); order: the published file's rows
+    are the original's in this order (a shuffled file: a permutation, held in memory only), so
+    the measures that pair records see the file's records put back in the original's order and
+    every other figure is the file's as it is (``combine``). Deterministic: the same inputs give
+    the same figures to the last digit, whichever front end computes them."""
     from threadpoolctl import threadpool_limits
+
+    if order is not None:
+        return _audit_reordered(
+            original,
+            published,
+            roles,
+            grouped,
+            sample_weights,
+            seed,
+            read_back,
+            cache,
+            frequencies,
+            order,
+        )
 
     files = FileAudit(
         original,
@@ -397,6 +415,37 @@ def audit_files(
     if roles.sensitive and not paired_only:  # t-closeness per sensitive column
         context["tcloseness_emd"] = dict(files.closeness)
     return Audit(figures, categories, warnings, context)
+
+
+def _audit_reordered(
+    original, published, roles, grouped, sample_weights, seed, read_back, cache, frequencies, order
+) -> Audit:
+    """``audit_files`` of a file published in ``order``: the file as it is, and the measures that
+    pair records on its records put back in the original's order (``combine``)."""
+    import numpy as np
+
+    common = {"sample_weights": sample_weights, "seed": seed, "read_back": read_back}
+    as_published = audit_files(
+        original,
+        published,
+        roles,
+        grouped=grouped,
+        aligned=False,
+        cache=cache,
+        frequencies=frequencies,
+        **common,
+    )
+    undo = np.argsort(np.asarray(order))
+    paired = audit_files(
+        original,
+        published.iloc[undo].reset_index(drop=True),
+        roles,
+        grouped=None if grouped is None else grouped.iloc[undo].reset_index(drop=True),
+        cache=cache,
+        paired_only=True,
+        **common,
+    )  # combine takes only these from it
+    return combine(paired, as_published)
 
 
 def _wide_figures(files: FileAudit, cache, paired_only: bool) -> tuple[Audit, tuple]:

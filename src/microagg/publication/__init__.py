@@ -12,8 +12,8 @@ the same bytes (``tests/test_doors.py`` holds them to it, option by option, from
 check, audit and manifest.
 
 The stage's steps live in its modules: :mod:`~microagg.publication.opening` (the targets and the
-input checked and read), :mod:`~microagg.publication.in_memory` (run, write, read back, verify,
-audit), :mod:`~microagg.publication.landing` (the files land together) and
+input checked and read), :mod:`~microagg.publication.stages` (the stages: plan, compute, write, read
+back, verify, audit, land), :mod:`~microagg.publication.landing` (the files land together) and
 :mod:`~microagg.publication.folder` (the out-of-core folder).
 
 Nothing is left behind when a stage fails: the output, the manifest, the report and the labels
@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .folder import publish_folder, stream_audit
-from .in_memory import PublishedFile, publish_table, unchanged_columns
 from .opening import Opened, Targets, as_in_file, as_in_header, open_input
+from .stages import PublishedFile, publish_table, unchanged_columns
 
 if TYPE_CHECKING:
     from typing import Any

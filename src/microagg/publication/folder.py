@@ -1,6 +1,6 @@
 """The out-of-core mode's publication: a folder of Parquet partitions, read back, verified and
 audited in a stream, landing with its manifest (the same checks as
-:mod:`microagg.publication.in_memory` gives a file, counted on every record; the other
+:mod:`microagg.publication.stages` gives a file, counted on every record; the other
 figures on a seeded sample)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from . import landing
-from .in_memory import PublishedFile, manifest_command
+from .stages import PublishedFile, manifest_command
 
 #: records of the out-of-core audit's simple random sample (the k-anonymity figures are exact,
 #: counted on every record)

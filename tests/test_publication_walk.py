@@ -1,0 +1,124 @@
+"""The walk of one publication (issue 58): ``protect in.csv -o out.csv -k 3``, its functions
+wrapped and their calls counted. Each stage runs once, ``io`` never calls the publication, the
+options are validated once, the file is read twice (the input, then the output back), the Result
+is made once and never changed after."""
+
+from __future__ import annotations
+
+import ast
+import collections
+import functools
+from pathlib import Path
+
+import pytest
+
+import microagg
+from microagg import api, io, options, pipeline
+from microagg.measures import file_audit
+from microagg.publication import stages
+from microagg.result import Result
+
+SOURCE = Path(microagg.__file__).parent
+
+
+def _counting(monkeypatch, counts, owner, name, label):
+    real = getattr(owner, name)
+
+    @functools.wraps(real)
+    def counted(*args, **kwargs):
+        counts[label] += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counted)
+
+
+@pytest.fixture
+def walk(monkeypatch):
+    """The calls counted, and the Result instances' attribute changes after they were made."""
+    counts: collections.Counter = collections.Counter()
+    for owner, name in [
+        (stages, "plan"),
+        (stages, "compute"),
+        (stages, "write"),
+        (stages, "read_back"),
+        (stages, "verify"),
+        (stages, "audit"),
+        (stages, "land"),
+        (api, "compute"),
+        (api, "microaggregate"),
+        (io, "read"),
+        (io, "write_staged"),
+        (pipeline, "measure"),
+        (pipeline, "shuffle_order"),
+        (pipeline, "deferred_audit"),
+        (file_audit, "FileAudit"),
+        (microagg.manifest, "rows_digest"),
+    ]:
+        _counting(monkeypatch, counts, owner, name, f"{owner.__name__.split('.')[-1]}.{name}")
+    # validate_run is imported by name where it is called: count it in each of its homes
+    for owner in (options, api, microagg.publication):
+        if hasattr(owner, "validate_run"):
+            _counting(monkeypatch, counts, owner, "validate_run", "validate_run")
+    made, changed = [], []
+    post_init = Result.__post_init__
+
+    def marked(self):
+        post_init(self)
+        object.__setattr__(self, "_walk_made", True)
+        made.append(self)
+
+    def watched(self, name, value):
+        if self.__dict__.get("_walk_made"):
+            changed.append(name)
+        object.__setattr__(self, name, value)
+
+    monkeypatch.setattr(Result, "__post_init__", marked)
+    monkeypatch.setattr(Result, "__setattr__", watched)
+    return counts, made, changed
+
+
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_each_stage_runs_once(walk, census_csv, tmp_path, shuffle):
+    counts, made, changed = walk
+    res = microagg.protect(census_csv, tmp_path / "out.csv", k=3, shuffle=shuffle)
+    for stage in ("plan", "compute", "write", "read_back", "verify", "audit", "land"):
+        assert counts[f"stages.{stage}"] == 1, stage
+    assert counts["api.compute"] == 1 and counts["api.microaggregate"] == 0
+    assert counts["validate_run"] == 1
+    assert counts["io.read"] == 2  # the input, then the written file back
+    assert counts["io.write_staged"] == 1
+    assert counts["pipeline.measure"] == 1  # the run's figures (IL among them) once
+    assert counts["pipeline.shuffle_order"] == 1
+    assert counts["pipeline.deferred_audit"] == 0  # no audit built to be thrown away
+    assert counts["manifest.rows_digest"] == 0  # a shuffled file's digest: the read-back frame
+    # the file audit: the file as it is, and (shuffled) its records put back in order
+    assert counts["file_audit.FileAudit"] == (2 if shuffle else 1)
+    assert made == [res] and changed == []  # the Result made once, in land, never changed
+    assert res.file.k_anonymous and res.file.shuffled is shuffle
+
+
+def test_io_never_calls_the_publication():
+    """No module of ``microagg.io`` imports the publication (or the API, or the pipeline): a
+    writer only writes, a reader only reads."""
+    for path in (SOURCE / "io").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level >= 2 and node.module:
+                assert node.module.split(".")[0] not in (
+                    "publication",
+                    "api",
+                    "pipeline",
+                    "reproduce",
+                ), f"{path.name} imports {node.module}"
+    import inspect
+
+    assert "check" not in inspect.signature(io.write).parameters
+
+
+def test_the_manifest_digest_of_a_shuffled_file_is_the_file_read(census_csv, tmp_path):
+    """The rows' digest comes from the read-back frame; ``evaluate`` reads the file itself."""
+    import json
+
+    out = tmp_path / "out.csv"
+    microagg.protect(census_csv, out, k=3, shuffle=True)
+    doc = json.loads(out.with_name("out.csv.manifest.json").read_text())
+    assert doc["output"]["rows_sha256"] == microagg.manifest.rows_digest(out, doc["output"]["read"])
