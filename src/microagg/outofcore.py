@@ -283,7 +283,9 @@ def protect_out_of_core(
         "min_group_size": int(min_group),
         "sse": total_sse,
         "information_loss": il_percent(total_sse, total_sst),
+        "sst": total_sst,
         "files": files,
+        "labels": labels,
         "seconds": deadline.elapsed(),
     }
     return _with_notes(summary, run, deadline, found)
@@ -427,6 +429,7 @@ def _stratum_publisher(run, found, keys):
                 values[hit] = None
                 df[c] = values if df[c].dtype == object else _typed(values, df[c].dtype)
 
+    publish_keys.columns = columns
     return publish_keys
 
 
@@ -512,9 +515,10 @@ def _partition_slabs(spill, nslabs, n, run, deadline, progress):
 
 
 def _write(input_path, output_dir, cols, chunk_rows, labels, means, progress, strata=None) -> list:
-    """Pass 4: the output in input order, one Parquet file per input chunk, QI columns replaced by
-    their group's mean (original units), merged strata recoded or suppressed (``strata``), every
-    other column as it came."""
+    """Pass 4: the output in input order, one Parquet file per input chunk, written by the Parquet
+    format's writer (``io.write_part``, the one the in-memory publication uses): QI columns
+    replaced by their group's mean (original units), merged strata recoded or suppressed
+    (``strata``), every other column as it came (a Parquet input's arrow arrays as read)."""
     import pandas as pd
 
     from . import io
@@ -522,7 +526,8 @@ def _write(input_path, output_dir, cols, chunk_rows, labels, means, progress, st
     progress("pass 4 of 4", 0.9, "writing")
     files = []
     pos = 0
-    for j, df in enumerate(io.chunks(input_path, None, chunk_rows)):
+    changed = list(cols)
+    for j, (df, meta) in enumerate(io.chunks_to_write(input_path, chunk_rows)):
         vals = means[labels[pos : pos + len(df)]]
         for t, c in enumerate(cols):
             df[c] = (
@@ -532,8 +537,9 @@ def _write(input_path, output_dir, cols, chunk_rows, labels, means, progress, st
             )
         if strata is not None:
             strata(df, pos)
+            changed = list(dict.fromkeys([*cols, *strata.columns]))
         f = os.path.join(output_dir, f"part-{j:06d}.parquet")
-        df.to_parquet(f, index=False)
+        io.write_part(df, meta, f, {c: df[c].to_numpy() for c in changed})
         files.append(f)
         pos += len(df)
     return files

@@ -325,7 +325,7 @@ def protect_out_of_core_cli(args, options: dict, params: dict) -> int:
         not args.quiet, options.get("time_limit"), f"microagg {options.get('method', 'mdav')}"
     )
     with stdout_to_stderr():
-        summary, published = publish_folder(
+        summary, result = publish_folder(
             Path(args.input),
             Path(args.output),
             options,
@@ -334,7 +334,7 @@ def protect_out_of_core_cli(args, options: dict, params: dict) -> int:
             command_input=str(args.input),
             progress_context=bar,
         )
-    _print_folder(args, summary, published)
+    _print_folder(args, summary, result)
     return 0
 
 
@@ -354,9 +354,9 @@ def _streamed_decimal(path) -> str | None:
         return None
 
 
-def _print_folder(args, summary: dict, published) -> None:
+def _print_folder(args, summary: dict, result) -> None:
     """The out-of-core publication's summary: one JSON document, or its lines."""
-    audit = summary.pop("audit")
+    audit, published = result.audit, result.file
     summary = {
         k: v if isinstance(v, (int, float, str, list, bool)) or v is None else str(v)
         for k, v in summary.items()

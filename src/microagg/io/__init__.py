@@ -74,6 +74,8 @@ __all__ = [
     "unregister_temporary",
     "FormatError",
     "chunks",
+    "chunks_to_write",
+    "write_part",
     "first_rows",
     "SUPPORTED",
     "key_view",
@@ -472,6 +474,37 @@ def chunks(path, columns, chunk_rows: int, numeric=()):
             f"not {fmt.label}"
         )
     return fmt.chunks(path, columns, chunk_rows, numeric)
+
+
+def chunks_to_write(path, chunk_rows: int):
+    """(DataFrame, the chunk's metadata or None) of each chunk of a file read in chunks: a
+    Parquet data set's chunks carry their arrow arrays (``parquet.ParquetMeta``), so that
+    ``write_part`` keeps every column not published anew as it was read; a CSV's chunks none."""
+    if of_path(path).name == "parquet":
+        from .parquet import chunks_with_meta
+
+        yield from chunks_with_meta(path, chunk_rows)
+        return
+    for frame in chunks(path, None, chunk_rows):
+        yield frame, None
+
+
+def write_part(frame, meta, path, published: dict) -> Path:
+    """One part of a folder (the out-of-core mode's Parquet partitions) written atomically with
+    its format's writer, the one ``write`` uses: the columns in ``published`` from ``frame``,
+    every other column from ``meta`` (the chunk as read) when given."""
+    path = Path(path)
+    fmt = of_path(path)
+
+    def fill(tmp):
+        try:
+            fmt.write(frame, tmp, meta, path, published)
+        except InputError:
+            raise
+        except _writer_errors() as exc:  # the data do not fit the format's rules
+            raise InputError(f"cannot write {path.name} as {fmt.name}: {_one_line(exc)}") from None
+
+    return atomic_write(path, fill)
 
 
 def first_rows(path, rows: int = 1000):

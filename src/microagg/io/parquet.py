@@ -147,6 +147,18 @@ def chunks(path, columns, chunk_rows: int, numeric=()):
             yield batch.to_pandas()
 
 
+def chunks_with_meta(path, chunk_rows: int):
+    """(DataFrame, ParquetMeta) of each chunk of the data set's records, in order: the chunk's
+    arrow arrays as read, which the writer keeps for every column not published anew."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for f in _files(os.fspath(path)):
+        pf = pq.ParquetFile(f)
+        for batch in pf.iter_batches(batch_size=chunk_rows):
+            yield batch.to_pandas(), ParquetMeta(pa.Table.from_batches([batch]))
+
+
 def first_rows(path, rows: int = 1000):
     """The first ``rows`` records (typed as the file types them)."""
     import pyarrow.parquet as pq

@@ -32,8 +32,6 @@ from .opening import Opened, Targets, as_in_file, as_in_header, open_input
 from .stages import PublishedFile, publish_table, unchanged_columns
 
 if TYPE_CHECKING:
-    from typing import Any
-
     from typing_extensions import Unpack
 
     from ..options.generated import ProtectOptions
@@ -105,7 +103,8 @@ def protect(
     command_input : str, optional
         The input as the manifest's reproduce command names it (default: ``input``).
     out_of_core : bool, default False
-        Stream a larger-than-memory file into Parquet partitions (``block_size``): a summary dict.
+        Stream a larger-than-memory file into a folder of Parquet partitions (``block_size``);
+        the Result's ``data`` is then that folder as a pyarrow dataset, read lazily.
     **options
         Every run option (``RunOptions``; ``missing``: the reader's too), the method's parameters.
 
@@ -149,16 +148,13 @@ def _read_options(sep, decimal, encoding, sheet, missing) -> dict:
     }
 
 
-def _protect_folder(source: Path, output, options: dict, params: dict, command_input) -> Any:
-    """``protect(..., out_of_core=True)``: the mode's summary dict, with its ``audit`` and
-    ``file``."""
+def _protect_folder(source: Path, output, options: dict, params: dict, command_input) -> Result:
+    """``protect(..., out_of_core=True)``: the folder's ``Result`` (``folder.folder_result``)."""
     from ..outofcore import check_out_of_core
 
     run = check_out_of_core(options, params)
-    summary, published = publish_folder(
-        source, output, options, params, run, command_input=command_input
-    )
-    return {**summary, "file": published}
+    _, result = publish_folder(source, output, options, params, run, command_input=command_input)
+    return result
 
 
 def publish(

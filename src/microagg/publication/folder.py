@@ -48,7 +48,7 @@ def publish_folder(
     target, read back in a stream (pyarrow) and checked k-anonymous on the QIs and strata by an
     exact count of their combinations over every record, audited on a seeded sample of
     FOLDER_AUDIT_SAMPLE records, and lands together with its manifest (``OUTPUT.manifest.json``).
-    Returns (the mode's summary, the PublishedFile)."""
+    Returns (the mode's summary, its ``Result``: ``folder_result``)."""
     from .. import io, manifest
 
     source, out = Path(source), Path(output)
@@ -83,9 +83,60 @@ def publish_folder(
         _land_manifest(staged, out, manifest_path)
     finally:
         landing.discard(staged)
-    summary = {k: v for k, v in box["summary"].items() if k != "files"}
-    summary["audit"] = box["audit"]
-    return summary, box["published"]
+    summary = {k: v for k, v in box["summary"].items() if k not in ("files", "labels")}
+    result = folder_result(box["summary"], box["published"], box["audit"], run, params)
+    return summary, result
+
+
+def folder_result(summary: dict, published: PublishedFile, audit, run, params: dict):
+    """The out-of-core publication's ``Result``, the type every door returns: the labels (one per
+    record, in input order), the run's figures (IL, SSE, SST, the groups' sizes: over every
+    record), the folder's audit (k-anonymity counted on every record, the other figures on its
+    seeded sample) and the ``PublishedFile``; ``data`` is the published folder as a pyarrow
+    dataset, read lazily (it may not fit in memory)."""
+    import numpy as np
+    import pyarrow.dataset as ds
+
+    from ..labels import group_sizes
+    from ..measures import MEASURES, Audit, Figure, in_registry_order
+    from ..result import Result
+
+    labels = summary["labels"]
+    sizes = group_sizes(labels)
+    figures = {
+        "information_loss": summary["information_loss"],
+        "sse": summary["sse"],
+        "sst": summary["sst"],
+        "groups": int(len(sizes)),
+        "group_size_min": int(sizes.min()),
+        "group_size_max": int(sizes.max()),
+    }
+    run_audit = Audit(
+        in_registry_order(tuple(Figure(MEASURES[n], v, "run") for n, v in figures.items())),
+        {},
+        (summary["note"],) if "note" in summary else (),
+        {"reproducible": "note" not in summary},
+    )
+    roles = folder_roles(summary, run)
+    return Result(
+        data=ds.dataset(str(published.path), format="parquet"),
+        labels=np.asarray(labels),
+        information_loss=figures["information_loss"],
+        sse=figures["sse"],
+        sst=figures["sst"],
+        lower_bound=None,
+        gap=None,
+        method=summary["method"],
+        params=dict(params),
+        seconds=summary["seconds"],
+        group_sizes=sizes,
+        k=int(summary["k"]),
+        columns=list(summary["columns"]),
+        audit=run_audit.with_figures(audit),
+        audit_roles=roles,
+        file=published,
+        time_cut="note" in summary,
+    )
 
 
 def _run_out_of_core(source, tmp, options, params, progress_context, chunk_rows) -> dict:
