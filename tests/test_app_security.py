@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 from test_app import running_app
 
 import microagg
-import microagg.report as report_module
+import microagg.report_columns as report_module
 from microagg.app import (
     figures,
     input_data,

@@ -48,6 +48,8 @@ def walk(monkeypatch):
         (api, "microaggregate"),
         (io, "read"),
         (io, "write_staged"),
+        (io, "stage_folder"),
+        (io, "write_part"),
         (pipeline, "measure"),
         (pipeline, "shuffle_order"),
         (pipeline, "deferred_audit"),
@@ -95,6 +97,25 @@ def test_each_stage_runs_once(walk, census_csv, tmp_path, shuffle):
     assert counts["file_audit.FileAudit"] == (2 if shuffle else 1)
     assert made == [res] and changed == []  # the Result made once, in land, never changed
     assert res.file.k_anonymous and res.file.shuffled is shuffle
+
+
+def test_out_of_core_goes_through_the_same_stages(walk, tmp_path):
+    """The out-of-core mode composes the same stages over a chunked table: each once, its
+    partitions written by the Parquet format's writer, the same Result type, made once."""
+    import numpy as np
+    import pandas as pd
+
+    counts, made, changed = walk
+    rng = np.random.default_rng(2)
+    src = tmp_path / "in.csv"
+    pd.DataFrame({"a": rng.normal(size=900), "b": rng.normal(size=900)}).to_csv(src, index=False)
+    res = microagg.protect(src, tmp_path / "out", k=3, block_size=200, out_of_core=True)
+    for stage in ("plan", "compute", "write", "read_back", "verify", "audit", "land"):
+        assert counts[f"stages.{stage}"] == (0 if stage == "plan" else 1), stage
+    assert counts["io.stage_folder"] == 1 and counts["io.write_part"] >= 1
+    assert counts["io.write_staged"] == 0 and counts["api.compute"] == 0
+    assert isinstance(res, Result) and made == [res] and changed == []
+    assert res.file.k_anonymous and res.data.count_rows() == 900
 
 
 def test_io_never_calls_the_publication():

@@ -130,21 +130,7 @@ def build(
             "format": input_format,
             "read": {k: v for k, v in read_options.items() if v not in (None, ())},
         },
-        "output": {
-            "name": Path(output_path).name,
-            "sha256": sha256(output_path),
-            "format": output_format,
-            "read": dict(output_read or {}),
-            **(
-                {
-                    "rows_sha256": rows_digest(output_path, output_read, output_format)
-                    if output_rows is None
-                    else rows_digest_of(output_rows)
-                }
-                if shuffled
-                else {}
-            ),
-        },
+        "output": _output_entry(output_path, output_format, output_read, shuffled, output_rows),
         "run": {
             "method": result.method,
             "k": result.k,
@@ -176,6 +162,22 @@ def build(
         "command": command,
         "audit": result.audit.to_dict(),
     }
+
+
+def _output_entry(path, format: str, read: dict | None, shuffled: bool, rows=None) -> dict:
+    """The manifest's ``output``: its name, SHA-256, format and reading options; a shuffled
+    file's rows' digest too (``rows``: the frame as read back, not read again)."""
+    entry = {
+        "name": Path(path).name,
+        "sha256": sha256(path),
+        "format": format,
+        "read": dict(read or {}),
+    }
+    if shuffled:
+        entry["rows_sha256"] = (
+            rows_digest(path, read, format) if rows is None else rows_digest_of(rows)
+        )
+    return entry
 
 
 def rows_digest(path, read_options: dict | None = None, format: str | None = None) -> str:

@@ -29,6 +29,7 @@ import glob
 import os
 import shutil
 import tempfile
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -46,7 +47,14 @@ from .errors import InputError, ParameterError, option_term
 from .labels import check_k, il_percent
 from .progress import as_callback
 
-__all__ = ["protect_out_of_core", "check_out_of_core", "SUPPORTED_OPTIONS"]
+__all__ = [
+    "protect_out_of_core",
+    "compute_chunked",
+    "write_chunked",
+    "ChunkedRun",
+    "check_out_of_core",
+    "SUPPORTED_OPTIONS",
+]
 
 #: the run options this mode honours (the others are refused before any pass)
 SUPPORTED_OPTIONS = (
@@ -245,12 +253,41 @@ def protect_out_of_core(
     the labels and the group means (2.1 GB peak at 10^7 × 10,
     benchmarks/results/dask_end_to_end.md), plus one chunk.
     """
+    from . import io
+
     run = _checked_run(locals())  # every option and parameter, before the first pass
-    deadline = Deadline(run.time_limit, work=run.work)
-    progress = as_callback(progress)
     input_path, output_dir = os.fspath(input_path), os.fspath(output_dir)
     if not os.path.exists(input_path):
         raise InputError(f"input {input_path} does not exist")
+    table = io.open_chunked(input_path, chunk_rows)
+    os.makedirs(output_dir, exist_ok=True)
+    computed = compute_chunked(table, run, output_dir, progress, slab_blocks)
+    files = write_chunked(computed, table, output_dir, progress)
+    return {**computed.summary, "files": files, "labels": computed.labels}
+
+
+@dataclass(frozen=True)
+class ChunkedRun:
+    """The compute stage's value over a chunked table: the QI columns, each record's group (in
+    input order), each group's published values (original units), what the stratum columns
+    publish (merged strata recoded or suppressed; None: as they came) and the run's summary
+    (records, k, slabs, groups, SSE, SST, IL, seconds, notes)."""
+
+    run: object  # options.Run
+    columns: list
+    labels: np.ndarray
+    public: np.ndarray
+    publisher: object
+    summary: dict
+
+
+def compute_chunked(table, run, spill_parent, progress=None, slab_blocks: int = 32) -> ChunkedRun:
+    """Passes 1 to 3 and the partition (module docstring) over ``table`` (``io.ChunkedTable``),
+    the slabs spilled in a temporary folder inside ``spill_parent`` (a distributed cluster's
+    workers must see it) and removed after."""
+    deadline = Deadline(run.time_limit, work=run.work)
+    progress = as_callback(progress)
+    input_path, chunk_rows = os.fspath(table.path), table.chunk_rows
     cols = _columns(input_path, run, chunk_rows)
     scaler, C, n = _moments(input_path, cols, chunk_rows, progress)
     k = check_k(run.k, n)
@@ -258,17 +295,12 @@ def protect_out_of_core(
     found, keys, slab_of, nslabs = _slabs(
         input_path, cols, chunk_rows, run, scaler, C, n, min_size, slab_blocks, progress
     )
-    os.makedirs(output_dir, exist_ok=True)
-    spill = tempfile.mkdtemp(prefix=".spill-", dir=output_dir)
+    spill = tempfile.mkdtemp(prefix=".spill-", dir=os.fspath(spill_parent))
     try:
         total_sst = _spill(input_path, cols, chunk_rows, scaler, slab_of, spill, nslabs, progress)
         del slab_of
         labels, means, total_sse, min_group, groups = _partition_slabs(
             spill, nslabs, n, run, deadline, progress
-        )
-        public, publisher = scaler.inverse(means), _stratum_publisher(run, found, keys)
-        files = _write(
-            input_path, output_dir, cols, chunk_rows, labels, public, progress, publisher
         )
     finally:
         shutil.rmtree(spill, ignore_errors=True)
@@ -284,11 +316,26 @@ def protect_out_of_core(
         "sse": total_sse,
         "information_loss": il_percent(total_sse, total_sst),
         "sst": total_sst,
-        "files": files,
-        "labels": labels,
         "seconds": deadline.elapsed(),
     }
-    return _with_notes(summary, run, deadline, found)
+    public, publisher = scaler.inverse(means), _stratum_publisher(run, found, keys)
+    return ChunkedRun(
+        run, cols, labels, public, publisher, _with_notes(summary, run, deadline, found)
+    )
+
+
+def write_chunked(computed: ChunkedRun, table, folder, progress=None) -> list:
+    """Pass 4 (``_write``): the published folder's Parquet partitions written into ``folder``."""
+    return _write(
+        os.fspath(table.path),
+        os.fspath(folder),
+        computed.columns,
+        table.chunk_rows,
+        computed.labels,
+        computed.public,
+        as_callback(progress),
+        computed.publisher,
+    )
 
 
 #: protect_out_of_core's arguments that are run options (the others: the mode's own, and **params)

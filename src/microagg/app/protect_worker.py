@@ -10,7 +10,7 @@ import time
 import warnings
 from pathlib import Path
 
-from ..report import measured_view
+from ..report_columns import measured_view
 from . import run_events
 from .input_data import input_file
 from .private import one_line

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from .. import read_limits
 from ..errors import InputError
+from .chunked_table import ChunkedTable, open_chunked
 from .file_table import Table
 from .files import (
     StagedFile,
@@ -35,6 +36,7 @@ from .files import (
     remove_temporaries,
     same_file,
     stage_file,
+    stage_folder,
     unregister_temporary,
 )
 from .formats import (
@@ -58,6 +60,7 @@ __all__ = [
     "write",
     "write_staged",
     "StagedFile",
+    "stage_folder",
     "format_of",
     "formats",
     "supported_text",
@@ -74,6 +77,8 @@ __all__ = [
     "unregister_temporary",
     "FormatError",
     "chunks",
+    "ChunkedTable",
+    "open_chunked",
     "chunks_to_write",
     "write_part",
     "first_rows",

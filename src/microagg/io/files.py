@@ -28,6 +28,7 @@ __all__ = [
     "atomic_write_text",
     "StagedFile",
     "stage_file",
+    "stage_folder",
     "atomic_folder",
     "same_file",
     "check_folder",
@@ -85,10 +86,15 @@ class StagedFile:
     written: Any = None
 
     def land(self) -> Path:
-        """Rename the temporary into place (one rename: readers never see half a file)."""
+        """Rename the temporary into place (one rename: readers never see half a file; a folder
+        only where none is)."""
         try:
-            _usual_mode(self.temporary, 0o666)
-            os.replace(self.temporary, self.path)
+            if os.path.isdir(self.temporary):
+                _usual_mode(self.temporary, 0o777)
+                os.rename(self.temporary, self.path)
+            else:
+                _usual_mode(self.temporary, 0o666)
+                os.replace(self.temporary, self.path)
         except OSError as exc:
             raise InputError(f"cannot write {self.path}: {exc.strerror or exc}") from None
         finally:
@@ -97,7 +103,9 @@ class StagedFile:
 
     def discard(self) -> None:
         """Remove the temporary if it is still there (after a failure; nothing once landed)."""
-        if os.path.lexists(self.temporary):
+        if os.path.isdir(self.temporary) and not os.path.islink(self.temporary):
+            shutil.rmtree(self.temporary, ignore_errors=True)
+        elif os.path.lexists(self.temporary):
             with contextlib.suppress(OSError):
                 os.unlink(self.temporary)
         unregister_temporary(self.temporary)
@@ -130,6 +138,29 @@ def stage_file(path, write, format: str | None = None) -> StagedFile:
     return StagedFile(path, Path(tmp), format, written)
 
 
+def stage_folder(path, fill, format: str | None = None) -> StagedFile:
+    """``fill(tmp_dir)`` fills a temporary folder beside ``path``: the folder staged, not in place
+    (``StagedFile.land`` renames it; ``path`` must not exist then). What ``fill`` returns is the
+    staged folder's ``written``; a failed fill leaves no temporary."""
+    path = Path(path)
+    try:
+        with _TEMP_LOCK:  # created and registered in one step (as in stage_file)
+            tmp = tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent)
+            _TEMPORARIES.add(str(tmp))
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    staged = StagedFile(path, Path(tmp), format)
+    try:
+        written = fill(Path(tmp))
+    except OSError as exc:
+        staged.discard()
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    except BaseException:
+        staged.discard()
+        raise
+    return StagedFile(path, Path(tmp), format, written)
+
+
 def atomic_write(path, write) -> Path:
     """Write a file atomically: ``write(tmp_path)`` fills a temporary file in the same folder,
     which then replaces ``path`` in one rename, so readers never see a half-written file. A
@@ -145,22 +176,7 @@ def atomic_write_text(path, text: str) -> Path:
 def atomic_folder(path, fill) -> Path:
     """Create the folder ``path`` atomically: ``fill(tmp_dir)`` fills a temporary folder beside it,
     which is then renamed; ``path`` must not exist."""
-    path = Path(path)
-    try:
-        with _TEMP_LOCK:  # created and registered in one step (as in atomic_write)
-            tmp = tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent)
-            _TEMPORARIES.add(str(tmp))
-    except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
-    try:
-        fill(Path(tmp))
-        _usual_mode(tmp, 0o777)
-        os.rename(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            shutil.rmtree(tmp, ignore_errors=True)
-        unregister_temporary(tmp)
-    return path
+    return stage_folder(path, fill).land()
 
 
 def same_file(a: Path, b: Path) -> bool:

@@ -30,6 +30,7 @@ from .audit_and_order import (
 )
 from .grouping import group
 from .inputs import check_params_vs_input, import_dependencies, load, prepare
+from .option_stages import grouped_stages
 from .outputs import measure, publish_values
 from .parts import (
     GROUP_MEANS,
@@ -42,7 +43,6 @@ from .parts import (
     Source,
 )
 from .present import cover_missing, note_missing
-from .stages import grouped_stages
 
 __all__ = [
     "Source",

@@ -103,8 +103,7 @@ def protect(
     command_input : str, optional
         The input as the manifest's reproduce command names it (default: ``input``).
     out_of_core : bool, default False
-        Stream a larger-than-memory file into a folder of Parquet partitions (``block_size``);
-        the Result's ``data`` is then that folder as a pyarrow dataset, read lazily.
+        Stream a file into a folder of Parquet partitions (``block_size``; ``data``: a dataset).
     **options
         Every run option (``RunOptions``; ``missing``: the reader's too), the method's parameters.
 

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from types import SimpleNamespace
 
 from ..errors import InputError
 from . import landing
-from .stages import PublishedFile, manifest_command
+from .opening import Targets
+from .stage_values import Plan, PublishedFile, ReadBack, manifest_command
 
 #: records of the out-of-core audit's simple random sample (the k-anonymity figures are exact,
 #: counted on every record)
@@ -44,64 +46,141 @@ def publish_folder(
     progress_context=None,
     chunk_rows: int = 1_000_000,
 ):
-    """The out-of-core mode's publication: the folder of Parquet partitions is written beside its
-    target, read back in a stream (pyarrow) and checked k-anonymous on the QIs and strata by an
-    exact count of their combinations over every record, audited on a seeded sample of
-    FOLDER_AUDIT_SAMPLE records, and lands together with its manifest (``OUTPUT.manifest.json``).
-    Returns (the mode's summary, its ``Result``: ``folder_result``)."""
+    """The out-of-core mode's publication: the same stages as a file's
+    (``stages.run_stages``) over a chunked table (``io.ChunkedTable``): the run in passes over
+    the input (``compute``), the folder of Parquet partitions written beside its target with the
+    Parquet writer (``write``), read back in a stream by pyarrow (``read_back``), checked
+    k-anonymous on the QIs and strata by an exact count of their combinations over every record
+    (``verify``), audited on a seeded sample of FOLDER_AUDIT_SAMPLE records (``audit``), landing
+    with its manifest (``OUTPUT.manifest.json``, ``land``). Returns (the mode's summary, its
+    ``Result``: ``folder_result``)."""
+    from contextlib import nullcontext
+
+    from .stages import run_stages
+
+    the_plan = plan(source, output, options, params, run, command_input, chunk_rows)
+    with progress_context if progress_context is not None else nullcontext(None) as callback:
+        result = run_stages(the_plan, callback)
+    return result.method_facts["out_of_core"], result
+
+
+def plan(source, output, options: dict, params: dict, run, command_input, chunk_rows) -> Plan:
+    """The plan of an out-of-core publication: the input as a chunked table, the folder's and its
+    manifest's paths checked, the reproduce command."""
     from .. import io, manifest
 
     source, out = Path(source), Path(output)
-    if not source.exists():
-        raise InputError(f"input file not found: {source}")
+    table = io.open_chunked(source, chunk_rows)
     io.check_output_path(out, source, folder=True)
     manifest_path = io.check_side_file(manifest.path_for(out), "manifest", source, out)
-    box: dict = {}
-    staged: list = []
+    input_name = command_input or str(source)
+    command = manifest_command(
+        input_name, str(output), {**options, "out_of_core": True}, params, None
+    )
+    return Plan(
+        table,
+        Targets(out, manifest_path),
+        options,
+        params,
+        run,
+        {},
+        None,
+        command,
+        input_name,
+        chunked=CHUNKED_STAGES,
+    )
 
-    def fill(tmp):  # the folder, written beside its target: run, read back, verified, audited
-        summary = _run_out_of_core(source, tmp, options, params, progress_context, chunk_rows)
-        roles = folder_roles(summary, run)
-        published, audit = _verify_folder(source, tmp, out, manifest_path, roles, run, chunk_rows)
-        command = manifest_command(
-            command_input or str(source),
-            str(output),
-            {**options, "out_of_core": True},
-            params,
-            None,
-        )
-        doc = _folder_manifest(
-            source, tmp, out, summary, roles, run, options, params, audit, published, command
-        )
-        staged.append(
-            (landing.stage_text(manifest_path, landing.manifest_text(doc)), manifest_path)
-        )
-        box.update(summary=summary, published=published, audit=audit)
 
+def compute(the_plan: Plan, progress=None):
+    """Passes 1 to 3 and the partition over the chunked table (``outofcore.compute_chunked``)."""
+    from ..outofcore import compute_chunked
+
+    return compute_chunked(the_plan.table, the_plan.run, the_plan.targets.output.parent, progress)
+
+
+def write(the_plan: Plan, computed, progress=None):
+    """Pass 4: the folder of Parquet partitions, each written by the Parquet format's writer
+    (``io.write_part``), staged beside its target (``io.stage_folder``)."""
+    from .. import io
+    from ..outofcore import write_chunked
+
+    return io.stage_folder(
+        the_plan.targets.output,
+        lambda tmp: write_chunked(computed, the_plan.table, tmp, progress),
+        "parquet",
+    )
+
+
+def read_back(the_plan: Plan, staged, computed) -> ReadBack:
+    """The staged folder as pyarrow reads it, in a stream (its records counted in ``verify``)."""
+    from .. import io
+
+    table = io.open_chunked(staged.temporary, the_plan.table.chunk_rows)
+    return ReadBack(table, None, "pyarrow", {})
+
+
+def verify(the_plan: Plan, computed, back: ReadBack):
+    """(the key variables' frequencies, each QI combination's count, the records): counted on
+    every record of the folder read back; not k-anonymous, nothing is written."""
+    roles = folder_roles(computed.summary, the_plan.run)
+    counted = _stream_frequencies(
+        back.table.path, roles, the_plan.table.chunk_rows, computed.summary["records"]
+    )
+    frequencies = counted[0]
+    if frequencies.records_below_k:
+        raise InputError(
+            f"{the_plan.targets.output.name}, read back (pyarrow), is not {roles.k}-anonymous on "
+            f"{', '.join(map(str, roles.key_variables))}: {frequencies.records_below_k} records in "
+            f"combinations occurring fewer than {roles.k} times; nothing was written"
+        )
+    return counted
+
+
+def audit(the_plan: Plan, computed, back: ReadBack, counted):
+    """The run's figures over every record and the folder's audit: the k-anonymity figures from
+    ``verify``'s exact count, the others on a seeded sample (``stream_audit``'s)."""
+    roles = folder_roles(computed.summary, the_plan.run)
+    figures = _folder_audit(
+        the_plan.table.path,
+        back.table.path,
+        roles,
+        counted,
+        seed=the_plan.run.seed,
+        sample=FOLDER_AUDIT_SAMPLE,
+        chunk_rows=the_plan.table.chunk_rows,
+    )
+    return run_figures(computed.summary, computed.labels).with_figures(figures)
+
+
+def land(the_plan: Plan, computed, staged, back: ReadBack, file_audit):
+    """The folder's ``Result`` (``folder_result``), the summary it prints, its manifest staged,
+    then the folder and the manifest renamed into place together (if the manifest cannot be,
+    the folder goes too)."""
+    targets = the_plan.targets
+    smallest = file_audit.group("risk")["key_smallest_frequency"]
+    keys = [str(c) for c in folder_roles(computed.summary, the_plan.run).key_variables]
+    published = PublishedFile(
+        targets.output, targets.manifest, None, None, "pyarrow", keys, True, smallest, [], [], False
+    )
+    result = folder_result(computed, published, file_audit, the_plan)
+    result.summary()  # the summary every door prints: should it fail, nothing lands
+    doc = _folder_manifest(the_plan, staged, computed.summary, file_audit, published)
+    staged_manifest: list = []
     try:
-        io.atomic_folder(out, fill)
-        _land_manifest(staged, out, manifest_path)
+        text = landing.manifest_text(doc)
+        staged_manifest.append((landing.stage_text(targets.manifest, text), targets.manifest))
+        staged.land()
+        _land_manifest(staged_manifest, targets.output, targets.manifest)
     finally:
-        landing.discard(staged)
-    summary = {k: v for k, v in box["summary"].items() if k not in ("files", "labels")}
-    result = folder_result(box["summary"], box["published"], box["audit"], run, params)
-    return summary, result
+        landing.discard(staged_manifest)
+    return result
 
 
-def folder_result(summary: dict, published: PublishedFile, audit, run, params: dict):
-    """The out-of-core publication's ``Result``, the type every door returns: the labels (one per
-    record, in input order), the run's figures (IL, SSE, SST, the groups' sizes: over every
-    record), the folder's audit (k-anonymity counted on every record, the other figures on its
-    seeded sample) and the ``PublishedFile``; ``data`` is the published folder as a pyarrow
-    dataset, read lazily (it may not fit in memory)."""
-    import numpy as np
-    import pyarrow.dataset as ds
-
+def run_figures(summary: dict, labels):
+    """The run's own figures over every record (IL, SSE, SST, the groups and their sizes)."""
     from ..labels import group_sizes
     from ..measures import MEASURES, Audit, Figure, in_registry_order
-    from ..result import Result
 
-    labels = summary["labels"]
     sizes = group_sizes(labels)
     figures = {
         "information_loss": summary["information_loss"],
@@ -111,62 +190,76 @@ def folder_result(summary: dict, published: PublishedFile, audit, run, params: d
         "group_size_min": int(sizes.min()),
         "group_size_max": int(sizes.max()),
     }
-    run_audit = Audit(
+    return Audit(
         in_registry_order(tuple(Figure(MEASURES[n], v, "run") for n, v in figures.items())),
         {},
         (summary["note"],) if "note" in summary else (),
         {"reproducible": "note" not in summary},
     )
-    roles = folder_roles(summary, run)
+
+
+def folder_result(computed, published: PublishedFile, audit, the_plan: Plan):
+    """The out-of-core publication's ``Result``, the type every door returns: the labels (one per
+    record, in input order), the run's figures (over every record), the folder's audit
+    (k-anonymity counted on every record, the other figures on its seeded sample) and the
+    ``PublishedFile``; ``data`` is the published folder as a pyarrow dataset, read lazily (it may
+    not fit in memory); the mode's summary is in ``method_facts["out_of_core"]``."""
+    import numpy as np
+
+    from ..labels import group_sizes
+    from ..result import Result
+
+    summary = computed.summary
     return Result(
-        data=ds.dataset(str(published.path), format="parquet"),
-        labels=np.asarray(labels),
-        information_loss=figures["information_loss"],
-        sse=figures["sse"],
-        sst=figures["sst"],
+        data=PublishedFolder(published.path),
+        labels=np.asarray(computed.labels),
+        information_loss=summary["information_loss"],
+        sse=summary["sse"],
+        sst=summary["sst"],
         lower_bound=None,
         gap=None,
         method=summary["method"],
-        params=dict(params),
+        params=dict(the_plan.params),
         seconds=summary["seconds"],
-        group_sizes=sizes,
+        group_sizes=group_sizes(computed.labels),
         k=int(summary["k"]),
         columns=list(summary["columns"]),
-        audit=run_audit.with_figures(audit),
-        audit_roles=roles,
+        audit=audit,
+        audit_roles=folder_roles(summary, the_plan.run),
         file=published,
         time_cut="note" in summary,
+        method_facts={"out_of_core": dict(summary)},
+        changed_columns=list(summary["columns"]) + list(summary.get("strata") or []),
     )
 
 
-def _run_out_of_core(source, tmp, options, params, progress_context, chunk_rows) -> dict:
-    """The out-of-core mode (``outofcore.protect_out_of_core``) writing into ``tmp``: its
-    summary."""
-    from ..outofcore import protect_out_of_core
+class PublishedFolder:
+    """The published folder's records as a ``pyarrow.dataset.Dataset``, opened on first use (the
+    folder lands after the Result is made, and its records may not fit in memory): every
+    attribute is the dataset's (``to_table``, ``count_rows``, ``scanner``, ...)."""
 
-    if progress_context is None:
-        return protect_out_of_core(source, tmp, chunk_rows=chunk_rows, **options, **params)
-    with progress_context as bar:
-        return protect_out_of_core(
-            source, tmp, progress=bar, chunk_rows=chunk_rows, **options, **params
-        )
+    def __init__(self, path):
+        self.path = Path(path)
+        self._opened = None
 
+    def dataset(self):
+        """The ``pyarrow.dataset.Dataset`` of the folder's Parquet partitions."""
+        if self._opened is None:
+            import pyarrow.dataset as ds
 
-def _verify_folder(source, tmp, out: Path, manifest_path, roles, run, chunk_rows):
-    """(the PublishedFile, its audit): the folder read back in a stream, k-anonymous on every
-    record, or nothing is written."""
-    audit, frequencies = stream_audit(source, tmp, roles, seed=run.seed, chunk_rows=chunk_rows)
-    if frequencies.records_below_k:
-        raise InputError(
-            f"{out.name}, read back (pyarrow), is not {roles.k}-anonymous on "
-            f"{', '.join(map(str, roles.key_variables))}: {frequencies.records_below_k} records in "
-            f"combinations occurring fewer than {roles.k} times; nothing was written"
-        )
-    keys = [str(c) for c in roles.key_variables]
-    published = PublishedFile(
-        out, manifest_path, None, None, "pyarrow", keys, True, frequencies.smallest, [], [], False
-    )
-    return published, audit
+            self._opened = ds.dataset(str(self.path), format="parquet")
+        return self._opened
+
+    def __getattr__(self, name):
+        if name.startswith("_"):  # not the dataset's (copy and pickle look for these)
+            raise AttributeError(name)
+        return getattr(self.dataset(), name)
+
+    def __getstate__(self):
+        return {"path": self.path, "_opened": None}
+
+    def __repr__(self) -> str:
+        return f"<microagg PublishedFolder {self.path} (pyarrow dataset, read on use)>"
 
 
 def _land_manifest(staged, out: Path, manifest_path) -> None:
@@ -193,13 +286,18 @@ def folder_roles(summary: dict, run):
     )
 
 
-def _folder_manifest(
-    source, tmp, out, summary, roles, run, options, params, audit, published, command
-) -> dict:
+def _folder_manifest(the_plan: Plan, staged, summary: dict, audit, published) -> dict:
     import time
 
     from .. import io, manifest
 
+    run, options, source, out = (
+        the_plan.run,
+        the_plan.options,
+        the_plan.table.path,
+        the_plan.targets.output,
+    )
+    roles = folder_roles(summary, run)
     verified = {
         "key_variables": published.key_variables,
         "read_back_by": "pyarrow",
@@ -220,7 +318,7 @@ def _folder_manifest(
         },
         "output": {
             "name": out.name,
-            "sha256": manifest.sha256(tmp),
+            "sha256": manifest.sha256(staged.temporary),
             "format": "parquet",
             "read": {},
         },
@@ -229,7 +327,7 @@ def _folder_manifest(
             "k": int(summary["k"]),
             "seed": run.seed,
             "options": plain,
-            "params": manifest._plain_params(params),
+            "params": manifest._plain_params(the_plan.params),
             "per_variable": False,
             "seconds": summary["seconds"],
             "out_of_core": True,
@@ -245,7 +343,7 @@ def _folder_manifest(
         ),
         "verified": verified,
         "published_unchanged": {"columns": [], "sheets": []},
-        "command": command,
+        "command": the_plan.command,
         "audit": audit.to_dict(),
     }
 
@@ -266,7 +364,17 @@ def stream_audit(
     seeded simple random sample of ``sample`` records (the audit's context says so), except the
     re-identification figures, which need the whole file's frequencies and are left out.
     ``microagg evaluate`` recomputes it from the manifest to the last digit."""
-    frequencies, qi_counts, n = _stream_frequencies(published, roles, chunk_rows)
+    counted = _stream_frequencies(published, roles, chunk_rows)
+    audit = _folder_audit(
+        original, published, roles, counted, seed=seed, sample=sample, chunk_rows=chunk_rows
+    )
+    return audit, counted[0]
+
+
+def _folder_audit(original, published, roles, counted, *, seed, sample, chunk_rows):
+    """The folder's audit from the exact count (``counted``: ``_stream_frequencies``) and the
+    seeded sample's figures."""
+    frequencies, qi_counts, n = counted
     audit, chosen = _sampled_audit(original, published, roles, seed, sample, n, chunk_rows)
     exact = {
         "key_combinations": frequencies.combinations,
@@ -282,29 +390,27 @@ def stream_audit(
         "exact": list(_EXACT_KEY_FIGURES),
         "left_out": list(_WHOLE_FILE_ONLY),
     }
-    return _with_exact_figures(audit, exact, sampled), frequencies
+    return _with_exact_figures(audit, exact, sampled)
 
 
-def _stream_frequencies(published, roles, chunk_rows):
-    """(the key variables' frequencies, each QI combination's count, the records), counted on
-    every record of the published file in a stream, each combination by its 128-bit hash."""
-    import numpy as np
-
+def _stream_frequencies(published, roles, chunk_rows, records=None):
+    """(the key variables' CombinationCounts, each QI combination's count, the records), counted
+    on every record of the published file in a stream (``streamed_counts``); ``records``: the
+    number the run wrote (a folder that reads back with another is refused)."""
     from .. import io
-    from ..measures.records import KeyFrequencies
+    from .streamed_counts import count_combinations
 
     keys, qis = list(roles.key_variables), list(roles.columns)
-    hashes, qi_hashes = [], []
-    for df in io.chunks(published, keys, chunk_rows, qis):
-        hashes.append(_row_hashes(df[keys].reset_index(drop=True)))
-        qi_hashes.append(_row_hashes(df[qis].reset_index(drop=True)))
-    n = sum(len(h) for h in hashes)
-    combination, counts = _combinations(hashes)
-    frequencies = KeyFrequencies(
-        tuple(keys), int(roles.k), combination, counts[combination].astype(np.int64)
-    )
-    _, qi_counts = _combinations(qi_hashes)
-    return frequencies, qi_counts, n
+    stream = io.chunks(published, keys, chunk_rows, qis)
+    try:
+        counted = count_combinations(stream, keys, qis, roles.k, records)
+    except ValueError:
+        counted = None
+    if counted is None or (records is not None and counted[2] != records):
+        raise InputError(
+            f"the written folder does not read back with its {records} records: nothing was written"
+        )
+    return counted
 
 
 def _sampled_audit(original, published, roles, seed, sample, n, chunk_rows):
@@ -346,29 +452,6 @@ def _with_exact_figures(audit, exact: dict, sampled: dict):
     return Audit(in_registry_order(tuple(figures)), audit.categories, warnings_, context)
 
 
-def _row_hashes(frame):
-    """Two 64-bit hashes of each row's values (two keys: 128 bits in all)."""
-    import numpy as np
-    import pandas as pd
-
-    return np.stack(
-        [
-            pd.util.hash_pandas_object(frame, index=False, hash_key=key).to_numpy()
-            for key in ("microagg-keys-01", "microagg-keys-02")
-        ],
-        axis=1,
-    )
-
-
-def _combinations(hashes):
-    """(each row's combination code, each combination's count) of row hashes in chunks."""
-    import numpy as np
-
-    pairs = np.concatenate(hashes) if hashes else np.empty((0, 2), np.uint64)
-    _, combination, counts = np.unique(pairs, axis=0, return_inverse=True, return_counts=True)
-    return combination.reshape(-1).astype(np.int64), counts
-
-
 def _rows_at(chunks, positions):
     """The records at ``positions`` (sorted) of a stream of chunks, as one frame."""
     import numpy as np
@@ -382,3 +465,9 @@ def _rows_at(chunks, positions):
             parts.append(df.iloc[positions[lo:hi] - start])
         start = stop
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+#: the publication's stages over a chunked table, as ``stages`` calls them (``Plan.chunked``)
+CHUNKED_STAGES = SimpleNamespace(
+    compute=compute, write=write, read_back=read_back, verify=verify, audit=audit, land=land
+)

@@ -18,13 +18,19 @@ file read in memory; the out-of-core mode composes the same stages over a chunke
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ..errors import DisclosureWarning, InputError
 from . import landing
 from .opening import Opened, Targets
+from .stage_values import (
+    Plan,
+    PublishedFile,
+    ReadBack,
+    manifest_command,
+    other_sheets,
+    unchanged_columns,
+)
 
 __all__ = [
     "Plan",
@@ -38,81 +44,10 @@ __all__ = [
     "audit",
     "land",
     "publish_table",
+    "run_stages",
     "unchanged_columns",
     "manifest_command",
 ]
-
-
-@dataclass
-class PublishedFile:
-    """What was published: the paths, the file as its reader read it back, and what it holds."""
-
-    path: Path
-    manifest: Path | None
-    report: Path | None
-    labels: Path | None
-    read_back_by: str
-    key_variables: list
-    k_anonymous: bool
-    smallest_frequency: int | None
-    unchanged: list = field(default_factory=list)  # columns published as they came in
-    other_sheets: list = field(
-        default_factory=list
-    )  # a workbook's sheets published as they came in
-    shuffled: bool = False
-
-    def __repr__(self) -> str:
-        from ..display import published_repr
-
-        return published_repr(self)
-
-    def _repr_html_(self) -> str:
-        """A notebook's display: the file, its reader, its key variables' k-anonymity."""
-        from ..display import published_html
-
-        return published_html(self)
-
-
-@dataclass(frozen=True)
-class Plan:
-    """The plan stage's value: what the publication will do, decided before any computation."""
-
-    table: Any  # io.Table: the input as read
-    targets: Targets
-    options: dict  # the run options as given, column names as the file spells them
-    params: dict  # the method's parameters (``init``: the labels of an --init file)
-    run: Any  # options.Run, validated once, column names as the file spells them
-    read_options: dict
-    order: Any  # the written rows' order (a permutation: --shuffle), or None: the input's
-    command: str  # the protect command the manifest holds
-    input_name: str  # the input as the caller named it (the report and the command say it)
-    interval_p: float = 10.0  # the audit's rank-interval percentage
-    confirm: Any = None  # a replay's check of the new manifest before anything lands
-
-
-@dataclass(frozen=True)
-class ReadBack:
-    """The read_back stage's value: the staged output as its format's reader reads it, and its
-    key variables as that reader groups them."""
-
-    table: Any  # io.Table
-    keys: Any  # DataFrame: the key variables, a blank or a declared missing token missing
-    reader: str
-    read_options: dict
-
-
-def unchanged_columns(table, changed) -> list:
-    """The columns of the file published as they came in (every column not protected nor
-    recoded)."""
-    changed = set(changed)
-    return [c for c in table.header if c not in changed]
-
-
-def other_sheets(table) -> list:
-    """A workbook's sheets other than the one protected: published as they came in (named in the
-    summary, the JSON and the manifest, so that a sheet holding the original values is seen)."""
-    sheets = getattr(table.meta, "other_sheets", None)
-    return list(sheets or [])
 
 
 # --- plan ---------------------------------------------------------------------------------------
@@ -207,35 +142,19 @@ def _with_init(run, labels):
     return dataclasses.replace(run, params=run.info.validate(given), given=given)
 
 
-def manifest_command(input_name: str, output_name: str, options: dict, params: dict, order) -> str:
-    """The protect command the manifest holds, to reproduce the publication
-    (``microagg.reproduce``)."""
-    from ..options import command_line
-
-    return command_line(
-        input_name,
-        output_name,
-        {**options, "shuffle": order is not None},
-        {k: v for k, v in params.items() if k != "init"},
-    )
-
-
 # --- compute ------------------------------------------------------------------------------------
 
 
-def compute(the_plan: Plan, progress=None, progress_context=None):
+def compute(the_plan: Plan, progress=None):
     """The run on the input read (``api.compute``: the pipeline's stages, the run's own figures),
-    with the publication's progress channel; the rows stay in the input's order (``write``
-    publishes them in the plan's)."""
-    from contextlib import nullcontext
-
+    ``progress`` the publication's progress callback; the rows stay in the input's order
+    (``write`` publishes them in the plan's). A chunked table: ``the_plan.chunked.compute``."""
+    if the_plan.chunked is not None:
+        return the_plan.chunked.compute(the_plan, progress)
     from ..api import compute as compute_run
 
     _import_audit_libraries(the_plan.run)
-    with progress_context if progress_context is not None else nullcontext(progress) as callback:
-        return compute_run(
-            the_plan.table, the_plan.run, callback if callback is not None else False
-        )
+    return compute_run(the_plan.table, the_plan.run, progress if progress is not None else False)
 
 
 def _import_audit_libraries(run) -> None:
@@ -267,10 +186,13 @@ def _import_audit_libraries(run) -> None:
 # --- write --------------------------------------------------------------------------------------
 
 
-def write(the_plan: Plan, computed):
+def write(the_plan: Plan, computed, progress=None):
     """The output written in full beside its target with its format's writer, in the plan's
-    row order, not yet in place (``io.StagedFile``)."""
+    row order, not yet in place (``io.StagedFile``). A chunked table: ``the_plan.chunked.write``."""
     from .. import io
+
+    if the_plan.chunked is not None:
+        return the_plan.chunked.write(the_plan, computed, progress)
 
     qis = set(computed.roles.columns)
     kept = [c for c in computed.published.changed if c not in qis]  # keys, recoded strata
@@ -286,14 +208,17 @@ def write(the_plan: Plan, computed):
 # --- read back ----------------------------------------------------------------------------------
 
 
-def read_back(the_plan: Plan, staged, key_variables) -> ReadBack:
+def read_back(the_plan: Plan, staged, computed) -> ReadBack:
     """The staged output as its format's reader reads it (with the input's reading options when
     the formats are the same), its key variables as that reader groups them (an empty CSV field
     is a missing value: after local suppression it matches any value, and so does a declared
-    missing token)."""
+    missing token). A chunked table: ``the_plan.chunked.read_back``."""
     from .. import io
     from ..measures.records import blank_as_missing
 
+    if the_plan.chunked is not None:
+        return the_plan.chunked.read_back(the_plan, staged, computed)
+    key_variables = computed.audit_roles().key_variables
     table, out = the_plan.table, the_plan.targets.output
     same = staged.format == table.format and table.meta is not None
     options = table.meta.read_options() if same else {}
@@ -324,9 +249,12 @@ def verify(the_plan: Plan, computed, back: ReadBack):
     any value (a method that groups each variable on its own is not k-anonymous on the
     combination by design: its summary says so, and the audit counts the records); k households
     per combination with a household id; t-closeness on every sensitive column. Returns the
-    key variables' frequencies counted (the audit's, not counted again)."""
+    key variables' frequencies counted (the audit's, not counted again). A chunked table:
+    ``folder.verify``."""
     from ..measures.records import key_frequencies
 
+    if the_plan.chunked is not None:
+        return the_plan.chunked.verify(the_plan, computed, back)
     roles, out, k = computed.audit_roles(), the_plan.targets.output, computed.roles.k
     guaranteed = list(dict.fromkeys([*roles.columns, *roles.strata]))
     # a missing QI value (published missing, as it was) matches any value (sdcMicro's freqCalc)
@@ -385,11 +313,14 @@ def audit(the_plan: Plan, computed, back: ReadBack, found=None):
     computes from the two files and the manifest. A shuffled file's records are put back in the
     input's order (by the permutation, held in memory only) for the measures that pair records;
     every other figure is the file's as it is. ``found``: the verify stage's key frequencies
-    (counted once); the run's embedding of the original is the audit's (not built again)."""
+    (counted once); the run's embedding of the original is the audit's (not built again). A
+    chunked table: ``folder.audit``."""
     from .. import io
     from ..measures import audit_files
     from ..measures.file_audit import embedding_key
 
+    if the_plan.chunked is not None:
+        return the_plan.chunked.audit(the_plan, computed, back, found)
     roles = computed.audit_roles(the_plan.interval_p)
     cache: dict = {embedding_key(roles): computed.embedding}
     figures = audit_files(
@@ -413,7 +344,10 @@ def land(the_plan: Plan, computed, staged, back: ReadBack, file_audit):
     """The one ``Result`` (the run, the file's audit, the ``PublishedFile``), checked by the
     summary every door prints; the side files (report, labels, manifest) staged beside their
     targets; a replay's confirmation of the new manifest; then the output and the side files
-    renamed into place together. Should any step fail, nothing lands."""
+    renamed into place together. Should any step fail, nothing lands. A chunked table:
+    ``folder.land``."""
+    if the_plan.chunked is not None:
+        return the_plan.chunked.land(the_plan, computed, staged, back, file_audit)
     targets = the_plan.targets
     published = _published_file(the_plan, computed, back, file_audit)
     result = computed.result(audit=file_audit, file=published, p=the_plan.interval_p)
@@ -549,6 +483,8 @@ def publish_table(
 ):
     """The publication of a file read in memory: the stages, each once, in order (see the
     module's docstring); the ``Result`` ``land`` made."""
+    from contextlib import nullcontext
+
     the_plan = plan(
         opened,
         params,
@@ -559,10 +495,18 @@ def publish_table(
         init_labels=init_labels,
         confirm=confirm,
     )
-    computed = compute(the_plan, progress, progress_context)
-    staged = write(the_plan, computed)
+    with progress_context if progress_context is not None else nullcontext(progress) as callback:
+        return run_stages(the_plan, callback)
+
+
+def run_stages(the_plan: Plan, progress=None):
+    """The stages after the plan, each once, in order; the ``Result`` ``land`` made. Every
+    publication composes them: a file read in memory (``publish_table``) and a chunked table
+    (``folder.publish_folder``); ``progress``: the progress callback of the run and the write."""
+    computed = compute(the_plan, progress)
+    staged = write(the_plan, computed, progress)
     try:
-        back = read_back(the_plan, staged, computed.audit_roles().key_variables)
+        back = read_back(the_plan, staged, computed)
         found = verify(the_plan, computed, back)
         figures = audit(the_plan, computed, back, found)
         return land(the_plan, computed, staged, back, figures)
