@@ -342,17 +342,25 @@ def test_read_back_keys_grouped_by_the_writers_codes_as_by_the_texts(tmp_path, c
         if not published:
             return
         seen = {}
-
-        def check(tmp, fmt, written):
-            back = io.read(tmp, format=fmt, **table.meta.read_options())
+        staged = io.write_staged(table, tmp_path / f"out{suffix}", published)
+        tmp, fmt, written = staged.temporary, staged.format, staged.written
+        try:
+            try:
+                back = io.read(tmp, format=fmt, **table.meta.read_options())
+            except InputError:
+                # a one-column file whose published values are missing is blank lines, which a
+                # CSV reader skips (no publication writes one: a blank line is read as no record)
+                if len(table.header) == 1:
+                    return
+                raise
             seen["given"] = io.key_view(back, list(published), written)
             seen["texts"] = io.key_view(back, list(published))
             seen["written"] = written
             told = io.read(tmp, format=fmt, written=written, **table.meta.read_options())
             seen["read_told"], seen["read"] = told.frame, back.frame
             seen["told"] = io.key_view(told, list(published), written)
-
-        io.write(table, tmp_path / f"out{suffix}", published, check=check)
+        finally:
+            staged.discard()
     assert set(seen["written"]) == set(published)
     pd.testing.assert_frame_equal(seen["given"], seen["texts"])
     pd.testing.assert_frame_equal(seen["told"], seen["texts"])
@@ -390,16 +398,16 @@ def test_read_back_groups_texts_shared_by_two_values(tmp_path, monkeypatch):
     table = new.read(path)
     published = {"a": np.array([0.0, -0.0, np.nan, 2.0]), "b": np.array(["p", "q", "p", "r"])}
     seen = {}
-
-    def check(tmp, fmt, written):
-        back = io.read(tmp, format=fmt)
-        seen["given"] = io.key_view(back, ["a", "b"], written)
-        seen["texts"] = io.key_view(back, ["a", "b"])
-        told = io.read(tmp, format=fmt, written=written)
-        seen["read_told"], seen["read"] = told.frame, back.frame
-        seen["told"] = io.key_view(told, ["a", "b"], written)
-
-    io.write(table, tmp_path / "out.csv", published, check=check)
+    staged = io.write_staged(table, tmp_path / "out.csv", published)
+    tmp, fmt, written = staged.temporary, staged.format, staged.written
+    back = io.read(tmp, format=fmt)
+    seen["given"] = io.key_view(back, ["a", "b"], written)
+    seen["texts"] = io.key_view(back, ["a", "b"])
+    told = io.read(tmp, format=fmt, written=written)
+    seen["read_told"], seen["read"] = told.frame, back.frame
+    seen["told"] = io.key_view(told, ["a", "b"], written)
+    staged.discard()
+    assert not list(tmp_path.glob(".out.csv.*"))
     pd.testing.assert_frame_equal(seen["given"], seen["texts"])
     pd.testing.assert_frame_equal(seen["told"], seen["texts"])
     _same_values(seen["read_told"], seen["read"])

@@ -57,6 +57,8 @@ def walk(monkeypatch):
         (microagg.manifest, "rows_digest"),
     ]:
         _counting(monkeypatch, counts, owner, name, f"{owner.__name__.split('.')[-1]}.{name}")
+    for owner in (microagg.measures, file_audit):  # the package's name and the module's
+        _counting(monkeypatch, counts, owner, "audit_files", "audit_files")
     # validate_run is imported by name where it is called: count it in each of its homes
     for owner in (options, api, microagg.publication):
         if hasattr(owner, "validate_run"):
@@ -93,7 +95,8 @@ def test_each_stage_runs_once(walk, census_csv, tmp_path, shuffle):
     assert counts["pipeline.shuffle_order"] == 1
     assert counts["pipeline.deferred_audit"] == 0  # no audit built to be thrown away
     assert counts["manifest.rows_digest"] == 0  # a shuffled file's digest: the read-back frame
-    # the file audit: the file as it is, and (shuffled) its records put back in order
+    # the file audit, once: the file as it is, and (shuffled) its records put back in order
+    assert counts["audit_files"] == 1
     assert counts["file_audit.FileAudit"] == (2 if shuffle else 1)
     assert made == [res] and changed == []  # the Result made once, in land, never changed
     assert res.file.k_anonymous and res.file.shuffled is shuffle

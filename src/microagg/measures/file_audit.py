@@ -369,22 +369,11 @@ def audit_files(
     the measures that pair records see the file's records put back in the original's order and
     every other figure is the file's as it is (``combine``). Deterministic: the same inputs give
     the same figures to the last digit, whichever front end computes them."""
-    from threadpoolctl import threadpool_limits
-
+    common = {"sample_weights": sample_weights, "seed": seed, "read_back": read_back}
     if order is not None:
         return _audit_reordered(
-            original,
-            published,
-            roles,
-            grouped,
-            sample_weights,
-            seed,
-            read_back,
-            cache,
-            frequencies,
-            order,
+            original, published, roles, grouped, cache, frequencies, order, common
         )
-
     files = FileAudit(
         original,
         published,
@@ -396,6 +385,13 @@ def audit_files(
         cache=cache,
         frequencies=frequencies,
     )
+    return _audited(files, roles, cache, paired_only, aligned, read_back)
+
+
+def _audited(files: FileAudit, roles, cache, paired_only: bool, aligned: bool, read_back):
+    """Every registered file measure on ``files`` (``audit_files``)."""
+    from threadpoolctl import threadpool_limits
+
     wide = len(roles.continuous) > AUDIT_MATRIX_COLUMNS
     # one BLAS/OpenMP thread, as the kernels run: the audit's linear algebra is on small matrices
     # (the MCD's c-steps on RMD_MAX_FIT records, d × d covariances), where a second thread gains
@@ -417,35 +413,28 @@ def audit_files(
     return Audit(figures, categories, warnings, context)
 
 
-def _audit_reordered(
-    original, published, roles, grouped, sample_weights, seed, read_back, cache, frequencies, order
-) -> Audit:
+def _audit_reordered(original, published, roles, grouped, cache, frequencies, order, common):
     """``audit_files`` of a file published in ``order``: the file as it is, and the measures that
     pair records on its records put back in the original's order (``combine``)."""
     import numpy as np
 
-    common = {"sample_weights": sample_weights, "seed": seed, "read_back": read_back}
-    as_published = audit_files(
-        original,
-        published,
-        roles,
-        grouped=grouped,
-        aligned=False,
-        cache=cache,
-        frequencies=frequencies,
-        **common,
+    read_back = common["read_back"]
+    given = {"sample_weights": common["sample_weights"], "seed": common["seed"], "cache": cache}
+    as_published = FileAudit(
+        original, published, roles, grouped=grouped, aligned=False, frequencies=frequencies, **given
     )
     undo = np.argsort(np.asarray(order))
-    paired = audit_files(
+    paired = FileAudit(
         original,
         published.iloc[undo].reset_index(drop=True),
         roles,
         grouped=None if grouped is None else grouped.iloc[undo].reset_index(drop=True),
-        cache=cache,
-        paired_only=True,
-        **common,
-    )  # combine takes only these from it
-    return combine(paired, as_published)
+        **given,
+    )
+    return combine(
+        _audited(paired, roles, cache, True, True, read_back),  # combine takes only these
+        _audited(as_published, roles, cache, False, False, read_back),
+    )
 
 
 def _wide_figures(files: FileAudit, cache, paired_only: bool) -> tuple[Audit, tuple]:
