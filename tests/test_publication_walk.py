@@ -102,6 +102,20 @@ def test_each_stage_runs_once(walk, census_csv, tmp_path, shuffle):
     assert res.file.k_anonymous and res.file.shuffled is shuffle
 
 
+def test_the_command_line_walks_the_same_stages(walk, census_csv, tmp_path):
+    """``microagg protect IN -o OUT -k 3 --shuffle``: the same stages, each once."""
+    from microagg.cli import main
+
+    counts, made, changed = walk
+    out = tmp_path / "out.csv"
+    assert main(["protect", str(census_csv), "-o", str(out), "-k", "3", "--shuffle", "-q"]) == 0
+    for stage in ("plan", "compute", "write", "read_back", "verify", "audit", "land"):
+        assert counts[f"stages.{stage}"] == 1, stage
+    assert counts["validate_run"] == 1 and counts["io.read"] == 2
+    assert counts["audit_files"] == 1 and counts["api.microaggregate"] == 0
+    assert len(made) == 1 and changed == []
+
+
 def test_out_of_core_goes_through_the_same_stages(walk, tmp_path):
     """The out-of-core mode composes the same stages over a chunked table: each once, its
     partitions written by the Parquet format's writer, the same Result type, made once."""

@@ -1,20 +1,22 @@
-"""The publication stage: one protected file, whichever door asked for it.
+"""The publication: one protected file, whichever door asked for it.
 
-``protect(input, output, ...)`` is the whole publication of a file: read the input with its
-format's own library, run the pipeline (``api.microaggregate`` on the table read), write the
-output atomically, read the written file back with its format's own reader, check k-anonymity on
-every key variable as that reader groups them, audit the file as read back, and move the output
-and its manifest into place together. The command line's ``protect`` (also with
-``--from-explore``), the app's download and the public API all call it, so every door publishes
-the same bytes (``tests/test_doors.py`` holds them to it, option by option, from
-``options.RUN_OPTIONS``). The out-of-core mode publishes through
-:func:`~microagg.publication.folder.publish_folder`, which gives its folder the same read-back
-check, audit and manifest.
+``protect(input, output, ...)`` is the whole publication of a file, as seven stages each run once
+(:mod:`~microagg.publication.stages`): plan, compute (the pipeline's stages on the table read,
+``api.compute``), write (with the format's writer, beside the target), read back (with the
+format's own reader), verify (k-anonymity on every key variable as that reader groups them),
+audit (the file as read back) and land (the one ``Result``; the output, its manifest, report and
+labels into place together). The command line's ``protect`` (also with ``--from-explore`` and
+``--from-manifest``), the app's run and the public API all call it, so every door publishes the
+same bytes (``tests/test_doors.py`` holds them to it, option by option, from
+``options.RUN_OPTIONS``). The out-of-core mode composes the same stages over a chunked table
+(:func:`~microagg.publication.folder.publish_folder`).
 
-The stage's steps live in its modules: :mod:`~microagg.publication.opening` (the targets and the
-input checked and read), :mod:`~microagg.publication.stages` (the stages: plan, compute, write, read
-back, verify, audit, land), :mod:`~microagg.publication.landing` (the files land together) and
-:mod:`~microagg.publication.folder` (the out-of-core folder).
+Modules: :mod:`~microagg.publication.opening` (the targets and the input checked and read before
+any work), :mod:`~microagg.publication.stages` (the stages) and
+:mod:`~microagg.publication.stage_values` (what they pass on),
+:mod:`~microagg.publication.landing` (the side files land together),
+:mod:`~microagg.publication.folder` (the stages over a chunked table) and
+:mod:`~microagg.publication.streamed_counts` (its exact key count).
 
 Nothing is left behind when a stage fails: the output, the manifest, the report and the labels
 file are first written as temporary files beside their targets and renamed only once all of them
