@@ -2,8 +2,8 @@
 
     plan -> compute -> write -> read_back -> verify -> audit -> land
 
-``plan`` decides everything that needs no computation (the row order, the reproduce command, the
-audit's roles); ``compute`` is the run (``api.compute``: the pipeline's stages on the validated
+``plan`` decides everything that needs no computation (the run with the file's column names, the
+row order, the reproduce command); ``compute`` is the run (``api.compute``: the pipeline's stages on the validated
 options, the run's own figures); ``write`` stages the output beside its target with the format's
 writer (``io.write_staged``: nothing in place yet); ``read_back`` reads the staged file with its
 format's own reader; ``verify`` checks the guarantees on the file as read back (k-anonymity on the
