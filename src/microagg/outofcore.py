@@ -177,11 +177,12 @@ def _slab_task(
     refine: float,
     clock: BlockClock,
 ):
-    """Microaggregate one spilled slab; returns (rows, labels 0..g-1, group means (std units), sse,
-    min size)."""
+    """Microaggregate one spilled slab; its rows, labels 0..g-1 and group means (z-score units)
+    go back to disk (``result.npz`` in the slab's folder: the driver reads one slab at a time, so
+    it never holds every slab's result at once); returns (groups, sse, min size)."""
     from .labels import group_means, sse
 
-    parts = sorted(glob.glob(os.path.join(slab_dir, "*.npz")))
+    parts = sorted(glob.glob(os.path.join(slab_dir, "chunk-*.npz")))
     Zs, rows = [], []
     for p in parts:
         with np.load(p) as f:
@@ -200,13 +201,9 @@ def _slab_task(
         refine=refine,
         **params,
     )
-    return (
-        rows,
-        labels,
-        group_means(Z, labels),
-        float(sse(Z, labels)),
-        int(np.bincount(labels).min()),
-    )
+    means = group_means(Z, labels)
+    np.savez(os.path.join(slab_dir, "result.npz"), rows=rows, labels=labels, means=means)
+    return len(means), float(sse(Z, labels)), int(np.bincount(labels).min())
 
 
 def protect_out_of_core(
@@ -263,10 +260,10 @@ def protect_out_of_core(
     try:
         total_sst = _spill(input_path, cols, chunk_rows, scaler, slab_of, spill, nslabs, progress)
         del slab_of
-        labels, means, total_sse, min_group, groups = _partition_slabs(
-            spill, nslabs, n, run, deadline, progress
+        labels, public, total_sse, min_group, groups = _partition_slabs(
+            spill, nslabs, n, run, scaler, deadline, progress
         )
-        public, publisher = scaler.inverse(means), _stratum_publisher(run, found, keys)
+        publisher = _stratum_publisher(run, found, keys)
         files = _write(
             input_path, output_dir, cols, chunk_rows, labels, public, progress, publisher
         )
@@ -374,7 +371,7 @@ def _slabs(input_path, cols, chunk_rows, run, scaler, C, n, min_size, slab_block
     axes = axes_of_covariance(C, top)[1] if top else np.zeros((d, 0))
     index = StratumIndex(strata) if strata else None
     P = np.empty((n, axes.shape[1]), dtype=np.float32)
-    codes = np.zeros(n, dtype=np.int64)
+    codes = np.zeros(n, dtype=np.int32)  # stratum codes: int32 holds any count of strata here
     pos = 0
     for df in io.chunks(
         input_path, cols + [c for c in strata if c not in cols], chunk_rows, numeric=cols
@@ -392,7 +389,8 @@ def _slabs(input_path, cols, chunk_rows, run, scaler, C, n, min_size, slab_block
     nslabs = 0
     for _code, members in _rows_by_code(codes):
         levels = _levels(len(members), slab_blocks, min_size)
-        order, bounds = _slab_bounds(P[members], min_size, levels)
+        # one stratum of every record: P itself, not a copy of it (3.6 GB at 10^8 × 9 axes)
+        order, bounds = _slab_bounds(P if len(members) == n else P[members], min_size, levels)
         cuts = len(bounds) - 1
         slab_of[members[order]] = nslabs + np.repeat(
             np.arange(cuts, dtype=np.int32), np.diff(bounds)
@@ -479,9 +477,11 @@ def _spill(input_path, cols, chunk_rows, scaler, slab_of, spill, nslabs, progres
     return total
 
 
-def _partition_slabs(spill, nslabs, n, run, deadline, progress):
-    """One Dask task per slab, sharing the time budget: labels (input order), group means (z-score
-    units), SSE, the smallest group and the number of groups."""
+def _partition_slabs(spill, nslabs, n, run, scaler, deadline, progress):
+    """One Dask task per slab, sharing the time budget: labels (input order), group means (in
+    original units: ``scaler.inverse``, elementwise, slab by slab), SSE, the smallest group and
+    the number of groups. The slabs' results are read back from disk one at a time into the two
+    arrays, so the driver holds n labels and g means, not every slab's result at once."""
     import dask
 
     from .blocks import DEFAULT_REFINE
@@ -503,15 +503,16 @@ def _partition_slabs(spill, nslabs, n, run, deadline, progress):
     ]
     results = _compute(tasks, run.scheduler, progress, "slabs")
     labels = np.empty(n, dtype=np.int64)
-    all_means = []
+    public = np.empty((sum(g for g, _, _ in results), len(scaler.mean)), dtype=np.float64)
     offset, total_sse, min_group = 0, 0.0, n
-    for rows, lab, means, s_sse, s_min in results:
-        labels[rows] = lab + offset
-        offset += len(means)
-        all_means.append(means)
+    for s, (g, s_sse, s_min) in enumerate(results):
+        with np.load(os.path.join(spill, f"slab-{s:06d}", "result.npz")) as f:
+            labels[f["rows"]] = f["labels"] + offset
+            public[offset : offset + g] = scaler.inverse(f["means"])
+        offset += g
         total_sse += s_sse
         min_group = min(min_group, s_min)
-    return labels, np.concatenate(all_means), total_sse, min_group, offset
+    return labels, public, total_sse, min_group, offset
 
 
 def _write(input_path, output_dir, cols, chunk_rows, labels, means, progress, strata=None) -> list:
