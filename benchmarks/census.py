@@ -183,7 +183,7 @@ def _tree(pid: int) -> list[int]:
     return seen
 
 
-def run_measured(command: list[str], env: dict) -> dict:
+def run_measured(command: list[str], env: dict, tree_root: int | None = None) -> dict:
     """Run command; its wall seconds, exit code, and the tree's peak memory (module docstring)."""
     load_before = os.getloadavg()
     t0 = time.perf_counter()
@@ -194,7 +194,7 @@ def run_measured(command: list[str], env: dict) -> dict:
     def sample():
         while proc.poll() is None:
             total = 0
-            for p in _tree(proc.pid):
+            for p in _tree(tree_root or proc.pid):
                 s = _status(p)
                 total += s.get("VmRSS", 0)
                 hwm[p] = max(hwm.get(p, 0), s.get("VmHWM", 0))
@@ -206,8 +206,11 @@ def run_measured(command: list[str], env: dict) -> dict:
     out, err = proc.communicate()
     seconds = time.perf_counter() - t0
     sampler.join()
+    phases = [json.loads(x[6:]) for x in err.decode().splitlines() if x.startswith("PHASE ")]
     return {
         "seconds": round(seconds, 1),
+        "phases": phases,
+        "peak_phase_mb": max((p["hwm_mb"] for p in phases), default=None),
         "returncode": proc.returncode,
         "peak_tree_mb": round(peak_sum[0] / 1024),
         "peak_process_mb": round(max(hwm.values(), default=0) / 1024),
@@ -217,6 +220,53 @@ def run_measured(command: list[str], env: dict) -> dict:
         "stdout": out.decode()[-4000:],
         "stderr": err.decode()[-4000:],
     }
+
+
+#: (module, function) timed in the child: the mode's passes and the publication's stages
+PHASES = [
+    ("microagg.outofcore", "_moments"),
+    ("microagg.outofcore", "_slabs"),
+    ("microagg.outofcore", "_spill"),
+    ("microagg.outofcore", "_partition_slabs"),
+    ("microagg.outofcore", "_write"),
+    ("microagg.publication.folder", "_stream_frequencies"),
+    ("microagg.publication.folder", "_sampled_audit"),
+    ("microagg.publication.folder", "folder_result"),
+    ("microagg.manifest", "sha256"),
+]
+
+
+def child(argv: list[str]) -> int:
+    """The command line's protect (``microagg.cli.main``) in this process, each phase of PHASES
+    timed, with its peak resident memory (VmHWM reset at its start: /proc/self/clear_refs) on a
+    ``phase`` line of stderr."""
+    import functools
+    import importlib
+
+    from microagg.cli import main as cli_main
+
+    def timed(name, fn):
+        @functools.wraps(fn)
+        def wrapper(*a, **kw):
+            try:
+                with open("/proc/self/clear_refs", "w") as f:
+                    f.write("5")
+            except OSError:
+                pass
+            t0 = time.perf_counter()
+            out = fn(*a, **kw)
+            s = _status(os.getpid())
+            line = {"phase": name, "seconds": round(time.perf_counter() - t0, 1)}
+            line.update(hwm_mb=round(s.get("VmHWM", 0) / 1024), rss_mb=s.get("VmRSS", 0) // 1024)
+            print("PHASE " + json.dumps(line), file=sys.stderr, flush=True)
+            return out
+
+        return wrapper
+
+    for module, name in PHASES:
+        m = importlib.import_module(module)
+        setattr(m, name, timed(name, getattr(m, name)))
+    return cli_main(argv)
 
 
 def check_output(source: str, output: str, k: int, own_count: int) -> dict:
@@ -257,6 +307,7 @@ def check_output(source: str, output: str, k: int, own_count: int) -> dict:
         "manifest_counted": manifest["verified"]["counted"],
         "information_loss": manifest["run"]["information_loss"],
         "run_seconds": manifest["run"]["seconds"],
+        "output_sha256": manifest["output"]["sha256"],
     }
     if records <= own_count:
         table = out.to_table(columns=QIS + ["region"]).to_pandas()
@@ -294,11 +345,27 @@ def main():
     ap.add_argument("--block-size", type=int, default=5000)
     ap.add_argument("--csv", action="store_true", help="one CSV file instead of Parquet files")
     ap.add_argument("--scheduler", default=None, help="a Dask scheduler address (default threads)")
+    ap.add_argument(
+        "--local-cluster",
+        type=int,
+        default=0,
+        help="start a dask.distributed LocalCluster of this many worker processes (one thread "
+        "each) and give its address as --scheduler; its workers count in the process tree",
+    )
     ap.add_argument("--no-strata", action="store_true")
+    ap.add_argument(
+        "--work-per-record",
+        type=float,
+        default=None,
+        help="--work = this × records: the deterministic budget bounding the local search",
+    )
     ap.add_argument("--il-sample", action="store_true")
     ap.add_argument("--own-count", type=float, default=1e7)
     ap.add_argument("--keep", action="store_true", help="keep the data (for a second run)")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--generate-only", action="store_true", help="write the data (kept), no run")
+    if sys.argv[1:2] == ["--child"]:
+        sys.exit(child(sys.argv[2:]))
     args = ap.parse_args()
     n = int(args.n)
     strata = [] if args.no_strata else ["region"]
@@ -312,19 +379,48 @@ def main():
         generated = round(time.perf_counter() - t0, 1)
     else:
         source, generated = os.path.join(tmp, "input.csv" if args.csv else "input"), None
+    if args.generate_only:
+        print(f"{source}: {n:,} records in {generated} s")
+        return
     output = os.path.join(tmp, "output")
     shutil.rmtree(output, ignore_errors=True)
     for side in (output + ".manifest.json",):
         if os.path.exists(side):
             os.remove(side)
-    command = [sys.executable, "-m", "microagg.cli", "protect", source, "-o", output]
+    command = [
+        sys.executable,
+        os.path.abspath(__file__),
+        "--child",
+        "protect",
+        source,
+        "-o",
+        output,
+    ]
     command += ["--out-of-core", "--block-size", str(args.block_size), "-k", str(args.k)]
     command += ["--columns", ",".join(QIS), "--continuous", ",".join(QIS), "--quiet"]
     if strata:
         command += ["--strata", ",".join(strata)]
     if args.scheduler:
         command += ["--scheduler", args.scheduler]
-    run = run_measured(command, dict(os.environ))
+    if args.work_per_record:
+        command += ["--work", f"{args.work_per_record * n:.0f}"]
+    cluster = None
+    if args.local_cluster:
+        from distributed import LocalCluster
+
+        cluster = LocalCluster(
+            n_workers=args.local_cluster,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            memory_limit=0,
+        )
+        command += ["--scheduler", cluster.scheduler_address]
+    try:  # the cluster's workers are this process's children: the tree is measured from here
+        run = run_measured(command, dict(os.environ), tree_root=os.getpid() if cluster else None)
+    finally:
+        if cluster is not None:
+            cluster.close()
     row = {
         "records": n,
         "qis": len(QIS),
@@ -332,9 +428,14 @@ def main():
         "strata": strata,
         "k": args.k,
         "block_size": args.block_size,
-        "scheduler": args.scheduler or "threads (Dask's local threaded scheduler)",
+        "scheduler": (
+            f"LocalCluster of {args.local_cluster} worker processes"
+            if args.local_cluster
+            else args.scheduler or "threads (Dask's local threaded scheduler)"
+        ),
+        "work_per_record": args.work_per_record,
         "generate_seconds": generated,
-        "command": " ".join(command[1:]).replace(str(RESULTS), "benchmarks/results"),
+        "command": "microagg " + " ".join(command[3:]).replace(str(RESULTS), "benchmarks/results"),
         **run,
     }
     if run["returncode"] == 0:
@@ -349,14 +450,15 @@ def main():
 
 
 def _write(name: str, row: dict) -> None:
-    headers = ["records", "format", "scheduler", "seconds", "peak tree MB", "load before, after"]
+    headers = ["records", "format", "scheduler", "seconds", "peak MB: tree, phases"]
+    headers += ["load before, after"]
     headers += ["records out, in order, others identical", "k-anonymous (smallest)", "IL %"]
     line = [
         f"{row['records']:,}",
         row["format"],
         row["scheduler"],
         row["seconds"],
-        row["peak_tree_mb"],
+        f"{row['peak_tree_mb']}, {row.get('peak_phase_mb')}",
         f"{row['load_before'][0]}, {row['load_after'][0]}",
         f"{row.get('records_out')}, {row.get('non_qi_identical_in_order')}",
         f"{row.get('manifest_k_anonymous')} ({row.get('manifest_smallest_frequency')})",
@@ -368,6 +470,13 @@ def _write(name: str, row: dict) -> None:
         f" {os.cpu_count()} cores shared with other jobs (load averages: 1 minute)._\n\n"
         f"Command: `{row['command']}`\n\n" + md_table(headers, [line]) + "\n"
     )
+    if row.get("phases"):
+        text += "\nPhases (seconds; peak resident MB of the protecting process during each):\n\n"
+        text += md_table(
+            ["phase", "seconds", "peak MB", "resident MB after"],
+            [[p["phase"], p["seconds"], p["hwm_mb"], p["rss_mb"]] for p in row["phases"]],
+        )
+        text += "\n"
     if "in_memory_mdav" in row:
         text += "\nIn-memory MDAV on the same records: " + json.dumps(row["in_memory_mdav"]) + "\n"
     (RESULTS / f"{name}.json").write_text(

@@ -87,3 +87,29 @@ def test_every_slab_result_lands_on_its_records(tmp_path, strata):
     np.add.at(means, labels, X)
     means /= sizes[:, None]
     assert np.allclose(out, means[labels], rtol=1e-9, atol=1e-6)
+
+
+def test_a_work_budget_bounds_the_search_and_gives_the_same_labels(tmp_path):
+    """--work (the deterministic budget) is one of the mode's options: two runs with the same
+    budget give the same labels, every group >= k, and no time cut is reported."""
+    from census import QIS
+
+    from microagg.outofcore import protect_out_of_core
+
+    src = _census(tmp_path, 4_000)
+    runs = [
+        protect_out_of_core(
+            src,
+            tmp_path / f"out{i}",
+            k=3,
+            block_size=100,
+            columns=QIS,
+            continuous=QIS,
+            slab_blocks=4,
+            work=2_000 * (1 + i // 2),
+        )
+        for i in range(3)
+    ]
+    assert np.array_equal(runs[0]["labels"], runs[1]["labels"])
+    for run in runs:
+        assert np.bincount(run["labels"]).min() >= 3 and "note" not in run

@@ -55,6 +55,7 @@ SUPPORTED_OPTIONS = (
     "columns",
     "seed",
     "time_limit",
+    "work",
     "strata",
     "block_size",
     "scheduler",
