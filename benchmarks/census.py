@@ -338,6 +338,43 @@ def il_against_memory(source: str, k: int, strata: list[str]) -> dict:
     return out
 
 
+def slab_boundaries(source: str, n: int, k: int, block_size: int, per_record) -> list[dict]:
+    """What the slab boundaries cost: the same records (no strata) out of core with the default
+    slabs and as one slab (``slab_blocks`` large: the local search then crosses every block
+    boundary), with and without the work budget (API, ``protect_out_of_core``)."""
+    import tempfile
+
+    from microagg.outofcore import protect_out_of_core
+
+    rows = []
+    for slab_blocks in (32, 10_000):
+        for per in (per_record, None):
+            with tempfile.TemporaryDirectory(dir=os.path.dirname(source)) as tmp:
+                t0 = time.perf_counter()
+                s = protect_out_of_core(
+                    source,
+                    os.path.join(tmp, "out"),
+                    k=k,
+                    block_size=block_size,
+                    columns=QIS,
+                    continuous=QIS,
+                    slab_blocks=slab_blocks,
+                    work=None if per is None else per * n,
+                )
+            rows.append(
+                {
+                    "slab_blocks": slab_blocks,
+                    "slabs": s["slabs"],
+                    "work_per_record": per,
+                    "information_loss": s["information_loss"],
+                    "seconds": round(time.perf_counter() - t0, 1),
+                    "load_after": round(os.getloadavg()[0], 2),
+                }
+            )
+            print(rows[-1], flush=True)
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=float, default=1e6)
@@ -360,6 +397,11 @@ def main():
         help="--work = this × records: the deterministic budget bounding the local search",
     )
     ap.add_argument("--il-sample", action="store_true")
+    ap.add_argument(
+        "--slab-boundaries",
+        action="store_true",
+        help="only the IL of default slabs against one slab (no strata; with --work-per-record)",
+    )
     ap.add_argument("--own-count", type=float, default=1e7)
     ap.add_argument("--keep", action="store_true", help="keep the data (for a second run)")
     ap.add_argument("--out", default=None)
@@ -379,6 +421,12 @@ def main():
         generated = round(time.perf_counter() - t0, 1)
     else:
         source, generated = os.path.join(tmp, "input.csv" if args.csv else "input"), None
+    if args.slab_boundaries:
+        rows = slab_boundaries(source, n, args.k, args.block_size, args.work_per_record)
+        (RESULTS / "census_slab_boundaries.json").write_text(
+            json.dumps({"machine": machine(), "records": n, "rows": rows}, indent=2) + "\n"
+        )
+        return
     if args.generate_only:
         print(f"{source}: {n:,} records in {generated} s")
         return

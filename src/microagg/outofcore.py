@@ -16,8 +16,9 @@ concept in its one home:
   leading axes; slabs are cut inside strata by recursive bisection (as the blocks are);
 * pass 3: each slab's z-scores spilled to disk; SST summed (``labels.sst`` about the mean);
 * partition: one Dask task per slab, the partitioned mode inside it
-  (``blocks.partitioned_labels``),
-  SSE and group means per slab (``labels``);
+  (``blocks.partitioned_labels``: its local search crosses the slab's block boundaries, not the
+  slabs'), SSE and group means per slab (``labels``), spilled beside the slab and read back one
+  slab at a time;
 * publish, pass 4: group means back in original units (``Standardizer.inverse``), written in input
   order, one Parquet file per input chunk, every other column unchanged;
 * measure: IL from the summed SSE and SST (``labels.il_percent``).
@@ -239,9 +240,10 @@ def protect_out_of_core(
     the file stays k-anonymous on QIs and strata). ``time_limit`` is the budget of the whole
     call, shared among the slabs by ``BlockClock``'s rule; ``progress`` hears of each pass and
     each finished slab. Every option is checked before the first pass.
-    Returns a summary dict. Memory on the driver: O(n·log(slabs)) for the projections, O(n) for
-    the labels and the group means (2.1 GB peak at 10^7 × 10,
-    benchmarks/results/dask_end_to_end.md), plus one chunk.
+    Returns a summary dict. Memory on the driver: O(n·log(slabs)) for the projections (float32,
+    pass 2 only), then O(n) for the labels (int64) and the group means (float64, n/k × d): the
+    slabs' results are read back from disk one at a time, plus one chunk
+    (benchmarks/results/census_*.md: each phase's peak).
     """
     run = _checked_run(locals())  # every option and parameter, before the first pass
     deadline = Deadline(run.time_limit, work=run.work)
