@@ -240,10 +240,9 @@ def protect_out_of_core(
     the file stays k-anonymous on QIs and strata). ``time_limit`` is the budget of the whole
     call, shared among the slabs by ``BlockClock``'s rule; ``progress`` hears of each pass and
     each finished slab. Every option is checked before the first pass.
-    Returns a summary dict. Memory on the driver: O(n·log(slabs)) for the projections (float32,
-    pass 2 only), then O(n) for the labels (int64) and the group means (float64, n/k × d): the
-    slabs' results are read back from disk one at a time, plus one chunk
-    (benchmarks/results/census_*.md: each phase's peak).
+    Returns a summary dict. Memory on the driver: O(n·log(slabs)) projections (float32, pass 2),
+    then n labels and n/k × d group means, the slabs' results read back one at a time, plus one
+    chunk (benchmarks/results/census_*.md: each phase's peak).
     """
     run = _checked_run(locals())  # every option and parameter, before the first pass
     deadline = Deadline(run.time_limit, work=run.work)
