@@ -148,7 +148,7 @@ def _slab_bounds(P: np.ndarray, min_size: int, levels: int) -> tuple[np.ndarray,
     column j mod P.shape[1] of P (projections on the principal axes, largest variance first).
     Returns (order, bounds): slab s holds the records order[bounds[s]:bounds[s+1]]."""
     n = len(P)
-    order = np.arange(n)
+    order = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)  # half the memory at 10^8
     bounds = [0, n]
     for j in range(levels):
         proj = P[:, j % P.shape[1]]
