@@ -11,8 +11,9 @@ status) so that they correlate as in a census: age, years of schooling, weekly h
 size, children, rooms, housing cost and commuting distance (log-normal). Integer-valued QIs are
 declared continuous (``--continuous``): they are averaged, as the mode publishes group means.
 
-The run: ``python -m microagg.cli protect IN -o OUT --out-of-core --block-size 5000 -k 3
---columns ... --strata region --continuous ...`` in a subprocess (the real door: its
+The run: ``microagg protect IN -o OUT --out-of-core --block-size 5000 -k 3 --columns ...
+--strata region --continuous ... [--work W]`` in a child process (``census.py --child``: the
+command line's ``main``, each phase of PHASES timed with its own peak memory; the real door: its
 publication reads the folder back, verifies k-anonymity on every record and audits it). Memory:
 a thread samples every 0.5 s the process tree's VmRSS (summed over the processes alive at that
 moment) and keeps each process's VmHWM (its own kernel-kept peak); ``peak tree MB`` is the
@@ -26,7 +27,8 @@ every QI+stratum combination (each >= k).
 method="mdav")``) on the same records (the whole data set: use it with --n 1e6), with the same
 strata and without.
 
-    python benchmarks/census.py --n 1e6 [--csv] [--scheduler tcp://host:8786] [--il-sample]
+    python benchmarks/census.py --n 1e7 --work-per-record 8 [--csv] [--local-cluster 2]
+        [--scheduler tcp://host:8786] [--no-strata] [--il-sample] [--slab-boundaries] [--keep]
 """
 
 from __future__ import annotations
