@@ -16,8 +16,9 @@ concept in its one home:
   leading axes; slabs are cut inside strata by recursive bisection (as the blocks are);
 * pass 3: each slab's z-scores spilled to disk; SST summed (``labels.sst`` about the mean);
 * partition: one Dask task per slab, the partitioned mode inside it
-  (``blocks.partitioned_labels``),
-  SSE and group means per slab (``labels``);
+  (``blocks.partitioned_labels``: its local search crosses the slab's block boundaries, not the
+  slabs'), SSE and group means per slab (``labels``), spilled beside the slab and read back one
+  slab at a time;
 * publish, pass 4: group means back in original units (``Standardizer.inverse``), written in input
   order, one Parquet file per input chunk, every other column unchanged;
 * measure: IL from the summed SSE and SST (``labels.il_percent``).
@@ -46,6 +47,7 @@ from .deadline import Deadline
 from .errors import InputError, ParameterError, option_term
 from .labels import check_k, il_percent
 from .progress import as_callback
+from .strata import chunk_stratum_publisher
 
 __all__ = [
     "protect_out_of_core",
@@ -63,6 +65,7 @@ SUPPORTED_OPTIONS = (
     "columns",
     "seed",
     "time_limit",
+    "work",
     "strata",
     "block_size",
     "scheduler",
@@ -154,7 +157,7 @@ def _slab_bounds(P: np.ndarray, min_size: int, levels: int) -> tuple[np.ndarray,
     column j mod P.shape[1] of P (projections on the principal axes, largest variance first).
     Returns (order, bounds): slab s holds the records order[bounds[s]:bounds[s+1]]."""
     n = len(P)
-    order = np.arange(n)
+    order = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)  # half the memory at 10^8
     bounds = [0, n]
     for j in range(levels):
         proj = P[:, j % P.shape[1]]
@@ -185,11 +188,12 @@ def _slab_task(
     refine: float,
     clock: BlockClock,
 ):
-    """Microaggregate one spilled slab; returns (rows, labels 0..g-1, group means (std units), sse,
-    min size)."""
+    """Microaggregate one spilled slab; its rows, labels 0..g-1 and group means (z-score units)
+    go back to disk (``result.npz`` in the slab's folder: the driver reads one slab at a time, so
+    it never holds every slab's result at once); returns (groups, sse, min size)."""
     from .labels import group_means, sse
 
-    parts = sorted(glob.glob(os.path.join(slab_dir, "*.npz")))
+    parts = sorted(glob.glob(os.path.join(slab_dir, "chunk-*.npz")))
     Zs, rows = [], []
     for p in parts:
         with np.load(p) as f:
@@ -208,13 +212,9 @@ def _slab_task(
         refine=refine,
         **params,
     )
-    return (
-        rows,
-        labels,
-        group_means(Z, labels),
-        float(sse(Z, labels)),
-        int(np.bincount(labels).min()),
-    )
+    means = group_means(Z, labels)
+    np.savez(os.path.join(slab_dir, "result.npz"), rows=rows, labels=labels, means=means)
+    return len(means), float(sse(Z, labels)), int(np.bincount(labels).min())
 
 
 def protect_out_of_core(
@@ -249,9 +249,9 @@ def protect_out_of_core(
     the file stays k-anonymous on QIs and strata). ``time_limit`` is the budget of the whole
     call, shared among the slabs by ``BlockClock``'s rule; ``progress`` hears of each pass and
     each finished slab. Every option is checked before the first pass.
-    Returns a summary dict. Memory on the driver: O(n·log(slabs)) for the projections, O(n) for
-    the labels and the group means (2.1 GB peak at 10^7 × 10,
-    benchmarks/results/dask_end_to_end.md), plus one chunk.
+    Returns a summary dict. Memory on the driver: O(n·log(slabs)) projections (float32, pass 2),
+    then n labels and n/k × d group means, the slabs' results read back one at a time, plus one
+    chunk (benchmarks/results/census_*.md: each phase's peak).
     """
     from . import io
 
@@ -308,8 +308,8 @@ def compute_chunked(table, run, spill_parent, progress=None, slab_blocks: int = 
     try:
         total_sst = _spill(input_path, cols, chunk_rows, scaler, slab_of, spill, nslabs, progress)
         del slab_of
-        labels, means, total_sse, min_group, groups = _partition_slabs(
-            spill, nslabs, n, run, deadline, progress
+        labels, public, total_sse, min_group, groups = _partition_slabs(
+            spill, nslabs, n, run, scaler, deadline, progress
         )
     finally:
         shutil.rmtree(spill, ignore_errors=True)
@@ -327,7 +327,7 @@ def compute_chunked(table, run, spill_parent, progress=None, slab_blocks: int = 
         "sst": total_sst,
         "seconds": deadline.elapsed(),
     }
-    public, publisher = scaler.inverse(means), _stratum_publisher(run, found, keys)
+    publisher = chunk_stratum_publisher(run, found, keys)
     return ChunkedRun(
         run, cols, labels, [public], publisher, _with_notes(summary, run, deadline, found)
     )
@@ -433,7 +433,7 @@ def _slabs(input_path, cols, chunk_rows, run, scaler, C, n, min_size, slab_block
     axes = axes_of_covariance(C, top)[1] if top else np.zeros((d, 0))
     index = StratumIndex(strata) if strata else None
     P = np.empty((n, axes.shape[1]), dtype=np.float32)
-    codes = np.zeros(n, dtype=np.int64)
+    codes = np.zeros(n, dtype=np.int32)  # stratum codes: int32 holds any count of strata here
     pos = 0
     for df in io.chunks(
         input_path, cols + [c for c in strata if c not in cols], chunk_rows, numeric=cols
@@ -451,60 +451,14 @@ def _slabs(input_path, cols, chunk_rows, run, scaler, C, n, min_size, slab_block
     nslabs = 0
     for _code, members in _rows_by_code(codes):
         levels = _levels(len(members), slab_blocks, min_size)
-        order, bounds = _slab_bounds(P[members], min_size, levels)
+        # one stratum of every record: P itself, not a copy of it (3.6 GB at 10^8 × 9 axes)
+        order, bounds = _slab_bounds(P if len(members) == n else P[members], min_size, levels)
         cuts = len(bounds) - 1
         slab_of[members[order]] = nslabs + np.repeat(
             np.arange(cuts, dtype=np.int32), np.diff(bounds)
         )
         nslabs += cuts
     return found, (None if index is None else index.keys), slab_of, nslabs
-
-
-def _stratum_publisher(run, found, keys):
-    """What pass 4 does to the stratum columns of a chunk starting at record ``pos``: nothing, or
-    (strata merged) recode / suppress the merged strata as in memory (``Strata.published_columns``):
-    a moved record publishes the key of the stratum it joined."""
-    if found is None or not found.merges:
-        return None
-    from .strata import MISSING_KEY
-
-    columns = list(run.strata)
-    merged = np.array([len(m) > 1 for m in found.members])
-
-    def publish_keys(df, pos):
-        original, final = found.original[pos : pos + len(df)], found.codes[pos : pos + len(df)]
-        if run.merged_strata == "recode":
-            moved = np.flatnonzero(original != final)
-            for j, c in enumerate(columns):
-                values = np.array(df[c].astype(object).to_numpy(), dtype=object)
-                for i in moved:
-                    v = keys[final[i]][j]
-                    values[i] = None if v == MISSING_KEY else v
-                df[c] = values if df[c].dtype == object else _typed(values, df[c].dtype)
-        else:  # suppress
-            hit = merged[final]
-            for c in columns:
-                values = np.array(df[c].astype(object).to_numpy(), dtype=object)
-                values[hit] = None
-                df[c] = values if df[c].dtype == object else _typed(values, df[c].dtype)
-
-    publish_keys.columns = columns
-    return publish_keys
-
-
-def _typed(values, dtype):
-    """Values back in a column's dtype where they fit (a suppressed number: a float column with
-    NaN)."""
-    import pandas as pd
-
-    try:
-        return pd.array(values, dtype=dtype)
-    except (TypeError, ValueError):
-        return (
-            pd.to_numeric(pd.Series(values), errors="coerce").to_numpy()
-            if pd.api.types.is_numeric_dtype(dtype)
-            else values
-        )
 
 
 def _rows_by_code(codes: np.ndarray):
@@ -538,9 +492,11 @@ def _spill(input_path, cols, chunk_rows, scaler, slab_of, spill, nslabs, progres
     return total
 
 
-def _partition_slabs(spill, nslabs, n, run, deadline, progress):
-    """One Dask task per slab, sharing the time budget: labels (input order), group means (z-score
-    units), SSE, the smallest group and the number of groups."""
+def _partition_slabs(spill, nslabs, n, run, scaler, deadline, progress):
+    """One Dask task per slab, sharing the time budget: labels (input order), group means (in
+    original units: ``scaler.inverse``, elementwise, slab by slab), SSE, the smallest group and
+    the number of groups. The slabs' results are read back from disk one at a time into the two
+    arrays, so the driver holds n labels and g means, not every slab's result at once."""
     import dask
 
     from .blocks import DEFAULT_REFINE
@@ -562,15 +518,16 @@ def _partition_slabs(spill, nslabs, n, run, deadline, progress):
     ]
     results = _compute(tasks, run.scheduler, progress, "slabs")
     labels = np.empty(n, dtype=np.int64)
-    all_means = []
+    public = np.empty((sum(g for g, _, _ in results), len(scaler.mean)), dtype=np.float64)
     offset, total_sse, min_group = 0, 0.0, n
-    for rows, lab, means, s_sse, s_min in results:
-        labels[rows] = lab + offset
-        offset += len(means)
-        all_means.append(means)
+    for s, (g, s_sse, s_min) in enumerate(results):
+        with np.load(os.path.join(spill, f"slab-{s:06d}", "result.npz")) as f:
+            labels[f["rows"]] = f["labels"] + offset
+            public[offset : offset + g] = scaler.inverse(f["means"])
+        offset += g
         total_sse += s_sse
         min_group = min(min_group, s_min)
-    return labels, np.concatenate(all_means), total_sse, min_group, offset
+    return labels, public, total_sse, min_group, offset
 
 
 def _write(input_path, output_dir, cols, chunk_rows, labels, means, progress, strata=None) -> list:

@@ -15,7 +15,15 @@ import numpy as np
 from .errors import InputError
 from .labels import group_sums
 
-__all__ = ["Strata", "StratumIndex", "stratum_codes", "stratum_name", "merge_plan", "MISSING_KEY"]
+__all__ = [
+    "Strata",
+    "StratumIndex",
+    "stratum_codes",
+    "stratum_name",
+    "merge_plan",
+    "MISSING_KEY",
+    "chunk_stratum_publisher",
+]
 
 #: the key of a record whose stratum value is missing: such records form a stratum of their own
 MISSING_KEY = "<missing>"
@@ -232,3 +240,49 @@ def merge_plan(counts: np.ndarray, sums: np.ndarray, names: list[str], k: int):
         names[t] = f"{names[t]}+{names[s]}"
         members[t] += members[s]
     return target, names, members, merges
+
+
+def chunk_stratum_publisher(run, found, keys):
+    """What the out-of-core mode's pass 4 does to the stratum columns of a chunk starting at
+    record ``pos``: nothing, or
+    (strata merged) recode / suppress the merged strata as in memory (``Strata.published_columns``):
+    a moved record publishes the key of the stratum it joined."""
+    if found is None or not found.merges:
+        return None
+    columns = list(run.strata)
+    merged = np.array([len(m) > 1 for m in found.members])
+
+    def publish_keys(df, pos):
+        original, final = found.original[pos : pos + len(df)], found.codes[pos : pos + len(df)]
+        if run.merged_strata == "recode":
+            moved = np.flatnonzero(original != final)
+            for j, c in enumerate(columns):
+                values = np.array(df[c].astype(object).to_numpy(), dtype=object)
+                for i in moved:
+                    v = keys[final[i]][j]
+                    values[i] = None if v == MISSING_KEY else v
+                df[c] = values if df[c].dtype == object else _typed(values, df[c].dtype)
+        else:  # suppress
+            hit = merged[final]
+            for c in columns:
+                values = np.array(df[c].astype(object).to_numpy(), dtype=object)
+                values[hit] = None
+                df[c] = values if df[c].dtype == object else _typed(values, df[c].dtype)
+
+    publish_keys.columns = columns
+    return publish_keys
+
+
+def _typed(values, dtype):
+    """Values back in a column's dtype where they fit (a suppressed number: a float column with
+    NaN)."""
+    import pandas as pd
+
+    try:
+        return pd.array(values, dtype=dtype)
+    except (TypeError, ValueError):
+        return (
+            pd.to_numeric(pd.Series(values), errors="coerce").to_numpy()
+            if pd.api.types.is_numeric_dtype(dtype)
+            else values
+        )

@@ -2,14 +2,15 @@
 
     plan -> compute -> write -> read_back -> verify -> audit -> land
 
-``plan`` decides everything that needs no computation (the run with the file's column names, the
-row order, the reproduce command); ``compute`` is the run (``api.compute``: the pipeline's stages on the validated
-options, the run's own figures); ``write`` stages the output beside its target with the format's
-writer (``io.write_staged``: nothing in place yet); ``read_back`` reads the staged file with its
-format's own reader; ``verify`` checks the guarantees on the file as read back (k-anonymity on the
-QIs and strata, by households, t-closeness); ``audit`` measures the file as read back against the
-original; ``land`` makes the one ``Result``, stages the side files (manifest, report, labels),
-lets a replay confirm its manifest, and renames everything into place together, or nothing.
+``plan`` decides everything that needs no computation (the run with the file's column names,
+the row order, the reproduce command); ``compute`` is the run (``api.compute``: the pipeline's
+stages on the validated options, the run's own figures); ``write`` stages the output beside its
+target with the format's writer (``io.write_staged``: nothing in place yet); ``read_back`` reads
+the staged file with its format's own reader; ``verify`` checks the guarantees on the file as
+read back (k-anonymity on the QIs and strata, by households, t-closeness); ``audit`` measures the
+file as read back against the original; ``land`` makes the one ``Result``, stages the side files
+(manifest, report, labels), lets a replay confirm its manifest, and renames everything into place
+together, or nothing.
 
 No stage calls back into an earlier one, ``io`` never calls the publication, and the ``Result``
 is made once, in ``land``, never changed after. :func:`publish_table` composes the stages for a
