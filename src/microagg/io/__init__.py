@@ -336,15 +336,22 @@ def write_staged(table: Table, path, published: dict, *, order=None, kept=()) ->
     frame = published_frame(table.source_frame(), published, table.frame)
     meta = table.meta if get_format(table.format).family == fmt.family else None
 
+    return stage_file(path, _format_writer(fmt, frame, meta, path, published), fmt.name)
+
+
+def _format_writer(fmt, frame, meta, path: Path, published: dict):
+    """``fill(tmp)``: the format's writer of ``frame`` into a temporary; data that do not fit the
+    format's rules (names, types, sizes) are one InputError naming the file."""
+
     def fill(tmp):
         try:
             fmt.write(frame, tmp, meta, path, published)
         except InputError:
             raise
-        except _writer_errors() as exc:  # the data do not fit the format's rules
+        except _writer_errors() as exc:
             raise InputError(f"cannot write {path.name} as {fmt.name}: {_one_line(exc)}") from None
 
-    return stage_file(path, fill, fmt.name)
+    return fill
 
 
 def _reordered(table: Table, published: dict, order) -> tuple[Table, dict]:
@@ -499,17 +506,7 @@ def write_part(frame, meta, path, published: dict) -> Path:
     its format's writer, the one ``write`` uses: the columns in ``published`` from ``frame``,
     every other column from ``meta`` (the chunk as read) when given."""
     path = Path(path)
-    fmt = of_path(path)
-
-    def fill(tmp):
-        try:
-            fmt.write(frame, tmp, meta, path, published)
-        except InputError:
-            raise
-        except _writer_errors() as exc:  # the data do not fit the format's rules
-            raise InputError(f"cannot write {path.name} as {fmt.name}: {_one_line(exc)}") from None
-
-    return atomic_write(path, fill)
+    return atomic_write(path, _format_writer(of_path(path), frame, meta, path, published))
 
 
 def first_rows(path, rows: int = 1000):

@@ -126,16 +126,7 @@ def stage_file(path, write, format: str | None = None) -> StagedFile:
     except OSError as exc:
         raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
     os.close(fd)
-    staged = StagedFile(path, Path(tmp), format)
-    try:
-        written = write(tmp)
-    except OSError as exc:
-        staged.discard()
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
-    except BaseException:
-        staged.discard()
-        raise
-    return StagedFile(path, Path(tmp), format, written)
+    return _filled(StagedFile(path, Path(tmp), format), write)
 
 
 def stage_folder(path, fill, format: str | None = None) -> StagedFile:
@@ -149,16 +140,21 @@ def stage_folder(path, fill, format: str | None = None) -> StagedFile:
             _TEMPORARIES.add(str(tmp))
     except OSError as exc:
         raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
-    staged = StagedFile(path, Path(tmp), format)
+    return _filled(StagedFile(path, Path(tmp), format), fill)
+
+
+def _filled(staged: StagedFile, fill) -> StagedFile:
+    """The staged temporary filled by ``fill(temporary)`` (its return: ``written``); if it
+    fails, the temporary goes (a place that cannot be written: one InputError)."""
     try:
-        written = fill(Path(tmp))
+        written = fill(staged.temporary)
     except OSError as exc:
         staged.discard()
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise InputError(f"cannot write {staged.path}: {exc.strerror or exc}") from None
     except BaseException:
         staged.discard()
         raise
-    return StagedFile(path, Path(tmp), format, written)
+    return StagedFile(staged.path, staged.temporary, staged.format, written)
 
 
 def atomic_write(path, write) -> Path:

@@ -169,18 +169,15 @@ def publish(
     report=None,
     labels_out=None,
     manifest: bool = True,
-    interval_p=None,
     init=None,
-    command_input=None,
-    progress=None,
-    progress_context=None,
-    init_labels=None,
-    confirm=None,
+    **staged,
 ):
     """:func:`protect` on validated options (the command line's entry: ``options`` and ``params``
-    as ``options.validate_run`` took them; ``progress_context``: a context manager giving the
-    progress callback; ``confirm``: called with the new manifest before anything lands, an
-    exception it raises leaves nothing written: ``reproduce.Replay.confirm``)."""
+    as ``options.validate_run`` took them): the input opened, then the stages
+    (``stages.publish_table``; ``staged``: its keywords: ``progress`` or ``progress_context``, a
+    context manager giving the progress callback, and the plan's: ``interval_p``,
+    ``command_input``, ``init_labels``, ``confirm``, called with the new manifest before anything
+    lands, whose exception leaves nothing written: ``reproduce.Replay.confirm``)."""
     opened = open_input(
         source,
         output,
@@ -192,15 +189,4 @@ def publish(
         manifest=manifest,
         init=init,
     )
-    return publish_table(
-        opened,
-        params,
-        run,
-        interval_p=interval_p,
-        init=init,
-        command_input=command_input,
-        progress=progress,
-        progress_context=progress_context,
-        init_labels=init_labels,
-        confirm=confirm,
-    )
+    return publish_table(opened, params, run, init=init, **staged)

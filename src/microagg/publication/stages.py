@@ -470,32 +470,14 @@ def _report_text(the_plan: Plan, result) -> str:
 
 
 def publish_table(
-    opened: Opened,
-    params: dict,
-    run,
-    *,
-    interval_p=None,
-    init=None,
-    command_input=None,
-    progress=None,
-    progress_context=None,
-    init_labels=None,
-    confirm=None,
+    opened: Opened, params: dict, run, *, progress=None, progress_context=None, **planned
 ):
     """The publication of a file read in memory: the stages, each once, in order (see the
-    module's docstring); the ``Result`` ``land`` made."""
+    module's docstring); the ``Result`` ``land`` made. ``planned``: the plan's keywords
+    (``plan``); ``progress_context``: a context manager giving the progress callback."""
     from contextlib import nullcontext
 
-    the_plan = plan(
-        opened,
-        params,
-        run,
-        interval_p=interval_p,
-        init=init,
-        command_input=command_input,
-        init_labels=init_labels,
-        confirm=confirm,
-    )
+    the_plan = plan(opened, params, run, **planned)
     with progress_context if progress_context is not None else nullcontext(progress) as callback:
         return run_stages(the_plan, callback)
 
