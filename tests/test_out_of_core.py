@@ -228,7 +228,7 @@ def test_slabs_hold_every_record_once_and_enough_of_them(seed, n, d, min_size, l
     if n < min_size:
         return
     P = _records(seed, n, d, dup).astype(np.float32)
-    order, bounds = _slab_bounds(P, min_size, levels)
+    order, bounds, _cuts = _slab_bounds(P, min_size, levels)
     assert np.array_equal(np.sort(order), np.arange(n))
     sizes = np.diff(bounds)
     assert bounds[0] == 0 and bounds[-1] == n and len(sizes) <= 2**levels

@@ -47,6 +47,7 @@ from .deadline import Deadline
 from .errors import InputError, ParameterError, option_term
 from .labels import check_k, il_percent
 from .progress import as_callback
+from .slab_boundaries import ancestors, cuts_of
 from .strata import chunk_stratum_publisher
 
 __all__ = [
@@ -151,26 +152,32 @@ def _refuse_codes(first, cols: list, run) -> None:
         )
 
 
-def _slab_bounds(P: np.ndarray, min_size: int, levels: int) -> tuple[np.ndarray, np.ndarray]:
+def _slab_bounds(P: np.ndarray, min_size: int, levels: int) -> tuple[np.ndarray, np.ndarray, list]:
     """Slabs by recursive bisection, as the blocks but across the global principal axes: level j
     cuts every slab of 2·min_size records or more in two (``_bisect`` with SLAB_CUT_WINDOW) along
     column j mod P.shape[1] of P (projections on the principal axes, largest variance first).
-    Returns (order, bounds): slab s holds the records order[bounds[s]:bounds[s+1]]."""
+    Returns (order, bounds, cuts): slab s holds the records order[bounds[s]:bounds[s+1]]; each cut
+    is (column, a, c, b, value): order[a:c] and order[c:b] lie either side of the plane
+    P[:, column] = value (``slab_boundaries.cuts_of``), in level order."""
     n = len(P)
     order = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)  # half the memory at 10^8
-    bounds = [0, n]
+    bounds, cuts = [0, n], []
     for j in range(levels):
-        proj = P[:, j % P.shape[1]]
+        column = j % P.shape[1]
+        proj = P[:, column]
         cut_bounds = [0]
         for a, b in zip(bounds[:-1], bounds[1:]):
             if b - a >= 2 * min_size:
                 seg = order[a:b]
                 seg = seg[np.argsort(proj[seg], kind="stable")]
                 order[a:b] = seg
-                cut_bounds.append(a + _bisect(proj[seg], min_size, SLAB_CUT_WINDOW))
+                c = _bisect(proj[seg], min_size, SLAB_CUT_WINDOW)
+                value = (float(proj[seg[c - 1]]) + float(proj[seg[c]])) / 2
+                cuts.append((column, a, a + c, b, value))
+                cut_bounds.append(a + c)
             cut_bounds.append(b)
         bounds = cut_bounds
-    return order, np.asarray(bounds, dtype=np.int64)
+    return order, np.asarray(bounds, dtype=np.int64), cuts
 
 
 def _levels(m: int, slab_blocks: int, min_size: int) -> int:
@@ -187,11 +194,14 @@ def _slab_task(
     params: dict,
     refine: float,
     clock: BlockClock,
+    cuts: list,
 ):
     """Microaggregate one spilled slab; its rows, labels 0..g-1 and group means (z-score units)
     go back to disk (``result.npz`` in the slab's folder: the driver reads one slab at a time, so
-    it never holds every slab's result at once); returns (groups, sse, min size)."""
+    it never holds every slab's result at once), and its groups nearest each bounding cut
+    (``cuts``: (number, Cut)) to their bands; returns (groups, sse, min size)."""
     from .labels import group_means, sse
+    from .slab_boundaries import save_band_pieces
 
     parts = sorted(glob.glob(os.path.join(slab_dir, "chunk-*.npz")))
     Zs, rows = [], []
@@ -214,6 +224,7 @@ def _slab_task(
     )
     means = group_means(Z, labels)
     np.savez(os.path.join(slab_dir, "result.npz"), rows=rows, labels=labels, means=means)
+    save_band_pieces(os.path.dirname(slab_dir), int(slab_dir[-6:]), cuts, Z, rows, labels, means)
     return len(means), float(sse(Z, labels)), int(np.bincount(labels).min())
 
 
@@ -301,7 +312,7 @@ def compute_chunked(table, run, spill_parent, progress=None, slab_blocks: int = 
     scaler, C, n = _moments(input_path, cols, chunk_rows, progress)
     k = check_k(run.k, n)
     min_size = max(k, run.block_size)
-    found, keys, slab_of, nslabs = _slabs(
+    found, keys, slab_of, nslabs, cuts = _slabs(
         input_path, cols, chunk_rows, run, scaler, C, n, min_size, slab_blocks, progress
     )
     spill = tempfile.mkdtemp(prefix=".spill-", dir=os.fspath(spill_parent))
@@ -309,7 +320,7 @@ def compute_chunked(table, run, spill_parent, progress=None, slab_blocks: int = 
         total_sst = _spill(input_path, cols, chunk_rows, scaler, slab_of, spill, nslabs, progress)
         del slab_of
         labels, public, total_sse, min_group, groups = _partition_slabs(
-            spill, nslabs, n, run, scaler, deadline, progress
+            spill, nslabs, cuts, n, run, scaler, deadline, progress
         )
     finally:
         shutil.rmtree(spill, ignore_errors=True)
@@ -448,17 +459,19 @@ def _slabs(input_path, cols, chunk_rows, run, scaler, C, n, min_size, slab_block
         found = index.strata(codes, run.k, run.merge_small_strata, run.merged_strata == "refuse")
         codes = found.codes
     slab_of = np.empty(n, dtype=np.int32)
-    nslabs = 0
+    nslabs, cuts = 0, []
     for _code, members in _rows_by_code(codes):
         levels = _levels(len(members), slab_blocks, min_size)
         # one stratum of every record: P itself, not a copy of it (3.6 GB at 10^8 × 9 axes)
-        order, bounds = _slab_bounds(P if len(members) == n else P[members], min_size, levels)
-        cuts = len(bounds) - 1
-        slab_of[members[order]] = nslabs + np.repeat(
-            np.arange(cuts, dtype=np.int32), np.diff(bounds)
+        order, bounds, positions = _slab_bounds(
+            P if len(members) == n else P[members], min_size, levels
         )
-        nslabs += cuts
-    return found, (None if index is None else index.keys), slab_of, nslabs
+        cuts += cuts_of(positions, bounds, axes, nslabs)
+        slab_of[members[order]] = nslabs + np.repeat(
+            np.arange(len(bounds) - 1, dtype=np.int32), np.diff(bounds)
+        )
+        nslabs += len(bounds) - 1
+    return found, (None if index is None else index.keys), slab_of, nslabs, cuts
 
 
 def _rows_by_code(codes: np.ndarray):
@@ -492,17 +505,25 @@ def _spill(input_path, cols, chunk_rows, scaler, slab_of, spill, nslabs, progres
     return total
 
 
-def _partition_slabs(spill, nslabs, n, run, scaler, deadline, progress):
-    """One Dask task per slab, sharing the time budget: labels (input order), group means (in
-    original units: ``scaler.inverse``, elementwise, slab by slab), SSE, the smallest group and
-    the number of groups. The slabs' results are read back from disk one at a time into the two
-    arrays, so the driver holds n labels and g means, not every slab's result at once."""
+def _partition_slabs(spill, nslabs, cuts, n, run, scaler, deadline, progress):
+    """One Dask task per slab, sharing the time budget, then the search across the slabs' cuts
+    (``slab_boundaries``): labels (input order), group means (in original units:
+    ``scaler.inverse``, elementwise, slab by slab), SSE, the smallest group and the number of
+    groups. The slabs' results are read back from disk one at a time into the two arrays, so the
+    driver holds n labels and g means, not every slab's result at once."""
     import dask
 
     from .blocks import DEFAULT_REFINE
+    from .slab_boundaries import BAND_WORK_SHARE, apply_bands, drop_groups, search_bands
 
     refine = DEFAULT_REFINE if run.refine is None else float(run.refine)
-    clock = BlockClock(deadline, n, _workers(run.scheduler) if nslabs > 1 else 1)
+    across = bool(cuts) and refine > 0  # refine 0: the method's groups as they are, as in memory
+    clock = BlockClock(
+        deadline,
+        n,
+        _workers(run.scheduler) if nslabs > 1 else 1,
+        1.0 - BAND_WORK_SHARE if across else 1.0,
+    )
     tasks = [
         dask.delayed(_slab_task, pure=False)(
             os.path.join(spill, f"slab-{s:06d}"),
@@ -513,21 +534,29 @@ def _partition_slabs(spill, nslabs, n, run, scaler, deadline, progress):
             run.params,
             refine,
             clock,
+            [(c, cuts[c]) for c in ancestors(cuts, s)] if across else [],
         )
         for s in range(nslabs)
     ]
     results = _compute(tasks, run.scheduler, progress, "slabs")
+    offsets = np.concatenate([[0], np.cumsum([g for g, _, _ in results])]).astype(np.int64)
     labels = np.empty(n, dtype=np.int64)
-    public = np.empty((sum(g for g, _, _ in results), len(scaler.mean)), dtype=np.float64)
-    offset, total_sse, min_group = 0, 0.0, n
-    for s, (g, s_sse, s_min) in enumerate(results):
+    public = np.empty((int(offsets[-1]), len(scaler.mean)), dtype=np.float64)
+    total_sse = 0.0
+    for s, (g, s_sse, _) in enumerate(results):
         with np.load(os.path.join(spill, f"slab-{s:06d}", "result.npz")) as f:
-            labels[f["rows"]] = f["labels"] + offset
-            public[offset : offset + g] = scaler.inverse(f["means"])
-        offset += g
+            labels[f["rows"]] = f["labels"] + offsets[s]
+            public[offsets[s] : offsets[s] + g] = scaler.inverse(f["means"])
         total_sse += s_sse
-        min_group = min(min_group, s_min)
-    return labels, public, total_sse, min_group, offset
+    if not across:
+        return labels, public, total_sse, min(m for _, _, m in results), len(public)
+    searched = search_bands(
+        spill, cuts, offsets, run.k, run.seed, deadline, run.scheduler, progress
+    )
+    change, emptied = apply_bands(searched, labels, public, scaler.inverse)
+    public = drop_groups(labels, public, emptied)
+    sizes = np.bincount(labels, minlength=len(public))
+    return labels, public, total_sse + change, int(sizes.min()), len(public)
 
 
 def _write(input_path, output_dir, cols, chunk_rows, labels, means, progress, strata=None) -> list:
