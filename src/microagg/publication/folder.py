@@ -40,11 +40,13 @@ def publish_folder(
     output,
     options: dict,
     params: dict,
-    run,
+    run=None,
     *,
     command_input=None,
+    progress=None,
     progress_context=None,
     chunk_rows: int = 1_000_000,
+    slab_blocks: int = 32,
 ):
     """The out-of-core mode's publication: the same stages as a file's
     (``stages.run_stages``) over a chunked table (``io.ChunkedTable``): the run in passes over
@@ -52,21 +54,33 @@ def publish_folder(
     Parquet writer (``write``), read back in a stream by pyarrow (``read_back``), checked
     k-anonymous on the QIs and strata by an exact count of their combinations over every record
     (``verify``), audited on a seeded sample of FOLDER_AUDIT_SAMPLE records (``audit``), landing
-    with its manifest (``OUTPUT.manifest.json``, ``land``). Returns (the mode's summary, its
-    ``Result``: ``folder_result``)."""
+    with its manifest (``OUTPUT.manifest.json``, ``land``). Returns its ``Result``
+    (``folder_result``; the mode's summary in ``method_facts["out_of_core"]``).
+
+    ``run``: the options checked by ``outofcore.check_out_of_core`` (None: checked here, before
+    any pass); ``progress``: a callback, or ``progress_context`` a context manager giving one.
+    The mode's own settings, which the manifest records: ``chunk_rows``, the records read at
+    once (one Parquet partition per input chunk), and ``slab_blocks``, the blocks of a slab (a
+    Dask task: slabs of slab_blocks·max(k, block_size) to twice as many records)."""
     from contextlib import nullcontext
 
     from .stages import run_stages
 
-    the_plan = plan(source, output, options, params, run, command_input, chunk_rows)
-    with progress_context if progress_context is not None else nullcontext(None) as callback:
-        result = run_stages(the_plan, callback)
-    return result.method_facts["out_of_core"], result
+    if run is None:
+        from ..outofcore import check_out_of_core
+
+        run = check_out_of_core(options, params)
+    the_plan = plan(source, output, options, params, run, command_input, chunk_rows, slab_blocks)
+    shown = progress_context if progress_context is not None else nullcontext(progress)
+    with shown as callback:
+        return run_stages(the_plan, callback)
 
 
-def plan(source, output, options: dict, params: dict, run, command_input, chunk_rows) -> Plan:
+def plan(
+    source, output, options: dict, params: dict, run, command_input, chunk_rows, slab_blocks=32
+) -> Plan:
     """The plan of an out-of-core publication: the input as a chunked table, the folder's and its
-    manifest's paths checked, the reproduce command."""
+    manifest's paths checked, the reproduce command, the mode's settings (``chunked_stages``)."""
     from .. import io, manifest
 
     source, out = Path(source), Path(output)
@@ -87,7 +101,7 @@ def plan(source, output, options: dict, params: dict, run, command_input, chunk_
         None,
         command,
         input_name,
-        chunked=CHUNKED_STAGES,
+        chunked=chunked_stages(slab_blocks),
     )
 
 
@@ -95,7 +109,13 @@ def compute(the_plan: Plan, progress=None):
     """Passes 1 to 3 and the partition over the chunked table (``outofcore.compute_chunked``)."""
     from ..outofcore import compute_chunked
 
-    return compute_chunked(the_plan.table, the_plan.run, the_plan.targets.output.parent, progress)
+    return compute_chunked(
+        the_plan.table,
+        the_plan.run,
+        the_plan.targets.output.parent,
+        progress,
+        the_plan.chunked.slab_blocks,
+    )
 
 
 def write(the_plan: Plan, computed, progress=None):
@@ -331,6 +351,8 @@ def _folder_manifest(the_plan: Plan, staged, summary: dict, audit, published) ->
             "per_variable": False,
             "seconds": summary["seconds"],
             "out_of_core": True,
+            "chunk_rows": the_plan.table.chunk_rows,  # the mode's settings (publish_folder)
+            "slab_blocks": the_plan.chunked.slab_blocks,
             "information_loss": summary["information_loss"],
             "sse": summary["sse"],
         },
@@ -467,7 +489,15 @@ def _rows_at(chunks, positions):
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
-#: the publication's stages over a chunked table, as ``stages`` calls them (``Plan.chunked``)
-CHUNKED_STAGES = SimpleNamespace(
-    compute=compute, write=write, read_back=read_back, verify=verify, audit=audit, land=land
-)
+def chunked_stages(slab_blocks: int = 32) -> SimpleNamespace:
+    """The publication's stages over a chunked table, as ``stages`` calls them (``Plan.chunked``),
+    and the mode's setting they read: the blocks of a slab."""
+    return SimpleNamespace(
+        compute=compute,
+        write=write,
+        read_back=read_back,
+        verify=verify,
+        audit=audit,
+        land=land,
+        slab_blocks=int(slab_blocks),
+    )
