@@ -68,10 +68,13 @@ def plan(
     """The plan: the run with the file's column names, the ``--init`` labels checked against the
     records, the written rows' order (``--shuffle``: households together) and the reproduce
     command."""
+    from ..io.names import options_in_header
     from ..pipeline import shuffle_order
 
     table, options = opened.table, opened.options
-    run = _as_in_file(run, table.header)
+    # the validated run's column names as the file's header spells them (a hand-written header
+    # 'x, y' holds ' y'), as ``opening`` renamed the options given: renamed, not validated again
+    run = run.with_options(**options_in_header(run.options, table.header))
     params = dict(params)
     if init_labels is not None:
         if len(init_labels) != len(table.frame):
@@ -96,42 +99,6 @@ def plan(
         10.0 if interval_p is None else float(interval_p),
         confirm,
     )
-
-
-#: the run options that name columns (their names as the file's header spells them)
-_NAMING_OPTIONS = (
-    "columns",
-    "strata",
-    "categorical",
-    "continuous",
-    "ordinal",
-    "keys",
-    "sensitive",
-    "household",
-    "household_level",
-    "sample_weight",
-    "weights",
-)
-
-
-def _as_in_file(run, header):
-    """The validated run with the column names its options give as the file's header spells them
-    (``opening.as_in_file`` does it for the options as given; a hand-written header 'x, y' holds
-    ' y'): renamed, not validated again."""
-    from ..io.names import as_in_header
-
-    renamed = {}
-    for name in _NAMING_OPTIONS:
-        value = run.options.get(name)
-        if isinstance(value, dict):
-            renamed[name] = dict(
-                zip(as_in_header(list(value), header), value.values(), strict=True)
-            )
-        elif isinstance(value, str):
-            renamed[name] = as_in_header([value], header)[0]
-        elif value:
-            renamed[name] = as_in_header(list(value), header)
-    return run.with_options(**renamed)
 
 
 def _with_init(run, labels):
