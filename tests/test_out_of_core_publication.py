@@ -146,6 +146,26 @@ def test_no_folder_without_its_manifest(big, tmp_path, cli, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.csv"]
 
 
+def test_no_folder_when_its_manifest_cannot_be_renamed_into_place(big, tmp_path, monkeypatch):
+    """The folder and its manifest land by the one landing code (``landing.land``): the manifest
+    cannot be renamed into place (after the folder was), so the folder goes too."""
+    import os
+
+    real = os.replace
+
+    def refused(src, dst):
+        if str(dst).endswith(".manifest.json"):
+            raise PermissionError(13, "Permission denied")
+        return real(src, dst)
+
+    monkeypatch.setattr(os, "replace", refused)
+    with pytest.raises(microagg.InputError, match="Permission denied; nothing was written"):
+        microagg.protect(
+            big, tmp_path / "out", k=3, block_size=500, columns=["a", "b"], out_of_core=True
+        )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.csv"]
+
+
 def test_no_file_without_its_manifest(big, tmp_path, cli, monkeypatch):
     real = landing.stage_text
 

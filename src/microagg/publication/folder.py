@@ -5,7 +5,7 @@ figures on a seeded sample)."""
 
 from __future__ import annotations
 
-import os
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -105,17 +105,39 @@ def plan(
     )
 
 
-def compute(the_plan: Plan, progress=None):
-    """Passes 1 to 3 and the partition over the chunked table (``outofcore.compute_chunked``)."""
+@dataclass(frozen=True)
+class FolderRun:
+    """The compute stage's value over a chunked table: the run in passes
+    (``outofcore.ChunkedRun``) and the roles of the folder's audit (``folder_roles``), made once
+    for the stages after it."""
+
+    chunked: object  # outofcore.ChunkedRun
+    audit_roles: object  # measures.AuditRoles
+
+    @property
+    def summary(self) -> dict:
+        """The run's summary (records, k, slabs, groups, SSE, SST, IL, seconds, notes)."""
+        return self.chunked.summary
+
+    @property
+    def labels(self):
+        """Each record's group, in input order."""
+        return self.chunked.labels
+
+
+def compute(the_plan: Plan, progress=None) -> FolderRun:
+    """Passes 1 to 3 and the partition over the chunked table (``outofcore.compute_chunked``),
+    and the roles of the folder's audit."""
     from ..outofcore import compute_chunked
 
-    return compute_chunked(
+    chunked = compute_chunked(
         the_plan.table,
         the_plan.run,
         the_plan.targets.output.parent,
         progress,
         the_plan.chunked.slab_blocks,
     )
+    return FolderRun(chunked, folder_roles(chunked.summary, the_plan.run))
 
 
 def write(the_plan: Plan, computed, progress=None):
@@ -126,7 +148,7 @@ def write(the_plan: Plan, computed, progress=None):
 
     return io.stage_folder(
         the_plan.targets.output,
-        lambda tmp: write_chunked(computed, the_plan.table, tmp, progress),
+        lambda tmp: write_chunked(computed.chunked, the_plan.table, tmp, progress),
         "parquet",
     )
 
@@ -142,7 +164,7 @@ def read_back(the_plan: Plan, staged, computed) -> ReadBack:
 def verify(the_plan: Plan, computed, back: ReadBack):
     """(the key variables' frequencies, each QI combination's count, the records): counted on
     every record of the folder read back; not k-anonymous, nothing is written."""
-    roles = folder_roles(computed.summary, the_plan.run)
+    roles = computed.audit_roles
     counted = _stream_frequencies(
         back.table.path, roles, the_plan.table.chunk_rows, computed.summary["records"]
     )
@@ -159,11 +181,10 @@ def verify(the_plan: Plan, computed, back: ReadBack):
 def audit(the_plan: Plan, computed, back: ReadBack, counted):
     """The run's figures over every record and the folder's audit: the k-anonymity figures from
     ``verify``'s exact count, the others on a seeded sample (``stream_audit``'s)."""
-    roles = folder_roles(computed.summary, the_plan.run)
     figures = _folder_audit(
         the_plan.table.path,
         back.table.path,
-        roles,
+        computed.audit_roles,
         counted,
         seed=the_plan.run.seed,
         sample=FOLDER_AUDIT_SAMPLE,
@@ -178,19 +199,19 @@ def land(the_plan: Plan, computed, staged, back: ReadBack, file_audit):
     the folder goes too)."""
     targets = the_plan.targets
     smallest = file_audit.group("risk")["key_smallest_frequency"]
-    keys = [str(c) for c in folder_roles(computed.summary, the_plan.run).key_variables]
+    keys = [str(c) for c in computed.audit_roles.key_variables]
     published = PublishedFile(
         targets.output, targets.manifest, None, None, "pyarrow", keys, True, smallest, [], [], False
     )
     result = folder_result(computed, published, file_audit, the_plan)
     result.summary()  # the summary every door prints: should it fail, nothing lands
-    doc = _folder_manifest(the_plan, staged, computed.summary, file_audit, published)
+    doc = _folder_manifest(the_plan, staged, computed, file_audit, published)
     staged_manifest: list = []
     try:
         text = landing.manifest_text(doc)
         staged_manifest.append((landing.stage_text(targets.manifest, text), targets.manifest))
         staged.land()
-        _land_manifest(staged_manifest, targets.output, targets.manifest)
+        landing.land(staged_manifest, targets.output)
     finally:
         landing.discard(staged_manifest)
     return result
@@ -245,7 +266,7 @@ def folder_result(computed, published: PublishedFile, audit, the_plan: Plan):
         k=int(summary["k"]),
         columns=list(summary["columns"]),
         audit=audit,
-        audit_roles=folder_roles(summary, the_plan.run),
+        audit_roles=computed.audit_roles,
         file=published,
         time_cut="note" in summary,
         method_facts={"out_of_core": dict(summary)},
@@ -282,20 +303,6 @@ class PublishedFolder:
         return f"<microagg PublishedFolder {self.path} (pyarrow dataset, read on use)>"
 
 
-def _land_manifest(staged, out: Path, manifest_path) -> None:
-    """The manifest renamed into place once the folder is; if it cannot be, the folder goes too."""
-    import shutil
-
-    try:
-        for tmp, target in staged:
-            os.replace(tmp, target)
-    except OSError as exc:
-        shutil.rmtree(out, ignore_errors=True)
-        raise InputError(
-            f"cannot write {manifest_path}: {exc.strerror or exc}; nothing was written"
-        ) from None
-
-
 def folder_roles(summary: dict, run):
     """The audit's roles of an out-of-core run: continuous QIs, strata, k."""
     from ..measures import AuditRoles
@@ -306,7 +313,7 @@ def folder_roles(summary: dict, run):
     )
 
 
-def _folder_manifest(the_plan: Plan, staged, summary: dict, audit, published) -> dict:
+def _folder_manifest(the_plan: Plan, staged, computed: FolderRun, audit, published) -> dict:
     import time
 
     from .. import io, manifest
@@ -317,7 +324,7 @@ def _folder_manifest(the_plan: Plan, staged, summary: dict, audit, published) ->
         the_plan.table.path,
         the_plan.targets.output,
     )
-    roles = folder_roles(summary, run)
+    summary, roles = computed.summary, computed.audit_roles
     verified = {
         "key_variables": published.key_variables,
         "read_back_by": "pyarrow",

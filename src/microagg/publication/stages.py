@@ -114,15 +114,17 @@ def _with_init(run, labels):
 
 
 def compute(the_plan: Plan, progress=None):
-    """The run on the input read (``api.compute``: the pipeline's stages, the run's own figures),
-    ``progress`` the publication's progress callback; the rows stay in the input's order
-    (``write`` publishes them in the plan's). A chunked table: ``the_plan.chunked.compute``."""
+    """The run on the input read (``api.compute``: the pipeline's stages, the run's own figures,
+    the roles of its audit, made once for the stages after it), ``progress`` the publication's
+    progress callback; the rows stay in the input's order (``write`` publishes them in the
+    plan's). A chunked table: ``the_plan.chunked.compute``."""
     if the_plan.chunked is not None:
         return the_plan.chunked.compute(the_plan, progress)
     from ..api import compute as compute_run
 
     _import_audit_libraries(the_plan.run)
-    return compute_run(the_plan.table, the_plan.run, progress if progress is not None else False)
+    shown = progress if progress is not None else False
+    return compute_run(the_plan.table, the_plan.run, shown, the_plan.interval_p)
 
 
 def _import_audit_libraries(run) -> None:
@@ -186,7 +188,7 @@ def read_back(the_plan: Plan, staged, computed) -> ReadBack:
 
     if the_plan.chunked is not None:
         return the_plan.chunked.read_back(the_plan, staged, computed)
-    key_variables = computed.audit_roles().key_variables
+    key_variables = computed.audit_roles.key_variables
     table, out = the_plan.table, the_plan.targets.output
     same = staged.format == table.format and table.meta is not None
     options = table.meta.read_options() if same else {}
@@ -223,7 +225,7 @@ def verify(the_plan: Plan, computed, back: ReadBack):
 
     if the_plan.chunked is not None:
         return the_plan.chunked.verify(the_plan, computed, back)
-    roles, out, k = computed.audit_roles(), the_plan.targets.output, computed.roles.k
+    roles, out, k = computed.audit_roles, the_plan.targets.output, computed.roles.k
     guaranteed = list(dict.fromkeys([*roles.columns, *roles.strata]))
     # a missing QI value (published missing, as it was) matches any value (sdcMicro's freqCalc)
     found = key_frequencies(back.keys, guaranteed, k, missing="wildcard")
@@ -289,7 +291,7 @@ def audit(the_plan: Plan, computed, back: ReadBack, found=None):
 
     if the_plan.chunked is not None:
         return the_plan.chunked.audit(the_plan, computed, back, found)
-    roles = computed.audit_roles(the_plan.interval_p)
+    roles = computed.audit_roles
     cache: dict = {embedding_key(roles): computed.embedding}
     figures = audit_files(
         the_plan.table.frame,
@@ -318,7 +320,7 @@ def land(the_plan: Plan, computed, staged, back: ReadBack, file_audit):
         return the_plan.chunked.land(the_plan, computed, staged, back, file_audit)
     targets = the_plan.targets
     published = _published_file(the_plan, computed, back, file_audit)
-    result = computed.result(audit=file_audit, file=published, p=the_plan.interval_p)
+    result = computed.result(audit=file_audit, file=published)
     result.summary()  # the summary every door prints: should it fail, nothing lands
     _warn_other_sheets(targets, published)
     sides: list[tuple[str, Path]] = []  # (temporary, target) of the side files
@@ -354,7 +356,7 @@ def _published_file(the_plan: Plan, computed, back: ReadBack, file_audit) -> Pub
         targets.report,
         targets.labels,
         back.reader,
-        [str(c) for c in computed.audit_roles().key_variables],
+        [str(c) for c in computed.audit_roles.key_variables],
         risk["key_records_below_k"] == 0,
         None if smallest is None else int(smallest),
         unchanged_columns(the_plan.table, computed.published.changed),
