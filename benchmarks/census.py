@@ -343,32 +343,28 @@ def il_against_memory(source: str, k: int, strata: list[str]) -> dict:
 def slab_boundaries(source: str, n: int, k: int, block_size: int, per_record) -> list[dict]:
     """What the slab boundaries cost: the same records (no strata) out of core with the default
     slabs and as one slab (``slab_blocks`` large: the local search then crosses every block
-    boundary), with and without the work budget (API, ``protect_out_of_core``)."""
+    boundary), with and without the work budget (API: ``publication.publish_folder``, which
+    takes the mode's ``slab_blocks``)."""
     import tempfile
 
-    from microagg.outofcore import protect_out_of_core
+    from microagg.publication import publish_folder
 
     rows = []
     for slab_blocks in (32, 10_000):
         for per in (per_record, None):
             with tempfile.TemporaryDirectory(dir=os.path.dirname(source)) as tmp:
                 t0 = time.perf_counter()
-                s = protect_out_of_core(
-                    source,
-                    os.path.join(tmp, "out"),
-                    k=k,
-                    block_size=block_size,
-                    columns=QIS,
-                    continuous=QIS,
-                    slab_blocks=slab_blocks,
-                    work=None if per is None else per * n,
+                work = None if per is None else per * n
+                options = dict(k=k, block_size=block_size, columns=QIS, continuous=QIS, work=work)
+                res = publish_folder(
+                    source, os.path.join(tmp, "out"), options, {}, slab_blocks=slab_blocks
                 )
             rows.append(
                 {
                     "slab_blocks": slab_blocks,
-                    "slabs": s["slabs"],
+                    "slabs": res.method_facts["out_of_core"]["slabs"],
                     "work_per_record": per,
-                    "information_loss": s["information_loss"],
+                    "information_loss": res.information_loss,
                     "seconds": round(time.perf_counter() - t0, 1),
                     "load_after": round(os.getloadavg()[0], 2),
                 }

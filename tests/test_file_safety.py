@@ -241,8 +241,6 @@ def test_a_file_its_reader_groups_otherwise_is_not_written(tmp_path, capsys):
 
 
 def test_out_of_core_recodes_merged_strata_too(tmp_path):
-    from microagg.outofcore import protect_out_of_core
-
     rng = np.random.default_rng(1)
     df = pd.DataFrame(
         {
@@ -253,7 +251,7 @@ def test_out_of_core_recodes_merged_strata_too(tmp_path):
     )
     src = tmp_path / "in.parquet"
     df.to_parquet(src, index=False)
-    summary = protect_out_of_core(
+    res = microagg.protect(
         src,
         tmp_path / "out",
         k=3,
@@ -261,9 +259,12 @@ def test_out_of_core_recodes_merged_strata_too(tmp_path):
         strata="region",
         merge_small_strata=True,
         scheduler="synchronous",
+        out_of_core=True,
     )
+    summary = res.method_facts["out_of_core"]
     got = pd.read_parquet(tmp_path / "out")
     assert "tiny" not in set(got["region"]) and summary["published_strata"][0]["stratum"] == "tiny"
+    assert res.file.k_anonymous and "region" in res.changed_columns
     assert _smallest_combination(got, ["x", "y", "region"]) >= 3
 
 

@@ -15,33 +15,36 @@ from microagg.blocks import SLAB_CUT_WINDOW, _block_seed, partitioned_labels
 from microagg.cli import main
 from microagg.errors import ParameterError
 from microagg.labels import group_sizes, sse
-from microagg.outofcore import _slab_bounds, protect_out_of_core
+from microagg.outofcore import _slab_bounds
+from microagg.publication import publish_folder
 
 
 def test_out_of_core_with_strata(tmp_path):
-    from microagg.outofcore import protect_out_of_core
-
     rng = np.random.default_rng(5)
     df = pd.DataFrame(rng.normal(size=(2000, 3)), columns=list("abc"))
     df["region"] = rng.choice(["n", "s"], size=2000)
     src = tmp_path / "in.parquet"
     df.to_parquet(src)
     calls = []
-    summary = protect_out_of_core(
-        src,
-        tmp_path / "out",
+    options = dict(
         k=3,
         block_size=100,
         columns=list("abc"),
         strata="region",
-        chunk_rows=700,
-        slab_blocks=2,
         scheduler="synchronous",
-        progress=lambda *a: calls.append(a),
         time_limit=60,
     )
+    res = publish_folder(
+        src,
+        tmp_path / "out",
+        options,
+        {},
+        chunk_rows=700,
+        slab_blocks=2,
+        progress=lambda *a: calls.append(a),
+    )
     out = pd.read_parquet(tmp_path / "out")
-    assert len(out) == 2000 and summary["min_group_size"] >= 3
+    assert len(out) == 2000 and res.group_sizes.min() >= 3 and res.file.k_anonymous
     assert (out["region"] == df["region"]).all()
     keys = out[list("abc")].round(12).astype(str).agg("|".join, axis=1)
     for _, rows in out.groupby(keys):
@@ -50,10 +53,10 @@ def test_out_of_core_with_strata(tmp_path):
 
 
 def test_out_of_core_rejects_k_1_before_reading(tmp_path):
-    from microagg.outofcore import protect_out_of_core
-
     with pytest.raises(ParameterError, match="k must be an integer >= 2"):
-        protect_out_of_core(tmp_path / "missing.parquet", tmp_path / "out", k=1, block_size=10)
+        microagg.protect(
+            tmp_path / "missing.parquet", tmp_path / "out", k=1, block_size=10, out_of_core=True
+        )
 
 
 def test_out_of_core_csv_keeps_the_text_of_other_columns(tmp_path):
@@ -260,17 +263,23 @@ def test_out_of_core(tmp_path, fmt):
     df["a"] = np.round(df["a"], 1)  # ties
     src = _write_input(tmp_path, df, fmt)
     out = tmp_path / "out"
-    summary = protect_out_of_core(
-        src, out, k=3, columns=["a", "b", "c"], block_size=200, chunk_rows=700, slab_blocks=3
+    published = publish_folder(
+        src,
+        out,
+        dict(k=3, columns=["a", "b", "c"], block_size=200),
+        {},
+        chunk_rows=700,
+        slab_blocks=3,
     )
-    res = pd.concat([pd.read_parquet(f) for f in summary["files"]], ignore_index=True)
+    summary = published.method_facts["out_of_core"]
+    res = pd.concat([pd.read_parquet(f) for f in sorted(published.data.files)], ignore_index=True)
     assert len(res) == n
     assert list(res["name"]) == list(df["name"])  # every record, in order, non-QI unchanged
     sizes = res.groupby(["a", "b", "c"]).size()
     assert sizes.min() >= 3
-    assert summary["min_group_size"] >= 3 and summary["records"] == n
-    assert summary["slabs"] > 1
-    assert 0 < summary["information_loss"] < 100
+    assert published.group_sizes.min() >= 3 and len(published.labels) == n
+    assert summary["slabs"] > 1 and published.file.smallest_frequency >= 3
+    assert 0 < published.information_loss < 100
     # group means preserve the column means
     assert np.allclose(res[["a", "b", "c"]].mean(), df[["a", "b", "c"]].mean())
 
@@ -279,22 +288,29 @@ def test_out_of_core_one_slab_is_the_in_memory_algorithm(tmp_path):
     rng = np.random.default_rng(6)
     df = pd.DataFrame(rng.normal(size=(2500, 3)) * [1, 5, 20], columns=["a", "b", "c"])
     src = _write_input(tmp_path, df, "parquet")
-    summary = protect_out_of_core(
-        src, tmp_path / "out", k=3, block_size=200, chunk_rows=600, slab_blocks=100, seed=4
+    res = publish_folder(
+        src,
+        tmp_path / "out",
+        dict(k=3, block_size=200, seed=4),
+        {},
+        chunk_rows=600,
+        slab_blocks=100,
     )
-    assert summary["slabs"] == 1
+    assert res.method_facts["out_of_core"]["slabs"] == 1
     X = df.to_numpy()
     Z = (X - X.mean(axis=0)) / X.std(axis=0)
     labels = partitioned_labels(
         Z, 3, "mdav", block_size=200, seed=_block_seed(4, 0), scheduler="synchronous"
     )
-    assert summary["groups"] == len(group_sizes(labels))
-    assert summary["sse"] == pytest.approx(sse(Z, labels), rel=1e-9)
+    assert len(res.group_sizes) == len(group_sizes(labels))
+    assert res.sse == pytest.approx(sse(Z, labels), rel=1e-9)
 
 
 def test_out_of_core_bad_input(tmp_path):
     with pytest.raises(ValueError):
-        protect_out_of_core(tmp_path / "missing.parquet", tmp_path / "o", k=3, block_size=10)
+        microagg.protect(
+            tmp_path / "missing.parquet", tmp_path / "o", k=3, block_size=10, out_of_core=True
+        )
     src = tmp_path / "in.csv"
     pd.DataFrame({"a": np.arange(50.0), "b": np.arange(50.0) % 7}).to_csv(src, index=False)
     for method, params, message in (
@@ -304,4 +320,6 @@ def test_out_of_core_bad_input(tmp_path):
         ("mdav", {"gamma": 0.2}, "no parameter gamma"),
     ):
         with pytest.raises(ValueError, match=message):
-            protect_out_of_core(src, tmp_path / "o", k=3, block_size=10, method=method, **params)
+            microagg.protect(
+                src, tmp_path / "o", k=3, block_size=10, method=method, out_of_core=True, **params
+            )

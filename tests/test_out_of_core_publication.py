@@ -85,6 +85,42 @@ def test_out_of_core_through_the_api(big, tmp_path):
     assert "3-anonymous" in res.summary() and res._repr_html_()
 
 
+def test_the_api_door_reports_progress_and_the_manifest_the_modes_settings(big, tmp_path):
+    """``microagg.protect(..., out_of_core=True)`` reports the mode's passes to ``progress=``;
+    ``publish_folder``'s own settings are in the manifest's run, and reading the input in other
+    chunks publishes the same labels and the same records (up to the moments' last bits), in
+    more partitions."""
+    from microagg.publication import publish_folder
+
+    heard = []
+    options = dict(k=3, block_size=100, columns=["a", "b"])
+    whole = microagg.protect(
+        big, tmp_path / "whole", out_of_core=True, progress=lambda *a: heard.append(a[0]), **options
+    )
+    assert "slabs" in heard and any(stage.startswith("pass") for stage in heard)
+    runs = {}
+    for slab_blocks in (32, 8):  # the default (one slab of these records) and a smaller one
+        name = f"chunks{slab_blocks}"
+        runs[slab_blocks] = publish_folder(
+            big, tmp_path / name, options, {}, chunk_rows=700, slab_blocks=slab_blocks
+        )
+        run = json.loads((tmp_path / f"{name}.manifest.json").read_text())["run"]
+        assert (run["chunk_rows"], run["slab_blocks"]) == (700, slab_blocks)
+        assert run["information_loss"] == runs[slab_blocks].information_loss
+    chunks = runs[32]
+    assert np.array_equal(whole.labels, chunks.labels)
+    assert len(chunks.data.files) > len(whole.data.files)
+    # the other columns as they came; the means the same up to the last bits of the moments,
+    # merged chunk by chunk (so the manifest records chunk_rows: the bytes depend on it)
+    got, want = pd.read_parquet(tmp_path / "chunks32"), pd.read_parquet(tmp_path / "whole")
+    others = [c for c in want.columns if c not in ("a", "b")]
+    assert got[others].equals(want[others])
+    assert np.allclose(got[["a", "b"]], want[["a", "b"]], rtol=1e-12, atol=0)
+    assert (
+        runs[8].method_facts["out_of_core"]["slabs"] > chunks.method_facts["out_of_core"]["slabs"]
+    )
+
+
 def test_no_folder_without_its_manifest(big, tmp_path, cli, monkeypatch):
     """A failure at the manifest (a full disk) leaves neither the folder nor the manifest."""
 
@@ -107,6 +143,26 @@ def test_no_folder_without_its_manifest(big, tmp_path, cli, monkeypatch):
         "-q",
     )
     assert done.returncode == 2 and "No space left" in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.csv"]
+
+
+def test_no_folder_when_its_manifest_cannot_be_renamed_into_place(big, tmp_path, monkeypatch):
+    """The folder and its manifest land by the one landing code (``landing.land``): the manifest
+    cannot be renamed into place (after the folder was), so the folder goes too."""
+    import os
+
+    real = os.replace
+
+    def refused(src, dst):
+        if str(dst).endswith(".manifest.json"):
+            raise PermissionError(13, "Permission denied")
+        return real(src, dst)
+
+    monkeypatch.setattr(os, "replace", refused)
+    with pytest.raises(microagg.InputError, match="Permission denied; nothing was written"):
+        microagg.protect(
+            big, tmp_path / "out", k=3, block_size=500, columns=["a", "b"], out_of_core=True
+        )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.csv"]
 
 

@@ -63,24 +63,15 @@ def test_every_slab_result_lands_on_its_records(tmp_path, strata):
     input (the z-scores' group means, back in original units), each group >= k."""
     from census import QIS
 
-    from microagg.outofcore import protect_out_of_core
+    from microagg.publication import publish_folder
 
     src = _census(tmp_path, 6_000, parts=3)
-    summary = protect_out_of_core(
-        src,
-        tmp_path / "out",
-        k=3,
-        block_size=100,
-        columns=QIS,
-        continuous=QIS,
-        strata=strata,
-        chunk_rows=1_000,
-        slab_blocks=4,
-    )
-    assert summary["slabs"] > 4
-    labels = summary["labels"]
+    options = dict(k=3, block_size=100, columns=QIS, continuous=QIS, strata=strata)
+    res = publish_folder(src, tmp_path / "out", options, {}, chunk_rows=1_000, slab_blocks=4)
+    assert res.method_facts["out_of_core"]["slabs"] > 4
+    labels = res.labels
     sizes = np.bincount(labels)
-    assert sizes.min() >= 3 and summary["groups"] == len(sizes)
+    assert sizes.min() >= 3 and np.array_equal(res.group_sizes, sizes)
     X = pd.read_parquet(src, columns=QIS).to_numpy(dtype=float)
     out = pd.read_parquet(tmp_path / "out", columns=QIS).to_numpy(dtype=float)
     means = np.zeros((len(sizes), len(QIS)))
@@ -94,22 +85,19 @@ def test_a_work_budget_bounds_the_search_and_gives_the_same_labels(tmp_path):
     budget give the same labels, every group >= k, and no time cut is reported."""
     from census import QIS
 
-    from microagg.outofcore import protect_out_of_core
+    from microagg.publication import publish_folder
 
     src = _census(tmp_path, 4_000)
     runs = [
-        protect_out_of_core(
+        publish_folder(
             src,
             tmp_path / f"out{i}",
-            k=3,
-            block_size=100,
-            columns=QIS,
-            continuous=QIS,
+            dict(k=3, block_size=100, columns=QIS, continuous=QIS, work=2_000 * (1 + i // 2)),
+            {},
             slab_blocks=4,
-            work=2_000 * (1 + i // 2),
         )
         for i in range(3)
     ]
-    assert np.array_equal(runs[0]["labels"], runs[1]["labels"])
+    assert np.array_equal(runs[0].labels, runs[1].labels)
     for run in runs:
-        assert np.bincount(run["labels"]).min() >= 3 and "note" not in run
+        assert np.bincount(run.labels).min() >= 3 and not run.time_cut

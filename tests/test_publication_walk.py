@@ -15,7 +15,7 @@ import pytest
 import microagg
 from microagg import api, io, options, pipeline
 from microagg.measures import file_audit
-from microagg.publication import stages
+from microagg.publication import folder, stages
 from microagg.result import Result
 
 SOURCE = Path(microagg.__file__).parent
@@ -53,6 +53,8 @@ def walk(monkeypatch):
         (pipeline, "measure"),
         (pipeline, "shuffle_order"),
         (pipeline, "deferred_audit"),
+        (pipeline, "audit_roles"),
+        (folder, "folder_roles"),
         (file_audit, "FileAudit"),
         (microagg.manifest, "rows_digest"),
     ]:
@@ -94,6 +96,7 @@ def test_each_stage_runs_once(walk, census_csv, tmp_path, shuffle):
     assert counts["pipeline.measure"] == 1  # the run's figures (IL among them) once
     assert counts["pipeline.shuffle_order"] == 1
     assert counts["pipeline.deferred_audit"] == 0  # no audit built to be thrown away
+    assert counts["pipeline.audit_roles"] == 1  # the audit's roles, made in compute, passed on
     assert counts["manifest.rows_digest"] == 0  # a shuffled file's digest: the read-back frame
     # the file audit, once: the file as it is, and (shuffled) its records put back in order
     assert counts["audit_files"] == 1
@@ -131,6 +134,7 @@ def test_out_of_core_goes_through_the_same_stages(walk, tmp_path):
         assert counts[f"stages.{stage}"] == (0 if stage == "plan" else 1), stage
     assert counts["io.stage_folder"] == 1 and counts["io.write_part"] >= 1
     assert counts["io.write_staged"] == 0 and counts["api.compute"] == 0
+    assert counts["folder.folder_roles"] == 1  # the audit's roles, made in compute, passed on
     assert isinstance(res, Result) and made == [res] and changed == []
     assert res.file.k_anonymous and res.data.count_rows() == 900
 

@@ -169,8 +169,6 @@ def test_out_of_core_merges_small_strata_as_the_in_memory_pipeline(tmp_path):
     """Issue 32: the out-of-core mode merged small strata on raw-unit centroids, the in-memory
     pipeline on the z-scores the method sees, so the two could merge differently. Both now merge
     through StratumIndex on z-scores: the same merges."""
-    from microagg.outofcore import protect_out_of_core
-
     rng = np.random.default_rng(8)
     df = pd.DataFrame(rng.normal(size=(300, 2)) * [1.0, 1000.0], columns=["a", "b"])
     df["s"] = rng.choice(["p", "q", "r"], 300)
@@ -182,7 +180,7 @@ def test_out_of_core_merges_small_strata_as_the_in_memory_pipeline(tmp_path):
     memory = microagg.microaggregate(
         df, k=3, columns=["a", "b"], strata="s", merge_small_strata=True
     )
-    summary = protect_out_of_core(
+    res = microagg.protect(
         src,
         tmp_path / "out",
         k=3,
@@ -190,5 +188,10 @@ def test_out_of_core_merges_small_strata_as_the_in_memory_pipeline(tmp_path):
         strata="s",
         block_size=50,
         merge_small_strata=True,
+        out_of_core=True,
     )
-    assert summary["merged_strata"] == memory.extras["merged_strata"] == list(memory.strata.merges)
+    assert (
+        res.method_facts["out_of_core"]["merged_strata"]
+        == memory.extras["merged_strata"]
+        == list(memory.strata.merges)
+    )

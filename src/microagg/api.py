@@ -128,15 +128,12 @@ class Computed:
     measured: tuple  # (the run's audit, its Publication, its Bound)
     time_cut: bool
     seconds: float
+    audit_roles: object  # measures.AuditRoles: the roles of the published data's audit, made once
 
     @property
     def embedding(self):
         """The run's embedding of the original (the file audit's, not built again)."""
         return self.prepared.embedding
-
-    def audit_roles(self, p: float = 10.0):
-        """The roles of the published data's audit (``measures.AuditRoles``)."""
-        return pipeline.audit_roles(self.roles, self.run, p)
 
     def published_columns(self) -> dict:
         """Column name -> published values, in the input's order (what ``io.write`` takes)."""
@@ -149,11 +146,10 @@ class Computed:
             self.source, self.roles, self.prepared, self.published, self.run
         )
 
-    def result(self, *, order=None, pending_audit=None, audit=None, file=None, p=None) -> Result:
+    def result(self, *, order=None, pending_audit=None, audit=None, file=None) -> Result:
         """The Result, made once: the published data (in ``order``, or the input's), the
         partition, the figures (the run's, or ``audit``: the run's and its written file's) and the
-        facts of every stage; ``file``: the publication's ``PublishedFile``; ``p``: the audit's
-        rank-interval percentage."""
+        facts of every stage; ``file``: the publication's ``PublishedFile``."""
         run_audit, publication, bound = self.measured
         labels = self.grouped.labels
         sizes = (
@@ -199,7 +195,7 @@ class Computed:
             method_facts=self.grouped.method_facts,
             changed_columns=self.published.changed,
             shuffled=order is not None,
-            audit_roles=self.audit_roles() if p is None else self.audit_roles(p),
+            audit_roles=self.audit_roles,
             time_cut=self.time_cut,
             suppression=self.published.suppression,
             left_out=tuple(roles.left_out),
@@ -208,10 +204,12 @@ class Computed:
         )
 
 
-def compute(data, run, progress=None) -> Computed:
+def compute(data, run, progress=None, interval_p: float = 10.0) -> Computed:
     """The compute stage: the pipeline's stages on a validated run (``options.validate_run``;
-    never validated again), from loading the data to the run's own figures. ``progress``: a
-    callback in place of the run's ``progress`` option (a front end's own channel)."""
+    never validated again), from loading the data to the run's own figures, and the roles of
+    its audit (rank intervals of ``interval_p`` percent), made once for every later stage.
+    ``progress``: a callback in place of the run's ``progress`` option (a front end's own
+    channel)."""
     pipeline.import_dependencies()
     deadline = Deadline(
         run.time_limit, work=run.work
@@ -246,6 +244,7 @@ def compute(data, run, progress=None) -> Computed:
         (audit, publication, bound),
         deadline.time_cut,
         seconds,
+        pipeline.audit_roles(roles, run, interval_p),
     )
 
 

@@ -1,8 +1,10 @@
 """Out-of-core microaggregation: data larger than memory, read in chunks, through the pipeline's
 homes.
 
-``protect_out_of_core`` reads a Parquet dataset or a CSV file (the formats whose ``io`` module
-has a chunked reader) chunk by chunk, and drives the same stages as ``microaggregate``, each
+``compute_chunked`` and ``write_chunked`` (the compute and write stages of the publication over
+a chunked table: ``publication.folder``, the mode of ``microagg.protect(..., out_of_core=True)``
+and ``--out-of-core``) read a Parquet dataset or a CSV file (the formats whose ``io`` module
+has a chunked reader) chunk by chunk, and drive the same stages as ``microaggregate``, each
 concept in its one home:
 
 * options: the run's declarations (``options.validate_run``), plus what this mode cannot do
@@ -51,7 +53,6 @@ from .slab_boundaries import ancestors, cuts_of
 from .strata import chunk_stratum_publisher
 
 __all__ = [
-    "protect_out_of_core",
     "compute_chunked",
     "write_chunked",
     "ChunkedRun",
@@ -228,55 +229,6 @@ def _slab_task(
     return len(means), float(sse(Z, labels)), int(np.bincount(labels).min())
 
 
-def protect_out_of_core(
-    input_path,
-    output_dir,
-    *,
-    k,
-    method="mdav",
-    columns=None,
-    block_size,
-    scheduler=None,
-    seed=0,
-    chunk_rows=1_000_000,
-    slab_blocks=32,
-    time_limit=None,
-    progress=None,
-    strata=None,
-    merge_small_strata=False,
-    refine=None,
-    merged_strata="recode",
-    **params,
-):
-    """Microaggregate a Parquet dataset or CSV larger than memory; write Parquet partitions.
-
-    Reads the input four times in chunks of chunk_rows (module docstring). Slabs of about
-    slab_blocks·max(k, block_size) to twice as many records are the Dask tasks (scheduler as in
-    ``blocks.partitioned_labels``; with a distributed cluster the workers must see the spill
-    directory, which lives inside output_dir). ``strata``: column name(s); slabs (and so blocks
-    and groups) are cut inside each stratum; strata smaller than k are an error or, with
-    merge_small_strata, merged into the stratum with the nearest centroid, and the published
-    stratum columns then recode or suppress the merged strata (``merged_strata``, as in memory:
-    the file stays k-anonymous on QIs and strata). ``time_limit`` is the budget of the whole
-    call, shared among the slabs by ``BlockClock``'s rule; ``progress`` hears of each pass and
-    each finished slab. Every option is checked before the first pass.
-    Returns a summary dict. Memory on the driver: O(n·log(slabs)) projections (float32, pass 2),
-    then n labels and n/k × d group means, the slabs' results read back one at a time, plus one
-    chunk (benchmarks/results/census_*.md: each phase's peak).
-    """
-    from . import io
-
-    run = _checked_run(locals())  # every option and parameter, before the first pass
-    input_path, output_dir = os.fspath(input_path), os.fspath(output_dir)
-    if not os.path.exists(input_path):
-        raise InputError(f"input {input_path} does not exist")
-    table = io.open_chunked(input_path, chunk_rows)
-    os.makedirs(output_dir, exist_ok=True)
-    computed = compute_chunked(table, run, output_dir, progress, slab_blocks)
-    files = write_chunked(computed, table, output_dir, progress)
-    return {**computed.summary, "files": files, "labels": computed.labels}
-
-
 @dataclass(frozen=True)
 class ChunkedRun:
     """The compute stage's value over a chunked table: the QI columns, each record's group (in
@@ -359,36 +311,6 @@ def write_chunked(computed: ChunkedRun, table, folder, progress=None) -> list:
     )
     computed.held.clear()
     return files
-
-
-#: protect_out_of_core's arguments that are run options (the others: the mode's own, and **params)
-_OPTION_ARGUMENTS = (
-    "k",
-    "method",
-    "columns",
-    "block_size",
-    "scheduler",
-    "seed",
-    "time_limit",
-    "strata",
-    "merge_small_strata",
-    "refine",
-    "merged_strata",
-)
-
-
-def _checked_run(arguments: dict):
-    """The run of protect_out_of_core's ``arguments``: its run options (a declared option given
-    among ``**params`` too) and the method's parameters, checked by ``check_out_of_core``."""
-    from .options import RUN_OPTIONS
-
-    declared = {p.name for p in RUN_OPTIONS}
-    params = arguments["params"]
-    options = {name: arguments[name] for name in _OPTION_ARGUMENTS}
-    options.update({name: value for name, value in params.items() if name in declared})
-    return check_out_of_core(
-        options, {name: value for name, value in params.items() if name not in declared}
-    )
 
 
 def _with_notes(summary: dict, run, deadline, found) -> dict:

@@ -325,7 +325,7 @@ def protect_out_of_core_cli(args, options: dict, params: dict) -> int:
         not args.quiet, options.get("time_limit"), f"microagg {options.get('method', 'mdav')}"
     )
     with stdout_to_stderr():
-        summary, result = publish_folder(
+        result = publish_folder(
             Path(args.input),
             Path(args.output),
             options,
@@ -334,7 +334,7 @@ def protect_out_of_core_cli(args, options: dict, params: dict) -> int:
             command_input=str(args.input),
             progress_context=bar,
         )
-    _print_folder(args, summary, result)
+    _print_folder(args, result.method_facts["out_of_core"], result)
     return 0
 
 

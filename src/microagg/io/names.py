@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..errors import InputError
 
-__all__ = ["NAMING_OPTIONS", "check_names", "as_in_header"]
+__all__ = ["NAMING_OPTIONS", "check_names", "as_in_header", "option_in_header", "options_in_header"]
 
 
 #: the run options that name columns (lists, a mapping's keys, or one name)
@@ -61,3 +61,28 @@ def as_in_header(names, header) -> list | None:
                 name = near[0]
         out.append(name)
     return out
+
+
+def option_in_header(option: str, value, header):
+    """One run option's value with the column names it gives as the file's header spells them
+    (:func:`as_in_header`): a mapping's keys (ordinal levels, weights by column), one column
+    (``sample_weight``: stays one name), or a list of names (one name given alone becomes a list
+    of it); numbers (weights per QI, sample weights per record) as they are."""
+    if isinstance(value, dict):
+        return dict(zip(as_in_header(list(value), header), value.values(), strict=True))
+    if option == "sample_weight":
+        return as_in_header([value], header)[0] if isinstance(value, str) else value
+    if option == "weights":  # not a mapping: one number per QI
+        return value
+    return as_in_header(value, header) if value else value
+
+
+def options_in_header(options: dict, header) -> dict:
+    """The options among ``options`` that name columns (NAMING_OPTIONS and weights by column),
+    each renamed by :func:`option_in_header`: the options as given (``publication.opening``) and
+    the validated run's (``publication.stages``) alike."""
+    return {
+        name: option_in_header(name, options[name], header)
+        for name in (*NAMING_OPTIONS, "weights")
+        if options.get(name) is not None
+    }

@@ -122,14 +122,13 @@ def protect(
     >>> res.file.k_anonymous, out.with_name("public.csv.manifest.json").is_file()
     (True, True)
     """
-    from ..options import call_options, option, validate_run
+    from ..options import call_options, validate_run
 
     given, params = call_options({}, options)
     progress = given.pop("progress", False)  # reported through progress= below
     given.pop("audit", None)  # a published file is always audited, as read back
-    if out_of_core:  # the mode's call names k and the method
-        named = {"k": option("k").default, "method": option("method").default}
-        return _protect_folder(Path(input), output, {**named, **given}, params, command_input)
+    if out_of_core:
+        return _protect_folder(Path(input), output, given, params, command_input, progress)
     read = _read_options(sep, decimal, encoding, sheet, given.get("missing"))
     sides = {"report": report, "labels_out": labels_out, "manifest": manifest, "init": init}
     run = validate_run(given, params)
@@ -149,13 +148,22 @@ def _read_options(sep, decimal, encoding, sheet, missing) -> dict:
     }
 
 
-def _protect_folder(source: Path, output, options: dict, params: dict, command_input) -> Result:
-    """``protect(..., out_of_core=True)``: the folder's ``Result`` (``folder.folder_result``)."""
+def _protect_folder(
+    source: Path, output, given: dict, params: dict, command_input, progress
+) -> Result:
+    """``protect(..., out_of_core=True)``: the folder's ``Result`` (``folder.folder_result``),
+    its progress shown as a file's run shows it (``progress.channel``); the mode's call names k
+    and the method (its manifest's command too)."""
+    from ..options import option
     from ..outofcore import check_out_of_core
+    from ..progress import channel
 
+    options = {"k": option("k").default, "method": option("method").default, **given}
     run = check_out_of_core(options, params)
-    _, result = publish_folder(source, output, options, params, run, command_input=command_input)
-    return result
+    shown = channel(progress, run.time_limit, f"microagg {run.method}")
+    return publish_folder(
+        source, output, options, params, run, command_input=command_input, progress_context=shown
+    )
 
 
 def publish(

@@ -5,7 +5,7 @@ figures on a seeded sample)."""
 
 from __future__ import annotations
 
-import os
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -40,11 +40,13 @@ def publish_folder(
     output,
     options: dict,
     params: dict,
-    run,
+    run=None,
     *,
     command_input=None,
+    progress=None,
     progress_context=None,
     chunk_rows: int = 1_000_000,
+    slab_blocks: int = 32,
 ):
     """The out-of-core mode's publication: the same stages as a file's
     (``stages.run_stages``) over a chunked table (``io.ChunkedTable``): the run in passes over
@@ -52,21 +54,33 @@ def publish_folder(
     Parquet writer (``write``), read back in a stream by pyarrow (``read_back``), checked
     k-anonymous on the QIs and strata by an exact count of their combinations over every record
     (``verify``), audited on a seeded sample of FOLDER_AUDIT_SAMPLE records (``audit``), landing
-    with its manifest (``OUTPUT.manifest.json``, ``land``). Returns (the mode's summary, its
-    ``Result``: ``folder_result``)."""
+    with its manifest (``OUTPUT.manifest.json``, ``land``). Returns its ``Result``
+    (``folder_result``; the mode's summary in ``method_facts["out_of_core"]``).
+
+    ``run``: the options checked by ``outofcore.check_out_of_core`` (None: checked here, before
+    any pass); ``progress``: a callback, or ``progress_context`` a context manager giving one.
+    The mode's own settings, which the manifest records: ``chunk_rows``, the records read at
+    once (one Parquet partition per input chunk), and ``slab_blocks``, the blocks of a slab (a
+    Dask task: slabs of slab_blocks·max(k, block_size) to twice as many records)."""
     from contextlib import nullcontext
 
     from .stages import run_stages
 
-    the_plan = plan(source, output, options, params, run, command_input, chunk_rows)
-    with progress_context if progress_context is not None else nullcontext(None) as callback:
-        result = run_stages(the_plan, callback)
-    return result.method_facts["out_of_core"], result
+    if run is None:
+        from ..outofcore import check_out_of_core
+
+        run = check_out_of_core(options, params)
+    the_plan = plan(source, output, options, params, run, command_input, chunk_rows, slab_blocks)
+    shown = progress_context if progress_context is not None else nullcontext(progress)
+    with shown as callback:
+        return run_stages(the_plan, callback)
 
 
-def plan(source, output, options: dict, params: dict, run, command_input, chunk_rows) -> Plan:
+def plan(
+    source, output, options: dict, params: dict, run, command_input, chunk_rows, slab_blocks=32
+) -> Plan:
     """The plan of an out-of-core publication: the input as a chunked table, the folder's and its
-    manifest's paths checked, the reproduce command."""
+    manifest's paths checked, the reproduce command, the mode's settings (``chunked_stages``)."""
     from .. import io, manifest
 
     source, out = Path(source), Path(output)
@@ -87,15 +101,43 @@ def plan(source, output, options: dict, params: dict, run, command_input, chunk_
         None,
         command,
         input_name,
-        chunked=CHUNKED_STAGES,
+        chunked=chunked_stages(slab_blocks),
     )
 
 
-def compute(the_plan: Plan, progress=None):
-    """Passes 1 to 3 and the partition over the chunked table (``outofcore.compute_chunked``)."""
+@dataclass(frozen=True)
+class FolderRun:
+    """The compute stage's value over a chunked table: the run in passes
+    (``outofcore.ChunkedRun``) and the roles of the folder's audit (``folder_roles``), made once
+    for the stages after it."""
+
+    chunked: object  # outofcore.ChunkedRun
+    audit_roles: object  # measures.AuditRoles
+
+    @property
+    def summary(self) -> dict:
+        """The run's summary (records, k, slabs, groups, SSE, SST, IL, seconds, notes)."""
+        return self.chunked.summary
+
+    @property
+    def labels(self):
+        """Each record's group, in input order."""
+        return self.chunked.labels
+
+
+def compute(the_plan: Plan, progress=None) -> FolderRun:
+    """Passes 1 to 3 and the partition over the chunked table (``outofcore.compute_chunked``),
+    and the roles of the folder's audit."""
     from ..outofcore import compute_chunked
 
-    return compute_chunked(the_plan.table, the_plan.run, the_plan.targets.output.parent, progress)
+    chunked = compute_chunked(
+        the_plan.table,
+        the_plan.run,
+        the_plan.targets.output.parent,
+        progress,
+        the_plan.chunked.slab_blocks,
+    )
+    return FolderRun(chunked, folder_roles(chunked.summary, the_plan.run))
 
 
 def write(the_plan: Plan, computed, progress=None):
@@ -106,7 +148,7 @@ def write(the_plan: Plan, computed, progress=None):
 
     return io.stage_folder(
         the_plan.targets.output,
-        lambda tmp: write_chunked(computed, the_plan.table, tmp, progress),
+        lambda tmp: write_chunked(computed.chunked, the_plan.table, tmp, progress),
         "parquet",
     )
 
@@ -122,7 +164,7 @@ def read_back(the_plan: Plan, staged, computed) -> ReadBack:
 def verify(the_plan: Plan, computed, back: ReadBack):
     """(the key variables' frequencies, each QI combination's count, the records): counted on
     every record of the folder read back; not k-anonymous, nothing is written."""
-    roles = folder_roles(computed.summary, the_plan.run)
+    roles = computed.audit_roles
     counted = _stream_frequencies(
         back.table.path, roles, the_plan.table.chunk_rows, computed.summary["records"]
     )
@@ -139,11 +181,10 @@ def verify(the_plan: Plan, computed, back: ReadBack):
 def audit(the_plan: Plan, computed, back: ReadBack, counted):
     """The run's figures over every record and the folder's audit: the k-anonymity figures from
     ``verify``'s exact count, the others on a seeded sample (``stream_audit``'s)."""
-    roles = folder_roles(computed.summary, the_plan.run)
     figures = _folder_audit(
         the_plan.table.path,
         back.table.path,
-        roles,
+        computed.audit_roles,
         counted,
         seed=the_plan.run.seed,
         sample=FOLDER_AUDIT_SAMPLE,
@@ -158,19 +199,19 @@ def land(the_plan: Plan, computed, staged, back: ReadBack, file_audit):
     the folder goes too)."""
     targets = the_plan.targets
     smallest = file_audit.group("risk")["key_smallest_frequency"]
-    keys = [str(c) for c in folder_roles(computed.summary, the_plan.run).key_variables]
+    keys = [str(c) for c in computed.audit_roles.key_variables]
     published = PublishedFile(
         targets.output, targets.manifest, None, None, "pyarrow", keys, True, smallest, [], [], False
     )
     result = folder_result(computed, published, file_audit, the_plan)
     result.summary()  # the summary every door prints: should it fail, nothing lands
-    doc = _folder_manifest(the_plan, staged, computed.summary, file_audit, published)
+    doc = _folder_manifest(the_plan, staged, computed, file_audit, published)
     staged_manifest: list = []
     try:
         text = landing.manifest_text(doc)
         staged_manifest.append((landing.stage_text(targets.manifest, text), targets.manifest))
         staged.land()
-        _land_manifest(staged_manifest, targets.output, targets.manifest)
+        landing.land(staged_manifest, targets.output)
     finally:
         landing.discard(staged_manifest)
     return result
@@ -225,7 +266,7 @@ def folder_result(computed, published: PublishedFile, audit, the_plan: Plan):
         k=int(summary["k"]),
         columns=list(summary["columns"]),
         audit=audit,
-        audit_roles=folder_roles(summary, the_plan.run),
+        audit_roles=computed.audit_roles,
         file=published,
         time_cut="note" in summary,
         method_facts={"out_of_core": dict(summary)},
@@ -262,20 +303,6 @@ class PublishedFolder:
         return f"<microagg PublishedFolder {self.path} (pyarrow dataset, read on use)>"
 
 
-def _land_manifest(staged, out: Path, manifest_path) -> None:
-    """The manifest renamed into place once the folder is; if it cannot be, the folder goes too."""
-    import shutil
-
-    try:
-        for tmp, target in staged:
-            os.replace(tmp, target)
-    except OSError as exc:
-        shutil.rmtree(out, ignore_errors=True)
-        raise InputError(
-            f"cannot write {manifest_path}: {exc.strerror or exc}; nothing was written"
-        ) from None
-
-
 def folder_roles(summary: dict, run):
     """The audit's roles of an out-of-core run: continuous QIs, strata, k."""
     from ..measures import AuditRoles
@@ -286,7 +313,7 @@ def folder_roles(summary: dict, run):
     )
 
 
-def _folder_manifest(the_plan: Plan, staged, summary: dict, audit, published) -> dict:
+def _folder_manifest(the_plan: Plan, staged, computed: FolderRun, audit, published) -> dict:
     import time
 
     from .. import io, manifest
@@ -297,7 +324,7 @@ def _folder_manifest(the_plan: Plan, staged, summary: dict, audit, published) ->
         the_plan.table.path,
         the_plan.targets.output,
     )
-    roles = folder_roles(summary, run)
+    summary, roles = computed.summary, computed.audit_roles
     verified = {
         "key_variables": published.key_variables,
         "read_back_by": "pyarrow",
@@ -331,6 +358,8 @@ def _folder_manifest(the_plan: Plan, staged, summary: dict, audit, published) ->
             "per_variable": False,
             "seconds": summary["seconds"],
             "out_of_core": True,
+            "chunk_rows": the_plan.table.chunk_rows,  # the mode's settings (publish_folder)
+            "slab_blocks": the_plan.chunked.slab_blocks,
             "information_loss": summary["information_loss"],
             "sse": summary["sse"],
         },
@@ -467,7 +496,15 @@ def _rows_at(chunks, positions):
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
-#: the publication's stages over a chunked table, as ``stages`` calls them (``Plan.chunked``)
-CHUNKED_STAGES = SimpleNamespace(
-    compute=compute, write=write, read_back=read_back, verify=verify, audit=audit, land=land
-)
+def chunked_stages(slab_blocks: int = 32) -> SimpleNamespace:
+    """The publication's stages over a chunked table, as ``stages`` calls them (``Plan.chunked``),
+    and the mode's setting they read: the blocks of a slab."""
+    return SimpleNamespace(
+        compute=compute,
+        write=write,
+        read_back=read_back,
+        verify=verify,
+        audit=audit,
+        land=land,
+        slab_blocks=int(slab_blocks),
+    )

@@ -43,14 +43,13 @@ def _umask() -> int:
 
 
 def land(staged, output: Path) -> None:
-    """Rename the side files into place once the output is; if one cannot be, the output goes too
-    (no output without its manifest)."""
+    """Rename the side files into place once the output (a file, or the out-of-core mode's folder)
+    is; if one cannot be, the output goes too (no output without its manifest)."""
     try:
         for tmp, target in staged:
             os.replace(tmp, target)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(output)
+        _remove(output)
         for _, target in staged:
             with contextlib.suppress(OSError):
                 if Path(target).exists():
@@ -58,6 +57,17 @@ def land(staged, output: Path) -> None:
         raise InputError(
             f"cannot write {target}: {exc.strerror or exc}; nothing was written"
         ) from None
+
+
+def _remove(output) -> None:
+    """The output just landed, removed: a file, or a folder with everything in it."""
+    if os.path.isdir(output) and not os.path.islink(output):
+        import shutil
+
+        shutil.rmtree(output, ignore_errors=True)
+        return
+    with contextlib.suppress(OSError):
+        os.unlink(output)
 
 
 def manifest_text(doc) -> str:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
-from ..io.names import NAMING_OPTIONS, as_in_header, check_names
+from ..io.names import NAMING_OPTIONS, as_in_header, check_names, options_in_header
 
 __all__ = [
     "Targets",
@@ -105,32 +105,7 @@ def open_input(
 def as_in_file(options: dict, table) -> dict:
     """The column names of the options as the file's header spells them (a hand-written header
     'x, y' holds ' y'); a duplicated header name named in an option is an error."""
-    header = table.header
-    out = dict(options)
-    for name in (
-        "columns",
-        "strata",
-        "categorical",
-        "continuous",
-        "keys",
-        "sensitive",
-        "household",
-        "household_level",
-    ):
-        if out.get(name):
-            out[name] = as_in_header(out[name], header)
-    if isinstance(out.get("ordinal"), dict):
-        out["ordinal"] = dict(
-            zip(as_in_header(list(out["ordinal"]), header), out["ordinal"].values(), strict=True)
-        )
-    elif out.get("ordinal"):
-        out["ordinal"] = as_in_header(list(out["ordinal"]), header)
-    if isinstance(out.get("sample_weight"), str):
-        out["sample_weight"] = as_in_header([out["sample_weight"]], header)[0]
-    if isinstance(out.get("weights"), dict):
-        out["weights"] = dict(
-            zip(as_in_header(list(out["weights"]), header), out["weights"].values(), strict=True)
-        )
+    out = {**options, **options_in_header(options, table.header)}
     table.check_columns(out.get("columns"))
     table.check_columns(out.get("strata"), "stratum")
     table.check_columns(

@@ -65,7 +65,7 @@ class Plan:
     input_name: str  # the input as the caller named it (the report and the command say it)
     interval_p: float = 10.0  # the audit's rank-interval percentage
     confirm: Any = None  # a replay's check of the new manifest before anything lands
-    # the stages over a chunked table (``folder.CHUNKED_STAGES``); None: a file read in memory
+    # the stages over a chunked table (``folder.chunked_stages``); None: a file read in memory
     chunked: Any = None
 
 

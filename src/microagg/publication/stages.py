@@ -68,10 +68,13 @@ def plan(
     """The plan: the run with the file's column names, the ``--init`` labels checked against the
     records, the written rows' order (``--shuffle``: households together) and the reproduce
     command."""
+    from ..io.names import options_in_header
     from ..pipeline import shuffle_order
 
     table, options = opened.table, opened.options
-    run = _as_in_file(run, table.header)
+    # the validated run's column names as the file's header spells them (a hand-written header
+    # 'x, y' holds ' y'), as ``opening`` renamed the options given: renamed, not validated again
+    run = run.with_options(**options_in_header(run.options, table.header))
     params = dict(params)
     if init_labels is not None:
         if len(init_labels) != len(table.frame):
@@ -98,42 +101,6 @@ def plan(
     )
 
 
-#: the run options that name columns (their names as the file's header spells them)
-_NAMING_OPTIONS = (
-    "columns",
-    "strata",
-    "categorical",
-    "continuous",
-    "ordinal",
-    "keys",
-    "sensitive",
-    "household",
-    "household_level",
-    "sample_weight",
-    "weights",
-)
-
-
-def _as_in_file(run, header):
-    """The validated run with the column names its options give as the file's header spells them
-    (``opening.as_in_file`` does it for the options as given; a hand-written header 'x, y' holds
-    ' y'): renamed, not validated again."""
-    from ..io.names import as_in_header
-
-    renamed = {}
-    for name in _NAMING_OPTIONS:
-        value = run.options.get(name)
-        if isinstance(value, dict):
-            renamed[name] = dict(
-                zip(as_in_header(list(value), header), value.values(), strict=True)
-            )
-        elif isinstance(value, str):
-            renamed[name] = as_in_header([value], header)[0]
-        elif value:
-            renamed[name] = as_in_header(list(value), header)
-    return run.with_options(**renamed)
-
-
 def _with_init(run, labels):
     """The run with the method's ``init`` parameter set to the labels of an --init file (read
     after the options were validated: checked against the records here)."""
@@ -147,15 +114,17 @@ def _with_init(run, labels):
 
 
 def compute(the_plan: Plan, progress=None):
-    """The run on the input read (``api.compute``: the pipeline's stages, the run's own figures),
-    ``progress`` the publication's progress callback; the rows stay in the input's order
-    (``write`` publishes them in the plan's). A chunked table: ``the_plan.chunked.compute``."""
+    """The run on the input read (``api.compute``: the pipeline's stages, the run's own figures,
+    the roles of its audit, made once for the stages after it), ``progress`` the publication's
+    progress callback; the rows stay in the input's order (``write`` publishes them in the
+    plan's). A chunked table: ``the_plan.chunked.compute``."""
     if the_plan.chunked is not None:
         return the_plan.chunked.compute(the_plan, progress)
     from ..api import compute as compute_run
 
     _import_audit_libraries(the_plan.run)
-    return compute_run(the_plan.table, the_plan.run, progress if progress is not None else False)
+    shown = progress if progress is not None else False
+    return compute_run(the_plan.table, the_plan.run, shown, the_plan.interval_p)
 
 
 def _import_audit_libraries(run) -> None:
@@ -219,7 +188,7 @@ def read_back(the_plan: Plan, staged, computed) -> ReadBack:
 
     if the_plan.chunked is not None:
         return the_plan.chunked.read_back(the_plan, staged, computed)
-    key_variables = computed.audit_roles().key_variables
+    key_variables = computed.audit_roles.key_variables
     table, out = the_plan.table, the_plan.targets.output
     same = staged.format == table.format and table.meta is not None
     options = table.meta.read_options() if same else {}
@@ -256,7 +225,7 @@ def verify(the_plan: Plan, computed, back: ReadBack):
 
     if the_plan.chunked is not None:
         return the_plan.chunked.verify(the_plan, computed, back)
-    roles, out, k = computed.audit_roles(), the_plan.targets.output, computed.roles.k
+    roles, out, k = computed.audit_roles, the_plan.targets.output, computed.roles.k
     guaranteed = list(dict.fromkeys([*roles.columns, *roles.strata]))
     # a missing QI value (published missing, as it was) matches any value (sdcMicro's freqCalc)
     found = key_frequencies(back.keys, guaranteed, k, missing="wildcard")
@@ -322,7 +291,7 @@ def audit(the_plan: Plan, computed, back: ReadBack, found=None):
 
     if the_plan.chunked is not None:
         return the_plan.chunked.audit(the_plan, computed, back, found)
-    roles = computed.audit_roles(the_plan.interval_p)
+    roles = computed.audit_roles
     cache: dict = {embedding_key(roles): computed.embedding}
     figures = audit_files(
         the_plan.table.frame,
@@ -351,7 +320,7 @@ def land(the_plan: Plan, computed, staged, back: ReadBack, file_audit):
         return the_plan.chunked.land(the_plan, computed, staged, back, file_audit)
     targets = the_plan.targets
     published = _published_file(the_plan, computed, back, file_audit)
-    result = computed.result(audit=file_audit, file=published, p=the_plan.interval_p)
+    result = computed.result(audit=file_audit, file=published)
     result.summary()  # the summary every door prints: should it fail, nothing lands
     _warn_other_sheets(targets, published)
     sides: list[tuple[str, Path]] = []  # (temporary, target) of the side files
@@ -387,7 +356,7 @@ def _published_file(the_plan: Plan, computed, back: ReadBack, file_audit) -> Pub
         targets.report,
         targets.labels,
         back.reader,
-        [str(c) for c in computed.audit_roles().key_variables],
+        [str(c) for c in computed.audit_roles.key_variables],
         risk["key_records_below_k"] == 0,
         None if smallest is None else int(smallest),
         unchanged_columns(the_plan.table, computed.published.changed),
