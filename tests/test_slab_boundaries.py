@@ -21,6 +21,7 @@ from microagg.slab_boundaries import (
     apply_bands,
     cuts_of,
     drop_groups,
+    new_groups,
     save_band_pieces,
     search_bands,
 )
@@ -71,8 +72,10 @@ def test_bands_keep_groups_valid_and_never_raise_sse(tmp_path_factory, seed, n, 
     public = group_means(Z, labels)
     before = sse(Z, labels)
     deadline = microagg_deadline()
-    searched = search_bands(spill, [cut], offsets, k, seed, deadline, "synchronous", silent)
-    change, emptied = apply_bands(searched, labels, public, lambda m: m)
+    searched = search_bands(spill, [cut], offsets, k, seed, deadline, "synchronous", silent, 1.0)
+    g = len(public)
+    public = np.concatenate([public, np.full((new_groups(searched), 3), np.nan)])
+    change, emptied = apply_bands(searched, labels, public, lambda m: m, g)
     public = drop_groups(labels, public, emptied)
     after = sse(Z, labels)
     assert after <= before + 1e-9 * max(before, 1.0)

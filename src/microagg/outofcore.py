@@ -18,9 +18,10 @@ concept in its one home:
   leading axes; slabs are cut inside strata by recursive bisection (as the blocks are);
 * pass 3: each slab's z-scores spilled to disk; SST summed (``labels.sst`` about the mean);
 * partition: one Dask task per slab, the partitioned mode inside it
-  (``blocks.partitioned_labels``: its local search crosses the slab's block boundaries, not the
-  slabs'), SSE and group means per slab (``labels``), spilled beside the slab and read back one
-  slab at a time;
+  (``blocks.partitioned_labels``: its local search crosses the slab's block boundaries), SSE and
+  group means per slab (``labels``), spilled beside the slab and read back one slab at a time;
+  then the local search across the slabs' cuts, on bands of the groups nearest each cut
+  (``slab_boundaries``);
 * publish, pass 4: group means back in original units (``Standardizer.inverse``), written in input
   order, one Parquet file per input chunk, every other column unchanged;
 * measure: IL from the summed SSE and SST (``labels.il_percent``).
@@ -270,9 +271,10 @@ def compute_chunked(table, run, spill_parent, progress=None, slab_blocks: int = 
     spill = tempfile.mkdtemp(prefix=".spill-", dir=os.fspath(spill_parent))
     try:
         total_sst = _spill(input_path, cols, chunk_rows, scaler, slab_of, spill, nslabs, progress)
+        slab_sizes = np.bincount(slab_of, minlength=nslabs)
         del slab_of
         labels, public, total_sse, min_group, groups = _partition_slabs(
-            spill, nslabs, cuts, n, run, scaler, deadline, progress
+            spill, nslabs, slab_sizes, cuts, n, run, scaler, deadline, progress
         )
     finally:
         shutil.rmtree(spill, ignore_errors=True)
@@ -427,7 +429,7 @@ def _spill(input_path, cols, chunk_rows, scaler, slab_of, spill, nslabs, progres
     return total
 
 
-def _partition_slabs(spill, nslabs, cuts, n, run, scaler, deadline, progress):
+def _partition_slabs(spill, nslabs, slab_sizes, cuts, n, run, scaler, deadline, progress):
     """One Dask task per slab, sharing the time budget, then the search across the slabs' cuts
     (``slab_boundaries``): labels (input order), group means (in original units:
     ``scaler.inverse``, elementwise, slab by slab), SSE, the smallest group and the number of
@@ -436,16 +438,13 @@ def _partition_slabs(spill, nslabs, cuts, n, run, scaler, deadline, progress):
     import dask
 
     from .blocks import DEFAULT_REFINE
-    from .slab_boundaries import BAND_WORK_SHARE, apply_bands, drop_groups, search_bands
+    from .slab_boundaries import apply_bands, band_records, drop_groups, new_groups, search_bands
+    from .slab_boundaries import work_share as slabs_share
 
     refine = DEFAULT_REFINE if run.refine is None else float(run.refine)
     across = bool(cuts) and refine > 0  # refine 0: the method's groups as they are, as in memory
-    clock = BlockClock(
-        deadline,
-        n,
-        _workers(run.scheduler) if nslabs > 1 else 1,
-        1.0 - BAND_WORK_SHARE if across else 1.0,
-    )
+    share = slabs_share(n, band_records(cuts, slab_sizes)) if across else 1.0
+    clock = BlockClock(deadline, n, _workers(run.scheduler) if nslabs > 1 else 1, share)
     tasks = [
         dask.delayed(_slab_task, pure=False)(
             os.path.join(spill, f"slab-{s:06d}"),
@@ -462,20 +461,22 @@ def _partition_slabs(spill, nslabs, cuts, n, run, scaler, deadline, progress):
     ]
     results = _compute(tasks, run.scheduler, progress, "slabs")
     offsets = np.concatenate([[0], np.cumsum([g for g, _, _ in results])]).astype(np.int64)
+    searched = []
+    if across:
+        searched = search_bands(
+            spill, cuts, offsets, run.k, run.seed, deadline, run.scheduler, progress, 1.0 - share
+        )
     labels = np.empty(n, dtype=np.int64)
-    public = np.empty((int(offsets[-1]), len(scaler.mean)), dtype=np.float64)
+    public = np.empty((int(offsets[-1]) + new_groups(searched), len(scaler.mean)))
     total_sse = 0.0
     for s, (g, s_sse, _) in enumerate(results):
         with np.load(os.path.join(spill, f"slab-{s:06d}", "result.npz")) as f:
             labels[f["rows"]] = f["labels"] + offsets[s]
             public[offsets[s] : offsets[s] + g] = scaler.inverse(f["means"])
         total_sse += s_sse
-    if not across:
+    if not searched:
         return labels, public, total_sse, min(m for _, _, m in results), len(public)
-    searched = search_bands(
-        spill, cuts, offsets, run.k, run.seed, deadline, run.scheduler, progress
-    )
-    change, emptied = apply_bands(searched, labels, public, scaler.inverse)
+    change, emptied = apply_bands(searched, labels, public, scaler.inverse, int(offsets[-1]))
     public = drop_groups(labels, public, emptied)
     sizes = np.bincount(labels, minlength=len(public))
     return labels, public, total_sse + change, int(sizes.min()), len(public)

@@ -4,11 +4,11 @@ Slabs are cut by recursive bisection along the principal axes (``outofcore._slab
 every cut is a plane {z : z·a = v} in z-score space, and the slabs are microaggregated
 independently: groups on either side of a plane never trade records there. After the slabs,
 every cut gets a band: from each slab on either side, whole groups whose centroids lie nearest
-the plane (``BAND_RECORDS_PER_SLAB`` records or just more), and the neighbourhood local search
-(``methods/lsearch.py``) runs on the band. A group joins the band of one cut at most (its first,
-lowest-level cut), so the bands are disjoint and run as independent Dask tasks, in any order with
-the same result. Every move of the search keeps every group at k records or more, and a band
-never holds two strata (cuts are made inside strata), so the partition stays valid.
+the plane (up to ``BAND_SHARE`` of the slab, shared among its cuts), and the neighbourhood local
+search (``methods/lsearch.py``) runs on the band. A group joins the band of one cut at most (its
+first, lowest-level cut), so the bands are disjoint and run as independent Dask tasks, in any
+order with the same result. Every move of the search keeps every group at k records or more,
+and a band never holds two strata (cuts are made inside strata), so the partition stays valid.
 """
 
 from __future__ import annotations
@@ -19,20 +19,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-#: whole groups nearest a cut's plane taken from each slab on either side, in records: about a
-#: third of a 5 000-record block. At 10^8 records (512 slabs of ~195 000 records, 5 cut levels)
-#: the bands hold about 6 % of the records (benchmarks/census.py --slab-boundaries measures the IL)
-BAND_RECORDS_PER_SLAB = 2_000
-#: of a work budget (run option ``work``), the part the bands share by their records (the slabs
-#: get the rest)
-BAND_WORK_SHARE = 0.05
+#: share of a slab's records its bands take at most (whole groups nearest each cut bounding it,
+#: the share split evenly among those cuts). Measured on 10^6 census records without strata (4
+#: slabs, work 8 per record): IL 1.1417 % without the bands, 1.1362 % with this share, 1.1330 % in
+#: one slab; at 10^8 (5 cuts bound each slab) the bands hold about 16 % of the records
+BAND_SHARE = 0.16
 
 __all__ = [
     "Cut",
     "cuts_of",
     "ancestors",
     "save_band_pieces",
+    "band_records",
+    "work_share",
     "search_bands",
+    "new_groups",
     "apply_bands",
     "drop_groups",
 ]
@@ -70,13 +71,20 @@ def ancestors(cuts: list, slab: int) -> list:
     ]
 
 
-def _nearest_groups(distance: np.ndarray, sizes: np.ndarray, free: np.ndarray) -> np.ndarray:
-    """The free groups nearest the plane (by ``distance`` of their centroids), until their records
-    reach BAND_RECORDS_PER_SLAB (the group that reaches it included)."""
+def _per_cut(records: int, cuts: int) -> int:
+    """Records a slab of ``records`` gives each of the ``cuts`` bounding it."""
+    return int(np.ceil(BAND_SHARE * records / max(cuts, 1)))
+
+
+def _nearest_groups(
+    distance: np.ndarray, sizes: np.ndarray, free: np.ndarray, records: int
+) -> np.ndarray:
+    """The free groups nearest the plane (by ``distance`` of their centroids), until they hold
+    ``records`` (the group that reaches it included)."""
     candidates = np.flatnonzero(free)
     candidates = candidates[np.argsort(distance[candidates], kind="stable")]
     reach = np.cumsum(sizes[candidates])
-    return candidates[: int(np.searchsorted(reach, BAND_RECORDS_PER_SLAB)) + 1]
+    return candidates[: int(np.searchsorted(reach, records)) + 1]
 
 
 def save_band_pieces(spill: str, slab: int, cuts: list, Z, rows, labels, means) -> None:
@@ -86,7 +94,10 @@ def save_band_pieces(spill: str, slab: int, cuts: list, Z, rows, labels, means) 
     sizes = np.bincount(labels, minlength=len(means))
     free = np.ones(len(means), dtype=bool)
     for number, cut in cuts:
-        picked = _nearest_groups(np.abs(means @ cut.axis - cut.value), sizes, free)
+        distance = np.abs(means @ cut.axis - cut.value)
+        picked = _nearest_groups(distance, sizes, free, _per_cut(len(Z), len(cuts)))
+        if not len(picked):  # every group of the slab is in another cut's band
+            continue
         free[picked] = False
         members = np.isin(labels, picked)
         folder = os.path.join(spill, f"band-{number:06d}")
@@ -132,10 +143,27 @@ def _band_task(folder: str, offsets: np.ndarray, k: int, seed, clock) -> tuple:
     return len(Z), before, after
 
 
-def search_bands(spill, cuts, offsets, k, seed, deadline, scheduler, progress) -> list:
-    """The bands' searches on ``scheduler`` (one Dask task per cut with a band), their work
-    budgets BAND_WORK_SHARE of the run's by their records; returns the folders of the bands
-    searched and their (records, SSE before, SSE after)."""
+def band_records(cuts: list, slab_sizes: np.ndarray) -> int:
+    """Records the bands will hold, about: BAND_SHARE of every slab bounded by a cut (before the
+    slabs run: the work budget is shared by records, ``work_share``)."""
+    return int(
+        sum(
+            len(ancestors(cuts, s)) * _per_cut(int(size), len(ancestors(cuts, s)))
+            for s, size in enumerate(slab_sizes)
+        )
+    )
+
+
+def work_share(records: int, banded: int) -> float:
+    """Of a work budget, the slabs' part: the slabs' records and the bands' records get the same
+    work each."""
+    return records / (records + banded)
+
+
+def search_bands(spill, cuts, offsets, k, seed, deadline, scheduler, progress, share) -> list:
+    """The bands' searches on ``scheduler`` (one Dask task per cut with a band), sharing ``share``
+    of the run's work budget by their records; returns the folders of the bands searched and
+    their (records, SSE before, SSE after)."""
     import dask
 
     from .blocks import BlockClock, _block_seed, _compute, _workers
@@ -148,7 +176,7 @@ def search_bands(spill, cuts, offsets, k, seed, deadline, scheduler, progress) -
     for path in (p for f in folders for p in glob.glob(os.path.join(f, "slab-*.npz"))):
         with np.load(path) as piece:
             records += int(piece["rows"].size)
-    clock = BlockClock(deadline, records, _workers(scheduler), BAND_WORK_SHARE)
+    clock = BlockClock(deadline, records, _workers(scheduler), share)
     tasks = [
         dask.delayed(_band_task, pure=False)(
             folder, offsets, k, _block_seed(seed, 1_000_000 + int(folder[-6:])), clock
@@ -158,18 +186,35 @@ def search_bands(spill, cuts, offsets, k, seed, deadline, scheduler, progress) -
     return list(zip(folders, _compute(tasks, scheduler, progress, "slab boundaries"), strict=True))
 
 
-def apply_bands(searched: list, labels, public, inverse) -> tuple:
+def _made(labels: np.ndarray) -> int:
+    return int(labels.max()) + 1 if len(labels) else 0
+
+
+def new_groups(searched: list) -> int:
+    """Groups the bands' searches made beyond the groups they started with (the search's
+    regrouping may split a group of 2k records or more in two)."""
+    extra = 0
+    for folder, _ in searched:
+        with np.load(os.path.join(folder, "result.npz")) as f:
+            extra += max(_made(f["labels"]) - len(f["groups"]), 0)
+    return extra
+
+
+def apply_bands(searched: list, labels, public, inverse, first_new: int) -> tuple:
     """The bands' results into the global ``labels`` and published values ``public`` (rows by
-    group number; ``inverse``: z-scores to original units), in place; returns (SSE change, the
-    group numbers left empty)."""
+    group number, with room for ``new_groups`` from ``first_new`` on; ``inverse``: z-scores to
+    original units), in place; returns (SSE change, the group numbers left empty)."""
     change, emptied = 0.0, []
     for folder, (_records, before, after) in searched:
         with np.load(os.path.join(folder, "result.npz")) as f:
             groups, new = f["groups"], f["labels"]
+            made = _made(new)
+            if made > len(groups):
+                fresh = np.arange(first_new, first_new + made - len(groups), dtype=np.int64)
+                groups, first_new = np.concatenate([groups, fresh]), first_new + len(fresh)
             labels[f["rows"]] = groups[new]
-            kept = int(new.max()) + 1
-            public[groups[:kept]] = inverse(f["means"])
-            emptied.append(groups[kept:])
+            public[groups[:made]] = inverse(f["means"])
+            emptied.append(groups[made:])
         change += after - before
     return change, (np.concatenate(emptied) if emptied else np.empty(0, dtype=np.int64))
 
