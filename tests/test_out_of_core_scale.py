@@ -12,8 +12,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import microagg
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 
@@ -35,23 +33,27 @@ def _bytes(folder: Path) -> list[str]:
 
 
 def test_a_cluster_of_worker_processes_writes_the_threads_bytes(tmp_path):
+    """Slabs of 2 blocks, so that every stratum is cut and the search across the cuts runs on
+    the workers too (slab_boundaries.py)."""
     from census import QIS
     from distributed import Client, LocalCluster
 
+    from microagg.publication import publish_folder
+
     src = _census(tmp_path, 20_000)
-    options = dict(
-        k=3, out_of_core=True, block_size=100, columns=QIS, continuous=QIS, strata=["region"]
-    )
-    threads = microagg.protect(src, tmp_path / "threads", seed=3, **options)
+    options = dict(k=3, block_size=100, columns=QIS, continuous=QIS, strata=["region"], seed=3)
+    threads = publish_folder(src, tmp_path / "threads", options, {}, slab_blocks=2)
     with (
         LocalCluster(
             n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
         ) as cluster,
         Client(cluster) as client,
     ):
-        workers = microagg.protect(src, tmp_path / "workers", seed=3, scheduler=client, **options)
+        workers = publish_folder(
+            src, tmp_path / "workers", {**options, "scheduler": client}, {}, slab_blocks=2
+        )
     assert threads.audit_roles.strata == ("region",)
-    assert len(np.unique(threads.labels)) > 2 * 100  # several slabs (n / (32 · block size))
+    assert threads.method_facts["out_of_core"]["slabs"] > 2 * 16  # every stratum cut
     assert np.array_equal(threads.labels, workers.labels)
     assert _bytes(tmp_path / "threads") == _bytes(tmp_path / "workers")
     assert len(_bytes(tmp_path / "threads")) == 2

@@ -10,10 +10,13 @@ import collections
 import functools
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
 import microagg
 from microagg import api, io, options, pipeline
+from microagg.errors import ParameterError
 from microagg.measures import file_audit
 from microagg.publication import folder, stages
 from microagg.result import Result
@@ -164,3 +167,14 @@ def test_the_manifest_digest_of_a_shuffled_file_is_the_file_read(census_csv, tmp
     microagg.protect(census_csv, out, k=3, shuffle=True)
     doc = json.loads(out.with_name("out.csv.manifest.json").read_text())
     assert doc["output"]["rows_sha256"] == microagg.manifest.rows_digest(out, doc["output"]["read"])
+
+
+@pytest.mark.parametrize("name", ["weights", "sample_weight"])
+def test_an_array_for_a_column_option_is_refused_before_any_work(tmp_path, name):
+    """microaggregate takes weights as an array; a published file names its column (an array can
+    be neither read beside the file nor written in the manifest's command)."""
+    src = tmp_path / "in.csv"
+    pd.DataFrame({"a": np.arange(30.0), "b": np.arange(30.0) % 7}).to_csv(src, index=False)
+    with pytest.raises(ParameterError, match=f"{name}= names a column of the input file"):
+        microagg.protect(src, tmp_path / "out.csv", k=3, **{name: np.ones(30)})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]

@@ -125,6 +125,7 @@ def protect(
     from ..options import call_options, validate_run
 
     given, params = call_options({}, options)
+    _refuse_arrays(given)
     progress = given.pop("progress", False)  # reported through progress= below
     given.pop("audit", None)  # a published file is always audited, as read back
     if out_of_core:
@@ -134,6 +135,20 @@ def protect(
     run = validate_run(given, params)
     sides.update(interval_p=interval_p, command_input=command_input, progress=progress)
     return publish(Path(input), output, given, params, run, read_options=read, **sides)
+
+
+def _refuse_arrays(given: dict) -> None:
+    """A published file's options name its columns: an array given for one (``weights=``,
+    ``sample_weight=``, as ``microaggregate`` takes them) can be neither read beside the file nor
+    written in the manifest's command, so it is refused before any work."""
+    from ..errors import ParameterError, option_term
+
+    for name, value in given.items():
+        if hasattr(value, "__array__"):
+            raise ParameterError(
+                f"{option_term(name)} names a column of the input file when a file is published, "
+                "not an array of values"
+            )
 
 
 def _read_options(sep, decimal, encoding, sheet, missing) -> dict:
