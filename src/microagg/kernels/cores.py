@@ -32,8 +32,10 @@ PROBE_SECONDS = 0.1
 #: make one (a thread on a core that another process holds a fifth of the time waits for it often)
 IDLE_SHARE = 0.85
 
-#: a probe started this long ago or longer (``start_probe``) is not finished: a new one is made
-PROBE_FRESH_SECONDS = 1.5
+#: a probe started this long ago or longer (``start_probe``) is not finished: a new one is made.
+#: A first call's window (its kernels loading) takes 0.5-1 s on a quiet machine, 2-7 s at load 6;
+#: a longer window averages the idle cores over more time, and the run checks them as it goes
+PROBE_FRESH_SECONDS = 3.0
 _STARTED = contextvars.ContextVar("microagg_probe_started", default=None)
 
 _SPLIT_LOCK = threading.Lock()  # the workqueue layer (the fallback) runs one region at a time
@@ -126,7 +128,9 @@ def _finish_probe(cores: list[int]) -> float | None:
         return None
     if time.monotonic() - since > PROBE_FRESH_SECONDS:
         return None
-    time.sleep(max(0.0, PROBE_SECONDS - (time.monotonic() - since)))
+    rest = PROBE_SECONDS - (time.monotonic() - since)
+    if rest > 0:
+        time.sleep(rest)
     after = _idle_ticks(cores)
     if after is None or after[1] <= before[1]:
         return None
