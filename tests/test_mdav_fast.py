@@ -1,5 +1,7 @@
 """The KD-tree and brute-force MDAV / V-MDAV kernels return exactly the plain loops' labels."""
 
+import os
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -484,6 +486,50 @@ def test_idle_cores_probe():
     assert usable and 0.0 <= cores.idle_cores(usable, 0.05) <= len(usable) + 1e-9
     assert 1 <= cores.threads_to_use(None) <= len(usable)
     assert cores.threads_to_use(1) == 1
+
+
+def test_a_probe_started_before_the_work_is_finished_once_by_its_thread(monkeypatch):
+    """A probe started before the work (``cores.start_probe``: the call's stages before the
+    method) is finished by the decision in the same thread, once: the idle cores over its window,
+    this thread's CPU counted as idle (the core the kernel runs on), no sleep once the window is
+    long enough and no second probe; another thread, a probe ended or one too old gives none."""
+    import threading
+    import types
+
+    import numba
+
+    from microagg.kernels import cores
+
+    clock = {"now": 0.0, "cpu": 0.0, "slept": []}
+    fake = types.SimpleNamespace(
+        monotonic=lambda: clock["now"],
+        thread_time=lambda: clock["cpu"],
+        sleep=lambda s: clock["slept"].append(s),
+    )
+    ticks = iter([(0, 0), (50, 100)])  # over the window: one core of two idle, the other ours
+    monkeypatch.setattr(cores, "time", fake)
+    monkeypatch.setattr(cores, "_idle_ticks", lambda c: next(ticks))
+    monkeypatch.setattr(cores, "usable_cores", lambda: [0, 1])
+    monkeypatch.setattr(cores, "idle_cores", lambda *a, **k: pytest.fail("probed again"))
+    monkeypatch.setattr(numba.config, "NUMBA_NUM_THREADS", 2)
+    token = cores.start_probe()
+    clock["now"] = clock["cpu"] = 50 / os.sysconf("SC_CLK_TCK")  # this thread busy throughout
+    elsewhere = []
+    thread = threading.Thread(target=lambda: elsewhere.append(cores._finish_probe([0, 1])))
+    thread.start()
+    thread.join()
+    assert elsewhere == [None]
+    assert cores.threads_to_use(None) == 2
+    assert clock["slept"] == []  # the window was long enough
+    assert cores._finish_probe([0, 1]) is None  # used once
+    cores.end_probe(token)
+    monkeypatch.setattr(cores, "_idle_ticks", lambda c: (0, 0))
+    cores.end_probe(cores.start_probe())
+    assert cores._finish_probe([0, 1]) is None  # ended
+    monkeypatch.setattr(cores, "PROBE_FRESH_SECONDS", -1.0)
+    token = cores.start_probe()
+    assert cores._finish_probe([0, 1]) is None  # too old
+    cores.end_probe(token)
 
 
 def test_no_probe_where_numba_has_one_thread(monkeypatch):

@@ -116,3 +116,27 @@ def test_parameters_that_do_not_fit_the_data_fail_before_any_method_starts(
     X = np.random.default_rng(0).normal(size=(40, 2))
     with pytest.raises(InputError, match=match):
         microagg.microaggregate(X, k=3, method=method, **params)
+
+
+def test_a_method_is_found_importing_only_its_own_module():
+    """The first call validates its method without importing every method's module (issue 56: a
+    first call's seconds): a name whose module registers it imports that module alone, any other
+    name still finds its method among all of them, and an unknown one lists them all."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys; from microagg import methods, options\n"
+        "options.validate_run({'method': 'mdav'}, {})\n"
+        "print(sorted(m.split('.')[-1] for m in sys.modules if m.startswith(methods.__name__)))\n"
+        "print(methods._LOADED, methods.get('vmdav').name, methods.get('mdav-mhm').name)\n"
+        "print(methods._LOADED, methods.names() == sorted(methods._REGISTRY))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert "mdav" in out[0] and "icsm" not in out[0] and "tsp" not in out[0]
+    assert out[1] == "False vmdav mdav-mhm"  # vmdav: registered with mdav; mdav-mhm: all loaded
+    assert out[2] == "True True"
+    with pytest.raises(microagg.errors.ParameterError, match="known methods: .*mdav"):
+        methods.get("no-such-method")

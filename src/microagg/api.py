@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from . import pipeline
 from .deadline import TIME_CUT_NOTE, Deadline
+from .kernels.cores import end_probe, start_probe
 from .labels import group_sizes
 from .options import call_options, validate_run
 from .progress import channel
@@ -211,6 +212,7 @@ def compute(data, run, progress=None, interval_p: float = 10.0) -> Computed:
     ``progress``: a callback in place of the run's ``progress`` option (a front end's own
     channel)."""
     pipeline.import_dependencies()
+    probe = start_probe()  # the cores' probe covers the stages before the method (0.1 s a call)
     deadline = Deadline(
         run.time_limit, work=run.work
     )  # the whole call's budget (the checks before it take microseconds)
@@ -220,6 +222,7 @@ def compute(data, run, progress=None, interval_p: float = 10.0) -> Computed:
     shown = run.progress if progress is None else progress
     with channel(shown, run.time_limit, f"microagg {run.method}") as report:
         grouped = pipeline.group(source, roles, prepared, run, deadline, report)
+    end_probe(probe)
     grouped = pipeline.cover_missing(prepared, grouped, roles)
     grouped = pipeline.grouped_stages(source, roles, prepared, grouped, run)
     published = pipeline.publish_values(source, roles, prepared, grouped, run)

@@ -40,19 +40,37 @@ _KINDS = ("int", "float", "bool", "str", "method", "names", "object")
 #: kind -> a function listing its allowed values, given by the module that owns them (the method
 #: registry gives "method"), so that this module imports nothing above it
 _NAMED_CHOICES: dict[str, Callable[[], list]] = {}
+#: kind -> whether a value is allowed, where the owner can tell it without listing them all (the
+#: method registry imports only the module of a method's name: a first call's 0.05-0.3 s)
+_NAMED_MEMBERS: dict[str, Callable[[Any], bool]] = {}
 
 
-def provide_choices(kind: str, listing: Callable[[], list]) -> None:
-    """Give a kind its allowed values (``listing()`` is called when a value is checked)."""
+def provide_choices(
+    kind: str, listing: Callable[[], list], contains: Callable[[Any], bool] | None = None
+) -> None:
+    """Give a kind its allowed values (``listing()`` is called when a value is checked, or
+    ``contains(value)`` when given; the listing then only for a refused value's message)."""
     _NAMED_CHOICES[kind] = listing
+    if contains is not None:
+        _NAMED_MEMBERS[kind] = contains
 
 
-def _choices_of(kind: str) -> list:
+def _owned(kind: str) -> None:
     if kind not in _NAMED_CHOICES:  # the owner registers at import: import it now
         import importlib
 
         importlib.import_module({"method": "microagg.methods"}[kind])
+
+
+def _choices_of(kind: str) -> list:
+    _owned(kind)
     return list(_NAMED_CHOICES[kind]())
+
+
+def _is_choice(kind: str, value) -> bool:
+    _owned(kind)
+    member = _NAMED_MEMBERS.get(kind)
+    return member(value) if member is not None else value in _NAMED_CHOICES[kind]()
 
 
 #: the pipeline's points where a run option's own ``stage`` can act, and what it is given and
@@ -197,15 +215,14 @@ class Param:
         elif kind in ("str", "method"):
             if not isinstance(value, str):
                 raise ParameterError(f"{where} must be {self.constraint()}, got {value!r}")
-            if kind == "method":
+            if kind == "method" and not _is_choice("method", value):
                 known = _choices_of("method")
-                if value not in known:
-                    better = self.hint(value) if self.hint is not None else None
-                    raise ParameterError(
-                        f"{where}: {better}"
-                        if better
-                        else f"{where}: unknown method {value!r}; known methods: {', '.join(known)}"
-                    )
+                better = self.hint(value) if self.hint is not None else None
+                raise ParameterError(
+                    f"{where}: {better}"
+                    if better
+                    else f"{where}: unknown method {value!r}; known methods: {', '.join(known)}"
+                )
         elif (
             kind == "names"
         ):  # (a mapping keyed by the names, when the declaration's check takes one)

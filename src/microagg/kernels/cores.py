@@ -11,11 +11,19 @@ runs at a time in a process (``split_threads``).
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 import threading
 import time
 
-__all__ = ["usable_cores", "idle_cores", "threads_to_use", "split_threads"]
+__all__ = [
+    "usable_cores",
+    "idle_cores",
+    "threads_to_use",
+    "split_threads",
+    "start_probe",
+    "end_probe",
+]
 
 #: the probe's window, in seconds: /proc/stat counts in ticks of 10 ms, so 0.1 s over two cores
 #: gives 20 ticks, enough to tell 0, 1 and 2 idle cores apart
@@ -23,6 +31,12 @@ PROBE_SECONDS = 0.1
 #: a core counts as free from this idle share on: 1.7 idle cores of two make two free cores, 1.6
 #: make one (a thread on a core that another process holds a fifth of the time waits for it often)
 IDLE_SHARE = 0.85
+
+#: a probe started this long ago or longer (``start_probe``) is not finished: a new one is made.
+#: A first call's window (its kernels loading) takes 0.5-1 s on a quiet machine, 2-7 s at load 6;
+#: a longer window averages the idle cores over more time, and the run checks them as it goes
+PROBE_FRESH_SECONDS = 3.0
+_STARTED = contextvars.ContextVar("microagg_probe_started", default=None)
 
 _SPLIT_LOCK = threading.Lock()  # the workqueue layer (the fallback) runs one region at a time
 #: the process whose split started numba's threads: a child forked from it inherits a thread pool
@@ -73,6 +87,58 @@ def idle_cores(cores: list[int] | None = None, seconds: float = PROBE_SECONDS) -
     return len(cores) * (after[0] - before[0]) / (after[1] - before[1])
 
 
+def start_probe():
+    """Start the probe of the idle cores now, in this thread: a call that decides its threads
+    later in the same thread (``threads_to_use``, within ``PROBE_FRESH_SECONDS``) finishes it
+    instead of sleeping through a probe of its own, so that the probe's window covers the work
+    before the kernel (a first call's kernels loading from the cache, the data's preparation)
+    rather than adding ``PROBE_SECONDS`` to the call. The CPU this thread spends meanwhile counts
+    as idle: it is the core the kernel's first thread will run on, as it is while the thread
+    sleeps through a probe of its own. Returns the token ``end_probe`` takes when the work that
+    may decide is over."""
+    cores = usable_cores()
+    ticks = _idle_ticks(cores)
+    started = None
+    if ticks is not None:
+        started = (
+            threading.get_ident(),
+            tuple(cores),
+            ticks,
+            (time.monotonic(), time.thread_time()),
+        )
+    return _STARTED.set(started)
+
+
+def end_probe(token) -> None:
+    """The probe ``start_probe`` started, if still unused, is no longer offered."""
+    _STARTED.reset(token)
+
+
+def _finish_probe(cores: list[int]) -> float | None:
+    """The idle cores over the window ``start_probe`` opened in this thread, at least
+    ``PROBE_SECONDS`` long (a sleep makes up what the work before did not take), this thread's
+    CPU counted as idle; None when no fresh probe was started here (the started one is used
+    once)."""
+    started = _STARTED.get()
+    if started is None:
+        return None
+    _STARTED.set(None)
+    thread, probed, before, (since, cpu) = started
+    if thread != threading.get_ident() or probed != tuple(cores):
+        return None
+    if time.monotonic() - since > PROBE_FRESH_SECONDS:
+        return None
+    rest = PROBE_SECONDS - (time.monotonic() - since)
+    if rest > 0:
+        time.sleep(rest)
+    after = _idle_ticks(cores)
+    if after is None or after[1] <= before[1]:
+        return None
+    own = (time.thread_time() - cpu) * os.sysconf("SC_CLK_TCK")  # in /proc/stat's ticks
+    total = after[1] - before[1]
+    return len(cores) * min(after[0] - before[0] + own, total) / total
+
+
 def threads_to_use(threads: int | None) -> int:
     """The number of threads a split kernel runs on: ``threads`` if given (at most numba's), else
     the idle cores found by the probe, at least 1 (``IDLE_SHARE``)."""
@@ -86,7 +152,8 @@ def threads_to_use(threads: int | None) -> int:
     cores = usable_cores()
     if len(cores) < 2 or most < 2 or in_warm_up():  # nothing to split, or a warm-up: no probe
         return 1
-    free = int(idle_cores(cores) / IDLE_SHARE)
+    idle = _finish_probe(cores)
+    free = int((idle_cores(cores) if idle is None else idle) / IDLE_SHARE)
     return max(1, min(free, len(cores), most))
 
 

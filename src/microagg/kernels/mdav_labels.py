@@ -21,7 +21,7 @@ import numpy as np
 
 from .cores import split_threads, threads_to_use
 from .cycles import budget_cycles
-from .jit import kernel, planned_records
+from .jit import in_warm_up, kernel, planned_records
 from .kbest import k_smallest
 from .mdav_brute import mdav_brute_kernel
 from .mdav_split import SPLIT_MIN_RECORDS
@@ -302,8 +302,10 @@ UNREACHED_SECONDS_PER_VALUE = 1.5e-7
 
 def _mdav_budget(seconds, n, d) -> int:
     """The cycle budget of an MDAV kernel that must stop within ``seconds`` (None: 0, unbounded)
-    and then leave time to group up to n × d unreached values (``cycles.budget_cycles``)."""
-    if seconds is None:
+    and then leave time to group up to n × d unreached values (``cycles.budget_cycles``). A warm-up
+    on a sample (``jit.warming_up``) runs unbounded: the budget's type is the same, and measuring
+    the counter's rate (10 ms, and its own kernel loaded) is left to a run that has a limit."""
+    if seconds is None or in_warm_up():
         return 0
     return budget_cycles(max(seconds - UNREACHED_SECONDS_PER_VALUE * n * d, 0.0))
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.util
 import inspect
 import math
 import pkgutil
@@ -268,17 +269,29 @@ def all_methods() -> list[MethodInfo]:
     return [_REGISTRY[n] for n in sorted(_REGISTRY)]
 
 
+def _find(name) -> MethodInfo | None:
+    """The method registered as ``name``, importing no more than it needs: one registered so far,
+    else the module of its name (``methods/mdav.py`` registers mdav: a first default call imports
+    it alone, not every method's module and kernels), else every module; None if none has it."""
+    if not isinstance(name, str):
+        return None
+    if name not in _REGISTRY and not _LOADED:
+        part = name.replace("-", "_")
+        if part.isidentifier() and importlib.util.find_spec(f"{__name__}.{part}") is not None:
+            importlib.import_module(f"{__name__}.{part}")
+        if name not in _REGISTRY:
+            _load_all()
+    return _REGISTRY.get(name)
+
+
 def get(name: str) -> MethodInfo:
     """The registered method ``name``; ParameterError listing the known names otherwise."""
-    _load_all()
     if not isinstance(name, str):
         raise ParameterError(f"method must be a method name (a string), got {name!r}")
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise ParameterError(
-            f"unknown method {name!r}; known methods: {', '.join(names())}"
-        ) from None
+    info = _find(name)
+    if info is None:
+        raise ParameterError(f"unknown method {name!r}; known methods: {', '.join(names())}")
+    return info
 
 
 def validate_params(name: str, params: dict) -> dict:
@@ -524,4 +537,5 @@ class _RegistryModule(types.ModuleType):
 
 
 sys.modules[__name__].__class__ = _RegistryModule
-provide_choices("method", names)  # Param(kind="method") values are checked against the registry
+# Param(kind="method") values are checked against the registry
+provide_choices("method", names, lambda name: _find(name) is not None)
