@@ -263,7 +263,11 @@ def _integer_values(values) -> np.ndarray | None:
     col = pd.Series(values)
     if pd.api.types.is_bool_dtype(col.dtype):
         return None
-    x = col.dropna().to_numpy(dtype=np.float64)
+    if isinstance(col.dtype, np.dtype) and col.dtype.kind in "iuf":  # (no dropna: wide files)
+        x = col.to_numpy(dtype=np.float64)
+        x = x[~np.isnan(x)]
+    else:
+        x = col.dropna().to_numpy(dtype=np.float64)
     if not len(x) or not np.all(np.isfinite(x)) or np.any(x != np.round(x)):
         return None
     return x

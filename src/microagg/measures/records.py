@@ -125,9 +125,14 @@ def _key_codes(frame, keys: list):
     for where in blocks.values():
         codes, radices = _sorted_codes(np.column_stack([arrays[j] for j in where]))
         numbered.update({j: (codes[:, k], int(radices[k])) for k, j in enumerate(where)})
+    wide = len(keys) >= WIDE
     for j, values in enumerate(arrays):
         if j in numbered:
             yield numbered[j]
+            continue
+        if wide and isinstance(values.dtype, pd.CategoricalDtype):  # a CSV's texts, as grouped
+            codes = np.asarray(values.array.codes, dtype=np.int64)  # missing: -1, a value
+            yield codes + 1, len(values.dtype.categories) + 1
             continue
         codes, uniques = pd.factorize(values, use_na_sentinel=False)
         yield codes, max(len(uniques), 1)
