@@ -150,6 +150,7 @@ def main() -> None:
     data = DATA / f"{args.data}.csv"
     wanted = None if args.only is None else {c.strip() for c in args.only.split(",")}
     rows = []
+    load_start, started = os.getloadavg()[0], time.strftime("%H:%M", time.gmtime())
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         # a first run of every case compiles what it needs (numba's cache): not timed, not compared
@@ -246,7 +247,20 @@ def main() -> None:
         " partitions of the runs done in both; `table`: the demo's table without its seconds"
         " column. The commands are in the JSON.\n"
     )
+    load_end, ended = os.getloadavg()[0], time.strftime("%H:%M", time.gmtime())
+    md += (
+        f"\n1-minute load average at the start ({started} UTC): {load_start:.2f}; at the end"
+        f" ({ended} UTC): {load_end:.2f}.\n"
+    )
     write_results(NAME, rows, md)
+    import json
+
+    from _common import RESULTS
+
+    saved = json.loads((RESULTS / f"{NAME}.json").read_text())
+    saved["load_1min"] = {"start": round(load_start, 2), "end": round(load_end, 2)}
+    saved["utc"] = {"start": started, "end": ended}
+    (RESULTS / f"{NAME}.json").write_text(json.dumps(saved, indent=2) + "\n")
 
 
 if __name__ == "__main__":
