@@ -14,9 +14,11 @@ The bounds are the ones microagg sets itself (auto's default cap, the demo's, ex
 of the reference machine (``deadline.UNITS_PER_SECOND``) are checked from the runs' seconds at the
 end (``units_per_second``: work / seconds of the icsm case, quiet).
 
-    python benchmarks/reproducible.py [--data census] [--only "auto --work,demo"]
+    python benchmarks/reproducible.py [--data census] [--only "auto --work,demo"] [--no-warm]
 
-(``--only``: those cases are measured again, the other rows stay.)
+(``--only``: those cases are measured again, the other rows stay. ``--no-warm``: without the
+first, untimed run of each case, when numba's cache holds every kernel already; a kernel compiled
+in a quiet run changes its seconds, not its bytes.)
 
 Results: benchmarks/results/reproducible.{json,md}.
 """
@@ -146,15 +148,21 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default="census")
     ap.add_argument("--only", default=None, help="comma-separated case names (default: all)")
+    ap.add_argument(
+        "--no-warm",
+        action="store_true",
+        help="no first run of each case (numba's cache filled already: only the seconds differ)",
+    )
     args = ap.parse_args()
     data = DATA / f"{args.data}.csv"
     wanted = None if args.only is None else {c.strip() for c in args.only.split(",")}
     rows = []
+    load_start, started = os.getloadavg()[0], time.strftime("%H:%M", time.gmtime())
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         # a first run of every case compiles what it needs (numba's cache): not timed, not compared
         for case, words, kind in CASES:
-            if wanted is None or case in wanted:
+            if (wanted is None or case in wanted) and not args.no_warm:
                 run_case(words, kind, data, folder, "warm")
         for case, words, kind in CASES:
             if wanted is not None and case not in wanted:
@@ -246,7 +254,21 @@ def main() -> None:
         " partitions of the runs done in both; `table`: the demo's table without its seconds"
         " column. The commands are in the JSON.\n"
     )
+    load_end, ended = os.getloadavg()[0], time.strftime("%H:%M", time.gmtime())
+    md += (
+        f"\n1-minute load average at the start ({started} UTC): {load_start:.2f}; at the end"
+        f" ({ended} UTC): {load_end:.2f}."
+        + (" Run with --no-warm: no untimed first run.\n" if args.no_warm else "\n")
+    )
     write_results(NAME, rows, md)
+    import json
+
+    from _common import RESULTS
+
+    saved = json.loads((RESULTS / f"{NAME}.json").read_text())
+    saved["load_1min"] = {"start": round(load_start, 2), "end": round(load_end, 2)}
+    saved["utc"] = {"start": started, "end": ended}
+    (RESULTS / f"{NAME}.json").write_text(json.dumps(saved, indent=2) + "\n")
 
 
 if __name__ == "__main__":

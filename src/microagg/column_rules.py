@@ -258,10 +258,16 @@ def looks_like_codes(values) -> str | None:
 def _integer_values(values) -> np.ndarray | None:
     """The present values of an integer-valued column as float64, for columns of at least
     CODE_MIN_ROWS records (None otherwise: fractions, non-finite values, bool, too few records)."""
-    col = pd.Series(values)
-    if len(col) < CODE_MIN_ROWS or pd.api.types.is_bool_dtype(col.dtype):
+    if len(values) < CODE_MIN_ROWS:  # before a Series is made (a wide file's 12,000 columns)
         return None
-    x = col.dropna().to_numpy(dtype=np.float64)
+    col = pd.Series(values)
+    if pd.api.types.is_bool_dtype(col.dtype):
+        return None
+    if isinstance(col.dtype, np.dtype) and col.dtype.kind in "iuf":  # (no dropna: wide files)
+        x = col.to_numpy(dtype=np.float64)
+        x = x[~np.isnan(x)]
+    else:
+        x = col.dropna().to_numpy(dtype=np.float64)
     if not len(x) or not np.all(np.isfinite(x)) or np.any(x != np.round(x)):
         return None
     return x
@@ -370,7 +376,7 @@ def constant_column(col) -> str | None:
     """Why a numeric column of at least two records is not a default quasi-identifier for being
     constant (None if it takes two values or more): one value in every record (a survey year,
     a sample number) tells no record from another, and averaging it only rewrites it."""
-    x = pd.Series(col).to_numpy()
+    x = (col if isinstance(col, pd.Series) else pd.Series(col)).to_numpy()
     if len(x) < 2 or pd.isna(x).any() or not np.all(x == x[0]):
         return None
     return CONSTANT_REASON

@@ -428,6 +428,43 @@ def quasi_identifiers(
     NaN), and so are integers beyond 2**53 (float64 cannot hold them exactly: distinct values
     would merge)."""
     missing = {str(t).strip() for t in missing or ()}
+    X = _plain_numeric_values(df, columns)
+    if X is None:
+        X = _values_column_by_column(df, columns, missing)
+    bad = np.isinf(X) if allow_missing else ~np.isfinite(X)
+    if bad.any():
+        parts = [
+            f"{columns[j]} ({int(bad[:, j].sum())} rows)" for j in np.flatnonzero(bad.any(axis=0))
+        ]
+        what = "infinite values" if allow_missing else "missing or infinite values"
+        raise InputError(f"{what} in quasi-identifier column(s): " + ", ".join(parts))
+    return X
+
+
+def _plain_numeric_values(df: pd.DataFrame, columns: list) -> np.ndarray | None:
+    """The QI values when every QI column is of a plain numpy numeric dtype and no integer passes
+    2**53: one conversion per dtype, not one per column (a 12,000-column file paid ~1 ms of pandas
+    per column, five times an audit). None otherwise: the column-by-column path then converts
+    and says what is wrong, as it always did."""
+    if not columns or not df.columns.is_unique:
+        return None
+    positions = df.columns.get_indexer(columns)
+    if (positions < 0).any():
+        return None
+    dtypes = df.dtypes.to_numpy()[positions]
+    if not all(isinstance(t, np.dtype) and t.kind in "biuf" for t in dtypes):
+        return None
+    X = np.empty((len(df), len(columns)), dtype=np.float64)
+    for dtype in set(dtypes):
+        where = np.flatnonzero(dtypes == dtype)
+        block = df.iloc[:, positions[where]].to_numpy(dtype=dtype)
+        if dtype.kind in "iu" and (np.abs(block) > _EXACT_INTEGERS).any():
+            return None
+        X[:, where] = block
+    return X
+
+
+def _values_column_by_column(df: pd.DataFrame, columns: list, missing: set) -> np.ndarray:
     n = len(df)
     X = np.empty((n, len(columns)), dtype=np.float64)
     for j, c in enumerate(columns):
@@ -458,11 +495,4 @@ def quasi_identifiers(
                         f"quasi-identifier column {c} is not numeric: row {i + 1} holds {shown(v)}"
                     )
                 X[i, j] = float(value) if is_number else np.nan
-    bad = np.isinf(X) if allow_missing else ~np.isfinite(X)
-    if bad.any():
-        parts = [
-            f"{columns[j]} ({int(bad[:, j].sum())} rows)" for j in np.flatnonzero(bad.any(axis=0))
-        ]
-        what = "infinite values" if allow_missing else "missing or infinite values"
-        raise InputError(f"{what} in quasi-identifier column(s): " + ", ".join(parts))
     return X

@@ -209,6 +209,17 @@ def _integers(col, floats: bool = False) -> np.ndarray | None:
     for the rules whose other evidence is strong) and none is missing."""
     if not isinstance(col, pd.Series) or not pd.api.types.is_numeric_dtype(col.dtype):
         return None
+    if (
+        not floats
+        and isinstance(col.dtype, np.dtype)
+        and col.dtype.kind == "f"
+        and not (len(col) and col.min() >= 10**6)
+    ):
+        return None  # amounts, told before the missing values are looked for (wide files)
+    if isinstance(col.dtype, np.dtype) and col.dtype.kind == "f":
+        values = col.to_numpy()
+        if len(values) and not np.all(values == np.round(values)):
+            return None  # a fraction or a missing value, told by numpy (wide files)
     if pd.api.types.is_bool_dtype(col.dtype) or col.isna().any():
         return None
     integer = pd.api.types.is_integer_dtype(col.dtype)

@@ -503,7 +503,8 @@ def _print_protected(args, res) -> None:
     suppressed = (
         [] if res.suppression is None else [c for c, n in res.suppression.per_key.items() if n]
     )
-    recoded = [c for c in res.changed_columns if c not in set(res.columns) and c not in suppressed]
+    protected, suppressed_set = set(res.columns), set(suppressed)
+    recoded = [c for c in res.changed_columns if c not in protected and c not in suppressed_set]
     if recoded:
         print(f"recoded (merged strata): {_names_text(recoded)}")
     if suppressed:

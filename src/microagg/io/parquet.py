@@ -113,9 +113,20 @@ def write(frame, tmp, meta: ParquetMeta | None, path, published) -> None:
     table_types = {f.name: f.type for f in fields}
     if b"pandas" in metadata and published:
         pandas_meta = json.loads(metadata[b"pandas"])
+        # the schema's types by name, looked up once: ``schema.names`` is a new list at each call
+        # (20,000 columns: 157 s in this loop, issue 57); a name twice asks the schema as before
+        names = schema.names
+        counts: dict = {}
+        for name in names:
+            counts[name] = counts.get(name, 0) + 1
+        read_types = {f.name: f.type for f in schema if counts[f.name] == 1}
         for col in pandas_meta.get("columns", []):
             kept = col.get("name") in published and table_types.get(col["name"]) == (
-                schema.field(col["name"]).type if col["name"] in schema.names else None
+                read_types[col["name"]]
+                if col["name"] in read_types
+                else schema.field(col["name"]).type
+                if col["name"] in counts
+                else None
             )
             if col.get("name") in published and not kept:
                 dtype = str(frame[col["name"]].dtype)

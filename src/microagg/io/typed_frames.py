@@ -227,16 +227,16 @@ def published_frame(frame, published: dict, read=None):
 
     if read is not None:
         published = {c: _missing_as_read(frame, read, c, v) for c, v in published.items()}
-    out = frame.copy()
+    out, dtypes = {}, dict(zip(frame.columns, frame.dtypes, strict=True))
     for name, values in published.items():
-        dtype = frame[name].dtype
+        dtype = dtypes[name] if frame.columns.is_unique else frame[name].dtype
         if not is_numeric(
             values
         ):  # a categorical QI: the group's category, in the column's own dtype
             try:
-                out[name] = pd.Series(list(values), index=out.index, dtype=dtype)
+                out[name] = pd.Series(list(values), index=frame.index, dtype=dtype)
             except (TypeError, ValueError):
-                out[name] = pd.Series(list(values), index=out.index, dtype=object)
+                out[name] = pd.Series(list(values), index=frame.index, dtype=object)
             continue
         values = np.asarray(pd.array(values, dtype="Float64").to_numpy(na_value=np.nan))
         if pd.api.types.is_integer_dtype(dtype) and integral(values, missing_ok=True):
@@ -252,7 +252,26 @@ def published_frame(frame, published: dict, read=None):
                     )
                 continue
         out[name] = values
-    return out
+    return with_columns(frame, out)
+
+
+#: from this many replaced columns on, the new frame is built in one call: one column replaced at
+#: a time cost ~0.4 ms each (a 20,000-column file: ~8 s; issue 57)
+_BUILT_AT_ONCE = 64
+
+
+def with_columns(frame, new: dict):
+    """A copy of ``frame`` with the columns of ``new`` replaced by its values (the frame's order,
+    index, attrs and flags kept)."""
+    import pandas as pd
+
+    if len(new) < _BUILT_AT_ONCE or not (frame.columns.is_unique and frame.index.is_unique):
+        out = frame.copy()
+        for c, values in new.items():
+            out[c] = values
+        return out
+    data = {c: new[c] if c in new else frame[c] for c in frame.columns}
+    return pd.DataFrame(data, index=frame.index, columns=frame.columns).__finalize__(frame)
 
 
 def _missing_as_read(frame, read, name, values):
@@ -264,6 +283,8 @@ def _missing_as_read(frame, read, name, values):
     if not is_numeric(values) or name not in read.columns:
         return values
     values = np.asarray(values, dtype=np.float64)
+    if not np.isnan(values).any():  # nothing missing to set back (before a Series is made)
+        return values
     source = frame[name]
     if not pd.api.types.is_numeric_dtype(source.dtype) or pd.api.types.is_bool_dtype(source.dtype):
         return values

@@ -60,11 +60,13 @@ def publish_values(
             nature,
             staged,
         )
-    out = df.copy()
-    for c in roles.columns:
-        out[c] = emb.published_column(c, numeric, codes, df[c])
-    for c, values in recoded.items():
-        out[c] = values
+    from ..io.typed_frames import with_columns
+
+    published = {  # (a continuous column's published values need not its original Series)
+        c: emb.published_column(c, numeric, codes, None if emb.kinds[c] == "continuous" else df[c])
+        for c in roles.columns
+    }
+    out = with_columns(df, published | recoded)
     suppression = _suppress_keys(out, roles, run, grouped.key_classes)
     if suppression is not None and suppression.total:
         from ..suppression import apply

@@ -56,11 +56,46 @@ def _integer_texts(meta: CsvMeta, j: int) -> bool:
     return all(INTEGER.fullmatch(t) for t in distinct if t.strip())
 
 
-def _published_texts(values, integer: bool, numeric: bool, d: CsvDialect, sep: str):
+def _number_codes(values):
+    """(codes per row, the distinct float64 values) of a numeric column, by their bits (-0.0 is
+    not 0.0); a missing value's code -1."""
+    import numpy as np
+    import pandas as pd
+
+    array = np.asarray(values).astype(np.float64)
+    codes, bits = pd.factorize(array.view(np.int64))
+    codes[np.isnan(array)] = -1
+    return codes, bits.view(np.float64)
+
+
+def _formatted_numbers(columns: dict, decimal: str) -> dict:
+    """name -> (codes per row, the distinct values' texts) of each numeric column of ``columns``
+    (name -> (values, integer)): every column's distinct values formatted by one
+    ``number_texts`` call per kind (each text is its value's alone; one call per column cost ~0.3
+    ms: 12,000 columns, issue 57)."""
+    import numpy as np
+
+    coded = {name: (_number_codes(values), integer) for name, (values, integer) in columns.items()}
+    out = {}
+    for integer in (False, True):
+        names = [name for name, (_, flag) in coded.items() if bool(flag) == integer]
+        if not names:
+            continue
+        distinct = [coded[name][0][1] for name in names]
+        texts = number_texts(np.concatenate(distinct), integer, decimal)
+        start = 0
+        for name, values in zip(names, distinct, strict=True):
+            out[name] = (coded[name][0][0], texts.slice(start, len(values)))
+            start += len(values)
+    return out
+
+
+def _published_texts(values, integer: bool, numeric: bool, d: CsvDialect, sep: str, formatted=None):
     """(codes per row, the distinct texts as written (a pyarrow string array, quotes doubled),
     which of them are always quoted): a missing value, as a suppressed stratum publishes, is an
     empty field; a text holding the separator, a quote or a line break is quoted. Numbers are
-    formatted by ``format_number`` (each distinct value once; pyarrow formats the common ones)."""
+    formatted by ``format_number`` (each distinct value once; pyarrow formats the common ones);
+    ``formatted``: their (codes, texts) already (``_formatted_numbers``)."""
     import numpy as np
     import pandas as pd
     import pyarrow as pa
@@ -68,10 +103,10 @@ def _published_texts(values, integer: bool, numeric: bool, d: CsvDialect, sep: s
     q = d.quotechar
     array = np.asarray(values)
     if numeric and array.dtype.kind in "fiu":
-        array = array.astype(np.float64)
-        codes, bits = pd.factorize(array.view(np.int64))  # by their bits: -0.0 is not 0.0
-        codes[np.isnan(array)] = -1
-        texts = number_texts(bits.view(np.float64), integer, d.decimal)
+        if formatted is None:
+            codes, distinct = _number_codes(array)
+            formatted = codes, number_texts(distinct, integer, d.decimal)
+        codes, texts = formatted
     else:
         objects = np.asarray(values, dtype=object)
         codes, distinct = pd.factorize(objects)
@@ -180,6 +215,29 @@ def csv_bytes(table: Table, published: dict, gz: bool, sep: str | None = None) -
     return out.getvalue()
 
 
+def _published_numbers(meta: CsvMeta, index: dict, published: dict) -> tuple[dict, dict]:
+    """(name -> (numeric, integer texts) of each published column, name -> its numbers'
+    ``_formatted_numbers`` when there are many columns)."""
+    import numpy as np
+
+    kinds = {}
+    for name, values in published.items():
+        numeric = is_numeric(values)
+        kinds[name] = numeric, numeric and _integer_texts(meta, index[name])
+    if len(published) < _FORMATTED_AT_ONCE:
+        return kinds, {}
+    numbers = {
+        name: (values, kinds[name][1])
+        for name, values in published.items()
+        if kinds[name][0] and np.asarray(values).dtype.kind in "fiu"
+    }
+    return kinds, _formatted_numbers(numbers, meta.dialect.decimal)
+
+
+#: from this many published columns on, their numbers are formatted together
+_FORMATTED_AT_ONCE = 64
+
+
 def _write_csv(stream, table: Table, published: dict, gz: bool, sep: str | None = None) -> dict:
     """Write the file's bytes with the QI cells replaced to ``stream`` (see ``csv_bytes``): the
     input's text, copied field by field at C speed, with each published column's distinct values
@@ -200,12 +258,14 @@ def _write_csv(stream, table: Table, published: dict, gz: bool, sep: str | None 
     rows = meta.rows
     codes = np.zeros((len(published), rows), dtype=np.int32)
     columns, wraps, base, written = [], [], 0, {}
+    kinds, formatted = _published_numbers(meta, index, published)
     for c, (name, values) in enumerate(published.items()):
         j = index[name]
         qcol[j] = c
-        numeric = is_numeric(values)
-        integer = numeric and _integer_texts(meta, j)
-        column_codes, texts, wrap = _published_texts(values, integer, numeric, d, sep)
+        numeric, integer = kinds[name]
+        column_codes, texts, wrap = _published_texts(
+            values, integer, numeric, d, sep, formatted.get(name)
+        )
         if numeric:  # a value missing in the input stays as the input wrote it
             column_codes, texts, wrap = _missing_as_read(meta, j, column_codes, texts, wrap, sep)
         written[name] = Written(column_codes, texts)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..records import key_list
+from ..records import WIDE, column_arrays, key_list
 
 __all__ = ["OrderSignal", "RowOrder", "row_order", "shuffle_permutation", "shuffle_rows"]
 
@@ -206,14 +206,23 @@ def row_order(
     else:
         columns = key_list(frame, columns)
     signals = []
-    for name in columns:
-        col = frame[name]
-        if getattr(col, "ndim", 1) != 1:  # duplicated header: ambiguous, skipped
-            continue
-        try:
-            values = _order_values(col)
-        except (TypeError, ValueError):
-            continue
+    # a wide file's numeric columns as float64 without a Series each (_order_values' numbers)
+    plain = (
+        column_arrays(frame, columns, "biuf")
+        if len(columns) >= WIDE and frame.columns.is_unique
+        else [None] * len(columns)
+    )
+    for name, array in zip(columns, plain, strict=True):
+        if array is not None:
+            values = array.astype(np.float64)
+        else:
+            col = frame[name]
+            if getattr(col, "ndim", 1) != 1:  # duplicated header: ambiguous, skipped
+                continue
+            try:
+                values = _order_values(col)
+            except (TypeError, ValueError):
+                continue
         if values is None:
             continue
         signal = _order_signal(name, values, min_spearman, min_monotone_share, min_z, sample, seed)
