@@ -169,12 +169,22 @@ def test_the_manifest_digest_of_a_shuffled_file_is_the_file_read(census_csv, tmp
     assert doc["output"]["rows_sha256"] == microagg.manifest.rows_digest(out, doc["output"]["read"])
 
 
-@pytest.mark.parametrize("name", ["weights", "sample_weight"])
-def test_an_array_for_a_column_option_is_refused_before_any_work(tmp_path, name):
-    """microaggregate takes weights as an array; a published file names its column (an array can
-    be neither read beside the file nor written in the manifest's command)."""
+def test_an_array_of_sample_weights_is_refused_before_any_work(tmp_path):
+    """microaggregate takes sample weights as an array; a published file names its column (an
+    array can be neither read beside the file nor written in the manifest's command)."""
     src = tmp_path / "in.csv"
     pd.DataFrame({"a": np.arange(30.0), "b": np.arange(30.0) % 7}).to_csv(src, index=False)
-    with pytest.raises(ParameterError, match=f"{name}= names a column of the input file"):
-        microagg.protect(src, tmp_path / "out.csv", k=3, **{name: np.ones(30)})
+    with pytest.raises(ParameterError, match="sample_weight= names a column of the input file"):
+        microagg.protect(src, tmp_path / "out.csv", k=3, sample_weight=np.ones(30))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
+
+
+def test_distance_weights_as_an_array_are_published_and_recorded(tmp_path):
+    """weights= (one number per QI) as a numpy array: the manifest's command writes its numbers."""
+    src = tmp_path / "in.csv"
+    pd.DataFrame({"a": np.arange(30.0), "b": np.arange(30.0) % 7}).to_csv(src, index=False)
+    as_list = microagg.protect(src, tmp_path / "list.csv", k=3, weights=[1.0, 2.0])
+    as_array = microagg.protect(src, tmp_path / "array.csv", k=3, weights=np.array([1.0, 2.0]))
+    assert (tmp_path / "list.csv").read_bytes() == (tmp_path / "array.csv").read_bytes()
+    assert np.array_equal(as_list.labels, as_array.labels)
+    assert "--weights" in (tmp_path / "array.csv.manifest.json").read_text()

@@ -139,6 +139,8 @@ def command_line(
         if not p.flags or p.name not in options:
             continue
         value = options[p.name]
+        if hasattr(value, "__array__"):  # numbers per QI given as an array (weights=)
+            value = value.tolist()
         always = p.name in ("k", "method", "columns", "seed")
         if value is None or (not always and value == p.default):
             continue

@@ -138,17 +138,16 @@ def protect(
 
 
 def _refuse_arrays(given: dict) -> None:
-    """A published file's options name its columns: an array given for one (``weights=``,
-    ``sample_weight=``, as ``microaggregate`` takes them) can be neither read beside the file nor
+    """A published file's sample weights are one of its columns: an array given for
+    ``sample_weight=`` (as ``microaggregate`` takes one) can be neither read beside the file nor
     written in the manifest's command, so it is refused before any work."""
     from ..errors import ParameterError, option_term
 
-    for name, value in given.items():
-        if hasattr(value, "__array__"):
-            raise ParameterError(
-                f"{option_term(name)} names a column of the input file when a file is published, "
-                "not an array of values"
-            )
+    if hasattr(given.get("sample_weight"), "__array__"):
+        raise ParameterError(
+            f"{option_term('sample_weight')} names a column of the input file when a file is "
+            "published, not an array of values"
+        )
 
 
 def _read_options(sep, decimal, encoding, sheet, missing) -> dict:
