@@ -39,6 +39,15 @@ def write_results(name: str, rows: list[dict], markdown: str) -> None:
     print(markdown)
 
 
+def measured_rows(cases, measure) -> list[dict]:
+    """``measure(case)`` for every case, each row printed as it comes (a long run shows progress)."""
+    rows = []
+    for case in cases:
+        rows.append(measure(case))
+        print(rows[-1], flush=True)
+    return rows
+
+
 def md_table(headers: list[str], rows: list[list]) -> str:
     out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import md_table, write_results  # noqa: E402
+from _common import md_table, measured_rows, write_results  # noqa: E402
 
 NAME = "app_wide_run"
 
@@ -98,14 +98,10 @@ def main() -> None:
         "--uncapped", default="250,500", help="columns of the former, uncapped measures and report"
     )
     args = ap.parse_args()
-    rows = []
     with tempfile.TemporaryDirectory(prefix="microagg-wide-") as folder:
-        for d in (int(x) for x in args.widths.split(",") if x):
-            rows.append(app_run(d, Path(folder)))
-            print(rows[-1], flush=True)
-    for d in (int(x) for x in args.uncapped.split(",") if x):
-        rows.append(uncapped(d))
-        print(rows[-1], flush=True)
+        widths = [int(x) for x in args.widths.split(",") if x]
+        rows = measured_rows(widths, lambda d: app_run(d, Path(folder)))
+    rows += measured_rows([int(x) for x in args.uncapped.split(",") if x], uncapped)
     table = md_table(
         [
             "records x columns",

@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import md_table, write_results  # noqa: E402
+from _common import md_table, measured_rows, write_results  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 #: case -> (file name, records, columns, how the values are made)
@@ -120,11 +120,9 @@ def main() -> None:
     ap.add_argument("--name", default="wide_files", help="the results' file name")
     ap.add_argument("--src", default=str(ROOT / "src"), help="the source tree to run")
     args = ap.parse_args()
-    rows = []
     with tempfile.TemporaryDirectory(prefix="microagg-wide-") as tmp:
-        for case in (c.strip() for c in args.cases.split(",") if c.strip()):
-            rows.append(run(case, Path(tmp), Path(args.src)))
-            print(rows[-1], flush=True)
+        cases = [c.strip() for c in args.cases.split(",") if c.strip()]
+        rows = measured_rows(cases, lambda case: run(case, Path(tmp), Path(args.src)))
     table = md_table(
         [
             "file",
