@@ -289,7 +289,9 @@ def read(p: Path, *, missing=(), sep=None, decimal=None, encoding=None) -> Table
         elif r == [""]:
             continue  # a blank line: kept as it is, not a record
         else:
-            line_no = sum(f.count("\n") for rec in records[:i] for f in rec) + i + 1
+            # a classic Mac OS file's line breaks in fields are '\r' again by now (above)
+            brk = "\r" if cr_only else "\n"
+            line_no = sum(f.count(brk) for rec in records[:i] for f in rec) + i + 1
             raise InputError(
                 f"line {line_no} of {p.name} has {len(r)} field(s), the header has {h} "
                 f"(separator {sep!r}; set it with --sep)"
