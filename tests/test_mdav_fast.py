@@ -257,8 +257,8 @@ def test_split_passes_give_the_same_labels(seed, n, d, k, kind, threads, fewest,
 
 @pytest.mark.parametrize("kind", ["gauss", "grid", "dup", "clusters"])
 def test_split_pairs_give_the_same_labels_past_the_guards_checks(kind):
-    """The tree kernel's split pairs (a pair's queries and the next pair's farthest on two
-    threads, answers over a superset of the records alive checked before use) give the plain
+    """The tree kernel's split pairs (a pair's queries and the next pair's on two threads,
+    answers over a superset of the records alive checked before use) give the plain
     loop's labels bit for bit over enough pairs for the guard to run pairs the other way
     (``mdav_split.PAIRS_CHECK_EVERY``), on data with ties and duplicated records."""
     from microagg.kernels.cores import split_threads

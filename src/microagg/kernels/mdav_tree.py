@@ -76,22 +76,38 @@ def _tree_take_group(T, X, q, k, labels, g, s, comp, members, dbuf, excl, alive)
 
 
 @kernel(parallel=True)
-def _pair_ahead(T, F, X, xr, b, k, members, dbuf, members_s, dbuf_s, excl, found):
-    """A pair's three queries and the next pair's farthest query at once, on two threads: one
-    finds the k records nearest to xr (members), then the record farthest from record b
-    (found[1]; none if b < 0); the other the record farthest from xr (found[0]), then the k
-    records nearest to it (members_s). The trees are only read: each answer is that of its query
-    alone, over the records alive now (a superset of those alive when the answer is used:
-    ``_split_pair``)."""
+def _pair_ahead(T, F, X, xr, b, k, bufs, ahead, found):
+    """A pair's three queries and the next pair's three at once, on two threads, three queries
+    each: one finds the k records nearest to xr (members), then the record farthest from record b
+    (found[1]), then the k nearest to that one (ahead's second); the other the record farthest
+    from xr (found[0]), then the k records nearest to it (members_s), then the k nearest to b
+    (ahead's first). b < 0: no next pair, only this pair's queries. The trees are only read: each
+    answer is that of its query alone, over the records alive now (a superset of those alive when
+    the answer is used: ``_split_pair``)."""
+    members, dbuf, members_s, dbuf_s, excl, _ = bufs
+    members_b, dbuf_b, members_f, dbuf_f = ahead
     for j in prange(2):
         if j == 0:
             kdtree.knn(T, xr, k, members, dbuf, excl, 0)
             if b >= 0:
                 found[1] = kdtree.farthest(F, X[b].copy(), excl, 0)[0]
+                kdtree.knn(T, X[found[1]].copy(), k, members_f, dbuf_f, excl, 0)
         else:
             far = kdtree.farthest(F, xr, excl, 0)[0]
             found[0] = far
             kdtree.knn(T, X[far].copy(), k, members_s, dbuf_s, excl, 0)
+            if b >= 0:
+                kdtree.knn(T, X[b].copy(), k, members_b, dbuf_b, excl, 0)
+
+
+@kernel
+def _all_alive(ids, k, alive):
+    """Whether ids[:k] are k records all still alive (a query's answer over an earlier superset
+    of the records alive that holds none removed since: the answer over those alive now)."""
+    for j in range(k):
+        if ids[j] < 0 or not alive[ids[j]]:
+            return False
+    return True
 
 
 @kernel(parallel=True)
@@ -143,18 +159,26 @@ def _trees_take_group(T, F, X, q, k, labels, g, s, comp, members, dbuf, excl, al
 
 
 @kernel
-def _split_pair(T, F, X, radial, alive, c, r, k, labels, g, s, comp, bufs, likely, follows, split):
+def _split_pair(
+    T, F, X, radial, alive, c, r, k, labels, g, s, comp, bufs, bufs_ahead, likely, follows, split
+):
     """Groups g (around r, the record farthest from the centroid c) and g + 1 (around the record
     farthest from r), their queries on two threads (``split``; else one after the other); returns
     the radial lists (tail, prefix). radial = (tail, prefix, anchors, work), as for
-    ``farthest_from_centroid``; bufs = (members, dbuf, members_s, dbuf_s, excl, found).
+    ``farthest_from_centroid``; bufs = (members, dbuf, members_s, dbuf_s, excl, found);
+    bufs_ahead = (members_b, dbuf_b, members_f, dbuf_f), the next pair's answers.
 
-    Two threads answer a pair's three queries in the time of two: while one finds r's k nearest,
-    the other finds s, the record farthest from r, then s's k nearest. If another pair
-    ``follows``, the first thread then finds the record farthest from the next pair's likely r
-    (the record farthest from c after r: the centroid barely moves), kept in ``likely``; when the
-    next pair's r is that record, its two k-nearest queries run at once. So two pairs cost about
-    three queries' time where one thread takes six.
+    Two threads answer two pairs' six queries in one region, three each (``_pair_ahead``): while
+    one finds r's k nearest, the other finds s, the record farthest from r, then s's k nearest.
+    If another pair ``follows``, the first thread then finds the record farthest from the next
+    pair's likely r, b (the record farthest from c after r: the centroid barely moves), and its k
+    nearest, the second b's k nearest; b and its farthest are kept in ``likely``. When the next
+    pair's r is b, its groups come from those answers with no query (or, if one holds a record
+    this pair took, from two k-nearest queries at once). So two pairs cost about three queries'
+    time where one thread takes six, in one region: a region waits for its slower thread, and
+    three queries a thread vary less than one (measured at 3·10^5 Gaussian 10-d records: the tree
+    part's query regions 20 % shorter than with the next pair's two k-nearest queries in a region
+    of their own).
 
     Each answer is a query's over the records alive when it ran, a superset of those alive when
     it is used: an answer that holds no record removed since is the answer over the records
@@ -163,17 +187,23 @@ def _split_pair(T, F, X, radial, alive, c, r, k, labels, g, s, comp, bufs, likel
     labels are the one-thread kernel's, bit for bit."""
     tail, prefix, anchors, work = radial
     members, dbuf, members_s, dbuf_s, excl, found = bufs
+    ahead = bufs_ahead
     xr = X[r].copy()
     ready = split[0] >= 2  # members_s: the k nearest to found[0], asked with the pair
     if ready and likely[0] == r and alive[likely[1]]:
         found[0] = likely[1]
-        _two_nearest(T, X, xr, found[0], k, members, dbuf, members_s, dbuf_s, excl)
+        members_b, _, members_f, _ = ahead
+        if _all_alive(members_b, k, alive) and _all_alive(members_f, k, alive):
+            for j in range(k):  # asked with the last pair: element-wise, as in _brute_pairs
+                members[j], members_s[j] = members_b[j], members_f[j]
+        else:  # a record of the last pair's groups among them: asked again
+            _two_nearest(T, X, xr, found[0], k, members, dbuf, members_s, dbuf_s, excl)
         likely[0] = -1
     elif ready:
         b = -1
         if follows:
             b, tail, prefix = farthest_from_centroid(X, tail, prefix, anchors, work, alive, c, r)
-        _pair_ahead(T, F, X, xr, b, k, members, dbuf, members_s, dbuf_s, excl, found)
+        _pair_ahead(T, F, X, xr, b, k, bufs, ahead, found)
         likely[0], likely[1] = b, found[1]
     else:
         kdtree.knn(T, xr, k, members, dbuf, excl, 0)
@@ -304,6 +334,12 @@ def mdav_tree_kernel(X, k, classic, leaf_size, switch, budget, split):
     guard = np.array([1.0, 0.0, 0.0, 0.0, 0.0, 0.0])  # split pairs against one thread
     bufs = (members, dbuf, np.empty(k, dtype=np.int64), np.empty(k), excl, np.zeros(2, np.int64))
     likely = np.full(2, -1, dtype=np.int64)  # a record likely to be a next pair's r, its farthest
+    bufs_ahead = (
+        np.empty(k, dtype=np.int64),
+        np.empty(k),
+        np.empty(k, dtype=np.int64),
+        np.empty(k),
+    )
     brute_per_record = -1.0  # the last trial's cycles per pair and remaining record
     check = n - 2 * k * max(
         1, min(SWITCH_FIRST_PAIRS, n // (16 * k))
@@ -336,6 +372,7 @@ def mdav_tree_kernel(X, k, classic, leaf_size, switch, budget, split):
                 s,
                 comp,
                 bufs,
+                bufs_ahead,
                 likely,
                 m - 2 * k >= stop,
                 now,
