@@ -1,11 +1,11 @@
-"""MDAV on one thread (the default) against its work split over the cores a probe finds idle.
+"""MDAV on one thread against its work split over the cores a probe finds idle (the default).
 
 Gaussian n × 10 records (``mdav_scaling.make_data``), k = 3, through
 ``microaggregate(X, k=3, method="mdav", audit=False, threads=...)``, each run in a fresh process
 whose kernels were compiled before (a warm-up process per condition, into the checkout's numba
 cache). Conditions, alternating so that they meet the same load: ``threads=1`` (one thread
-throughout, the default), ``threads=None`` (the probe decides), and ``threads=2`` (split whatever
-the load). Each row: the run of median wall time, its CPU seconds (all threads), the kernel's
+throughout), ``threads=None`` (the probe decides; the default since issue 56), and ``threads=2``
+(split whatever the load). Each row: the run of median wall time, its CPU seconds (all threads), the kernel's
 ``Result.seconds``, the labels' SHA-256 (the same in every condition), the 1-minute load average
 before and after, and the idle cores the probe (``kernels.cores.idle_cores``) saw just before
 the call, and numba's threading layer the split ran on. ``--busy 0,2`` (the default) measures
@@ -165,15 +165,16 @@ def markdown(rows: list[dict]) -> str:
         " UTC it was mdav's default). Threading layer: numba's, where a parallel region ran (– none; rows"
         " measured before 2026-11-27 20:30 UTC do not say). Rows measured before 2026-11-27 23:00"
         " UTC ran the earlier split of the tree kernel (a pair's first two queries at once); later"
-        " ones answer two pairs' queries at a time (`kernels.mdav_tree._split_pair`).\n\n"
+        " ones answer two pairs' queries at a time (`kernels.mdav_tree._split_pair`); from 2026-12-07"
+        " 20:55 UTC on, the two pairs' six queries run in one region, three a thread.\n\n"
     )
     return intro + md_table(
         [
             "n",
             "busy",
             "load",
-            "one thread (default)",
-            "probe",
+            "one thread",
+            "probe (default)",
             "two threads",
             "probe speed-up",
             "two threads speed-up",

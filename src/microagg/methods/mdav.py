@@ -78,7 +78,7 @@ def mdav(X, k, *, seed, deadline, progress, variant, algorithm, threads):
     to 10,000 records (up to 5,000 in numpy on a first run, while compiling its kernel would cost
     far more than the run), else the tree handing over to brute force when that is measured cheaper
     (``kernels.mdav_tree.mdav_tree_kernel``); all give the same labels. From 100,000 records MDAV
-    can run on the cores a short probe finds idle (``threads``: None; n: at most n; 1, the default:
+    runs on the cores a short probe finds idle (``threads``: None, the default; n: at most n; 1:
     one thread): the tree's queries of two pairs of groups at a time on two threads, the
     brute-force passes split into ranges (the same labels, bit for bit;
     ``kernels.mdav_labels.mdav_labels``), checked against one thread as the run goes. With a time
