@@ -34,7 +34,7 @@ SPLIT_CHECK_EVERY = 128
 #: pairs of groups between two checks of the tree kernel's split pairs against one thread
 PAIRS_CHECK_EVERY = 1024
 #: pairs of groups a check runs the other way (an even number: split pairs alternate between
-#: three queries' time and one, ``mdav_tree._split_pair``)
+#: three queries' time and none, ``mdav_tree._split_pair``)
 PAIRS_PROBE = 4
 
 

@@ -160,13 +160,13 @@ def _trees_take_group(T, F, X, q, k, labels, g, s, comp, members, dbuf, excl, al
 
 @kernel
 def _split_pair(
-    T, F, X, radial, alive, c, r, k, labels, g, s, comp, bufs, bufs_ahead, likely, follows, split
+    T, F, X, radial, alive, c, r, k, labels, g, s, comp, bufs, ahead, likely, follows, split
 ):
     """Groups g (around r, the record farthest from the centroid c) and g + 1 (around the record
     farthest from r), their queries on two threads (``split``; else one after the other); returns
     the radial lists (tail, prefix). radial = (tail, prefix, anchors, work), as for
     ``farthest_from_centroid``; bufs = (members, dbuf, members_s, dbuf_s, excl, found);
-    bufs_ahead = (members_b, dbuf_b, members_f, dbuf_f), the next pair's answers.
+    ahead = (members_b, dbuf_b, members_f, dbuf_f), the next pair's answers.
 
     Two threads answer two pairs' six queries in one region, three each (``_pair_ahead``): while
     one finds r's k nearest, the other finds s, the record farthest from r, then s's k nearest.
@@ -187,7 +187,6 @@ def _split_pair(
     labels are the one-thread kernel's, bit for bit."""
     tail, prefix, anchors, work = radial
     members, dbuf, members_s, dbuf_s, excl, found = bufs
-    ahead = bufs_ahead
     xr = X[r].copy()
     ready = split[0] >= 2  # members_s: the k nearest to found[0], asked with the pair
     if ready and likely[0] == r and alive[likely[1]]:
@@ -334,7 +333,7 @@ def mdav_tree_kernel(X, k, classic, leaf_size, switch, budget, split):
     guard = np.array([1.0, 0.0, 0.0, 0.0, 0.0, 0.0])  # split pairs against one thread
     bufs = (members, dbuf, np.empty(k, dtype=np.int64), np.empty(k), excl, np.zeros(2, np.int64))
     likely = np.full(2, -1, dtype=np.int64)  # a record likely to be a next pair's r, its farthest
-    bufs_ahead = (
+    next_pair = (  # the next pair's answers, asked with this pair's (``_pair_ahead``)
         np.empty(k, dtype=np.int64),
         np.empty(k),
         np.empty(k, dtype=np.int64),
@@ -372,7 +371,7 @@ def mdav_tree_kernel(X, k, classic, leaf_size, switch, budget, split):
                 s,
                 comp,
                 bufs,
-                bufs_ahead,
+                next_pair,
                 likely,
                 m - 2 * k >= stop,
                 now,
