@@ -66,13 +66,17 @@ def test_bands_keep_groups_valid_and_never_raise_sse(tmp_path_factory, seed, n, 
     Z, rows, cut, slab_labels = _two_slabs(seed, n, k)
     offsets = np.array([0, slab_labels[0].max() + 1], dtype=np.int64)
     labels = np.empty(n, dtype=np.int64)
+    banded = 0
     for s, (r, lab) in enumerate(zip(rows, slab_labels, strict=True)):
         labels[r] = lab + offsets[s]
-        save_band_pieces(spill, s, [(0, cut)], Z[r], r, lab, group_means(Z[r], lab))
+        banded += save_band_pieces(spill, s, [(0, cut)], Z[r], r, lab, group_means(Z[r], lab))
     public = group_means(Z, labels)
     before = sse(Z, labels)
     deadline = microagg_deadline()
-    searched = search_bands(spill, [cut], offsets, k, seed, deadline, "synchronous", silent, 1.0)
+    searched = search_bands(
+        spill, [cut], offsets, k, seed, deadline, "synchronous", silent, 1.0, banded
+    )
+    assert banded == sum(records for _, (records, _, _) in searched)  # what the bands hold
     g = len(public)
     public = np.concatenate([public, np.full((new_groups(searched), 3), np.nan)])
     change, emptied = apply_bands(searched, labels, public, lambda m: m, g)

@@ -171,10 +171,12 @@ def _slab_bounds(P: np.ndarray, min_size: int, levels: int) -> tuple[np.ndarray,
         for a, b in zip(bounds[:-1], bounds[1:]):
             if b - a >= 2 * min_size:
                 seg = order[a:b]
-                seg = seg[np.argsort(proj[seg], kind="stable")]
-                order[a:b] = seg
-                c = _bisect(proj[seg], min_size, SLAB_CUT_WINDOW)
-                value = (float(proj[seg[c - 1]]) + float(proj[seg[c]])) / 2
+                values = proj[seg]  # gathered once: 10^8 projections at the first level
+                by_value = np.argsort(values, kind="stable")
+                order[a:b] = seg[by_value]
+                values = values[by_value]
+                c = _bisect(values, min_size, SLAB_CUT_WINDOW)
+                value = (float(values[c - 1]) + float(values[c])) / 2
                 cuts.append((column, a, a + c, b, value))
                 cut_bounds.append(a + c)
             cut_bounds.append(b)
@@ -201,7 +203,7 @@ def _slab_task(
     """Microaggregate one spilled slab; its rows, labels 0..g-1 and group means (z-score units)
     go back to disk (``result.npz`` in the slab's folder: the driver reads one slab at a time, so
     it never holds every slab's result at once), and its groups nearest each bounding cut
-    (``cuts``: (number, Cut)) to their bands; returns (groups, sse, min size)."""
+    (``cuts``: (number, Cut)) to their bands; returns (groups, sse, min size, records banded)."""
     from .labels import group_means, sse
     from .slab_boundaries import save_band_pieces
 
@@ -226,8 +228,10 @@ def _slab_task(
     )
     means = group_means(Z, labels)
     np.savez(os.path.join(slab_dir, "result.npz"), rows=rows, labels=labels, means=means)
-    save_band_pieces(os.path.dirname(slab_dir), int(slab_dir[-6:]), cuts, Z, rows, labels, means)
-    return len(means), float(sse(Z, labels)), int(np.bincount(labels).min())
+    banded = save_band_pieces(
+        os.path.dirname(slab_dir), int(slab_dir[-6:]), cuts, Z, rows, labels, means
+    )
+    return len(means), float(sse(Z, labels)), int(np.bincount(labels).min()), banded
 
 
 @dataclass(frozen=True)
@@ -443,7 +447,8 @@ def _partition_slabs(spill, nslabs, slab_sizes, cuts, n, run, scaler, deadline, 
 
     refine = DEFAULT_REFINE if run.refine is None else float(run.refine)
     across = bool(cuts) and refine > 0  # refine 0: the method's groups as they are, as in memory
-    share = slabs_share(n, band_records(cuts, slab_sizes)) if across else 1.0
+    bounding = [ancestors(cuts, s) if across else [] for s in range(nslabs)]  # each slab's cuts
+    share = slabs_share(n, band_records(bounding, slab_sizes)) if across else 1.0
     clock = BlockClock(deadline, n, _workers(run.scheduler) if nslabs > 1 else 1, share)
     tasks = [
         dask.delayed(_slab_task, pure=False)(
@@ -455,27 +460,37 @@ def _partition_slabs(spill, nslabs, slab_sizes, cuts, n, run, scaler, deadline, 
             run.params,
             refine,
             clock,
-            [(c, cuts[c]) for c in ancestors(cuts, s)] if across else [],
+            [(c, cuts[c]) for c in bounding[s]],
         )
         for s in range(nslabs)
     ]
     results = _compute(tasks, run.scheduler, progress, "slabs")
-    offsets = np.concatenate([[0], np.cumsum([g for g, _, _ in results])]).astype(np.int64)
+    offsets = np.concatenate([[0], np.cumsum([g for g, *_ in results])]).astype(np.int64)
     searched = []
     if across:
+        banded = sum(b for *_, b in results)
         searched = search_bands(
-            spill, cuts, offsets, run.k, run.seed, deadline, run.scheduler, progress, 1.0 - share
+            spill,
+            cuts,
+            offsets,
+            run.k,
+            run.seed,
+            deadline,
+            run.scheduler,
+            progress,
+            1.0 - share,
+            banded,
         )
     labels = np.empty(n, dtype=np.int64)
     public = np.empty((int(offsets[-1]) + new_groups(searched), len(scaler.mean)))
     total_sse = 0.0
-    for s, (g, s_sse, _) in enumerate(results):
+    for s, (g, s_sse, *_) in enumerate(results):
         with np.load(os.path.join(spill, f"slab-{s:06d}", "result.npz")) as f:
             labels[f["rows"]] = f["labels"] + offsets[s]
             public[offsets[s] : offsets[s] + g] = scaler.inverse(f["means"])
         total_sse += s_sse
     if not searched:
-        return labels, public, total_sse, min(m for _, _, m in results), len(public)
+        return labels, public, total_sse, min(m for _, _, m, _ in results), len(public)
     change, emptied = apply_bands(searched, labels, public, scaler.inverse, int(offsets[-1]))
     public = drop_groups(labels, public, emptied)
     sizes = np.bincount(labels, minlength=len(public))

@@ -87,12 +87,14 @@ def _nearest_groups(
     return candidates[: int(np.searchsorted(reach, records)) + 1]
 
 
-def save_band_pieces(spill: str, slab: int, cuts: list, Z, rows, labels, means) -> None:
+def save_band_pieces(spill: str, slab: int, cuts: list, Z, rows, labels, means) -> int:
     """In a slab's task: for each cut bounding the slab (``cuts``: (number, Cut) in level order),
     the z-scores, row numbers and slab-local labels of the slab's groups in that cut's band,
-    saved as ``band-<cut>/slab-<slab>.npz`` in ``spill``."""
+    saved as ``band-<cut>/slab-<slab>.npz`` in ``spill``; returns the records saved (the bands'
+    share of the work budget is counted from them, ``search_bands``)."""
     sizes = np.bincount(labels, minlength=len(means))
     free = np.ones(len(means), dtype=bool)
+    saved = 0
     for number, cut in cuts:
         distance = np.abs(means @ cut.axis - cut.value)
         picked = _nearest_groups(distance, sizes, free, _per_cut(len(Z), len(cuts)))
@@ -100,6 +102,7 @@ def save_band_pieces(spill: str, slab: int, cuts: list, Z, rows, labels, means) 
             continue
         free[picked] = False
         members = np.isin(labels, picked)
+        saved += int(members.sum())
         folder = os.path.join(spill, f"band-{number:06d}")
         os.makedirs(folder, exist_ok=True)
         np.savez(
@@ -108,6 +111,7 @@ def save_band_pieces(spill: str, slab: int, cuts: list, Z, rows, labels, means) 
             rows=rows[members],
             labels=labels[members],
         )
+    return saved
 
 
 def _band_task(folder: str, offsets: np.ndarray, k: int, seed, clock) -> tuple:
@@ -143,13 +147,14 @@ def _band_task(folder: str, offsets: np.ndarray, k: int, seed, clock) -> tuple:
     return len(Z), before, after
 
 
-def band_records(cuts: list, slab_sizes: np.ndarray) -> int:
-    """Records the bands will hold, about: BAND_SHARE of every slab bounded by a cut (before the
-    slabs run: the work budget is shared by records, ``work_share``)."""
+def band_records(bounding: list, slab_sizes: np.ndarray) -> int:
+    """Records the bands will hold, about: BAND_SHARE of every slab bounded by a cut
+    (``bounding``: each slab's cuts, ``ancestors``), before the slabs run: the work budget is
+    shared by records (``work_share``)."""
     return int(
         sum(
-            len(ancestors(cuts, s)) * _per_cut(int(size), len(ancestors(cuts, s)))
-            for s, size in enumerate(slab_sizes)
+            len(slab_cuts) * _per_cut(int(size), len(slab_cuts))
+            for slab_cuts, size in zip(bounding, slab_sizes, strict=True)
         )
     )
 
@@ -160,10 +165,12 @@ def work_share(records: int, banded: int) -> float:
     return records / (records + banded)
 
 
-def search_bands(spill, cuts, offsets, k, seed, deadline, scheduler, progress, share) -> list:
+def search_bands(
+    spill, cuts, offsets, k, seed, deadline, scheduler, progress, share, records
+) -> list:
     """The bands' searches on ``scheduler`` (one Dask task per cut with a band), sharing ``share``
-    of the run's work budget by their records; returns the folders of the bands searched and
-    their (records, SSE before, SSE after)."""
+    of the run's work budget by their ``records`` (what ``save_band_pieces`` saved); returns the
+    folders of the bands searched and their (records, SSE before, SSE after)."""
     import dask
 
     from .blocks import BlockClock, _block_seed, _compute, _workers
@@ -172,10 +179,6 @@ def search_bands(spill, cuts, offsets, k, seed, deadline, scheduler, progress, s
     folders = [f for f in folders if os.path.isdir(f)]
     if not folders:
         return []
-    records = 0
-    for path in (p for f in folders for p in glob.glob(os.path.join(f, "slab-*.npz"))):
-        with np.load(path) as piece:
-            records += int(piece["rows"].size)
     clock = BlockClock(deadline, records, _workers(scheduler), share)
     tasks = [
         dask.delayed(_band_task, pure=False)(
