@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import glob
 import os
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -115,10 +116,7 @@ def write(frame, tmp, meta: ParquetMeta | None, path, published) -> None:
         pandas_meta = json.loads(metadata[b"pandas"])
         # the schema's types by name, looked up once: ``schema.names`` is a new list at each call
         # (20,000 columns: 157 s in this loop, issue 57); a name twice asks the schema as before
-        names = schema.names
-        counts: dict = {}
-        for name in names:
-            counts[name] = counts.get(name, 0) + 1
+        counts = Counter(schema.names)
         read_types = {f.name: f.type for f in schema if counts[f.name] == 1}
         for col in pandas_meta.get("columns", []):
             kept = col.get("name") in published and table_types.get(col["name"]) == (
