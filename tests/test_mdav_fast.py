@@ -601,3 +601,64 @@ def test_a_warm_up_keeps_the_probe_s_kernel_without_probing(monkeypatch):
     with planning(kmdav.SPLIT_MIN_N), warming_up():
         kmdav.mdav_labels(X, 3, algorithm="brute", threads=None)
     assert splits == [(1, kmdav.SPLIT_MIN_RECORDS)] and probes == []
+
+
+def _pass_way(guard, spent_split, spent_single, records=1000):
+    """One timed brute-force pass through the split guard (``mdav_split._split_now`` /
+    ``_split_timed``) with synthetic cycle counts: whether it ran split."""
+    from microagg.kernels.mdav_split import _split_now, _split_timed
+
+    split = _split_now((2, 1), guard)[0] >= 2
+    _split_timed(guard, spent_split if split else spent_single, records)
+    return split
+
+
+def test_split_passes_change_way_only_when_two_checks_in_a_row_agree():
+    """A split pass that one check finds slower (an interrupt delayed it) is checked again at
+    once and the passes stay split; two checks in a row that find it slower (another process
+    holds the second core) send the passes to one thread until a check finds otherwise."""
+    from microagg.kernels.mdav_split import SPLIT_CHECK_EVERY
+
+    guard = np.array([0.0, 0.0, 0.0, 1.0, 0.0])
+    ways = [_pass_way(guard, 600, 1000) for _ in range(2 * SPLIT_CHECK_EVERY)]
+    assert ways.count(False) == 2  # the two checks' one-thread passes
+    # one unlucky check: checked again after a split pass, and the split stands
+    ways = [_pass_way(guard, 1500, 1000)] + [_pass_way(guard, 600, 1000) for _ in range(40)]
+    assert ways[:5] == [True, False, True, True, False] and all(ways[5:])
+    # the second core taken: two checks agree, the passes go on on one thread, but for the
+    # split pass before each check's timed one, which wakes the other thread
+    guard[0] = 0.0
+    ways = [_pass_way(guard, 1500, 1000) for _ in range(2 * SPLIT_CHECK_EVERY + 5)]
+    assert ways[:5] == [True, False, True, True, False] and ways[5:].count(True) == 4
+    # the core free again: back to split after two checks that agree
+    guard[0] = 0.0
+    ways = [_pass_way(guard, 600, 1000) for _ in range(60)]
+    assert ways[:5] == [True, False, True, True, False] and all(ways[5:])
+
+
+def test_split_pairs_change_way_only_when_two_probes_in_a_row_agree():
+    """The tree kernel's pair guard (``mdav_split._pair_split_now`` / ``_pair_timed``): a probe
+    of PAIRS_PROBE one-thread pairs that wins by chance is run again, and the pairs stay split
+    unless the second probe wins too."""
+    from microagg.kernels.mdav_split import (
+        PAIRS_CHECK_EVERY,
+        PAIRS_PROBE,
+        _pair_split_now,
+        _pair_timed,
+    )
+
+    guard = np.array([1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+
+    def run(pairs, split_cost, single_cost_of_probe):
+        ways = []
+        for p in range(pairs):
+            split = bool(_pair_split_now(guard))
+            ways.append(split)
+            _pair_timed(guard, split_cost if split else single_cost_of_probe(p))
+        return ways
+
+    ways = run(PAIRS_CHECK_EVERY + 2 * PAIRS_PROBE + 10, 100.0, lambda p: 90.0 if p < 1030 else 200)
+    assert ways.count(False) == 2 * PAIRS_PROBE and all(ways[-10:])  # probed twice, stays split
+    guard[:] = [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    ways = run(PAIRS_CHECK_EVERY + 2 * PAIRS_PROBE + 10, 100.0, lambda p: 90.0)
+    assert not any(ways[-10:])  # two probes agree: one thread

@@ -169,7 +169,7 @@ def _brute_pairs(
     selected, far_q = False, 0  # whether pos_q, best_q and far_q hold ahead's selection
     pairs, passes = 0, 0
     removed = width - m  # columns of grouped records (NaN)
-    guard = np.array([0.0, 0.0, 0.0, 1.0])  # split passes against one thread (``_split_now``)
+    guard = np.array([0.0, 0.0, 0.0, 1.0, 0.0])  # split passes against one thread (``_split_now``)
     while m >= stop and pairs < max_pairs:
         c = running_mean(s, comp, m)
         r, tail, prefix = farthest_from_centroid(X, tail, prefix, anchors, work, alive, c, -1)

@@ -330,7 +330,7 @@ def mdav_tree_kernel(X, k, classic, leaf_size, switch, budget, split):
     g = 0
     stop = 3 * k if classic else 2 * k
     tree_cycles, tree_pairs = 0, 0  # the tree's pairs of groups since it was built
-    guard = np.array([1.0, 0.0, 0.0, 0.0, 0.0, 0.0])  # split pairs against one thread
+    guard = np.array([1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])  # split pairs against one thread
     bufs = (members, dbuf, np.empty(k, dtype=np.int64), np.empty(k), excl, np.zeros(2, np.int64))
     likely = np.full(2, -1, dtype=np.int64)  # a record likely to be a next pair's r, its farthest
     next_pair = (  # the next pair's answers, asked with this pair's (``_pair_ahead``)
