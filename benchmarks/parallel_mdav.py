@@ -166,7 +166,12 @@ def markdown(rows: list[dict]) -> str:
         " measured before 2026-11-27 20:30 UTC do not say). Rows measured before 2026-11-27 23:00"
         " UTC ran the earlier split of the tree kernel (a pair's first two queries at once); later"
         " ones answer two pairs' queries at a time (`kernels.mdav_tree._split_pair`); from 2026-12-07"
-        " 20:55 UTC on, the two pairs' six queries run in one region, three a thread.\n\n"
+        " 20:55 UTC on, the two pairs' six queries run in one region, three a thread; from 23:13 UTC"
+        " on, the checks of split work against one thread change way only when two in a row agree"
+        " (`kernels.mdav_split._split_timed`, `_pair_timed`). With two busy processes the probe and"
+        " one thread run the same one-thread code, and the same run's wall time moved by 45 % between"
+        " rounds (277.0 and 401.2 s, 2026-12-08): the busy rows' speed-ups are the scheduler's draw"
+        " more than the code's.\n\n"
     )
     return intro + md_table(
         [
