@@ -80,8 +80,9 @@ def _pair_timed(guard, spent):
 def _split_now(split, guard):
     """The split of the next timed pass. Every SPLIT_CHECK_EVERY timed passes, one is split and the
     next one is not, both timed (``_split_timed``); in between, the passes run as the faster of the
-    two did, except that the pass before the timed split one is split too: a thread left idle
-    over a pass has gone to sleep, and waking it would be charged to the timed pass. guard =
+    two did, except that the pass before the timed split one is split too, so that waking a
+    thread left idle over a pass (it may have gone to sleep) is not charged to the timed pass
+    (a precaution, not measured apart from the checks that agree in a row). guard =
     [timed passes, cycles per record split, the same on one thread, 1.0 while splitting, 1.0
     while a check is in doubt]. When another process takes the second core, split passes wait
     for it and turn slower than one thread's: the kernel goes on on one thread until a check
