@@ -26,7 +26,7 @@ class ExcelMeta(Meta):
     integer_columns: list = field(default_factory=list)  # columns of integer cells only
     positional = True  # formulas refer to cells by position: a shuffled copy is a new workbook
 
-    def read_options(self) -> dict:
+    def read_options(self, path=None) -> dict:
         return {"sheet": self.sheet} if self.sheet else {}  # the sheet protected, not the first
 
 

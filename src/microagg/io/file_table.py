@@ -34,9 +34,10 @@ class Meta:
         i); by default it holds nothing per record."""
         return self
 
-    def read_options(self) -> dict:
-        """The read options that read a file written in this same format back as this one was
-        read (the read-back check: a CSV's decimal mark, the Excel sheet protected)."""
+    def read_options(self, path=None) -> dict:
+        """The read options that read a file written in this same format to ``path`` back as
+        this one was read (the read-back check: a CSV's separator and decimal mark, the Excel
+        sheet protected)."""
         return {}
 
 

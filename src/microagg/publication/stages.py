@@ -191,7 +191,7 @@ def read_back(the_plan: Plan, staged, computed) -> ReadBack:
     key_variables = computed.audit_roles.key_variables
     table, out = the_plan.table, the_plan.targets.output
     same = staged.format == table.format and table.meta is not None
-    options = table.meta.read_options() if same else {}
+    options = table.meta.read_options(out) if same else {}
     try:
         read = io.read(staged.temporary, format=staged.format, written=staged.written, **options)
     except InputError as exc:  # named as the user named the file, not as the temporary link

@@ -10,6 +10,13 @@ from .dialect import INTEGER
 from .fields import distinct_texts, field_texts, object_array, text_buffers
 
 
+def written_sep(sep: str, path) -> str:
+    """The separator a CSV read with ``sep`` is written with to ``path``: a tab for a file named
+    .tsv / .tab (gzipped or not), else the input's."""
+    name = "" if path is None else str(path).lower().removesuffix(".gz")
+    return "\t" if name.endswith((".tsv", ".tab")) else sep
+
+
 @dataclass
 class CsvDialect:
     """How a delimited text file is written: everything needed to write it back the same way."""
@@ -156,10 +163,12 @@ class CsvMeta(Meta):
                         frame[name] = pd.array(ints, dtype="Int64")
         return frame
 
-    def read_options(self) -> dict:
-        """How the written file is read back: its decimal mark, and its encoding when its bytes
-        do not say it (UTF-16 or UTF-32 without a byte order mark), and its missing-value tokens."""
-        out = {"decimal": self.dialect.decimal}
+    def read_options(self, path=None) -> dict:
+        """How the file written to ``path`` is read back: its separator (``written_sep``: sniffed,
+        a file whose published fields hold the decimal comma could read as comma-separated), its
+        decimal mark, its encoding when its bytes do not say it (UTF-16 or UTF-32 without a byte
+        order mark), and its missing-value tokens."""
+        out = {"sep": written_sep(self.dialect.sep, path), "decimal": self.dialect.decimal}
         encoding = self.dialect.encoding.lower().replace("_", "-")
         if not self.dialect.bom and encoding.startswith(("utf-16", "utf-32")):
             out["encoding"] = self.dialect.encoding

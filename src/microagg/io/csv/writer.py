@@ -12,7 +12,7 @@ from ..file_table import Table
 from ..typed_frames import is_missing, is_numeric
 from .dialect import INTEGER
 from .fields import distinct_texts, field_texts, object_array, text_buffers
-from .meta import CsvDialect, CsvMeta
+from .meta import CsvDialect, CsvMeta, written_sep
 
 
 @dataclass(frozen=True)
@@ -337,15 +337,13 @@ def write_same(table: Table, published: dict, tmp, path, kept=()) -> dict:
     """CSV to CSV: the input's bytes with the QI cells replaced. A file named .tsv / .tab is
     tab-separated; any other name keeps the input's separator. Returns each published column's
     ``Written`` texts (for the read-back check)."""
-    name = Path(path).name.lower()
-    tabs = name.removesuffix(".gz").endswith((".tsv", ".tab"))
     with open(tmp, "wb") as stream:
         return _write_csv(
             stream,
             table,
             _kept_texts(table, published, kept),
-            gz=name.endswith(".gz"),
-            sep="\t" if tabs else None,
+            gz=Path(path).name.lower().endswith(".gz"),
+            sep=written_sep(table.meta.dialect.sep, path),
         )
 
 
