@@ -300,10 +300,10 @@ def test_trees_built_on_two_threads_are_those_built_on_one(seed, n, d, kind, sha
 
 
 def test_threads_option_decides_the_split(monkeypatch):
-    """threads=1 (the kernel's default; the method's is None) and small inputs run the one-thread
-    kernel (split None); threads=None asks the probe from SPLIT_MIN_N records on (planned) and
-    keeps the split kernel when it grants one thread (one compiled kernel whatever the load), a
-    number is taken as given; all the same labels."""
+    """Small inputs run the one-thread kernel (split None); from SPLIT_MIN_N records on (planned)
+    every run takes the split kernel (one compiled kernel whatever the load): threads=1 (the
+    kernel's default; the method's is None) on one thread, threads=None on the threads the probe
+    grants, a number as given."""
     import microagg.kernels.mdav_labels as kmdav
     from microagg.kernels import cores
     from microagg.kernels.jit import planning
@@ -325,7 +325,37 @@ def test_threads_option_decides_the_split(monkeypatch):
         kmdav.mdav_labels(X, 3, algorithm="brute", threads=None)
         monkeypatch.setattr(cores, "idle_cores", lambda *a, **kw: 1.1)  # one core busy
         kmdav.mdav_labels(X, 3, algorithm="brute", threads=None)
-    assert splits == [None, None, None, (2, kmdav.SPLIT_MIN_RECORDS), (1, kmdav.SPLIT_MIN_RECORDS)]
+    one = (1, kmdav.SPLIT_MIN_RECORDS)
+    assert splits == [None, None, one, (2, kmdav.SPLIT_MIN_RECORDS), one]
+
+
+@pytest.mark.parametrize("algorithm", ["auto", "brute", "tree"])
+def test_a_probe_that_finds_the_cores_busy_runs_what_threads_1_runs(monkeypatch, algorithm):
+    """Issue 56: MDAV's default (threads=None) on busy cores is never slower than one thread
+    because it is one thread: the same kernel called with the same arguments as threads=1."""
+    import microagg.kernels.mdav_labels as kmdav
+    from microagg.kernels import cores
+    from microagg.kernels.jit import planning
+
+    calls = []
+
+    def recorder(kernel):
+        def record(*args):
+            calls.append((kernel, args[1:]))  # the records themselves compared apart
+            return mdav_kernel(args[0], args[1], args[2])
+
+        return record
+
+    for name in ("mdav_brute_kernel", "mdav_tree_kernel"):
+        monkeypatch.setattr(kmdav, name, recorder(name))
+    monkeypatch.setattr(kmdav, "_kernel_ready", lambda dispatcher: True)
+    monkeypatch.setattr(cores, "usable_cores", lambda: [0, 1])
+    monkeypatch.setattr(cores, "idle_cores", lambda *a, **kw: 0.2)  # two busy processes
+    X = _data(5, 90, 3, "gauss")
+    with planning(10**6):
+        kmdav.mdav_labels(X, 3, algorithm=algorithm, threads=1)
+        kmdav.mdav_labels(X, 3, algorithm=algorithm, threads=None)
+    assert len(calls) == 2 and calls[0] == calls[1], calls
 
 
 def _split_granted_here(queue):

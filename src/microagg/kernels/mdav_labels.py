@@ -330,9 +330,10 @@ def mdav_labels(X, k, classic=True, algorithm="auto", seconds=None, threads=1):
     compiled yet, which would cost far more than the run), else the tree switching to brute force
     when that is measured cheaper. ``seconds``: the brute-force and tree kernels stop forming
     groups then (``budget_cycles``), and the records they did not reach keep label −1
-    (``group_unreached``); the plain and numpy loops run to completion. ``threads``: 1 runs the
-    one-thread kernel; None splits the work over the cores a probe finds idle (``split_for``)
-    from SPLIT_MIN_N records on; a number, over that many threads."""
+    (``group_unreached``); the plain and numpy loops run to completion. ``threads``: 1 runs on one
+    thread; None splits the work over the cores a probe finds idle (``split_for``) from
+    SPLIT_MIN_N records on, and runs on one thread exactly as threads=1 does when it finds none;
+    a number, over that many threads."""
     if algorithm == "plain":
         return mdav_kernel(X, k, classic)
     if algorithm == "numpy" or (
@@ -342,11 +343,12 @@ def mdav_labels(X, k, classic=True, algorithm="auto", seconds=None, threads=1):
     ):
         return mdav_numpy(X, k, classic, seconds)  # a first run on few records: nothing to compile
     budget = _mdav_budget(seconds, *X.shape)
-    probed = threads is None and planned_records(len(X)) >= SPLIT_MIN_N
     with split_threads(split_for(len(X), threads)) as granted:
-        # the probe's runs keep the split kernel on one thread too (split[0] = 1), so that a
-        # machine idle at one run and busy at the next compiles one kernel, not two
-        split = (granted, SPLIT_MIN_RECORDS) if granted >= 2 or probed else None
+        # from SPLIT_MIN_N records on, every run takes the split kernel, on one thread too
+        # (split[0] = 1): threads=1 and a probe that finds the cores busy run the same compiled
+        # code on the same arguments, and a machine idle at one run and busy at the next
+        # compiles one kernel, not two
+        split = (granted, SPLIT_MIN_RECORDS) if planned_records(len(X)) >= SPLIT_MIN_N else None
         if algorithm == "brute" or (algorithm == "auto" and planned_records(len(X)) <= BRUTE_MAX_N):
             return mdav_brute_kernel(X, k, classic, budget, split)
         return mdav_tree_kernel(
