@@ -33,6 +33,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import RESULTS, md_table, update_readme, write_results  # noqa: E402
 
 CONDITIONS = {"one thread": 1, "default": None, "two threads": 2}
+#: --conditions names: the json keeps "default" for the probe
+CONDITION_NAMES = {"one": "one thread", "probe": "default", "two": "two threads"}
 
 
 def child(n: int, threads: int | None) -> None:
@@ -102,17 +104,17 @@ def busy_loops(count: int) -> list:
     return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
 
 
-def measure(n: int, busy: int, repeat: int, env: dict) -> dict:
+def measure(n: int, busy: int, repeat: int, env: dict, names: list[str]) -> dict:
     hogs = busy_loops(busy)
     try:
         if hogs:
             time.sleep(2.0)
-        for threads in CONDITIONS.values():
-            warm_up(n, threads, env)
-        runs = {name: [] for name in CONDITIONS}
+        for name in names:
+            warm_up(n, CONDITIONS[name], env)
+        runs = {name: [] for name in names}
         for _ in range(repeat):
-            for name, threads in CONDITIONS.items():
-                runs[name].append(run_child(n, threads, env))
+            for name in names:
+                runs[name].append(run_child(n, CONDITIONS[name], env))
     finally:
         for hog in hogs:
             hog.kill()
@@ -123,13 +125,31 @@ def measure(n: int, busy: int, repeat: int, env: dict) -> dict:
         row["conditions"][name] = dict(median, walls=[round(r["wall"], 3) for r in rs])
     row["same_labels"] = len({r["labels_sha256"] for rs in runs.values() for r in rs}) == 1
     one = row["conditions"]["one thread"]["wall"]
-    row["speedup_default"] = round(one / row["conditions"]["default"]["wall"], 3)
-    row["speedup_two_threads"] = round(one / row["conditions"]["two threads"]["wall"], 3)
+    for name, key in (("default", "speedup_default"), ("two threads", "speedup_two_threads")):
+        if name in runs:
+            row[key] = round(one / row["conditions"][name]["wall"], 3)
+            # each round's one thread against the same round's condition, run just before or
+            # after it: the pairs share the load, where the medians may come from different rounds
+            row[key + "_by_round"] = [
+                round(a["wall"] / b["wall"], 3) for a, b in zip(runs["one thread"], runs[name])
+            ]
     row["loads"] = [
         min(r["load_before"] for rs in runs.values() for r in rs),
         max(r["load_after"] for rs in runs.values() for r in rs),
     ]
     return row
+
+
+def _seconds(c: dict, name: str) -> str:
+    return f"{c[name]['wall']:.2f} / {c[name]['cpu']:.2f}" if name in c else "–"
+
+
+def _speedup(row: dict, key: str) -> str:
+    if key not in row:
+        return "–"
+    rounds = row.get(key + "_by_round", [])
+    by_round = f" ({', '.join(f'{r:.2f}' for r in rounds)})" if len(rounds) > 1 else ""
+    return f"{row[key]:.2f}×{by_round}"
 
 
 def markdown(rows: list[dict]) -> str:
@@ -141,14 +161,16 @@ def markdown(rows: list[dict]) -> str:
                 f"{row['n']:,}",
                 row["busy"],
                 f"{row['loads'][0]}–{row['loads'][1]}",
-                f"{c['one thread']['wall']:.2f} / {c['one thread']['cpu']:.2f}",
-                f"{c['default']['wall']:.2f} / {c['default']['cpu']:.2f}",
-                f"{c['two threads']['wall']:.2f} / {c['two threads']['cpu']:.2f}",
-                f"{row['speedup_default']:.2f}×",
-                f"{row['speedup_two_threads']:.2f}×",
-                " ".join(str(c[name]["idle_cores"]) for name in CONDITIONS),
+                _seconds(c, "one thread"),
+                _seconds(c, "default"),
+                _seconds(c, "two threads"),
+                _speedup(row, "speedup_default"),
+                _speedup(row, "speedup_two_threads"),
+                " ".join(str(c[name]["idle_cores"]) if name in c else "–" for name in CONDITIONS),
                 "yes" if row["same_labels"] else "NO",
-                " / ".join(c[name].get("layer", "") or "–" for name in CONDITIONS),
+                " / ".join(
+                    (c[name].get("layer", "") or "–") if name in c else "·" for name in CONDITIONS
+                ),
                 row.get("measured_utc", ""),
             ]
         )
@@ -203,8 +225,17 @@ def main() -> None:
     ap.add_argument(
         "--repeat", type=int, default=3, help="runs of each condition (the median is reported)"
     )
+    ap.add_argument(
+        "--conditions",
+        default="one,probe,two",
+        help="conditions to run, comma-separated: one (threads=1), probe (threads=None),"
+        " two (threads=2); one thread always runs",
+    )
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    names = ["one thread"] + [
+        CONDITION_NAMES[c] for c in args.conditions.split(",") if c.strip() and c != "one"
+    ]
     if args.child:
         child(int(args.child[0]), None if args.child[1] == "None" else int(args.child[1]))
         return
@@ -216,7 +247,7 @@ def main() -> None:
     env = dict(os.environ, PYTHONPATH=path)  # the checkout's numba cache: the warm-ups fill it
     for n in [int(float(s)) for s in args.n.split(",")]:
         for busy in [int(b) for b in args.busy.split(",")]:
-            row = measure(n, busy, args.repeat, env)
+            row = measure(n, busy, args.repeat, env, names)
             row["measured_utc"] = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
             rows = [r for r in rows if (r["n"], r["busy"]) != (n, busy)] + [row]
             print(json.dumps({k: v for k, v in row.items() if k != "conditions"}), flush=True)
