@@ -190,10 +190,13 @@ def markdown(rows: list[dict]) -> str:
         " ones answer two pairs' queries at a time (`kernels.mdav_tree._split_pair`); from 2026-12-07"
         " 20:55 UTC on, the two pairs' six queries run in one region, three a thread; from 23:13 UTC"
         " on, the checks of split work against one thread change way only when two in a row agree"
-        " (`kernels.mdav_split._split_timed`, `_pair_timed`). With two busy processes the probe and"
-        " one thread run the same one-thread code, and the same run's wall time moved by 45 % between"
-        " rounds (277.0 and 401.2 s, 2026-12-08): the busy rows' speed-ups are the scheduler's draw"
-        " more than the code's.\n\n"
+        " (`kernels.mdav_split._split_timed`, `_pair_timed`). With two busy processes the probe finds"
+        " no idle core and runs one thread: from 2026-12-08 02:14 UTC on, the call `threads=1`"
+        " makes, with the same arguments (before, the same operations in a kernel compiled apart)."
+        " One thread's own runs there moved by 36–45 % between rounds (226.4–309.0 s at 02:48 UTC,"
+        " 277.0 and 401.2 s at 01:01 UTC): the busy rows' speed-ups are the scheduler's draw, not"
+        " the code's. In brackets, rows from 2026-12-08 on: each round's speed-up, one thread's"
+        " wall over the same round's run of the condition.\n\n"
     )
     return intro + md_table(
         [
