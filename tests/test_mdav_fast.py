@@ -341,7 +341,7 @@ def test_a_probe_that_finds_the_cores_busy_runs_what_threads_1_runs(monkeypatch,
 
     def recorder(kernel):
         def record(*args):
-            calls.append((kernel, args[1:]))  # the records themselves compared apart
+            calls.append((kernel, args[0].tobytes(), args[1:]))
             return mdav_kernel(args[0], args[1], args[2])
 
         return record
