@@ -134,7 +134,6 @@ def _best(fn, repeat: int = 3) -> tuple[float, float]:
 def library_child(path: str) -> None:
     """In a fresh process: our CSV reader and writer against pyarrow's and pandas' (JSON on
     stdout)."""
-    import resource
 
     import numpy as np
     import pandas as pd
@@ -148,9 +147,7 @@ def library_child(path: str) -> None:
     io.read(small if small.exists() else p)  # compiles / loads the kernels
     before = _reset_peak_mb()
     table = io.read(p)
-    reader_mb = _status_mb("VmHWM") - before if before is not None else None
-    if reader_mb is None:  # no /proc: the growth of a peak reached before, a lower bound
-        reader_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    reader_mb = _status_mb("VmHWM") - before
     # published values as a microaggregation gives them: the mean of groups of 3 (records taken in
     # the
     # order of their first QI), n / 3 distinct values per column
@@ -202,16 +199,16 @@ def _status_mb(field: str) -> float:
     raise KeyError(field)
 
 
-def _reset_peak_mb() -> float | None:
+def _reset_peak_mb() -> float:
     """The resident memory now, with the process's peak (VmHWM) reset to it (Linux's
-    /proc/self/clear_refs, "5"), so that the peak read after a step is the step's own; None where
-    that cannot be done."""
+    /proc/self/clear_refs, "5"), so that the peak read after a step is the step's own; where the
+    peak cannot be reset, the peak so far (its growth over a step, a lower bound)."""
     try:
         with open("/proc/self/clear_refs", "w") as clear:
             clear.write("5")
-        return _status_mb("VmRSS")
     except OSError:
-        return None
+        return _status_mb("VmHWM")
+    return _status_mb("VmRSS")
 
 
 def busy_loops(count: int) -> list:

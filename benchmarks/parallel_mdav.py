@@ -237,7 +237,9 @@ def main() -> None:
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
     names = ["one thread"] + [
-        CONDITION_NAMES[c] for c in args.conditions.split(",") if c.strip() and c != "one"
+        CONDITION_NAMES[c]
+        for c in map(str.strip, args.conditions.split(","))
+        if c not in ("", "one")
     ]
     if args.child:
         child(int(args.child[0]), None if args.child[1] == "None" else int(args.child[1]))

@@ -336,10 +336,9 @@ def mdav_labels(X, k, classic=True, algorithm="auto", seconds=None, threads=1):
     a number, over that many threads."""
     if algorithm == "plain":
         return mdav_kernel(X, k, classic)
+    planned = planned_records(len(X))
     if algorithm == "numpy" or (
-        algorithm == "auto"
-        and planned_records(len(X)) <= NUMPY_MAX_N
-        and not _kernel_ready(mdav_brute_kernel)
+        algorithm == "auto" and planned <= NUMPY_MAX_N and not _kernel_ready(mdav_brute_kernel)
     ):
         return mdav_numpy(X, k, classic, seconds)  # a first run on few records: nothing to compile
     budget = _mdav_budget(seconds, *X.shape)
@@ -348,8 +347,8 @@ def mdav_labels(X, k, classic=True, algorithm="auto", seconds=None, threads=1):
         # (split[0] = 1): threads=1 and a probe that finds the cores busy run the same compiled
         # code on the same arguments, and a machine idle at one run and busy at the next
         # compiles one kernel, not two
-        split = (granted, SPLIT_MIN_RECORDS) if planned_records(len(X)) >= SPLIT_MIN_N else None
-        if algorithm == "brute" or (algorithm == "auto" and planned_records(len(X)) <= BRUTE_MAX_N):
+        split = (granted, SPLIT_MIN_RECORDS) if planned >= SPLIT_MIN_N else None
+        if algorithm == "brute" or (algorithm == "auto" and planned <= BRUTE_MAX_N):
             return mdav_brute_kernel(X, k, classic, budget, split)
         return mdav_tree_kernel(
             X,
